@@ -1,0 +1,225 @@
+"""The agentsproof command line. Commands parse, call the library, print, and exit.
+
+Exit codes: 0 all passed; 1 an eval/case failed its threshold or got F (with --ci);
+30 an error (bad input, missing files, unusable provider, aborted run).
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from agentsproof import __version__
+from agentsproof.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK, AgentsproofError, InputError
+from agentsproof.llm.registry import PROVIDERS
+
+PRESETS = {"smoke": 5, "reliable": 15, "regression": 30}
+
+
+class _Group(click.Group):
+    """Turns every AgentsproofError into one line on stderr and exit 30."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except AgentsproofError as err:
+            click.echo(f"error: {err}", err=True)
+            sys.exit(err.exit_code)
+        except click.UsageError as err:
+            # Bad flags are bad input too: one line, exit 30.
+            click.echo(f"error: {err.format_message()}", err=True)
+            sys.exit(EXIT_ERROR)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="agentsproof")
+def main() -> None:
+    """Prove that a skill or agent prompt makes a model's answers better.
+
+    Every eval runs N trials with the skill/agent as the system prompt and N
+    without it, grades both arms, and grades the delta: A >= +0.30, B >= +0.15,
+    C >= 0, F < 0. Exit codes: 0 passed, 1 failed (with --ci), 30 error.
+    """
+
+
+# ---------------------------------------------------------------- shared options
+
+
+def provider_options(f: Callable) -> Callable:
+    f = click.option(
+        "--judge-model",
+        envvar="AGENTSPROOF_JUDGE_MODEL",
+        help="Model for LLM graders (default: --model). Env: AGENTSPROOF_JUDGE_MODEL.",
+    )(f)
+    f = click.option(
+        "--provider",
+        type=click.Choice(PROVIDERS, case_sensitive=False),
+        envvar="AGENTSPROOF_PROVIDER_TYPE",
+        help="LLM provider (default auto: BYOK env, else Copilot, else local). Env: AGENTSPROOF_PROVIDER_TYPE.",
+    )(f)
+    f = click.option("--model", help="Model for the trials. Env: AGENTSPROOF_MODEL.")(f)
+    return f
+
+
+def trial_options(default_trials_help: str) -> Callable[[Callable], Callable]:
+    def deco(f: Callable) -> Callable:
+        for name, n in reversed(list(PRESETS.items())):
+            f = click.option(f"--{name}", "preset", flag_value=name, help=f"{n} trials per arm.")(f)
+        f = click.option("--trials", type=click.IntRange(1, 1000), help=f"Trials per arm ({default_trials_help}).")(f)
+
+        @functools.wraps(f)
+        def wrapper(*args: Any, preset: str | None = None, trials: int | None = None, **kw: Any) -> Any:
+            if preset and trials is not None:
+                raise InputError("command line", "--trials", f"conflicts with --{preset}; give one of them")
+            return f(*args, trials=PRESETS[preset] if preset else trials, **kw)
+
+        return wrapper
+
+    return deco
+
+
+def run_options(f: Callable) -> Callable:
+    f = click.option(
+        "--abort-after",
+        type=click.IntRange(0, None),
+        default=5,
+        show_default=True,
+        help="Stop after this many errored trials in a row, write an incomplete report, exit 30 (0: never).",
+    )(f)
+    f = click.option("--output", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"), show_default=True, help="Output directory.")(f)
+    f = click.option("--ci", is_flag=True, help="Exit 1 when an eval is below its threshold or graded F.")(f)
+    f = click.option("--parallel", type=click.IntRange(1, 512), default=1, show_default=True, help="Concurrent trials across the whole command.")(f)
+    return f
+
+
+def _threshold_option(f: Callable) -> Callable:
+    return click.option("--threshold", type=click.FloatRange(0, 1), help="Pass rate required in the with-skill arm (default: from eval.yaml).")(f)
+
+
+# ---------------------------------------------------------------- commands
+
+
+def _finish(run: Any, written: dict[str, Path], ci: bool) -> None:
+    from agentsproof.console import print_run
+
+    print_run(run, written)
+    if run.incomplete or run.overall.errored:
+        sys.exit(EXIT_ERROR)
+    if ci and run.overall.failed:
+        sys.exit(EXIT_FAILED)
+    sys.exit(EXIT_OK)
+
+
+@main.command("eval")
+@click.argument("path", type=click.Path(path_type=Path))
+@trial_options("default: from eval.yaml")
+@_threshold_option
+@provider_options
+@run_options
+def eval_cmd(path: Path, **opts: Any) -> None:
+    """Run one eval.yaml: N trials with the skill/agent, N without.
+
+    Writes runs/<plugin>/<skill>-eval.{md,json,html}.
+
+    \b
+    Example:
+      agentsproof eval evals/my-plugin/skills/my-skill/eval.yaml --smoke --model gpt-4o
+    """
+    from agentsproof.commands import run_eval
+
+    run, written = run_eval(path, **opts)
+    _finish(run, written, opts["ci"])
+
+
+@main.command("eval-all")
+@click.argument("directory", type=click.Path(path_type=Path))
+@trial_options("default: from each eval.yaml")
+@_threshold_option
+@provider_options
+@run_options
+def eval_all_cmd(directory: Path, **opts: Any) -> None:
+    """Run every eval.yaml found below DIRECTORY (skills and agents).
+
+    Writes one report for the plugin: runs/<plugin>/<plugin>-eval.html, plus
+    eval-all-summary.md and eval-all-summary.json.
+
+    \b
+    Example:
+      agentsproof eval-all evals/my-plugin/ --smoke --ci --model gpt-4o
+    """
+    from agentsproof.commands import run_eval_all
+
+    run, written = run_eval_all(directory, **opts)
+    _finish(run, written, opts["ci"])
+
+
+@main.command("tc-eval")
+@click.argument("path", type=click.Path(path_type=Path))
+@trial_options("default: 1")
+@click.option("--threshold", type=click.FloatRange(0, 1), default=0.6, show_default=True, help="Pass rate required per case in the with-skill arm.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=300.0, show_default=True, help="Seconds per trial.")
+@provider_options
+@run_options
+def tc_eval_cmd(path: Path, **opts: Any) -> None:
+    """Run hand-authored test cases from an evals.json file.
+
+    Each assertion is judged in its own LLM call; expected_output is an LLM
+    rubric. Writes runs/<stem>/<stem>-tc-eval.{html,md,json}.
+
+    \b
+    Example:
+      agentsproof tc-eval path/to/evals.json --trials 2 --model gpt-4o
+    """
+    from agentsproof.commands import run_tc_eval
+
+    run, written = run_tc_eval(path, **opts)
+    _finish(run, written, opts["ci"])
+
+
+@main.command("eval-generate")
+@click.option("--plugin-dir", required=True, type=click.Path(path_type=Path), help="Plugin folder with skills/*/SKILL.md and/or agents/*.md.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Output folder (default: evals/<plugin-name>/).")
+@click.option("--trials", type=click.IntRange(1, 1000), default=1, show_default=True, help="Trials per arm written into each eval.yaml.")
+@click.option("--dry-run", is_flag=True, help="Print what would be written; write nothing.")
+@click.option("--parallel", type=click.IntRange(1, 64), default=1, show_default=True, help="Items generated at once.")
+@provider_options
+def eval_generate_cmd(**opts: Any) -> None:
+    """Write one eval.yaml per skill and agent of a plugin, using an LLM.
+
+    Each generated file is validated against the eval.yaml schema; an invalid
+    one is retried once with the validation error. The source SKILL.md or
+    agent file is copied beside it.
+
+    \b
+    Example:
+      agentsproof eval-generate --plugin-dir path/to/my-plugin --trials 3 --model gpt-4o
+    """
+    from agentsproof.generator.core import generate_cli
+
+    code = generate_cli(**opts)
+    sys.exit(code)
+
+
+@main.command("doctor")
+@provider_options
+def doctor_cmd(**opts: Any) -> None:
+    """Make one tiny call through the configured provider and report on it.
+
+    Prints provider, model and latency, or what to fix. Exit 0 when the call
+    works, 30 when it does not.
+
+    \b
+    Example:
+      agentsproof doctor --provider local
+    """
+    from agentsproof.commands import doctor
+
+    sys.exit(doctor(**opts))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,117 @@
+"""What each CLI command does, as plain functions the CLI (and tests) call."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from agentsproof.config import discover_evals, load_eval
+from agentsproof.errors import EXIT_ERROR, EXIT_OK, AgentsproofError
+from agentsproof.executor.plan import item_from_eval, items_from_tc_eval, plugin_name_for_dir, plugin_name_for_eval
+from agentsproof.executor.session import SessionOptions, prepare_provider, run_items
+from agentsproof.report import report_targets, write_reports
+from agentsproof.schemas.artifacts import RunResult
+from agentsproof.schemas.tc_eval import load_tc_eval
+
+
+def _session(opts: dict[str, Any], settings: dict[str, Any]) -> SessionOptions:
+    from agentsproof.console import progress_printer
+
+    return SessionOptions(
+        provider=opts.get("provider"),
+        model=opts.get("model"),
+        judge_model=opts.get("judge_model"),
+        parallel=opts.get("parallel") or 1,
+        abort_after=opts.get("abort_after", 5),
+        settings=settings,
+        on_trial=progress_printer(),
+    )
+
+
+def _settings(opts: dict[str, Any]) -> dict[str, Any]:
+    return {k: opts.get(k) for k in ("trials", "threshold") if opts.get(k) is not None}
+
+
+def run_eval(path: Path, **opts: Any) -> tuple[RunResult, dict[str, Path]]:
+    ev = load_eval(path)
+    item = item_from_eval(ev, trials=opts.get("trials"), threshold=opts.get("threshold"))
+    plugin = plugin_name_for_eval(ev.path)
+    run = run_items("eval", plugin, [item], _session(opts, _settings(opts)))
+    targets = report_targets("eval", opts.get("output") or Path("runs"), plugin, ev.name)
+    return run, write_reports(run, targets)
+
+
+def run_eval_all(directory: Path, **opts: Any) -> tuple[RunResult, dict[str, Path]]:
+    paths = discover_evals(directory)
+    evals = [load_eval(p) for p in paths]  # validate everything before the first call
+    items = [item_from_eval(ev, trials=opts.get("trials"), threshold=opts.get("threshold")) for ev in evals]
+    seen: dict[str, str] = {}
+    for ev, item in zip(evals, items):
+        if item.id in seen:
+            from agentsproof.errors import InputError
+
+            raise InputError(str(ev.path), None, f"{item.id!r} is also defined by {seen[item.id]}; item names must be unique")
+        seen[item.id] = str(ev.path)
+    plugin = plugin_name_for_dir(directory)
+    run = run_items("eval-all", plugin, items, _session(opts, _settings(opts)))
+    targets = report_targets("eval-all", opts.get("output") or Path("runs"), plugin, plugin)
+    return run, write_reports(run, targets)
+
+
+def run_tc_eval(path: Path, **opts: Any) -> tuple[RunResult, dict[str, Path]]:
+    tc = load_tc_eval(path)
+    trials = opts.get("trials") or 1
+    items = items_from_tc_eval(tc, trials=trials, threshold=opts["threshold"], timeout=opts["timeout"])
+    stem = tc.path.stem
+    settings = {"trials": trials, "threshold": opts["threshold"], "timeout": opts["timeout"]}
+    run = run_items("tc-eval", stem, items, _session(opts, settings))
+    targets = report_targets("tc-eval", opts.get("output") or Path("runs"), stem, stem)
+    return run, write_reports(run, targets)
+
+
+def doctor(provider: str | None = None, model: str | None = None, judge_model: str | None = None) -> int:
+    from agentsproof.llm.base import ChatRequest, LLMError
+
+    out = sys.stdout
+    try:
+        prepared = prepare_provider(provider, model, judge_model)
+    except AgentsproofError as err:
+        print(f"provider: not usable\nfix: {err}", file=out)
+        return EXIT_ERROR
+    print(f"provider: {prepared.provider}", file=out)
+    print(f"model: {prepared.model}", file=out)
+    if prepared.judge_model != prepared.model:
+        print(f"judge model: {prepared.judge_model}", file=out)
+    for k, v in prepared.client.describe().items():
+        if k != "provider" and v:
+            print(f"{k}: {v}", file=out)
+
+    async def _call() -> Any:
+        try:
+            return await prepared.client.complete(
+                ChatRequest(
+                    messages=[{"role": "user", "content": "Reply with the single word: ready"}],
+                    model=prepared.model,
+                    temperature=0.0,
+                    max_tokens=8,
+                    timeout=120,
+                )
+            )
+        finally:
+            await prepared.client.aclose()
+
+    t0 = time.perf_counter()
+    try:
+        resp = asyncio.run(_call())
+    except LLMError as err:
+        print(f"call: FAILED after {time.perf_counter() - t0:.2f}s: {err}", file=out)
+        print("fix: check the provider settings above (URL, key, model name) and that the service is running", file=out)
+        return EXIT_ERROR
+    print(f"latency: {resp.latency_s:.2f}s", file=out)
+    print(f"tokens: {resp.usage.total_tokens}", file=out)
+    print(f"reply: {resp.text.strip()[:80]!r}", file=out)
+    print("status: ok", file=out)
+    return EXIT_OK

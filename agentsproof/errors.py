@@ -1,0 +1,41 @@
+"""Errors that the CLI turns into exit codes.
+
+``InputError`` is anything the user can fix in a file or flag (exit 30).
+``ProviderUnavailable`` means no usable LLM provider could be set up (exit 30).
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_ERROR = 30
+
+
+class AgentsproofError(Exception):
+    """Base class; ``str(err)`` is the one line shown to the user."""
+
+    exit_code = EXIT_ERROR
+
+
+class InputError(AgentsproofError):
+    """Invalid or missing input: a file, a field, a flag."""
+
+    def __init__(self, source: str | None, field: str | None, message: str):
+        self.source = source
+        self.field = field
+        self.message = message
+        super().__init__(self.format())
+
+    def format(self) -> str:
+        where = self.source or "input"
+        if self.field:
+            return f"{where}: {self.field}: {self.message}"
+        return f"{where}: {self.message}"
+
+
+class ProviderUnavailable(AgentsproofError):
+    """No provider could be configured or reached before the run started."""
+
+
+class RunAborted(AgentsproofError):
+    """The run stopped early (too many errored trials in a row)."""

@@ -1,0 +1,107 @@
+"""From finished trials to graded items and a run summary."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from agentsproof import __version__
+from agentsproof.executor.runner import ItemRun
+from agentsproof.executor.suggestions import suggestions_for
+from agentsproof.schemas.artifacts import ItemResult, RunResult, Summary, compute_grade
+
+
+def finalize_item(run: ItemRun) -> ItemResult:
+    it = run.item
+    w, wo = run.with_arm, run.without_arm
+    res = ItemResult(
+        id=it.id,
+        name=it.name,
+        kind=it.kind,  # type: ignore[arg-type]
+        eval_path=it.eval_path,
+        source_path=it.source_path,
+        source_sha256=it.source_sha256,
+        task_name=it.task_name,
+        instruction=it.prompt,
+        threshold=it.threshold,
+        trials_requested=it.trials,
+        with_arm=w,
+        without_arm=wo,
+    )
+    if w.mean_score is None or wo.mean_score is None:
+        res.status = "errored"
+        empty = "with-skill" if w.mean_score is None else "baseline"
+        last = next((t.error for t in reversed(w.trials + wo.trials) if t.error), None)
+        res.status_reason = f"no scored trial in the {empty} arm" + (f"; last error: {last}" if last else "")
+        res.pass_rate = w.pass_rate
+        res.passed = False
+    else:
+        res.delta = w.mean_score - wo.mean_score
+        res.grade = compute_grade(res.delta)
+        res.pass_rate = w.pass_rate
+        res.passed = (res.pass_rate or 0.0) >= res.threshold - 1e-9 and res.grade != "F"
+        if run.incomplete:
+            res.status = "incomplete"
+            res.status_reason = f"{w.scored + w.errored} of {it.trials} trials per arm ran before the run stopped"
+    from agentsproof.stats import item_stats
+
+    res.stats = item_stats(res)
+    res.suggestions = suggestions_for(res)
+    return res
+
+
+def _summary(items: Sequence[ItemResult]) -> Summary:
+    s = Summary(total=len(items))
+    deltas = []
+    for it in items:
+        if it.status == "errored":
+            s.errored += 1
+        elif it.passed:
+            s.passed += 1
+        else:
+            s.failed += 1
+        if it.delta is not None:
+            deltas.append(it.delta)
+        if it.grade:
+            s.grades[it.grade] = s.grades.get(it.grade, 0) + 1
+    s.avg_delta = sum(deltas) / len(deltas) if deltas else None
+    return s
+
+
+def build_run(
+    command: str,
+    plugin: str,
+    items: Sequence[ItemResult],
+    *,
+    provider: str,
+    model: str,
+    judge_model: str,
+    settings: dict,
+    incomplete_reason: str | None = None,
+    duration_s: float = 0.0,
+) -> RunResult:
+    run = RunResult(
+        tool_version=__version__,
+        command=command,  # type: ignore[arg-type]
+        plugin=plugin,
+        provider=provider,
+        model=model,
+        judge_model=judge_model,
+        settings=settings,
+        items=list(items),
+        duration_s=duration_s,
+    )
+    run.skills = _summary([i for i in items if i.kind == "skill"])
+    run.agents = _summary([i for i in items if i.kind == "agent"])
+    run.cases = _summary([i for i in items if i.kind == "case"])
+    run.overall = _summary(items)
+    if incomplete_reason:
+        run.incomplete = True
+        run.incomplete_reason = incomplete_reason
+        run.verdict = "INCOMPLETE"
+    elif run.overall.errored:
+        run.verdict = "ERROR"
+    elif run.overall.failed:
+        run.verdict = "FAIL"
+    else:
+        run.verdict = "PASS"
+    return run

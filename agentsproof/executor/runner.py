@@ -1,0 +1,209 @@
+"""The dual-arm runner.
+
+For every item, N trials run with the skill/agent text as the system prompt and N with a
+generic baseline prompt. All trials of all items in one command share one client and one
+semaphore (``parallel``). A provider error or timeout makes a trial *errored*: it keeps its
+reason, is left out of the arm's scores and is counted in every report.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from agentsproof.config import GraderConfig
+from agentsproof.llm.base import ChatRequest, LLMClient, LLMError
+from agentsproof.pipeline.grader import Judge, combine, grade_all
+from agentsproof.schemas.artifacts import ArmResult, LogEvent, TrialResult
+
+BASELINE_SYSTEM_PROMPT = "You are a helpful assistant."
+
+
+@dataclass
+class EvalItem:
+    """What the runner needs to know about one skill/agent eval or tc-eval case."""
+
+    id: str
+    name: str
+    kind: str  # skill | agent | case
+    source_path: str
+    system_prompt: str
+    task_name: str
+    prompt: str
+    graders: Sequence[GraderConfig]
+    trials: int
+    timeout: float
+    threshold: float
+    eval_path: str | None = None
+    source_sha256: str = ""
+
+
+@dataclass
+class RunOptions:
+    model: str
+    parallel: int = 1
+    abort_after: int = 0
+    """Stop the whole run after this many errored trials in a row (0: never)."""
+    temperature: float | None = None
+    max_tokens: int | None = None
+
+
+# A stopping rule gets (with-arm scores, without-arm scores, trials done per arm, cap) and
+# returns how many more trials per arm to run (0 = stop). The default runs all at once.
+BatchPolicy = Callable[[list[float], list[float], int, int], int]
+
+
+def run_all_at_once(with_scores: list[float], without_scores: list[float], done: int, cap: int) -> int:
+    return cap - done
+
+
+class Aborted(Exception):
+    pass
+
+
+@dataclass
+class _RunState:
+    consecutive_errors: int = 0
+    aborted: bool = False
+    abort_reason: str | None = None
+    last_error: str | None = None
+    on_trial: Callable[[EvalItem, TrialResult], None] | None = None
+    calls: int = 0
+
+
+@dataclass
+class ItemRun:
+    item: EvalItem
+    with_arm: ArmResult
+    without_arm: ArmResult
+    incomplete: bool = False
+
+
+class DualArmRunner:
+    def __init__(
+        self,
+        client: LLMClient,
+        options: RunOptions,
+        judge: Judge | None,
+        policy: BatchPolicy = run_all_at_once,
+        on_trial: Callable[[EvalItem, TrialResult], None] | None = None,
+    ):
+        self.client = client
+        self.options = options
+        self.judge = judge
+        self.policy = policy
+        parallel = max(1, options.parallel)
+        if client.max_concurrency:
+            parallel = min(parallel, client.max_concurrency)
+        self._sem = asyncio.Semaphore(parallel)
+        self.state = _RunState(on_trial=on_trial)
+
+    async def run_trial(self, item: EvalItem, arm: str, index: int) -> TrialResult:
+        system = item.system_prompt if arm == "with" else BASELINE_SYSTEM_PROMPT
+        async with self._sem:
+            if self.state.aborted:
+                raise Aborted()
+            trial = await self._trial(item, arm, index, system)
+        self._record(item, trial)
+        return trial
+
+    async def _trial(self, item: EvalItem, arm: str, index: int, system: str) -> TrialResult:
+        t0 = time.perf_counter()
+        log = [
+            LogEvent(t=0.0, role="system", text=system),
+            LogEvent(t=0.0, role="user", text=item.prompt),
+        ]
+        req = ChatRequest(
+            messages=[{"role": "system", "content": system}, {"role": "user", "content": item.prompt}],
+            model=self.options.model,
+            temperature=self.options.temperature,
+            max_tokens=self.options.max_tokens,
+            timeout=item.timeout,
+        )
+        self.state.calls += 1
+        try:
+            resp = await asyncio.wait_for(self.client.complete(req), item.timeout)
+        except (LLMError, asyncio.TimeoutError) as err:
+            reason = str(err) if isinstance(err, LLMError) else f"trial timed out after {item.timeout:g}s"
+            log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=reason))
+            return TrialResult(
+                index=index, arm=arm, status="errored", error=reason, latency_s=time.perf_counter() - t0, log=log
+            )
+        log.append(LogEvent(t=time.perf_counter() - t0, role="assistant", text=resp.text))
+        for call in resp.tool_calls:
+            log.append(LogEvent(t=time.perf_counter() - t0, role="tool", text=f"{call.get('name', '')} {call.get('arguments', '')}".strip()))
+        graders = await grade_all(resp.text, item.graders, self.judge, item.prompt)
+        for g in graders:
+            if g.type != "deterministic":
+                detail = g.error if g.errored else f"score {g.score:.2f}: {g.reasoning or ''}".strip()
+                log.append(LogEvent(t=time.perf_counter() - t0, role="judge", text=f"{g.type}: {detail}"))
+        score = combine(graders)
+        base = dict(
+            index=index,
+            arm=arm,
+            response=resp.text,
+            latency_s=resp.latency_s,
+            usage=resp.usage,
+            cost_usd=resp.cost_usd,
+            graders=graders,
+            tool_calls=resp.tool_calls,
+            log=log,
+        )
+        if score is None:
+            bad = [g for g in graders if g.errored]
+            reason = "; ".join(f"grader {g.type} errored: {g.error}" for g in bad)
+            return TrialResult(status="errored", error=reason, **base)
+        return TrialResult(status="scored", score=score, passed=score >= item.threshold - 1e-9, **base)
+
+    def _record(self, item: EvalItem, trial: TrialResult) -> None:
+        st = self.state
+        if trial.status == "errored":
+            st.consecutive_errors += 1
+            st.last_error = trial.error
+            if self.options.abort_after and st.consecutive_errors >= self.options.abort_after and not st.aborted:
+                st.aborted = True
+                st.abort_reason = (
+                    f"stopped after {st.consecutive_errors} errored trials in a row; last error: {trial.error}"
+                )
+        else:
+            st.consecutive_errors = 0
+        if st.on_trial is not None:
+            st.on_trial(item, trial)
+
+    async def run_item(self, item: EvalItem) -> ItemRun:
+        with_arm = ArmResult(arm="with", system_prompt_kind=item.kind if item.kind != "case" else "skill")
+        without_arm = ArmResult(arm="without", system_prompt_kind="baseline")
+        done = 0
+        incomplete = False
+        while done < item.trials and not self.state.aborted:
+            more = self.policy(_scores(with_arm), _scores(without_arm), done, item.trials)
+            more = max(0, min(more, item.trials - done))
+            if more == 0:
+                break
+            coros = []
+            for i in range(done, done + more):
+                coros.append(self.run_trial(item, "with", i))
+                coros.append(self.run_trial(item, "without", i))
+            results = await asyncio.gather(*coros, return_exceptions=True)
+            for res in results:
+                if isinstance(res, Aborted):
+                    incomplete = True
+                    continue
+                if isinstance(res, BaseException):
+                    raise res
+                (with_arm if res.arm == "with" else without_arm).trials.append(res)
+            done += more
+        if self.state.aborted:
+            incomplete = incomplete or done < item.trials
+        with_arm.trials.sort(key=lambda t: t.index)
+        without_arm.trials.sort(key=lambda t: t.index)
+        return ItemRun(item=item, with_arm=with_arm.summarize(), without_arm=without_arm.summarize(), incomplete=incomplete)
+
+    async def run(self, items: Sequence[EvalItem]) -> list[ItemRun]:
+        return list(await asyncio.gather(*(self.run_item(it) for it in items)))
+
+
+def _scores(arm: ArmResult) -> list[float]:
+    return [t.score for t in arm.trials if t.status == "scored" and t.score is not None]

@@ -1,0 +1,64 @@
+"""Improvement suggestions for an item: which checks still fail, how to tighten the eval."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from agentsproof.schemas.artifacts import ArmResult, ItemResult
+
+
+def check_pass_rates(arm: ArmResult) -> dict[tuple[str, str], tuple[int, int]]:
+    """(kind, target) -> (passed, total) over the arm's scored trials."""
+    counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    for t in arm.trials:
+        if t.status != "scored":
+            continue
+        for g in t.graders:
+            for c in g.checks:
+                key = (c.kind, c.target)
+                counts[key][1] += 1
+                counts[key][0] += int(c.passed)
+    return {k: (v[0], v[1]) for k, v in counts.items()}
+
+
+def _short(text: str, n: int = 70) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def suggestions_for(item: ItemResult) -> list[str]:
+    out: list[str] = []
+    if item.status == "errored":
+        out.append(f"No grade: {item.status_reason}. Fix the provider problem and re-run.")
+        return out
+    if item.grade is None:
+        return out
+    with_rates = check_pass_rates(item.with_arm)
+    base_rates = check_pass_rates(item.without_arm)
+    if item.grade == "F":
+        out.append(
+            "The skill lowers the score against the baseline. Check that its instructions do not conflict with the "
+            "task, and that the graders reward what the skill teaches."
+        )
+    for (kind, target), (p, n) in sorted(with_rates.items()):
+        if n and p < n:
+            out.append(f"Still failing with the skill: {kind} {_short(target)!r} passed {p}/{n} trials.")
+    for (kind, target), (p, n) in sorted(base_rates.items()):
+        if n and p == n and kind not in ("rubric",):
+            out.append(
+                f"Passes without the skill too: {kind} {_short(target)!r} ({p}/{n} baseline trials) — it cannot show "
+                "the skill's effect; replace it with a check only the skill's technique satisfies."
+            )
+    if item.grade in ("B", "C"):
+        out.append(
+            f"Delta {item.delta:+.2f} is below the A band (+0.30): add checks for the specific outputs the skill "
+            "should produce, or make the instruction harder for a model without the skill."
+        )
+    if item.with_arm.errored or item.without_arm.errored:
+        out.append(
+            f"{item.with_arm.errored + item.without_arm.errored} trial(s) errored and were left out of the scores; "
+            "re-run them before trusting the grade."
+        )
+    if item.trials_requested < 5:
+        out.append(f"Only {item.trials_requested} trial(s) per arm: use --smoke (5) or --reliable (15) before trusting the grade.")
+    return out

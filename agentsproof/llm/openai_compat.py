@@ -1,0 +1,199 @@
+"""BYOK providers on the official ``openai`` async clients: openai, azure, ollama.
+
+The openai client's own retries are off (``max_retries=0``): :mod:`agentsproof.llm.retry`
+retries every provider the same way.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import httpx
+import openai
+
+from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError
+from agentsproof.schemas.artifacts import Usage
+
+RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+DEFAULT_AZURE_API_VERSION = "2024-10-21"
+DEFAULT_OLLAMA_URL = "http://localhost:11434/v1"
+
+
+def _retry_after(headers: Any) -> float | None:
+    if headers is None:
+        return None
+    for name in ("retry-after-ms", "retry-after"):
+        raw = headers.get(name)
+        if raw is None:
+            continue
+        try:
+            value = float(raw)
+        except ValueError:
+            # HTTP-date form
+            from email.utils import parsedate_to_datetime
+
+            try:
+                when = parsedate_to_datetime(raw)
+            except (TypeError, ValueError):
+                continue
+            return max(0.0, when.timestamp() - time.time())
+        return value / 1000.0 if name == "retry-after-ms" else value
+    return None
+
+
+class OpenAICompatibleClient(LLMClient):
+    """Chat completions on any OpenAI-compatible endpoint."""
+
+    def __init__(
+        self,
+        *,
+        provider: str = "openai",
+        base_url: str | None = None,
+        api_key: str | None = None,
+        api_version: str | None = None,
+        timeout: float = 600.0,
+        max_connections: int = 100,
+    ):
+        self.name = provider
+        self.base_url = base_url
+        self._secret = api_key or ""
+        http_client = openai.DefaultAsyncHttpxClient(
+            limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
+        )
+        if provider == "azure":
+            if not base_url:
+                raise LLMError("azure needs AGENTSPROOF_PROVIDER_URL (the resource endpoint)")
+            self._client = openai.AsyncAzureOpenAI(
+                azure_endpoint=base_url,
+                api_key=api_key or "missing-key",
+                api_version=api_version or os.environ.get("AGENTSPROOF_AZURE_API_VERSION", DEFAULT_AZURE_API_VERSION),
+                max_retries=0,
+                timeout=timeout,
+                http_client=http_client,
+            )
+        else:
+            if provider == "ollama":
+                base_url = base_url or DEFAULT_OLLAMA_URL
+                api_key = api_key or "ollama"
+            self._client = openai.AsyncOpenAI(
+                base_url=base_url,
+                api_key=api_key or "missing-key",
+                max_retries=0,
+                timeout=timeout,
+                http_client=http_client,
+            )
+        self._json_mode = "json_schema"  # degrades to json_object, then to plain prompting
+
+    def _scrub(self, text: str) -> str:
+        if self._secret and len(self._secret) >= 4:
+            text = text.replace(self._secret, "***")
+        return text
+
+    def _error(self, exc: Exception) -> LLMError:
+        if isinstance(exc, openai.APITimeoutError):
+            return LLMError("request timed out", retryable=True, kind="timeout")
+        if isinstance(exc, openai.APIConnectionError):
+            return LLMError(f"connection error: {self._scrub(str(exc.__cause__ or exc))}", retryable=True, kind="connection")
+        if isinstance(exc, openai.APIStatusError):
+            status = exc.status_code
+            message = _status_message(exc)
+            hint = ""
+            if status == 401:
+                hint = " (check AGENTSPROOF_PROVIDER_KEY)"
+            elif status == 404:
+                hint = " (check the model name and AGENTSPROOF_PROVIDER_URL)"
+            return LLMError(
+                self._scrub(f"HTTP {status}: {message}{hint}"),
+                retryable=status in RETRYABLE_STATUS,
+                status=status,
+                retry_after=_retry_after(exc.response.headers if exc.response is not None else None),
+                kind="http",
+            )
+        if isinstance(exc, openai.APIResponseValidationError):
+            return LLMError("the provider sent a reply that is not a chat completion", retryable=True, kind="malformed")
+        return LLMError(self._scrub(f"{type(exc).__name__}: {exc}"), kind="error")
+
+    def _response_format(self, schema: dict[str, Any] | None) -> dict[str, Any] | None:
+        if schema is None or self._json_mode == "none":
+            return None
+        if self._json_mode == "json_schema":
+            return {"type": "json_schema", "json_schema": {"name": "verdict", "schema": schema}}
+        return {"type": "json_object"}
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        kwargs: dict[str, Any] = {"model": request.model, "messages": request.messages}
+        if request.temperature is not None:
+            kwargs["temperature"] = request.temperature
+        if request.max_tokens is not None:
+            kwargs["max_tokens"] = request.max_tokens
+        if request.timeout:
+            kwargs["timeout"] = request.timeout
+        start = time.perf_counter()
+        while True:
+            fmt = self._response_format(request.json_schema)
+            if fmt is not None:
+                kwargs["response_format"] = fmt
+            else:
+                kwargs.pop("response_format", None)
+            try:
+                completion = await self._client.chat.completions.create(**kwargs)
+                break
+            except openai.BadRequestError as exc:
+                # Endpoints without structured output reject response_format: degrade once per level.
+                reason = str(exc).lower()
+                if fmt is not None and ("response_format" in reason or "json" in reason):
+                    self._json_mode = "json_object" if self._json_mode == "json_schema" else "none"
+                    continue
+                raise self._error(exc) from None
+            except Exception as exc:  # noqa: BLE001 - every client error becomes an LLMError
+                raise self._error(exc) from None
+        latency = time.perf_counter() - start
+        if not hasattr(completion, "choices"):
+            raise LLMError("the provider sent a reply that is not a chat completion", retryable=True, kind="malformed")
+        if not completion.choices:
+            raise LLMError("the provider returned no choices", retryable=True, kind="malformed")
+        message = completion.choices[0].message
+        text = message.content or ""
+        tool_calls = [
+            {"name": getattr(tc.function, "name", ""), "arguments": getattr(tc.function, "arguments", "")}
+            for tc in (message.tool_calls or [])
+            if getattr(tc, "function", None) is not None
+        ]
+        usage = Usage()
+        cost = None
+        if completion.usage is not None:
+            u = completion.usage
+            usage = Usage(
+                prompt_tokens=u.prompt_tokens or 0,
+                completion_tokens=u.completion_tokens or 0,
+                total_tokens=u.total_tokens or ((u.prompt_tokens or 0) + (u.completion_tokens or 0)),
+            )
+            extra = getattr(u, "model_extra", None) or {}
+            if isinstance(extra.get("cost"), (int, float)):
+                cost = float(extra["cost"])
+        return ChatResponse(
+            text=text, usage=usage, latency_s=latency, model=completion.model or request.model, cost_usd=cost, tool_calls=tool_calls
+        )
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    def describe(self) -> dict[str, Any]:
+        return {"provider": self.name, "base_url": self.base_url}
+
+
+def _status_message(exc: "openai.APIStatusError") -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict) and err.get("message"):
+            return str(err["message"])[:300]
+        if isinstance(err, str):
+            return err[:300]
+    try:
+        text = exc.response.text
+    except Exception:  # noqa: BLE001
+        text = ""
+    return (text or exc.message or "").strip()[:300] or "request failed"

