@@ -7,6 +7,7 @@ Exit codes: 0 all passed; 1 an eval/case failed its threshold or got F (with --c
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -32,6 +33,16 @@ class _Group(click.Group):
         except click.UsageError as err:
             # Bad flags are bad input too: one line, exit 30.
             click.echo(f"error: {err.format_message()}", err=True)
+            sys.exit(EXIT_ERROR)
+        except (click.exceptions.Exit, click.Abort, SystemExit, KeyboardInterrupt):
+            raise
+        except Exception as err:  # noqa: BLE001 - one line for users, the traceback on request
+            if os.environ.get("AGENTSPROOF_DEBUG"):
+                raise
+            click.echo(
+                f"error: internal error: {type(err).__name__}: {err} (set AGENTSPROOF_DEBUG=1 for the traceback)",
+                err=True,
+            )
             sys.exit(EXIT_ERROR)
 
 
