@@ -116,6 +116,10 @@ class ScriptedServer:
         self.latency = latency
         self.requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()
+        self.in_flight = 0
+        """Chat requests being answered right now."""
+        self.max_in_flight = 0
+        """The most chat requests ever answered at the same time."""
         self._httpd = _make_httpd(self, host, port)
         self._thread: threading.Thread | None = None
 
@@ -140,6 +144,15 @@ class ScriptedServer:
                     rule.used += 1
                     return rule
         return None
+
+    def _enter(self) -> None:
+        with self.lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def _leave(self) -> None:
+        with self.lock:
+            self.in_flight -= 1
 
     def trial_requests(self) -> list[dict[str, Any]]:
         return [r for r in self.requests if not is_judge(r)]
@@ -223,6 +236,13 @@ def _make_httpd(server: ScriptedServer, host: str, port: int) -> ThreadingHTTPSe
             except json.JSONDecodeError:
                 self._send(400, b'{"error": {"message": "invalid JSON body"}}')
                 return
+            server._enter()
+            try:
+                self._answer(req)
+            finally:
+                server._leave()
+
+        def _answer(self, req: dict[str, Any]) -> None:
             rule = server.pick(req)
             delay = server.latency + (rule.delay if rule else 0.0)
             if delay:

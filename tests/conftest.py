@@ -1,0 +1,172 @@
+"""Shared fixtures: a scripted OpenAI-compatible server, BYOK env pointing at it, a CLI
+runner, and a helper that writes plugin trees (eval.yaml + SKILL.md / agent .md).
+
+Everything runs for real on loopback: the CLI, the official ``openai`` client, retries,
+graders and reports. Nothing of ours is mocked.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+TESTS_DIR = Path(__file__).resolve().parent
+if str(TESTS_DIR) not in sys.path:
+    sys.path.insert(0, str(TESTS_DIR))
+
+from openai_server import Rule, ScriptedServer  # noqa: E402
+
+SECRET_KEY = "sk-test-secret"
+"""The API key the BYOK env uses; no report or output may ever contain it."""
+
+
+@pytest.fixture(autouse=True)
+def _no_retry_sleep(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Retry backoff never sleeps for real in tests (a server's Retry-After still counts)."""
+    monkeypatch.setenv("AGENTSPROOF_RETRY_BASE_DELAY", "0")
+
+
+@pytest.fixture
+def scripted_server() -> Iterator[ScriptedServer]:
+    """A started ScriptedServer with no rules (default replies: "OK", valid judge JSON)."""
+    srv = ScriptedServer()
+    srv.start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+@pytest.fixture
+def byok_env(monkeypatch: pytest.MonkeyPatch, scripted_server: ScriptedServer) -> ScriptedServer:
+    """BYOK env aimed at ``scripted_server``; no model set (tests pass --model)."""
+    monkeypatch.setenv("AGENTSPROOF_PROVIDER_TYPE", "openai")
+    monkeypatch.setenv("AGENTSPROOF_PROVIDER_URL", scripted_server.base_url)
+    monkeypatch.setenv("AGENTSPROOF_PROVIDER_KEY", SECRET_KEY)
+    monkeypatch.setenv("AGENTSPROOF_RETRY_BASE_DELAY", "0")
+    monkeypatch.delenv("AGENTSPROOF_MODEL", raising=False)
+    monkeypatch.delenv("AGENTSPROOF_JUDGE_MODEL", raising=False)
+    return scripted_server
+
+
+def run_cli(args: list[str], env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    """Run ``agentsproof ARGS`` in process; returns (exit code, stdout, stderr).
+
+    Unexpected exceptions are not swallowed: a traceback would show up in stderr, which
+    is exactly what the bad-input tests look for.
+    """
+    from agentsproof.cli import main
+
+    try:
+        runner = CliRunner(mix_stderr=False)  # click < 8.2
+    except TypeError:
+        runner = CliRunner()  # click >= 8.2 keeps stderr apart on its own
+    result = runner.invoke(main, [str(a) for a in args], env=env, catch_exceptions=True)
+    stderr = result.stderr
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        import traceback
+
+        stderr += "".join(traceback.format_exception(result.exception))
+    return result.exit_code, result.stdout, stderr
+
+
+@pytest.fixture
+def cli():
+    return run_cli
+
+
+def make_plugin(
+    root: Path,
+    *,
+    plugin: str = "demo-plugin",
+    skills: dict[str, dict[str, Any]] | None = None,
+    agents: dict[str, dict[str, Any]] | None = None,
+) -> Path:
+    """Write ``root/<plugin>/{skills/<name>/,agents/<name>/}`` trees; returns the plugin dir.
+
+    Each entry maps a name to ``{"prompt": text, "eval": dict | str}``: the skill/agent
+    file's content and the eval.yaml (a dict is dumped as YAML, a str written verbatim).
+    A dict eval without ``skill``/``agent`` gets the right reference filled in.
+    """
+    base = root / plugin
+    for kind, entries in (("skill", skills or {}), ("agent", agents or {})):
+        for name, spec in entries.items():
+            d = base / f"{kind}s" / name
+            d.mkdir(parents=True, exist_ok=True)
+            fname = "SKILL.md" if kind == "skill" else f"{name}.md"
+            (d / fname).write_text(spec.get("prompt", f"You are the {name} {kind}.\n"), encoding="utf-8")
+            ev = spec.get("eval", {})
+            if isinstance(ev, str):
+                (d / "eval.yaml").write_text(ev, encoding="utf-8")
+                continue
+            ev = dict(ev)
+            if "skill" not in ev and "agent" not in ev:
+                ev[kind] = fname
+            ev.setdefault("version", "2")
+            (d / "eval.yaml").write_text(yaml.safe_dump(ev, sort_keys=False), encoding="utf-8")
+    return base
+
+
+def simple_eval(
+    graders: list[dict[str, Any]] | None = None,
+    *,
+    trials: int = 1,
+    threshold: float = 0.6,
+    timeout: float = 30,
+    instruction: str = "Say hello to the user.",
+    **extra: Any,
+) -> dict[str, Any]:
+    """A v2 eval.yaml dict with one task."""
+    return {
+        "version": "2",
+        **extra,
+        "defaults": {"trials": trials, "timeout": timeout, "threshold": threshold},
+        "task": {
+            "name": "greet",
+            "instruction": instruction,
+            "graders": graders or [{"type": "deterministic", "checks": ["hello"]}],
+        },
+    }
+
+
+def write_tc_eval(root: Path, evals: list[dict[str, Any]] | Any, *, skill: str = "SKILL.md", skill_text: str = "Always answer in UPPERCASE.\n", name: str = "evals.json") -> Path:
+    """Write ``root/<name>`` plus the skill file; returns the json path."""
+    root.mkdir(parents=True, exist_ok=True)
+    if skill_text is not None:
+        (root / skill).parent.mkdir(parents=True, exist_ok=True)
+        (root / skill).write_text(skill_text, encoding="utf-8")
+    p = root / name
+    p.write_text(json.dumps({"skill_name": skill, "evals": evals}, indent=2), encoding="utf-8")
+    return p
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def all_output_text(out_dir: Path, *streams: str) -> str:
+    """Every report file below ``out_dir`` plus the given output streams, as one string."""
+    parts = list(streams)
+    for p in sorted(Path(out_dir).rglob("*")):
+        if p.is_file():
+            parts.append(p.read_text(encoding="utf-8", errors="replace"))
+    return "\n".join(parts)
+
+
+__all__ = [
+    "Rule",
+    "ScriptedServer",
+    "SECRET_KEY",
+    "run_cli",
+    "make_plugin",
+    "simple_eval",
+    "write_tc_eval",
+    "read_json",
+    "all_output_text",
+]
