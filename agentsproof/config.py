@@ -21,6 +21,14 @@ DEFAULT_TIMEOUT = 300.0
 DEFAULT_THRESHOLD = 0.6
 
 
+class FieldError(ValueError):
+    """A validator error about a named field (relative to the model that raises it)."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field = field
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -40,7 +48,7 @@ class Checks(_Strict):
             try:
                 re.compile(pattern)
             except re.error as exc:
-                raise ValueError(f"regexMatch[{i}] {pattern!r} is not a valid regex: {exc}") from None
+                raise FieldError(f"[{i}]", f"{pattern!r} is not a valid regex: {exc}") from None
         return patterns
 
     @field_validator("mustContain", "mustNotContain")
@@ -48,7 +56,7 @@ class Checks(_Strict):
     def _non_empty(cls, items: list[str]) -> list[str]:
         for i, item in enumerate(items):
             if not item:
-                raise ValueError(f"entry {i} is an empty string")
+                raise FieldError(f"[{i}]", "is an empty string")
         return items
 
     def count(self) -> int:
@@ -71,7 +79,7 @@ class DeterministicGrader(_Strict):
     @model_validator(mode="after")
     def _has_checks(self) -> "DeterministicGrader":
         if self.checks.count() == 0:
-            raise ValueError("a deterministic grader needs at least one check")
+            raise FieldError("checks", "a deterministic grader needs at least one check")
         return self
 
 
@@ -126,17 +134,22 @@ class SkillEvalConfig(_Strict):
     @model_validator(mode="after")
     def _shape(self) -> "SkillEvalConfig":
         if (self.skill is None) == (self.agent is None):
-            raise ValueError("set exactly one of 'skill' and 'agent'")
+            raise FieldError(
+                "skill/agent",
+                "both are set; keep one" if self.skill is not None else "set one: 'skill: SKILL.md' or 'agent: <name>.md'",
+            )
         if self.version == "2":
             if self.task is None:
-                raise ValueError("version 2 needs a 'task' mapping" + (" ('tasks' is the v1 form)" if self.tasks else ""))
+                if self.tasks is not None:
+                    raise FieldError("tasks", "version 2 takes one 'task' mapping; 'tasks' is the version 1 form")
+                raise FieldError("task", "required field is missing")
             if self.tasks is not None:
-                raise ValueError("version 2 takes 'task', not 'tasks'")
+                raise FieldError("tasks", "version 2 takes one 'task' mapping; 'tasks' is the version 1 form")
         else:
             if self.tasks is None and self.task is None:
-                raise ValueError("version 1 needs a 'tasks' list")
+                raise FieldError("tasks", "version 1 needs a 'tasks' list")
             if self.tasks is not None and not self.tasks:
-                raise ValueError("'tasks' is empty")
+                raise FieldError("tasks", "is empty; give at least one task")
         return self
 
     @property
@@ -157,24 +170,43 @@ class SkillEvalConfig(_Strict):
 
 def format_validation_error(exc: ValidationError) -> tuple[str, str]:
     """The first error of a pydantic ValidationError as (dotted field path, message)."""
-    err = exc.errors()[0]
-    loc = [str(p) for p in err.get("loc", ()) if not _is_union_tag(p)]
+    errors = exc.errors()
+    # An unknown key explains the other errors it causes (a misspelt required field is
+    # also "missing"), so report it first.
+    err = next((e for e in errors if e.get("type") == "extra_forbidden"), errors[0])
+    raw = [str(p) for p in err.get("loc", ())]
+    loc = [p for i, p in enumerate(raw) if not _is_union_tag(raw, i)]
     field = ".".join(_join_loc(loc)) or "(top level)"
     kind = err.get("type", "")
+    cause = (err.get("ctx") or {}).get("error")
     msg = err.get("msg", "invalid value")
     if kind == "extra_forbidden":
         msg = "unknown key"
     elif kind == "missing":
         msg = "required field is missing"
+    elif kind == "union_tag_invalid":
+        field += ".type"
+        tag = (err.get("ctx") or {}).get("tag")
+        msg = f"unknown grader type {tag!r}; use one of 'deterministic', 'llm_rubric', 'assertions'"
+    elif kind == "union_tag_not_found":
+        field += ".type"
+        msg = "required field is missing; use one of 'deterministic', 'llm_rubric', 'assertions'"
+    elif isinstance(cause, FieldError):
+        field = (field + "." + cause.field if field != "(top level)" else cause.field).replace(".[", "[")
+        msg = str(cause)
     elif msg.startswith("Value error, "):
         msg = msg[len("Value error, "):]
-    elif kind == "union_tag_invalid" or kind == "literal_error":
-        msg = msg.replace("Input tag", "type")
     return field, msg
 
 
-def _is_union_tag(part: Any) -> bool:
-    return isinstance(part, str) and part in {"deterministic", "llm_rubric", "assertions"}
+def _is_union_tag(loc: list[str], i: int) -> bool:
+    """True for the grader-type tag pydantic puts after ``graders.<n>`` in an error location."""
+    return (
+        loc[i] in {"deterministic", "llm_rubric", "assertions"}
+        and i >= 2
+        and loc[i - 1].isdigit()
+        and loc[i - 2] == "graders"
+    )
 
 
 def _join_loc(loc: list[str]) -> list[str]:

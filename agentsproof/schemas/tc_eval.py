@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from agentsproof.config import format_validation_error
+from agentsproof.config import FieldError, format_validation_error
 from agentsproof.errors import InputError
 
 MAX_FILE_BYTES = 200_000
@@ -53,7 +53,7 @@ class TCEvalConfig(BaseModel):
         seen: set[int] = set()
         for i, case in enumerate(self.evals):
             if case.id in seen:
-                raise ValueError(f"evals[{i}].id {case.id} is used twice; ids must be unique")
+                raise FieldError(f"evals[{i}].id", f"{case.id} is used by another case too; ids must be unique")
             seen.add(case.id)
         return self
 
