@@ -1,19 +1,77 @@
 """Reports: JSON (the RunResult itself), Markdown and self-contained HTML via Jinja.
 
 Writers are a dict from format name to a function; ``write_reports`` writes the formats a
-command asks for. Jinja autoescape is on for HTML: model output is always escaped.
+command asks for. Jinja autoescape is on for HTML templates (``*.html.j2``): model output
+is always escaped. The templates render from a small view model built here in one pass
+over the run, so a template never scans trials more than once.
 """
 
 from __future__ import annotations
 
+import json
+import re
+import statistics
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
-from agentsproof.schemas.artifacts import RunResult
+from agentsproof.executor.suggestions import check_pass_rates
+from agentsproof.schemas.artifacts import ArmResult, ItemResult, RunResult, TrialResult
 
 _env: Environment | None = None
+
+# The stats contract (docs/report-schema.md): every key, with the value shown when absent.
+_ARM_STATS: dict[str, Any] = {"n": None, "errored": None, "mean": None, "sd": None, "pass_rate": None, "pass_rate_ci": None}
+_ITEM_STATS: dict[str, Any] = {
+    "delta": None,
+    "delta_ci": None,
+    "delta_ci_method": None,
+    "p_value": None,
+    "p_value_method": None,
+    "normalized_gain": None,
+    "pass_at_k": None,
+    "pass_hat_k": None,
+    "grade_low": None,
+    "grade_high": None,
+    "grade_label": None,
+    "enough_data": None,
+    "note": None,
+}
+_SECRET_KEY = re.compile(r"(api[_-]?key|secret|password|passwd|authorization|bearer|^key$|_key$|token$)", re.I)
+_KIND_TITLES = {"skill": "Skills", "agent": "Agents", "case": "Cases"}
+_ARM_LABELS = {"skill": "With skill", "agent": "With agent", "baseline": "Baseline"}
+
+
+def _pvalue(v: float | None) -> str:
+    if v is None:
+        return "—"
+    return "< 0.001" if v < 0.001 else f"{v:.3f}"
+
+
+def _interval(v: Any, fmt: str) -> str:
+    if not v or len(v) != 2 or v[0] is None or v[1] is None:
+        return ""
+    return f"[{format(v[0], fmt)}, {format(v[1], fmt)}]"
+
+
+def _pct_interval(v: Any) -> str:
+    if not v or len(v) != 2 or v[0] is None or v[1] is None:
+        return ""
+    return f"[{v[0] * 100:.0f}%, {v[1] * 100:.0f}%]"
+
+
+def _md_cell(v: Any, limit: int = 160) -> str:
+    """Text for one Markdown table cell or list line: one line, pipes escaped, bounded."""
+    text = " ".join(str(v).split())
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return text.replace("\\", "\\\\").replace("|", "\\|")
+
+
+def _tokens(v: float | int | None) -> str:
+    return "—" if v is None else f"{v:,.0f}"
 
 
 def env() -> Environment:
@@ -30,7 +88,206 @@ def env() -> Environment:
         _env.filters["num"] = lambda v, d=2: "—" if v is None else f"{v:.{d}f}"
         _env.filters["signed"] = lambda v, d=2: "—" if v is None else f"{v:+.{d}f}"
         _env.filters["secs"] = lambda v: "—" if v is None else (f"{v * 1000:.0f} ms" if v < 1 else f"{v:.1f} s")
+        _env.filters["pvalue"] = _pvalue
+        _env.filters["ci"] = lambda v, fmt="+.2f": _interval(v, fmt)
+        _env.filters["pct_ci"] = _pct_interval
+        _env.filters["md"] = _md_cell
+        _env.filters["tokens"] = _tokens
     return _env
+
+
+# ---------------------------------------------------------------------------------------
+# View model
+
+
+@dataclass
+class LogLine:
+    t: float
+    role: str
+    text: str
+    ref: str | None = None
+    """When set, the text is shown elsewhere in the report; this says where."""
+
+
+@dataclass
+class TrialView:
+    trial: TrialResult
+    log: list[LogLine]
+    show_response: bool
+
+
+@dataclass
+class ArmView:
+    arm: ArmResult
+    label: str
+    system_prompt: str | None
+    latency_median: float | None
+    latency_max: float | None
+    prompt_tokens_mean: float | None
+    completion_tokens_mean: float | None
+    cost_usd: float | None
+    trials: list[TrialView]
+
+
+@dataclass
+class CheckRow:
+    kind: str
+    target: str
+    with_passed: int | None
+    with_total: int | None
+    base_passed: int | None
+    base_total: int | None
+    flaky: bool = False
+    non_discriminating: bool = False
+    evidence: str = ""
+    """Evidence from one failing with-arm trial, when there is one."""
+
+
+@dataclass
+class ItemView:
+    item: ItemResult
+    anchor: str
+    result: str
+    s: dict[str, Any]
+    has_stats: bool
+    grade_note: str
+    arms: list[ArmView]
+    checks: list[CheckRow]
+    errored_trials: list[TrialResult] = field(default_factory=list)
+
+    @property
+    def failing_checks(self) -> list[CheckRow]:
+        return [c for c in self.checks if c.with_total and (c.with_passed or 0) < c.with_total]
+
+
+@dataclass
+class Section:
+    kind: str
+    title: str
+    summary: Any
+    items: list[ItemView]
+
+
+def normalize_stats(raw: dict[str, Any] | None) -> dict[str, Any]:
+    """Every key of the stats contract present, so templates need no existence checks."""
+    raw = raw or {}
+    s = {**_ITEM_STATS, **raw}
+    for arm in ("with", "without"):
+        s[arm] = {**_ARM_STATS, **(raw.get(arm) or {})}
+    s["flaky_checks"] = list(raw.get("flaky_checks") or [])
+    s["non_discriminating_checks"] = list(raw.get("non_discriminating_checks") or [])
+    return s
+
+
+def item_result_label(item: ItemResult) -> str:
+    if item.status == "errored":
+        return "ERROR"
+    return "PASS" if item.passed else "FAIL"
+
+
+def _arm_view(arm: ArmResult) -> ArmView:
+    system = next((e.text for t in arm.trials for e in t.log if e.role == "system"), None)
+    trials: list[TrialView] = []
+    for t in arm.trials:
+        lines: list[LogLine] = []
+        for e in t.log:
+            ref = None
+            if e.role == "system" and system is not None and e.text == system:
+                ref = f"system prompt of this arm ({len(e.text):,} chars), shown above the trials"
+            elif e.role == "assistant" and e.text == t.response and t.response:
+                ref = "the response, shown above"
+            lines.append(LogLine(e.t, e.role, e.text, ref))
+        trials.append(TrialView(t, lines, show_response=t.status == "scored" or bool(t.response)))
+    scored = [t for t in arm.trials if t.status == "scored"]
+    lat = [t.latency_s for t in scored]
+    costs = [t.cost_usd for t in arm.trials if t.cost_usd is not None]
+    return ArmView(
+        arm=arm,
+        label=_ARM_LABELS.get(arm.system_prompt_kind, arm.system_prompt_kind.capitalize() or arm.arm),
+        system_prompt=system,
+        latency_median=statistics.median(lat) if lat else None,
+        latency_max=max(lat) if lat else None,
+        prompt_tokens_mean=sum(t.usage.prompt_tokens for t in scored) / len(scored) if scored else None,
+        completion_tokens_mean=sum(t.usage.completion_tokens for t in scored) / len(scored) if scored else None,
+        cost_usd=sum(costs) if costs else None,
+        trials=trials,
+    )
+
+
+def _first_failure_evidence(arm: ArmResult) -> dict[tuple[str, str], str]:
+    out: dict[tuple[str, str], str] = {}
+    for t in arm.trials:
+        if t.status != "scored":
+            continue
+        for g in t.graders:
+            for c in g.checks:
+                if not c.passed and (c.kind, c.target) not in out:
+                    out[(c.kind, c.target)] = c.evidence
+    return out
+
+
+def _check_rows(item: ItemResult, s: dict[str, Any]) -> list[CheckRow]:
+    w = check_pass_rates(item.with_arm)
+    b = check_pass_rates(item.without_arm)
+    evidence = _first_failure_evidence(item.with_arm)
+    flaky = {(f.get("kind"), f.get("target")) for f in s["flaky_checks"] if f.get("arm", "with") == "with"}
+    nondisc = {(f.get("kind"), f.get("target")) for f in s["non_discriminating_checks"]}
+    rows = []
+    for key in list(w) + [k for k in b if k not in w]:
+        wp, wt = w.get(key, (None, None))
+        bp, bt = b.get(key, (None, None))
+        rows.append(CheckRow(key[0], key[1], wp, wt, bp, bt, key in flaky, key in nondisc, evidence.get(key, "")))
+    return rows
+
+
+def _anchor(item: ItemResult, index: int, seen: set[str]) -> str:
+    base = "item-" + (re.sub(r"[^A-Za-z0-9_-]+", "-", item.id).strip("-") or str(index))
+    anchor = base if base not in seen else f"{base}-{index}"
+    seen.add(anchor)
+    return anchor
+
+
+def build_view(run: RunResult) -> dict[str, Any]:
+    """Everything the templates need, computed in one linear pass over the run."""
+    seen: set[str] = set()
+    views: list[ItemView] = []
+    for i, it in enumerate(run.items):
+        s = normalize_stats(it.stats)
+        label = s["grade_label"] or ""
+        note = label[len(it.grade) :].strip() if it.grade and label.startswith(it.grade) else label
+        views.append(
+            ItemView(
+                item=it,
+                anchor=_anchor(it, i, seen),
+                result=item_result_label(it),
+                s=s,
+                has_stats=bool(it.stats),
+                grade_note=note,
+                arms=[_arm_view(it.with_arm), _arm_view(it.without_arm)],
+                checks=_check_rows(it, s),
+                errored_trials=[t for t in it.with_arm.trials + it.without_arm.trials if t.status == "errored"],
+            )
+        )
+    sections = []
+    for kind in ("skill", "agent", "case"):
+        members = [v for v in views if v.item.kind == kind]
+        if members:
+            summary = {"skill": run.skills, "agent": run.agents, "case": run.cases}[kind]
+            sections.append(Section(kind, _KIND_TITLES[kind], summary, members))
+    settings = {k: ("(redacted)" if _SECRET_KEY.search(str(k)) else v) for k, v in run.settings.items()}
+    trials = [t for v in views for a in v.arms for t in a.trials]
+    return {
+        "run": run,
+        "items": views,
+        "sections": sections,
+        "settings": settings,
+        "trial_count": len(trials),
+        "errored_trial_count": sum(1 for t in trials if t.trial.status == "errored"),
+    }
+
+
+# ---------------------------------------------------------------------------------------
+# Writers
 
 
 def render_json(run: RunResult) -> str:
@@ -38,11 +295,20 @@ def render_json(run: RunResult) -> str:
 
 
 def render_markdown(run: RunResult) -> str:
-    return env().get_template("report.md.j2").render(run=run)
+    return env().get_template("report.md.j2").render(**build_view(run))
 
 
 def render_html(run: RunResult) -> str:
-    return env().get_template("report.html.j2").render(run=run)
+    return env().get_template("report.html.j2").render(**build_view(run))
+
+
+def json_schema() -> dict[str, Any]:
+    """JSON Schema of the JSON report (the ``RunResult`` model)."""
+    return RunResult.model_json_schema()
+
+
+def render_json_schema() -> str:
+    return json.dumps(json_schema(), indent=2)
 
 
 WRITERS: dict[str, Callable[[RunResult], str]] = {
