@@ -1,0 +1,52 @@
+"""The messages eval-generate sends: the suite-generator system prompt and one request per item.
+
+The system prompt is ``skills/suite-generator/SKILL.md``. In a source checkout that file
+is read directly, so edits to it take effect at once; an installed package reads the copy
+shipped as ``agentsproof/data/suite-generator.md`` (a test keeps the two identical).
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from agentsproof.generator.plugin import PluginItem
+
+PACKAGED_PROMPT = "suite-generator.md"
+REPO_PROMPT = Path("skills") / "suite-generator" / "SKILL.md"
+
+
+def repo_prompt_path() -> Path:
+    """Where the prompt lives in a source checkout (it may not exist in an installed package)."""
+    return Path(__file__).resolve().parents[2] / REPO_PROMPT
+
+
+def load_system_prompt() -> tuple[str, str]:
+    """(prompt text, where it came from)."""
+    repo = repo_prompt_path()
+    if repo.is_file():
+        return repo.read_text(encoding="utf-8"), str(repo)
+    packaged = resources.files("agentsproof").joinpath("data", PACKAGED_PROMPT)
+    return packaged.read_text(encoding="utf-8"), f"agentsproof/data/{PACKAGED_PROMPT} (packaged)"
+
+
+def item_request(item: PluginItem, source_text: str, trials: int) -> str:
+    """The user message asking for one item's eval.yaml."""
+    return (
+        f"Write the eval.yaml for this {item.kind}.\n\n"
+        f"- {item.kind} name: {item.name}\n"
+        f"- reference line to use: `{item.kind}: {item.file_name}`\n"
+        f"- defaults.trials: {trials}\n\n"
+        f"The {item.kind} file ({item.source.name}) is between the markers below.\n\n"
+        f"<<<{item.kind.upper()}_FILE\n{source_text.rstrip()}\n{item.kind.upper()}_FILE>>>\n\n"
+        "Reply with the YAML document only."
+    )
+
+
+def correction_request(field: str, message: str) -> str:
+    """The follow-up message after a reply that failed validation."""
+    return (
+        "That eval.yaml does not pass validation:\n"
+        f"  {field}: {message}\n"
+        "Send the corrected, complete eval.yaml again: the YAML document only, no commentary."
+    )

@@ -1,0 +1,162 @@
+"""Turn an LLM reply into a valid, normalized eval.yaml, or say exactly what is wrong.
+
+Normalization fixes what is unambiguous without asking the model again: the version
+becomes "2" (a v1 ``tasks`` list becomes its first ``task``), the ``skill:``/``agent:``
+reference becomes the copied file's name, and ``defaults.trials`` becomes ``--trials``.
+Everything else must pass :func:`agentsproof.config.parse_eval_config` unchanged, plus
+one design rule: the instruction must not name the skill/agent or its file.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from agentsproof.config import SkillEvalConfig, parse_eval_config
+from agentsproof.errors import InputError
+from agentsproof.generator.plugin import PluginItem
+
+_FENCE = re.compile(r"```[ \t]*(?:ya?ml)?[ \t]*\n(.*?)(?:\n[ \t]*```|\Z)", re.S | re.I)
+
+
+class InvalidEval(Exception):
+    """A reply that is not a usable eval.yaml; ``field`` and ``message`` go back to the model."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+@dataclass
+class GeneratedEval:
+    config: SkillEvalConfig
+    text: str
+    """The YAML to write: normalized, with a provenance comment on top."""
+
+
+def extract_yaml(reply: str) -> str:
+    """The YAML inside a reply: the first fenced block if there is one, else the whole text."""
+    match = _FENCE.search(reply)
+    if match:
+        return match.group(1)
+    return reply.strip()
+
+
+def _load(text: str) -> Any:
+    if not text.strip():
+        raise InvalidEval("(reply)", "empty reply; expected an eval.yaml document")
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"YAML line {mark.line + 1}" if mark is not None else "YAML"
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InvalidEval(where, f"does not parse: {problem}") from None
+
+
+def normalize(data: Any, item: PluginItem, trials: int) -> Any:
+    """Apply the unambiguous fixes listed in the module docstring; leave the rest to validation."""
+    if not isinstance(data, dict):
+        return data
+    rest = {k: v for k, v in data.items() if k not in ("version", "skill", "agent")}
+    if rest.get("task") is None and isinstance(rest.get("tasks"), list) and rest["tasks"]:
+        rest["task"] = rest["tasks"][0]
+    if "task" in rest:
+        rest.pop("tasks", None)
+    defaults = rest.get("defaults")
+    if defaults is None:
+        rest["defaults"] = {"trials": trials}
+    elif isinstance(defaults, dict):
+        rest["defaults"] = {**defaults, "trials": trials}
+    return {"version": "2", item.kind: item.file_name, **rest}
+
+
+def _mentions(text: str, needle: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(needle)}(?![\w-])", text, re.I) is not None
+
+
+def check_design(config: SkillEvalConfig, item: PluginItem) -> None:
+    """The instruction must describe the user's problem, not point at the skill/agent."""
+    instruction = config.primary_task.instruction
+    names = [item.file_name]
+    if re.search(r"[-_]", item.name):  # a slug like 'sql-review' only appears by quoting it
+        names += [item.name]
+    for name in names:
+        if _mentions(instruction, name):
+            raise InvalidEval(
+                "task.instruction",
+                f"mentions {name!r}; describe the user's problem only, never the {item.kind} or its technique",
+            )
+
+
+def build_eval(reply: str, item: PluginItem, trials: int, header: str = "") -> GeneratedEval:
+    """Validate one reply for ``item``; raises InvalidEval naming the field."""
+    data = normalize(_load(extract_yaml(reply)), item, trials)
+    try:
+        config = parse_eval_config(data, "eval.yaml")
+    except InputError as err:
+        raise InvalidEval(err.field or "(top level)", err.message) from None
+    check_design(config, item)
+    return GeneratedEval(config=config, text=header + dump_eval(config))
+
+
+# ------------------------------------------------------------------ writing YAML
+
+
+class _Dumper(yaml.SafeDumper):
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        # Indent list items under their key, as people write YAML by hand.
+        super().increase_indent(flow, False)
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+class _DoubleQuoted(str):
+    pass
+
+
+_REGEXY = re.compile(r"[\\()\[\]{}*#:|>&!%@`'\"]")
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    if "\n" in value:
+        style: str | None = "|"
+    elif _REGEXY.search(value):
+        style = "'"  # backslashes stay literal, which keeps regexes readable
+    else:
+        style = None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+def _double(dumper: yaml.SafeDumper, value: _DoubleQuoted) -> yaml.ScalarNode:
+    return dumper.represent_scalar("tag:yaml.org,2002:str", str(value), style='"')
+
+
+_Dumper.add_representer(str, _str)
+_Dumper.add_representer(_DoubleQuoted, _double)
+
+
+def _plain_number(value: Any) -> Any:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def eval_dict(config: SkillEvalConfig) -> dict[str, Any]:
+    """The config as the minimal dict that loads back to the same config."""
+    data = config.model_dump(mode="json", exclude_none=True)
+    data.pop("tasks", None)
+    data["version"] = _DoubleQuoted(data["version"])
+    data["defaults"] = {k: _plain_number(v) for k, v in data["defaults"].items()}
+    for grader in data["task"]["graders"]:
+        if grader["type"] == "deterministic":
+            checks = grader["checks"]
+            grader["checks"] = {k: v for k, v in checks.items() if v not in ([], False)}
+    return data
+
+
+def dump_eval(config: SkillEvalConfig) -> str:
+    return yaml.dump(eval_dict(config), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=4096)
