@@ -274,11 +274,12 @@ def build_view(run: RunResult) -> dict[str, Any]:
         if members:
             summary = {"skill": run.skills, "agent": run.agents, "case": run.cases}[kind]
             sections.append(Section(kind, _KIND_TITLES[kind], summary, members))
+    ordered = [v for sec in sections for v in sec.items]  # drill-down follows the summaries
     settings = {k: ("(redacted)" if _SECRET_KEY.search(str(k)) else v) for k, v in run.settings.items()}
     trials = [t for v in views for a in v.arms for t in a.trials]
     return {
         "run": run,
-        "items": views,
+        "items": ordered,
         "sections": sections,
         "settings": settings,
         "trial_count": len(trials),

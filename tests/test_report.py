@@ -200,8 +200,10 @@ def visible_text(fragment: str) -> str:
 
 
 def test_skills_and_agents_each_get_a_summary_and_a_drill_down():
-    run = make_run([good_item("csv-expert", stats=FULL_STATS), bad_item("slow-skill"), good_item("reviewer", "agent")])
+    run = make_run([good_item("reviewer", "agent"), good_item("csv-expert", stats=FULL_STATS), bad_item("slow-skill")])
     out = report.render_html(run)
+    # the drill-down follows the summaries: skills first, then agents
+    assert out.index('id="item-skills-csv-expert"') < out.index('id="item-skills-slow-skill"') < out.index('id="item-agents-reviewer"')
 
     head = visible_text(out[out.index("<body>") : out.index("</header>")])
     for text in ("demo-plugin", "FAIL", "3 items", "openai", "gpt-test-1", "judge-test-2", "2/3 passed"):
