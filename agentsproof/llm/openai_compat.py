@@ -181,7 +181,22 @@ class OpenAICompatibleClient(LLMClient):
         await self._client.close()
 
     def describe(self) -> dict[str, Any]:
-        return {"provider": self.name, "base_url": self.base_url}
+        return {"provider": self.name, "base_url": _without_userinfo(self.base_url)}
+
+
+def _without_userinfo(url: str | None) -> str | None:
+    """A base URL fit for reports: any user:password@ part removed."""
+    if not url:
+        return url
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.username or parts.password:
+        host = parts.hostname or ""
+        if parts.port:
+            host = f"{host}:{parts.port}"
+        return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+    return url
 
 
 def _status_message(exc: "openai.APIStatusError") -> str:
