@@ -256,6 +256,17 @@ def test_empty_source_fails_without_a_call(cli, byok_env, plugin, tmp_path):
     assert len(byok_env.requests) == 2
 
 
+def test_parallel_generates_items_concurrently(cli, byok_env, plugin, tmp_path):
+    byok_env.add(Rule(reply=scripted(valid_replies()), delay=0.3))
+    code, _, stderr = cli(["eval-generate", "--plugin-dir", plugin, "--out", tmp_path / "a", "--parallel", "3", *MODEL])
+    assert code == 0, stderr
+    assert byok_env.max_in_flight == 3
+    byok_env.max_in_flight = 0
+    code, _, _ = cli(["eval-generate", "--plugin-dir", plugin, "--out", tmp_path / "b", *MODEL])
+    assert code == 0
+    assert byok_env.max_in_flight == 1
+
+
 # ------------------------------------------------------------------ dry run and bad input
 
 

@@ -125,7 +125,10 @@ async def generate_all(
     on_done: Callable[[ItemOutcome], None],
 ) -> list[ItemOutcome]:
     """Generate every item, at most ``settings.parallel`` at once; ``on_done`` sees each as it finishes."""
-    gate = asyncio.Semaphore(max(1, settings.parallel))
+    limit = max(1, settings.parallel)
+    if client.max_concurrency:
+        limit = min(limit, client.max_concurrency)
+    gate = asyncio.Semaphore(limit)
 
     async def one(item: PluginItem) -> ItemOutcome:
         async with gate:
