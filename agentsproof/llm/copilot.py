@@ -1,0 +1,388 @@
+"""GitHub Copilot provider: the official ``github-copilot-sdk`` driving the Copilot CLI.
+
+Every call is one fresh Copilot session: the request's system text becomes the whole
+system prompt (``replace`` mode, so the skill or the baseline is all the model sees), the
+user text is sent, and the session's events give the reply (the last assistant message),
+the token usage (the sum of ``assistant.usage`` events) and any tool use. All calls of one
+:class:`CopilotClient` share one CLI process, started on the first call.
+
+Two ways to reach a model:
+
+- **GitHub login** (the default): the CLI uses ``GH_TOKEN`` / ``GITHUB_TOKEN`` /
+  ``COPILOT_GITHUB_TOKEN`` or the login stored by ``copilot`` then ``/login``.
+- **BYOK through the CLI**: ``AGENTSPROOF_COPILOT_PROVIDER_URL`` (with optional
+  ``AGENTSPROOF_COPILOT_PROVIDER_KEY`` and ``AGENTSPROOF_COPILOT_PROVIDER_TYPE``, default
+  ``openai``) points the CLI at an OpenAI-compatible server; no GitHub login is used.
+
+Judge calls that want JSON get the schema as an instruction in the system message; the
+judge layer re-asks when a reply does not parse. Temperature and max_tokens are not
+exposed by Copilot sessions and are ignored.
+
+The CLI retries failed model calls itself (with backoff, honouring ``Retry-After``). An
+error it reports after retrying is therefore not retried again here; errors it did not
+retry keep their usual classification (429, 5xx, connection: retryable; auth: not).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import os
+import re
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError
+from agentsproof.llm.copilot_events import EventCollector, error_from_session_error, render_prompt
+
+ENV_CLI_PATH = "COPILOT_CLI_PATH"
+ENV_BYOK_URL = "AGENTSPROOF_COPILOT_PROVIDER_URL"
+ENV_BYOK_KEY = "AGENTSPROOF_COPILOT_PROVIDER_KEY"
+ENV_BYOK_TYPE = "AGENTSPROOF_COPILOT_PROVIDER_TYPE"
+ENV_TOOLS = "AGENTSPROOF_COPILOT_TOOLS"
+TOKEN_ENVS = ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN")
+BYOK_TYPES = ("openai", "azure", "anthropic")
+DEFAULT_TIMEOUT = 600.0
+
+HINT_SDK = "install the Copilot SDK: pip install 'agentsproof[copilot]'"
+HINT_CLI = "install the Copilot CLI: npm install -g @github/copilot (or set COPILOT_CLI_PATH to the copilot binary)"
+HINT_LOGIN = (
+    "log in to GitHub Copilot: run `copilot` then `/login`, or set GH_TOKEN to a token with Copilot access "
+    f"(or point Copilot at an OpenAI-compatible server with {ENV_BYOK_URL})"
+)
+
+
+# ---------------------------------------------------------------------------
+# Discovery: fast, no network, no process started, the SDK is not imported.
+# ---------------------------------------------------------------------------
+
+
+def sdk_installed() -> bool:
+    try:
+        spec = importlib.util.find_spec("copilot")
+    except (ImportError, ValueError):
+        return False
+    if spec is None or not spec.submodule_search_locations:
+        return False
+    return any((Path(p) / "client.py").is_file() for p in spec.submodule_search_locations)
+
+
+def _sdk_cached_runtime() -> str | None:
+    """The runtime the SDK downloaded earlier (``python -m copilot download-runtime``), if complete."""
+    spec = importlib.util.find_spec("copilot")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    pkg = Path(list(spec.submodule_search_locations)[0])
+    try:
+        text = (pkg / "_cli_version.py").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    match = re.search(r'^CLI_VERSION[^=]*=\s*"([^"]+)"', text, re.M)
+    if not match:
+        return None
+    version = re.sub(r"[^a-zA-Z0-9._\-]", "_", match.group(1))
+    if os.environ.get("COPILOT_CLI_EXTRACT_DIR"):
+        base = Path(os.environ["COPILOT_CLI_EXTRACT_DIR"])
+    else:
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        base = cache / "github-copilot-sdk" / "cli" / version
+    for wrapper in sorted((base / "prebuilds").glob("*/copilot-runtime")):
+        if wrapper.is_file() and (wrapper.parent / "runtime.node").is_file():
+            return str(wrapper)
+    return None
+
+
+def find_cli() -> tuple[str | None, str]:
+    """(path of the Copilot CLI, how it was found) or (None, what is wrong)."""
+    explicit = os.environ.get(ENV_CLI_PATH)
+    if explicit:
+        path = Path(explicit).expanduser()
+        if not path.is_file():
+            return None, f"COPILOT_CLI_PATH={explicit} does not exist; {HINT_CLI}"
+        if not os.access(path, os.X_OK):
+            return None, f"COPILOT_CLI_PATH={explicit} is not executable; {HINT_CLI}"
+        return str(path), "COPILOT_CLI_PATH"
+    on_path = shutil.which("copilot")
+    if on_path:
+        return on_path, "PATH"
+    cached = _sdk_cached_runtime()
+    if cached:
+        return cached, "SDK runtime cache"
+    return None, f"the Copilot CLI was not found; {HINT_CLI}"
+
+
+def byok_from_env() -> dict[str, Any] | None:
+    """The CLI's BYOK ``provider`` config from the environment, or None."""
+    url = os.environ.get(ENV_BYOK_URL, "").strip()
+    if not url:
+        return None
+    kind = (os.environ.get(ENV_BYOK_TYPE) or "openai").strip().lower()
+    if kind not in BYOK_TYPES:
+        raise LLMError(f"{ENV_BYOK_TYPE}={kind!r} is not one of {', '.join(BYOK_TYPES)}")
+    config: dict[str, Any] = {"type": kind, "base_url": url}
+    key = os.environ.get(ENV_BYOK_KEY)
+    if key:
+        config["api_key"] = key
+    return config
+
+
+def login_source() -> str | None:
+    """Where a GitHub login for Copilot would come from (never the token itself)."""
+    for name in TOKEN_ENVS:
+        if os.environ.get(name, "").strip():
+            return name
+    home = Path(os.environ.get("COPILOT_HOME") or Path.home() / ".copilot")
+    config = home / "config.json"
+    try:
+        text = config.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    # The file starts with // comments; the keys alone tell whether a user is stored.
+    if re.search(r'"(loggedInUsers|lastLoggedInUser|last_logged_in_user|logged_in_users)"\s*:\s*[\[{"]\s*[^\]}\s"]', text):
+        return str(config)
+    return None
+
+
+def copilot_status() -> tuple[bool, str]:
+    """(usable, what to install or set). Fast: nothing is started or downloaded."""
+    if not sdk_installed():
+        return False, f"the GitHub Copilot SDK is not installed; {HINT_SDK}"
+    cli, problem = find_cli()
+    if cli is None:
+        return False, problem
+    try:
+        byok = byok_from_env()
+    except LLMError as err:
+        return False, str(err)
+    if byok is None and login_source() is None:
+        return False, f"no GitHub login found for Copilot; {HINT_LOGIN}"
+    return True, ""
+
+
+def copilot_usable() -> bool:
+    return copilot_status()[0]
+
+
+# ---------------------------------------------------------------------------
+# The client
+# ---------------------------------------------------------------------------
+
+
+class CopilotClient(LLMClient):
+    """One Copilot session per call, all on one shared CLI process."""
+
+    name = "copilot"
+
+    def __init__(
+        self,
+        *,
+        cli_path: str | None = None,
+        provider: dict[str, Any] | None = None,
+        tools: list[str] | None = None,
+        cli_found_via: str = "",
+    ):
+        self.cli_path = cli_path
+        self.provider = provider
+        self.tools = tools or []
+        self.cli_found_via = cli_found_via
+        self._sdk_client: Any = None
+        self._start_lock: asyncio.Lock | None = None
+        self._start_error: LLMError | None = None
+        self._secrets = [s for s in [(provider or {}).get("api_key")] + [os.environ.get(n) for n in TOKEN_ENVS] if s]
+        self.startup_s: float | None = None
+
+    @classmethod
+    def from_env(cls) -> "CopilotClient":
+        ok, problem = copilot_status()
+        if not ok:
+            raise LLMError(problem, kind="unavailable")
+        cli, how = find_cli()
+        tools = [t.strip() for t in os.environ.get(ENV_TOOLS, "").split(",") if t.strip()]
+        return cls(cli_path=cli, provider=byok_from_env(), tools=tools, cli_found_via=how)
+
+    # -- lifecycle -----------------------------------------------------------
+
+    async def _client(self) -> Any:
+        if self._sdk_client is not None:
+            return self._sdk_client
+        if self._start_lock is None:
+            self._start_lock = asyncio.Lock()
+        async with self._start_lock:
+            if self._sdk_client is not None:
+                return self._sdk_client
+            if self._start_error is not None:
+                raise self._start_error
+            self._sdk_client = await self._start()
+        return self._sdk_client
+
+    async def _start(self) -> Any:
+        from copilot import CopilotClient as SDKClient
+        from copilot import RuntimeConnection
+
+        path = self.cli_path if self.cli_found_via != "SDK runtime cache" else None
+        connection = RuntimeConnection.for_stdio(path=path)
+        options: dict[str, Any] = {"connection": connection, "log_level": "error"}
+        if self.provider is not None:
+            options["use_logged_in_user"] = False  # BYOK: no GitHub credentials involved
+        t0 = time.perf_counter()
+        try:
+            client = SDKClient(**options)
+            await client.start()
+        except Exception as exc:  # noqa: BLE001 - any start failure is reported the same way
+            reason = self._scrub(f"{type(exc).__name__}: {exc}".splitlines()[0])[:300]
+            self._start_error = LLMError(
+                f"the Copilot CLI did not start ({self.cli_path or 'SDK runtime'}): {reason}; {HINT_CLI}",
+                kind="unavailable",
+            )
+            raise self._start_error from None
+        self.startup_s = time.perf_counter() - t0
+        return client
+
+    async def aclose(self) -> None:
+        client, self._sdk_client = self._sdk_client, None
+        if client is not None:
+            try:
+                await client.stop()
+            except Exception:  # noqa: BLE001 - shutting down; nothing left to report to
+                try:
+                    await client.force_stop()
+                except Exception:  # noqa: BLE001
+                    pass
+
+    def describe(self) -> dict[str, Any]:
+        facts: dict[str, Any] = {"provider": self.name, "cli_path": self.cli_path or "SDK runtime"}
+        version = _cli_version_from_path(self.cli_path)
+        if version:
+            facts["cli_version"] = version
+        facts["auth"] = "byok" if self.provider else "github login"
+        if self.provider:
+            facts["base_url"] = self.provider.get("base_url")
+        return facts
+
+    def _scrub(self, text: str) -> str:
+        for secret in self._secrets:
+            if len(secret) >= 4:
+                text = text.replace(secret, "***")
+        return text
+
+    # -- one call ------------------------------------------------------------
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        system, prompt = render_prompt(request.messages, request.json_schema)
+        client = await self._client()
+        collector = EventCollector()
+        timeout = request.timeout or DEFAULT_TIMEOUT
+        start = time.perf_counter()
+        session = None
+        try:
+            session = await client.create_session(**self._session_options(request.model, system, collector))
+            await session.send(prompt)
+            try:
+                await asyncio.wait_for(collector.done.wait(), timeout)
+            except asyncio.TimeoutError:
+                raise LLMError(f"timed out after {timeout:g}s waiting for Copilot", retryable=True, kind="timeout") from None
+        except LLMError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - SDK/CLI failures become LLMErrors
+            raise self._sdk_error(exc) from None
+        finally:
+            if session is not None:
+                await self._dispose(client, session, finished=collector.done.is_set())
+        latency = time.perf_counter() - start
+        if collector.error is not None:
+            hint = f"check {ENV_BYOK_KEY}" if self.provider is not None else HINT_LOGIN
+            err = error_from_session_error(collector.error, auth_hint=hint)
+            raise LLMError(self._scrub(str(err)), retryable=err.retryable, status=err.status, retry_after=err.retry_after, kind=err.kind)
+        text = collector.final_text()
+        if text is None:
+            raise LLMError("Copilot finished without an assistant message", retryable=True, kind="malformed")
+        return ChatResponse(
+            text=text,
+            usage=collector.usage,
+            latency_s=latency,
+            model=collector.model or request.model,
+            cost_usd=collector.cost,
+            tool_calls=collector.tool_calls,
+        )
+
+    def _session_options(self, model: str, system: str, collector: EventCollector) -> dict[str, Any]:
+        from copilot.generated.rpc import PermissionDecisionReject
+        from copilot.session import PermissionHandler
+
+        def deny(request: Any, invocation: Any) -> Any:
+            return PermissionDecisionReject(feedback="agentsproof runs trials without tools")
+
+        options: dict[str, Any] = {
+            "model": model or None,
+            "system_message": {"mode": "replace", "content": system},
+            "available_tools": list(self.tools),
+            "on_permission_request": PermissionHandler.approve_all if self.tools else deny,
+            "infinite_sessions": {"enabled": False},
+            "skip_custom_instructions": True,
+            "on_event": collector.on_event,
+        }
+        if self.provider is not None:
+            options["provider"] = dict(self.provider)
+        return options
+
+    async def _dispose(self, client: Any, session: Any, *, finished: bool) -> None:
+        """Stop a session and remove it from disk: trials must not fill the user's session history."""
+        try:
+            if not finished:
+                await session.abort()
+        except Exception:  # noqa: BLE001 - best effort on an already failing call
+            pass
+        for step in (session.disconnect, lambda: client.delete_session(session.session_id)):
+            try:
+                await asyncio.shield(step())
+            except Exception:  # noqa: BLE001
+                pass
+
+    def _sdk_error(self, exc: Exception) -> LLMError:
+        text = self._scrub(" ".join(f"{exc}".split()))[:300] or type(exc).__name__
+        name = type(exc).__name__
+        if name in ("ProcessExitedError", "ConnectionError", "BrokenPipeError") or isinstance(exc, OSError):
+            # The CLI went away: start a fresh one on the next call.
+            self._sdk_client = None
+            return LLMError(f"the Copilot CLI connection failed: {text}", retryable=True, kind="connection")
+        if isinstance(exc, TimeoutError):
+            return LLMError(f"Copilot timed out: {text}", retryable=True, kind="timeout")
+        if "auth" in text.lower() or "login" in text.lower():
+            return LLMError(f"Copilot: {text}; {HINT_LOGIN}", kind="auth")
+        return LLMError(f"Copilot: {name}: {text}", kind="error")
+
+
+def _cli_version_from_path(path: str | None) -> str | None:
+    """The CLI version from its npm package.json next to the binary (cheap: no process)."""
+    if not path:
+        return None
+    try:
+        real = Path(path).resolve()
+    except OSError:
+        return None
+    for parent in list(real.parents)[:3]:
+        pkg = parent / "package.json"
+        if pkg.is_file():
+            try:
+                data = json.loads(pkg.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                return None
+            if str(data.get("name", "")).startswith("@github/copilot"):
+                return str(data.get("version") or "") or None
+            return None
+    return None
+
+
+__all__ = [
+    "CopilotClient",
+    "copilot_status",
+    "copilot_usable",
+    "find_cli",
+    "byok_from_env",
+    "login_source",
+    "sdk_installed",
+]
+
