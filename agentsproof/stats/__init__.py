@@ -1,10 +1,7 @@
-"""Uncertainty of a grade: intervals, p-values, grade confidence (filled per item)."""
+"""Uncertainty of a grade: intervals, p-values, grade confidence, compare, power, adaptive trials."""
 
 from __future__ import annotations
 
-from typing import Any
+from agentsproof.stats.item import item_stats
 
-
-def item_stats(item: Any) -> dict[str, Any]:
-    """Statistics of one item; see agentsproof.stats.item for the full version."""
-    return {}
+__all__ = ["item_stats"]

@@ -1,0 +1,74 @@
+"""``--adaptive``: run trials in small batches and stop once the grade is settled.
+
+The runner asks the policy after every batch (``BatchPolicy``). At each planned look the
+policy builds an interval for the delta at level 1 − alpha/K, where K is the number of
+planned looks (Bonferroni). Stopping happens only when that interval lies inside one
+grade band, so a settled grade is wrong only if some look's interval missed the true
+delta — at most K × alpha/K = alpha over the whole run, however the looks fall. At the
+cap the run stops anyway and the grade keeps its ordinary "CI spans" label.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agentsproof.schemas.artifacts import compute_grade
+from agentsproof.stats.intervals import smoothed_z_interval, z_for
+
+DEFAULT_CAP = 30
+PSEUDO_WEIGHT = 0.25
+"""Weight of the 0 and the 1 added to each arm before the interval (see smoothed_z_interval)."""
+LOOKS = (5, 8, 11, 15, 20, 25, 30)
+
+
+def planned_looks(cap: int) -> list[int]:
+    """Trials per arm at which the policy looks: the fixed schedule up to the cap, then the cap."""
+    looks = [n for n in LOOKS if n < cap]
+    if cap > LOOKS[-1]:
+        step = LOOKS[-1] - LOOKS[-2]
+        n = LOOKS[-1]
+        while n + step < cap:
+            n += step
+            looks.append(n)
+    looks.append(cap)
+    return looks
+
+
+def settled_grade(with_scores: list[float], without_scores: list[float], looks: int, alpha: float = 0.05) -> str | None:
+    """The grade when the corrected interval lies in one band, else None."""
+    if len(with_scores) < 2 or len(without_scores) < 2:
+        return None
+    lo, hi = smoothed_z_interval(with_scores, without_scores, z_for(alpha / max(1, looks)), PSEUDO_WEIGHT)
+    g_lo, g_hi = compute_grade(lo), compute_grade(hi)
+    return g_lo if g_lo == g_hi else None
+
+
+@dataclass
+class AdaptivePolicy:
+    """A ``BatchPolicy``: (with scores, without scores, trials done per arm, cap) → more trials."""
+
+    alpha: float = 0.05
+    stops: list[tuple[int, str | None]] = field(default_factory=list)
+    """(trials per arm, settled grade or None at the cap) for every item, in finishing order."""
+
+    def __call__(self, with_scores: list[float], without_scores: list[float], done: int, cap: int) -> int:
+        looks = planned_looks(cap)
+        if done == 0:
+            return looks[0]
+        grade = settled_grade(with_scores, without_scores, len(looks), self.alpha)
+        if grade is not None:
+            self.stops.append((done, grade))
+            return 0
+        nxt = next((n for n in looks if n > done), None)
+        if nxt is None:
+            self.stops.append((done, None))
+            return 0
+        return nxt - done
+
+    def describe(self) -> dict:
+        return {
+            "alpha": self.alpha,
+            "looks": list(LOOKS),
+            "correction": "Bonferroni over the planned looks",
+            "interval": f"normal interval of the delta, each arm smoothed with a 0 and a 1 of weight {PSEUDO_WEIGHT}",
+        }

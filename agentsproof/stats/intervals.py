@@ -1,0 +1,138 @@
+"""Intervals and tests for one eval: Wilson, smoothed bootstrap, permutation, pass@k.
+
+Scores are trial scores in [0, 1]; the two arms are independent samples (the with-skill
+trial ``i`` and the baseline trial ``i`` share nothing but their index).
+"""
+
+from __future__ import annotations
+
+import math
+from itertools import combinations
+from typing import Sequence
+
+import numpy as np
+from scipy.stats import norm
+
+BOOTSTRAP_RESAMPLES = 10_000
+PERMUTATION_RESAMPLES = 20_000
+EXACT_PERMUTATION_LIMIT = 100_000
+"""Enumerate every relabelling when there are at most this many; else sample."""
+SEED = 0
+
+DELTA_CI_METHOD = (
+    f"percentile bootstrap, {BOOTSTRAP_RESAMPLES} resamples, seed {SEED}, each arm smoothed with one 0 "
+    "and one 1 pseudo-trial (Agresti–Caffo)"
+)
+
+
+def wilson(passed: int, total: int, z: float = 1.959963984540054) -> tuple[float, float] | None:
+    """Wilson score interval for a pass rate (95 % by default)."""
+    if total <= 0:
+        return None
+    p = passed / total
+    denom = 1 + z * z / total
+    centre = (p + z * z / (2 * total)) / denom
+    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def _smoothed(x: Sequence[float]) -> np.ndarray:
+    return np.concatenate([np.asarray(x, dtype=float), [0.0, 1.0]])
+
+
+def delta_ci(with_scores: Sequence[float], without_scores: Sequence[float], level: float = 0.95) -> tuple[float, float] | None:
+    """Percentile bootstrap of mean(with) − mean(without) on smoothed arms.
+
+    Each arm gets one 0 and one 1 pseudo-trial before resampling, so an arm whose trials
+    all scored the same still has spread: a plain bootstrap of 5/5 against 0/5 answers
+    [1.00, 1.00], which claims far more than five trials can show.
+    """
+    if not with_scores or not without_scores:
+        return None
+    rng = np.random.default_rng(SEED)
+    x, y = _smoothed(with_scores), _smoothed(without_scores)
+    bx = x[rng.integers(0, len(x), (BOOTSTRAP_RESAMPLES, len(x)))].mean(axis=1)
+    by = y[rng.integers(0, len(y), (BOOTSTRAP_RESAMPLES, len(y)))].mean(axis=1)
+    tail = (1 - level) / 2
+    lo, hi = np.quantile(bx - by, [tail, 1 - tail])
+    return float(max(-1.0, lo)), float(min(1.0, hi))
+
+
+def smoothed_z_interval(
+    with_scores: Sequence[float], without_scores: Sequence[float], z: float, pseudo: float = 1.0
+) -> tuple[float, float]:
+    """mean(with) − mean(without) ± z·SE, each arm smoothed with a 0 and a 1 of weight ``pseudo``.
+
+    ``pseudo = 1`` is the Agresti–Caffo interval for pass rates; smaller weights smooth
+    less. The smoothing keeps the SE above zero when every trial of an arm scored the same.
+    """
+
+    def mean_var(values: Sequence[float]) -> tuple[float, float]:
+        a = np.asarray(values, dtype=float)
+        w = len(a) + 2 * pseudo
+        m = (a.sum() + pseudo) / w
+        ss = ((a - m) ** 2).sum() + pseudo * (m * m + (1 - m) ** 2)
+        return m, ss / (w - 1) / w
+
+    mx, vx = mean_var(with_scores)
+    my, vy = mean_var(without_scores)
+    d, se = mx - my, math.sqrt(vx + vy)
+    return max(-1.0, d - z * se), min(1.0, d + z * se)
+
+
+def z_for(alpha_two_sided: float) -> float:
+    return float(norm.ppf(1 - alpha_two_sided / 2))
+
+
+def permutation_p(with_scores: Sequence[float], without_scores: Sequence[float]) -> tuple[float, str] | None:
+    """One-sided p-value for mean(with) > mean(without) by relabelling trials.
+
+    Exact (every relabelling) when there are at most ``EXACT_PERMUTATION_LIMIT``; else
+    ``PERMUTATION_RESAMPLES`` seeded random relabellings with the (b + 1)/(B + 1) rule,
+    which keeps the test valid.
+    """
+    n1, n2 = len(with_scores), len(without_scores)
+    if not n1 or not n2:
+        return None
+    pooled = np.asarray(list(with_scores) + list(without_scores), dtype=float)
+    observed = pooled[:n1].sum()
+    tol = 1e-9 * max(1.0, abs(observed))
+    if math.comb(n1 + n2, n1) <= EXACT_PERMUTATION_LIMIT:
+        idx = np.fromiter(
+            (i for combo in combinations(range(n1 + n2), n1) for i in combo), dtype=np.int64
+        ).reshape(-1, n1)
+        sums = pooled[idx].sum(axis=1)
+        return float(np.mean(sums >= observed - tol)), "one-sided exact permutation test (with > without)"
+    rng = np.random.default_rng(SEED)
+    keys = rng.random((PERMUTATION_RESAMPLES, n1 + n2))
+    perm = np.argsort(keys, axis=1)[:, :n1]
+    sums = pooled[perm].sum(axis=1)
+    b = int(np.sum(sums >= observed - tol))
+    return (b + 1) / (PERMUTATION_RESAMPLES + 1), (
+        f"one-sided permutation test (with > without), {PERMUTATION_RESAMPLES} random relabellings, seed {SEED}"
+    )
+
+
+def hake_gain(with_mean: float | None, without_mean: float | None) -> float | None:
+    """(with − without) / (1 − without): the share of the possible improvement achieved."""
+    if with_mean is None or without_mean is None or without_mean >= 1.0 - 1e-12:
+        return None
+    return (with_mean - without_mean) / (1.0 - without_mean)
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Chance that at least one of k trials passes (unbiased, from n trials with c passes)."""
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """Chance that all k trials pass (unbiased, from n trials with c passes)."""
+    return math.comb(c, k) / math.comb(n, k)
+
+
+def sample_sd(values: Sequence[float]) -> float | None:
+    if len(values) < 2:
+        return None
+    return float(np.std(np.asarray(values, dtype=float), ddof=1))

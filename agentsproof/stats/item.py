@@ -1,0 +1,101 @@
+"""``item_stats``: the uncertainty of one item's grade (the ``ItemResult.stats`` contract)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentsproof.schemas.artifacts import ArmResult, ItemResult, compute_grade
+from agentsproof.stats.checks import flaky_checks, non_discriminating_checks
+from agentsproof.stats.intervals import (
+    DELTA_CI_METHOD,
+    delta_ci,
+    hake_gain,
+    pass_at_k,
+    pass_hat_k,
+    permutation_p,
+    sample_sd,
+    wilson,
+)
+
+MIN_SCORED_PER_ARM = 3
+PASS_K = 3
+
+
+def scores(arm: ArmResult) -> list[float]:
+    return [t.score for t in arm.trials if t.status == "scored" and t.score is not None]
+
+
+def arm_stats(arm: ArmResult) -> dict[str, Any]:
+    s = scores(arm)
+    passed = sum(1 for t in arm.trials if t.status == "scored" and t.passed)
+    ci = wilson(passed, len(s))
+    return {
+        "n": len(s),
+        "errored": sum(1 for t in arm.trials if t.status == "errored"),
+        "mean": sum(s) / len(s) if s else None,
+        "sd": sample_sd(s),
+        "pass_rate": passed / len(s) if s else None,
+        "pass_rate_ci": list(ci) if ci else None,
+    }
+
+
+def grade_label(grade: str | None, low: str | None, high: str | None) -> str | None:
+    if grade is None or low is None or high is None:
+        return None
+    if low == high:
+        return f"{grade} (CI within {low})"
+    return f"{grade} (CI spans {low}–{high})"
+
+
+def item_stats(item: ItemResult) -> dict[str, Any]:
+    w, wo = arm_stats(item.with_arm), arm_stats(item.without_arm)
+    ws, wos = scores(item.with_arm), scores(item.without_arm)
+    out: dict[str, Any] = {
+        "with": w,
+        "without": wo,
+        "delta": None,
+        "delta_ci": None,
+        "delta_ci_method": DELTA_CI_METHOD,
+        "p_value": None,
+        "p_value_method": None,
+        "normalized_gain": None,
+        "pass_at_k": None,
+        "pass_hat_k": None,
+        "grade_low": None,
+        "grade_high": None,
+        "grade_label": None,
+        "enough_data": False,
+        "note": None,
+        "flaky_checks": flaky_checks(item.with_arm, item.without_arm),
+        "non_discriminating_checks": non_discriminating_checks(item.without_arm),
+    }
+    if w["n"]:
+        k = min(PASS_K, w["n"])
+        c = sum(1 for t in item.with_arm.trials if t.status == "scored" and t.passed)
+        out["pass_at_k"] = {"k": k, "value": pass_at_k(w["n"], c, k)}
+        out["pass_hat_k"] = {"k": k, "value": pass_hat_k(w["n"], c, k)}
+    if not ws or not wos:
+        empty = "with-skill" if not ws else "baseline"
+        out["note"] = f"no statistics: the {empty} arm has no scored trial"
+        return out
+    delta = sum(ws) / len(ws) - sum(wos) / len(wos)
+    out["delta"] = delta
+    ci = delta_ci(ws, wos)
+    if ci is not None:
+        out["delta_ci"] = [ci[0], ci[1]]
+        out["grade_low"] = compute_grade(ci[0])
+        out["grade_high"] = compute_grade(ci[1])
+    perm = permutation_p(ws, wos)
+    if perm is not None:
+        out["p_value"], out["p_value_method"] = perm
+    out["normalized_gain"] = hake_gain(w["mean"], wo["mean"])
+    grade = item.grade or compute_grade(delta)
+    out["grade_label"] = grade_label(grade, out["grade_low"], out["grade_high"])
+    fewest = min(len(ws), len(wos))
+    out["enough_data"] = fewest >= MIN_SCORED_PER_ARM
+    if not out["enough_data"]:
+        out["note"] = (
+            f"too few trials to say anything: {fewest} scored in the smaller arm (need {MIN_SCORED_PER_ARM}); "
+            "use --smoke (5) or --reliable (15)"
+        )
+    return out
