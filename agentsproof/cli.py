@@ -104,6 +104,17 @@ def run_options(f: Callable) -> Callable:
     f = click.option("--output", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"), show_default=True, help="Output directory.")(f)
     f = click.option("--ci", is_flag=True, help="Exit 1 when an eval is below its threshold or graded F.")(f)
     f = click.option("--parallel", type=click.IntRange(1, 512), default=1, show_default=True, help="Concurrent trials across the whole command.")(f)
+    f = click.option(
+        "--adaptive",
+        is_flag=True,
+        help="Run trials in batches; stop once the grade is settled (trials/preset = cap, default 30). See docs/statistics.md.",
+    )(f)
+    f = click.option(
+        "--retry-errors",
+        type=click.Path(dir_okay=False, path_type=Path),
+        metavar="RUN.json",
+        help="Re-run only the errored trials of this saved run (its JSON report) and merge them.",
+    )(f)
     return f
 
 
@@ -230,6 +241,76 @@ def doctor_cmd(**opts: Any) -> None:
     from agentsproof.commands import doctor
 
     sys.exit(doctor(**opts))
+
+
+@main.command("compare")
+@click.argument("before", type=click.Path(path_type=Path))
+@click.argument("after", type=click.Path(path_type=Path))
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True, help="Significance level for BETTER / WORSE.")
+@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write the comparison as Markdown to this file.")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON on stdout instead of the table.")
+@click.option("--ci", is_flag=True, help="Exit 1 when any item or case is WORSE.")
+def compare_cmd(before: Path, after: Path, alpha: float, markdown_path: Path | None, as_json: bool, ci: bool) -> None:
+    """Compare two saved runs (JSON reports of any command), item by item.
+
+    Per item, a two-sided Fisher exact test on the with-skill arm's pass/fail
+    counts: SAME, BETTER, WORSE, NOISE, NEW, REMOVED or INCONCLUSIVE.
+
+    \b
+    Example:
+      agentsproof compare runs/old/my-plugin-eval.json runs/my-plugin/my-plugin-eval.json --ci
+    """
+    import json
+
+    from agentsproof.stats.compare import compare_files
+    from agentsproof.stats.compare_render import render_markdown, render_terminal
+
+    cmp = compare_files(before, after, alpha)
+    if as_json:
+        click.echo(json.dumps(cmp.to_dict(), indent=2))
+    else:
+        click.echo(render_terminal(cmp))
+    if markdown_path is not None:
+        try:
+            markdown_path.parent.mkdir(parents=True, exist_ok=True)
+            markdown_path.write_text(render_markdown(cmp), encoding="utf-8")
+        except OSError as err:
+            raise InputError(str(markdown_path), None, f"cannot write: {err.strerror or err}") from None
+    sys.exit(EXIT_FAILED if ci and cmp.worse else EXIT_OK)
+
+
+@main.command("runs-needed")
+@click.option("--before", type=click.FloatRange(0, 1), required=True, help="True pass rate before the change (0..1).")
+@click.option("--after", type=click.FloatRange(0, 1), required=True, help="True pass rate after the change (0..1).")
+@click.option("--power", "target", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.8, show_default=True, help="Chance of detecting the change.")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True, help="Significance level of compare.")
+def runs_needed_cmd(before: float, after: float, target: float, alpha: float) -> None:
+    """How many runs per side compare needs to detect a change in pass rate.
+
+    Exact power of compare's two-sided Fisher test (counting only a verdict in
+    the change's direction), by enumerating every binomial outcome; searches
+    up to 100 runs per side.
+
+    \b
+    Example:
+      agentsproof runs-needed --before 1.0 --after 0.8
+    """
+    from agentsproof.stats.power import runs_needed
+
+    if abs(before - after) < 1e-12:
+        raise InputError("command line", "--after", "equals --before; there is no change to detect")
+    res = runs_needed(before, after, target, alpha)
+    verdict = "WORSE" if after < before else "BETTER"
+    if res.runs is None:
+        click.echo(
+            f"{before:g} → {after:g}: power {target:g} not reached within {res.max_runs} runs per side "
+            f"(power at {res.max_runs}: {res.achieved:.3f}; alpha {alpha:g})"
+        )
+    else:
+        click.echo(
+            f"{before:g} → {after:g}: {res.runs} runs per side give power {res.achieved:.3f} "
+            f"(chance compare says {verdict}; alpha {alpha:g})"
+        )
 
 
 if __name__ == "__main__":  # pragma: no cover

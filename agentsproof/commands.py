@@ -19,6 +19,7 @@ from agentsproof.schemas.tc_eval import load_tc_eval
 
 def _session(opts: dict[str, Any], settings: dict[str, Any]) -> SessionOptions:
     from agentsproof.console import progress_printer
+    from agentsproof.stats.adaptive import policy_for
 
     return SessionOptions(
         provider=opts.get("provider"),
@@ -28,6 +29,7 @@ def _session(opts: dict[str, Any], settings: dict[str, Any]) -> SessionOptions:
         abort_after=opts.get("abort_after", 5),
         settings=settings,
         on_trial=progress_printer(),
+        policy=policy_for(opts, settings),
     )
 
 
@@ -35,7 +37,29 @@ def _settings(opts: dict[str, Any]) -> dict[str, Any]:
     return {k: opts.get(k) for k in ("trials", "threshold") if opts.get(k) is not None}
 
 
+def _retry(command: str, path: Path, opts: dict[str, Any]) -> tuple[RunResult, dict[str, Path]]:
+    """--retry-errors RUN.json: re-run the saved run's errored trials and write its reports again."""
+    from agentsproof.errors import InputError
+    from agentsproof.executor.rerun import load_items_for_retry, retry_errors
+    from agentsproof.stats.compare import load_run
+
+    saved_path = Path(opts["retry_errors"])
+    saved = load_run(saved_path)
+    if saved.command != command:
+        raise InputError(str(saved_path), "command", f"is a {saved.command!r} run; retry it with `agentsproof {saved.command}`")
+    items = load_items_for_retry(saved, saved_path, path if command != "eval-all" else None)
+    run = retry_errors(saved, items, _session({**opts, "adaptive": False}, {}), saved_path)
+    name = saved.items[0].name if command == "eval" and saved.items else saved.plugin
+    targets = report_targets(command, opts.get("output") or Path("runs"), saved.plugin, name)
+    return run, write_reports(run, targets)
+
+
 def run_eval(path: Path, **opts: Any) -> tuple[RunResult, dict[str, Path]]:
+    from agentsproof.stats.adaptive import adaptive_defaults
+
+    if opts.get("retry_errors"):
+        return _retry("eval", path, opts)
+    opts = adaptive_defaults(opts)
     ev = load_eval(path)
     item = item_from_eval(ev, trials=opts.get("trials"), threshold=opts.get("threshold"))
     plugin = plugin_name_for_eval(ev.path)
@@ -45,6 +69,11 @@ def run_eval(path: Path, **opts: Any) -> tuple[RunResult, dict[str, Path]]:
 
 
 def run_eval_all(directory: Path, **opts: Any) -> tuple[RunResult, dict[str, Path]]:
+    from agentsproof.stats.adaptive import adaptive_defaults
+
+    if opts.get("retry_errors"):
+        return _retry("eval-all", directory, opts)
+    opts = adaptive_defaults(opts)
     paths = discover_evals(directory)
     evals = [load_eval(p) for p in paths]  # validate everything before the first call
     items = [item_from_eval(ev, trials=opts.get("trials"), threshold=opts.get("threshold")) for ev in evals]
@@ -62,6 +91,11 @@ def run_eval_all(directory: Path, **opts: Any) -> tuple[RunResult, dict[str, Pat
 
 
 def run_tc_eval(path: Path, **opts: Any) -> tuple[RunResult, dict[str, Path]]:
+    from agentsproof.stats.adaptive import adaptive_defaults
+
+    if opts.get("retry_errors"):
+        return _retry("tc-eval", path, opts)
+    opts = adaptive_defaults(opts)
     tc = load_tc_eval(path)
     trials = opts.get("trials") or 1
     items = items_from_tc_eval(tc, trials=trials, threshold=opts["threshold"], timeout=opts["timeout"])

@@ -49,6 +49,20 @@ def suggestions_for(item: ItemResult) -> list[str]:
                 f"Passes without the skill too: {kind} {_short(target)!r} ({p}/{n} baseline trials) — it cannot show "
                 "the skill's effect; replace it with a check only the skill's technique satisfies."
             )
+    stats = item.stats or {}
+    for c in stats.get("non_discriminating_checks") or []:
+        p, n = c["baseline_passed"], c["baseline_total"]
+        if p < n and c["kind"] != "rubric":  # checks passing every baseline trial are listed above
+            out.append(
+                f"Non-discriminating: {c['kind']} {_short(c['target'])!r} passes in {p}/{n} baseline trials "
+                "(≥ 90 %) — it can barely show the skill's effect; make it something the baseline misses."
+            )
+    for c in stats.get("flaky_checks") or []:
+        arm = "with-skill" if c["arm"] == "with" else "baseline"
+        out.append(
+            f"Flaky: {c['kind']} {_short(c['target'])!r} passed {c['passed']}/{c['total']} {arm} trials — the "
+            "answer varies between runs; tighten the instruction or the check, or run more trials."
+        )
     if item.grade in ("B", "C"):
         out.append(
             f"Delta {item.delta:+.2f} is below the A band (+0.30): add checks for the specific outputs the skill "

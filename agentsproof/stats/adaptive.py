@@ -72,3 +72,21 @@ class AdaptivePolicy:
             "correction": "Bonferroni over the planned looks",
             "interval": f"normal interval of the delta, each arm smoothed with a 0 and a 1 of weight {PSEUDO_WEIGHT}",
         }
+
+
+def adaptive_defaults(opts: dict) -> dict:
+    """With --adaptive and no trial count, the cap is DEFAULT_CAP trials per arm."""
+    if opts.get("adaptive") and opts.get("trials") is None:
+        return {**opts, "trials": DEFAULT_CAP}
+    return opts
+
+
+def policy_for(opts: dict, settings: dict):
+    """The runner's BatchPolicy for a command's options; records the adaptive settings."""
+    from agentsproof.executor.runner import run_all_at_once
+
+    if not opts.get("adaptive"):
+        return run_all_at_once
+    policy = AdaptivePolicy()
+    settings["adaptive"] = policy.describe()
+    return policy

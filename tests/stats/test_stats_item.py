@@ -1,0 +1,164 @@
+"""item_stats: the contract keys and the values of each statistic against known numbers."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from agentsproof.stats.intervals import delta_ci, hake_gain, pass_at_k, pass_hat_k, permutation_p, wilson
+from helpers import item
+
+CONTRACT = {
+    "with", "without", "delta", "delta_ci", "delta_ci_method", "p_value", "p_value_method", "normalized_gain",
+    "pass_at_k", "pass_hat_k", "grade_low", "grade_high", "grade_label", "enough_data", "note", "flaky_checks",
+    "non_discriminating_checks",
+}
+
+
+@pytest.mark.parametrize(
+    "passed,total,lo,hi",
+    [(5, 5, 0.5655, 1.0), (8, 10, 0.4902, 0.9433), (0, 10, 0.0, 0.2775), (50, 100, 0.4038, 0.5962), (1, 3, 0.0615, 0.7923)],
+)
+def test_wilson_known_values(passed, total, lo, hi):
+    got = wilson(passed, total)
+    assert got == pytest.approx((lo, hi), abs=1e-4)
+
+
+def test_wilson_no_trials():
+    assert wilson(0, 0) is None
+
+
+def test_pass_at_k_and_pass_hat_k_unbiased_estimators():
+    # 5 trials, 3 passed, k = 3: pass@3 = 1 - C(2,3)/C(5,3) = 1; pass^3 = C(3,3)/C(5,3) = 0.1
+    assert pass_at_k(5, 3, 3) == 1.0
+    assert pass_hat_k(5, 3, 3) == pytest.approx(0.1)
+    # 10 trials, 2 passed, k = 3: 1 - C(8,3)/C(10,3) = 1 - 56/120
+    assert pass_at_k(10, 2, 3) == pytest.approx(1 - 56 / 120)
+    assert pass_hat_k(10, 2, 3) == 0.0
+    # brute force: the share of k-subsets with at least one / only passes
+    outcomes = [1, 1, 0, 1, 0, 0, 0]
+    subsets = list(itertools.combinations(outcomes, 3))
+    assert pass_at_k(7, 3, 3) == pytest.approx(sum(any(s) for s in subsets) / len(subsets))
+    assert pass_hat_k(7, 3, 3) == pytest.approx(sum(all(s) for s in subsets) / len(subsets))
+
+
+def test_hake_gain():
+    assert hake_gain(0.8, 0.6) == pytest.approx(0.5)
+    assert hake_gain(1.0, 1.0) is None
+    assert hake_gain(0.2, 0.6) == pytest.approx(-1.0)
+
+
+def test_exact_permutation_p_matches_brute_force():
+    w, wo = [0.9, 0.4, 1.0, 0.7], [0.2, 0.5, 0.1, 0.7, 0.3]
+    pooled = w + wo
+    obs = sum(w)
+    sums = [sum(pooled[i] for i in c) for c in itertools.combinations(range(9), 4)]
+    expected = sum(s >= obs - 1e-9 for s in sums) / len(sums)
+    p, method = permutation_p(w, wo)
+    assert p == pytest.approx(expected)
+    assert method.startswith("one-sided exact permutation")
+    # 5/5 against 0/5: only one relabelling out of C(10,5) = 252 is as extreme
+    assert permutation_p([1] * 5, [0] * 5)[0] == pytest.approx(1 / 252)
+
+
+def test_large_arms_use_seeded_monte_carlo():
+    rng = np.random.default_rng(3)
+    w, wo = list(rng.random(15)), list(rng.random(15))
+    p1, m1 = permutation_p(w, wo)
+    p2, _ = permutation_p(w, wo)
+    assert p1 == p2 and "20000 random relabellings, seed 0" in m1
+
+
+def test_item_stats_contract_and_values():
+    it = item([1, 1, 1, 0.5, 1], [0, 0.5, 0, 0, 0])
+    s = it.stats
+    assert set(s) == CONTRACT
+    assert s["with"]["n"] == 5 and s["with"]["errored"] == 0
+    assert s["with"]["mean"] == pytest.approx(0.9) and s["without"]["mean"] == pytest.approx(0.1)
+    assert s["with"]["sd"] == pytest.approx(np.std([1, 1, 1, 0.5, 1], ddof=1))
+    assert s["with"]["pass_rate"] == 1.0 and s["with"]["pass_rate_ci"] == pytest.approx([0.5655, 1.0], abs=1e-4)
+    assert s["delta"] == pytest.approx(0.8)
+    lo, hi = s["delta_ci"]
+    assert -1 <= lo < 0.8 < hi <= 1
+    assert "bootstrap" in s["delta_ci_method"] and "seed 0" in s["delta_ci_method"]
+    assert s["p_value"] < 0.05 and "exact permutation" in s["p_value_method"]
+    assert s["normalized_gain"] == pytest.approx(0.8 / 0.9)
+    assert s["pass_at_k"] == {"k": 3, "value": 1.0} and s["pass_hat_k"] == {"k": 3, "value": 1.0}
+    assert s["enough_data"] is True and s["note"] is None
+    from agentsproof.schemas.artifacts import compute_grade
+
+    assert s["grade_low"] == compute_grade(lo) and s["grade_high"] == compute_grade(hi)
+    expected = f"A (CI within A)" if s["grade_low"] == "A" else f"A (CI spans {s['grade_low']}–A)"
+    assert s["grade_label"] == expected
+
+
+def test_grade_label_spans_bands_on_weak_evidence():
+    s = item([1, 0, 1, 0.5], [0.5, 0, 1, 0]).stats
+    assert s["grade_low"] == "F" and s["grade_high"] == "A"
+    assert s["grade_label"] == "B (CI spans F–A)"  # delta 0.625 - 0.375 = 0.25
+
+
+def test_too_few_trials_says_so():
+    s = item([1, None, 1], [0, 0, None]).stats
+    assert s["enough_data"] is False
+    assert "too few trials" in s["note"] and "2 scored" in s["note"]
+    assert s["with"]["errored"] == 1 and s["without"]["errored"] == 1
+    assert s["pass_at_k"]["k"] == 2
+
+
+def test_no_scored_arm_gives_nulls_and_a_note():
+    s = item([None, None, None], [0, 1, 0]).stats
+    assert set(s) == CONTRACT
+    assert s["delta"] is None and s["delta_ci"] is None and s["p_value"] is None and s["grade_label"] is None
+    assert "with-skill arm has no scored trial" in s["note"]
+    assert s["enough_data"] is False
+
+
+def test_delta_ci_covers_the_true_delta():
+    """Seeded: intervals for a moderate effect cover the true delta in about 95 % of evals."""
+    rng = np.random.default_rng(11)
+    hits, n_evals = 0, 300
+    for _ in range(n_evals):
+        w = rng.binomial(4, 0.75, 10) / 4
+        wo = rng.binomial(4, 0.45, 10) / 4
+        lo, hi = delta_ci(list(w), list(wo))
+        hits += lo <= 0.30 <= hi
+    assert hits / n_evals >= 0.92
+
+
+def test_no_true_effect_rarely_reported_significant():
+    """A skill with no effect: p < 0.05 (a 'significant improvement') in at most 5 % of evals."""
+    rng = np.random.default_rng(2024)
+    n_evals, significant = 400, 0
+    for i in range(n_evals):
+        n = 5 if i % 2 else 15  # exact test at 5/arm, Monte Carlo at 15/arm
+        w = list(rng.binomial(3, 0.6, n) / 3)
+        wo = list(rng.binomial(3, 0.6, n) / 3)
+        significant += permutation_p(w, wo)[0] < 0.05
+    assert significant / n_evals <= 0.05
+
+
+def test_flaky_and_non_discriminating_checks_in_stats_and_suggestions():
+    from agentsproof.executor.suggestions import suggestions_for
+
+    with_checks = [[("HELLO", True), ("-- bot", i % 2 == 0)] for i in range(4)]
+    without_checks = [[("HELLO", True), ("-- bot", False)] for _ in range(9)] + [[("HELLO", False), ("-- bot", False)]]
+    it = item([1.0, 0.5, 1.0, 0.5], [0.5] * 9 + [0.0], with_checks=with_checks, without_checks=without_checks)
+    s = it.stats
+    assert s["flaky_checks"] == [
+        {"arm": "with", "kind": "mustContain", "target": "-- bot", "passed": 2, "total": 4},
+        {"arm": "without", "kind": "mustContain", "target": "HELLO", "passed": 9, "total": 10},
+    ]
+    assert s["non_discriminating_checks"] == [{"kind": "mustContain", "target": "HELLO", "baseline_passed": 9, "baseline_total": 10}]
+    tips = suggestions_for(it)
+    assert any(t.startswith("Flaky: mustContain '-- bot' passed 2/4 with-skill trials") for t in tips)
+    assert any(t.startswith("Non-discriminating: mustContain 'HELLO' passes in 9/10 baseline trials") for t in tips)
+
+
+def test_check_at_89_percent_of_baseline_is_not_non_discriminating():
+    without_checks = [[("x", i < 8)] for i in range(9)]  # 8/9 = 0.889
+    it = item([1.0] * 9, [0.5] * 9, without_checks=without_checks)
+    assert it.stats["non_discriminating_checks"] == []
