@@ -274,10 +274,14 @@ def _make_httpd(server: ScriptedServer, host: str, port: int) -> ThreadingHTTPSe
             else:
                 self._send(200, json.dumps(_completion(req, text, usage)).encode())
 
-    httpd = ThreadingHTTPServer((host, port), Handler)
-    httpd.daemon_threads = True
-    httpd.request_queue_size = 256
-    return httpd
+    return _ThreadingServer((host, port), Handler)
+
+
+class _ThreadingServer(ThreadingHTTPServer):
+    # listen() runs in the constructor, so the backlog must be set on the class: with the
+    # default of 5, a burst of 50 new connections overflows it and clients see resets.
+    request_queue_size = 1024
+    daemon_threads = True
 
 
 def main() -> None:
