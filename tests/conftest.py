@@ -1,6 +1,9 @@
 """Shared fixtures: a scripted OpenAI-compatible server, BYOK env pointing at it, a CLI
 runner, and a helper that writes plugin trees (eval.yaml + SKILL.md / agent .md).
 
+Keep this the only conftest.py: test modules in every folder import its helpers with
+``from conftest import ...``, which a second conftest module would shadow.
+
 Everything runs for real on loopback: the CLI, the official ``openai`` client, retries,
 graders and reports. Nothing of ours is mocked.
 """
@@ -53,6 +56,20 @@ def byok_env(monkeypatch: pytest.MonkeyPatch, scripted_server: ScriptedServer) -
     monkeypatch.delenv("AGENTSPROOF_MODEL", raising=False)
     monkeypatch.delenv("AGENTSPROOF_JUDGE_MODEL", raising=False)
     return scripted_server
+
+
+@pytest.fixture
+async def judge(scripted_server: ScriptedServer):
+    """A Judge on the real openai client (with retries, no sleeping) aimed at ``scripted_server``."""
+    from agentsproof.llm.openai_compat import OpenAICompatibleClient
+    from agentsproof.llm.retry import RetryingClient, RetryPolicy
+    from agentsproof.pipeline.grader.judge import Judge
+
+    client = RetryingClient(
+        OpenAICompatibleClient(base_url=scripted_server.base_url, api_key=SECRET_KEY), RetryPolicy(max_retries=2, base_delay=0)
+    )
+    yield Judge(client=client, model="judge-model", timeout=5)
+    await client.aclose()
 
 
 def run_cli(args: list[str], env: dict[str, str] | None = None) -> tuple[int, str, str]:

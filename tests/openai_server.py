@@ -39,6 +39,8 @@ class Rule:
     delay: float = 0.0
     raw_body: str | None = None
     """Send this body as-is (e.g. not JSON) with status 200."""
+    message: str | None = None
+    """Error message in the body of a non-200 reply (default: "scripted HTTP <status>")."""
     drop: bool = False
     """Close the connection without answering."""
     times: int | None = None
@@ -91,7 +93,9 @@ def default_reply(req: dict[str, Any]) -> str:
     An assertion like ``The response mentions 'pytest'`` passes when the quoted text
     appears in the graded response, so tests can drive assertion grading by content.
     """
-    system, user = _texts(req)
+    system, _ = _texts(req)
+    # the graded prompt is the first user message; a retry appends a follow-up after it
+    user = next((m.get("content") or "" for m in req.get("messages", []) if m.get("role") == "user"), "")
     if "You check one claim" in system:
         claim = user.split("## Claim to check\n", 1)[-1].split("\n\n## Assistant response", 1)[0]
         response = user.split("<<<RESPONSE\n", 1)[-1].rsplit("\nRESPONSE>>>", 1)[0]
@@ -228,7 +232,7 @@ def _make_httpd(server: ScriptedServer, host: str, port: int) -> ThreadingHTTPSe
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
-            if not self.path.rstrip("/").endswith("/chat/completions"):
+            if not self.path.split("?", 1)[0].rstrip("/").endswith("/chat/completions"):
                 self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}).encode())
                 return
             try:
@@ -236,6 +240,7 @@ def _make_httpd(server: ScriptedServer, host: str, port: int) -> ThreadingHTTPSe
             except json.JSONDecodeError:
                 self._send(400, b'{"error": {"message": "invalid JSON body"}}')
                 return
+            req.setdefault("_path", self.path)  # not part of the API: lets tests check the route
             server._enter()
             try:
                 self._answer(req)
@@ -258,7 +263,8 @@ def _make_httpd(server: ScriptedServer, host: str, port: int) -> ThreadingHTTPSe
                 headers = {}
                 if rule.retry_after is not None:
                     headers["Retry-After"] = f"{rule.retry_after:g}"
-                msg = {"error": {"message": f"scripted HTTP {rule.status}", "type": "scripted", "code": rule.status}}
+                text = rule.message or f"scripted HTTP {rule.status}"
+                msg = {"error": {"message": text, "type": "scripted", "code": rule.status}}
                 self._send(rule.status, json.dumps(msg).encode(), headers=headers)
                 return
             if rule and rule.raw_body is not None:

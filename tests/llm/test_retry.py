@@ -1,0 +1,114 @@
+"""RetryingClient around the real openai client: which failures are retried, how long it
+waits (recorded, never slept for real), and when it gives up."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from agentsproof.llm.base import ChatRequest, LLMError
+from agentsproof.llm.openai_compat import OpenAICompatibleClient
+from agentsproof.llm.retry import RetryingClient, RetryPolicy
+from conftest import SECRET_KEY, Rule
+
+MSGS = [{"role": "user", "content": "hi"}]
+
+
+@pytest.fixture
+def slept() -> list[float]:
+    return []
+
+
+@pytest.fixture
+async def make(scripted_server, slept):
+    made = []
+
+    def _make(**policy) -> RetryingClient:
+        async def fake_sleep(seconds: float) -> None:
+            slept.append(seconds)
+
+        inner = OpenAICompatibleClient(base_url=scripted_server.base_url, api_key=SECRET_KEY)
+        c = RetryingClient(inner, RetryPolicy(**{"max_retries": 3, "base_delay": 0.5, **policy}), sleep=fake_sleep, seed=1)
+        made.append(c)
+        return c
+
+    yield _make
+    for c in made:
+        await c.aclose()
+
+
+async def test_429_retry_after_is_honoured_then_success(make, scripted_server, slept):
+    scripted_server.add(Rule(status=429, retry_after=1.5, times=2))
+    resp = await make().complete(ChatRequest(messages=MSGS, model="m"))
+    assert resp.text == "OK" and resp.attempts == 3
+    assert slept == [1.5, 1.5]
+    assert len(scripted_server.requests) == 3
+
+
+async def test_retry_after_is_capped(make, scripted_server, slept):
+    scripted_server.add(Rule(status=503, retry_after=120, times=1))
+    await make(max_wait=2).complete(ChatRequest(messages=MSGS, model="m"))
+    assert slept == [2]
+
+
+async def test_backoff_grows_exponentially_with_jitter(make, scripted_server, slept):
+    scripted_server.add(Rule(status=500, times=3))
+    resp = await make(max_retries=3, base_delay=0.5).complete(ChatRequest(messages=MSGS, model="m"))
+    assert resp.attempts == 4 and len(slept) == 3
+    for wait, base in zip(slept, [0.5, 1.0, 2.0]):
+        assert base * 0.75 <= wait <= base * 1.25
+
+
+async def test_gives_up_after_max_retries_with_reason(make, scripted_server, slept):
+    scripted_server.add(Rule(status=500))
+    with pytest.raises(LLMError) as err:
+        await make(max_retries=2).complete(ChatRequest(messages=MSGS, model="m"))
+    assert "HTTP 500" in str(err.value) and "after 3 attempts" in str(err.value)
+    assert not err.value.retryable and err.value.status == 500
+    assert len(scripted_server.requests) == 3
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 422])
+async def test_client_errors_are_not_retried(make, scripted_server, slept, status):
+    scripted_server.add(Rule(status=status))
+    with pytest.raises(LLMError) as err:
+        await make().complete(ChatRequest(messages=MSGS, model="m"))
+    assert err.value.status == status and "attempts" not in str(err.value)
+    assert len(scripted_server.requests) == 1 and slept == []
+
+
+async def test_dropped_connection_then_success(make, scripted_server, slept):
+    scripted_server.add(Rule(drop=True, times=2))
+    resp = await make().complete(ChatRequest(messages=MSGS, model="m"))
+    assert resp.attempts == 3
+
+
+async def test_per_call_timeout_is_retried(make, scripted_server, slept):
+    scripted_server.add(Rule(delay=2, times=1))
+    resp = await make(base_delay=0).complete(ChatRequest(messages=MSGS, model="m", timeout=0.3))
+    assert resp.attempts == 2 and slept == []
+
+
+async def test_zero_base_delay_never_sleeps(make, scripted_server, slept):
+    scripted_server.add(Rule(status=503, times=2))
+    await make(base_delay=0).complete(ChatRequest(messages=MSGS, model="m"))
+    assert slept == []
+
+
+def test_policy_from_env(monkeypatch):
+    monkeypatch.setenv("AGENTSPROOF_MAX_RETRIES", "7")
+    monkeypatch.setenv("AGENTSPROOF_RETRY_BASE_DELAY", "0.25")
+    monkeypatch.setenv("AGENTSPROOF_RETRY_MAX_WAIT", "9")
+    p = RetryPolicy.from_env()
+    assert (p.max_retries, p.base_delay, p.max_wait) == (7, 0.25, 9.0)
+    monkeypatch.setenv("AGENTSPROOF_MAX_RETRIES", "lots")
+    assert RetryPolicy.from_env().max_retries == 4
+
+
+def test_wait_for_math():
+    p = RetryPolicy(base_delay=1.0, max_wait=5.0, jitter=0.0)
+    rng = random.Random(0)
+    assert [p.wait_for(a, None, rng) for a in (1, 2, 3, 4)] == [1.0, 2.0, 4.0, 5.0]
+    assert p.wait_for(1, 0.0, rng) == 0.0
+    assert p.wait_for(1, 3.0, rng) == 3.0
