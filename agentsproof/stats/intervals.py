@@ -11,7 +11,7 @@ from itertools import combinations
 from typing import Sequence
 
 import numpy as np
-from scipy.stats import norm
+from statistics import NormalDist
 
 BOOTSTRAP_RESAMPLES = 10_000
 PERMUTATION_RESAMPLES = 20_000
@@ -81,7 +81,7 @@ def smoothed_z_interval(
 
 
 def z_for(alpha_two_sided: float) -> float:
-    return float(norm.ppf(1 - alpha_two_sided / 2))
+    return float(NormalDist().inv_cdf(1 - alpha_two_sided / 2))
 
 
 def permutation_p(with_scores: Sequence[float], without_scores: Sequence[float]) -> tuple[float, str] | None:
