@@ -105,7 +105,9 @@ def permutation_p(with_scores: Sequence[float], without_scores: Sequence[float])
         return float(np.mean(sums >= observed - tol)), "one-sided exact permutation test (with > without)"
     rng = np.random.default_rng(SEED)
     keys = rng.random((PERMUTATION_RESAMPLES, n1 + n2))
-    perm = np.argsort(keys, axis=1)[:, :n1]
+    # the n1 smallest keys of a row are a uniform random subset; argpartition finds the
+    # same subset as a full sort in linear time
+    perm = np.argpartition(keys, n1 - 1, axis=1)[:, :n1]
     sums = pooled[perm].sum(axis=1)
     b = int(np.sum(sums >= observed - tol))
     return (b + 1) / (PERMUTATION_RESAMPLES + 1), (
