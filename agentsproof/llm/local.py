@@ -8,7 +8,7 @@ Other settings (environment):
 - ``AGENTSPROOF_LOCAL_MAX_TOKENS`` reply cap when a request sets none (default 256)
 - ``AGENTSPROOF_LOCAL_THREADS`` CPU threads (default: all cores)
 - ``AGENTSPROOF_LOCAL_INSTANCES`` model copies serving calls in parallel (default 1)
-- ``AGENTSPROOF_LOCAL_TEMPERATURE`` trial temperature when a request sets none (default 0.7)
+- ``AGENTSPROOF_LOCAL_TEMPERATURE`` trial temperature when a request sets none (default 0.3)
 - ``AGENTSPROOF_LOCAL_SEED`` fixes the sampling seeds for a reproducible run
 
 The model loads on the first call, in a worker thread, and stays loaded for the process.

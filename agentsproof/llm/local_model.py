@@ -9,9 +9,10 @@ other GGUF file.
 A loaded model lives in a module-level cache keyed by its settings, so every client in a
 process shares it and it loads once. llama.cpp's ``Llama`` object is not thread-safe (two
 threads in one instance abort the whole process inside ggml), so each instance is lent to
-one call at a time through :class:`ModelPool`. The pool size defaults to 1: measured on
-2 cores, one instance with 2 threads decodes faster than two instances with 1 thread
-each (see ``docs/providers.md``). ``AGENTSPROOF_LOCAL_INSTANCES`` changes it.
+one call at a time through :class:`ModelPool`. The pool size defaults to 1 instance using
+every core, the fastest choice for one call at a time; ``AGENTSPROOF_LOCAL_INSTANCES=N``
+splits the cores over N instances, which gives more throughput when trials run in
+parallel (measurements in ``docs/providers.md``).
 """
 
 from __future__ import annotations
@@ -41,8 +42,11 @@ ENV_SEED = "AGENTSPROOF_LOCAL_SEED"
 
 DEFAULT_N_CTX = 2048
 DEFAULT_MAX_TOKENS = 256
-DEFAULT_TEMPERATURE = 0.7
-"""Trials need variation between runs for the statistics to mean anything; judge calls pass 0."""
+DEFAULT_TEMPERATURE = 0.3
+"""Trial temperature when a request sets none. Trials need variation between runs for the
+statistics to mean anything, but SmolLM2-135M follows instructions far less often when
+sampled hot (measured: 0.9-1.0 of replies obey a system-prompt rule at 0.3, 0.6-0.7 at 0.7).
+Judge calls pass 0."""
 
 # Per-message overhead of a chat template, used only when a GGUF has no template of its own.
 _FALLBACK_TOKENS_PER_MESSAGE = 8
