@@ -26,8 +26,12 @@ $(COPILOT_DIR)/node_modules/.bin/copilot:
 	mkdir -p $(COPILOT_DIR)
 	npm install --silent --no-audit --no-fund --prefix $(COPILOT_DIR) @github/copilot@$(COPILOT_CLI_VERSION)
 
+# Two model instances with one core each: measured faster than one instance on both
+# cores when two trials run at once, and far less fragile under other CPU load.
 demo: install
-	$(VENV)/bin/agentsproof eval-all evals/demo-plugin --provider local --smoke --parallel 2
+	env -u AGENTSPROOF_MODEL -u AGENTSPROOF_JUDGE_MODEL AGENTSPROOF_LOCAL_INSTANCES=$${AGENTSPROOF_LOCAL_INSTANCES:-2} \
+		$(VENV)/bin/agentsproof eval-all evals/demo-plugin --provider local --smoke --parallel 2
+	@echo "HTML report: $(abspath runs/demo-plugin/demo-plugin-eval.html)"
 
 test: install-dev copilot-cli
 	COPILOT_CLI_PATH=$${COPILOT_CLI_PATH:-$(abspath $(COPILOT_DIR))/node_modules/.bin/copilot} $(PY) -m pytest -q
