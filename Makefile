@@ -29,7 +29,7 @@ $(COPILOT_DIR)/node_modules/.bin/copilot:
 # Two model instances with one core each: measured faster than one instance on both
 # cores when two trials run at once, and far less fragile under other CPU load.
 demo: install
-	env -u AGENTSPROOF_MODEL -u AGENTSPROOF_JUDGE_MODEL AGENTSPROOF_LOCAL_INSTANCES=$${AGENTSPROOF_LOCAL_INSTANCES:-2} \
+	AGENTSPROOF_LOCAL_INSTANCES=$${AGENTSPROOF_LOCAL_INSTANCES:-2} \
 		$(VENV)/bin/agentsproof eval-all evals/demo-plugin --provider local --smoke --parallel 2
 	@echo "HTML report: $(abspath runs/demo-plugin/demo-plugin-eval.html)"
 

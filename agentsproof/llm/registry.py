@@ -55,19 +55,38 @@ def resolve_provider_name(flag: str | None) -> str:
 
 
 def resolve_models(provider: str, model: str | None, judge_model: str | None) -> ProviderChoice:
+    """The trial and judge models. ``model``/``judge_model`` are the flags; env fills the gaps."""
+    if provider == "local":
+        return _local_models(model, judge_model)
     model = model or os.environ.get("AGENTSPROOF_MODEL")
     if not model:
-        if provider == "local":
-            from agentsproof.llm import local as local_mod
-
-            model = local_mod.default_model_name()
-        else:
-            raise ProviderUnavailable(
-                "--model: no model given; pass --model NAME or set AGENTSPROOF_MODEL"
-                + (" (or use --provider local for the embedded model)" if provider != "copilot" else "")
-            )
+        raise ProviderUnavailable(
+            "--model: no model given; pass --model NAME or set AGENTSPROOF_MODEL"
+            + (" (or use --provider local for the embedded model)" if provider != "copilot" else "")
+        )
     judge = judge_model or os.environ.get("AGENTSPROOF_JUDGE_MODEL") or model
     return ProviderChoice(provider=provider, model=model, judge_model=judge)
+
+
+def _local_models(model: str | None, judge_model: str | None) -> ProviderChoice:
+    """The local provider runs one GGUF file, so its name is the model.
+
+    AGENTSPROOF_MODEL / AGENTSPROOF_JUDGE_MODEL name models of other providers and are
+    ignored here; a --model flag that names another model is an error before any call.
+    """
+    from agentsproof.llm import local as local_mod
+
+    name = local_mod.default_model_name()
+    for flag, value in (("--model", model), ("--judge-model", judge_model)):
+        if value and value.lower() not in (name.lower(), "local"):
+            env_judge = flag == "--judge-model" and value == os.environ.get("AGENTSPROOF_JUDGE_MODEL")
+            if env_judge:
+                continue
+            raise ProviderUnavailable(
+                f"{flag}: the local provider runs {name}, not {value!r}; drop {flag}, "
+                "or set AGENTSPROOF_LOCAL_MODEL=/path/to/model.gguf to run another GGUF model"
+            )
+    return ProviderChoice(provider="local", model=name, judge_model=name)
 
 
 def build_client(provider: str, *, retry: bool = True) -> LLMClient:
