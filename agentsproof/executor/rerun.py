@@ -15,7 +15,7 @@ from typing import Sequence
 from agentsproof.errors import InputError
 from agentsproof.executor.results import build_run, finalize_item
 from agentsproof.executor.runner import Aborted, DualArmRunner, EvalItem, ItemRun, RunOptions
-from agentsproof.executor.session import SessionOptions, prepare_provider
+from agentsproof.executor.session import SessionOptions, prepare_provider, run_sync
 from agentsproof.pipeline.grader import Judge, needs_judge
 from agentsproof.schemas.artifacts import ArmResult, ItemResult, RunResult, TrialResult
 
@@ -99,7 +99,7 @@ def check_items(saved: RunResult, items: dict[str, EvalItem], path: Path) -> Non
 
 def retry_errors(saved: RunResult, items: dict[str, EvalItem], opts: SessionOptions, path: Path) -> RunResult:
     check_items(saved, items, path)
-    return asyncio.run(_rerun(saved, items, opts, path))
+    return run_sync(_rerun(saved, items, opts, path))
 
 
 def load_items_for_retry(saved: RunResult, saved_path: Path, path: Path | None) -> dict[str, EvalItem]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Awaitable, Callable, Sequence, TypeVar
 
 from agentsproof.errors import ProviderUnavailable
 from agentsproof.executor.results import build_run, finalize_item
@@ -14,6 +14,8 @@ from agentsproof.llm.base import LLMClient
 from agentsproof.llm.registry import build_client, resolve_models, resolve_provider_name
 from agentsproof.pipeline.grader import Judge, needs_judge
 from agentsproof.schemas.artifacts import RunResult, TrialResult
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -76,8 +78,34 @@ async def run_items_async(
     )
 
 
+class _Boxed:
+    """Holds a coroutine's result behind a cheap repr (see run_sync)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        self.value = value
+
+    def __repr__(self) -> str:
+        return "<result>"
+
+
+def run_sync(coro: Awaitable[T]) -> T:
+    """``asyncio.run`` for a coroutine with a large result.
+
+    On CPython 3.11, asyncio.run's SIGINT clean-up formats the finished main task with
+    repr(), result included; for a run of 1,000 trials that repr alone costs ~0.3 s.
+    Boxing the result keeps that repr short.
+    """
+
+    async def main() -> _Boxed:
+        return _Boxed(await coro)
+
+    return asyncio.run(main()).value
+
+
 def run_items(command: str, plugin: str, items: Sequence[EvalItem], opts: SessionOptions) -> RunResult:
     if not items:
         raise ProviderUnavailable("nothing to run")
     prepared = prepare_provider(opts.provider, opts.model, opts.judge_model)
-    return asyncio.run(run_items_async(command, plugin, items, opts, prepared))
+    return run_sync(run_items_async(command, plugin, items, opts, prepared))
