@@ -258,7 +258,7 @@ def compare_cmd(before: Path, after: Path, alpha: float, markdown_path: Path | N
 
     \b
     Example:
-      agentsproof compare runs/old/my-plugin-eval.json runs/my-plugin/my-plugin-eval.json --ci
+      agentsproof compare before/eval-all-summary.json runs/my-plugin/eval-all-summary.json --ci
     """
     import json
 
