@@ -19,7 +19,7 @@ from typing import Any, Callable
 from jinja2 import BytecodeCache, Environment, FileSystemBytecodeCache, PackageLoader, StrictUndefined, select_autoescape
 
 from agentsproof import __version__
-from agentsproof.executor.suggestions import check_pass_rates
+from agentsproof.stats.checks import check_counts
 from agentsproof.schemas.artifacts import ArmResult, ItemResult, RunResult, TrialResult
 
 _env: Environment | None = None
@@ -249,8 +249,8 @@ def _first_failure_evidence(arm: ArmResult) -> dict[tuple[str, str], str]:
 
 
 def _check_rows(item: ItemResult, s: dict[str, Any]) -> list[CheckRow]:
-    w = check_pass_rates(item.with_arm)
-    b = check_pass_rates(item.without_arm)
+    w = check_counts(item.with_arm)
+    b = check_counts(item.without_arm)
     evidence = _first_failure_evidence(item.with_arm)
     flaky = {(f.get("kind"), f.get("target")) for f in s["flaky_checks"] if f.get("arm", "with") == "with"}
     nondisc = {(f.get("kind"), f.get("target")) for f in s["non_discriminating_checks"]}

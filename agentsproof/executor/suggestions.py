@@ -2,23 +2,8 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
-
-from agentsproof.schemas.artifacts import ArmResult, ItemResult
-
-
-def check_pass_rates(arm: ArmResult) -> dict[tuple[str, str], tuple[int, int]]:
-    """(kind, target) -> (passed, total) over the arm's scored trials."""
-    counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
-    for t in arm.trials:
-        if t.status != "scored":
-            continue
-        for g in t.graders:
-            for c in g.checks:
-                key = (c.kind, c.target)
-                counts[key][1] += 1
-                counts[key][0] += int(c.passed)
-    return {k: (v[0], v[1]) for k, v in counts.items()}
+from agentsproof.schemas.artifacts import ItemResult
+from agentsproof.stats.checks import check_counts
 
 
 def _short(text: str, n: int = 70) -> str:
@@ -33,8 +18,8 @@ def suggestions_for(item: ItemResult) -> list[str]:
         return out
     if item.grade is None:
         return out
-    with_rates = check_pass_rates(item.with_arm)
-    base_rates = check_pass_rates(item.without_arm)
+    with_rates = check_counts(item.with_arm)
+    base_rates = check_counts(item.without_arm)
     if item.grade == "F":
         out.append(
             "The skill lowers the score against the baseline. Check that its instructions do not conflict with the "
