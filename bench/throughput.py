@@ -88,6 +88,26 @@ def timed_child(args: list[str], env: dict[str, str]) -> tuple[int, float, float
     return proc.returncode, wall, usage.ru_utime + usage.ru_stime, stderr_bytes.decode(errors="replace")
 
 
+SDK_ALONE = """
+import asyncio, os, sys
+import openai
+
+async def main(calls, parallel):
+    client = openai.AsyncOpenAI(base_url=os.environ["AGENTSPROOF_PROVIDER_URL"], api_key="sk-bench", max_retries=0,
+                                http_client=openai.DefaultAioHttpClient())
+    sem = asyncio.Semaphore(parallel)
+    async def one():
+        async with sem:
+            r = await client.chat.completions.create(model="bench-model", messages=[
+                {"role": "system", "content": "You are a helpful assistant."}, {"role": "user", "content": "Reply with OK."}])
+            assert r.choices[0].message.content
+    await asyncio.gather(*(one() for _ in range(calls)))
+    await client.close()
+
+asyncio.run(main(int(sys.argv[1]), int(sys.argv[2])))
+"""
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=1000, help="LLM calls in total (both arms of every item)")
@@ -124,6 +144,12 @@ def main() -> int:
                 "--output", str(out), "--abort-after", "0",
             ]  # fmt: skip
             code, wall, cpu, stderr = timed_child(cmd, env)
+            # side by side: the same calls through the bare official SDK, no harness at all
+            sdk_code, sdk_wall, sdk_cpu, sdk_err = timed_child(
+                [sys.executable, "-c", SDK_ALONE, str(args.calls), str(args.parallel)], env
+            )
+            if sdk_code != 0:
+                print(sdk_err, file=sys.stderr)
         finally:
             server.terminate()
             server.wait(timeout=10)
@@ -150,6 +176,10 @@ def main() -> int:
         "startup_wall_s": round(import_wall, 3),
         "startup_cpu_s": round(import_cpu, 3),
         "cpu_per_call_after_startup_ms": round(max(0.0, cpu - import_cpu) / args.calls * 1000, 3),
+        "sdk_alone_wall_s": round(sdk_wall, 3),
+        "sdk_alone_cpu_s": round(sdk_cpu, 3),
+        "sdk_alone_cpu_per_call_ms": round(sdk_cpu / args.calls * 1000, 3),
+        "harness_to_sdk_cpu_ratio": round(cpu / sdk_cpu, 2) if sdk_cpu else None,
         "wall_ok": wall <= TARGET_WALL_S,
         "cpu_ok": cpu / args.calls <= TARGET_CPU_PER_CALL_S,
     }
@@ -162,6 +192,9 @@ def main() -> int:
         print(f"harness CPU      {cpu:6.2f} s   {cpu / args.calls * 1000:.3f} ms/call   target <= 1 ms/call: {ok(result['cpu_ok'])}")
         print(f"  of which start-up (interpreter + imports) {import_cpu:.2f} s CPU, {import_wall:.2f} s wall;"
               f" {result['cpu_per_call_after_startup_ms']:.3f} ms/call after it")
+        print(f"official openai SDK alone, same calls: {sdk_wall:.2f} s wall, {sdk_cpu:.2f} s CPU"
+              f" ({sdk_cpu / args.calls * 1000:.3f} ms/call incl. its start-up);"
+              f" harness/SDK CPU ratio {result['harness_to_sdk_cpu_ratio']}x")
     return 0 if result["wall_ok"] and result["cpu_ok"] else 1
 
 
