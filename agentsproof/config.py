@@ -270,8 +270,13 @@ class LoadedEval(BaseModel):
 
 
 def load_eval(path: str | Path) -> LoadedEval:
-    """Read, validate and resolve one eval.yaml."""
+    """Read, validate and resolve one eval.yaml (or the eval.yaml inside a given folder)."""
     p = Path(path)
+    if p.is_dir():
+        inside = [p / name for name in ("eval.yaml", "eval.yml") if (p / name).is_file()]
+        if not inside:
+            raise InputError(str(p), None, "is a directory with no eval.yaml in it (run a whole plugin with `agentsproof eval-all`)")
+        p = inside[0]
     cfg = parse_eval_config(read_yaml(p), str(p))
     field = cfg.kind
     source = (p.parent / cfg.source).resolve()
@@ -292,7 +297,7 @@ def discover_evals(directory: str | Path) -> list[Path]:
     if not d.exists():
         raise InputError(str(d), None, "directory not found")
     if not d.is_dir():
-        raise InputError(str(d), None, "is not a directory")
+        raise InputError(str(d), None, "is a file, not a directory (run one eval file with `agentsproof eval`)")
     found = sorted(
         p for p in d.rglob("*") if p.is_file() and p.name in ("eval.yaml", "eval.yml") and "runs" not in p.relative_to(d).parts[:-1]
     )

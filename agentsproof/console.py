@@ -40,7 +40,7 @@ def print_run(run: RunResult, written: dict[str, Path]) -> None:
         conf = it.stats.get("grade_label") if it.stats else None
         click.echo(
             f"  {it.name:<{width}}  {_fmt(it.with_arm.mean_score, '.2f'):>5}  {_fmt(it.without_arm.mean_score, '.2f'):>5}"
-            f"  {_fmt(it.delta, '+.2f'):>6}  {(it.grade or '—'):<5}  {_fmt(None if it.pass_rate is None else it.pass_rate * 100, '.0f') + '%':>5}"
+            f"  {_fmt(it.delta, '+.2f'):>6}  {(it.grade or '—'):<5}  {'—' if it.pass_rate is None else f'{it.pass_rate * 100:.0f}%':>5}"
             f"  {it.with_arm.errored + it.without_arm.errored:>3}  {result}" + (f"  {conf}" if conf else "")
         )
         if it.status_reason:

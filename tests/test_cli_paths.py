@@ -1,0 +1,45 @@
+"""Which paths each command accepts, and the one-line hints when the wrong one is given."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import Rule, make_plugin, read_json, run_cli, simple_eval
+
+
+def _plugin(tmp_path: Path) -> Path:
+    return make_plugin(tmp_path, skills={"greeter": {"prompt": "MARK: say hello\n", "eval": simple_eval()}})
+
+
+def test_eval_accepts_the_folder_holding_eval_yaml(tmp_path, byok_env):
+    byok_env.add(Rule(reply="hello there", system_contains="MARK", judge=False), Rule(reply="hi", judge=False))
+    plugin = _plugin(tmp_path)
+    code, out, err = run_cli(["eval", plugin / "skills" / "greeter", "--model", "m", "--output", tmp_path / "runs"])
+    assert code == 0, err
+    item = read_json(tmp_path / "runs" / "demo-plugin" / "greeter-eval.json")["items"][0]
+    assert (item["grade"], item["delta"]) == ("A", 1.0)
+
+
+def test_eval_on_a_plugin_folder_points_to_eval_all(tmp_path, byok_env):
+    plugin = _plugin(tmp_path)
+    code, out, err = run_cli(["eval", plugin, "--model", "m"])
+    assert code == 30
+    assert err.strip().count("\n") == 0
+    assert "no eval.yaml in it" in err and "eval-all" in err
+    assert byok_env.requests == []
+
+
+def test_eval_all_on_a_file_points_to_eval(tmp_path, byok_env):
+    plugin = _plugin(tmp_path)
+    code, out, err = run_cli(["eval-all", plugin / "skills" / "greeter" / "eval.yaml", "--model", "m"])
+    assert code == 30
+    assert "is a file, not a directory" in err and "agentsproof eval" in err
+
+
+def test_errored_item_prints_dash_not_a_percentage(tmp_path, byok_env):
+    byok_env.add(Rule(status=500, judge=False))
+    plugin = _plugin(tmp_path)
+    code, out, err = run_cli(["eval", plugin / "skills" / "greeter" / "eval.yaml", "--model", "m", "--output", tmp_path / "r"])
+    assert code == 30
+    line = next(l for l in out.splitlines() if l.strip().startswith("greeter"))
+    assert "ERROR" in line and "%" not in line
