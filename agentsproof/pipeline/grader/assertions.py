@@ -25,15 +25,23 @@ ASSERTION_SYSTEM = (
 )
 
 
+_VERDICT_KEYS = ("passed", "pass", "verdict", "result")
+_TRUE = ("true", "pass", "passed", "yes")
+_FALSE = ("false", "fail", "failed", "no")
+
+
 def _validate(obj: dict[str, Any]) -> tuple[bool, str]:
-    if "passed" not in obj:
+    """The verdict: 'passed' (or pass/verdict/result) as a boolean or pass/fail, yes/no words."""
+    key = next((k for k in _VERDICT_KEYS if k in obj), None)
+    if key is None:
         raise ValueError("missing 'passed'")
-    passed = obj["passed"]
-    if isinstance(passed, str) and passed.strip().lower() in ("true", "false", "pass", "fail"):
-        passed = passed.strip().lower() in ("true", "pass")
+    passed = obj[key]
+    if isinstance(passed, str) and passed.strip().lower() in _TRUE + _FALSE:
+        passed = passed.strip().lower() in _TRUE
     if not isinstance(passed, bool):
-        raise ValueError("'passed' is not true/false")
-    return passed, str(obj.get("evidence", ""))
+        raise ValueError(f"'{key}' is not true/false")
+    evidence = obj.get("evidence", obj.get("reasoning", obj.get("reason", "")))
+    return passed, str(evidence)
 
 
 def assertion_prompt(task: str, assertion: str, response: str) -> str:

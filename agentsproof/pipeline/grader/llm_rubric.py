@@ -25,16 +25,17 @@ RUBRIC_SYSTEM = (
 
 
 def _validate(obj: dict[str, Any]) -> tuple[float, str]:
-    if "score" not in obj:
+    key = "score" if "score" in obj else ("rating" if "rating" in obj else None)
+    if key is None:
         raise ValueError("missing 'score'")
-    score = obj["score"]
+    score = obj[key]
     if isinstance(score, str):
-        score = float(score.strip())
+        score = float(score.strip())  # a ValueError here is retried like any unusable reply
     if isinstance(score, bool) or not isinstance(score, (int, float)):
         raise ValueError("'score' is not a number")
     if not 0.0 <= float(score) <= 1.0:
         raise ValueError(f"'score' {score} is outside 0..1")
-    return float(score), str(obj.get("reasoning", ""))
+    return float(score), str(obj.get("reasoning", obj.get("reason", "")))
 
 
 def rubric_prompt(task: str, rubric: str, response: str) -> str:
