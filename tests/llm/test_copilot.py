@@ -52,6 +52,8 @@ def cli_cache() -> Path:
 def copilot_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, cli_cache: Path) -> Iterator[ScriptedServer]:
     """Copilot (BYOK through the CLI) aimed at a fresh scripted server; empty HOME, no tokens."""
     if CLI is None:
+        if os.environ.get("CI"):  # `make test` installs the CLI: in CI a missing one is a failure
+            pytest.fail("the Copilot CLI is not installed; `make test` should have installed it")
         pytest.skip("the Copilot CLI is not installed (run `make copilot-cli` or set COPILOT_CLI_PATH)")
     pytest.importorskip("copilot", reason="the Copilot SDK is not installed: pip install 'agentsproof[copilot]'")
     home = tmp_path / "home"
