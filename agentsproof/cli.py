@@ -107,7 +107,7 @@ def run_options(f: Callable) -> Callable:
     f = click.option(
         "--adaptive",
         is_flag=True,
-        help="Run trials in batches; stop once the grade is settled (trials/preset = cap, default 30). See docs/statistics.md.",
+        help="Run trials in batches; stop once the grade is settled (trials/preset = cap, default 15). See docs/statistics.md.",
     )(f)
     f = click.option(
         "--retry-errors",

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from agentsproof.schemas.artifacts import compute_grade
 from agentsproof.stats.intervals import smoothed_z_interval, z_for
 
-DEFAULT_CAP = 30
+DEFAULT_CAP = 15
+"""The cap with --adaptive and no trial count: the --reliable count, so adaptive never costs more."""
 PSEUDO_WEIGHT = 0.25
 """Weight of the 0 and the 1 added to each arm before the interval (see smoothed_z_interval)."""
 LOOKS = (5, 8, 11, 15, 20, 25, 30)
@@ -65,10 +66,10 @@ class AdaptivePolicy:
             return 0
         return nxt - done
 
-    def describe(self) -> dict:
+    def describe(self, cap: int | None = None) -> dict:
         return {
             "alpha": self.alpha,
-            "looks": list(LOOKS),
+            "looks": planned_looks(cap) if cap else list(LOOKS),
             "correction": "Bonferroni over the planned looks",
             "interval": f"normal interval of the delta, each arm smoothed with a 0 and a 1 of weight {PSEUDO_WEIGHT}",
         }
@@ -88,5 +89,5 @@ def policy_for(opts: dict, settings: dict):
     if not opts.get("adaptive"):
         return run_all_at_once
     policy = AdaptivePolicy()
-    settings["adaptive"] = policy.describe()
+    settings["adaptive"] = policy.describe(opts.get("trials"))
     return policy

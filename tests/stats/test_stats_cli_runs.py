@@ -132,10 +132,11 @@ def test_adaptive_stops_early_on_a_clear_cut_skill(byok_env, tmp_path):
     data = report(out)
     it = data["items"][0]
     assert it["grade"] == "A"
-    assert it["trials_requested"] == 30  # the adaptive cap when no trial count is given
+    assert it["trials_requested"] == 15  # the adaptive cap when no trial count is given (--reliable)
     n = it["with_arm"]["scored"]
-    assert 5 <= n < 30 and len(srv.trial_requests()) == 2 * n
+    assert 5 <= n < 15 and len(srv.trial_requests()) == 2 * n
     assert data["settings"]["adaptive"]["correction"].startswith("Bonferroni")
+    assert data["settings"]["adaptive"]["looks"] == [5, 8, 11, 15]
 
 
 def test_adaptive_runs_to_the_cap_when_the_grade_is_unclear(byok_env, tmp_path):
