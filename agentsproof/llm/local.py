@@ -123,7 +123,7 @@ class LocalClient(LLMClient):
             n_ctx = self.settings.n_ctx
             n_prompt = pool.prompt_tokens(llm, messages)
             if n_prompt >= n_ctx:
-                raise LLMError(f"context overflow: {n_prompt} prompt tokens > n_ctx {n_ctx}", kind="context_overflow")
+                raise LLMError(f"context overflow: {n_prompt} prompt tokens > n_ctx {n_ctx} (raise AGENTSPROOF_LOCAL_N_CTX)", kind="context_overflow")
             room = n_ctx - n_prompt
             if room < min(params["max_tokens"], 16):
                 raise LLMError(
