@@ -231,10 +231,16 @@ def read_yaml(path: Path) -> Any:
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else "YAML"
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        where, problem = yaml_problem(exc)
         raise InputError(str(path), where, f"invalid YAML: {problem}") from None
+
+
+def yaml_problem(exc: yaml.YAMLError) -> tuple[str, str]:
+    """(where, what) of a YAML parse error, e.g. ("line 3", "mapping values are not allowed here")."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f"line {mark.line + 1}" if mark is not None else "YAML"
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    return where, problem
 
 
 def parse_eval_config(data: Any, source: str) -> SkillEvalConfig:

@@ -20,27 +20,11 @@ from jinja2 import BytecodeCache, Environment, FileSystemBytecodeCache, PackageL
 
 from agentsproof import __version__
 from agentsproof.stats.checks import check_counts
+from agentsproof.stats.item import EMPTY_ARM_STATS, EMPTY_ITEM_STATS
 from agentsproof.schemas.artifacts import ArmResult, ItemResult, RunResult, TrialResult
 
 _env: Environment | None = None
 
-# The stats contract (docs/report-schema.md): every key, with the value shown when absent.
-_ARM_STATS: dict[str, Any] = {"n": None, "errored": None, "mean": None, "sd": None, "pass_rate": None, "pass_rate_ci": None}
-_ITEM_STATS: dict[str, Any] = {
-    "delta": None,
-    "delta_ci": None,
-    "delta_ci_method": None,
-    "p_value": None,
-    "p_value_method": None,
-    "normalized_gain": None,
-    "pass_at_k": None,
-    "pass_hat_k": None,
-    "grade_low": None,
-    "grade_high": None,
-    "grade_label": None,
-    "enough_data": None,
-    "note": None,
-}
 _SECRET_KEY = re.compile(r"(api[_-]?key|secret|password|passwd|authorization|bearer|^key$|_key$|token$)", re.I)
 _KIND_TITLES = {"skill": "Skills", "agent": "Agents", "case": "Cases"}
 _ARM_LABELS = {"skill": "With skill", "agent": "With agent", "baseline": "Baseline"}
@@ -193,9 +177,9 @@ class Section:
 def normalize_stats(raw: dict[str, Any] | None) -> dict[str, Any]:
     """Every key of the stats contract present, so templates need no existence checks."""
     raw = raw or {}
-    s = {**_ITEM_STATS, **raw}
+    s = {**EMPTY_ITEM_STATS, **raw}
     for arm in ("with", "without"):
-        s[arm] = {**_ARM_STATS, **(raw.get(arm) or {})}
+        s[arm] = {**EMPTY_ARM_STATS, **(raw.get(arm) or {})}
     s["flaky_checks"] = list(raw.get("flaky_checks") or [])
     s["non_discriminating_checks"] = list(raw.get("non_discriminating_checks") or [])
     return s

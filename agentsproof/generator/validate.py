@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from agentsproof.config import SkillEvalConfig, parse_eval_config
+from agentsproof.config import SkillEvalConfig, parse_eval_config, yaml_problem
 from agentsproof.errors import InputError
 from agentsproof.generator.plugin import PluginItem
 
@@ -52,10 +52,8 @@ def _load(text: str) -> Any:
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"YAML line {mark.line + 1}" if mark is not None else "YAML"
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise InvalidEval(where, f"does not parse: {problem}") from None
+        where, problem = yaml_problem(exc)
+        raise InvalidEval(where if where == "YAML" else f"YAML {where}", f"does not parse: {problem}") from None
 
 
 def normalize(data: Any, item: PluginItem, trials: int) -> Any:

@@ -21,6 +21,17 @@ MIN_SCORED_PER_ARM = 3
 PASS_K = 3
 
 
+EMPTY_ARM_STATS: dict[str, Any] = dict.fromkeys(("n", "errored", "mean", "sd", "pass_rate", "pass_rate_ci"))
+"""Every per-arm key of the stats contract (docs/report-schema.md), unset."""
+EMPTY_ITEM_STATS: dict[str, Any] = dict.fromkeys(
+    (
+        "delta", "delta_ci", "delta_ci_method", "p_value", "p_value_method", "normalized_gain", "pass_at_k",
+        "pass_hat_k", "grade_low", "grade_high", "grade_label", "enough_data", "note",
+    )
+)  # fmt: skip
+"""Every per-item key of the stats contract, unset (the arms and check lists aside)."""
+
+
 def scores(arm: ArmResult) -> list[float]:
     return [t.score for t in arm.trials if t.status == "scored" and t.score is not None]
 
@@ -53,19 +64,9 @@ def item_stats(item: ItemResult) -> dict[str, Any]:
     out: dict[str, Any] = {
         "with": w,
         "without": wo,
-        "delta": None,
-        "delta_ci": None,
+        **EMPTY_ITEM_STATS,
         "delta_ci_method": DELTA_CI_METHOD,
-        "p_value": None,
-        "p_value_method": None,
-        "normalized_gain": None,
-        "pass_at_k": None,
-        "pass_hat_k": None,
-        "grade_low": None,
-        "grade_high": None,
-        "grade_label": None,
         "enough_data": False,
-        "note": None,
         "flaky_checks": flaky_checks(item.with_arm, item.without_arm),
         "non_discriminating_checks": non_discriminating_checks(item.without_arm),
     }
