@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from agentsproof.config import GraderConfig
@@ -70,7 +70,6 @@ class _RunState:
     abort_reason: str | None = None
     last_error: str | None = None
     on_trial: Callable[[EvalItem, TrialResult], None] | None = None
-    calls: int = 0
 
 
 @dataclass
@@ -122,7 +121,6 @@ class DualArmRunner:
             max_tokens=self.options.max_tokens,
             timeout=item.timeout,
         )
-        self.state.calls += 1
         try:
             resp = await asyncio.wait_for(self.client.complete(req), item.timeout)
         except (LLMError, asyncio.TimeoutError) as err:

@@ -71,7 +71,7 @@ async def run_items_async(
         results,
         provider=prepared.provider,
         model=prepared.model,
-        judge_model=prepared.judge_model if judge is not None else prepared.judge_model,
+        judge_model=prepared.judge_model,
         settings=settings,
         incomplete_reason=runner.state.abort_reason,
         duration_s=time.perf_counter() - started,

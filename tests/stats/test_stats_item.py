@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import math
 
 import numpy as np
 import pytest
@@ -91,7 +90,7 @@ def test_item_stats_contract_and_values():
     from agentsproof.schemas.artifacts import compute_grade
 
     assert s["grade_low"] == compute_grade(lo) and s["grade_high"] == compute_grade(hi)
-    expected = f"A (CI within A)" if s["grade_low"] == "A" else f"A (CI spans {s['grade_low']}–A)"
+    expected = "A (CI within A)" if s["grade_low"] == "A" else f"A (CI spans {s['grade_low']}–A)"
     assert s["grade_label"] == expected
 
 
