@@ -18,9 +18,10 @@ from agentsproof.schemas.tc_eval import load_tc_eval
 
 
 def _session(opts: dict[str, Any], settings: dict[str, Any]) -> SessionOptions:
-    from agentsproof.console import progress_printer
+    from agentsproof.console import Progress
     from agentsproof.stats.adaptive import policy_for
 
+    progress = Progress()
     return SessionOptions(
         provider=opts.get("provider"),
         model=opts.get("model"),
@@ -28,7 +29,8 @@ def _session(opts: dict[str, Any], settings: dict[str, Any]) -> SessionOptions:
         parallel=opts.get("parallel") or 1,
         abort_after=opts.get("abort_after", 5),
         settings=settings,
-        on_trial=progress_printer(),
+        on_trial=progress.trial,
+        on_item=progress.item,
         policy=policy_for(opts, settings),
     )
 

@@ -11,18 +11,31 @@ import click
 from agentsproof.schemas.artifacts import RunResult
 
 
-def progress_printer() -> Callable[[Any, Any], None] | None:
-    """A per-trial progress line on stderr when it is a terminal; silent otherwise."""
-    if not sys.stderr.isatty():
-        return None
-    count = {"n": 0}
+class Progress:
+    """Progress on stderr while a command runs.
 
-    def on_trial(item: Any, trial: Any) -> None:
-        count["n"] += 1
-        mark = "E" if trial.status == "errored" else ("✓" if trial.passed else "✗")
-        click.echo(f"\r  {count['n']:>5} trials  last: {item.name} [{trial.arm}] {mark}   ", err=True, nl=False)
+    On a terminal, one self-updating line per finished trial. Elsewhere (CI logs), one
+    line per finished item, so a long run shows signs of life without flooding the log.
+    """
 
-    return on_trial
+    def __init__(self, tty: bool | None = None):
+        self.tty = sys.stderr.isatty() if tty is None else tty
+        self.trials = 0
+
+    def trial(self, item: Any, trial: Any) -> None:
+        self.trials += 1
+        if self.tty:
+            mark = "E" if trial.status == "errored" else ("✓" if trial.passed else "✗")
+            click.echo(f"\r  {self.trials:>5} trials  last: {item.name} [{trial.arm}] {mark}   ", err=True, nl=False)
+
+    def item(self, run: Any) -> None:
+        w, wo = run.with_arm, run.without_arm
+        line = (
+            f"  done: {run.item.id}  with {_fmt(w.mean_score, '.2f')} ({w.scored} scored)"
+            f"  without {_fmt(wo.mean_score, '.2f')} ({wo.scored} scored)"
+            + (f"  {w.errored + wo.errored} errored" if w.errored + wo.errored else "")
+        )
+        click.echo(("\r" if self.tty else "") + line + ("   " if self.tty else ""), err=True)
 
 
 def _fmt(v: float | None, spec: str) -> str:

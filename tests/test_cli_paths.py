@@ -43,3 +43,19 @@ def test_errored_item_prints_dash_not_a_percentage(tmp_path, byok_env):
     assert code == 30
     line = next(l for l in out.splitlines() if l.strip().startswith("greeter"))
     assert "ERROR" in line and "%" not in line
+
+
+def test_eval_all_reports_each_finished_item_on_stderr(tmp_path, byok_env):
+    byok_env.add(Rule(reply="hello there", system_contains="MARK", judge=False), Rule(reply="hi", judge=False))
+    plugin = make_plugin(
+        tmp_path,
+        skills={"greeter": {"prompt": "MARK: say hello\n", "eval": simple_eval(trials=2)}},
+        agents={"helper": {"prompt": "MARK: helper\n", "eval": simple_eval(trials=2)}},
+    )
+    code, out, err = run_cli(["eval-all", plugin, "--model", "m", "--output", tmp_path / "runs"])
+    assert code == 0, err
+    done = sorted(line.strip() for line in err.splitlines() if line.strip().startswith("done:"))
+    assert done == [
+        "done: agents/helper  with 1.00 (2 scored)  without 0.00 (2 scored)",
+        "done: skills/greeter  with 1.00 (2 scored)  without 0.00 (2 scored)",
+    ]

@@ -51,6 +51,7 @@ async def _rerun(saved: RunResult, items: dict[str, EvalItem], opts: SessionOpti
         RunOptions(model=prepared.model, parallel=opts.parallel, abort_after=opts.abort_after),
         judge,
         on_trial=opts.on_trial,
+        on_item=opts.on_item,
     )
     jobs = [(item_id, arm, idx) for item_id, todo in wanted.items() for arm, idx in todo]
     try:

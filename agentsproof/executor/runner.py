@@ -88,6 +88,7 @@ class DualArmRunner:
         judge: Judge | None,
         policy: BatchPolicy = run_all_at_once,
         on_trial: Callable[[EvalItem, TrialResult], None] | None = None,
+        on_item: Callable[[ItemRun], None] | None = None,
     ):
         self.client = client
         self.options = options
@@ -98,6 +99,7 @@ class DualArmRunner:
             parallel = min(parallel, client.max_concurrency)
         self._sem = asyncio.Semaphore(parallel)
         self.state = _RunState(on_trial=on_trial)
+        self.on_item = on_item
 
     async def run_trial(self, item: EvalItem, arm: str, index: int) -> TrialResult:
         system = item.system_prompt if arm == "with" else BASELINE_SYSTEM_PROMPT
@@ -197,7 +199,10 @@ class DualArmRunner:
             incomplete = incomplete or done < item.trials
         with_arm.trials.sort(key=lambda t: t.index)
         without_arm.trials.sort(key=lambda t: t.index)
-        return ItemRun(item=item, with_arm=with_arm.summarize(), without_arm=without_arm.summarize(), incomplete=incomplete)
+        run = ItemRun(item=item, with_arm=with_arm.summarize(), without_arm=without_arm.summarize(), incomplete=incomplete)
+        if self.on_item is not None:
+            self.on_item(run)
+        return run
 
     async def run(self, items: Sequence[EvalItem]) -> list[ItemRun]:
         return list(await asyncio.gather(*(self.run_item(it) for it in items)))

@@ -9,7 +9,7 @@ from typing import Any, Awaitable, Callable, Sequence, TypeVar
 
 from agentsproof.errors import ProviderUnavailable
 from agentsproof.executor.results import build_run, finalize_item
-from agentsproof.executor.runner import BatchPolicy, DualArmRunner, EvalItem, RunOptions, run_all_at_once
+from agentsproof.executor.runner import BatchPolicy, DualArmRunner, EvalItem, ItemRun, RunOptions, run_all_at_once
 from agentsproof.llm.base import LLMClient
 from agentsproof.llm.registry import build_client, resolve_models, resolve_provider_name
 from agentsproof.pipeline.grader import Judge, needs_judge
@@ -28,6 +28,7 @@ class SessionOptions:
     policy: BatchPolicy = run_all_at_once
     settings: dict[str, Any] = field(default_factory=dict)
     on_trial: Callable[[EvalItem, TrialResult], None] | None = None
+    on_item: Callable[[ItemRun], None] | None = None
 
 
 @dataclass
@@ -57,6 +58,7 @@ async def run_items_async(
         judge,
         policy=opts.policy,
         on_trial=opts.on_trial,
+        on_item=opts.on_item,
     )
     try:
         runs = await runner.run(items)
