@@ -41,8 +41,8 @@ def resolve_provider_name(flag: str | None) -> str:
         )
     if name != "auto":
         return name
-    if os.environ.get("AGENTSPROOF_PROVIDER_URL"):
-        return "openai"
+    if os.environ.get("AGENTSPROOF_PROVIDER_URL") or os.environ.get("AGENTSPROOF_PROVIDER_KEY"):
+        return "openai"  # BYOK env without a type: an OpenAI-compatible endpoint
     from agentsproof.llm import copilot as copilot_mod
 
     if copilot_mod.copilot_usable():

@@ -46,6 +46,11 @@ def test_auto_prefers_byok_url(clean_env):
     assert registry.resolve_provider_name("auto") == "openai"
 
 
+def test_auto_takes_a_byok_key_alone_as_openai(clean_env):
+    clean_env.setenv("AGENTSPROOF_PROVIDER_KEY", "sk-x")
+    assert registry.resolve_provider_name(None) == "openai"
+
+
 def test_auto_falls_back_to_local_without_copilot_login(clean_env):
     # HOME is empty and no token is set, so Copilot is not usable; the local extra is installed.
     assert registry.resolve_provider_name(None) == "local"
