@@ -226,6 +226,28 @@ def eval_generate_cmd(**opts: Any) -> None:
     sys.exit(code)
 
 
+@main.command("schema")
+@click.argument("which", type=click.Choice(["eval-yaml", "evals-json", "report"]))
+def schema_cmd(which: str) -> None:
+    """Print the JSON Schema of an input file format or of the JSON report.
+
+    eval-yaml: eval.yaml files; evals-json: tc-eval's evals.json; report: the
+    JSON report every command writes (versioned, see docs/report-schema.md).
+
+    \b
+    Example:
+      agentsproof schema evals-json > evals.schema.json
+    """
+    import json
+
+    from agentsproof.config import SkillEvalConfig
+    from agentsproof.report import json_schema
+    from agentsproof.schemas.tc_eval import evals_json_schema
+
+    schema = {"eval-yaml": SkillEvalConfig.model_json_schema, "evals-json": evals_json_schema, "report": json_schema}[which]()
+    click.echo(json.dumps(schema, indent=2))
+
+
 @main.command("doctor")
 @provider_options
 def doctor_cmd(**opts: Any) -> None:

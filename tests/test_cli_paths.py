@@ -59,3 +59,14 @@ def test_eval_all_reports_each_finished_item_on_stderr(tmp_path, byok_env):
         "done: agents/helper  with 1.00 (2 scored)  without 0.00 (2 scored)",
         "done: skills/greeter  with 1.00 (2 scored)  without 0.00 (2 scored)",
     ]
+
+
+def test_schema_command_prints_each_json_schema():
+    import json
+
+    for which, must_have in (("eval-yaml", "defaults"), ("evals-json", "skill_name"), ("report", "schema_version")):
+        code, out, err = run_cli(["schema", which])
+        assert code == 0, err
+        assert must_have in json.loads(out)["properties"]
+    code, out, err = run_cli(["schema", "bogus"])
+    assert code == 30 and "bogus" in err
