@@ -95,12 +95,12 @@ async def generate_item(
     ]
     for attempt in range(1, ATTEMPTS + 1):
         request = ChatRequest(messages=list(messages), model=settings.model, temperature=TEMPERATURE, timeout=CALL_TIMEOUT_S)
+        outcome.calls += 1  # a call that fails at the provider was still made
         try:
             response = await client.complete(request)
         except LLMError as err:
             outcome.error = f"provider: {err}"
             return outcome
-        outcome.calls += 1
         outcome.usage = outcome.usage + response.usage
         try:
             outcome.generated = build_eval(response.text, item, settings.trials, provenance(plugin, item))

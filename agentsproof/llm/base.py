@@ -37,6 +37,14 @@ class ChatResponse:
     attempts: int = 1
 
 
+def scrub(text: str, secrets: "list[str] | tuple[str, ...]") -> str:
+    """``text`` with every secret (of 4+ characters) replaced by ``***``: for error reasons."""
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "***")
+    return text
+
+
 class LLMError(Exception):
     """A provider call failed. ``str(err)`` is the reason shown on an errored trial."""
 

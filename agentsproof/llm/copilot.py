@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError
+from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError, scrub
 from agentsproof.llm.copilot_events import EventCollector, error_from_session_error, render_prompt
 
 ENV_CLI_PATH = "COPILOT_CLI_PATH"
@@ -263,10 +263,7 @@ class CopilotClient(LLMClient):
         return facts
 
     def _scrub(self, text: str) -> str:
-        for secret in self._secrets:
-            if len(secret) >= 4:
-                text = text.replace(secret, "***")
-        return text
+        return scrub(text, self._secrets)
 
     # -- one call ------------------------------------------------------------
 

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import openai
 
-from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError
+from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError, scrub
 from agentsproof.schemas.artifacts import Usage
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
@@ -100,9 +100,7 @@ class OpenAICompatibleClient(LLMClient):
         self._json_mode = "json_schema"  # degrades to json_object, then to plain prompting
 
     def _scrub(self, text: str) -> str:
-        if self._secret and len(self._secret) >= 4:
-            text = text.replace(self._secret, "***")
-        return text
+        return scrub(text, (self._secret,))
 
     def _error(self, exc: Exception) -> LLMError:
         if isinstance(exc, openai.APITimeoutError):

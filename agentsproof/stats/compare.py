@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 from scipy.stats import fisher_exact
 
+from agentsproof.config import format_validation_error
 from agentsproof.errors import InputError
 from agentsproof.schemas.artifacts import ItemResult, RunResult
 
@@ -100,9 +101,8 @@ def load_run(path: Path) -> RunResult:
     try:
         return RunResult.model_validate(data)
     except ValidationError as err:
-        first = err.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"]) or None
-        raise InputError(str(path), loc, first["msg"]) from None
+        field_name, message = format_validation_error(err)
+        raise InputError(str(path), field_name, message) from None
 
 
 def compare_item(before: ItemResult | None, after: ItemResult | None, alpha: float) -> ItemComparison:
