@@ -12,7 +12,7 @@ from agentsproof.config import discover_evals, load_eval
 from agentsproof.errors import EXIT_ERROR, EXIT_OK, AgentsproofError
 from agentsproof.executor.plan import item_from_eval, items_from_tc_eval, plugin_name_for_dir, plugin_name_for_eval
 from agentsproof.executor.session import SessionOptions, prepare_provider, run_items
-from agentsproof.report import report_targets, write_reports
+from agentsproof.report import prepare_output, report_targets, write_reports
 from agentsproof.schemas.artifacts import RunResult
 from agentsproof.schemas.tc_eval import load_tc_eval
 
@@ -49,11 +49,19 @@ def _retry(command: str, path: Path, opts: dict[str, Any]) -> tuple[RunResult, d
     saved = load_run(saved_path)
     if saved.command != command:
         raise InputError(str(saved_path), "command", f"is a {saved.command!r} run; retry it with `agentsproof {saved.command}`")
-    items = load_items_for_retry(saved, saved_path, path if command != "eval-all" else None)
-    run = retry_errors(saved, items, _session({**opts, "adaptive": False}, {}), saved_path)
+    items = load_items_for_retry(saved, saved_path, path)
     name = saved.items[0].name if command == "eval" and saved.items else saved.plugin
-    targets = report_targets(command, opts.get("output") or Path("runs"), saved.plugin, name)
+    targets = _targets(command, opts, saved.plugin, name)
+    run = retry_errors(saved, items, _session({**opts, "adaptive": False}, {}), saved_path)
     return run, write_reports(run, targets)
+
+
+def _targets(command: str, opts: dict[str, Any], plugin: str, stem: str) -> dict[str, Path]:
+    """The report paths of this run, checked writable before the first model call."""
+    output = opts.get("output") or Path("runs")
+    targets = report_targets(command, output, plugin, stem)
+    prepare_output(output, targets)
+    return targets
 
 
 def run_eval(path: Path, **opts: Any) -> tuple[RunResult, dict[str, Path]]:
@@ -65,8 +73,8 @@ def run_eval(path: Path, **opts: Any) -> tuple[RunResult, dict[str, Path]]:
     ev = load_eval(path)
     item = item_from_eval(ev, trials=opts.get("trials"), threshold=opts.get("threshold"))
     plugin = plugin_name_for_eval(ev.path)
+    targets = _targets("eval", opts, plugin, ev.name)
     run = run_items("eval", plugin, [item], _session(opts, _settings(opts)))
-    targets = report_targets("eval", opts.get("output") or Path("runs"), plugin, ev.name)
     return run, write_reports(run, targets)
 
 
@@ -87,8 +95,8 @@ def run_eval_all(directory: Path, **opts: Any) -> tuple[RunResult, dict[str, Pat
             raise InputError(str(ev.path), None, f"{item.id!r} is also defined by {seen[item.id]}; item names must be unique")
         seen[item.id] = str(ev.path)
     plugin = plugin_name_for_dir(directory)
+    targets = _targets("eval-all", opts, plugin, plugin)
     run = run_items("eval-all", plugin, items, _session(opts, _settings(opts)))
-    targets = report_targets("eval-all", opts.get("output") or Path("runs"), plugin, plugin)
     return run, write_reports(run, targets)
 
 
@@ -103,8 +111,8 @@ def run_tc_eval(path: Path, **opts: Any) -> tuple[RunResult, dict[str, Path]]:
     items = items_from_tc_eval(tc, trials=trials, threshold=opts["threshold"], timeout=opts["timeout"])
     stem = tc.path.stem
     settings = {"trials": trials, "threshold": opts["threshold"], "timeout": opts["timeout"]}
+    targets = _targets("tc-eval", opts, stem, stem)
     run = run_items("tc-eval", stem, items, _session(opts, settings))
-    targets = report_targets("tc-eval", opts.get("output") or Path("runs"), stem, stem)
     return run, write_reports(run, targets)
 
 
@@ -144,7 +152,8 @@ def doctor(provider: str | None = None, model: str | None = None, judge_model: s
         resp = asyncio.run(_call())
     except LLMError as err:
         print(f"call: FAILED after {time.perf_counter() - t0:.2f}s: {err}", file=out)
-        print("fix: check the provider settings above (URL, key, model name) and that the service is running", file=out)
+        fix = getattr(err, "fix", None)  # e.g. the local provider's crashed-worker advice
+        print(f"fix: {fix or 'check the provider settings above (URL, key, model name) and that the service is running'}", file=out)
         return EXIT_ERROR
     print(f"latency: {resp.latency_s:.2f}s", file=out)
     print(f"tokens: {resp.usage.total_tokens}", file=out)

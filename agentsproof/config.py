@@ -19,6 +19,9 @@ from agentsproof.errors import InputError
 DEFAULT_TRIALS = 1
 DEFAULT_TIMEOUT = 300.0
 DEFAULT_THRESHOLD = 0.6
+MAX_WEIGHT = 1000.0
+MAX_TIMEOUT = 86_400.0
+"""One day: longer per-trial timeouts are a typo, not a plan."""
 
 
 class FieldError(ValueError):
@@ -39,7 +42,7 @@ class Checks(_Strict):
     mustContain: list[str] = Field(default_factory=list, description="Substrings that must appear.")
     mustNotContain: list[str] = Field(default_factory=list, description="Substrings that must not appear.")
     regexMatch: list[str] = Field(default_factory=list, description="Python regexes that must match somewhere (re.search).")
-    caseSensitive: bool = Field(False, description="Match mustContain/mustNotContain case-sensitively.")
+    caseSensitive: bool = Field(False, strict=True, description="Match mustContain/mustNotContain case-sensitively.")
 
     @field_validator("regexMatch")
     @classmethod
@@ -66,7 +69,7 @@ class Checks(_Strict):
 class DeterministicGrader(_Strict):
     type: Literal["deterministic"]
     checks: Checks
-    weight: float = Field(1.0, gt=0, description="Relative weight in the trial score.")
+    weight: float = Field(1.0, gt=0, le=MAX_WEIGHT, strict=True, allow_inf_nan=False, description="Relative weight in the trial score.")
 
     @field_validator("checks", mode="before")
     @classmethod
@@ -86,13 +89,13 @@ class DeterministicGrader(_Strict):
 class LLMRubricGrader(_Strict):
     type: Literal["llm_rubric"]
     rubric: str = Field(min_length=1, description="What the judge scores, 0 to 1.")
-    weight: float = Field(1.0, gt=0)
+    weight: float = Field(1.0, gt=0, le=MAX_WEIGHT, strict=True, allow_inf_nan=False)
 
 
 class AssertionsGrader(_Strict):
     type: Literal["assertions"]
     assertions: list[Annotated[str, Field(min_length=1)]] = Field(min_length=1)
-    weight: float = Field(1.0, gt=0)
+    weight: float = Field(1.0, gt=0, le=MAX_WEIGHT, strict=True, allow_inf_nan=False)
 
 
 GraderConfig = Annotated[
@@ -101,9 +104,13 @@ GraderConfig = Annotated[
 
 
 class Defaults(_Strict):
-    trials: int = Field(DEFAULT_TRIALS, ge=1, le=1000, description="Trials per arm.")
-    timeout: float = Field(DEFAULT_TIMEOUT, gt=0, description="Seconds per trial.")
-    threshold: float = Field(DEFAULT_THRESHOLD, ge=0, le=1, description="Pass rate required in the with-skill arm.")
+    trials: int = Field(DEFAULT_TRIALS, ge=1, le=1000, strict=True, description="Trials per arm.")
+    timeout: float = Field(
+        DEFAULT_TIMEOUT, gt=0, le=MAX_TIMEOUT, strict=True, allow_inf_nan=False, description="Seconds per trial."
+    )
+    threshold: float = Field(
+        DEFAULT_THRESHOLD, ge=0, le=1, strict=True, allow_inf_nan=False, description="Pass rate required in the with-skill arm."
+    )
 
 
 class TaskConfig(_Strict):
@@ -220,19 +227,14 @@ def _join_loc(loc: list[str]) -> list[str]:
 
 
 def read_yaml(path: Path) -> Any:
-    if not path.exists():
-        raise InputError(str(path), None, "file not found")
+    """An eval file parsed strictly (regular file, size cap, no duplicate keys, bounded)."""
+    from agentsproof.inputs import display, read_yaml_file
+
+    if not path.exists() and not path.is_symlink():
+        raise InputError(display(path), None, "file not found")
     if path.is_dir():
-        raise InputError(str(path), None, "is a directory, expected an eval.yaml file")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise InputError(str(path), None, "is not UTF-8 text") from None
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        where, problem = yaml_problem(exc)
-        raise InputError(str(path), where, f"invalid YAML: {problem}") from None
+        raise InputError(display(path), None, "is a directory, expected an eval.yaml file")
+    return read_yaml_file(path)
 
 
 def yaml_problem(exc: yaml.YAMLError) -> tuple[str, str]:
@@ -271,8 +273,9 @@ class LoadedEval(BaseModel):
     def name(self) -> str:
         if self.config.name:
             return self.config.name
-        # evals/<plugin>/skills/<name>/eval.yaml -> <name>
-        return self.path.parent.name
+        # evals/<plugin>/skills/<name>/eval.yaml -> <name>; an eval.yaml given by a
+        # relative path has the resolved folder's name (never an empty name).
+        return self.path.resolve().parent.name or self.path.stem
 
 
 def load_eval(path: str | Path) -> LoadedEval:
@@ -283,17 +286,17 @@ def load_eval(path: str | Path) -> LoadedEval:
         if not inside:
             raise InputError(str(p), None, "is a directory with no eval.yaml in it (run a whole plugin with `agentsproof eval-all`)")
         p = inside[0]
-    cfg = parse_eval_config(read_yaml(p), str(p))
+    from agentsproof.inputs import MAX_SOURCE_FILE_BYTES, confined, display, read_text
+
+    src = display(p)
+    cfg = parse_eval_config(read_yaml(p), src)
     field = cfg.kind
-    source = (p.parent / cfg.source).resolve()
-    if not source.is_file():
-        raise InputError(str(p), field, f"file {cfg.source!r} not found (looked in {p.parent})")
-    try:
-        text = source.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise InputError(str(p), field, f"{cfg.source!r} is not UTF-8 text") from None
+    source = confined(cfg.source, p, field)
+    if not source.exists():
+        raise InputError(src, field, f"file {cfg.source!r} not found (looked in {display(p.parent)})")
+    text = read_text(source, source=src, field=field, max_bytes=MAX_SOURCE_FILE_BYTES, what=f"{field} file")
     if not text.strip():
-        raise InputError(str(p), field, f"{cfg.source!r} is empty")
+        raise InputError(src, field, f"{cfg.source!r} is empty")
     return LoadedEval(path=p, config=cfg, source_path=source, source_text=text)
 
 

@@ -48,8 +48,10 @@ def print_run(run: RunResult, written: dict[str, Path]) -> None:
     click.echo(f"agentsproof {run.command} · {run.plugin} · provider {run.provider} · model {run.model}")
     width = max([len(i.name) for i in run.items] + [4])
     click.echo(f"  {'item':<{width}}  {'with':>5}  {'w/o':>5}  {'delta':>6}  grade  {'pass':>5}  err  result")
+    from agentsproof.report import item_result_label
+
     for it in run.items:
-        result = "PASS" if it.passed else ("ERROR" if it.status == "errored" else "FAIL")
+        result = item_result_label(it)
         conf = it.stats.get("grade_label") if it.stats else None
         click.echo(
             f"  {it.name:<{width}}  {_fmt(it.with_arm.mean_score, '.2f'):>5}  {_fmt(it.without_arm.mean_score, '.2f'):>5}"
@@ -62,6 +64,7 @@ def print_run(run: RunResult, written: dict[str, Path]) -> None:
     click.echo(
         f"verdict: {run.verdict} · {o.passed}/{o.total} passed"
         + (f" · {o.errored} errored" if o.errored else "")
+        + (f" · {o.not_run} not run" if o.not_run else "")
         + (f" · avg delta {o.avg_delta:+.2f}" if o.avg_delta is not None else "")
     )
     if run.incomplete:

@@ -39,3 +39,7 @@ class ProviderUnavailable(AgentsproofError):
 
 class RunAborted(AgentsproofError):
     """The run stopped early (too many errored trials in a row)."""
+
+
+class OutputError(AgentsproofError):
+    """A report could not be written (unwritable --output, disk full)."""

@@ -81,7 +81,24 @@ def test_discover_finds_skills_and_agents_sorted_and_skips_runs(tmp_path):
 
 def test_skill_path_relative_to_yaml(tmp_path):
     d = tmp_path / "e"
+    (d / "sub").mkdir(parents=True)
+    (d / "sub" / "shared.md").write_text("shared skill\n")
+    (d / "eval.yaml").write_text("skill: sub/../sub/shared.md\ntask:\n  name: t\n  instruction: i\n  graders:\n    - type: deterministic\n      checks: [x]\n")
+    assert load_eval(d / "eval.yaml").source_text == "shared skill\n"
+
+
+def test_skill_path_may_not_leave_the_eval_folder(tmp_path):
+    d = tmp_path / "e"
     d.mkdir()
     (tmp_path / "shared.md").write_text("shared skill\n")
     (d / "eval.yaml").write_text("skill: ../shared.md\ntask:\n  name: t\n  instruction: i\n  graders:\n    - type: deterministic\n      checks: [x]\n")
-    assert load_eval(d / "eval.yaml").source_text == "shared skill\n"
+    with pytest.raises(InputError, match=r"skill: '../shared.md' is outside the eval's folder"):
+        load_eval(d / "eval.yaml")
+
+
+def test_eval_in_a_skills_evals_folder_may_name_the_skill_above(tmp_path):
+    skill = tmp_path / "skills" / "s"
+    (skill / "evals").mkdir(parents=True)
+    (skill / "SKILL.md").write_text("the skill\n")
+    (skill / "evals" / "eval.yaml").write_text("skill: ../SKILL.md\ntask:\n  name: t\n  instruction: i\n  graders:\n    - type: deterministic\n      checks: [x]\n")
+    assert load_eval(skill / "evals" / "eval.yaml").source_text == "the skill\n"

@@ -32,7 +32,7 @@ def item_from_eval(ev: LoadedEval, *, trials: int | None = None, threshold: floa
         trials=trials if trials is not None else cfg.defaults.trials,
         timeout=cfg.defaults.timeout,
         threshold=threshold if threshold is not None else cfg.defaults.threshold,
-        eval_path=str(ev.path),
+        eval_path=str(ev.path.resolve()),
         source_sha256=sha256_text(ev.source_text),
     )
 
@@ -72,7 +72,7 @@ def items_from_tc_eval(tc: LoadedTCEval, *, trials: int, threshold: float, timeo
                 trials=trials,
                 timeout=timeout,
                 threshold=threshold,
-                eval_path=str(tc.path),
+                eval_path=str(tc.path.resolve()),
                 source_sha256=sha,
             )
         )

@@ -15,7 +15,7 @@ from typing import Sequence
 from agentsproof.errors import InputError
 from agentsproof.executor.results import build_run, finalize_item
 from agentsproof.executor.runner import Aborted, DualArmRunner, EvalItem, ItemRun, RunOptions
-from agentsproof.executor.session import SessionOptions, prepare_provider, run_sync
+from agentsproof.executor.session import SessionOptions, interruptible, prepare_provider, run_sync
 from agentsproof.pipeline.grader import Judge, needs_judge
 from agentsproof.schemas.artifacts import ArmResult, ItemResult, RunResult, TrialResult
 
@@ -55,15 +55,16 @@ async def _rerun(saved: RunResult, items: dict[str, EvalItem], opts: SessionOpti
     )
     jobs = [(item_id, arm, idx) for item_id, todo in wanted.items() for arm, idx in todo]
     try:
-        results = await asyncio.gather(
-            *(runner.run_trial(items[i], arm, idx) for i, arm, idx in jobs), return_exceptions=True
-        )
+        with interruptible(runner):
+            results = await asyncio.gather(
+                *(runner.start_trial(items[i], arm, idx) for i, arm, idx in jobs), return_exceptions=True
+            )
     finally:
         await prepared.client.aclose()
     fresh: dict[str, list[TrialResult]] = {}
     unfinished: set[str] = set()
     for (item_id, _, _), res in zip(jobs, results):
-        if isinstance(res, Aborted):
+        if isinstance(res, (Aborted, asyncio.CancelledError)) and runner.state.aborted:
             unfinished.add(item_id)
         elif isinstance(res, BaseException):
             raise res
@@ -77,6 +78,8 @@ async def _rerun(saved: RunResult, items: dict[str, EvalItem], opts: SessionOpti
         short = len(w.trials) < old.trials_requested and saved.incomplete
         finals.append(finalize_item(ItemRun(item=items[old.id], with_arm=w, without_arm=wo, incomplete=old.id in unfinished or short)))
     settings = dict(saved.settings)
+    # The provider of this run, not the saved one's (its URL, model file, ...).
+    settings.update({k: v for k, v in prepared.client.describe().items() if k != "provider"})
     settings["retried_errors_from"] = str(path)
     settings["retried_trials"] = len(jobs)
     return build_run(
@@ -116,7 +119,7 @@ def load_items_for_retry(saved: RunResult, saved_path: Path, path: Path | None) 
             raise InputError(str(saved_path), f"items.{n}.eval_path", "missing; cannot tell which eval file to re-run")
         if saved.command == "tc-eval":
             if it.eval_path not in tc_cache:
-                tc = load_tc_eval(Path(it.eval_path))
+                tc = load_tc_eval(_eval_file(it.eval_path, saved_path, f"items.{n}.eval_path"))
                 timeout = float(saved.settings.get("timeout") or 300.0)
                 built = items_from_tc_eval(tc, trials=it.trials_requested, threshold=it.threshold, timeout=timeout)
                 tc_cache[it.eval_path] = {b.id: b for b in built}
@@ -126,12 +129,36 @@ def load_items_for_retry(saved: RunResult, saved_path: Path, path: Path | None) 
             found.trials = it.trials_requested
             out[it.id] = found
         else:
-            built_item = item_from_eval(load_eval(Path(it.eval_path)), trials=it.trials_requested, threshold=it.threshold)
+            built_item = item_from_eval(
+                load_eval(_eval_file(it.eval_path, saved_path, f"items.{n}.eval_path")),
+                trials=it.trials_requested,
+                threshold=it.threshold,
+            )
             if built_item.id != it.id:
                 raise InputError(it.eval_path, None, f"now defines {built_item.id!r}, not {it.id!r} as in {saved_path}")
             out[it.id] = built_item
     if path is not None and saved.command in ("eval", "tc-eval"):
         recorded = {Path(i.eval_path).resolve() for i in saved.items if i.eval_path}
-        if Path(path).resolve() not in recorded:
+        given = Path(path).resolve()
+        if given.is_dir():
+            given = next((given / n for n in ("eval.yaml", "eval.yml") if (given / n).is_file()), given)
+        if given not in recorded:
             raise InputError(str(saved_path), "items.eval_path", f"this run was made from {', '.join(sorted(map(str, recorded)))}, not {path}")
+    if path is not None and saved.command == "eval-all":
+        root = Path(path).resolve()
+        outside = [i.eval_path for i in saved.items if i.eval_path and not Path(i.eval_path).resolve().is_relative_to(root)]
+        if outside:
+            raise InputError(str(saved_path), "items.eval_path", f"this run was made from evals outside {path} (e.g. {outside[0]})")
     return out
+
+
+def _eval_file(recorded: str, saved_path: Path, field: str) -> Path:
+    """A recorded eval path: absolute in runs of this version; a relative one (older runs)
+    is tried from the current folder, then from the saved report's folder."""
+    p = Path(recorded)
+    if p.is_absolute() or p.exists():
+        return p
+    beside = saved_path.resolve().parent / p
+    if beside.exists():
+        return beside
+    raise InputError(str(saved_path), field, f"eval file {recorded!r} not found (relative to this folder or to {saved_path.parent})")

@@ -27,7 +27,11 @@ def finalize_item(run: ItemRun) -> ItemResult:
         with_arm=w,
         without_arm=wo,
     )
-    if w.mean_score is None or wo.mean_score is None:
+    if not w.trials and not wo.trials and run.incomplete:
+        res.status = "incomplete"
+        res.status_reason = "not run: the run stopped before any trial of this item started"
+        res.passed = False
+    elif w.mean_score is None or wo.mean_score is None:
         res.status = "errored"
         empty = "with-skill" if w.mean_score is None else "baseline"
         last = next((t.error for t in reversed(w.trials + wo.trials) if t.error), None)
@@ -53,7 +57,9 @@ def _summary(items: Sequence[ItemResult]) -> Summary:
     s = Summary(total=len(items))
     deltas = []
     for it in items:
-        if it.status == "errored":
+        if it.status == "incomplete" and not it.with_arm.trials and not it.without_arm.trials:
+            s.not_run += 1
+        elif it.status == "errored":
             s.errored += 1
         elif it.passed:
             s.passed += 1

@@ -100,6 +100,24 @@ class DualArmRunner:
         self._sem = asyncio.Semaphore(parallel)
         self.state = _RunState(on_trial=on_trial)
         self.on_item = on_item
+        self._tasks: set[asyncio.Task[TrialResult]] = set()
+
+    def interrupt(self, reason: str) -> None:
+        """Stop the run now: no new calls, in-flight trials cancelled (they count as not
+        run), every finished trial kept for the incomplete report."""
+        st = self.state
+        if not st.aborted:
+            st.aborted = True
+            st.abort_reason = reason
+        for task in list(self._tasks):
+            task.cancel()
+
+    def start_trial(self, item: EvalItem, arm: str, index: int) -> "asyncio.Task[TrialResult]":
+        """``run_trial`` as a task that :meth:`interrupt` can cancel."""
+        task = asyncio.ensure_future(self.run_trial(item, arm, index))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
 
     async def run_trial(self, item: EvalItem, arm: str, index: int) -> TrialResult:
         system = item.system_prompt if arm == "with" else BASELINE_SYSTEM_PROMPT
@@ -109,6 +127,16 @@ class DualArmRunner:
             trial = await self._trial(item, arm, index, system)
         self._record(item, trial)
         return trial
+
+    @staticmethod
+    def _unexpected(where: str, err: Exception) -> str:
+        """The reason for an errored trial when something below raised what it should not:
+        one line, bounded, no traceback (AGENTSPROOF_DEBUG=1 still shows nothing here; the
+        exception type names the layer)."""
+        text = " ".join(str(err).split())
+        if len(text) > 300:
+            text = text[:299] + "…"
+        return f"{where} failed unexpectedly: {type(err).__name__}: {text}" if text else f"{where} failed unexpectedly: {type(err).__name__}"
 
     async def _trial(self, item: EvalItem, arm: str, index: int, system: str) -> TrialResult:
         t0 = time.perf_counter()
@@ -125,8 +153,15 @@ class DualArmRunner:
         )
         try:
             resp = await asyncio.wait_for(self.client.complete(req), item.timeout)
-        except (LLMError, asyncio.TimeoutError) as err:
-            reason = str(err) if isinstance(err, LLMError) else f"trial timed out after {item.timeout:g}s"
+            if not isinstance(resp.text, str):
+                raise LLMError(f"the provider's reply has no text ({type(resp.text).__name__})")
+        except (LLMError, asyncio.TimeoutError, Exception) as err:
+            if isinstance(err, LLMError):
+                reason = str(err)
+            elif isinstance(err, asyncio.TimeoutError):
+                reason = f"trial timed out after {item.timeout:g}s"
+            else:
+                reason = self._unexpected("the provider call", err)
             log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=reason))
             return TrialResult(
                 index=index, arm=arm, status="errored", error=reason, latency_s=time.perf_counter() - t0, log=log
@@ -134,7 +169,15 @@ class DualArmRunner:
         log.append(LogEvent(t=time.perf_counter() - t0, role="assistant", text=resp.text))
         for call in resp.tool_calls:
             log.append(LogEvent(t=time.perf_counter() - t0, role="tool", text=f"{call.get('name', '')} {call.get('arguments', '')}".strip()))
-        graders = await grade_all(resp.text, item.graders, self.judge, item.prompt)
+        try:
+            graders = await grade_all(resp.text, item.graders, self.judge, item.prompt, timeout=item.timeout)
+        except Exception as err:  # noqa: BLE001 - a grader must never end the run
+            reason = self._unexpected("grading", err)
+            log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=reason))
+            return TrialResult(
+                index=index, arm=arm, status="errored", error=reason, response=resp.text,
+                latency_s=resp.latency_s, usage=resp.usage, log=log,
+            )
         for g in graders:
             if g.type != "deterministic":
                 detail = g.error if g.errored else f"score {g.score:.2f}: {g.reasoning or ''}".strip()
@@ -182,13 +225,13 @@ class DualArmRunner:
             more = max(0, min(more, item.trials - done))
             if more == 0:
                 break
-            coros = []
+            tasks = []
             for i in range(done, done + more):
-                coros.append(self.run_trial(item, "with", i))
-                coros.append(self.run_trial(item, "without", i))
-            results = await asyncio.gather(*coros, return_exceptions=True)
+                tasks.append(self.start_trial(item, "with", i))
+                tasks.append(self.start_trial(item, "without", i))
+            results = await asyncio.gather(*tasks, return_exceptions=True)
             for res in results:
-                if isinstance(res, Aborted):
+                if isinstance(res, (Aborted, asyncio.CancelledError)) and self.state.aborted:
                     incomplete = True
                     continue
                 if isinstance(res, BaseException):

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Sequence, TypeVar
+from typing import Any, Awaitable, Callable, Iterator, Sequence, TypeVar
 
 from agentsproof.errors import ProviderUnavailable
 from agentsproof.executor.results import build_run, finalize_item
@@ -46,6 +50,47 @@ def prepare_provider(provider: str | None, model: str | None, judge_model: str |
     return PreparedProvider(provider=name, model=choice.model, judge_model=choice.judge_model, client=client)
 
 
+INTERRUPT_SIGNALS = ("SIGINT", "SIGTERM")
+
+
+@contextmanager
+def interruptible(runner: DualArmRunner) -> Iterator[None]:
+    """While the run is on, SIGINT and SIGTERM stop it cleanly: no new calls, in-flight
+    trials cancelled, every finished trial kept; the command then writes an incomplete
+    report and exits 30. A second signal exits 30 at once, without a report."""
+    loop = asyncio.get_running_loop()
+    installed: list[tuple[signal.Signals, Any]] = []
+
+    def on_signal(name: str) -> None:
+        if runner.state.aborted and runner.state.abort_reason and runner.state.abort_reason.startswith("interrupted"):
+            sys.stderr.write(f"\ninterrupted again ({name}): exiting without a report\n")
+            sys.stderr.flush()
+            os._exit(30)
+        sys.stderr.write(f"\n{name}: stopping; finished trials go into an incomplete report (again to quit at once)\n")
+        sys.stderr.flush()
+        runner.interrupt(f"interrupted by {name}; trials that had not finished were not run")
+
+    for name in INTERRUPT_SIGNALS:
+        sig = getattr(signal, name, None)
+        if sig is None:
+            continue
+        try:
+            previous = signal.getsignal(sig)
+            loop.add_signal_handler(sig, on_signal, name)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
+            continue
+        installed.append((sig, previous))
+    try:
+        yield
+    finally:
+        for sig, previous in installed:
+            loop.remove_signal_handler(sig)
+            try:
+                signal.signal(sig, previous if previous is not None else signal.SIG_DFL)
+            except (ValueError, TypeError):
+                pass
+
+
 async def run_items_async(
     command: str, plugin: str, items: Sequence[EvalItem], opts: SessionOptions, prepared: PreparedProvider
 ) -> RunResult:
@@ -61,7 +106,8 @@ async def run_items_async(
         on_item=opts.on_item,
     )
     try:
-        runs = await runner.run(items)
+        with interruptible(runner):
+            runs = await runner.run(items)
     finally:
         await client.aclose()
     results = [finalize_item(r) for r in runs]

@@ -148,6 +148,8 @@ class Summary(BaseModel):
     passed: int = 0
     failed: int = 0
     errored: int = 0
+    not_run: int = 0
+    """Items no trial of which started before the run stopped (not counted as failed)."""
     avg_delta: float | None = None
     grades: dict[str, int] = Field(default_factory=dict)
 

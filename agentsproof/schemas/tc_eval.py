@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -83,16 +82,15 @@ class LoadedTCEval(BaseModel):
 
 
 def load_tc_eval(path: str | Path) -> LoadedTCEval:
+    from agentsproof.inputs import MAX_SOURCE_FILE_BYTES, confined, display, read_json_file, read_text
+
     p = Path(path)
-    src = str(p)
-    if not p.is_file():
-        raise InputError(src, None, "file not found" if not p.exists() else "is not a file")
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise InputError(src, None, "is not UTF-8 text") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(src, f"line {exc.lineno}", f"invalid JSON: {exc.msg}") from None
+    src = display(p)
+    if not p.exists() and not p.is_symlink():
+        raise InputError(src, None, "file not found")
+    if p.is_dir():
+        raise InputError(src, None, "is a directory, expected an evals.json file")
+    data = read_json_file(p)
     if not isinstance(data, dict):
         raise InputError(src, None, "expected a JSON object at the top level")
     try:
@@ -101,14 +99,10 @@ def load_tc_eval(path: str | Path) -> LoadedTCEval:
         field, msg = format_validation_error(exc)
         raise InputError(src, field, msg) from None
 
-    base = p.parent.resolve()
-    skill = (base / cfg.skill_name).resolve()
-    if not skill.is_file():
-        raise InputError(src, "skill_name", f"file {cfg.skill_name!r} not found (looked in {p.parent})")
-    try:
-        skill_text = skill.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise InputError(src, "skill_name", f"{cfg.skill_name!r} is not UTF-8 text") from None
+    skill = confined(cfg.skill_name, p, "skill_name")
+    if not skill.exists():
+        raise InputError(src, "skill_name", f"file {cfg.skill_name!r} not found (looked in {display(p.parent)})")
+    skill_text = read_text(skill, source=src, field="skill_name", max_bytes=MAX_SOURCE_FILE_BYTES, what="skill file")
     if not skill_text.strip():
         raise InputError(src, "skill_name", f"{cfg.skill_name!r} is empty")
 
@@ -117,18 +111,10 @@ def load_tc_eval(path: str | Path) -> LoadedTCEval:
         contents: list[tuple[str, str]] = []
         for j, rel in enumerate(case.files):
             field = f"evals[{i}].files[{j}]"
-            target = (base / rel).resolve()
-            if not target.is_relative_to(base):
-                raise InputError(src, field, f"{rel!r} leaves the folder of the JSON file; only files inside it may be attached")
-            if not target.is_file():
+            target = confined(rel, p, field)
+            if not target.exists():
                 raise InputError(src, field, f"file {rel!r} not found")
-            raw = target.read_bytes()
-            if len(raw) > MAX_FILE_BYTES:
-                raise InputError(src, field, f"{rel!r} is {len(raw)} bytes; at most {MAX_FILE_BYTES} may be attached")
-            try:
-                contents.append((rel, raw.decode("utf-8")))
-            except UnicodeDecodeError:
-                raise InputError(src, field, f"{rel!r} is not UTF-8 text") from None
+            contents.append((rel, read_text(target, source=src, field=field, max_bytes=MAX_FILE_BYTES, what="attached file")))
         cases.append(LoadedCase(case=case, file_contents=contents))
     return LoadedTCEval(path=p, config=cfg, skill_path=skill, skill_text=skill_text, cases=cases)
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import re
-
 from agentsproof.config import DeterministicGrader
+from agentsproof.pipeline.grader import regex
 from agentsproof.schemas.artifacts import CheckResult, GraderResult
 
 _CONTEXT = 40
@@ -47,14 +46,13 @@ def grade_deterministic(response: str, spec: DeterministicGrader) -> GraderResul
             )
         )
     for pattern in spec.checks.regexMatch:
-        m = re.search(pattern, response)
-        checks.append(
-            CheckResult(
-                kind="regexMatch",
-                target=pattern,
-                passed=m is not None,
-                evidence=f"matched: {_snippet(response, m.start(), m.end())}" if m else "no match",
-            )
-        )
+        found = regex.search(pattern, response)
+        if found.error:
+            evidence = f"not checked: {found.error}"
+        elif found.span is not None:
+            evidence = f"matched: {_snippet(response, *found.span)}"
+        else:
+            evidence = "no match"
+        checks.append(CheckResult(kind="regexMatch", target=pattern, passed=found.span is not None, evidence=evidence))
     score = sum(c.passed for c in checks) / len(checks)
     return GraderResult(type="deterministic", weight=spec.weight, score=score, checks=checks)
