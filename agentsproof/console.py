@@ -26,7 +26,7 @@ class Progress:
         self.trials += 1
         if self.tty:
             mark = "E" if trial.status == "errored" else ("✓" if trial.passed else "✗")
-            click.echo(f"\r  {self.trials:>5} trials  last: {item.name} [{trial.arm}] {mark}   ", err=True, nl=False)
+            _echo(f"\r  {self.trials:>5} trials  last: {item.name} [{trial.arm}] {mark}   ", err=True, nl=False)
 
     def item(self, run: Any) -> None:
         w, wo = run.with_arm, run.without_arm
@@ -35,7 +35,14 @@ class Progress:
             f"  without {_fmt(wo.mean_score, '.2f')} ({wo.scored} scored)"
             + (f"  {w.errored + wo.errored} errored" if w.errored + wo.errored else "")
         )
-        click.echo(("\r" if self.tty else "") + line + ("   " if self.tty else ""), err=True)
+        _echo(("\r" if self.tty else "") + line + ("   " if self.tty else ""), err=True)
+
+
+def _echo(message: str = "", **kw: Any) -> None:
+    """click.echo for text that may hold undecodable file-name bytes (surrogates)."""
+    from agentsproof.inputs import display
+
+    click.echo(display(message), **kw)
 
 
 def _fmt(v: float | None, spec: str) -> str:
@@ -44,31 +51,31 @@ def _fmt(v: float | None, spec: str) -> str:
 
 def print_run(run: RunResult, written: dict[str, Path]) -> None:
     if sys.stderr.isatty():
-        click.echo("", err=True)
-    click.echo(f"agentsproof {run.command} · {run.plugin} · provider {run.provider} · model {run.model}")
+        _echo("", err=True)
+    _echo(f"agentsproof {run.command} · {run.plugin} · provider {run.provider} · model {run.model}")
     width = max([len(i.name) for i in run.items] + [4])
-    click.echo(f"  {'item':<{width}}  {'with':>5}  {'w/o':>5}  {'delta':>6}  grade  {'pass':>5}  err  result")
+    _echo(f"  {'item':<{width}}  {'with':>5}  {'w/o':>5}  {'delta':>6}  grade  {'pass':>5}  err  result")
     from agentsproof.report import item_result_label
 
     for it in run.items:
         result = item_result_label(it)
         conf = it.stats.get("grade_label") if it.stats else None
-        click.echo(
+        _echo(
             f"  {it.name:<{width}}  {_fmt(it.with_arm.mean_score, '.2f'):>5}  {_fmt(it.without_arm.mean_score, '.2f'):>5}"
             f"  {_fmt(it.delta, '+.2f'):>6}  {(it.grade or '—'):<5}  {'—' if it.pass_rate is None else f'{it.pass_rate * 100:.0f}%':>5}"
             f"  {it.with_arm.errored + it.without_arm.errored:>3}  {result}" + (f"  {conf}" if conf else "")
         )
         if it.status_reason:
-            click.echo(f"      {it.status}: {it.status_reason}")
+            _echo(f"      {it.status}: {it.status_reason}")
     o = run.overall
-    click.echo(
+    _echo(
         f"verdict: {run.verdict} · {o.passed}/{o.total} passed"
         + (f" · {o.errored} errored" if o.errored else "")
         + (f" · {o.not_run} not run" if o.not_run else "")
         + (f" · avg delta {o.avg_delta:+.2f}" if o.avg_delta is not None else "")
     )
     if run.incomplete:
-        click.echo(f"incomplete: {run.incomplete_reason}", err=True)
+        _echo(f"incomplete: {run.incomplete_reason}", err=True)
     for fmt in ("html", "md", "json"):
         if fmt in written:
-            click.echo(f"{fmt} report: {written[fmt]}")
+            _echo(f"{fmt} report: {written[fmt]}")

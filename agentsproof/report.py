@@ -309,7 +309,12 @@ def build_view(run: RunResult) -> dict[str, Any]:
 
 
 def render_json(run: RunResult) -> str:
-    return run.model_dump_json(indent=2)
+    try:
+        return run.model_dump_json(indent=2)
+    except ValueError:
+        # Undecodable bytes of a file name (surrogates) cannot be encoded as UTF-8: write
+        # them as JSON \u escapes, which read back to the same path.
+        return json.dumps(run.model_dump(mode="json"), indent=2, ensure_ascii=True)
 
 
 def render_markdown(run: RunResult) -> str:
