@@ -8,17 +8,56 @@ PY     := $(VENV)/bin/python
 COPILOT_CLI_VERSION ?= 1.0.102
 COPILOT_DIR := $(VENV)/copilot-cli
 
-.PHONY: demo test install install-dev copilot-cli bench clean
+# ---------------------------------------------------------------- the embedded model
+# llama-cpp-python compiles llama.cpp on install. Built with the build machine's native
+# CPU flags (its default), it can run instructions another CPU -- or a VM that hides
+# AMX/AVX-512 -- does not allow, and segfault. So we build it ourselves with portable
+# flags into a wheelhouse keyed by version, architecture and flags, never from pip's
+# wheel cache (which keys by version only), and install it from there.
+LLAMA_VERSION ?= 0.3.36
+ARCH := $(shell uname -m)
+HAS_AVX2 := $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && echo yes)
+ifeq ($(ARCH),x86_64)
+  ifeq ($(HAS_AVX2),yes)
+    LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
+  else
+    LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=OFF -DGGML_AVX2=OFF -DGGML_FMA=OFF -DGGML_F16C=OFF
+  endif
+else
+  LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF
+endif
+LLAMA_FLAGS_ID := $(shell printf '%s' '$(LLAMA_CMAKE_ARGS)' | sha1sum | cut -c1-10)
+WHEELHOUSE_ROOT ?= $(or $(AGENTSPROOF_WHEELHOUSE),$(HOME)/.cache/agentsproof/wheelhouse)
+WHEELHOUSE := $(WHEELHOUSE_ROOT)/llama-cpp-python-$(LLAMA_VERSION)-$(ARCH)-$(LLAMA_FLAGS_ID)
+LLAMA_WHEEL_STAMP := $(WHEELHOUSE)/.complete
+LLAMA_VENV_STAMP := $(VENV)/.llama-portable-$(LLAMA_VERSION)-$(LLAMA_FLAGS_ID)
+
+.PHONY: demo test test-python test-node install install-dev copilot-cli llama bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-install: $(PY)
+$(LLAMA_WHEEL_STAMP): | $(PY)
+	@echo "building llama-cpp-python $(LLAMA_VERSION) with portable flags ($(LLAMA_CMAKE_ARGS)); about 5 minutes on 2 cores"
+	mkdir -p $(WHEELHOUSE)
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" FORCE_CMAKE=1 $(PY) -m pip wheel --quiet --no-deps --no-cache-dir \
+		--no-binary llama-cpp-python -w $(WHEELHOUSE) llama-cpp-python==$(LLAMA_VERSION)
+	touch $@
+
+$(LLAMA_VENV_STAMP): $(LLAMA_WHEEL_STAMP)
+	$(PY) -m pip install --quiet --no-cache-dir --force-reinstall --no-deps --no-index \
+		--find-links $(WHEELHOUSE) llama-cpp-python==$(LLAMA_VERSION)
+	rm -f $(VENV)/.llama-portable-*
+	touch $@
+
+llama: $(LLAMA_VENV_STAMP)
+
+install: $(PY) llama
 	$(PY) -m pip install --quiet -e '.[local]'
 
-install-dev: $(PY)
-	$(PY) -m pip install --quiet -e '.[dev,local,copilot]'
+install-dev: $(PY) llama
+	$(PY) -m pip install --quiet -e '.[dev,local,copilot,server]'
 
 copilot-cli: $(COPILOT_DIR)/node_modules/.bin/copilot
 
@@ -34,7 +73,13 @@ demo: install
 	@echo "HTML report: $(abspath runs/demo-plugin/demo-plugin-eval.html)"
 
 test: install-dev copilot-cli
+	$(MAKE) --no-print-directory test-python test-node
+
+test-python:
 	COPILOT_CLI_PATH=$${COPILOT_CLI_PATH:-$(abspath $(COPILOT_DIR))/node_modules/.bin/copilot} $(PY) -m pytest -q
+
+test-node:
+	cd sdk/typescript && AGENTSPROOF_PYTHON=$(abspath $(PY)) npm test
 
 bench: install-dev
 	$(PY) bench/throughput.py
