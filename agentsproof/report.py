@@ -19,6 +19,7 @@ from typing import Any, Callable
 from jinja2 import BytecodeCache, Environment, FileSystemBytecodeCache, PackageLoader, StrictUndefined, select_autoescape
 
 from agentsproof import __version__
+from agentsproof.mdtext import md_text
 from agentsproof.stats.checks import check_counts
 from agentsproof.stats.item import EMPTY_ARM_STATS, EMPTY_ITEM_STATS
 from agentsproof.schemas.artifacts import ArmResult, ItemResult, RunResult, TrialResult
@@ -48,21 +49,7 @@ def _pct_interval(v: Any) -> str:
     return f"[{v[0] * 100:.0f}%, {v[1] * 100:.0f}%]"
 
 
-_MD_ENTITY = re.compile(r"&(?=#?[A-Za-z0-9]+;)")
-
-
-def _md_cell(v: Any, limit: int = 160) -> str:
-    """Text for one Markdown table cell or list line: one line, bounded, and inert.
-
-    Everything that did not come from us (model output, provider errors, file names) goes
-    through here: HTML is escaped (``<img onerror=...>`` stays text in any Markdown
-    renderer), as are entity references, link brackets, backticks and table pipes."""
-    text = " ".join(str(v).split())
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    text = text.replace("\\", "\\\\").replace("|", "\\|").replace("`", "'").replace("[", "\\[").replace("]", "\\]")
-    # "<" starts every HTML tag and comment; escaping it (and entity references) is enough.
-    return _MD_ENTITY.sub("&amp;", text).replace("<", "&lt;")
+_md_cell = md_text
 
 
 def _tokens(v: float | int | None) -> str:
@@ -341,103 +328,6 @@ WRITERS: dict[str, Callable[[RunResult], str]] = {
 }
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to a temporary file beside ``path`` and rename it over ``path``:
-    a reader sees the old file or the new one, never a part; an existing symlink at
-    ``path`` is replaced, not followed."""
-    import tempfile
+# Where reports go and how they are written: agentsproof.report_files (re-exported here).
+from agentsproof.report_files import prepare_output, report_targets, write_reports  # noqa: E402
 
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-def write_reports(run: RunResult, targets: dict[str, Path]) -> dict[str, Path]:
-    """Write each format to its path: ``{"html": Path(...), ...}``. Returns what was written.
-
-    Every format is rendered before the first byte is written; each file is written
-    atomically. A format that cannot be written does not stop the others: OutputError
-    afterwards names what was lost and why."""
-    from agentsproof.errors import OutputError
-    from agentsproof.inputs import display
-
-    rendered: dict[str, bytes] = {}
-    for fmt in targets:
-        try:
-            writer = WRITERS[fmt]
-        except KeyError:
-            raise ValueError(f"unknown report format {fmt!r}; known: {', '.join(WRITERS)}") from None
-        # Undecodable bytes from file names (surrogates) become U+FFFD instead of failing.
-        rendered[fmt] = writer(run).encode("utf-8", "replace")
-    written: dict[str, Path] = {}
-    failed: list[str] = []
-    for fmt, path in targets.items():
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            _write_atomic(path, rendered[fmt])
-            written[fmt] = path
-        except OSError as err:
-            failed.append(f"{display(path)}: {err.strerror or err}")
-    if failed:
-        kept = f" (written: {', '.join(display(p) for p in written.values())})" if written else ""
-        raise OutputError(f"could not write {'; '.join(failed)}{kept}")
-    return written
-
-
-def report_targets(command: str, output: Path, plugin: str, stem: str) -> dict[str, Path]:
-    """Where each command writes (see README 'Outputs'). Names are made safe path
-    components, so every target lies inside ``output``."""
-    from agentsproof.inputs import safe_name
-
-    plugin = safe_name(plugin, "plugin")
-    stem = safe_name(stem, "item")
-    if command == "eval":
-        base = output / plugin
-        return {f: base / f"{stem}-eval.{f}" for f in ("md", "json", "html")}
-    if command == "eval-all":
-        base = output / plugin
-        return {
-            "html": base / f"{plugin}-eval.html",
-            "md": base / "eval-all-summary.md",
-            "json": base / "eval-all-summary.json",
-        }
-    if command == "tc-eval":
-        base = output / stem
-        return {f: base / f"{stem}-tc-eval.{f}" for f in ("html", "md", "json")}
-    raise ValueError(command)
-
-
-def prepare_output(output: Path, targets: dict[str, Path]) -> None:
-    """Before the first model call: every report folder lies inside ``output`` (no symlink
-    leads out) and can be created and written. Creates nothing (a run that fails to start
-    leaves no folders behind); OutputError otherwise, so no results are lost to an
-    unwritable folder at the end of a run."""
-    from agentsproof.errors import OutputError
-    from agentsproof.inputs import display
-
-    root = output.resolve()
-    for folder in sorted({p.parent for p in targets.values()}):
-        if not folder.resolve().is_relative_to(root):
-            raise OutputError(f"{display(folder)}: --output: leads out of {display(output)} (a symlink); refusing to write there")
-        probe = folder
-        while not probe.exists():
-            if probe.is_symlink():
-                raise OutputError(f"{display(probe)}: --output: is a dangling symlink")
-            probe = probe.parent
-        if not probe.is_dir():
-            raise OutputError(f"{display(probe)}: --output: is a file, not a folder")
-        if not os.access(probe, os.W_OK | os.X_OK):
-            raise OutputError(f"{display(probe)}: --output: not writable")
-    for path in targets.values():
-        if path.is_dir():
-            raise OutputError(f"{display(path)}: --output: is a directory where a report file goes")

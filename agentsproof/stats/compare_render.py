@@ -62,15 +62,17 @@ def render_terminal(cmp: Comparison) -> str:
 
 
 def _md(cell: str) -> str:
-    return cell.replace("|", "\\|")
+    from agentsproof.mdtext import md_text
+
+    return md_text(cell, limit=400)
 
 
 def render_markdown(cmp: Comparison) -> str:
     out = [
         "# agentsproof compare",
         "",
-        f"- before: `{cmp.before_path}`",
-        f"- after: `{cmp.after_path}`",
+        f"- before: {_md(str(cmp.before_path))}",
+        f"- after: {_md(str(cmp.after_path))}",
         f"- test: two-sided Fisher exact test on the with-skill arm's pass/fail counts, alpha {cmp.alpha:g}",
         f"- result: {_summary(cmp)}",
         "",
