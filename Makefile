@@ -79,7 +79,7 @@ test-python:
 	COPILOT_CLI_PATH=$${COPILOT_CLI_PATH:-$(abspath $(COPILOT_DIR))/node_modules/.bin/copilot} $(PY) -m pytest -q
 
 test-node:
-	cd sdk/typescript && AGENTSPROOF_PYTHON=$(abspath $(PY)) npm test
+	cd sdk/typescript && npm ci --silent --no-audit --no-fund && AGENTSPROOF_PYTHON=$(abspath $(PY)) npm test
 
 bench: install-dev
 	$(PY) bench/throughput.py
