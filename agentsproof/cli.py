@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -25,8 +26,13 @@ class _Group(click.Group):
     """Turns every AgentsproofError into one line on stderr and exit 30."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        previous = _sigterm_as_interrupt()
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt:
+            # SIGINT or SIGTERM outside a run (a run writes its incomplete report itself).
+            click.echo("\nerror: interrupted", err=True)
+            sys.exit(EXIT_ERROR)
         except AgentsproofError as err:
             click.echo(f"error: {err}", err=True)
             sys.exit(err.exit_code)
@@ -34,7 +40,7 @@ class _Group(click.Group):
             # Bad flags are bad input too: one line, exit 30.
             click.echo(f"error: {err.format_message()}", err=True)
             sys.exit(EXIT_ERROR)
-        except (click.exceptions.Exit, click.Abort, SystemExit, KeyboardInterrupt):
+        except (click.exceptions.Exit, click.Abort, SystemExit):
             raise
         except Exception as err:  # noqa: BLE001 - one line for users, the traceback on request
             if os.environ.get("AGENTSPROOF_DEBUG"):
@@ -44,6 +50,21 @@ class _Group(click.Group):
                 err=True,
             )
             sys.exit(EXIT_ERROR)
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def _sigterm_as_interrupt() -> Any:
+    """SIGTERM behaves like Ctrl-C (clean stop, exit 30); returns the previous handler."""
+    try:
+        return signal.signal(signal.SIGTERM, _raise_interrupt)
+    except (ValueError, AttributeError):  # not the main thread
+        return None
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -115,6 +136,11 @@ def run_options(f: Callable) -> Callable:
         metavar="RUN.json",
         help="Re-run only the errored trials of this saved run (its JSON report) and merge them.",
     )(f)
+    f = click.option(
+        "--resume",
+        is_flag=True,
+        help="Keep the trials journalled by an interrupted or killed run of the same command; run only the missing ones.",
+    )(f)
     return f
 
 
@@ -152,9 +178,11 @@ def eval_cmd(path: Path, **opts: Any) -> None:
       agentsproof eval evals/my-plugin/skills/my-skill/eval.yaml --smoke --model gpt-4o
     """
     from agentsproof.commands import run_eval
+    from agentsproof.options import RunConfig
 
-    run, written = run_eval(path, **opts)
-    _finish(run, written, opts["ci"])
+    cfg = RunConfig.from_cli(opts)
+    run, written = run_eval(path, cfg)
+    _finish(run, written, cfg.ci)
 
 
 @main.command("eval-all")
@@ -163,6 +191,7 @@ def eval_cmd(path: Path, **opts: Any) -> None:
 @_threshold_option
 @provider_options
 @run_options
+@click.option("--shard", metavar="I/N", help="Run only slice I of N (stable, by item id), e.g. one per CI machine; join them with `agentsproof merge`.")
 def eval_all_cmd(directory: Path, **opts: Any) -> None:
     """Run every eval.yaml found below DIRECTORY (skills and agents).
 
@@ -172,11 +201,14 @@ def eval_all_cmd(directory: Path, **opts: Any) -> None:
     \b
     Example:
       agentsproof eval-all evals/my-plugin/ --smoke --ci --model gpt-4o
+      agentsproof eval-all evals/my-plugin/ --shard 2/4 --output runs/shard-2
     """
     from agentsproof.commands import run_eval_all
+    from agentsproof.options import RunConfig
 
-    run, written = run_eval_all(directory, **opts)
-    _finish(run, written, opts["ci"])
+    cfg = RunConfig.from_cli(opts)
+    run, written = run_eval_all(directory, cfg)
+    _finish(run, written, cfg.ci)
 
 
 @main.command("tc-eval")
@@ -197,9 +229,11 @@ def tc_eval_cmd(path: Path, **opts: Any) -> None:
       agentsproof tc-eval path/to/evals.json --trials 2 --model gpt-4o
     """
     from agentsproof.commands import run_tc_eval
+    from agentsproof.options import RunConfig
 
-    run, written = run_tc_eval(path, **opts)
-    _finish(run, written, opts["ci"])
+    cfg = RunConfig.from_cli(opts)
+    run, written = run_tc_eval(path, cfg)
+    _finish(run, written, cfg.ci)
 
 
 @main.command("eval-generate")
@@ -301,6 +335,30 @@ def compare_cmd(before: Path, after: Path, alpha: float, markdown_path: Path | N
     sys.exit(EXIT_FAILED if ci and cmp.worse else EXIT_OK)
 
 
+@main.command("merge")
+@click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="RESULT.json...")
+@click.option("--output", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"), show_default=True, help="Output directory.")
+@click.option("--ci", is_flag=True, help="Exit 1 when an eval is below its threshold or graded F.")
+def merge_cmd(results: tuple[Path, ...], output: Path, ci: bool) -> None:
+    """Join the reports of `eval-all --shard I/N` runs into one report.
+
+    The merged report is the one a single machine would have written: the same items,
+    in the same order, with the run's summaries computed anew. Exit codes as eval-all.
+
+    \b
+    Example:
+      agentsproof merge shard-*/my-plugin/eval-all-summary.json --output runs
+    """
+    from agentsproof.executor.merge import merge_runs
+    from agentsproof.report import prepare_output, report_targets, write_reports
+    from agentsproof.stats.compare import load_run
+
+    run = merge_runs([(p, load_run(p)) for p in results])
+    targets = report_targets(run.command, output, run.plugin, run.items[0].name if run.command == "eval" and run.items else run.plugin)
+    prepare_output(output, targets)
+    _finish(run, write_reports(run, targets), ci)
+
+
 @main.command("runs-needed")
 @click.option("--before", type=click.FloatRange(0, 1), required=True, help="True pass rate before the change (0..1).")
 @click.option("--after", type=click.FloatRange(0, 1), required=True, help="True pass rate after the change (0..1).")
@@ -333,6 +391,15 @@ def runs_needed_cmd(before: float, after: float, target: float, alpha: float) ->
             f"{before:g} → {after:g}: {res.runs} runs per side give power {res.achieved:.3f} "
             f"(chance compare says {verdict}; alpha {alpha:g})"
         )
+
+
+from agentsproof.server.commands import register as _register_server  # noqa: E402
+
+_register_server(main)
+
+from agentsproof.sdk.commands import register as _register_sdk  # noqa: E402
+
+_register_sdk(main)
 
 
 if __name__ == "__main__":  # pragma: no cover

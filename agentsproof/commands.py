@@ -9,111 +9,138 @@ from pathlib import Path
 from typing import Any
 
 from agentsproof.config import discover_evals, load_eval
-from agentsproof.errors import EXIT_ERROR, EXIT_OK, AgentsproofError
+from agentsproof.errors import EXIT_ERROR, EXIT_OK, AgentsproofError, InputError
 from agentsproof.executor.plan import item_from_eval, items_from_tc_eval, plugin_name_for_dir, plugin_name_for_eval
+from agentsproof.executor.runner import EvalItem
 from agentsproof.executor.session import SessionOptions, prepare_provider, run_items
+from agentsproof.options import RunConfig
 from agentsproof.report import prepare_output, report_targets, write_reports
 from agentsproof.schemas.artifacts import RunResult
 from agentsproof.schemas.tc_eval import load_tc_eval
 
 
-def _session(opts: dict[str, Any], settings: dict[str, Any]) -> SessionOptions:
+def _session(cfg: RunConfig, settings: dict[str, Any], **extra: Any) -> SessionOptions:
     from agentsproof.console import Progress
     from agentsproof.stats.adaptive import policy_for
 
     progress = Progress()
     return SessionOptions(
-        provider=opts.get("provider"),
-        model=opts.get("model"),
-        judge_model=opts.get("judge_model"),
-        parallel=opts.get("parallel") or 1,
-        abort_after=opts.get("abort_after", 5),
+        provider=cfg.provider,
+        model=cfg.model,
+        judge_model=cfg.judge_model,
+        parallel=cfg.parallel,
+        abort_after=cfg.abort_after,
         settings=settings,
         on_trial=progress.trial,
         on_item=progress.item,
-        policy=policy_for(opts, settings),
+        policy=policy_for(cfg, settings),
+        resume=cfg.resume,
+        **extra,
     )
 
 
-def _settings(opts: dict[str, Any]) -> dict[str, Any]:
-    return {k: opts.get(k) for k in ("trials", "threshold") if opts.get(k) is not None}
+def _settings(cfg: RunConfig) -> dict[str, Any]:
+    out: dict[str, Any] = {k: getattr(cfg, k) for k in ("trials", "threshold") if getattr(cfg, k) is not None}
+    if cfg.shard is not None:
+        out["shard"] = str(cfg.shard)
+    return out
 
 
-def _retry(command: str, path: Path, opts: dict[str, Any]) -> tuple[RunResult, dict[str, Path]]:
-    """--retry-errors RUN.json: re-run the saved run's errored trials and write its reports again."""
-    from agentsproof.errors import InputError
-    from agentsproof.executor.rerun import load_items_for_retry, retry_errors
-    from agentsproof.stats.compare import load_run
-
-    saved_path = Path(opts["retry_errors"])
-    saved = load_run(saved_path)
-    if saved.command != command:
-        raise InputError(str(saved_path), "command", f"is a {saved.command!r} run; retry it with `agentsproof {saved.command}`")
-    items = load_items_for_retry(saved, saved_path, path)
-    name = saved.items[0].name if command == "eval" and saved.items else saved.plugin
-    targets = _targets(command, opts, saved.plugin, name)
-    run = retry_errors(saved, items, _session({**opts, "adaptive": False}, {}), saved_path)
-    return run, write_reports(run, targets)
-
-
-def _targets(command: str, opts: dict[str, Any], plugin: str, stem: str) -> dict[str, Path]:
+def _targets(command: str, cfg: RunConfig, plugin: str, stem: str) -> dict[str, Path]:
     """The report paths of this run, checked writable before the first model call."""
-    output = opts.get("output") or Path("runs")
-    targets = report_targets(command, output, plugin, stem)
-    prepare_output(output, targets)
+    targets = report_targets(command, cfg.output, plugin, stem)
+    prepare_output(cfg.output, targets)
     return targets
 
 
-def run_eval(path: Path, **opts: Any) -> tuple[RunResult, dict[str, Path]]:
-    from agentsproof.stats.adaptive import adaptive_defaults
+def _run(command: str, plugin: str, items: list[EvalItem], cfg: RunConfig, stem: str, settings: dict[str, Any]) -> tuple[RunResult, dict[str, Path]]:
+    """The one path every run takes: targets checked, trials run (journalled, resumable), reports written."""
+    from agentsproof.executor.journal import journal_path
 
-    if opts.get("retry_errors"):
-        return _retry("eval", path, opts)
-    opts = adaptive_defaults(opts)
-    ev = load_eval(path)
-    item = item_from_eval(ev, trials=opts.get("trials"), threshold=opts.get("threshold"))
-    plugin = plugin_name_for_eval(ev.path)
-    targets = _targets("eval", opts, plugin, ev.name)
-    run = run_items("eval", plugin, [item], _session(opts, _settings(opts)))
+    targets = _targets(command, cfg, plugin, stem)
+    session = _session(cfg, settings, journal=journal_path(targets["json"]))
+    run = run_items(command, plugin, items, session)
     return run, write_reports(run, targets)
 
 
-def run_eval_all(directory: Path, **opts: Any) -> tuple[RunResult, dict[str, Path]]:
+def _retry(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
+    """--retry-errors RUN.json: the saved run's scored trials kept, its errored ones run again,
+    through the same session path as any run."""
+    from agentsproof.executor.journal import journal_path
+    from agentsproof.executor.rerun import load_items_for_retry, retry_plan
+    from agentsproof.stats.compare import load_run
+
+    saved_path = Path(cfg.retry_errors)  # type: ignore[arg-type]
+    saved = load_run(saved_path)
+    if saved.command != command:
+        raise InputError(str(saved_path), "command", f"is a {saved.command!r} run; retry it with `agentsproof {saved.command}`")
+    items, prior, settings = retry_plan(saved, load_items_for_retry(saved, saved_path, path), saved_path)
+    name = saved.items[0].name if command == "eval" and saved.items else saved.plugin
+    targets = _targets(command, cfg, saved.plugin, name)
+    session = _session(
+        cfg.replace(adaptive=False), settings, prior=prior, journal=journal_path(targets["json"]), base_duration_s=saved.duration_s
+    )
+    run = run_items(command, saved.plugin, items, session)
+    return run, write_reports(run, targets)
+
+
+def run_eval(path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
     from agentsproof.stats.adaptive import adaptive_defaults
 
-    if opts.get("retry_errors"):
-        return _retry("eval-all", directory, opts)
-    opts = adaptive_defaults(opts)
+    if cfg.retry_errors:
+        return _retry("eval", path, cfg)
+    cfg = adaptive_defaults(cfg)
+    ev = load_eval(path)
+    item = item_from_eval(ev, trials=cfg.trials, threshold=cfg.threshold)
+    return _run("eval", plugin_name_for_eval(ev.path), [item], cfg, ev.name, _settings(cfg))
+
+
+def run_eval_all(directory: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
+    from agentsproof.executor.shard import select_shard
+    from agentsproof.stats.adaptive import adaptive_defaults
+
+    if cfg.retry_errors:
+        return _retry("eval-all", directory, cfg)
+    cfg = adaptive_defaults(cfg)
     paths = discover_evals(directory)
     evals = [load_eval(p) for p in paths]  # validate everything before the first call
-    items = [item_from_eval(ev, trials=opts.get("trials"), threshold=opts.get("threshold")) for ev in evals]
+    items = [item_from_eval(ev, trials=cfg.trials, threshold=cfg.threshold) for ev in evals]
     seen: dict[str, str] = {}
     for ev, item in zip(evals, items):
         if item.id in seen:
-            from agentsproof.errors import InputError
-
             raise InputError(str(ev.path), None, f"{item.id!r} is also defined by {seen[item.id]}; item names must be unique")
         seen[item.id] = str(ev.path)
     plugin = plugin_name_for_dir(directory)
-    targets = _targets("eval-all", opts, plugin, plugin)
-    run = run_items("eval-all", plugin, items, _session(opts, _settings(opts)))
+    if cfg.shard is not None:
+        items = select_shard(items, cfg.shard)
+        if not items:
+            return _empty_shard(plugin, cfg)
+    return _run("eval-all", plugin, items, cfg, plugin, _settings(cfg))
+
+
+def _empty_shard(plugin: str, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
+    """A shard that got no items: an empty report (merge skips it), no model call."""
+    from agentsproof.executor.results import build_run
+
+    targets = _targets("eval-all", cfg, plugin, plugin)
+    run = build_run("eval-all", plugin, [], provider=cfg.provider or "", model=cfg.model or "", judge_model=cfg.judge_model or "", settings=_settings(cfg))
     return run, write_reports(run, targets)
 
 
-def run_tc_eval(path: Path, **opts: Any) -> tuple[RunResult, dict[str, Path]]:
+def run_tc_eval(path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
     from agentsproof.stats.adaptive import adaptive_defaults
 
-    if opts.get("retry_errors"):
-        return _retry("tc-eval", path, opts)
-    opts = adaptive_defaults(opts)
+    if cfg.retry_errors:
+        return _retry("tc-eval", path, cfg)
+    cfg = adaptive_defaults(cfg)
     tc = load_tc_eval(path)
-    trials = opts.get("trials") or 1
-    items = items_from_tc_eval(tc, trials=trials, threshold=opts["threshold"], timeout=opts["timeout"])
+    trials = cfg.trials or 1
+    threshold = cfg.threshold if cfg.threshold is not None else 0.6
+    timeout = cfg.timeout if cfg.timeout is not None else 300.0
+    items = items_from_tc_eval(tc, trials=trials, threshold=threshold, timeout=timeout)
     stem = tc.path.stem
-    settings = {"trials": trials, "threshold": opts["threshold"], "timeout": opts["timeout"]}
-    targets = _targets("tc-eval", opts, stem, stem)
-    run = run_items("tc-eval", stem, items, _session(opts, settings))
-    return run, write_reports(run, targets)
+    settings = {"trials": trials, "threshold": threshold, "timeout": timeout}
+    return _run("tc-eval", stem, items, cfg, stem, settings)
 
 
 def doctor(provider: str | None = None, model: str | None = None, judge_model: str | None = None) -> int:

@@ -23,7 +23,7 @@ def test_hostile_item_names_stay_inside_output(name, byok_env, tmp_path):
     code, _, err = run_cli(["eval", plugin / "skills" / "s" / "eval.yaml", "--model", "m", "--output", out])
     assert code == 0, err
     written = sorted(p for p in out.rglob("*") if p.is_file())
-    assert len(written) == 3 and all(p.resolve().is_relative_to(out.resolve()) for p in written)
+    assert len(written) == 4 and all(p.resolve().is_relative_to(out.resolve()) for p in written)  # md, json, html, journal
     assert not _files_outside(tmp_path, out)
     assert not Path("/tmp/agentsproof-absolute-name-eval.html").exists()
 

@@ -1,109 +1,50 @@
 """``--retry-errors RUN.json``: re-run only the errored trials of a saved run and merge them.
 
 The saved run names every item's eval file (``item.eval_path``); the files are loaded again
-so the trials run with the current skill text and graders. Trials that never ran because
-the saved run was aborted are run too. Everything else in the saved run is kept as it was.
+so the trials run with the current skill text and graders. The saved run's scored trials
+are kept as they are and its errored ones run again, through the same session path as
+any run (progress lines, journal, interrupts): a retry is a run whose finished trials are
+given. Trials that never ran because the saved run was aborted are run too.
 """
 
 from __future__ import annotations
 
-import asyncio
-import time
 from pathlib import Path
-from typing import Sequence
 
 from agentsproof.errors import InputError
-from agentsproof.executor.results import build_run, finalize_item
-from agentsproof.executor.runner import Aborted, DualArmRunner, EvalItem, ItemRun, RunOptions
-from agentsproof.executor.session import SessionOptions, interruptible, prepare_provider, run_sync
-from agentsproof.pipeline.grader import Judge, needs_judge
-from agentsproof.schemas.artifacts import ArmResult, ItemResult, RunResult, TrialResult
+from agentsproof.executor.runner import EvalItem
+from agentsproof.schemas.artifacts import RunResult, TrialResult
 
 
-def trials_to_rerun(item: ItemResult, fill_missing: bool) -> list[tuple[str, int]]:
-    """(arm, index) of errored trials, plus never-run ones when ``fill_missing``."""
-    out = []
-    for arm in (item.with_arm, item.without_arm):
-        have = {t.index for t in arm.trials}
-        out += [(arm.arm, t.index) for t in arm.trials if t.status == "errored"]
-        if fill_missing:
-            out += [(arm.arm, i) for i in range(item.trials_requested) if i not in have]
-    return out
-
-
-def _merge(arm: ArmResult, fresh: Sequence[TrialResult]) -> ArmResult:
-    by_index = {t.index: t for t in arm.trials}
-    for t in fresh:
-        by_index[t.index] = t
-    merged = ArmResult(arm=arm.arm, system_prompt_kind=arm.system_prompt_kind, trials=[by_index[i] for i in sorted(by_index)])
-    return merged.summarize()
-
-
-async def _rerun(saved: RunResult, items: dict[str, EvalItem], opts: SessionOptions, path: Path) -> RunResult:
-    started = time.perf_counter()
-    prepared = prepare_provider(opts.provider, opts.model, opts.judge_model)
-    wanted = {it.id: trials_to_rerun(it, saved.incomplete) for it in saved.items}
-    judge = None
-    if any(needs_judge(items[i].graders) for i, todo in wanted.items() if todo):
-        judge = Judge(client=prepared.client, model=prepared.judge_model)
-    runner = DualArmRunner(
-        prepared.client,
-        RunOptions(model=prepared.model, parallel=opts.parallel, abort_after=opts.abort_after),
-        judge,
-        on_trial=opts.on_trial,
-        on_item=opts.on_item,
-    )
-    jobs = [(item_id, arm, idx) for item_id, todo in wanted.items() for arm, idx in todo]
-    try:
-        with interruptible(runner):
-            results = await asyncio.gather(
-                *(runner.start_trial(items[i], arm, idx) for i, arm, idx in jobs), return_exceptions=True
-            )
-    finally:
-        await prepared.client.aclose()
-    fresh: dict[str, list[TrialResult]] = {}
-    unfinished: set[str] = set()
-    for (item_id, _, _), res in zip(jobs, results):
-        if isinstance(res, (Aborted, asyncio.CancelledError)) and runner.state.aborted:
-            unfinished.add(item_id)
-        elif isinstance(res, BaseException):
-            raise res
-        else:
-            fresh.setdefault(item_id, []).append(res)
-    finals = []
-    for old in saved.items:
-        new = fresh.get(old.id, [])
-        w = _merge(old.with_arm, [t for t in new if t.arm == "with"])
-        wo = _merge(old.without_arm, [t for t in new if t.arm == "without"])
-        short = len(w.trials) < old.trials_requested and saved.incomplete
-        finals.append(finalize_item(ItemRun(item=items[old.id], with_arm=w, without_arm=wo, incomplete=old.id in unfinished or short)))
+def retry_plan(
+    saved: RunResult, items: dict[str, EvalItem], path: Path
+) -> tuple[list[EvalItem], dict[tuple[str, str, int], TrialResult], dict]:
+    """(items in the saved order with their trial counts, the trials to keep, settings)."""
+    check_items(saved, items, path)
+    ordered: list[EvalItem] = []
+    prior: dict[tuple[str, str, int], TrialResult] = {}
+    for it in saved.items:
+        item = items[it.id]
+        ran = max([t.index + 1 for t in it.with_arm.trials + it.without_arm.trials] or [0])
+        # An aborted run also fills the trials it never started; a finished (or adaptive)
+        # run keeps its trial count.
+        item.trials = it.trials_requested if saved.incomplete else max(ran, 1)
+        for arm in (it.with_arm, it.without_arm):
+            for t in arm.trials:
+                if t.status == "scored" and t.index < item.trials:
+                    prior[(it.id, t.arm, t.index)] = t
+        ordered.append(item)
     settings = dict(saved.settings)
-    # The provider of this run, not the saved one's (its URL, model file, ...).
-    settings.update({k: v for k, v in prepared.client.describe().items() if k != "provider"})
+    settings.pop("reused_trials", None)
     settings["retried_errors_from"] = str(path)
-    settings["retried_trials"] = len(jobs)
-    return build_run(
-        saved.command,
-        saved.plugin,
-        finals,
-        provider=prepared.provider,
-        model=prepared.model,
-        judge_model=prepared.judge_model,
-        settings=settings,
-        incomplete_reason=runner.state.abort_reason,
-        duration_s=saved.duration_s + time.perf_counter() - started,
-    )
+    settings["retried_trials"] = sum(2 * i.trials for i in ordered) - len(prior)
+    return ordered, prior, settings
 
 
 def check_items(saved: RunResult, items: dict[str, EvalItem], path: Path) -> None:
     for it in saved.items:
         if it.id not in items:
             raise InputError(str(path), f"items.{it.id}", "not found in the eval files any more; re-run the whole command")
-
-
-def retry_errors(saved: RunResult, items: dict[str, EvalItem], opts: SessionOptions, path: Path) -> RunResult:
-    check_items(saved, items, path)
-    return run_sync(_rerun(saved, items, opts, path))
 
 
 def load_items_for_retry(saved: RunResult, saved_path: Path, path: Path | None) -> dict[str, EvalItem]:

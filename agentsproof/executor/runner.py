@@ -89,8 +89,12 @@ class DualArmRunner:
         policy: BatchPolicy = run_all_at_once,
         on_trial: Callable[[EvalItem, TrialResult], None] | None = None,
         on_item: Callable[[ItemRun], None] | None = None,
+        prior: dict[tuple[str, str, int], TrialResult] | None = None,
     ):
         self.client = client
+        self.prior = prior or {}
+        """Trials already finished (resume, retry): used as they are, never run again."""
+        self.reused = 0
         self.options = options
         self.judge = judge
         self.policy = policy
@@ -226,10 +230,16 @@ class DualArmRunner:
             if more == 0:
                 break
             tasks = []
+            reused: list[TrialResult] = []
             for i in range(done, done + more):
-                tasks.append(self.start_trial(item, "with", i))
-                tasks.append(self.start_trial(item, "without", i))
-            results = await asyncio.gather(*tasks, return_exceptions=True)
+                for arm in ("with", "without"):
+                    earlier = self.prior.get((item.id, arm, i))
+                    if earlier is not None:
+                        reused.append(earlier)
+                    else:
+                        tasks.append(self.start_trial(item, arm, i))
+            self.reused += len(reused)
+            results = reused + list(await asyncio.gather(*tasks, return_exceptions=True))
             for res in results:
                 if isinstance(res, (Aborted, asyncio.CancelledError)) and self.state.aborted:
                     incomplete = True

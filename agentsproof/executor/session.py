@@ -8,6 +8,7 @@ import signal
 import sys
 import time
 from contextlib import contextmanager
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Iterator, Sequence, TypeVar
 
@@ -24,6 +25,8 @@ T = TypeVar("T")
 
 @dataclass
 class SessionOptions:
+    """What one run needs besides its items: built from a RunConfig by the command."""
+
     provider: str | None = None
     model: str | None = None
     judge_model: str | None = None
@@ -33,6 +36,13 @@ class SessionOptions:
     settings: dict[str, Any] = field(default_factory=dict)
     on_trial: Callable[[EvalItem, TrialResult], None] | None = None
     on_item: Callable[[ItemRun], None] | None = None
+    prior: dict[tuple[str, str, int], TrialResult] = field(default_factory=dict)
+    """Finished trials to keep (--resume, --retry-errors): they are not run again."""
+    journal: Path | None = None
+    """Where to journal every finished trial (for --resume); None: no journal."""
+    resume: bool = False
+    """Load the journal at ``journal`` and keep its trials (same configuration only)."""
+    base_duration_s: float = 0.0
 
 
 @dataclass
@@ -94,25 +104,51 @@ def interruptible(runner: DualArmRunner) -> Iterator[None]:
 async def run_items_async(
     command: str, plugin: str, items: Sequence[EvalItem], opts: SessionOptions, prepared: PreparedProvider
 ) -> RunResult:
+    from agentsproof.executor import journal as jr
+
     started = time.perf_counter()
     client = prepared.client
+    describe = {k: v for k, v in client.describe().items() if k != "provider"}
+    prior = dict(opts.prior)
+    book = None
+    if opts.journal is not None:
+        fingerprint = jr.run_fingerprint(command, prepared.provider, prepared.model, prepared.judge_model, describe, items)
+        if opts.resume and opts.journal.exists():
+            prior.update(jr.load(opts.journal, fingerprint))
+        book = jr.start(opts.journal, fingerprint, prior)
+    on_trial = opts.on_trial
+    if book is not None:
+        progress = opts.on_trial
+
+        def on_trial(item: EvalItem, trial: TrialResult) -> None:
+            book.append(item.id, trial.arm, trial.index, trial)
+            if progress is not None:
+                progress(item, trial)
+
     judge = Judge(client=client, model=prepared.judge_model) if any(needs_judge(i.graders) for i in items) else None
     runner = DualArmRunner(
         client,
         RunOptions(model=prepared.model, parallel=opts.parallel, abort_after=opts.abort_after),
         judge,
         policy=opts.policy,
-        on_trial=opts.on_trial,
+        on_trial=on_trial,
         on_item=opts.on_item,
+        prior=prior,
     )
     try:
         with interruptible(runner):
             runs = await runner.run(items)
     finally:
-        await client.aclose()
+        try:
+            await client.aclose()
+        finally:
+            if book is not None:
+                book.close()
     results = [finalize_item(r) for r in runs]
     settings = {"parallel": opts.parallel, "abort_after": opts.abort_after, **opts.settings}
-    settings.update({k: v for k, v in client.describe().items() if k != "provider"})
+    settings.update(describe)
+    if runner.reused:
+        settings["reused_trials"] = runner.reused
     return build_run(
         command,
         plugin,
@@ -122,7 +158,7 @@ async def run_items_async(
         judge_model=prepared.judge_model,
         settings=settings,
         incomplete_reason=runner.state.abort_reason,
-        duration_s=time.perf_counter() - started,
+        duration_s=opts.base_duration_s + time.perf_counter() - started,
     )
 
 

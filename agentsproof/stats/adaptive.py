@@ -75,19 +75,19 @@ class AdaptivePolicy:
         }
 
 
-def adaptive_defaults(opts: dict) -> dict:
+def adaptive_defaults(cfg):  # RunConfig -> RunConfig
     """With --adaptive and no trial count, the cap is DEFAULT_CAP trials per arm."""
-    if opts.get("adaptive") and opts.get("trials") is None:
-        return {**opts, "trials": DEFAULT_CAP}
-    return opts
+    if cfg.adaptive and cfg.trials is None:
+        return cfg.replace(trials=DEFAULT_CAP)
+    return cfg
 
 
-def policy_for(opts: dict, settings: dict):
+def policy_for(opts, settings: dict):  # (RunConfig, settings)
     """The runner's BatchPolicy for a command's options; records the adaptive settings."""
     from agentsproof.executor.runner import run_all_at_once
 
-    if not opts.get("adaptive"):
+    if not opts.adaptive:
         return run_all_at_once
     policy = AdaptivePolicy()
-    settings["adaptive"] = policy.describe(opts.get("trials"))
+    settings["adaptive"] = policy.describe(opts.trials)
     return policy

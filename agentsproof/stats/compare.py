@@ -84,25 +84,32 @@ class Comparison:
         }
 
 
+MAX_REPORT_BYTES = 2_000_000_000
+
+
 def load_run(path: Path) -> RunResult:
     """A saved run (any command's JSON report); bad input raises InputError naming the field."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(str(path), None, "file not found") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(str(path), None, f"cannot read: {err}") from None
+    from agentsproof.inputs import decode_text, display, json_depth_ok, read_regular
+
+    src = display(path)
+    if not Path(path).exists():
+        raise InputError(src, None, "file not found")
+    text = decode_text(read_regular(Path(path), source=src, field=None, max_bytes=MAX_REPORT_BYTES), source=src, field=None, name="the file")
+    if not json_depth_ok(text):
+        raise InputError(src, None, "not an agentsproof run report (nested too deep)")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
-        raise InputError(str(path), None, f"not JSON: {err.msg} at line {err.lineno}") from None
+        raise InputError(src, None, f"not JSON: {err.msg} at line {err.lineno}") from None
+    except (ValueError, RecursionError) as err:
+        raise InputError(src, None, f"not JSON: {err}") from None
     if not isinstance(data, dict) or "items" not in data:
-        raise InputError(str(path), None, "not an agentsproof run report (no 'items')")
+        raise InputError(src, None, "not an agentsproof run report (no 'items')")
     try:
         return RunResult.model_validate(data)
     except ValidationError as err:
         field_name, message = format_validation_error(err)
-        raise InputError(str(path), field_name, message) from None
+        raise InputError(src, field_name, message) from None
 
 
 def compare_item(before: ItemResult | None, after: ItemResult | None, alpha: float) -> ItemComparison:

@@ -1,0 +1,180 @@
+"""The trial journal: every finished trial, appended as it completes, for ``--resume``.
+
+One JSON object per line, beside the JSON report (``<report>.journal.jsonl``), flushed
+after every line so that a run killed by SIGKILL keeps every trial that finished. The
+first line is the run's *fingerprint*: everything that determines a trial's result —
+command, provider and its settings, models, and per item the skill text, prompt,
+graders and threshold. ``--resume`` reuses the journalled trials of a run with the same
+fingerprint and runs only the missing ones; a journal written for another configuration
+is refused, naming what changed. Keys and other secrets are never part of it: provider
+settings come from ``describe()``, which holds none.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Iterable, Sequence
+
+from agentsproof.errors import InputError
+from agentsproof.executor.runner import EvalItem
+from agentsproof.schemas.artifacts import TrialResult
+
+JOURNAL_VERSION = 1
+TrialKey = tuple[str, str, int]
+"""(item id, arm, trial index)."""
+
+_ITEM_FIELDS = {
+    "system_prompt": "the skill/agent text",
+    "prompt": "the prompt",
+    "graders": "the graders",
+    "threshold": "the threshold",
+    "kind": "the item kind",
+}
+_RUN_FIELDS = {
+    "command": "the command",
+    "provider": "the provider",
+    "model": "the model",
+    "judge_model": "the judge model",
+    "provider_settings": "the provider settings",
+}
+
+
+def _sha(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def item_fingerprint(item: EvalItem) -> dict[str, Any]:
+    graders = [g.model_dump(mode="json") if hasattr(g, "model_dump") else g for g in item.graders]
+    return {
+        "system_prompt": _sha(item.system_prompt),
+        "prompt": _sha(item.prompt),
+        "graders": _sha(graders),
+        "threshold": item.threshold,
+        "kind": item.kind,
+    }
+
+
+def run_fingerprint(
+    command: str, provider: str, model: str, judge_model: str, provider_settings: dict[str, Any], items: Sequence[EvalItem]
+) -> dict[str, Any]:
+    return {
+        "version": JOURNAL_VERSION,
+        "run": {
+            "command": command,
+            "provider": provider,
+            "model": model,
+            "judge_model": judge_model,
+            "provider_settings": _sha(provider_settings),
+        },
+        "items": {it.id: item_fingerprint(it) for it in items},
+    }
+
+
+def difference(old: dict[str, Any], new: dict[str, Any]) -> str | None:
+    """What changed between two fingerprints, in words; None when nothing did."""
+    if old.get("version") != new.get("version"):
+        return f"the journal format (version {old.get('version')} → {new.get('version')})"
+    o_run, n_run = old.get("run") or {}, new.get("run") or {}
+    for key, words in _RUN_FIELDS.items():
+        if o_run.get(key) != n_run.get(key):
+            if key == "provider_settings":
+                return words
+            return f"{words} ({o_run.get(key)!r} → {n_run.get(key)!r})"
+    o_items, n_items = old.get("items") or {}, new.get("items") or {}
+    for item_id, fp in n_items.items():
+        before = o_items.get(item_id)
+        if before is None:
+            continue  # a new item: nothing of it is in the journal, it simply runs
+        for key, words in _ITEM_FIELDS.items():
+            if before.get(key) != fp.get(key):
+                return f"{item_id}: {words}"
+    return None
+
+
+@dataclass
+class Journal:
+    path: Path
+    _fh: IO[str] | None = None
+    written: int = 0
+
+    def append(self, item_id: str, arm: str, index: int, trial: TrialResult) -> None:
+        if self._fh is None:
+            return
+        line = json.dumps({"type": "trial", "item": item_id, "arm": arm, "index": index, "trial": trial.model_dump(mode="json")})
+        try:
+            self._fh.write(line + "\n")
+            self._fh.flush()
+            self.written += 1
+        except (OSError, ValueError):
+            # A journal that cannot be written only costs the ability to resume; the run goes on.
+            self.close()
+
+    def close(self) -> None:
+        fh, self._fh = self._fh, None
+        if fh is not None:
+            try:
+                fh.close()
+            except OSError:
+                pass
+
+
+def journal_path(json_report: Path) -> Path:
+    return json_report.with_name(json_report.name.removesuffix(".json") + ".journal.jsonl")
+
+
+def start(path: Path, fingerprint: dict[str, Any], prior: dict[TrialKey, TrialResult] | None = None) -> Journal:
+    """A new journal at ``path`` (replacing any old one atomically), holding ``prior``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as fh:
+        fh.write(json.dumps({"type": "header", "fingerprint": fingerprint}) + "\n")
+        for (item_id, arm, index), trial in (prior or {}).items():
+            fh.write(json.dumps({"type": "trial", "item": item_id, "arm": arm, "index": index, "trial": trial.model_dump(mode="json")}) + "\n")
+    os.replace(tmp, path)
+    return Journal(path=path, _fh=open(path, "a", encoding="utf-8", errors="surrogateescape"))
+
+
+def load(path: Path, fingerprint: dict[str, Any]) -> dict[TrialKey, TrialResult]:
+    """The trials of a journal written for this fingerprint; InputError naming what changed.
+
+    A last line cut off by a kill is ignored; so are trials of items no longer run."""
+    from agentsproof.inputs import display
+
+    src = display(path)
+    try:
+        lines = path.read_text(encoding="utf-8", errors="surrogateescape").splitlines()
+    except OSError as err:
+        raise InputError(src, "--resume", f"cannot read the journal: {err.strerror or err}") from None
+    if not lines:
+        raise InputError(src, "--resume", "the journal is empty; run without --resume")
+    try:
+        header = json.loads(lines[0])
+        old = header["fingerprint"]
+    except (ValueError, KeyError, TypeError):
+        raise InputError(src, "--resume", "not a journal of this version of agentsproof; run without --resume") from None
+    changed = difference(old, fingerprint)
+    if changed:
+        raise InputError(src, "--resume", f"the journal was written for another configuration: {changed} changed; run without --resume to start over")
+    wanted = set(fingerprint.get("items") or {})
+    out: dict[TrialKey, TrialResult] = {}
+    for n, line in enumerate(lines[1:], start=2):
+        try:
+            rec = json.loads(line)
+            if rec.get("type") != "trial" or rec["item"] not in wanted:
+                continue
+            trial = TrialResult.model_validate(rec["trial"])
+        except (ValueError, KeyError, TypeError):
+            if n == len(lines):
+                break  # the line being written when the run was killed
+            raise InputError(src, f"line {n}", "is not a journal record; run without --resume to start over") from None
+        out[(rec["item"], rec["arm"], int(rec["index"]))] = trial
+    return out
+
+
+def scored_only(trials: Iterable[tuple[TrialKey, TrialResult]]) -> dict[TrialKey, TrialResult]:
+    """The journalled trials worth keeping: errored ones run again."""
+    return {k: t for k, t in trials if t.status == "scored"}
