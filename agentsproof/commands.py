@@ -35,6 +35,8 @@ def _session(cfg: RunConfig, settings: dict[str, Any], **extra: Any) -> SessionO
         on_item=progress.item,
         policy=policy_for(cfg, settings),
         resume=cfg.resume,
+        cache=cfg.cache,
+        cache_dir=cfg.cache_dir,
         **extra,
     )
 

@@ -35,6 +35,14 @@ def _no_retry_sleep(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AGENTSPROOF_RETRY_BASE_DELAY", "0")
 
 
+@pytest.fixture(autouse=True)
+def _no_response_cache(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Tests count calls at the scripted server: the response cache (on by default for
+    users) is off unless a test turns it on, and never touches the real user cache."""
+    monkeypatch.setenv("AGENTSPROOF_NO_CACHE", "1")
+    monkeypatch.setenv("AGENTSPROOF_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
 @pytest.fixture
 def scripted_server() -> Iterator[ScriptedServer]:
     """A started ScriptedServer with no rules (default replies: "OK", valid judge JSON)."""

@@ -124,7 +124,10 @@ class DualArmRunner:
         return task
 
     async def run_trial(self, item: EvalItem, arm: str, index: int) -> TrialResult:
+        from agentsproof.llm.cache import trial_slot
+
         system = item.system_prompt if arm == "with" else BASELINE_SYSTEM_PROMPT
+        trial_slot.set((item.id, arm, index))  # this task's context only: keys its cached calls
         async with self._sem:
             if self.state.aborted:
                 raise Aborted()
@@ -197,6 +200,7 @@ class DualArmRunner:
             graders=graders,
             tool_calls=resp.tool_calls,
             log=log,
+            cached=bool(getattr(resp, "cached", False)),
         )
         if score is None:
             bad = [g for g in graders if g.errored]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import signal
 import sys
@@ -43,6 +44,9 @@ class SessionOptions:
     resume: bool = False
     """Load the journal at ``journal`` and keep its trials (same configuration only)."""
     base_duration_s: float = 0.0
+    cache: bool = True
+    """Serve and store successful responses in the response cache."""
+    cache_dir: Path | None = None
 
 
 @dataclass
@@ -109,6 +113,12 @@ async def run_items_async(
     started = time.perf_counter()
     client = prepared.client
     describe = {k: v for k, v in client.describe().items() if k != "provider"}
+    cache = None
+    if opts.cache:
+        from agentsproof.llm.cache import CachingClient, ResponseCache, default_cache_dir
+
+        cache = ResponseCache(opts.cache_dir or default_cache_dir())
+        client = CachingClient(client, cache)
     prior = dict(opts.prior)
     book = None
     if opts.journal is not None:
@@ -149,6 +159,9 @@ async def run_items_async(
     settings.update(describe)
     if runner.reused:
         settings["reused_trials"] = runner.reused
+    if cache is not None:
+        cached = sum(1 for r in runs for arm in (r.with_arm, r.without_arm) for t in arm.trials if t.cached)
+        settings["cache"] = {"cached_trials": cached, "hits": cache.hits, "calls": cache.misses}
     return build_run(
         command,
         plugin,
@@ -191,5 +204,7 @@ def run_sync(coro: Awaitable[T]) -> T:
 def run_items(command: str, plugin: str, items: Sequence[EvalItem], opts: SessionOptions) -> RunResult:
     if not items:
         raise ProviderUnavailable("nothing to run")
+    if opts.cache and os.environ.get("AGENTSPROOF_NO_CACHE", "").strip() not in ("", "0"):
+        opts = dataclasses.replace(opts, cache=False)
     prepared = prepare_provider(opts.provider, opts.model, opts.judge_model)
     return run_sync(run_items_async(command, plugin, items, opts, prepared))

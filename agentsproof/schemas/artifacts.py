@@ -86,6 +86,7 @@ class TrialResult(BaseModel):
     graders: list[GraderResult] = Field(default_factory=list)
     tool_calls: list[dict[str, Any]] = Field(default_factory=list)
     log: list[LogEvent] = Field(default_factory=list)
+    cached: bool = Field(False, description="The trial's reply came from the response cache (no call was made).")
 
 
 class ArmResult(BaseModel):

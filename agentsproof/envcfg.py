@@ -1,0 +1,50 @@
+"""The one reader of AGENTSPROOF_* settings from the environment.
+
+Every numeric setting goes through :func:`env_number` (or :func:`env_int`): an unset or
+empty variable gives the default, a malformed or out-of-range value is one error line
+naming the variable — exit 30 from any command, never a silent fallback.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+from agentsproof.errors import InputError
+
+
+def _raw(name: str) -> str | None:
+    value = os.environ.get(name)
+    if value is None or not value.strip():
+        return None
+    return value.strip()
+
+
+def env_number(name: str, default: float, *, lo: float | None = None, hi: float | None = None) -> float:
+    raw = _raw(name)
+    if raw is None:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise InputError("environment", name, f"{raw!r} is not a number") from None
+    if not math.isfinite(value):
+        raise InputError("environment", name, f"{raw!r} is not a finite number")
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        bounds = f"between {lo:g} and {hi:g}" if lo is not None and hi is not None else (f"at least {lo:g}" if lo is not None else f"at most {hi:g}")
+        raise InputError("environment", name, f"{raw!r} must be {bounds}")
+    return value
+
+
+def env_int(name: str, default: int, *, lo: int | None = None, hi: int | None = None) -> int:
+    raw = _raw(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise InputError("environment", name, f"{raw!r} is not a whole number") from None
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        bounds = f"between {lo} and {hi}" if lo is not None and hi is not None else (f"at least {lo}" if lo is not None else f"at most {hi}")
+        raise InputError("environment", name, f"{raw!r} must be {bounds}")
+    return value
