@@ -4,7 +4,9 @@ It speaks enough of the real API (``POST /v1/chat/completions``, ``GET /v1/model
 the official ``openai`` client and the Copilot CLI's BYOK mode. Replies are chosen by
 *rules*, first match wins; a rule may answer with text, an HTTP error (429 with
 Retry-After, 500, 503 ...), a delay, a body that is not JSON, or a dropped connection, and
-may apply only a limited number of ``times``.
+may apply only a limited number of ``times``. Hostile replies: ``raw_body`` sends any bytes,
+``body`` any JSON value, ``headers`` any response headers. ``seen`` records each chat
+request's path, query and credentials headers (the chat bodies stay in ``requests``).
 
 In process::
 
@@ -22,11 +24,13 @@ import argparse
 import json
 import re
 import socket
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
+from urllib.parse import parse_qsl
 
 JUDGE_MARKERS = ("You grade an AI assistant", "You check one claim")
 
@@ -37,8 +41,14 @@ class Rule:
     status: int = 200
     retry_after: float | None = None
     delay: float = 0.0
-    raw_body: str | None = None
-    """Send this body as-is (e.g. not JSON) with status 200."""
+    raw_body: str | bytes | None = None
+    """Send this body as-is (e.g. not JSON, invalid UTF-8, 20 MB) with ``status`` (default 200)."""
+    body: Any = None
+    """Send this JSON value (any shape: ``{"choices": []}``, a list ...) with ``status``."""
+    headers: dict[str, str] | None = None
+    """Extra response headers (e.g. a hostile ``Retry-After``)."""
+    chunked: bool = False
+    """Send ``raw_body``/``body`` with chunked transfer encoding (no Content-Length)."""
     message: str | None = None
     """Error message in the body of a non-200 reply (default: "scripted HTTP <status>")."""
     drop: bool = False
@@ -119,6 +129,8 @@ class ScriptedServer:
         self.rules: list[Rule] = list(rules or [])
         self.latency = latency
         self.requests: list[dict[str, Any]] = []
+        self.seen: list[dict[str, Any]] = []
+        """Per chat request: ``path``, ``query`` (parsed), ``authorization`` and ``api-key`` headers."""
         self.lock = threading.Lock()
         self.in_flight = 0
         """Chat requests being answered right now."""
@@ -222,6 +234,18 @@ def _make_httpd(server: ScriptedServer, host: str, port: int) -> ThreadingHTTPSe
             self.end_headers()
             self.wfile.write(body)
 
+        def _send_chunked(self, status: int, body: bytes, headers: dict[str, str]) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            for k, v in headers.items():
+                self.send_header(k, v)
+            self.end_headers()
+            for i in range(0, len(body), 65536):
+                piece = body[i : i + 65536]
+                self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+            self.wfile.write(b"0\r\n\r\n")
+
         def do_GET(self) -> None:
             if self.path.rstrip("/").endswith("/models"):
                 body = {"object": "list", "data": [{"id": "test-model", "object": "model", "owned_by": "tests"}]}
@@ -241,6 +265,14 @@ def _make_httpd(server: ScriptedServer, host: str, port: int) -> ThreadingHTTPSe
                 self._send(400, b'{"error": {"message": "invalid JSON body"}}')
                 return
             req.setdefault("_path", self.path)  # not part of the API: lets tests check the route
+            path, _, query = self.path.partition("?")
+            with server.lock:
+                server.seen.append({
+                    "path": path,
+                    "query": dict(parse_qsl(query, keep_blank_values=True)),
+                    "authorization": self.headers.get("Authorization"),
+                    "api-key": self.headers.get("api-key"),
+                })
             server._enter()
             try:
                 self._answer(req)
@@ -259,16 +291,24 @@ def _make_httpd(server: ScriptedServer, host: str, port: int) -> ThreadingHTTPSe
                     pass
                 self.close_connection = True
                 return
+            if rule and (rule.raw_body is not None or rule.body is not None):
+                raw = rule.raw_body if rule.raw_body is not None else json.dumps(rule.body).encode()
+                headers = dict(rule.headers or {})
+                if rule.retry_after is not None:
+                    headers.setdefault("Retry-After", f"{rule.retry_after:g}")
+                raw = raw.encode() if isinstance(raw, str) else raw
+                if rule.chunked:
+                    self._send_chunked(rule.status, raw, headers)
+                else:
+                    self._send(rule.status, raw, headers=headers)
+                return
             if rule and rule.status != 200:
-                headers = {}
+                headers = dict(rule.headers or {})
                 if rule.retry_after is not None:
                     headers["Retry-After"] = f"{rule.retry_after:g}"
                 text = rule.message or f"scripted HTTP {rule.status}"
                 msg = {"error": {"message": text, "type": "scripted", "code": rule.status}}
                 self._send(rule.status, json.dumps(msg).encode(), headers=headers)
-                return
-            if rule and rule.raw_body is not None:
-                self._send(200, rule.raw_body.encode(), ctype="application/json")
                 return
             if rule and rule.reply is not None:
                 text = rule.reply(req) if callable(rule.reply) else rule.reply
@@ -288,6 +328,13 @@ class _ThreadingServer(ThreadingHTTPServer):
     # default of 5, a burst of 50 new connections overflows it and clients see resets.
     request_queue_size = 1024
     daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that hangs up early (a timed-out attempt, a refused oversized reply) is
+        # normal here; printing its traceback would land in the stderr a test is checking.
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
 
 def main() -> None:

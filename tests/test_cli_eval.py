@@ -481,15 +481,26 @@ def test_retry_after_429_then_success_is_scored(byok_env, tmp_path):
     assert len(srv.trial_requests()) == 6
 
 
-def test_timeout_makes_trial_errored(byok_env, tmp_path):
+def test_timed_out_attempt_is_retried_within_the_trial_budget(byok_env, tmp_path):
     srv = byok_env
     srv.add(Rule(reply="hello", delay=3.0, system_contains=MARK, times=1), with_arm("hello"))
-    path = one_skill(tmp_path, simple_eval(trials=2, timeout=0.4))
+    path = one_skill(tmp_path, simple_eval(trials=2, timeout=1.0))
     code, _, err = eval_cli(path, tmp_path / "out", "--parallel", "4")
     assert code == 0, err
     w = item_of(tmp_path / "out")["with_arm"]
-    assert w["errored"] == 1 and w["scored"] == 1
-    bad = next(t for t in w["trials"] if t["status"] == "errored")
+    assert w["errored"] == 0 and w["scored"] == 2
+    assert len([r for r in srv.trial_requests() if MARK in str(r["messages"])]) == 3  # one attempt timed out, then retried
+
+
+def test_timeout_makes_trial_errored(byok_env, tmp_path):
+    srv = byok_env
+    srv.add(Rule(reply="hello", delay=3.0, system_contains=MARK), Rule(reply="hello"))
+    path = one_skill(tmp_path, simple_eval(trials=1, timeout=0.4))
+    code, _, err = eval_cli(path, tmp_path / "out", "--parallel", "4")
+    assert code == 30, err  # the with-arm has no scored trial
+    w = item_of(tmp_path / "out")["with_arm"]
+    assert w["errored"] == 1 and w["scored"] == 0
+    bad = w["trials"][0]
     assert "timed out" in bad["error"]
     assert bad["latency_s"] < 2.5
 
@@ -712,3 +723,21 @@ task:
     assert item["with_arm"]["mean_score"] == pytest.approx(1.0)
     # baseline "OK": fails mustContain and regex, passes mustNotContain (1/3), judge 0 → 0.7/3
     assert item["without_arm"]["mean_score"] == pytest.approx(0.7 / 3)
+
+
+def test_judge_calls_obey_the_eval_timeout(byok_env, tmp_path):
+    """A judge that never answers in time: the trial errors within the eval's timeout
+    (per attempt, retries included), instead of waiting on the judge for minutes."""
+    import time
+
+    srv = byok_env
+    srv.add(Rule(reply='{"score": 1, "reasoning": "late"}', judge=True, delay=10.0), with_arm("hello"))
+    path = one_skill(tmp_path, simple_eval([{"type": "llm_rubric", "rubric": "says hello"}], trials=1, timeout=1.0))
+    t0 = time.monotonic()
+    code, _, err = eval_cli(path, tmp_path / "out")
+    took = time.monotonic() - t0
+    assert code == 30, err
+    w = item_of(tmp_path / "out")["with_arm"]
+    assert w["errored"] == 1
+    assert "timeout" in w["trials"][0]["error"]
+    assert took < 8, f"took {took:.1f}s with a 1 s timeout"

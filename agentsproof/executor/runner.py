@@ -19,6 +19,8 @@ from agentsproof.pipeline.grader import Judge, combine, grade_all
 from agentsproof.schemas.artifacts import ArmResult, LogEvent, TrialResult
 
 BASELINE_SYSTEM_PROMPT = "You are a helpful assistant."
+TIMEOUT_GRACE_S = 5.0
+"""How far past the eval's timeout the runner waits for a provider that overruns its budget."""
 
 
 @dataclass
@@ -157,9 +159,12 @@ class DualArmRunner:
             temperature=self.options.temperature,
             max_tokens=self.options.max_tokens,
             timeout=item.timeout,
+            budget=item.timeout,
         )
         try:
-            resp = await asyncio.wait_for(self.client.complete(req), item.timeout)
+            # The retry loop keeps every attempt and wait inside the budget and says why it
+            # stopped; this outer bound only catches a provider that ignores it.
+            resp = await asyncio.wait_for(self.client.complete(req), item.timeout + TIMEOUT_GRACE_S)
             if not isinstance(resp.text, str):
                 raise LLMError(f"the provider's reply has no text ({type(resp.text).__name__})")
         except (LLMError, asyncio.TimeoutError, Exception) as err:

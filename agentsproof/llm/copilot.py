@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError, scrub
+from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError, scrub, scrub_url, url_secrets
 from agentsproof.llm.copilot_events import EventCollector, error_from_session_error, render_prompt
 
 ENV_CLI_PATH = "COPILOT_CLI_PATH"
@@ -192,6 +192,7 @@ class CopilotClient(LLMClient):
         self._start_lock: asyncio.Lock | None = None
         self._start_error: LLMError | None = None
         self._secrets = [s for s in [(provider or {}).get("api_key")] + [os.environ.get(n) for n in TOKEN_ENVS] if s]
+        self._secrets += url_secrets((provider or {}).get("base_url"))
         self.startup_s: float | None = None
 
     @classmethod
@@ -259,7 +260,7 @@ class CopilotClient(LLMClient):
             facts["cli_version"] = version
         facts["auth"] = "byok" if self.provider else "github login"
         if self.provider:
-            facts["base_url"] = self.provider.get("base_url")
+            facts["base_url"] = scrub_url(self.provider.get("base_url"), self._secrets)
         return facts
 
     def _scrub(self, text: str) -> str:
@@ -295,7 +296,8 @@ class CopilotClient(LLMClient):
             raise LLMError(self._scrub(str(err)), retryable=err.retryable, status=err.status, retry_after=err.retry_after, kind=err.kind)
         text = collector.final_text()
         if text is None:
-            raise LLMError("Copilot finished without an assistant message", retryable=True, kind="malformed")
+            odd = f" ({collector.odd_events} events of an odd shape skipped; {collector.odd_event})" if collector.odd_events else ""
+            raise LLMError(self._scrub(f"Copilot finished without an assistant message{odd}"), retryable=True, kind="malformed")
         return ChatResponse(
             text=text,
             usage=collector.usage,

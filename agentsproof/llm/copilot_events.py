@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from agentsproof.llm.base import LLMError
+from agentsproof.llm.replies import MAX_NAME_CHARS, MAX_TOOL_CALLS, cost_value, token_count
 from agentsproof.schemas.artifacts import Usage
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
@@ -56,8 +57,23 @@ class EventCollector:
         self._texts: list[str] = []
         self._saw_message = False
         self._tool_ids: set[str] = set()
+        self.odd_events = 0
+        """Events of an unexpected shape, skipped (their problem is in ``odd_event``)."""
+        self.odd_event = ""
 
     def on_event(self, event: Any) -> None:
+        """Take one event. Never raises: an event of an odd shape is counted and skipped,
+        and an idle or error event still ends the wait."""
+        try:
+            self._take(event)
+        except Exception as exc:  # noqa: BLE001 - the SDK's callback must not fail
+            self.odd_events += 1
+            self.odd_event = f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+            kind = type(getattr(event, "data", None)).__name__
+            if kind in ("SessionIdleData", "SessionErrorData"):
+                self.done.set()
+
+    def _take(self, event: Any) -> None:
         from copilot.session_events import (
             AssistantMessageData,
             AssistantUsageData,
@@ -70,30 +86,36 @@ class EventCollector:
         top_level = not getattr(event, "agent_id", None)
         if isinstance(data, AssistantUsageData):
             # Sub-agents' model calls cost tokens too: count every usage event.
-            prompt, completion = data.input_tokens or 0, data.output_tokens or 0
+            prompt, completion = token_count(data.input_tokens), token_count(data.output_tokens)
             self.usage = self.usage + Usage(
                 prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion
             )
-            if data.cost and not data.is_byok:  # BYOK calls carry no Copilot price
-                self.cost = (self.cost or 0.0) + float(data.cost)
-            self.model = self.model or data.model
+            cost = cost_value(getattr(data, "cost", None))
+            if cost and not getattr(data, "is_byok", False):  # BYOK calls carry no Copilot price
+                self.cost = (self.cost or 0.0) + cost
+            self.model = self.model or _name(getattr(data, "model", None))
         elif isinstance(data, ToolExecutionStartData):
             self._add_tool(data.tool_call_id, data.tool_name, data.arguments, executed=True)
         elif isinstance(data, AssistantMessageData):
-            for req in data.tool_requests or []:
+            requests = data.tool_requests if isinstance(data.tool_requests, list) else []
+            for req in requests[:MAX_TOOL_CALLS]:
                 self._add_tool(getattr(req, "tool_call_id", None), getattr(req, "name", ""), getattr(req, "arguments", None), executed=False)
             if top_level:
                 self._saw_message = True
-                if data.content and data.content.strip():
-                    self._texts.append(data.content)
-                self.model = data.model or self.model
+                content = data.content if isinstance(data.content, str) else ""
+                if content.strip():
+                    self._texts.append(content)
+                self.model = _name(getattr(data, "model", None)) or self.model
         elif isinstance(data, SessionErrorData) and top_level:
             self.error = data
             self.done.set()
         elif isinstance(data, SessionIdleData) and top_level:
             self.done.set()
 
-    def _add_tool(self, call_id: str | None, name: str, arguments: Any, *, executed: bool) -> None:
+    def _add_tool(self, call_id: Any, name: Any, arguments: Any, *, executed: bool) -> None:
+        call_id, name = _name(call_id), _name(name)
+        if len(self.tool_calls) >= MAX_TOOL_CALLS or not (call_id or name):
+            return  # a tool call without name or id says nothing
         if call_id and call_id in self._tool_ids:
             for call in self.tool_calls:
                 if call.get("id") == call_id and executed:
@@ -102,7 +124,10 @@ class EventCollector:
         if call_id:
             self._tool_ids.add(call_id)
         if not isinstance(arguments, str):
-            arguments = json.dumps(arguments) if arguments is not None else ""
+            try:
+                arguments = json.dumps(arguments, default=str) if arguments is not None else ""
+            except (TypeError, ValueError, RecursionError):  # an odd shape: keep its type only
+                arguments = f"<{type(arguments).__name__}>"
         self.tool_calls.append({"id": call_id or "", "name": name or "", "arguments": arguments, "executed": executed})
 
     def final_text(self) -> str | None:
@@ -112,12 +137,19 @@ class EventCollector:
         return "" if self._saw_message else None
 
 
+def _name(value: Any) -> str:
+    return value[:MAX_NAME_CHARS] if isinstance(value, str) else ""
+
+
 def error_from_session_error(data: Any, *, auth_hint: str) -> LLMError:
     """Classify a ``session.error``. The CLI retries model calls itself, so an error it
-    reports after retrying is not retried again."""
-    message = " ".join(str(getattr(data, "message", "") or "").split())
+    reports after retrying is not retried again. Fields of odd types are ignored."""
+    raw_message = getattr(data, "message", "")
+    message = " ".join((raw_message if isinstance(raw_message, str) else "")[:2000].split()) or "session error"
     status = getattr(data, "status_code", None)
-    error_type = str(getattr(data, "error_type", "") or "").lower()
+    if isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 599:
+        status = None
+    error_type = _name(getattr(data, "error_type", "")).lower()
     retried = re.search(r"retried \d+ times", message) is not None
     if error_type == "authentication" or status in (401, 403):
         # Drop the CLI's own advice (it names the CLI's env vars, not ours).

@@ -6,23 +6,29 @@ retries every provider the same way.
 
 from __future__ import annotations
 
-import json
+import base64
+import math
 import os
 import time
 from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 import httpx
 import openai
 
-from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError, scrub
+from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError, scrub, scrub_url, url_secrets
+from agentsproof.llm.replies import MAX_REPLY_BYTES, ReplyError, parse_chat_completion
 from agentsproof.schemas.artifacts import Usage
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+RAW_RESPONSE_HEADER = "X-Stainless-Raw-Response"
+"""The openai SDK's header for "return the response unread" (see ``_should_stream_response_body``)."""
 DEFAULT_AZURE_API_VERSION = "2024-10-21"
 DEFAULT_OLLAMA_URL = "http://localhost:11434/v1"
 
 
 def _retry_after(headers: Any) -> float | None:
+    """Seconds from ``Retry-After(-ms)``; None when absent or not a finite, non-negative value."""
     if headers is None:
         return None
     for name in ("retry-after-ms", "retry-after"):
@@ -30,18 +36,45 @@ def _retry_after(headers: Any) -> float | None:
         if raw is None:
             continue
         try:
-            value = float(raw)
+            value = float(raw[:40])
         except ValueError:
             # HTTP-date form
             from email.utils import parsedate_to_datetime
 
             try:
-                when = parsedate_to_datetime(raw)
-            except (TypeError, ValueError):
+                value = parsedate_to_datetime(raw[:100]).timestamp() - time.time()
+            except Exception:  # noqa: BLE001 - any unparsable date is no date
                 continue
-            return max(0.0, when.timestamp() - time.time())
+            return max(0.0, value) if math.isfinite(value) else None
+        if not math.isfinite(value) or value < 0:
+            continue
         return value / 1000.0 if name == "retry-after-ms" else value
     return None
+
+
+def split_url(url: str | None) -> tuple[str | None, dict[str, str], dict[str, str]]:
+    """(URL without user-info and query, query parameters, extra headers) for the openai client.
+
+    ``https://user:pw@host/v1?api-key=K`` works as written: the user-info is sent as HTTP
+    basic auth (an ``Authorization: Basic`` header, which takes the place of the bearer
+    key) and every query parameter is sent on every request (``default_query``).
+    """
+    if not url:
+        return url, {}, {}
+    try:
+        parts = urlsplit(url)
+        host, port = parts.hostname or "", parts.port
+    except ValueError as exc:
+        raise LLMError(f"AGENTSPROOF_PROVIDER_URL is not a valid URL ({scrub(str(exc), url_secrets(url))})") from None
+    query = dict(parse_qsl(parts.query, keep_blank_values=True))
+    headers: dict[str, str] = {}
+    netloc = parts.netloc
+    if "@" in netloc:
+        user, password = unquote(parts.username or ""), unquote(parts.password or "")
+        token = base64.b64encode(f"{user}:{password}".encode()).decode()
+        headers["Authorization"] = f"Basic {token}"
+        netloc = (f"[{host}]" if ":" in host else host) + (f":{port}" if port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, "", "")), query, headers
 
 
 def _http_client(max_connections: int) -> Any:
@@ -72,35 +105,40 @@ class OpenAICompatibleClient(LLMClient):
         max_connections: int = 100,
     ):
         self.name = provider
-        self.base_url = base_url
-        self._secret = api_key or ""
+        self._secrets = [s for s in [api_key or ""] + url_secrets(base_url) if s]
+        self.base_url = scrub_url(base_url, self._secrets)
+        """The URL as reports show it: credentials replaced by ``***``."""
+        endpoint, query, headers = split_url(base_url)
+        extra: dict[str, Any] = {"default_query": query or None, "default_headers": headers or None}
         http_client = _http_client(max_connections)
         if provider == "azure":
-            if not base_url:
+            if not endpoint:
                 raise LLMError("azure needs AGENTSPROOF_PROVIDER_URL (the resource endpoint)")
             self._client = openai.AsyncAzureOpenAI(
-                azure_endpoint=base_url,
+                azure_endpoint=endpoint,
                 api_key=api_key or "missing-key",
                 api_version=api_version or os.environ.get("AGENTSPROOF_AZURE_API_VERSION", DEFAULT_AZURE_API_VERSION),
                 max_retries=0,
                 timeout=timeout,
                 http_client=http_client,
+                **extra,
             )
         else:
             if provider == "ollama":
-                base_url = base_url or DEFAULT_OLLAMA_URL
+                endpoint = endpoint or DEFAULT_OLLAMA_URL
                 api_key = api_key or "ollama"
             self._client = openai.AsyncOpenAI(
-                base_url=base_url,
+                base_url=endpoint,
                 api_key=api_key or "missing-key",
                 max_retries=0,
                 timeout=timeout,
                 http_client=http_client,
+                **extra,
             )
         self._json_mode = "json_schema"  # degrades to json_object, then to plain prompting
 
     def _scrub(self, text: str) -> str:
-        return scrub(text, (self._secret,))
+        return scrub(text, self._secrets)
 
     def _error(self, exc: Exception) -> LLMError:
         if isinstance(exc, openai.APITimeoutError):
@@ -111,6 +149,10 @@ class OpenAICompatibleClient(LLMClient):
             return LLMError(
                 f"connection error: {self._scrub(str(root) or type(root).__name__)}", retryable=True, kind="connection"
             )
+        if isinstance(exc, httpx.TimeoutException):
+            return LLMError("request timed out", retryable=True, kind="timeout")
+        if isinstance(exc, (httpx.TransportError, OSError)):  # the body broke off while being read
+            return LLMError(f"connection error: {self._scrub(_safe_str(exc) or type(exc).__name__)}", retryable=True, kind="connection")
         if isinstance(exc, openai.APIConnectionError):
             return LLMError(f"connection error: {self._scrub(str(exc.__cause__ or exc))}", retryable=True, kind="connection")
         if isinstance(exc, openai.APIStatusError):
@@ -129,8 +171,13 @@ class OpenAICompatibleClient(LLMClient):
                 kind="http",
             )
         if isinstance(exc, (openai.APIResponseValidationError, ValueError)):  # ValueError: body is not JSON
-            return LLMError("the provider sent a reply that is not a chat completion", retryable=True, kind="malformed")
-        return LLMError(self._scrub(f"{type(exc).__name__}: {exc}"), kind="error")
+            detail = self._scrub(" ".join(str(exc).split()))[:200]
+            return LLMError(
+                f"the provider sent a reply that is not a chat completion ({detail or type(exc).__name__})",
+                retryable=True,
+                kind="malformed",
+            )
+        return LLMError(self._scrub(f"{type(exc).__name__}: {' '.join(str(exc).split())}")[:400], kind="error")
 
     def _response_format(self, schema: dict[str, Any] | None) -> dict[str, Any] | None:
         if schema is None or self._json_mode == "none":
@@ -156,19 +203,25 @@ class OpenAICompatibleClient(LLMClient):
                 kwargs.pop("response_format", None)
             try:
                 # ``post`` is the SDK's own request path minus ``create``'s per-call re-typing of
-                # the (already plain) parameters; the body comes back as bytes and is read here,
-                # which skips building a typed ChatCompletion object (about half the SDK's CPU).
-                raw = await self._client.post(
-                    "/chat/completions", body=body_of(kwargs), cast_to=bytes, options=options_of(kwargs)
+                # the (already plain) parameters; the body is streamed and read here, at most
+                # MAX_REPLY_BYTES of it, which also skips building a typed ChatCompletion object
+                # (about half the SDK's CPU).
+                resp = await self._client.post(
+                    "/chat/completions", body=body_of(kwargs), cast_to=httpx.Response, options=options_of(kwargs)
                 )
+                raw = await read_capped(getattr(resp, "http_response", resp), MAX_REPLY_BYTES)
                 break
             except openai.BadRequestError as exc:
                 # Endpoints without structured output reject response_format: degrade once per level.
-                reason = str(exc).lower()
+                reason = _safe_str(exc).lower()
                 if fmt is not None and ("response_format" in reason or "json" in reason):
                     self._json_mode = "json_object" if self._json_mode == "json_schema" else "none"
                     continue
                 raise self._error(exc) from None
+            except ReplyError as exc:
+                raise LLMError(
+                    f"the provider sent a reply that is not a chat completion: {exc}", retryable=True, kind="malformed"
+                ) from None
             except Exception as exc:  # noqa: BLE001 - every client error becomes an LLMError
                 raise self._error(exc) from None
         latency = time.perf_counter() - start
@@ -181,22 +234,14 @@ class OpenAICompatibleClient(LLMClient):
         await self._client.close()
 
     def describe(self) -> dict[str, Any]:
-        return {"provider": self.name, "base_url": _without_userinfo(self.base_url)}
+        return {"provider": self.name, "base_url": self.base_url}
 
 
-def _without_userinfo(url: str | None) -> str | None:
-    """A base URL fit for reports: any user:password@ part removed."""
-    if not url:
-        return url
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(url)
-    if parts.username or parts.password:
-        host = parts.hostname or ""
-        if parts.port:
-            host = f"{host}:{parts.port}"
-        return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
-    return url
+def _safe_str(exc: BaseException) -> str:
+    try:
+        return str(exc)[:2000]
+    except Exception:  # noqa: BLE001 - a hostile error body must not break error handling
+        return type(exc).__name__
 
 
 def _root_cause(exc: BaseException) -> BaseException:
@@ -212,55 +257,60 @@ def body_of(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 
 def options_of(kwargs: dict[str, Any]) -> dict[str, Any]:
-    return {"timeout": kwargs["timeout"]} if "timeout" in kwargs else {}
+    """Per-request options: the timeout, and the SDK's raw-response header asking for an
+    unread (streamed) body, so that :func:`read_capped` can stop at the size limit."""
+    options: dict[str, Any] = {"headers": {RAW_RESPONSE_HEADER: "stream"}}
+    if "timeout" in kwargs:
+        options["timeout"] = kwargs["timeout"]
+    return options
+
+
+async def read_capped(response: httpx.Response, limit: int) -> bytes:
+    """The body of ``response``, refused (ReplyError) as soon as it passes ``limit`` bytes."""
+    try:
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared[:20]) > limit:
+            raise ReplyError(f"reply of {int(declared[:20]):,} bytes exceeds the limit of {limit:,} bytes")
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > limit:
+                raise ReplyError(f"reply of more than {limit:,} bytes exceeds the limit of {limit:,} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        await response.aclose()
 
 
 def _status_message(exc: "openai.APIStatusError") -> str:
-    body = exc.body
-    if isinstance(body, dict):
-        err = body.get("error", body)
-        if isinstance(err, dict) and err.get("message"):
-            return str(err["message"])[:300]
-        if isinstance(err, str):
-            return err[:300]
     try:
-        text = exc.response.text
-    except Exception:  # noqa: BLE001
+        body = exc.body
+        if isinstance(body, dict):
+            err = body.get("error", body)
+            if isinstance(err, dict) and isinstance(err.get("message"), str) and err["message"]:
+                return " ".join(err["message"][:300].split())
+            if isinstance(err, str):
+                return " ".join(err[:300].split())
+        text = exc.response.text[:300]
+    except Exception:  # noqa: BLE001 - any odd error body falls back to the status alone
         text = ""
-    return (text or exc.message or "").strip()[:300] or "request failed"
+    return " ".join((text or exc.message or "")[:300].split()) or "request failed"
 
 
 def parse_completion(raw: bytes) -> tuple[str, Usage, float | None, list[dict[str, Any]], str]:
-    """(text, usage, cost, tool calls, model) from a chat-completion body; LLMError if it is not one."""
-    malformed = LLMError("the provider sent a reply that is not a chat completion", retryable=True, kind="malformed")
+    """(text, usage, cost, tool calls, model) from a chat-completion body, read by
+    :func:`agentsproof.llm.replies.parse_chat_completion` within its limits; LLMError (retryable,
+    kind ``malformed``, or ``empty`` for a reply without text) naming what is wrong otherwise."""
+    if not isinstance(raw, (bytes, bytearray)):
+        raw = b"" if raw is None else raw if isinstance(raw, str) else b""
     try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        raise malformed from None
-    if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
-        raise malformed
-    if not data["choices"]:
-        raise LLMError("the provider returned no choices", retryable=True, kind="malformed")
-    choice = data["choices"][0]
-    message = choice.get("message") if isinstance(choice, dict) else None
-    if not isinstance(message, dict):
-        raise malformed
-    content = message.get("content")
-    if isinstance(content, list):  # content parts
-        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    text = content if isinstance(content, str) else ""
-    tool_calls = []
-    for tc in message.get("tool_calls") or []:
-        fn = tc.get("function") if isinstance(tc, dict) else None
-        if isinstance(fn, dict):
-            tool_calls.append({"name": fn.get("name", ""), "arguments": fn.get("arguments", "")})
-    usage = Usage()
-    cost = None
-    u = data.get("usage")
-    if isinstance(u, dict):
-        pt = int(u.get("prompt_tokens") or 0)
-        ct = int(u.get("completion_tokens") or 0)
-        usage = Usage(prompt_tokens=pt, completion_tokens=ct, total_tokens=int(u.get("total_tokens") or pt + ct))
-        if isinstance(u.get("cost"), (int, float)) and not isinstance(u.get("cost"), bool):
-            cost = float(u["cost"])
-    return text, usage, cost, tool_calls, str(data.get("model") or "")
+        c = parse_chat_completion(raw)
+    except ReplyError as err:
+        reason = str(err)
+        if reason.startswith("empty reply"):
+            raise LLMError(f"the provider sent an {reason}", retryable=True, kind="empty") from None
+        if reason == "the provider returned no choices":
+            raise LLMError(reason, retryable=True, kind="malformed") from None
+        raise LLMError(f"the provider sent a reply that is not a chat completion: {reason}", retryable=True, kind="malformed") from None
+    return c.text, c.usage, c.cost, c.tool_calls, c.model

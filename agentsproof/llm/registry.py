@@ -1,7 +1,9 @@
 """Choose and build a provider from flags and environment.
 
 Providers: ``openai``, ``azure``, ``ollama`` (BYOK, env ``AGENTSPROOF_PROVIDER_URL`` and
-``AGENTSPROOF_PROVIDER_KEY``), ``copilot`` (GitHub Copilot SDK) and ``local`` (llama.cpp
+``AGENTSPROOF_PROVIDER_KEY``; the URL may carry credentials, ``https://user:pw@host/v1`` sent
+as HTTP basic auth and query parameters such as ``?api-key=K`` sent on every request, and
+they are scrubbed from every output), ``copilot`` (GitHub Copilot SDK) and ``local`` (llama.cpp
 in process). ``auto`` picks BYOK when its env is set, else Copilot when usable, else local
 when installed. Provider SDKs are imported only when that provider is used.
 """
@@ -12,11 +14,12 @@ import os
 from dataclasses import dataclass
 
 from agentsproof.errors import ProviderUnavailable
-from agentsproof.llm.base import LLMClient, LLMError
+from agentsproof.llm.base import LLMClient, LLMError, scrub, url_secrets
 from agentsproof.llm.retry import RetryingClient
 
 PROVIDERS = ("auto", "copilot", "openai", "azure", "ollama", "local")
 BYOK = ("openai", "azure", "ollama")
+SECRET_ENVS = ("AGENTSPROOF_PROVIDER_KEY", "AGENTSPROOF_COPILOT_PROVIDER_KEY")
 
 HOW_TO_CONFIGURE = (
     "no usable LLM provider. Configure one of: "
@@ -113,6 +116,9 @@ def build_client(provider: str, *, retry: bool = True) -> LLMClient:
             client = CopilotClient.from_env()
         else:
             raise ProviderUnavailable(f"unknown provider {provider!r}")
+        # the retry settings are read here, so a malformed one is reported before any call
+        return RetryingClient(client) if retry else client
     except LLMError as err:
-        raise ProviderUnavailable(f"provider {provider}: {err}") from None
-    return RetryingClient(client) if retry else client
+        secrets = [os.environ.get(n) or "" for n in SECRET_ENVS]
+        secrets += url_secrets(os.environ.get("AGENTSPROOF_PROVIDER_URL"))
+        raise ProviderUnavailable(f"provider {provider}: {scrub(str(err), secrets)}") from None

@@ -1,10 +1,21 @@
-"""Retries with exponential backoff and jitter, for every provider.
+"""Retries with exponential backoff and jitter, for every provider, within a time budget.
 
-Retried: 429, 503 (and other 5xx), connection errors and per-call timeouts, i.e. any
-:class:`LLMError` with ``retryable=True``. A ``Retry-After`` the server sends is honoured
-(capped by ``max_wait``). Settings come from the environment so that CI can tune them:
+Retried: 429, 503 (and other 5xx), connection errors, malformed replies and per-attempt
+timeouts, i.e. any :class:`LLMError` with ``retryable=True``. A ``Retry-After`` the server
+sends is honoured (capped by ``max_wait``).
 
-- ``AGENTSPROOF_MAX_RETRIES`` (default 4)
+**Time budget.** A request may carry a ``budget`` (seconds for the whole call, retries and
+waits included: the eval's ``timeout``) and/or an absolute ``deadline``. Each attempt then
+gets ``min(request.timeout, ATTEMPT_SHARE * budget, time left)`` seconds; the default share
+of one half means a timed-out first attempt still leaves room for one retry. A timed-out
+attempt is retried while budget remains; a wait that would end past the deadline is not
+taken, and the call fails with its last error and the budget named. Without a budget, each
+attempt gets ``request.timeout`` (or the provider's own default) as before.
+
+Settings come from the environment so that CI can tune them; a malformed value is an
+:class:`LLMError` naming the variable:
+
+- ``AGENTSPROOF_MAX_RETRIES`` (default 4, 0..100)
 - ``AGENTSPROOF_RETRY_BASE_DELAY`` seconds (default 0.5; 0 disables waiting, for tests)
 - ``AGENTSPROOF_RETRY_MAX_WAIT`` seconds, the cap on one wait (default 30)
 """
@@ -12,23 +23,39 @@ Retried: 429, 503 (and other 5xx), connection errors and per-call timeouts, i.e.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import math
 import os
 import random
 import time
 from dataclasses import dataclass
 from typing import Awaitable, Callable
 
-from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError
+from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError, scrub
+
+ATTEMPT_SHARE = 0.5
+"""Share of a request's budget one attempt may use when the request sets a budget."""
+MIN_ATTEMPT_S = 0.05
+"""An attempt is not started with less time than this left: the budget is spent."""
+MAX_RETRIES_LIMIT = 100
+MAX_DELAY_S = 3600.0
+
+ENV_MAX_RETRIES = "AGENTSPROOF_MAX_RETRIES"
+ENV_BASE_DELAY = "AGENTSPROOF_RETRY_BASE_DELAY"
+ENV_MAX_WAIT = "AGENTSPROOF_RETRY_MAX_WAIT"
 
 
-def _env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
+def _env_number(name: str, default: float, hi: float, *, whole: bool = False) -> float:
+    """One retry setting through the shared env reader (agentsproof.envcfg), as an LLMError."""
+    from agentsproof.envcfg import env_int, env_number
+    from agentsproof.errors import InputError
+
     try:
-        return float(raw)
-    except ValueError:
-        return default
+        if whole:
+            return env_int(name, int(default), lo=0, hi=int(hi))
+        return env_number(name, default, lo=0, hi=hi)
+    except InputError as err:
+        raise LLMError(err.format(), kind="config") from None
 
 
 @dataclass
@@ -40,25 +67,48 @@ class RetryPolicy:
 
     @classmethod
     def from_env(cls) -> "RetryPolicy":
+        """The policy from the environment; LLMError naming the variable when one is malformed."""
         return cls(
-            max_retries=max(0, int(_env_float("AGENTSPROOF_MAX_RETRIES", 4))),
-            base_delay=max(0.0, _env_float("AGENTSPROOF_RETRY_BASE_DELAY", 0.5)),
-            max_wait=max(0.0, _env_float("AGENTSPROOF_RETRY_MAX_WAIT", 30.0)),
+            max_retries=int(_env_number(ENV_MAX_RETRIES, 4, MAX_RETRIES_LIMIT, whole=True)),
+            base_delay=_env_number(ENV_BASE_DELAY, 0.5, MAX_DELAY_S),
+            max_wait=_env_number(ENV_MAX_WAIT, 30.0, MAX_DELAY_S),
         )
 
     def wait_for(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
         """Seconds to wait before retry number ``attempt`` (1-based)."""
-        if retry_after is not None and retry_after >= 0:
+        if retry_after is not None and math.isfinite(retry_after) and retry_after >= 0:
             return min(retry_after, self.max_wait)
         if self.base_delay <= 0:
             return 0.0
-        delay = self.base_delay * (2 ** (attempt - 1))
+        delay = self.base_delay * (2 ** min(attempt - 1, 60))
         delay *= 1 + rng.uniform(-self.jitter, self.jitter)
         return min(delay, self.max_wait)
 
 
+def _finite(value: float | None) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def request_deadline(request: ChatRequest, now: float) -> float | None:
+    """The absolute ``time.monotonic()`` instant the call must end by, if any."""
+    ends = [d for d in (request.deadline,) if _finite(d)]
+    if _finite(request.budget) and request.budget > 0:  # type: ignore[operator]
+        ends.append(now + request.budget)  # type: ignore[operator]
+    return min(ends) if ends else None
+
+
+def attempt_timeout(request: ChatRequest, total: float | None, left: float | None) -> float | None:
+    """Seconds for one attempt: ``min(request.timeout, ATTEMPT_SHARE * total, left)``."""
+    limits = [t for t in (request.timeout,) if _finite(t) and t > 0]  # type: ignore[operator]
+    if total is not None:
+        limits.append(max(ATTEMPT_SHARE * total, MIN_ATTEMPT_S))
+    if left is not None:
+        limits.append(left)
+    return min(limits) if limits else None
+
+
 class RetryingClient(LLMClient):
-    """Wraps a provider with per-call timeout and retries. Keeps the provider's name."""
+    """Wraps a provider with per-attempt timeouts, a time budget and retries. Keeps the provider's name."""
 
     def __init__(
         self,
@@ -75,38 +125,56 @@ class RetryingClient(LLMClient):
         self._rng = random.Random(seed)
         self.waits: list[float] = []
 
+    async def _attempt(self, request: ChatRequest, timeout: float | None) -> ChatResponse:
+        try:
+            if not timeout:  # no limit: an infinite or odd request.timeout is not passed on
+                return await self.inner.complete(request if _finite(request.timeout) else dataclasses.replace(request, timeout=None))
+            return await asyncio.wait_for(self.inner.complete(dataclasses.replace(request, timeout=timeout)), timeout)
+        except asyncio.TimeoutError:
+            raise LLMError(f"timed out after {timeout:g}s", retryable=True, kind="timeout") from None
+        except LLMError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a provider bug is an errored call with its reason, not a crash
+            detail = scrub(" ".join(f"{type(exc).__name__}: {exc}".split()))[:300]
+            raise LLMError(f"provider {self.name} failed unexpectedly: {detail}", kind="error") from None
+
     async def complete(self, request: ChatRequest) -> ChatResponse:
         attempt = 0
         start = time.perf_counter()
+        now = time.monotonic()
+        deadline = request_deadline(request, now)
+        total = None if deadline is None else deadline - now
         while True:
             attempt += 1
+            left = None if deadline is None else deadline - time.monotonic()
             try:
-                if request.timeout:
-                    try:
-                        resp = await asyncio.wait_for(self.inner.complete(request), request.timeout)
-                    except asyncio.TimeoutError:
-                        raise LLMError(
-                            f"timed out after {request.timeout:g}s", retryable=True, kind="timeout"
-                        ) from None
-                else:
-                    resp = await self.inner.complete(request)
+                if left is not None and left < MIN_ATTEMPT_S:
+                    raise LLMError("no time left before the deadline", kind="timeout")
+                resp = await self._attempt(request, attempt_timeout(request, total, left))
                 resp.attempts = attempt
                 return resp
             except LLMError as err:
-                if not err.retryable or attempt > self.policy.max_retries:
-                    if attempt > 1:
-                        elapsed = time.perf_counter() - start
-                        raise LLMError(
-                            f"{err} (after {attempt} attempts, {elapsed:.1f}s)",
-                            retryable=False,
-                            status=err.status,
-                            kind=err.kind,
-                        ) from err
-                    raise
-                wait = self.policy.wait_for(attempt, err.retry_after, self._rng)
+                wait = self.policy.wait_for(attempt, err.retry_after, self._rng) if err.retryable else 0.0
+                out_of_time = deadline is not None and time.monotonic() + wait + MIN_ATTEMPT_S > deadline
+                if not err.retryable or attempt > self.policy.max_retries or out_of_time:
+                    budget_spent = err.retryable and out_of_time and attempt <= self.policy.max_retries
+                    final = self._final(err, attempt, start, total if budget_spent else None)
+                    if final is err:
+                        raise
+                    raise final from err
                 self.waits.append(wait)
                 if wait > 0:
                     await self._sleep(wait)
+
+    @staticmethod
+    def _final(err: LLMError, attempt: int, start: float, budget: float | None) -> LLMError:
+        if attempt <= 1 and budget is None:
+            return err
+        elapsed = time.perf_counter() - start
+        where = f"after {attempt} attempt{'s' if attempt > 1 else ''}, {elapsed:.1f}s"
+        if budget is not None:
+            where += f"; no retry fits in the {budget:.3g}s budget"
+        return LLMError(f"{err} ({where})", retryable=False, status=err.status, kind=err.kind)
 
     async def aclose(self) -> None:
         await self.inner.aclose()

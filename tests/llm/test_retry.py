@@ -102,8 +102,39 @@ def test_policy_from_env(monkeypatch):
     monkeypatch.setenv("AGENTSPROOF_RETRY_MAX_WAIT", "9")
     p = RetryPolicy.from_env()
     assert (p.max_retries, p.base_delay, p.max_wait) == (7, 0.25, 9.0)
-    monkeypatch.setenv("AGENTSPROOF_MAX_RETRIES", "lots")
+    monkeypatch.delenv("AGENTSPROOF_MAX_RETRIES")
     assert RetryPolicy.from_env().max_retries == 4
+
+
+@pytest.mark.parametrize(
+    "name, raw, problem",
+    [
+        ("AGENTSPROOF_MAX_RETRIES", "lots", "is not a whole number"),
+        ("AGENTSPROOF_MAX_RETRIES", "2.5", "is not a whole number"),
+        ("AGENTSPROOF_MAX_RETRIES", "-1", "must be between 0 and 100"),
+        ("AGENTSPROOF_MAX_RETRIES", "1000", "must be between 0 and 100"),
+        ("AGENTSPROOF_RETRY_BASE_DELAY", "soon", "is not a number"),
+        ("AGENTSPROOF_RETRY_BASE_DELAY", "nan", "is not a finite number"),
+        ("AGENTSPROOF_RETRY_MAX_WAIT", "inf", "is not a finite number"),
+        ("AGENTSPROOF_RETRY_MAX_WAIT", "-3", "must be between"),
+    ],
+)
+def test_malformed_retry_env_is_refused_naming_the_variable(monkeypatch, name, raw, problem):
+    monkeypatch.setenv(name, raw)
+    with pytest.raises(LLMError) as err:
+        RetryPolicy.from_env()
+    assert str(err.value).startswith(f"environment: {name}: {raw!r}") and problem in str(err.value)
+
+
+def test_malformed_retry_env_makes_the_provider_unusable(monkeypatch, scripted_server):
+    from agentsproof.errors import ProviderUnavailable
+    from agentsproof.llm.registry import build_client
+
+    monkeypatch.setenv("AGENTSPROOF_PROVIDER_URL", scripted_server.base_url)
+    monkeypatch.setenv("AGENTSPROOF_PROVIDER_KEY", SECRET_KEY)
+    monkeypatch.setenv("AGENTSPROOF_RETRY_MAX_WAIT", "30s")
+    with pytest.raises(ProviderUnavailable, match="AGENTSPROOF_RETRY_MAX_WAIT: '30s' is not a number"):
+        build_client("openai")
 
 
 def test_wait_for_math():

@@ -2,6 +2,7 @@
 
 ``grade_all`` runs a trial's graders and ``combine`` turns them into the trial score:
 the weighted average of the grader scores. Any errored grader makes the trial errored.
+A grader never raises: whatever goes wrong becomes an errored result with its reason.
 """
 
 from __future__ import annotations
@@ -35,8 +36,36 @@ async def _grade_one(response: str, spec: GraderConfig, judge: Judge | None, tas
     raise TypeError(f"unknown grader {type(spec).__name__}")
 
 
-async def grade_all(response: str, graders: Sequence[GraderConfig], judge: Judge | None, task: str) -> list[GraderResult]:
-    return list(await asyncio.gather(*(_grade_one(response, g, judge, task) for g in graders)))
+async def _grade_safely(response: str, spec: GraderConfig, judge: Judge | None, task: str) -> GraderResult:
+    try:
+        return await _grade_one(response, spec, judge, task)
+    except Exception as err:  # noqa: BLE001 - an errored grader, never an exception out of grading
+        reason = " ".join(f"{type(err).__name__}: {err}".split())[:400]
+        return GraderResult(
+            type=str(getattr(spec, "type", type(spec).__name__)),
+            weight=float(getattr(spec, "weight", 1.0)),
+            errored=True,
+            error=f"grader failed: {reason}",
+        )
+
+
+async def grade_all(
+    response: str,
+    graders: Sequence[GraderConfig],
+    judge: Judge | None,
+    task: str,
+    *,
+    timeout: float | None = None,
+) -> list[GraderResult]:
+    """Run every grader of one trial (concurrently); one result per grader, in order.
+
+    ``timeout`` (the eval's ``timeout``, seconds) bounds all judge calls of this trial
+    together, retries and re-asks included; a grader that runs out of it is errored with
+    the reason. None keeps the judge's own per-call timeout only.
+    """
+    if judge is not None:
+        judge = judge.within(timeout)
+    return list(await asyncio.gather(*(_grade_safely(response, g, judge, task) for g in graders)))
 
 
 def combine(results: Sequence[GraderResult]) -> float | None:

@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from agentsproof.config import AssertionsGrader
-from agentsproof.pipeline.grader.judge import Judge, JudgeError, judge_json
+from agentsproof.pipeline.grader.judge import Judge, JudgeError, judge_json, verdict_text
 from agentsproof.schemas.artifacts import CheckResult, GraderResult, Usage
 
 ASSERTION_SCHEMA: dict[str, Any] = {
@@ -41,7 +41,7 @@ def _validate(obj: dict[str, Any]) -> tuple[bool, str]:
     if not isinstance(passed, bool):
         raise ValueError(f"'{key}' is not true/false")
     evidence = obj.get("evidence", obj.get("reasoning", obj.get("reason", "")))
-    return passed, str(evidence)
+    return passed, verdict_text(evidence)
 
 
 def assertion_prompt(task: str, assertion: str, response: str) -> str:
@@ -66,7 +66,9 @@ async def grade_assertions(response: str, spec: AssertionsGrader, judge: Judge, 
     for assertion, res in zip(spec.assertions, results):
         if isinstance(res, JudgeError):
             errors.append(f"{assertion!r}: {res}")
-        elif isinstance(res, BaseException):
+        elif isinstance(res, Exception):  # never an exception out of a grader
+            errors.append(f"{assertion!r}: judge failed unexpectedly: {type(res).__name__}: {str(res)[:300]}")
+        elif isinstance(res, BaseException):  # cancellation: not ours to swallow
             raise res
         else:
             checks.append(res[0])

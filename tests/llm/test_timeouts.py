@@ -1,0 +1,127 @@
+"""Time budgets: a timed-out attempt is retried within the call's budget, waits never
+overshoot it, and judge calls obey the eval's timeout. Real client, real clock (the
+scripted server delays only the first request where a retry must succeed)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from agentsproof.config import LLMRubricGrader
+from agentsproof.llm.base import ChatRequest, LLMError
+from agentsproof.llm.openai_compat import OpenAICompatibleClient
+from agentsproof.llm.retry import ATTEMPT_SHARE, RetryingClient, RetryPolicy, attempt_timeout
+from agentsproof.pipeline.grader import grade_all
+from agentsproof.pipeline.grader.judge import Judge
+from conftest import SECRET_KEY, Rule
+
+MSGS = [{"role": "user", "content": "hi"}]
+RUBRIC = LLMRubricGrader(type="llm_rubric", rubric="Mentions 'pytest'.", weight=1.0)
+
+
+@pytest.fixture
+async def make(scripted_server):
+    made = []
+
+    def _make(retry: bool = True, **policy) -> RetryingClient | OpenAICompatibleClient:
+        inner = OpenAICompatibleClient(base_url=scripted_server.base_url, api_key=SECRET_KEY)
+        c = RetryingClient(inner, RetryPolicy(**{"max_retries": 4, "base_delay": 0, **policy})) if retry else inner
+        made.append(c)
+        return c
+
+    yield _make
+    for c in made:
+        await c.aclose()
+
+
+def test_attempt_timeout_rule():
+    req = ChatRequest(messages=MSGS, model="m")
+    assert attempt_timeout(req, None, None) is None
+    assert attempt_timeout(req, 10.0, 10.0) == 10.0 * ATTEMPT_SHARE
+    assert attempt_timeout(req, 10.0, 2.0) == 2.0  # never past the budget
+    assert attempt_timeout(ChatRequest(messages=MSGS, model="m", timeout=1.0), 10.0, 9.0) == 1.0
+    # the runner may pass the same number as timeout and budget: one retry still fits
+    assert attempt_timeout(ChatRequest(messages=MSGS, model="m", timeout=10.0), 10.0, 10.0) == 10.0 * ATTEMPT_SHARE
+
+
+async def test_infinite_timeouts_mean_no_limit(make, scripted_server):
+    inf = float("inf")
+    resp = await make().complete(ChatRequest(messages=MSGS, model="m", timeout=inf, budget=inf))
+    assert resp.text == "OK"
+
+
+async def test_timed_out_attempt_is_retried_within_the_budget(make, scripted_server):
+    scripted_server.add(Rule(delay=3, times=1))  # only the first request is slow
+    t0 = time.monotonic()
+    resp = await make().complete(ChatRequest(messages=MSGS, model="m", budget=1.2))
+    elapsed = time.monotonic() - t0
+    assert resp.text == "OK" and resp.attempts == 2
+    assert 0.5 <= elapsed < 1.2  # first attempt cut at half the budget, the retry answered at once
+    assert len(scripted_server.requests) == 2
+
+
+async def test_budget_bounds_all_attempts(make, scripted_server):
+    scripted_server.add(Rule(delay=3))
+    t0 = time.monotonic()
+    with pytest.raises(LLMError) as err:
+        await make().complete(ChatRequest(messages=MSGS, model="m", budget=1.0))
+    elapsed = time.monotonic() - t0
+    assert elapsed < 1.3, elapsed
+    assert err.value.kind == "timeout" and "timed out" in str(err.value) and "1s budget" in str(err.value)
+
+
+async def test_waits_never_overshoot_the_budget(make, scripted_server):
+    slept: list[float] = []
+
+    async def sleep(s: float) -> None:
+        slept.append(s)
+
+    scripted_server.add(Rule(status=429, retry_after=30))
+    client = make()
+    client._sleep = sleep
+    with pytest.raises(LLMError) as err:
+        await client.complete(ChatRequest(messages=MSGS, model="m", budget=5))
+    assert slept == [] and "HTTP 429" in str(err.value) and "no retry fits in the 5s budget" in str(err.value)
+    assert len(scripted_server.requests) == 1
+
+
+async def test_short_retry_after_fits_and_succeeds(make, scripted_server):
+    scripted_server.add(Rule(status=503, retry_after=0.1, times=1))
+    resp = await make().complete(ChatRequest(messages=MSGS, model="m", budget=5))
+    assert resp.attempts == 2
+
+
+async def test_shared_deadline_already_past_makes_no_call(make, scripted_server):
+    with pytest.raises(LLMError, match="no time left"):
+        await make().complete(ChatRequest(messages=MSGS, model="m", deadline=time.monotonic() - 1))
+    assert scripted_server.requests == []
+
+
+# ---------------------------------------------------------------- judge calls
+
+
+@pytest.mark.parametrize("retry", [True, False], ids=["retrying-client", "bare-client"])
+async def test_judge_obeys_the_eval_timeout(make, scripted_server, retry):
+    scripted_server.add(Rule(delay=4, judge=True))
+    judge = Judge(client=make(retry=retry), model="j", timeout=120)
+    t0 = time.monotonic()
+    (res,) = await grade_all("use pytest", [RUBRIC], judge, "t", timeout=1.0)
+    elapsed = time.monotonic() - t0
+    assert res.errored and res.score is None and elapsed < 1.5, (elapsed, res.error)
+    assert "timed out" in res.error or "ran out of the eval's timeout of 1s" in res.error
+
+
+async def test_slow_first_judge_call_is_retried_within_the_eval_timeout(make, scripted_server):
+    scripted_server.add(Rule(delay=4, judge=True, times=1))
+    judge = Judge(client=make(), model="j", timeout=120)
+    t0 = time.monotonic()
+    (res,) = await grade_all("use pytest", [RUBRIC], judge, "t", timeout=2.0)
+    assert not res.errored and res.score == 1.0 and time.monotonic() - t0 < 2.0
+    assert len(scripted_server.requests) == 2
+
+
+async def test_grade_all_positional_signature_still_works(make, scripted_server):
+    judge = Judge(client=make(), model="j")
+    (res,) = await grade_all("use pytest", [RUBRIC], judge, "t")
+    assert res.score == 1.0 and judge.deadline is None  # the caller's judge is not changed
