@@ -125,7 +125,18 @@ def default_reply(req: dict[str, Any]) -> str:
 
 
 class ScriptedServer:
-    def __init__(self, rules: list[Rule] | None = None, latency: float = 0.0, host: str = "127.0.0.1", port: int = 0):
+    def __init__(
+        self,
+        rules: list[Rule] | None = None,
+        latency: float = 0.0,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        concurrency_limit: int | None = None,
+    ):
+        self.concurrency_limit = concurrency_limit
+        """When set, a chat request arriving while more than this many are in flight gets a 429
+        (``Retry-After: 0``), like a provider's concurrency cap; ``rate_limited`` counts them."""
+        self.rate_limited = 0
         self.rules: list[Rule] = list(rules or [])
         self.latency = latency
         self.requests: list[dict[str, Any]] = []
@@ -280,6 +291,15 @@ def _make_httpd(server: ScriptedServer, host: str, port: int) -> ThreadingHTTPSe
                 server._leave()
 
         def _answer(self, req: dict[str, Any]) -> None:
+            limit = server.concurrency_limit
+            if limit is not None and server.in_flight > limit:
+                with server.lock:
+                    server.rate_limited += 1
+                    server.requests.append(req)
+                time.sleep(server.latency)
+                msg = {"error": {"message": "too many concurrent requests", "type": "rate_limit", "code": 429}}
+                self._send(429, json.dumps(msg).encode(), headers={"Retry-After": "0"})
+                return
             rule = server.pick(req)
             delay = server.latency + (rule.delay if rule else 0.0)
             if delay:

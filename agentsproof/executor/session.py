@@ -113,6 +113,9 @@ async def run_items_async(
     started = time.perf_counter()
     client = prepared.client
     describe = {k: v for k, v in client.describe().items() if k != "provider"}
+    throttle = _find_layer(client, "limiter")
+    if throttle is not None:
+        throttle.limiter.set_maximum(opts.parallel)
     cache = None
     if opts.cache:
         from agentsproof.llm.cache import CachingClient, ResponseCache, default_cache_dir
@@ -159,6 +162,8 @@ async def run_items_async(
     settings.update(describe)
     if runner.reused:
         settings["reused_trials"] = runner.reused
+    if throttle is not None and throttle.limiter.decreases:
+        settings["throttle"] = throttle.stats()
     if cache is not None:
         cached = sum(1 for r in runs for arm in (r.with_arm, r.without_arm) for t in arm.trials if t.cached)
         settings["cache"] = {"cached_trials": cached, "hits": cache.hits, "calls": cache.misses}
@@ -173,6 +178,17 @@ async def run_items_async(
         incomplete_reason=runner.state.abort_reason,
         duration_s=opts.base_duration_s + time.perf_counter() - started,
     )
+
+
+def _find_layer(client: Any, attribute: str) -> Any:
+    """The wrapper in a client chain (retry → throttle → provider) that has ``attribute``."""
+    seen = 0
+    while client is not None and seen < 10:
+        if hasattr(client, attribute):
+            return client
+        client = getattr(client, "inner", None)
+        seen += 1
+    return None
 
 
 class _Boxed:

@@ -116,6 +116,12 @@ def build_client(provider: str, *, retry: bool = True) -> LLMClient:
             client = CopilotClient.from_env()
         else:
             raise ProviderUnavailable(f"unknown provider {provider!r}")
+        if provider in BYOK:
+            from agentsproof.llm.throttle import ThrottledClient, throttling_enabled
+
+            if throttling_enabled():
+                # inside the retry loop: every attempt passes the AIMD limiter
+                client = ThrottledClient(client)
         # the retry settings are read here, so a malformed one is reported before any call
         return RetryingClient(client) if retry else client
     except LLMError as err:

@@ -14,7 +14,6 @@ backtracking search in the harness process.
 from __future__ import annotations
 
 import json
-import os
 import select
 import subprocess
 import sys
@@ -96,14 +95,9 @@ def engine_for(pattern: str) -> str:
 
 
 def time_limit() -> float:
-    raw = os.environ.get("AGENTSPROOF_REGEX_TIME_LIMIT", "").strip()
-    if not raw:
-        return PY_REGEX_TIME_LIMIT
-    try:
-        value = float(raw)
-    except ValueError:
-        return PY_REGEX_TIME_LIMIT
-    return value if 0 < value <= 60 else PY_REGEX_TIME_LIMIT
+    from agentsproof.envcfg import env_number
+
+    return env_number("AGENTSPROOF_REGEX_TIME_LIMIT", PY_REGEX_TIME_LIMIT, lo=0.01, hi=60)
 
 
 class _PyRegexWorker:
