@@ -222,5 +222,8 @@ def run_items(command: str, plugin: str, items: Sequence[EvalItem], opts: Sessio
         raise ProviderUnavailable("nothing to run")
     if opts.cache and os.environ.get("AGENTSPROOF_NO_CACHE", "").strip() not in ("", "0"):
         opts = dataclasses.replace(opts, cache=False)
+    from agentsproof.pipeline.grader.regex import time_limit
+
+    time_limit()  # a malformed AGENTSPROOF_REGEX_TIME_LIMIT is refused before the first call
     prepared = prepare_provider(opts.provider, opts.model, opts.judge_model)
     return run_sync(run_items_async(command, plugin, items, opts, prepared))
