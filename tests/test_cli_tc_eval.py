@@ -209,11 +209,13 @@ def test_tc_eval_server_errors_counted_and_secret_not_leaked(byok_env, tmp_path,
 
 
 def test_tc_eval_timeout_flag(byok_env, tmp_path):
-    byok_env.add(Rule(reply="slow", delay=3.0, system_contains=MARK, times=1))
+    # every with-arm attempt is slower than the timeout: retries within it cannot help
+    byok_env.add(Rule(reply="slow", delay=3.0, system_contains=MARK))
     code, _, err, data = tc(tmp_path, [{"id": 1, "prompt": "p"}], None, "--timeout", "0.3", "--trials", "2", "--parallel", "4")
-    assert code == 0, err
+    assert code == 30, err
     w = data["items"][0]["with_arm"]
-    assert w["errored"] == 1 and "timed out" in next(t["error"] for t in w["trials"] if t["error"])
+    assert w["errored"] == 2 and all("timed out" in t["error"] for t in w["trials"])
+    assert all(t["latency_s"] < 2.5 for t in w["trials"])
 
 
 def test_tc_eval_spec_example_shape(byok_env, tmp_path):
