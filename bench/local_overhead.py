@@ -2,10 +2,12 @@
 
 The same prompts run twice per round, interleaved: once through the harness (the
 ``local`` provider as the runner gets it from ``build_client``, i.e. the retry wrapper,
-the per-call timeout, the worker thread, the prompt-length check) and once straight
-through ``Llama.create_chat_completion`` on the very same loaded model, with identical
-messages, sampling parameters and per-call seeds. Both sides therefore generate the same
-tokens; the difference is the harness. Target: harness / raw <= 1.05.
+the per-call timeout, the waiting thread, the JSON frames to and from the worker process,
+the prompt-length check in the worker) and once straight through
+``Llama.create_chat_completion`` on a model loaded in this process with the same file,
+context size and threads, with identical messages, sampling parameters and per-call
+seeds. Both sides therefore generate the same tokens; the difference is the harness.
+Target: harness / raw <= 1.05.
 
     .venv/bin/python bench/local_overhead.py [--rounds 3] [--max-tokens 64]
 
@@ -29,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from agentsproof.executor.runner import BASELINE_SYSTEM_PROMPT  # noqa: E402
 from agentsproof.llm.base import ChatRequest  # noqa: E402
 from agentsproof.llm.local import sampling_params  # noqa: E402
-from agentsproof.llm.local_model import LocalSettings, get_pool  # noqa: E402
+from agentsproof.llm.local_model import LocalSettings  # noqa: E402
 from agentsproof.llm.registry import build_client  # noqa: E402
 
 SKILL = (
@@ -82,7 +84,12 @@ def main() -> int:
     client = build_client("local")  # the RetryingClient(LocalClient) the runner uses
     settings = LocalSettings.from_env()
     model = settings.model_name
-    pool = get_pool(settings)  # the same cached model instance the client will use
+    from llama_cpp import Llama  # the raw side only: the harness runs the model in its worker process
+
+    threads = settings.threads_per_instance
+    raw_llm = Llama(
+        model_path=str(settings.model_path), n_ctx=settings.n_ctx, n_threads=threads, n_threads_batch=threads, verbose=False
+    )
     print(f"model: {settings.model_path.name}  threads: {settings.threads}  instances: {settings.instances}")
     print(f"prompts per round: {len(PROMPTS)}  max_tokens: {args.max_tokens}  temperature: {args.temperature}")
 
@@ -90,7 +97,8 @@ def main() -> int:
     seed_rng = random.Random(args.seed)
     loop = asyncio.new_event_loop()
     try:
-        loop.run_until_complete(_harness(client, model, 8, args.temperature))  # warm-up (load, caches)
+        loop.run_until_complete(_harness(client, model, 8, args.temperature))  # warm-up (worker start, caches)
+        _raw(raw_llm, [0] * len(PROMPTS), 8, args.temperature)
         for _ in PROMPTS:
             seed_rng.randrange(2**31)
         h_times: list[float] = []
@@ -103,11 +111,9 @@ def main() -> int:
             # alternate the order so neither side always runs on a warmer cache
             if i % 2 == 0:
                 ht, hn = loop.run_until_complete(_harness(client, model, args.max_tokens, args.temperature))
-                with pool.borrow() as llm:
-                    rt, rn = _raw(llm, seeds, args.max_tokens, args.temperature)
+                rt, rn = _raw(raw_llm, seeds, args.max_tokens, args.temperature)
             else:
-                with pool.borrow() as llm:
-                    rt, rn = _raw(llm, seeds, args.max_tokens, args.temperature)
+                rt, rn = _raw(raw_llm, seeds, args.max_tokens, args.temperature)
                 ht, hn = loop.run_until_complete(_harness(client, model, args.max_tokens, args.temperature))
             h_times.append(ht)
             r_times.append(rt)

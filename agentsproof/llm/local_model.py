@@ -6,25 +6,19 @@ The default model is ``SmolLM2-135M-Instruct.Q4_1.gguf``, shipped inside the PyP
 would pull in the ``llm`` CLI and its plugins. ``AGENTSPROOF_LOCAL_MODEL`` selects any
 other GGUF file.
 
-A loaded model lives in a module-level cache keyed by its settings, so every client in a
-process shares it and it loads once. llama.cpp's ``Llama`` object is not thread-safe (two
-threads in one instance abort the whole process inside ggml), so each instance is lent to
-one call at a time through :class:`ModelPool`. The pool size defaults to 1 instance using
+The model runs in worker processes (:mod:`agentsproof.llm.local_pool`), one pool per
+settings shared by every client of the process. The pool size defaults to 1 instance using
 every core, the fastest choice for one call at a time; ``AGENTSPROOF_LOCAL_INSTANCES=N``
-splits the cores over N instances, which gives more throughput when trials run in
-parallel (measurements in ``docs/providers.md``).
+starts N workers and splits the cores over them, which gives more throughput when trials
+run in parallel (measurements in ``docs/providers.md``). This module loads nothing.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
-import queue
-import threading
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
 
 from agentsproof.llm.base import LLMError
 
@@ -47,9 +41,6 @@ DEFAULT_TEMPERATURE = 0.3
 statistics to mean anything, but SmolLM2-135M follows instructions far less often when
 sampled hot (measured: 0.9-1.0 of replies obey a system-prompt rule at 0.3, 0.6-0.7 at 0.7).
 Judge calls pass 0."""
-
-# Per-message overhead of a chat template, used only when a GGUF has no template of its own.
-_FALLBACK_TOKENS_PER_MESSAGE = 8
 
 
 def _package_dir(name: str) -> Path | None:
@@ -176,89 +167,8 @@ class LocalSettings:
         return max(1, self.threads // self.instances)
 
 
-class ModelPool:
-    """``size`` llama.cpp instances of one model, each lent to one call at a time."""
-
-    def __init__(self, settings: LocalSettings, instances: list[Any]):
-        self.settings = settings
-        self.size = len(instances)
-        self._free: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        for inst in instances:
-            self._free.put(inst)
-        self._formatter = _chat_formatter(instances[0])
-
-    @contextmanager
-    def borrow(self) -> Iterator[Any]:
-        """Block until an instance is free; give it back afterwards."""
-        inst = self._free.get()
-        try:
-            yield inst
-        finally:
-            self._free.put(inst)
-
-    def prompt_tokens(self, llm: Any, messages: list[dict[str, str]]) -> int:
-        """Prompt length in tokens, formatted with the model's own chat template."""
-        if self._formatter is not None:
-            text = self._formatter(messages=messages).prompt
-            return len(llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
-        total = 0
-        for msg in messages:
-            total += len(llm.tokenize(str(msg.get("content", "")).encode("utf-8"), add_bos=False, special=False))
-            total += _FALLBACK_TOKENS_PER_MESSAGE
-        return total
-
-
-def _chat_formatter(llm: Any) -> Any | None:
-    """The Jinja chat formatter llama-cpp-python uses for this GGUF, when it uses the GGUF's template."""
-    template = llm.metadata.get("tokenizer.chat_template")
-    if not template or llm.chat_format != "chat_template.default":
-        return None
-    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
-    model = llm._model
-    eos_id, bos_id = llm.token_eos(), llm.token_bos()
-    return Jinja2ChatFormatter(
-        template=template,
-        eos_token=model.token_get_text(eos_id) if eos_id != -1 else "",
-        bos_token=model.token_get_text(bos_id) if bos_id != -1 else "",
-        stop_token_ids=[eos_id],
-    )
-
-
-_POOLS: dict[tuple[Any, ...], ModelPool] = {}
-_POOLS_LOCK = threading.Lock()
-
-
-def _load_instance(settings: LocalSettings) -> Any:
-    try:
-        from llama_cpp import Llama
-    except ImportError as exc:
-        raise LLMError(f"llama-cpp-python could not be imported ({exc}); run: {INSTALL_HINT}") from None
-    threads = settings.threads_per_instance
-    try:
-        return Llama(
-            model_path=str(settings.model_path),
-            n_ctx=settings.n_ctx,
-            n_threads=threads,
-            n_threads_batch=threads,
-            verbose=False,
-        )
-    except (ValueError, RuntimeError, OSError) as exc:
-        raise LLMError(f"could not load model {settings.model_path}: {exc}") from None
-
-
-def get_pool(settings: LocalSettings) -> ModelPool:
-    """The process-wide pool for these settings, loading the model on first use (blocking)."""
-    key = (str(settings.model_path), settings.n_ctx, settings.threads_per_instance, settings.instances)
-    with _POOLS_LOCK:
-        pool = _POOLS.get(key)
-        if pool is None:
-            pool = ModelPool(settings, [_load_instance(settings) for _ in range(settings.instances)])
-            _POOLS[key] = pool
-        return pool
-
-
 def loaded_pool_count() -> int:
-    """How many distinct models/settings are loaded in this process (for tests and doctor)."""
-    with _POOLS_LOCK:
-        return len(_POOLS)
+    """How many distinct models/settings have worker pools in this process (for tests and doctor)."""
+    from agentsproof.llm.local_pool import pool_count
+
+    return pool_count()

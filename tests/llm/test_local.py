@@ -131,7 +131,7 @@ async def test_context_overflow_is_an_errored_trial_with_the_reason() -> None:
     assert with_trial.status == "errored"
     assert "context overflow:" in (with_trial.error or "")
     assert "prompt tokens > n_ctx 2048" in (with_trial.error or "")
-    assert run.without_arm.trials[0].status == "scored"  # the short baseline still ran
+    assert run.without_arm.trials[0].status == "scored", run.without_arm.trials[0].error  # the short baseline still ran
 
 
 async def test_concurrent_calls_are_safe_with_one_or_two_instances(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -185,7 +185,7 @@ def test_cli_eval_on_a_demo_skill_writes_reports_and_exits_by_verdict(tmp_path: 
     code, stdout, stderr = run_cli(["eval", _demo_eval(), "--provider", "local", "--trials", "2", "--ci", "--output", out])
     assert "Traceback" not in stderr
     reports = {p.suffix: p for p in out.rglob("*-eval.*")}
-    assert {".html", ".json", ".md"} <= set(reports), sorted(out.rglob("*"))
+    assert {".html", ".json", ".md"} <= set(reports), (sorted(out.rglob("*")), code, stdout, stderr)
     data = read_json(reports[".json"])
     assert data["provider"] == "local"
     assert data["model"] == MODEL
