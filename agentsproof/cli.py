@@ -149,6 +149,13 @@ def run_options(f: Callable) -> Callable:
         help="Make every call; neither read nor store the response cache (env AGENTSPROOF_NO_CACHE=1).",
     )(f)
     f = click.option(
+        "--no-prompt-cache",
+        "prompt_cache",
+        flag_value=False,
+        default=None,
+        help="Do not mark the system prompt for the provider's prompt cache (anthropic; on by default).",
+    )(f)
+    f = click.option(
         "--resume",
         is_flag=True,
         help="Keep the trials journalled by an interrupted or killed run of the same command; run only the missing ones.",
@@ -183,7 +190,8 @@ def _finish(run: Any, written: dict[str, Path], ci: bool) -> None:
 def eval_cmd(path: Path, **opts: Any) -> None:
     """Run one eval.yaml: N trials with the skill/agent, N without.
 
-    Writes runs/<plugin>/<skill>-eval.{md,json,html}.
+    Writes runs/<plugin>/<skill>-eval.{md,json,html} (agents: <name>-agent-eval.*),
+    and keeps a copy of the JSON in runs/<plugin>/history/.
 
     \b
     Example:
@@ -234,7 +242,8 @@ def tc_eval_cmd(path: Path, **opts: Any) -> None:
     """Run hand-authored test cases from an evals.json file.
 
     Each assertion is judged in its own LLM call; expected_output is an LLM
-    rubric. Writes runs/<stem>/<stem>-tc-eval.{html,md,json}.
+    rubric. Writes runs/<name>/<name>-tc-eval.{html,md,json}: the JSON
+    file's stem, or for evals.json the skill's folder name.
 
     \b
     Example:
@@ -249,24 +258,37 @@ def tc_eval_cmd(path: Path, **opts: Any) -> None:
 
 
 @main.command("eval-generate")
-@click.option("--plugin-dir", required=True, type=click.Path(path_type=Path), help="Plugin folder with skills/*/SKILL.md and/or agents/*.md.")
+@click.option(
+    "--plugin-dir",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Plugin folder: skills/*/SKILL.md and agents/*.md, an awesome-copilot plugin (plugin.json) or a Claude Code plugin (.claude-plugin/plugin.json).",
+)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Output folder (default: evals/<plugin-name>/).")
 @click.option("--trials", type=click.IntRange(1, 1000), default=1, show_default=True, help="Trials per arm written into each eval.yaml.")
 @click.option("--dry-run", is_flag=True, help="Print what would be written; write nothing.")
-@click.option("--parallel", type=click.IntRange(1, 64), default=1, show_default=True, help="Items generated at once.")
+@click.option("--parallel", type=click.IntRange(1, 64), default=1, show_default=True, help="Items generated (and check trials run) at once.")
+@click.option("--check/--no-check", default=True, show_default=True, help="Check each eval: a relevance judge call, then a short real run of both arms.")
+@click.option("--check-trials", type=click.IntRange(1, 100), default=2, show_default=True, help="Trials per arm of the check run.")
+@click.option("--check-retries", type=click.IntRange(0, 10), default=1, show_default=True, help="Regenerations, with the evidence, of an eval that is unrelated or does not discriminate.")
 @provider_options
 def eval_generate_cmd(**opts: Any) -> None:
     """Write one eval.yaml per skill and agent of a plugin, using an LLM.
 
     Each generated file is validated against the eval.yaml schema; an invalid
-    one is retried once with the validation error. The source SKILL.md or
-    agent file is copied beside it.
+    one is retried once with the validation error. Then it is checked: a judge
+    rejects a task unrelated to the skill, and a short real run (--check-trials
+    per arm) must show the with-skill arm beating the baseline; a failing eval
+    is regenerated with the evidence, and one still weak is written with a
+    '# weak:' header and listed. Rejected replies are kept in <out>/.rejected/.
+    A skill's whole folder (references/, assets/, scripts/) is copied beside
+    its eval, an agent's file beside its eval.
 
     \b
     Example:
       agentsproof eval-generate --plugin-dir path/to/my-plugin --trials 3 --model gpt-4o
     """
-    from agentsproof.generator.core import generate_cli
+    from agentsproof.generator.command import generate_cli
 
     code = generate_cli(**opts)
     sys.exit(code)
@@ -366,7 +388,8 @@ def merge_cmd(results: tuple[Path, ...], output: Path, ci: bool) -> None:
     from agentsproof.stats.compare import load_run
 
     run = merge_runs([(p, load_run(p)) for p in results])
-    targets = report_targets(run.command, output, run.plugin, run.items[0].name if run.command == "eval" and run.items else run.plugin)
+    single = run.items[0] if run.command == "eval" and run.items else None
+    targets = report_targets(run.command, output, run.plugin, single.name if single else run.plugin, single.kind if single else None)
     prepare_output(output, targets)
     _finish(run, write_reports(run, targets), ci)
 

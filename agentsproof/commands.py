@@ -37,6 +37,7 @@ def _session(cfg: RunConfig, settings: dict[str, Any], **extra: Any) -> SessionO
         resume=cfg.resume,
         cache=cfg.cache,
         cache_dir=cfg.cache_dir,
+        prompt_cache=cfg.prompt_cache,
         **extra,
     )
 
@@ -48,9 +49,9 @@ def _settings(cfg: RunConfig) -> dict[str, Any]:
     return out
 
 
-def _targets(command: str, cfg: RunConfig, plugin: str, stem: str) -> dict[str, Path]:
+def _targets(command: str, cfg: RunConfig, plugin: str, stem: str, kind: str | None = None) -> dict[str, Path]:
     """The report paths of this run, checked writable before the first model call."""
-    targets = report_targets(command, cfg.output, plugin, stem)
+    targets = report_targets(command, cfg.output, plugin, stem, kind)
     prepare_output(cfg.output, targets)
     return targets
 
@@ -59,7 +60,7 @@ def _run(command: str, plugin: str, items: list[EvalItem], cfg: RunConfig, stem:
     """The one path every run takes: targets checked, trials run (journalled, resumable), reports written."""
     from agentsproof.executor.journal import journal_path
 
-    targets = _targets(command, cfg, plugin, stem)
+    targets = _targets(command, cfg, plugin, stem, items[0].kind if command == "eval" and items else None)
     session = _session(cfg, settings, journal=journal_path(targets["json"]))
     run = run_items(command, plugin, items, session)
     return run, write_reports(run, targets)
@@ -78,7 +79,7 @@ def _retry(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult, dict[st
         raise InputError(str(saved_path), "command", f"is a {saved.command!r} run; retry it with `agentsproof {saved.command}`")
     items, prior, settings = retry_plan(saved, load_items_for_retry(saved, saved_path, path), saved_path)
     name = saved.items[0].name if command == "eval" and saved.items else saved.plugin
-    targets = _targets(command, cfg, saved.plugin, name)
+    targets = _targets(command, cfg, saved.plugin, name, saved.items[0].kind if command == "eval" and saved.items else None)
     session = _session(
         cfg.replace(adaptive=False), settings, prior=prior, journal=journal_path(targets["json"]), base_duration_s=saved.duration_s
     )
@@ -140,9 +141,19 @@ def run_tc_eval(path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]
     threshold = cfg.threshold if cfg.threshold is not None else 0.6
     timeout = cfg.timeout if cfg.timeout is not None else 300.0
     items = items_from_tc_eval(tc, trials=trials, threshold=threshold, timeout=timeout)
-    stem = tc.path.stem
+    stem = tc_eval_name(tc)
     settings = {"trials": trials, "threshold": threshold, "timeout": timeout}
     return _run("tc-eval", stem, items, cfg, stem, settings)
+
+
+def tc_eval_name(tc: Any) -> str:
+    """What a tc-eval report is called: the evals file's stem, unless that is the generic
+    ``evals`` — then the skill (its folder, for a SKILL.md) so two skills' reports differ."""
+    stem = tc.path.stem
+    if stem.lower() != "evals":
+        return stem
+    skill = tc.skill_path
+    return skill.parent.name if skill.name.lower() == "skill.md" else skill.stem
 
 
 def doctor(provider: str | None = None, model: str | None = None, judge_model: str | None = None) -> int:

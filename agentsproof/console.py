@@ -53,7 +53,9 @@ def print_run(run: RunResult, written: dict[str, Path]) -> None:
     if sys.stderr.isatty():
         _echo("", err=True)
     _echo(f"agentsproof {run.command} · {run.plugin} · provider {run.provider} · model {run.model}")
-    width = max([len(i.name) for i in run.items] + [4])
+    kinds = {i.kind for i in run.items}
+    label = (lambda it: f"{it.kind}: {it.name}") if len(kinds) > 1 or kinds == {"agent"} else (lambda it: it.name)
+    width = max([len(label(i)) for i in run.items] + [4])
     _echo(f"  {'item':<{width}}  {'with':>5}  {'w/o':>5}  {'delta':>6}  grade  {'pass':>5}  err  result")
     from agentsproof.report import item_result_label
 
@@ -61,7 +63,7 @@ def print_run(run: RunResult, written: dict[str, Path]) -> None:
         result = item_result_label(it)
         conf = it.stats.get("grade_label") if it.stats else None
         _echo(
-            f"  {it.name:<{width}}  {_fmt(it.with_arm.mean_score, '.2f'):>5}  {_fmt(it.without_arm.mean_score, '.2f'):>5}"
+            f"  {label(it):<{width}}  {_fmt(it.with_arm.mean_score, '.2f'):>5}  {_fmt(it.without_arm.mean_score, '.2f'):>5}"
             f"  {_fmt(it.delta, '+.2f'):>6}  {(it.grade or '—'):<5}  {'—' if it.pass_rate is None else f'{it.pass_rate * 100:.0f}%':>5}"
             f"  {it.with_arm.errored + it.without_arm.errored:>3}  {result}" + (f"  {conf}" if conf else "")
         )

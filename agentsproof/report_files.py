@@ -60,21 +60,34 @@ def write_reports(run: RunResult, targets: dict[str, Path]) -> dict[str, Path]:
             written[fmt] = path
         except OSError as err:
             failed.append(f"{display(path)}: {err.strerror or err}")
+    if "json" in written:
+        try:
+            copy = history_path(written["json"], run.created_at)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            _write_atomic(copy, rendered["json"])
+        except OSError as err:
+            failed.append(f"history copy: {err.strerror or err}")
     if failed:
         kept = f" (written: {', '.join(display(p) for p in written.values())})" if written else ""
         raise OutputError(f"could not write {'; '.join(failed)}{kept}")
     return written
 
 
-def report_targets(command: str, output: Path, plugin: str, stem: str) -> dict[str, Path]:
+def report_targets(command: str, output: Path, plugin: str, stem: str, kind: str | None = None) -> dict[str, Path]:
     """Where each command writes (see README 'Outputs'). Names are made safe path
-    components, so every target lies inside ``output``."""
+    components, so every target lies inside ``output``; and no two commands of one plugin
+    write the same file: a skill named like its plugin gets ``<name>-skill-eval.*`` (the
+    plugin's eval-all page is ``<plugin>-eval.html``), an agent ``<name>-agent-eval.*``."""
     from agentsproof.inputs import safe_name
 
     plugin = safe_name(plugin, "plugin")
     stem = safe_name(stem, "item")
     if command == "eval":
         base = output / plugin
+        if kind == "agent":
+            stem = f"{stem}-agent"
+        elif stem == plugin:
+            stem = f"{stem}-skill"
         return {f: base / f"{stem}-eval.{f}" for f in ("md", "json", "html")}
     if command == "eval-all":
         base = output / plugin
@@ -87,6 +100,19 @@ def report_targets(command: str, output: Path, plugin: str, stem: str) -> dict[s
         base = output / stem
         return {f: base / f"{stem}-tc-eval.{f}" for f in ("html", "md", "json")}
     raise ValueError(command)
+
+
+def history_path(json_report: Path, created_at: str) -> Path:
+    """``<report folder>/history/<UTC time>/<report>.json``: every run's JSON is kept there
+    too, so earlier runs survive the next one and can be compared."""
+    stamp = "".join(ch for ch in created_at if ch.isdigit())[:14] or "run"
+    stamp = f"{stamp[:8]}T{stamp[8:]}Z" if len(stamp) == 14 else stamp
+    folder = json_report.parent / "history" / stamp
+    n = 2
+    while (folder / json_report.name).exists():
+        folder = json_report.parent / "history" / f"{stamp}-{n}"
+        n += 1
+    return folder / json_report.name
 
 
 def prepare_output(output: Path, targets: dict[str, Path]) -> None:

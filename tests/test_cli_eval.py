@@ -139,7 +139,7 @@ def test_eval_agent(byok_env, tmp_path):
     )
     code, _, err = eval_cli(tmp_path / "demo-plugin/agents/reviewer/eval.yaml", tmp_path / "out")
     assert code == 0, err
-    data = read_json(tmp_path / "out/demo-plugin/reviewer-eval.json")
+    data = read_json(tmp_path / "out/demo-plugin/reviewer-agent-eval.json")  # agents never collide with skills
     item = data["items"][0]
     assert item["kind"] == "agent" and item["grade"] == "A"
     assert data["agents"]["total"] == 1 and data["skills"]["total"] == 0

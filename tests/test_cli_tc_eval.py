@@ -26,7 +26,7 @@ def tc(tmp_path: Path, evals: list[dict], out: Path | None = None, *extra: str) 
     path = write_tc_eval(tmp_path / "cases", evals, skill_text=SKILL)
     out = out or tmp_path / "out"
     code, stdout, stderr = run_cli(["tc-eval", path, "--model", MODEL, "--output", out, *extra])
-    report = out / "evals" / "evals-tc-eval.json"
+    report = out / "cases" / "cases-tc-eval.json"  # evals.json is named after its skill's folder
     return code, stdout, stderr, read_json(report) if report.exists() else None
 
 
@@ -40,11 +40,11 @@ def test_tc_eval_default_paths_and_one_trial(byok_env, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code, out, err = run_cli(["tc-eval", path, "--model", MODEL])
     assert code == 0, err
-    base = tmp_path / "runs" / "evals"
+    base = tmp_path / "runs" / "cases"  # not "evals": the report names the skill's folder
     for ext in ("html", "md", "json"):
-        assert (base / f"evals-tc-eval.{ext}").is_file()
-    data = read_json(base / "evals-tc-eval.json")
-    assert data["command"] == "tc-eval" and data["plugin"] == "evals"
+        assert (base / f"cases-tc-eval.{ext}").is_file()
+    data = read_json(base / "cases-tc-eval.json")
+    assert data["command"] == "tc-eval" and data["plugin"] == "cases"
     assert len(byok_env.trial_requests()) == 2  # --trials defaults to 1 per arm
     item = data["items"][0]
     assert item["id"] == "case-1" and item["kind"] == "case"

@@ -96,29 +96,24 @@ def default_model_name() -> str:
 
 
 def _env_int(name: str, default: int, minimum: int) -> int:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
+    """A whole-number setting through the shared env reader (agentsproof.envcfg), as an LLMError."""
+    from agentsproof.envcfg import env_int
+    from agentsproof.errors import InputError
+
     try:
-        value = int(raw)
-    except ValueError:
-        raise LLMError(f"{name}={raw!r} is not a whole number") from None
-    if value < minimum:
-        raise LLMError(f"{name}={raw!r} must be at least {minimum}")
-    return value
+        return env_int(name, default, lo=minimum)
+    except InputError as err:
+        raise LLMError(err.format(), kind="config") from None
 
 
 def _env_float(name: str, default: float, lo: float, hi: float) -> float:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
+    from agentsproof.envcfg import env_number
+    from agentsproof.errors import InputError
+
     try:
-        value = float(raw)
-    except ValueError:
-        raise LLMError(f"{name}={raw!r} is not a number") from None
-    if not lo <= value <= hi:
-        raise LLMError(f"{name}={raw!r} must be between {lo:g} and {hi:g}")
-    return value
+        return env_number(name, default, lo=lo, hi=hi)
+    except InputError as err:
+        raise LLMError(err.format(), kind="config") from None
 
 
 @dataclass(frozen=True)

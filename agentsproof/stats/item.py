@@ -18,7 +18,8 @@ from agentsproof.stats.intervals import (
 )
 
 MIN_SCORED_PER_ARM = 3
-PASS_K = 3
+PASS_K: int | None = None
+"""k of pass@k and pass^k; None: the number of scored with-arm trials (the run's own k)."""
 
 
 EMPTY_ARM_STATS: dict[str, Any] = dict.fromkeys(("n", "errored", "mean", "sd", "pass_rate", "pass_rate_ci"))
@@ -71,7 +72,7 @@ def item_stats(item: ItemResult) -> dict[str, Any]:
         "non_discriminating_checks": non_discriminating_checks(item.without_arm),
     }
     if w["n"]:
-        k = min(PASS_K, w["n"])
+        k = w["n"] if PASS_K is None else min(PASS_K, w["n"])
         c = sum(1 for t in item.with_arm.trials if t.status == "scored" and t.passed)
         out["pass_at_k"] = {"k": k, "value": pass_at_k(w["n"], c, k)}
         out["pass_hat_k"] = {"k": k, "value": pass_hat_k(w["n"], c, k)}
@@ -92,6 +93,9 @@ def item_stats(item: ItemResult) -> dict[str, Any]:
     out["normalized_gain"] = hake_gain(w["mean"], wo["mean"])
     grade = item.grade or compute_grade(delta)
     out["grade_label"] = grade_label(grade, out["grade_low"], out["grade_high"])
+    if len(set(ws)) == 1 and set(ws) == set(wos):
+        # Both arms scored the same in every trial: no spread, no difference to see.
+        out["grade_label"] = f"{grade} (no difference: every trial of both arms scored {ws[0]:.2f})"
     fewest = min(len(ws), len(wos))
     out["enough_data"] = fewest >= MIN_SCORED_PER_ARM
     if not out["enough_data"]:

@@ -169,7 +169,7 @@ async def test_unknown_model_name_is_a_clear_error() -> None:
 
 def test_bad_settings_name_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AGENTSPROOF_LOCAL_N_CTX", "lots")
-    with pytest.raises(LLMError, match="AGENTSPROOF_LOCAL_N_CTX='lots' is not a whole number"):
+    with pytest.raises(LLMError, match="environment: AGENTSPROOF_LOCAL_N_CTX: 'lots' is not a whole number"):
         LocalSettings.from_env()
 
 

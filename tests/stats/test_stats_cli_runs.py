@@ -108,13 +108,13 @@ def test_retry_errors_tc_eval(byok_env, tmp_path, monkeypatch):
     tc = write_tc_eval(tmp_path / "tc", [{"id": 1, "prompt": "greet me", "expected_output": "a greeting 'HELLO'"}])
     out = tmp_path / "runs"
     run_cli(["tc-eval", tc, "--model", "m", "--output", out, "--trials", "2"])
-    saved = read_json(out / "evals" / "evals-tc-eval.json")
+    saved = read_json(out / "tc" / "tc-tc-eval.json")
     assert sum(i["with_arm"]["errored"] + i["without_arm"]["errored"] for i in saved["items"]) == 1
     p = tmp_path / "saved.json"
     p.write_text(json.dumps(saved))
     code, _, err = run_cli(["tc-eval", tc, "--model", "m", "--output", out, "--retry-errors", p])
     assert code == 0, err
-    merged = read_json(out / "evals" / "evals-tc-eval.json")
+    merged = read_json(out / "tc" / "tc-tc-eval.json")
     assert all(i["with_arm"]["errored"] + i["without_arm"]["errored"] == 0 for i in merged["items"])
     assert merged["items"][0]["with_arm"]["scored"] == 2
 

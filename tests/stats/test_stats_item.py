@@ -85,7 +85,8 @@ def test_item_stats_contract_and_values():
     assert "bootstrap" in s["delta_ci_method"] and "seed 0" in s["delta_ci_method"]
     assert s["p_value"] < 0.05 and "exact permutation" in s["p_value_method"]
     assert s["normalized_gain"] == pytest.approx(0.8 / 0.9)
-    assert s["pass_at_k"] == {"k": 3, "value": 1.0} and s["pass_hat_k"] == {"k": 3, "value": 1.0}
+    # k is the run's own: 5 scored with-arm trials (pass@5, pass^5)
+    assert s["pass_at_k"] == {"k": 5, "value": 1.0} and s["pass_hat_k"] == {"k": 5, "value": 1.0}
     assert s["enough_data"] is True and s["note"] is None
     from agentsproof.schemas.artifacts import compute_grade
 
