@@ -56,6 +56,8 @@ class RunConfig:
     cache: bool = True
     cache_dir: Path | None = None
     shard: Shard | None = None
+    prompt_cache: bool = True
+    """Mark the system prompt for the provider's prompt cache (--no-prompt-cache: off)."""
 
     @classmethod
     def from_cli(cls, opts: dict[str, Any]) -> "RunConfig":

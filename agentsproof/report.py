@@ -56,6 +56,14 @@ def _tokens(v: float | int | None) -> str:
     return "—" if v is None else f"{v:,.0f}"
 
 
+def _usd(v: float | None) -> str:
+    if v is None:
+        return "—"
+    sign = "-" if v < 0 else ""
+    v = abs(v)
+    return f"{sign}${v:,.2f}" if v >= 1 else f"{sign}${v:.4f}" if v >= 0.01 or v == 0 else f"{sign}${v:.6f}"
+
+
 def _bytecode_cache() -> BytecodeCache | None:
     """Compiled templates cached per user (templates only: no run data is ever stored).
 
@@ -95,6 +103,7 @@ def env() -> Environment:
         _env.filters["pct_ci"] = _pct_interval
         _env.filters["md"] = _md_cell
         _env.filters["tokens"] = _tokens
+        _env.filters["usd"] = _usd
     return _env
 
 
@@ -129,6 +138,8 @@ class ArmView:
     completion_tokens_mean: float | None
     cost_usd: float | None
     trials: list[TrialView]
+    cache_saving_usd: float | None = None
+    """What prompt caching saved in this arm (see agentsproof.llm.prices); None: no cache use or no price."""
 
 
 @dataclass
@@ -189,7 +200,36 @@ def item_result_label(item: ItemResult) -> str:
     return "PASS" if item.passed else "FAIL"
 
 
-def _arm_view(arm: ArmResult) -> ArmView:
+def _run_price(run: RunResult) -> Any:
+    """The price row of the run's model, when any trial used a prompt cache (None otherwise or unknown)."""
+    if not any(t.usage.cache_read_tokens or t.usage.cache_write_tokens for it in run.items for a in (it.with_arm, it.without_arm) for t in a.trials):
+        return None
+    from agentsproof.errors import InputError
+    from agentsproof.llm.prices import load_prices, price_for
+
+    try:
+        return price_for(run.model, load_prices())
+    except InputError:  # a prices file broken since the run: the saving is just not shown
+        return None
+
+
+def _judge_cost(run: RunResult, trials: list[TrialResult]) -> float | None:
+    """The judge calls' cost at the judge model's price (reports only; None when unpriced or no judge call)."""
+    usage = [g.usage for t in trials for g in t.graders if g.usage.total_tokens]
+    if not usage:
+        return None
+    from agentsproof.errors import InputError
+    from agentsproof.llm.prices import cost_usd, load_prices, price_for
+
+    try:
+        price = price_for(run.judge_model, load_prices())
+    except InputError:
+        return None
+    costs = [cost_usd(price, u) for u in usage]
+    return sum(c for c in costs if c is not None) if price is not None else None
+
+
+def _arm_view(arm: ArmResult, price: Any = None) -> ArmView:
     system = next((e.text for t in arm.trials for e in t.log if e.role == "system"), None)
     trials: list[TrialView] = []
     for t in arm.trials:
@@ -215,7 +255,15 @@ def _arm_view(arm: ArmResult) -> ArmView:
         completion_tokens_mean=sum(t.usage.completion_tokens for t in scored) / len(scored) if scored else None,
         cost_usd=sum(costs) if costs else None,
         trials=trials,
+        cache_saving_usd=_cache_saving(arm, price),
     )
+
+
+def _cache_saving(arm: ArmResult, price: Any) -> float | None:
+    from agentsproof.llm.prices import cache_saving_usd
+
+    used = arm.total_usage.cache_read_tokens or arm.total_usage.cache_write_tokens
+    return cache_saving_usd(price, arm.total_usage) if used and price is not None else None
 
 
 def _first_failure_evidence(arm: ArmResult) -> dict[tuple[str, str], str]:
@@ -255,6 +303,7 @@ def build_view(run: RunResult) -> dict[str, Any]:
     """Everything the templates need, computed in one linear pass over the run."""
     seen: set[str] = set()
     views: list[ItemView] = []
+    price = _run_price(run)
     for i, it in enumerate(run.items):
         s = normalize_stats(it.stats)
         label = s["grade_label"] or ""
@@ -267,7 +316,7 @@ def build_view(run: RunResult) -> dict[str, Any]:
                 s=s,
                 has_stats=bool(it.stats),
                 grade_note=note,
-                arms=[_arm_view(it.with_arm), _arm_view(it.without_arm)],
+                arms=[_arm_view(it.with_arm, price), _arm_view(it.without_arm, price)],
                 checks=_check_rows(it, s),
                 errored_trials=[t for t in it.with_arm.trials + it.without_arm.trials if t.status == "errored"],
             )
@@ -281,7 +330,11 @@ def build_view(run: RunResult) -> dict[str, Any]:
     ordered = [v for sec in sections for v in sec.items]  # drill-down follows the summaries
     settings = {k: ("(redacted)" if _SECRET_KEY.search(str(k)) else v) for k, v in run.settings.items()}
     trials = [t for v in views for a in v.arms for t in a.trials]
+    costs = [t.trial.cost_usd for t in trials if t.trial.cost_usd is not None]
     return {
+        "run_cost_usd": sum(costs) if costs else None,
+        "judge_cost_usd": _judge_cost(run, [t.trial for t in trials]) if costs else None,
+        "run_cache_read_tokens": sum(t.trial.usage.cache_read_tokens for t in trials),
         "run": run,
         "items": ordered,
         "sections": sections,

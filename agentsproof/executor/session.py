@@ -47,6 +47,8 @@ class SessionOptions:
     cache: bool = True
     """Serve and store successful responses in the response cache."""
     cache_dir: Path | None = None
+    prompt_cache: bool = True
+    """Mark the system prompt for the provider's prompt cache (anthropic)."""
 
 
 @dataclass
@@ -57,10 +59,10 @@ class PreparedProvider:
     client: LLMClient
 
 
-def prepare_provider(provider: str | None, model: str | None, judge_model: str | None) -> PreparedProvider:
+def prepare_provider(provider: str | None, model: str | None, judge_model: str | None, *, prompt_cache: bool = True) -> PreparedProvider:
     name = resolve_provider_name(provider)
     choice = resolve_models(name, model, judge_model)
-    client = build_client(name)
+    client = build_client(name, prompt_cache=prompt_cache)
     return PreparedProvider(provider=name, model=choice.model, judge_model=choice.judge_model, client=client)
 
 
@@ -225,5 +227,5 @@ def run_items(command: str, plugin: str, items: Sequence[EvalItem], opts: Sessio
     from agentsproof.pipeline.grader.regex import time_limit
 
     time_limit()  # a malformed AGENTSPROOF_REGEX_TIME_LIMIT is refused before the first call
-    prepared = prepare_provider(opts.provider, opts.model, opts.judge_model)
+    prepared = prepare_provider(opts.provider, opts.model, opts.judge_model, prompt_cache=opts.prompt_cache)
     return run_sync(run_items_async(command, plugin, items, opts, prepared))

