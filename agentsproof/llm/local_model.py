@@ -34,7 +34,8 @@ ENV_INSTANCES = "AGENTSPROOF_LOCAL_INSTANCES"
 ENV_TEMPERATURE = "AGENTSPROOF_LOCAL_TEMPERATURE"
 ENV_SEED = "AGENTSPROOF_LOCAL_SEED"
 
-DEFAULT_N_CTX = 2048
+DEFAULT_N_CTX = 0
+"""0: the context the model was trained for, read from the GGUF by llama.cpp (8,192 for SmolLM2)."""
 DEFAULT_MAX_TOKENS = 256
 DEFAULT_TEMPERATURE = 0.3
 """Trial temperature when a request sets none. Trials need variation between runs for the
@@ -149,7 +150,7 @@ class LocalSettings:
         return cls(
             model_path=path.resolve(),
             model_name=model_name_for(path),
-            n_ctx=_env_int(ENV_N_CTX, DEFAULT_N_CTX, 64),
+            n_ctx=_env_int(ENV_N_CTX, DEFAULT_N_CTX, 0),
             max_tokens=_env_int(ENV_MAX_TOKENS, DEFAULT_MAX_TOKENS, 1),
             threads=_env_int(ENV_THREADS, os.cpu_count() or 1, 1),
             instances=_env_int(ENV_INSTANCES, 1, 1),

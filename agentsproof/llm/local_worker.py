@@ -137,10 +137,11 @@ class Model:
     def __init__(self, model_path: str, n_ctx: int, threads: int):
         from llama_cpp import Llama
 
-        self.n_ctx = n_ctx
+        # n_ctx 0: llama.cpp reads the context the model was trained for from the GGUF
         self.llm = Llama(
             model_path=model_path, n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads, verbose=False
         )
+        self.n_ctx = self.llm.n_ctx()
         self._formatter = _chat_formatter(self.llm)
 
     def warm_up(self) -> None:
