@@ -1,0 +1,246 @@
+"""The JSON API under ``/api``: exactly the routes and bodies of the published SDKs
+(``protocol.py``), plus a few read routes for tools and tests."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any, Iterator, Optional
+
+from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from agentsproof.server import protocol as P
+from agentsproof.server import store
+from agentsproof.server.models import CaseResult, Golden, Grade, Project, ProofRun, Run, Step, utcnow
+
+router = APIRouter(prefix=P.API_PREFIX)
+AUTH = {401: {"model": P.ErrorBody}, 403: {"model": P.ErrorBody}, 404: {"model": P.ErrorBody}}
+
+
+def session(request: Request) -> Iterator[Session]:
+    s = request.app.state.db.session()
+    try:
+        yield s
+    finally:
+        s.close()
+
+
+def project(request: Request, s: Session = Depends(session), x_api_key: Optional[str] = Header(None)) -> Project:
+    p = store.project_for_key(s, x_api_key)
+    if p is None:
+        raise HTTPException(401, "missing or invalid x-api-key")
+    return p
+
+
+def root_url(request: Request) -> str:
+    return request.app.state.public_url or str(request.base_url).rstrip("/")
+
+
+def _same_project(p: Project, slug: Optional[str]) -> None:
+    if slug is not None and slug != p.slug:
+        raise HTTPException(403, "this key does not belong to that project")
+
+
+def _own_run(s: Session, p: Project, run_id: str) -> Run:
+    run = s.get(Run, run_id) if len(run_id) <= 40 else None
+    if run is None or run.project_id != p.id:
+        raise HTTPException(404, "run not found")
+    return run
+
+
+def _own_golden(s: Session, p: Project, gid: Optional[str]) -> Optional[Golden]:
+    g = s.get(Golden, gid) if gid and len(gid) <= 40 else None
+    return g if g is not None and g.project_id == p.id else None
+
+
+def queue_grade(s: Session, run_id: str, delay: float) -> None:
+    """(Re)queue grading of a run: the queue is the ``grades`` table."""
+    when = utcnow() + timedelta(seconds=delay)
+    g = s.get(Grade, run_id)
+    if g is None:
+        s.add(Grade(run_id=run_id, status="pending", attempts=0, next_attempt_at=when))
+    else:
+        g.status, g.next_attempt_at, g.attempts, g.error = "pending", when, 0, None
+
+
+@router.get("/health")
+def health() -> dict[str, bool]:
+    """Liveness, no key needed."""
+    return {"ok": True}
+
+
+@router.post("/runs", response_model=P.RunCreated, responses=AUTH)
+def create_run(body: P.RunCreate, p: Project = Depends(project), s: Session = Depends(session)) -> P.RunCreated:
+    _same_project(p, body.projectSlug)
+    meta = body.metadata or {}
+    gid = body.goldenId or (meta.get("goldenId") if isinstance(meta.get("goldenId"), str) else None)
+    golden = _own_golden(s, p, gid)
+    if body.goldenId and golden is None:
+        raise HTTPException(404, "golden not found")
+    explicit = {
+        "input": body.input,
+        "goal": body.goal,
+        "expected_output": body.expectedOutput,
+        "expected_behavior": body.expectedBehavior,
+        "success_criteria": body.successCriteria,
+        "trace_assertions": body.traceAssertions,
+        "failure_modes": body.failureModes,
+    }
+    if golden is not None:  # golden defaults; explicit fields win
+        for k in P.GOLDEN_FIELDS:
+            if explicit[k] is None:
+                explicit[k] = getattr(golden, k)
+    run = Run(
+        id=store.new_id(10),
+        project_id=p.id,
+        client_run_id=body.clientRunId,
+        label=body.label,
+        golden_id=golden.id if golden else None,
+        meta=meta,
+        status="running",
+        public_revoked=False,
+        **explicit,
+    )
+    s.add(run)
+    s.commit()
+    return P.RunCreated(runId=run.id)
+
+
+@router.post("/runs/{run_id}/steps", response_model=P.StepAccepted, responses=AUTH)
+def add_step(run_id: str, body: P.StepIn, request: Request, p: Project = Depends(project), s: Session = Depends(session)) -> P.StepAccepted:
+    run = _own_run(s, p, run_id)
+    idx = body.step_index or 0
+    fields = body.model_dump(exclude={"step_index"})
+    for _attempt in range(5):
+        if body.step_index is None:
+            last = s.scalar(select(func.max(Step.step_index)).where(Step.run_id == run.id))
+            idx = 0 if last is None else last + 1
+        s.add(Step(run_id=run.id, step_index=idx, **fields))
+        try:
+            s.commit()
+            break
+        except IntegrityError:  # the same step_index again: a retry or duplicate send
+            s.rollback()
+            if body.step_index is not None:
+                return P.StepAccepted(stepIndex=idx, duplicate=True)
+    else:
+        raise HTTPException(409, "could not append the step; retry")
+    if run.status == "completed":  # a late step: grade again with it
+        queue_grade(s, run.id, request.app.state.grade_delay)
+        s.commit()
+    return P.StepAccepted(stepIndex=idx)
+
+
+@router.post("/runs/{run_id}/complete", response_model=P.RunCompleted, responses=AUTH)
+def complete_run(run_id: str, request: Request, body: Optional[P.RunComplete] = None, p: Project = Depends(project), s: Session = Depends(session)) -> P.RunCompleted:
+    run = _own_run(s, p, run_id)
+    run.output = body.output if body else None
+    run.status = "completed"
+    run.completed_at = utcnow()
+    if not run.public_id:
+        run.public_id = store.new_id(16)
+    queue_grade(s, run.id, request.app.state.grade_delay)
+    s.commit()
+    request.app.state.wake_worker()
+    return P.RunCompleted(publicUrl=f"{root_url(request)}/r/{run.public_id}", runId=run.id)
+
+
+@router.get("/runs/{run_id}", responses=AUTH)
+def get_run(run_id: str, p: Project = Depends(project), s: Session = Depends(session)) -> dict[str, Any]:
+    """A run with its steps (in step_index order) and its grade."""
+    from agentsproof.server.views import run_view
+
+    return run_view(s, _own_run(s, p, run_id))
+
+
+@router.post("/runs/{run_id}/revoke-public", responses=AUTH)
+def revoke_public(run_id: str, p: Project = Depends(project), s: Session = Depends(session)) -> dict[str, bool]:
+    """Make the run's public report URL stop working."""
+    _own_run(s, p, run_id).public_revoked = True
+    s.commit()
+    return {"ok": True}
+
+
+@router.get("/goldens", responses=AUTH)
+def list_goldens(projectSlug: Optional[str] = Query(None, max_length=100), p: Project = Depends(project), s: Session = Depends(session)) -> list[dict[str, Any]]:
+    _same_project(p, projectSlug)
+    rows = s.scalars(select(Golden).where(Golden.project_id == p.id).order_by(Golden.created_at, Golden.id))
+    return [store.golden_dict(g) for g in rows]
+
+
+@router.post("/goldens", responses=AUTH)
+def create_golden(body: dict[str, Any], p: Project = Depends(project), s: Session = Depends(session)) -> dict[str, Any]:
+    """Create or edit a golden: the golden fields plus optional ``suite`` and ``approved``."""
+    from agentsproof.errors import InputError
+
+    body = dict(body)
+    suite, approved, slug = body.pop("suite", None), body.pop("approved", None), body.pop("projectSlug", None)
+    _same_project(p, slug if isinstance(slug, str) else None)
+    try:
+        if suite is not None:
+            store.check_slug(suite if isinstance(suite, str) else "", "suite")
+        fields = store.normalise_golden(body, "body")
+        g = store.upsert_golden(s, p, suite, fields, approved if isinstance(approved, bool) else None)
+    except InputError as err:
+        s.rollback()
+        status = 404 if "another project" in err.message else 422
+        raise HTTPException(status, str(err)) from None
+    s.commit()
+    return store.golden_dict(g)
+
+
+@router.get("/proof-suites/{suite_slug}/cases", response_model=P.SuiteCases, responses=AUTH)
+def suite_cases(suite_slug: str, projectSlug: Optional[str] = Query(None, max_length=100), p: Project = Depends(project), s: Session = Depends(session)) -> P.SuiteCases:
+    _same_project(p, projectSlug)
+    in_suite = select(Golden).where(Golden.project_id == p.id, Golden.suite_slug == suite_slug)
+    if s.scalar(select(func.count()).select_from(in_suite.subquery())) == 0:
+        raise HTTPException(404, "proof suite not found")
+    cases = s.scalars(in_suite.where(Golden.approved.is_(True)).order_by(Golden.created_at, Golden.id)).all()
+    pr = ProofRun(id=store.new_id(10), project_id=p.id, suite_slug=suite_slug, status="running", total_cases=len(cases), public_id=store.new_id(16))
+    s.add(pr)
+    s.commit()
+    return P.SuiteCases(proofRunId=pr.id, cases=[P.golden_wire(store.golden_dict(g)) for g in cases])
+
+
+def _own_proof_run(s: Session, p: Project, prid: str) -> ProofRun:
+    pr = s.get(ProofRun, prid) if len(prid) <= 40 else None
+    if pr is None or pr.project_id != p.id:
+        raise HTTPException(404, "proof run not found")
+    return pr
+
+
+@router.post("/proof-runs/{proof_run_id}/case-results", response_model=P.CaseResultAccepted, responses=AUTH)
+def case_result(proof_run_id: str, body: P.CaseResultIn, p: Project = Depends(project), s: Session = Depends(session)) -> P.CaseResultAccepted:
+    pr = _own_proof_run(s, p, proof_run_id)
+    if _own_golden(s, p, body.goldenId) is None:
+        raise HTTPException(404, "golden not found")
+    if body.runId is not None:
+        _own_run(s, p, body.runId)
+    old = s.scalar(select(CaseResult).where(CaseResult.proof_run_id == pr.id, CaseResult.golden_id == body.goldenId))
+    if old is not None:
+        s.delete(old)
+        s.flush()
+    s.add(CaseResult(proof_run_id=pr.id, golden_id=body.goldenId, run_id=body.runId, score=body.score, passed=body.passed, failure_summary=body.failureSummary))
+    s.commit()
+    return P.CaseResultAccepted()
+
+
+@router.post("/proof-runs/{proof_run_id}/complete", response_model=P.ProofRunCompleted, responses=AUTH)
+def complete_proof_run(proof_run_id: str, request: Request, p: Project = Depends(project), s: Session = Depends(session)) -> P.ProofRunCompleted:
+    from agentsproof.server.views import case_score
+
+    pr = _own_proof_run(s, p, proof_run_id)
+    results = s.scalars(select(CaseResult).where(CaseResult.proof_run_id == pr.id)).all()
+    passed = sum(1 for r in results if r.passed)
+    scores = [case_score(s, r) for r in results]
+    pr.passed_cases, pr.failed_cases = passed, len(results) - passed
+    pr.overall_score = round(sum(scores) / len(scores), 4) if scores else None
+    pr.status, pr.completed_at = "completed", utcnow()
+    s.commit()
+    url = f"{root_url(request)}/p/{pr.public_id}"
+    return P.ProofRunCompleted(
+        proofRunId=pr.id, passedCases=pr.passed_cases, failedCases=pr.failed_cases, overallScore=pr.overall_score, publicUrl=url,
+        passed_cases=pr.passed_cases, failed_cases=pr.failed_cases, overall_score=pr.overall_score, public_url=url,
+    )

@@ -1,0 +1,101 @@
+"""Database URL, engine and migrations.
+
+``AGENTSPROOF_DB`` or ``--db`` names the database; the default is a SQLite file at
+``$XDG_DATA_HOME/agentsproof/server.db`` (``~/.local/share/agentsproof/server.db``).
+``postgresql://user:pass@host:port/db`` selects PostgreSQL (driver psycopg 3).
+Every command opens the database through :func:`open_db`, which runs the Alembic
+migrations up to head first, so a new file or an empty database just works.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+from agentsproof.errors import InputError
+
+_MIGRATE_LOCK = threading.Lock()
+
+
+def default_db_url() -> str:
+    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "agentsproof"
+    return f"sqlite:///{base / 'server.db'}"
+
+
+def resolve_db_url(flag: str | None) -> str:
+    url = (flag or os.environ.get("AGENTSPROOF_DB") or "").strip() or default_db_url()
+    if url.startswith("postgres://"):
+        url = "postgresql://" + url[len("postgres://"):]
+    if url.startswith("postgresql://"):
+        url = "postgresql+psycopg://" + url[len("postgresql://"):]
+    if not (url.startswith("sqlite:") or url.startswith("postgresql+")):
+        raise InputError("--db", "URL", "expected sqlite:///PATH or postgresql://USER@HOST:PORT/DB")
+    return url
+
+
+def safe_url(url: str) -> str:
+    """The URL with any password hidden, for messages."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:
+        return "<database>"
+
+
+def make_engine(url: str):
+    from sqlalchemy import create_engine, event
+
+    if url.startswith("sqlite"):
+        path = url.split("///", 1)[-1]
+        if path and path != ":memory:":
+            Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+
+        @event.listens_for(engine, "connect")
+        def _pragmas(dbapi_conn, _record):  # pragma: no cover - trivial
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA busy_timeout=30000")
+            cur.execute("PRAGMA synchronous=NORMAL")  # with WAL: durable across crashes of the process, fast commits
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.close()
+
+        return engine
+    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+
+
+def migrate(engine) -> None:
+    """Upgrade the schema to the newest Alembic revision."""
+    from alembic import command
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
+    with _MIGRATE_LOCK, engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "head")
+
+
+class Database:
+    """An engine with migrated schema and a session factory."""
+
+    def __init__(self, url: str):
+        from sqlalchemy.exc import OperationalError
+        from sqlalchemy.orm import sessionmaker
+
+        self.url = url
+        self.engine = make_engine(url)
+        try:
+            migrate(self.engine)
+        except OperationalError as err:
+            raise InputError("--db", safe_url(url), f"cannot open the database: {str(err.orig).strip().splitlines()[0]}") from None
+        self.session = sessionmaker(self.engine, expire_on_commit=False)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+def open_db(flag: str | None) -> Database:
+    return Database(resolve_db_url(flag))

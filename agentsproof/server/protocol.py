@@ -1,0 +1,191 @@
+"""The wire protocol of the published AgentsProof SDKs, as pydantic models.
+
+One module for both sides: the server validates requests and shapes responses with these
+models (so the OpenAPI document is generated from them), and SDK tests import them.
+
+Casing follows the published clients exactly: run creation and proof-suite bodies are
+camelCase, steps are snake_case. Goldens are served in both casings because the Python
+SDK reads ``expected_output`` and the TypeScript SDK reads ``expectedOutput``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+API_PREFIX = "/api"
+API_KEY_HEADER = "x-api-key"
+STEP_TYPES = ("llm_call", "tool_call", "tool_result", "memory_read", "memory_write")
+StepType = Literal["llm_call", "tool_call", "tool_result", "memory_read", "memory_write"]
+
+_SLUG = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
+
+
+def has_nul(value: Any, depth: int = 0) -> bool:
+    """True when a string anywhere in ``value`` holds a NUL character (PostgreSQL stores none)."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if depth > 64:
+        return False
+    if isinstance(value, dict):
+        return any(has_nul(k, depth + 1) or has_nul(v, depth + 1) for k, v in value.items())
+    if isinstance(value, list):
+        return any(has_nul(v, depth + 1) for v in value)
+    return False
+
+
+class _In(BaseModel):
+    # unknown fields are ignored so newer clients keep working
+    model_config = ConfigDict(extra="ignore")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_nul(cls, data: Any) -> Any:
+        if has_nul(data):
+            raise ValueError("text must not contain NUL (\\u0000) characters")
+        return data
+
+
+class RunCreate(_In):
+    """``POST /api/runs``."""
+
+    label: Optional[str] = Field(None, max_length=500)
+    input: Any = None
+    projectSlug: Optional[str] = Field(None, max_length=100)
+    clientRunId: Optional[str] = Field(None, max_length=200)
+    goldenId: Optional[str] = Field(None, max_length=100)
+    goal: Optional[str] = Field(None, max_length=20_000)
+    expectedOutput: Any = None
+    expectedBehavior: Optional[str] = Field(None, max_length=20_000)
+    successCriteria: Optional[list[str]] = Field(None, max_length=200)
+    traceAssertions: Optional[list[str]] = Field(None, max_length=200)
+    failureModes: Optional[list[str]] = Field(None, max_length=200)
+    metadata: Optional[dict[str, Any]] = None
+
+
+class RunCreated(BaseModel):
+    runId: str
+
+
+class StepIn(_In):
+    """``POST /api/runs/{id}/steps``: one step, snake_case as the SDKs send it."""
+
+    type: StepType
+    name: Optional[str] = Field(None, max_length=500)
+    input: Any = None
+    output: Any = None
+    latency_ms: Optional[float] = Field(None, ge=0, le=1e12)
+    token_count: Optional[int] = Field(None, ge=0, le=10**12)
+    cost_usd: Optional[float] = Field(None, ge=0, le=1e9)
+    step_index: Optional[int] = Field(None, ge=0, le=1_000_000)
+    created_at: Optional[str] = Field(None, max_length=64)
+
+
+class StepAccepted(BaseModel):
+    ok: bool = True
+    stepIndex: int
+    duplicate: bool = False
+
+
+class RunComplete(_In):
+    """``POST /api/runs/{id}/complete``."""
+
+    output: Any = None
+
+
+class RunCompleted(BaseModel):
+    publicUrl: str
+    runId: str
+
+
+class Golden(BaseModel):
+    """A golden as served to proof-suite clients: every field in snake_case and camelCase."""
+
+    id: str
+    name: str
+    input: Any = None
+    goal: Optional[str] = None
+    expected_output: Any = None
+    expected_behavior: Optional[str] = None
+    success_criteria: list[str] = []
+    trace_assertions: list[str] = []
+    failure_modes: list[str] = []
+    custom_grader_ids: list[str] = []
+    expectedOutput: Any = None
+    expectedBehavior: Optional[str] = None
+    successCriteria: list[str] = []
+    traceAssertions: list[str] = []
+    failureModes: list[str] = []
+    customGraderIds: list[str] = []
+
+
+class SuiteCases(BaseModel):
+    """``GET /api/proof-suites/{slug}/cases?projectSlug=``: a new proof run and its approved goldens."""
+
+    proofRunId: str
+    cases: list[Golden]
+
+
+class CaseResultIn(_In):
+    """``POST /api/proof-runs/{id}/case-results``."""
+
+    goldenId: str = Field(..., max_length=100)
+    runId: Optional[str] = Field(None, max_length=100)
+    score: Optional[float] = Field(None, ge=0, le=1)
+    passed: bool = False
+    failureSummary: Optional[str] = Field(None, max_length=20_000)
+
+
+class CaseResultAccepted(BaseModel):
+    ok: bool = True
+
+
+class ProofRunCompleted(BaseModel):
+    """``POST /api/proof-runs/{id}/complete``; camelCase as documented, snake_case for the Python SDK's types."""
+
+    proofRunId: str
+    passedCases: int
+    failedCases: int
+    overallScore: Optional[float]
+    publicUrl: str
+    passed_cases: int
+    failed_cases: int
+    overall_score: Optional[float]
+    public_url: str
+
+
+class ErrorBody(BaseModel):
+    detail: Any
+
+
+GOLDEN_FIELDS = (
+    "input",
+    "goal",
+    "expected_output",
+    "expected_behavior",
+    "success_criteria",
+    "trace_assertions",
+    "failure_modes",
+)
+"""Golden fields that fill a run's defaults (explicit run fields win)."""
+
+
+def golden_wire(g: dict[str, Any]) -> Golden:
+    """A stored golden (snake_case dict) as served, in both casings."""
+    lists = {k: list(g.get(k) or []) for k in ("success_criteria", "trace_assertions", "failure_modes", "custom_grader_ids")}
+    return Golden(
+        id=g["id"],
+        name=g.get("name") or "",
+        input=g.get("input"),
+        goal=g.get("goal"),
+        expected_output=g.get("expected_output"),
+        expected_behavior=g.get("expected_behavior"),
+        expectedOutput=g.get("expected_output"),
+        expectedBehavior=g.get("expected_behavior"),
+        successCriteria=lists["success_criteria"],
+        traceAssertions=lists["trace_assertions"],
+        failureModes=lists["failure_modes"],
+        customGraderIds=lists["custom_grader_ids"],
+        **lists,
+    )

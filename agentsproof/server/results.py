@@ -1,0 +1,120 @@
+"""The CLI's own results in the server: ``agentsproof push`` and ``serve --runs-dir``.
+
+Reports are the JSON files of ``eval``, ``eval-all`` and ``tc-eval`` (docs/report-schema.md),
+stored whole and keyed by the SHA-256 of their content, so pushing twice is a no-op. The
+results page lists them and draws, per item (skill, agent or case), its delta over time
+with the 95 % interval from ``stats.delta_ci`` when present."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+
+from agentsproof.errors import InputError
+from agentsproof.server.models import CliResult
+
+COMMANDS = ("eval", "eval-all", "tc-eval")
+MAX_REPORT = 50 * 1024 * 1024
+log = logging.getLogger("agentsproof.server.results")
+
+
+def check_report(data: Any, source: str) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise InputError(source, "report", "expected a JSON object (an eval, eval-all or tc-eval report)")
+    if data.get("tool") not in (None, "agentsproof"):
+        raise InputError(source, "tool", f"expected 'agentsproof', got {data.get('tool')!r}")
+    if data.get("command") not in COMMANDS:
+        raise InputError(source, "command", f"expected one of {', '.join(COMMANDS)}, got {data.get('command')!r}")
+    for field, kind in (("plugin", str), ("created_at", str), ("items", list)):
+        if not isinstance(data.get(field), kind):
+            raise InputError(source, field, f"missing or not a {'list' if kind is list else 'string'}")
+    for i, item in enumerate(data["items"]):
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+            raise InputError(source, f"items[{i}].id", "missing or not a string")
+        if item.get("delta") is not None and not isinstance(item["delta"], (int, float)):
+            raise InputError(source, f"items[{i}].delta", "not a number")
+    return data
+
+
+def load_report(path: Path) -> dict[str, Any]:
+    try:
+        if path.stat().st_size > MAX_REPORT:
+            raise InputError(str(path), "file", "larger than 50 MB")
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(str(path), "file", "not found") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(str(path), "file", f"cannot read: {err}") from None
+    except json.JSONDecodeError as err:
+        raise InputError(str(path), "file", f"invalid JSON: {err.msg} (line {err.lineno})") from None
+    return check_report(data, str(path))
+
+
+def store_report(db: Any, data: dict[str, Any], source: str) -> bool:
+    """Store one report; False when the same content was stored before."""
+    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    sha = hashlib.sha256(canonical.encode()).hexdigest()
+    with db.session() as s:
+        if s.scalar(select(CliResult.id).where(CliResult.sha256 == sha)) is not None:
+            return False
+        s.add(CliResult(sha256=sha, command=data["command"], plugin=data["plugin"][:500], created_at=data["created_at"][:64], source=source[:1000], data=data))
+        try:
+            s.commit()
+        except IntegrityError:
+            return False
+    return True
+
+
+def import_runs_dir(db: Any, folder: str) -> int:
+    """Store every report found below ``folder``; other JSON files are skipped."""
+    added = 0
+    for path in sorted(Path(folder).rglob("*.json")):
+        try:
+            added += store_report(db, load_report(path), str(path))
+        except InputError as err:
+            log.info("skipped %s", err)
+    return added
+
+
+W, H, PAD_L, PAD_R, PAD_Y = 520, 140, 30, 10, 10
+
+
+def _y(v: float) -> float:
+    v = max(-1.0, min(1.0, v))
+    return round(PAD_Y + (1 - v) / 2 * (H - 2 * PAD_Y), 1)
+
+
+def results_view(db: Any) -> dict[str, Any]:
+    with db.session() as s:
+        rows = s.scalars(select(CliResult).order_by(CliResult.created_at)).all()
+        reports = [(r.created_at, r.command, r.plugin, r.data) for r in rows]
+    listing, series = [], {}
+    for created, command, plugin, data in reports:
+        deltas = [i.get("delta") for i in data.get("items", []) if isinstance(i.get("delta"), (int, float))]
+        listing.append({
+            "created_at": created, "command": command, "plugin": plugin, "model": data.get("model") or "", "verdict": data.get("verdict") or "",
+            "items": len(data.get("items", [])), "avg_delta": f"{sum(deltas) / len(deltas):+.2f}" if deltas else "",
+        })
+        for item in data.get("items", []):
+            if isinstance(item.get("delta"), (int, float)):
+                ci = (item.get("stats") or {}).get("delta_ci")
+                ok_ci = isinstance(ci, list) and len(ci) == 2 and all(isinstance(x, (int, float)) for x in ci)
+                series.setdefault(item["id"], {"id": item["id"], "name": item.get("name") or item["id"], "raw": []})["raw"].append((created, item["delta"], ci if ok_ci else None))
+    trends = []
+    for t in sorted(series.values(), key=lambda t: t["id"]):
+        n = len(t["raw"])
+        step = (W - PAD_L - PAD_R) / max(1, n - 1)
+        pts = []
+        for i, (when, d, ci) in enumerate(t["raw"]):
+            x = round(PAD_L + (i * step if n > 1 else (W - PAD_L - PAD_R) / 2), 1)
+            label = f"{d:+.2f}" + (f" [{ci[0]:+.2f}, {ci[1]:+.2f}]" if ci else "")
+            pts.append({"x": x, "y": _y(d), "lo": _y(ci[0]) if ci else None, "hi": _y(ci[1]) if ci else None, "when": when, "label": label})
+        trends.append({"id": t["id"], "name": t["name"], "points": pts, "w": W, "h": H, "zero": _y(0.0)})
+    listing.reverse()
+    return {"reports": listing, "trends": trends}

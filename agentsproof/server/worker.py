@@ -1,0 +1,144 @@
+"""The grading worker: one daemon thread draining the ``grades`` table.
+
+The queue lives in the database, so nothing is lost on restart: at start-up grades left
+``running`` by a stopped server go back to ``pending``. A job is claimed with a
+conditional UPDATE (safe with several servers on one PostgreSQL). A judge failure marks
+the grade ``errored`` with its reason and schedules a retry with exponential back-off
+(``AGENTSPROOF_GRADE_RETRY_DELAY`` seconds, doubling, at most an hour) - never a 0 score.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import select, update
+
+from agentsproof.server.models import Grade, Run, utcnow
+from agentsproof.server.views import run_view
+
+log = logging.getLogger("agentsproof.server.worker")
+MAX_BACKOFF = 3600.0
+
+
+class GradingWorker:
+    def __init__(self, db: Any, *, provider: str | None = None, model: str | None = None, poll: float = 0.5):
+        self.db = db
+        self.provider_flag, self.model_flag = provider, model
+        self.poll = poll
+        self.retry_delay = float(os.environ.get("AGENTSPROOF_GRADE_RETRY_DELAY", "30"))
+        self._event = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._judge: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    # -- lifecycle -------------------------------------------------------------------
+    def start(self) -> None:
+        with self.db.session() as s:
+            s.execute(update(Grade).where(Grade.status == "running").values(status="pending", next_attempt_at=utcnow()))
+            s.commit()
+        self._thread = threading.Thread(target=self._main, name="agentsproof-grader", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        self._event.set()
+        if self._thread:
+            self._thread.join(timeout)
+
+    def wake(self) -> None:
+        self._event.set()
+
+    # -- the loop --------------------------------------------------------------------
+    def _main(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        try:
+            while not self._stop.is_set():
+                try:
+                    run_id = self._claim()
+                except Exception:  # database hiccup: log and keep going
+                    log.exception("could not poll the grading queue")
+                    run_id = None
+                if run_id is None:
+                    self._event.wait(self.poll)
+                    self._event.clear()
+                    continue
+                try:
+                    self._grade(run_id)
+                except Exception:  # never let one job kill the worker
+                    log.exception("grading run %s crashed", run_id)
+        finally:
+            if self._judge is not None:
+                try:
+                    self._loop.run_until_complete(self._judge.client.aclose())
+                except Exception:
+                    pass
+            self._loop.close()
+
+    def _claim(self) -> str | None:
+        with self.db.session() as s:
+            rows = s.execute(
+                select(Grade.run_id, Grade.status)
+                .where(Grade.status.in_(("pending", "errored")), Grade.next_attempt_at <= utcnow())
+                .order_by(Grade.next_attempt_at)
+                .limit(5)
+            ).all()
+            for run_id, status in rows:
+                res = s.execute(
+                    update(Grade)
+                    .where(Grade.run_id == run_id, Grade.status == status)
+                    .values(status="running", attempts=Grade.attempts + 1, updated_at=utcnow())
+                )
+                s.commit()
+                if res.rowcount == 1:
+                    return run_id
+        return None
+
+    def _get_judge(self) -> Any:
+        if self._judge is None:
+            from agentsproof.llm.registry import build_client, resolve_models, resolve_provider_name
+            from agentsproof.pipeline.grader.judge import Judge
+
+            provider = resolve_provider_name(self.provider_flag)
+            choice = resolve_models(provider, self.model_flag, None)
+            self._judge = Judge(client=build_client(provider), model=choice.judge_model, timeout=120.0, max_tokens=1500)
+        return self._judge
+
+    def _grade(self, run_id: str) -> None:
+        from agentsproof.server.grading import grade_run
+
+        with self.db.session() as s:
+            run = s.get(Run, run_id)
+            view = run_view(s, run) if run else None
+            grade = s.get(Grade, run_id)
+            attempts = grade.attempts if grade else 1
+        try:
+            if view is None:
+                raise RuntimeError("run not found")
+            result = self._loop.run_until_complete(grade_run(self._get_judge(), view, view["steps"]))
+        except Exception as err:  # JudgeError, ProviderUnavailable, anything: errored, retried later
+            reason = _one_line(err)
+            delay = min(MAX_BACKOFF, self.retry_delay * 2 ** max(0, attempts - 1))
+            log.warning("grading run %s failed (attempt %d, retry in %.0fs): %s", run_id, attempts, delay, reason)
+            self._finish(run_id, status="errored", error=reason, next_attempt_at=utcnow() + timedelta(seconds=delay))
+            return
+        self._finish(run_id, status="done", error=None, result=result, overall_score=result["overall_score"])
+
+    def _finish(self, run_id: str, **values: Any) -> None:
+        with self.db.session() as s:
+            # only if still ours: a late step may have re-queued the run meanwhile
+            s.execute(update(Grade).where(Grade.run_id == run_id, Grade.status == "running").values(updated_at=utcnow(), **values))
+            s.commit()
+
+
+def _one_line(err: BaseException) -> str:
+    from agentsproof.llm.base import scrub
+
+    text = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    secrets = [os.environ.get(name, "") for name in ("AGENTSPROOF_PROVIDER_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY")]
+    return scrub(text, secrets)[:500]
