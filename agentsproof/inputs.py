@@ -245,27 +245,11 @@ def _json_const(name: str) -> Any:
 
 
 def json_depth_ok(text: str, limit: int = MAX_DEPTH) -> bool:
-    """True when brackets outside strings nest at most ``limit`` deep (a linear scan)."""
-    depth = 0
-    in_str = False
-    escaped = False
-    for ch in text:
-        if in_str:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch in "[{":
-            depth += 1
-            if depth > limit:
-                return False
-        elif ch in "]}":
-            depth -= 1
-    return True
+    """True when brackets outside strings nest at most ``limit`` deep (linear, no recursion;
+    the same scan that guards provider replies)."""
+    from agentsproof.llm.replies import json_depth
+
+    return json_depth(text.encode("utf-8", "surrogatepass")) <= limit
 
 
 def load_json_text(text: str, source: str) -> Any:

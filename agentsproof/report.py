@@ -13,7 +13,6 @@ import os
 import re
 import statistics
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable
 
 from jinja2 import BytecodeCache, Environment, FileSystemBytecodeCache, PackageLoader, StrictUndefined, select_autoescape
@@ -382,5 +381,5 @@ WRITERS: dict[str, Callable[[RunResult], str]] = {
 
 
 # Where reports go and how they are written: agentsproof.report_files (re-exported here).
-from agentsproof.report_files import prepare_output, report_targets, write_reports  # noqa: E402
+from agentsproof.report_files import prepare_output, report_targets, write_reports  # noqa: E402,F401 (re-exported)
 

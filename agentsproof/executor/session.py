@@ -131,14 +131,13 @@ async def run_items_async(
         if opts.resume and opts.journal.exists():
             prior.update(jr.load(opts.journal, fingerprint))
         book = jr.start(opts.journal, fingerprint, prior)
-    on_trial = opts.on_trial
-    if book is not None:
-        progress = opts.on_trial
+    progress = opts.on_trial
 
-        def on_trial(item: EvalItem, trial: TrialResult) -> None:
+    def journal_and_progress(item: EvalItem, trial: TrialResult) -> None:
+        if book is not None:
             book.append(item.id, trial.arm, trial.index, trial)
-            if progress is not None:
-                progress(item, trial)
+        if progress is not None:
+            progress(item, trial)
 
     judge = Judge(client=client, model=prepared.judge_model) if any(needs_judge(i.graders) for i in items) else None
     runner = DualArmRunner(
@@ -146,7 +145,7 @@ async def run_items_async(
         RunOptions(model=prepared.model, parallel=opts.parallel, abort_after=opts.abort_after),
         judge,
         policy=opts.policy,
-        on_trial=on_trial,
+        on_trial=journal_and_progress,
         on_item=opts.on_item,
         prior=prior,
     )

@@ -36,7 +36,7 @@ import httpx
 
 from agentsproof.llm import prices
 from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError, scrub, scrub_url, url_secrets
-from agentsproof.llm.replies import MAX_NAME_CHARS, MAX_REPLY_BYTES, MAX_TOOL_CALLS, ReplyError, load_json, token_count
+from agentsproof.llm.replies import MAX_NAME_CHARS, MAX_TOOL_CALLS, ReplyError, load_json, read_capped, token_count
 from agentsproof.schemas.artifacts import Usage
 
 DEFAULT_URL = "https://api.anthropic.com"
@@ -176,18 +176,6 @@ def parse_message(raw: bytes, *, judge: bool) -> tuple[str, Usage, list[dict[str
     return verdict if verdict is not None else "".join(texts), usage, calls, model[:MAX_NAME_CHARS], write_1h
 
 
-async def read_capped(response: httpx.Response, limit: int = MAX_REPLY_BYTES) -> bytes:
-    declared = response.headers.get("content-length", "")
-    if declared.isdigit() and int(declared[:20]) > limit:
-        raise ReplyError(f"reply of {int(declared[:20]):,} bytes exceeds the limit of {limit:,} bytes")
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
-        size += len(chunk)
-        if size > limit:
-            raise ReplyError(f"reply of more than {limit:,} bytes exceeds the limit of {limit:,} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def _error_text(raw: bytes) -> tuple[str, str]:

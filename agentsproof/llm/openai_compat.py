@@ -17,7 +17,7 @@ import httpx
 import openai
 
 from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError, scrub, scrub_url, url_secrets
-from agentsproof.llm.replies import MAX_REPLY_BYTES, ReplyError, parse_chat_completion
+from agentsproof.llm.replies import MAX_REPLY_BYTES, ReplyError, parse_chat_completion, read_capped
 from agentsproof.schemas.artifacts import Usage
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
@@ -265,22 +265,6 @@ def options_of(kwargs: dict[str, Any]) -> dict[str, Any]:
     return options
 
 
-async def read_capped(response: httpx.Response, limit: int) -> bytes:
-    """The body of ``response``, refused (ReplyError) as soon as it passes ``limit`` bytes."""
-    try:
-        declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared[:20]) > limit:
-            raise ReplyError(f"reply of {int(declared[:20]):,} bytes exceeds the limit of {limit:,} bytes")
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in response.aiter_bytes():
-            size += len(chunk)
-            if size > limit:
-                raise ReplyError(f"reply of more than {limit:,} bytes exceeds the limit of {limit:,} bytes")
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        await response.aclose()
 
 
 def _status_message(exc: "openai.APIStatusError") -> str:

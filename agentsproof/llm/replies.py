@@ -20,7 +20,10 @@ import re
 from array import array
 from dataclasses import dataclass, field
 from itertools import accumulate
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import httpx
 
 from agentsproof.schemas.artifacts import Usage
 
@@ -250,6 +253,24 @@ def parse_chat_completion(raw: bytes | str) -> Completion:
         raise ReplyError(f"empty reply ({why}{', finish_reason ' + finish if finish else ''})")
     usage, cost = usage_of(data.get("usage"))
     return Completion(text=text or "", usage=usage, cost=cost, tool_calls=tool_calls, model=_short(data.get("model")))
+
+
+async def read_capped(response: "httpx.Response", limit: int = MAX_REPLY_BYTES) -> bytes:
+    """The body of ``response``, refused (ReplyError) as soon as it passes ``limit`` bytes."""
+    try:
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared[:20]) > limit:
+            raise ReplyError(f"reply of {int(declared[:20]):,} bytes exceeds the limit of {limit:,} bytes")
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > limit:
+                raise ReplyError(f"reply of more than {limit:,} bytes exceeds the limit of {limit:,} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        await response.aclose()
 
 
 # ---------------------------------------------------------------------------

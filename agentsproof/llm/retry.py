@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import math
-import os
 import random
 import time
 from dataclasses import dataclass
