@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agentsproof.config import discover_evals, load_eval
+from agentsproof.config import load_eval
 from agentsproof.errors import EXIT_ERROR, EXIT_OK, AgentsproofError, InputError
 from agentsproof.executor.plan import item_from_eval, items_from_tc_eval, plugin_name_for_dir, plugin_name_for_eval
 from agentsproof.executor.runner import EvalItem
@@ -105,7 +105,9 @@ def run_eval_all(directory: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, 
     if cfg.retry_errors:
         return _retry("eval-all", directory, cfg)
     cfg = adaptive_defaults(cfg)
-    paths = discover_evals(directory)
+    from agentsproof.generator.layout import plugin_evals
+
+    paths = plugin_evals(directory)  # below DIR; else in the skill folders of the plugin at DIR (any layout)
     evals = [load_eval(p) for p in paths]  # validate everything before the first call
     items = [item_from_eval(ev, trials=cfg.trials, threshold=cfg.threshold) for ev in evals]
     seen: dict[str, str] = {}

@@ -264,6 +264,11 @@ class LoadedEval(BaseModel):
     config: SkillEvalConfig
     source_path: Path
     source_text: str
+    system_prompt: str = ""
+    """The with-arm prompt: SKILL.md plus its folder's files, or an agent's body
+    (see :mod:`agentsproof.skillfolder`); empty means ``source_text``."""
+    warnings: list[str] = []
+    """E.g. declared tools that cannot run in a chat trial."""
 
     @property
     def kind(self) -> str:
@@ -274,8 +279,12 @@ class LoadedEval(BaseModel):
         if self.config.name:
             return self.config.name
         # evals/<plugin>/skills/<name>/eval.yaml -> <name>; an eval.yaml given by a
-        # relative path has the resolved folder's name (never an empty name).
-        return self.path.resolve().parent.name or self.path.stem
+        # relative path has the resolved folder's name (never an empty name);
+        # skills/<name>/evals/eval.yaml (beside the skill's SKILL.md) -> <name>.
+        folder = self.path.resolve().parent
+        if folder.name == "evals" and (folder.parent / "SKILL.md").is_file():
+            folder = folder.parent
+        return folder.name or self.path.stem
 
 
 def load_eval(path: str | Path) -> LoadedEval:
@@ -297,7 +306,13 @@ def load_eval(path: str | Path) -> LoadedEval:
     text = read_text(source, source=src, field=field, max_bytes=MAX_SOURCE_FILE_BYTES, what=f"{field} file")
     if not text.strip():
         raise InputError(src, field, f"{cfg.source!r} is empty")
-    return LoadedEval(path=p, config=cfg, source_path=source, source_text=text)
+    from agentsproof.inputs import eval_root
+    from agentsproof.skillfolder import item_prompt
+
+    built = item_prompt(cfg.kind, source, text, root=eval_root(p))
+    return LoadedEval(
+        path=p, config=cfg, source_path=source, source_text=text, system_prompt=built.system_prompt, warnings=built.warnings
+    )
 
 
 def discover_evals(directory: str | Path) -> list[Path]:

@@ -17,7 +17,22 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+_WARNED: set[tuple[str, str, str]] = set()
+
+
+def warn_once(ev: LoadedEval) -> None:
+    """Print each of the item's warnings to stderr once per process (they are also in its result)."""
+    import sys
+
+    for w in ev.warnings:
+        key = (ev.kind, ev.name, w)
+        if key not in _WARNED:
+            _WARNED.add(key)
+            print(f"warning: {ev.kind}s/{ev.name}: {w}", file=sys.stderr)
+
+
 def item_from_eval(ev: LoadedEval, *, trials: int | None = None, threshold: float | None = None) -> EvalItem:
+    warn_once(ev)
     cfg = ev.config
     task = cfg.primary_task
     return EvalItem(
@@ -25,7 +40,7 @@ def item_from_eval(ev: LoadedEval, *, trials: int | None = None, threshold: floa
         name=ev.name,
         kind=ev.kind,
         source_path=str(ev.source_path),
-        system_prompt=ev.source_text,
+        system_prompt=ev.system_prompt or ev.source_text,
         task_name=task.name,
         prompt=task.instruction,
         graders=list(task.graders),
@@ -33,7 +48,8 @@ def item_from_eval(ev: LoadedEval, *, trials: int | None = None, threshold: floa
         timeout=cfg.defaults.timeout,
         threshold=threshold if threshold is not None else cfg.defaults.threshold,
         eval_path=str(ev.path.resolve()),
-        source_sha256=sha256_text(ev.source_text),
+        source_sha256=sha256_text(ev.system_prompt or ev.source_text),
+        warnings=tuple(ev.warnings),
     )
 
 

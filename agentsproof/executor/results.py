@@ -26,6 +26,7 @@ def finalize_item(run: ItemRun) -> ItemResult:
         trials_requested=it.trials,
         with_arm=w,
         without_arm=wo,
+        warnings=list(it.warnings),
     )
     if not w.trials and not wo.trials and run.incomplete:
         res.status = "incomplete"
@@ -34,8 +35,11 @@ def finalize_item(run: ItemRun) -> ItemResult:
     elif w.mean_score is None or wo.mean_score is None:
         res.status = "errored"
         empty = "with-skill" if w.mean_score is None else "baseline"
-        last = next((t.error for t in reversed(w.trials + wo.trials) if t.error), None)
-        res.status_reason = f"no scored trial in the {empty} arm" + (f"; last error: {last}" if last else "")
+        # The cause is in the arm that has no scored trial; its first error is the real one
+        # (later ones are often its consequences, and the other arm's are beside the point).
+        arm = w if w.mean_score is None else wo
+        first = next((t.error for t in arm.trials if t.error), None)
+        res.status_reason = f"no scored trial in the {empty} arm" + (f"; first error: {first}" if first else "")
         res.pass_rate = w.pass_rate
         res.passed = False
     else:

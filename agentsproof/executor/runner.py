@@ -40,6 +40,8 @@ class EvalItem:
     threshold: float
     eval_path: str | None = None
     source_sha256: str = ""
+    warnings: tuple[str, ...] = ()
+    """E.g. declared tools that cannot run in a chat trial (copied to ItemResult.warnings)."""
 
 
 @dataclass

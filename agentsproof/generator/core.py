@@ -2,35 +2,48 @@
 
 For each item the model gets the suite-generator system prompt and the item's file. Its
 reply is validated (see :mod:`agentsproof.generator.validate`); an invalid reply is sent
-back once with the validation error, and an item still invalid after that is reported
-as failed while the others go on. Valid evals are written atomically to
-``<out>/skills/<name>/eval.yaml`` or ``<out>/agents/<name>/eval.yaml`` next to a copy of
-the source file; existing files there are overwritten, and the output says so.
+back once with the validation error. A valid eval is then **checked**
+(:mod:`agentsproof.generator.check`): a relevance judge rejects a task unrelated to the
+item, and a short real run (``--check-trials`` per arm) finds evals that do not tell the
+arms apart; both go back to the model with the evidence, up to ``--check-retries`` times.
+An eval still weak after that is written with a ``# weak: <reason>`` header and listed.
+Every rejected reply is kept under ``<out>/.rejected/`` with its reason.
+
+Valid evals are written atomically to ``<out>/skills/<name>/eval.yaml`` (beside a copy of
+the whole skill folder) or ``<out>/agents/<name>/eval.yaml`` (beside a copy of the agent
+file); existing files there are overwritten, and the output says so.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-import click
-
-from agentsproof.errors import EXIT_ERROR, EXIT_OK, InputError
-from agentsproof.executor.session import prepare_provider
-from agentsproof.generator.plugin import Plugin, PluginItem, discover_plugin
-from agentsproof.generator.prompt import correction_request, item_request, load_system_prompt
+from agentsproof.errors import InputError
+from agentsproof.generator.check import (
+    CheckOutcome,
+    check_relevance,
+    evidence_request,
+    relevance_feedback,
+    run_check,
+)
+from agentsproof.generator.files import copy_item_files, save_rejected
+from agentsproof.generator.plugin import Plugin, PluginItem
+from agentsproof.generator.prompt import correction_request, item_request
 from agentsproof.generator.validate import GeneratedEval, InvalidEval, build_eval
+from agentsproof.inputs import MAX_SOURCE_FILE_BYTES, display, read_text
 from agentsproof.llm.base import ChatRequest, LLMClient, LLMError
 from agentsproof.schemas.artifacts import Usage
+from agentsproof.skillfolder import skill_prompt
 
 ATTEMPTS = 2
 """The first reply plus one retry with the validation error."""
 TEMPERATURE = 0.2
 CALL_TIMEOUT_S = 300.0
+DEFAULT_CHECK_TRIALS = 2
+DEFAULT_CHECK_RETRIES = 1
 
 
 @dataclass
@@ -42,7 +55,19 @@ class ItemOutcome:
     first_error: str | None = None
     """The validation error of a first reply that was then corrected."""
     calls: int = 0
+    """Calls that really ran: a reply came back (generation and relevance)."""
+    failed_calls: int = 0
+    """Calls that ended in a provider error (after its retries)."""
     usage: Usage = field(default_factory=Usage)
+    weak: str | None = None
+    """Why the written eval is not proven (it carries a ``# weak:`` header)."""
+    proven: CheckOutcome | None = None
+    """The check that the written eval passed."""
+    check_trials: int = 0
+    check_errored: int = 0
+    check_tokens: int = 0
+    rejected: list[tuple[Path | None, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -56,65 +81,193 @@ class GenerateSettings:
     model: str
     dry_run: bool = False
     parallel: int = 1
+    check: bool = True
+    check_trials: int = DEFAULT_CHECK_TRIALS
+    check_retries: int = DEFAULT_CHECK_RETRIES
+    provider: str | None = None
+    judge_model: str | None = None
 
 
 def read_source(item: PluginItem) -> str:
-    """The item's file as text; InvalidEval when it cannot be an eval's system prompt."""
+    """The item's file as text (inputs rules: regular file, size cap, UTF-8); InvalidEval otherwise."""
     try:
-        text = item.source.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise InvalidEval(item.source.name, "is not UTF-8 text") from None
-    except OSError as exc:
-        raise InvalidEval(item.source.name, f"cannot be read: {exc.strerror or exc}") from None
+        text = read_text(item.source, source=display(item.source), field=None, max_bytes=MAX_SOURCE_FILE_BYTES)
+    except InputError as err:
+        raise InvalidEval(item.source.name, err.message) from None
     if not text.strip():
         raise InvalidEval(item.source.name, "is empty; there is nothing to evaluate")
     return text
 
 
-def provenance(plugin: Plugin, item: PluginItem) -> str:
-    source = item.source.relative_to(plugin.root).as_posix()
-    return (
+def provenance(plugin: Plugin, item: PluginItem, weak: str | None = None) -> str:
+    source = plugin.relative(item.source)
+    head = f"# weak: {' '.join(weak.split())}\n" if weak else ""
+    return head + (
         f"# Generated by agentsproof eval-generate from {plugin.name}/{source}.\n"
         "# Review the task and checks before trusting the grade; rerunning eval-generate overwrites this file.\n"
     )
 
 
+class _Item:
+    """One item's conversation with the model."""
+
+    def __init__(self, client: LLMClient, settings: GenerateSettings, plugin: Plugin, outcome: ItemOutcome):
+        self.client = client
+        self.settings = settings
+        self.plugin = plugin
+        self.outcome = outcome
+        self.messages: list[dict[str, str]] = []
+
+    def reject(self, reply: str, reason: str) -> None:
+        out = self.outcome
+        path = None
+        if not self.settings.dry_run:
+            path = save_rejected(self.settings.out, out.item, len(out.rejected) + 1, reply, reason)
+        out.rejected.append((path, reason))
+
+    async def ask(self) -> str | None:
+        req = ChatRequest(messages=list(self.messages), model=self.settings.model, temperature=TEMPERATURE, timeout=CALL_TIMEOUT_S)
+        try:
+            response = await self.client.complete(req)
+        except LLMError as err:
+            self.outcome.failed_calls += 1
+            self.outcome.error = f"provider: {err}"
+            return None
+        self.outcome.calls += 1
+        self.outcome.usage = self.outcome.usage + response.usage
+        return response.text if isinstance(response.text, str) else ""
+
+    async def valid_reply(self) -> tuple[GeneratedEval, str] | None:
+        """A reply that validates (one retry with the error), or None with outcome.error set."""
+        out = self.outcome
+        for attempt in range(1, ATTEMPTS + 1):
+            text = await self.ask()
+            if text is None:
+                return None
+            try:
+                return build_eval(text, out.item, self.settings.trials, provenance(self.plugin, out.item)), text
+            except InvalidEval as err:
+                self.reject(text, f"invalid: {err}")
+                if attempt == ATTEMPTS:
+                    out.error = f"{err} (still invalid after {ATTEMPTS - 1} retry; nothing written)"
+                    return None
+                out.first_error = str(err)
+                self.messages += [
+                    {"role": "assistant", "content": text},
+                    {"role": "user", "content": correction_request(err.field, err.message)},
+                ]
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def relevant(self, source_text: str, gen: GeneratedEval, text: str, last: bool) -> bool | None:
+        """True: go on; False: rejected and asked again; None: rejected for good."""
+        out, s = self.outcome, self.settings
+        verdict = await check_relevance(self.client, s.judge_model or s.model, out.item.kind, source_text, gen.text, CALL_TIMEOUT_S)
+        if verdict.ran:
+            out.calls += 1
+            out.usage = out.usage + verdict.usage
+        else:
+            out.failed_calls += 1
+        if verdict.relevant is None:
+            out.notes.append(verdict.reason)
+            return True
+        if verdict.relevant:
+            return True
+        reason = f"unrelated to the {out.item.kind}: {verdict.reason}"
+        self.reject(text, reason)
+        if last:
+            out.error = f"{reason} (after {s.check_retries} regeneration{'s' if s.check_retries != 1 else ''}; nothing written)"
+            return None
+        self.messages += [{"role": "assistant", "content": text}, {"role": "user", "content": relevance_feedback(verdict.reason)}]
+        return False
+
+    async def discriminates(self, gen: GeneratedEval) -> CheckOutcome:
+        out, s = self.outcome, self.settings
+        item = out.item
+        result = await asyncio.to_thread(
+            run_check,
+            gen.text,
+            lambda folder: copy_item_files(item, folder),
+            plugin=self.plugin.name,
+            kind=item.kind,
+            name=item.name,
+            trials=s.check_trials,
+            provider=s.provider,
+            model=s.model,
+            judge_model=s.judge_model,
+            parallel=s.parallel,
+        )
+        out.check_trials += result.scored
+        out.check_errored += result.errored
+        out.check_tokens += result.tokens
+        return result
+
+    def finish(self, gen: GeneratedEval, weak: str | None) -> ItemOutcome:
+        """The eval to write; a weak one gets its ``# weak:`` header."""
+        out = self.outcome
+        out.error = None
+        out.weak = weak
+        if weak:
+            body = gen.text[len(provenance(self.plugin, out.item)):]
+            gen = GeneratedEval(gen.config, provenance(self.plugin, out.item, weak) + body)
+        out.generated = gen
+        return out
+
+    async def run(self, system_prompt: str) -> ItemOutcome:
+        out, s = self.outcome, self.settings
+        try:
+            source_text = read_source(out.item)
+        except InvalidEval as err:
+            out.error = str(err)
+            return out
+        if out.item.kind == "skill":  # the model sees the skill as a trial will: with its folder's files
+            source_text = skill_prompt(source_text, out.item.source.parent).system_prompt
+        self.messages = [
+            {"role": "system", "content": system_prompt},
+            {"role": "user", "content": item_request(out.item, source_text, s.trials)},
+        ]
+        rounds = s.check_retries + 1 if s.check else 1
+        fallback: tuple[GeneratedEval, str, float] | None = None
+        """The best related-but-weak eval so far (by delta): written if no later reply does better."""
+        for round_no in range(rounds):
+            last = round_no == rounds - 1
+            got = await self.valid_reply()
+            rel = None if got is None else (True if not s.check else await self.relevant(source_text, got[0], got[1], last))
+            if got is None or rel is None:
+                if fallback is not None:  # a failed regeneration does not lose the weak eval before it
+                    return self.finish(fallback[0], f"{fallback[1]} (the regeneration failed: {out.error})")
+                return out
+            gen, text = got
+            if not s.check:
+                return self.finish(gen, None)
+            if rel is False:
+                continue
+            result = await self.discriminates(gen)
+            if result.unusable:
+                return self.finish(gen, f"not proven: the check could not score both arms ({result.unusable})")
+            if not result.weak:
+                out.proven = result
+                return self.finish(gen, None)
+            delta = result.delta if result.delta is not None else -1.0
+            if fallback is None or delta >= fallback[2]:  # on a tie, the later reply (it saw the evidence)
+                fallback = (gen, result.weak, delta)
+            if last:
+                if fallback[0] is not gen:
+                    self.reject(text, f"weak: {result.weak} (an earlier reply that scored better was kept)\n{result.evidence}")
+                n = s.check_retries
+                return self.finish(fallback[0], f"{fallback[1]} (still weak after {n} regeneration{'s' if n != 1 else ''})")
+            self.reject(text, f"weak: {result.weak}\n{result.evidence}")
+            self.messages += [
+                {"role": "assistant", "content": text},
+                {"role": "user", "content": evidence_request(result.weak, result.evidence)},
+            ]
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
 async def generate_item(
     client: LLMClient, settings: GenerateSettings, system_prompt: str, plugin: Plugin, item: PluginItem
 ) -> ItemOutcome:
-    """Ask for the item's eval, retry once with the validation error, never raise."""
-    outcome = ItemOutcome(item)
-    try:
-        source_text = read_source(item)
-    except InvalidEval as err:
-        outcome.error = str(err)
-        return outcome
-    messages = [
-        {"role": "system", "content": system_prompt},
-        {"role": "user", "content": item_request(item, source_text, settings.trials)},
-    ]
-    for attempt in range(1, ATTEMPTS + 1):
-        request = ChatRequest(messages=list(messages), model=settings.model, temperature=TEMPERATURE, timeout=CALL_TIMEOUT_S)
-        outcome.calls += 1  # a call that fails at the provider was still made
-        try:
-            response = await client.complete(request)
-        except LLMError as err:
-            outcome.error = f"provider: {err}"
-            return outcome
-        outcome.usage = outcome.usage + response.usage
-        try:
-            outcome.generated = build_eval(response.text, item, settings.trials, provenance(plugin, item))
-            return outcome
-        except InvalidEval as err:
-            if attempt == ATTEMPTS:
-                outcome.error = f"{err} (still invalid after {ATTEMPTS - 1} retry; nothing written)"
-                return outcome
-            outcome.first_error = str(err)
-            messages += [
-                {"role": "assistant", "content": response.text},
-                {"role": "user", "content": correction_request(err.field, err.message)},
-            ]
-    raise AssertionError("unreachable")  # pragma: no cover
+    """Ask for the item's eval, validate and check it; never raises for the item's own problems."""
+    return await _Item(client, settings, plugin, ItemOutcome(item)).run(system_prompt)
 
 
 async def generate_all(
@@ -140,113 +293,3 @@ async def generate_all(
         return list(await asyncio.gather(*(one(i) for i in plugin.items)))
     finally:
         await client.aclose()
-
-
-# ------------------------------------------------------------------ writing
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that readers see the old file or the new one, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return a.exists() and b.exists() and os.path.samefile(a, b)
-    except OSError:
-        return False
-
-
-def write_item(outcome: ItemOutcome, out: Path) -> bool:
-    """Write the copied source, then the eval.yaml; True when an eval.yaml was already there."""
-    assert outcome.generated is not None
-    item = outcome.item
-    target = item.out_dir(out)
-    eval_path = target / "eval.yaml"
-    existed = eval_path.exists()
-    copy_path = target / item.file_name
-    if not _same_file(item.source, copy_path):
-        atomic_write(copy_path, item.source.read_bytes())
-    atomic_write(eval_path, outcome.generated.text.encode("utf-8"))
-    return existed
-
-
-# ------------------------------------------------------------------ command
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
-def _report(outcome: ItemOutcome, settings: GenerateSettings, plugin: Plugin) -> None:
-    item = outcome.item
-    eval_path = item.out_dir(settings.out) / "eval.yaml"
-    if outcome.ok and settings.dry_run:
-        click.echo(f"# would write {eval_path}")
-        click.echo(f"# would copy {item.source} -> {item.out_dir(settings.out) / item.file_name}")
-        click.echo(outcome.generated.text)  # type: ignore[union-attr]
-        return
-    if outcome.ok:
-        try:
-            existed = write_item(outcome, settings.out)
-        except OSError as exc:
-            outcome.generated = None
-            outcome.error = f"{eval_path}: could not write: {exc.strerror or exc}"
-        else:
-            verb = "overwrote" if existed else "wrote"
-            retried = f"  (retried once after: {outcome.first_error})" if outcome.first_error else ""
-            click.echo(f"  {verb:<9} {eval_path} + {item.file_name}{retried}")
-            return
-    click.echo(f"error: {plugin.name}/{item.label}: {outcome.error}", err=True)
-
-
-def generate_cli(
-    *,
-    plugin_dir: Path,
-    out: Path | None = None,
-    trials: int = 1,
-    dry_run: bool = False,
-    parallel: int = 1,
-    model: str | None = None,
-    provider: str | None = None,
-    judge_model: str | None = None,
-) -> int:
-    """The eval-generate command; returns the exit code (0, or 30 when any item failed)."""
-    plugin = discover_plugin(Path(plugin_dir))
-    out_dir = Path(out) if out is not None else Path("evals") / plugin.name
-    if out_dir.exists() and not out_dir.is_dir():
-        raise InputError(str(out_dir), "--out", "is a file; expected a folder")
-    system_prompt, _where = load_system_prompt()
-    prepared = prepare_provider(provider, model, judge_model)
-    settings = GenerateSettings(out=out_dir, trials=trials, model=prepared.model, dry_run=dry_run, parallel=parallel)
-    skills, agents = plugin.count("skill"), plugin.count("agent")
-    click.echo(
-        f"eval-generate · {plugin.name}: {_plural(skills, 'skill')}, {_plural(agents, 'agent')} -> {out_dir}"
-        f" · provider {prepared.provider} · model {prepared.model}{' · dry run' if dry_run else ''}"
-    )
-    outcomes = asyncio.run(
-        generate_all(prepared.client, settings, system_prompt, plugin, lambda o: _report(o, settings, plugin))
-    )
-    done = sum(1 for o in outcomes if o.ok)
-    failed = len(outcomes) - done
-    calls = sum(o.calls for o in outcomes)
-    tokens = sum(o.usage.total_tokens for o in outcomes)
-    cost = f"{_plural(calls, 'call')}, {tokens:,} tokens"
-    if dry_run:
-        click.echo(f"Dry run: {done} of {_plural(len(outcomes), 'eval')} would be written; nothing was written ({cost}).")
-    else:
-        click.echo(f"Generated {done} of {_plural(len(outcomes), 'eval')} in {out_dir} ({cost}).")
-        if done:
-            click.echo(f"Run them: agentsproof eval-all {out_dir} --model {prepared.model}")
-    if failed:
-        click.echo(f"error: {_plural(failed, 'item')} failed; see the lines above", err=True)
-        return EXIT_ERROR
-    return EXIT_OK

@@ -1,9 +1,9 @@
-"""Find the skills and agents of a plugin folder, and where their evals go.
+"""A plugin's skills and agents (found by :mod:`.layout`), and where their evals go.
 
-A plugin holds ``skills/<name>/SKILL.md`` and ``agents/<name>.md`` files. Each becomes one
-:class:`PluginItem`; its eval lands in ``<out>/skills/<name>/`` or ``<out>/agents/<name>/``
-next to a copy of the source file, so that the eval's ``skill:``/``agent:`` reference is
-just the file name.
+Each item's eval lands in ``<out>/skills/<name>/`` or ``<out>/agents/<name>/``: a skill's
+whole folder is copied there (SKILL.md with its references/, assets/, scripts/ …), an
+agent's file as ``<name>.md``, so the eval's ``skill:``/``agent:`` reference is just the
+file name.
 """
 
 from __future__ import annotations
@@ -11,20 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentsproof.errors import InputError
+from agentsproof.generator.layout import SKILL_FILE, Layout, LayoutItem, find_layout
 
-SKILL_FILE = "SKILL.md"
-IGNORED_AGENT_FILES = {"readme.md"}
-"""Documentation that sits in agents/ but is not an agent."""
+__all__ = ["SKILL_FILE", "Plugin", "PluginItem", "discover_plugin", "plugin_name"]
 
 
-@dataclass(frozen=True)
-class PluginItem:
-    kind: str
-    """``skill`` or ``agent``."""
-    name: str
-    source: Path
-    """The SKILL.md or agent .md inside the plugin."""
+class PluginItem(LayoutItem):
+    """One skill or agent of a plugin (a :class:`LayoutItem` with output paths)."""
 
     @property
     def label(self) -> str:
@@ -43,11 +36,23 @@ class PluginItem:
 @dataclass
 class Plugin:
     root: Path
+    """The repository root (the plugin folder for a plain folder): where sources are named from."""
     name: str
     items: list[PluginItem]
+    layout: Layout | None = None
 
     def count(self, kind: str) -> int:
         return sum(1 for i in self.items if i.kind == kind)
+
+    def relative(self, path: Path) -> str:
+        """``path`` relative to the plugin folder, else to the repository root."""
+        bases = ([self.layout.plugin_dir] if self.layout is not None else []) + [self.root]
+        for base in bases:
+            try:
+                return path.resolve().relative_to(base.resolve()).as_posix()
+            except ValueError:
+                continue
+        return path.name
 
 
 def plugin_name(root: Path) -> str:
@@ -56,26 +61,6 @@ def plugin_name(root: Path) -> str:
 
 def discover_plugin(plugin_dir: Path) -> Plugin:
     """The plugin's skills (sorted by name), then its agents; InputError when there are none."""
-    root = Path(plugin_dir)
-    if not root.exists():
-        raise InputError(str(root), "--plugin-dir", "directory not found")
-    if not root.is_dir():
-        raise InputError(str(root), "--plugin-dir", "is not a directory")
-    items: list[PluginItem] = []
-    skills_dir = root / "skills"
-    if skills_dir.is_dir():
-        for sub in sorted(p for p in skills_dir.iterdir() if p.is_dir()):
-            source = sub / SKILL_FILE
-            if source.is_file():
-                items.append(PluginItem("skill", sub.name, source))
-    agents_dir = root / "agents"
-    if agents_dir.is_dir():
-        for source in sorted(p for p in agents_dir.glob("*.md") if p.is_file()):
-            if source.name.lower() not in IGNORED_AGENT_FILES:
-                items.append(PluginItem("agent", source.stem, source))
-    if not items:
-        hint = ""
-        if (root / SKILL_FILE).is_file():
-            hint = f" ({root} looks like a single skill folder; pass the plugin folder that contains skills/)"
-        raise InputError(str(root), "--plugin-dir", f"no skills/*/SKILL.md or agents/*.md found{hint}")
-    return Plugin(root=root, name=plugin_name(root), items=items)
+    layout = find_layout(Path(plugin_dir))
+    items = [PluginItem(i.kind, i.name, i.source, i.origin) for i in layout.items]
+    return Plugin(root=layout.root, name=layout.name, items=items, layout=layout)

@@ -1,0 +1,163 @@
+"""The eval-generate command: find the items, generate and check them, write, summarize."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import click
+
+from agentsproof.errors import EXIT_ERROR, EXIT_OK, InputError
+from agentsproof.executor.session import prepare_provider
+from agentsproof.generator.core import DEFAULT_CHECK_RETRIES, DEFAULT_CHECK_TRIALS, GenerateSettings, ItemOutcome, generate_all
+from agentsproof.generator.files import REJECTED_DIR, atomic_write, copy_item_files, item_files
+from agentsproof.generator.plugin import Plugin, discover_plugin
+from agentsproof.generator.prompt import load_system_prompt
+from agentsproof.skillfolder import inline_budget_tokens
+
+LOCAL_NOTE = (
+    "note: the local provider runs a 135M-parameter model, which rarely writes a usable eval; "
+    "for real evals use a real provider: --provider openai (AGENTSPROOF_PROVIDER_URL, AGENTSPROOF_PROVIDER_KEY) "
+    "or --provider copilot, with --model NAME"
+)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def write_item(outcome: ItemOutcome, out: Path) -> tuple[bool, list[str]]:
+    """Copy the item's files, then write the eval.yaml; (an eval.yaml was there, skipped files)."""
+    assert outcome.generated is not None
+    target = outcome.item.out_dir(out)
+    eval_path = target / "eval.yaml"
+    existed = eval_path.exists()
+    skipped = copy_item_files(outcome.item, target)
+    atomic_write(eval_path, outcome.generated.text.encode("utf-8"))
+    return existed, skipped
+
+
+def _check_note(outcome: ItemOutcome) -> str:
+    if outcome.weak:
+        return f"  WEAK: {outcome.weak}"
+    p = outcome.proven
+    if p is not None and p.delta is not None:
+        return f"  (checked: the with-{outcome.item.kind} arm beats the baseline by {p.delta:+.2f})"
+    return ""
+
+
+def _report(outcome: ItemOutcome, settings: GenerateSettings, plugin: Plugin) -> None:
+    item = outcome.item
+    target = item.out_dir(settings.out)
+    eval_path = target / "eval.yaml"
+    for note in outcome.notes:
+        click.echo(f"note: {plugin.name}/{item.label}: {note}", err=True)
+    if outcome.ok and settings.dry_run:
+        files, _ = item_files(item)
+        click.echo(f"# would write {eval_path}")
+        for rel, src in files:
+            click.echo(f"# would copy {src} -> {target / rel}")
+        click.echo(outcome.generated.text)  # type: ignore[union-attr]
+        return
+    if outcome.ok:
+        try:
+            existed, skipped = write_item(outcome, settings.out)
+        except OSError as exc:
+            outcome.generated = None
+            outcome.error = f"{eval_path}: could not write: {exc.strerror or exc}"
+        else:
+            verb = "overwrote" if existed else "wrote"
+            files = len(item_files(item)[0])
+            copied = item.file_name if files == 1 else f"{item.file_name} and {_plural(files - 1, 'more file')}"
+            retried = f"  (retried once after: {outcome.first_error})" if outcome.first_error else ""
+            click.echo(f"  {verb:<9} {eval_path} + {copied}{retried}{_check_note(outcome)}")
+            for s in skipped:
+                click.echo(f"warning: {plugin.name}/{item.label}: not copied: {s}", err=True)
+            return
+    click.echo(f"error: {plugin.name}/{item.label}: {outcome.error}", err=True)
+
+
+def _cost(outcomes: list[ItemOutcome]) -> str:
+    calls = sum(o.calls for o in outcomes)
+    failed = sum(o.failed_calls for o in outcomes)
+    tokens = sum(o.usage.total_tokens for o in outcomes)
+    text = f"{_plural(calls, 'call')}, {tokens:,} tokens"
+    if failed:
+        text += f"; {_plural(failed, 'call')} failed"
+    trials = sum(o.check_trials for o in outcomes)
+    errored = sum(o.check_errored for o in outcomes)
+    if trials or errored:
+        text += f"; check: {_plural(trials, 'trial')} scored"
+        text += f", {errored} errored" if errored else ""
+        text += f", {sum(o.check_tokens for o in outcomes):,} tokens"
+    return text
+
+
+def generate_cli(
+    *,
+    plugin_dir: Path,
+    out: Path | None = None,
+    trials: int = 1,
+    dry_run: bool = False,
+    parallel: int = 1,
+    model: str | None = None,
+    provider: str | None = None,
+    judge_model: str | None = None,
+    check: bool = True,
+    check_trials: int = DEFAULT_CHECK_TRIALS,
+    check_retries: int = DEFAULT_CHECK_RETRIES,
+) -> int:
+    """The eval-generate command; returns the exit code (0, or 30 when any item failed)."""
+    plugin = discover_plugin(Path(plugin_dir))
+    out_dir = Path(out) if out is not None else Path("evals") / plugin.name
+    if out_dir.exists() and not out_dir.is_dir():
+        raise InputError(str(out_dir), "--out", "is a file; expected a folder")
+    system_prompt, _where = load_system_prompt()
+    inline_budget_tokens()  # a malformed AGENTSPROOF_SKILL_INLINE_TOKENS is refused before any call
+    prepared = prepare_provider(provider, model, judge_model)
+    settings = GenerateSettings(
+        out=out_dir,
+        trials=trials,
+        model=prepared.model,
+        dry_run=dry_run,
+        parallel=parallel,
+        check=check,
+        check_trials=check_trials,
+        check_retries=check_retries,
+        provider=prepared.provider,
+        judge_model=prepared.judge_model,
+    )
+    skills, agents = plugin.count("skill"), plugin.count("agent")
+    layout = plugin.layout.kind if plugin.layout is not None and plugin.layout.kind != "folder" else ""
+    checking = f" · check {check_trials} trials per arm" if check else " · no check"
+    click.echo(
+        f"eval-generate · {plugin.name}{f' ({layout} plugin)' if layout else ''}: {_plural(skills, 'skill')}, {_plural(agents, 'agent')}"
+        f" -> {out_dir} · provider {prepared.provider} · model {prepared.model}{checking}{' · dry run' if dry_run else ''}"
+    )
+    if prepared.provider == "local":
+        click.echo(LOCAL_NOTE, err=True)
+    outcomes = asyncio.run(
+        generate_all(prepared.client, settings, system_prompt, plugin, lambda o: _report(o, settings, plugin))
+    )
+    done = sum(1 for o in outcomes if o.ok)
+    failed = len(outcomes) - done
+    weak = [o for o in outcomes if o.ok and o.weak]
+    cost = _cost(outcomes)
+    if dry_run:
+        click.echo(f"Dry run: {done} of {_plural(len(outcomes), 'eval')} would be written; nothing was written ({cost}).")
+    else:
+        click.echo(f"Generated {done} of {_plural(len(outcomes), 'eval')} in {out_dir} ({cost}).")
+    if weak:
+        click.echo(f"{_plural(len(weak), 'eval')} not proven to discriminate (written with a '# weak:' header; review or rewrite them):")
+        for o in weak:
+            click.echo(f"  {o.item.label}: {o.weak}")
+    rejected = sum(len(o.rejected) for o in outcomes)
+    if rejected and not dry_run:
+        replies = "1 rejected reply" if rejected == 1 else f"{rejected} rejected replies"
+        click.echo(f"{replies} kept with the reason in {out_dir / REJECTED_DIR}")
+    if done and not dry_run:
+        click.echo(f"Run them: agentsproof eval-all {out_dir} --model {prepared.model}")
+    if failed:
+        click.echo(f"error: {_plural(failed, 'item')} failed; see the lines above", err=True)
+        return EXIT_ERROR
+    return EXIT_OK

@@ -1,0 +1,89 @@
+"""What eval-generate writes: an item's files beside its eval, and rejected replies.
+
+A skill's whole folder is copied (SKILL.md plus the files :func:`agentsproof.skillfolder.folder_files`
+takes: regular files only, no dot-files, no symlinks, not an eval.yaml or evals/ folder);
+a file over :data:`MAX_COPY_FILE_BYTES`, or past :data:`MAX_COPY_TOTAL_BYTES` in all, is
+skipped and named in the output. Every file is read with the rules of
+:mod:`agentsproof.inputs` and written atomically.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from agentsproof.errors import InputError
+from agentsproof.generator.plugin import PluginItem
+from agentsproof.inputs import display, read_regular, safe_name
+from agentsproof.skillfolder import folder_files
+
+MAX_COPY_FILE_BYTES = 5_000_000
+MAX_COPY_TOTAL_BYTES = 50_000_000
+REJECTED_DIR = ".rejected"
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that readers see the old file or the new one, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def item_files(item: PluginItem) -> tuple[list[tuple[str, Path]], list[str]]:
+    """(files to copy as (name in the eval folder, source), notes on skipped files)."""
+    files: list[tuple[str, Path]] = [(item.file_name, item.source)]
+    skipped: list[str] = []
+    if item.kind != "skill":
+        return files, skipped
+    total = 0
+    for f in folder_files(item.source.parent):
+        if f.size > MAX_COPY_FILE_BYTES:
+            skipped.append(f"{f.rel} ({f.size:,} bytes; the limit is {MAX_COPY_FILE_BYTES:,})")
+            continue
+        if total + f.size > MAX_COPY_TOTAL_BYTES:
+            skipped.append(f"{f.rel} (the folder is over {MAX_COPY_TOTAL_BYTES:,} bytes in all)")
+            continue
+        total += f.size
+        files.append((f.rel, f.path))
+    return files, skipped
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def copy_item_files(item: PluginItem, target: Path) -> list[str]:
+    """Copy the item's files into ``target``; returns the notes on skipped files."""
+    files, skipped = item_files(item)
+    for rel, src in files:
+        dest = target / rel
+        if _same_file(src, dest):
+            continue
+        try:
+            data = read_regular(src, source=display(src), field=None, max_bytes=MAX_COPY_FILE_BYTES)
+        except InputError as err:
+            skipped.append(f"{rel} ({err.message})")
+            continue
+        atomic_write(dest, data)
+    return skipped
+
+
+def save_rejected(out: Path, item: PluginItem, number: int, reply: str, reason: str) -> Path | None:
+    """Keep a rejected reply under ``<out>/.rejected/`` with its reason on top; None if that fails."""
+    path = out / REJECTED_DIR / f"{item.kind}s-{safe_name(item.name)}-{number}.yaml"
+    header = "".join(f"# {line}\n" for line in f"rejected: {reason}".splitlines() or ["rejected"])
+    try:
+        atomic_write(path, (header + reply).encode("utf-8", "replace"))
+    except OSError:
+        return None
+    return path
