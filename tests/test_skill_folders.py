@@ -151,3 +151,18 @@ def test_malformed_inline_budget_stops_eval_generate_before_any_call(cli, byok_e
     assert code == 30
     assert stderr.strip() == "error: environment: AGENTSPROOF_SKILL_INLINE_TOKENS: '-1' must be between 0 and 10000000"
     assert byok_env.requests == []
+
+
+def test_item_warnings_are_shown_in_every_report(byok_env, tmp_path):
+    """An agent that declares tools gets a warning in the JSON, the HTML and the Markdown report."""
+    from conftest import make_plugin, read_json, run_cli, simple_eval
+
+    prompt = "---\nname: fixer\ntools: ['bash', 'edit']\n---\nYou fix things.\n"
+    plugin = make_plugin(tmp_path, agents={"fixer": {"prompt": prompt, "eval": simple_eval()}})
+    out = tmp_path / "runs"
+    code, _, err = run_cli(["eval-all", plugin, "--model", "m", "--output", out])
+    assert code in (0, 1), err
+    warnings = read_json(out / "demo-plugin" / "eval-all-summary.json")["items"][0]["warnings"]
+    assert warnings and "bash" in warnings[0]
+    assert "Warning:" in (out / "demo-plugin" / "eval-all-summary.md").read_text()
+    assert "<b>Warning:</b>" in (out / "demo-plugin" / "demo-plugin-eval.html").read_text()
