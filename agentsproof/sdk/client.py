@@ -1,0 +1,161 @@
+"""``AgentsProof``: the SDK's entry point, API-compatible with the published ``agentsproof`` SDK.
+
+Base URL: ``base_url``, else ``$AGENTSPROOF_BASE_URL``, else the local server
+(``agentsproof serve``) at http://127.0.0.1:8787/api. API key: ``api_key``, else
+``$AGENTSPROOF_API_KEY``.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import threading
+import time
+import uuid
+import weakref
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from agentsproof.sdk.jsonable import to_jsonable
+from agentsproof.sdk.run import AgentRun
+from agentsproof.sdk.transport import Transport, TransportError, Unreachable
+from agentsproof.sdk.usage import Prices
+from agentsproof.sdk.worker import DEFAULT_QUEUE_SIZE, BackgroundWorker
+
+log = logging.getLogger("agentsproof.sdk")
+
+DEFAULT_BASE_URL = "http://127.0.0.1:8787/api"
+OFFLINE_SECONDS = 5.0
+"""After a connection failure, background sends pause this long (runs complete to the spool)."""
+
+
+def resolve_base_url(base_url: Optional[str] = None) -> str:
+    return (base_url or os.environ.get("AGENTSPROOF_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+
+
+def _str_list(v: Any) -> Optional[list[str]]:
+    if v is None:
+        return None
+    if isinstance(v, str):
+        return [v]
+    return [x if isinstance(x, str) else str(to_jsonable(x)) for x in v]
+
+
+class AgentsProof:
+    """A client: ``start_run`` for traced runs, ``run_proof_suite`` for goldens.
+
+    ``timeout`` bounds each HTTP call; ``flush_timeout`` bounds how long ``complete`` waits
+    for queued steps; ``spool_dir`` overrides where undelivered runs go; ``prices`` maps a
+    model name to (USD per 1M input tokens, USD per 1M output tokens) for cost sniffing.
+    """
+
+    def __init__(self, api_key: Optional[str] = None, base_url: Optional[str] = None, *, timeout: float = 10.0,
+                 flush_timeout: float = 10.0, queue_size: int = DEFAULT_QUEUE_SIZE,
+                 spool_dir: Optional[str | Path] = None, prices: Optional[Prices] = None) -> None:
+        self._api_key = api_key if api_key is not None else os.environ.get("AGENTSPROOF_API_KEY")
+        self.base_url = resolve_base_url(base_url)
+        self.flush_timeout = flush_timeout
+        self._transport = Transport(self.base_url, self._api_key, timeout)
+        self._worker = BackgroundWorker(queue_size)
+        self._spool_dir = Path(spool_dir) if spool_dir else None
+        self._prices = dict(prices) if prices else None
+        self._offline_until = 0.0
+        self._last_error: Optional[str] = None
+        self._warned: set[str] = set()
+        self._warn_lock = threading.Lock()
+        self._open_runs: "weakref.WeakSet[AgentRun]" = weakref.WeakSet()
+        _CLIENTS.add(self)
+
+    def __repr__(self) -> str:  # the key never shows up in a log or traceback
+        return f"AgentsProof(base_url={self.base_url!r})"
+
+    # ------------------------------------------------------------------ runs
+
+    def start_run(self, *, project_slug: Optional[str] = None, input: Any = None, label: Optional[str] = None,
+                  golden_id: Optional[str] = None, goal: Optional[str] = None, expected_output: Any = None,
+                  expected_behavior: Optional[str] = None, success_criteria: Optional[list] = None,
+                  trace_assertions: Optional[list] = None, failure_modes: Optional[list] = None,
+                  metadata: Optional[dict] = None, client_run_id: Optional[str] = None) -> AgentRun:
+        """Start a run; returns at once (the server is told in the background)."""
+        body = {
+            "label": label[:500] if isinstance(label, str) else to_jsonable(label),
+            "input": to_jsonable(input),
+            "projectSlug": project_slug,
+            "clientRunId": client_run_id or uuid.uuid4().hex,
+            "goldenId": golden_id,
+            "goal": to_jsonable(goal),
+            "expectedOutput": to_jsonable(expected_output),
+            "expectedBehavior": to_jsonable(expected_behavior),
+            "successCriteria": _str_list(success_criteria),
+            "traceAssertions": _str_list(trace_assertions),
+            "failureModes": _str_list(failure_modes),
+            "metadata": to_jsonable(metadata or {}),
+        }
+        return AgentRun(self, body)
+
+    def flush(self, timeout: Optional[float] = None) -> int:
+        """Wait for queued steps (at most ``timeout`` s); returns how many are still pending."""
+        return self._worker.flush(self.flush_timeout if timeout is None else timeout)
+
+    # ------------------------------------------------------------------ proof suites
+
+    def run_proof_suite(self, *, project_slug: str, suite_slug: str, handler: Callable[[Any, Any], Any]) -> dict[str, Any]:
+        """Run a suite's approved goldens through ``handler(input, ctx)``; see ``agentsproof.sdk.suite``."""
+        from agentsproof.sdk.suite import run_proof_suite
+
+        return run_proof_suite(self, project_slug=project_slug, suite_slug=suite_slug, handler=handler)
+
+    async def arun_proof_suite(self, *, project_slug: str, suite_slug: str, handler: Callable[[Any, Any], Any]) -> dict[str, Any]:
+        """Async ``run_proof_suite``; ``handler`` may be sync or async."""
+        from agentsproof.sdk.suite import arun_proof_suite
+
+        return await arun_proof_suite(self, project_slug=project_slug, suite_slug=suite_slug, handler=handler)
+
+    # ------------------------------------------------------------------ internals
+
+    def _online(self) -> bool:
+        return time.monotonic() >= self._offline_until
+
+    def _failed(self, err: TransportError) -> None:
+        status = getattr(err, "status", None)
+        self._last_error = str(err)
+        if isinstance(err, Unreachable) or status in (401, 403):  # neither gets better by the next step
+            self._offline_until = time.monotonic() + OFFLINE_SECONDS
+        if isinstance(err, Unreachable):
+            self._warn_once("unreachable", "agentsproof: server %s unreachable (%s); runs will be spooled", self.base_url, err)
+        else:
+            hint = " (check AGENTSPROOF_API_KEY)" if status in (401, 403) else ""
+            self._warn_once(f"http{status}", "agentsproof: server answered %s%s", err, hint)
+
+    def _warn_once(self, key: str, msg: str, *args: Any) -> None:
+        with self._warn_lock:
+            if key in self._warned:
+                return
+            self._warned.add(key)
+        log.warning(msg, *args)
+
+    def _track(self, run: AgentRun) -> None:
+        self._open_runs.add(run)
+
+    def _forget(self, run: AgentRun) -> None:
+        self._open_runs.discard(run)
+
+    def _at_exit(self) -> None:
+        """Give queued steps a moment, then spool runs the server never fully got."""
+        self._worker.flush(min(self.flush_timeout, 2.0))
+        for run in list(self._open_runs):
+            if run._needs_spool():
+                run._spool(completed=False, reason="process exited before complete()")
+
+
+_CLIENTS: "weakref.WeakSet[AgentsProof]" = weakref.WeakSet()
+
+
+@atexit.register
+def _flush_all_at_exit() -> None:
+    for client in list(_CLIENTS):
+        try:
+            client._at_exit()
+        except Exception:  # noqa: BLE001
+            pass

@@ -1,0 +1,138 @@
+"""Turn whatever an agent hands us into plain JSON values, without ever raising.
+
+Steps carry model responses, tool results and user objects: pydantic models, dataclasses,
+SDK response objects (OpenAI, Anthropic), bytes, sets, datetimes, enums, numpy scalars.
+``to_jsonable`` snapshots them when the step is logged (so later mutation by the agent
+does not change what is sent) into dict/list/str/int/float/bool/None. Cycles, depth and
+size are bounded; anything unknown becomes its ``repr``.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import datetime as _dt
+import decimal
+import enum
+import math
+import uuid
+from collections import deque
+from collections.abc import KeysView, ValuesView
+from pathlib import PurePath
+from typing import Any
+
+MAX_DEPTH = 32
+MAX_ITEMS = 10_000
+MAX_STR = 200_000
+_PRIMITIVE = (str, int, float, bool, type(None))
+
+
+def to_jsonable(value: Any) -> Any:
+    """A JSON-serialisable copy of ``value``; never raises."""
+    try:
+        return _conv(value, 0, set())
+    except Exception as err:  # noqa: BLE001 - a logging SDK must not raise
+        return f"<unserialisable {type(value).__name__}: {type(err).__name__}>"
+
+
+def _str(s: str) -> str:
+    return s if len(s) <= MAX_STR else s[:MAX_STR] + f"…[truncated {len(s) - MAX_STR} chars]"
+
+
+def _conv(v: Any, depth: int, seen: set[int]) -> Any:
+    if isinstance(v, bool) or v is None or isinstance(v, int) and not isinstance(v, enum.Enum):
+        return v
+    if isinstance(v, float):
+        return v if math.isfinite(v) else str(v)
+    if isinstance(v, str):
+        return _str(v)
+    if depth >= MAX_DEPTH:
+        return f"<max depth: {type(v).__name__}>"
+    if isinstance(v, enum.Enum):
+        return _conv(v.value, depth + 1, seen)
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        b = bytes(v)
+        try:
+            return _str(b.decode("utf-8"))
+        except UnicodeDecodeError:
+            return {"base64": base64.b64encode(b[:MAX_STR]).decode("ascii")}
+    if isinstance(v, (_dt.datetime, _dt.date, _dt.time)):
+        return v.isoformat()
+    if isinstance(v, _dt.timedelta):
+        return v.total_seconds()
+    if isinstance(v, decimal.Decimal):
+        return float(v) if v.is_finite() else str(v)
+    if isinstance(v, (uuid.UUID, PurePath, complex)):
+        return str(v)
+    if id(v) in seen:
+        return f"<cycle: {type(v).__name__}>"
+    seen = seen | {id(v)}
+    d = depth + 1
+    if isinstance(v, dict):
+        out: dict[str, Any] = {}
+        for i, (k, item) in enumerate(v.items()):
+            if i >= MAX_ITEMS:
+                out["…"] = f"{len(v) - MAX_ITEMS} more keys"
+                break
+            out[k if isinstance(k, str) else str(_conv(k, d, seen))] = _conv(item, d, seen)
+        return out
+    if isinstance(v, (list, tuple, set, frozenset)) or _is_iterable_view(v):
+        items = list(v)
+        if isinstance(v, (set, frozenset)):
+            try:
+                items = sorted(items)
+            except TypeError:
+                items = sorted(items, key=repr)
+        out_list = [_conv(x, d, seen) for x in items[:MAX_ITEMS]]
+        if len(items) > MAX_ITEMS:
+            out_list.append(f"…{len(items) - MAX_ITEMS} more items")
+        return out_list
+    return _conv_object(v, d, seen)
+
+
+def _is_iterable_view(v: Any) -> bool:
+    return isinstance(v, (deque, KeysView, ValuesView))
+
+
+def _conv_object(v: Any, d: int, seen: set[int]) -> Any:
+    # pydantic v2 (OpenAI and Anthropic SDK responses are pydantic models)
+    dump = getattr(v, "model_dump", None)
+    if callable(dump) and not isinstance(v, type):
+        try:
+            return _conv(dump(mode="json"), d, seen)
+        except Exception:  # noqa: BLE001 - fall through to the next strategy
+            try:
+                return _conv(dump(), d, seen)
+            except Exception:  # noqa: BLE001
+                pass
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return {f.name: _conv(getattr(v, f.name, None), d, seen) for f in dataclasses.fields(v)}
+    # numpy scalars and arrays, without importing numpy
+    if type(v).__module__ == "numpy":
+        tolist = getattr(v, "tolist", None)
+        if callable(tolist):
+            return _conv(tolist(), d, seen)
+    # namedtuple-like, attrs, pydantic v1, and other conventional hooks
+    for hook in ("_asdict", "to_dict", "dict", "as_dict", "to_json"):
+        fn = getattr(v, hook, None)
+        if callable(fn) and not isinstance(v, type):
+            try:
+                res = fn()
+            except Exception:  # noqa: BLE001
+                continue
+            if hook == "to_json" and isinstance(res, str):
+                import json
+
+                try:
+                    return _conv(json.loads(res), d, seen)
+                except ValueError:
+                    return _str(res)
+            if isinstance(res, dict):
+                return _conv(res, d, seen)
+    attrs = getattr(v, "__dict__", None)
+    if isinstance(attrs, dict) and attrs and not isinstance(v, type) and not callable(v):
+        return {"__type__": type(v).__name__, **{k: _conv(x, d, seen) for k, x in attrs.items() if not k.startswith("_")}}
+    try:
+        return _str(repr(v))
+    except Exception:  # noqa: BLE001
+        return f"<{type(v).__name__}>"

@@ -1,0 +1,134 @@
+"""HTTP for the SDK on the standard library: keep-alive connections, JSON in and out.
+
+One connection per thread and process (the worker thread keeps its own), so nothing is
+shared across a fork. ``request`` raises ``Unreachable`` when no HTTP answer came back
+(refused, reset, timeout, DNS) and ``HTTPStatusError`` for a non-2xx answer; callers
+decide what a failure means. The API key goes in the ``x-api-key`` header and nowhere else.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import ssl
+import threading
+import urllib.parse
+from typing import Any, Optional
+
+from agentsproof import __version__
+
+USER_AGENT = f"agentsproof-python/{__version__}"
+_MAX_REDIRECTS = 3
+
+
+class TransportError(Exception):
+    """Base of the SDK's HTTP failures."""
+
+
+class Unreachable(TransportError):
+    """No HTTP answer: connection refused or reset, timeout, unknown host."""
+
+
+class HTTPStatusError(TransportError):
+    def __init__(self, status: int, body: str) -> None:
+        super().__init__(f"HTTP {status}: {body[:300]}")
+        self.status = status
+        self.body = body
+
+    @property
+    def retryable(self) -> bool:
+        """Worth keeping the data for a later ``agentsproof sync``: auth, rate limit, server errors."""
+        return self.status in (401, 403, 408, 429) or self.status >= 500
+
+
+class Transport:
+    def __init__(self, base_url: str, api_key: Optional[str], timeout: float = 10.0) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._api_key = api_key
+        self.timeout = timeout
+        self._local = threading.local()
+
+    def __repr__(self) -> str:  # never show the key
+        return f"Transport({self.base_url!r})"
+
+    def request(self, method: str, path: str, body: Any = None, *, params: Optional[dict] = None, timeout: Optional[float] = None) -> Any:
+        url = self.base_url + path
+        if params:
+            url += "?" + urllib.parse.urlencode({k: v for k, v in params.items() if v is not None})
+        data = None if body is None else json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        headers = {"accept": "application/json", "user-agent": USER_AGENT}
+        if data is not None:
+            headers["content-type"] = "application/json"
+        if self._api_key:
+            headers["x-api-key"] = self._api_key
+        for _ in range(_MAX_REDIRECTS + 1):
+            status, resp_headers, raw = self._send(method, url, data, headers, timeout or self.timeout)
+            if status in (307, 308) and resp_headers.get("location"):
+                url = urllib.parse.urljoin(url, resp_headers["location"])
+                continue
+            break
+        text = raw.decode("utf-8", errors="replace")
+        if not 200 <= status < 300:
+            raise HTTPStatusError(status, text)
+        if not text.strip():
+            return None
+        try:
+            return json.loads(text)
+        except ValueError as err:
+            raise HTTPStatusError(status, f"response is not JSON: {text[:200]}") from err
+
+    def _send(self, method: str, url: str, data: Optional[bytes], headers: dict, timeout: float) -> tuple[int, dict, bytes]:
+        parts = urllib.parse.urlsplit(url)
+        target = parts.path or "/"
+        if parts.query:
+            target += "?" + parts.query
+        for attempt in (0, 1):
+            conn = self._conn(parts, timeout)
+            try:
+                conn.request(method, target, body=data, headers=headers)
+                resp = conn.getresponse()
+                raw = resp.read()
+                if resp.will_close:
+                    self._drop(parts)
+                return resp.status, {k.lower(): v for k, v in resp.getheaders()}, raw
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as err:
+                # a kept-alive connection the server closed meanwhile: retry once on a fresh one
+                self._drop(parts)
+                if attempt == 1 or not getattr(conn, "_ap_reused", False):
+                    raise Unreachable(f"{type(err).__name__}: {err}") from err
+            except (OSError, http.client.HTTPException) as err:
+                self._drop(parts)
+                raise Unreachable(f"{type(err).__name__}: {err}") from err
+        raise Unreachable("unreachable")  # pragma: no cover
+
+    def _conn(self, parts: urllib.parse.SplitResult, timeout: float) -> http.client.HTTPConnection:
+        key = (os.getpid(), parts.scheme, parts.netloc)
+        conns = getattr(self._local, "conns", None)
+        if conns is None or getattr(self._local, "pid", None) != os.getpid():
+            conns = self._local.conns = {}
+            self._local.pid = os.getpid()
+        conn = conns.get(key)
+        if conn is not None:
+            conn._ap_reused = True  # type: ignore[attr-defined]
+            conn.timeout = timeout
+            if conn.sock is not None:
+                conn.sock.settimeout(timeout)
+            return conn
+        host = parts.hostname or "127.0.0.1"
+        if parts.scheme == "https":
+            conn = http.client.HTTPSConnection(host, parts.port, timeout=timeout, context=ssl.create_default_context())
+        else:
+            conn = http.client.HTTPConnection(host, parts.port, timeout=timeout)
+        conn._ap_reused = False  # type: ignore[attr-defined]
+        conns[key] = conn
+        return conn
+
+    def _drop(self, parts: urllib.parse.SplitResult) -> None:
+        conns = getattr(self._local, "conns", None) or {}
+        conn = conns.pop((os.getpid(), parts.scheme, parts.netloc), None)
+        if conn is not None:
+            try:
+                conn.close()
+            except Exception:  # noqa: BLE001
+                pass

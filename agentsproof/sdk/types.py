@@ -1,0 +1,38 @@
+"""Typed shapes of the SDK's payloads (plain dicts at runtime), named as in the published SDK."""
+
+from __future__ import annotations
+
+from typing import Any, List, Literal, TypedDict
+
+StepType = Literal["llm_call", "tool_call", "tool_result", "memory_read", "memory_write"]
+
+
+class StepPayload(TypedDict, total=False):
+    type: StepType
+    name: str
+    input: Any
+    output: Any
+    latency_ms: float
+    token_count: int
+    cost_usd: float
+
+
+class GoldenCase(TypedDict, total=False):
+    id: str
+    name: str
+    input: Any
+    goal: str
+    expected_output: Any
+    expected_behavior: str
+    success_criteria: List[str]
+    trace_assertions: List[str]
+    failure_modes: List[str]
+    custom_grader_ids: List[str]
+
+
+ProofSuiteResult = TypedDict(
+    "ProofSuiteResult",
+    {"proofRunId": str, "passedCases": int, "failedCases": int, "overallScore": float, "publicUrl": str},
+    total=False,
+)
+"""What ``run_proof_suite`` returns: the server's ``/proof-runs/{id}/complete`` answer."""
