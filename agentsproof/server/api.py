@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any, Iterator, Optional
+from typing import Any, AsyncIterator, Optional
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
 from sqlalchemy import func, select
@@ -19,7 +19,13 @@ router = APIRouter(prefix=P.API_PREFIX)
 AUTH = {401: {"model": P.ErrorBody}, 403: {"model": P.ErrorBody}, 404: {"model": P.ErrorBody}}
 
 
-def session(request: Request) -> Iterator[Session]:
+async def session(request: Request) -> AsyncIterator[Session]:
+    """One database session per request, opened and closed on the event loop.
+
+    A *sync* generator dependency would need a worker thread to close its session; under a
+    burst (the published SDK sends every step from a thread of its own) all worker threads
+    can be busy waiting for a pooled connection that only a close would free — a deadlock.
+    Closing here needs no thread, so connections always come back."""
     s = request.app.state.db.session()
     try:
         yield s
@@ -29,6 +35,9 @@ def session(request: Request) -> Iterator[Session]:
 
 def project(request: Request, s: Session = Depends(session), x_api_key: Optional[str] = Header(None)) -> Project:
     p = store.project_for_key(s, x_api_key)
+    # End the read transaction now: the connection goes back to the pool while the request
+    # waits for a thread to run its handler (a burst of requests must not hold them all).
+    s.commit()
     if p is None:
         raise HTTPException(401, "missing or invalid x-api-key")
     return p
@@ -74,6 +83,10 @@ def health() -> dict[str, bool]:
 @router.post("/runs", response_model=P.RunCreated, responses=AUTH)
 def create_run(body: P.RunCreate, p: Project = Depends(project), s: Session = Depends(session)) -> P.RunCreated:
     _same_project(p, body.projectSlug)
+    if body.clientRunId:
+        earlier = _run_by_client_id(s, p, body.clientRunId)
+        if earlier is not None:  # a retry or a second upload of the same run
+            return P.RunCreated(runId=earlier)
     meta = body.metadata or {}
     gid = body.goldenId or (meta.get("goldenId") if isinstance(meta.get("goldenId"), str) else None)
     golden = _own_golden(s, p, gid)
@@ -104,8 +117,19 @@ def create_run(body: P.RunCreate, p: Project = Depends(project), s: Session = De
         **explicit,
     )
     s.add(run)
-    s.commit()
+    try:
+        s.commit()
+    except IntegrityError:  # the same clientRunId created at the same moment by a concurrent request
+        s.rollback()
+        earlier = _run_by_client_id(s, p, body.clientRunId) if body.clientRunId else None
+        if earlier is None:
+            raise
+        return P.RunCreated(runId=earlier)
     return P.RunCreated(runId=run.id)
+
+
+def _run_by_client_id(s: Session, p: Project, client_run_id: str) -> str | None:
+    return s.scalar(select(Run.id).where(Run.project_id == p.id, Run.client_run_id == client_run_id))
 
 
 @router.post("/runs/{run_id}/steps", response_model=P.StepAccepted, responses=AUTH)

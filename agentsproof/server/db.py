@@ -44,6 +44,12 @@ def safe_url(url: str) -> str:
         return "<database>"
 
 
+POOL_SIZE = 20
+POOL_OVERFLOW = 40
+"""Connections: more than the 40 worker threads that run request handlers, so a burst of
+requests queues for threads, never for connections held by handlers that wait on threads."""
+
+
 def make_engine(url: str):
     from sqlalchemy import create_engine, event
 
@@ -51,7 +57,9 @@ def make_engine(url: str):
         path = url.split("///", 1)[-1]
         if path and path != ":memory:":
             Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        engine = create_engine(
+            url, connect_args={"check_same_thread": False, "timeout": 30}, pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW
+        )
 
         @event.listens_for(engine, "connect")
         def _pragmas(dbapi_conn, _record):  # pragma: no cover - trivial
@@ -63,7 +71,7 @@ def make_engine(url: str):
             cur.close()
 
         return engine
-    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+    return create_engine(url, pool_pre_ping=True, pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW)
 
 
 def migrate(engine) -> None:

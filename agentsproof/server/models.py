@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any, Optional
 
-from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -59,6 +59,7 @@ class Golden(Base):
 
 class Run(Base):
     __tablename__ = "runs"
+    __table_args__ = (Index("uq_runs_project_client_run_id", "project_id", "client_run_id", unique=True),)
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     project_id: Mapped[int] = mapped_column(ForeignKey("projects.id"), index=True)
     client_run_id: Mapped[Optional[str]] = mapped_column(String(200), nullable=True)
