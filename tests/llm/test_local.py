@@ -117,7 +117,7 @@ async def test_context_overflow_is_an_errored_trial_with_the_reason() -> None:
         name="huge",
         kind="skill",
         source_path="SKILL.md",
-        system_prompt="Follow these rules carefully. " * 600,
+        system_prompt="Follow these rules carefully. " * 2500,  # ~12,500 tokens: past the 8,192 SmolLM2 was trained for
         task_name="t",
         prompt="Say hello.",
         graders=[DeterministicGrader(type="deterministic", checks=["hello"])],
@@ -130,7 +130,7 @@ async def test_context_overflow_is_an_errored_trial_with_the_reason() -> None:
     with_trial = run.with_arm.trials[0]
     assert with_trial.status == "errored"
     assert "context overflow:" in (with_trial.error or "")
-    assert "prompt tokens > n_ctx 2048" in (with_trial.error or "")
+    assert "prompt tokens > n_ctx 8192" in (with_trial.error or "")  # the context read from the GGUF
     assert run.without_arm.trials[0].status == "scored", run.without_arm.trials[0].error  # the short baseline still ran
 
 
