@@ -189,7 +189,12 @@ def usage_of(u: Any) -> tuple[Usage, float | None]:
         return Usage(), None
     pt, ct = token_count(u.get("prompt_tokens")), token_count(u.get("completion_tokens"))
     total = token_count(u.get("total_tokens")) or pt + ct
-    return Usage(prompt_tokens=pt, completion_tokens=ct, total_tokens=total), cost_value(u.get("cost"))
+    # OpenAI-compatible servers report prompt-cache hits as prompt_tokens_details.cached_tokens
+    # (a part of prompt_tokens), as Anthropic reports cache reads.
+    details = u.get("prompt_tokens_details")
+    cached = min(token_count(details.get("cached_tokens")), pt) if isinstance(details, dict) else 0
+    usage = Usage(prompt_tokens=pt, completion_tokens=ct, total_tokens=total, cache_read_tokens=cached)
+    return usage, cost_value(u.get("cost"))
 
 
 def _short(value: Any) -> str:

@@ -117,3 +117,17 @@ async def test_azure_routes_to_the_deployment(scripted_server):
         await c.aclose()
     assert resp.text == "OK"
     assert scripted_server.requests[0]["_path"].startswith("/openai/deployments/my-deployment/chat/completions?api-version=2024-10-21")
+
+
+async def test_prompt_cache_hits_are_reported_as_cache_read_tokens(client, scripted_server):
+    body = {
+        "id": "c1", "object": "chat.completion", "created": 0, "model": "m",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "cached hello"}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 1200, "completion_tokens": 5, "total_tokens": 1205, "prompt_tokens_details": {"cached_tokens": 1024}},
+    }
+    scripted_server.add(Rule(body=body, times=1), Rule(body={**body, "usage": {**body["usage"], "prompt_tokens_details": {"cached_tokens": "lots"}}}))
+    resp = await client.complete(ChatRequest(messages=MSGS, model="m"))
+    assert resp.text == "cached hello"
+    assert (resp.usage.prompt_tokens, resp.usage.cache_read_tokens) == (1200, 1024)
+    odd = await client.complete(ChatRequest(messages=MSGS, model="m"))
+    assert odd.usage.cache_read_tokens == 0 and odd.usage.prompt_tokens == 1200  # an odd value counts as unknown
