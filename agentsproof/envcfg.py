@@ -13,6 +13,14 @@ import os
 from agentsproof.errors import InputError
 
 
+def cache_root() -> str:
+    """Where agentsproof keeps its caches (responses, compiled templates):
+    ``$AGENTSPROOF_CACHE_DIR``, else ``$XDG_CACHE_HOME/agentsproof``, else ``~/.cache/agentsproof``."""
+    return os.environ.get("AGENTSPROOF_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "agentsproof"
+    )
+
+
 def _raw(name: str) -> str | None:
     value = os.environ.get(name)
     if value is None or not value.strip():

@@ -69,10 +69,9 @@ def _bytecode_cache() -> BytecodeCache | None:
     Compiling the report templates costs ~0.2 s a run; the cache turns that into a load.
     AGENTSPROOF_CACHE_DIR moves it; an unwritable location just disables it.
     """
-    root = os.environ.get("AGENTSPROOF_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "agentsproof"
-    )
-    directory = os.path.join(root, f"jinja-{__version__}")
+    from agentsproof.envcfg import cache_root
+
+    directory = os.path.join(cache_root(), f"jinja-{__version__}")
     try:
         os.makedirs(directory, exist_ok=True)
     except OSError:

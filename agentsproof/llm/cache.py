@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextvars
 import hashlib
 import json
-import os
 import sqlite3
 import threading
 import time
@@ -37,10 +36,9 @@ trial_slot: contextvars.ContextVar[tuple[str, str, int] | None] = contextvars.Co
 
 
 def default_cache_dir() -> Path:
-    root = os.environ.get("AGENTSPROOF_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "agentsproof"
-    )
-    return Path(root)
+    from agentsproof.envcfg import cache_root
+
+    return Path(cache_root())
 
 
 def max_bytes_from_env() -> int:
