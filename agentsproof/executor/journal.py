@@ -17,7 +17,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Iterable, Sequence
+from typing import IO, Any, Sequence
 
 from agentsproof.errors import InputError
 from agentsproof.executor.runner import EvalItem
@@ -95,20 +95,21 @@ def difference(old: dict[str, Any], new: dict[str, Any]) -> str | None:
     return None
 
 
+def _trial_line(item_id: str, arm: str, index: int, trial: TrialResult) -> str:
+    return json.dumps({"type": "trial", "item": item_id, "arm": arm, "index": index, "trial": trial.model_dump(mode="json")}) + "\n"
+
+
 @dataclass
 class Journal:
     path: Path
     _fh: IO[str] | None = None
-    written: int = 0
 
     def append(self, item_id: str, arm: str, index: int, trial: TrialResult) -> None:
         if self._fh is None:
             return
-        line = json.dumps({"type": "trial", "item": item_id, "arm": arm, "index": index, "trial": trial.model_dump(mode="json")})
         try:
-            self._fh.write(line + "\n")
+            self._fh.write(_trial_line(item_id, arm, index, trial))
             self._fh.flush()
-            self.written += 1
         except (OSError, ValueError):
             # A journal that cannot be written only costs the ability to resume; the run goes on.
             self.close()
@@ -133,7 +134,7 @@ def start(path: Path, fingerprint: dict[str, Any], prior: dict[TrialKey, TrialRe
     with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as fh:
         fh.write(json.dumps({"type": "header", "fingerprint": fingerprint}) + "\n")
         for (item_id, arm, index), trial in (prior or {}).items():
-            fh.write(json.dumps({"type": "trial", "item": item_id, "arm": arm, "index": index, "trial": trial.model_dump(mode="json")}) + "\n")
+            fh.write(_trial_line(item_id, arm, index, trial))
     os.replace(tmp, path)
     return Journal(path=path, _fh=open(path, "a", encoding="utf-8", errors="surrogateescape"))
 
@@ -174,7 +175,3 @@ def load(path: Path, fingerprint: dict[str, Any]) -> dict[TrialKey, TrialResult]
         out[(rec["item"], rec["arm"], int(rec["index"]))] = trial
     return out
 
-
-def scored_only(trials: Iterable[tuple[TrialKey, TrialResult]]) -> dict[TrialKey, TrialResult]:
-    """The journalled trials worth keeping: errored ones run again."""
-    return {k: t for k, t in trials if t.status == "scored"}
