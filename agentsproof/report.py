@@ -191,7 +191,7 @@ def normalize_stats(raw: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def item_result_label(item: ItemResult) -> str:
-    if item.status == "incomplete" and not item.with_arm.trials and not item.without_arm.trials:
+    if item.not_run:
         return "NOT RUN"
     if item.status == "errored":
         return "ERROR"

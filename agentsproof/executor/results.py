@@ -61,7 +61,7 @@ def _summary(items: Sequence[ItemResult]) -> Summary:
     s = Summary(total=len(items))
     deltas = []
     for it in items:
-        if it.status == "incomplete" and not it.with_arm.trials and not it.without_arm.trials:
+        if it.not_run:
             s.not_run += 1
         elif it.status == "errored":
             s.errored += 1

@@ -150,6 +150,11 @@ class ItemResult(BaseModel):
     )
     stats: dict[str, Any] = Field(default_factory=dict, description="Uncertainty: intervals, p-values, grade confidence.")
 
+    @property
+    def not_run(self) -> bool:
+        """The run stopped before any trial of this item started."""
+        return self.status == "incomplete" and not self.with_arm.trials and not self.without_arm.trials
+
 
 class Summary(BaseModel):
     total: int = 0
