@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agentsproof.config import load_eval
+from agentsproof.config import DEFAULT_THRESHOLD, DEFAULT_TIMEOUT, load_eval
 from agentsproof.errors import EXIT_ERROR, EXIT_OK, AgentsproofError, InputError
 from agentsproof.executor.plan import item_from_eval, items_from_tc_eval, plugin_name_for_dir, plugin_name_for_eval
 from agentsproof.executor.runner import EvalItem
@@ -140,8 +140,8 @@ def run_tc_eval(path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]
     cfg = adaptive_defaults(cfg)
     tc = load_tc_eval(path)
     trials = cfg.trials or 1
-    threshold = cfg.threshold if cfg.threshold is not None else 0.6
-    timeout = cfg.timeout if cfg.timeout is not None else 300.0
+    threshold = cfg.threshold if cfg.threshold is not None else DEFAULT_THRESHOLD
+    timeout = cfg.timeout if cfg.timeout is not None else DEFAULT_TIMEOUT
     items = items_from_tc_eval(tc, trials=trials, threshold=threshold, timeout=timeout)
     stem = tc_eval_name(tc)
     settings = {"trials": trials, "threshold": threshold, "timeout": timeout}

@@ -169,7 +169,7 @@ class DualArmRunner:
             resp = await asyncio.wait_for(self.client.complete(req), item.timeout + TIMEOUT_GRACE_S)
             if not isinstance(resp.text, str):
                 raise LLMError(f"the provider's reply has no text ({type(resp.text).__name__})")
-        except (LLMError, asyncio.TimeoutError, Exception) as err:
+        except Exception as err:  # noqa: BLE001 - LLMError and timeouts, or anything a provider should not raise
             if isinstance(err, LLMError):
                 reason = str(err)
             elif isinstance(err, asyncio.TimeoutError):
