@@ -173,7 +173,11 @@ class RetryingClient(LLMClient):
         where = f"after {attempt} attempt{'s' if attempt > 1 else ''}, {elapsed:.1f}s"
         if budget is not None:
             where += f"; no retry fits in the {budget:.3g}s budget"
-        return LLMError(f"{err} ({where})", retryable=False, status=err.status, kind=err.kind)
+        final = LLMError(f"{err} ({where})", retryable=False, status=err.status, kind=err.kind)
+        fix = getattr(err, "fix", None)  # e.g. a crashed local worker's advice, which doctor prints
+        if fix:
+            final.fix = fix  # type: ignore[attr-defined]
+        return final
 
     async def aclose(self) -> None:
         await self.inner.aclose()

@@ -143,3 +143,22 @@ def test_wait_for_math():
     assert [p.wait_for(a, None, rng) for a in (1, 2, 3, 4)] == [1.0, 2.0, 4.0, 5.0]
     assert p.wait_for(1, 0.0, rng) == 0.0
     assert p.wait_for(1, 3.0, rng) == 3.0
+
+
+async def test_the_final_error_keeps_the_providers_fix_advice():
+    """A wrapped final error (after retries or a spent budget) keeps ``fix``, which doctor prints."""
+    from agentsproof.llm.base import ChatResponse, LLMClient
+
+    class Failing(LLMClient):
+        name = "failing"
+
+        async def complete(self, request: ChatRequest) -> ChatResponse:
+            err = LLMError("worker crashed", retryable=True, kind="worker_crash")
+            err.fix = "reinstall with portable flags"  # type: ignore[attr-defined]
+            raise err
+
+    client = RetryingClient(Failing(), RetryPolicy(max_retries=1, base_delay=0))
+    with pytest.raises(LLMError) as info:
+        await client.complete(ChatRequest(messages=[{"role": "user", "content": "x"}], model="m"))
+    assert "after 2 attempts" in str(info.value)
+    assert info.value.fix == "reinstall with portable flags"
