@@ -48,9 +48,6 @@ def _pct_interval(v: Any) -> str:
     return f"[{v[0] * 100:.0f}%, {v[1] * 100:.0f}%]"
 
 
-_md_cell = md_text
-
-
 def _tokens(v: float | int | None) -> str:
     return "—" if v is None else f"{v:,.0f}"
 
@@ -99,7 +96,7 @@ def env() -> Environment:
         _env.filters["pvalue"] = _pvalue
         _env.filters["ci"] = lambda v, fmt="+.2f": _interval(v, fmt)
         _env.filters["pct_ci"] = _pct_interval
-        _env.filters["md"] = _md_cell
+        _env.filters["md"] = md_text
         _env.filters["tokens"] = _tokens
         _env.filters["usd"] = _usd
     return _env
