@@ -207,7 +207,7 @@ class DualArmRunner:
             graders=graders,
             tool_calls=resp.tool_calls,
             log=log,
-            cached=bool(getattr(resp, "cached", False)),
+            cached=resp.cached,
         )
         if score is None:
             bad = [g for g in graders if g.errored]

@@ -44,6 +44,8 @@ class ChatResponse:
     cost_usd: float | None = None
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     attempts: int = 1
+    cached: bool = False
+    """Served from the response cache (agentsproof.llm.cache): no call was made."""
 
 
 _SECRET_PARAM = re.compile(r"key|token|secret|passw|pwd|auth|sig|credential|session|cookie|bearer", re.I)

@@ -173,16 +173,15 @@ def _encode(resp: ChatResponse) -> dict[str, Any]:
 
 
 def _decode(data: dict[str, Any]) -> ChatResponse:
-    resp = ChatResponse(
+    return ChatResponse(
         text=str(data["text"]),
         usage=Usage.model_validate(data.get("usage") or {}),
         latency_s=float(data.get("latency_s") or 0.0),
         model=str(data.get("model") or ""),
         cost_usd=data.get("cost_usd"),
         tool_calls=list(data.get("tool_calls") or []),
+        cached=True,
     )
-    resp.cached = True
-    return resp
 
 
 class CachingClient(LLMClient):
