@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+from typing import Any
 
 from agentsproof.errors import InputError
 
@@ -38,10 +39,7 @@ def env_number(name: str, default: float, *, lo: float | None = None, hi: float 
         raise InputError("environment", name, f"{raw!r} is not a number") from None
     if not math.isfinite(value):
         raise InputError("environment", name, f"{raw!r} is not a finite number")
-    if (lo is not None and value < lo) or (hi is not None and value > hi):
-        bounds = f"between {lo:g} and {hi:g}" if lo is not None and hi is not None else (f"at least {lo:g}" if lo is not None else f"at most {hi:g}")
-        raise InputError("environment", name, f"{raw!r} must be {bounds}")
-    return value
+    return _within(name, raw, value, lo, hi, "g")
 
 
 def env_int(name: str, default: int, *, lo: int | None = None, hi: int | None = None) -> int:
@@ -52,7 +50,15 @@ def env_int(name: str, default: int, *, lo: int | None = None, hi: int | None = 
         value = int(raw)
     except ValueError:
         raise InputError("environment", name, f"{raw!r} is not a whole number") from None
-    if (lo is not None and value < lo) or (hi is not None and value > hi):
-        bounds = f"between {lo} and {hi}" if lo is not None and hi is not None else (f"at least {lo}" if lo is not None else f"at most {hi}")
-        raise InputError("environment", name, f"{raw!r} must be {bounds}")
-    return value
+    return _within(name, raw, value, lo, hi, "")
+
+
+def _within(name: str, raw: str, value: Any, lo: Any, hi: Any, fmt: str) -> Any:
+    """``value`` when it lies in [lo, hi] (either may be None); else one InputError line."""
+    if (lo is None or value >= lo) and (hi is None or value <= hi):
+        return value
+    if lo is not None and hi is not None:
+        bounds = f"between {lo:{fmt}} and {hi:{fmt}}"
+    else:
+        bounds = f"at least {lo:{fmt}}" if lo is not None else f"at most {hi:{fmt}}"
+    raise InputError("environment", name, f"{raw!r} must be {bounds}")
