@@ -6,7 +6,9 @@ the commands, so ``import agentsproof`` and ``agentsproof --help`` stay light.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, Iterator
 
 import click
 
@@ -20,6 +22,17 @@ def _open(db: str | None):
     from agentsproof.server.db import open_db
 
     return open_db(db)
+
+
+@contextmanager
+def _session(db: str | None) -> Iterator[Any]:
+    """A session on the database at ``db``; the database is closed afterwards, errors included."""
+    database = _open(db)
+    try:
+        with database.session() as s:
+            yield s
+    finally:
+        database.close()
 
 
 @click.command()
@@ -91,10 +104,8 @@ def keys_create(project: str, db: str | None) -> None:
     """Create a key; it is printed once, alone on the last line, and stored only hashed."""
     from agentsproof.server import store
 
-    database = _open(db)
-    with database.session() as s:
+    with _session(db) as s:
         key = store.create_key(s, project)
-    database.close()
     click.echo(f"API key for project {project} (shown once; store it now):", err=True)
     click.echo(key)
 
@@ -105,10 +116,8 @@ def keys_list(db: str | None) -> None:
     """List keys (id, project, prefix, state); never the keys themselves."""
     from agentsproof.server import store
 
-    database = _open(db)
-    with database.session() as s:
+    with _session(db) as s:
         rows = store.list_keys(s)
-    database.close()
     for r in rows:
         click.echo(f"{r['id']}\t{r['project']}\t{r['prefix']}…\t{'revoked' if r['revoked'] else 'active'}\t{store.fmt_time(r['created_at'])}")
 
@@ -120,10 +129,8 @@ def keys_revoke(key_id: str, db: str | None) -> None:
     """Revoke a key by its id (from `keys list`), its prefix, or the key itself."""
     from agentsproof.server import store
 
-    database = _open(db)
-    with database.session() as s:
+    with _session(db) as s:
         ok = store.revoke_key(s, key_id)
-    database.close()
     if not ok:
         raise InputError("command line", "KEY_ID", f"no single key matches {key_id!r}; see `agentsproof keys list`")
     click.echo(f"revoked {key_id}")
@@ -158,8 +165,7 @@ def golden_import(file: Path, project: str, suite: str, approve: bool, db: str |
     if not file.is_file():
         raise InputError(str(file), "file", "not found")
     goldens = store.read_goldens_jsonl(file)
-    database = _open(db)
-    with database.session() as s:
+    with _session(db) as s:
         p = store.get_or_create_project(s, project)
         ids = []
         for n, fields in enumerate(goldens, 1):
@@ -169,7 +175,6 @@ def golden_import(file: Path, project: str, suite: str, approve: bool, db: str |
                 s.rollback()
                 raise InputError(f"{file}:{n}", err.field, err.message) from None
         s.commit()
-    database.close()
     for gid in ids:
         click.echo(gid)
     click.echo(f"imported {len(ids)} golden(s) into {project}/{suite}{' (approved)' if approve else ''}", err=True)
@@ -184,13 +189,11 @@ def golden_list(project: str | None, db: str | None) -> None:
 
     from agentsproof.server.models import Golden, Project
 
-    database = _open(db)
-    with database.session() as s:
+    with _session(db) as s:
         q = select(Golden, Project.slug).join(Project, Project.id == Golden.project_id).order_by(Project.slug, Golden.suite_slug, Golden.created_at)
         if project:
             q = q.where(Project.slug == project)
         rows = s.execute(q).all()
-    database.close()
     for g, slug in rows:
         click.echo(f"{g.id}\t{slug}\t{g.suite_slug or '-'}\t{'approved' if g.approved else 'draft'}\t{g.name}")
 
@@ -202,15 +205,12 @@ def golden_approve(golden_id: str, db: str | None) -> None:
     """Approve a golden so its suite serves it."""
     from agentsproof.server.models import Golden, utcnow
 
-    database = _open(db)
-    with database.session() as s:
+    with _session(db) as s:
         g = s.get(Golden, golden_id)
         if g is None:
-            database.close()
             raise InputError("command line", "ID", f"no golden {golden_id!r}; see `agentsproof golden list`")
         g.approved, g.updated_at = True, utcnow()
         s.commit()
-    database.close()
     click.echo(f"approved {golden_id}")
 
 
