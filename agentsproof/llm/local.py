@@ -122,7 +122,7 @@ class LocalClient(LLMClient):
         try:
             usage = reply["usage"]
             text = str(reply["text"])
-            if scaled:
+            if request.json_schema is not None:
                 from agentsproof.llm.local_schema import rescale
 
                 text = rescale(text, scaled)

@@ -45,12 +45,16 @@ def constrain(schema: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
 
 
 def rescale(text: str, scaled: list[str]) -> str:
-    """The reply with each scaled property mapped back to 0–1 (unchanged when it does not parse)."""
-    if not scaled:
-        return text
+    """The constrained reply as strict JSON, each scaled property mapped back to 0–1.
+
+    The grammar llama-cpp-python builds lets a raw newline or tab into a string (seen in CI:
+    ``{"reasoning": ");\n\nS: ...", "score": 2}``), which strict JSON forbids; such a reply
+    is read leniently and written back escaped. A reply that does not parse at all is
+    returned unchanged, so the judge reports it as unparseable.
+    """
     try:
-        data = json.loads(text)
-    except ValueError:
+        data = json.loads(text, strict=False)
+    except (ValueError, RecursionError):
         return text
     if not isinstance(data, dict):
         return text

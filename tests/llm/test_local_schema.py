@@ -21,6 +21,10 @@ def test_a_0_to_1_score_is_asked_as_an_integer_0_to_10_and_mapped_back():
     assert RUBRIC_SCHEMA["properties"]["score"]["type"] == "number", "the judge's own schema is untouched"
     assert json.loads(rescale('{"reasoning": "ok", "score": 7}', scaled)) == {"reasoning": "ok", "score": 0.7}
     assert rescale("not json", scaled) == "not json"
+    # the grammar lets raw control characters into strings; the reply comes back strict JSON
+    raw = '{"reasoning": ");\n\nS: The answer is ","score" :2}'
+    assert json.loads(rescale(raw, scaled)) == {"reasoning": ");\n\nS: The answer is ", "score": 0.2}
+    assert json.loads(rescale('{"passed": true, "why": "a\tb"}', [])) == {"passed": True, "why": "a\tb"}
     schema, scaled = constrain(ASSERTION_SCHEMA)
     assert scaled == [] and schema["properties"]["passed"] == {"type": "boolean"}
 
