@@ -160,6 +160,24 @@ def run_options(f: Callable) -> Callable:
         is_flag=True,
         help="Keep the trials journalled by an interrupted or killed run of the same command; run only the missing ones.",
     )(f)
+    f = click.option(
+        "--target",
+        metavar="NAME",
+        help="Run the trials with this agent (a targets.yaml name, or the built-in 'copilot'); overrides eval.yaml's execution. See docs/agent-trials.md.",
+    )(f)
+    f = click.option(
+        "--targets",
+        "targets_file",
+        type=click.Path(dir_okay=False, path_type=Path),
+        metavar="FILE",
+        help="A targets.yaml to look in first (then beside the eval, .agentsproof/ above it, ~/.config/agentsproof/).",
+    )(f)
+    f = click.option(
+        "--keep-workspaces",
+        is_flag=True,
+        default=None,
+        help="Keep every agent trial's workspace in <report>.workspaces/ (default: deleted after grading).",
+    )(f)
     return f
 
 

@@ -56,14 +56,49 @@ def _targets(command: str, cfg: RunConfig, plugin: str, stem: str, kind: str | N
     return targets
 
 
+def resolve_targets(items: list[EvalItem], cfg: RunConfig) -> dict[str, Any]:
+    """The definition of every agent target the items name (targets.yaml lookup from each
+    eval file's folder); one line naming where the name was given when one is unknown."""
+    from agentsproof.inputs import display
+    from agentsproof.targets.config import find_target
+
+    defs: dict[str, Any] = {}
+    for it in items:
+        if it.target == "chat":
+            continue
+        near = Path(it.eval_path) if it.eval_path else None
+        try:
+            found = find_target(it.target, near, cfg.targets_file)
+        except InputError as err:
+            if err.source is not None:
+                raise
+            where = ("command line", "--target") if cfg.target else (display(Path(it.eval_path or "eval.yaml")), "execution.target")
+            raise InputError(where[0], where[1], err.message) from None
+        prev = defs.get(it.target)
+        if prev is not None and prev.spec != found.spec:
+            raise InputError(found.source, it.target, f"is defined differently in {prev.source}; one name must mean one target in a run")
+        defs[it.target] = found
+    return defs
+
+
 def _run(command: str, plugin: str, items: list[EvalItem], cfg: RunConfig, stem: str, settings: dict[str, Any]) -> tuple[RunResult, dict[str, Path]]:
     """The one path every run takes: targets checked, trials run (journalled, resumable), reports written."""
     from agentsproof.executor.journal import journal_path
 
+    target_defs = resolve_targets(items, cfg)
     targets = _targets(command, cfg, plugin, stem, items[0].kind if command == "eval" and items else None)
-    session = _session(cfg, settings, journal=journal_path(targets["json"]))
+    session = _session(
+        cfg, settings, journal=journal_path(targets["json"]), target_defs=target_defs,
+        keep_workspaces=_workspaces_dir(targets) if cfg.keep_workspaces and target_defs else None,
+    )
     run = run_items(command, plugin, items, session)
     return run, write_reports(run, targets)
+
+
+def _workspaces_dir(targets: dict[str, Path]) -> Path:
+    """Kept workspaces go beside the JSON report: ``<report>.workspaces/``."""
+    json_path = targets["json"]
+    return json_path.with_name(json_path.stem + ".workspaces")
 
 
 def _retry(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
@@ -80,8 +115,10 @@ def _retry(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult, dict[st
     items, prior, settings = retry_plan(saved, load_items_for_retry(saved, saved_path, path), saved_path)
     name = saved.items[0].name if command == "eval" and saved.items else saved.plugin
     targets = _targets(command, cfg, saved.plugin, name, saved.items[0].kind if command == "eval" and saved.items else None)
+    target_defs = resolve_targets(items, cfg)
     session = _session(
-        cfg.replace(adaptive=False), settings, prior=prior, journal=journal_path(targets["json"]), base_duration_s=saved.duration_s
+        cfg.replace(adaptive=False), settings, prior=prior, journal=journal_path(targets["json"]), base_duration_s=saved.duration_s,
+        target_defs=target_defs, keep_workspaces=_workspaces_dir(targets) if cfg.keep_workspaces and target_defs else None,
     )
     run = run_items(command, saved.plugin, items, session)
     return run, write_reports(run, targets)
@@ -94,7 +131,7 @@ def run_eval(path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
         return _retry("eval", path, cfg)
     cfg = adaptive_defaults(cfg)
     ev = load_eval(path)
-    item = item_from_eval(ev, trials=cfg.trials, threshold=cfg.threshold)
+    item = item_from_eval(ev, trials=cfg.trials, threshold=cfg.threshold, target=cfg.target)
     return _run("eval", plugin_name_for_eval(ev.path), [item], cfg, ev.name, _settings(cfg))
 
 
@@ -109,7 +146,7 @@ def run_eval_all(directory: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, 
 
     paths = plugin_evals(directory)  # below DIR; else in the skill folders of the plugin at DIR (any layout)
     evals = [load_eval(p) for p in paths]  # validate everything before the first call
-    items = [item_from_eval(ev, trials=cfg.trials, threshold=cfg.threshold) for ev in evals]
+    items = [item_from_eval(ev, trials=cfg.trials, threshold=cfg.threshold, target=cfg.target) for ev in evals]
     seen: dict[str, str] = {}
     for ev, item in zip(evals, items):
         if item.id in seen:
@@ -142,7 +179,7 @@ def run_tc_eval(path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]
     trials = cfg.trials or 1
     threshold = cfg.threshold if cfg.threshold is not None else DEFAULT_THRESHOLD
     timeout = cfg.timeout if cfg.timeout is not None else DEFAULT_TIMEOUT
-    items = items_from_tc_eval(tc, trials=trials, threshold=threshold, timeout=timeout)
+    items = items_from_tc_eval(tc, trials=trials, threshold=threshold, timeout=timeout, target=cfg.target)
     stem = tc_eval_name(tc)
     settings = {"trials": trials, "threshold": threshold, "timeout": timeout}
     return _run("tc-eval", stem, items, cfg, stem, settings)

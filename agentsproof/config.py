@@ -15,93 +15,32 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agentsproof.errors import InputError
+from agentsproof.schemas.graders import (  # re-exported: the grader models live there
+    GRADER_TYPES,
+    AssertionsGrader,
+    Checks,
+    DeterministicGrader,
+    FieldError,
+    FilesGrader,
+    GraderConfig,
+    LLMRubricGrader,
+    ScriptGrader,
+    SkillUsedGrader,
+    Strict as _Strict,
+    ToolCallsGrader,
+    MAX_WEIGHT,
+)
+
+__all__ = [
+    "AssertionsGrader", "Checks", "DeterministicGrader", "FieldError", "FilesGrader", "GraderConfig",
+    "LLMRubricGrader", "ScriptGrader", "SkillUsedGrader", "ToolCallsGrader",
+]
 
 DEFAULT_TRIALS = 1
 DEFAULT_TIMEOUT = 300.0
 DEFAULT_THRESHOLD = 0.6
-MAX_WEIGHT = 1000.0
 MAX_TIMEOUT = 86_400.0
 """One day: longer per-trial timeouts are a typo, not a plan."""
-
-
-class FieldError(ValueError):
-    """A validator error about a named field (relative to the model that raises it)."""
-
-    def __init__(self, field: str, message: str):
-        super().__init__(message)
-        self.field = field
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-
-class Checks(_Strict):
-    """String and regex checks of a deterministic grader; each entry is one check."""
-
-    mustContain: list[str] = Field(default_factory=list, description="Substrings that must appear.")
-    mustNotContain: list[str] = Field(default_factory=list, description="Substrings that must not appear.")
-    regexMatch: list[str] = Field(default_factory=list, description="Python regexes that must match somewhere (re.search).")
-    caseSensitive: bool = Field(False, strict=True, description="Match mustContain/mustNotContain case-sensitively.")
-
-    @field_validator("regexMatch")
-    @classmethod
-    def _compile(cls, patterns: list[str]) -> list[str]:
-        for i, pattern in enumerate(patterns):
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise FieldError(f"[{i}]", f"{pattern!r} is not a valid regex: {exc}") from None
-        return patterns
-
-    @field_validator("mustContain", "mustNotContain")
-    @classmethod
-    def _non_empty(cls, items: list[str]) -> list[str]:
-        for i, item in enumerate(items):
-            if not item:
-                raise FieldError(f"[{i}]", "is an empty string")
-        return items
-
-    def count(self) -> int:
-        return len(self.mustContain) + len(self.mustNotContain) + len(self.regexMatch)
-
-
-class DeterministicGrader(_Strict):
-    type: Literal["deterministic"]
-    checks: Checks
-    weight: float = Field(1.0, gt=0, le=MAX_WEIGHT, strict=True, allow_inf_nan=False, description="Relative weight in the trial score.")
-
-    @field_validator("checks", mode="before")
-    @classmethod
-    def _shorthand(cls, value: Any) -> Any:
-        # A plain list is shorthand for mustContain.
-        if isinstance(value, list):
-            return {"mustContain": value}
-        return value
-
-    @model_validator(mode="after")
-    def _has_checks(self) -> "DeterministicGrader":
-        if self.checks.count() == 0:
-            raise FieldError("checks", "a deterministic grader needs at least one check")
-        return self
-
-
-class LLMRubricGrader(_Strict):
-    type: Literal["llm_rubric"]
-    rubric: str = Field(min_length=1, description="What the judge scores, 0 to 1.")
-    weight: float = Field(1.0, gt=0, le=MAX_WEIGHT, strict=True, allow_inf_nan=False)
-
-
-class AssertionsGrader(_Strict):
-    type: Literal["assertions"]
-    assertions: list[Annotated[str, Field(min_length=1)]] = Field(min_length=1)
-    weight: float = Field(1.0, gt=0, le=MAX_WEIGHT, strict=True, allow_inf_nan=False)
-
-
-GraderConfig = Annotated[
-    Union[DeterministicGrader, LLMRubricGrader, AssertionsGrader], Field(discriminator="type")
-]
-
 
 class Defaults(_Strict):
     trials: int = Field(DEFAULT_TRIALS, ge=1, le=1000, strict=True, description="Trials per arm.")
@@ -111,6 +50,21 @@ class Defaults(_Strict):
     threshold: float = Field(
         DEFAULT_THRESHOLD, ge=0, le=1, strict=True, allow_inf_nan=False, description="Pass rate required in the with-skill arm."
     )
+
+
+class Execution(_Strict):
+    """How a trial runs: one chat call (the default) or a real agent (a target)."""
+
+    mode: Literal["chat", "agent"] = "chat"
+    target: str | None = Field(None, min_length=1, description="A target from targets.yaml (or the built-in 'copilot').")
+
+    @model_validator(mode="after")
+    def _target_for_agents(self) -> "Execution":
+        if self.mode == "agent" and self.target is None:
+            raise FieldError("target", "mode 'agent' needs a target name (e.g. 'copilot', or one from targets.yaml)")
+        if self.mode == "chat" and self.target is not None:
+            raise FieldError("mode", "a target runs an agent; set 'mode: agent' (or drop 'target')")
+        return self
 
 
 class TaskConfig(_Strict):
@@ -128,6 +82,8 @@ class SkillEvalConfig(_Strict):
     name: str | None = Field(None, description="Display name; defaults to the skill/agent folder name.")
     description: str | None = None
     defaults: Defaults = Field(default_factory=Defaults)
+    execution: Execution = Field(default_factory=Execution)
+    workspace: str | None = Field(None, min_length=1, description="A folder (relative to the yaml) copied into every trial's workspace.")
     task: TaskConfig | None = None
     tasks: list[TaskConfig] | None = None
 
@@ -175,6 +131,9 @@ class SkillEvalConfig(_Strict):
         return self.tasks[0]
 
 
+_TYPES = ", ".join(repr(t) for t in GRADER_TYPES)
+
+
 def format_validation_error(exc: ValidationError) -> tuple[str, str]:
     """The first error of a pydantic ValidationError as (dotted field path, message)."""
     errors = exc.errors()
@@ -194,10 +153,10 @@ def format_validation_error(exc: ValidationError) -> tuple[str, str]:
     elif kind == "union_tag_invalid":
         field += ".type"
         tag = (err.get("ctx") or {}).get("tag")
-        msg = f"unknown grader type {tag!r}; use one of 'deterministic', 'llm_rubric', 'assertions'"
+        msg = f"unknown grader type {tag!r}; use one of " + _TYPES
     elif kind == "union_tag_not_found":
         field += ".type"
-        msg = "required field is missing; use one of 'deterministic', 'llm_rubric', 'assertions'"
+        msg = "required field is missing; use one of " + _TYPES
     elif isinstance(cause, FieldError):
         field = (field + "." + cause.field if field != "(top level)" else cause.field).replace(".[", "[")
         msg = str(cause)
@@ -209,7 +168,7 @@ def format_validation_error(exc: ValidationError) -> tuple[str, str]:
 def _is_union_tag(loc: list[str], i: int) -> bool:
     """True for the grader-type tag pydantic puts after ``graders.<n>`` in an error location."""
     return (
-        loc[i] in {"deterministic", "llm_rubric", "assertions"}
+        loc[i] in GRADER_TYPES
         and i >= 2
         and loc[i - 1].isdigit()
         and loc[i - 2] == "graders"
@@ -269,6 +228,8 @@ class LoadedEval(BaseModel):
     (see :mod:`agentsproof.skillfolder`); empty means ``source_text``."""
     warnings: list[str] = []
     """E.g. declared tools that cannot run in a chat trial."""
+    workspace: Path | None = None
+    """The resolved ``workspace:`` folder, copied into every trial's workspace."""
 
     @property
     def kind(self) -> str:
@@ -310,8 +271,18 @@ def load_eval(path: str | Path) -> LoadedEval:
     from agentsproof.skillfolder import item_prompt
 
     built = item_prompt(cfg.kind, source, text, root=eval_root(p))
+    workspace = None
+    if cfg.workspace is not None:
+        from agentsproof.targets.workspace import check_seed_folder
+
+        workspace = check_seed_folder(confined(cfg.workspace, p, "workspace"), src, "workspace")
+    warnings = list(built.warnings)
+    if cfg.execution.mode == "agent":
+        # tools the skill declares do run in an agent trial: that warning is for chat trials only
+        warnings = [w for w in warnings if "chat trial" not in w]
     return LoadedEval(
-        path=p, config=cfg, source_path=source, source_text=text, system_prompt=built.system_prompt, warnings=built.warnings
+        path=p, config=cfg, source_path=source, source_text=text, system_prompt=built.system_prompt,
+        warnings=warnings, workspace=workspace,
     )
 
 

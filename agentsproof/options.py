@@ -58,6 +58,12 @@ class RunConfig:
     shard: Shard | None = None
     prompt_cache: bool = True
     """Mark the system prompt for the provider's prompt cache (--no-prompt-cache: off)."""
+    target: str | None = None
+    """``--target NAME``: run the trials with this agent target (overrides eval.yaml's ``execution``)."""
+    targets_file: Path | None = None
+    """``--targets FILE``: a targets.yaml looked at before the usual places."""
+    keep_workspaces: bool = False
+    """Keep every agent trial's workspace beside the report instead of deleting it."""
 
     @classmethod
     def from_cli(cls, opts: dict[str, Any]) -> "RunConfig":

@@ -52,6 +52,12 @@ def _tokens(v: float | int | None) -> str:
     return "—" if v is None else f"{v:,.0f}"
 
 
+def _filesize(v: int | None) -> str:
+    from agentsproof.targets.workspace import human_size
+
+    return "—" if v is None else human_size(int(v))
+
+
 def _usd(v: float | None) -> str:
     if v is None:
         return "—"
@@ -99,6 +105,7 @@ def env() -> Environment:
         _env.filters["md"] = md_text
         _env.filters["tokens"] = _tokens
         _env.filters["usd"] = _usd
+        _env.filters["filesize"] = _filesize
     return _env
 
 

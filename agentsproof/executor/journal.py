@@ -33,6 +33,9 @@ _ITEM_FIELDS = {
     "graders": "the graders",
     "threshold": "the threshold",
     "kind": "the item kind",
+    "target": "the target",
+    "workspace": "the workspace files",
+    "target_settings": "the target settings",
 }
 _RUN_FIELDS = {
     "command": "the command",
@@ -47,19 +50,32 @@ def _sha(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-def item_fingerprint(item: EvalItem) -> dict[str, Any]:
+def item_fingerprint(item: EvalItem, targets: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """What determines an item's trials. Chat items keep the fields they always had (older
+    journals stay resumable); agent items add their target, its settings and workspace."""
     graders = [g.model_dump(mode="json") if hasattr(g, "model_dump") else g for g in item.graders]
-    return {
+    out: dict[str, Any] = {
         "system_prompt": _sha(item.system_prompt),
         "prompt": _sha(item.prompt),
         "graders": _sha(graders),
         "threshold": item.threshold,
         "kind": item.kind,
     }
+    if item.target != "chat":
+        out["target"] = item.target
+        out["workspace"] = item.workspace_sha
+        out["target_settings"] = _sha((targets or {}).get(item.target, {}))
+    return out
 
 
 def run_fingerprint(
-    command: str, provider: str, model: str, judge_model: str, provider_settings: dict[str, Any], items: Sequence[EvalItem]
+    command: str,
+    provider: str,
+    model: str,
+    judge_model: str,
+    provider_settings: dict[str, Any],
+    items: Sequence[EvalItem],
+    targets: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     return {
         "version": JOURNAL_VERSION,
@@ -70,7 +86,7 @@ def run_fingerprint(
             "judge_model": judge_model,
             "provider_settings": _sha(provider_settings),
         },
-        "items": {it.id: item_fingerprint(it) for it in items},
+        "items": {it.id: item_fingerprint(it, targets) for it in items},
     }
 
 

@@ -6,6 +6,7 @@ import hashlib
 from pathlib import Path
 
 from agentsproof.config import AssertionsGrader, GraderConfig, LLMRubricGrader, LoadedEval
+from agentsproof.errors import InputError
 from agentsproof.executor.runner import EvalItem
 from agentsproof.schemas.tc_eval import LoadedTCEval
 
@@ -31,10 +32,46 @@ def warn_once(ev: LoadedEval) -> None:
             print(f"warning: {ev.kind}s/{ev.name}: {w}", file=sys.stderr)
 
 
-def item_from_eval(ev: LoadedEval, *, trials: int | None = None, threshold: float | None = None) -> EvalItem:
+def check_graders_fit(graders: list[GraderConfig], agent: bool, source: str, field: str) -> None:
+    """Graders that read an agent's workspace or skill loading need an agent trial."""
+    if agent:
+        return
+    for i, g in enumerate(graders):
+        if g.type in ("files", "skill_used"):
+            raise InputError(
+                source, f"{field}[{i}].type",
+                f"a {g.type!r} grader grades an agent trial; set 'execution: {{mode: agent, target: NAME}}' or run with --target NAME",
+            )
+
+
+def seed_digest(folder: Path | None, files: tuple[tuple[str, bytes], ...] = ()) -> str:
+    """A digest of what every trial's workspace starts with (journal fingerprint)."""
+    h = hashlib.sha256()
+    if folder is not None:
+        from agentsproof.targets.workspace import snapshot
+
+        for rel, (size, digest) in sorted(snapshot(folder).files.items()):
+            h.update(f"{rel}\0{size}\0{digest}\n".encode("utf-8", "surrogatepass"))
+    for rel, data in files:
+        h.update(rel.encode("utf-8", "surrogatepass") + b"\0" + hashlib.sha256(data).digest())
+    return h.hexdigest()[:16]
+
+
+def item_from_eval(
+    ev: LoadedEval, *, trials: int | None = None, threshold: float | None = None, target: str | None = None
+) -> EvalItem:
+    """One runner item; ``target`` (``--target``) overrides the file's ``execution``."""
+    from agentsproof.inputs import display
+    from agentsproof.targets.base import SkillFile
+
     warn_once(ev)
     cfg = ev.config
     task = cfg.primary_task
+    name = target or (cfg.execution.target if cfg.execution.mode == "agent" else None) or "chat"
+    agent = name != "chat"
+    check_graders_fit(list(task.graders), agent, display(ev.path), "task.graders" if cfg.task is not None else "tasks[0].graders")
+    if not agent and ev.workspace is not None:
+        raise InputError(display(ev.path), "workspace", "a workspace is for agent trials; set 'execution: {mode: agent, target: NAME}' or run with --target NAME")
     return EvalItem(
         id=f"{ev.kind}s/{ev.name}",
         name=ev.name,
@@ -49,7 +86,11 @@ def item_from_eval(ev: LoadedEval, *, trials: int | None = None, threshold: floa
         threshold=threshold if threshold is not None else cfg.defaults.threshold,
         eval_path=str(ev.path.resolve()),
         source_sha256=sha256_text(ev.system_prompt or ev.source_text),
-        warnings=tuple(ev.warnings),
+        warnings=tuple(w for w in ev.warnings if not agent or "chat trial" not in w),
+        target=name,
+        workspace_seed=ev.workspace if agent else None,
+        workspace_sha=seed_digest(ev.workspace) if agent else "",
+        skill=SkillFile(name=ev.name, kind=ev.kind, text=ev.source_text, source_path=ev.source_path) if agent else None,
     )
 
 
@@ -70,11 +111,30 @@ def case_graders(expected_output: str | None, assertions: list[str]) -> list[Gra
     return graders
 
 
-def items_from_tc_eval(tc: LoadedTCEval, *, trials: int, threshold: float, timeout: float) -> list[EvalItem]:
+def workspace_name(rel: str) -> str:
+    """Where an attached file lands in an agent's workspace: its path as written, or its
+    name when the path climbs out of the eval's folder (``../data/x.csv`` → ``x.csv``)."""
+    parts = [p for p in rel.replace("\\", "/").split("/") if p not in ("", ".")]
+    return "/".join(parts) if ".." not in parts else parts[-1]
+
+
+def items_from_tc_eval(
+    tc: LoadedTCEval, *, trials: int, threshold: float, timeout: float, target: str | None = None
+) -> list[EvalItem]:
+    """One item per case; with ``target`` (an agent) each case's files land in the workspace."""
+    from agentsproof.targets.base import SkillFile
+
     sha = sha256_text(tc.skill_text)
+    agent = target is not None and target != "chat"
     items = []
     for lc in tc.cases:
         case = lc.case
+        files = tuple((workspace_name(rel), text.encode("utf-8")) for rel, text in lc.file_contents) if agent else ()
+        prompt = lc.full_prompt()
+        if agent:
+            prompt = case.prompt
+            if files:
+                prompt += "\n\nFiles in your working directory: " + ", ".join(name for name, _ in files)
         items.append(
             EvalItem(
                 id=f"case-{case.id}",
@@ -83,13 +143,18 @@ def items_from_tc_eval(tc: LoadedTCEval, *, trials: int, threshold: float, timeo
                 source_path=str(tc.skill_path),
                 system_prompt=tc.skill_text,
                 task_name=f"case-{case.id}",
-                prompt=lc.full_prompt(),
+                prompt=prompt,
                 graders=case_graders(case.expected_output, case.assertions),
                 trials=trials,
                 timeout=timeout,
                 threshold=threshold,
                 eval_path=str(tc.path.resolve()),
                 source_sha256=sha,
+                target=target if agent else "chat",
+                workspace_files=files,
+                workspace_sha=seed_digest(None, files) if agent else "",
+                skill=SkillFile(name=tc.skill_path.stem if tc.skill_path.name != "SKILL.md" else tc.skill_path.parent.name,
+                                kind="skill", text=tc.skill_text, source_path=tc.skill_path) if agent else None,
             )
         )
     return items

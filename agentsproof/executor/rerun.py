@@ -62,7 +62,10 @@ def load_items_for_retry(saved: RunResult, saved_path: Path, path: Path | None) 
             if it.eval_path not in tc_cache:
                 tc = load_tc_eval(_eval_file(it.eval_path, saved_path, f"items.{n}.eval_path"))
                 timeout = float(saved.settings.get("timeout") or 300.0)
-                built = items_from_tc_eval(tc, trials=it.trials_requested, threshold=it.threshold, timeout=timeout)
+                built = items_from_tc_eval(
+                    tc, trials=it.trials_requested, threshold=it.threshold, timeout=timeout,
+                    target=it.target if it.target != "chat" else None,
+                )
                 tc_cache[it.eval_path] = {b.id: b for b in built}
             found = tc_cache[it.eval_path].get(it.id)
             if found is None:
@@ -74,6 +77,7 @@ def load_items_for_retry(saved: RunResult, saved_path: Path, path: Path | None) 
                 load_eval(_eval_file(it.eval_path, saved_path, f"items.{n}.eval_path")),
                 trials=it.trials_requested,
                 threshold=it.threshold,
+                target=it.target if it.target != "chat" else None,
             )
             if built_item.id != it.id:
                 raise InputError(it.eval_path, None, f"now defines {built_item.id!r}, not {it.id!r} as in {saved_path}")

@@ -24,6 +24,7 @@ def finalize_item(run: ItemRun) -> ItemResult:
         instruction=it.prompt,
         threshold=it.threshold,
         trials_requested=it.trials,
+        target=it.target,
         with_arm=w,
         without_arm=wo,
         warnings=list(it.warnings),

@@ -1,9 +1,11 @@
 """The dual-arm runner.
 
-For every item, N trials run with the skill/agent text as the system prompt and N with a
-generic baseline prompt. All trials of all items in one command share one client and one
-semaphore (``parallel``). A provider error or timeout makes a trial *errored*: it keeps its
-reason, is left out of the arm's scores and is counted in every report.
+For every item, N trials run with the skill/agent (as the system prompt, or installed for
+an agent) and N without it. A trial is run by the item's *target* (a chat call, or a real
+agent in a fresh workspace: see :mod:`agentsproof.targets`), then graded. All trials of
+all items in one command share one semaphore (``parallel``). A target failure or timeout
+makes a trial *errored*: it keeps its reason, is left out of the arm's scores and is
+counted in every report.
 """
 
 from __future__ import annotations
@@ -11,16 +13,21 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
+
+from pathlib import Path
 
 from agentsproof.config import GraderConfig
-from agentsproof.llm.base import ChatRequest, LLMClient, LLMError
-from agentsproof.pipeline.grader import Judge, combine, grade_all
+from agentsproof.llm.base import LLMError
+from agentsproof.pipeline.grader import Judge, TrialContext, combine, grade_all
 from agentsproof.schemas.artifacts import ArmResult, LogEvent, TrialResult
+from agentsproof.targets.base import BASELINE_SYSTEM_PROMPT, SkillFile, Target, TrialInput
+from agentsproof.targets.chat import TIMEOUT_GRACE_S
 
-BASELINE_SYSTEM_PROMPT = "You are a helpful assistant."
-TIMEOUT_GRACE_S = 5.0
-"""How far past the eval's timeout the runner waits for a provider that overruns its budget."""
+if TYPE_CHECKING:
+    from agentsproof.targets.workspace import Snapshot, Workspaces
+
+__all__ = ["BASELINE_SYSTEM_PROMPT", "DualArmRunner", "EvalItem", "ItemRun", "RunOptions"]
 
 
 @dataclass
@@ -42,6 +49,16 @@ class EvalItem:
     source_sha256: str = ""
     warnings: tuple[str, ...] = ()
     """E.g. declared tools that cannot run in a chat trial (copied to ItemResult.warnings)."""
+    target: str = "chat"
+    """The target that runs its trials: 'chat' (one chat call) or a targets.yaml name."""
+    workspace_seed: Path | None = None
+    """A folder copied into every trial's workspace (agent targets)."""
+    workspace_files: tuple[tuple[str, bytes], ...] = ()
+    """(relative path, bytes) written into every trial's workspace (tc-eval ``files``)."""
+    workspace_sha: str = ""
+    """A digest of the seed folder and files (part of the journal fingerprint)."""
+    skill: SkillFile | None = None
+    """The skill/agent as a file, for agent targets to install in the with-arm."""
 
 
 @dataclass
@@ -87,15 +104,18 @@ class ItemRun:
 class DualArmRunner:
     def __init__(
         self,
-        client: LLMClient,
+        targets: dict[str, Target],
         options: RunOptions,
         judge: Judge | None,
         policy: BatchPolicy = run_all_at_once,
         on_trial: Callable[[EvalItem, TrialResult], None] | None = None,
         on_item: Callable[[ItemRun], None] | None = None,
         prior: dict[tuple[str, str, int], TrialResult] | None = None,
+        workspaces: "Workspaces | None" = None,
     ):
-        self.client = client
+        self.targets = targets
+        self.workspaces = workspaces
+        """Where agent trials get their folders (None: a private temporary folder)."""
         self.prior = prior or {}
         """Trials already finished (resume, retry): used as they are, never run again."""
         self.reused = 0
@@ -103,8 +123,9 @@ class DualArmRunner:
         self.judge = judge
         self.policy = policy
         parallel = max(1, options.parallel)
-        if client.max_concurrency:
-            parallel = min(parallel, client.max_concurrency)
+        limits = [t.max_concurrency for t in targets.values() if t.max_concurrency]
+        if limits and len(targets) == 1:
+            parallel = min(parallel, limits[0])
         self._sem = asyncio.Semaphore(parallel)
         self.state = _RunState(on_trial=on_trial)
         self.on_item = on_item
@@ -130,90 +151,117 @@ class DualArmRunner:
     async def run_trial(self, item: EvalItem, arm: str, index: int) -> TrialResult:
         from agentsproof.llm.cache import trial_slot
 
-        system = item.system_prompt if arm == "with" else BASELINE_SYSTEM_PROMPT
         trial_slot.set((item.id, arm, index))  # this task's context only: keys its cached calls
         async with self._sem:
             if self.state.aborted:
                 raise Aborted()
-            trial = await self._trial(item, arm, index, system)
+            trial = await self._trial(item, arm, index)
         self._record(item, trial)
         return trial
 
     @staticmethod
     def _unexpected(where: str, err: Exception) -> str:
         """The reason for an errored trial when something below raised what it should not:
-        one line, bounded, no traceback (AGENTSPROOF_DEBUG=1 still shows nothing here; the
-        exception type names the layer)."""
+        one line, bounded, no traceback (the exception type names the layer)."""
         text = " ".join(str(err).split())
         if len(text) > 300:
             text = text[:299] + "…"
         return f"{where} failed unexpectedly: {type(err).__name__}: {text}" if text else f"{where} failed unexpectedly: {type(err).__name__}"
 
-    async def _trial(self, item: EvalItem, arm: str, index: int, system: str) -> TrialResult:
+    def _workspaces(self) -> "Workspaces":
+        if self.workspaces is None:
+            from agentsproof.targets.workspace import Workspaces
+
+            self.workspaces = Workspaces()
+        return self.workspaces
+
+    async def _trial(self, item: EvalItem, arm: str, index: int) -> TrialResult:
+        target = self.targets[item.target]
+        system = item.system_prompt if arm == "with" else BASELINE_SYSTEM_PROMPT
         t0 = time.perf_counter()
-        log = [
-            LogEvent(t=0.0, role="system", text=system),
-            LogEvent(t=0.0, role="user", text=item.prompt),
-        ]
-        req = ChatRequest(
-            messages=[{"role": "system", "content": system}, {"role": "user", "content": item.prompt}],
-            model=self.options.model,
-            temperature=self.options.temperature,
-            max_tokens=self.options.max_tokens,
-            timeout=item.timeout,
-            budget=item.timeout,
-        )
+        log = [LogEvent(t=0.0, role="system", text=system), LogEvent(t=0.0, role="user", text=item.prompt)]
+        if not target.uses_workspace:
+            trial = TrialInput(item=item, arm=arm, index=index, system=system, prompt=item.prompt, timeout=item.timeout)
+            return await self._run_and_grade(target, trial, log, t0, None)
+        from agentsproof.targets import workspace as ws
+
+        spaces = self._workspaces()
+        folder = spaces.create(item.id, arm, index, item.workspace_seed, list(item.workspace_files))
         try:
-            # The retry loop keeps every attempt and wait inside the budget and says why it
-            # stopped; this outer bound only catches a provider that ignores it.
-            resp = await asyncio.wait_for(self.client.complete(req), item.timeout + TIMEOUT_GRACE_S)
-            if not isinstance(resp.text, str):
-                raise LLMError(f"the provider's reply has no text ({type(resp.text).__name__})")
-        except Exception as err:  # noqa: BLE001 - LLMError and timeouts, or anything a provider should not raise
+            trial = TrialInput(
+                item=item, arm=arm, index=index, system=system, prompt=item.prompt, timeout=item.timeout,
+                workspace=folder, skill=item.skill if arm == "with" else None,
+            )
+            try:
+                await target.prepare(trial)
+            except Exception as err:  # noqa: BLE001 - an errored trial, never the end of the run
+                reason = str(err) if isinstance(err, LLMError) else self._unexpected(f"setting up the {target.kind} target", err)
+                log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=reason))
+                result = TrialResult(index=index, arm=arm, status="errored", error=reason, latency_s=time.perf_counter() - t0, log=log)
+            else:
+                before = ws.snapshot(folder)
+                result = await self._run_and_grade(target, trial, log, t0, before)
+        finally:
+            kept = spaces.finish(folder)  # deleted after grading unless --keep-workspaces
+        result.workspace = kept
+        return result
+
+    async def _run_and_grade(
+        self, target: Target, trial: TrialInput, log: list[LogEvent], t0: float, before: "Snapshot | None"
+    ) -> TrialResult:
+        item, arm, index = trial.item, trial.arm, trial.index
+        try:
+            # A target keeps its own work within the trial's timeout; this outer bound only
+            # catches one that ignores it.
+            rec = await asyncio.wait_for(target.run(trial), item.timeout + 2 * TIMEOUT_GRACE_S)
+            if not isinstance(rec.answer, str):
+                raise LLMError(f"the target's reply has no text ({type(rec.answer).__name__})")
+        except Exception as err:  # noqa: BLE001 - LLMError and timeouts, or anything a target should not raise
             if isinstance(err, LLMError):
                 reason = str(err)
             elif isinstance(err, asyncio.TimeoutError):
                 reason = f"trial timed out after {item.timeout:g}s"
             else:
-                reason = self._unexpected("the provider call", err)
+                reason = self._unexpected(f"the {target.kind} target" if target.kind != "chat" else "the provider call", err)
             log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=reason))
-            return TrialResult(
-                index=index, arm=arm, status="errored", error=reason, latency_s=time.perf_counter() - t0, log=log
-            )
-        log.append(LogEvent(t=time.perf_counter() - t0, role="assistant", text=resp.text))
-        for call in resp.tool_calls:
-            log.append(LogEvent(t=time.perf_counter() - t0, role="tool", text=f"{call.get('name', '')} {call.get('arguments', '')}".strip()))
+            return TrialResult(index=index, arm=arm, status="errored", error=reason, latency_s=time.perf_counter() - t0, log=log)
+        files = []
+        if trial.workspace is not None and before is not None:
+            from agentsproof.targets.workspace import changes
+
+            files = changes(trial.workspace, before)
+        log.extend(rec.log)
+        for step in rec.trajectory:
+            detail = f"{step.name} {step.arguments}".strip()
+            if step.result:
+                detail += f" → {step.result}"
+            log.append(LogEvent(t=time.perf_counter() - t0, role="tool", text=detail))
+        log.append(LogEvent(t=time.perf_counter() - t0, role="assistant", text=rec.answer))
+        context = TrialContext(
+            answer=rec.answer, workspace=trial.workspace, files=files, trajectory=rec.trajectory,
+            skill_used=rec.skill_used, skill_name=item.skill.name if item.skill else item.name, timeout=item.timeout,
+        )
+        base = dict(
+            index=index, arm=arm, response=rec.answer, latency_s=rec.latency_s or (time.perf_counter() - t0),
+            usage=rec.usage, cost_usd=rec.cost_usd, tool_calls=rec.raw_tool_calls, log=log, cached=rec.cached,
+            trajectory=rec.trajectory, files=files, skill_used=rec.skill_used,
+        )
         try:
-            graders = await grade_all(resp.text, item.graders, self.judge, item.prompt, timeout=item.timeout)
+            graders = await grade_all(rec.answer, item.graders, self.judge, item.prompt, timeout=item.timeout, context=context)
         except Exception as err:  # noqa: BLE001 - a grader must never end the run
             reason = self._unexpected("grading", err)
             log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=reason))
-            return TrialResult(
-                index=index, arm=arm, status="errored", error=reason, response=resp.text,
-                latency_s=resp.latency_s, usage=resp.usage, log=log,
-            )
+            return TrialResult(status="errored", error=reason, **base)
         for g in graders:
             if g.type != "deterministic":
                 detail = g.error if g.errored else f"score {g.score:.2f}: {g.reasoning or ''}".strip()
                 log.append(LogEvent(t=time.perf_counter() - t0, role="judge", text=f"{g.type}: {detail}"))
         score = combine(graders)
-        base = dict(
-            index=index,
-            arm=arm,
-            response=resp.text,
-            latency_s=resp.latency_s,
-            usage=resp.usage,
-            cost_usd=resp.cost_usd,
-            graders=graders,
-            tool_calls=resp.tool_calls,
-            log=log,
-            cached=resp.cached,
-        )
         if score is None:
             bad = [g for g in graders if g.errored]
             reason = "; ".join(f"grader {g.type} errored: {g.error}" for g in bad)
-            return TrialResult(status="errored", error=reason, **base)
-        return TrialResult(status="scored", score=score, passed=score >= item.threshold - 1e-9, **base)
+            return TrialResult(status="errored", error=reason, graders=graders, **base)
+        return TrialResult(status="scored", score=score, passed=score >= item.threshold - 1e-9, graders=graders, **base)
 
     def _record(self, item: EvalItem, trial: TrialResult) -> None:
         st = self.state

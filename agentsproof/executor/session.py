@@ -20,6 +20,8 @@ from agentsproof.llm.base import LLMClient
 from agentsproof.llm.registry import build_client, resolve_models, resolve_provider_name
 from agentsproof.pipeline.grader import Judge, needs_judge
 from agentsproof.schemas.artifacts import RunResult, TrialResult
+from agentsproof.targets.base import Target
+from agentsproof.targets.chat import ChatTarget
 
 T = TypeVar("T")
 
@@ -49,6 +51,10 @@ class SessionOptions:
     cache_dir: Path | None = None
     prompt_cache: bool = True
     """Mark the system prompt for the provider's prompt cache (anthropic)."""
+    target_defs: dict[str, Any] = field(default_factory=dict)
+    """Agent targets the items name (``TargetDef`` by name), resolved by the command."""
+    keep_workspaces: Path | None = None
+    """Keep every agent trial's workspace below this folder (None: delete after grading)."""
 
 
 @dataclass
@@ -56,7 +62,8 @@ class PreparedProvider:
     provider: str
     model: str
     judge_model: str
-    client: LLMClient
+    client: LLMClient | None
+    """None when nothing in the run calls a model (agent targets graded without a judge)."""
 
 
 def prepare_provider(provider: str | None, model: str | None, judge_model: str | None, *, prompt_cache: bool = True) -> PreparedProvider:
@@ -108,18 +115,24 @@ def interruptible(runner: DualArmRunner) -> Iterator[None]:
 
 
 async def run_items_async(
-    command: str, plugin: str, items: Sequence[EvalItem], opts: SessionOptions, prepared: PreparedProvider
+    command: str,
+    plugin: str,
+    items: Sequence[EvalItem],
+    opts: SessionOptions,
+    prepared: PreparedProvider,
+    targets: "dict[str, Target] | None" = None,
 ) -> RunResult:
     from agentsproof.executor import journal as jr
 
     started = time.perf_counter()
+    targets = dict(targets or {})
     client = prepared.client
-    describe = {k: v for k, v in client.describe().items() if k != "provider"}
+    describe = {k: v for k, v in client.describe().items() if k != "provider"} if client is not None else {}
     throttle = _find_layer(client, "limiter")
     if throttle is not None:
         throttle.limiter.set_maximum(opts.parallel)
     cache = None
-    if opts.cache:
+    if opts.cache and client is not None:
         from agentsproof.llm.cache import CachingClient, ResponseCache, default_cache_dir
 
         cache = ResponseCache(opts.cache_dir or default_cache_dir())
@@ -127,7 +140,10 @@ async def run_items_async(
     prior = dict(opts.prior)
     book = None
     if opts.journal is not None:
-        fingerprint = jr.run_fingerprint(command, prepared.provider, prepared.model, prepared.judge_model, describe, items)
+        fingerprint = jr.run_fingerprint(
+            command, prepared.provider, prepared.model, prepared.judge_model, describe, items,
+            {name: t.describe() for name, t in targets.items()},
+        )
         if opts.resume and opts.journal.exists():
             prior.update(jr.load(opts.journal, fingerprint))
         book = jr.start(opts.journal, fingerprint, prior)
@@ -139,28 +155,49 @@ async def run_items_async(
         if progress is not None:
             progress(item, trial)
 
-    judge = Judge(client=client, model=prepared.judge_model) if any(needs_judge(i.graders) for i in items) else None
+    judge = Judge(client=client, model=prepared.judge_model) if client is not None and any(needs_judge(i.graders) for i in items) else None
+    if client is not None:
+        targets["chat"] = ChatTarget(client, prepared.model)
+    spaces = None
+    if any(t.uses_workspace for t in targets.values()):
+        from agentsproof.targets.workspace import Workspaces
+
+        spaces = Workspaces(opts.keep_workspaces)
     runner = DualArmRunner(
-        client,
+        targets,
         RunOptions(model=prepared.model, parallel=opts.parallel, abort_after=opts.abort_after),
         judge,
         policy=opts.policy,
         on_trial=journal_and_progress,
         on_item=opts.on_item,
         prior=prior,
+        workspaces=spaces,
     )
     try:
         with interruptible(runner):
             runs = await runner.run(items)
     finally:
         try:
-            await client.aclose()
+            for target in targets.values():
+                try:
+                    await target.aclose()
+                except Exception:  # noqa: BLE001 - closing one target must not hide the others or the results
+                    pass
+            if client is not None:
+                await client.aclose()
         finally:
             if book is not None:
                 book.close()
+            if spaces is not None:
+                spaces.close()
     results = [finalize_item(r) for r in runs]
     settings = {"parallel": opts.parallel, "abort_after": opts.abort_after, **opts.settings}
     settings.update(describe)
+    agents = {name: t.describe() for name, t in targets.items() if name != "chat"}
+    if agents:
+        settings["targets"] = agents
+    if opts.keep_workspaces is not None and spaces is not None:
+        settings["workspaces"] = str(opts.keep_workspaces)
     if runner.reused:
         settings["reused_trials"] = runner.reused
     if throttle is not None and throttle.limiter.decreases:
@@ -226,5 +263,21 @@ def run_items(command: str, plugin: str, items: Sequence[EvalItem], opts: Sessio
     from agentsproof.pipeline.grader.regex import time_limit
 
     time_limit()  # a malformed AGENTSPROOF_REGEX_TIME_LIMIT is refused before the first call
-    prepared = prepare_provider(opts.provider, opts.model, opts.judge_model, prompt_cache=opts.prompt_cache)
-    return run_sync(run_items_async(command, plugin, items, opts, prepared))
+    agents = build_targets(items, opts)
+    if any(it.target == "chat" for it in items) or any(needs_judge(it.graders) for it in items):
+        prepared = prepare_provider(opts.provider, opts.model, opts.judge_model, prompt_cache=opts.prompt_cache)
+    else:  # agents graded without a judge: no model is called by the harness itself
+        prepared = PreparedProvider(provider="none", model=opts.model or "", judge_model="", client=None)
+    return run_sync(run_items_async(command, plugin, items, opts, prepared, agents))
+
+
+def build_targets(items: Sequence[EvalItem], opts: SessionOptions) -> "dict[str, Target]":
+    """The agent targets the items name, built (``${VAR}`` expanded, sandbox checked) before
+    the first call: a problem is an input error, exit 30."""
+    from agentsproof.targets.registry import build_target
+
+    names = sorted({it.target for it in items} - {"chat"})
+    missing = [n for n in names if n not in opts.target_defs]
+    if missing:
+        raise ProviderUnavailable(f"target {missing[0]!r} was not resolved")  # a programming error, said plainly
+    return {name: build_target(opts.target_defs[name], model=opts.model) for name in names}

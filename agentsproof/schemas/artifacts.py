@@ -76,6 +76,25 @@ class LogEvent(BaseModel):
     text: str
 
 
+class ToolCall(BaseModel):
+    """One step of an agent's trajectory."""
+
+    name: str
+    arguments: str = Field("", description="The call's arguments (JSON text or a command line), capped.")
+    result: str = Field("", description="A short summary of what the tool returned.")
+    latency_s: float | None = None
+    ok: bool | None = Field(None, description="False when the tool reported a failure; None when unknown.")
+
+
+class FileRecord(BaseModel):
+    """A file the agent created, changed or deleted in its workspace."""
+
+    path: str = Field(description="Relative to the workspace, '/'-separated.")
+    status: Literal["created", "changed", "deleted"]
+    size: int = 0
+    preview: str | None = Field(None, description="The start of a text file; None for binary files.")
+
+
 class TrialResult(BaseModel):
     index: int
     arm: Literal["with", "without"]
@@ -91,6 +110,10 @@ class TrialResult(BaseModel):
     tool_calls: list[dict[str, Any]] = Field(default_factory=list)
     log: list[LogEvent] = Field(default_factory=list)
     cached: bool = Field(False, description="The trial's reply came from the response cache (no call was made).")
+    trajectory: list[ToolCall] = Field(default_factory=list, description="Every tool call of an agent trial, in order.")
+    files: list[FileRecord] = Field(default_factory=list, description="Files created, changed or deleted in the trial's workspace.")
+    skill_used: bool | None = Field(None, description="Whether the agent loaded or read the skill; None when unknown.")
+    workspace: str | None = Field(None, description="The kept workspace folder (--keep-workspaces).")
 
 
 class ArmResult(BaseModel):
@@ -105,6 +128,9 @@ class ArmResult(BaseModel):
     mean_latency_s: float | None = None
     total_usage: Usage = Field(default_factory=Usage)
     mean_total_tokens: float | None = None
+    total_cost_usd: float | None = None
+    tool_counts: dict[str, int] = Field(default_factory=dict, description="Tool calls by tool name, over all trials.")
+    skill_used_rate: float | None = Field(None, description="Of the trials that could tell, the share that loaded the skill.")
 
     def summarize(self) -> "ArmResult":
         scored = [t for t in self.trials if t.status == "scored"]
@@ -120,6 +146,15 @@ class ArmResult(BaseModel):
             total = total + t.usage
         self.total_usage = total
         self.mean_total_tokens = sum(t.usage.total_tokens for t in scored) / len(scored) if scored else None
+        costs = [t.cost_usd for t in self.trials if t.cost_usd is not None]
+        self.total_cost_usd = sum(costs) if costs else None
+        counts: dict[str, int] = {}
+        for t in self.trials:
+            for step in t.trajectory:
+                counts[step.name] = counts.get(step.name, 0) + 1
+        self.tool_counts = dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+        known = [t.skill_used for t in self.trials if t.skill_used is not None]
+        self.skill_used_rate = sum(1 for k in known if k) / len(known) if known else None
         return self
 
 
@@ -136,6 +171,7 @@ class ItemResult(BaseModel):
     instruction: str
     threshold: float
     trials_requested: int
+    target: str = Field("chat", description="What ran the trials: 'chat' (one chat call) or an agent target's name.")
     with_arm: ArmResult
     without_arm: ArmResult
     delta: float | None = Field(None, description="with mean − without mean; None when an arm has no scored trial.")

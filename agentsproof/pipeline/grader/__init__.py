@@ -1,4 +1,4 @@
-"""Graders: each is a function of (response, spec) returning a GraderResult.
+"""Graders: each is a function of (response or trial context, spec) returning a GraderResult.
 
 ``grade_all`` runs a trial's graders and ``combine`` turns them into the trial score:
 the weighted average of the grader scores. Any errored grader makes the trial errored.
@@ -10,35 +10,64 @@ from __future__ import annotations
 import asyncio
 from typing import Sequence
 
-from agentsproof.config import AssertionsGrader, DeterministicGrader, GraderConfig, LLMRubricGrader
+from agentsproof.config import (
+    AssertionsGrader,
+    DeterministicGrader,
+    FilesGrader,
+    GraderConfig,
+    LLMRubricGrader,
+    ScriptGrader,
+    SkillUsedGrader,
+    ToolCallsGrader,
+)
 from agentsproof.pipeline.grader.assertions import grade_assertions
+from agentsproof.pipeline.grader.context import TrialContext, judged_response
 from agentsproof.pipeline.grader.deterministic import grade_deterministic
 from agentsproof.pipeline.grader.judge import Judge, JudgeError
 from agentsproof.pipeline.grader.llm_rubric import grade_rubric
 from agentsproof.schemas.artifacts import GraderResult
 
-__all__ = ["Judge", "JudgeError", "grade_all", "combine", "needs_judge"]
+__all__ = ["Judge", "JudgeError", "TrialContext", "grade_all", "combine", "needs_judge"]
+
+JUDGED = (LLMRubricGrader, AssertionsGrader)
 
 
 def needs_judge(graders: Sequence[GraderConfig]) -> bool:
-    return any(not isinstance(g, DeterministicGrader) for g in graders)
+    return any(isinstance(g, JUDGED) for g in graders)
 
 
-async def _grade_one(response: str, spec: GraderConfig, judge: Judge | None, task: str) -> GraderResult:
+async def _grade_one(response: str, spec: GraderConfig, judge: Judge | None, task: str, ctx: TrialContext) -> GraderResult:
     if isinstance(spec, DeterministicGrader):
         return grade_deterministic(response, spec)
+    if isinstance(spec, FilesGrader):
+        from agentsproof.pipeline.grader.files import grade_files
+
+        return grade_files(spec, ctx)
+    if isinstance(spec, ScriptGrader):
+        from agentsproof.pipeline.grader.script import grade_script
+
+        return await grade_script(spec, ctx)
+    if isinstance(spec, ToolCallsGrader):
+        from agentsproof.pipeline.grader.tool_calls import grade_tool_calls
+
+        return grade_tool_calls(spec, ctx)
+    if isinstance(spec, SkillUsedGrader):
+        from agentsproof.pipeline.grader.skill_used import grade_skill_used
+
+        return grade_skill_used(spec, ctx)
     if judge is None:
         raise RuntimeError("an LLM grader needs a judge")
+    shown = judged_response(response, ctx)
     if isinstance(spec, LLMRubricGrader):
-        return await grade_rubric(response, spec, judge, task)
+        return await grade_rubric(shown, spec, judge, task)
     if isinstance(spec, AssertionsGrader):
-        return await grade_assertions(response, spec, judge, task)
+        return await grade_assertions(shown, spec, judge, task)
     raise TypeError(f"unknown grader {type(spec).__name__}")
 
 
-async def _grade_safely(response: str, spec: GraderConfig, judge: Judge | None, task: str) -> GraderResult:
+async def _grade_safely(response: str, spec: GraderConfig, judge: Judge | None, task: str, ctx: TrialContext) -> GraderResult:
     try:
-        return await _grade_one(response, spec, judge, task)
+        return await _grade_one(response, spec, judge, task, ctx)
     except Exception as err:  # noqa: BLE001 - an errored grader, never an exception out of grading
         reason = " ".join(f"{type(err).__name__}: {err}".split())[:400]
         return GraderResult(
@@ -56,16 +85,19 @@ async def grade_all(
     task: str,
     *,
     timeout: float | None = None,
+    context: TrialContext | None = None,
 ) -> list[GraderResult]:
     """Run every grader of one trial (concurrently); one result per grader, in order.
 
     ``timeout`` (the eval's ``timeout``, seconds) bounds all judge calls of this trial
     together, retries and re-asks included; a grader that runs out of it is errored with
-    the reason. None keeps the judge's own per-call timeout only.
+    the reason. None keeps the judge's own per-call timeout only. ``context`` carries what an
+    agent trial left (workspace, files, trajectory) for the agent graders and the judges.
     """
     if judge is not None:
         judge = judge.within(timeout)
-    return list(await asyncio.gather(*(_grade_safely(response, g, judge, task) for g in graders)))
+    ctx = context or TrialContext(answer=response, timeout=timeout)
+    return list(await asyncio.gather(*(_grade_safely(response, g, judge, task, ctx) for g in graders)))
 
 
 def combine(results: Sequence[GraderResult]) -> float | None:

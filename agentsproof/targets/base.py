@@ -1,0 +1,115 @@
+"""What a trial runs: one interface for a chat call and for real agents.
+
+The runner hands a :class:`Target` one :class:`TrialInput` (the item, the arm, the system
+prompt of that arm, the trial's own workspace) and gets back one :class:`TrialRecord`: the
+final answer, the trajectory of tool calls, usage and cost. The runner, the graders and the
+reports never branch on the kind of target; a new agent kind is one new module under
+``agentsproof/targets/`` registered in :mod:`agentsproof.targets.registry`.
+
+A target that cannot produce an answer raises :class:`TargetError` (an ``LLMError``): the
+trial is *errored* with that reason, never failed.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentsproof.llm.base import LLMError
+from agentsproof.schemas.artifacts import LogEvent, ToolCall, Usage
+
+if TYPE_CHECKING:
+    from agentsproof.executor.runner import EvalItem
+
+BASELINE_SYSTEM_PROMPT = "You are a helpful assistant."
+
+
+class TargetError(LLMError):
+    """The target could not produce an answer (crash, timeout, bad reply): an errored trial."""
+
+
+@dataclass
+class SkillFile:
+    """The with-arm's skill or agent as a file an agent can load (e.g. ``SKILL.md``)."""
+
+    name: str
+    """The skill/agent name, e.g. ``csv-summary`` (safe as a path segment)."""
+    kind: str
+    """``skill`` or ``agent``."""
+    text: str
+    """The file's text as the eval read it (front matter included)."""
+    source_path: Path | None = None
+    """The skill's own file; its folder holds scripts and references an agent may read."""
+
+
+@dataclass
+class TrialInput:
+    item: "EvalItem"
+    arm: str
+    """``with`` or ``without``."""
+    index: int
+    system: str
+    """The system prompt of this arm: the skill/agent text, or the generic baseline."""
+    prompt: str
+    """The user's instruction."""
+    timeout: float
+    """Seconds the whole trial may take (the target must stop its agent by then)."""
+    workspace: Path | None = None
+    """A fresh folder for this trial only (agent targets run in it); None for chat trials."""
+    skill: SkillFile | None = None
+    """The skill/agent for the with-arm; None in the baseline arm."""
+
+    @property
+    def with_skill(self) -> bool:
+        return self.arm == "with"
+
+
+@dataclass
+class TrialRecord:
+    """What a target reports about one trial."""
+
+    answer: str
+    trajectory: list[ToolCall] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float | None = None
+    latency_s: float = 0.0
+    cached: bool = False
+    skill_used: bool | None = None
+    """Whether the agent loaded or read the skill (None: the target cannot tell)."""
+    log: list[LogEvent] = field(default_factory=list)
+    """Extra session-log events (stderr lines, notes) beside the trajectory."""
+    raw_tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    """Tool calls as the provider reported them (chat targets), kept for the JSON report."""
+
+
+class Target(abc.ABC):
+    """One kind of thing a trial can run."""
+
+    kind: str = "chat"
+    """``chat``, ``copilot``, ``command``, ``http``."""
+    name: str = "chat"
+    """The name in targets.yaml (``chat`` for the built-in chat call)."""
+    uses_workspace: bool = False
+    """True for agents that work in a per-trial folder."""
+    max_concurrency: int | None = None
+
+    async def prepare(self, trial: TrialInput) -> None:
+        """Set the workspace up before the agent starts (e.g. install the with-arm's skill).
+
+        Runs before the runner snapshots the workspace, so what it writes is not counted as
+        files the agent created. A problem raises :class:`TargetError` (errored trial)."""
+        return None
+
+    @abc.abstractmethod
+    async def run(self, trial: TrialInput) -> TrialRecord:
+        """Run one trial; raise :class:`TargetError` (or another ``LLMError``) for an errored one."""
+
+    def describe(self) -> dict[str, Any]:
+        """What determines this target's results (goes into the journal fingerprint and the
+        report's settings). No secrets: tokens are named by their env var, never by value."""
+        return {"target": self.name, "target_type": self.kind}
+
+    async def aclose(self) -> None:
+        return None
