@@ -270,12 +270,13 @@ def load_eval(path: str | Path) -> LoadedEval:
     from agentsproof.inputs import eval_root
     from agentsproof.skillfolder import item_prompt
 
-    built = item_prompt(cfg.kind, source, text, root=eval_root(p))
     workspace = None
     if cfg.workspace is not None:
         from agentsproof.targets.workspace import check_seed_folder
 
         workspace = check_seed_folder(confined(cfg.workspace, p, "workspace"), src, "workspace")
+    # the workspace seed is the task's material, not part of the skill (nor of its prompt)
+    built = item_prompt(cfg.kind, source, text, root=eval_root(p), exclude=(workspace,) if workspace else ())
     warnings = list(built.warnings)
     if cfg.execution.mode == "agent":
         # tools the skill declares do run in an agent trial: that warning is for chat trials only

@@ -138,14 +138,16 @@ def tools_warning(kind: str, meta: dict[str, Any]) -> str | None:
 # ------------------------------------------------------------------ folder files
 
 
-def folder_files(folder: Path, *, root: Path | None = None) -> list[FolderFile]:
+def folder_files(folder: Path, *, root: Path | None = None, exclude: tuple[Path, ...] = ()) -> list[FolderFile]:
     """The files of a skill folder by the rule in the module docstring, sorted by path.
 
     Nothing is followed out of ``root`` (default: the folder): symlinks are skipped
-    outright, and only regular files are taken (no FIFOs or devices)."""
+    outright, and only regular files are taken (no FIFOs or devices). Folders in
+    ``exclude`` (an agent eval's ``workspace:`` seed) are not part of the skill."""
     out: list[FolderFile] = []
     limit = (root or folder).resolve()
     base = folder.resolve()
+    skipped = {p.resolve() for p in exclude}
     if not base.is_relative_to(limit):
         return out
     stack: list[tuple[Path, str, int]] = [(base, "", 0)]
@@ -168,6 +170,8 @@ def folder_files(folder: Path, *, root: Path | None = None) -> list[FolderFile]:
             if stat.S_ISLNK(st.st_mode):
                 continue
             if stat.S_ISDIR(st.st_mode):
+                if skipped and Path(entry.path).resolve() in skipped:
+                    continue
                 if depth + 1 < MAX_DEPTH and not (depth == 0 and name in SKIP_TOP_DIRS):
                     subdirs.append((Path(entry.path), rel + "/", depth + 1))
                 continue
@@ -198,14 +202,16 @@ def _read_inline(f: FolderFile) -> str | None:
         return None
 
 
-def skill_prompt(skill_text: str, folder: Path, *, root: Path | None = None, budget_tokens: int | None = None) -> ItemPrompt:
+def skill_prompt(
+    skill_text: str, folder: Path, *, root: Path | None = None, budget_tokens: int | None = None, exclude: tuple[Path, ...] = ()
+) -> ItemPrompt:
     """SKILL.md plus its folder's files (inlined or listed); see the module docstring."""
     meta, _body = split_frontmatter(skill_text)
     result = ItemPrompt(system_prompt=skill_text, meta={k: meta[k] for k in META_KEYS if k in meta})
     warning = tools_warning("skill", meta)
     if warning:
         result.warnings.append(warning)
-    files = folder_files(folder, root=root)
+    files = folder_files(folder, root=root, exclude=exclude)
     if not files:
         return result
     budget = (inline_budget_tokens() if budget_tokens is None else budget_tokens) * CHARS_PER_TOKEN
@@ -248,8 +254,8 @@ def agent_prompt(agent_text: str) -> ItemPrompt:
     return result
 
 
-def item_prompt(kind: str, source: Path, text: str, *, root: Path | None = None) -> ItemPrompt:
+def item_prompt(kind: str, source: Path, text: str, *, root: Path | None = None, exclude: tuple[Path, ...] = ()) -> ItemPrompt:
     """The with-arm system prompt of a skill (its folder) or an agent (its body)."""
     if kind == "skill":
-        return skill_prompt(text, source.parent, root=root)
+        return skill_prompt(text, source.parent, root=root, exclude=exclude)
     return agent_prompt(text)

@@ -8,6 +8,12 @@ may apply only a limited number of ``times``. Hostile replies: ``raw_body`` send
 ``body`` any JSON value, ``headers`` any response headers. ``seen`` records each chat
 request's path, query and credentials headers (the chat bodies stay in ``requests``).
 
+A reply may also be an assistant message that calls tools (what an agent's model does):
+``reply`` (or the callable's return value) is then a dict made with :func:`tool_reply`,
+e.g. ``tool_reply(tool_call("create", {"path": "a.txt", "file_text": "hi"}))``; it is
+sent with ``finish_reason: "tool_calls"``, streamed or not. :func:`offered_tools`,
+:func:`tool_results` and :func:`after_tool` read an agent's request.
+
 In process::
 
     with ScriptedServer([Rule(reply="hi", user_contains="hello")]) as srv:
@@ -21,6 +27,7 @@ Out of process (benchmarks)::
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import re
 import socket
@@ -33,11 +40,13 @@ from typing import Any, Callable
 from urllib.parse import parse_qsl
 
 JUDGE_MARKERS = ("You grade an AI assistant", "You check one claim")
+_CALL_IDS = itertools.count(1)
 
 
 @dataclass
 class Rule:
-    reply: str | Callable[[dict[str, Any]], str] | None = None
+    reply: str | dict[str, Any] | Callable[[dict[str, Any]], str | dict[str, Any]] | None = None
+    """Text, or an assistant message dict from :func:`tool_reply` (or a callable of the request returning either)."""
     status: int = 200
     retry_after: float | None = None
     delay: float = 0.0
@@ -95,6 +104,50 @@ def _texts(req: dict[str, Any]) -> tuple[str, str]:
 def is_judge(req: dict[str, Any]) -> bool:
     system, _ = _texts(req)
     return any(mark in system for mark in JUDGE_MARKERS)
+
+
+def tool_call(name: str, arguments: dict[str, Any] | str, call_id: str | None = None) -> dict[str, Any]:
+    """One OpenAI tool call; ``arguments`` as a dict (sent as JSON text) or raw text."""
+    args = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return {"id": call_id or f"call_{next(_CALL_IDS)}", "type": "function", "function": {"name": name, "arguments": args}}
+
+
+def tool_reply(*calls: dict[str, Any], content: str | None = None) -> dict[str, Any]:
+    """An assistant message that calls ``calls`` (made with :func:`tool_call`)."""
+    return {"content": content, "tool_calls": list(calls)}
+
+
+def offered_tools(req: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The tools a request offers the model: name → JSON schema of its parameters."""
+    out: dict[str, dict[str, Any]] = {}
+    for tool in req.get("tools") or []:
+        fn = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(fn, dict) and isinstance(fn.get("name"), str):
+            out[fn["name"]] = fn.get("parameters") or {}
+    return out
+
+
+def tool_results(req: dict[str, Any]) -> list[str]:
+    """The text of every ``role: tool`` message in a request, in order."""
+    out = []
+    for m in req.get("messages", []):
+        if m.get("role") == "tool":
+            content = m.get("content")
+            if isinstance(content, list):
+                content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+            out.append(content or "")
+    return out
+
+
+def after_tool(first: Callable[[dict[str, Any]], str | dict[str, Any]] | str | dict[str, Any], then: str) -> Callable[[dict[str, Any]], str | dict[str, Any]]:
+    """A reply that is ``first`` until a tool result comes back, then the text ``then``."""
+
+    def reply(req: dict[str, Any]) -> str | dict[str, Any]:
+        if req.get("messages") and req["messages"][-1].get("role") == "tool":
+            return then
+        return first(req) if callable(first) else first
+
+    return reply
 
 
 def default_reply(req: dict[str, Any]) -> str:
@@ -203,7 +256,18 @@ class ScriptedServer:
         self.stop()
 
 
-def _completion(req: dict[str, Any], text: str, usage: tuple[int, int] | None) -> dict[str, Any]:
+def _message(reply: str | dict[str, Any]) -> dict[str, Any]:
+    if isinstance(reply, dict):
+        message = {"role": "assistant", "content": reply.get("content")}
+        if reply.get("tool_calls"):
+            message["tool_calls"] = list(reply["tool_calls"])
+        return message
+    return {"role": "assistant", "content": reply}
+
+
+def _completion(req: dict[str, Any], reply: str | dict[str, Any], usage: tuple[int, int] | None) -> dict[str, Any]:
+    message = _message(reply)
+    text = message.get("content") or ""
     prompt_tokens, completion_tokens = usage or (
         sum(len(str(m.get("content", "")).split()) for m in req.get("messages", [])),
         max(1, len(text.split())),
@@ -213,18 +277,21 @@ def _completion(req: dict[str, Any], text: str, usage: tuple[int, int] | None) -
         "object": "chat.completion",
         "created": int(time.time()),
         "model": req.get("model", "test-model"),
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
         "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
     }
 
 
-def _sse(req: dict[str, Any], text: str, usage: tuple[int, int] | None) -> bytes:
-    full = _completion(req, text, usage)
+def _sse(req: dict[str, Any], reply: str | dict[str, Any], usage: tuple[int, int] | None) -> bytes:
+    full = _completion(req, reply, usage)
+    choice = full["choices"][0]
+    delta: dict[str, Any] = {"role": "assistant", "content": choice["message"]["content"]}
+    if choice["message"].get("tool_calls"):
+        delta["tool_calls"] = [{"index": i, **call} for i, call in enumerate(choice["message"]["tool_calls"])]
+    head = {"id": full["id"], "object": "chat.completion.chunk", "created": full["created"], "model": full["model"]}
     chunks = [
-        {"id": full["id"], "object": "chat.completion.chunk", "created": full["created"], "model": full["model"],
-         "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": None}]},
-        {"id": full["id"], "object": "chat.completion.chunk", "created": full["created"], "model": full["model"],
-         "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": full["usage"]},
+        {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+        {**head, "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}], "usage": full["usage"]},
     ]
     return b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks) + b"data: [DONE]\n\n"
 
@@ -331,14 +398,14 @@ def _make_httpd(server: ScriptedServer, host: str, port: int) -> ThreadingHTTPSe
                 self._send(rule.status, json.dumps(msg).encode(), headers=headers)
                 return
             if rule and rule.reply is not None:
-                text = rule.reply(req) if callable(rule.reply) else rule.reply
+                reply = rule.reply(req) if callable(rule.reply) else rule.reply
             else:
-                text = default_reply(req)
+                reply = default_reply(req)
             usage = rule.usage if rule else None
             if req.get("stream"):
-                self._send(200, _sse(req, text, usage), ctype="text/event-stream")
+                self._send(200, _sse(req, reply, usage), ctype="text/event-stream")
             else:
-                self._send(200, json.dumps(_completion(req, text, usage)).encode())
+                self._send(200, json.dumps(_completion(req, reply, usage)).encode())
 
     return _ThreadingServer((host, port), Handler)
 

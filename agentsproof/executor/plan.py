@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentsproof.config import AssertionsGrader, GraderConfig, LLMRubricGrader, LoadedEval
 from agentsproof.errors import InputError
+
+if TYPE_CHECKING:
+    from agentsproof.targets.base import SkillFile
 from agentsproof.executor.runner import EvalItem
 from agentsproof.schemas.tc_eval import LoadedTCEval
 
@@ -44,6 +48,18 @@ def check_graders_fit(graders: list[GraderConfig], agent: bool, source: str, fie
             )
 
 
+def skill_file(name: str, kind: str, text: str, source: Path, workspace: Path | None) -> "SkillFile":
+    """The with-arm's skill as agent targets install it: a folder's SKILL.md brings the
+    folder's other files (not the workspace seed, eval files or dot-files)."""
+    from agentsproof.skillfolder import folder_files
+    from agentsproof.targets.base import SkillFile
+
+    files: tuple[tuple[str, Path], ...] = ()
+    if kind == "skill" and source.name == "SKILL.md":
+        files = tuple((f.rel, f.path) for f in folder_files(source.parent, exclude=(workspace,) if workspace else ()))
+    return SkillFile(name=name, kind=kind, text=text, source_path=source, files=files)
+
+
 def seed_digest(folder: Path | None, files: tuple[tuple[str, bytes], ...] = ()) -> str:
     """A digest of what every trial's workspace starts with (journal fingerprint)."""
     h = hashlib.sha256()
@@ -62,7 +78,6 @@ def item_from_eval(
 ) -> EvalItem:
     """One runner item; ``target`` (``--target``) overrides the file's ``execution``."""
     from agentsproof.inputs import display
-    from agentsproof.targets.base import SkillFile
 
     warn_once(ev)
     cfg = ev.config
@@ -90,7 +105,7 @@ def item_from_eval(
         target=name,
         workspace_seed=ev.workspace if agent else None,
         workspace_sha=seed_digest(ev.workspace) if agent else "",
-        skill=SkillFile(name=ev.name, kind=ev.kind, text=ev.source_text, source_path=ev.source_path) if agent else None,
+        skill=skill_file(ev.name, ev.kind, ev.source_text, ev.source_path, ev.workspace) if agent else None,
     )
 
 
@@ -122,7 +137,6 @@ def items_from_tc_eval(
     tc: LoadedTCEval, *, trials: int, threshold: float, timeout: float, target: str | None = None
 ) -> list[EvalItem]:
     """One item per case; with ``target`` (an agent) each case's files land in the workspace."""
-    from agentsproof.targets.base import SkillFile
 
     sha = sha256_text(tc.skill_text)
     agent = target is not None and target != "chat"
@@ -153,8 +167,10 @@ def items_from_tc_eval(
                 target=target if agent else "chat",
                 workspace_files=files,
                 workspace_sha=seed_digest(None, files) if agent else "",
-                skill=SkillFile(name=tc.skill_path.stem if tc.skill_path.name != "SKILL.md" else tc.skill_path.parent.name,
-                                kind="skill", text=tc.skill_text, source_path=tc.skill_path) if agent else None,
+                skill=skill_file(
+                    tc.skill_path.parent.name if tc.skill_path.name == "SKILL.md" else tc.skill_path.stem,
+                    "skill", tc.skill_text, tc.skill_path, None,
+                ) if agent else None,
             )
         )
     return items

@@ -180,8 +180,9 @@ class DualArmRunner:
         system = item.system_prompt if arm == "with" else BASELINE_SYSTEM_PROMPT
         t0 = time.perf_counter()
         log = [LogEvent(t=0.0, role="system", text=system), LogEvent(t=0.0, role="user", text=item.prompt)]
+        limit = target.timeout or item.timeout
         if not target.uses_workspace:
-            trial = TrialInput(item=item, arm=arm, index=index, system=system, prompt=item.prompt, timeout=item.timeout)
+            trial = TrialInput(item=item, arm=arm, index=index, system=system, prompt=item.prompt, timeout=limit)
             return await self._run_and_grade(target, trial, log, t0, None)
         from agentsproof.targets import workspace as ws
 
@@ -189,7 +190,7 @@ class DualArmRunner:
         folder = spaces.create(item.id, arm, index, item.workspace_seed, list(item.workspace_files))
         try:
             trial = TrialInput(
-                item=item, arm=arm, index=index, system=system, prompt=item.prompt, timeout=item.timeout,
+                item=item, arm=arm, index=index, system=system, prompt=item.prompt, timeout=limit,
                 workspace=folder, skill=item.skill if arm == "with" else None,
             )
             try:
@@ -213,14 +214,14 @@ class DualArmRunner:
         try:
             # A target keeps its own work within the trial's timeout; this outer bound only
             # catches one that ignores it.
-            rec = await asyncio.wait_for(target.run(trial), item.timeout + 2 * TIMEOUT_GRACE_S)
+            rec = await asyncio.wait_for(target.run(trial), trial.timeout + 2 * TIMEOUT_GRACE_S)
             if not isinstance(rec.answer, str):
                 raise LLMError(f"the target's reply has no text ({type(rec.answer).__name__})")
         except Exception as err:  # noqa: BLE001 - LLMError and timeouts, or anything a target should not raise
             if isinstance(err, LLMError):
                 reason = str(err)
             elif isinstance(err, asyncio.TimeoutError):
-                reason = f"trial timed out after {item.timeout:g}s"
+                reason = f"trial timed out after {trial.timeout:g}s"
             else:
                 reason = self._unexpected(f"the {target.kind} target" if target.kind != "chat" else "the provider call", err)
             log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=reason))
@@ -240,6 +241,7 @@ class DualArmRunner:
         context = TrialContext(
             answer=rec.answer, workspace=trial.workspace, files=files, trajectory=rec.trajectory,
             skill_used=rec.skill_used, skill_name=item.skill.name if item.skill else item.name, timeout=item.timeout,
+            eval_dir=Path(item.eval_path).parent if item.eval_path else None,
         )
         base = dict(
             index=index, arm=arm, response=rec.answer, latency_s=rec.latency_s or (time.perf_counter() - t0),

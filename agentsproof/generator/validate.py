@@ -147,6 +147,8 @@ def eval_dict(config: SkillEvalConfig) -> dict[str, Any]:
     """The config as the minimal dict that loads back to the same config."""
     data = config.model_dump(mode="json", exclude_none=True)
     data.pop("tasks", None)
+    if data.get("execution") == {"mode": "chat"}:
+        data.pop("execution")  # the default: generated chat evals stay as they always were
     data["version"] = _DoubleQuoted(data["version"])
     data["defaults"] = {k: _plain_number(v) for k, v in data["defaults"].items()}
     for grader in data["task"]["graders"]:

@@ -204,9 +204,10 @@ class CopilotClient(LLMClient):
         tools = [t.strip() for t in os.environ.get(ENV_TOOLS, "").split(",") if t.strip()]
         return cls(cli_path=cli, provider=byok_from_env(), tools=tools, cli_found_via=how)
 
-    # -- lifecycle -----------------------------------------------------------
+    # -- lifecycle (also used by the copilot agent target) ---------------------
 
-    async def _client(self) -> Any:
+    async def sdk(self) -> Any:
+        """The SDK client on its CLI process, started on first use (one per instance)."""
         if self._sdk_client is not None:
             return self._sdk_client
         if self._start_lock is None:
@@ -233,7 +234,7 @@ class CopilotClient(LLMClient):
             client = SDKClient(**options)
             await client.start()
         except Exception as exc:  # noqa: BLE001 - any start failure is reported the same way
-            reason = self._scrub(f"{type(exc).__name__}: {exc}".splitlines()[0])[:300]
+            reason = self.scrub(f"{type(exc).__name__}: {exc}".splitlines()[0])[:300]
             self._start_error = LLMError(
                 f"the Copilot CLI did not start ({self.cli_path or 'SDK runtime'}): {reason}; {HINT_CLI}",
                 kind="unavailable",
@@ -263,14 +264,15 @@ class CopilotClient(LLMClient):
             facts["base_url"] = scrub_url(self.provider.get("base_url"), self._secrets)
         return facts
 
-    def _scrub(self, text: str) -> str:
+    def scrub(self, text: str) -> str:
+        """``text`` without the BYOK key, GitHub tokens or URL credentials."""
         return scrub(text, self._secrets)
 
     # -- one call ------------------------------------------------------------
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         system, prompt = render_prompt(request.messages, request.json_schema)
-        client = await self._client()
+        client = await self.sdk()
         collector = EventCollector()
         timeout = request.timeout or DEFAULT_TIMEOUT
         start = time.perf_counter()
@@ -285,19 +287,16 @@ class CopilotClient(LLMClient):
         except LLMError:
             raise
         except Exception as exc:  # noqa: BLE001 - SDK/CLI failures become LLMErrors
-            raise self._sdk_error(exc) from None
+            raise self.sdk_error(exc) from None
         finally:
             if session is not None:
-                await self._dispose(client, session, finished=collector.done.is_set())
+                await self.dispose(client, session, finished=collector.done.is_set())
         latency = time.perf_counter() - start
         if collector.error is not None:
-            hint = f"check {ENV_BYOK_KEY}" if self.provider is not None else HINT_LOGIN
-            err = error_from_session_error(collector.error, auth_hint=hint)
-            raise LLMError(self._scrub(str(err)), retryable=err.retryable, status=err.status, retry_after=err.retry_after, kind=err.kind)
+            raise self.session_error(collector.error)
         text = collector.final_text()
         if text is None:
-            odd = f" ({collector.odd_events} events of an odd shape skipped; {collector.odd_event})" if collector.odd_events else ""
-            raise LLMError(self._scrub(f"Copilot finished without an assistant message{odd}"), retryable=True, kind="malformed")
+            raise self.no_answer(collector)
         return ChatResponse(
             text=text,
             usage=collector.usage,
@@ -327,7 +326,17 @@ class CopilotClient(LLMClient):
             options["provider"] = dict(self.provider)
         return options
 
-    async def _dispose(self, client: Any, session: Any, *, finished: bool) -> None:
+    def session_error(self, data: Any) -> LLMError:
+        """A ``session.error`` event as a scrubbed LLMError naming what to check."""
+        hint = f"check {ENV_BYOK_KEY}" if self.provider is not None else HINT_LOGIN
+        err = error_from_session_error(data, auth_hint=hint)
+        return LLMError(self.scrub(str(err)), retryable=err.retryable, status=err.status, retry_after=err.retry_after, kind=err.kind)
+
+    def no_answer(self, collector: EventCollector) -> LLMError:
+        odd = f" ({collector.odd_events} events of an odd shape skipped; {collector.odd_event})" if collector.odd_events else ""
+        return LLMError(self.scrub(f"Copilot finished without an assistant message{odd}"), retryable=True, kind="malformed")
+
+    async def dispose(self, client: Any, session: Any, *, finished: bool) -> None:
         """Stop a session and remove it from disk: trials must not fill the user's session history."""
         try:
             if not finished:
@@ -340,8 +349,9 @@ class CopilotClient(LLMClient):
             except Exception:  # noqa: BLE001
                 pass
 
-    def _sdk_error(self, exc: Exception) -> LLMError:
-        text = self._scrub(" ".join(f"{exc}".split()))[:300] or type(exc).__name__
+    def sdk_error(self, exc: Exception) -> LLMError:
+        """An exception from the SDK or the CLI as a scrubbed LLMError."""
+        text = self.scrub(" ".join(f"{exc}".split()))[:300] or type(exc).__name__
         name = type(exc).__name__
         if name in ("ProcessExitedError", "ConnectionError", "BrokenPipeError") or isinstance(exc, OSError):
             # The CLI went away: start a fresh one on the next call.

@@ -3,6 +3,8 @@
 A Copilot session takes a system message and one prompt, then reports everything as
 events: assistant messages, ``assistant.usage`` per model call, tool executions, errors and
 finally ``session.idle``. :class:`EventCollector` gathers them for one call;
+:class:`AgentEventCollector` adds what an agent trial reports (each tool call's result,
+latency and outcome; the skills Copilot loaded and invoked; the agent it selected);
 :func:`error_from_session_error` classifies a ``session.error``; :func:`render_prompt`
 turns a chat-style request into (system message, prompt).
 """
@@ -12,13 +14,18 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 from typing import Any
 
 from agentsproof.llm.base import LLMError
 from agentsproof.llm.replies import MAX_NAME_CHARS, MAX_TOOL_CALLS, cost_value, token_count
-from agentsproof.schemas.artifacts import Usage
+from agentsproof.schemas.artifacts import ToolCall, Usage
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+MAX_ARGUMENT_CHARS = 2_000
+"""A trajectory step keeps this much of a tool call's arguments."""
+MAX_RESULT_CHARS = 300
+"""... and this much of what the tool returned."""
 DEFAULT_SYSTEM = "You are a helpful assistant."
 _ROLE_NAMES = {"user": "User", "assistant": "Assistant", "tool": "Tool"}
 
@@ -135,6 +142,93 @@ class EventCollector:
         if self._texts:
             return self._texts[-1]
         return "" if self._saw_message else None
+
+
+class AgentEventCollector(EventCollector):
+    """:class:`EventCollector` plus what an agent trial reports.
+
+    ``trajectory()`` has one step per tool execution, in the order they started (sub-agents'
+    tools included), with a short result, the latency between the start and complete events
+    and whether the tool succeeded (a call denied by the permission handler is a failed step).
+    ``skills_loaded`` (paths of the skills the session offers; None until Copilot says),
+    ``skills_invoked`` ((name, path) per ``skill.invoked``) and ``agents_selected`` tell
+    whether a skill or custom agent was in play."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._steps: dict[str, dict[str, Any]] = {}
+        self.skills_loaded: list[str] | None = None
+        self.skills_invoked: list[tuple[str, str]] = []
+        self.agents_selected: list[str] = []
+
+    def _take(self, event: Any) -> None:
+        from copilot.session_events import (
+            SessionSkillsLoadedData,
+            SkillInvokedData,
+            SubagentSelectedData,
+            ToolExecutionCompleteData,
+            ToolExecutionStartData,
+        )
+
+        super()._take(event)
+        data = event.data
+        if isinstance(data, ToolExecutionStartData):
+            self._step(data.tool_call_id, data.tool_name, data.arguments)
+        elif isinstance(data, ToolExecutionCompleteData):
+            step = self._step(data.tool_call_id, None, None)
+            if step is None:
+                return
+            step["ok"] = data.success is True
+            step["end"] = time.perf_counter()
+            error = getattr(data.error, "message", None)
+            content = getattr(data.result, "content", None)
+            text = error if isinstance(error, str) and not step["ok"] else content
+            step["result"] = " ".join(text.split())[:MAX_RESULT_CHARS] if isinstance(text, str) else ""
+        elif isinstance(data, SkillInvokedData):
+            self.skills_invoked.append((_name(data.name), data.path if isinstance(data.path, str) else ""))
+        elif isinstance(data, SubagentSelectedData):
+            self.agents_selected.append(_name(data.agent_name))
+        elif isinstance(data, SessionSkillsLoadedData):
+            skills = data.skills if isinstance(data.skills, list) else []
+            self.skills_loaded = [s.path for s in skills if isinstance(getattr(s, "path", None), str)]
+
+    def _step(self, call_id: Any, name: Any, arguments: Any) -> dict[str, Any] | None:
+        call_id = _name(call_id)
+        if not call_id:
+            return None
+        step = self._steps.get(call_id)
+        if step is None:
+            if len(self._steps) >= MAX_TOOL_CALLS:
+                return None
+            known = next((c for c in self.tool_calls if c.get("id") == call_id), {})
+            step = self._steps[call_id] = {
+                "name": _name(name) or known.get("name", ""), "arguments": _text(arguments) or known.get("arguments", ""),
+                "start": time.perf_counter(), "end": None, "ok": None, "result": "",
+            }
+        return step
+
+    def trajectory(self) -> list[ToolCall]:
+        return [
+            ToolCall(
+                name=step["name"],
+                arguments=step["arguments"][:MAX_ARGUMENT_CHARS],
+                result=step["result"],
+                latency_s=round(step["end"] - step["start"], 6) if step["end"] is not None else None,
+                ok=step["ok"],
+            )
+            for step in self._steps.values()
+        ]
+
+
+def _text(arguments: Any) -> str:
+    if arguments is None:
+        return ""
+    if isinstance(arguments, str):
+        return arguments
+    try:
+        return json.dumps(arguments, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        return f"<{type(arguments).__name__}>"
 
 
 def _name(value: Any) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
@@ -241,6 +241,8 @@ class ScriptGrader(Strict):
     "message"}]``, skillgrade's output). A score outside 0..1 or a run past the timeout
     errors the grader. The command gets env ``AGENTSPROOF_WORKSPACE`` (its working folder)
     and ``AGENTSPROOF_ANSWER_FILE`` (the final answer, in a file outside the workspace).
+    Relative paths in ``run`` and ``script`` are relative to the workspace, so a checker
+    file comes from the eval's ``workspace:`` folder (or an absolute path).
     """
 
     type: Literal["script"]
@@ -290,17 +292,21 @@ class ScriptGrader(Strict):
             raise FieldError("script", "give 'run' or 'script', not both")
         return self
 
-    def argv(self) -> list[str]:
-        """What is executed, with the workspace as the working folder."""
+    def argv(self, eval_dir: Path | None = None) -> list[str]:
+        """What is executed, with the workspace as the working folder. A ``script:`` found
+        beside the eval file runs from there (out of the agent's sight); otherwise it is
+        looked up in the workspace."""
         if isinstance(self.run, str):
             return ["sh", "-c", self.run]
         if isinstance(self.run, list):
             return list(self.run)
         assert self.script is not None
+        beside_eval = eval_dir is not None and (eval_dir / self.script).is_file()
+        path = str((eval_dir / self.script).resolve()) if beside_eval and eval_dir is not None else self.script
         interpreter = SCRIPT_INTERPRETERS.get(PurePosixPath(self.script).suffix.lower())
         if interpreter:
-            return [interpreter, self.script]
-        return [self.script if self.script.startswith("./") else "./" + self.script]
+            return [interpreter, path]
+        return [path if path.startswith(("/", "./")) else "./" + path]
 
     def shown(self) -> str:
         """The command as written, on one line, for reports."""

@@ -15,10 +15,10 @@ A judge failure raises :class:`JudgeError`; the worker marks the grade errored.
 
 from __future__ import annotations
 
-import fnmatch
 import json
 from typing import Any
 
+from agentsproof import tracecheck
 from agentsproof.pipeline.grader.judge import Judge, JudgeError, judge_json
 
 WEIGHTS = {"goal_completion": 0.35, "output_quality": 0.20, "tool_accuracy": 0.20, "step_efficiency": 0.15, "safety": 0.10}
@@ -45,38 +45,20 @@ def weights_for(has_tool_calls: bool) -> dict[str, float]:
     return {k: round(w[k], 6) for k in AXES}
 
 
-def _split(assertions: list[str]) -> tuple[list[tuple[str, str, str]], list[str]]:
-    structured, free = [], []
-    for a in assertions:
-        kind, sep, arg = a.partition(":")
-        kind = kind.strip().lower()
-        if sep and kind in ("must_call", "must_not_call", "max_steps", "min_steps"):
-            structured.append((a, kind, arg.strip()))
-        else:
-            free.append(a)
-    return structured, free
-
-
 def check_assertions(assertions: list[str], steps: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
-    """(results of the structured assertions, the free-text ones for the judge)."""
-    structured, free = _split(assertions)
+    """(results of the structured assertions, the free-text ones for the judge).
+
+    The structured ones are checked by :mod:`agentsproof.tracecheck`, as the ``tool_calls``
+    grader does; every step counts and matches by its name."""
     names = [str(st.get("name") or "") for st in steps]
-    results = []
-    for text, kind, arg in structured:
-        if kind in ("must_call", "must_not_call"):
-            hits = [n for n in names if fnmatch.fnmatchcase(n, arg)]
-            ok = bool(hits) if kind == "must_call" else not hits
-            detail = f"called {len(hits)} time(s)" if hits else f"no step named {arg!r}"
-        else:
-            try:
-                limit = int(arg)
-            except ValueError:
-                results.append({"assertion": text, "passed": False, "detail": f"{arg!r} is not a whole number"})
-                continue
-            n = len(steps)
-            ok = n <= limit if kind == "max_steps" else n >= limit
-            detail = f"{n} step(s), {'at most' if kind == 'max_steps' else 'at least'} {limit} allowed"
-        results.append({"assertion": text, "passed": ok, "detail": detail})
+    results, free = [], []
+    for text in assertions:
+        parsed = tracecheck.parse(text)
+        if parsed is None:
+            free.append(text)
+            continue
+        verdict = tracecheck.check(*parsed, names)
+        results.append({"assertion": text, "passed": verdict.passed, "detail": verdict.detail})
     return results, free
 
 

@@ -41,7 +41,12 @@ class SkillFile:
     text: str
     """The file's text as the eval read it (front matter included)."""
     source_path: Path | None = None
-    """The skill's own file; its folder holds scripts and references an agent may read."""
+    """The skill's own file."""
+    files: tuple[tuple[str, Path], ...] = ()
+    """The skill folder's other files to install beside it: (path relative to the skill
+    folder, the file). Chosen when the eval is loaded (the rule of
+    :func:`agentsproof.skillfolder.folder_files`, without the eval's workspace seed);
+    empty for an agent or a skill file that is not a folder's SKILL.md."""
 
 
 @dataclass
@@ -94,6 +99,9 @@ class Target(abc.ABC):
     uses_workspace: bool = False
     """True for agents that work in a per-trial folder."""
     max_concurrency: int | None = None
+    timeout: float | None = None
+    """The target's own seconds per trial (targets.yaml ``timeout``), which replaces the
+    eval's; None: the eval's ``timeout``."""
 
     async def prepare(self, trial: TrialInput) -> None:
         """Set the workspace up before the agent starts (e.g. install the with-arm's skill).

@@ -120,6 +120,10 @@ class HttpTargetSpec(Strict):
     def _one_skill_route(self) -> "HttpTargetSpec":
         if self.skill_field is not None and self.with_url is not None:
             raise FieldError("with_url", "give one of skill_field and with_url")
+        if self.skill_field is None and self.with_url is None:
+            raise FieldError(
+                "skill_field", "is required (or with_url): without one, both arms send the same request and the eval measures nothing"
+            )
         return self
 
 

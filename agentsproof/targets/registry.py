@@ -24,10 +24,10 @@ def build_target(defn: TargetDef, *, model: str | None = None) -> Target:
     """A target ready to run: ``${VAR}`` references expanded (InputError when one is missing).
 
     ``model`` is the run's ``--model`` (targets that talk to a model use it unless their
-    own settings name one)."""
+    own settings name one); ``source`` (the targets file) is what set-up errors name."""
     module_name, cls_name = KINDS[defn.spec.type].split(":")
     cls: Any = getattr(importlib.import_module(module_name), cls_name)
-    return cls(defn.name, defn.expanded(), defn.spec, model=model)
+    return cls(defn.name, defn.expanded(), defn.spec, model=model, source=defn.source)
 
 
 def resolve(name: str, near: Path | None, explicit: Path | None = None) -> TargetDef:

@@ -97,7 +97,15 @@ async def grade_all(
     if judge is not None:
         judge = judge.within(timeout)
     ctx = context or TrialContext(answer=response, timeout=timeout)
-    return list(await asyncio.gather(*(_grade_safely(response, g, judge, task, ctx) for g in graders)))
+    # Script graders may write in the workspace: they run one by one after the others have read it.
+    first = [i for i, g in enumerate(graders) if not isinstance(g, ScriptGrader)]
+    results: dict[int, GraderResult] = dict(
+        zip(first, await asyncio.gather(*(_grade_safely(response, graders[i], judge, task, ctx) for i in first)))
+    )
+    for i, g in enumerate(graders):
+        if i not in results:
+            results[i] = await _grade_safely(response, g, judge, task, ctx)
+    return [results[i] for i in range(len(graders))]
 
 
 def combine(results: Sequence[GraderResult]) -> float | None:

@@ -22,6 +22,9 @@ class TrialContext:
     skill_name: str = ""
     timeout: float | None = None
     """The trial's timeout in seconds (a script grader's own timeout is capped by it)."""
+    eval_dir: Path | None = None
+    """The eval file's folder: script graders find their ``script:`` there (env
+    ``AGENTSPROOF_EVAL_DIR``), where the agent cannot see it."""
 
 
 JUDGE_FILE_CHARS = 2_000

@@ -1,0 +1,260 @@
+"""The command target: any CLI agent (Claude Code ``-p``, codex, aider, a script) run in the
+trial's workspace.
+
+**Command line.** ``command`` is an argv list, run without a shell, with the workspace as
+the current folder. In every element ``{prompt}`` becomes the instruction, ``{workspace}``
+the workspace's absolute path, ``{skill_file}`` the installed skill file (empty in the
+baseline arm) and ``{model}`` the run's ``--model`` (or empty). When no element holds
+``{prompt}``, or ``stdin: true``, the instruction is written on stdin (else stdin is empty).
+
+**With-arm.** :meth:`CommandTarget.prepare` (before the runner's snapshot, so it never
+counts as the agent's work) installs the skill/agent text in the workspace at
+``skill_path`` (``{name}`` = its name). A skill whose source is a ``SKILL.md`` in its own
+folder gets that folder's other files beside it, by the rule of
+:func:`agentsproof.skillfolder.folder_files` (regular files, no symlinks or dot-files,
+bounded). Nothing is ever written through a symlink, and a file already at that path
+(from the seed) is an errored trial. The baseline arm runs the same command in the same
+kind of workspace with nothing installed.
+
+**Environment.** agentsproof's own environment, plus ``env`` from targets.yaml, plus:
+``AGENTSPROOF_WORKSPACE`` (the workspace), ``AGENTSPROOF_ARM`` (``with``/``without``),
+``AGENTSPROOF_TRACE_FILE`` (where a trace may be written) and, in the with-arm only,
+``AGENTSPROOF_SKILL_FILE`` (the installed file, absolute) and ``AGENTSPROOF_SKILL_NAME``.
+
+**Answer.** stdout (UTF-8, undecodable bytes replaced, first :data:`MAX_OUTPUT_BYTES`,
+stripped), or the ``answer_file`` in the workspace. An empty answer is an answer. A
+non-zero exit, a missing answer file and a timeout are errored trials; their one-line
+reasons carry the last lines of stderr with every ``env`` value and ``${VAR}`` value
+masked. The last stderr lines also go into the session log.
+
+**Trace.** Each trial has a private harness folder outside the workspace (so nothing
+agentsproof writes shows up as a file the agent created). Without ``trace_file``,
+``AGENTSPROOF_TRACE_FILE`` points into it; with ``trace_file`` it is that file in the
+workspace (which then does count as a created file). The format is in
+:mod:`agentsproof.targets.trace`; ``skill_used`` is None when no trace was written (the
+baseline arm, which has no skill installed, is always False).
+
+**Processes.** The agent runs in its own process group: see :mod:`agentsproof.procgroup`.
+
+**Sandbox.** ``sandbox: true`` runs the command under bubblewrap: see
+:mod:`agentsproof.targets.sandbox` for what is and is not reachable.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import shutil
+import tempfile
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+from agentsproof.procgroup import MAX_OUTPUT_BYTES, Outcome, run_group
+from agentsproof.schemas.artifacts import LogEvent
+from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord
+from agentsproof.targets.config import TARGETS_FILE, CommandTargetSpec
+from agentsproof.targets.trace import parse_trace, read_bounded
+
+REASON_CHARS = 300
+MAX_SKILL_BYTES = 50 * 1024 * 1024
+"""Of the skill folder's files copied beside the installed skill."""
+DEFAULT_TRACE_NAME = "trace.jsonl"
+_PLACEHOLDER = re.compile(r"\{(prompt|workspace|skill_file|model)\}")
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class CommandTarget(Target):
+    kind = "command"
+    uses_workspace = True
+
+    def __init__(self, name: str, spec: CommandTargetSpec, shown: CommandTargetSpec, *, model: str | None = None, source: str = TARGETS_FILE):
+        """``spec`` has ``${VAR}`` expanded; ``shown`` is as written (for reports).
+        ``source`` names the targets file in a sandbox error."""
+        self.name = name
+        self.spec = spec
+        self.shown = shown
+        self.model = model
+        self.timeout = spec.timeout
+        self.bwrap = None
+        if spec.sandbox:
+            from agentsproof.targets.sandbox import find_bwrap
+
+            self.bwrap = find_bwrap(source, name)
+        self._secrets = _secret_values(spec, shown)
+
+    def describe(self) -> dict[str, Any]:
+        s = self.shown
+        out: dict[str, Any] = {
+            "target": self.name, "target_type": self.kind, "command": list(s.command), "stdin": s.stdin,
+            "skill_path": s.skill_path, "answer_file": s.answer_file, "trace_file": s.trace_file,
+            "timeout": s.timeout, "sandbox": s.sandbox, "env": sorted(s.env),
+        }
+        if s.loopback_ports:
+            out["loopback_ports"] = list(s.loopback_ports)
+        return out
+
+    async def prepare(self, trial: TrialInput) -> None:
+        """Install the with-arm's skill in the workspace (nothing in the baseline arm)."""
+        if trial.skill is None or trial.workspace is None:
+            return
+        try:
+            install_skill(trial.skill, trial.workspace.resolve(), self.spec.skill_path)
+        except OSError as exc:
+            raise TargetError(f"cannot install the skill: {exc.strerror or exc}") from None
+
+    async def run(self, trial: TrialInput) -> TrialRecord:
+        try:
+            return await self._run(trial)
+        except TargetError as err:  # its reason may quote stderr or a path: mask the secrets
+            raise TargetError(self._scrub(str(err)), kind=err.kind) from None
+
+    async def _run(self, trial: TrialInput) -> TrialRecord:
+        if trial.workspace is None:
+            raise TargetError("the command target needs a workspace")
+        workspace = trial.workspace.resolve()
+        timeout = self.spec.timeout or trial.timeout
+        skill = skill_file(trial.skill, workspace, self.spec.skill_path) if trial.skill is not None else None
+        if skill is not None and not (skill.exists() or skill.is_symlink()):
+            await self.prepare(trial)  # a caller that skipped prepare()
+        harness = Path(tempfile.mkdtemp(prefix="agentsproof-trial-"))
+        bridge = None
+        try:
+            try:
+                trace = workspace / self.spec.trace_file if self.spec.trace_file else harness / DEFAULT_TRACE_NAME
+                trace.parent.mkdir(parents=True, exist_ok=True)  # an empty folder never shows as a change
+                argv, stdin_text = self._argv(trial.prompt, workspace, skill)
+                env = self._env(trial, workspace, trace, skill)
+                if self.bwrap is not None:
+                    from agentsproof.targets.sandbox import LoopbackBridge, bwrap_argv
+
+                    bridge = LoopbackBridge(harness, self.spec.loopback_ports)
+                    sockets = await bridge.start()
+                    argv = bwrap_argv(self.bwrap, workspace=workspace, workspaces_root=workspace.parent.parent,
+                                      harness=harness, argv=argv, sockets=sockets)
+            except OSError as exc:
+                raise TargetError(f"cannot prepare the trial: {exc.strerror or exc}") from None
+            out = await run_group(argv, cwd=workspace, env=env, stdin_text=stdin_text, timeout=timeout)
+            return self._record(out, trial, workspace, trace, skill, timeout)
+        finally:
+            if bridge is not None:
+                await bridge.aclose()
+            shutil.rmtree(harness, ignore_errors=True)
+
+    def _argv(self, prompt: str, workspace: Path, skill: Path | None) -> tuple[list[str], str | None]:
+        values = {"prompt": prompt, "workspace": str(workspace), "skill_file": str(skill or ""),
+                  "model": self.model or ""}
+        argv = [_PLACEHOLDER.sub(lambda m: values[m.group(1)], arg) for arg in self.spec.command]
+        on_stdin = self.spec.stdin or not any("{prompt}" in arg for arg in self.spec.command)
+        return argv, (prompt if on_stdin else None)
+
+    def _env(self, trial: TrialInput, workspace: Path, trace: Path, skill: Path | None) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k not in ("AGENTSPROOF_SKILL_FILE", "AGENTSPROOF_SKILL_NAME")}
+        env.update(self.spec.env)
+        env.update(AGENTSPROOF_WORKSPACE=str(workspace), AGENTSPROOF_ARM=trial.arm, AGENTSPROOF_TRACE_FILE=str(trace))
+        if skill is not None and trial.skill is not None:
+            env.update(AGENTSPROOF_SKILL_FILE=str(skill), AGENTSPROOF_SKILL_NAME=trial.skill.name)
+        return env
+
+    def _record(self, out: Outcome, trial: TrialInput, workspace: Path, trace: Path, skill: Path | None, timeout: float) -> TrialRecord:
+        if out.timed_out:
+            raise TargetError(f"agent timed out after {timeout:g}s" + _tail(out.stderr), kind="timeout")
+        if out.returncode != 0:
+            what = (f"agent was killed by signal {_signal_name(-out.returncode)}" if out.returncode < 0
+                    else f"agent exited with code {out.returncode}")
+            raise TargetError(what + _tail(out.stderr))
+        log = [LogEvent(t=t, role="info", text=self._scrub("stderr: " + line)) for t, line in out.stderr]
+        log += [LogEvent(t=out.latency_s, role="info", text=note) for note in out.notes]
+        if self.spec.answer_file:
+            data = read_bounded(workspace / self.spec.answer_file, workspace)
+            if data is None:
+                raise TargetError(f"the agent wrote no answer file {self.spec.answer_file!r} (or it is not a regular file in the workspace)")
+            answer_bytes, cut = data
+        else:
+            answer_bytes, cut = out.stdout, out.stdout_cut
+        if cut:
+            log.append(LogEvent(t=out.latency_s, role="info", text=f"the answer was cut at {MAX_OUTPUT_BYTES:,} bytes"))
+        skill_name = trial.skill.name if trial.skill else (trial.item.skill.name if trial.item.skill else trial.item.name)
+        mentions = [skill.relative_to(workspace).as_posix(), str(skill)] if skill else []
+        steps, used, notes = parse_trace(trace, workspace, mentions, skill_name)
+        if skill is None:
+            used = False  # the baseline: no skill was installed, so none can have been used
+        log += [LogEvent(t=out.latency_s, role="info", text=note) for note in notes]
+        return TrialRecord(answer=answer_bytes.decode("utf-8", "replace").strip(), trajectory=steps,
+                           latency_s=out.latency_s, skill_used=used, log=log)
+
+    def _scrub(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _secret_values(spec: CommandTargetSpec, shown: CommandTargetSpec) -> list[str]:
+    """Values that may be secrets: every ``env`` value and every ``${VAR}`` a field names."""
+    found = set(spec.env.values())
+    for text in [*shown.command, *shown.env.values()]:
+        found.update(os.environ.get(name, "") for name in _ENV_REF.findall(text))
+    return sorted((v for v in found if len(v) >= 4), key=len, reverse=True)
+
+
+def _tail(stderr: "deque[tuple[float, str]]") -> str:
+    lines = [line for _t, line in stderr if line.strip()][-3:]
+    if not lines:
+        return ""
+    text = " ".join(" | ".join(lines).split())
+    return ": " + (text if len(text) <= REASON_CHARS else "…" + text[-REASON_CHARS:])
+
+
+def _signal_name(num: int) -> str:
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return str(num)
+
+
+# ------------------------------------------------------------------ the skill in the workspace
+
+
+def skill_file(skill: Any, workspace: Path, skill_path: str) -> Path:
+    """Where ``skill`` goes in ``workspace`` (absolute); TargetError when that leaves it."""
+    rel = skill_path.replace("{name}", skill.name)
+    dest = Path(os.path.normpath(workspace / rel))
+    if not dest.is_relative_to(workspace) or dest == workspace:
+        raise TargetError(f"skill_path {rel!r} leaves the workspace")
+    return dest
+
+
+def _write_new(dest: Path, data: bytes, workspace: Path) -> bool:
+    """Write ``data`` at ``dest`` inside ``workspace``, creating folders, never through a
+    symlink; False when something is already there."""
+    here = workspace
+    for part in dest.relative_to(workspace).parts[:-1]:
+        here = here / part
+        if here.is_symlink() or (here.exists() and not here.is_dir()):
+            raise TargetError(f"cannot install the skill: {here.relative_to(workspace).as_posix()!r} in the workspace is not a folder")
+        here.mkdir(exist_ok=True)
+    if dest.exists() or dest.is_symlink():
+        return False
+    fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    return True
+
+
+def install_skill(skill: Any, workspace: Path, skill_path: str) -> Path:
+    """Put the skill file (and its folder's files, for a SKILL.md) at ``skill_path``."""
+    dest = skill_file(skill, workspace, skill_path)
+    if not _write_new(dest, skill.text.encode("utf-8"), workspace):
+        raise TargetError(f"cannot install the skill: the workspace already has {dest.relative_to(workspace).as_posix()!r}")
+    budget = MAX_SKILL_BYTES
+    for rel, path in skill.files:
+        data = read_bounded(path, path.parent, limit=budget)
+        if data is None or data[1]:
+            continue
+        budget -= len(data[0])
+        _write_new(dest.parent / rel, data[0], workspace)
+    return dest
