@@ -178,6 +178,21 @@ def run_options(f: Callable) -> Callable:
         default=None,
         help="Keep every agent trial's workspace in <report>.workspaces/ (default: deleted after grading).",
     )(f)
+    f = click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="Also write JUnit XML: one testcase per item or case.")(f)
+    f = click.option("--jsonl", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="Also write one JSON line per trial.")(f)
+    f = click.option(
+        "--baseline",
+        type=click.Choice(["default", "none"]),
+        default="default",
+        show_default=True,
+        help="none: run only the with-arm (or the target alone): pass rates and flaky cases, no grade. See docs/interop.md.",
+    )(f)
+    f = click.option(
+        "--config",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="Record a setting of the agent in the report (repeatable); compare warns when two runs differ.",
+    )(f)
     return f
 
 

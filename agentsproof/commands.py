@@ -14,7 +14,8 @@ from agentsproof.executor.plan import item_from_eval, items_from_tc_eval, plugin
 from agentsproof.executor.runner import EvalItem
 from agentsproof.executor.session import SessionOptions, prepare_provider, run_items
 from agentsproof.options import RunConfig
-from agentsproof.report import prepare_output, report_targets, write_reports
+from agentsproof.exports import write_outputs
+from agentsproof.report import prepare_output, report_targets
 from agentsproof.schemas.artifacts import RunResult
 from agentsproof.schemas.tc_eval import load_tc_eval
 
@@ -46,14 +47,33 @@ def _settings(cfg: RunConfig) -> dict[str, Any]:
     out: dict[str, Any] = {k: getattr(cfg, k) for k in ("trials", "threshold") if getattr(cfg, k) is not None}
     if cfg.shard is not None:
         out["shard"] = str(cfg.shard)
-    return out
+    return {**out, **_interop_settings(cfg)}
+
+
+def _interop_settings(cfg: RunConfig) -> dict[str, Any]:
+    from agentsproof.single_arm import run_settings
+
+    return run_settings(cfg.baseline, cfg.config)
+
+
+def _arms(items: list[EvalItem], cfg: RunConfig) -> list[EvalItem]:
+    """``--baseline none``: every item runs its with-arm only."""
+    import dataclasses
+
+    if cfg.baseline != "none":
+        return items
+    if cfg.adaptive:
+        raise InputError("command line", "--adaptive", "stops once the grade is settled, and a single-arm run (--baseline none) has no grade; give one of them")
+    return [dataclasses.replace(it, arms=("with",)) for it in items]
 
 
 def _targets(command: str, cfg: RunConfig, plugin: str, stem: str, kind: str | None = None) -> dict[str, Path]:
     """The report paths of this run, checked writable before the first model call."""
+    from agentsproof.exports import extra_targets
+
     targets = report_targets(command, cfg.output, plugin, stem, kind)
     prepare_output(cfg.output, targets)
-    return targets
+    return {**targets, **extra_targets(cfg.junit, cfg.jsonl)}
 
 
 def resolve_targets(items: list[EvalItem], cfg: RunConfig) -> dict[str, Any]:
@@ -85,6 +105,7 @@ def _run(command: str, plugin: str, items: list[EvalItem], cfg: RunConfig, stem:
     """The one path every run takes: targets checked, trials run (journalled, resumable), reports written."""
     from agentsproof.executor.journal import journal_path
 
+    items = _arms(items, cfg)
     target_defs = resolve_targets(items, cfg)
     targets = _targets(command, cfg, plugin, stem, items[0].kind if command == "eval" and items else None)
     session = _session(
@@ -92,7 +113,7 @@ def _run(command: str, plugin: str, items: list[EvalItem], cfg: RunConfig, stem:
         keep_workspaces=_workspaces_dir(targets) if cfg.keep_workspaces and target_defs else None,
     )
     run = run_items(command, plugin, items, session)
-    return run, write_reports(run, targets)
+    return run, write_outputs(run, targets)
 
 
 def _workspaces_dir(targets: dict[str, Path]) -> Path:
@@ -113,6 +134,8 @@ def _retry(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult, dict[st
     if saved.command != command:
         raise InputError(str(saved_path), "command", f"is a {saved.command!r} run; retry it with `agentsproof {saved.command}`")
     items, prior, settings = retry_plan(saved, load_items_for_retry(saved, saved_path, path), saved_path)
+    if saved.settings.get("baseline") == "none":  # a single-arm run is retried single-armed
+        items = _arms(items, cfg.replace(baseline="none", adaptive=False))
     name = saved.items[0].name if command == "eval" and saved.items else saved.plugin
     targets = _targets(command, cfg, saved.plugin, name, saved.items[0].kind if command == "eval" and saved.items else None)
     target_defs = resolve_targets(items, cfg)
@@ -121,7 +144,7 @@ def _retry(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult, dict[st
         target_defs=target_defs, keep_workspaces=_workspaces_dir(targets) if cfg.keep_workspaces and target_defs else None,
     )
     run = run_items(command, saved.plugin, items, session)
-    return run, write_reports(run, targets)
+    return run, write_outputs(run, targets)
 
 
 def run_eval(path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
@@ -166,7 +189,7 @@ def _empty_shard(plugin: str, cfg: RunConfig) -> tuple[RunResult, dict[str, Path
 
     targets = _targets("eval-all", cfg, plugin, plugin)
     run = build_run("eval-all", plugin, [], provider=cfg.provider or "", model=cfg.model or "", judge_model=cfg.judge_model or "", settings=_settings(cfg))
-    return run, write_reports(run, targets)
+    return run, write_outputs(run, targets)
 
 
 def run_tc_eval(path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
@@ -181,7 +204,7 @@ def run_tc_eval(path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]
     timeout = cfg.timeout if cfg.timeout is not None else DEFAULT_TIMEOUT
     items = items_from_tc_eval(tc, trials=trials, threshold=threshold, timeout=timeout, target=cfg.target)
     stem = tc_eval_name(tc)
-    settings = {"trials": trials, "threshold": threshold, "timeout": timeout}
+    settings = {"trials": trials, "threshold": threshold, "timeout": timeout, **_interop_settings(cfg)}
     return _run("tc-eval", stem, items, cfg, stem, settings)
 
 

@@ -376,10 +376,24 @@ def render_json_schema() -> str:
     return json.dumps(json_schema(), indent=2)
 
 
+def _render_junit(run: RunResult) -> str:
+    from agentsproof.exports import render_junit
+
+    return render_junit(run)
+
+
+def _render_jsonl(run: RunResult) -> str:
+    from agentsproof.exports import render_jsonl
+
+    return render_jsonl(run)
+
+
 WRITERS: dict[str, Callable[[RunResult], str]] = {
     "json": render_json,
     "md": render_markdown,
     "html": render_html,
+    "junit": _render_junit,  # --junit FILE (agentsproof.exports)
+    "jsonl": _render_jsonl,  # --jsonl FILE: one line per trial
 }
 
 
