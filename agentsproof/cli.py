@@ -367,28 +367,41 @@ def doctor_cmd(**opts: Any) -> None:
 
 
 @main.command("compare")
-@click.argument("before", type=click.Path(path_type=Path))
-@click.argument("after", type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path), metavar="BEFORE AFTER | [RUNS_DIR]")
+@click.option("--last", type=click.IntRange(2, 1000), metavar="N", help="Compare the newest run in RUNS_DIR (default runs/) with the one N-1 runs before it (history/ copies).")
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True, help="Significance level for BETTER / WORSE.")
 @click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write the comparison as Markdown to this file.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON on stdout instead of the table.")
 @click.option("--ci", is_flag=True, help="Exit 1 when any item or case is WORSE.")
-def compare_cmd(before: Path, after: Path, alpha: float, markdown_path: Path | None, as_json: bool, ci: bool) -> None:
-    """Compare two saved runs (JSON reports of any command), item by item.
+def compare_cmd(paths: tuple[Path, ...], last: int | None, alpha: float, markdown_path: Path | None, as_json: bool, ci: bool) -> None:
+    """Compare two saved runs, item by item (or case by case).
 
     Per item, a two-sided Fisher exact test on the with-skill arm's pass/fail
-    counts: SAME, BETTER, WORSE, NOISE, NEW, REMOVED or INCONCLUSIVE.
+    counts: SAME, BETTER, WORSE, NOISE, NEW, REMOVED or INCONCLUSIVE; ↑/↓ mark
+    a pass rate that rose/fell, and a last row gives the overall pass rate.
+    BEFORE and AFTER may be JSON reports of any command, agentprobe report
+    files or agentv index.jsonl files (the format is detected). Warns when the
+    runs' --config settings differ.
 
     \b
     Example:
       agentsproof compare before/eval-all-summary.json runs/my-plugin/eval-all-summary.json --ci
+      agentsproof compare --last 2 runs/
     """
     import json
 
-    from agentsproof.stats.compare import compare_files
+    from agentsproof.stats.compare_extra import compare_any, last_runs
     from agentsproof.stats.compare_render import render_markdown, render_terminal
 
-    cmp = compare_files(before, after, alpha)
+    if last is not None:
+        if len(paths) > 1:
+            raise InputError("command line", "--last", "takes at most one RUNS_DIR, not BEFORE AFTER")
+        before, after = last_runs(paths[0] if paths else Path("runs"), last)
+    elif len(paths) != 2:
+        raise InputError("command line", "compare", "give BEFORE AFTER, or --last N [RUNS_DIR]")
+    else:
+        before, after = paths
+    cmp = compare_any(before, after, alpha)
     if as_json:
         click.echo(json.dumps(cmp.to_dict(), indent=2))
     else:
