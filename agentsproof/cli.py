@@ -315,7 +315,9 @@ def eval_generate_cmd(**opts: Any) -> None:
     is regenerated with the evidence, and one still weak is written with a
     '# weak:' header and listed. Rejected replies are kept in <out>/.rejected/.
     A skill's whole folder (references/, assets/, scripts/) is copied beside
-    its eval, an agent's file beside its eval.
+    its eval, an agent's file beside its eval. --model defaults to gpt-4o
+    (after AGENTSPROOF_MODEL; the local provider runs its own model);
+    --judge-model makes the relevance check's call.
 
     \b
     Example:
