@@ -269,18 +269,22 @@ def eval_all_cmd(directory: Path, **opts: Any) -> None:
 @trial_options("default: 1")
 @click.option("--threshold", type=click.FloatRange(0, 1), default=0.6, show_default=True, help="Pass rate required per case in the with-skill arm.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=300.0, show_default=True, help="Seconds per trial.")
+@click.option("--skill", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="A JSONL dataset's with-arm skill (without it the model or --target runs alone).")
 @provider_options
 @run_options
 def tc_eval_cmd(path: Path, **opts: Any) -> None:
-    """Run hand-authored test cases from an evals.json file.
+    """Run hand-authored test cases from an evals.json file or a JSONL dataset.
 
     Each assertion is judged in its own LLM call; expected_output is an LLM
     rubric. Writes runs/<name>/<name>-tc-eval.{html,md,json}: the JSON
-    file's stem, or for evals.json the skill's folder name.
+    file's stem, or for evals.json the skill's folder name. A .jsonl file
+    is an agentprobe-style dataset (id, input, expected_answer, answer_match,
+    expected_tools, tags), graded without a judge; see docs/interop.md.
 
     \b
     Example:
       agentsproof tc-eval path/to/evals.json --trials 2 --model gpt-4o
+      agentsproof tc-eval cases.jsonl --skill SKILL.md --trials 5 --model gpt-4o
     """
     from agentsproof.commands import run_tc_eval
     from agentsproof.options import RunConfig

@@ -101,7 +101,9 @@ def resolve_targets(items: list[EvalItem], cfg: RunConfig) -> dict[str, Any]:
     return defs
 
 
-def _run(command: str, plugin: str, items: list[EvalItem], cfg: RunConfig, stem: str, settings: dict[str, Any]) -> tuple[RunResult, dict[str, Path]]:
+def _run(
+    command: str, plugin: str, items: list[EvalItem], cfg: RunConfig, stem: str, settings: dict[str, Any], after: Any = None
+) -> tuple[RunResult, dict[str, Path]]:
     """The one path every run takes: targets checked, trials run (journalled, resumable), reports written."""
     from agentsproof.executor.journal import journal_path
 
@@ -113,6 +115,8 @@ def _run(command: str, plugin: str, items: list[EvalItem], cfg: RunConfig, stem:
         keep_workspaces=_workspaces_dir(targets) if cfg.keep_workspaces and target_defs else None,
     )
     run = run_items(command, plugin, items, session)
+    if after is not None:  # e.g. a dataset's failure reasons on its checks
+        after(run)
     return run, write_outputs(run, targets)
 
 
@@ -198,6 +202,10 @@ def run_tc_eval(path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]
     if cfg.retry_errors:
         return _retry("tc-eval", path, cfg)
     cfg = adaptive_defaults(cfg)
+    if Path(path).suffix.lower() == ".jsonl":
+        return _run_dataset(Path(path), cfg)
+    if cfg.skill is not None:
+        raise InputError("command line", "--skill", "is for a JSONL dataset; an evals.json names its skill in skill_name")
     tc = load_tc_eval(path)
     trials = cfg.trials or 1
     threshold = cfg.threshold if cfg.threshold is not None else DEFAULT_THRESHOLD
@@ -206,6 +214,33 @@ def run_tc_eval(path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]
     stem = tc_eval_name(tc)
     settings = {"trials": trials, "threshold": threshold, "timeout": timeout, **_interop_settings(cfg)}
     return _run("tc-eval", stem, items, cfg, stem, settings)
+
+
+def _run_dataset(path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
+    """``tc-eval cases.jsonl``: an agentprobe-style dataset (agentsproof.datasets)."""
+    from agentsproof.datasets import dataset_items, explain_run, load_dataset
+    from agentsproof.inputs import MAX_SOURCE_FILE_BYTES, display, read_text
+
+    ds = load_dataset(path)
+    skill = None
+    if cfg.skill is not None:
+        if not Path(cfg.skill).is_file():
+            raise InputError(display(cfg.skill), "--skill", "file not found")
+        text = read_text(Path(cfg.skill), source=display(cfg.skill), field="--skill", max_bytes=MAX_SOURCE_FILE_BYTES, what="skill file")
+        if not text.strip():
+            raise InputError(display(cfg.skill), "--skill", "is empty")
+        skill = (Path(cfg.skill), text)
+    trials = cfg.trials or 1
+    threshold = cfg.threshold if cfg.threshold is not None else DEFAULT_THRESHOLD
+    timeout = cfg.timeout if cfg.timeout is not None else DEFAULT_TIMEOUT
+    items = dataset_items(ds, skill=skill, trials=trials, threshold=threshold, timeout=timeout, target=cfg.target)
+    if skill is None:
+        cfg = cfg.replace(baseline="none")
+    if any(it.graders and it.target == "chat" and any(g.type == "tool_calls" for g in it.graders) for it in items):
+        print("note: cases with expected_tools are graded on the agent's tool calls; a chat trial makes none (run with --target NAME)", file=sys.stderr)
+    settings = {"trials": trials, "threshold": threshold, "timeout": timeout, "dataset": display(path), **_interop_settings(cfg)}
+    stem = path.stem
+    return _run("tc-eval", stem, items, cfg, stem, settings, after=lambda run: explain_run(ds, run))
 
 
 def tc_eval_name(tc: Any) -> str:

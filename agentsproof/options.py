@@ -70,6 +70,8 @@ class RunConfig:
     """``--jsonl FILE``: also write one JSON line per trial."""
     baseline: str = "default"
     """``--baseline none``: run only the with-arm (single-arm regression run, no grades)."""
+    skill: Path | None = None
+    """tc-eval ``--skill FILE``: the with-arm's skill for a JSONL dataset."""
     config: tuple[tuple[str, str], ...] = ()
     """``--config key=value`` pairs, recorded in the report for ``compare``."""
 
