@@ -133,3 +133,15 @@ def test_junit_holds_no_control_characters_from_model_output(junit_schema, tmp_p
     path.write_text(render_junit(RunResult(tool_version="0", command="tc-eval", plugin="p", provider="x", model="m", judge_model="m", items=[item])), encoding="utf-8")
     junit_schema.validate(str(path))
     assert "evidence [31m with  controls" in path.read_text(encoding="utf-8")
+
+
+def test_tc_eval_json_carries_assertion_results_and_summary(byok_env, tmp_path):
+    byok_env.add(Rule(reply="import pytest", system_contains=MARK, judge=False))
+    path = write_tc_eval(tmp_path / "cases", [{"id": 1, "prompt": "p", "assertions": ["Uses 'pytest'", "Defines a 'fixture'"]}], skill_text=SKILL)
+    code, _, err = run_cli(["tc-eval", path, "--model", "m", "--output", tmp_path / "out"])
+    assert code == 0, err
+    item = json.loads((tmp_path / "out" / "cases" / "cases-tc-eval.json").read_text())["items"][0]
+    assert item["summary"] == {"passed": 1, "failed": 1, "total": 2, "pass_rate": 0.5}
+    results = {r["text"]: r for r in item["assertion_results"]}
+    assert results["Uses 'pytest'"]["passed"] is True and results["Uses 'pytest'"]["passed_trials"] == 1
+    assert results["Defines a 'fixture'"]["passed"] is False and results["Defines a 'fixture'"]["evidence"]

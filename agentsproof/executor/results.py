@@ -59,6 +59,10 @@ def finalize_item(run: ItemRun) -> ItemResult:
 
     res.stats = item_stats(res)
     res.suggestions = suggestions_for(res)
+    if res.kind == "case":  # the spec's assertion_results + summary (agentsproof.assertion_summary)
+        from agentsproof.assertion_summary import assertion_results
+
+        res.assertion_results, res.summary = assertion_results(res)
     return res
 
 
