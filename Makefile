@@ -32,7 +32,7 @@ WHEELHOUSE := $(WHEELHOUSE_ROOT)/llama-cpp-python-$(LLAMA_VERSION)-$(ARCH)-$(LLA
 LLAMA_WHEEL_STAMP := $(WHEELHOUSE)/.complete
 LLAMA_VENV_STAMP := $(VENV)/.llama-portable-$(LLAMA_VERSION)-$(LLAMA_FLAGS_ID)
 
-.PHONY: demo test test-python test-node install install-dev copilot-cli llama bench clean
+.PHONY: demo test test-python test-node install install-dev copilot-cli interop-tools llama bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -65,6 +65,22 @@ $(COPILOT_DIR)/node_modules/.bin/copilot:
 	mkdir -p $(COPILOT_DIR)
 	npm install --silent --no-audit --no-fund --prefix $(COPILOT_DIR) @github/copilot@$(COPILOT_CLI_VERSION)
 
+# Published tools the interop tests run (tests/test_interop_tools.py): agentv from npm in
+# tests/interop/node_modules, agentprobe-eval from PyPI in its own venv (.venv-interop; its
+# module name `agentprobe` clashes with an unrelated PyPI package, so it stays apart).
+AGENTPROBE_VERSION ?= 0.2.0
+INTEROP_VENV := .venv-interop
+
+interop-tools: tests/interop/node_modules/.bin/agentv $(INTEROP_VENV)/.agentprobe-$(AGENTPROBE_VERSION)
+
+tests/interop/node_modules/.bin/agentv: tests/interop/package.json tests/interop/package-lock.json
+	cd tests/interop && npm ci --silent --no-audit --no-fund
+
+$(INTEROP_VENV)/.agentprobe-$(AGENTPROBE_VERSION):
+	$(PYTHON) -m venv $(INTEROP_VENV)
+	$(INTEROP_VENV)/bin/python -m pip install --quiet 'agentprobe-eval==$(AGENTPROBE_VERSION)'
+	touch $@
+
 # Two model instances with one core each: measured faster than one instance on both
 # cores when two trials run at once, and far less fragile under other CPU load.
 demo: install
@@ -72,7 +88,7 @@ demo: install
 		$(VENV)/bin/agentsproof eval-all evals/demo-plugin --provider local --smoke --parallel 2
 	@echo "HTML report: $(abspath runs/demo-plugin/demo-plugin-eval.html)"
 
-test: install-dev copilot-cli
+test: install-dev copilot-cli interop-tools
 	$(MAKE) --no-print-directory test-python test-node
 
 test-python:
@@ -85,4 +101,4 @@ bench: install-dev
 	$(PY) bench/throughput.py
 
 clean:
-	rm -rf runs .pytest_cache build *.egg-info
+	rm -rf runs .pytest_cache build *.egg-info $(INTEROP_VENV) tests/interop/node_modules

@@ -178,6 +178,21 @@ def run_options(f: Callable) -> Callable:
         default=None,
         help="Keep every agent trial's workspace in <report>.workspaces/ (default: deleted after grading).",
     )(f)
+    f = click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="Also write JUnit XML: one testcase per item or case.")(f)
+    f = click.option("--jsonl", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="Also write one JSON line per trial.")(f)
+    f = click.option(
+        "--baseline",
+        type=click.Choice(["default", "none"]),
+        default="default",
+        show_default=True,
+        help="none: run only the with-arm (or the target alone): pass rates and flaky cases, no grade. See docs/interop.md.",
+    )(f)
+    f = click.option(
+        "--config",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="Record a setting of the agent in the report (repeatable); compare warns when two runs differ.",
+    )(f)
     return f
 
 
@@ -254,18 +269,22 @@ def eval_all_cmd(directory: Path, **opts: Any) -> None:
 @trial_options("default: 1")
 @click.option("--threshold", type=click.FloatRange(0, 1), default=0.6, show_default=True, help="Pass rate required per case in the with-skill arm.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=300.0, show_default=True, help="Seconds per trial.")
+@click.option("--skill", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="A JSONL dataset's with-arm skill (without it the model or --target runs alone).")
 @provider_options
 @run_options
 def tc_eval_cmd(path: Path, **opts: Any) -> None:
-    """Run hand-authored test cases from an evals.json file.
+    """Run hand-authored test cases from an evals.json file or a JSONL dataset.
 
     Each assertion is judged in its own LLM call; expected_output is an LLM
     rubric. Writes runs/<name>/<name>-tc-eval.{html,md,json}: the JSON
-    file's stem, or for evals.json the skill's folder name.
+    file's stem, or for evals.json the skill's folder name. A .jsonl file
+    is an agentprobe-style dataset (id, input, expected_answer, answer_match,
+    expected_tools, tags), graded without a judge; see docs/interop.md.
 
     \b
     Example:
       agentsproof tc-eval path/to/evals.json --trials 2 --model gpt-4o
+      agentsproof tc-eval cases.jsonl --skill SKILL.md --trials 5 --model gpt-4o
     """
     from agentsproof.commands import run_tc_eval
     from agentsproof.options import RunConfig
@@ -300,7 +319,9 @@ def eval_generate_cmd(**opts: Any) -> None:
     is regenerated with the evidence, and one still weak is written with a
     '# weak:' header and listed. Rejected replies are kept in <out>/.rejected/.
     A skill's whole folder (references/, assets/, scripts/) is copied beside
-    its eval, an agent's file beside its eval.
+    its eval, an agent's file beside its eval. --model defaults to gpt-4o
+    (after AGENTSPROOF_MODEL; the local provider runs its own model);
+    --judge-model makes the relevance check's call.
 
     \b
     Example:
@@ -352,28 +373,41 @@ def doctor_cmd(**opts: Any) -> None:
 
 
 @main.command("compare")
-@click.argument("before", type=click.Path(path_type=Path))
-@click.argument("after", type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path), metavar="BEFORE AFTER | [RUNS_DIR]")
+@click.option("--last", type=click.IntRange(2, 1000), metavar="N", help="Compare the newest run in RUNS_DIR (default runs/) with the one N-1 runs before it (history/ copies).")
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True, help="Significance level for BETTER / WORSE.")
 @click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write the comparison as Markdown to this file.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON on stdout instead of the table.")
 @click.option("--ci", is_flag=True, help="Exit 1 when any item or case is WORSE.")
-def compare_cmd(before: Path, after: Path, alpha: float, markdown_path: Path | None, as_json: bool, ci: bool) -> None:
-    """Compare two saved runs (JSON reports of any command), item by item.
+def compare_cmd(paths: tuple[Path, ...], last: int | None, alpha: float, markdown_path: Path | None, as_json: bool, ci: bool) -> None:
+    """Compare two saved runs, item by item (or case by case).
 
     Per item, a two-sided Fisher exact test on the with-skill arm's pass/fail
-    counts: SAME, BETTER, WORSE, NOISE, NEW, REMOVED or INCONCLUSIVE.
+    counts: SAME, BETTER, WORSE, NOISE, NEW, REMOVED or INCONCLUSIVE; ↑/↓ mark
+    a pass rate that rose/fell, and a last row gives the overall pass rate.
+    BEFORE and AFTER may be JSON reports of any command, agentprobe report
+    files or agentv index.jsonl files (the format is detected). Warns when the
+    runs' --config settings differ.
 
     \b
     Example:
       agentsproof compare before/eval-all-summary.json runs/my-plugin/eval-all-summary.json --ci
+      agentsproof compare --last 2 runs/
     """
     import json
 
-    from agentsproof.stats.compare import compare_files
+    from agentsproof.stats.compare_extra import compare_any, last_runs
     from agentsproof.stats.compare_render import render_markdown, render_terminal
 
-    cmp = compare_files(before, after, alpha)
+    if last is not None:
+        if len(paths) > 1:
+            raise InputError("command line", "--last", "takes at most one RUNS_DIR, not BEFORE AFTER")
+        before, after = last_runs(paths[0] if paths else Path("runs"), last)
+    elif len(paths) != 2:
+        raise InputError("command line", "compare", "give BEFORE AFTER, or --last N [RUNS_DIR]")
+    else:
+        before, after = paths
+    cmp = compare_any(before, after, alpha)
     if as_json:
         click.echo(json.dumps(cmp.to_dict(), indent=2))
     else:

@@ -14,7 +14,8 @@ from agentsproof.executor.plan import item_from_eval, items_from_tc_eval, plugin
 from agentsproof.executor.runner import EvalItem
 from agentsproof.executor.session import SessionOptions, prepare_provider, run_items
 from agentsproof.options import RunConfig
-from agentsproof.report import prepare_output, report_targets, write_reports
+from agentsproof.exports import write_outputs
+from agentsproof.report import prepare_output, report_targets
 from agentsproof.schemas.artifacts import RunResult
 from agentsproof.schemas.tc_eval import load_tc_eval
 
@@ -46,14 +47,33 @@ def _settings(cfg: RunConfig) -> dict[str, Any]:
     out: dict[str, Any] = {k: getattr(cfg, k) for k in ("trials", "threshold") if getattr(cfg, k) is not None}
     if cfg.shard is not None:
         out["shard"] = str(cfg.shard)
-    return out
+    return {**out, **_interop_settings(cfg)}
+
+
+def _interop_settings(cfg: RunConfig) -> dict[str, Any]:
+    from agentsproof.single_arm import run_settings
+
+    return run_settings(cfg.baseline, cfg.config)
+
+
+def _arms(items: list[EvalItem], cfg: RunConfig) -> list[EvalItem]:
+    """``--baseline none``: every item runs its with-arm only."""
+    import dataclasses
+
+    if cfg.baseline != "none":
+        return items
+    if cfg.adaptive:
+        raise InputError("command line", "--adaptive", "stops once the grade is settled, and a single-arm run (--baseline none) has no grade; give one of them")
+    return [dataclasses.replace(it, arms=("with",)) for it in items]
 
 
 def _targets(command: str, cfg: RunConfig, plugin: str, stem: str, kind: str | None = None) -> dict[str, Path]:
     """The report paths of this run, checked writable before the first model call."""
+    from agentsproof.exports import extra_targets
+
     targets = report_targets(command, cfg.output, plugin, stem, kind)
     prepare_output(cfg.output, targets)
-    return targets
+    return {**targets, **extra_targets(cfg.junit, cfg.jsonl)}
 
 
 def resolve_targets(items: list[EvalItem], cfg: RunConfig) -> dict[str, Any]:
@@ -81,10 +101,13 @@ def resolve_targets(items: list[EvalItem], cfg: RunConfig) -> dict[str, Any]:
     return defs
 
 
-def _run(command: str, plugin: str, items: list[EvalItem], cfg: RunConfig, stem: str, settings: dict[str, Any]) -> tuple[RunResult, dict[str, Path]]:
+def _run(
+    command: str, plugin: str, items: list[EvalItem], cfg: RunConfig, stem: str, settings: dict[str, Any], after: Any = None
+) -> tuple[RunResult, dict[str, Path]]:
     """The one path every run takes: targets checked, trials run (journalled, resumable), reports written."""
     from agentsproof.executor.journal import journal_path
 
+    items = _arms(items, cfg)
     target_defs = resolve_targets(items, cfg)
     targets = _targets(command, cfg, plugin, stem, items[0].kind if command == "eval" and items else None)
     session = _session(
@@ -92,7 +115,9 @@ def _run(command: str, plugin: str, items: list[EvalItem], cfg: RunConfig, stem:
         keep_workspaces=_workspaces_dir(targets) if cfg.keep_workspaces and target_defs else None,
     )
     run = run_items(command, plugin, items, session)
-    return run, write_reports(run, targets)
+    if after is not None:  # e.g. a dataset's failure reasons on its checks
+        after(run)
+    return run, write_outputs(run, targets)
 
 
 def _workspaces_dir(targets: dict[str, Path]) -> Path:
@@ -113,6 +138,8 @@ def _retry(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult, dict[st
     if saved.command != command:
         raise InputError(str(saved_path), "command", f"is a {saved.command!r} run; retry it with `agentsproof {saved.command}`")
     items, prior, settings = retry_plan(saved, load_items_for_retry(saved, saved_path, path), saved_path)
+    if saved.settings.get("baseline") == "none":  # a single-arm run is retried single-armed
+        items = _arms(items, cfg.replace(baseline="none", adaptive=False))
     name = saved.items[0].name if command == "eval" and saved.items else saved.plugin
     targets = _targets(command, cfg, saved.plugin, name, saved.items[0].kind if command == "eval" and saved.items else None)
     target_defs = resolve_targets(items, cfg)
@@ -121,7 +148,7 @@ def _retry(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult, dict[st
         target_defs=target_defs, keep_workspaces=_workspaces_dir(targets) if cfg.keep_workspaces and target_defs else None,
     )
     run = run_items(command, saved.plugin, items, session)
-    return run, write_reports(run, targets)
+    return run, write_outputs(run, targets)
 
 
 def run_eval(path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
@@ -166,7 +193,7 @@ def _empty_shard(plugin: str, cfg: RunConfig) -> tuple[RunResult, dict[str, Path
 
     targets = _targets("eval-all", cfg, plugin, plugin)
     run = build_run("eval-all", plugin, [], provider=cfg.provider or "", model=cfg.model or "", judge_model=cfg.judge_model or "", settings=_settings(cfg))
-    return run, write_reports(run, targets)
+    return run, write_outputs(run, targets)
 
 
 def run_tc_eval(path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
@@ -175,14 +202,45 @@ def run_tc_eval(path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]
     if cfg.retry_errors:
         return _retry("tc-eval", path, cfg)
     cfg = adaptive_defaults(cfg)
+    if Path(path).suffix.lower() == ".jsonl":
+        return _run_dataset(Path(path), cfg)
+    if cfg.skill is not None:
+        raise InputError("command line", "--skill", "is for a JSONL dataset; an evals.json names its skill in skill_name")
     tc = load_tc_eval(path)
     trials = cfg.trials or 1
     threshold = cfg.threshold if cfg.threshold is not None else DEFAULT_THRESHOLD
     timeout = cfg.timeout if cfg.timeout is not None else DEFAULT_TIMEOUT
     items = items_from_tc_eval(tc, trials=trials, threshold=threshold, timeout=timeout, target=cfg.target)
     stem = tc_eval_name(tc)
-    settings = {"trials": trials, "threshold": threshold, "timeout": timeout}
+    settings = {"trials": trials, "threshold": threshold, "timeout": timeout, **_interop_settings(cfg)}
     return _run("tc-eval", stem, items, cfg, stem, settings)
+
+
+def _run_dataset(path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
+    """``tc-eval cases.jsonl``: an agentprobe-style dataset (agentsproof.datasets)."""
+    from agentsproof.datasets import dataset_items, explain_run, load_dataset
+    from agentsproof.inputs import MAX_SOURCE_FILE_BYTES, display, read_text
+
+    ds = load_dataset(path)
+    skill = None
+    if cfg.skill is not None:
+        if not Path(cfg.skill).is_file():
+            raise InputError(display(cfg.skill), "--skill", "file not found")
+        text = read_text(Path(cfg.skill), source=display(cfg.skill), field="--skill", max_bytes=MAX_SOURCE_FILE_BYTES, what="skill file")
+        if not text.strip():
+            raise InputError(display(cfg.skill), "--skill", "is empty")
+        skill = (Path(cfg.skill), text)
+    trials = cfg.trials or 1
+    threshold = cfg.threshold if cfg.threshold is not None else DEFAULT_THRESHOLD
+    timeout = cfg.timeout if cfg.timeout is not None else DEFAULT_TIMEOUT
+    items = dataset_items(ds, skill=skill, trials=trials, threshold=threshold, timeout=timeout, target=cfg.target)
+    if skill is None:
+        cfg = cfg.replace(baseline="none")
+    if any(it.graders and it.target == "chat" and any(g.type == "tool_calls" for g in it.graders) for it in items):
+        print("note: cases with expected_tools are graded on the agent's tool calls; a chat trial makes none (run with --target NAME)", file=sys.stderr)
+    settings = {"trials": trials, "threshold": threshold, "timeout": timeout, "dataset": display(path), **_interop_settings(cfg)}
+    stem = path.stem
+    return _run("tc-eval", stem, items, cfg, stem, settings, after=lambda run: explain_run(ds, run))
 
 
 def tc_eval_name(tc: Any) -> str:

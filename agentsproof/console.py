@@ -69,6 +69,8 @@ def print_run(run: RunResult, written: dict[str, Path]) -> None:
         )
         if it.status_reason:
             _echo(f"      {it.status}: {it.status_reason}")
+        if it.stats.get("flaky"):
+            _echo(f"      flaky: {it.with_arm.passed_trials} of {it.with_arm.scored} trials passed")
     o = run.overall
     _echo(
         f"verdict: {run.verdict} · {o.passed}/{o.total} passed"
@@ -76,6 +78,10 @@ def print_run(run: RunResult, written: dict[str, Path]) -> None:
         + (f" · {o.not_run} not run" if o.not_run else "")
         + (f" · avg delta {o.avg_delta:+.2f}" if o.avg_delta is not None else "")
     )
+    if run.settings.get("baseline") == "none":
+        _echo("single-arm run (--baseline none): pass rates only, no grades")
+    config = run.settings.get("config")
+    _echo("config: " + ", ".join(f"{k}={v}" for k, v in config.items()) if config else "config: not recorded (--config KEY=VALUE)")
     if run.incomplete:
         _echo(f"incomplete: {run.incomplete_reason}", err=True)
     for fmt in ("html", "md", "json"):

@@ -64,6 +64,16 @@ class RunConfig:
     """``--targets FILE``: a targets.yaml looked at before the usual places."""
     keep_workspaces: bool = False
     """Keep every agent trial's workspace beside the report instead of deleting it."""
+    junit: Path | None = None
+    """``--junit FILE``: also write the run as JUnit XML (agentsproof.exports)."""
+    jsonl: Path | None = None
+    """``--jsonl FILE``: also write one JSON line per trial."""
+    baseline: str = "default"
+    """``--baseline none``: run only the with-arm (single-arm regression run, no grades)."""
+    skill: Path | None = None
+    """tc-eval ``--skill FILE``: the with-arm's skill for a JSONL dataset."""
+    config: tuple[tuple[str, str], ...] = ()
+    """``--config key=value`` pairs, recorded in the report for ``compare``."""
 
     @classmethod
     def from_cli(cls, opts: dict[str, Any]) -> "RunConfig":
@@ -75,6 +85,10 @@ class RunConfig:
         values = {k: v for k, v in opts.items() if v is not None}
         if isinstance(values.get("shard"), str):
             values["shard"] = Shard.parse(values["shard"])
+        if "config" in values:
+            from agentsproof.single_arm import parse_config_pairs
+
+            values["config"] = parse_config_pairs(values["config"])
         if values.get("resume") and values.get("retry_errors"):
             raise InputError("command line", "--resume", "conflicts with --retry-errors; give one of them")
         return cls(**values)

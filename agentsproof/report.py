@@ -334,6 +334,8 @@ def build_view(run: RunResult) -> dict[str, Any]:
     trials = [t for v in views for a in v.arms for t in a.trials]
     costs = [t.trial.cost_usd for t in trials if t.trial.cost_usd is not None]
     return {
+        "single_arm": run.settings.get("baseline") == "none",
+        "flaky_items": [it for it in run.items if it.stats.get("flaky")],
         "run_cost_usd": sum(costs) if costs else None,
         "judge_cost_usd": _judge_cost(run, [t.trial for t in trials]) if costs else None,
         "run_cache_read_tokens": sum(t.trial.usage.cache_read_tokens for t in trials),
@@ -376,10 +378,24 @@ def render_json_schema() -> str:
     return json.dumps(json_schema(), indent=2)
 
 
+def _render_junit(run: RunResult) -> str:
+    from agentsproof.exports import render_junit
+
+    return render_junit(run)
+
+
+def _render_jsonl(run: RunResult) -> str:
+    from agentsproof.exports import render_jsonl
+
+    return render_jsonl(run)
+
+
 WRITERS: dict[str, Callable[[RunResult], str]] = {
     "json": render_json,
     "md": render_markdown,
     "html": render_html,
+    "junit": _render_junit,  # --junit FILE (agentsproof.exports)
+    "jsonl": _render_jsonl,  # --jsonl FILE: one line per trial
 }
 
 

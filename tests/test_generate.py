@@ -307,9 +307,20 @@ def test_out_that_is_a_file_and_missing_model_exit_30(cli, byok_env, plugin, tmp
     f.write_text("x")
     code, _, stderr = cli(["eval-generate", "--plugin-dir", plugin, "--out", f, *MODEL, "--no-check"])
     assert code == 30 and "--out" in stderr and "is a file" in stderr and len(stderr.strip().splitlines()) == 1
-    code, _, stderr = cli(["eval-generate", "--plugin-dir", plugin])
-    assert code == 30 and "--model" in stderr and "Traceback" not in stderr
     assert byok_env.requests == []
+
+
+def test_model_defaults_to_gpt_4o_and_the_judge_model_checks_relevance(cli, byok_env, plugin, tmp_path, monkeypatch):
+    """The spec: `--model` defaults to gpt-4o (AGENTSPROOF_MODEL first); --judge-model is the relevance judge's."""
+    byok_env.add(Rule(reply=scripted(valid_replies()), judge=False))
+    code, stdout, stderr = cli(["eval-generate", "--plugin-dir", plugin, "--out", tmp_path / "a", "--no-check"])
+    assert code == 0, stderr
+    assert "model gpt-4o" in stdout and {r["model"] for r in byok_env.requests} == {"gpt-4o"}
+    byok_env.requests.clear()
+    monkeypatch.setenv("AGENTSPROOF_MODEL", "env-model")
+    code, _, stderr = cli(["eval-generate", "--plugin-dir", plugin, "--out", tmp_path / "b", "--no-check"])
+    assert code == 0, stderr
+    assert {r["model"] for r in byok_env.requests} == {"env-model"}
 
 
 # ------------------------------------------------------------------ generated evals run

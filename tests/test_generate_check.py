@@ -242,3 +242,13 @@ def test_of_several_weak_evals_the_one_that_scored_best_is_kept(cli, byok_env, p
     assert load_eval(path).config.primary_task.name == "better"
     kept = sorted(p.read_text() for p in (out / ".rejected").iterdir())
     assert len(kept) == 2 and any("an earlier reply that scored better was kept" in k and k.endswith(NON_DISCRIMINATING) for k in kept)
+
+
+def test_judge_model_makes_the_relevance_call_and_model_defaults_to_gpt_4o(cli, byok_env, plugin, tmp_path):
+    script(byok_env, DISCRIMINATING)
+    code, _, stderr = cli(["eval-generate", "--plugin-dir", plugin, "--out", tmp_path / "out", "--judge-model", "judge-x"])
+    assert code == 0, stderr
+    rel = [r for r in byok_env.requests if REL_MARK in r["messages"][0]["content"]]
+    assert rel and {r["model"] for r in rel} == {"judge-x"}
+    assert {r["model"] for r in gen_requests(byok_env)} == {"gpt-4o"}
+    assert {r["model"] for r in check_trials(byok_env)} == {"gpt-4o"}

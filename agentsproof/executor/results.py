@@ -33,6 +33,10 @@ def finalize_item(run: ItemRun) -> ItemResult:
         res.status = "incomplete"
         res.status_reason = "not run: the run stopped before any trial of this item started"
         res.passed = False
+    elif tuple(it.arms) == ("with",):  # --baseline none: no grade (agentsproof.single_arm)
+        from agentsproof.single_arm import grade_single_arm
+
+        return grade_single_arm(res, run.incomplete)
     elif w.mean_score is None or wo.mean_score is None:
         res.status = "errored"
         empty = "with-skill" if w.mean_score is None else "baseline"
@@ -55,6 +59,10 @@ def finalize_item(run: ItemRun) -> ItemResult:
 
     res.stats = item_stats(res)
     res.suggestions = suggestions_for(res)
+    if res.kind == "case":  # the spec's assertion_results + summary (agentsproof.assertion_summary)
+        from agentsproof.assertion_summary import assertion_results
+
+        res.assertion_results, res.summary = assertion_results(res)
     return res
 
 

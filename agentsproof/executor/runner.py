@@ -59,6 +59,8 @@ class EvalItem:
     """A digest of the seed folder and files (part of the journal fingerprint)."""
     skill: SkillFile | None = None
     """The skill/agent as a file, for agent targets to install in the with-arm."""
+    arms: tuple[str, ...] = ("with", "without")
+    """The arms to run; ``("with",)`` for a single-arm run (``--baseline none``)."""
 
 
 @dataclass
@@ -293,7 +295,7 @@ class DualArmRunner:
             tasks = []
             reused: list[TrialResult] = []
             for i in range(done, done + more):
-                for arm in ("with", "without"):
+                for arm in item.arms:
                     earlier = self.prior.get((item.id, arm, i))
                     if earlier is not None:
                         reused.append(earlier)

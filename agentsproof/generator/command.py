@@ -15,6 +15,10 @@ from agentsproof.generator.plugin import Plugin, discover_plugin
 from agentsproof.generator.prompt import load_system_prompt
 from agentsproof.skillfolder import inline_budget_tokens
 
+DEFAULT_MODEL = "gpt-4o"
+"""The spec's default generation model, used when neither --model nor AGENTSPROOF_MODEL is
+given (not with the local provider, which runs its one embedded model)."""
+
 LOCAL_NOTE = (
     "note: the local provider runs a 135M-parameter model, which rarely writes a usable eval; "
     "for real evals use a real provider: --provider openai (AGENTSPROOF_PROVIDER_URL, AGENTSPROOF_PROVIDER_KEY) "
@@ -93,6 +97,18 @@ def _cost(outcomes: list[ItemOutcome]) -> str:
     return text
 
 
+def _default_model(provider: str | None, model: str | None) -> tuple[str, str | None]:
+    """(provider name, model): --model, else AGENTSPROOF_MODEL, else gpt-4o (local: its own)."""
+    import os
+
+    from agentsproof.llm.registry import resolve_provider_name
+
+    name = resolve_provider_name(provider)
+    if name != "local" and not model and not os.environ.get("AGENTSPROOF_MODEL"):
+        model = DEFAULT_MODEL
+    return name, model
+
+
 def generate_cli(
     *,
     plugin_dir: Path,
@@ -114,7 +130,7 @@ def generate_cli(
         raise InputError(str(out_dir), "--out", "is a file; expected a folder")
     system_prompt, _where = load_system_prompt()
     inline_budget_tokens()  # a malformed AGENTSPROOF_SKILL_INLINE_TOKENS is refused before any call
-    prepared = prepare_provider(provider, model, judge_model)
+    prepared = prepare_provider(*_default_model(provider, model), judge_model)
     settings = GenerateSettings(
         out=out_dir,
         trials=trials,

@@ -185,6 +185,11 @@ class ItemResult(BaseModel):
         default_factory=list, description="About the item itself, e.g. declared tools that cannot run in a chat trial."
     )
     stats: dict[str, Any] = Field(default_factory=dict, description="Uncertainty: intervals, p-values, grade confidence.")
+    assertion_results: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="tc-eval: per assertion {text, passed (in every scored with-arm trial), passed_trials, trials, evidence}.",
+    )
+    summary: dict[str, Any] | None = Field(None, description="tc-eval: {passed, failed, total, pass_rate} over the case's assertions.")
 
     @property
     def not_run(self) -> bool:

@@ -32,14 +32,33 @@ def _errored(i: ItemComparison) -> str:
     return f"{i.before_errored if i.before_errored is not None else '—'}/{i.after_errored if i.after_errored is not None else '—'}"
 
 
+def _marker(i: ItemComparison) -> str:
+    """↑ the pass rate rose, ↓ it fell, = unchanged; blank when a side has no rate."""
+    b, a = i.before_rate, i.after_rate
+    if b is None or a is None:
+        return ""
+    return "↑" if a > b + 1e-12 else "↓" if a < b - 1e-12 else "="
+
+
 def _rows(cmp: Comparison) -> list[list[str]]:
     return [
-        [i.id, _count(i.before_passed, i.before_scored), _count(i.after_passed, i.after_scored), i.verdict, _p(i.p_value), _delta(i), _grade(i), _errored(i)]
+        [i.id, _count(i.before_passed, i.before_scored), _count(i.after_passed, i.after_scored), _marker(i), i.verdict, _p(i.p_value), _delta(i), _grade(i), _errored(i)]
         for i in cmp.items
     ]
 
 
-HEADER = ["item", "before", "after", "verdict", "p", "delta", "grade", "errored b/a"]
+def overall_row(cmp: Comparison) -> list[str]:
+    """Pass rate over every scored with-arm trial of each run, and its change in points."""
+    def rate(side: str) -> tuple[int, int]:
+        return (sum(getattr(i, f"{side}_passed") or 0 for i in cmp.items), sum(getattr(i, f"{side}_scored") or 0 for i in cmp.items))
+
+    (bp, bn), (ap, an) = rate("before"), rate("after")
+    change = f"{(ap / an - bp / bn) * 100:+.1f} pts" if bn and an else "—"
+    mark = "" if not (bn and an) else "↑" if ap * bn > bp * an else "↓" if ap * bn < bp * an else "="
+    return ["pass rate", _count(bp, bn), _count(ap, an), mark, change, "", "", "", ""]
+
+
+HEADER = ["item", "before", "after", "Δ", "verdict", "p", "delta", "grade", "errored b/a"]
 
 
 def _summary(cmp: Comparison) -> str:
@@ -48,7 +67,7 @@ def _summary(cmp: Comparison) -> str:
 
 
 def render_terminal(cmp: Comparison) -> str:
-    rows = [HEADER] + _rows(cmp)
+    rows = [HEADER] + _rows(cmp) + [overall_row(cmp)]
     widths = [max(len(r[c]) for r in rows) for c in range(len(HEADER))]
     lines = [f"compare: {cmp.before_path} → {cmp.after_path} (two-sided Fisher exact test, alpha {cmp.alpha:g})"]
     for w in cmp.warnings:
@@ -83,9 +102,10 @@ def render_markdown(cmp: Comparison) -> str:
     out.append("|" + "|".join("---" for _ in HEADER) + "|")
     for r in _rows(cmp):
         out.append("| " + " | ".join(_md(c) for c in r) + " |")
+    out.append("| " + " | ".join(f"**{_md(c)}**" if c else "" for c in overall_row(cmp)) + " |")
     out += [
         "",
-        "SAME: identical pass rates. BETTER / WORSE: p < alpha. NOISE: a difference chance explains. "
+        "↑ / ↓: the pass rate rose / fell (the verdict says whether chance explains it). SAME: identical pass rates. BETTER / WORSE: p < alpha. NOISE: a difference chance explains. "
         "NEW / REMOVED: in one run only. INCONCLUSIVE: a side has no scored trial. Errored trials are left out.",
         "",
     ]
