@@ -73,8 +73,10 @@ INTEROP_VENV := .venv-interop
 
 interop-tools: tests/interop/node_modules/.bin/agentv $(INTEROP_VENV)/.agentprobe-$(AGENTPROBE_VERSION)
 
+# `npm install --no-save` rather than `npm ci`: npm 11's `ci` refuses this lock file over
+# platform-only optional packages of a dependency it leaves out; the versions stay pinned.
 tests/interop/node_modules/.bin/agentv: tests/interop/package.json tests/interop/package-lock.json
-	cd tests/interop && npm ci --silent --no-audit --no-fund
+	cd tests/interop && npm install --silent --no-audit --no-fund --no-save
 
 $(INTEROP_VENV)/.agentprobe-$(AGENTPROBE_VERSION):
 	$(PYTHON) -m venv $(INTEROP_VENV)
