@@ -69,8 +69,6 @@ class RunOptions:
     parallel: int = 1
     abort_after: int = 0
     """Stop the whole run after this many errored trials in a row (0: never)."""
-    temperature: float | None = None
-    max_tokens: int | None = None
 
 
 # A stopping rule gets (with-arm scores, without-arm scores, trials done per arm, cap) and

@@ -125,7 +125,9 @@ async def test_context_overflow_is_an_errored_trial_with_the_reason() -> None:
         timeout=60,
         threshold=0.5,
     )
-    runner = DualArmRunner(client, RunOptions(model=MODEL, max_tokens=4), judge=None)
+    from agentsproof.targets.chat import ChatTarget
+
+    runner = DualArmRunner({"chat": ChatTarget(client, MODEL, max_tokens=4)}, RunOptions(model=MODEL), judge=None)
     run = await runner.run_item(item)
     with_trial = run.with_arm.trials[0]
     assert with_trial.status == "errored"
