@@ -361,6 +361,41 @@ def schema_cmd(which: str) -> None:
     click.echo(json.dumps(schema, indent=2))
 
 
+@main.command("convert")
+@click.argument("path", type=click.Path(path_type=Path), metavar="FILE")
+@click.option("--to", "to", required=True, type=click.Choice(["EVAL.yaml", "eval-yaml", "evals-json", "agentprobe-report"]), help="The format to write (eval-yaml: the same as EVAL.yaml).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="Write here instead of stdout.")
+@click.option("--skill", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="The skill an EVAL.yaml is for, when it is not skills/<name>/SKILL.md (for skill_name).")
+def convert_cmd(path: Path, to: str, out: Path | None, skill: Path | None) -> None:
+    """Convert between evals.json, eval.yaml and EVAL.yaml, or a run to an agentprobe report.
+
+    evals.json -> EVAL.yaml and back (skill_name -> name, id -> tests[].id, prompt
+    -> input, expected_output kept, assertions -> rubrics); eval.yaml -> EVAL.yaml;
+    a saved run (RUN.json) -> an agentprobe report that agentprobe-compare reads.
+    What the target format cannot hold is named in a 'warning: ... lossy' line.
+
+    \b
+    Example:
+      agentsproof convert skills/my-skill/evals/evals.json --to EVAL.yaml --out skills/my-skill/evals/EVAL.yaml
+      agentsproof convert runs/cases/cases-tc-eval.json --to agentprobe-report --out before.json
+    """
+    from agentsproof.convert import convert
+    from agentsproof.inputs import display
+
+    text, warnings = convert(path, to, skill)
+    for w in warnings:
+        click.echo(f"warning: {display(path)}: lossy: {w}", err=True)
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise InputError(str(out), "--out", f"cannot write: {err.strerror or err}") from None
+    click.echo(f"wrote {display(out)}", err=True)
+
+
 @main.command("doctor")
 @provider_options
 def doctor_cmd(**opts: Any) -> None:
