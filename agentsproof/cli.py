@@ -218,17 +218,21 @@ def _finish(run: Any, written: dict[str, Path], ci: bool) -> None:
 @click.argument("path", type=click.Path(path_type=Path))
 @trial_options("default: from eval.yaml")
 @_threshold_option
+@click.option("--skill", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="An EVAL.yaml's with-arm skill (default: skills/<name>/SKILL.md above its evals/ folder).")
 @provider_options
 @run_options
 def eval_cmd(path: Path, **opts: Any) -> None:
-    """Run one eval.yaml: N trials with the skill/agent, N without.
+    """Run one eval.yaml (or EVAL.yaml): N trials with the skill/agent, N without.
 
     Writes runs/<plugin>/<skill>-eval.{md,json,html} (agents: <name>-agent-eval.*),
-    and keeps a copy of the JSON in runs/<plugin>/history/.
+    and keeps a copy of the JSON in runs/<plugin>/history/. An EVAL.yaml
+    (agentv's or the reference's dialect) runs one case per test, like
+    tc-eval, and writes runs/<name>/<name>-tc-eval.*; see docs/interop.md.
 
     \b
     Example:
       agentsproof eval evals/my-plugin/skills/my-skill/eval.yaml --smoke --model gpt-4o
+      agentsproof eval skills/my-skill/evals/EVAL.yaml --trials 3 --model gpt-4o
     """
     from agentsproof.commands import run_eval
     from agentsproof.options import RunConfig
@@ -246,7 +250,7 @@ def eval_cmd(path: Path, **opts: Any) -> None:
 @run_options
 @click.option("--shard", metavar="I/N", help="Run only slice I of N (stable, by item id), e.g. one per CI machine; join them with `agentsproof merge`.")
 def eval_all_cmd(directory: Path, **opts: Any) -> None:
-    """Run every eval.yaml found below DIRECTORY (skills and agents).
+    """Run every eval.yaml (and skill EVAL.yaml, evals/evals.json) below DIRECTORY.
 
     Writes one report for the plugin: runs/<plugin>/<plugin>-eval.html, plus
     eval-all-summary.md and eval-all-summary.json.
@@ -267,23 +271,25 @@ def eval_all_cmd(directory: Path, **opts: Any) -> None:
 @main.command("tc-eval")
 @click.argument("path", type=click.Path(path_type=Path))
 @trial_options("default: 1")
-@click.option("--threshold", type=click.FloatRange(0, 1), default=0.6, show_default=True, help="Pass rate required per case in the with-skill arm.")
+@click.option("--threshold", type=click.FloatRange(0, 1), help="Pass rate required per case in the with-skill arm (default 0.6; EVAL.yaml: 0.8).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=300.0, show_default=True, help="Seconds per trial.")
-@click.option("--skill", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="A JSONL dataset's with-arm skill (without it the model or --target runs alone).")
+@click.option("--skill", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="A JSONL dataset's or EVAL.yaml's with-arm skill (without one the model or --target runs alone).")
 @provider_options
 @run_options
 def tc_eval_cmd(path: Path, **opts: Any) -> None:
-    """Run hand-authored test cases from an evals.json file or a JSONL dataset.
+    """Run hand-authored test cases from an evals.json, EVAL.yaml or JSONL dataset.
 
     Each assertion is judged in its own LLM call; expected_output is an LLM
     rubric. Writes runs/<name>/<name>-tc-eval.{html,md,json}: the JSON
     file's stem, or for evals.json the skill's folder name. A .jsonl file
     is an agentprobe-style dataset (id, input, expected_answer, answer_match,
-    expected_tools, tags), graded without a judge; see docs/interop.md.
+    expected_tools, tags), graded without a judge; an EVAL.yaml runs one case
+    per test; see docs/interop.md.
 
     \b
     Example:
       agentsproof tc-eval path/to/evals.json --trials 2 --model gpt-4o
+      agentsproof tc-eval skills/my-skill/evals/EVAL.yaml --trials 2 --model gpt-4o
       agentsproof tc-eval cases.jsonl --skill SKILL.md --trials 5 --model gpt-4o
     """
     from agentsproof.commands import run_tc_eval
@@ -353,6 +359,41 @@ def schema_cmd(which: str) -> None:
 
     schema = {"eval-yaml": SkillEvalConfig.model_json_schema, "evals-json": evals_json_schema, "report": json_schema}[which]()
     click.echo(json.dumps(schema, indent=2))
+
+
+@main.command("convert")
+@click.argument("path", type=click.Path(path_type=Path), metavar="FILE")
+@click.option("--to", "to", required=True, type=click.Choice(["EVAL.yaml", "eval-yaml", "evals-json", "agentprobe-report"]), help="The format to write (eval-yaml: the same as EVAL.yaml).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="Write here instead of stdout.")
+@click.option("--skill", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="The skill an EVAL.yaml is for, when it is not skills/<name>/SKILL.md (for skill_name).")
+def convert_cmd(path: Path, to: str, out: Path | None, skill: Path | None) -> None:
+    """Convert between evals.json, eval.yaml and EVAL.yaml, or a run to an agentprobe report.
+
+    evals.json -> EVAL.yaml and back (skill_name -> name, id -> tests[].id, prompt
+    -> input, expected_output kept, assertions -> rubrics); eval.yaml -> EVAL.yaml;
+    a saved run (RUN.json) -> an agentprobe report that agentprobe-compare reads.
+    What the target format cannot hold is named in a 'warning: ... lossy' line.
+
+    \b
+    Example:
+      agentsproof convert skills/my-skill/evals/evals.json --to EVAL.yaml --out skills/my-skill/evals/EVAL.yaml
+      agentsproof convert runs/cases/cases-tc-eval.json --to agentprobe-report --out before.json
+    """
+    from agentsproof.convert import convert
+    from agentsproof.inputs import display
+
+    text, warnings = convert(path, to, skill)
+    for w in warnings:
+        click.echo(f"warning: {display(path)}: lossy: {w}", err=True)
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise InputError(str(out), "--out", f"cannot write: {err.strerror or err}") from None
+    click.echo(f"wrote {display(out)}", err=True)
 
 
 @main.command("doctor")

@@ -157,6 +157,14 @@ def run_eval(path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
     if cfg.retry_errors:
         return _retry("eval", path, cfg)
     cfg = adaptive_defaults(cfg)
+    from agentsproof.evalyaml import is_eval_yaml
+
+    if is_eval_yaml(Path(path)):  # an EVAL.yaml: one case per test (agentsproof.evalyaml)
+        from agentsproof.evalyaml.command import run_eval_yaml
+
+        return run_eval_yaml(Path(path), cfg)
+    if cfg.skill is not None:
+        raise InputError("command line", "--skill", "is for an EVAL.yaml; an eval.yaml names its skill in 'skill'")
     ev = load_eval(path)
     item = item_from_eval(ev, trials=cfg.trials, threshold=cfg.threshold, target=cfg.target)
     return _run("eval", plugin_name_for_eval(ev.path), [item], cfg, ev.name, _settings(cfg))
@@ -171,20 +179,21 @@ def run_eval_all(directory: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, 
     cfg = adaptive_defaults(cfg)
     from agentsproof.generator.layout import plugin_evals
 
+    from agentsproof.evalyaml.command import eval_all_items, label_all
+
     paths = plugin_evals(directory)  # below DIR; else in the skill folders of the plugin at DIR (any layout)
-    evals = [load_eval(p) for p in paths]  # validate everything before the first call
-    items = [item_from_eval(ev, trials=cfg.trials, threshold=cfg.threshold, target=cfg.target) for ev in evals]
+    items, suites = eval_all_items(paths, cfg)  # eval.yaml, EVAL.yaml and evals/evals.json, all validated first
     seen: dict[str, str] = {}
-    for ev, item in zip(evals, items):
+    for item in items:
         if item.id in seen:
-            raise InputError(str(ev.path), None, f"{item.id!r} is also defined by {seen[item.id]}; item names must be unique")
-        seen[item.id] = str(ev.path)
+            raise InputError(str(item.eval_path), None, f"{item.id!r} is also defined by {seen[item.id]}; item names must be unique")
+        seen[item.id] = str(item.eval_path)
     plugin = plugin_name_for_dir(directory)
     if cfg.shard is not None:
         items = select_shard(items, cfg.shard)
         if not items:
             return _empty_shard(plugin, cfg)
-    return _run("eval-all", plugin, items, cfg, plugin, _settings(cfg))
+    return _run("eval-all", plugin, items, cfg, plugin, _settings(cfg), after=(lambda run: label_all(suites, run)) if suites else None)
 
 
 def _empty_shard(plugin: str, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
@@ -204,8 +213,14 @@ def run_tc_eval(path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]
     cfg = adaptive_defaults(cfg)
     if Path(path).suffix.lower() == ".jsonl":
         return _run_dataset(Path(path), cfg)
+    from agentsproof.evalyaml import is_eval_yaml
+
+    if Path(path).suffix.lower() in (".yaml", ".yml") and is_eval_yaml(Path(path)):
+        from agentsproof.evalyaml.command import run_eval_yaml
+
+        return run_eval_yaml(Path(path), cfg)
     if cfg.skill is not None:
-        raise InputError("command line", "--skill", "is for a JSONL dataset; an evals.json names its skill in skill_name")
+        raise InputError("command line", "--skill", "is for a JSONL dataset or an EVAL.yaml; an evals.json names its skill in skill_name")
     tc = load_tc_eval(path)
     trials = cfg.trials or 1
     threshold = cfg.threshold if cfg.threshold is not None else DEFAULT_THRESHOLD

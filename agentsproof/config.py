@@ -288,15 +288,18 @@ def load_eval(path: str | Path) -> LoadedEval:
 
 
 def discover_evals(directory: str | Path) -> list[Path]:
-    """Every eval.yaml below ``directory``, sorted for a stable order."""
+    """Every eval.yaml below ``directory``, sorted for a stable order; also EVAL.yaml files and
+    the evals.json in a skill's ``evals/`` folder (not beside an EVAL.yaml: they hold the same cases)."""
     d = Path(directory)
     if not d.exists():
         raise InputError(str(d), None, "directory not found")
     if not d.is_dir():
         raise InputError(str(d), None, "is a file, not a directory (run one eval file with `agentsproof eval`)")
-    found = sorted(
-        p for p in d.rglob("*") if p.is_file() and p.name in ("eval.yaml", "eval.yml") and "runs" not in p.relative_to(d).parts[:-1]
-    )
+    from agentsproof.evalyaml.items import discoverable, drop_duplicates
+
+    found = drop_duplicates(sorted(
+        p for p in d.rglob("*") if p.is_file() and discoverable(p) and "runs" not in p.relative_to(d).parts[:-1]
+    ))
     if not found:
         raise InputError(str(d), None, "no eval.yaml files found below this directory")
     return found

@@ -117,4 +117,4 @@ def test_skill_flag_is_only_for_datasets(byok_env, tmp_path):
 
     path = write_tc_eval(tmp_path / "x", [{"id": 1, "prompt": "p"}])
     code, _, err = run_cli(["tc-eval", path, "--skill", path, "--model", "m"])
-    assert code == 30 and err.strip() == "error: command line: --skill: is for a JSONL dataset; an evals.json names its skill in skill_name"
+    assert code == 30 and err.strip() == "error: command line: --skill: is for a JSONL dataset or an EVAL.yaml; an evals.json names its skill in skill_name"

@@ -1,5 +1,5 @@
-"""The published tools beside ours, for real: agentv (npm) runs an EVAL.yaml against the
-same scripted server as an agentsproof dataset run, and the two agree per test;
+"""The published tools beside ours, for real: agentv (npm) and `agentsproof eval` run the
+same EVAL.yaml against the same scripted server, and the two agree per test;
 `agentsproof compare` reads agentv's index.jsonl and agentprobe's own reports and its
 verdicts agree with `agentprobe-compare`.
 
@@ -31,7 +31,27 @@ def _need(path: Path, what: str) -> None:
         pytest.skip(f"{what} not installed ({path}); run `make interop-tools`")
 
 
-TESTS = [("says-ok", "Say OK please", "OK"), ("says-banana", "Say banana please", "banana"), ("says-42", "Compute 6*7", "42")]
+TESTS = [
+    ("says-ok", "Say OK please", "OK", "contains"),
+    ("says-banana", "Say banana please", "banana", "contains"),
+    ("says-42", "Compute 6*7", "42", "contains"),
+    ("says-done", "Are you done", "DONE", "icontains"),
+    ("says-41", "Give the number", "41\\\\.$", "regex"),
+    ("equals-ok", "Say exactly OK", "OK", "equals"),
+]
+
+
+def _eval_yaml(work: Path) -> Path:
+    """One EVAL.yaml for both tools (test-level input: the installed agentv 4.42 reads no
+    prompts/vars yet), one typed assertion per test."""
+    work.mkdir(parents=True, exist_ok=True)
+    tests = "".join(
+        f"  - id: {tid}\n    input: {inp}\n    assert:\n      - type: {kind}\n        value: \"{val}\"\n"
+        for tid, inp, val, kind in TESTS
+    )
+    path = work / "demo.eval.yaml"
+    path.write_text(f"name: demo\ndescription: deterministic\ntests:\n{tests}", encoding="utf-8")
+    return path
 
 
 def _agentv_run(srv, work: Path, name: str) -> Path:
@@ -45,8 +65,7 @@ def _agentv_run(srv, work: Path, name: str) -> Path:
             model: ${{{{ AV_MODEL }}}}
             api_format: chat
         """), encoding="utf-8")
-    tests = "".join(f"  - id: {tid}\n    input: {inp}\n    assert:\n      - type: contains\n        value: \"{val}\"\n" for tid, inp, val in TESTS)
-    (work / "demo.eval.yaml").write_text(f"name: demo\ndescription: deterministic\ntests:\n{tests}", encoding="utf-8")
+    _eval_yaml(work)
     env = {**os.environ, "OPENAI_API_KEY": "sk-interop", "AV_MODEL": "test-model", "NO_COLOR": "1"}
     proc = subprocess.run([str(AGENTV), "eval", "demo.eval.yaml", "--output", name], cwd=work, env=env, capture_output=True, text=True, timeout=300)
     index = work / name / "index.jsonl"
@@ -58,16 +77,17 @@ def test_agentv_and_agentsproof_agree_per_test_and_compare_reads_agentv(byok_env
     _need(AGENTV, "agentv")
     srv = byok_env
     srv.add(Rule(reply="OK, done. The answer is 41."))
-    # the same cases as an agentsproof dataset: one arm, the same scripted answers
-    dataset = tmp_path / "demo.jsonl"
-    dataset.write_text("".join(json.dumps({"id": t, "input": i, "expected_answer": v, "answer_match": "contains"}) + "\n" for t, i, v in TESTS))
-    code, _, err = run_cli(["tc-eval", dataset, "--model", "test-model", "--output", tmp_path / "ours"])
+    # the SAME EVAL.yaml through our EVAL.yaml engine: no skill, so one arm; the same scripted answers
+    ours_file = _eval_yaml(tmp_path / "ours-src")
+    code, _, err = run_cli(["eval", ours_file, "--model", "test-model", "--output", tmp_path / "ours"])
     ours = {i["name"]: i["passed"] for i in json.loads((tmp_path / "ours" / "demo" / "demo-tc-eval.json").read_text())["items"]}
     assert code == 0, err  # no --ci: failing cases do not change the exit code
 
     first = _agentv_run(srv, tmp_path / "av", "run1")
     theirs = {r["test_id"]: r["execution_status"] == "ok" for r in map(json.loads, first.read_text().splitlines())}
-    assert theirs == ours == {"says-ok": True, "says-banana": False, "says-42": False}
+    assert theirs == ours == {
+        "says-ok": True, "says-banana": False, "says-42": False, "says-done": True, "says-41": True, "equals-ok": False,
+    }
 
     srv.add(Rule(reply="banana, and the answer is 42"))  # the "fix" for two tests, a regression for one
     second = _agentv_run(srv, tmp_path / "av", "run2")

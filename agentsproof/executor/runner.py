@@ -19,7 +19,7 @@ from pathlib import Path
 
 from agentsproof.config import GraderConfig
 from agentsproof.llm.base import LLMError
-from agentsproof.pipeline.grader import Judge, TrialContext, combine, grade_all
+from agentsproof.pipeline.grader import Judge, TrialContext, combine, failed_gate, grade_all
 from agentsproof.schemas.artifacts import ArmResult, LogEvent, TrialResult
 from agentsproof.targets.base import BASELINE_SYSTEM_PROMPT, SkillFile, Target, TrialInput
 from agentsproof.targets.chat import TIMEOUT_GRACE_S
@@ -263,7 +263,8 @@ class DualArmRunner:
             bad = [g for g in graders if g.errored]
             reason = "; ".join(f"grader {g.type} errored: {g.error}" for g in bad)
             return TrialResult(status="errored", error=reason, graders=graders, **base)
-        return TrialResult(status="scored", score=score, passed=score >= item.threshold - 1e-9, graders=graders, **base)
+        passed = score >= item.threshold - 1e-9 and not failed_gate(item.graders, graders)
+        return TrialResult(status="scored", score=score, passed=passed, graders=graders, **base)
 
     def _record(self, item: EvalItem, trial: TrialResult) -> None:
         st = self.state

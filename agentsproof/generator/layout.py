@@ -280,6 +280,7 @@ def find_layout(plugin_dir: Path, option: str = "--plugin-dir") -> Layout:
 
 
 EVAL_NAMES = ("eval.yaml", "eval.yml")
+EVAL_YAML_NAMES = ("EVAL.yaml", "EVAL.yml")
 
 
 def plugin_evals(directory: Path) -> list[Path]:
@@ -303,15 +304,16 @@ def plugin_evals(directory: Path) -> list[Path]:
         if item.folder is None:
             continue
         for sub in ("", "evals/"):
-            for name in EVAL_NAMES:
+            for name in EVAL_NAMES + EVAL_YAML_NAMES + (("evals.json",) if sub else ()):
                 p = item.folder / f"{sub}{name}"
                 if p.is_file() and _inside(p, layout.root.resolve()):
                     found.append(p)
-                    break
     if not found:
         raise InputError(
             str(directory), None,
             f"no eval.yaml files found below this directory or in the folders of its {len(layout.items)} items; "
             f"write them with `agentsproof eval-generate --plugin-dir {directory}`",
         )
-    return sorted(dict.fromkeys(found))
+    from agentsproof.evalyaml.items import drop_duplicates
+
+    return drop_duplicates(sorted(dict.fromkeys(found)))

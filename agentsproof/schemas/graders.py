@@ -240,7 +240,9 @@ class ScriptGrader(Strict):
     score, with optional ``details`` (text) and ``checks`` (``[{"name", "passed",
     "message"}]``, skillgrade's output). A score outside 0..1 or a run past the timeout
     errors the grader. The command gets env ``AGENTSPROOF_WORKSPACE`` (its working folder)
-    and ``AGENTSPROOF_ANSWER_FILE`` (the final answer, in a file outside the workspace).
+    and ``AGENTSPROOF_ANSWER_FILE`` (the final answer, in a file outside the workspace);
+    ``stdin: answer`` also gives it the answer on stdin (EVAL.yaml's code-grader), ``stdin:
+    json`` agentv's payload ``{"output": ..., "answer": ...}``.
     Relative paths in ``run`` and ``script`` are relative to the workspace, so a checker
     file comes from the eval's ``workspace:`` folder (or an absolute path).
     """
@@ -251,6 +253,9 @@ class ScriptGrader(Strict):
     )
     script: str | None = Field(
         None, description="A script file relative to the workspace, run by its extension (.py with python3, .sh with sh, .js with node)."
+    )
+    stdin: Literal["none", "answer", "json"] = Field(
+        "none", description="What the command reads on stdin: nothing, the answer, or agentv's JSON payload {output, answer}."
     )
     timeout: float = Field(
         60.0, gt=0, le=MAX_SCRIPT_TIMEOUT, strict=False, allow_inf_nan=False,

@@ -27,7 +27,7 @@ from agentsproof.pipeline.grader.judge import Judge, JudgeError
 from agentsproof.pipeline.grader.llm_rubric import grade_rubric
 from agentsproof.schemas.artifacts import GraderResult
 
-__all__ = ["Judge", "JudgeError", "TrialContext", "grade_all", "combine", "needs_judge"]
+__all__ = ["Judge", "JudgeError", "TrialContext", "grade_all", "combine", "failed_gate", "needs_judge"]
 
 JUDGED = (LLMRubricGrader, AssertionsGrader)
 
@@ -116,3 +116,12 @@ def combine(results: Sequence[GraderResult]) -> float | None:
     if not results or total <= 0:
         return 1.0
     return sum(r.score * r.weight for r in results) / total  # type: ignore[operator]
+
+
+def failed_gate(specs: Sequence[GraderConfig], results: Sequence[GraderResult]) -> bool:
+    """True when a grader marked ``required`` (EVAL.yaml's ``required``, ``min_score`` or an
+    LLM assertion's ``threshold``) scored below its pass mark: the trial fails, whatever its score."""
+    return any(
+        getattr(spec, "required", False) and res.score is not None and res.score < getattr(spec, "pass_mark", 1.0) - 1e-9
+        for spec, res in zip(specs, results)
+    )

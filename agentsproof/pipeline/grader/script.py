@@ -70,23 +70,32 @@ def _verdict(stdout: str) -> dict[str, Any] | None:
 
 
 def _script_checks(raw: Any) -> list[CheckResult]:
-    """skillgrade's ``checks``: ``[{"name", "passed", "message"}]``; other entries are skipped."""
+    """skillgrade's ``checks``: ``[{"name", "passed", "message"}]`` (agentv's ``assertions``:
+    ``[{"text", "passed", "evidence"}]``); other entries are skipped."""
     if not isinstance(raw, list):
         return []
     checks = []
     for i, item in enumerate(raw[:MAX_SCRIPT_CHECKS]):
         if not isinstance(item, dict):
             continue
-        name = item.get("name")
+        name = item.get("name", item.get("text"))
         checks.append(
             CheckResult(
                 kind="script",
                 target=_clip(name) if name not in (None, "") else f"check {i + 1}",
                 passed=item.get("passed") is True,
-                evidence=_clip(item.get("message") or item.get("details") or ""),
+                evidence=_clip(item.get("message") or item.get("details") or item.get("evidence") or ""),
             )
         )
     return checks
+
+
+def _stdin(spec: ScriptGrader, answer: str) -> str | None:
+    if spec.stdin == "answer":
+        return answer
+    if spec.stdin == "json":  # agentv's script-grader payload
+        return json.dumps({"output": answer, "answer": answer}, ensure_ascii=False)
+    return None
 
 
 def _exit_text(code: int) -> str:
@@ -103,7 +112,7 @@ def _from_json(spec: ScriptGrader, obj: dict[str, Any], code: int) -> GraderResu
     if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score) or not 0 <= score <= 1:
         return _errored(spec, f"the script printed score {_clip(score)}; a score must be a number from 0 to 1")
     details = _clip(obj["details"]) if obj.get("details") not in (None, "") else ""
-    checks = _script_checks(obj.get("checks"))
+    checks = _script_checks(obj.get("checks", obj.get("assertions")))
     if not checks:
         evidence = f"score {score:g}" + (f": {details}" if details else "") + f" ({_exit_text(code)})"
         checks = [CheckResult(kind="script", target=spec.shown(), passed=score >= 1, evidence=evidence)]
@@ -133,7 +142,7 @@ async def grade_script(spec: ScriptGrader, ctx: TrialContext) -> GraderResult:
         if ctx.eval_dir is not None:
             env["AGENTSPROOF_EVAL_DIR"] = str(ctx.eval_dir)
         try:
-            run = await run_group(spec.argv(ctx.eval_dir), cwd=folder, env=env, stdin_text=None, timeout=timeout)
+            run = await run_group(spec.argv(ctx.eval_dir), cwd=folder, env=env, stdin_text=_stdin(spec, ctx.answer), timeout=timeout)
         except TargetError as err:
             return _errored(spec, f"{err} (from {spec.shown()})")
     if run.timed_out:
