@@ -46,6 +46,8 @@ def _settings(cfg: RunConfig) -> dict[str, Any]:
     out: dict[str, Any] = {k: getattr(cfg, k) for k in ("trials", "threshold") if getattr(cfg, k) is not None}
     if cfg.shard is not None:
         out["shard"] = str(cfg.shard)
+    if cfg.all_tasks:
+        out["all_tasks"] = True
     return out
 
 
@@ -131,7 +133,7 @@ def run_eval(path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
         return _retry("eval", path, cfg)
     cfg = adaptive_defaults(cfg)
     ev = load_eval(path)
-    item = item_from_eval(ev, trials=cfg.trials, threshold=cfg.threshold, target=cfg.target)
+    item = item_from_eval(ev, trials=cfg.trials, threshold=cfg.threshold, target=cfg.target, all_tasks=cfg.all_tasks)
     return _run("eval", plugin_name_for_eval(ev.path), [item], cfg, ev.name, _settings(cfg))
 
 
@@ -146,7 +148,7 @@ def run_eval_all(directory: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, 
 
     paths = plugin_evals(directory)  # below DIR; else in the skill folders of the plugin at DIR (any layout)
     evals = [load_eval(p) for p in paths]  # validate everything before the first call
-    items = [item_from_eval(ev, trials=cfg.trials, threshold=cfg.threshold, target=cfg.target) for ev in evals]
+    items = [item_from_eval(ev, trials=cfg.trials, threshold=cfg.threshold, target=cfg.target, all_tasks=cfg.all_tasks) for ev in evals]
     seen: dict[str, str] = {}
     for ev, item in zip(evals, items):
         if item.id in seen:

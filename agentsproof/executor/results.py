@@ -44,7 +44,9 @@ def finalize_item(run: ItemRun) -> ItemResult:
         res.pass_rate = w.pass_rate
         res.passed = False
     else:
-        res.delta = w.mean_score - wo.mean_score
+        from agentsproof.stats.cases import item_delta
+
+        res.delta = item_delta(res)  # the mean of the per-case deltas; one case: with − without
         res.grade = compute_grade(res.delta)
         res.pass_rate = w.pass_rate
         res.passed = (res.pass_rate or 0.0) >= res.threshold - 1e-9 and res.grade != "F"
