@@ -51,6 +51,10 @@ def _settings(cfg: RunConfig) -> dict[str, Any]:
     return out
 
 
+def _all_settings(cfg: RunConfig) -> dict[str, Any]:
+    return {**_settings(cfg), "p_adjust": cfg.p_adjust}
+
+
 def _targets(command: str, cfg: RunConfig, plugin: str, stem: str, kind: str | None = None) -> dict[str, Path]:
     """The report paths of this run, checked writable before the first model call."""
     targets = report_targets(command, cfg.output, plugin, stem, kind)
@@ -159,7 +163,7 @@ def run_eval_all(directory: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, 
         items = select_shard(items, cfg.shard)
         if not items:
             return _empty_shard(plugin, cfg)
-    return _run("eval-all", plugin, items, cfg, plugin, _settings(cfg))
+    return _run("eval-all", plugin, items, cfg, plugin, _all_settings(cfg))
 
 
 def _empty_shard(plugin: str, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:

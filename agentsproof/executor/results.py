@@ -92,6 +92,11 @@ def build_run(
     incomplete_reason: str | None = None,
     duration_s: float = 0.0,
 ) -> RunResult:
+    if command == "eval-all":
+        from agentsproof.stats.multiplicity import apply_to_items
+
+        settings = {**settings, "p_adjust": settings.get("p_adjust") or "holm"}
+        apply_to_items(items, settings["p_adjust"])
     run = RunResult(
         tool_version=__version__,
         command=command,  # type: ignore[arg-type]

@@ -111,3 +111,26 @@ def test_power_verdict():
     assert verdict == "underpowered" and "1 case" in reasons[0]
     verdict, reasons = power_verdict(6, "B", "A")
     assert verdict == "underpowered" and reasons == ["the interval spans B–A"]
+
+
+def test_a_grade_adaptive_settles_is_within_one_band_in_the_report():
+    """The stopping rule and the report use one interval: every settled grade is 'CI within' it."""
+    from agentsproof.schemas.artifacts import compute_grade
+    from agentsproof.stats.adaptive import planned_looks, settled_grade
+
+    rng = np.random.default_rng(11)
+    settled = 0
+    for _ in range(300):
+        pw, pwo = rng.uniform(0.2, 1.0), rng.uniform(0.0, 0.6)
+        n = int(rng.choice([5, 8, 11, 15]))
+        ncases = int(rng.choice([1, 1, 5]))
+        cases = [(list((rng.random(n) < pw).astype(float)), list((rng.random(n) < pwo).astype(float))) for _ in range(ncases)]
+        ws = [x for c in cases for x in c[0]]
+        wos = [x for c in cases for x in c[1]]
+        grade = settled_grade(ws, wos, len(planned_looks(15)), cases=cases if ncases > 1 else None)
+        if grade is None:
+            continue
+        settled += 1
+        lo, hi = delta_interval(cases)
+        assert compute_grade(lo) == compute_grade(hi) == grade
+    assert settled >= 10
