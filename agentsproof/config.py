@@ -24,6 +24,7 @@ from agentsproof.schemas.graders import (  # re-exported: the grader models live
     FilesGrader,
     GraderConfig,
     LLMRubricGrader,
+    PairwiseGrader,
     ScriptGrader,
     SkillUsedGrader,
     Strict as _Strict,
@@ -33,7 +34,7 @@ from agentsproof.schemas.graders import (  # re-exported: the grader models live
 
 __all__ = [
     "AssertionsGrader", "Checks", "DeterministicGrader", "FieldError", "FilesGrader", "GraderConfig",
-    "LLMRubricGrader", "ScriptGrader", "SkillUsedGrader", "ToolCallsGrader",
+    "LLMRubricGrader", "PairwiseGrader", "ScriptGrader", "SkillUsedGrader", "ToolCallsGrader",
 ]
 
 DEFAULT_TRIALS = 1

@@ -155,7 +155,7 @@ async def run_items_async(
         if progress is not None:
             progress(item, trial)
 
-    judge = Judge(client=client, model=prepared.judge_model) if client is not None and any(needs_judge(i.graders) for i in items) else None
+    judge = Judge(client=client, model=prepared.judge_model) if client is not None and any(needs_judge(_all_graders(i)) for i in items) else None
     if client is not None:
         targets["chat"] = ChatTarget(client, prepared.model)
     spaces = None
@@ -173,9 +173,14 @@ async def run_items_async(
         prior=prior,
         workspaces=spaces,
     )
+    pairwise: dict[str, dict[str, Any]] = {}
     try:
         with interruptible(runner):
             runs = await runner.run(items)
+            if not runner.state.aborted:
+                from agentsproof.executor.pairwise import pairwise_pass
+
+                pairwise = await pairwise_pass(runs, judge, opts.parallel)
     finally:
         try:
             for target in targets.values():
@@ -191,6 +196,9 @@ async def run_items_async(
             if spaces is not None:
                 spaces.close()
     results = [finalize_item(r) for r in runs]
+    for res in results:
+        if res.id in pairwise:
+            res.stats["pairwise"] = pairwise[res.id]
     settings = {"parallel": opts.parallel, "abort_after": opts.abort_after, **opts.settings}
     settings.update(describe)
     agents = {name: t.describe() for name, t in targets.items() if name != "chat"}
@@ -216,6 +224,11 @@ async def run_items_async(
         incomplete_reason=runner.state.abort_reason,
         duration_s=opts.base_duration_s + time.perf_counter() - started,
     )
+
+
+def _all_graders(item: EvalItem) -> list[Any]:
+    """The graders of every case of an item (the first case's are ``item.graders``)."""
+    return [g for c in (item.cases or (item.case_at(0),)) for g in c.graders]
 
 
 def _find_layer(client: Any, attribute: str) -> Any:
@@ -264,7 +277,7 @@ def run_items(command: str, plugin: str, items: Sequence[EvalItem], opts: Sessio
 
     time_limit()  # a malformed AGENTSPROOF_REGEX_TIME_LIMIT is refused before the first call
     agents = build_targets(items, opts)
-    if any(it.target == "chat" for it in items) or any(needs_judge(it.graders) for it in items):
+    if any(it.target == "chat" for it in items) or any(needs_judge(_all_graders(it)) for it in items):
         prepared = prepare_provider(opts.provider, opts.model, opts.judge_model, prompt_cache=opts.prompt_cache)
     else:  # agents graded without a judge: no model is called by the harness itself
         prepared = PreparedProvider(provider="none", model=opts.model or "", judge_model="", client=None)
