@@ -192,6 +192,8 @@ def _threshold_option(f: Callable) -> Callable:
 def _finish(run: Any, written: dict[str, Path], ci: bool, fail_on_underpowered: bool = False) -> None:
     from agentsproof.console import print_run
 
+    if run is None:  # --plan: printed, nothing ran
+        sys.exit(EXIT_OK)
     print_run(run, written)
     if run.incomplete or run.overall.errored:
         sys.exit(EXIT_ERROR)

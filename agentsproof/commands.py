@@ -38,6 +38,8 @@ def _session(cfg: RunConfig, settings: dict[str, Any], **extra: Any) -> SessionO
         cache=cfg.cache,
         cache_dir=cfg.cache_dir,
         prompt_cache=cfg.prompt_cache,
+        max_calls=cfg.max_calls,
+        max_cost=cfg.max_cost,
         **extra,
     )
 
@@ -48,6 +50,9 @@ def _settings(cfg: RunConfig) -> dict[str, Any]:
         out["shard"] = str(cfg.shard)
     if cfg.all_tasks:
         out["all_tasks"] = True
+    for k in ("max_cost", "max_calls"):
+        if getattr(cfg, k) is not None:
+            out[k] = getattr(cfg, k)
     return out
 
 
@@ -91,6 +96,11 @@ def _run(command: str, plugin: str, items: list[EvalItem], cfg: RunConfig, stem:
     """The one path every run takes: targets checked, trials run (journalled, resumable), reports written."""
     from agentsproof.executor.journal import journal_path
 
+    if cfg.plan:
+        from agentsproof.executor.costplan import print_plan
+
+        print_plan(command, items, cfg)
+        return None, {}  # type: ignore[return-value]
     target_defs = resolve_targets(items, cfg)
     targets = _targets(command, cfg, plugin, stem, items[0].kind if command == "eval" and items else None)
     session = _session(

@@ -55,6 +55,10 @@ class SessionOptions:
     """Agent targets the items name (``TargetDef`` by name), resolved by the command."""
     keep_workspaces: Path | None = None
     """Keep every agent trial's workspace below this folder (None: delete after grading)."""
+    max_calls: int | None = None
+    """--max-calls: stop cleanly before the run's next LLM call would cross it."""
+    max_cost: float | None = None
+    """--max-cost USD: stop cleanly before a call could take the run's cost past it."""
 
 
 @dataclass
@@ -131,6 +135,11 @@ async def run_items_async(
     throttle = _find_layer(client, "limiter")
     if throttle is not None:
         throttle.limiter.set_maximum(opts.parallel)
+    budget = None
+    if client is not None and (opts.max_calls is not None or opts.max_cost is not None):
+        from agentsproof.llm.budget import budget_for
+
+        budget, client = budget_for(client, prepared, opts.max_calls, opts.max_cost)
     cache = None
     if opts.cache and client is not None:
         from agentsproof.llm.cache import CachingClient, ResponseCache, default_cache_dir
@@ -173,6 +182,8 @@ async def run_items_async(
         prior=prior,
         workspaces=spaces,
     )
+    if budget is not None:
+        budget.on_exhausted = runner.interrupt
     pairwise: dict[str, dict[str, Any]] = {}
     try:
         with interruptible(runner):
@@ -208,6 +219,8 @@ async def run_items_async(
         settings["workspaces"] = str(opts.keep_workspaces)
     if runner.reused:
         settings["reused_trials"] = runner.reused
+    if budget is not None:
+        settings["budget"] = budget.describe()
     if throttle is not None and throttle.limiter.decreases:
         settings["throttle"] = throttle.stats()
     if cache is not None:
