@@ -16,6 +16,7 @@ from typing import Any, Callable
 import click
 
 from agentsproof import __version__
+from agentsproof.cli_options import budget_options, p_adjust_option, tasks_option
 from agentsproof.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK, AgentsproofError, InputError
 from agentsproof.llm.registry import PROVIDERS
 
@@ -203,13 +204,17 @@ def _threshold_option(f: Callable) -> Callable:
 # ---------------------------------------------------------------- commands
 
 
-def _finish(run: Any, written: dict[str, Path], ci: bool) -> None:
+def _finish(run: Any, written: dict[str, Path], ci: bool, fail_on_underpowered: bool = False) -> None:
     from agentsproof.console import print_run
 
+    if run is None:  # --plan: printed, nothing ran
+        sys.exit(EXIT_OK)
     print_run(run, written)
     if run.incomplete or run.overall.errored:
         sys.exit(EXIT_ERROR)
     if ci and run.overall.failed:
+        sys.exit(EXIT_FAILED)
+    if ci and fail_on_underpowered and any((it.stats or {}).get("verdict") == "underpowered" for it in run.items):
         sys.exit(EXIT_FAILED)
     sys.exit(EXIT_OK)
 
@@ -221,6 +226,8 @@ def _finish(run: Any, written: dict[str, Path], ci: bool) -> None:
 @click.option("--skill", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="An EVAL.yaml's with-arm skill (default: skills/<name>/SKILL.md above its evals/ folder).")
 @provider_options
 @run_options
+@tasks_option
+@budget_options
 def eval_cmd(path: Path, **opts: Any) -> None:
     """Run one eval.yaml (or EVAL.yaml): N trials with the skill/agent, N without.
 
@@ -239,7 +246,7 @@ def eval_cmd(path: Path, **opts: Any) -> None:
 
     cfg = RunConfig.from_cli(opts)
     run, written = run_eval(path, cfg)
-    _finish(run, written, cfg.ci)
+    _finish(run, written, cfg.ci, cfg.fail_on_underpowered)
 
 
 @main.command("eval-all")
@@ -248,6 +255,9 @@ def eval_cmd(path: Path, **opts: Any) -> None:
 @_threshold_option
 @provider_options
 @run_options
+@tasks_option
+@budget_options
+@p_adjust_option
 @click.option("--shard", metavar="I/N", help="Run only slice I of N (stable, by item id), e.g. one per CI machine; join them with `agentsproof merge`.")
 def eval_all_cmd(directory: Path, **opts: Any) -> None:
     """Run every eval.yaml (and skill EVAL.yaml, evals/evals.json) below DIRECTORY.
@@ -265,7 +275,7 @@ def eval_all_cmd(directory: Path, **opts: Any) -> None:
 
     cfg = RunConfig.from_cli(opts)
     run, written = run_eval_all(directory, cfg)
-    _finish(run, written, cfg.ci)
+    _finish(run, written, cfg.ci, cfg.fail_on_underpowered)
 
 
 @main.command("tc-eval")
@@ -276,6 +286,7 @@ def eval_all_cmd(directory: Path, **opts: Any) -> None:
 @click.option("--skill", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="A JSONL dataset's or EVAL.yaml's with-arm skill (without one the model or --target runs alone).")
 @provider_options
 @run_options
+@budget_options
 def tc_eval_cmd(path: Path, **opts: Any) -> None:
     """Run hand-authored test cases from an evals.json, EVAL.yaml or JSONL dataset.
 
@@ -297,7 +308,7 @@ def tc_eval_cmd(path: Path, **opts: Any) -> None:
 
     cfg = RunConfig.from_cli(opts)
     run, written = run_tc_eval(path, cfg)
-    _finish(run, written, cfg.ci)
+    _finish(run, written, cfg.ci, cfg.fail_on_underpowered)
 
 
 @main.command("eval-generate")

@@ -39,6 +39,8 @@ def _session(cfg: RunConfig, settings: dict[str, Any], **extra: Any) -> SessionO
         cache=cfg.cache,
         cache_dir=cfg.cache_dir,
         prompt_cache=cfg.prompt_cache,
+        max_calls=cfg.max_calls,
+        max_cost=cfg.max_cost,
         **extra,
     )
 
@@ -47,6 +49,11 @@ def _settings(cfg: RunConfig) -> dict[str, Any]:
     out: dict[str, Any] = {k: getattr(cfg, k) for k in ("trials", "threshold") if getattr(cfg, k) is not None}
     if cfg.shard is not None:
         out["shard"] = str(cfg.shard)
+    if cfg.all_tasks:
+        out["all_tasks"] = True
+    for k in ("max_cost", "max_calls"):
+        if getattr(cfg, k) is not None:
+            out[k] = getattr(cfg, k)
     return {**out, **_interop_settings(cfg)}
 
 
@@ -65,6 +72,10 @@ def _arms(items: list[EvalItem], cfg: RunConfig) -> list[EvalItem]:
     if cfg.adaptive:
         raise InputError("command line", "--adaptive", "stops once the grade is settled, and a single-arm run (--baseline none) has no grade; give one of them")
     return [dataclasses.replace(it, arms=("with",)) for it in items]
+
+
+def _all_settings(cfg: RunConfig) -> dict[str, Any]:
+    return {**_settings(cfg), "p_adjust": cfg.p_adjust}
 
 
 def _targets(command: str, cfg: RunConfig, plugin: str, stem: str, kind: str | None = None) -> dict[str, Path]:
@@ -108,6 +119,11 @@ def _run(
     from agentsproof.executor.journal import journal_path
 
     items = _arms(items, cfg)
+    if cfg.plan:
+        from agentsproof.executor.costplan import print_plan
+
+        print_plan(command, items, cfg)
+        return None, {}  # type: ignore[return-value]
     target_defs = resolve_targets(items, cfg)
     targets = _targets(command, cfg, plugin, stem, items[0].kind if command == "eval" and items else None)
     session = _session(
@@ -166,7 +182,7 @@ def run_eval(path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
     if cfg.skill is not None:
         raise InputError("command line", "--skill", "is for an EVAL.yaml; an eval.yaml names its skill in 'skill'")
     ev = load_eval(path)
-    item = item_from_eval(ev, trials=cfg.trials, threshold=cfg.threshold, target=cfg.target)
+    item = item_from_eval(ev, trials=cfg.trials, threshold=cfg.threshold, target=cfg.target, all_tasks=cfg.all_tasks)
     return _run("eval", plugin_name_for_eval(ev.path), [item], cfg, ev.name, _settings(cfg))
 
 
@@ -193,7 +209,7 @@ def run_eval_all(directory: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, 
         items = select_shard(items, cfg.shard)
         if not items:
             return _empty_shard(plugin, cfg)
-    return _run("eval-all", plugin, items, cfg, plugin, _settings(cfg), after=(lambda run: label_all(suites, run)) if suites else None)
+    return _run("eval-all", plugin, items, cfg, plugin, _all_settings(cfg), after=(lambda run: label_all(suites, run)) if suites else None)
 
 
 def _empty_shard(plugin: str, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:

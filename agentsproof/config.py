@@ -24,6 +24,7 @@ from agentsproof.schemas.graders import (  # re-exported: the grader models live
     FilesGrader,
     GraderConfig,
     LLMRubricGrader,
+    PairwiseGrader,
     ScriptGrader,
     SkillUsedGrader,
     Strict as _Strict,
@@ -33,7 +34,7 @@ from agentsproof.schemas.graders import (  # re-exported: the grader models live
 
 __all__ = [
     "AssertionsGrader", "Checks", "DeterministicGrader", "FieldError", "FilesGrader", "GraderConfig",
-    "LLMRubricGrader", "ScriptGrader", "SkillUsedGrader", "ToolCallsGrader",
+    "LLMRubricGrader", "PairwiseGrader", "ScriptGrader", "SkillUsedGrader", "ToolCallsGrader",
 ]
 
 DEFAULT_TRIALS = 1
@@ -71,6 +72,12 @@ class TaskConfig(_Strict):
     name: str = Field(min_length=1)
     instruction: str = Field(min_length=1)
     graders: list[GraderConfig] = Field(min_length=1)
+    workspace: str | None = Field(
+        None, min_length=1, description="A folder (relative to the yaml) copied into this task's trial workspaces (agent trials); default: the top-level workspace."
+    )
+
+
+MAX_TASKS = 200
 
 
 class SkillEvalConfig(_Strict):
@@ -85,7 +92,9 @@ class SkillEvalConfig(_Strict):
     execution: Execution = Field(default_factory=Execution)
     workspace: str | None = Field(None, min_length=1, description="A folder (relative to the yaml) copied into every trial's workspace.")
     task: TaskConfig | None = None
-    tasks: list[TaskConfig] | None = None
+    tasks: list[TaskConfig] | None = Field(
+        None, max_length=MAX_TASKS, description="Several tasks: each is a case of the same item (version 2: all of them; version 1: the first, unless --all-tasks)."
+    )
 
     @field_validator("version", mode="before")
     @classmethod
@@ -101,18 +110,20 @@ class SkillEvalConfig(_Strict):
                 "skill/agent",
                 "both are set; keep one" if self.skill is not None else "set one: 'skill: SKILL.md' or 'agent: <name>.md'",
             )
-        if self.version == "2":
-            if self.task is None:
-                if self.tasks is not None:
-                    raise FieldError("tasks", "version 2 takes one 'task' mapping; 'tasks' is the version 1 form")
-                raise FieldError("task", "required field is missing")
-            if self.tasks is not None:
-                raise FieldError("tasks", "version 2 takes one 'task' mapping; 'tasks' is the version 1 form")
-        else:
-            if self.tasks is None and self.task is None:
-                raise FieldError("tasks", "version 1 needs a 'tasks' list")
-            if self.tasks is not None and not self.tasks:
+        if self.task is not None and self.tasks is not None:
+            raise FieldError("tasks", "give either one 'task' or a 'tasks' list, not both")
+        if self.task is None and self.tasks is None:
+            if self.version == "2":
+                raise FieldError("task", "required field is missing (or give a 'tasks' list)")
+            raise FieldError("tasks", "version 1 needs a 'tasks' list")
+        if self.tasks is not None:
+            if not self.tasks:
                 raise FieldError("tasks", "is empty; give at least one task")
+            seen: dict[str, int] = {}
+            for i, t in enumerate(self.tasks):
+                if t.name in seen:
+                    raise FieldError(f"tasks[{i}].name", f"{t.name!r} is also the name of tasks[{seen[t.name]}]; task names must be unique")
+                seen[t.name] = i
         return self
 
     @property
@@ -129,6 +140,19 @@ class SkillEvalConfig(_Strict):
             return self.task
         assert self.tasks
         return self.tasks[0]
+
+    def run_tasks(self, all_tasks: bool = False) -> list[TaskConfig]:
+        """The tasks that become cases: every task of a version 2 ``tasks`` list; of a
+        version 1 file only the first (its documented meaning) unless ``all_tasks``."""
+        if self.tasks is None:
+            return [self.primary_task]
+        if self.version == "1" and not all_tasks:
+            return [self.tasks[0]]
+        return list(self.tasks)
+
+    def task_field(self, index: int) -> str:
+        """Where task ``index`` is in the file, for error messages."""
+        return "task" if self.task is not None else f"tasks[{index}]"
 
 
 _TYPES = ", ".join(repr(t) for t in GRADER_TYPES)
@@ -230,10 +254,16 @@ class LoadedEval(BaseModel):
     """E.g. declared tools that cannot run in a chat trial."""
     workspace: Path | None = None
     """The resolved ``workspace:`` folder, copied into every trial's workspace."""
+    task_workspaces: dict[int, Path] = {}
+    """Resolved per-task ``workspace:`` folders, by index in ``tasks`` (they replace the top-level one)."""
 
     @property
     def kind(self) -> str:
         return self.config.kind
+
+    def seed_folders(self) -> tuple[Path, ...]:
+        """Every workspace seed of the eval (top-level and per task): not part of the skill."""
+        return tuple(dict.fromkeys([*([self.workspace] if self.workspace else []), *self.task_workspaces.values()]))
 
     @property
     def name(self) -> str:
@@ -275,15 +305,23 @@ def load_eval(path: str | Path) -> LoadedEval:
         from agentsproof.targets.workspace import check_seed_folder
 
         workspace = check_seed_folder(confined(cfg.workspace, p, "workspace"), src, "workspace")
-    # the workspace seed is the task's material, not part of the skill (nor of its prompt)
-    built = item_prompt(cfg.kind, source, text, root=eval_root(p), exclude=(workspace,) if workspace else ())
+    task_workspaces: dict[int, Path] = {}
+    for i, task in enumerate(cfg.tasks or []):
+        if task.workspace is not None:
+            from agentsproof.targets.workspace import check_seed_folder
+
+            where = f"tasks[{i}].workspace"
+            task_workspaces[i] = check_seed_folder(confined(task.workspace, p, where), src, where)
+    # workspace seeds are the tasks' material, not part of the skill (nor of its prompt)
+    seeds = tuple(dict.fromkeys([*([workspace] if workspace else []), *task_workspaces.values()]))
+    built = item_prompt(cfg.kind, source, text, root=eval_root(p), exclude=seeds)
     warnings = list(built.warnings)
     if cfg.execution.mode == "agent":
         # tools the skill declares do run in an agent trial: that warning is for chat trials only
         warnings = [w for w in warnings if "chat trial" not in w]
     return LoadedEval(
         path=p, config=cfg, source_path=source, source_text=text, system_prompt=built.system_prompt,
-        warnings=warnings, workspace=workspace,
+        warnings=warnings, workspace=workspace, task_workspaces=task_workspaces,
     )
 
 

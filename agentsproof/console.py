@@ -66,6 +66,8 @@ def print_run(run: RunResult, written: dict[str, Path]) -> None:
             f"  {label(it):<{width}}  {_fmt(it.with_arm.mean_score, '.2f'):>5}  {_fmt(it.without_arm.mean_score, '.2f'):>5}"
             f"  {_fmt(it.delta, '+.2f'):>6}  {(it.grade or '—'):<5}  {'—' if it.pass_rate is None else f'{it.pass_rate * 100:.0f}%':>5}"
             f"  {it.with_arm.errored + it.without_arm.errored:>3}  {result}" + (f"  {conf}" if conf else "")
+            + (it.stats.get("grade_mark") or "" if it.stats else "")
+            + ("  [underpowered]" if it.stats and it.stats.get("verdict") == "underpowered" else "")
         )
         if it.status_reason:
             _echo(f"      {it.status}: {it.status_reason}")
@@ -82,6 +84,15 @@ def print_run(run: RunResult, written: dict[str, Path]) -> None:
         _echo("single-arm run (--baseline none): pass rates only, no grades")
     config = run.settings.get("config")
     _echo("config: " + ", ".join(f"{k}={v}" for k, v in config.items()) if config else "config: not recorded (--config KEY=VALUE)")
+    weak = [it for it in run.items if it.stats and it.stats.get("verdict") == "underpowered"]
+    if weak:
+        _echo(
+            f"underpowered: {len(weak)} of {len(run.items)} item{'s' if len(run.items) != 1 else ''} "
+            "(fewer than 5 cases, or an interval spanning grade bands): " + ", ".join(it.name for it in weak[:5])
+            + (" …" if len(weak) > 5 else "")
+        )
+    if run.settings.get("p_adjust") and any(it.stats.get("grade_mark") for it in run.items if it.stats):
+        _echo(f"†: an A or B not significant after the {run.settings['p_adjust']} correction across items")
     if run.incomplete:
         _echo(f"incomplete: {run.incomplete_reason}", err=True)
     for fmt in ("html", "md", "json"):

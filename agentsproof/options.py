@@ -74,6 +74,18 @@ class RunConfig:
     """tc-eval ``--skill FILE``: the with-arm's skill for a JSONL dataset."""
     config: tuple[tuple[str, str], ...] = ()
     """``--config key=value`` pairs, recorded in the report for ``compare``."""
+    all_tasks: bool = False
+    """``--all-tasks``: every task of a version 1 ``tasks`` list is a case (default: the first only)."""
+    fail_on_underpowered: bool = False
+    """With ``--ci``, an underpowered item also fails the run (exit 1)."""
+    plan: bool = False
+    """``--plan``: print the calls, tokens and cost of the run, call nothing."""
+    max_cost: float | None = None
+    """``--max-cost USD``: stop before a call would take the run's cost past this."""
+    max_calls: int | None = None
+    """``--max-calls N``: stop before the N+1-th LLM call."""
+    p_adjust: str = "holm"
+    """eval-all: how the items' p-values are adjusted (holm, bh, none)."""
 
     @classmethod
     def from_cli(cls, opts: dict[str, Any]) -> "RunConfig":

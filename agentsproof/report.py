@@ -333,9 +333,12 @@ def build_view(run: RunResult) -> dict[str, Any]:
     settings = {k: ("(redacted)" if _SECRET_KEY.search(str(k)) else v) for k, v in run.settings.items()}
     trials = [t for v in views for a in v.arms for t in a.trials]
     costs = [t.trial.cost_usd for t in trials if t.trial.cost_usd is not None]
+    from agentsproof.report_generalise import generalise_view
+
     return {
         "single_arm": run.settings.get("baseline") == "none",
         "flaky_items": [it for it in run.items if it.stats.get("flaky")],
+        "gen": generalise_view(run, views),
         "run_cost_usd": sum(costs) if costs else None,
         "judge_cost_usd": _judge_cost(run, [t.trial for t in trials]) if costs else None,
         "run_cache_read_tokens": sum(t.trial.usage.cache_read_tokens for t in trials),

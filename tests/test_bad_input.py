@@ -100,10 +100,11 @@ YAML_CASES: dict[str, tuple[Case, list[str]]] = {
     "both skill and agent": (_eval_yaml({**_with(), "agent": "a.md"}), ["skill", "agent"]),
     "neither skill nor agent": (_eval_yaml(_with(skill=None)), ["skill", "agent"]),
     "version 3": (_eval_yaml(_with(version="3")), ["version"]),
-    "v2 with tasks": (
-        _eval_yaml({**_with(task=None), "tasks": [simple_eval()["task"]]}),
-        ["tasks"],
+    "v2 tasks with a repeated name": (
+        _eval_yaml({**_with(task=None), "tasks": [simple_eval()["task"], simple_eval()["task"]]}),
+        ["tasks[1].name", "unique"],
     ),
+    "v2 with empty tasks": (_eval_yaml({**_with(task=None), "tasks": []}), ["tasks"]),
     "v2 with task and tasks": (
         _eval_yaml({**_with(), "tasks": [simple_eval()["task"]]}),
         ["tasks"],

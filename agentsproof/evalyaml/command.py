@@ -51,7 +51,7 @@ def eval_all_items(paths: list[Path], cfg: Any) -> tuple[list[Any], list[Any]]:
     items: list[Any] = []
     for kind, p, obj in plain:
         if kind == "yaml":
-            items.append(item_from_eval(obj, trials=cfg.trials, threshold=cfg.threshold, target=cfg.target))
+            items.append(item_from_eval(obj, trials=cfg.trials, threshold=cfg.threshold, target=cfg.target, all_tasks=cfg.all_tasks))
         elif kind == "json":
             prefix = tc_eval_name(obj) + "/"
             built = items_from_tc_eval(obj, trials=cfg.trials or 1, threshold=cfg.threshold if cfg.threshold is not None else DEFAULT_THRESHOLD,

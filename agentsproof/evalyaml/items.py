@@ -153,7 +153,7 @@ def suite_items(
             threshold=threshold if threshold is not None else EVAL_YAML_THRESHOLD,
             eval_path=str(suite.path.resolve()), source_sha256=sha256_text(prompt_sys), target=name,
             workspace_files=files, workspace_sha=seed_digest(None, files) if agent else "",
-            skill=skill_file(skill_name(skill) or "skill", "skill", skill[1], skill[0], None) if agent and skill else None,
+            skill=skill_file(skill_name(skill) or "skill", "skill", skill[1], skill[0]) if agent and skill else None,
         )
         items.append(item if skill else dataclasses.replace(item, arms=("with",)))
     return items

@@ -36,6 +36,7 @@ _ITEM_FIELDS = {
     "target": "the target",
     "workspace": "the workspace files",
     "target_settings": "the target settings",
+    "cases": "the tasks",
 }
 _RUN_FIELDS = {
     "command": "the command",
@@ -61,6 +62,8 @@ def item_fingerprint(item: EvalItem, targets: dict[str, dict[str, Any]] | None =
         "threshold": item.threshold,
         "kind": item.kind,
     }
+    if item.cases:
+        out["cases"] = _sha([[c.name, c.prompt, [g.model_dump(mode="json") for g in c.graders]] for c in item.cases])
     if item.target != "chat":
         out["target"] = item.target
         out["workspace"] = item.workspace_sha

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 
 from agentsproof.config import AssertionsGrader, GraderConfig, LLMRubricGrader, LoadedEval
 from agentsproof.errors import InputError
+from agentsproof.executor.runner import Case, EvalItem
 
 if TYPE_CHECKING:
     from agentsproof.targets.base import SkillFile
-from agentsproof.executor.runner import EvalItem
 from agentsproof.schemas.tc_eval import LoadedTCEval
 
 ASSERTION_WEIGHT_WITH_RUBRIC = 0.7
@@ -48,7 +48,7 @@ def check_graders_fit(graders: list[GraderConfig], agent: bool, source: str, fie
             )
 
 
-def skill_file(name: str, kind: str, text: str, source: Path, workspace: Path | None) -> "SkillFile":
+def skill_file(name: str, kind: str, text: str, source: Path, seeds: tuple[Path, ...] = ()) -> "SkillFile":
     """The with-arm's skill as agent targets install it: a folder's SKILL.md brings the
     folder's other files (not the workspace seed, eval files or dot-files)."""
     from agentsproof.skillfolder import folder_files
@@ -56,7 +56,7 @@ def skill_file(name: str, kind: str, text: str, source: Path, workspace: Path | 
 
     files: tuple[tuple[str, Path], ...] = ()
     if kind == "skill" and source.name == "SKILL.md":
-        files = tuple((f.rel, f.path) for f in folder_files(source.parent, exclude=(workspace,) if workspace else ()))
+        files = tuple((f.rel, f.path) for f in folder_files(source.parent, exclude=seeds))
     return SkillFile(name=name, kind=kind, text=text, source_path=source, files=files)
 
 
@@ -74,19 +74,39 @@ def seed_digest(folder: Path | None, files: tuple[tuple[str, bytes], ...] = ()) 
 
 
 def item_from_eval(
-    ev: LoadedEval, *, trials: int | None = None, threshold: float | None = None, target: str | None = None
+    ev: LoadedEval, *, trials: int | None = None, threshold: float | None = None, target: str | None = None,
+    all_tasks: bool = False,
 ) -> EvalItem:
-    """One runner item; ``target`` (``--target``) overrides the file's ``execution``."""
+    """One runner item; ``target`` (``--target``) overrides the file's ``execution``.
+
+    Several tasks (a version 2 ``tasks:`` list, or a version 1 list with ``all_tasks``)
+    become the item's cases; ``trials`` is then per case, and the item runs
+    trials × cases per arm (see :class:`~agentsproof.executor.runner.Case`).
+    """
     from agentsproof.inputs import display
 
     warn_once(ev)
     cfg = ev.config
-    task = cfg.primary_task
+    tasks = cfg.run_tasks(all_tasks)
+    task = tasks[0]
     name = target or (cfg.execution.target if cfg.execution.mode == "agent" else None) or "chat"
     agent = name != "chat"
-    check_graders_fit(list(task.graders), agent, display(ev.path), "task.graders" if cfg.task is not None else "tasks[0].graders")
+    src = display(ev.path)
+    for i, t in enumerate(tasks):
+        check_graders_fit(list(t.graders), agent, src, f"{cfg.task_field(i)}.graders")
     if not agent and ev.workspace is not None:
-        raise InputError(display(ev.path), "workspace", "a workspace is for agent trials; set 'execution: {mode: agent, target: NAME}' or run with --target NAME")
+        raise InputError(src, "workspace", "a workspace is for agent trials; set 'execution: {mode: agent, target: NAME}' or run with --target NAME")
+    if not agent and ev.task_workspaces:
+        i = min(ev.task_workspaces)
+        raise InputError(src, f"tasks[{i}].workspace", "a workspace is for agent trials; set 'execution: {mode: agent, target: NAME}' or run with --target NAME")
+    seeds = [ev.task_workspaces.get(i, ev.workspace) if agent else None for i in range(len(tasks))]
+    cases = tuple(Case(t.name, t.instruction, list(t.graders), seeds[i]) for i, t in enumerate(tasks)) if len(tasks) > 1 else ()
+    per_case = trials if trials is not None else cfg.defaults.trials
+    workspace_sha = ""
+    if agent:
+        workspace_sha = seed_digest(ev.workspace)
+        if ev.task_workspaces:
+            workspace_sha = sha256_text(workspace_sha + "".join(f"|{i}:{seed_digest(p)}" for i, p in sorted(ev.task_workspaces.items())))[:16]
     return EvalItem(
         id=f"{ev.kind}s/{ev.name}",
         name=ev.name,
@@ -96,16 +116,17 @@ def item_from_eval(
         task_name=task.name,
         prompt=task.instruction,
         graders=list(task.graders),
-        trials=trials if trials is not None else cfg.defaults.trials,
+        trials=per_case * max(1, len(cases)),
         timeout=cfg.defaults.timeout,
         threshold=threshold if threshold is not None else cfg.defaults.threshold,
         eval_path=str(ev.path.resolve()),
         source_sha256=sha256_text(ev.system_prompt or ev.source_text),
         warnings=tuple(w for w in ev.warnings if not agent or "chat trial" not in w),
         target=name,
-        workspace_seed=ev.workspace if agent else None,
-        workspace_sha=seed_digest(ev.workspace) if agent else "",
-        skill=skill_file(ev.name, ev.kind, ev.source_text, ev.source_path, ev.workspace) if agent else None,
+        workspace_seed=seeds[0],
+        workspace_sha=workspace_sha,
+        skill=skill_file(ev.name, ev.kind, ev.source_text, ev.source_path, ev.seed_folders()) if agent else None,
+        cases=cases,
     )
 
 
@@ -169,7 +190,7 @@ def items_from_tc_eval(
                 workspace_sha=seed_digest(None, files) if agent else "",
                 skill=skill_file(
                     tc.skill_path.parent.name if tc.skill_path.name == "SKILL.md" else tc.skill_path.stem,
-                    "skill", tc.skill_text, tc.skill_path, None,
+                    "skill", tc.skill_text, tc.skill_path,
                 ) if agent else None,
             )
         )

@@ -78,6 +78,7 @@ def load_items_for_retry(saved: RunResult, saved_path: Path, path: Path | None) 
                 trials=it.trials_requested,
                 threshold=it.threshold,
                 target=it.target if it.target != "chat" else None,
+                all_tasks=bool(saved.settings.get("all_tasks")),
             )
             if built_item.id != it.id:
                 raise InputError(it.eval_path, None, f"now defines {built_item.id!r}, not {it.id!r} as in {saved_path}")

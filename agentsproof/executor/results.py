@@ -48,7 +48,9 @@ def finalize_item(run: ItemRun) -> ItemResult:
         res.pass_rate = w.pass_rate
         res.passed = False
     else:
-        res.delta = w.mean_score - wo.mean_score
+        from agentsproof.stats.cases import item_delta
+
+        res.delta = item_delta(res)  # the mean of the per-case deltas; one case: with − without
         res.grade = compute_grade(res.delta)
         res.pass_rate = w.pass_rate
         res.passed = (res.pass_rate or 0.0) >= res.threshold - 1e-9 and res.grade != "F"
@@ -98,6 +100,11 @@ def build_run(
     incomplete_reason: str | None = None,
     duration_s: float = 0.0,
 ) -> RunResult:
+    if command == "eval-all":
+        from agentsproof.stats.multiplicity import apply_to_items
+
+        settings = {**settings, "p_adjust": settings.get("p_adjust") or "holm"}
+        apply_to_items(items, settings["p_adjust"])
     run = RunResult(
         tool_version=__version__,
         command=command,  # type: ignore[arg-type]

@@ -30,6 +30,17 @@ if TYPE_CHECKING:
 __all__ = ["BASELINE_SYSTEM_PROMPT", "DualArmRunner", "EvalItem", "ItemRun", "RunOptions"]
 
 
+@dataclass(frozen=True)
+class Case:
+    """One task of an item: trial ``i`` of each arm runs case ``i % len(cases)``, so the
+    two arms' trial ``i`` always answer the same prompt (see ``EvalItem.case_at``)."""
+
+    name: str
+    prompt: str
+    graders: Sequence[GraderConfig]
+    workspace_seed: Path | None = None
+
+
 @dataclass
 class EvalItem:
     """What the runner needs to know about one skill/agent eval or tc-eval case."""
@@ -61,6 +72,15 @@ class EvalItem:
     """The skill/agent as a file, for agent targets to install in the with-arm."""
     arms: tuple[str, ...] = ("with", "without")
     """The arms to run; ``("with",)`` for a single-arm run (``--baseline none``)."""
+    cases: tuple[Case, ...] = ()
+    """Several tasks (eval.yaml ``tasks:``): ``trials`` counts trials per arm over all cases.
+    Empty: one case, the item's own ``prompt`` and ``graders``."""
+
+    def case_at(self, index: int) -> Case:
+        """The case trial ``index`` runs (round robin, so a batch of trials covers the cases evenly)."""
+        if not self.cases:
+            return Case(self.task_name, self.prompt, self.graders, self.workspace_seed)
+        return self.cases[index % len(self.cases)]
 
 
 @dataclass
@@ -72,11 +92,12 @@ class RunOptions:
 
 
 # A stopping rule gets (with-arm scores, without-arm scores, trials done per arm, cap) and
-# returns how many more trials per arm to run (0 = stop). The default runs all at once.
-BatchPolicy = Callable[[list[float], list[float], int, int], int]
+# returns how many more trials per arm to run (0 = stop); for an item with several cases
+# also ``cases=`` (per case: with scores, without scores). The default runs all at once.
+BatchPolicy = Callable[..., int]
 
 
-def run_all_at_once(with_scores: list[float], without_scores: list[float], done: int, cap: int) -> int:
+def run_all_at_once(with_scores: list[float], without_scores: list[float], done: int, cap: int, **_: object) -> int:
     return cap - done
 
 
@@ -156,6 +177,8 @@ class DualArmRunner:
             if self.state.aborted:
                 raise Aborted()
             trial = await self._trial(item, arm, index)
+        if item.cases:
+            trial.case = item.case_at(index).name
         self._record(item, trial)
         return trial
 
@@ -178,19 +201,20 @@ class DualArmRunner:
     async def _trial(self, item: EvalItem, arm: str, index: int) -> TrialResult:
         target = self.targets[item.target]
         system = item.system_prompt if arm == "with" else BASELINE_SYSTEM_PROMPT
+        case = item.case_at(index)
         t0 = time.perf_counter()
-        log = [LogEvent(t=0.0, role="system", text=system), LogEvent(t=0.0, role="user", text=item.prompt)]
+        log = [LogEvent(t=0.0, role="system", text=system), LogEvent(t=0.0, role="user", text=case.prompt)]
         limit = target.timeout or item.timeout
         if not target.uses_workspace:
-            trial = TrialInput(item=item, arm=arm, index=index, system=system, prompt=item.prompt, timeout=limit)
+            trial = TrialInput(item=item, arm=arm, index=index, system=system, prompt=case.prompt, timeout=limit)
             return await self._run_and_grade(target, trial, log, t0, None)
         from agentsproof.targets import workspace as ws
 
         spaces = self._workspaces()
-        folder = spaces.create(item.id, arm, index, item.workspace_seed, list(item.workspace_files))
+        folder = spaces.create(item.id, arm, index, case.workspace_seed, list(item.workspace_files))
         try:
             trial = TrialInput(
-                item=item, arm=arm, index=index, system=system, prompt=item.prompt, timeout=limit,
+                item=item, arm=arm, index=index, system=system, prompt=case.prompt, timeout=limit,
                 workspace=folder, skill=item.skill if arm == "with" else None,
             )
             try:
@@ -211,6 +235,7 @@ class DualArmRunner:
         self, target: Target, trial: TrialInput, log: list[LogEvent], t0: float, before: "Snapshot | None"
     ) -> TrialResult:
         item, arm, index = trial.item, trial.arm, trial.index
+        case = item.case_at(index)
         try:
             # A target keeps its own work within the trial's timeout; this outer bound only
             # catches one that ignores it.
@@ -249,7 +274,7 @@ class DualArmRunner:
             trajectory=rec.trajectory, files=files, skill_used=rec.skill_used,
         )
         try:
-            graders = await grade_all(rec.answer, item.graders, self.judge, item.prompt, timeout=item.timeout, context=context)
+            graders = await grade_all(rec.answer, case.graders, self.judge, case.prompt, timeout=item.timeout, context=context)
         except Exception as err:  # noqa: BLE001 - a grader must never end the run
             reason = self._unexpected("grading", err)
             log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=reason))
@@ -263,7 +288,7 @@ class DualArmRunner:
             bad = [g for g in graders if g.errored]
             reason = "; ".join(f"grader {g.type} errored: {g.error}" for g in bad)
             return TrialResult(status="errored", error=reason, graders=graders, **base)
-        passed = score >= item.threshold - 1e-9 and not failed_gate(item.graders, graders)
+        passed = score >= item.threshold - 1e-9 and not failed_gate(case.graders, graders)
         return TrialResult(status="scored", score=score, passed=passed, graders=graders, **base)
 
     def _record(self, item: EvalItem, trial: TrialResult) -> None:
@@ -287,7 +312,8 @@ class DualArmRunner:
         done = 0
         incomplete = False
         while done < item.trials and not self.state.aborted:
-            more = self.policy(_scores(with_arm), _scores(without_arm), done, item.trials)
+            extra = {"cases": _case_scores(item, with_arm, without_arm)} if item.cases else {}
+            more = self.policy(_scores(with_arm), _scores(without_arm), done, item.trials, **extra)
             more = max(0, min(more, item.trials - done))
             if more == 0:
                 break
@@ -325,3 +351,13 @@ class DualArmRunner:
 
 def _scores(arm: ArmResult) -> list[float]:
     return [t.score for t in arm.trials if t.status == "scored" and t.score is not None]
+
+
+def _case_scores(item: EvalItem, with_arm: ArmResult, without_arm: ArmResult) -> list[tuple[list[float], list[float]]]:
+    """Per case of ``item``, in case order: (with scores, without scores)."""
+    table = {c.name: ([], []) for c in item.cases}  # type: dict[str, tuple[list[float], list[float]]]
+    for arm, slot in ((with_arm, 0), (without_arm, 1)):
+        for t in arm.trials:
+            if t.status == "scored" and t.score is not None:
+                table[item.case_at(t.index).name][slot].append(t.score)
+    return list(table.values())

@@ -55,6 +55,10 @@ class SessionOptions:
     """Agent targets the items name (``TargetDef`` by name), resolved by the command."""
     keep_workspaces: Path | None = None
     """Keep every agent trial's workspace below this folder (None: delete after grading)."""
+    max_calls: int | None = None
+    """--max-calls: stop cleanly before the run's next LLM call would cross it."""
+    max_cost: float | None = None
+    """--max-cost USD: stop cleanly before a call could take the run's cost past it."""
 
 
 @dataclass
@@ -131,6 +135,11 @@ async def run_items_async(
     throttle = _find_layer(client, "limiter")
     if throttle is not None:
         throttle.limiter.set_maximum(opts.parallel)
+    budget = None
+    if client is not None and (opts.max_calls is not None or opts.max_cost is not None):
+        from agentsproof.llm.budget import budget_for
+
+        budget, client = budget_for(client, prepared, opts.max_calls, opts.max_cost)
     cache = None
     if opts.cache and client is not None:
         from agentsproof.llm.cache import CachingClient, ResponseCache, default_cache_dir
@@ -155,7 +164,7 @@ async def run_items_async(
         if progress is not None:
             progress(item, trial)
 
-    judge = Judge(client=client, model=prepared.judge_model) if client is not None and any(needs_judge(i.graders) for i in items) else None
+    judge = Judge(client=client, model=prepared.judge_model) if client is not None and any(needs_judge(_all_graders(i)) for i in items) else None
     if client is not None:
         targets["chat"] = ChatTarget(client, prepared.model)
     spaces = None
@@ -173,9 +182,16 @@ async def run_items_async(
         prior=prior,
         workspaces=spaces,
     )
+    if budget is not None:
+        budget.on_exhausted = runner.interrupt
+    pairwise: dict[str, dict[str, Any]] = {}
     try:
         with interruptible(runner):
             runs = await runner.run(items)
+            if not runner.state.aborted:
+                from agentsproof.executor.pairwise import pairwise_pass
+
+                pairwise = await pairwise_pass(runs, judge, opts.parallel)
     finally:
         try:
             for target in targets.values():
@@ -191,6 +207,9 @@ async def run_items_async(
             if spaces is not None:
                 spaces.close()
     results = [finalize_item(r) for r in runs]
+    for res in results:
+        if res.id in pairwise:
+            res.stats["pairwise"] = pairwise[res.id]
     settings = {"parallel": opts.parallel, "abort_after": opts.abort_after, **opts.settings}
     settings.update(describe)
     agents = {name: t.describe() for name, t in targets.items() if name != "chat"}
@@ -200,6 +219,8 @@ async def run_items_async(
         settings["workspaces"] = str(opts.keep_workspaces)
     if runner.reused:
         settings["reused_trials"] = runner.reused
+    if budget is not None:
+        settings["budget"] = budget.describe()
     if throttle is not None and throttle.limiter.decreases:
         settings["throttle"] = throttle.stats()
     if cache is not None:
@@ -216,6 +237,11 @@ async def run_items_async(
         incomplete_reason=runner.state.abort_reason,
         duration_s=opts.base_duration_s + time.perf_counter() - started,
     )
+
+
+def _all_graders(item: EvalItem) -> list[Any]:
+    """The graders of every case of an item (the first case's are ``item.graders``)."""
+    return [g for c in (item.cases or (item.case_at(0),)) for g in c.graders]
 
 
 def _find_layer(client: Any, attribute: str) -> Any:
@@ -264,7 +290,7 @@ def run_items(command: str, plugin: str, items: Sequence[EvalItem], opts: Sessio
 
     time_limit()  # a malformed AGENTSPROOF_REGEX_TIME_LIMIT is refused before the first call
     agents = build_targets(items, opts)
-    if any(it.target == "chat" for it in items) or any(needs_judge(it.graders) for it in items):
+    if any(it.target == "chat" for it in items) or any(needs_judge(_all_graders(it)) for it in items):
         prepared = prepare_provider(opts.provider, opts.model, opts.judge_model, prompt_cache=opts.prompt_cache)
     else:  # agents graded without a judge: no model is called by the harness itself
         prepared = PreparedProvider(provider="none", model=opts.model or "", judge_model="", client=None)

@@ -1,7 +1,7 @@
 """Model prices, for the cost of a trial, an arm and a run.
 
 Prices are USD per million tokens. The built-in table covers the Claude models (Anthropic's
-public list prices); ``AGENTSPROOF_PRICES`` names a JSON file whose entries are added to it
+public list prices) and a few OpenAI models (for ``--plan`` and ``--max-cost``); ``AGENTSPROOF_PRICES`` names a JSON file whose entries are added to it
 or replace its rows::
 
     {"claude-sonnet-4-5": {"input": 3, "output": 15},
@@ -72,6 +72,13 @@ BUILTIN: dict[str, tuple[float, float]] = {
     "claude-3-5-haiku": (0.8, 4.0),
     "claude-3-opus": (15.0, 75.0),
     "claude-3-haiku": (0.25, 1.25),
+    # OpenAI list prices, USD per million input / output tokens
+    "gpt-4o": (2.5, 10.0),
+    "gpt-4o-mini": (0.15, 0.6),
+    "gpt-4.1": (2.0, 8.0),
+    "gpt-4.1-mini": (0.4, 1.6),
+    "gpt-4.1-nano": (0.1, 0.4),
+    "o3-mini": (1.1, 4.4),
 }
 
 _FIELDS = ("input", "output", "cache_read", "cache_write", "cache_write_1h")

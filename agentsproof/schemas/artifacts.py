@@ -98,6 +98,7 @@ class FileRecord(BaseModel):
 class TrialResult(BaseModel):
     index: int
     arm: Literal["with", "without"]
+    case: str | None = Field(None, description="The task (case) this trial ran, for an item with several tasks; None: the item's one task.")
     status: Literal["scored", "errored"]
     error: str | None = Field(None, description="Why the trial errored (provider failure, timeout, judge failure).")
     response: str = ""

@@ -364,7 +364,16 @@ class SkillUsedGrader(Strict):
     weight: float = Field(1.0, gt=0, le=MAX_WEIGHT, strict=True, allow_inf_nan=False, description="Relative weight in the trial score.")
 
 
-GRADER_TYPES = ("deterministic", "llm_rubric", "assertions", "files", "script", "tool_calls", "skill_used")
+class PairwiseGrader(Strict):
+    """A judge sees the with- and without-skill answers to the same prompt side by side and
+    picks the better one or a tie, asked twice with the order swapped (disagreement = tie).
+    Not part of the trial score: the report shows the with-arm preference rate."""
+
+    type: Literal["pairwise"]
+    criteria: str | None = Field(None, min_length=1, description="What makes an answer better (default: which answer serves the request better).")
+
+
+GRADER_TYPES = ("deterministic", "llm_rubric", "assertions", "files", "script", "tool_calls", "skill_used", "pairwise")
 AGENT_GRADER_TYPES = ("files", "script", "tool_calls", "skill_used")
 
 
@@ -377,7 +386,8 @@ def _skillgrade_forms(value: Any) -> Any:
 
 GraderConfig = Annotated[
     Union[
-        DeterministicGrader, LLMRubricGrader, AssertionsGrader, FilesGrader, ScriptGrader, ToolCallsGrader, SkillUsedGrader
+        DeterministicGrader, LLMRubricGrader, AssertionsGrader, FilesGrader, ScriptGrader, ToolCallsGrader, SkillUsedGrader,
+        PairwiseGrader,
     ],
     Field(discriminator="type"),
     BeforeValidator(_skillgrade_forms),

@@ -82,12 +82,7 @@ def import_runs_dir(db: Any, folder: str) -> int:
     return added
 
 
-W, H, PAD_L, PAD_R, PAD_Y = 520, 140, 30, 10, 10
-
-
-def _y(v: float) -> float:
-    v = max(-1.0, min(1.0, v))
-    return round(PAD_Y + (1 - v) / 2 * (H - 2 * PAD_Y), 1)
+W, H = 520, 140
 
 
 def results_view(db: Any) -> dict[str, Any]:
@@ -106,15 +101,11 @@ def results_view(db: Any) -> dict[str, Any]:
                 ci = (item.get("stats") or {}).get("delta_ci")
                 ok_ci = isinstance(ci, list) and len(ci) == 2 and all(isinstance(x, (int, float)) for x in ci)
                 series.setdefault(item["id"], {"id": item["id"], "name": item.get("name") or item["id"], "raw": []})["raw"].append((created, item["delta"], ci if ok_ci else None))
+    from agentsproof.charts import TrendPoint, trend_chart  # the HTML report's drawing code
+
     trends = []
     for t in sorted(series.values(), key=lambda t: t["id"]):
-        n = len(t["raw"])
-        step = (W - PAD_L - PAD_R) / max(1, n - 1)
-        pts = []
-        for i, (when, d, ci) in enumerate(t["raw"]):
-            x = round(PAD_L + (i * step if n > 1 else (W - PAD_L - PAD_R) / 2), 1)
-            label = f"{d:+.2f}" + (f" [{ci[0]:+.2f}, {ci[1]:+.2f}]" if ci else "")
-            pts.append({"x": x, "y": _y(d), "lo": _y(ci[0]) if ci else None, "hi": _y(ci[1]) if ci else None, "when": when, "label": label})
-        trends.append({"id": t["id"], "name": t["name"], "points": pts, "w": W, "h": H, "zero": _y(0.0)})
+        pts = [TrendPoint(str(when), d, ci[0] if ci else None, ci[1] if ci else None) for when, d, ci in t["raw"]]
+        trends.append({"id": t["id"], "name": t["name"], "points": pts, "svg": trend_chart(t["name"], pts, W, H)})
     listing.reverse()
     return {"reports": listing, "trends": trends}

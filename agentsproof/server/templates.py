@@ -142,14 +142,7 @@ RESULTS = """{% extends "base.html" %}{% block title %}CLI results{% endblock %}
 <td class="{{ 'pass' if r.verdict == 'PASS' else 'fail' }}">{{ r.verdict }}</td><td>{{ r.items }}</td><td>{{ r.avg_delta }}</td></tr>{% endfor %}</table>
 <h2>Trends per skill</h2>
 {% for t in trends %}<div class="card trend"><b>{{ t.name }}</b> <span class="muted">{{ t.id }} · {{ t.points|length }} run(s)</span><br>
-<svg width="{{ t.w }}" height="{{ t.h }}" role="img" aria-label="delta over time for {{ t.name }}">
-<rect x="0" y="0" width="{{ t.w }}" height="{{ t.h }}" fill="#fff" stroke="#dde1e7"/>
-<line x1="30" x2="{{ t.w - 10 }}" y1="{{ t.zero }}" y2="{{ t.zero }}" stroke="#999" stroke-dasharray="3 3"/>
-<text x="2" y="14" font-size="10">+1</text><text x="2" y="{{ t.zero + 3 }}" font-size="10">0</text><text x="2" y="{{ t.h - 4 }}" font-size="10">−1</text>
-{% for p in t.points %}{% if p.lo is not none %}<line x1="{{ p.x }}" x2="{{ p.x }}" y1="{{ p.lo }}" y2="{{ p.hi }}" stroke="#9db5d3" stroke-width="3"/>{% endif %}{% endfor %}
-<polyline fill="none" stroke="#3a6ea5" stroke-width="2" points="{% for p in t.points %}{{ p.x }},{{ p.y }} {% endfor %}"/>
-{% for p in t.points %}<circle cx="{{ p.x }}" cy="{{ p.y }}" r="3.5" fill="#1d2330"><title>{{ p.when }}: delta {{ p.label }}</title></circle>{% endfor %}
-</svg></div>{% else %}<p class="muted">No results pushed yet.</p>{% endfor %}
+{{ t.svg }}</div>{% else %}<p class="muted">No results pushed yet.</p>{% endfor %}
 {% endblock %}"""
 
 NOT_FOUND = """{% extends "base.html" %}{% block title %}Not found{% endblock %}{% block main %}<h1>Not found</h1><p>{{ message }}</p>{% endblock %}"""

@@ -11,7 +11,6 @@ from itertools import combinations
 from typing import Sequence
 
 import numpy as np
-from statistics import NormalDist
 
 BOOTSTRAP_RESAMPLES = 10_000
 PERMUTATION_RESAMPLES = 10_000
@@ -56,32 +55,6 @@ def delta_ci(with_scores: Sequence[float], without_scores: Sequence[float], leve
     tail = (1 - level) / 2
     lo, hi = np.quantile(bx - by, [tail, 1 - tail])
     return float(max(-1.0, lo)), float(min(1.0, hi))
-
-
-def smoothed_z_interval(
-    with_scores: Sequence[float], without_scores: Sequence[float], z: float, pseudo: float = 1.0
-) -> tuple[float, float]:
-    """mean(with) − mean(without) ± z·SE, each arm smoothed with a 0 and a 1 of weight ``pseudo``.
-
-    ``pseudo = 1`` is the Agresti–Caffo interval for pass rates; smaller weights smooth
-    less. The smoothing keeps the SE above zero when every trial of an arm scored the same.
-    """
-
-    def mean_var(values: Sequence[float]) -> tuple[float, float]:
-        a = np.asarray(values, dtype=float)
-        w = len(a) + 2 * pseudo
-        m = (a.sum() + pseudo) / w
-        ss = ((a - m) ** 2).sum() + pseudo * (m * m + (1 - m) ** 2)
-        return m, ss / (w - 1) / w
-
-    mx, vx = mean_var(with_scores)
-    my, vy = mean_var(without_scores)
-    d, se = mx - my, math.sqrt(vx + vy)
-    return max(-1.0, d - z * se), min(1.0, d + z * se)
-
-
-def z_for(alpha_two_sided: float) -> float:
-    return float(NormalDist().inv_cdf(1 - alpha_two_sided / 2))
 
 
 def permutation_p(with_scores: Sequence[float], without_scores: Sequence[float]) -> tuple[float, str] | None:

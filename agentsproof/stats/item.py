@@ -5,10 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 from agentsproof.schemas.artifacts import ArmResult, ItemResult, compute_grade
+from agentsproof.stats.cases import (
+    TWO_LEVEL_METHOD,
+    by_case,
+    case_stats,
+    delta_interval,
+    mean_case_delta,
+    power_verdict,
+    stratified_permutation_p,
+)
 from agentsproof.stats.checks import flaky_checks, non_discriminating_checks
 from agentsproof.stats.intervals import (
     DELTA_CI_METHOD,
-    delta_ci,
+    PERMUTATION_RESAMPLES,
+    SEED,
     hake_gain,
     pass_at_k,
     pass_hat_k,
@@ -27,7 +37,8 @@ EMPTY_ARM_STATS: dict[str, Any] = dict.fromkeys(("n", "errored", "mean", "sd", "
 EMPTY_ITEM_STATS: dict[str, Any] = dict.fromkeys(
     (
         "delta", "delta_ci", "delta_ci_method", "p_value", "p_value_method", "normalized_gain", "pass_at_k",
-        "pass_hat_k", "grade_low", "grade_high", "grade_label", "enough_data", "note",
+        "pass_hat_k", "grade_low", "grade_high", "grade_label", "enough_data", "note", "cases", "verdict",
+        "verdict_reasons",
     )
 )  # fmt: skip
 """Every per-item key of the stats contract, unset (the arms and check lists aside)."""
@@ -76,20 +87,32 @@ def item_stats(item: ItemResult) -> dict[str, Any]:
         c = sum(1 for t in item.with_arm.trials if t.status == "scored" and t.passed)
         out["pass_at_k"] = {"k": k, "value": pass_at_k(w["n"], c, k)}
         out["pass_hat_k"] = {"k": k, "value": pass_hat_k(w["n"], c, k)}
+    groups = by_case(item)
+    out["cases"] = case_stats(item)
+    out["verdict"], out["verdict_reasons"] = power_verdict(len(groups), None, None)
     if not ws or not wos:
         empty = "with-skill" if not ws else "baseline"
         out["note"] = f"no statistics: the {empty} arm has no scored trial"
         return out
-    delta = sum(ws) / len(ws) - sum(wos) / len(wos)
+    per_case = [(g[1], g[2]) for g in groups]
+    several = len(groups) > 1
+    delta = (mean_case_delta(per_case) if several else None)
+    delta = sum(ws) / len(ws) - sum(wos) / len(wos) if delta is None else delta
     out["delta"] = delta
-    ci = delta_ci(ws, wos)
+    ci = delta_interval(per_case)
     if ci is not None:
         out["delta_ci"] = [ci[0], ci[1]]
         out["grade_low"] = compute_grade(ci[0])
         out["grade_high"] = compute_grade(ci[1])
-    perm = permutation_p(ws, wos)
-    if perm is not None:
-        out["p_value"], out["p_value_method"] = perm
+    if several:
+        out["delta_ci_method"] = TWO_LEVEL_METHOD
+        out["p_value"] = stratified_permutation_p(per_case)
+        out["p_value_method"] = f"one-sided stratified permutation test (labels shuffled within each case), {PERMUTATION_RESAMPLES} relabellings, seed {SEED}"
+    else:
+        perm = permutation_p(ws, wos)
+        if perm is not None:
+            out["p_value"], out["p_value_method"] = perm
+    out["verdict"], out["verdict_reasons"] = power_verdict(len(groups), out["grade_low"], out["grade_high"])
     out["normalized_gain"] = hake_gain(w["mean"], wo["mean"])
     grade = item.grade or compute_grade(delta)
     out["grade_label"] = grade_label(grade, out["grade_low"], out["grade_high"])

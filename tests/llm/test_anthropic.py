@@ -229,7 +229,8 @@ def test_price_table_and_override(monkeypatch, tmp_path):
     assert prices.price_for("claude-opus-4-1-20250805", table).input == 15.0
     assert prices.price_for("claude-opus-4-5", table).input == 5.0
     assert prices.price_for("us.anthropic.claude-haiku-4-5-20251001-v1:0", table).output == 5.0
-    assert prices.price_for("claude-sonnet-45", table) is None and prices.price_for("gpt-4o", table) is None
+    assert prices.price_for("claude-sonnet-45", table) is None and prices.price_for("my-proxy-model", table) is None
+    assert prices.price_for("gpt-4o-2024-08-06", table).input == 2.5  # built in, for --plan and --max-cost
     f = tmp_path / "prices.json"
     f.write_text(json.dumps({"gpt-4o": {"input": 2.5, "output": 10, "cache_read": 1.25}}))
     monkeypatch.setenv("AGENTSPROOF_PRICES", str(f))

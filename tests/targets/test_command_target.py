@@ -92,7 +92,7 @@ def skill(tmp_path: Path) -> SkillFile:
     (folder / "link.txt").symlink_to(secret)
     from agentsproof.executor.plan import skill_file
 
-    return skill_file("demo", "skill", (folder / "SKILL.md").read_text(), folder / "SKILL.md", None)
+    return skill_file("demo", "skill", (folder / "SKILL.md").read_text(), folder / "SKILL.md")
 
 
 def _trial(spaces: ws_mod.Workspaces, arm: str = "with", skill: SkillFile | None = None, prompt: str = "do it", timeout: float = 30.0) -> TrialInput:

@@ -235,7 +235,7 @@ async def test_inject_skill_loads_it_as_a_copilot_skill(copilot_env, tmp_path):
     (source / "references" / "guide.md").write_text("GUIDEMARK: sum the columns\n")
     from agentsproof.executor.plan import skill_file
 
-    skill = skill_file("csv-summary", "skill", SKILL_TEXT, source / "SKILL.md", None)
+    skill = skill_file("csv-summary", "skill", SKILL_TEXT, source / "SKILL.md")
 
     def read_guide(req: dict[str, Any]) -> dict[str, Any]:
         base = re.search(r"Base directory for this skill: (\S+)", texts(req)).group(1)

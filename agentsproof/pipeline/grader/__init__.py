@@ -16,6 +16,7 @@ from agentsproof.config import (
     FilesGrader,
     GraderConfig,
     LLMRubricGrader,
+    PairwiseGrader,
     ScriptGrader,
     SkillUsedGrader,
     ToolCallsGrader,
@@ -29,7 +30,7 @@ from agentsproof.schemas.artifacts import GraderResult
 
 __all__ = ["Judge", "JudgeError", "TrialContext", "grade_all", "combine", "failed_gate", "needs_judge"]
 
-JUDGED = (LLMRubricGrader, AssertionsGrader)
+JUDGED = (LLMRubricGrader, AssertionsGrader, PairwiseGrader)
 
 
 def needs_judge(graders: Sequence[GraderConfig]) -> bool:
@@ -96,6 +97,7 @@ async def grade_all(
     """
     if judge is not None:
         judge = judge.within(timeout)
+    graders = [g for g in graders if not isinstance(g, PairwiseGrader)]  # judged per pair after both arms ran
     ctx = context or TrialContext(answer=response, timeout=timeout)
     # Script graders may write in the workspace: they run one by one after the others have read it.
     first = [i for i, g in enumerate(graders) if not isinstance(g, ScriptGrader)]

@@ -1,0 +1,142 @@
+"""``--plan``: what a run would cost, printed before (instead of) any call.
+
+Per item: trial calls (2 × trials per arm for a chat target; an agent target's own model
+calls are outside the harness and not counted), judge calls per trial (one per
+``llm_rubric``, one per assertion), pairwise calls (two per trial pair). The retry budget
+is the most a run can make: every judge call asked again up to ``JUDGE_ATTEMPTS`` times
+and every call retried ``AGENTSPROOF_MAX_RETRIES`` times on 429/5xx. Tokens are
+estimated — a prompt at about 4 characters a token, an answer at ``ANSWER_TOKENS``, a
+verdict at ``VERDICT_TOKENS`` — and priced with the price table (``llm/prices.py``,
+overridable with ``AGENTSPROOF_PRICES``); the embedded local model costs nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import click
+
+from agentsproof.executor.runner import EvalItem
+from agentsproof.schemas.artifacts import Usage
+
+ANSWER_TOKENS = 600
+"""Estimated tokens of one trial answer."""
+VERDICT_TOKENS = 150
+"""Estimated tokens of one judge verdict."""
+JUDGE_FRAME_TOKENS = 120
+"""The judge's instructions around the task, answer and rubric."""
+
+
+def _tok(text: str) -> int:
+    return len(text) // 4 + 1
+
+
+@dataclass
+class Line:
+    calls: int = 0
+    usage: Usage = field(default_factory=Usage)
+
+    def add(self, calls: int, prompt: int, completion: int) -> None:
+        self.calls += calls
+        self.usage = self.usage + Usage(prompt_tokens=prompt * calls, completion_tokens=completion * calls, total_tokens=(prompt + completion) * calls)
+
+
+@dataclass
+class Plan:
+    trials: Line = field(default_factory=Line)
+    judges: Line = field(default_factory=Line)
+    pairwise: Line = field(default_factory=Line)
+    agent_trials: int = 0
+
+
+def plan_items(items: Sequence[EvalItem]) -> Plan:
+    from agentsproof.executor.pairwise import pairwise_spec
+
+    plan = Plan()
+    for it in items:
+        for i in range(it.trials):
+            case = it.case_at(i)
+            prompt = _tok(case.prompt)
+            if it.target == "chat":
+                plan.trials.add(1, _tok(it.system_prompt) + prompt, ANSWER_TOKENS)
+                plan.trials.add(1, _tok("You are a helpful assistant.") + prompt, ANSWER_TOKENS)
+            else:
+                plan.agent_trials += 2
+            judge_in = JUDGE_FRAME_TOKENS + prompt + ANSWER_TOKENS
+            for g in case.graders:
+                if g.type == "llm_rubric":
+                    plan.judges.add(2, judge_in + _tok(g.rubric), VERDICT_TOKENS)
+                elif g.type == "assertions":
+                    for a in g.assertions:
+                        plan.judges.add(2, judge_in + _tok(a), VERDICT_TOKENS)
+            spec = pairwise_spec(case.graders)
+            if spec is not None:
+                plan.pairwise.add(2, JUDGE_FRAME_TOKENS + prompt + 2 * ANSWER_TOKENS + _tok(spec.criteria or ""), VERDICT_TOKENS)
+    return plan
+
+
+def _models(cfg: Any) -> tuple[str, str, str]:
+    """(provider, model, judge model) as the run would resolve them, without a call."""
+    from agentsproof.errors import AgentsproofError
+    from agentsproof.llm.registry import resolve_models, resolve_provider_name
+
+    try:
+        provider = resolve_provider_name(cfg.provider)
+    except AgentsproofError:
+        provider = cfg.provider or "auto (no provider configured)"
+    try:
+        choice = resolve_models(provider, cfg.model, cfg.judge_model)
+        return provider, choice.model, choice.judge_model
+    except AgentsproofError:
+        model = cfg.model or "(no model given)"
+        return provider, model, cfg.judge_model or model
+
+
+def _price(provider: str, model: str) -> Any:
+    from agentsproof.llm.prices import Price, load_prices, price_for
+
+    return Price.of(0.0, 0.0) if provider == "local" else price_for(model, load_prices())
+
+
+def render_plan(command: str, items: Sequence[EvalItem], cfg: Any) -> list[str]:
+    from agentsproof.llm.prices import cost_usd
+    from agentsproof.llm.retry import RetryPolicy
+    from agentsproof.pipeline.grader.judge import JUDGE_ATTEMPTS
+
+    provider, model, judge_model = _models(cfg)
+    plan = plan_items(items)
+    retries = RetryPolicy.from_env().max_retries
+    cases = sum(max(1, len(i.cases)) for i in items)
+    out = [f"plan: agentsproof {command} · {len(items)} item{'s' if len(items) != 1 else ''} · {cases} case{'s' if cases != 1 else ''} · "
+           f"{sum(i.trials for i in items)} trials per arm{' (the --adaptive cap)' if cfg.adaptive else ''} · provider {provider}"]
+    rows = [("trials", model, plan.trials), ("judges", judge_model, plan.judges), ("pairwise judge", judge_model, plan.pairwise)]
+    out.append(f"  {'calls':<15} {'model':<28} {'calls':>7} {'prompt tok':>11} {'output tok':>11} {'cost (est.)':>12}")
+    total_cost: float | None = 0.0
+    for label, m, line in rows:
+        if not line.calls:
+            continue
+        price = _price(provider, m)
+        cost = cost_usd(price, line.usage) if price is not None else None
+        total_cost = None if cost is None or total_cost is None else total_cost + cost
+        shown = "no price" if cost is None else f"${cost:,.4f}"
+        out.append(f"  {label:<15} {m[:28]:<28} {line.calls:>7,} {line.usage.prompt_tokens:>11,} {line.usage.completion_tokens:>11,} {shown:>12}")
+    calls = plan.trials.calls + plan.judges.calls + plan.pairwise.calls
+    judge_calls = plan.judges.calls + plan.pairwise.calls
+    most = (plan.trials.calls + judge_calls * JUDGE_ATTEMPTS) * (1 + retries)
+    tokens = plan.trials.usage + plan.judges.usage + plan.pairwise.usage
+    out.append(f"  total: {calls:,} LLM calls, about {tokens.total_tokens:,} tokens, "
+               + ("cost unknown (a model has no price; add it with AGENTSPROOF_PRICES)" if total_cost is None else f"about ${total_cost:,.4f}"))
+    out.append(f"  retry budget: at most {most:,} requests (each judge call re-asked up to {JUDGE_ATTEMPTS}x, each request retried up to {retries}x on 429/5xx)")
+    if plan.agent_trials:
+        out.append(f"  agent trials: {plan.agent_trials:,} (their own model calls are made by the agent and are not counted here)")
+    limits = [f"--max-calls {cfg.max_calls}" if cfg.max_calls is not None else "", f"--max-cost {cfg.max_cost:g} USD" if cfg.max_cost is not None else ""]
+    if any(limits):
+        out.append("  limits: " + ", ".join(x for x in limits if x) + " (the run stops cleanly before crossing them)")
+    out.append("  estimates: prompts at ~4 characters a token, answers ~%d tokens, verdicts ~%d tokens; nothing was called" % (ANSWER_TOKENS, VERDICT_TOKENS))
+    return out
+
+
+def print_plan(command: str, items: Sequence[EvalItem], cfg: Any) -> None:
+    for line in render_plan(command, items, cfg):
+        click.echo(line)

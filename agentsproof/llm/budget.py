@@ -1,0 +1,139 @@
+"""``--max-calls`` and ``--max-cost``: stop a run cleanly before it crosses a limit.
+
+``BudgetClient`` wraps the provider (beneath the response cache, so a cached reply costs
+nothing). Before every call it checks that one more call fits in ``max_calls`` and that
+the call's worst case — its prompt (about 4 characters a token) plus its ``max_tokens``
+(or ``DEFAULT_OUTPUT_TOKENS``) at the model's price — fits in what is left of
+``max_cost``, counting calls still in flight at their worst case too. A call that does
+not fit is never sent: the budget calls ``on_exhausted`` (the session stops the runner:
+no new trial, trials in flight cancelled, an incomplete report, exit 30) and the call
+fails. After a call its real cost (the provider's, else the price table's) replaces the
+estimate. A provider retry of one call is the same call here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError
+from agentsproof.llm.prices import Price, cost_usd, price_for
+from agentsproof.schemas.artifacts import Usage
+
+CHARS_PER_TOKEN = 4
+DEFAULT_OUTPUT_TOKENS = 1024
+"""Worst-case answer length assumed when a request sets no ``max_tokens``."""
+
+
+class BudgetExhausted(LLMError):
+    pass
+
+
+def prompt_tokens(request: ChatRequest) -> int:
+    chars = sum(len(m.get("content") or "") if isinstance(m.get("content"), str) else len(json.dumps(m.get("content"))) for m in request.messages)
+    if request.json_schema:
+        chars += len(json.dumps(request.json_schema))
+    return chars // CHARS_PER_TOKEN + 8
+
+
+@dataclass
+class Budget:
+    max_calls: int | None = None
+    max_cost: float | None = None
+    prices: dict[str, Price] = field(default_factory=dict)
+    free: bool = False
+    """The provider costs nothing (the embedded local model)."""
+    on_exhausted: Callable[[str], None] | None = None
+    calls: int = 0
+    spent: float = 0.0
+    reserved: float = 0.0
+    stopped: str | None = None
+
+    def price(self, model: str) -> Price | None:
+        return Price.of(0.0, 0.0) if self.free else price_for(model, self.prices)
+
+    def worst_case(self, request: ChatRequest) -> float:
+        price = self.price(request.model)
+        if price is None:
+            return 0.0
+        usage = Usage(prompt_tokens=prompt_tokens(request), completion_tokens=request.max_tokens or DEFAULT_OUTPUT_TOKENS)
+        return cost_usd(price, usage) or 0.0
+
+    def admit(self, request: ChatRequest) -> float:
+        """Reserve one call (returns its reserved cost) or raise BudgetExhausted."""
+        if self.stopped:
+            raise BudgetExhausted(self.stopped)
+        if self.max_calls is not None and self.calls + 1 > self.max_calls:
+            self._stop(f"stopped before crossing --max-calls {self.max_calls}: {self.calls} calls made")
+        est = self.worst_case(request)
+        if self.max_cost is not None and self.spent + self.reserved + est > self.max_cost + 1e-12:
+            self._stop(
+                f"stopped before crossing --max-cost {self.max_cost:g} USD: ${self.spent:.4f} spent, "
+                f"${self.reserved:.4f} in flight, the next call could cost up to ${est:.4f}"
+            )
+        self.calls += 1
+        self.reserved += est
+        return est
+
+    def settle(self, reserved: float, response: ChatResponse | None, model: str) -> None:
+        self.reserved = max(0.0, self.reserved - reserved)
+        if response is None:
+            return
+        cost = response.cost_usd
+        if cost is None:
+            price = self.price(response.model or model) or self.price(model)
+            cost = cost_usd(price, response.usage) if price is not None else None
+        self.spent += cost or 0.0
+
+    def _stop(self, reason: str) -> None:
+        self.stopped = reason
+        if self.on_exhausted is not None:
+            self.on_exhausted(reason)
+        raise BudgetExhausted(reason)
+
+    def describe(self) -> dict[str, Any]:
+        return {"calls": self.calls, "spent_usd": round(self.spent, 6), "max_calls": self.max_calls, "max_cost": self.max_cost,
+                "stopped": self.stopped}
+
+
+class BudgetClient(LLMClient):
+    def __init__(self, inner: LLMClient, budget: Budget):
+        self.inner = inner
+        self.budget = budget
+        self.name = inner.name
+        self.max_concurrency = inner.max_concurrency
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        try:
+            reserved = self.budget.admit(request)
+        except BudgetExhausted:
+            await asyncio.sleep(0)  # a trial the stop just cancelled ends here, as "not run"
+            raise
+        response = None
+        try:
+            response = await self.inner.complete(request)
+            return response
+        finally:
+            self.budget.settle(reserved, response, request.model)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def describe(self) -> dict[str, Any]:
+        return self.inner.describe()
+
+
+def budget_for(client: LLMClient, prepared: Any, max_calls: int | None, max_cost: float | None) -> tuple[Budget, LLMClient]:
+    """The run's budget and the client that keeps to it; a --max-cost the price table cannot
+    check (a model without a price) is an input error before the first call."""
+    from agentsproof.errors import InputError
+    from agentsproof.llm.prices import ENV_PRICES, load_prices
+
+    budget = Budget(max_calls=max_calls, max_cost=max_cost, prices=load_prices(), free=prepared.provider == "local")
+    if max_cost is not None:
+        for model in dict.fromkeys((prepared.model, prepared.judge_model)):
+            if model and budget.price(model) is None:
+                raise InputError("command line", "--max-cost", f"no price for model {model!r}; add it to a JSON file named in {ENV_PRICES}")
+    return budget, BudgetClient(client, budget)

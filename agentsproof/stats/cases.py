@@ -1,0 +1,214 @@
+"""Statistics across the cases (tasks) of one item: do the grades generalise?
+
+An item with several tasks runs trial ``i`` of both arms on case ``i % cases``. Its
+delta is the **mean of the per-case deltas**, so a case with more scored trials does not
+weigh more. Its interval is a **two-level bootstrap**: resample the cases with
+replacement, then, within each drawn case, each arm's trials (smoothed with one 0 and one
+1 pseudo-trial, as the one-case interval is); the item delta of a resample is the mean of
+its case deltas. With a single case this is the one-case bootstrap of
+:func:`agentsproof.stats.intervals.delta_ci`, which :func:`delta_interval` then calls, so
+every item — and ``--adaptive`` — uses one interval.
+
+Per case: delta, interval, and **win / tie / loss** (tie: |delta| ≤ ``TIE_BAND``), with an
+exact one-sided sign test over the wins and losses. The item's p-value is a stratified
+permutation test (arm labels relabelled within each case).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from agentsproof.stats.intervals import BOOTSTRAP_RESAMPLES, PERMUTATION_RESAMPLES, SEED, delta_ci
+
+TIE_BAND = 0.05
+"""A case whose delta is within ±TIE_BAND is a tie: neither arm won it."""
+MIN_CASES = 5
+"""Fewer cases than this and a grade says little about tasks the eval did not try."""
+
+CaseScores = Sequence[tuple[Sequence[float], Sequence[float]]]
+"""Per case: (with-arm scores, without-arm scores)."""
+
+TWO_LEVEL_METHOD = (
+    f"two-level percentile bootstrap, {BOOTSTRAP_RESAMPLES} resamples, seed {SEED}: cases resampled, then each "
+    "arm's trials within a case, each arm smoothed with one 0 and one 1 pseudo-trial"
+)
+
+
+def _smooth(x: Sequence[float], pseudo: float) -> tuple[np.ndarray, np.ndarray]:
+    """Values and resampling weights: the trials, plus a 0 and a 1 of weight ``pseudo``."""
+    a = np.asarray(x, dtype=float)
+    if pseudo <= 0:
+        return a, np.full(len(a), 1.0 / len(a))
+    values = np.concatenate([a, [0.0, 1.0]])
+    w = np.concatenate([np.ones(len(a)), [pseudo, pseudo]])
+    return values, w / w.sum()
+
+
+def _inner(rng: np.random.Generator, values: np.ndarray, p: np.ndarray, n: int, m: int) -> np.ndarray:
+    """``m`` bootstrap means of ``n`` draws (the arm's trial count plus its pseudo-trials)."""
+    if m == 0:
+        return np.zeros(0)
+    if len(values) == 1:
+        return np.full(m, values[0])
+    idx = rng.choice(len(values), size=(m, n), p=p)
+    return values[idx].mean(axis=1)
+
+
+def two_level_interval(
+    cases: CaseScores,
+    level: float = 0.95,
+    *,
+    pseudo: float = 1.0,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = SEED,
+) -> tuple[float, float] | None:
+    """Percentile interval of the mean case delta: cases resampled, then trials within each.
+
+    ``pseudo`` is the weight of each arm's 0 and 1 pseudo-trials (0: none). Cases where an
+    arm has no scored trial are left out; None when no case is left.
+    """
+    usable = [(list(w), list(wo)) for w, wo in cases if len(w) and len(wo)]
+    if not usable:
+        return None
+    rng = np.random.default_rng(seed)
+    c = len(usable)
+    picks = rng.integers(0, c, size=(resamples, c))
+    total = np.zeros(resamples)
+    arms = []
+    for w, wo in usable:
+        xv, xp = _smooth(w, pseudo)
+        yv, yp = _smooth(wo, pseudo)
+        extra = 2 if pseudo > 0 else 0
+        arms.append((xv, xp, len(w) + extra, yv, yp, len(wo) + extra))
+    for j in range(c):
+        col = picks[:, j]
+        for k, (xv, xp, nx, yv, yp, ny) in enumerate(arms):
+            rows = np.nonzero(col == k)[0]
+            if rows.size:
+                total[rows] += _inner(rng, xv, xp, nx, rows.size) - _inner(rng, yv, yp, ny, rows.size)
+    means = total / c
+    tail = (1 - level) / 2
+    lo, hi = np.quantile(means, [tail, 1 - tail])
+    return float(max(-1.0, lo)), float(min(1.0, hi))
+
+
+def delta_interval(cases: CaseScores, level: float = 0.95) -> tuple[float, float] | None:
+    """THE interval of an item's delta, for reports and ``--adaptive`` alike: the one-case
+    bootstrap for one case, the two-level bootstrap for several. For one set of scores a
+    higher level gives a wider interval around the same resamples (the intervals nest)."""
+    usable = [(w, wo) for w, wo in cases if len(w) and len(wo)]
+    if not usable:
+        return None
+    if len(cases) == 1:
+        return delta_ci(usable[0][0], usable[0][1], level)
+    return two_level_interval(usable, level)
+
+
+def mean_case_delta(cases: CaseScores) -> float | None:
+    deltas = [float(np.mean(w)) - float(np.mean(wo)) for w, wo in cases if len(w) and len(wo)]
+    return sum(deltas) / len(deltas) if deltas else None
+
+
+def item_delta(item: Any) -> float | None:
+    """An item's delta: the mean of its per-case deltas (with one case, mean(with) − mean(without))."""
+    groups = by_case(item)
+    if len(groups) > 1:
+        d = mean_case_delta([(g[1], g[2]) for g in groups])
+        if d is not None:
+            return d
+    w, wo = item.with_arm.mean_score, item.without_arm.mean_score
+    return None if w is None or wo is None else w - wo
+
+
+def outcome(delta: float, band: float = TIE_BAND) -> str:
+    if delta > band + 1e-12:
+        return "win"
+    if delta < -band - 1e-12:
+        return "loss"
+    return "tie"
+
+
+def sign_test_p(wins: int, losses: int) -> float:
+    """One-sided exact sign test: P(at least ``wins`` wins of wins + losses at 1/2). Ties are left out."""
+    n = wins + losses
+    if n == 0:
+        return 1.0
+    return sum(math.comb(n, k) for k in range(wins, n + 1)) / 2**n
+
+
+def stratified_permutation_p(cases: CaseScores, resamples: int = PERMUTATION_RESAMPLES, seed: int = SEED) -> float | None:
+    """One-sided p for "with > without": arm labels shuffled within each case, statistic the
+    mean case delta; (b + 1)/(B + 1) over ``resamples`` seeded relabellings."""
+    usable = [(np.asarray(w, float), np.asarray(wo, float)) for w, wo in cases if len(w) and len(wo)]
+    if not usable:
+        return None
+    rng = np.random.default_rng(seed)
+    observed = np.mean([w.mean() - wo.mean() for w, wo in usable])
+    stat = np.zeros(resamples)
+    for w, wo in usable:
+        pooled = np.concatenate([w, wo])
+        keys = rng.random((resamples, len(pooled)))
+        order = np.argsort(keys, axis=1)
+        perm = pooled[order]
+        stat += perm[:, : len(w)].mean(axis=1) - perm[:, len(w):].mean(axis=1)
+    stat /= len(usable)
+    b = int(np.sum(stat >= observed - 1e-9 * max(1.0, abs(observed))))
+    return (b + 1) / (resamples + 1)
+
+
+def by_case(item: Any) -> list[tuple[str, list[float], list[float], int]]:
+    """(case name, with scores, without scores, errored trials) per case, in case order."""
+    order: list[str] = []
+    table: dict[str, tuple[list[float], list[float], list[int]]] = {}
+    trials = sorted(item.with_arm.trials + item.without_arm.trials, key=lambda t: (t.index, t.arm))
+    for t in trials:
+        name = t.case if t.case is not None else item.task_name
+        if name not in table:
+            order.append(name)
+            table[name] = ([], [], [0])
+        if t.status == "scored" and t.score is not None:
+            table[name][0 if t.arm == "with" else 1].append(t.score)
+        elif t.status == "errored":
+            table[name][2][0] += 1
+    return [(n, table[n][0], table[n][1], table[n][2][0]) for n in order]
+
+
+def case_stats(item: Any) -> dict[str, Any]:
+    """The ``cases`` block of an item's stats: per-case rows, win/tie/loss and the sign test."""
+    rows = []
+    counts = {"win": 0, "tie": 0, "loss": 0}
+    for name, ws, wos, errored in by_case(item):
+        row: dict[str, Any] = {"name": name, "n_with": len(ws), "n_without": len(wos), "errored": errored,
+                               "delta": None, "delta_ci": None, "outcome": None}
+        if ws and wos:
+            d = sum(ws) / len(ws) - sum(wos) / len(wos)
+            ci = delta_ci(ws, wos)
+            row.update(delta=d, delta_ci=list(ci) if ci else None, outcome=outcome(d))
+            counts[row["outcome"]] += 1
+        rows.append(row)
+    return {
+        "count": len(rows),
+        "rows": rows,
+        "wins": counts["win"],
+        "ties": counts["tie"],
+        "losses": counts["loss"],
+        "tie_band": TIE_BAND,
+        "sign_test_p": sign_test_p(counts["win"], counts["loss"]),
+        "sign_test_method": "one-sided exact sign test over won and lost cases (ties left out)",
+    }
+
+
+def power_verdict(n_cases: int, grade_low: str | None, grade_high: str | None) -> tuple[str, list[str]]:
+    """``settled`` or ``underpowered`` with its reasons: fewer than MIN_CASES cases, or an
+    interval that reaches into more than one grade band (or no interval at all)."""
+    reasons = []
+    if n_cases < MIN_CASES:
+        reasons.append(f"{n_cases} case{'s' if n_cases != 1 else ''} (need {MIN_CASES} for a grade that generalises)")
+    if grade_low is None or grade_high is None:
+        reasons.append("no interval")
+    elif grade_low != grade_high:
+        reasons.append(f"the interval spans {grade_low}–{grade_high}")
+    return ("underpowered" if reasons else "settled"), reasons

@@ -1,0 +1,136 @@
+"""Statistics across cases: two-level bootstrap, sign test, verdicts (known values)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agentsproof.stats.cases import (
+    MIN_CASES,
+    TIE_BAND,
+    delta_interval,
+    mean_case_delta,
+    outcome,
+    power_verdict,
+    sign_test_p,
+    stratified_permutation_p,
+    two_level_interval,
+)
+from agentsproof.stats.intervals import delta_ci
+
+
+def _const(deltas: list[float], n: int = 3) -> list[tuple[list[float], list[float]]]:
+    """Cases with no spread inside: with scores all = delta, without all 0."""
+    return [([d] * n, [0.0] * n) for d in deltas]
+
+
+def test_two_level_known_value_two_cases_without_spread():
+    # resampling 2 cases gives means 0.2, 0.3, 0.4 with chance 1/4, 1/2, 1/4
+    assert two_level_interval(_const([0.2, 0.4]), pseudo=0) == pytest.approx((0.2, 0.4))
+
+
+def test_two_level_known_value_four_cases_binomial():
+    # mean of 4 draws from {0, 0, 0, 1}: X/4, X ~ Bin(4, 1/4); P(X<=2) = 0.949, P(X<=3) = 0.996
+    lo, hi = two_level_interval(_const([0.0, 0.0, 0.0, 1.0]), pseudo=0)
+    assert (lo, hi) == pytest.approx((0.0, 0.75))
+    # a 90 % interval drops the X = 3 tail (P(X >= 3) = 0.051 > 0.05)
+    assert two_level_interval(_const([0.0, 0.0, 0.0, 1.0]), 0.90, pseudo=0)[1] == pytest.approx(0.5)
+
+
+def test_two_level_within_case_spread_widens_the_interval():
+    cases_flat = _const([0.5] * 6, n=4)
+    noisy = [([1.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 0.0]) for _ in range(6)]  # every case delta 0.5
+    assert two_level_interval(cases_flat, pseudo=0) == pytest.approx((0.5, 0.5))
+    lo, hi = two_level_interval(noisy, pseudo=0)
+    assert lo < 0.5 - 0.1 and hi > 0.5 + 0.1
+    # smoothing (one 0 and one 1 per arm and case) pulls extreme arms in, as for one case
+    lo_s, hi_s = two_level_interval(_const([1.0] * 5), pseudo=1)
+    assert hi_s < 1.0 and lo_s > 0.3
+
+
+def test_two_level_is_seeded_and_nested_by_level():
+    rng = np.random.default_rng(3)
+    cases = [(list(rng.random(4)), list(rng.random(4) * 0.6)) for _ in range(7)]
+    a, b = two_level_interval(cases), two_level_interval(cases)
+    assert a == b
+    wide = delta_interval(cases, 0.99)
+    narrow = delta_interval(cases, 0.95)
+    assert wide[0] <= narrow[0] <= narrow[1] <= wide[1]
+
+
+def test_one_case_is_the_one_case_bootstrap():
+    w, wo = [1.0, 1.0, 0.5, 1.0], [0.0, 0.5, 0.0]
+    assert delta_interval([(w, wo)]) == delta_ci(w, wo)
+    assert delta_interval([(w, wo)], 0.99) == delta_ci(w, wo, 0.99)
+    assert delta_interval([([], wo)]) is None
+
+
+def test_coverage_of_two_level_interval_in_a_seeded_simulation():
+    """True item delta 0.2 (case effects vary around it): the 95 % interval holds it in most runs."""
+    rng = np.random.default_rng(0)
+    hits, runs = 0, 120
+    for _ in range(runs):
+        effects = rng.normal(0.2, 0.1, 8)
+        cases = []
+        for e in effects:
+            p_wo = 0.4
+            cases.append((list((rng.random(4) < min(1, p_wo + e)).astype(float)), list((rng.random(4) < p_wo).astype(float))))
+        lo, hi = two_level_interval(cases, resamples=2000)
+        hits += lo <= 0.2 <= hi
+    assert hits / runs >= 0.88
+
+
+@pytest.mark.parametrize(
+    "wins,losses,p",
+    [(5, 0, 1 / 32), (4, 1, 6 / 32), (0, 0, 1.0), (3, 3, 42 / 64), (0, 4, 1.0), (10, 0, 1 / 1024)],
+)
+def test_sign_test_known_values(wins, losses, p):
+    assert sign_test_p(wins, losses) == pytest.approx(p)
+
+
+def test_tie_band():
+    assert outcome(TIE_BAND) == "tie" and outcome(-TIE_BAND) == "tie" and outcome(0.0) == "tie"
+    assert outcome(TIE_BAND + 0.01) == "win" and outcome(-TIE_BAND - 0.01) == "loss"
+
+
+def test_mean_case_delta_weighs_cases_equally():
+    cases = [([1.0] * 9, [0.0] * 9), ([0.0], [0.0])]
+    assert mean_case_delta(cases) == pytest.approx(0.5)
+
+
+def test_stratified_permutation_p():
+    strong = [([1.0, 1.0, 1.0], [0.0, 0.0, 0.0]) for _ in range(5)]
+    none = [([0.0, 1.0, 0.0], [1.0, 0.0, 0.0]) for _ in range(5)]
+    assert stratified_permutation_p(strong) < 0.01
+    assert stratified_permutation_p(none) > 0.3
+
+
+def test_power_verdict():
+    assert power_verdict(MIN_CASES, "A", "A") == ("settled", [])
+    verdict, reasons = power_verdict(1, "A", "A")
+    assert verdict == "underpowered" and "1 case" in reasons[0]
+    verdict, reasons = power_verdict(6, "B", "A")
+    assert verdict == "underpowered" and reasons == ["the interval spans B–A"]
+
+
+def test_a_grade_adaptive_settles_is_within_one_band_in_the_report():
+    """The stopping rule and the report use one interval: every settled grade is 'CI within' it."""
+    from agentsproof.schemas.artifacts import compute_grade
+    from agentsproof.stats.adaptive import planned_looks, settled_grade
+
+    rng = np.random.default_rng(11)
+    settled = 0
+    for _ in range(300):
+        pw, pwo = rng.uniform(0.2, 1.0), rng.uniform(0.0, 0.6)
+        n = int(rng.choice([5, 8, 11, 15]))
+        ncases = int(rng.choice([1, 1, 5]))
+        cases = [(list((rng.random(n) < pw).astype(float)), list((rng.random(n) < pwo).astype(float))) for _ in range(ncases)]
+        ws = [x for c in cases for x in c[0]]
+        wos = [x for c in cases for x in c[1]]
+        grade = settled_grade(ws, wos, len(planned_looks(15)), cases=cases if ncases > 1 else None)
+        if grade is None:
+            continue
+        settled += 1
+        lo, hi = delta_interval(cases)
+        assert compute_grade(lo) == compute_grade(hi) == grade
+    assert settled >= 10
