@@ -17,24 +17,13 @@ from agentsproof.generator import prompt as prompt_mod
 from agentsproof.generator.plugin import PluginItem
 from agentsproof.generator.validate import InvalidEval, build_eval, dump_eval, eval_dict
 from conftest import Rule, read_json
+from generated_evals import PROBLEMS
+from generated_evals import eval_reply as eval_yaml
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE_PLUGIN = REPO / "examples" / "example-plugin"
 EXAMPLE_EVALS = REPO / "evals" / "example-plugin"
 MODEL = ["--model", "gen-model"]
-
-
-def eval_yaml(ref: str = "skill: SKILL.md", *, trials: int = 1, name: str = "task-one", **extra: Any) -> str:
-    """A valid eval.yaml reply as an LLM would write it."""
-    return (
-        f'version: "2"\n{ref}\n'
-        f"defaults:\n  trials: {trials}\n  timeout: 60\n  threshold: 0.7\n"
-        f"task:\n  name: {name}\n"
-        "  instruction: |\n    Our deploy failed last night; here is the log. What went wrong?\n"
-        "  graders:\n"
-        "    - type: deterministic\n      checks:\n        mustContain: [\"Root cause:\"]\n        regexMatch: ['(?m)^Fix: \\S']\n      weight: 0.7\n"
-        "    - type: llm_rubric\n      rubric: |\n        Correct diagnosis (0-1).\n      weight: 0.3\n"
-    )
 
 
 def first_user(req: dict[str, Any]) -> str:
@@ -159,10 +148,9 @@ def test_fenced_yaml_with_prose_is_accepted(cli, byok_env, plugin, tmp_path):
     assert len(requests_for(byok_env, "skill:log-reading")) == 1  # no retry needed
 
 
-def test_v1_tasks_reply_is_written_as_v2(cli, byok_env, plugin, tmp_path):
+def test_v1_tasks_reply_is_written_as_v2_with_every_task(cli, byok_env, plugin, tmp_path):
     v1 = yaml.safe_load(eval_yaml(name="first"))
-    second = {"name": "second", "instruction": "Another problem.", "graders": [{"type": "deterministic", "checks": ["y"]}]}
-    v1 = {"version": 1, "skill": "SKILL.md", "defaults": v1["defaults"], "tasks": [v1["task"], second]}
+    v1["version"] = 1
     replies = valid_replies()
     replies["skill:log-reading"] = yaml.safe_dump(v1, sort_keys=False)
     byok_env.add(Rule(reply=scripted(replies)))
@@ -170,8 +158,8 @@ def test_v1_tasks_reply_is_written_as_v2(cli, byok_env, plugin, tmp_path):
     code, _, stderr = cli(["eval-generate", "--plugin-dir", plugin, "--out", out, *MODEL, "--no-check"])
     assert code == 0, stderr
     written = yaml.safe_load((out / "skills" / "log-reading" / "eval.yaml").read_text())
-    assert written["version"] == "2" and "tasks" not in written
-    assert written["task"]["name"] == "first"
+    assert written["version"] == "2" and "task" not in written
+    assert [t["name"] for t in written["tasks"]] == ["first", "first-2", "first-3", "first-4", "first-5"]
 
 
 # ------------------------------------------------------------------ retry and failure
@@ -190,7 +178,7 @@ def test_invalid_reply_is_retried_once_with_the_validation_error(cli, byok_env, 
     second = reqs[1]["messages"]
     assert [m["role"] for m in second] == ["system", "user", "assistant", "user"]
     assert second[2]["content"] == bad
-    assert "task.graders[0].weight" in second[3]["content"]
+    assert "tasks[0].graders[0].weight" in second[3]["content"]
     assert "greater than 0" in second[3]["content"]
     assert load_eval(out / "skills" / "log-reading" / "eval.yaml").config.primary_task.name == "fixed"
     assert "retried once" in stdout
@@ -222,8 +210,9 @@ def test_two_invalid_replies_fail_that_item_only_with_exit_30(cli, byok_env, plu
         ("", "(reply)"),
         ("version: '2'\ntask: [unclosed\n", "YAML line"),
         ("- just\n- a list\n", "(top level)"),
-        (eval_yaml().replace("['(?m)^Fix: \\S']", "['(unclosed']"), "task.graders[0].checks.regexMatch"),
-        (eval_yaml().replace("Our deploy failed", "Use the log-reading skill: our deploy failed"), "task.instruction"),
+        (eval_yaml().replace("['(?m)^Fix: \\S']", "['(unclosed']"), "tasks[0].graders[0].checks.regexMatch"),
+        (eval_yaml().replace("Our deploy failed", "Use the log-reading skill: our deploy failed"), "tasks[0].instruction"),
+        (eval_yaml().replace("Two pods keep", "Do some log reading: two pods keep"), "tasks[3].instruction"),
     ],
 )
 def test_each_kind_of_invalid_reply_is_named(cli, byok_env, plugin, tmp_path, reply, field):
@@ -278,7 +267,7 @@ def test_dry_run_prints_paths_and_yaml_and_writes_nothing(cli, byok_env, plugin,
     assert not out.exists()
     assert f"# would write {out / 'skills' / 'log-reading' / 'eval.yaml'}" in stdout
     assert f"# would copy {plugin / 'agents' / 'oncall-helper.md'}" in stdout
-    assert "  instruction: |\n    Our deploy failed" in stdout
+    assert "  - name: logs\n    instruction: |\n      Our deploy failed" in stdout
     assert "trials: 2" in stdout
     assert "nothing was written" in stdout
 
@@ -341,7 +330,7 @@ def test_generated_evals_run_with_eval_all(cli, byok_env, plugin, tmp_path):
     items = {i["name"]: i for i in summary["items"]}
     assert set(items) == {"incident-triage", "log-reading", "oncall-helper"}
     assert items["oncall-helper"]["kind"] == "agent"
-    assert all(len(i["with_arm"]["trials"]) == 2 for i in items.values())
+    assert all(len(i["with_arm"]["trials"]) == 2 * len(PROBLEMS) for i in items.values())  # 2 per case
     assert items["incident-triage"]["delta"] > 0.5  # only the skill arm writes the checked lines
     assert (runs / "acme-plugin" / "acme-plugin-eval.html").is_file()
 
@@ -445,7 +434,7 @@ def test_packaged_prompt_matches_the_skill_file_and_is_used_when_installed(monke
 
 def test_written_yaml_round_trips(tmp_path):
     item = PluginItem("skill", "x", tmp_path / "SKILL.md")
-    tricky = eval_yaml().replace("Our deploy failed", "Quote: 'it broke' # not a comment\n    line two: yes")
+    tricky = eval_yaml().replace("Our deploy failed", "Quote: 'it broke' # not a comment\n      line two: yes")
     gen = build_eval(tricky, item, trials=5)
     again = build_eval(gen.text, item, trials=5)
     assert eval_dict(again.config) == eval_dict(gen.config)
@@ -460,7 +449,7 @@ def test_instruction_naming_the_file_is_rejected_but_topic_words_are_fine(tmp_pa
     for leak in ("Act as the release-notes-writer", "Follow release-notes-writer.md"):
         with pytest.raises(InvalidEval) as err:
             build_eval(ok.replace("Write release notes", leak), item, trials=1)
-        assert err.value.field == "task.instruction"
+        assert err.value.field == "tasks[0].instruction"
 
 
 def test_example_sources_are_unchanged_copies():
