@@ -323,14 +323,18 @@ def tc_eval_cmd(path: Path, **opts: Any) -> None:
 @click.option("--dry-run", is_flag=True, help="Print what would be written; write nothing.")
 @click.option("--parallel", type=click.IntRange(1, 64), default=1, show_default=True, help="Items generated (and check trials run) at once.")
 @click.option("--check/--no-check", default=True, show_default=True, help="Check each eval: a relevance judge call, then a short real run of both arms.")
-@click.option("--check-trials", type=click.IntRange(1, 100), default=2, show_default=True, help="Trials per arm of the check run.")
-@click.option("--check-retries", type=click.IntRange(0, 10), default=1, show_default=True, help="Regenerations, with the evidence, of an eval that is unrelated or does not discriminate.")
+@click.option("--check-trials", type=click.IntRange(1, 100), default=2, show_default=True, help="Trials per arm of the check run (at least one per case).")
+@click.option("--check-retries", type=click.IntRange(0, 10), default=1, show_default=True, help="Regenerations, with the evidence, of an eval with fewer than 5 distinct cases, a copied case, or one that is unrelated or does not discriminate.")
 @provider_options
 def eval_generate_cmd(**opts: Any) -> None:
     """Write one eval.yaml per skill and agent of a plugin, using an LLM.
 
     Each generated file is validated against the eval.yaml schema; an invalid
-    one is retried once with the validation error. Then it is checked: a judge
+    one is retried once with the validation error. It must hold at least 5
+    distinct tasks (cases), none copied from the skill's text (word 5-gram
+    overlap above 30 %) and none naming the skill or its title; otherwise it
+    is regenerated with the measurement (--check-retries) and, after that,
+    the item fails. Then it is checked: a judge
     rejects a task unrelated to the skill, and a short real run (--check-trials
     per arm) must show the with-skill arm beating the baseline; a failing eval
     is regenerated with the evidence, and one still weak is written with a

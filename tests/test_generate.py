@@ -17,24 +17,13 @@ from agentsproof.generator import prompt as prompt_mod
 from agentsproof.generator.plugin import PluginItem
 from agentsproof.generator.validate import InvalidEval, build_eval, dump_eval, eval_dict
 from conftest import Rule, read_json
+from generated_evals import PROBLEMS
+from generated_evals import eval_reply as eval_yaml
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE_PLUGIN = REPO / "examples" / "example-plugin"
 EXAMPLE_EVALS = REPO / "evals" / "example-plugin"
 MODEL = ["--model", "gen-model"]
-
-
-def eval_yaml(ref: str = "skill: SKILL.md", *, trials: int = 1, name: str = "task-one", **extra: Any) -> str:
-    """A valid eval.yaml reply as an LLM would write it."""
-    return (
-        f'version: "2"\n{ref}\n'
-        f"defaults:\n  trials: {trials}\n  timeout: 60\n  threshold: 0.7\n"
-        f"task:\n  name: {name}\n"
-        "  instruction: |\n    Our deploy failed last night; here is the log. What went wrong?\n"
-        "  graders:\n"
-        "    - type: deterministic\n      checks:\n        mustContain: [\"Root cause:\"]\n        regexMatch: ['(?m)^Fix: \\S']\n      weight: 0.7\n"
-        "    - type: llm_rubric\n      rubric: |\n        Correct diagnosis (0-1).\n      weight: 0.3\n"
-    )
 
 
 def first_user(req: dict[str, Any]) -> str:
@@ -159,10 +148,9 @@ def test_fenced_yaml_with_prose_is_accepted(cli, byok_env, plugin, tmp_path):
     assert len(requests_for(byok_env, "skill:log-reading")) == 1  # no retry needed
 
 
-def test_v1_tasks_reply_is_written_as_v2(cli, byok_env, plugin, tmp_path):
+def test_v1_tasks_reply_is_written_as_v2_with_every_task(cli, byok_env, plugin, tmp_path):
     v1 = yaml.safe_load(eval_yaml(name="first"))
-    second = {"name": "second", "instruction": "Another problem.", "graders": [{"type": "deterministic", "checks": ["y"]}]}
-    v1 = {"version": 1, "skill": "SKILL.md", "defaults": v1["defaults"], "tasks": [v1["task"], second]}
+    v1["version"] = 1
     replies = valid_replies()
     replies["skill:log-reading"] = yaml.safe_dump(v1, sort_keys=False)
     byok_env.add(Rule(reply=scripted(replies)))
@@ -170,8 +158,8 @@ def test_v1_tasks_reply_is_written_as_v2(cli, byok_env, plugin, tmp_path):
     code, _, stderr = cli(["eval-generate", "--plugin-dir", plugin, "--out", out, *MODEL, "--no-check"])
     assert code == 0, stderr
     written = yaml.safe_load((out / "skills" / "log-reading" / "eval.yaml").read_text())
-    assert written["version"] == "2" and "tasks" not in written
-    assert written["task"]["name"] == "first"
+    assert written["version"] == "2" and "task" not in written
+    assert [t["name"] for t in written["tasks"]] == ["first", "first-2", "first-3", "first-4", "first-5"]
 
 
 # ------------------------------------------------------------------ retry and failure
@@ -190,7 +178,7 @@ def test_invalid_reply_is_retried_once_with_the_validation_error(cli, byok_env, 
     second = reqs[1]["messages"]
     assert [m["role"] for m in second] == ["system", "user", "assistant", "user"]
     assert second[2]["content"] == bad
-    assert "task.graders[0].weight" in second[3]["content"]
+    assert "tasks[0].graders[0].weight" in second[3]["content"]
     assert "greater than 0" in second[3]["content"]
     assert load_eval(out / "skills" / "log-reading" / "eval.yaml").config.primary_task.name == "fixed"
     assert "retried once" in stdout
@@ -222,8 +210,9 @@ def test_two_invalid_replies_fail_that_item_only_with_exit_30(cli, byok_env, plu
         ("", "(reply)"),
         ("version: '2'\ntask: [unclosed\n", "YAML line"),
         ("- just\n- a list\n", "(top level)"),
-        (eval_yaml().replace("['(?m)^Fix: \\S']", "['(unclosed']"), "task.graders[0].checks.regexMatch"),
-        (eval_yaml().replace("Our deploy failed", "Use the log-reading skill: our deploy failed"), "task.instruction"),
+        (eval_yaml().replace("['(?m)^Fix: \\S']", "['(unclosed']"), "tasks[0].graders[0].checks.regexMatch"),
+        (eval_yaml().replace("Our deploy failed", "Use the log-reading skill: our deploy failed"), "tasks[0].instruction"),
+        (eval_yaml().replace("Two pods keep", "Do some log reading: two pods keep"), "tasks[3].instruction"),
     ],
 )
 def test_each_kind_of_invalid_reply_is_named(cli, byok_env, plugin, tmp_path, reply, field):
@@ -278,7 +267,7 @@ def test_dry_run_prints_paths_and_yaml_and_writes_nothing(cli, byok_env, plugin,
     assert not out.exists()
     assert f"# would write {out / 'skills' / 'log-reading' / 'eval.yaml'}" in stdout
     assert f"# would copy {plugin / 'agents' / 'oncall-helper.md'}" in stdout
-    assert "  instruction: |\n    Our deploy failed" in stdout
+    assert "  - name: logs\n    instruction: |\n      Our deploy failed" in stdout
     assert "trials: 2" in stdout
     assert "nothing was written" in stdout
 
@@ -341,7 +330,7 @@ def test_generated_evals_run_with_eval_all(cli, byok_env, plugin, tmp_path):
     items = {i["name"]: i for i in summary["items"]}
     assert set(items) == {"incident-triage", "log-reading", "oncall-helper"}
     assert items["oncall-helper"]["kind"] == "agent"
-    assert all(len(i["with_arm"]["trials"]) == 2 for i in items.values())
+    assert all(len(i["with_arm"]["trials"]) == 2 * len(PROBLEMS) for i in items.values())  # 2 per case
     assert items["incident-triage"]["delta"] > 0.5  # only the skill arm writes the checked lines
     assert (runs / "acme-plugin" / "acme-plugin-eval.html").is_file()
 
@@ -370,16 +359,32 @@ def test_example_evals_are_what_eval_generate_writes(cli, byok_env, tmp_path):
     assert written == committed
 
 
-GOOD_ANSWERS = {
-    "Conventional commit messages": (
+COMMITS, SQL, NOTES = "Conventional commit messages", "# SQL review", "release-notes writer"
+"""Markers of each item's system prompt; each case below is recognised by a phrase of its instruction."""
+GOOD_ANSWERS = [
+    (COMMITS, "#482", (
         "```\nfix(billing)!: round invoice totals once after currency conversion\n\n"
         "Invoices in another currency were rounded before and after conversion,\n"
         "so totals could be a cent off from what the bank charged.\n\n"
         "BREAKING CHANGE: create_invoice() no longer takes round_total. Drop the\n"
         "argument; totals are always rounded once, after conversion.\n"
         "Closes #482\n```"
-    ),
-    "# SQL review": (
+    )),
+    (COMMITS, "#311", (
+        "```\nfeat(reports): add a csv download to the monthly report\n\n"
+        "Finance needs the monthly numbers in a spreadsheet.\n\nRefs #311\n```"
+    )),
+    (COMMITS, "#90", (
+        "```\nperf(search): write products to the index in batches of 500\n\n"
+        "The nightly rebuild took 40 minutes and blocked the morning import.\n\nCloses #90\n```"
+    )),
+    (COMMITS, "APP_DB_URL", (
+        "```\nfeat(settings)!: read the database location from database_url\n\n"
+        "Hosting platforms already set DATABASE_URL.\n\n"
+        "BREAKING CHANGE: APP_DB_URL is no longer read; rename it to DATABASE_URL.\n```"
+    )),
+    (COMMITS, "recieve", "```\ndocs: fix spelling mistakes and broken install guide links\n```"),
+    (SQL, "newsletter", (
         "The query is injectable and returns nobody once an unsubscribe row has no user.\n\n"
         "[BLOCKER] SQL injection through the f-string\n**Why:** day and country go into the SQL text.\n"
         "**Fix:** `conn.execute(sql, {\"day\": day, \"country\": country})` with %(day)s placeholders.\n\n"
@@ -388,8 +393,32 @@ GOOD_ANSWERS = {
         "[MAJOR] DATE(created_at) cannot use the index\n"
         "**Fix:** `created_at >= %(day)s::date AND created_at < %(day)s::date + 1`\n\n"
         "Verdict: request changes"
-    ),
-    "release-notes writer": (
+    )),
+    (SQL, "Sign-in got slow", (
+        "The lookup is safe but cannot use the email index.\n\n"
+        "[MAJOR] LOWER(email) keeps the index on email from being used\n**Why:** every sign-in scans 12M rows.\n"
+        "**Fix:** `CREATE INDEX accounts_email_lower_idx ON accounts (LOWER(email));`\n\n"
+        "Verdict: approve with changes"
+    )),
+    (SQL, "search box on our", (
+        "Both query parameters reach the SQL text.\n\n"
+        "[BLOCKER] term and sort are pasted into the SQL\n**Why:** anyone can inject SQL through q or sort.\n"
+        "**Fix:** `db.query('SELECT id, name FROM products WHERE name LIKE ? ORDER BY ' + allowedSort + ' LIMIT 50', [`%${term}%`])`\n\n"
+        "Verdict: request changes"
+    )),
+    (SQL, "audit log", (
+        "Late pages are slow because of OFFSET.\n\n"
+        "[MAJOR] OFFSET pagination reads and discards every earlier row\n"
+        "**Fix:** keyset pagination: `WHERE (created_at, id) < (%s, %s) ORDER BY created_at DESC, id DESC LIMIT 50`\n\n"
+        "Verdict: approve with changes"
+    )),
+    (SQL, "nobody's", (
+        "The NULL manager_id of the CEO empties the result.\n\n"
+        "[BLOCKER] NOT IN over a nullable column\n**Why:** one NULL makes every comparison unknown.\n"
+        "**Fix:** `WHERE NOT EXISTS (SELECT 1 FROM employees r WHERE r.manager_id = e.id)`\n\n"
+        "Verdict: request changes"
+    )),
+    (NOTES, "skyhook", (
         "# 3.0.0 (2025-03-14)\n\n## ⚠️ Breaking changes\n"
         "- Settings are read from skyhook.toml; .skyhookrc is no longer read (#512)\n"
         "  Upgrade: move your settings from .skyhookrc into skyhook.toml.\n\n"
@@ -398,19 +427,46 @@ GOOD_ANSWERS = {
         "- urllib3 updated to 2.2.2 for a security fix (#523)\n\n"
         "## Performance\n- Syncing large projects is about 3x faster (#524)\n\n"
         "Full list of changes: https://github.com/acme/skyhook/compare/2.7.1...3.0.0"
-    ),
-}
-GENERIC_ANSWERS = {
-    "commit message": "Fix double rounding for foreign-currency invoices (#482)\n\n- Removed round_total from create_invoice()",
-    "review this": "Looks mostly fine. You should use parameterized queries instead of f-strings, and avoid SELECT *.",
-    "release notes": "## Release 3.0.0\n\n- feat(config)!: read settings from skyhook.toml\n- chore(deps-dev): bump pytest\n- ci: cache pip downloads in GitHub Actions",
-}
+    )),
+    (NOTES, "Lumen", (
+        "# 1.4.0 (2025-06-02)\n\n## New features\n- Share an album with a link that expires (#88)\n"
+        "- Search photos by their main colour (#91)\n\n## Fixes\n- HEIC photos from iPhones are no longer rotated (#93)\n\n"
+        "Full list of changes: https://github.com/lumen-app/lumen/compare/1.3.2...1.4.0"
+    )),
+    (NOTES, "invoicing API", "Which release date should the title of 2.1.0 carry? Once I have it, I will write the notes."),
+    (NOTES, "Harbor Proxy", (
+        "# 4.2.1 (2025-09-30)\n\n## Fixes\n- Certificates are reloaded without dropping open connections (#301)\n"
+        "- golang.org/x/net updated to 0.38.0 for a security fix, CVE-2025-22870 (#304)"
+    )),
+    (NOTES, "Tidewater", (
+        "# 5.0.0 (2025-11-18)\n\n## ⚠️ Breaking changes\n- Client.fetch_all() has been removed (#610)\n"
+        "  Upgrade: use Client.iter_pages() instead.\n\n## Fixes\n- Timeouts now also apply to streaming downloads (#613)\n\n"
+        "## Performance\n- Requests reuse HTTP connections: about 40% lower latency (#612)"
+    )),
+]
+GENERIC_ANSWERS = [
+    ("#482", "Fix double rounding for foreign-currency invoices (#482)\n\n- Removed round_total from create_invoice()"),
+    ("#311", "Add CSV export to the monthly report (#311)\n\nCloses #311"),
+    ("#90", "Speed up the search reindex (#90)"),
+    ("APP_DB_URL", "Rename APP_DB_URL to DATABASE_URL"),
+    ("recieve", "Fixed typos and broken links in the docs."),
+    ("newsletter", "Looks mostly fine. You should use parameterized queries instead of f-strings, and avoid SELECT *."),
+    ("Sign-in got slow", "Looks fine to me. Maybe add an index."),
+    ("search box on our", "You should use parameterized queries here."),
+    ("audit log", "Add an index on created_at and it should be fine."),
+    ("nobody's", "The query looks correct; maybe the staging data is wrong."),
+    ("skyhook", "## Release 3.0.0\n\n- feat(config)!: read settings from skyhook.toml\n- chore(deps-dev): bump pytest\n- ci: cache pip downloads in GitHub Actions"),
+    ("Lumen", "## Lumen 1.4.0\n\n- feat(albums): share albums\n- docs: fix typo in CONTRIBUTING"),
+    ("invoicing API", "## 2.1.0\n\n## New features\n- Webhooks can be retried from the dashboard (#140)"),
+    ("Harbor Proxy", "## 4.2.1\n\n## New features\n- ci: run tests on arm64 (#302)\n- refactor: rename HttpPool to ConnectionPool (#303)"),
+    ("Tidewater", "## 5.0.0\n\n- feat!: remove Client.fetch_all()\n- test: speed up the integration suite"),
+]
 
 
 def test_example_evals_separate_a_good_answer_from_a_generic_one(cli, byok_env, tmp_path):
-    """Every deterministic check passes on an answer that follows the skill/agent and fails on a generic one."""
-    rules = [Rule(reply=a, system_contains=k, judge=False) for k, a in GOOD_ANSWERS.items()]
-    rules += [Rule(reply=a, user_contains=k, judge=False) for k, a in GENERIC_ANSWERS.items()]
+    """Every deterministic check of every case passes on an answer that follows the skill/agent and fails on a generic one."""
+    rules = [Rule(reply=a, system_contains=s, user_contains=u, judge=False) for s, u, a in GOOD_ANSWERS]
+    rules += [Rule(reply=a, user_contains=u, judge=False) for u, a in GENERIC_ANSWERS]
     byok_env.add(*rules)
     runs = tmp_path / "runs"
     code, _, stderr = cli(["eval-all", EXAMPLE_EVALS, "--trials", "1", "--ci", "--output", runs, *MODEL])
@@ -418,15 +474,18 @@ def test_example_evals_separate_a_good_answer_from_a_generic_one(cli, byok_env, 
     summary = read_json(runs / "example-plugin" / "eval-all-summary.json")
     assert len(summary["items"]) == 3
 
-    def checks(item: dict[str, Any], arm: str) -> list[dict[str, Any]]:
-        graders = item[arm]["trials"][0]["graders"]
-        return [c for g in graders if g["type"] == "deterministic" for c in g["checks"]]
+    def checks(trial: dict[str, Any]) -> list[dict[str, Any]]:
+        return [c for g in trial["graders"] if g["type"] == "deterministic" for c in g["checks"]]
 
     for item in summary["items"]:
-        good, generic = checks(item, "with_arm"), checks(item, "without_arm")
-        assert good and all(c["passed"] for c in good), (item["name"], good)
-        assert generic and not any(c["passed"] for c in generic), (item["name"], generic)
+        for arm in ("with_arm", "without_arm"):
+            assert len({t["case"] for t in item[arm]["trials"]}) == 5, (item["name"], arm)  # every case ran once
+        for trial in item["with_arm"]["trials"]:
+            assert checks(trial) and all(c["passed"] for c in checks(trial)), (item["name"], trial["case"], checks(trial))
+        for trial in item["without_arm"]["trials"]:
+            assert checks(trial) and not any(c["passed"] for c in checks(trial)), (item["name"], trial["case"], checks(trial))
         assert item["grade"] == "A" and item["passed"]
+    assert [r.used for r in rules] == [1] * len(rules)  # every scripted answer answered exactly its case
 
 
 # ------------------------------------------------------------------ pure logic
@@ -445,7 +504,7 @@ def test_packaged_prompt_matches_the_skill_file_and_is_used_when_installed(monke
 
 def test_written_yaml_round_trips(tmp_path):
     item = PluginItem("skill", "x", tmp_path / "SKILL.md")
-    tricky = eval_yaml().replace("Our deploy failed", "Quote: 'it broke' # not a comment\n    line two: yes")
+    tricky = eval_yaml().replace("Our deploy failed", "Quote: 'it broke' # not a comment\n      line two: yes")
     gen = build_eval(tricky, item, trials=5)
     again = build_eval(gen.text, item, trials=5)
     assert eval_dict(again.config) == eval_dict(gen.config)
@@ -460,7 +519,7 @@ def test_instruction_naming_the_file_is_rejected_but_topic_words_are_fine(tmp_pa
     for leak in ("Act as the release-notes-writer", "Follow release-notes-writer.md"):
         with pytest.raises(InvalidEval) as err:
             build_eval(ok.replace("Write release notes", leak), item, trials=1)
-        assert err.value.field == "task.instruction"
+        assert err.value.field == "tasks[0].instruction"
 
 
 def test_example_sources_are_unchanged_copies():

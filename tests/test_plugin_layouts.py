@@ -21,6 +21,7 @@ import pytest
 from agentsproof.errors import InputError
 from agentsproof.generator.layout import find_layout, repository_root
 from conftest import Rule, read_json
+from generated_evals import eval_reply
 
 MODEL = ["--model", "gen-model"]
 GEN_MARK = "You design evaluations for agentsproof"
@@ -183,10 +184,7 @@ def _reply_for(req: dict[str, Any]) -> str:
     user = next(m["content"] for m in req["messages"] if m["role"] == "user")
     kind = "skill" if "- skill name: " in user else "agent"
     ref = next(line.split("`")[1] for line in user.splitlines() if line.startswith("- reference line to use:"))
-    return (
-        f'version: "2"\n{ref}\ntask:\n  name: t\n  instruction: Check this claim for me.\n'
-        f"  graders:\n    - type: deterministic\n      checks: [VERIFIED-{kind}]\n"
-    )
+    return eval_reply(ref, name="t", graders=f"- type: deterministic\n  checks: [VERIFIED-{kind}]\n", defaults=False)
 
 
 def test_eval_generate_then_eval_all_on_an_awesome_copilot_plugin_finds_every_item(cli, byok_env, ac_repo, tmp_path):

@@ -11,6 +11,7 @@ import yaml
 
 from agentsproof.skillfolder import agent_prompt, folder_files, skill_prompt, split_frontmatter
 from conftest import Rule, read_json
+from generated_evals import PROBLEMS, eval_reply
 
 MODEL = ["--model", "gen-model"]
 GEN_MARK = "You design evaluations for agentsproof"
@@ -105,7 +106,7 @@ def test_malformed_inline_budget_is_one_line_exit_30(cli, byok_env, skill, monke
 
 def test_eval_generate_copies_the_whole_skill_folder_and_trials_see_it(cli, byok_env, skill, tmp_path):
     plugin = skill.parent.parent
-    reply = 'version: "2"\nskill: SKILL.md\ntask:\n  name: t\n  instruction: Why is my trace query failing?\n  graders:\n    - type: deterministic\n      checks: [space key]\n'
+    reply = eval_reply(name="t", graders="- type: deterministic\n  checks: [space key]\n", defaults=False)
     byok_env.add(Rule(reply=reply, system_contains=GEN_MARK), Rule(reply="send the space key", system_contains="AUTH: send", judge=False))
     out = tmp_path / "out"
     code, stdout, stderr = cli(["eval-generate", "--plugin-dir", plugin, "--out", out, "--no-check", *MODEL])
@@ -120,13 +121,13 @@ def test_eval_generate_copies_the_whole_skill_folder_and_trials_see_it(cli, byok
     code, _, stderr = cli(["eval", out / target / "eval.yaml", "--output", runs, *MODEL])
     assert code == 0, stderr
     with_req = [r for r in byok_env.trial_requests() if "AUTH: send" in r["messages"][0]["content"]]
-    assert len(with_req) == 1 and "API: GET /v1/traces" in with_req[0]["messages"][0]["content"]
+    assert len(with_req) == len(PROBLEMS) and all("API: GET /v1/traces" in r["messages"][0]["content"] for r in with_req)
     report = read_json(next(runs.rglob("*.json")))
     assert report["items"][0]["delta"] == 1.0 and report["items"][0]["warnings"] == []
 
 
 def test_dry_run_names_every_file_it_would_copy(cli, byok_env, skill, tmp_path):
-    reply = 'version: "2"\nskill: SKILL.md\ntask:\n  name: t\n  instruction: Help.\n  graders:\n    - type: deterministic\n      checks: [x]\n'
+    reply = eval_reply(name="t", graders="- type: deterministic\n  checks: [x]\n", defaults=False)
     byok_env.add(Rule(reply=reply, system_contains=GEN_MARK))
     out = tmp_path / "out"
     code, stdout, stderr = cli(["eval-generate", "--plugin-dir", skill.parent.parent, "--out", out, "--dry-run", "--no-check", *MODEL])
@@ -137,7 +138,7 @@ def test_dry_run_names_every_file_it_would_copy(cli, byok_env, skill, tmp_path):
 
 
 def test_the_generator_sees_the_skill_with_its_referenced_files(cli, byok_env, skill, tmp_path):
-    reply = 'version: "2"\nskill: SKILL.md\ntask:\n  name: t\n  instruction: Help.\n  graders:\n    - type: deterministic\n      checks: [x]\n'
+    reply = eval_reply(name="t", graders="- type: deterministic\n  checks: [x]\n", defaults=False)
     byok_env.add(Rule(reply=reply, system_contains=GEN_MARK))
     code, _, stderr = cli(["eval-generate", "--plugin-dir", skill.parent.parent, "--out", tmp_path / "o", "--no-check", *MODEL])
     assert code == 0, stderr

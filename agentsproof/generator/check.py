@@ -5,9 +5,10 @@
   unrelated is rejected; an unusable verdict does not reject (the output says so).
 - **Discrimination**: the eval is written to a scratch folder with the item's files and
   run through the real runner (:func:`agentsproof.executor.session.run_items`) with
-  ``--check-trials`` trials per arm. It is **weak** when the with-arm's mean score does not
-  beat the baseline's, or when every deterministic check passes in every trial of both
-  arms. The evidence (scores, checks passed in both arms, checks failed in the with-arm,
+  ``--check-trials`` trials per arm, at least one per case (the cases run round robin).
+  It is **weak** when the with-arm's mean score does not beat the baseline's, or when
+  every deterministic check passes in every trial of both arms (a check is one check of
+  one case). The evidence (scores, checks passed in both arms, checks failed in the with-arm,
   the start of one answer per arm) goes back to the model with the request to redesign.
 """
 
@@ -99,9 +100,13 @@ class CheckOutcome:
     delta: float | None = None
 
 
-def _check_passes(res: ItemResult) -> dict[str, dict[tuple[str, str], list[bool]]]:
-    """Per arm, per deterministic check (kind, target): passed or not in each scored trial."""
-    out: dict[str, dict[tuple[str, str], list[bool]]] = {"with": {}, "without": {}}
+Check = tuple[str, str, str]
+"""(case, kind, target); case is "" for an eval with one task."""
+
+
+def _check_passes(res: ItemResult) -> dict[str, dict[Check, list[bool]]]:
+    """Per arm, per deterministic check of a case: passed or not in each scored trial."""
+    out: dict[str, dict[Check, list[bool]]] = {"with": {}, "without": {}}
     for arm in (res.with_arm, res.without_arm):
         for trial in arm.trials:
             if trial.status != "scored":
@@ -110,7 +115,7 @@ def _check_passes(res: ItemResult) -> dict[str, dict[tuple[str, str], list[bool]
                 if grader.type != "deterministic":
                     continue
                 for c in grader.checks:
-                    out[arm.arm].setdefault((c.kind, c.target), []).append(c.passed)
+                    out[arm.arm].setdefault((trial.case or "", c.kind, c.target), []).append(c.passed)
     return out
 
 
@@ -121,8 +126,22 @@ def _excerpt(res: ItemResult, arm: str) -> str:
     return text[:EXCERPT_CHARS] + (" …" if len(text) > EXCERPT_CHARS else "")
 
 
-def _fmt(checks: list[tuple[str, str]]) -> str:
-    shown = [f"{k} {t!r}" for k, t in checks[:MAX_LISTED_CHECKS]]
+def _case_means(res: ItemResult) -> str:
+    """'name 1.00 vs 0.00; …' per case (with-arm vs baseline mean), or "" for one task."""
+    scores: dict[str, dict[str, list[float]]] = {}
+    for arm in (res.with_arm, res.without_arm):
+        for t in arm.trials:
+            if t.case and t.status == "scored" and t.score is not None:
+                scores.setdefault(t.case, {"with": [], "without": []})[arm.arm].append(t.score)
+
+    def mean(xs: list[float]) -> str:
+        return f"{sum(xs) / len(xs):.2f}" if xs else "-"
+
+    return "; ".join(f"{case} {mean(s['with'])} vs {mean(s['without'])}" for case, s in scores.items())
+
+
+def _fmt(checks: list[Check]) -> str:
+    shown = [f"{f'{case}: ' if case else ''}{k} {t!r}" for case, k, t in checks[:MAX_LISTED_CHECKS]]
     more = len(checks) - len(shown)
     return "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
 
@@ -144,6 +163,9 @@ def judge_result(res: ItemResult) -> CheckOutcome:
     both = [k for k in keys if passes["with"].get(k) and all(passes["with"][k]) and passes["without"].get(k) and all(passes["without"][k])]
     failed_with = [k for k in keys if passes["with"].get(k) and not all(passes["with"][k])]
     lines = [f"With the {res.kind}: mean score {w.mean_score:.2f} over {w.scored} trials; baseline: {wo.mean_score:.2f} over {wo.scored} trials."]
+    per_case = _case_means(res)
+    if per_case:
+        lines.append(f"Per case, mean score with the {res.kind} vs baseline: {per_case}.")
     if both:
         lines.append(f"Checks that passed in every trial of BOTH arms (they cannot show the {res.kind}'s effect): {_fmt(both)}.")
     if failed_with:
@@ -195,7 +217,8 @@ def run_check(
 ) -> CheckOutcome:
     """Run one generated eval for real in a scratch folder (synchronous; call it in a thread).
 
-    ``write_files(folder)`` puts the item's files there; the eval goes in as eval.yaml."""
+    ``write_files(folder)`` puts the item's files there; the eval goes in as eval.yaml.
+    ``trials`` per arm are spread over the cases, at least one per case."""
     from agentsproof.config import load_eval
     from agentsproof.errors import AgentsproofError
     from agentsproof.executor.plan import item_from_eval
@@ -208,7 +231,8 @@ def run_check(
         (folder / "eval.yaml").write_text(eval_text, encoding="utf-8")
         try:
             ev = load_eval(folder / "eval.yaml")
-            item = item_from_eval(ev, trials=trials)
+            cases = len(ev.config.run_tasks())
+            item = item_from_eval(ev, trials=max(1, -(-trials // cases)))
             opts = SessionOptions(provider=provider, model=model, judge_model=judge_model, parallel=parallel, abort_after=0)
             run = run_items("eval", plugin, [item], opts)
         except AgentsproofError as err:

@@ -2,7 +2,10 @@
 
 For each item the model gets the suite-generator system prompt and the item's file. Its
 reply is validated (see :mod:`agentsproof.generator.validate`); an invalid reply is sent
-back once with the validation error. A valid eval is then **checked**
+back once with the validation error. A valid eval's cases are then reviewed
+(:mod:`agentsproof.generator.cases`): fewer than five distinct cases, or a case copied
+from the file, sends it back with the measurement, up to ``--check-retries`` times, and
+fails the item after that. An eval with enough cases is then **checked**
 (:mod:`agentsproof.generator.check`): a relevance judge rejects a task unrelated to the
 item, and a short real run (``--check-trials`` per arm) finds evals that do not tell the
 arms apart; both go back to the model with the evidence, up to ``--check-retries`` times.
@@ -22,6 +25,7 @@ from pathlib import Path
 from typing import Callable
 
 from agentsproof.errors import InputError
+from agentsproof.generator.cases import review_cases
 from agentsproof.generator.check import (
     CheckOutcome,
     check_relevance,
@@ -31,8 +35,8 @@ from agentsproof.generator.check import (
 )
 from agentsproof.generator.files import copy_item_files, save_rejected
 from agentsproof.generator.plugin import Plugin, PluginItem
-from agentsproof.generator.prompt import correction_request, item_request
-from agentsproof.generator.validate import GeneratedEval, InvalidEval, build_eval
+from agentsproof.generator.prompt import cases_feedback, correction_request, item_request
+from agentsproof.generator.validate import GeneratedEval, InvalidEval, build_eval, dump_eval, keep_tasks
 from agentsproof.inputs import MAX_SOURCE_FILE_BYTES, display, read_text
 from agentsproof.llm.base import ChatRequest, LLMClient, LLMError
 from agentsproof.schemas.artifacts import Usage
@@ -117,6 +121,8 @@ class _Item:
         self.plugin = plugin
         self.outcome = outcome
         self.messages: list[dict[str, str]] = []
+        self.raw_source = ""
+        """The item's file as written (the design rule and the copy measure read it)."""
 
     def reject(self, reply: str, reason: str) -> None:
         out = self.outcome
@@ -145,7 +151,7 @@ class _Item:
             if text is None:
                 return None
             try:
-                return build_eval(text, out.item, self.settings.trials, provenance(self.plugin, out.item)), text
+                return build_eval(text, out.item, self.settings.trials, provenance(self.plugin, out.item), self.raw_source), text
             except InvalidEval as err:
                 self.reject(text, f"invalid: {err}")
                 if attempt == ATTEMPTS:
@@ -157,6 +163,23 @@ class _Item:
                     {"role": "user", "content": correction_request(err.field, err.message)},
                 ]
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def distinct_cases(self, gen: GeneratedEval, text: str, last: bool) -> GeneratedEval | bool | None:
+        """The eval with its distinct cases; False: rejected and asked again; None: rejected for good."""
+        out, s = self.outcome, self.settings
+        review = review_cases(gen.config, out.item.source.name, self.raw_source)
+        if review.problem is None:
+            out.notes += review.notes
+            config = keep_tasks(gen.config, review.keep)
+            return gen if config is gen.config else GeneratedEval(config, provenance(self.plugin, out.item) + dump_eval(config))
+        reason = f"tasks: {review.problem}"
+        self.reject(text, reason)
+        if last:
+            n = s.check_retries
+            out.error = f"{reason} (after {n} regeneration{'s' if n != 1 else ''}; nothing written)"
+            return None
+        self.messages += [{"role": "assistant", "content": text}, {"role": "user", "content": cases_feedback(review.problem)}]
+        return False
 
     async def relevant(self, source_text: str, gen: GeneratedEval, text: str, last: bool) -> bool | None:
         """True: go on; False: rejected and asked again; None: rejected for good."""
@@ -215,7 +238,7 @@ class _Item:
     async def run(self, system_prompt: str) -> ItemOutcome:
         out, s = self.outcome, self.settings
         try:
-            source_text = read_source(out.item)
+            source_text = self.raw_source = read_source(out.item)
         except InvalidEval as err:
             out.error = str(err)
             return out
@@ -225,18 +248,23 @@ class _Item:
             {"role": "system", "content": system_prompt},
             {"role": "user", "content": item_request(out.item, source_text, s.trials)},
         ]
-        rounds = s.check_retries + 1 if s.check else 1
+        rounds = s.check_retries + 1  # the case review regenerates even with --no-check
         fallback: tuple[GeneratedEval, str, float] | None = None
         """The best related-but-weak eval so far (by delta): written if no later reply does better."""
         for round_no in range(rounds):
             last = round_no == rounds - 1
             got = await self.valid_reply()
-            rel = None if got is None else (True if not s.check else await self.relevant(source_text, got[0], got[1], last))
-            if got is None or rel is None:
+            reviewed = None if got is None else self.distinct_cases(got[0], got[1], last)
+            if reviewed is False:
+                continue
+            rel = None
+            if got is not None and isinstance(reviewed, GeneratedEval):
+                rel = True if not s.check else await self.relevant(source_text, reviewed, got[1], last)
+            if got is None or not isinstance(reviewed, GeneratedEval) or rel is None:
                 if fallback is not None:  # a failed regeneration does not lose the weak eval before it
                     return self.finish(fallback[0], f"{fallback[1]} (the regeneration failed: {out.error})")
                 return out
-            gen, text = got
+            gen, text = reviewed, got[1]
             if not s.check:
                 return self.finish(gen, None)
             if rel is False:

@@ -11,6 +11,7 @@ from importlib import resources
 from pathlib import Path
 
 from agentsproof.generator.plugin import PluginItem
+from agentsproof.stats.cases import MIN_CASES
 
 PACKAGED_PROMPT = "suite-generator.md"
 REPO_PROMPT = Path("skills") / "suite-generator" / "SKILL.md"
@@ -36,7 +37,8 @@ def item_request(item: PluginItem, source_text: str, trials: int) -> str:
         f"Write the eval.yaml for this {item.kind}.\n\n"
         f"- {item.kind} name: {item.name}\n"
         f"- reference line to use: `{item.kind}: {item.file_name}`\n"
-        f"- defaults.trials: {trials}\n\n"
+        f"- defaults.trials: {trials}\n"
+        f"- tasks: at least {MIN_CASES}, each a different problem\n\n"
         f"The {item.kind} file ({item.source.name}) is between the markers below.\n\n"
         f"<<<{item.kind.upper()}_FILE\n{source_text.rstrip()}\n{item.kind.upper()}_FILE>>>\n\n"
         "Reply with the YAML document only."
@@ -49,4 +51,14 @@ def correction_request(field: str, message: str) -> str:
         "That eval.yaml does not pass validation:\n"
         f"  {field}: {message}\n"
         "Send the corrected, complete eval.yaml again: the YAML document only, no commentary."
+    )
+
+
+def cases_feedback(problem: str) -> str:
+    """The follow-up after a reply whose cases are too few, near-duplicates or copied from the file."""
+    return (
+        f"That eval's cases cannot give a grade that generalises: {problem.rstrip('.')}.\n"
+        f"Write at least {MIN_CASES} tasks, each a different realistic problem in the user's own words with its own "
+        "input material; do not reuse the file's examples or each other's wording. Send the complete eval.yaml "
+        "again: the YAML document only."
     )

@@ -1,10 +1,12 @@
 """Turn an LLM reply into a valid, normalized eval.yaml, or say exactly what is wrong.
 
 Normalization fixes what is unambiguous without asking the model again: the version
-becomes "2" (a v1 ``tasks`` list becomes its first ``task``), the ``skill:``/``agent:``
-reference becomes the copied file's name, and ``defaults.trials`` becomes ``--trials``.
-Everything else must pass :func:`agentsproof.config.parse_eval_config` unchanged, plus
-one design rule: the instruction must not name the skill/agent or its file.
+becomes "2" (a v1 ``tasks`` list stays a list: in version 2 every task is a case), the
+``skill:``/``agent:`` reference becomes the copied file's name, and ``defaults.trials``
+becomes ``--trials``. Everything else must pass :func:`agentsproof.config.parse_eval_config`
+unchanged, plus one design rule: no instruction may name the skill/agent, its file or
+its technique (the file's title). The cases themselves are reviewed by
+:mod:`agentsproof.generator.cases`.
 """
 
 from __future__ import annotations
@@ -61,10 +63,6 @@ def normalize(data: Any, item: PluginItem, trials: int) -> Any:
     if not isinstance(data, dict):
         return data
     rest = {k: v for k, v in data.items() if k not in ("version", "skill", "agent")}
-    if rest.get("task") is None and isinstance(rest.get("tasks"), list) and rest["tasks"]:
-        rest["task"] = rest["tasks"][0]
-    if "task" in rest:
-        rest.pop("tasks", None)
     defaults = rest.get("defaults")
     if defaults is None:
         rest["defaults"] = {"trials": trials}
@@ -77,28 +75,53 @@ def _mentions(text: str, needle: str) -> bool:
     return re.search(rf"(?<![\w-]){re.escape(needle)}(?![\w-])", text, re.I) is not None
 
 
-def check_design(config: SkillEvalConfig, item: PluginItem) -> None:
-    """The instruction must describe the user's problem, not point at the skill/agent."""
-    instruction = config.primary_task.instruction
+_TITLE = re.compile(r"#[ \t]+(.+?)[ \t#]*")
+_FRONTMATTER = re.compile(r"\A---[ \t]*\n.*?\n---[ \t]*(\n|\Z)", re.S)
+
+
+def title(source_text: str) -> str | None:
+    """The file's first level-1 Markdown heading outside code fences (after any frontmatter)."""
+    fenced = False
+    for line in _FRONTMATTER.sub("", source_text, count=1).splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and (m := _TITLE.fullmatch(line.rstrip())):
+            return " ".join(m.group(1).split())
+    return None
+
+
+def technique_names(item: PluginItem, source_text: str = "") -> list[str]:
+    """What an instruction must not say: the file name, a multi-word item name (``sql-review``
+    and ``sql review``) and the file's multi-word title (``# Conventional commit messages``)."""
     names = [item.file_name]
     if re.search(r"[-_]", item.name):  # a slug like 'sql-review' only appears by quoting it
-        names += [item.name]
-    for name in names:
-        if _mentions(instruction, name):
-            raise InvalidEval(
-                "task.instruction",
-                f"mentions {name!r}; describe the user's problem only, never the {item.kind} or its technique",
-            )
+        names += [item.name, re.sub(r"[-_]+", " ", item.name)]
+    heading = title(source_text)
+    if heading and len(heading.split()) >= 2:
+        names.append(heading)
+    return list(dict.fromkeys(names))
 
 
-def build_eval(reply: str, item: PluginItem, trials: int, header: str = "") -> GeneratedEval:
-    """Validate one reply for ``item``; raises InvalidEval naming the field."""
+def check_design(config: SkillEvalConfig, item: PluginItem, source_text: str = "") -> None:
+    """Every instruction describes the user's problem; none points at the skill/agent or its technique."""
+    names = technique_names(item, source_text)
+    for i, task in enumerate(config.run_tasks()):
+        for name in names:
+            if _mentions(" ".join(task.instruction.split()), name):
+                raise InvalidEval(
+                    f"{config.task_field(i)}.instruction",
+                    f"mentions {name!r}; describe the user's problem only, never the {item.kind} or its technique",
+                )
+
+
+def build_eval(reply: str, item: PluginItem, trials: int, header: str = "", source_text: str = "") -> GeneratedEval:
+    """Validate one reply for ``item`` (``source_text``: its file, for the design rule); raises InvalidEval naming the field."""
     data = normalize(_load(extract_yaml(reply)), item, trials)
     try:
         config = parse_eval_config(data, "eval.yaml")
     except InputError as err:
         raise InvalidEval(err.field or "(top level)", err.message) from None
-    check_design(config, item)
+    check_design(config, item, source_text)
     return GeneratedEval(config=config, text=header + dump_eval(config))
 
 
@@ -146,16 +169,24 @@ def _plain_number(value: Any) -> Any:
 def eval_dict(config: SkillEvalConfig) -> dict[str, Any]:
     """The config as the minimal dict that loads back to the same config."""
     data = config.model_dump(mode="json", exclude_none=True)
-    data.pop("tasks", None)
     if data.get("execution") == {"mode": "chat"}:
         data.pop("execution")  # the default: generated chat evals stay as they always were
     data["version"] = _DoubleQuoted(data["version"])
     data["defaults"] = {k: _plain_number(v) for k, v in data["defaults"].items()}
-    for grader in data["task"]["graders"]:
-        if grader["type"] == "deterministic":
-            checks = grader["checks"]
-            grader["checks"] = {k: v for k, v in checks.items() if v not in ([], False)}
+    for task in data["tasks"] if "tasks" in data else [data["task"]]:
+        for grader in task["graders"]:
+            if grader["type"] == "deterministic":
+                checks = grader["checks"]
+                grader["checks"] = {k: v for k, v in checks.items() if v not in ([], False)}
     return data
+
+
+def keep_tasks(config: SkillEvalConfig, keep: list[int]) -> SkillEvalConfig:
+    """The config with only the tasks at ``keep`` (the distinct cases)."""
+    tasks = config.run_tasks()
+    if len(keep) == len(tasks):
+        return config
+    return config.model_copy(update={"tasks": [tasks[i] for i in keep], "task": None})
 
 
 def dump_eval(config: SkillEvalConfig) -> str:
