@@ -83,7 +83,8 @@ def print_run(run: RunResult, written: dict[str, Path]) -> None:
     if run.settings.get("baseline") == "none":
         _echo("single-arm run (--baseline none): pass rates only, no grades")
     config = run.settings.get("config")
-    _echo("config: " + ", ".join(f"{k}={v}" for k, v in config.items()) if config else "config: not recorded (--config KEY=VALUE)")
+    if config:  # recorded with --config KEY=VALUE; `compare` notes runs that recorded none
+        _echo("config: " + ", ".join(f"{k}={v}" for k, v in config.items()))
     weak = [it for it in run.items if it.stats and it.stats.get("verdict") == "underpowered"]
     if weak:
         _echo(
