@@ -355,12 +355,13 @@ def eval_generate_cmd(**opts: Any) -> None:
 
 
 @main.command("schema")
-@click.argument("which", type=click.Choice(["eval-yaml", "evals-json", "report"]))
+@click.argument("which", type=click.Choice(["eval-yaml", "evals-json", "targets-yaml", "report"]))
 def schema_cmd(which: str) -> None:
     """Print the JSON Schema of an input file format or of the JSON report.
 
-    eval-yaml: eval.yaml files; evals-json: tc-eval's evals.json; report: the
-    JSON report every command writes (versioned, see docs/report-schema.md).
+    eval-yaml: eval.yaml files; evals-json: tc-eval's evals.json; targets-yaml:
+    the agents agent trials run (docs/agent-trials.md); report: the JSON report
+    every command writes (versioned, see docs/report-schema.md).
 
     \b
     Example:
@@ -372,7 +373,12 @@ def schema_cmd(which: str) -> None:
     from agentsproof.report import json_schema
     from agentsproof.schemas.tc_eval import evals_json_schema
 
-    schema = {"eval-yaml": SkillEvalConfig.model_json_schema, "evals-json": evals_json_schema, "report": json_schema}[which]()
+    from agentsproof.targets.config import targets_json_schema
+
+    schema = {
+        "eval-yaml": SkillEvalConfig.model_json_schema, "evals-json": evals_json_schema,
+        "targets-yaml": targets_json_schema, "report": json_schema,
+    }[which]()
     click.echo(json.dumps(schema, indent=2))
 
 

@@ -260,3 +260,16 @@ def test_an_http_agent_through_the_cli_retries_and_errors_but_never_fails(tmp_pa
     assert item["status"] == "errored" and item["with_arm"]["scored"] == 0
     assert all(t["status"] == "errored" and "JSON" in t["error"] for t in item["with_arm"]["trials"])
     assert SECRET_KEY not in stdout + stderr + json.dumps(item)
+
+
+def test_the_targets_schema_accepts_the_examples_and_rejects_unknown_keys(tmp_path: Path) -> None:
+    """`agentsproof schema targets-yaml` describes the file the loader accepts."""
+    jsonschema = pytest.importorskip("jsonschema")
+    code, stdout, stderr = run_cli(["schema", "targets-yaml"])
+    assert code == 0, stderr
+    schema = json.loads(stdout)
+    example = yaml.safe_load((EXAMPLE / ".agentsproof" / "targets.yaml").read_text())
+    jsonschema.validate(example, schema)
+    jsonschema.validate({"c": {"type": "copilot", "inject": "skill"}, "h": {"type": "http", "url": "http://x/a", "skill_field": "s"}}, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"c": {"type": "copilot", "injekt": "skill"}}, schema)

@@ -254,3 +254,19 @@ def check_target_name(name: str, near: Path, source: str, field: str, explicit: 
         if err.source is None:
             raise InputError(source, field, err.message) from None
         raise
+
+
+def targets_json_schema() -> dict[str, Any]:
+    """JSON Schema of targets.yaml (a mapping of target names to settings), for editors."""
+    from pydantic import TypeAdapter
+
+    one = TypeAdapter(TargetSpec).json_schema()
+    defs = one.pop("$defs", {})
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "targets.yaml",
+        "type": "object",
+        "propertyNames": {"pattern": _NAME.pattern},
+        "additionalProperties": one,
+        "$defs": defs,
+    }
