@@ -9,7 +9,6 @@ The CLI binary comes from COPILOT_CLI_PATH (``make test`` installs it), the repo
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from pathlib import Path
 from typing import Iterator
@@ -17,63 +16,24 @@ from typing import Iterator
 import pytest
 
 from conftest import Rule, ScriptedServer, all_output_text, make_plugin, read_json, run_cli, simple_eval
+from copilot_cli import cli_cache, copilot_byok  # noqa: F401 - cli_cache is a fixture the module uses
 
 pytestmark = pytest.mark.copilot
 
-REPO = Path(__file__).resolve().parents[2]
 MARK = "SKILLMARK"
 SKILL_TEXT = f"{MARK}: always greet with the word HELLO.\n"
 MODEL = "test-model"
 SECRET = "sk-copilot-test-secret"
 
 
-def _installed_cli() -> str | None:
-    explicit = os.environ.get("COPILOT_CLI_PATH")
-    if explicit:
-        return explicit if Path(explicit).is_file() else None
-    local = REPO / ".venv" / "copilot-cli" / "node_modules" / ".bin" / "copilot"
-    if local.is_file():
-        return str(local)
-    return shutil.which("copilot")
-
-
-CLI = _installed_cli()
-
-
-@pytest.fixture(scope="session")
-def cli_cache() -> Path:
-    """The CLI unpacks ~235 MB on first start; share that across tests (not credentials)."""
-    cache = Path(os.environ.get("COPILOT_CACHE_HOME") or Path.home() / ".cache" / "copilot")
-    cache.mkdir(parents=True, exist_ok=True)
-    return cache
-
-
 @pytest.fixture
 def copilot_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, cli_cache: Path) -> Iterator[ScriptedServer]:
-    """Copilot (BYOK through the CLI) aimed at a fresh scripted server; empty HOME, no tokens."""
-    if CLI is None:
-        if os.environ.get("CI"):  # `make test` installs the CLI: in CI a missing one is a failure
-            pytest.fail("the Copilot CLI is not installed; `make test` should have installed it")
-        pytest.skip("the Copilot CLI is not installed (run `make copilot-cli` or set COPILOT_CLI_PATH)")
-    pytest.importorskip("copilot", reason="the Copilot SDK is not installed: pip install 'agentsproof[copilot]'")
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("COPILOT_CACHE_HOME", str(cli_cache))
-    monkeypatch.setenv("COPILOT_CLI_PATH", CLI)
-    for name in ("GH_TOKEN", "GITHUB_TOKEN", "COPILOT_GITHUB_TOKEN", "COPILOT_HOME", "XDG_CACHE_HOME",
-                 "AGENTSPROOF_PROVIDER_URL", "AGENTSPROOF_PROVIDER_KEY", "AGENTSPROOF_MODEL", "AGENTSPROOF_JUDGE_MODEL"):
+    """Copilot as the run's provider (BYOK through the CLI) aimed at a fresh scripted server."""
+    for name in ("AGENTSPROOF_PROVIDER_URL", "AGENTSPROOF_PROVIDER_KEY", "AGENTSPROOF_MODEL", "AGENTSPROOF_JUDGE_MODEL"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AGENTSPROOF_PROVIDER_TYPE", "copilot")
     monkeypatch.setenv("AGENTSPROOF_RETRY_BASE_DELAY", "0")
-    srv = ScriptedServer()
-    srv.start()
-    monkeypatch.setenv("AGENTSPROOF_COPILOT_PROVIDER_URL", srv.base_url)
-    monkeypatch.setenv("AGENTSPROOF_COPILOT_PROVIDER_KEY", SECRET)
-    try:
-        yield srv
-    finally:
-        srv.stop()
+    yield from copilot_byok(monkeypatch, tmp_path, cli_cache, SECRET)
 
 
 def _system_of(req: dict) -> str:

@@ -13,7 +13,6 @@ import asyncio
 import json
 import os
 import re
-import shutil
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -21,13 +20,13 @@ from typing import Any, Callable, Iterator
 import pytest
 
 from conftest import Rule, ScriptedServer
+from copilot_cli import cli_cache, copilot_byok  # noqa: F401 - cli_cache is a fixture the module uses
 from openai_server import offered_tools, tool_call, tool_reply, tool_results
 
 from agentsproof.executor.runner import EvalItem
 from agentsproof.targets.base import BASELINE_SYSTEM_PROMPT, SkillFile, TargetError, TrialInput, TrialRecord
 from agentsproof.targets.config import parse_targets
 
-REPO = Path(__file__).resolve().parents[2]
 MODEL = "test-model"
 SECRET = "sk-copilot-target-secret"
 MARK = "SKILLMARK"
@@ -35,50 +34,10 @@ SKILL_TEXT = f"---\nname: csv-summary\ndescription: Summarises CSV files (DESCMA
 CONTENT = "written by the with-arm\n"
 
 
-def _installed_cli() -> str | None:
-    explicit = os.environ.get("COPILOT_CLI_PATH")
-    if explicit:
-        return explicit if Path(explicit).is_file() else None
-    local = REPO / ".venv" / "copilot-cli" / "node_modules" / ".bin" / "copilot"
-    if local.is_file():
-        return str(local)
-    return shutil.which("copilot")
-
-
-CLI = _installed_cli()
-
-
-@pytest.fixture(scope="session")
-def cli_cache() -> Path:
-    """The CLI unpacks ~235 MB on first start; share that across tests (not credentials)."""
-    cache = Path(os.environ.get("COPILOT_CACHE_HOME") or Path.home() / ".cache" / "copilot")
-    cache.mkdir(parents=True, exist_ok=True)
-    return cache
-
-
 @pytest.fixture
 def copilot_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, cli_cache: Path) -> Iterator[ScriptedServer]:
     """Copilot (BYOK through the CLI) aimed at a fresh scripted server; empty HOME, no tokens."""
-    if CLI is None:
-        if os.environ.get("CI"):
-            pytest.fail("the Copilot CLI is not installed; `make test` should have installed it")
-        pytest.skip("the Copilot CLI is not installed (run `make copilot-cli` or set COPILOT_CLI_PATH)")
-    pytest.importorskip("copilot", reason="the Copilot SDK is not installed: pip install 'agentsproof[copilot]'")
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("COPILOT_CACHE_HOME", str(cli_cache))
-    monkeypatch.setenv("COPILOT_CLI_PATH", CLI)
-    for name in ("GH_TOKEN", "GITHUB_TOKEN", "COPILOT_GITHUB_TOKEN", "COPILOT_HOME", "XDG_CACHE_HOME", "AGENTSPROOF_COPILOT_PROVIDER_TYPE"):
-        monkeypatch.delenv(name, raising=False)
-    srv = ScriptedServer()
-    srv.start()
-    monkeypatch.setenv("AGENTSPROOF_COPILOT_PROVIDER_URL", srv.base_url)
-    monkeypatch.setenv("AGENTSPROOF_COPILOT_PROVIDER_KEY", SECRET)
-    try:
-        yield srv
-    finally:
-        srv.stop()
+    yield from copilot_byok(monkeypatch, tmp_path, cli_cache, SECRET)
 
 
 def make_target(**spec: Any):
