@@ -107,6 +107,38 @@ def find_bwrap(source: str, name: str) -> Bwrap:
     return found
 
 
+MASKED = (Path("/tmp"), Path("/run"))
+"""Folders the sandbox replaces with empty ones (their sockets would be reachable otherwise)."""
+
+
+def runtime_paths(argv: list[str], workspaces_root: Path) -> list[str]:
+    """What must stay visible, read-only, inside the masked folders: the Python running
+    agentsproof (the loopback relay runs on it), the relay script, and the absolute paths the
+    command line names (an agent script, a venv's interpreter and its venv) — e.g. when the
+    checkout or the venv lives under /tmp. Never a masked folder itself, nor a folder that
+    holds the workspaces."""
+    candidates = [Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), RELAY_SCRIPT.parent]
+    for arg in argv:
+        if os.path.isabs(arg) and os.path.exists(arg):
+            p = Path(arg)
+            candidates.append(p)
+            if p.parent.name == "bin" and (p.parent.parent / "pyvenv.cfg").is_file():
+                candidates.append(p.parent.parent)
+            try:
+                candidates.append(p.resolve())
+            except OSError:
+                pass
+    out: list[str] = []
+    for c in sorted({Path(os.path.abspath(c)) for c in candidates}, key=lambda p: len(p.parts)):
+        if not any(c != m and c.is_relative_to(m) for m in MASKED):
+            continue  # outside the masked folders it is visible already (read-only)
+        if workspaces_root.is_relative_to(c) or c.is_relative_to(workspaces_root):
+            continue  # would show other trials' workspaces
+        if str(c) not in out and not any(c.is_relative_to(Path(o)) for o in out):
+            out.append(str(c))
+    return out
+
+
 def bwrap_argv(bw: Bwrap, *, workspace: Path, workspaces_root: Path, harness: Path, argv: list[str], sockets: dict[int, Path]) -> list[str]:
     """The command line that runs ``argv`` in ``workspace`` under bubblewrap.
 
@@ -114,6 +146,8 @@ def bwrap_argv(bw: Bwrap, *, workspace: Path, workspaces_root: Path, harness: Pa
     is not empty the relay runs first inside the sandbox and starts ``argv`` itself."""
     ws, root, hv = str(workspace), str(workspaces_root), str(harness)
     out = [bw.path, *_base_flags(bw.unshare_pid)]
+    for path in runtime_paths(argv, workspaces_root):
+        out += ["--ro-bind", path, path]
     if workspaces_root != Path("/"):
         out += ["--tmpfs", root]
     out += ["--bind", ws, ws, "--bind", hv, hv, "--chdir", ws, "--"]

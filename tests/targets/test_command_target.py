@@ -520,3 +520,21 @@ def test_sandbox_with_a_bwrap_that_cannot_start_is_an_input_error(tmp_path: Path
     with pytest.raises(InputError, match="cannot start a sandbox here: bwrap: No permissions to create new namespace") as err:
         CommandTarget("agent", s, s, source="my/targets.yaml")
     assert err.value.source == "my/targets.yaml" and err.value.field == "agent.sandbox"
+
+
+def test_sandbox_keeps_named_paths_under_tmp_visible_but_never_the_workspaces(tmp_path: Path) -> None:
+    """A checkout or venv under /tmp (CI clones often are) stays runnable inside the sandbox:
+    the absolute paths the command names, and a venv's folder, are mounted read-only; /tmp
+    itself and anything holding the workspaces never are."""
+    venv = Path("/tmp") / f"apx-venv-{os.getpid()}"
+    (venv / "bin").mkdir(parents=True, exist_ok=True)
+    try:
+        (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+        (venv / "bin" / "python").write_text("")
+        root = Path("/tmp") / f"apx-ws-{os.getpid()}"
+        paths = sandbox_mod.runtime_paths([str(venv / "bin" / "python"), "/tmp", str(root.parent)], root)
+        assert str(venv) in paths and str(venv / "bin" / "python") not in paths  # the venv covers its interpreter
+        assert "/tmp" not in paths and not any(root.is_relative_to(Path(p)) for p in paths)
+        assert all(Path(p).is_relative_to("/tmp") or Path(p).is_relative_to("/run") for p in paths)
+    finally:
+        shutil.rmtree(venv, ignore_errors=True)
