@@ -5,7 +5,9 @@ What the agent sees inside the sandbox:
 * **Files.** The whole file system read-only (``--ro-bind / /``), except: its own
   workspace, read-write at its real path; the trial's harness folder (trace file, loopback
   sockets), read-write at its real path; a private, empty ``/tmp`` and ``/run`` (tmpfs); a
-  minimal ``/dev`` and, with a PID namespace, its own ``/proc``. The workspaces root is
+  minimal ``/dev`` and, with a PID namespace, its own ``/proc``. Inside the masked
+  ``/tmp`` and ``/run``, the absolute paths the command line names and the Python running
+  agentsproof are mounted back read-only (:func:`runtime_paths`). The workspaces root is
   covered by an empty tmpfs before the trial's own folder is bound back, so the other
   trials' workspaces (and the rest of ``--keep-workspaces``) are hidden.
 * **Processes.** A new PID namespace (``--unshare-pid``, when the kernel allows it; it is
