@@ -10,9 +10,9 @@ from agentsproof.config import AssertionsGrader, GraderConfig, LLMRubricGrader, 
 from agentsproof.errors import InputError
 
 if TYPE_CHECKING:
+    from agentsproof.schemas.tc_eval import LoadedTCEval
     from agentsproof.targets.base import SkillFile
 from agentsproof.executor.runner import EvalItem
-from agentsproof.schemas.tc_eval import LoadedTCEval
 
 ASSERTION_WEIGHT_WITH_RUBRIC = 0.7
 RUBRIC_WEIGHT_WITH_ASSERTIONS = 0.3

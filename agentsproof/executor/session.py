@@ -274,9 +274,11 @@ def run_items(command: str, plugin: str, items: Sequence[EvalItem], opts: Sessio
 def build_targets(items: Sequence[EvalItem], opts: SessionOptions) -> "dict[str, Target]":
     """The agent targets the items name, built (``${VAR}`` expanded, sandbox checked) before
     the first call: a problem is an input error, exit 30."""
+    names = sorted({it.target for it in items} - {"chat"})
+    if not names:
+        return {}  # a chat-only run imports no target module
     from agentsproof.targets.registry import build_target
 
-    names = sorted({it.target for it in items} - {"chat"})
     missing = [n for n in names if n not in opts.target_defs]
     if missing:
         raise ProviderUnavailable(f"target {missing[0]!r} was not resolved")  # a programming error, said plainly

@@ -13,14 +13,24 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from typing import Any
 
-import httpx
+if "httpx" not in sys.modules:
+    # httpx's package imports its own command-line tool (httpx._main: rich, pygments, click)
+    # whenever those are installed, a third of its import time; no run uses it. Marking that
+    # one submodule absent makes httpx skip it (it guards the import with ImportError).
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+    import httpx
 
-from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError, scrub, scrub_url, url_secrets
-from agentsproof.llm.http_pool import lean_transport
-from agentsproof.llm.openai_wire import (
+    if sys.modules.get("httpx._main", True) is None:
+        del sys.modules["httpx._main"]  # importable again, should anything ask for it
+import httpx  # noqa: E402
+
+from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError, scrub, scrub_url, url_secrets  # noqa: E402
+from agentsproof.llm.http_pool import lean_transport  # noqa: E402
+from agentsproof.llm.openai_wire import (  # noqa: E402
     DEFAULT_OLLAMA_URL,
     RETRYABLE_STATUS,
     parse_completion,
@@ -29,7 +39,7 @@ from agentsproof.llm.openai_wire import (
     split_url,
     status_hint,
 )
-from agentsproof.llm.replies import MAX_REPLY_BYTES, ReplyError, load_json, read_capped
+from agentsproof.llm.replies import MAX_REPLY_BYTES, ReplyError, load_json, read_capped  # noqa: E402
 
 CLIENT_ENV = "AGENTSPROOF_OPENAI_CLIENT"
 CLIENT_CHOICES = ("http", "sdk")

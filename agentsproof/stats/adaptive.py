@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agentsproof.schemas.artifacts import compute_grade
-from agentsproof.stats.intervals import smoothed_z_interval, z_for
 
 DEFAULT_CAP = 15
 """The cap with --adaptive and no trial count: the --reliable count, so adaptive never costs more."""
@@ -39,6 +38,8 @@ def settled_grade(with_scores: list[float], without_scores: list[float], looks: 
     """The grade when the corrected interval lies in one band, else None."""
     if len(with_scores) < 2 or len(without_scores) < 2:
         return None
+    from agentsproof.stats.intervals import smoothed_z_interval, z_for  # numpy: only once a batch is judged
+
     lo, hi = smoothed_z_interval(with_scores, without_scores, z_for(alpha / max(1, looks)), PSEUDO_WEIGHT)
     g_lo, g_hi = compute_grade(lo), compute_grade(hi)
     return g_lo if g_lo == g_hi else None
