@@ -101,7 +101,11 @@ class OpenAIHttpClient(LLMClient):
         self._timeout = timeout
         limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
         # our pooled HTTP/1.1 transport (O(1) per request); httpx's own when a proxy is configured
-        self._client = httpx.AsyncClient(limits=limits, timeout=timeout, transport=lean_transport(max_connections))
+        self._pool = lean_transport(max_connections)
+        # no proxy: requests go straight to the pool (no cookie jar, auth or redirect layers);
+        # a proxy in the environment: httpx's own client and transport
+        self._client = None if self._pool else httpx.AsyncClient(limits=limits, timeout=timeout)
+        self._target = httpx.URL(self._url, params=self._params)
         self._json_mode = "json_schema"  # degrades to json_object, then to plain prompting
 
     def _scrub(self, text: str) -> str:
@@ -157,8 +161,12 @@ class OpenAIHttpClient(LLMClient):
         """(status, body read within its limit, headers); LLMError for a failed exchange."""
         content = json.dumps(body).encode()
         try:
-            req = self._client.build_request("POST", self._url, params=self._params, content=content, headers=self._headers, timeout=timeout)
-            resp = await self._client.send(req, stream=True)
+            if self._pool is not None:
+                req = httpx.Request("POST", self._target, headers=self._headers, content=content, extensions={"timeout": _timeouts(timeout)})
+                resp = await self._pool.handle_async_request(req)
+            else:
+                req = self._client.build_request("POST", self._target, content=content, headers=self._headers, timeout=timeout)  # type: ignore[union-attr]
+                resp = await self._client.send(req, stream=True)  # type: ignore[union-attr]
             try:
                 raw = await read_capped(resp, MAX_REPLY_BYTES)
             except ReplyError as exc:
@@ -180,10 +188,17 @@ class OpenAIHttpClient(LLMClient):
             raise LLMError(self._scrub(f"{type(exc).__name__}: {' '.join(safe_str(exc).split())}")[:400], kind="error") from None
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        if self._pool is not None:
+            await self._pool.aclose()
+        else:
+            await self._client.aclose()  # type: ignore[union-attr]
 
     def describe(self) -> dict[str, Any]:
         return {"provider": self.name, "base_url": self.base_url}
+
+
+def _timeouts(seconds: float) -> dict[str, float]:
+    return {"connect": seconds, "read": seconds, "write": seconds, "pool": seconds}
 
 
 def _error_message(raw: bytes) -> tuple[str, str]:

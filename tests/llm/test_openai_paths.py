@@ -115,3 +115,21 @@ def test_http_path_never_imports_openai():
     env = {"AGENTSPROOF_OPENAI_CLIENT": "http", "PATH": "/usr/bin:/bin", "PYTHONPATH": ":".join(sys.path)}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert out.stdout.split() == ["OpenAIHttpClient", "False"], out.stderr
+
+
+async def test_with_a_proxy_configured_httpx_own_client_carries_the_calls(scripted_server, monkeypatch):
+    # a proxy in the environment: the pooled transport steps aside for httpx's client
+    # (NO_PROXY lets it reach the loopback server directly)
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    scripted_server.add(Rule(status=429, retry_after=3, times=1), Rule(reply="via httpx"))
+    c = OpenAIHttpClient(base_url=scripted_server.base_url + "?api-version=1", api_key=SECRET_KEY)
+    try:
+        assert c._pool is None
+        with pytest.raises(LLMError) as err:
+            await c.complete(ChatRequest(messages=MSGS, model="m", timeout=5))
+        assert _facts(err.value)[:4] == ("http", True, 429, 3.0)
+        assert (await c.complete(ChatRequest(messages=MSGS, model="m", timeout=5))).text == "via httpx"
+    finally:
+        await c.aclose()
+    assert scripted_server.seen[-1]["query"] == {"api-version": "1"}
