@@ -120,6 +120,7 @@ def _run(
     session = _session(
         cfg, settings, journal=journal_path(targets["json"]), target_defs=target_defs,
         keep_workspaces=_workspaces_dir(targets) if cfg.keep_workspaces and target_defs else None,
+        spill=after is None,  # ``after`` edits the trials in memory (datasets): they stay there
     )
     run = run_items(command, plugin, items, session)
     if after is not None:  # e.g. a dataset's failure reasons on its checks

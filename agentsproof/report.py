@@ -13,7 +13,7 @@ import os
 import re
 import statistics
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from jinja2 import BytecodeCache, Environment, FileSystemBytecodeCache, PackageLoader, StrictUndefined, select_autoescape
 
@@ -215,7 +215,7 @@ def _run_price(run: RunResult) -> Any:
         return None
 
 
-def _judge_cost(run: RunResult, trials: list[TrialResult]) -> float | None:
+def _judge_cost(run: RunResult, trials: Iterable[TrialResult]) -> float | None:
     """The judge calls' cost at the judge model's price (reports only; None when unpriced or no judge call)."""
     usage = [g.usage for t in trials for g in t.graders if g.usage.total_tokens]
     if not usage:
@@ -231,19 +231,27 @@ def _judge_cost(run: RunResult, trials: list[TrialResult]) -> float | None:
     return sum(c for c in costs if c is not None) if price is not None else None
 
 
+def _trial_view(t: TrialResult, system: str | None) -> TrialView:
+    lines: list[LogLine] = []
+    for e in t.log:
+        ref = None
+        if e.role == "system" and system is not None and e.text == system:
+            ref = f"system prompt of this arm ({len(e.text):,} chars), shown above the trials"
+        elif e.role == "assistant" and e.text == t.response and t.response:
+            ref = "the response, shown above"
+        lines.append(LogLine(e.t, e.role, e.text, ref))
+    return TrialView(t, lines, show_response=t.status == "scored" or bool(t.response))
+
+
 def _arm_view(arm: ArmResult, price: Any = None) -> ArmView:
     system = next((e.text for t in arm.trials for e in t.log if e.role == "system"), None)
-    trials: list[TrialView] = []
-    for t in arm.trials:
-        lines: list[LogLine] = []
-        for e in t.log:
-            ref = None
-            if e.role == "system" and system is not None and e.text == system:
-                ref = f"system prompt of this arm ({len(e.text):,} chars), shown above the trials"
-            elif e.role == "assistant" and e.text == t.response and t.response:
-                ref = "the response, shown above"
-            lines.append(LogLine(e.t, e.role, e.text, ref))
-        trials.append(TrialView(t, lines, show_response=t.status == "scored" or bool(t.response)))
+    trials: Any
+    if isinstance(arm.trials, list):
+        trials = [_trial_view(t, system) for t in arm.trials]
+    else:  # spilled to the journal (agentsproof.executor.spill): each view made when rendered
+        from agentsproof.report_stream import LazyViews
+
+        trials = LazyViews(arm.trials, lambda t: _trial_view(t, system))
     scored = [t for t in arm.trials if t.status == "scored"]
     lat = [t.latency_s for t in scored]
     costs = [t.cost_usd for t in arm.trials if t.cost_usd is not None]
@@ -331,21 +339,38 @@ def build_view(run: RunResult) -> dict[str, Any]:
             sections.append(Section(kind, _KIND_TITLES[kind], summary, members))
     ordered = [v for sec in sections for v in sec.items]  # drill-down follows the summaries
     settings = {k: ("(redacted)" if _SECRET_KEY.search(str(k)) else v) for k, v in run.settings.items()}
-    trials = [t for v in views for a in v.arms for t in a.trials]
-    costs = [t.trial.cost_usd for t in trials if t.trial.cost_usd is not None]
+    arms = [a.arm for v in views for a in v.arms]
+    costs, cache_read, errored = _run_totals(arms)
     return {
         "single_arm": run.settings.get("baseline") == "none",
         "flaky_items": [it for it in run.items if it.stats.get("flaky")],
         "run_cost_usd": sum(costs) if costs else None,
-        "judge_cost_usd": _judge_cost(run, [t.trial for t in trials]) if costs else None,
-        "run_cache_read_tokens": sum(t.trial.usage.cache_read_tokens for t in trials),
+        "judge_cost_usd": _judge_cost(run, (t for a in arms for t in a.trials)) if costs else None,
+        "run_cache_read_tokens": cache_read,
         "run": run,
         "items": ordered,
         "sections": sections,
         "settings": settings,
-        "trial_count": len(trials),
-        "errored_trial_count": sum(1 for t in trials if t.trial.status == "errored"),
+        "trial_count": sum(len(a.trials) for a in arms),
+        "errored_trial_count": errored,
     }
+
+
+def _run_totals(arms: list[ArmResult]) -> tuple[list[float], int, int]:
+    """(costs, prompt-cache read tokens, errored trials) over the run, without a list of
+    every trial: arms spilled to the journal (a large run) give their own totals."""
+    costs: list[float] = []
+    cache_read = errored = 0
+    for a in arms:
+        if isinstance(a.trials, list):
+            costs += [t.cost_usd for t in a.trials if t.cost_usd is not None]
+            cache_read += sum(t.usage.cache_read_tokens for t in a.trials)
+            errored += sum(1 for t in a.trials if t.status == "errored")
+        else:
+            costs += [a.total_cost_usd] if a.total_cost_usd is not None else []
+            cache_read += a.total_usage.cache_read_tokens
+            errored += len(a.trials) - a.scored
+    return costs, cache_read, errored
 
 
 # ---------------------------------------------------------------------------------------
@@ -367,6 +392,25 @@ def render_markdown(run: RunResult) -> str:
 
 def render_html(run: RunResult) -> str:
     return env().get_template("report.html.j2").render(**build_view(run))
+
+
+def stream_writers() -> dict[str, Callable[[RunResult], Any]]:
+    """Formats written piece by piece (an iterator of str) by report_files.write_reports."""
+    from agentsproof.report_stream import json_chunks, template_chunks
+
+    views: dict[int, dict[str, Any]] = {}
+
+    def view(run: RunResult) -> dict[str, Any]:  # one view model for both templates
+        if id(run) not in views:
+            views.clear()
+            views[id(run)] = build_view(run)
+        return views[id(run)]
+
+    return {
+        "json": json_chunks,
+        "md": lambda run: template_chunks("report.md.j2", view(run)),
+        "html": lambda run: template_chunks("report.html.j2", view(run)),
+    }
 
 
 def json_schema() -> dict[str, Any]:

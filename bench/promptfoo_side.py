@@ -20,13 +20,14 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PREFIX = HERE / ".promptfoo"
-VERSION = os.environ.get("PROMPTFOO_VERSION", "0.123.1")
+VERSION = os.environ.get("PROMPTFOO_VERSION", "0.121.20")  # the newest that runs on Node 20 (0.122+ needs Node 22)
 BASELINE_SYSTEM = "You are a helpful assistant."
 
 
 def ensure_promptfoo() -> Path:
     binary = PREFIX / "node_modules" / ".bin" / "promptfoo"
-    if binary.exists():
+    installed = PREFIX / "node_modules" / "promptfoo" / "package.json"
+    if binary.exists() and json.loads(installed.read_text()).get("version") == VERSION:
         return binary
     if not shutil.which("npm"):
         raise SystemExit("--with-promptfoo needs node and npm on PATH")

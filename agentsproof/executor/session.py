@@ -55,6 +55,8 @@ class SessionOptions:
     """Agent targets the items name (``TargetDef`` by name), resolved by the command."""
     keep_workspaces: Path | None = None
     """Keep every agent trial's workspace below this folder (None: delete after grading)."""
+    spill: bool = True
+    """Large runs keep finished items' trials in the journal, not in memory (agentsproof.executor.spill)."""
 
 
 @dataclass
@@ -148,12 +150,28 @@ async def run_items_async(
             prior.update(jr.load(opts.journal, fingerprint))
         book = jr.start(opts.journal, fingerprint, prior)
     progress = opts.on_trial
+    spiller = None
+    if book is not None and opts.spill:
+        from agentsproof.executor.spill import Spiller, spill_after
+
+        spiller = Spiller(book.path, spill_after(), book.prior_spans)
 
     def journal_and_progress(item: EvalItem, trial: TrialResult) -> None:
         if book is not None:
-            book.append(item.id, trial.arm, trial.index, trial)
+            span = book.append(item.id, trial.arm, trial.index, trial)
+            if spiller is not None:
+                spiller.note(item.id, trial.arm, trial.index, span)
         if progress is not None:
             progress(item, trial)
+
+    finalized: dict[int, Any] = {}
+
+    def item_done(run: ItemRun) -> None:
+        if opts.on_item is not None:
+            opts.on_item(run)
+        if spiller is not None:  # graded while its trials are at hand, then spilled when the run is large
+            finalized[id(run)] = finalize_item(run)
+            spiller.item_done(run.item.id, [run.with_arm, run.without_arm])
 
     judge = Judge(client=client, model=prepared.judge_model) if client is not None and any(needs_judge(i.graders) for i in items) else None
     if client is not None:
@@ -169,7 +187,7 @@ async def run_items_async(
         judge,
         policy=opts.policy,
         on_trial=journal_and_progress,
-        on_item=opts.on_item,
+        on_item=item_done,
         prior=prior,
         workspaces=spaces,
     )
@@ -190,7 +208,7 @@ async def run_items_async(
                 book.close()
             if spaces is not None:
                 spaces.close()
-    results = [finalize_item(r) for r in runs]
+    results = [finalized.pop(id(r), None) or finalize_item(r) for r in runs]
     settings = {"parallel": opts.parallel, "abort_after": opts.abort_after, **opts.settings}
     settings.update(describe)
     agents = {name: t.describe() for name, t in targets.items() if name != "chat"}
