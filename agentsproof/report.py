@@ -106,7 +106,14 @@ def env() -> Environment:
         _env.filters["tokens"] = _tokens
         _env.filters["usd"] = _usd
         _env.filters["filesize"] = _filesize
+        _env.globals["arm_json"] = _arm_json
     return _env
+
+
+def _arm_json(av: Any) -> str:
+    from agentsproof.report_lazy import arm_json
+
+    return arm_json(av)
 
 
 # ---------------------------------------------------------------------------------------
@@ -406,11 +413,14 @@ def stream_writers() -> dict[str, Callable[[RunResult], Any]]:
             views[id(run)] = build_view(run)
         return views[id(run)]
 
-    return {
-        "json": json_chunks,
-        "md": lambda run: template_chunks("report.md.j2", view(run)),
-        "html": lambda run: template_chunks("report.html.j2", view(run)),
-    }
+    def html(run: RunResult) -> Any:
+        from agentsproof.report_lazy import lazy_after
+
+        context = view(run)
+        # a large run's trial details are drawn in the browser when opened (agentsproof.report_lazy)
+        return template_chunks("report.html.j2", {**context, "lazy_trials": context["trial_count"] > lazy_after()})
+
+    return {"json": json_chunks, "md": lambda run: template_chunks("report.md.j2", view(run)), "html": html}
 
 
 def json_schema() -> dict[str, Any]:
