@@ -4,8 +4,9 @@ The same calls: every skill's prompt as a chat prompt with its SKILL.md as the s
 message, and the baseline prompt without it (10 skills -> 20 prompts), one test with the
 same three checks (contains OK, not-contains ERROR, regex ^O), ``--repeat`` trials, cache
 off, ``-j`` at the harness's --parallel, against the same scripted server, writing a JSON
-output file as the harness writes its reports. promptfoo is installed from npm into
-bench/.promptfoo/ (gitignored) the first time; PROMPTFOO_VERSION picks the version.
+output file as the harness writes its reports. promptfoo and the Node.js runtime it needs
+(the npm package ``node@22``) are installed from npm into bench/.promptfoo/ (gitignored)
+the first time; PROMPTFOO_VERSION picks the version.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PREFIX = HERE / ".promptfoo"
-VERSION = os.environ.get("PROMPTFOO_VERSION", "0.121.20")  # the newest that runs on Node 20 (0.122+ needs Node 22)
+VERSION = os.environ.get("PROMPTFOO_VERSION", "0.123.1")
+NODE = os.environ.get("PROMPTFOO_NODE", "22")
+"""promptfoo needs Node >= 22.22: the npm package ``node@22`` puts that runtime beside it."""
 BASELINE_SYSTEM = "You are a helpful assistant."
 
 
@@ -35,7 +38,7 @@ def ensure_promptfoo() -> Path:
     if not (PREFIX / "package.json").exists():
         (PREFIX / "package.json").write_text('{"private": true}\n')
     print(f"installing promptfoo@{VERSION} into {PREFIX} (once) ...", flush=True)
-    subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", f"promptfoo@{VERSION}"], cwd=PREFIX, check=True)
+    subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", f"promptfoo@{VERSION}", f"node@{NODE}"], cwd=PREFIX, check=True)
     return binary
 
 
@@ -81,6 +84,7 @@ def promptfoo_run(work: Path, plugin: Path, port: int, args: argparse.Namespace,
         "PROMPTFOO_CONFIG_DIR": str(work / "promptfoo" / f"home-{rep}"),
         "PROMPTFOO_CACHE_ENABLED": "false",
         "OPENAI_API_KEY": "sk-bench",
+        "PATH": str(binary.parent) + os.pathsep + os.environ.get("PATH", ""),  # node@22 from bench/.promptfoo
     }
     cmd = [
         str(binary), "eval", "-c", str(config), "--repeat", str(repeat), "--no-cache",
