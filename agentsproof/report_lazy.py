@@ -14,7 +14,6 @@ report's own filters, so both forms of the report show the same values.
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 LAZY_ENV = "AGENTSPROOF_HTML_LAZY_AFTER"
@@ -22,15 +21,9 @@ DEFAULT_LAZY_AFTER = 1000
 
 
 def lazy_after() -> int:
-    raw = os.environ.get(LAZY_ENV, "").strip()
-    if not raw:
-        return DEFAULT_LAZY_AFTER
-    try:
-        return max(0, int(raw))
-    except ValueError:
-        from agentsproof.errors import InputError
+    from agentsproof.envcfg import env_int
 
-        raise InputError("environment", LAZY_ENV, f"{raw[:40]!r} is not a whole number of trials") from None
+    return env_int(LAZY_ENV, DEFAULT_LAZY_AFTER, lo=0)
 
 
 def _trial(tv: Any, f: dict[str, Any]) -> dict[str, Any]:

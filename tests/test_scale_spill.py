@@ -9,6 +9,8 @@ import gc
 import json
 from pathlib import Path
 
+import pytest
+
 from agentsproof.config import load_eval
 from agentsproof.executor.journal import journal_path
 from agentsproof.executor.plan import item_from_eval
@@ -117,8 +119,9 @@ def test_a_journal_that_cannot_be_written_keeps_trials_in_memory(byok_env, tmp_p
     assert all(isinstance(a.trials, list) and len(a.trials) == 3 for i in run.items for a in (i.with_arm, i.without_arm))
 
 
-def test_malformed_spill_setting_is_one_line(byok_env, tmp_path, monkeypatch):
-    monkeypatch.setenv("AGENTSPROOF_SPILL_AFTER", "lots")
+@pytest.mark.parametrize("name, value", [("AGENTSPROOF_SPILL_AFTER", "lots"), ("AGENTSPROOF_HTML_LAZY_AFTER", "-1")])
+def test_malformed_size_settings_are_one_line_before_any_call(byok_env, tmp_path, monkeypatch, name, value):
+    monkeypatch.setenv(name, value)
     code, _, err = run_cli(["eval-all", _plugin(tmp_path, 1, 1), "--model", "m", "--output", tmp_path / "runs"])
-    assert code == 30 and err.strip().splitlines()[-1].startswith("error: environment: AGENTSPROOF_SPILL_AFTER:")
+    assert code == 30 and err.strip().splitlines()[-1].startswith(f"error: environment: {name}:")
     assert byok_env.requests == []

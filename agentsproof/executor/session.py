@@ -281,6 +281,10 @@ def run_items(command: str, plugin: str, items: Sequence[EvalItem], opts: Sessio
     from agentsproof.pipeline.grader.regex import time_limit
 
     time_limit()  # a malformed AGENTSPROOF_REGEX_TIME_LIMIT is refused before the first call
+    from agentsproof.executor.spill import spill_after
+    from agentsproof.report_lazy import lazy_after
+
+    spill_after(), lazy_after()  # and so are AGENTSPROOF_SPILL_AFTER and AGENTSPROOF_HTML_LAZY_AFTER
     agents = build_targets(items, opts)
     if any(it.target == "chat" for it in items) or any(needs_judge(it.graders) for it in items):
         prepared = prepare_provider(opts.provider, opts.model, opts.judge_model, prompt_cache=opts.prompt_cache)

@@ -14,7 +14,6 @@ hold more than ``AGENTSPROOF_SPILL_AFTER`` trials (default 2,000), then spills t
 from __future__ import annotations
 
 import json
-import os
 from array import array
 from collections import OrderedDict
 from pathlib import Path
@@ -40,16 +39,9 @@ _recent: "OrderedDict[int, list[TrialResult]]" = OrderedDict()
 
 
 def spill_after() -> int:
-    raw = os.environ.get(SPILL_ENV, "").strip()
-    if not raw:
-        return DEFAULT_SPILL_AFTER
-    try:
-        value = int(raw)
-    except ValueError:
-        from agentsproof.errors import InputError
+    from agentsproof.envcfg import env_int
 
-        raise InputError("environment", SPILL_ENV, f"{raw[:40]!r} is not a whole number of trials") from None
-    return max(0, value)
+    return env_int(SPILL_ENV, DEFAULT_SPILL_AFTER, lo=0)
 
 
 class JournalTrials:
