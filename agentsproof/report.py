@@ -346,8 +346,10 @@ def build_view(run: RunResult) -> dict[str, Any]:
             sections.append(Section(kind, _KIND_TITLES[kind], summary, members))
     ordered = [v for sec in sections for v in sec.items]  # drill-down follows the summaries
     settings = {k: ("(redacted)" if _SECRET_KEY.search(str(k)) else v) for k, v in run.settings.items()}
+    from agentsproof.report_stream import run_totals
+
     arms = [a.arm for v in views for a in v.arms]
-    costs, cache_read, errored = _run_totals(arms)
+    costs, cache_read, errored = run_totals(arms)
     return {
         "single_arm": run.settings.get("baseline") == "none",
         "flaky_items": [it for it in run.items if it.stats.get("flaky")],
@@ -362,22 +364,6 @@ def build_view(run: RunResult) -> dict[str, Any]:
         "errored_trial_count": errored,
     }
 
-
-def _run_totals(arms: list[ArmResult]) -> tuple[list[float], int, int]:
-    """(costs, prompt-cache read tokens, errored trials) over the run, without a list of
-    every trial: arms spilled to the journal (a large run) give their own totals."""
-    costs: list[float] = []
-    cache_read = errored = 0
-    for a in arms:
-        if isinstance(a.trials, list):
-            costs += [t.cost_usd for t in a.trials if t.cost_usd is not None]
-            cache_read += sum(t.usage.cache_read_tokens for t in a.trials)
-            errored += sum(1 for t in a.trials if t.status == "errored")
-        else:
-            costs += [a.total_cost_usd] if a.total_cost_usd is not None else []
-            cache_read += a.total_usage.cache_read_tokens
-            errored += len(a.trials) - a.scored
-    return costs, cache_read, errored
 
 
 # ---------------------------------------------------------------------------------------
@@ -399,28 +385,6 @@ def render_markdown(run: RunResult) -> str:
 
 def render_html(run: RunResult) -> str:
     return env().get_template("report.html.j2").render(**build_view(run))
-
-
-def stream_writers() -> dict[str, Callable[[RunResult], Any]]:
-    """Formats written piece by piece (an iterator of str) by report_files.write_reports."""
-    from agentsproof.report_stream import json_chunks, template_chunks
-
-    views: dict[int, dict[str, Any]] = {}
-
-    def view(run: RunResult) -> dict[str, Any]:  # one view model for both templates
-        if id(run) not in views:
-            views.clear()
-            views[id(run)] = build_view(run)
-        return views[id(run)]
-
-    def html(run: RunResult) -> Any:
-        from agentsproof.report_lazy import lazy_after
-
-        context = view(run)
-        # a large run's trial details are drawn in the browser when opened (agentsproof.report_lazy)
-        return template_chunks("report.html.j2", {**context, "lazy_trials": context["trial_count"] > lazy_after()})
-
-    return {"json": json_chunks, "md": lambda run: template_chunks("report.md.j2", view(run)), "html": html}
 
 
 def json_schema() -> dict[str, Any]:

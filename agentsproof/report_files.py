@@ -70,7 +70,7 @@ def write_reports(run: RunResult, targets: dict[str, Path]) -> dict[str, Path]:
     stop the others: OutputError afterwards names what was lost and why."""
     from agentsproof.errors import OutputError
     from agentsproof.inputs import display
-    from agentsproof.report import stream_writers
+    from agentsproof.report_stream import stream_writers
 
     streams = stream_writers()
     for fmt in targets:

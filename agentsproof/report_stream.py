@@ -78,10 +78,49 @@ def json_chunks(run: RunResult) -> Iterator[str]:
     yield "\n  ],\n" + head[cut + len(_ITEMS_EMPTY) :]
 
 
+def stream_writers() -> dict[str, Callable[[RunResult], Any]]:
+    """Formats written piece by piece (an iterator of str) by report_files.write_reports."""
+    from agentsproof.report import build_view
+
+    views: dict[int, dict[str, Any]] = {}
+
+    def view(run: RunResult) -> dict[str, Any]:  # one view model for both templates
+        if id(run) not in views:
+            views.clear()
+            views[id(run)] = build_view(run)
+        return views[id(run)]
+
+    def html(run: RunResult) -> Any:
+        from agentsproof.report_lazy import lazy_after
+
+        context = view(run)
+        # a large run's trial details are drawn in the browser when opened (agentsproof.report_lazy)
+        return template_chunks("report.html.j2", {**context, "lazy_trials": context["trial_count"] > lazy_after()})
+
+    return {"json": json_chunks, "md": lambda run: template_chunks("report.md.j2", view(run)), "html": html}
+
+
 def template_chunks(name: str, context: dict[str, Any]) -> Iterator[str]:
     from agentsproof.report import env
 
     return env().get_template(name).generate(**context)
+
+
+def run_totals(arms: list[Any]) -> tuple[list[float], int, int]:
+    """(costs, prompt-cache read tokens, errored trials) over the run, without a list of
+    every trial: arms spilled to the journal (a large run) give their own totals."""
+    costs: list[float] = []
+    cache_read = errored = 0
+    for a in arms:
+        if isinstance(a.trials, list):
+            costs += [t.cost_usd for t in a.trials if t.cost_usd is not None]
+            cache_read += sum(t.usage.cache_read_tokens for t in a.trials)
+            errored += sum(1 for t in a.trials if t.status == "errored")
+        else:
+            costs += [a.total_cost_usd] if a.total_cost_usd is not None else []
+            cache_read += a.total_usage.cache_read_tokens
+            errored += len(a.trials) - a.scored
+    return costs, cache_read, errored
 
 
 class LazyViews:

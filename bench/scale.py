@@ -3,8 +3,9 @@
 Each size runs in its own child process (`python -m agentsproof eval-all DIR --parallel 50
 --no-cache`) against the scripted OpenAI-compatible server in a separate process at 0 ms
 latency. Peak RSS is the child's ``ru_maxrss`` (from wait4), wall time is measured here.
-Sizes: 1k = 10 items x 50 trials x 2 arms, 10k = 10 x 500 x 2, 100k = 50 x 1,000 x 2 (the
---trials cap). ``--no-spill`` runs the same sizes with every trial kept in memory
+Every size has the same items - 500 trials per arm - and differs only in how many: 1k = 1
+item, 10k = 10 items, 100k = 100 items; so the sizes differ in total trials alone.
+``--no-spill`` also runs the given sizes with every trial kept in memory
 (AGENTSPROOF_SPILL_AFTER set past the run's size), for comparison in the same run.
 
     python bench/scale.py [--sizes 1000,10000,100000] [--no-spill] [--json]
@@ -30,11 +31,13 @@ TARGET_GROWTH = 1.5
 """Peak RSS at the largest size at most this many times the smallest size's."""
 
 
+PER_ARM = 500
+
+
 def shape(size: int) -> tuple[int, int]:
     """(items, trials per arm) for ``size`` trials in all."""
-    trials = min(1000, max(1, size // 20))
-    items = max(1, size // (2 * trials))
-    return items, trials
+    trials = min(PER_ARM, max(1, size // 2))
+    return max(1, size // (2 * trials)), trials
 
 
 def one(size: int, port: int, work: Path, spill: bool) -> dict[str, float]:
@@ -84,7 +87,7 @@ def one(size: int, port: int, work: Path, spill: bool) -> dict[str, float]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1000,10000,100000")
-    ap.add_argument("--no-spill", action="store_true", help="also run every size with all trials in memory")
+    ap.add_argument("--no-spill", action="store_true", help="also run these sizes with all trials in memory")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]

@@ -8,7 +8,7 @@ iterated. Reports then read the trials item by item, so a run of 100,000 trials 
 about one item's trials at a time.
 
 Small runs are not spilled: :class:`Spiller` keeps finished items in memory until they
-hold more than ``AGENTSPROOF_SPILL_AFTER`` trials (default 2,000), then spills the oldest.
+hold more than ``AGENTSPROOF_SPILL_AFTER`` trials (default 1,000), then spills the oldest.
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ class _Line(BaseModel):
     trial: TrialResult
 
 SPILL_ENV = "AGENTSPROOF_SPILL_AFTER"
-DEFAULT_SPILL_AFTER = 2000
-_RECENT_ARMS = 4
-"""Arms whose trials stay read back (a report reads one arm several times in a row)."""
+DEFAULT_SPILL_AFTER = 1000
+_RECENT_ARMS = 2
+"""Arms whose trials stay read back (a report reads an item's two arms several times in a row)."""
 
 _recent: "OrderedDict[int, list[TrialResult]]" = OrderedDict()
 
