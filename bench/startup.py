@@ -4,7 +4,8 @@ The real command runs in a child process (`python -m agentsproof eval EVAL --tri
 against the scripted OpenAI-compatible server, which runs in this process. When the first
 chat request arrives, the server reads the child's CPU time (user + system, from
 /proc/PID/stat; the child is blocked waiting for the reply, so its clock stands still) and
-the wall time since the child was started. Target: <= 0.3 s CPU to the first call.
+the wall time since the child was started. Target: <= 0.3 s CPU to the first call on the
+default path (AGENTSPROOF_OPENAI_CLIENT=http); the SDK path is shown beside it.
 
 Linux only (/proc). Several repetitions; the median and the best are printed.
 
@@ -119,20 +120,20 @@ def main() -> int:
             "cpu_to_first_call_s_best": round(min(cpus), 3),
             "wall_to_first_call_s_median": round(statistics.median(walls), 3),
             "process_cpu_s_median": round(statistics.median(totals), 3),
-            "ok": statistics.median(cpus) <= TARGET_CPU_S,
+            "ok": statistics.median(cpus) <= TARGET_CPU_S if c == "http" else None,
         }
     if args.json:
         print(json.dumps({"reps": args.reps, "target_cpu_s": TARGET_CPU_S, **results}))
     else:
         print(f"`agentsproof eval` to the first model call, {args.reps} runs each (median / best)")
         for c, r in results.items():
-            verdict = "ok" if r["ok"] else "MISSED"
+            verdict = {True: "ok", False: "MISSED", None: "(not the default path)"}[r["ok"]]
             print(
                 f"  AGENTSPROOF_OPENAI_CLIENT={c:4s}  CPU {r['cpu_to_first_call_s_median']:.3f} / {r['cpu_to_first_call_s_best']:.3f} s"
                 f"   wall {r['wall_to_first_call_s_median']:.3f} s   whole process CPU {r['process_cpu_s_median']:.3f} s"
                 f"   target <= {TARGET_CPU_S} s: {verdict}"
             )
-    return 0 if all(r["ok"] for r in results.values()) else 1
+    return 0 if all(r["ok"] is not False for r in results.values()) else 1
 
 
 if __name__ == "__main__":
