@@ -110,11 +110,6 @@ class JournalTrials:
         return f"<{len(self)} trials in {self.path.name}>"
 
 
-def forget_recent() -> None:
-    """Drop the trials read back so far (e.g. once the reports are written)."""
-    _recent.clear()
-
-
 class Spiller:
     """Notes where each trial went in the journal; spills finished items beyond the limit."""
 
