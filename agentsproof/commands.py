@@ -14,10 +14,15 @@ from agentsproof.executor.plan import item_from_eval, items_from_tc_eval, plugin
 from agentsproof.executor.runner import EvalItem
 from agentsproof.executor.session import SessionOptions, prepare_provider, run_items
 from agentsproof.options import RunConfig
-from agentsproof.exports import write_outputs
-from agentsproof.report import prepare_output, report_targets
+from agentsproof.report_files import prepare_output, report_targets
 from agentsproof.schemas.artifacts import RunResult
-from agentsproof.schemas.tc_eval import load_tc_eval
+
+
+def write_outputs(run: RunResult, targets: dict[str, Path]) -> dict[str, Path]:
+    """Every report of ``run``; the writers (and jinja2) are imported only now, after the run."""
+    from agentsproof.exports import write_outputs as write
+
+    return write(run, targets)
 
 
 def _session(cfg: RunConfig, settings: dict[str, Any], **extra: Any) -> SessionOptions:
@@ -80,23 +85,25 @@ def _all_settings(cfg: RunConfig) -> dict[str, Any]:
 
 def _targets(command: str, cfg: RunConfig, plugin: str, stem: str, kind: str | None = None) -> dict[str, Path]:
     """The report paths of this run, checked writable before the first model call."""
-    from agentsproof.exports import extra_targets
-
     targets = report_targets(command, cfg.output, plugin, stem, kind)
     prepare_output(cfg.output, targets)
+    if cfg.junit is None and cfg.jsonl is None:
+        return targets
+    from agentsproof.exports import extra_targets
+
     return {**targets, **extra_targets(cfg.junit, cfg.jsonl)}
 
 
 def resolve_targets(items: list[EvalItem], cfg: RunConfig) -> dict[str, Any]:
     """The definition of every agent target the items name (targets.yaml lookup from each
     eval file's folder); one line naming where the name was given when one is unknown."""
-    from agentsproof.inputs import display
-    from agentsproof.targets.config import find_target
-
     defs: dict[str, Any] = {}
     for it in items:
         if it.target == "chat":
             continue
+        from agentsproof.inputs import display
+        from agentsproof.targets.config import find_target
+
         near = Path(it.eval_path) if it.eval_path else None
         try:
             found = find_target(it.target, near, cfg.targets_file)
@@ -129,6 +136,7 @@ def _run(
     session = _session(
         cfg, settings, journal=journal_path(targets["json"]), target_defs=target_defs,
         keep_workspaces=_workspaces_dir(targets) if cfg.keep_workspaces and target_defs else None,
+        spill=after is None,  # ``after`` edits the trials in memory (datasets): they stay there
     )
     run = run_items(command, plugin, items, session)
     if after is not None:  # e.g. a dataset's failure reasons on its checks
@@ -237,6 +245,8 @@ def run_tc_eval(path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]
         return run_eval_yaml(Path(path), cfg)
     if cfg.skill is not None:
         raise InputError("command line", "--skill", "is for a JSONL dataset or an EVAL.yaml; an evals.json names its skill in skill_name")
+    from agentsproof.schemas.tc_eval import load_tc_eval
+
     tc = load_tc_eval(path)
     trials = cfg.trials or 1
     threshold = cfg.threshold if cfg.threshold is not None else DEFAULT_THRESHOLD

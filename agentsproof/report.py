@@ -13,7 +13,7 @@ import os
 import re
 import statistics
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from jinja2 import BytecodeCache, Environment, FileSystemBytecodeCache, PackageLoader, StrictUndefined, select_autoescape
 
@@ -106,7 +106,14 @@ def env() -> Environment:
         _env.filters["tokens"] = _tokens
         _env.filters["usd"] = _usd
         _env.filters["filesize"] = _filesize
+        _env.globals["arm_json"] = _arm_json
     return _env
+
+
+def _arm_json(av: Any) -> str:
+    from agentsproof.report_lazy import arm_json
+
+    return arm_json(av)
 
 
 # ---------------------------------------------------------------------------------------
@@ -215,7 +222,7 @@ def _run_price(run: RunResult) -> Any:
         return None
 
 
-def _judge_cost(run: RunResult, trials: list[TrialResult]) -> float | None:
+def _judge_cost(run: RunResult, trials: Iterable[TrialResult]) -> float | None:
     """The judge calls' cost at the judge model's price (reports only; None when unpriced or no judge call)."""
     usage = [g.usage for t in trials for g in t.graders if g.usage.total_tokens]
     if not usage:
@@ -231,19 +238,27 @@ def _judge_cost(run: RunResult, trials: list[TrialResult]) -> float | None:
     return sum(c for c in costs if c is not None) if price is not None else None
 
 
+def _trial_view(t: TrialResult, system: str | None) -> TrialView:
+    lines: list[LogLine] = []
+    for e in t.log:
+        ref = None
+        if e.role == "system" and system is not None and e.text == system:
+            ref = f"system prompt of this arm ({len(e.text):,} chars), shown above the trials"
+        elif e.role == "assistant" and e.text == t.response and t.response:
+            ref = "the response, shown above"
+        lines.append(LogLine(e.t, e.role, e.text, ref))
+    return TrialView(t, lines, show_response=t.status == "scored" or bool(t.response))
+
+
 def _arm_view(arm: ArmResult, price: Any = None) -> ArmView:
     system = next((e.text for t in arm.trials for e in t.log if e.role == "system"), None)
-    trials: list[TrialView] = []
-    for t in arm.trials:
-        lines: list[LogLine] = []
-        for e in t.log:
-            ref = None
-            if e.role == "system" and system is not None and e.text == system:
-                ref = f"system prompt of this arm ({len(e.text):,} chars), shown above the trials"
-            elif e.role == "assistant" and e.text == t.response and t.response:
-                ref = "the response, shown above"
-            lines.append(LogLine(e.t, e.role, e.text, ref))
-        trials.append(TrialView(t, lines, show_response=t.status == "scored" or bool(t.response)))
+    trials: Any
+    if isinstance(arm.trials, list):
+        trials = [_trial_view(t, system) for t in arm.trials]
+    else:  # spilled to the journal (agentsproof.executor.spill): each view made when rendered
+        from agentsproof.report_stream import LazyViews
+
+        trials = LazyViews(arm.trials, lambda t: _trial_view(t, system))
     scored = [t for t in arm.trials if t.status == "scored"]
     lat = [t.latency_s for t in scored]
     costs = [t.cost_usd for t in arm.trials if t.cost_usd is not None]
@@ -331,24 +346,26 @@ def build_view(run: RunResult) -> dict[str, Any]:
             sections.append(Section(kind, _KIND_TITLES[kind], summary, members))
     ordered = [v for sec in sections for v in sec.items]  # drill-down follows the summaries
     settings = {k: ("(redacted)" if _SECRET_KEY.search(str(k)) else v) for k, v in run.settings.items()}
-    trials = [t for v in views for a in v.arms for t in a.trials]
-    costs = [t.trial.cost_usd for t in trials if t.trial.cost_usd is not None]
     from agentsproof.report_generalise import generalise_view
+    from agentsproof.report_stream import run_totals
 
+    arms = [a.arm for v in views for a in v.arms]
+    costs, cache_read, errored = run_totals(arms)
     return {
         "single_arm": run.settings.get("baseline") == "none",
         "flaky_items": [it for it in run.items if it.stats.get("flaky")],
         "gen": generalise_view(run, views),
         "run_cost_usd": sum(costs) if costs else None,
-        "judge_cost_usd": _judge_cost(run, [t.trial for t in trials]) if costs else None,
-        "run_cache_read_tokens": sum(t.trial.usage.cache_read_tokens for t in trials),
+        "judge_cost_usd": _judge_cost(run, (t for a in arms for t in a.trials)) if costs else None,
+        "run_cache_read_tokens": cache_read,
         "run": run,
         "items": ordered,
         "sections": sections,
         "settings": settings,
-        "trial_count": len(trials),
-        "errored_trial_count": sum(1 for t in trials if t.trial.status == "errored"),
+        "trial_count": sum(len(a.trials) for a in arms),
+        "errored_trial_count": errored,
     }
+
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,14 +1,17 @@
 """Where reports go and how they are written.
 
 Report names are made safe path components, so every report lies inside ``--output``;
-the folders are checked before the first model call; every format is rendered before
-the first byte is written, and each file is written to a temporary file and renamed.
+the folders are checked before the first model call; every format is rendered into a
+temporary file beside its target (piece by piece where the format allows: a large run's
+report never exists as one string in memory), and only when all are rendered are they
+renamed into place.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from agentsproof.schemas.artifacts import RunResult
 
@@ -34,43 +37,96 @@ def _write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
+def _render_to_temp(chunks: Any, folder: Path, name: str) -> str:
+    """Write the pieces of a report to a temporary file in ``folder``; its path."""
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb", buffering=1 << 20) as fh:
+            for piece in chunks:
+                # Undecodable bytes from file names (surrogates) become "?" instead of failing.
+                fh.write(piece.encode("utf-8", "replace"))
+            fh.flush()
+            os.fsync(fh.fileno())
+    except BaseException:
+        _unlink(tmp)
+        raise
+    return tmp
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
 def write_reports(run: RunResult, targets: dict[str, Path]) -> dict[str, Path]:
     """Write each format to its path: ``{"html": Path(...), ...}``. Returns what was written.
 
-    Every format is rendered before the first byte is written; each file is written
-    atomically. A format that cannot be written does not stop the others: OutputError
-    afterwards names what was lost and why."""
+    Every format is rendered (into a temporary file beside its target) before any report
+    is put in place; each file appears atomically. A format that cannot be written does not
+    stop the others: OutputError afterwards names what was lost and why."""
     from agentsproof.errors import OutputError
     from agentsproof.inputs import display
+    from agentsproof.report_stream import stream_writers
 
-    rendered: dict[str, bytes] = {}
+    streams = stream_writers()
     for fmt in targets:
-        try:
-            writer = _writers()[fmt]
-        except KeyError:
-            raise ValueError(f"unknown report format {fmt!r}; known: {', '.join(_writers())}") from None
-        # Undecodable bytes from file names (surrogates) become U+FFFD instead of failing.
-        rendered[fmt] = writer(run).encode("utf-8", "replace")
-    written: dict[str, Path] = {}
+        if fmt not in streams and fmt not in _writers():
+            raise ValueError(f"unknown report format {fmt!r}; known: {', '.join(_writers())}")
+    temps: dict[str, str] = {}
     failed: list[str] = []
-    for fmt, path in targets.items():
+    try:
+        for fmt, path in targets.items():
+            chunks = streams[fmt](run) if fmt in streams else [_writers()[fmt](run)]
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                temps[fmt] = _render_to_temp(chunks, path.parent, path.name)
+            except OSError as err:
+                failed.append(f"{display(path)}: {err.strerror or err}")
+    except BaseException:
+        for tmp in temps.values():
+            _unlink(tmp)
+        raise
+    written: dict[str, Path] = {}
+    for fmt, tmp in temps.items():
+        path = targets[fmt]
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            _write_atomic(path, rendered[fmt])
+            os.replace(tmp, path)
             written[fmt] = path
         except OSError as err:
+            _unlink(tmp)
             failed.append(f"{display(path)}: {err.strerror or err}")
     if "json" in written:
         try:
             copy = history_path(written["json"], run.created_at)
             copy.parent.mkdir(parents=True, exist_ok=True)
-            _write_atomic(copy, rendered["json"])
+            _copy_atomic(written["json"], copy)
         except OSError as err:
             failed.append(f"history copy: {err.strerror or err}")
     if failed:
         kept = f" (written: {', '.join(display(p) for p in written.values())})" if written else ""
         raise OutputError(f"could not write {'; '.join(failed)}{kept}")
     return written
+
+
+def _copy_atomic(src: Path, dest: Path) -> None:
+    """``src`` copied to ``dest`` through a temporary file and a rename."""
+    import shutil
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
+    try:
+        with os.fdopen(fd, "wb") as out, open(src, "rb") as inp:
+            shutil.copyfileobj(inp, out, 1 << 20)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, dest)
+    except BaseException:
+        _unlink(tmp)
+        raise
 
 
 def report_targets(command: str, output: Path, plugin: str, stem: str, kind: str | None = None) -> dict[str, Path]:

@@ -1,15 +1,20 @@
-"""Throughput of the harness: 1,000 LLM calls through `agentsproof eval-all`.
+"""Throughput of the harness: 1,000 LLM calls through `agentsproof eval-all`, on both
+OpenAI-compatible paths, beside the bare openai SDK and (with --with-promptfoo) promptfoo.
 
 The scripted OpenAI-compatible server (tests/openai_server.py) runs as its own process
-with a fixed latency per call, so its CPU is not counted. The harness runs exactly as a
-user runs it - `python -m agentsproof eval-all DIR --parallel 50` - in a child process,
-and its wall time and CPU time (user + system, from wait4) are measured.
+(default latency 0 ms), so its CPU is not counted. The harness runs exactly as a user runs
+it - `python -m agentsproof eval-all DIR --parallel 50` - in a child process, once per path
+(`AGENTSPROOF_OPENAI_CLIENT=http`, the default, and `sdk`), and its wall time and CPU time
+(user + system, from wait4) are measured. A child that only imports what a run needs gives
+the fixed start-up share; CPU per call is shown with and without it.
 
-Ideal wall time is calls x latency / parallel (1,000 x 50 ms / 50 = 1.0 s); the ratio
-to it shows how much the harness adds. Targets: whole process <= 2.5 s, <= 1 ms CPU per
-call. A separate run of only the imports shows the fixed start-up share.
+Every tool runs in the same round, interleaved, --reps times; medians are printed, and
+ratios are taken between numbers of the same run. Targets: <= 1 ms harness CPU per call
+(http path, at 0 ms latency); with --with-promptfoo, agentsproof's wall time <= 0.25 of
+promptfoo's on the same workload (10 prompts x 2 arms x 50 repeats, a `contains` check,
+cache off, 50 at a time). promptfoo is installed from npm into bench/.promptfoo/ (gitignored).
 
-    python bench/throughput.py [--calls 1000] [--latency 0.05] [--parallel 50] [--items 10]
+    python bench/throughput.py [--calls 1000] [--latency 0] [--parallel 50] [--items 10] [--reps 3] [--with-promptfoo]
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -24,10 +30,13 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SERVER = ROOT / "tests" / "openai_server.py"
+sys.path.insert(0, str(ROOT / "bench"))
 
-TARGET_WALL_S = 2.5
+from promptfoo_side import promptfoo_run  # noqa: E402
+
+SERVER = ROOT / "tests" / "openai_server.py"
 TARGET_CPU_PER_CALL_S = 0.001
+TARGET_PROMPTFOO_RATIO = 0.25
 
 EVAL_YAML = """\
 version: "2"
@@ -45,6 +54,30 @@ task:
         mustContain: ["OK"]
         mustNotContain: ["ERROR"]
         regexMatch: ["^O"]
+"""
+
+IMPORTS = {
+    "http": "import agentsproof.cli, agentsproof.commands, agentsproof.llm.openai_http",
+    "sdk": "import agentsproof.cli, agentsproof.commands, agentsproof.llm.openai_http, agentsproof.llm.openai_compat",
+}
+
+SDK_ALONE = """
+import asyncio, os, sys
+import openai
+
+async def main(calls, parallel):
+    client = openai.AsyncOpenAI(base_url=os.environ["AGENTSPROOF_PROVIDER_URL"], api_key="sk-bench", max_retries=0,
+                                http_client=openai.DefaultAioHttpClient())
+    sem = asyncio.Semaphore(parallel)
+    async def one():
+        async with sem:
+            r = await client.chat.completions.create(model="bench-model", messages=[
+                {"role": "system", "content": "You are a helpful assistant."}, {"role": "user", "content": "Reply with OK."}])
+            assert r.choices[0].message.content
+    await asyncio.gather(*(one() for _ in range(calls)))
+    await client.close()
+
+asyncio.run(main(int(sys.argv[1]), int(sys.argv[2])))
 """
 
 
@@ -76,50 +109,55 @@ def write_plugin(root: Path, items: int) -> Path:
     return plugin
 
 
-def timed_child(args: list[str], env: dict[str, str]) -> tuple[int, float, float, str]:
-    """Run a child; returns (exit code, wall s, CPU s of that child alone, stderr)."""
+def timed_child(args: list[str], env: dict[str, str], cwd: Path | None = None) -> tuple[int, float, float, str]:
+    """Run a child; returns (exit code, wall s, CPU s of that child and its waited-for children, stderr)."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(args, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     # wait4 gives the rusage of exactly this child (not the server, which is still running)
     stderr_bytes = proc.stderr.read() if proc.stderr else b""
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, wall, usage.ru_utime + usage.ru_stime, stderr_bytes.decode(errors="replace")
+    return os.waitstatus_to_exitcode(status), wall, usage.ru_utime + usage.ru_stime, stderr_bytes.decode(errors="replace")
 
 
-SDK_ALONE = """
-import asyncio, os, sys
-import openai
+def harness_run(path: str, plugin: Path, out: Path, args: argparse.Namespace, env: dict[str, str]) -> dict[str, float]:
+    trials = args.calls // (2 * args.items)
+    env = {**env, "AGENTSPROOF_OPENAI_CLIENT": path}
+    _, _, import_cpu, _ = timed_child([sys.executable, "-c", IMPORTS[path]], env)
+    cmd = [
+        sys.executable, "-m", "agentsproof", "eval-all", str(plugin),
+        "--trials", str(trials), "--parallel", str(args.parallel),
+        "--output", str(out), "--abort-after", "0", "--no-cache",
+    ]  # fmt: skip
+    code, wall, cpu, stderr = timed_child(cmd, env)
+    if code != 0:
+        raise SystemExit(f"harness ({path}) exited {code}: {stderr[-2000:]}")
+    report = json.loads((out / "bench-plugin" / "eval-all-summary.json").read_text())
+    scored = sum(i["with_arm"]["scored"] + i["without_arm"]["scored"] for i in report["items"])
+    errored = sum(i["with_arm"]["errored"] + i["without_arm"]["errored"] for i in report["items"])
+    if scored != args.calls or errored:
+        raise SystemExit(f"{path}: expected {args.calls} scored trials, got {scored} scored, {errored} errored")
+    return {"wall_s": wall, "cpu_s": cpu, "startup_cpu_s": import_cpu}
 
-async def main(calls, parallel):
-    client = openai.AsyncOpenAI(base_url=os.environ["AGENTSPROOF_PROVIDER_URL"], api_key="sk-bench", max_retries=0,
-                                http_client=openai.DefaultAioHttpClient())
-    sem = asyncio.Semaphore(parallel)
-    async def one():
-        async with sem:
-            r = await client.chat.completions.create(model="bench-model", messages=[
-                {"role": "system", "content": "You are a helpful assistant."}, {"role": "user", "content": "Reply with OK."}])
-            assert r.choices[0].message.content
-    await asyncio.gather(*(one() for _ in range(calls)))
-    await client.close()
 
-asyncio.run(main(int(sys.argv[1]), int(sys.argv[2])))
-"""
+def median(runs: list[dict[str, float]], key: str) -> float:
+    return statistics.median(r[key] for r in runs)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=1000, help="LLM calls in total (both arms of every item)")
-    ap.add_argument("--latency", type=float, default=0.05, help="server latency per call, seconds")
+    ap.add_argument("--latency", type=float, default=0.0, help="server latency per call, seconds")
     ap.add_argument("--parallel", type=int, default=50)
     ap.add_argument("--items", type=int, default=10, help="eval.yaml files the calls are spread over")
+    ap.add_argument("--reps", type=int, default=3, help="rounds; every tool runs once per round, interleaved")
+    ap.add_argument("--with-promptfoo", action="store_true", help="also run promptfoo (npm install into bench/.promptfoo/ on first use)")
     ap.add_argument("--json", action="store_true", help="print the numbers as one JSON object")
     args = ap.parse_args()
     if args.calls % (2 * args.items):
         raise SystemExit("--calls must be a multiple of 2 x --items")
-    trials = args.calls // (2 * args.items)
 
+    runs: dict[str, list[dict[str, float]]] = {"http": [], "sdk": [], "sdk_alone": [], "promptfoo": []}
     with tempfile.TemporaryDirectory(prefix="agentsproof-bench-") as tmp:
         work = Path(tmp)
         plugin = write_plugin(work, args.items)
@@ -133,69 +171,64 @@ def main() -> int:
                 AGENTSPROOF_MODEL="bench-model",
                 PYTHONPATH=str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""),
             )
-            # fixed cost: interpreter start-up and the imports a run needs
-            _, import_wall, import_cpu, _ = timed_child(
-                [sys.executable, "-c", "import agentsproof.cli, agentsproof.commands, agentsproof.llm.openai_compat"], env
-            )
-            out = work / "runs"
-            cmd = [
-                sys.executable, "-m", "agentsproof", "eval-all", str(plugin),
-                "--trials", str(trials), "--parallel", str(args.parallel),
-                "--output", str(out), "--abort-after", "0",
-            ]  # fmt: skip
-            code, wall, cpu, stderr = timed_child(cmd, env)
-            # side by side: the same calls through the bare official SDK, no harness at all
-            sdk_code, sdk_wall, sdk_cpu, sdk_err = timed_child(
-                [sys.executable, "-c", SDK_ALONE, str(args.calls), str(args.parallel)], env
-            )
-            if sdk_code != 0:
-                print(sdk_err, file=sys.stderr)
+            for rep in range(args.reps):
+                for path in ("http", "sdk"):
+                    runs[path].append(harness_run(path, plugin, work / f"runs-{path}-{rep}", args, env))
+                code, wall, cpu, err = timed_child([sys.executable, "-c", SDK_ALONE, str(args.calls), str(args.parallel)], env)
+                if code != 0:
+                    raise SystemExit(f"bare SDK run exited {code}: {err[-2000:]}")
+                runs["sdk_alone"].append({"wall_s": wall, "cpu_s": cpu})
+                if args.with_promptfoo:
+                    runs["promptfoo"].append(promptfoo_run(work, plugin, port, args, rep))
         finally:
             server.terminate()
             server.wait(timeout=10)
 
-        if code != 0:
-            print(stderr, file=sys.stderr)
-            raise SystemExit(f"harness exited {code}")
-        report = json.loads((out / "bench-plugin" / "eval-all-summary.json").read_text())
-        scored = sum(i["with_arm"]["scored"] + i["without_arm"]["scored"] for i in report["items"])
-        errored = sum(i["with_arm"]["errored"] + i["without_arm"]["errored"] for i in report["items"])
-        if scored != args.calls or errored:
-            raise SystemExit(f"expected {args.calls} scored trials, got {scored} scored, {errored} errored")
-
-    ideal = args.calls * args.latency / args.parallel
-    result = {
-        "calls": args.calls,
-        "parallel": args.parallel,
-        "latency_s": args.latency,
-        "ideal_wall_s": round(ideal, 3),
-        "wall_s": round(wall, 3),
-        "ratio_to_ideal": round(wall / ideal, 2),
-        "cpu_s": round(cpu, 3),
-        "cpu_per_call_ms": round(cpu / args.calls * 1000, 3),
-        "startup_wall_s": round(import_wall, 3),
-        "startup_cpu_s": round(import_cpu, 3),
-        "cpu_per_call_after_startup_ms": round(max(0.0, cpu - import_cpu) / args.calls * 1000, 3),
-        "sdk_alone_wall_s": round(sdk_wall, 3),
-        "sdk_alone_cpu_s": round(sdk_cpu, 3),
-        "sdk_alone_cpu_per_call_ms": round(sdk_cpu / args.calls * 1000, 3),
-        "harness_to_sdk_cpu_ratio": round(cpu / sdk_cpu, 2) if sdk_cpu else None,
-        "wall_ok": wall <= TARGET_WALL_S,
-        "cpu_ok": cpu / args.calls <= TARGET_CPU_PER_CALL_S,
-    }
+    result: dict[str, object] = {"calls": args.calls, "parallel": args.parallel, "latency_s": args.latency, "reps": args.reps}
+    for path in ("http", "sdk"):
+        wall, cpu, start = (median(runs[path], k) for k in ("wall_s", "cpu_s", "startup_cpu_s"))
+        result[path] = {
+            "wall_s": round(wall, 3),
+            "cpu_s": round(cpu, 3),
+            "cpu_per_call_ms": round(cpu / args.calls * 1000, 3),
+            "startup_cpu_s": round(start, 3),
+            "cpu_per_call_after_startup_ms": round(max(0.0, cpu - start) / args.calls * 1000, 3),
+        }
+    result["sdk_alone"] = {k: round(median(runs["sdk_alone"], k), 3) for k in ("wall_s", "cpu_s")}
+    http_runs = runs["http"]
+    result["http_to_sdk_cpu_ratio"] = round(statistics.median(h["cpu_s"] / s["cpu_s"] for h, s in zip(http_runs, runs["sdk"])), 3)
+    per_call = result["http"]["cpu_per_call_after_startup_ms"]  # type: ignore[index]
+    result["cpu_ok"] = per_call <= TARGET_CPU_PER_CALL_S * 1000
+    if runs["promptfoo"]:
+        result["promptfoo"] = {k: round(median(runs["promptfoo"], k), 3) for k in ("wall_s", "cpu_s")}
+        ratios = [h["wall_s"] / p["wall_s"] for h, p in zip(http_runs, runs["promptfoo"])]
+        result["wall_to_promptfoo_ratio"] = round(statistics.median(ratios), 3)
+        result["wall_to_promptfoo_ratios"] = [round(r, 3) for r in ratios]
+        result["promptfoo_ok"] = statistics.median(ratios) <= TARGET_PROMPTFOO_RATIO
+    ok = result["cpu_ok"] and result.get("promptfoo_ok", True)
     if args.json:
         print(json.dumps(result))
-    else:
-        ok = lambda b: "ok" if b else "MISSED"  # noqa: E731
-        print(f"calls {args.calls} · parallel {args.parallel} · server latency {args.latency * 1000:.0f} ms")
-        print(f"wall time        {wall:6.2f} s   ideal {ideal:.2f} s   ratio {wall / ideal:.2f}x   target <= {TARGET_WALL_S} s: {ok(result['wall_ok'])}")
-        print(f"harness CPU      {cpu:6.2f} s   {cpu / args.calls * 1000:.3f} ms/call   target <= 1 ms/call: {ok(result['cpu_ok'])}")
-        print(f"  of which start-up (interpreter + imports) {import_cpu:.2f} s CPU, {import_wall:.2f} s wall;"
-              f" {result['cpu_per_call_after_startup_ms']:.3f} ms/call after it")
-        print(f"official openai SDK alone, same calls: {sdk_wall:.2f} s wall, {sdk_cpu:.2f} s CPU"
-              f" ({sdk_cpu / args.calls * 1000:.3f} ms/call incl. its start-up);"
-              f" harness/SDK CPU ratio {result['harness_to_sdk_cpu_ratio']}x")
-    return 0 if result["wall_ok"] and result["cpu_ok"] else 1
+        return 0 if ok else 1
+    verdict = lambda b: "ok" if b else "MISSED"  # noqa: E731
+    print(f"calls {args.calls} · parallel {args.parallel} · server latency {args.latency * 1000:.0f} ms · median of {args.reps} interleaved rounds")
+    for path in ("http", "sdk"):
+        r = result[path]  # type: ignore[index]
+        print(
+            f"agentsproof ({path:4s}) wall {r['wall_s']:6.2f} s   CPU {r['cpu_s']:5.2f} s = {r['cpu_per_call_ms']:.3f} ms/call;"
+            f" start-up {r['startup_cpu_s']:.2f} s, {r['cpu_per_call_after_startup_ms']:.3f} ms/call after it"
+        )
+    sa = result["sdk_alone"]  # type: ignore[index]
+    print(f"bare openai SDK    wall {sa['wall_s']:6.2f} s   CPU {sa['cpu_s']:5.2f} s (same calls, no harness)")
+    print(f"http ÷ sdk harness CPU (per round, median): {result['http_to_sdk_cpu_ratio']}")
+    print(f"target <= 1 ms harness CPU per call (http, after start-up): {verdict(result['cpu_ok'])}")
+    if runs["promptfoo"]:
+        pf = result["promptfoo"]  # type: ignore[index]
+        print(f"promptfoo          wall {pf['wall_s']:6.2f} s   CPU {pf['cpu_s']:5.2f} s (same workload)")
+        print(
+            f"agentsproof ÷ promptfoo wall time (per round): {result['wall_to_promptfoo_ratios']}, median {result['wall_to_promptfoo_ratio']}"
+            f"   target <= {TARGET_PROMPTFOO_RATIO}: {verdict(result['promptfoo_ok'])}"
+        )
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

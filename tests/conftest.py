@@ -4,7 +4,7 @@ runner, and a helper that writes plugin trees (eval.yaml + SKILL.md / agent .md)
 Keep this the only conftest.py: test modules in every folder import its helpers with
 ``from conftest import ...``, which a second conftest module would shadow.
 
-Everything runs for real on loopback: the CLI, the official ``openai`` client, retries,
+Everything runs for real on loopback: the CLI, the OpenAI-compatible clients, retries,
 graders and reports. Nothing of ours is mocked.
 """
 
@@ -66,15 +66,23 @@ def byok_env(monkeypatch: pytest.MonkeyPatch, scripted_server: ScriptedServer) -
     return scripted_server
 
 
+@pytest.fixture(params=["http", "sdk"])
+def openai_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Runs a test on both OpenAI-compatible paths (``AGENTSPROOF_OPENAI_CLIENT``): plain
+    httpx (agentsproof.llm.openai_http) and the official SDK (agentsproof.llm.openai_compat)."""
+    monkeypatch.setenv("AGENTSPROOF_OPENAI_CLIENT", request.param)
+    return request.param
+
+
 @pytest.fixture
 async def judge(scripted_server: ScriptedServer):
-    """A Judge on the real openai client (with retries, no sleeping) aimed at ``scripted_server``."""
-    from agentsproof.llm.openai_compat import OpenAICompatibleClient
+    """A Judge on the real OpenAI-compatible client (with retries, no sleeping) aimed at ``scripted_server``."""
+    from agentsproof.llm.openai_http import openai_client
     from agentsproof.llm.retry import RetryingClient, RetryPolicy
     from agentsproof.pipeline.grader.judge import Judge
 
     client = RetryingClient(
-        OpenAICompatibleClient(base_url=scripted_server.base_url, api_key=SECRET_KEY), RetryPolicy(max_retries=2, base_delay=0)
+        openai_client(base_url=scripted_server.base_url, api_key=SECRET_KEY), RetryPolicy(max_retries=2, base_delay=0)
     )
     yield Judge(client=client, model="judge-model", timeout=5)
     await client.aclose()

@@ -299,6 +299,9 @@ def _sse(req: dict[str, Any], reply: str | dict[str, Any], usage: tuple[int, int
 def _make_httpd(server: ScriptedServer, host: str, port: int) -> ThreadingHTTPServer:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # headers and body go out in separate writes: without TCP_NODELAY each reply waits
+        # for the client's delayed ACK (~40 ms on Linux), whatever the client
+        disable_nagle_algorithm = True
 
         def log_message(self, *args: Any) -> None:  # quiet
             pass

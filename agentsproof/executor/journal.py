@@ -121,17 +121,27 @@ def _trial_line(item_id: str, arm: str, index: int, trial: TrialResult) -> str:
 @dataclass
 class Journal:
     path: Path
-    _fh: IO[str] | None = None
+    _fh: IO[bytes] | None = None
+    offset: int = 0
+    """Where the next line starts (bytes from the start of the file)."""
+    prior_spans: dict[TrialKey, tuple[int, int]] | None = None
+    """(offset, length) of each prior trial's line, written by :func:`start`."""
 
-    def append(self, item_id: str, arm: str, index: int, trial: TrialResult) -> None:
+    def append(self, item_id: str, arm: str, index: int, trial: TrialResult) -> tuple[int, int] | None:
+        """Journal one trial; its line's (offset, length), or None when it was not written."""
         if self._fh is None:
-            return
+            return None
         try:
-            self._fh.write(_trial_line(item_id, arm, index, trial))
+            line = _trial_line(item_id, arm, index, trial).encode("utf-8", "surrogateescape")
+            self._fh.write(line)
             self._fh.flush()
         except (OSError, ValueError):
             # A journal that cannot be written only costs the ability to resume; the run goes on.
             self.close()
+            return None
+        span = (self.offset, len(line))
+        self.offset += len(line)
+        return span
 
     def close(self) -> None:
         fh, self._fh = self._fh, None
@@ -150,12 +160,16 @@ def start(path: Path, fingerprint: dict[str, Any], prior: dict[TrialKey, TrialRe
     """A new journal at ``path`` (replacing any old one atomically), holding ``prior``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as fh:
-        fh.write(json.dumps({"type": "header", "fingerprint": fingerprint}) + "\n")
+    spans: dict[TrialKey, tuple[int, int]] = {}
+    with open(tmp, "wb") as fh:
+        fh.write((json.dumps({"type": "header", "fingerprint": fingerprint}) + "\n").encode("utf-8", "surrogateescape"))
         for (item_id, arm, index), trial in (prior or {}).items():
-            fh.write(_trial_line(item_id, arm, index, trial))
+            line = _trial_line(item_id, arm, index, trial).encode("utf-8", "surrogateescape")
+            spans[(item_id, arm, index)] = (fh.tell(), len(line))
+            fh.write(line)
+        end = fh.tell()
     os.replace(tmp, path)
-    return Journal(path=path, _fh=open(path, "a", encoding="utf-8", errors="surrogateescape"))
+    return Journal(path=path, _fh=open(path, "ab"), offset=end, prior_spans=spans)
 
 
 def load(path: Path, fingerprint: dict[str, Any]) -> dict[TrialKey, TrialResult]:

@@ -11,8 +11,8 @@ from agentsproof.errors import InputError
 from agentsproof.executor.runner import Case, EvalItem
 
 if TYPE_CHECKING:
+    from agentsproof.schemas.tc_eval import LoadedTCEval
     from agentsproof.targets.base import SkillFile
-from agentsproof.schemas.tc_eval import LoadedTCEval
 
 ASSERTION_WEIGHT_WITH_RUBRIC = 0.7
 RUBRIC_WEIGHT_WITH_ASSERTIONS = 0.3

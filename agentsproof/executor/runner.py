@@ -148,6 +148,11 @@ class DualArmRunner:
         if limits and len(targets) == 1:
             parallel = min(parallel, limits[0])
         self._sem = asyncio.Semaphore(parallel)
+        # Trials are started as slots free up, one item after another: at most a few more
+        # tasks exist than run at once, and items finish in order (their trials can then
+        # leave memory: agentsproof.executor.spill), however many trials a run has.
+        self._started = asyncio.Semaphore(parallel + max(parallel, 16))
+        self._launching = asyncio.Lock()
         self.state = _RunState(on_trial=on_trial)
         self.on_item = on_item
         self._tasks: set[asyncio.Task[TrialResult]] = set()
@@ -319,13 +324,17 @@ class DualArmRunner:
                 break
             tasks = []
             reused: list[TrialResult] = []
-            for i in range(done, done + more):
-                for arm in item.arms:
-                    earlier = self.prior.get((item.id, arm, i))
-                    if earlier is not None:
-                        reused.append(earlier)
-                    else:
-                        tasks.append(self.start_trial(item, arm, i))
+            async with self._launching:
+                for i in range(done, done + more):
+                    for arm in item.arms:
+                        earlier = self.prior.get((item.id, arm, i))
+                        if earlier is not None:
+                            reused.append(earlier)
+                            continue
+                        await self._started.acquire()
+                        task = self.start_trial(item, arm, i)
+                        task.add_done_callback(lambda _t: self._started.release())
+                        tasks.append(task)
             self.reused += len(reused)
             results = reused + list(await asyncio.gather(*tasks, return_exceptions=True))
             for res in results:

@@ -59,6 +59,8 @@ class SessionOptions:
     """--max-calls: stop cleanly before the run's next LLM call would cross it."""
     max_cost: float | None = None
     """--max-cost USD: stop cleanly before a call could take the run's cost past it."""
+    spill: bool = True
+    """Large runs keep finished items' trials in the journal, not in memory (agentsproof.executor.spill)."""
 
 
 @dataclass
@@ -157,12 +159,29 @@ async def run_items_async(
             prior.update(jr.load(opts.journal, fingerprint))
         book = jr.start(opts.journal, fingerprint, prior)
     progress = opts.on_trial
+    spiller = None
+    # Pairwise judging reads both arms' answers after the run: items with it stay in memory.
+    if book is not None and opts.spill and not any(g.type == "pairwise" for it in items for g in _all_graders(it)):
+        from agentsproof.executor.spill import Spiller, spill_after
+
+        spiller = Spiller(book.path, spill_after(), book.prior_spans)
 
     def journal_and_progress(item: EvalItem, trial: TrialResult) -> None:
         if book is not None:
-            book.append(item.id, trial.arm, trial.index, trial)
+            span = book.append(item.id, trial.arm, trial.index, trial)
+            if spiller is not None:
+                spiller.note(item.id, trial.arm, trial.index, span)
         if progress is not None:
             progress(item, trial)
+
+    finalized: dict[int, Any] = {}
+
+    def item_done(run: ItemRun) -> None:
+        if opts.on_item is not None:
+            opts.on_item(run)
+        if spiller is not None:  # graded while its trials are at hand, then spilled when the run is large
+            finalized[id(run)] = finalize_item(run)
+            spiller.item_done(run.item.id, [run.with_arm, run.without_arm])
 
     judge = Judge(client=client, model=prepared.judge_model) if client is not None and any(needs_judge(_all_graders(i)) for i in items) else None
     if client is not None:
@@ -178,7 +197,7 @@ async def run_items_async(
         judge,
         policy=opts.policy,
         on_trial=journal_and_progress,
-        on_item=opts.on_item,
+        on_item=item_done,
         prior=prior,
         workspaces=spaces,
     )
@@ -206,7 +225,7 @@ async def run_items_async(
                 book.close()
             if spaces is not None:
                 spaces.close()
-    results = [finalize_item(r) for r in runs]
+    results = [finalized.pop(id(r), None) or finalize_item(r) for r in runs]
     for res in results:
         if res.id in pairwise:
             res.stats["pairwise"] = pairwise[res.id]
@@ -289,6 +308,10 @@ def run_items(command: str, plugin: str, items: Sequence[EvalItem], opts: Sessio
     from agentsproof.pipeline.grader.regex import time_limit
 
     time_limit()  # a malformed AGENTSPROOF_REGEX_TIME_LIMIT is refused before the first call
+    from agentsproof.executor.spill import spill_after
+    from agentsproof.report_lazy import lazy_after
+
+    spill_after(), lazy_after()  # and so are AGENTSPROOF_SPILL_AFTER and AGENTSPROOF_HTML_LAZY_AFTER
     agents = build_targets(items, opts)
     if any(it.target == "chat" for it in items) or any(needs_judge(_all_graders(it)) for it in items):
         prepared = prepare_provider(opts.provider, opts.model, opts.judge_model, prompt_cache=opts.prompt_cache)
@@ -300,9 +323,11 @@ def run_items(command: str, plugin: str, items: Sequence[EvalItem], opts: Sessio
 def build_targets(items: Sequence[EvalItem], opts: SessionOptions) -> "dict[str, Target]":
     """The agent targets the items name, built (``${VAR}`` expanded, sandbox checked) before
     the first call: a problem is an input error, exit 30."""
+    names = sorted({it.target for it in items} - {"chat"})
+    if not names:
+        return {}  # a chat-only run imports no target module
     from agentsproof.targets.registry import build_target
 
-    names = sorted({it.target for it in items} - {"chat"})
     missing = [n for n in names if n not in opts.target_defs]
     if missing:
         raise ProviderUnavailable(f"target {missing[0]!r} was not resolved")  # a programming error, said plainly

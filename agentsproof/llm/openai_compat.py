@@ -1,4 +1,5 @@
-"""BYOK providers on the official ``openai`` async clients: openai, azure, ollama.
+"""BYOK providers on the official ``openai`` async clients: azure always, openai and ollama
+with ``AGENTSPROOF_OPENAI_CLIENT=sdk`` (the default path is :mod:`agentsproof.llm.openai_http`).
 
 The openai client's own retries are off (``max_retries=0``): :mod:`agentsproof.llm.retry`
 retries every provider the same way.
@@ -6,75 +7,28 @@ retries every provider the same way.
 
 from __future__ import annotations
 
-import base64
-import math
 import os
 import time
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 import httpx
 import openai
 
 from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError, scrub, scrub_url, url_secrets
-from agentsproof.llm.replies import MAX_REPLY_BYTES, ReplyError, parse_chat_completion, read_capped
-from agentsproof.schemas.artifacts import Usage
+from agentsproof.llm.openai_wire import (  # noqa: F401 - split_url and parse_completion re-exported
+    DEFAULT_OLLAMA_URL,
+    RETRYABLE_STATUS,
+    parse_completion,
+    retry_after as _retry_after,
+    safe_str as _safe_str,
+    split_url,
+    status_hint,
+)
+from agentsproof.llm.replies import MAX_REPLY_BYTES, ReplyError, read_capped
 
-RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 RAW_RESPONSE_HEADER = "X-Stainless-Raw-Response"
 """The openai SDK's header for "return the response unread" (see ``_should_stream_response_body``)."""
 DEFAULT_AZURE_API_VERSION = "2024-10-21"
-DEFAULT_OLLAMA_URL = "http://localhost:11434/v1"
-
-
-def _retry_after(headers: Any) -> float | None:
-    """Seconds from ``Retry-After(-ms)``; None when absent or not a finite, non-negative value."""
-    if headers is None:
-        return None
-    for name in ("retry-after-ms", "retry-after"):
-        raw = headers.get(name)
-        if raw is None:
-            continue
-        try:
-            value = float(raw[:40])
-        except ValueError:
-            # HTTP-date form
-            from email.utils import parsedate_to_datetime
-
-            try:
-                value = parsedate_to_datetime(raw[:100]).timestamp() - time.time()
-            except Exception:  # noqa: BLE001 - any unparsable date is no date
-                continue
-            return max(0.0, value) if math.isfinite(value) else None
-        if not math.isfinite(value) or value < 0:
-            continue
-        return value / 1000.0 if name == "retry-after-ms" else value
-    return None
-
-
-def split_url(url: str | None) -> tuple[str | None, dict[str, str], dict[str, str]]:
-    """(URL without user-info and query, query parameters, extra headers) for the openai client.
-
-    ``https://user:pw@host/v1?api-key=K`` works as written: the user-info is sent as HTTP
-    basic auth (an ``Authorization: Basic`` header, which takes the place of the bearer
-    key) and every query parameter is sent on every request (``default_query``).
-    """
-    if not url:
-        return url, {}, {}
-    try:
-        parts = urlsplit(url)
-        host, port = parts.hostname or "", parts.port
-    except ValueError as exc:
-        raise LLMError(f"AGENTSPROOF_PROVIDER_URL is not a valid URL ({scrub(str(exc), url_secrets(url))})") from None
-    query = dict(parse_qsl(parts.query, keep_blank_values=True))
-    headers: dict[str, str] = {}
-    netloc = parts.netloc
-    if "@" in netloc:
-        user, password = unquote(parts.username or ""), unquote(parts.password or "")
-        token = base64.b64encode(f"{user}:{password}".encode()).decode()
-        headers["Authorization"] = f"Basic {token}"
-        netloc = (f"[{host}]" if ":" in host else host) + (f":{port}" if port else "")
-    return urlunsplit((parts.scheme, netloc, parts.path, "", "")), query, headers
 
 
 def _http_client(max_connections: int) -> Any:
@@ -158,13 +112,8 @@ class OpenAICompatibleClient(LLMClient):
         if isinstance(exc, openai.APIStatusError):
             status = exc.status_code
             message = _status_message(exc)
-            hint = ""
-            if status == 401:
-                hint = " (check AGENTSPROOF_PROVIDER_KEY)"
-            elif status == 404:
-                hint = " (check the model name and AGENTSPROOF_PROVIDER_URL)"
             return LLMError(
-                self._scrub(f"HTTP {status}: {message}{hint}"),
+                self._scrub(f"HTTP {status}: {message}{status_hint(status)}"),
                 retryable=status in RETRYABLE_STATUS,
                 status=status,
                 retry_after=_retry_after(exc.response.headers if exc.response is not None else None),
@@ -237,13 +186,6 @@ class OpenAICompatibleClient(LLMClient):
         return {"provider": self.name, "base_url": self.base_url}
 
 
-def _safe_str(exc: BaseException) -> str:
-    try:
-        return str(exc)[:2000]
-    except Exception:  # noqa: BLE001 - a hostile error body must not break error handling
-        return type(exc).__name__
-
-
 def _root_cause(exc: BaseException) -> BaseException:
     seen = {id(exc)}
     while exc.__cause__ is not None and id(exc.__cause__) not in seen:
@@ -265,8 +207,6 @@ def options_of(kwargs: dict[str, Any]) -> dict[str, Any]:
     return options
 
 
-
-
 def _status_message(exc: "openai.APIStatusError") -> str:
     try:
         body = exc.body
@@ -280,21 +220,3 @@ def _status_message(exc: "openai.APIStatusError") -> str:
     except Exception:  # noqa: BLE001 - any odd error body falls back to the status alone
         text = ""
     return " ".join((text or exc.message or "")[:300].split()) or "request failed"
-
-
-def parse_completion(raw: bytes) -> tuple[str, Usage, float | None, list[dict[str, Any]], str]:
-    """(text, usage, cost, tool calls, model) from a chat-completion body, read by
-    :func:`agentsproof.llm.replies.parse_chat_completion` within its limits; LLMError (retryable,
-    kind ``malformed``, or ``empty`` for a reply without text) naming what is wrong otherwise."""
-    if not isinstance(raw, (bytes, bytearray)):
-        raw = b"" if raw is None else raw if isinstance(raw, str) else b""
-    try:
-        c = parse_chat_completion(raw)
-    except ReplyError as err:
-        reason = str(err)
-        if reason.startswith("empty reply"):
-            raise LLMError(f"the provider sent an {reason}", retryable=True, kind="empty") from None
-        if reason == "the provider returned no choices":
-            raise LLMError(reason, retryable=True, kind="malformed") from None
-        raise LLMError(f"the provider sent a reply that is not a chat completion: {reason}", retryable=True, kind="malformed") from None
-    return c.text, c.usage, c.cost, c.tool_calls, c.model

@@ -109,7 +109,7 @@ def build_client(provider: str, *, retry: bool = True, prompt_cache: bool = True
     client: LLMClient
     try:
         if provider in BYOK:
-            from agentsproof.llm.openai_compat import OpenAICompatibleClient
+            from agentsproof.llm.openai_http import openai_client
 
             url = os.environ.get("AGENTSPROOF_PROVIDER_URL") or None
             key = os.environ.get("AGENTSPROOF_PROVIDER_KEY") or None
@@ -117,7 +117,8 @@ def build_client(provider: str, *, retry: bool = True, prompt_cache: bool = True
                 raise ProviderUnavailable(
                     "provider openai: set AGENTSPROOF_PROVIDER_KEY (and AGENTSPROOF_PROVIDER_URL for a compatible server)"
                 )
-            client = OpenAICompatibleClient(provider=provider, base_url=url, api_key=key)
+            # plain httpx by default, the openai SDK for azure or AGENTSPROOF_OPENAI_CLIENT=sdk
+            client = openai_client(provider=provider, base_url=url, api_key=key)
         elif provider == "anthropic":
             from agentsproof.llm.anthropic import AnthropicClient
 

@@ -14,9 +14,12 @@ cap the run stops anyway and the grade keeps its ordinary "CI spans" label.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from agentsproof.schemas.artifacts import compute_grade
-from agentsproof.stats.cases import CaseScores, delta_interval
+
+if TYPE_CHECKING:
+    from agentsproof.stats.cases import CaseScores
 
 DEFAULT_CAP = 15
 """The cap with --adaptive and no trial count: the --reliable count, so adaptive never costs more."""
@@ -43,6 +46,8 @@ def settled_grade(
     scores per case of an item with several tasks (then the two-level interval is used)."""
     if len(with_scores) < 2 or len(without_scores) < 2:
         return None
+    from agentsproof.stats.cases import delta_interval  # numpy: only once a batch is judged
+
     ci = delta_interval(cases or [(with_scores, without_scores)], 1 - alpha / max(1, looks))
     if ci is None:
         return None

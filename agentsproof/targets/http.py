@@ -311,8 +311,8 @@ async def _excerpt(response: httpx.Response) -> str:
 
 
 def _retry_after(headers: httpx.Headers) -> float | None:
-    # imported here: the openai SDK loads only when an agent asks us to wait
-    from agentsproof.llm.openai_compat import _retry_after as parse
+    # the same Retry-After reading as the OpenAI-compatible providers (no openai import)
+    from agentsproof.llm.openai_wire import retry_after as parse
 
     return parse(headers)
 

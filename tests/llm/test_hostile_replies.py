@@ -10,10 +10,12 @@ from pathlib import Path
 import pytest
 
 from agentsproof.llm.base import ChatRequest, LLMError
-from agentsproof.llm.openai_compat import OpenAICompatibleClient
+from agentsproof.llm.openai_http import openai_client
 from agentsproof.llm.replies import MAX_JSON_DEPTH, MAX_NUMBER_CHARS, MAX_REPLY_BYTES, ReplyError, load_json
 from agentsproof.llm.retry import RetryingClient, RetryPolicy
 from conftest import SECRET_KEY, Rule, make_plugin, read_json, run_cli, simple_eval
+
+pytestmark = pytest.mark.usefixtures("openai_path")  # every test on both paths: plain httpx and the openai SDK
 
 MSGS = [{"role": "system", "content": "sys"}, {"role": "user", "content": "hello"}]
 MARK = "HOSTILEMARK"
@@ -98,7 +100,7 @@ async def test_client_contains_every_shape(scripted_server, transport, name, rul
         slept.append(s)
 
     client = RetryingClient(
-        OpenAICompatibleClient(base_url=scripted_server.base_url, api_key=SECRET_KEY),
+        openai_client(base_url=scripted_server.base_url, api_key=SECRET_KEY),
         RetryPolicy(max_retries=1, base_delay=0, max_wait=0.01),
         sleep=no_sleep,
     )

@@ -5,15 +5,17 @@ from __future__ import annotations
 import pytest
 
 from agentsproof.llm.base import ChatRequest, LLMError
-from agentsproof.llm.openai_compat import OpenAICompatibleClient
+from agentsproof.llm.openai_http import openai_client
 from conftest import SECRET_KEY, Rule
+
+pytestmark = pytest.mark.usefixtures("openai_path")  # every test on both paths: plain httpx and the openai SDK
 
 MSGS = [{"role": "system", "content": "sys"}, {"role": "user", "content": "hello"}]
 
 
 @pytest.fixture
 async def client(scripted_server):
-    c = OpenAICompatibleClient(base_url=scripted_server.base_url, api_key=SECRET_KEY)
+    c = openai_client(base_url=scripted_server.base_url, api_key=SECRET_KEY)
     yield c
     await c.aclose()
 
@@ -80,7 +82,7 @@ async def test_timeout(client, scripted_server):
 
 
 async def test_connection_refused():
-    c = OpenAICompatibleClient(base_url="http://127.0.0.1:9/v1", api_key=SECRET_KEY)
+    c = openai_client(base_url="http://127.0.0.1:9/v1", api_key=SECRET_KEY)
     try:
         with pytest.raises(LLMError) as err:
             await c.complete(ChatRequest(messages=MSGS, model="m", timeout=5))
@@ -90,26 +92,26 @@ async def test_connection_refused():
 
 
 async def test_bearer_key_is_sent_but_not_described(scripted_server):
-    c = OpenAICompatibleClient(base_url=scripted_server.base_url, api_key=SECRET_KEY)
+    c = openai_client(base_url=scripted_server.base_url, api_key=SECRET_KEY)
     await c.aclose()
     assert SECRET_KEY not in repr(c.describe())
     assert c.describe() == {"provider": "openai", "base_url": scripted_server.base_url}
 
 
 async def test_ollama_defaults():
-    c = OpenAICompatibleClient(provider="ollama")
+    c = openai_client(provider="ollama")
     await c.aclose()
     assert c.name == "ollama"
 
 
 def test_azure_needs_url():
     with pytest.raises(LLMError, match="AGENTSPROOF_PROVIDER_URL"):
-        OpenAICompatibleClient(provider="azure", api_key="k")
+        openai_client(provider="azure", api_key="k")
 
 
 async def test_azure_routes_to_the_deployment(scripted_server):
     base = scripted_server.base_url.rsplit("/v1", 1)[0]
-    c = OpenAICompatibleClient(provider="azure", base_url=base, api_key=SECRET_KEY, api_version="2024-10-21")
+    c = openai_client(provider="azure", base_url=base, api_key=SECRET_KEY, api_version="2024-10-21")
     try:
         # the scripted server only answers paths ending in /chat/completions, as Azure's do
         resp = await c.complete(ChatRequest(messages=MSGS, model="my-deployment"))

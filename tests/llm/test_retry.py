@@ -8,9 +8,11 @@ import random
 import pytest
 
 from agentsproof.llm.base import ChatRequest, LLMError
-from agentsproof.llm.openai_compat import OpenAICompatibleClient
+from agentsproof.llm.openai_http import openai_client
 from agentsproof.llm.retry import RetryingClient, RetryPolicy
 from conftest import SECRET_KEY, Rule
+
+pytestmark = pytest.mark.usefixtures("openai_path")  # every test on both paths: plain httpx and the openai SDK
 
 MSGS = [{"role": "user", "content": "hi"}]
 
@@ -28,7 +30,7 @@ async def make(scripted_server, slept):
         async def fake_sleep(seconds: float) -> None:
             slept.append(seconds)
 
-        inner = OpenAICompatibleClient(base_url=scripted_server.base_url, api_key=SECRET_KEY)
+        inner = openai_client(base_url=scripted_server.base_url, api_key=SECRET_KEY)
         c = RetryingClient(inner, RetryPolicy(**{"max_retries": 3, "base_delay": 0.5, **policy}), sleep=fake_sleep, seed=1)
         made.append(c)
         return c

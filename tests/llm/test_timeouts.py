@@ -10,11 +10,13 @@ import pytest
 
 from agentsproof.config import LLMRubricGrader
 from agentsproof.llm.base import ChatRequest, LLMError
-from agentsproof.llm.openai_compat import OpenAICompatibleClient
+from agentsproof.llm.openai_http import openai_client
 from agentsproof.llm.retry import ATTEMPT_SHARE, RetryingClient, RetryPolicy, attempt_timeout
 from agentsproof.pipeline.grader import grade_all
 from agentsproof.pipeline.grader.judge import Judge
 from conftest import SECRET_KEY, Rule
+
+pytestmark = pytest.mark.usefixtures("openai_path")  # every test on both paths: plain httpx and the openai SDK
 
 MSGS = [{"role": "user", "content": "hi"}]
 RUBRIC = LLMRubricGrader(type="llm_rubric", rubric="Mentions 'pytest'.", weight=1.0)
@@ -24,8 +26,8 @@ RUBRIC = LLMRubricGrader(type="llm_rubric", rubric="Mentions 'pytest'.", weight=
 async def make(scripted_server):
     made = []
 
-    def _make(retry: bool = True, **policy) -> RetryingClient | OpenAICompatibleClient:
-        inner = OpenAICompatibleClient(base_url=scripted_server.base_url, api_key=SECRET_KEY)
+    def _make(retry: bool = True, **policy) -> RetryingClient | Any:
+        inner = openai_client(base_url=scripted_server.base_url, api_key=SECRET_KEY)
         c = RetryingClient(inner, RetryPolicy(**{"max_retries": 4, "base_delay": 0, **policy})) if retry else inner
         made.append(c)
         return c

@@ -9,9 +9,11 @@ import base64
 import pytest
 
 from agentsproof.llm.base import ChatRequest, LLMError, scrub, scrub_url
-from agentsproof.llm.openai_compat import OpenAICompatibleClient
+from agentsproof.llm.openai_http import openai_client
 from agentsproof.llm.registry import build_client
 from conftest import SECRET_KEY, Rule, all_output_text, make_plugin, read_json, run_cli, simple_eval
+
+pytestmark = pytest.mark.usefixtures("openai_path")  # every test on both paths: plain httpx and the openai SDK
 
 QUERY_KEY = "qk-9f8e7d6c5b"
 USER, PASSWORD = "svc-robot", "pw-S3cr3t-x"
@@ -64,7 +66,7 @@ def transport(request, monkeypatch):
 
 
 async def test_query_key_is_sent_and_not_described(scripted_server, transport):
-    c = OpenAICompatibleClient(base_url=with_query(scripted_server.base_url), api_key=SECRET_KEY)
+    c = openai_client(base_url=with_query(scripted_server.base_url), api_key=SECRET_KEY)
     try:
         resp = await c.complete(ChatRequest(messages=MSGS, model="m", timeout=10))
     finally:
@@ -79,7 +81,7 @@ async def test_query_key_is_sent_and_not_described(scripted_server, transport):
 
 
 async def test_userinfo_is_sent_as_basic_auth(scripted_server, transport):
-    c = OpenAICompatibleClient(base_url=with_userinfo(scripted_server.base_url), api_key=SECRET_KEY)
+    c = openai_client(base_url=with_userinfo(scripted_server.base_url), api_key=SECRET_KEY)
     try:
         resp = await c.complete(ChatRequest(messages=MSGS, model="m", timeout=10))
     finally:
@@ -93,7 +95,7 @@ async def test_userinfo_is_sent_as_basic_auth(scripted_server, transport):
 
 async def test_azure_keeps_query_params_and_api_version(scripted_server):
     base = scripted_server.base_url.rsplit("/v1", 1)[0]
-    c = OpenAICompatibleClient(provider="azure", base_url=f"{base}?sig={QUERY_KEY}", api_key=SECRET_KEY, api_version="2024-10-21")
+    c = openai_client(provider="azure", base_url=f"{base}?sig={QUERY_KEY}", api_key=SECRET_KEY, api_version="2024-10-21")
     try:
         await c.complete(ChatRequest(messages=MSGS, model="dep"))
     finally:
@@ -107,7 +109,7 @@ async def test_azure_keeps_query_params_and_api_version(scripted_server):
 async def test_error_reasons_never_show_url_credentials(scripted_server, rule):
     scripted_server.add(rule)
     url = with_userinfo(with_query(scripted_server.base_url, "token"))
-    c = OpenAICompatibleClient(base_url=url, api_key=SECRET_KEY)
+    c = openai_client(base_url=url, api_key=SECRET_KEY)
     try:
         with pytest.raises(LLMError) as err:
             await c.complete(ChatRequest(messages=MSGS, model="m", timeout=10))
@@ -117,7 +119,7 @@ async def test_error_reasons_never_show_url_credentials(scripted_server, rule):
 
 
 async def test_connection_refused_with_credentials_in_url():
-    c = OpenAICompatibleClient(base_url=f"http://{USER}:{PASSWORD}@127.0.0.1:9/v1?key={QUERY_KEY}", api_key=SECRET_KEY)
+    c = openai_client(base_url=f"http://{USER}:{PASSWORD}@127.0.0.1:9/v1?key={QUERY_KEY}", api_key=SECRET_KEY)
     try:
         with pytest.raises(LLMError) as err:
             await c.complete(ChatRequest(messages=MSGS, model="m", timeout=5))
