@@ -154,14 +154,15 @@ def _retry(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult, dict[st
     """--retry-errors RUN.json: the saved run's scored trials kept, its errored ones run again,
     through the same session path as any run."""
     from agentsproof.executor.journal import journal_path
-    from agentsproof.executor.rerun import load_items_for_retry, retry_plan
+    from agentsproof.executor.rerun import retry_items, retry_plan
     from agentsproof.stats.compare import load_run
 
     saved_path = Path(cfg.retry_errors)  # type: ignore[arg-type]
     saved = load_run(saved_path)
     if saved.command != command:
         raise InputError(str(saved_path), "command", f"is a {saved.command!r} run; retry it with `agentsproof {saved.command}`")
-    items, prior, settings = retry_plan(saved, load_items_for_retry(saved, saved_path, path), saved_path)
+    by_id, after = retry_items(saved, saved_path, path, cfg.skill)  # the items as the original run built them
+    items, prior, settings = retry_plan(saved, by_id, saved_path)
     if saved.settings.get("baseline") == "none":  # a single-arm run is retried single-armed
         items = _arms(items, cfg.replace(baseline="none", adaptive=False))
     name = saved.items[0].name if command == "eval" and saved.items else saved.plugin
@@ -170,8 +171,11 @@ def _retry(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult, dict[st
     session = _session(
         cfg.replace(adaptive=False), settings, prior=prior, journal=journal_path(targets["json"]), base_duration_s=saved.duration_s,
         target_defs=target_defs, keep_workspaces=_workspaces_dir(targets) if cfg.keep_workspaces and target_defs else None,
+        spill=after is None,  # `after` labels the trials in memory, as in _run
     )
     run = run_items(command, saved.plugin, items, session)
+    if after is not None:  # check labels of an EVAL.yaml, a dataset's failure reasons
+        after(run)
     return run, write_outputs(run, targets)
 
 

@@ -30,37 +30,43 @@ def eval_all_items(paths: list[Path], cfg: Any) -> tuple[list[Any], list[Any]]:
     """Items of every file eval-all found: eval.yaml (one item each), EVAL.yaml and
     evals/evals.json (one case per test, ids prefixed with the suite's name so that two
     skills' cases stay apart). Returns (items, the loaded EVAL.yaml suites)."""
-    from agentsproof.commands import tc_eval_name
-    from agentsproof.config import DEFAULT_THRESHOLD, load_eval
+    loaded = [load_eval_file(p) for p in paths]  # everything is validated before the first call
+    items: list[Any] = []
+    for kind, p, obj in loaded:
+        items += eval_file_items(kind, p, obj, cfg)
+    return items, [obj for kind, _, obj in loaded if kind == "EVAL"]
+
+
+def load_eval_file(p: Path) -> tuple[str, Path, Any]:
+    """One file eval-all runs, loaded and validated: ("json", path, evals.json),
+    ("yaml", path, eval.yaml) or ("EVAL", path, the EVAL.yaml suite with its layout skill)."""
+    from agentsproof.config import load_eval
     from agentsproof.evalyaml.items import is_eval_yaml
-    from agentsproof.executor.plan import item_from_eval, items_from_tc_eval
     from agentsproof.schemas.tc_eval import load_tc_eval
 
-    loaded_all: list[Any] = []
-    plain: list[Any] = []
-    for p in paths:  # everything is validated before the first call
-        if p.suffix.lower() == ".json":
-            plain.append(("json", p, load_tc_eval(p)))
-        elif p.name in ("eval.yaml", "eval.yml") or not is_eval_yaml(p):
-            plain.append(("yaml", p, load_eval(p)))
-        else:
-            suite = load_suite(p, None)
-            loaded_all.append(suite)
-            plain.append(("EVAL", p, suite))
+    if p.suffix.lower() == ".json":
+        return "json", p, load_tc_eval(p)
+    if p.name in ("eval.yaml", "eval.yml") or not is_eval_yaml(p):
+        return "yaml", p, load_eval(p)
+    return "EVAL", p, load_suite(p, None)
+
+
+def eval_file_items(kind: str, p: Path, obj: Any, cfg: Any) -> list[Any]:
+    """The eval-all items of one file loaded by :func:`load_eval_file` (ids as eval-all makes them)."""
+    from agentsproof.commands import tc_eval_name
+    from agentsproof.config import DEFAULT_THRESHOLD
+    from agentsproof.executor.plan import item_from_eval, items_from_tc_eval
+
     timeout = cfg.timeout if cfg.timeout is not None else DEFAULT_TIMEOUT
-    items: list[Any] = []
-    for kind, p, obj in plain:
-        if kind == "yaml":
-            items.append(item_from_eval(obj, trials=cfg.trials, threshold=cfg.threshold, target=cfg.target, all_tasks=cfg.all_tasks))
-        elif kind == "json":
-            prefix = tc_eval_name(obj) + "/"
-            built = items_from_tc_eval(obj, trials=cfg.trials or 1, threshold=cfg.threshold if cfg.threshold is not None else DEFAULT_THRESHOLD,
-                                       timeout=timeout, target=cfg.target)
-            items += [dataclasses.replace(it, id=prefix + it.id, name=prefix + it.name) for it in built]
-        else:
-            items += suite_items(obj, trials=cfg.trials or 1, threshold=cfg.threshold, timeout=timeout, target=cfg.target,
-                                 targets_file=cfg.targets_file, prefix=obj.name + "/")
-    return items, loaded_all
+    if kind == "yaml":
+        return [item_from_eval(obj, trials=cfg.trials, threshold=cfg.threshold, target=cfg.target, all_tasks=cfg.all_tasks)]
+    if kind == "json":
+        prefix = tc_eval_name(obj) + "/"
+        built = items_from_tc_eval(obj, trials=cfg.trials or 1, threshold=cfg.threshold if cfg.threshold is not None else DEFAULT_THRESHOLD,
+                                   timeout=timeout, target=cfg.target)
+        return [dataclasses.replace(it, id=prefix + it.id, name=prefix + it.name) for it in built]
+    return suite_items(obj, trials=cfg.trials or 1, threshold=cfg.threshold, timeout=timeout, target=cfg.target,
+                       targets_file=cfg.targets_file, prefix=obj.name + "/")
 
 
 def label_all(suites: list[Any], run: Any) -> None:
