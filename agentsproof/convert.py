@@ -215,5 +215,8 @@ def _grader_to_asserts(g: Any, where: str, skill: str, warnings: list[str]) -> l
     if g.type == "script" and g.run is not None:
         warnings.append(f"{where}: a code-grader runs in the trial's workspace with the answer on stdin; check the command still fits")
         return [{"type": "code-grader", "command": g.run, **w}]
+    if g.type in ("files", "tool_calls"):  # agentsproof's own typed assertions, the same fields
+        fields = g.model_dump(by_alias=True, exclude={"type", "weight"}, exclude_defaults=True)
+        return [{"type": g.type.replace("_", "-"), **fields, **w}]
     warnings.append(f"{where}: a {g.type!r} grader has no EVAL.yaml form; it is left out")
     return []

@@ -163,3 +163,30 @@ def test_agentprobe_report_export_is_read_by_agentprobe_itself(byok_env, tmp_pat
     ours = {i["name"]: i["verdict"] for i in json.loads(stdout)["items"]}
     assert ours == {"calc": "SAME", "fruit": "WORSE"}
     assert read_json(before)["settings"]["config"] == {"prompt": "before"}
+
+
+def test_agent_graders_convert_to_typed_assertions_and_back_to_the_same_graders(tmp_path):
+    """eval.yaml's files and tool_calls graders become EVAL.yaml `files` / `tool-calls`
+    assertions that build the same graders (not lossy)."""
+    import yaml
+
+    from agentsproof.config import load_eval
+    from agentsproof.evalyaml.items import load_suite, suite_items
+
+    folder = tmp_path / "skills" / "summ"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("Summarise.\n")
+    graders = [
+        {"type": "files", "exists": ["summary.md"], "mustContain": {"summary.md": ["Total"]}, "json": ["out.json"], "weight": 2},
+        {"type": "tool_calls", "must_call": ["write_file"], "max_steps": 6, "sequence": ["read_file", "write_file"]},
+    ]
+    (folder / "eval.yaml").write_text(yaml.safe_dump({"version": "2", "skill": "SKILL.md", "execution": {"mode": "agent", "target": "copilot"},
+                                                      "task": {"name": "t", "instruction": "Summarise it", "graders": graders}}))
+    code, _, err = run_cli(["convert", folder / "eval.yaml", "--to", "EVAL.yaml", "--out", folder / "EVAL.yaml"])
+    assert code == 0 and "files" not in err and "tool_calls" not in err, err
+    orig = load_eval(folder / "eval.yaml").config.task.graders
+    item = suite_items(load_suite(folder / "EVAL.yaml"), trials=1, threshold=None, timeout=60, target=None)[0]
+    built = {g.type: g for g in item.graders}
+    for g in orig:
+        assert built[g.type].model_dump(exclude={"weight"}) == g.model_dump(exclude={"weight"})
+    assert built["files"].weight / built["tool_calls"].weight == 2.0

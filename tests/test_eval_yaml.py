@@ -132,7 +132,7 @@ def test_skill_used_is_graded_from_agent_trials(tmp_path, monkeypatch, scripted_
     # without an agent target, skill-used is refused before any call
     (evals / "EVAL.yaml").write_text(AGENT_EVAL.replace("execution:\n  target: mini-agent\n", ""), encoding="utf-8")
     code, _, err = run_cli(["eval", evals / "EVAL.yaml", "--output", out])
-    assert code == 30 and err.count("\n") == 1 and "tests[0].assert[0].type: a skill-used check grades an agent trial" in err
+    assert code == 30 and err.count("\n") == 1 and "tests[0].assert[0].type: a skill-used or files check grades an agent trial" in err
 
 
 def test_eval_all_runs_eval_yaml_and_evals_json_in_skill_folders(byok_env, tmp_path):
@@ -179,3 +179,67 @@ def test_bad_eval_yaml_is_one_line_naming_the_field(tmp_path, byok_env, text, me
     assert code == 30 and err.count("\n") == 1 and "Traceback" not in err, err
     assert err.startswith(f"error: {path}: {message}") or f"EVAL.yaml: {message}" in err, err
     assert byok_env.requests == []
+
+
+AGENT_FILES_EVAL = """\
+name: csv-report-files
+execution:
+  target: mini-agent
+tests:
+  - id: writes-summary
+    input: Summarise data.csv for the team.
+    assert:
+      - type: files
+        exists: [summary.md]
+        mustContain: {summary.md: ["Total revenue: 3500"]}
+      - type: tool-calls
+        must_call: [write_file]
+        sequence: [read_file, write_file]
+        required: true
+"""
+
+
+def test_files_and_tool_calls_are_typed_assertions_of_agent_trials(tmp_path, monkeypatch, scripted_server):
+    """agentsproof's agent graders as EVAL.yaml typed assertions (same fields as in eval.yaml),
+    graded from the mini agent's workspace and trajectory; a bad field is one line."""
+    from conftest import SECRET_KEY
+    from openai_server import tool_call, tool_reply, tool_results
+
+    def skilled(req):
+        done = tool_results(req)
+        if not done:
+            return tool_reply(tool_call("read_file", {"path": "data.csv"}))
+        if len(done) == 1:
+            return tool_reply(tool_call("write_file", {"path": "summary.md", "content": "# Summary\\nTotal revenue: 3500\\n"}))
+        return "Written to summary.md."
+
+    for name in ("AGENTSPROOF_PROVIDER_TYPE", "AGENTSPROOF_PROVIDER_URL", "AGENTSPROOF_PROVIDER_KEY", "AGENTSPROOF_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OPENAI_BASE_URL", scripted_server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET_KEY)
+    scripted_server.add(Rule(reply=skilled, system_contains="# CSV report"), Rule(reply="Revenue: 3500."))
+    plugin = tmp_path / "agent-plugin"
+    shutil.copytree(REPO / "evals" / "agent-plugin", plugin)
+    skill = plugin / "skills" / "csv-report"
+    evals = skill / "evals"
+    evals.mkdir()
+    (evals / "data.csv").write_text((skill / "fixtures" / "data.csv").read_text())
+    (evals / "EVAL.yaml").write_text(AGENT_FILES_EVAL, encoding="utf-8")
+    out = tmp_path / "out"
+    # data.csv reaches the agent's workspace as the test's file input part
+    text = AGENT_FILES_EVAL.replace("    input: Summarise data.csv for the team.\n",
+                                    "    input:\n      - role: user\n        content:\n          - {type: text, value: Summarise data.csv for the team.}\n"
+                                    "          - {type: file, value: data.csv}\n")
+    (evals / "EVAL.yaml").write_text(text, encoding="utf-8")
+    code, _, err = run_cli(["eval", evals / "EVAL.yaml", "--output", out])
+    assert code == 0, err
+    item = read_json(next(out.rglob("*-tc-eval.json")))["items"][0]
+    w, b = item["with_arm"]["trials"][0], item["without_arm"]["trials"][0]
+    assert [g["type"] for g in w["graders"]] == ["files", "tool_calls"]
+    assert w["passed"] and w["score"] == 1.0, w["graders"]
+    assert w["trajectory"][0]["name"] == "read_file" and w["trajectory"][0]["ok"] is True, "data.csv was in the workspace"
+    assert not b["passed"] and b["graders"][0]["score"] == 0.0
+    bad = text.replace("must_call: [write_file]", "must_call: [write_file]\n        max_step: 3")
+    (evals / "EVAL.yaml").write_text(bad, encoding="utf-8")
+    code, _, err = run_cli(["eval", evals / "EVAL.yaml", "--output", out])
+    assert code == 30 and err.count("\n") == 1 and "tests[0].assert[1].max_step" in err, err

@@ -25,7 +25,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agentsproof.config import AssertionsGrader, Checks, DeterministicGrader, LLMRubricGrader, ScriptGrader, SkillUsedGrader
+from agentsproof.config import (
+    AssertionsGrader,
+    Checks,
+    DeterministicGrader,
+    FilesGrader,
+    LLMRubricGrader,
+    ScriptGrader,
+    SkillUsedGrader,
+    ToolCallsGrader,
+)
 from agentsproof.errors import InputError
 
 COMMON = {"type", "weight", "required", "min_score", "metric", "name"}
@@ -40,7 +49,11 @@ EXTRA: dict[str, set[str]] = {
     "script": {"command"},
     "code-grader": {"command"},
     "skill-trigger": {"skill", "should_trigger"},
+    # agentsproof's agent graders as typed assertions, with the fields eval.yaml gives them
+    "files": {"exists", "absent", "mustContain", "mustNotContain", "regexMatch", "json", "caseSensitive"},
+    "tool-calls": {"must_call", "must_not_call", "max_steps", "min_steps", "sequence"},
 }
+AGENT_GRADERS = {"files": FilesGrader, "tool-calls": ToolCallsGrader}
 RUBRIC_KEYS = {"id", "outcome", "weight", "required", "min_score", "score_ranges"}
 TEMPLATE_NAMES = ("answer", "expected_output", "input", "criteria")
 IS_JSON = (
@@ -74,8 +87,19 @@ class RequiredSkillUsed(SkillUsedGrader):
     pass_mark: float = 1.0
 
 
+class RequiredFiles(FilesGrader):
+    required: bool = True
+    pass_mark: float = 1.0
+
+
+class RequiredToolCalls(ToolCallsGrader):
+    required: bool = True
+    pass_mark: float = 1.0
+
+
 _GATED = {DeterministicGrader: RequiredDeterministic, LLMRubricGrader: RequiredRubric, AssertionsGrader: RequiredAssertions,
-          ScriptGrader: RequiredScript, SkillUsedGrader: RequiredSkillUsed}
+          ScriptGrader: RequiredScript, SkillUsedGrader: RequiredSkillUsed, FilesGrader: RequiredFiles,
+          ToolCallsGrader: RequiredToolCalls}
 
 
 class Builder:
@@ -209,6 +233,8 @@ class Builder:
         elif kind == "llm-grader":
             self.add(LLMRubricGrader(type="llm_rubric", rubric=self._judge_prompt(where, entry), weight=weight), label,
                      self._gate(where, entry, 0.5))
+        elif kind in AGENT_GRADERS:
+            self._agent_grader(where, entry, kind, weight, gate, label)
         elif kind in ("script", "code-grader"):
             self.add(ScriptGrader(type="script", run=self._command(where, entry), stdin="json" if kind == "script" else "answer",
                                   weight=weight), label, gate)
@@ -319,6 +345,23 @@ class Builder:
             raise self.err(f"{where}.value", f"names skill {name!r}, but the skill under test is {self.skill_name!r}")
         self.needs_agent = self.needs_agent or f"{where}.type"
         self.add(SkillUsedGrader(type="skill_used", expected=expected, weight=weight), label, gate)
+
+
+    def _agent_grader(self, where: str, entry: dict, kind: str, weight: float, gate: float | None, label: str) -> None:
+        """``files`` / ``tool-calls``: validated by the eval.yaml grader models themselves."""
+        from pydantic import ValidationError
+
+        from agentsproof.config import format_validation_error
+
+        fields = {k: v for k, v in entry.items() if k not in COMMON}
+        try:
+            grader = AGENT_GRADERS[kind].model_validate({"type": kind.replace("-", "_"), **fields, "weight": weight})
+        except ValidationError as exc:
+            field, msg = format_validation_error(exc)
+            raise self.err(f"{where}.{field}", msg) from None
+        if kind == "files":
+            self.needs_agent = self.needs_agent or f"{where}.type"
+        self.add(grader, label, gate)
 
 
 def build_graders(src: str, path: Path, test: Any, skill_name: str | None, at: str) -> Builder:

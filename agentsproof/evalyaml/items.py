@@ -138,7 +138,7 @@ def suite_items(
     for i, test in enumerate(suite.tests):
         built = loaded.graders[test.id]
         if built.needs_agent and not agent:
-            raise InputError(src, built.needs_agent, "a skill-used check grades an agent trial; set execution.target to an agent (targets.yaml) or run with --target NAME")
+            raise InputError(src, built.needs_agent, "a skill-used or files check grades an agent trial; set execution.target to an agent (targets.yaml) or run with --target NAME")
         texts = [(rel, read_text(p, source=src, field=f"tests[{i}].input", max_bytes=MAX_ATTACHED_FILE_BYTES, what="attached file")) for rel, p in test.files]
         files = tuple((workspace_name(rel), t.encode("utf-8")) for rel, t in texts) if agent else ()
         prompt = test.prompt
