@@ -262,8 +262,10 @@ class LoadedEval(BaseModel):
         return self.config.kind
 
     def seed_folders(self) -> tuple[Path, ...]:
-        """Every workspace seed of the eval (top-level and per task): not part of the skill."""
-        return tuple(dict.fromkeys([*([self.workspace] if self.workspace else []), *self.task_workspaces.values()]))
+        """What in the skill's folder belongs to the eval, not the skill: every workspace seed
+        (top-level and per task) and every ``script:`` grader file beside the eval file."""
+        seeds = [*([self.workspace] if self.workspace else []), *self.task_workspaces.values()]
+        return tuple(dict.fromkeys([*seeds, *grader_scripts(self.config, self.path)]))
 
     @property
     def name(self) -> str:
@@ -312,8 +314,8 @@ def load_eval(path: str | Path) -> LoadedEval:
 
             where = f"tasks[{i}].workspace"
             task_workspaces[i] = check_seed_folder(confined(task.workspace, p, where), src, where)
-    # workspace seeds are the tasks' material, not part of the skill (nor of its prompt)
-    seeds = tuple(dict.fromkeys([*([workspace] if workspace else []), *task_workspaces.values()]))
+    # workspace seeds and grader scripts are the eval's material, not part of the skill (nor of its prompt)
+    seeds = tuple(dict.fromkeys([*([workspace] if workspace else []), *task_workspaces.values(), *grader_scripts(cfg, p)]))
     built = item_prompt(cfg.kind, source, text, root=eval_root(p), exclude=seeds)
     warnings = list(built.warnings)
     if cfg.execution.mode == "agent":
@@ -323,6 +325,17 @@ def load_eval(path: str | Path) -> LoadedEval:
         path=p, config=cfg, source_path=source, source_text=text, system_prompt=built.system_prompt,
         warnings=warnings, workspace=workspace, task_workspaces=task_workspaces,
     )
+
+
+def grader_scripts(cfg: SkillEvalConfig, path: Path) -> list[Path]:
+    """The ``script:`` files of the eval's script graders that sit beside the eval file."""
+    out = []
+    for task in cfg.tasks or ([cfg.task] if cfg.task else []):
+        for g in task.graders:
+            script = getattr(g, "script", None) if g.type == "script" else None
+            if script and (path.parent / script).is_file():
+                out.append((path.parent / script).resolve())
+    return out
 
 
 def discover_evals(directory: str | Path) -> list[Path]:

@@ -142,8 +142,9 @@ def folder_files(folder: Path, *, root: Path | None = None, exclude: tuple[Path,
     """The files of a skill folder by the rule in the module docstring, sorted by path.
 
     Nothing is followed out of ``root`` (default: the folder): symlinks are skipped
-    outright, and only regular files are taken (no FIFOs or devices). Folders in
-    ``exclude`` (an agent eval's ``workspace:`` seed) are not part of the skill."""
+    outright, and only regular files are taken (no FIFOs or devices). Folders and files in
+    ``exclude`` (an agent eval's ``workspace:`` seed, its ``script:`` graders) are not part
+    of the skill."""
     out: list[FolderFile] = []
     limit = (root or folder).resolve()
     base = folder.resolve()
@@ -176,6 +177,8 @@ def folder_files(folder: Path, *, root: Path | None = None, exclude: tuple[Path,
                     subdirs.append((Path(entry.path), rel + "/", depth + 1))
                 continue
             if not stat.S_ISREG(st.st_mode) or (depth == 0 and name in SKIP_TOP):
+                continue
+            if skipped and Path(entry.path).resolve() in skipped:
                 continue
             out.append(FolderFile(rel, Path(entry.path), st.st_size))
             if len(out) >= MAX_FILES:

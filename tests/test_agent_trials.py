@@ -65,6 +65,8 @@ def test_the_example_skill_makes_the_agent_write_the_file_the_baseline_does_not(
         assert [(f["path"], f["status"]) for f in t["files"]] == [("summary.md", "created")], t["files"]
         assert "Total revenue: 3500" in t["files"][0]["preview"]
         assert t["skill_used"] is True
+        script = next(g for g in t["graders"] if g["type"] == "script")
+        assert [c["target"] for c in script["checks"]] == ["starts with a '# Summary' title", "names every region"]
         files = next(g for g in t["graders"] if g["type"] == "files")
         assert all(c["passed"] for c in files["checks"]) and any("summary.md" in c["evidence"] for c in files["checks"])
     for t in item["without_arm"]["trials"]:
@@ -95,6 +97,9 @@ def test_keep_workspaces_keeps_every_trial_folder_beside_the_report(tmp_path: Pa
     assert (Path(w["workspace"]) / "summary.md").read_text() == SUMMARY
     assert not (Path(b["workspace"]) / "summary.md").exists()
     assert (Path(b["workspace"]) / "data.csv").is_file(), "the seed folder is copied into every workspace"
+    # the eval's own files (eval.yaml, the checker script, the seed folder) are not installed with the skill
+    installed = sorted(p.relative_to(w["workspace"]).as_posix() for p in Path(w["workspace"]).rglob("*") if p.is_file())
+    assert installed == [".agents/skills/csv-report/SKILL.md", "data.csv", "summary.md"], installed
     assert Path(w["workspace"]).is_relative_to(out.resolve())
 
 
