@@ -203,3 +203,21 @@ __all__ = [
     "read_json",
     "all_output_text",
 ]
+
+
+def assert_refused(args: list[Any], must_contain: list[str], srv: Any = None, secrets: tuple[str, ...] = ()) -> str:
+    """``agentsproof ARGS`` refuses its input the way every command must: exit 30, one line on
+    stderr naming what is wrong (each of ``must_contain``), no traceback, none of ``secrets``
+    in the output, and — with ``srv`` — no LLM call made. Returns the line."""
+    code, out, err = run_cli(args)
+    assert "Traceback" not in out + err, err
+    assert code == 30, f"exit {code}; stdout={out!r} stderr={err!r}"
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1, f"expected one line on stderr, got: {err!r}"
+    for needle in must_contain:
+        assert needle in lines[0], f"{needle!r} not in {lines[0]!r}"
+    if srv is not None:
+        assert not srv.requests, "bad input must be rejected before any LLM call"
+    for secret in secrets:
+        assert secret not in out + err
+    return lines[0]

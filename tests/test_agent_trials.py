@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from conftest import SECRET_KEY, Rule, ScriptedServer, make_plugin, read_json, run_cli, simple_eval, write_tc_eval
+from conftest import SECRET_KEY, Rule, ScriptedServer, assert_refused, make_plugin, read_json, run_cli, simple_eval, write_tc_eval
 from openai_server import tool_call, tool_reply, tool_results
 
 REPO = Path(__file__).resolve().parents[1]
@@ -132,11 +132,7 @@ def test_tc_eval_with_a_target_puts_the_case_files_in_the_workspace(tmp_path: Pa
 
 
 def _refused(args: list[Any]) -> str:
-    code, stdout, stderr = run_cli([str(a) for a in args])
-    assert code == 30, (code, stdout, stderr)
-    lines = [line for line in stderr.strip().splitlines() if line.strip()]
-    assert len(lines) == 1 and "Traceback" not in stderr, stderr
-    return lines[0]
+    return assert_refused(args, [])
 
 
 def _agent_plugin(tmp_path: Path, graders: list[dict[str, Any]] | None = None, **extra: Any) -> Path:

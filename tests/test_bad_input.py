@@ -14,7 +14,7 @@ from typing import Callable
 import pytest
 import yaml
 
-from conftest import make_plugin, run_cli, simple_eval, write_tc_eval
+from conftest import assert_refused, make_plugin, run_cli, simple_eval, write_tc_eval
 
 Case = Callable[[Path], tuple[list[str], list[str]]]
 
@@ -271,13 +271,5 @@ def test_missing_argument(byok_env, tmp_path):
 
 
 def _assert_one_line_30(args: list, must_contain: list[str], srv, tmp_path: Path) -> None:
-    code, out, err = run_cli(args)
-    assert "Traceback" not in out + err, err
-    assert code == 30, f"exit {code}; stdout={out!r} stderr={err!r}"
-    lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert len(lines) == 1, f"expected one line on stderr, got: {err!r}"
-    line = lines[0]
-    for needle in must_contain:
-        assert needle in line, f"{needle!r} not in {line!r}"
-    assert not srv.requests, "bad input must be rejected before any LLM call"
+    assert_refused(args, must_contain, srv)
     assert not list(tmp_path.rglob("*.html")), "bad input must not write a report"

@@ -18,7 +18,7 @@ from typing import Callable
 import pytest
 import yaml
 
-from conftest import SECRET_KEY, make_plugin, run_cli, simple_eval, write_tc_eval
+from conftest import SECRET_KEY, assert_refused, make_plugin, run_cli, simple_eval, write_tc_eval
 
 SECRET_TEXT = "TOP-SECRET-OUTSIDE-THE-EVAL"
 
@@ -299,14 +299,6 @@ def test_special_files_are_refused_without_hanging(name, byok_env, tmp_path):
 
 
 def _assert_refused(args: list, must_contain: list[str], srv, tmp_path: Path) -> None:
-    code, out, err = run_cli(args)
-    assert "Traceback" not in out + err, err
-    assert code == 30, f"exit {code}; stdout={out!r} stderr={err!r}"
-    lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert len(lines) == 1, f"expected one line on stderr, got: {err!r}"
-    for needle in must_contain:
-        assert needle in lines[0], f"{needle!r} not in {lines[0]!r}"
-    assert len(lines[0]) < 600, "the error line must stay one readable line"
-    assert not srv.requests, "bad input must be rejected before any LLM call"
-    assert SECRET_TEXT not in out + err
+    line = assert_refused(args, must_contain, srv, secrets=(SECRET_TEXT,))
+    assert len(line) < 600, "the error line must stay one readable line"
     assert not (tmp_path / "runs").exists() or not list((tmp_path / "runs").rglob("*.*")), "no report for bad input"
