@@ -71,7 +71,10 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def _segment(text: str) -> str:
-    return _UNSAFE.sub("-", text).strip("-.")[:80] or "item"
+    """A folder name for an item id: readable, and distinct for distinct ids (``a/b`` and
+    ``a-b`` would read alike, so a short digest of the id follows)."""
+    readable = _UNSAFE.sub("-", text).strip("-.")[:80] or "item"
+    return f"{readable}-{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:6]}"
 
 
 @dataclass(frozen=True)

@@ -538,3 +538,11 @@ def test_sandbox_keeps_named_paths_under_tmp_visible_but_never_the_workspaces(tm
         assert all(Path(p).is_relative_to("/tmp") or Path(p).is_relative_to("/run") for p in paths)
     finally:
         shutil.rmtree(venv, ignore_errors=True)
+
+
+def test_items_whose_ids_read_alike_get_their_own_workspaces(tmp_path: Path) -> None:
+    spaces = ws_mod.Workspaces(tmp_path / "kept")
+    a = spaces.create("suite/case-1", "with", 0)
+    b = spaces.create("suite-case-1", "with", 0)
+    assert a != b and a.is_dir() and b.is_dir()
+    assert a.parent.name.startswith("suite-case-1-") and a.name == "with-1"
