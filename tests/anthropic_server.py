@@ -25,12 +25,11 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 import time
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from openai_server import Rule, _ThreadingServer, default_reply, is_judge
+from openai_server import Rule, RuleServer, _ThreadingServer, default_reply
 
 ERROR_TYPES = {
     400: "invalid_request_error",
@@ -64,42 +63,25 @@ def words(text: str) -> int:
     return len(text.split())
 
 
-class AnthropicServer:
+class AnthropicServer(RuleServer):
     def __init__(self, rules: list[Rule] | None = None, host: str = "127.0.0.1", port: int = 0):
-        self.rules: list[Rule] = list(rules or [])
-        self.requests: list[dict[str, Any]] = []
-        self.seen: list[dict[str, Any]] = []
         self.cached_prefixes: set[str] = set()
-        self.lock = threading.Lock()
-        self._httpd = _make_httpd(self, host, port)
+        super().__init__(rules, host, port)
 
-    @property
-    def port(self) -> int:
-        return self._httpd.server_address[1]
+    def _make_httpd(self, host: str, port: int) -> _ThreadingServer:
+        return _make_httpd(self, host, port)
+
+    @staticmethod
+    def as_chat(req: dict[str, Any]) -> dict[str, Any]:
+        return as_chat(req)
 
     @property
     def base_url(self) -> str:
         """Like the public endpoint's: the client appends ``/v1/messages``."""
         return f"http://127.0.0.1:{self.port}"
 
-    def add(self, *rules: Rule) -> "AnthropicServer":
-        with self.lock:
-            self.rules[0:0] = list(rules)
-        return self
-
     def pick(self, chat: dict[str, Any]) -> Rule | None:
-        with self.lock:
-            for rule in self.rules:
-                if rule.matches(chat):
-                    rule.used += 1
-                    return rule
-        return None
-
-    def trial_requests(self) -> list[dict[str, Any]]:
-        return [r for r in self.requests if not is_judge(as_chat(r))]
-
-    def judge_requests(self) -> list[dict[str, Any]]:
-        return [r for r in self.requests if is_judge(as_chat(r))]
+        return self.first_match(chat)
 
     def usage_for(self, req: dict[str, Any], output: int) -> dict[str, Any]:
         read = write = plain = 0
@@ -116,19 +98,6 @@ class AnthropicServer:
         plain += sum(words(m.get("content") if isinstance(m.get("content"), str) else json.dumps(m.get("content"))) for m in req.get("messages", []))
         return {"input_tokens": plain, "output_tokens": output, "cache_creation_input_tokens": write, "cache_read_input_tokens": read}
 
-    def start(self) -> "AnthropicServer":
-        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-
-    def __enter__(self) -> "AnthropicServer":
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
 
 
 def _content(req: dict[str, Any], reply: Any) -> list[dict[str, Any]]:

@@ -177,7 +177,65 @@ def default_reply(req: dict[str, Any]) -> str:
     return "OK"
 
 
-class ScriptedServer:
+class RuleServer:
+    """What every scripted server here shares: rules (newest first), the requests seen, a
+    threaded HTTP server on loopback. Subclasses build the HTTP handler (``_make_httpd``)
+    and say how a request reads as a chat request (``as_chat``, for rules and the judge test)."""
+
+    def __init__(self, rules: list[Rule] | None = None, host: str = "127.0.0.1", port: int = 0):
+        self.rules: list[Rule] = list(rules or [])
+        self.requests: list[dict[str, Any]] = []
+        self.seen: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+        self._httpd = self._make_httpd(host, port)
+
+    def _make_httpd(self, host: str, port: int) -> ThreadingHTTPServer:
+        raise NotImplementedError
+
+    @staticmethod
+    def as_chat(req: dict[str, Any]) -> dict[str, Any]:
+        return req
+
+    @property
+    def port(self) -> int:
+        return self._httpd.server_address[1]
+
+    def add(self, *rules: Rule) -> "RuleServer":
+        with self.lock:
+            self.rules[0:0] = list(rules)  # newest rules take precedence
+        return self
+
+    def first_match(self, chat: dict[str, Any]) -> Rule | None:
+        """The first rule for ``chat`` (counted as used); the caller holds no lock."""
+        with self.lock:
+            for rule in self.rules:
+                if rule.matches(chat):
+                    rule.used += 1
+                    return rule
+        return None
+
+    def trial_requests(self) -> list[dict[str, Any]]:
+        return [r for r in self.requests if not is_judge(self.as_chat(r))]
+
+    def judge_requests(self) -> list[dict[str, Any]]:
+        return [r for r in self.requests if is_judge(self.as_chat(r))]
+
+    def start(self) -> "RuleServer":
+        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self) -> "RuleServer":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+class ScriptedServer(RuleServer):
     def __init__(
         self,
         rules: list[Rule] | None = None,
@@ -190,40 +248,25 @@ class ScriptedServer:
         """When set, a chat request arriving while more than this many are in flight gets a 429
         (``Retry-After: 0``), like a provider's concurrency cap; ``rate_limited`` counts them."""
         self.rate_limited = 0
-        self.rules: list[Rule] = list(rules or [])
         self.latency = latency
-        self.requests: list[dict[str, Any]] = []
-        self.seen: list[dict[str, Any]] = []
-        """Per chat request: ``path``, ``query`` (parsed), ``authorization`` and ``api-key`` headers."""
-        self.lock = threading.Lock()
         self.in_flight = 0
         """Chat requests being answered right now."""
         self.max_in_flight = 0
         """The most chat requests ever answered at the same time."""
-        self._httpd = _make_httpd(self, host, port)
-        self._thread: threading.Thread | None = None
+        super().__init__(rules, host, port)
+        # self.seen: per chat request, ``path``, ``query`` (parsed), ``authorization`` and ``api-key`` headers
 
-    @property
-    def port(self) -> int:
-        return self._httpd.server_address[1]
+    def _make_httpd(self, host: str, port: int) -> ThreadingHTTPServer:
+        return _make_httpd(self, host, port)
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def add(self, *rules: Rule) -> "ScriptedServer":
-        with self.lock:
-            self.rules[0:0] = list(rules)  # newest rules take precedence
-        return self
-
     def pick(self, req: dict[str, Any]) -> Rule | None:
         with self.lock:
             self.requests.append(req)
-            for rule in self.rules:
-                if rule.matches(req):
-                    rule.used += 1
-                    return rule
-        return None
+        return self.first_match(req)
 
     def _enter(self) -> None:
         with self.lock:
@@ -234,26 +277,6 @@ class ScriptedServer:
         with self.lock:
             self.in_flight -= 1
 
-    def trial_requests(self) -> list[dict[str, Any]]:
-        return [r for r in self.requests if not is_judge(r)]
-
-    def judge_requests(self) -> list[dict[str, Any]]:
-        return [r for r in self.requests if is_judge(r)]
-
-    def start(self) -> "ScriptedServer":
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-
-    def __enter__(self) -> "ScriptedServer":
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
 
 
 def _message(reply: str | dict[str, Any]) -> dict[str, Any]:
