@@ -71,11 +71,13 @@ def _sigterm_as_interrupt() -> Any:
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="agentsproof")
 def main() -> None:
-    """Prove that a skill or agent prompt makes a model's answers better.
+    """Prove that a skill or agent makes a model, or a whole agent, better.
 
-    Every eval runs N trials with the skill/agent as the system prompt and N
-    without it, grades both arms, and grades the delta: A >= +0.30, B >= +0.15,
-    C >= 0, F < 0. Exit codes: 0 passed, 1 failed (with --ci), 30 error.
+    Every eval runs N trials with the skill/agent (as the system prompt, or
+    installed in a real agent working in its own workspace: --target) and N
+    without it, grades both arms, and grades the delta: A >= +0.30,
+    B >= +0.15, C >= 0, F < 0. Exit codes: 0 passed, 1 failed (with --ci),
+    30 error.
     """
 
 
