@@ -131,6 +131,21 @@ class LLMError(Exception):
         self.kind = kind
 
 
+def provider_setting(name: str, default: float, *, lo: float | None = None, hi: float | None = None, whole: bool = False) -> float:
+    """An ``AGENTSPROOF_*`` number a provider reads when it is built: the shared env reader
+    (:mod:`agentsproof.envcfg`), with a malformed or out-of-range value as an
+    ``LLMError(kind="config")`` naming the variable (the provider layer's error type)."""
+    from agentsproof.envcfg import env_int, env_number
+    from agentsproof.errors import InputError
+
+    try:
+        if whole:
+            return env_int(name, int(default), lo=None if lo is None else int(lo), hi=None if hi is None else int(hi))
+        return env_number(name, default, lo=lo, hi=hi)
+    except InputError as err:
+        raise LLMError(err.format(), kind="config") from None
+
+
 class LLMClient(abc.ABC):
     """Base class of all providers."""
 

@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentsproof.llm.base import LLMError
+from agentsproof.llm.base import LLMError, provider_setting
 
 DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_MODEL_NAME = "smollm2-135m-instruct"
@@ -96,27 +96,6 @@ def default_model_name() -> str:
     return DEFAULT_MODEL_NAME
 
 
-def _env_int(name: str, default: int, minimum: int) -> int:
-    """A whole-number setting through the shared env reader (agentsproof.envcfg), as an LLMError."""
-    from agentsproof.envcfg import env_int
-    from agentsproof.errors import InputError
-
-    try:
-        return env_int(name, default, lo=minimum)
-    except InputError as err:
-        raise LLMError(err.format(), kind="config") from None
-
-
-def _env_float(name: str, default: float, lo: float, hi: float) -> float:
-    from agentsproof.envcfg import env_number
-    from agentsproof.errors import InputError
-
-    try:
-        return env_number(name, default, lo=lo, hi=hi)
-    except InputError as err:
-        raise LLMError(err.format(), kind="config") from None
-
-
 @dataclass(frozen=True)
 class LocalSettings:
     model_path: Path
@@ -150,12 +129,12 @@ class LocalSettings:
         return cls(
             model_path=path.resolve(),
             model_name=model_name_for(path),
-            n_ctx=_env_int(ENV_N_CTX, DEFAULT_N_CTX, 0),
-            max_tokens=_env_int(ENV_MAX_TOKENS, DEFAULT_MAX_TOKENS, 1),
-            threads=_env_int(ENV_THREADS, os.cpu_count() or 1, 1),
-            instances=_env_int(ENV_INSTANCES, 1, 1),
-            temperature=_env_float(ENV_TEMPERATURE, DEFAULT_TEMPERATURE, 0.0, 2.0),
-            seed=_env_int(ENV_SEED, 0, 0) if seed_raw else None,
+            n_ctx=int(provider_setting(ENV_N_CTX, DEFAULT_N_CTX, lo=0, whole=True)),
+            max_tokens=int(provider_setting(ENV_MAX_TOKENS, DEFAULT_MAX_TOKENS, lo=1, whole=True)),
+            threads=int(provider_setting(ENV_THREADS, os.cpu_count() or 1, lo=1, whole=True)),
+            instances=int(provider_setting(ENV_INSTANCES, 1, lo=1, whole=True)),
+            temperature=provider_setting(ENV_TEMPERATURE, DEFAULT_TEMPERATURE, lo=0.0, hi=2.0),
+            seed=int(provider_setting(ENV_SEED, 0, lo=0, whole=True)) if seed_raw else None,
         )
 
     @property

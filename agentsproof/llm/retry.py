@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass
 from typing import Awaitable, Callable
 
-from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError, scrub
+from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError, provider_setting, scrub
 
 ATTEMPT_SHARE = 0.5
 """Share of a request's budget one attempt may use when the request sets a budget."""
@@ -44,19 +44,6 @@ ENV_BASE_DELAY = "AGENTSPROOF_RETRY_BASE_DELAY"
 ENV_MAX_WAIT = "AGENTSPROOF_RETRY_MAX_WAIT"
 
 
-def _env_number(name: str, default: float, hi: float, *, whole: bool = False) -> float:
-    """One retry setting through the shared env reader (agentsproof.envcfg), as an LLMError."""
-    from agentsproof.envcfg import env_int, env_number
-    from agentsproof.errors import InputError
-
-    try:
-        if whole:
-            return env_int(name, int(default), lo=0, hi=int(hi))
-        return env_number(name, default, lo=0, hi=hi)
-    except InputError as err:
-        raise LLMError(err.format(), kind="config") from None
-
-
 @dataclass
 class RetryPolicy:
     max_retries: int = 4
@@ -68,9 +55,9 @@ class RetryPolicy:
     def from_env(cls) -> "RetryPolicy":
         """The policy from the environment; LLMError naming the variable when one is malformed."""
         return cls(
-            max_retries=int(_env_number(ENV_MAX_RETRIES, 4, MAX_RETRIES_LIMIT, whole=True)),
-            base_delay=_env_number(ENV_BASE_DELAY, 0.5, MAX_DELAY_S),
-            max_wait=_env_number(ENV_MAX_WAIT, 30.0, MAX_DELAY_S),
+            max_retries=int(provider_setting(ENV_MAX_RETRIES, 4, lo=0, hi=MAX_RETRIES_LIMIT, whole=True)),
+            base_delay=provider_setting(ENV_BASE_DELAY, 0.5, lo=0, hi=MAX_DELAY_S),
+            max_wait=provider_setting(ENV_MAX_WAIT, 30.0, lo=0, hi=MAX_DELAY_S),
         )
 
     def wait_for(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
