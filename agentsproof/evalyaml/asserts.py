@@ -62,44 +62,16 @@ IS_JSON = (
 )
 
 
-class RequiredDeterministic(DeterministicGrader):
-    required: bool = True
-    pass_mark: float = 1.0
+def _gated(base: type) -> type:
+    """``base`` with ``required`` and ``pass_mark``: a trial that scores below the mark on this
+    assertion fails whatever its total (``required``, ``min_score``, an LLM ``threshold``)."""
+    namespace = {"__annotations__": {"required": bool, "pass_mark": float}, "required": True, "pass_mark": 1.0,
+                 "__module__": __name__}
+    return type(f"Required{base.__name__}", (base,), namespace)
 
 
-class RequiredRubric(LLMRubricGrader):
-    required: bool = True
-    pass_mark: float = 1.0
-
-
-class RequiredAssertions(AssertionsGrader):
-    required: bool = True
-    pass_mark: float = 1.0
-
-
-class RequiredScript(ScriptGrader):
-    required: bool = True
-    pass_mark: float = 1.0
-
-
-class RequiredSkillUsed(SkillUsedGrader):
-    required: bool = True
-    pass_mark: float = 1.0
-
-
-class RequiredFiles(FilesGrader):
-    required: bool = True
-    pass_mark: float = 1.0
-
-
-class RequiredToolCalls(ToolCallsGrader):
-    required: bool = True
-    pass_mark: float = 1.0
-
-
-_GATED = {DeterministicGrader: RequiredDeterministic, LLMRubricGrader: RequiredRubric, AssertionsGrader: RequiredAssertions,
-          ScriptGrader: RequiredScript, SkillUsedGrader: RequiredSkillUsed, FilesGrader: RequiredFiles,
-          ToolCallsGrader: RequiredToolCalls}
+_GATED = {base: _gated(base) for base in (DeterministicGrader, LLMRubricGrader, AssertionsGrader, ScriptGrader,
+                                          SkillUsedGrader, FilesGrader, ToolCallsGrader)}
 
 
 class Builder:

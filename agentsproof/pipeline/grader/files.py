@@ -210,22 +210,14 @@ def _cut_note(entry: Entry, cut: bool) -> str:
 FileCheck = Callable[[Entry, str, bool, str], tuple[bool, str]]
 
 
-def _must_contain(case_sensitive: bool) -> FileCheck:
+def _contains(case_sensitive: bool, wanted: bool) -> FileCheck:
+    """mustContain (``wanted``) or mustNotContain: the same search, the verdict turned round."""
+
     def check(e: Entry, text: str, cut: bool, needle: str) -> tuple[bool, str]:
         at = _find(text, needle, case_sensitive)
         if at >= 0:
-            return True, f"{e.rel} contains {needle!r}: {_snippet(text, at, at + len(needle))}"
-        return False, f"{e.rel} does not contain {needle!r}{_cut_note(e, cut)}"
-
-    return check
-
-
-def _must_not_contain(case_sensitive: bool) -> FileCheck:
-    def check(e: Entry, text: str, cut: bool, needle: str) -> tuple[bool, str]:
-        at = _find(text, needle, case_sensitive)
-        if at >= 0:
-            return False, f"{e.rel} contains {needle!r}: {_snippet(text, at, at + len(needle))}"
-        return True, f"{e.rel} does not contain {needle!r}{_cut_note(e, cut)}"
+            return wanted, f"{e.rel} contains {needle!r}: {_snippet(text, at, at + len(needle))}"
+        return not wanted, f"{e.rel} does not contain {needle!r}{_cut_note(e, cut)}"
 
     return check
 
@@ -314,8 +306,8 @@ def grade_files(spec: FilesGrader, ctx: TrialContext) -> GraderResult:
     checks = [_exists(ws, p) for p in spec.exists] + [_absent(ws, p) for p in spec.absent]
     cs = spec.caseSensitive
     for kind, table, check in (
-        ("mustContain", spec.mustContain, _must_contain(cs)),
-        ("mustNotContain", spec.mustNotContain, _must_not_contain(cs)),
+        ("mustContain", spec.mustContain, _contains(cs, wanted=True)),
+        ("mustNotContain", spec.mustNotContain, _contains(cs, wanted=False)),
         ("regexMatch", spec.regexMatch, _regex_match),
     ):
         for pattern, items in table.items():
