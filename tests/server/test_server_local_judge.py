@@ -6,7 +6,6 @@ must be errored with a reason, never a silent score."""
 
 from __future__ import annotations
 
-import os
 
 import pytest
 from server_helpers import api, new_run, wait_grade
@@ -15,10 +14,9 @@ from serverkit import running_server
 
 pytestmark = pytest.mark.local_model
 
-if os.environ.get("CI"):
-    import llama_cpp  # noqa: F401 - CI installs the local extra
-else:
-    pytest.importorskip("llama_cpp", reason="the local provider needs: pip install 'agentsproof[local]'")
+from conftest import require_local_model  # noqa: E402
+
+require_local_model()
 
 
 def test_default_local_judge_grades_a_run(tmp_path):
