@@ -85,7 +85,6 @@ class EvalItem:
 
 @dataclass
 class RunOptions:
-    model: str
     parallel: int = 1
     abort_after: int = 0
     """Stop the whole run after this many errored trials in a row (0: never)."""

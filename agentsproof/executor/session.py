@@ -193,7 +193,7 @@ async def run_items_async(
         spaces = Workspaces(opts.keep_workspaces)
     runner = DualArmRunner(
         targets,
-        RunOptions(model=prepared.model, parallel=opts.parallel, abort_after=opts.abort_after),
+        RunOptions(parallel=opts.parallel, abort_after=opts.abort_after),
         judge,
         policy=opts.policy,
         on_trial=journal_and_progress,

@@ -123,7 +123,7 @@ async def test_context_overflow_is_an_errored_trial_with_the_reason() -> None:
     )
     from agentsproof.targets.chat import ChatTarget
 
-    runner = DualArmRunner({"chat": ChatTarget(client, MODEL, max_tokens=4)}, RunOptions(model=MODEL), judge=None)
+    runner = DualArmRunner({"chat": ChatTarget(client, MODEL, max_tokens=4)}, RunOptions(), judge=None)
     run = await runner.run_item(item)
     with_trial = run.with_arm.trials[0]
     assert with_trial.status == "errored"
