@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agentsproof.schemas.artifacts import compute_grade
+from agentsproof.model.results import compute_grade
 from agentsproof.stats.adaptive import DEFAULT_CAP, AdaptivePolicy
 
 RELIABLE = 15

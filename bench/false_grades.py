@@ -71,8 +71,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
 
-    from agentsproof.commands import run_eval_all
-    from agentsproof.options import RunConfig
+    from agentsproof.commands.run import run_eval_all
+    from agentsproof.model.options import RunConfig
     from agentsproof.stats.multiplicity import benjamini_hochberg, holm
 
     os.environ["AGENTSPROOF_NO_CACHE"] = "1"

@@ -2,7 +2,7 @@
 
 The report is made by the real command (`python -m agentsproof eval-all`, 10 items x 500
 trials x 2 arms, the scripted server at 0 ms latency in its own process); it draws trial
-details on demand (agentsproof.report_lazy). Beside it, the same run rendered with every
+details on demand (agentsproof.report.lazy). Beside it, the same run rendered with every
 trial as HTML (the form small runs get), from the run's JSON report. Each page is opened
 --reps times in a fresh browser context; measured: navigation start to the load event
 (the page is parsed, laid out and its script has run: interactive), then opening one item
@@ -58,8 +58,8 @@ def make_report(work: Path, trials: int) -> tuple[Path, Path]:
         server.wait(timeout=10)
     folder = out / "bench-plugin"
     lazy = folder / "bench-plugin-eval.html"
-    from agentsproof.report import render_html
-    from agentsproof.schemas.artifacts import RunResult
+    from agentsproof.report.render import render_html
+    from agentsproof.model.results import RunResult
 
     run = RunResult.model_validate_json((folder / "eval-all-summary.json").read_text(encoding="utf-8"))
     full = work / "full.html"

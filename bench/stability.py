@@ -92,8 +92,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
 
-    from agentsproof.commands import run_eval_all
-    from agentsproof.options import RunConfig
+    from agentsproof.commands.run import run_eval_all
+    from agentsproof.model.options import RunConfig
 
     os.environ["AGENTSPROOF_NO_CACHE"] = "1"
     os.environ["AGENTSPROOF_RETRY_BASE_DELAY"] = "0"

@@ -57,8 +57,8 @@ task:
 """
 
 IMPORTS = {
-    "http": "import agentsproof.cli, agentsproof.commands, agentsproof.llm.openai_http",
-    "sdk": "import agentsproof.cli, agentsproof.commands, agentsproof.llm.openai_http, agentsproof.llm.openai_compat",
+    "http": "import agentsproof.cli, agentsproof.commands.run, agentsproof.llm.openai_http",
+    "sdk": "import agentsproof.cli, agentsproof.commands.run, agentsproof.llm.openai_http, agentsproof.llm.openai_compat",
 }
 
 SDK_ALONE = """

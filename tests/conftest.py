@@ -80,7 +80,7 @@ async def judge(scripted_server: ScriptedServer):
     """A Judge on the real OpenAI-compatible client (with retries, no sleeping) aimed at ``scripted_server``."""
     from agentsproof.llm.openai_http import openai_client
     from agentsproof.llm.retry import RetryingClient, RetryPolicy
-    from agentsproof.pipeline.grader.judge import Judge
+    from agentsproof.grading.judge import Judge
 
     client = RetryingClient(
         openai_client(base_url=scripted_server.base_url, api_key=SECRET_KEY), RetryPolicy(max_retries=2, base_delay=0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentsproof.config import (
+from agentsproof.model.evalfile import (
     DEFAULT_THRESHOLD,
     DEFAULT_TIMEOUT,
     DEFAULT_TRIALS,
@@ -14,7 +14,7 @@ from agentsproof.config import (
     load_eval,
     parse_eval_config,
 )
-from agentsproof.errors import InputError
+from agentsproof.core.errors import InputError
 from conftest import make_plugin, simple_eval
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agentsproof.datasets import DatasetCase, answer_pattern, graders_for
-from agentsproof.pipeline.grader.deterministic import grade_deterministic
+from agentsproof.formats.dataset import DatasetCase, answer_pattern, graders_for
+from agentsproof.grading.deterministic import grade_deterministic
 from conftest import Rule, read_json, run_cli
 
 

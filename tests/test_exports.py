@@ -120,8 +120,8 @@ def test_bad_config_pair_is_one_line(byok_env, tmp_path):
 
 
 def test_junit_holds_no_control_characters_from_model_output(junit_schema, tmp_path):
-    from agentsproof.exports import render_junit
-    from agentsproof.schemas.artifacts import ArmResult, CheckResult, GraderResult, ItemResult, RunResult, TrialResult
+    from agentsproof.report.exports import render_junit
+    from agentsproof.model.results import ArmResult, CheckResult, GraderResult, ItemResult, RunResult, TrialResult
 
     bad = "evidence \x00\x1b[31m with \ud800 controls"
     trial = TrialResult(index=0, arm="with", status="scored", score=0.0, passed=False,

@@ -12,7 +12,7 @@ from typing import Any, Callable
 import pytest
 import yaml
 
-from agentsproof.config import load_eval
+from agentsproof.model.evalfile import load_eval
 from agentsproof.generator import prompt as prompt_mod
 from agentsproof.generator.plugin import PluginItem
 from agentsproof.generator.validate import InvalidEval, build_eval, dump_eval, eval_dict

@@ -6,8 +6,8 @@ import pytest
 
 from agentsproof.executor.results import build_run, finalize_item
 from agentsproof.executor.runner import EvalItem, ItemRun
-from agentsproof.pipeline.grader import combine
-from agentsproof.schemas.artifacts import ArmResult, GraderResult, TrialResult, compute_grade
+from agentsproof.grading.grade import combine
+from agentsproof.model.results import ArmResult, GraderResult, TrialResult, compute_grade
 
 
 @pytest.mark.parametrize(

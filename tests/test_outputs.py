@@ -127,9 +127,9 @@ def test_markdown_report_is_inert(byok_env, tmp_path):
 
 
 def test_write_reports_keeps_what_it_could_write(tmp_path):
-    from agentsproof.errors import OutputError
-    from agentsproof.report import write_reports
-    from agentsproof.schemas.artifacts import RunResult
+    from agentsproof.core.errors import OutputError
+    from agentsproof.report.render import write_reports
+    from agentsproof.model.results import RunResult
 
     run = RunResult(tool_version="t", command="eval", plugin="p", provider="openai", model="m", judge_model="m")
     (tmp_path / "blocked").write_text("a file")

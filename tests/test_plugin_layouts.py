@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from agentsproof.errors import InputError
-from agentsproof.generator.layout import find_layout, repository_root
+from agentsproof.core.errors import InputError
+from agentsproof.formats.layout import find_layout, repository_root
 from conftest import Rule, read_json
 from generated_evals import eval_reply
 

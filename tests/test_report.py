@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from agentsproof import report
+from agentsproof.report import render as report
 from agentsproof.executor.results import build_run
-from agentsproof.schemas.artifacts import (
+from agentsproof.model.results import (
     ArmResult,
     CheckResult,
     GraderResult,
@@ -450,7 +450,7 @@ def test_json_round_trips_and_matches_its_schema():
 
 def test_schema_doc_lists_every_field_of_every_model():
     doc = (REPO / "docs" / "report-schema.md").read_text(encoding="utf-8")
-    from agentsproof.schemas import artifacts
+    from agentsproof.model import results as artifacts
 
     for model in (RunResult, ItemResult, ArmResult, TrialResult, GraderResult, CheckResult, LogEvent, Summary, Usage):
         part = doc.split(f"### {model.__name__}", 1)

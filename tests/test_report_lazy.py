@@ -1,4 +1,4 @@
-"""Large HTML reports draw trial details in the browser (agentsproof.report_lazy), in
+"""Large HTML reports draw trial details in the browser (agentsproof.report.lazy), in
 headless Chromium: the same rows and details as the full report, on opening an item or a
 trial, by a link to a trial, or with "Expand"; no console errors; hostile text stays text."""
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from agentsproof.report import render_html
-from agentsproof.schemas.artifacts import RunResult
+from agentsproof.report.render import render_html
+from agentsproof.model.results import RunResult
 from conftest import Rule, make_plugin, run_cli, simple_eval
 
 CHROMIUM = "/usr/bin/chromium"

@@ -189,9 +189,9 @@ def test_retry_items_use_the_skill_given_again(tmp_path):
     """``retry_items(..., skill=)`` (the retry's --skill) builds the same items as the first run."""
     from types import SimpleNamespace
 
-    from agentsproof.datasets import dataset_items, load_dataset
-    from agentsproof.evalyaml.items import find_skill
-    from agentsproof.executor.rerun import retry_items
+    from agentsproof.formats.dataset import dataset_items, load_dataset
+    from agentsproof.formats.evalyaml.items import find_skill
+    from agentsproof.commands.rerun import retry_items
 
     skill = tmp_path / "my-skill.md"
     skill.write_text("DSKILL: answer with the number only.\n")

@@ -1,6 +1,6 @@
 """Flat memory at scale: finished items' trials leave memory for the journal
 (agentsproof.executor.spill), the runner keeps only a few trial tasks alive, and reports
-are written piece by piece (agentsproof.report_stream) with the same bytes as before."""
+are written piece by piece (agentsproof.report.stream) with the same bytes as before."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from agentsproof.config import load_eval
+from agentsproof.model.evalfile import load_eval
 from agentsproof.executor.journal import journal_path
-from agentsproof.executor.plan import item_from_eval
+from agentsproof.formats.plan import item_from_eval
 from agentsproof.executor.session import SessionOptions, run_items
 from agentsproof.executor.spill import JournalTrials
-from agentsproof.report import render_html, render_json, render_markdown
-from agentsproof.report_stream import json_chunks
-from agentsproof.schemas.artifacts import RunResult, TrialResult
+from agentsproof.report.render import render_html, render_json, render_markdown
+from agentsproof.report.stream import json_chunks
+from agentsproof.model.results import RunResult, TrialResult
 from conftest import Rule, make_plugin, read_json, run_cli, simple_eval
 
 GRADERS = [{"type": "deterministic", "checks": {"mustContain": ["hello"], "regexMatch": ["^h"]}}]

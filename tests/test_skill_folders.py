@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agentsproof.skillfolder import agent_prompt, folder_files, skill_prompt, split_frontmatter
+from agentsproof.model.skillfolder import agent_prompt, folder_files, skill_prompt, split_frontmatter
 from conftest import Rule, read_json
 from generated_evals import PROBLEMS, eval_reply
 

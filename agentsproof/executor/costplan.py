@@ -18,7 +18,7 @@ from typing import Any, Sequence
 import click
 
 from agentsproof.executor.runner import EvalItem
-from agentsproof.schemas.artifacts import Usage
+from agentsproof.model.results import Usage
 
 ANSWER_TOKENS = 600
 """Estimated tokens of one trial answer."""
@@ -78,7 +78,7 @@ def plan_items(items: Sequence[EvalItem]) -> Plan:
 
 def _models(cfg: Any) -> tuple[str, str, str]:
     """(provider, model, judge model) as the run would resolve them, without a call."""
-    from agentsproof.errors import AgentsproofError
+    from agentsproof.core.errors import AgentsproofError
     from agentsproof.llm.registry import resolve_models, resolve_provider_name
 
     try:
@@ -102,7 +102,7 @@ def _price(provider: str, model: str) -> Any:
 def render_plan(command: str, items: Sequence[EvalItem], cfg: Any) -> list[str]:
     from agentsproof.llm.prices import cost_usd
     from agentsproof.llm.retry import RetryPolicy
-    from agentsproof.pipeline.grader.judge import JUDGE_ATTEMPTS
+    from agentsproof.grading.judge import JUDGE_ATTEMPTS
 
     provider, model, judge_model = _models(cfg)
     plan = plan_items(items)

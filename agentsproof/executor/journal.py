@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Sequence
 
-from agentsproof.errors import InputError
+from agentsproof.core.errors import InputError
 from agentsproof.executor.runner import EvalItem
-from agentsproof.schemas.artifacts import TrialResult
+from agentsproof.model.results import TrialResult
 
 JOURNAL_VERSION = 1
 TrialKey = tuple[str, str, int]
@@ -176,7 +176,7 @@ def load(path: Path, fingerprint: dict[str, Any]) -> dict[TrialKey, TrialResult]
     """The trials of a journal written for this fingerprint; InputError naming what changed.
 
     A last line cut off by a kill is ignored; so are trials of items no longer run."""
-    from agentsproof.inputs import display
+    from agentsproof.core.inputs import display
 
     src = display(path)
     try:

@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from agentsproof.errors import InputError
+from agentsproof.core.errors import InputError
 from agentsproof.executor.results import build_run
-from agentsproof.schemas.artifacts import RunResult
+from agentsproof.model.results import RunResult
 
 
 def merge_runs(runs: Sequence[tuple[Path, RunResult]]) -> RunResult:

@@ -14,11 +14,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from agentsproof.config import PairwiseGrader
+from agentsproof.model.evalfile import PairwiseGrader
 from agentsproof.executor.runner import ItemRun
-from agentsproof.pipeline.grader.judge import Judge
-from agentsproof.pipeline.grader.pairwise import PairVerdict, judge_pair
-from agentsproof.schemas.artifacts import Usage
+from agentsproof.grading.judge import Judge
+from agentsproof.grading.pairwise import PairVerdict, judge_pair
+from agentsproof.model.results import Usage
 from agentsproof.stats.intervals import BOOTSTRAP_RESAMPLES, SEED
 
 

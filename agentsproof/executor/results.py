@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from agentsproof import __version__
+from agentsproof.core.version import __version__
 from agentsproof.executor.runner import ItemRun
 from agentsproof.executor.suggestions import suggestions_for
-from agentsproof.schemas.artifacts import ItemResult, RunResult, Summary, compute_grade
+from agentsproof.model.results import ItemResult, RunResult, Summary, compute_grade
 
 
 def finalize_item(run: ItemRun) -> ItemResult:
@@ -33,8 +33,8 @@ def finalize_item(run: ItemRun) -> ItemResult:
         res.status = "incomplete"
         res.status_reason = "not run: the run stopped before any trial of this item started"
         res.passed = False
-    elif tuple(it.arms) == ("with",):  # --baseline none: no grade (agentsproof.single_arm)
-        from agentsproof.single_arm import grade_single_arm
+    elif tuple(it.arms) == ("with",):  # --baseline none: no grade (agentsproof.stats.single_arm)
+        from agentsproof.stats.single_arm import grade_single_arm
 
         return grade_single_arm(res, run.incomplete)
     elif w.mean_score is None or wo.mean_score is None:
@@ -61,8 +61,8 @@ def finalize_item(run: ItemRun) -> ItemResult:
 
     res.stats = item_stats(res)
     res.suggestions = suggestions_for(res)
-    if res.kind == "case":  # the spec's assertion_results + summary (agentsproof.assertion_summary)
-        from agentsproof.assertion_summary import assertion_results
+    if res.kind == "case":  # the spec's assertion_results + summary (agentsproof.stats.assertions)
+        from agentsproof.stats.assertions import assertion_results
 
         res.assertion_results, res.summary = assertion_results(res)
     return res

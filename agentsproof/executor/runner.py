@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from pathlib import Path
 
-from agentsproof.config import GraderConfig
+from agentsproof.model.evalfile import GraderConfig
 from agentsproof.llm.base import LLMError
-from agentsproof.pipeline.grader import Judge, TrialContext, combine, failed_gate, grade_all
-from agentsproof.schemas.artifacts import ArmResult, LogEvent, TrialResult
+from agentsproof.grading.grade import Judge, TrialContext, combine, failed_gate, grade_all
+from agentsproof.model.results import ArmResult, LogEvent, TrialResult
 from agentsproof.targets.base import BASELINE_SYSTEM_PROMPT, SkillFile, Target, TrialInput
 from agentsproof.targets.chat import TIMEOUT_GRACE_S
 

@@ -13,13 +13,13 @@ from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Iterator, Sequence, TypeVar
 
-from agentsproof.errors import ProviderUnavailable
+from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.executor.results import build_run, finalize_item
 from agentsproof.executor.runner import BatchPolicy, DualArmRunner, EvalItem, ItemRun, RunOptions, run_all_at_once
 from agentsproof.llm.base import LLMClient
 from agentsproof.llm.registry import build_client, resolve_models, resolve_provider_name
-from agentsproof.pipeline.grader import Judge, needs_judge
-from agentsproof.schemas.artifacts import RunResult, TrialResult
+from agentsproof.grading.grade import Judge, needs_judge
+from agentsproof.model.results import RunResult, TrialResult
 from agentsproof.targets.base import Target
 from agentsproof.targets.chat import ChatTarget
 
@@ -305,11 +305,11 @@ def run_items(command: str, plugin: str, items: Sequence[EvalItem], opts: Sessio
         raise ProviderUnavailable("nothing to run")
     if opts.cache and os.environ.get("AGENTSPROOF_NO_CACHE", "").strip() not in ("", "0"):
         opts = dataclasses.replace(opts, cache=False)
-    from agentsproof.pipeline.grader.regex import time_limit
+    from agentsproof.grading.regex import time_limit
 
     time_limit()  # a malformed AGENTSPROOF_REGEX_TIME_LIMIT is refused before the first call
     from agentsproof.executor.spill import spill_after
-    from agentsproof.report_lazy import lazy_after
+    from agentsproof.report.lazy import lazy_after
 
     spill_after(), lazy_after()  # and so are AGENTSPROOF_SPILL_AFTER and AGENTSPROOF_HTML_LAZY_AFTER
     agents = build_targets(items, opts)

@@ -12,7 +12,7 @@ import hashlib
 from typing import Sequence
 
 from agentsproof.executor.runner import EvalItem
-from agentsproof.options import Shard
+from agentsproof.model.options import Shard
 
 
 def shard_of(item_id: str, count: int) -> int:

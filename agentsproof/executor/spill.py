@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterator
 
 from pydantic import BaseModel, ConfigDict
 
-from agentsproof.schemas.artifacts import ArmResult, TrialResult
+from agentsproof.model.results import ArmResult, TrialResult
 
 
 class _Line(BaseModel):
@@ -39,7 +39,7 @@ _recent: "OrderedDict[int, list[TrialResult]]" = OrderedDict()
 
 
 def spill_after() -> int:
-    from agentsproof.envcfg import env_int
+    from agentsproof.core.envcfg import env_int
 
     return env_int(SPILL_ENV, DEFAULT_SPILL_AFTER, lo=0)
 

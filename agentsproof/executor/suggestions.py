@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentsproof.schemas.artifacts import ItemResult
+from agentsproof.model.results import ItemResult
 from agentsproof.stats.checks import check_counts
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from agentsproof.config import SkillEvalConfig
+from agentsproof.model.evalfile import SkillEvalConfig
 from agentsproof.stats.cases import MIN_CASES
 
 SHINGLE = 3

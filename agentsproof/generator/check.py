@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from agentsproof.llm.base import ChatRequest, LLMClient, LLMError
-from agentsproof.schemas.artifacts import ItemResult, Usage
+from agentsproof.model.results import ItemResult, Usage
 
 RELEVANCE_SYSTEM = (
     "You review evaluation tasks written for an AI skill or agent. Decide whether the task "
@@ -57,7 +57,7 @@ def relevance_request(kind: str, source_text: str, eval_text: str) -> str:
 
 
 async def check_relevance(client: LLMClient, model: str, kind: str, source_text: str, eval_text: str, timeout: float) -> Verdict:
-    from agentsproof.pipeline.grader.judge import extract_json_object
+    from agentsproof.grading.judge import extract_json_object
 
     req = ChatRequest(
         messages=[
@@ -219,9 +219,9 @@ def run_check(
 
     ``write_files(folder)`` puts the item's files there; the eval goes in as eval.yaml.
     ``trials`` per arm are spread over the cases, at least one per case."""
-    from agentsproof.config import load_eval
-    from agentsproof.errors import AgentsproofError
-    from agentsproof.executor.plan import item_from_eval
+    from agentsproof.model.evalfile import load_eval
+    from agentsproof.core.errors import AgentsproofError
+    from agentsproof.formats.plan import item_from_eval
     from agentsproof.executor.session import SessionOptions, run_items
 
     with tempfile.TemporaryDirectory(prefix="agentsproof-check-") as tmp:

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import click
 
-from agentsproof.errors import EXIT_ERROR, EXIT_OK, InputError
+from agentsproof.core.errors import EXIT_ERROR, EXIT_OK, InputError
 from agentsproof.executor.session import prepare_provider
 from agentsproof.generator.core import DEFAULT_CHECK_RETRIES, DEFAULT_CHECK_TRIALS, GenerateSettings, ItemOutcome, generate_all
 from agentsproof.generator.files import REJECTED_DIR, atomic_write, copy_item_files, item_files
 from agentsproof.generator.plugin import Plugin, discover_plugin
 from agentsproof.generator.prompt import load_system_prompt
-from agentsproof.skillfolder import inline_budget_tokens
+from agentsproof.model.skillfolder import inline_budget_tokens
 
 DEFAULT_MODEL = "gpt-4o"
 """The spec's default generation model, used when neither --model nor AGENTSPROOF_MODEL is

@@ -1,10 +1,10 @@
 """What eval-generate writes: an item's files beside its eval, and rejected replies.
 
-A skill's whole folder is copied (SKILL.md plus the files :func:`agentsproof.skillfolder.folder_files`
+A skill's whole folder is copied (SKILL.md plus the files :func:`agentsproof.model.skillfolder.folder_files`
 takes: regular files only, no dot-files, no symlinks, not an eval.yaml or evals/ folder);
 a file over :data:`MAX_COPY_FILE_BYTES`, or past :data:`MAX_COPY_TOTAL_BYTES` in all, is
 skipped and named in the output. Every file is read with the rules of
-:mod:`agentsproof.inputs` and written atomically.
+:mod:`agentsproof.core.inputs` and written atomically.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import os
 import tempfile
 from pathlib import Path
 
-from agentsproof.errors import InputError
+from agentsproof.core.errors import InputError
 from agentsproof.generator.plugin import PluginItem
-from agentsproof.inputs import display, read_regular, safe_name
-from agentsproof.skillfolder import folder_files
+from agentsproof.core.inputs import display, read_regular, safe_name
+from agentsproof.model.skillfolder import folder_files
 
 MAX_COPY_FILE_BYTES = 5_000_000
 MAX_COPY_TOTAL_BYTES = 50_000_000

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentsproof.generator.layout import SKILL_FILE, Layout, LayoutItem, find_layout
+from agentsproof.formats.layout import SKILL_FILE, Layout, LayoutItem, find_layout
 
 __all__ = ["SKILL_FILE", "Plugin", "PluginItem", "discover_plugin", "plugin_name"]
 

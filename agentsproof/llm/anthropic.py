@@ -37,7 +37,7 @@ import httpx
 from agentsproof.llm import prices
 from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError, scrub, scrub_url, url_secrets
 from agentsproof.llm.replies import MAX_NAME_CHARS, MAX_TOOL_CALLS, ReplyError, load_json, read_capped, token_count
-from agentsproof.schemas.artifacts import Usage
+from agentsproof.model.results import Usage
 
 DEFAULT_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
@@ -66,8 +66,8 @@ def messages_url(base: str | None) -> str:
 
 
 def max_tokens_from_env() -> int:
-    from agentsproof.envcfg import env_int
-    from agentsproof.errors import InputError
+    from agentsproof.core.envcfg import env_int
+    from agentsproof.core.errors import InputError
 
     try:
         return env_int(ENV_MAX_TOKENS, DEFAULT_MAX_TOKENS, lo=1, hi=1_000_000)

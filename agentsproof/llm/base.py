@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 from urllib.parse import parse_qsl, quote, unquote, urlsplit, urlunsplit
 
-from agentsproof.schemas.artifacts import Usage
+from agentsproof.model.results import Usage
 
 
 @dataclass
@@ -133,10 +133,10 @@ class LLMError(Exception):
 
 def provider_setting(name: str, default: float, *, lo: float | None = None, hi: float | None = None, whole: bool = False) -> float:
     """An ``AGENTSPROOF_*`` number a provider reads when it is built: the shared env reader
-    (:mod:`agentsproof.envcfg`), with a malformed or out-of-range value as an
+    (:mod:`agentsproof.core.envcfg`), with a malformed or out-of-range value as an
     ``LLMError(kind="config")`` naming the variable (the provider layer's error type)."""
-    from agentsproof.envcfg import env_int, env_number
-    from agentsproof.errors import InputError
+    from agentsproof.core.envcfg import env_int, env_number
+    from agentsproof.core.errors import InputError
 
     try:
         if whole:

@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError
 from agentsproof.llm.prices import Price, cost_usd, price_for
-from agentsproof.schemas.artifacts import Usage
+from agentsproof.model.results import Usage
 
 CHARS_PER_TOKEN = 4
 DEFAULT_OUTPUT_TOKENS = 1024
@@ -128,7 +128,7 @@ class BudgetClient(LLMClient):
 def budget_for(client: LLMClient, prepared: Any, max_calls: int | None, max_cost: float | None) -> tuple[Budget, LLMClient]:
     """The run's budget and the client that keeps to it; a --max-cost the price table cannot
     check (a model without a price) is an input error before the first call."""
-    from agentsproof.errors import InputError
+    from agentsproof.core.errors import InputError
     from agentsproof.llm.prices import ENV_PRICES, load_prices
 
     budget = Budget(max_calls=max_calls, max_cost=max_cost, prices=load_prices(), free=prepared.provider == "local")

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient
-from agentsproof.schemas.artifacts import Usage
+from agentsproof.model.results import Usage
 
 SCHEMA = 1
 DEFAULT_MAX_MB = 512
@@ -36,13 +36,13 @@ trial_slot: contextvars.ContextVar[tuple[str, str, int] | None] = contextvars.Co
 
 
 def default_cache_dir() -> Path:
-    from agentsproof.envcfg import cache_root
+    from agentsproof.core.envcfg import cache_root
 
     return Path(cache_root())
 
 
 def max_bytes_from_env() -> int:
-    from agentsproof.envcfg import env_number
+    from agentsproof.core.envcfg import env_number
 
     return int(env_number("AGENTSPROOF_CACHE_MAX_MB", DEFAULT_MAX_MB, lo=1, hi=1_000_000) * 1_000_000)
 

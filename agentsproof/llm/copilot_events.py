@@ -19,7 +19,7 @@ from typing import Any
 
 from agentsproof.llm.base import LLMError
 from agentsproof.llm.replies import MAX_NAME_CHARS, MAX_TOOL_CALLS, cost_value, token_count
-from agentsproof.schemas.artifacts import ToolCall, Usage
+from agentsproof.model.results import ToolCall, Usage
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 MAX_ARGUMENT_CHARS = 2_000

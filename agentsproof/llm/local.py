@@ -32,7 +32,7 @@ from typing import Any
 from agentsproof.llm import local_pool
 from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError
 from agentsproof.llm.local_model import LocalSettings, default_model_name, local_available
-from agentsproof.schemas.artifacts import Usage
+from agentsproof.model.results import Usage
 
 __all__ = ["LocalClient", "local_available", "default_model_name", "sampling_params"]
 

@@ -16,7 +16,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 from agentsproof.llm.base import LLMError, scrub, url_secrets
 from agentsproof.llm.replies import ReplyError, parse_chat_completion
-from agentsproof.schemas.artifacts import Usage
+from agentsproof.model.results import Usage
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 DEFAULT_OLLAMA_URL = "http://localhost:11434/v1"

@@ -14,7 +14,7 @@ matches the longest name that is its prefix up to a ``-``/``@``/``:`` boundary
 as Bedrock's ``anthropic.`` or ``us.anthropic.`` is ignored. A model with no row has no
 cost (``null``), never a guessed one. A malformed file is one error line naming it (exit 30).
 
-Token counts follow :class:`~agentsproof.schemas.artifacts.Usage`: ``prompt_tokens``
+Token counts follow :class:`~agentsproof.model.results.Usage`: ``prompt_tokens``
 includes the cache reads and writes, which are priced at their own rates.
 """
 
@@ -25,8 +25,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from agentsproof.errors import InputError
-from agentsproof.schemas.artifacts import Usage
+from agentsproof.core.errors import InputError
+from agentsproof.model.results import Usage
 
 ENV_PRICES = "AGENTSPROOF_PRICES"
 CACHE_READ_FACTOR = 0.1

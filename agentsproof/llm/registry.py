@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from agentsproof.errors import ProviderUnavailable
+from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.llm.base import LLMClient, LLMError, scrub, url_secrets
 from agentsproof.llm.retry import RetryingClient
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import httpx
 
-from agentsproof.schemas.artifacts import Usage
+from agentsproof.model.results import Usage
 
 MAX_REPLY_BYTES = 8 * 1024 * 1024
 """Largest reply body read (8 MiB); a chat completion is usually a few KB."""

@@ -7,7 +7,7 @@ See docs/sdk-python.md.
 from importlib import import_module
 from typing import Any
 
-# Loaded on first use, so that ``agentsproof.sdk.commands`` (the CLI's ``sync`` and
+# Loaded on first use, so that ``agentsproof.cli.sdk`` (the CLI's ``sync`` and
 # ``suite run``) does not load the whole SDK at every CLI start.
 _WHERE = {
     "AgentsProof": "client",

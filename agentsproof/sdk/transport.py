@@ -16,9 +16,11 @@ import threading
 import urllib.parse
 from typing import Any, Optional
 
-from agentsproof import __version__
 
-USER_AGENT = f"agentsproof-python/{__version__}"
+SDK_VERSION = "0.1.0"
+"""The SDK imports nothing from the harness, so it keeps its own copy of the version
+(``tests/sdk/test_sdk_import.py`` keeps it equal to ``agentsproof.__version__``)."""
+USER_AGENT = f"agentsproof-python/{SDK_VERSION}"
 _MAX_REDIRECTS = 3
 
 

@@ -197,7 +197,7 @@ def list_goldens(projectSlug: Optional[str] = Query(None, max_length=100), p: Pr
 @router.post("/goldens", responses=AUTH)
 def create_golden(body: dict[str, Any], p: Project = Depends(project), s: Session = Depends(session)) -> dict[str, Any]:
     """Create or edit a golden: the golden fields plus optional ``suite`` and ``approved``."""
-    from agentsproof.errors import InputError
+    from agentsproof.core.errors import InputError
 
     body = dict(body)
     suite, approved, slug = body.pop("suite", None), body.pop("approved", None), body.pop("projectSlug", None)

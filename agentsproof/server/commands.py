@@ -12,7 +12,7 @@ from typing import Any, Iterator
 
 import click
 
-from agentsproof.errors import InputError
+from agentsproof.core.errors import InputError
 
 DB_HELP = "Database URL: sqlite:///PATH or postgresql://USER:PASS@HOST:PORT/DB (env AGENTSPROOF_DB; default a SQLite file at ~/.local/share/agentsproof/server.db)."
 db_option = click.option("--db", "db", default=None, metavar="URL", help=DB_HELP)
@@ -76,7 +76,7 @@ def serve(host: str, port: int, db: str | None, runs_dir: Path | None, provider:
 
 def _warn_judge(provider: str, model: str | None) -> None:
     """Say at start-up when the judge cannot be set up; gradings stay errored (and are retried) until it can."""
-    from agentsproof.errors import ProviderUnavailable
+    from agentsproof.core.errors import ProviderUnavailable
     from agentsproof.llm.registry import resolve_models, resolve_provider_name
 
     try:

@@ -13,7 +13,7 @@ import os
 import threading
 from pathlib import Path
 
-from agentsproof.errors import InputError
+from agentsproof.core.errors import InputError
 
 _MIGRATE_LOCK = threading.Lock()
 

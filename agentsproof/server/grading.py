@@ -18,8 +18,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agentsproof import tracecheck
-from agentsproof.pipeline.grader.judge import Judge, JudgeError, judge_json
+from agentsproof.grading import tracecheck
+from agentsproof.grading.judge import Judge, JudgeError, judge_json
 
 WEIGHTS = {"goal_completion": 0.35, "output_quality": 0.20, "tool_accuracy": 0.20, "step_efficiency": 0.15, "safety": 0.10}
 AXES = tuple(WEIGHTS)
@@ -48,7 +48,7 @@ def weights_for(has_tool_calls: bool) -> dict[str, float]:
 def check_assertions(assertions: list[str], steps: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
     """(results of the structured assertions, the free-text ones for the judge).
 
-    The structured ones are checked by :mod:`agentsproof.tracecheck`, as the ``tool_calls``
+    The structured ones are checked by :mod:`agentsproof.grading.tracecheck`, as the ``tool_calls``
     grader does; every step counts and matches by its name."""
     names = [str(st.get("name") or "") for st in steps]
     results, free = [], []

@@ -18,7 +18,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from jinja2 import DictLoader, Environment, select_autoescape
 from sqlalchemy import String, cast, func, select
 
-from agentsproof.errors import InputError
+from agentsproof.core.errors import InputError
 from agentsproof.server import store
 from agentsproof.server.models import CaseResult, Golden, Grade, Project, ProofRun, Run
 from agentsproof.server.templates import TEMPLATES

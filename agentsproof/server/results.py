@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from agentsproof.errors import InputError
+from agentsproof.core.errors import InputError
 from agentsproof.server.models import CliResult
 
 COMMANDS = ("eval", "eval-all", "tc-eval")
@@ -101,7 +101,7 @@ def results_view(db: Any) -> dict[str, Any]:
                 ci = (item.get("stats") or {}).get("delta_ci")
                 ok_ci = isinstance(ci, list) and len(ci) == 2 and all(isinstance(x, (int, float)) for x in ci)
                 series.setdefault(item["id"], {"id": item["id"], "name": item.get("name") or item["id"], "raw": []})["raw"].append((created, item["delta"], ci if ok_ci else None))
-    from agentsproof.charts import TrendPoint, trend_chart  # the HTML report's drawing code
+    from agentsproof.report.charts import TrendPoint, trend_chart  # the HTML report's drawing code
 
     trends = []
     for t in sorted(series.values(), key=lambda t: t["id"]):

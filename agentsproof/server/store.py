@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from agentsproof.errors import InputError
+from agentsproof.core.errors import InputError
 from agentsproof.server.models import ApiKey, Golden, Project, utcnow
 
 KEY_PREFIX = "ap_"

@@ -102,7 +102,7 @@ class GradingWorker:
     def _get_judge(self) -> Any:
         if self._judge is None:
             from agentsproof.llm.registry import build_client, resolve_models, resolve_provider_name
-            from agentsproof.pipeline.grader.judge import Judge
+            from agentsproof.grading.judge import Judge
 
             provider = resolve_provider_name(self.provider_flag)
             choice = resolve_models(provider, self.model_flag, None)

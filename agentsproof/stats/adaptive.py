@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from agentsproof.schemas.artifacts import compute_grade
+from agentsproof.model.results import compute_grade
 
 if TYPE_CHECKING:
     from agentsproof.stats.cases import CaseScores

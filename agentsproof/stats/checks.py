@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from agentsproof.schemas.artifacts import ArmResult
+from agentsproof.model.results import ArmResult
 
 NON_DISCRIMINATING_RATE = 0.9
 """A check that passes in at least this share of baseline trials cannot show the skill's effect."""

@@ -15,9 +15,9 @@ from typing import Any
 from pydantic import ValidationError
 from scipy.stats import fisher_exact
 
-from agentsproof.config import format_validation_error
-from agentsproof.errors import InputError
-from agentsproof.schemas.artifacts import ItemResult, RunResult
+from agentsproof.model.evalfile import format_validation_error
+from agentsproof.core.errors import InputError
+from agentsproof.model.results import ItemResult, RunResult
 
 VERDICTS = ("SAME", "BETTER", "WORSE", "NOISE", "NEW", "REMOVED", "INCONCLUSIVE")
 
@@ -89,7 +89,7 @@ MAX_REPORT_BYTES = 2_000_000_000
 
 def load_run(path: Path) -> RunResult:
     """A saved run (any command's JSON report); bad input raises InputError naming the field."""
-    from agentsproof.inputs import decode_text, display, json_depth_ok, read_regular
+    from agentsproof.core.inputs import decode_text, display, json_depth_ok, read_regular
 
     src = display(path)
     if not Path(path).exists():

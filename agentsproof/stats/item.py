@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentsproof.schemas.artifacts import ArmResult, ItemResult, compute_grade
+from agentsproof.model.results import ArmResult, ItemResult, compute_grade
 from agentsproof.stats.cases import (
     TWO_LEVEL_METHOD,
     by_case,

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentsproof.llm.base import LLMError
-from agentsproof.schemas.artifacts import LogEvent, ToolCall, Usage
+from agentsproof.model.results import LogEvent, ToolCall, Usage
 
 if TYPE_CHECKING:
     from agentsproof.executor.runner import EvalItem
@@ -45,7 +45,7 @@ class SkillFile:
     files: tuple[tuple[str, Path], ...] = ()
     """The skill folder's other files to install beside it: (path relative to the skill
     folder, the file). Chosen when the eval is loaded (the rule of
-    :func:`agentsproof.skillfolder.folder_files`, without the eval's workspace seed);
+    :func:`agentsproof.model.skillfolder.folder_files`, without the eval's workspace seed);
     empty for an agent or a skill file that is not a folder's SKILL.md."""
 
 

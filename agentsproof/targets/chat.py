@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from agentsproof.llm.base import ChatRequest, LLMClient, LLMError
-from agentsproof.schemas.artifacts import ToolCall
+from agentsproof.model.results import ToolCall
 from agentsproof.targets.base import Target, TrialInput, TrialRecord
 
 TIMEOUT_GRACE_S = 5.0

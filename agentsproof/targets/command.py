@@ -11,7 +11,7 @@ baseline arm) and ``{model}`` the run's ``--model`` (or empty). When no element 
 counts as the agent's work) installs the skill/agent text in the workspace at
 ``skill_path`` (``{name}`` = its name). A skill whose source is a ``SKILL.md`` in its own
 folder gets that folder's other files beside it, by the rule of
-:func:`agentsproof.skillfolder.folder_files` (regular files, no symlinks or dot-files,
+:func:`agentsproof.model.skillfolder.folder_files` (regular files, no symlinks or dot-files,
 bounded). Nothing is ever written through a symlink, and a file already at that path
 (from the seed) is an errored trial. The baseline arm runs the same command in the same
 kind of workspace with nothing installed.
@@ -34,7 +34,7 @@ workspace (which then does count as a created file). The format is in
 :mod:`agentsproof.targets.trace`; ``skill_used`` is None when no trace was written (the
 baseline arm, which has no skill installed, is always False).
 
-**Processes.** The agent runs in its own process group: see :mod:`agentsproof.procgroup`.
+**Processes.** The agent runs in its own process group: see :mod:`agentsproof.core.procgroup`.
 
 **Sandbox.** ``sandbox: true`` runs the command under bubblewrap: see
 :mod:`agentsproof.targets.sandbox` for what is and is not reachable.
@@ -51,8 +51,8 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from agentsproof.procgroup import MAX_OUTPUT_BYTES, Outcome, run_group
-from agentsproof.schemas.artifacts import LogEvent
+from agentsproof.core.procgroup import MAX_OUTPUT_BYTES, Outcome, run_group
+from agentsproof.model.results import LogEvent
 from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord
 from agentsproof.targets.config import TARGETS_FILE, CommandTargetSpec
 from agentsproof.targets.trace import parse_trace, read_bounded

@@ -26,8 +26,8 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from agentsproof.errors import InputError
-from agentsproof.schemas.graders import FieldError, Strict, workspace_glob
+from agentsproof.core.errors import InputError
+from agentsproof.model.graders import FieldError, Strict, workspace_glob
 
 TARGETS_FILE = "targets.yaml"
 MAX_TARGET_TIMEOUT = 86_400.0
@@ -180,7 +180,7 @@ def _expand(value: Any, source: str, field: str, here: Path | None) -> Any:
 def parse_targets(data: Any, source: str, folder: Path | None = None) -> dict[str, TargetDef]:
     from pydantic import TypeAdapter
 
-    from agentsproof.config import format_validation_error
+    from agentsproof.model.evalfile import format_validation_error
 
     if data is None:
         return {}
@@ -226,8 +226,8 @@ def candidate_files(near: Path | None, explicit: Path | None = None) -> list[Pat
 
 def find_target(name: str, near: Path | None, explicit: Path | None = None) -> TargetDef:
     """The definition of target ``name``; InputError (naming where it looked) when none."""
-    from agentsproof.config import read_yaml
-    from agentsproof.inputs import display
+    from agentsproof.model.evalfile import read_yaml
+    from agentsproof.core.inputs import display
 
     if explicit is not None and not explicit.is_file():
         raise InputError("command line", "--targets", f"file {display(explicit)!r} not found")

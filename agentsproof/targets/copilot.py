@@ -40,12 +40,12 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from agentsproof.errors import ProviderUnavailable
+from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.llm.base import LLMError
 from agentsproof.llm.copilot import CopilotClient, copilot_status
 from agentsproof.llm.copilot_events import AgentEventCollector
-from agentsproof.schemas.artifacts import LogEvent
-from agentsproof.skillfolder import split_frontmatter
+from agentsproof.model.results import LogEvent
+from agentsproof.model.skillfolder import split_frontmatter
 from agentsproof.targets.base import BASELINE_SYSTEM_PROMPT, Target, TargetError, TrialInput, TrialRecord
 from agentsproof.targets.config import CopilotTargetSpec
 from agentsproof.targets.copilot_guard import PermissionGuard, inside

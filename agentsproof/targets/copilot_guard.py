@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agentsproof.schemas.artifacts import LogEvent
+from agentsproof.model.results import LogEvent
 
 DEVICES = {"/dev/null", "/dev/zero", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty"}
 """Paths a shell command may name wherever its workspace is."""

@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from agentsproof.errors import InputError
+from agentsproof.core.errors import InputError
 from agentsproof.llm.base import _SECRET_PARAM, scrub, scrub_url, url_secrets
 from agentsproof.llm.replies import (
     MAX_NAME_CHARS,
@@ -38,7 +38,7 @@ from agentsproof.llm.replies import (
     usage_of,
 )
 from agentsproof.llm.retry import MIN_ATTEMPT_S, RetryPolicy
-from agentsproof.schemas.artifacts import LogEvent, ToolCall
+from agentsproof.model.results import LogEvent, ToolCall
 from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord
 from agentsproof.targets.config import _ENV_REF, HttpTargetSpec
 

@@ -92,7 +92,7 @@ def _probe(path: str) -> Bwrap | str:
 def find_bwrap(source: str, name: str) -> Bwrap:
     """A working bubblewrap, probed once per process; InputError when it is missing or
     cannot create its namespaces here."""
-    from agentsproof.errors import InputError
+    from agentsproof.core.errors import InputError
 
     path = shutil.which("bwrap") or (FALLBACK_BWRAP if os.access(FALLBACK_BWRAP, os.X_OK) else None)
     field = f"{name}.sandbox"

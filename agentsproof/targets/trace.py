@@ -14,8 +14,8 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from agentsproof.procgroup import MAX_OUTPUT_BYTES
-from agentsproof.schemas.artifacts import ToolCall
+from agentsproof.core.procgroup import MAX_OUTPUT_BYTES
+from agentsproof.model.results import ToolCall
 
 MAX_TRACE_BYTES = 5 * 1024 * 1024
 MAX_TRACE_STEPS = 2_000

@@ -2,7 +2,7 @@
 
 Every trial gets its own folder, seeded with a copy of the eval's ``workspace:`` folder
 (and tc-eval's ``files``). Before the agent runs, the folder is snapshotted; afterwards the
-difference is the trial's :class:`~agentsproof.schemas.artifacts.FileRecord` list. Folders
+difference is the trial's :class:`~agentsproof.model.results.FileRecord` list. Folders
 are deleted after grading unless the run keeps them (``--keep-workspaces``).
 
 A seed folder may not hold symlinks that lead out of it (they would hand the agent a path
@@ -20,8 +20,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentsproof.errors import InputError
-from agentsproof.schemas.artifacts import FileRecord
+from agentsproof.core.errors import InputError
+from agentsproof.model.results import FileRecord
 
 MAX_SEED_FILES = 10_000
 MAX_SEED_BYTES = 200 * 1024 * 1024
@@ -34,7 +34,7 @@ HASH_LIMIT_BYTES = 4 * 1024 * 1024
 
 def check_seed_folder(folder: Path, source: str, field: str) -> Path:
     """``folder`` if it is a directory fit to copy into workspaces; InputError otherwise."""
-    from agentsproof.inputs import display
+    from agentsproof.core.inputs import display
 
     if not folder.exists():
         raise InputError(source, field, f"folder {display(folder)!r} not found")

@@ -12,16 +12,16 @@ from typing import Any
 
 import pytest
 
-from agentsproof import tracecheck
-from agentsproof.config import FilesGrader, ScriptGrader, SkillUsedGrader, ToolCallsGrader, parse_eval_config
-from agentsproof.errors import InputError
-from agentsproof.pipeline.grader import TrialContext, combine, grade_all
-from agentsproof.pipeline.grader import files as files_mod
-from agentsproof.pipeline.grader.files import grade_files
-from agentsproof.pipeline.grader.script import grade_script
-from agentsproof.pipeline.grader.skill_used import grade_skill_used
-from agentsproof.pipeline.grader.tool_calls import grade_tool_calls
-from agentsproof.schemas.artifacts import ToolCall
+from agentsproof.grading import tracecheck
+from agentsproof.model.evalfile import FilesGrader, ScriptGrader, SkillUsedGrader, ToolCallsGrader, parse_eval_config
+from agentsproof.core.errors import InputError
+from agentsproof.grading.grade import TrialContext, combine, grade_all
+from agentsproof.grading import files as files_mod
+from agentsproof.grading.files import grade_files
+from agentsproof.grading.script import grade_script
+from agentsproof.grading.skill_used import grade_skill_used
+from agentsproof.grading.tool_calls import grade_tool_calls
+from agentsproof.model.results import ToolCall
 from agentsproof.server.grading import check_assertions
 
 PY = sys.executable
@@ -484,8 +484,8 @@ def test_a_script_beside_the_eval_file_runs_from_there(tmp_path: Path) -> None:
     that is not there is looked up in the workspace."""
     import asyncio
 
-    from agentsproof.pipeline.grader.context import TrialContext
-    from agentsproof.pipeline.grader.script import grade_script
+    from agentsproof.grading.context import TrialContext
+    from agentsproof.grading.script import grade_script
 
     eval_dir, ws = tmp_path / "eval", tmp_path / "ws"
     eval_dir.mkdir()

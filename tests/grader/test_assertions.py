@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
-from agentsproof.config import AssertionsGrader
-from agentsproof.pipeline.grader import grade_all
-from agentsproof.pipeline.grader.assertions import grade_assertions
+from agentsproof.model.evalfile import AssertionsGrader
+from agentsproof.grading.grade import grade_all
+from agentsproof.grading.assertions import grade_assertions
 from conftest import Rule
 from openai_server import default_reply
 
@@ -45,7 +45,7 @@ async def test_one_unusable_assertion_errors_the_grader(judge, scripted_server):
 
 
 async def test_grade_all_mixes_graders_and_runs_judge_calls_concurrently(judge, scripted_server):
-    from agentsproof.config import DeterministicGrader
+    from agentsproof.model.evalfile import DeterministicGrader
 
     scripted_server.latency = 0.1
     graders = [

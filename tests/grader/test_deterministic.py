@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agentsproof.config import DeterministicGrader
-from agentsproof.pipeline.grader.deterministic import grade_deterministic
+from agentsproof.model.evalfile import DeterministicGrader
+from agentsproof.grading.deterministic import grade_deterministic
 
 
 def grader(checks, weight=1.0) -> DeterministicGrader:

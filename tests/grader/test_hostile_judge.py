@@ -8,11 +8,11 @@ import json
 
 import pytest
 
-from agentsproof.config import AssertionsGrader, DeterministicGrader, LLMRubricGrader
+from agentsproof.model.evalfile import AssertionsGrader, DeterministicGrader, LLMRubricGrader
 from agentsproof.llm.replies import MAX_JSON_DEPTH, MAX_VERDICT_CHARS
-from agentsproof.pipeline.grader import combine, grade_all
-from agentsproof.pipeline.grader.assertions import grade_assertions
-from agentsproof.pipeline.grader.llm_rubric import grade_rubric
+from agentsproof.grading.grade import combine, grade_all
+from agentsproof.grading.assertions import grade_assertions
+from agentsproof.grading.llm_rubric import grade_rubric
 from conftest import Rule, make_plugin, read_json, run_cli, simple_eval
 
 RUBRIC = LLMRubricGrader(type="llm_rubric", rubric="Mentions 'pytest'.", weight=1.0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentsproof.pipeline.grader.judge import JUDGE_ATTEMPTS, JudgeError, extract_json_object, judge_json
+from agentsproof.grading.judge import JUDGE_ATTEMPTS, JudgeError, extract_json_object, judge_json
 from conftest import Rule
 
 

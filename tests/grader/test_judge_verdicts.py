@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agentsproof.pipeline.grader.assertions import _validate as assertion_verdict
-from agentsproof.pipeline.grader.llm_rubric import _validate as rubric_verdict
+from agentsproof.grading.assertions import _validate as assertion_verdict
+from agentsproof.grading.llm_rubric import _validate as rubric_verdict
 
 
 @pytest.mark.parametrize(

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from agentsproof.config import LLMRubricGrader
-from agentsproof.pipeline.grader.llm_rubric import grade_rubric
+from agentsproof.model.evalfile import LLMRubricGrader
+from agentsproof.grading.llm_rubric import grade_rubric
 from conftest import Rule
 
 

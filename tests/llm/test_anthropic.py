@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentsproof.errors import ProviderUnavailable
+from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.llm import prices, registry
 from agentsproof.llm.anthropic import AnthropicClient, messages_url
 from agentsproof.llm.base import ChatRequest, LLMError

@@ -111,9 +111,9 @@ async def test_concurrent_calls_share_one_cli(copilot_env):
 
 async def test_judge_call_gets_json_instructions_and_parses(copilot_env):
     from agentsproof.llm.copilot import CopilotClient
-    from agentsproof.pipeline.grader.judge import Judge
-    from agentsproof.pipeline.grader.llm_rubric import grade_rubric
-    from agentsproof.config import LLMRubricGrader
+    from agentsproof.grading.judge import Judge
+    from agentsproof.grading.llm_rubric import grade_rubric
+    from agentsproof.model.evalfile import LLMRubricGrader
 
     srv = copilot_env
     client = CopilotClient.from_env()

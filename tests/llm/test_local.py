@@ -20,7 +20,7 @@ from conftest import require_local_model  # noqa: E402
 
 require_local_model()
 
-from agentsproof.config import DeterministicGrader  # noqa: E402
+from agentsproof.model.evalfile import DeterministicGrader  # noqa: E402
 from agentsproof.executor.runner import DualArmRunner, EvalItem, RunOptions  # noqa: E402
 from agentsproof.llm import local_model  # noqa: E402
 from agentsproof.llm.base import ChatRequest, LLMError  # noqa: E402

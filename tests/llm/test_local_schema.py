@@ -9,8 +9,8 @@ import os
 import pytest
 
 from agentsproof.llm.local_schema import MAX_STRING_CHARS, constrain, rescale
-from agentsproof.pipeline.grader.assertions import ASSERTION_SCHEMA
-from agentsproof.pipeline.grader.llm_rubric import RUBRIC_SCHEMA
+from agentsproof.grading.assertions import ASSERTION_SCHEMA
+from agentsproof.grading.llm_rubric import RUBRIC_SCHEMA
 
 
 def test_a_0_to_1_score_is_asked_as_an_integer_0_to_10_and_mapped_back():

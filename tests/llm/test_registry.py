@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentsproof.errors import ProviderUnavailable
+from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.llm import registry
 from agentsproof.llm.local_model import default_model_name
 

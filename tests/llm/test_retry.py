@@ -129,7 +129,7 @@ def test_malformed_retry_env_is_refused_naming_the_variable(monkeypatch, name, r
 
 
 def test_malformed_retry_env_makes_the_provider_unusable(monkeypatch, scripted_server):
-    from agentsproof.errors import ProviderUnavailable
+    from agentsproof.core.errors import ProviderUnavailable
     from agentsproof.llm.registry import build_client
 
     monkeypatch.setenv("AGENTSPROOF_PROVIDER_URL", scripted_server.base_url)

@@ -8,12 +8,12 @@ import time
 
 import pytest
 
-from agentsproof.config import LLMRubricGrader
+from agentsproof.model.evalfile import LLMRubricGrader
 from agentsproof.llm.base import ChatRequest, LLMError
 from agentsproof.llm.openai_http import openai_client
 from agentsproof.llm.retry import ATTEMPT_SHARE, RetryingClient, RetryPolicy, attempt_timeout
-from agentsproof.pipeline.grader import grade_all
-from agentsproof.pipeline.grader.judge import Judge
+from agentsproof.grading.grade import grade_all
+from agentsproof.grading.judge import Judge
 from conftest import SECRET_KEY, Rule
 
 pytestmark = pytest.mark.usefixtures("openai_path")  # every test on both paths: plain httpx and the openai SDK

@@ -131,7 +131,7 @@ async def test_connection_refused_with_credentials_in_url():
 def test_registry_scrubs_its_errors(monkeypatch):
     monkeypatch.setenv("AGENTSPROOF_PROVIDER_URL", f"http://{USER}:{PASSWORD}@[::1/v1?token={QUERY_KEY}")
     monkeypatch.setenv("AGENTSPROOF_PROVIDER_KEY", SECRET_KEY)
-    from agentsproof.errors import ProviderUnavailable
+    from agentsproof.core.errors import ProviderUnavailable
 
     with pytest.raises(ProviderUnavailable) as err:
         build_client("openai")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from agentsproof.schemas.artifacts import ArmResult, CheckResult, GraderResult, ItemResult, RunResult, TrialResult, compute_grade
+from agentsproof.model.results import ArmResult, CheckResult, GraderResult, ItemResult, RunResult, TrialResult, compute_grade
 from agentsproof.stats import item_stats
 
 

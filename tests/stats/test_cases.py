@@ -115,7 +115,7 @@ def test_power_verdict():
 
 def test_a_grade_adaptive_settles_is_within_one_band_in_the_report():
     """The stopping rule and the report use one interval: every settled grade is 'CI within' it."""
-    from agentsproof.schemas.artifacts import compute_grade
+    from agentsproof.model.results import compute_grade
     from agentsproof.stats.adaptive import planned_looks, settled_grade
 
     rng = np.random.default_rng(11)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agentsproof.schemas.artifacts import compute_grade
+from agentsproof.model.results import compute_grade
 from agentsproof.stats.cases import mean_case_delta, stratified_permutation_p
 from agentsproof.stats.multiplicity import adjust, benjamini_hochberg, holm
 

@@ -88,7 +88,7 @@ def test_item_stats_contract_and_values():
     # k is the run's own: 5 scored with-arm trials (pass@5, pass^5)
     assert s["pass_at_k"] == {"k": 5, "value": 1.0} and s["pass_hat_k"] == {"k": 5, "value": 1.0}
     assert s["enough_data"] is True and s["note"] is None
-    from agentsproof.schemas.artifacts import compute_grade
+    from agentsproof.model.results import compute_grade
 
     assert s["grade_low"] == compute_grade(lo) and s["grade_high"] == compute_grade(hi)
     expected = "A (CI within A)" if s["grade_low"] == "A" else f"A (CI spans {s['grade_low']}–A)"

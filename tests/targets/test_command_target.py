@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from conftest import ScriptedServer
-from agentsproof.errors import InputError
+from agentsproof.core.errors import InputError
 from agentsproof.executor.runner import EvalItem
 from agentsproof.targets import sandbox as sandbox_mod
 from agentsproof.targets import workspace as ws_mod
@@ -90,7 +90,7 @@ def skill(tmp_path: Path) -> SkillFile:
     secret = tmp_path / "private.txt"
     secret.write_text("not for the agent")
     (folder / "link.txt").symlink_to(secret)
-    from agentsproof.executor.plan import skill_file
+    from agentsproof.formats.plan import skill_file
 
     return skill_file("demo", "skill", (folder / "SKILL.md").read_text(), folder / "SKILL.md")
 

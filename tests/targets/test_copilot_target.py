@@ -192,7 +192,7 @@ async def test_inject_skill_loads_it_as_a_copilot_skill(copilot_env, tmp_path):
     (source / "references").mkdir(parents=True)
     (source / "SKILL.md").write_text(SKILL_TEXT)
     (source / "references" / "guide.md").write_text("GUIDEMARK: sum the columns\n")
-    from agentsproof.executor.plan import skill_file
+    from agentsproof.formats.plan import skill_file
 
     skill = skill_file("csv-summary", "skill", SKILL_TEXT, source / "SKILL.md")
 
@@ -317,7 +317,7 @@ def test_describe_shows_the_spec_as_written(cli_file, monkeypatch):
 
 
 def test_a_missing_cli_is_refused_before_the_run(cli_file, monkeypatch, tmp_path):
-    from agentsproof.errors import ProviderUnavailable
+    from agentsproof.core.errors import ProviderUnavailable
 
     monkeypatch.setenv("COPILOT_CLI_PATH", str(tmp_path / "nope"))
     with pytest.raises(ProviderUnavailable, match="target 'agent' \\(copilot\\).*COPILOT_CLI_PATH"):

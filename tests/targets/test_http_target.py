@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-from agentsproof.errors import InputError
+from agentsproof.core.errors import InputError
 from agentsproof.executor.runner import EvalItem
 from agentsproof.targets.base import SkillFile, TargetError, TrialInput, TrialRecord
 from agentsproof.targets.config import parse_targets
@@ -453,7 +453,7 @@ def test_one_client_is_shared_and_closed(agent: Agent) -> None:
 
 
 def test_a_target_that_sends_both_arms_the_same_request_is_refused() -> None:
-    from agentsproof.errors import InputError
+    from agentsproof.core.errors import InputError
 
     with pytest.raises(InputError) as err:
         parse_targets({"a": {"type": "http", "url": "http://127.0.0.1:1/ask"}}, "targets.yaml")

@@ -1,0 +1,101 @@
+"""Terminal output: progress while trials run, a summary table at the end."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from agentsproof.model.results import RunResult
+
+
+class Progress:
+    """Progress on stderr while a command runs.
+
+    On a terminal, one self-updating line per finished trial. Elsewhere (CI logs), one
+    line per finished item, so a long run shows signs of life without flooding the log.
+    """
+
+    def __init__(self, tty: bool | None = None):
+        self.tty = sys.stderr.isatty() if tty is None else tty
+        self.trials = 0
+
+    def trial(self, item: Any, trial: Any) -> None:
+        self.trials += 1
+        if self.tty:
+            mark = "E" if trial.status == "errored" else ("✓" if trial.passed else "✗")
+            _echo(f"\r  {self.trials:>5} trials  last: {item.name} [{trial.arm}] {mark}   ", err=True, nl=False)
+
+    def item(self, run: Any) -> None:
+        w, wo = run.with_arm, run.without_arm
+        line = (
+            f"  done: {run.item.id}  with {_fmt(w.mean_score, '.2f')} ({w.scored} scored)"
+            f"  without {_fmt(wo.mean_score, '.2f')} ({wo.scored} scored)"
+            + (f"  {w.errored + wo.errored} errored" if w.errored + wo.errored else "")
+        )
+        _echo(("\r" if self.tty else "") + line + ("   " if self.tty else ""), err=True)
+
+
+def _echo(message: str = "", **kw: Any) -> None:
+    """click.echo for text that may hold undecodable file-name bytes (surrogates)."""
+    from agentsproof.core.inputs import display
+
+    click.echo(display(message), **kw)
+
+
+def _fmt(v: float | None, spec: str) -> str:
+    return "—" if v is None else format(v, spec)
+
+
+def print_run(run: RunResult, written: dict[str, Path]) -> None:
+    if sys.stderr.isatty():
+        _echo("", err=True)
+    _echo(f"agentsproof {run.command} · {run.plugin} · provider {run.provider} · model {run.model}")
+    kinds = {i.kind for i in run.items}
+    label = (lambda it: f"{it.kind}: {it.name}") if len(kinds) > 1 or kinds == {"agent"} else (lambda it: it.name)
+    width = max([len(label(i)) for i in run.items] + [4])
+    _echo(f"  {'item':<{width}}  {'with':>5}  {'w/o':>5}  {'delta':>6}  grade  {'pass':>5}  err  result")
+    from agentsproof.report.render import item_result_label
+
+    for it in run.items:
+        result = item_result_label(it)
+        conf = it.stats.get("grade_label") if it.stats else None
+        _echo(
+            f"  {label(it):<{width}}  {_fmt(it.with_arm.mean_score, '.2f'):>5}  {_fmt(it.without_arm.mean_score, '.2f'):>5}"
+            f"  {_fmt(it.delta, '+.2f'):>6}  {(it.grade or '—'):<5}  {'—' if it.pass_rate is None else f'{it.pass_rate * 100:.0f}%':>5}"
+            f"  {it.with_arm.errored + it.without_arm.errored:>3}  {result}" + (f"  {conf}" if conf else "")
+            + (it.stats.get("grade_mark") or "" if it.stats else "")
+            + ("  [underpowered]" if it.stats and it.stats.get("verdict") == "underpowered" else "")
+        )
+        if it.status_reason:
+            _echo(f"      {it.status}: {it.status_reason}")
+        if it.stats.get("flaky"):
+            _echo(f"      flaky: {it.with_arm.passed_trials} of {it.with_arm.scored} trials passed")
+    o = run.overall
+    _echo(
+        f"verdict: {run.verdict} · {o.passed}/{o.total} passed"
+        + (f" · {o.errored} errored" if o.errored else "")
+        + (f" · {o.not_run} not run" if o.not_run else "")
+        + (f" · avg delta {o.avg_delta:+.2f}" if o.avg_delta is not None else "")
+    )
+    if run.settings.get("baseline") == "none":
+        _echo("single-arm run (--baseline none): pass rates only, no grades")
+    config = run.settings.get("config")
+    if config:  # recorded with --config KEY=VALUE; `compare` notes runs that recorded none
+        _echo("config: " + ", ".join(f"{k}={v}" for k, v in config.items()))
+    weak = [it for it in run.items if it.stats and it.stats.get("verdict") == "underpowered"]
+    if weak:
+        _echo(
+            f"underpowered: {len(weak)} of {len(run.items)} item{'s' if len(run.items) != 1 else ''} "
+            "(fewer than 5 cases, or an interval spanning grade bands): " + ", ".join(it.name for it in weak[:5])
+            + (" …" if len(weak) > 5 else "")
+        )
+    if run.settings.get("p_adjust") and any(it.stats.get("grade_mark") for it in run.items if it.stats):
+        _echo(f"†: an A or B not significant after the {run.settings['p_adjust']} correction across items")
+    if run.incomplete:
+        _echo(f"incomplete: {run.incomplete_reason}", err=True)
+    for fmt in ("html", "md", "json"):
+        if fmt in written:
+            _echo(f"{fmt} report: {written[fmt]}")

@@ -1,0 +1,218 @@
+"""``--retry-errors RUN.json``: re-run only the errored trials of a saved run and merge them.
+
+The saved run names every item's eval file (``item.eval_path``); the files are loaded again
+so the trials run with the current skill text and graders. The saved run's scored trials
+are kept as they are and its errored ones run again, through the same session path as
+any run (progress lines, journal, interrupts): a retry is a run whose finished trials are
+given. Trials that never ran because the saved run was aborted are run too.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from agentsproof.core.errors import InputError
+from agentsproof.executor.runner import EvalItem
+from agentsproof.model.results import ItemResult, RunResult, TrialResult
+
+
+def retry_plan(
+    saved: RunResult, items: dict[str, EvalItem], path: Path
+) -> tuple[list[EvalItem], dict[tuple[str, str, int], TrialResult], dict]:
+    """(items in the saved order with their trial counts, the trials to keep, settings)."""
+    check_items(saved, items, path)
+    ordered: list[EvalItem] = []
+    prior: dict[tuple[str, str, int], TrialResult] = {}
+    for it in saved.items:
+        item = items[it.id]
+        ran = max([t.index + 1 for t in it.with_arm.trials + it.without_arm.trials] or [0])
+        # An aborted run also fills the trials it never started; a finished (or adaptive)
+        # run keeps its trial count.
+        item.trials = it.trials_requested if saved.incomplete else max(ran, 1)
+        for arm in (it.with_arm, it.without_arm):
+            for t in arm.trials:
+                if t.status == "scored" and t.index < item.trials:
+                    prior[(it.id, t.arm, t.index)] = t
+        ordered.append(item)
+    settings = dict(saved.settings)
+    settings.pop("reused_trials", None)
+    settings["retried_errors_from"] = str(path)
+    settings["retried_trials"] = sum(2 * i.trials for i in ordered) - len(prior)
+    return ordered, prior, settings
+
+
+def check_items(saved: RunResult, items: dict[str, EvalItem], path: Path) -> None:
+    for it in saved.items:
+        if it.id not in items:
+            raise InputError(str(path), f"items.{it.id}", "not found in the eval files any more; re-run the whole command")
+
+
+def load_items_for_retry(
+    saved: RunResult, saved_path: Path, path: Path | None, skill: Path | None = None
+) -> dict[str, EvalItem]:
+    """Runner items for a saved run, from the eval files its items name (see :func:`retry_items`)."""
+    return retry_items(saved, saved_path, path, skill)[0]
+
+
+def retry_items(
+    saved: RunResult, saved_path: Path, path: Path | None, skill: Path | None = None
+) -> tuple[dict[str, EvalItem], Callable[[Any], None] | None]:
+    """Runner items for a saved run, built from the eval files its items name the way the
+    original run built them (eval.yaml, evals.json, EVAL.yaml, a JSONL dataset; eval-all's
+    ``<suite>/`` ids), and what the original run did to its report after the trials (an
+    EVAL.yaml's check labels, a dataset's failure reasons), or None.
+
+    ``skill`` is the retry's ``--skill``: an EVAL.yaml's skill is found by layout again; a
+    skill the original run was given with ``--skill`` (a dataset's always) must be given again."""
+    out: dict[str, EvalItem] = {}
+    hooks: list[Callable[[Any], None]] = []
+    cache: dict[str, dict[str, EvalItem]] = {}
+    for n, it in enumerate(saved.items):
+        if not it.eval_path:
+            raise InputError(str(saved_path), f"items.{n}.eval_path", "missing; cannot tell which eval file to re-run")
+        file = _eval_file(it.eval_path, saved_path, f"items.{n}.eval_path")
+        if saved.command == "eval":  # an eval.yaml (an EVAL.yaml's `eval` run is a tc-eval run)
+            out[it.id] = _same_id(_eval_yaml_item(file, it, saved), it, saved_path)
+            continue
+        if it.eval_path not in cache:
+            if saved.command == "eval-all":
+                kind, built, hook = _eval_all_file(file, it, saved)
+                if kind == "yaml":  # one item per eval.yaml: it must still be the same one
+                    built = [_same_id(built[0], it, saved_path)]
+            else:
+                built, hook = _tc_eval_file(file, n, it, saved, saved_path, skill)
+            cache[it.eval_path] = {b.id: b for b in built}
+            if hook is not None:
+                hooks.append(hook)
+        found = cache[it.eval_path].get(it.id)
+        if found is None:
+            raise InputError(it.eval_path, None, f"case {it.id!r} of {saved_path} is no longer in this file")
+        found.trials = it.trials_requested
+        out[it.id] = found
+    _check_given_path(saved, saved_path, path)
+
+    def after(run: Any) -> None:
+        for hook in hooks:
+            hook(run)
+
+    return out, after if hooks else None
+
+
+def _same_id(built: EvalItem, it: ItemResult, saved_path: Path) -> EvalItem:
+    if built.id != it.id:
+        raise InputError(it.eval_path, None, f"now defines {built.id!r}, not {it.id!r} as in {saved_path}")
+    return built
+
+
+def _target(it: ItemResult) -> str | None:
+    return it.target if it.target != "chat" else None
+
+
+def _timeout(saved: RunResult) -> float | None:
+    value = saved.settings.get("timeout")
+    return float(value) if value else None
+
+
+def _eval_yaml_item(file: Path, it: ItemResult, saved: RunResult) -> EvalItem:
+    from agentsproof.model.evalfile import load_eval
+    from agentsproof.formats.plan import item_from_eval
+
+    return item_from_eval(
+        load_eval(file), trials=it.trials_requested, threshold=it.threshold, target=_target(it),
+        all_tasks=bool(saved.settings.get("all_tasks")),
+    )
+
+
+def _eval_all_file(file: Path, it: ItemResult, saved: RunResult) -> tuple[str, list[EvalItem], Callable[[Any], None] | None]:
+    """Every eval-all item of one file, built as eval-all builds them."""
+    from agentsproof.commands.evalyaml import eval_file_items, label_all, load_eval_file
+    from agentsproof.model.options import RunConfig
+
+    kind, p, obj = load_eval_file(file)
+    cfg = RunConfig(
+        trials=it.trials_requested, threshold=it.threshold, timeout=_timeout(saved), target=_target(it),
+        all_tasks=bool(saved.settings.get("all_tasks")),
+    )
+    hook = (lambda run: label_all([obj], run)) if kind == "EVAL" else None
+    return kind, eval_file_items(kind, p, obj, cfg), hook
+
+
+def _tc_eval_file(
+    file: Path, n: int, it: ItemResult, saved: RunResult, saved_path: Path, skill: Path | None
+) -> tuple[list[EvalItem], Callable[[Any], None] | None]:
+    """Every case of one tc-eval file: a JSONL dataset, an EVAL.yaml or an evals.json."""
+    from agentsproof.model.evalfile import DEFAULT_TIMEOUT
+    from agentsproof.formats.evalyaml.items import find_skill, is_eval_yaml, label_checks, load_suite, suite_items
+
+    timeout = _timeout(saved) or DEFAULT_TIMEOUT
+    if file.suffix.lower() == ".jsonl":
+        from agentsproof.formats.dataset import dataset_items, explain_run, load_dataset
+
+        ds = load_dataset(file)
+        given = _given_skill(n, it, saved_path, skill, layout=None)
+        found = find_skill(file, given) if given is not None else None
+        built = dataset_items(ds, skill=found, trials=it.trials_requested, threshold=it.threshold, timeout=timeout, target=_target(it))
+        return built, lambda run: explain_run(ds, run)
+    if file.suffix.lower() in (".yaml", ".yml") and is_eval_yaml(file):
+        loaded = load_suite(file, None)
+        given = _given_skill(n, it, saved_path, skill, layout=loaded.skill[0] if loaded.skill else None)
+        if given is not None:
+            loaded = load_suite(file, given)
+        built = suite_items(loaded, trials=it.trials_requested, threshold=it.threshold, timeout=timeout, target=it.target)
+        return built, lambda run: label_checks(loaded, run)
+    from agentsproof.formats.plan import items_from_tc_eval
+    from agentsproof.model.tc_eval import load_tc_eval
+
+    built = items_from_tc_eval(load_tc_eval(file), trials=it.trials_requested, threshold=it.threshold, timeout=timeout, target=_target(it))
+    return built, None
+
+
+def _given_skill(n: int, it: ItemResult, saved_path: Path, skill: Path | None, layout: Path | None) -> Path | None:
+    """The ``--skill`` to build an EVAL.yaml's or a dataset's items with; None for the skill
+    found by layout (``layout``; a dataset has none) or for no skill, as in the original run."""
+    from agentsproof.formats.plan import sha256_text
+    from agentsproof.executor.runner import BASELINE_SYSTEM_PROMPT
+
+    field = f"items.{n}.source_path"
+    had_skill = it.source_sha256 != sha256_text(BASELINE_SYSTEM_PROMPT)
+    if not had_skill:
+        if skill is not None:
+            raise InputError("command line", "--skill", f"the run in {saved_path} had no skill (single-armed); retry it without --skill")
+        if layout is not None:
+            raise InputError(str(saved_path), field, f"the run had no skill, and {layout} is found beside the eval file now; re-run the whole command")
+        return None
+    if skill is not None:
+        return skill
+    recorded = Path(it.source_path)
+    if layout is not None and recorded.is_absolute() and recorded == layout:
+        return None  # found by layout, as in the original run
+    raise InputError(str(saved_path), field, f"the run was made with --skill {it.source_path}; pass --skill again to retry it")
+
+
+def _check_given_path(saved: RunResult, saved_path: Path, path: Path | None) -> None:
+    """The eval file or folder given with --retry-errors is the one the run was made from."""
+    if path is not None and saved.command in ("eval", "tc-eval"):
+        recorded = {Path(i.eval_path).resolve() for i in saved.items if i.eval_path}
+        given = Path(path).resolve()
+        if given.is_dir():
+            given = next((given / n for n in ("eval.yaml", "eval.yml") if (given / n).is_file()), given)
+        if given not in recorded:
+            raise InputError(str(saved_path), "items.eval_path", f"this run was made from {', '.join(sorted(map(str, recorded)))}, not {path}")
+    if path is not None and saved.command == "eval-all":
+        root = Path(path).resolve()
+        outside = [i.eval_path for i in saved.items if i.eval_path and not Path(i.eval_path).resolve().is_relative_to(root)]
+        if outside:
+            raise InputError(str(saved_path), "items.eval_path", f"this run was made from evals outside {path} (e.g. {outside[0]})")
+
+
+def _eval_file(recorded: str, saved_path: Path, field: str) -> Path:
+    """A recorded eval path: absolute in runs of this version; a relative one (older runs)
+    is tried from the current folder, then from the saved report's folder."""
+    p = Path(recorded)
+    if p.is_absolute() or p.exists():
+        return p
+    beside = saved_path.resolve().parent / p
+    if beside.exists():
+        return beside
+    raise InputError(str(saved_path), field, f"eval file {recorded!r} not found (relative to this folder or to {saved_path.parent})")

@@ -1,0 +1,342 @@
+"""EVAL.yaml assertions → agentsproof graders.
+
+| assertion | grader |
+|---|---|
+| a plain string (agentv), ``rubrics`` strings | one ``assertions`` grader of all of them (weight: their count) |
+| ``contains`` / ``icontains`` / ``not-contains`` / ``not-icontains`` | deterministic ``mustContain`` / ``mustNotContain`` (``i``: any case) |
+| ``contains-any`` / ``icontains-any`` | one regex check: any of the values |
+| ``contains-all`` / ``icontains-all`` | ``mustContain`` with every value |
+| ``starts-with`` / ``ends-with`` / ``equals`` / ``regex`` | regex checks (``equals``: the whole answer, outer white space ignored) |
+| ``is-json`` | a ``script`` grader that parses the answer |
+| ``llm-rubric`` (a string), ``llm-grader`` (``prompt`` file or text), ``rubric`` with ``score_ranges`` | ``llm_rubric`` |
+| ``llm-rubric`` / ``rubrics`` / ``rubric`` with a list of outcomes | one ``assertions`` grader per outcome, with its weight |
+| ``script`` / ``code-grader`` (``command``) | ``script`` (answer on stdin: agentv's JSON payload, or the plain answer) |
+| ``skill-used`` / ``not-skill-used`` / ``skill-trigger`` | ``skill_used`` (agent trials) |
+
+``required: true`` (and ``min_score``, or an LLM assertion's ``threshold``) makes the grader
+a *gate*: a trial whose gate stays below its pass mark fails, whatever its score.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from agentsproof.model.evalfile import (
+    AssertionsGrader,
+    Checks,
+    DeterministicGrader,
+    FilesGrader,
+    LLMRubricGrader,
+    ScriptGrader,
+    SkillUsedGrader,
+    ToolCallsGrader,
+)
+from agentsproof.core.errors import InputError
+
+COMMON = {"type", "weight", "required", "min_score", "metric", "name"}
+EXTRA: dict[str, set[str]] = {
+    **{t: {"value"} for t in ("contains", "icontains", "not-contains", "not-icontains", "starts-with", "ends-with", "equals", "regex",
+                              "contains-any", "icontains-any", "contains-all", "icontains-all", "skill-used", "not-skill-used")},
+    "is-json": set(),
+    "llm-rubric": {"value", "threshold"},
+    "llm-grader": {"prompt", "value", "threshold"},
+    "rubrics": {"criteria", "value"},
+    "rubric": {"criteria", "value", "threshold"},
+    "script": {"command"},
+    "code-grader": {"command"},
+    "skill-trigger": {"skill", "should_trigger"},
+    # agentsproof's agent graders as typed assertions, with the fields eval.yaml gives them
+    "files": {"exists", "absent", "mustContain", "mustNotContain", "regexMatch", "json", "caseSensitive"},
+    "tool-calls": {"must_call", "must_not_call", "max_steps", "min_steps", "sequence"},
+}
+AGENT_GRADERS = {"files": FilesGrader, "tool-calls": ToolCallsGrader}
+RUBRIC_KEYS = {"id", "outcome", "weight", "required", "min_score", "score_ranges"}
+TEMPLATE_NAMES = ("answer", "expected_output", "input", "criteria")
+IS_JSON = (
+    "import json, sys\ntext = sys.stdin.read()\ntry:\n    json.loads(text)\nexcept ValueError as err:\n"
+    "    print(f'not valid JSON: {err}', file=sys.stderr)\n    sys.exit(1)\n"
+)
+
+
+def _gated(base: type) -> type:
+    """``base`` with ``required`` and ``pass_mark``: a trial that scores below the mark on this
+    assertion fails whatever its total (``required``, ``min_score``, an LLM ``threshold``)."""
+    namespace = {"__annotations__": {"required": bool, "pass_mark": float}, "required": True, "pass_mark": 1.0,
+                 "__module__": __name__}
+    return type(f"Required{base.__name__}", (base,), namespace)
+
+
+_GATED = {base: _gated(base) for base in (DeterministicGrader, LLMRubricGrader, AssertionsGrader, ScriptGrader,
+                                          SkillUsedGrader, FilesGrader, ToolCallsGrader)}
+
+
+class Builder:
+    """The graders of one test, in order, with a label per grader (its metric or type)."""
+
+    def __init__(self, src: str, path: Path, test: Any, skill_name: str | None, at: str):
+        self.src, self.path, self.test, self.skill_name, self.at = src, path, test, skill_name, at
+        self.graders: list[Any] = []
+        self.labels: list[str] = []
+        self.needs_agent: str | None = None
+        """Where the first assertion that needs an agent trial is (skill-used)."""
+
+    def err(self, where: str, message: str) -> InputError:
+        return InputError(self.src, where, message)
+
+    def add(self, grader: Any, label: str, gate: float | None) -> None:
+        if gate is not None:
+            cls = _GATED[type(grader)]
+            grader = cls(**grader.model_dump(by_alias=True), pass_mark=gate)
+        self.graders.append(grader)
+        self.labels.append(label)
+
+    # ---------------------------------------------------------------- entries
+
+    def build(self) -> None:
+        strings = [(w, e) for w, e in self.test.asserts if isinstance(e, str)]
+        placed = False
+        for where, entry in self.test.asserts:
+            if isinstance(entry, str):
+                if not placed:
+                    self._criteria([e for _, e in strings], strings[0][0], weight=float(len(strings)))
+                    placed = True
+                continue
+            if not isinstance(entry, dict):
+                raise self.err(where, "must be a criterion (a string) or an assertion mapping with a type")
+            self._typed(where, entry)
+        self._rubrics()
+        if not self.graders:
+            self._default()
+
+    def _criteria(self, texts: list[str], where: str, weight: float, gate: float | None = None, label: str = "criteria") -> None:
+        texts = [t.strip() for t in texts]
+        if not all(texts):
+            raise self.err(where, "is an empty criterion")
+        self.add(AssertionsGrader(type="assertions", assertions=texts, weight=min(weight, 1000.0)), label, gate)
+
+    def _default(self) -> None:
+        """No assertion: the judge scores the answer against criteria and expected output."""
+        t = self.test
+        if t.criteria is None and t.expected_output is None:
+            raise self.err(self.at, "has nothing to check; give assert, rubrics, criteria or expected_output")
+        parts = ["Score how well the response meets the criteria below. 1.0 = fully, 0.5 = partly, 0 = not at all."]
+        if t.criteria:
+            parts.append("Criteria:\n" + t.criteria)
+        if t.expected_output:
+            parts.append("Expected output (a reference answer):\n" + t.expected_output)
+        self.add(LLMRubricGrader(type="llm_rubric", rubric="\n\n".join(parts)), "criteria", None)
+
+    def _weight(self, where: str, entry: dict) -> float:
+        w = entry.get("weight", 1.0)
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or not 0 < w <= 1000:
+            raise self.err(f"{where}.weight", "must be a number above 0 (at most 1000)")
+        return float(w)
+
+    def _gate(self, where: str, entry: dict, default_mark: float = 1.0) -> float | None:
+        required = entry.get("required", False)
+        if not isinstance(required, bool):
+            raise self.err(f"{where}.required", "must be true or false")
+        mark = default_mark
+        for key in ("min_score", "threshold"):
+            if key in entry:
+                v = entry[key]
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
+                    raise self.err(f"{where}.{key}", "must be a number from 0 to 1")
+                mark = float(v)
+                if key == "threshold":
+                    required = True  # a per-assertion minimum: the assertion must reach it
+        return mark if required else None
+
+    def _value(self, where: str, entry: dict, *, many: bool = False) -> Any:
+        v = entry.get("value")
+        if many:
+            if not isinstance(v, list) or not v or not all(isinstance(x, str) and x for x in v):
+                raise self.err(f"{where}.value", "must be a non-empty list of strings")
+            return v
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            v = str(v)
+        if not isinstance(v, str) or not v:
+            raise self.err(f"{where}.value", "must be a non-empty string")
+        return v
+
+    def _typed(self, where: str, entry: dict) -> None:
+        kind = entry.get("type")
+        if not isinstance(kind, str):
+            raise self.err(f"{where}.type", "required field is missing")
+        kind = kind.replace("_", "-")
+        if kind not in EXTRA:
+            raise self.err(f"{where}.type", f"{entry['type']!r} is not supported; use one of {', '.join(sorted(EXTRA))}")
+        allowed = COMMON | EXTRA[kind]
+        extra = sorted(k for k in entry if k not in allowed)
+        if extra:
+            raise self.err(f"{where}.{extra[0]}", f"unknown key for {kind!r}; expected one of {', '.join(sorted(allowed))}")
+        metric = entry.get("metric") or entry.get("name")
+        if metric is not None and (not isinstance(metric, str) or not metric.strip()):
+            raise self.err(f"{where}.metric", "must be a non-empty string")
+        label = metric or kind
+        weight = self._weight(where, entry)
+        gate = self._gate(where, entry)
+        if kind in ("contains", "icontains", "not-contains", "not-icontains", "contains-all", "icontains-all"):
+            values = self._value(where, entry, many=True) if kind.endswith("-all") else [self._value(where, entry)]
+            key = "mustNotContain" if kind.startswith("not-") else "mustContain"
+            checks = Checks(**{key: values, "caseSensitive": not kind.removeprefix("not-").startswith("i")})
+            self.add(DeterministicGrader(type="deterministic", checks=checks, weight=weight), label, gate)
+        elif kind in ("contains-any", "icontains-any"):
+            values = self._value(where, entry, many=True)
+            pattern = ("(?i)" if kind.startswith("i") else "") + "(?:" + "|".join(re.escape(v) for v in values) + ")"
+            self.add(DeterministicGrader(type="deterministic", checks=Checks(regexMatch=[pattern]), weight=weight), label, gate)
+        elif kind in ("starts-with", "ends-with", "equals", "regex"):
+            value = self._value(where, entry)
+            pattern = {"starts-with": r"^\s*" + re.escape(value), "ends-with": re.escape(value) + r"\s*$",
+                       "equals": r"^\s*" + re.escape(value.strip()) + r"\s*$", "regex": value}[kind]
+            try:
+                re.compile(pattern)
+            except re.error as err:
+                raise self.err(f"{where}.value", f"{value!r} is not a valid regex: {err}") from None
+            self.add(DeterministicGrader(type="deterministic", checks=Checks(regexMatch=[pattern]), weight=weight), label, gate)
+        elif kind == "is-json":
+            self.add(ScriptGrader(type="script", run=[sys.executable, "-c", IS_JSON], stdin="answer", weight=weight), label, gate)
+        elif kind in ("llm-rubric", "rubrics", "rubric"):
+            self._rubric_entry(where, entry, kind, weight, gate, label)
+        elif kind == "llm-grader":
+            self.add(LLMRubricGrader(type="llm_rubric", rubric=self._judge_prompt(where, entry), weight=weight), label,
+                     self._gate(where, entry, 0.5))
+        elif kind in AGENT_GRADERS:
+            self._agent_grader(where, entry, kind, weight, gate, label)
+        elif kind in ("script", "code-grader"):
+            self.add(ScriptGrader(type="script", run=self._command(where, entry), stdin="json" if kind == "script" else "answer",
+                                  weight=weight), label, gate)
+        else:  # skill-used, not-skill-used, skill-trigger
+            self._skill(where, entry, kind, weight, gate, label)
+
+    def _rubric_entry(self, where: str, entry: dict, kind: str, weight: float, gate: float | None, label: str) -> None:
+        key = "criteria" if "criteria" in entry else "value"
+        if "criteria" in entry and "value" in entry:
+            raise self.err(f"{where}.criteria", "is the same as 'value'; keep one")
+        v = entry.get(key)
+        if isinstance(v, str) and v.strip():
+            self.add(LLMRubricGrader(type="llm_rubric", rubric=v, weight=weight), label, gate)
+            return
+        if not isinstance(v, list) or not v:
+            raise self.err(f"{where}.{key}", "must be a rubric text or a list of outcomes")
+        self._outcomes(f"{where}.{key}", v, label, weight)
+
+    def _outcomes(self, where: str, items: list[Any], label: str, weight: float = 1.0) -> None:
+        """Rubric outcomes: strings together in one grader; objects one grader each."""
+        strings = [(i, s) for i, s in enumerate(items) if isinstance(s, str)]
+        if strings:
+            self._criteria([s for _, s in strings], f"{where}[{strings[0][0]}]", weight=weight * len(strings), label=label)
+        for i, item in enumerate(items):
+            if isinstance(item, str):
+                continue
+            at = f"{where}[{i}]"
+            if not isinstance(item, dict):
+                raise self.err(at, "must be a string or a mapping with an outcome")
+            extra = sorted(k for k in item if k not in RUBRIC_KEYS)
+            if extra:
+                raise self.err(f"{at}.{extra[0]}", f"unknown key; expected one of {', '.join(sorted(RUBRIC_KEYS))}")
+            outcome = item.get("outcome")
+            if not isinstance(outcome, str) or not outcome.strip():
+                raise self.err(f"{at}.outcome", "required field is missing")
+            name = item.get("id") if isinstance(item.get("id"), str) else label
+            w = self._weight(at, item) * weight
+            ranges = item.get("score_ranges")
+            if ranges is not None:
+                self.add(LLMRubricGrader(type="llm_rubric", rubric=self._ranges(at, outcome, ranges), weight=w), name,
+                         self._gate(at, item, 0.7))
+            else:
+                self._criteria([outcome], at, w, self._gate(at, item), label=name)
+
+    def _ranges(self, where: str, outcome: str, ranges: Any) -> str:
+        if not isinstance(ranges, dict) or not ranges:
+            raise self.err(f"{where}.score_ranges", "must map scores (0-10) to descriptions")
+        lines = [outcome, "", "Score on this scale (0 to 10), then report it divided by 10 (0.0 to 1.0):"]
+        for k, text in sorted(ranges.items(), key=lambda kv: float(kv[0]) if str(kv[0]).replace(".", "", 1).isdigit() else -1):
+            if not str(k).replace(".", "", 1).isdigit() or not 0 <= float(k) <= 10 or not isinstance(text, str):
+                raise self.err(f"{where}.score_ranges.{k}", "keys are scores from 0 to 10, values descriptions")
+            lines.append(f"- {k}: {text}")
+        return "\n".join(lines)
+
+    def _rubrics(self) -> None:
+        """The reference's per-test ``rubrics``."""
+        if not self.test.rubrics:
+            return
+        where = self.test.rubrics[0][0].rsplit("[", 1)[0]
+        self._outcomes(where, [r for _, r in self.test.rubrics], "rubrics")
+
+    def _judge_prompt(self, where: str, entry: dict) -> str:
+        from agentsproof.core.inputs import MAX_EVAL_FILE_BYTES, confined, read_text
+
+        if ("prompt" in entry) == ("value" in entry):
+            raise self.err(f"{where}.prompt", "give the judge prompt: a markdown file (or its text)")
+        text = entry.get("prompt", entry.get("value"))
+        if not isinstance(text, str) or not text.strip():
+            raise self.err(f"{where}.prompt", "must be a file path or prompt text")
+        if text.strip().endswith((".md", ".txt")) and "\n" not in text.strip():
+            text = read_text(confined(text.strip(), self.path, f"{where}.prompt"), source=self.src, field=f"{where}.prompt",
+                             max_bytes=MAX_EVAL_FILE_BYTES, what="judge prompt")
+        values = {"answer": "(the assistant response, shown below)", "input": self.test.prompt,
+                  "expected_output": self.test.expected_output or "(none given)", "criteria": self.test.criteria or "(none given)"}
+
+        def fill(m: re.Match[str]) -> str:
+            if m.group(1) not in values:
+                raise self.err(f"{where}.prompt", f"uses {{{{{m.group(1)}}}}}; a judge prompt may use {', '.join('{{' + n + '}}' for n in TEMPLATE_NAMES)}")
+            return values[m.group(1)]
+
+        return re.sub(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}", fill, text)
+
+    def _command(self, where: str, entry: dict) -> list[str]:
+        """The command as an argv; words naming a file beside the EVAL.yaml become its full
+        path (the command runs in the trial's workspace, not beside the eval)."""
+        cmd = entry.get("command")
+        if isinstance(cmd, str) and cmd.strip():
+            argv = shlex.split(cmd)
+        elif isinstance(cmd, list) and cmd and all(isinstance(c, str) and c for c in cmd):
+            argv = list(cmd)
+        else:
+            raise self.err(f"{where}.command", "must be a command line or a list of words")
+        base = self.path.resolve().parent
+        return [str((base / w).resolve()) if not w.startswith("-") and (base / w).is_file() else w for w in argv]
+
+    def _skill(self, where: str, entry: dict, kind: str, weight: float, gate: float | None, label: str) -> None:
+        if kind == "skill-trigger":
+            name, expected = entry.get("skill"), entry.get("should_trigger", True)
+            if not isinstance(expected, bool):
+                raise self.err(f"{where}.should_trigger", "must be true or false")
+        else:
+            name, expected = self._value(where, entry), kind == "skill-used"
+        if not isinstance(name, str) or not name:
+            raise self.err(f"{where}.{'skill' if kind == 'skill-trigger' else 'value'}", "must name the skill")
+        if self.skill_name is None:
+            raise self.err(f"{where}.type", f"{kind!r} needs the skill: put the EVAL.yaml in skills/<name>/evals/ or give --skill FILE")
+        if name != self.skill_name:
+            raise self.err(f"{where}.value", f"names skill {name!r}, but the skill under test is {self.skill_name!r}")
+        self.needs_agent = self.needs_agent or f"{where}.type"
+        self.add(SkillUsedGrader(type="skill_used", expected=expected, weight=weight), label, gate)
+
+
+    def _agent_grader(self, where: str, entry: dict, kind: str, weight: float, gate: float | None, label: str) -> None:
+        """``files`` / ``tool-calls``: validated by the eval.yaml grader models themselves."""
+        from pydantic import ValidationError
+
+        from agentsproof.model.evalfile import format_validation_error
+
+        fields = {k: v for k, v in entry.items() if k not in COMMON}
+        try:
+            grader = AGENT_GRADERS[kind].model_validate({"type": kind.replace("-", "_"), **fields, "weight": weight})
+        except ValidationError as exc:
+            field, msg = format_validation_error(exc)
+            raise self.err(f"{where}.{field}", msg) from None
+        if kind == "files":
+            self.needs_agent = self.needs_agent or f"{where}.type"
+        self.add(grader, label, gate)
+
+
+def build_graders(src: str, path: Path, test: Any, skill_name: str | None, at: str) -> Builder:
+    b = Builder(src, path, test, skill_name, at)
+    b.build()
+    return b

@@ -1,0 +1,176 @@
+"""An EVAL.yaml as runner items: one case per test, through the same engine as tc-eval.
+
+The skill is ``--skill FILE``, else found as the reference lays skills out
+(``skills/<name>/evals/EVAL.yaml`` → ``skills/<name>/SKILL.md``, or a SKILL.md beside the
+file). With a skill, the with-arm gets it and the baseline arm does not; without one the
+run is single-armed (the model, or the target, alone). ``execution.target`` (or
+``target``, or the one ``providers`` entry) is a targets.yaml name, as ``--target`` is;
+``default`` means the chat model unless a targets.yaml defines it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentsproof.core.errors import InputError
+from agentsproof.formats.evalyaml.asserts import build_graders
+from agentsproof.formats.evalyaml.parse import EvalSuite, parse_suite
+
+EVAL_YAML_THRESHOLD = 0.8
+"""agentv's pass mark for a test's score; also the default pass rate of a case."""
+NAMES = ("EVAL.yaml", "EVAL.yml")
+
+
+@dataclass
+class LoadedSuite:
+    suite: EvalSuite
+    skill: tuple[Path, str] | None
+    graders: dict[str, Any] = field(default_factory=dict)
+    """Per test id: its :class:`~agentsproof.formats.evalyaml.asserts.Builder`."""
+
+    @property
+    def name(self) -> str:
+        return self.suite.name
+
+
+def is_eval_yaml(path: Path) -> bool:
+    """``EVAL.yaml``, ``*.eval.yaml``, or a YAML file with ``tests`` and no ``skill``/``agent``."""
+    if path.is_dir():
+        return False
+    name = path.name
+    if name in NAMES or name.lower().endswith((".eval.yaml", ".eval.yml")):
+        return True
+    if path.suffix.lower() not in (".yaml", ".yml") or not path.is_file():
+        return False
+    from agentsproof.model.evalfile import read_yaml
+    from agentsproof.formats.evalyaml.parse import looks_like_eval_yaml
+
+    return looks_like_eval_yaml(read_yaml(path))
+
+
+def discoverable(p: Path) -> bool:
+    """What eval-all runs: eval.yaml, EVAL.yaml, and evals.json in a skill's evals/ folder."""
+    if p.name in ("eval.yaml", "eval.yml") + NAMES:
+        return True
+    return p.name == "evals.json" and p.parent.name == "evals" and (p.parent.parent / "SKILL.md").is_file()
+
+
+def drop_duplicates(paths: list[Path]) -> list[Path]:
+    """An evals.json beside an EVAL.yaml holds the same cases (the reference keeps both): the EVAL.yaml runs."""
+    return [p for p in paths if not (p.name == "evals.json" and any((p.parent / n).is_file() for n in NAMES))]
+
+
+def find_skill(path: Path, given: Path | None) -> tuple[Path, str] | None:
+    from agentsproof.core.inputs import MAX_SOURCE_FILE_BYTES, display, read_text
+
+    if given is not None:
+        if not Path(given).is_file():
+            raise InputError(display(given), "--skill", "file not found")
+        skill = Path(given)
+    else:
+        folder = path.resolve().parent
+        near = [folder / "SKILL.md", folder.parent / "SKILL.md"] if folder.name == "evals" else [folder / "SKILL.md"]
+        skill = next((p for p in near if p.is_file()), None)  # type: ignore[assignment]
+        if skill is None:
+            return None
+    text = read_text(skill, source=display(skill), field="--skill" if given else None, max_bytes=MAX_SOURCE_FILE_BYTES, what="skill file")
+    if not text.strip():
+        raise InputError(display(skill), None, "the skill file is empty")
+    return skill, text
+
+
+def skill_name(skill: tuple[Path, str] | None) -> str | None:
+    if skill is None:
+        return None
+    p = skill[0]
+    return p.resolve().parent.name if p.name == "SKILL.md" else p.stem
+
+
+def load_suite(path: Path, skill: Path | None = None) -> LoadedSuite:
+    from agentsproof.model.evalfile import read_yaml
+    from agentsproof.core.inputs import display
+
+    suite = parse_suite(read_yaml(path), path)
+    found = find_skill(path, skill)
+    loaded = LoadedSuite(suite=suite, skill=found)
+    for i, test in enumerate(suite.tests):
+        loaded.graders[test.id] = build_graders(display(path), path, test, skill_name(found), f"tests[{i}]")
+    return loaded
+
+
+def _target(loaded: LoadedSuite, cfg_target: str | None, targets_file: Path | None) -> str:
+    """The run's target name: --target, else the file's, else chat."""
+    from agentsproof.core.inputs import display
+    from agentsproof.targets.config import find_target
+
+    if cfg_target:
+        return cfg_target
+    name, where = loaded.suite.target, loaded.suite.target_field
+    if name is None:
+        return "chat"
+    try:
+        find_target(name, loaded.suite.path, targets_file)
+    except InputError as err:
+        if name == "default":  # agentv's name for "the model you configured"
+            return "chat"
+        raise InputError(display(loaded.suite.path), where, err.message) from None
+    return name
+
+
+def suite_items(
+    loaded: LoadedSuite, *, trials: int, threshold: float | None, timeout: float, target: str | None,
+    targets_file: Path | None = None, prefix: str = "",
+) -> list[Any]:
+    """One runner item per test; single-armed when there is no skill."""
+    from agentsproof.formats.plan import seed_digest, sha256_text, skill_file, workspace_name
+    from agentsproof.executor.runner import BASELINE_SYSTEM_PROMPT, EvalItem
+    from agentsproof.core.inputs import MAX_ATTACHED_FILE_BYTES, display, read_text
+
+    suite, skill = loaded.suite, loaded.skill
+    name = _target(loaded, target, targets_file)
+    agent = name != "chat"
+    src = display(suite.path)
+    prompt_sys = skill[1] if skill else BASELINE_SYSTEM_PROMPT
+    items = []
+    for i, test in enumerate(suite.tests):
+        built = loaded.graders[test.id]
+        if built.needs_agent and not agent:
+            raise InputError(src, built.needs_agent, "a skill-used or files check grades an agent trial; set execution.target to an agent (targets.yaml) or run with --target NAME")
+        texts = [(rel, read_text(p, source=src, field=f"tests[{i}].input", max_bytes=MAX_ATTACHED_FILE_BYTES, what="attached file")) for rel, p in test.files]
+        files = tuple((workspace_name(rel), t.encode("utf-8")) for rel, t in texts) if agent else ()
+        prompt = test.prompt
+        if agent and files:
+            prompt += "\n\nFiles in your working directory: " + ", ".join(n for n, _ in files)
+        elif texts:
+            prompt += "\n\nAttached files:" + "".join(f"\n\n--- {rel} ---\n{t.rstrip()}\n--- end of {rel} ---" for rel, t in texts)
+        item = EvalItem(
+            id=f"{prefix}case-{test.id}", name=f"{prefix}{test.id}", kind="case",
+            source_path=str(skill[0]) if skill else str(suite.path), system_prompt=prompt_sys,
+            task_name=test.id, prompt=prompt, graders=list(built.graders), trials=trials, timeout=timeout,
+            threshold=threshold if threshold is not None else EVAL_YAML_THRESHOLD,
+            eval_path=str(suite.path.resolve()), source_sha256=sha256_text(prompt_sys), target=name,
+            workspace_files=files, workspace_sha=seed_digest(None, files) if agent else "",
+            skill=skill_file(skill_name(skill) or "skill", "skill", skill[1], skill[0]) if agent and skill else None,
+        )
+        items.append(item if skill else dataclasses.replace(item, arms=("with",)))
+    return items
+
+
+def label_checks(loaded: LoadedSuite, run: Any, prefix: str = "") -> None:
+    """Name each check after its assertion (its ``metric``, or its type) in the report."""
+    by_id = {f"{prefix}case-{t.id}": loaded.graders[t.id].labels for t in loaded.suite.tests}
+    for item in run.items:
+        labels = by_id.get(item.id)
+        if labels is None:
+            continue
+        for arm in (item.with_arm, item.without_arm):
+            for trial in arm.trials:
+                for label, g in zip(labels, trial.graders):
+                    for c in g.checks:
+                        if label == "is-json":
+                            c.target = "the answer is valid JSON"
+                        if label not in ("criteria", "rubrics", c.kind):
+                            c.kind = f"{label}: {c.kind}" if not c.kind.startswith(label) else c.kind

@@ -1,0 +1,350 @@
+"""EVAL.yaml (AgentEvals) files, both dialects, checked strictly into one plain model.
+
+agentv's current dialect::
+
+    prompts: ["{{ input }}"]
+    providers: [default]
+    tests:
+      - id: greets
+        vars: {input: "Say hello", expected_output: "Hello!"}
+        assert:
+          - type: contains
+            value: Hello
+          - Response is friendly            # a plain string: a rubric criterion
+
+The reference's dialect::
+
+    name: my-skill
+    execution: {target: default}
+    assert: [...]                           # merged into every test
+    tests:
+      - id: basic
+        criteria: Handles the basic task
+        input: Do the thing                 # or messages with text and file parts
+        expected_output: The result
+        rubrics: [The output is complete]
+
+Both may be mixed. agentv skips what it does not know; we name it: an unknown key, a
+wrong type or an unsupported assertion is one error line naming the field. Templates
+``{{ name }}`` are filled from the test's ``vars``. Assertions become graders in
+:mod:`agentsproof.formats.evalyaml.asserts`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentsproof.core.errors import InputError
+
+SUITE_KEYS = {"name", "description", "version", "tags", "prompts", "providers", "target", "execution", "assert", "assertions", "tests"}
+TEST_KEYS = {"id", "description", "criteria", "input", "expected_output", "rubrics", "assert", "assertions", "vars", "tags", "metadata"}
+EXECUTION_KEYS = {"target"}
+MESSAGE_KEYS = {"role", "content"}
+PART_KEYS = {"type", "value", "text", "path"}
+ROLES = ("system", "user")
+_TEMPLATE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\}\}")
+
+
+@dataclass
+class EvalTest:
+    """One test: a case for the runner."""
+
+    id: str
+    prompt: str
+    """The user message (system messages of the input first, labelled)."""
+    files: list[tuple[str, Path]] = field(default_factory=list)
+    """Attached files: (path as written, resolved path)."""
+    expected_output: str | None = None
+    criteria: str | None = None
+    asserts: list[tuple[str, Any]] = field(default_factory=list)
+    """(field path, raw entry) for every assertion, the suite's first."""
+    rubrics: list[tuple[str, Any]] = field(default_factory=list)
+    """(field path, raw entry) of the reference's ``rubrics``."""
+    tags: tuple[str, ...] = ()
+
+
+@dataclass
+class EvalSuite:
+    path: Path
+    name: str
+    description: str | None
+    target: str | None
+    """``execution.target``, ``target`` or the one ``providers`` entry."""
+    target_field: str | None
+    tests: list[EvalTest]
+    tags: tuple[str, ...] = ()
+
+
+def _err(src: str, where: str | None, message: str) -> InputError:
+    return InputError(src, where, message)
+
+
+def _unknown(src: str, where: str, data: dict, allowed: set[str]) -> None:
+    extra = sorted(k for k in data if k not in allowed)
+    if extra:
+        at = f"{where}.{extra[0]}" if where else str(extra[0])
+        raise _err(src, at, f"unknown key; expected one of {', '.join(sorted(allowed))}")
+
+
+def _text(src: str, where: str, value: Any, *, empty_ok: bool = False) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise _err(src, where, "must be a string")
+    text = str(value)
+    if not empty_ok and not text.strip():
+        raise _err(src, where, "is empty")
+    return text
+
+
+def render(src: str, where: str, text: str, variables: dict[str, Any]) -> str:
+    """``{{ name }}`` filled from the test's vars; an unknown name is an error."""
+
+    def one(m: re.Match[str]) -> str:
+        name = m.group(1)
+        if name not in variables:
+            raise _err(src, where, f"uses {{{{ {name} }}}} but the test has no var {name!r}")
+        value = variables[name]
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            raise _err(src, where, f"uses {{{{ {name} }}}}, which is not text (messages only fit a prompt that is exactly '{{{{ input }}}}')")
+        return str(value)
+
+    return _TEMPLATE.sub(one, text)
+
+
+def _tags(src: str, where: str, value: Any) -> tuple[str, ...]:
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    if isinstance(value, dict):  # agentv: tags: {experiment: with-skills}
+        return tuple(f"{k}={v}" for k, v in value.items())
+    raise _err(src, where, "must be a list of strings or a mapping")
+
+
+def _messages(src: str, where: str, value: Any, path: Path, files: list[tuple[str, Path]]) -> str:
+    """A string, or role/content messages (content a string or text/file parts) → the prompt."""
+    if isinstance(value, str):
+        if not value.strip():
+            raise _err(src, where, "is empty")
+        return value
+    if not isinstance(value, list) or not value:
+        raise _err(src, where, "must be a string or a list of role/content messages")
+    system: list[str] = []
+    user: list[str] = []
+    for i, msg in enumerate(value):
+        at = f"{where}[{i}]"
+        if isinstance(msg, str):  # a bare string in the list: a user message
+            user.append(msg)
+            continue
+        if not isinstance(msg, dict):
+            raise _err(src, at, "must be a role/content message")
+        _unknown(src, at, msg, MESSAGE_KEYS)
+        role = msg.get("role")
+        if role not in ROLES:
+            raise _err(src, f"{at}.role", f"{role!r}: only 'system' and 'user' messages can be sent (one turn)")
+        content = msg.get("content")
+        parts = [content] if isinstance(content, str) else content
+        if not isinstance(parts, list) or not parts:
+            raise _err(src, f"{at}.content", "must be a string or a list of text/file parts")
+        for j, part in enumerate(parts):
+            pat = f"{at}.content[{j}]" if not isinstance(content, str) else f"{at}.content"
+            if isinstance(part, str):
+                (system if role == "system" else user).append(part)
+                continue
+            if not isinstance(part, dict):
+                raise _err(src, pat, "must be a text or file part")
+            _unknown(src, pat, part, PART_KEYS)
+            kind = part.get("type")
+            if kind == "text":
+                (system if role == "system" else user).append(_text(src, f"{pat}.value", part.get("value", part.get("text"))))
+            elif kind == "file":
+                rel = _text(src, f"{pat}.path", part.get("path", part.get("value")))
+                files.append((rel, _attached(src, f"{pat}.path", rel, path)))
+            else:
+                raise _err(src, f"{pat}.type", f"{kind!r}: expected 'text' or 'file'")
+    if not user and not files:
+        raise _err(src, where, "has no user message")
+    text = "\n\n".join(user)
+    if system:
+        text = "Instructions:\n" + "\n\n".join(system) + ("\n\n" + text if text else "")
+    return text
+
+
+def _attached(src: str, where: str, rel: str, path: Path) -> Path:
+    """A file part's path: relative to the EVAL.yaml's folder (agentv also accepts paths
+    from the folder above an ``evals/`` folder)."""
+    from agentsproof.core.inputs import confined
+
+    folder = path.resolve().parent
+    root = folder.parent if folder.name == "evals" else None
+    target = confined(rel, path, where, root=root)
+    if not target.is_file() and root is not None:
+        alt = (root / rel).resolve()
+        if alt.is_file() and alt.is_relative_to(root):
+            return alt
+    if not target.is_file():
+        raise _err(src, where, f"file {rel!r} not found")
+    return target
+
+
+def _expected(src: str, where: str, value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, list):  # [{role: assistant, content: ...}]
+        texts = []
+        for i, msg in enumerate(value):
+            if not isinstance(msg, dict) or not isinstance(msg.get("content"), str):
+                raise _err(src, f"{where}[{i}]", "must be an assistant message with text content")
+            _unknown(src, f"{where}[{i}]", msg, MESSAGE_KEYS)
+            texts.append(msg["content"])
+        return "\n\n".join(texts) if texts else None
+    return _text(src, where, value)
+
+
+def _list(src: str, where: str, value: Any) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _err(src, where, "must be a list")
+    return value
+
+
+def parse_suite(data: Any, path: Path) -> EvalSuite:
+    from agentsproof.core.inputs import display
+
+    src = display(path)
+    if not isinstance(data, dict):
+        raise _err(src, None, "expected a YAML mapping at the top level")
+    _unknown(src, "", data, SUITE_KEYS)
+    if "assert" in data and "assertions" in data:
+        raise _err(src, "assertions", "is the same as 'assert'; keep one")
+    name = _text(src, "name", data["name"]) if data.get("name") is not None else None
+    desc = _text(src, "description", data["description"], empty_ok=True) if data.get("description") is not None else None
+    target, target_field = _suite_target(src, data)
+    prompts = _list(src, "prompts", data.get("prompts"))
+    if len(prompts) > 1:
+        raise _err(src, "prompts[1]", "one prompt per suite is supported; run each prompt as its own EVAL.yaml")
+    prompt = _text(src, "prompts[0]", prompts[0]) if prompts else None
+    suite_key = "assertions" if "assertions" in data else "assert"
+    suite_asserts = [(f"{suite_key}[{i}]", a) for i, a in enumerate(_list(src, suite_key, data.get(suite_key)))]
+    raw_tests = data.get("tests")
+    if raw_tests is None:
+        raise _err(src, "tests", "required field is missing")
+    if not isinstance(raw_tests, list) or not raw_tests:
+        raise _err(src, "tests", "must be a non-empty list of tests")
+    tests: list[EvalTest] = []
+    seen: dict[str, int] = {}
+    for i, raw in enumerate(raw_tests):
+        test = _parse_test(src, f"tests[{i}]", raw, path, prompt, suite_asserts)
+        if test.id in seen:
+            raise _err(src, f"tests[{i}].id", f"{test.id!r} is also the id of tests[{seen[test.id]}]; ids must be unique")
+        seen[test.id] = i
+        tests.append(test)
+    tags = _tags(src, "tags", data["tags"]) if data.get("tags") is not None else ()
+    return EvalSuite(path=path, name=name or _default_name(path), description=desc, target=target, target_field=target_field, tests=tests, tags=tags)
+
+
+def _default_name(path: Path) -> str:
+    """skills/<name>/evals/EVAL.yaml → <name>; demo.eval.yaml → demo; else the folder."""
+    stem = path.name
+    for suffix in (".eval.yaml", ".eval.yml", ".EVAL.yaml", ".EVAL.yml"):
+        if stem.endswith(suffix) and len(stem) > len(suffix):
+            return stem[: -len(suffix)]
+    folder = path.resolve().parent
+    if folder.name == "evals":
+        folder = folder.parent
+    return folder.name or "eval"
+
+
+def _suite_target(src: str, data: dict) -> tuple[str | None, str | None]:
+    found: list[tuple[str, str]] = []
+    execution = data.get("execution")
+    if execution is not None:
+        if not isinstance(execution, dict):
+            raise _err(src, "execution", "must be a mapping (target: NAME)")
+        _unknown(src, "execution", execution, EXECUTION_KEYS)
+        if execution.get("target") is not None:
+            found.append((_text(src, "execution.target", execution["target"]), "execution.target"))
+    if data.get("target") is not None:
+        found.append((_text(src, "target", data["target"]), "target"))
+    providers = data.get("providers")
+    if providers is not None:
+        names = [providers] if isinstance(providers, str) else providers
+        if not isinstance(names, list) or not names or not all(isinstance(n, str) and n.strip() for n in names):
+            raise _err(src, "providers", "must be a target name or a list of them")
+        if len(names) > 1:
+            raise _err(src, "providers[1]", "one target per run; pick one with --target NAME")
+        found.append((names[0], "providers[0]"))
+    if len({n for n, _ in found}) > 1:
+        raise _err(src, found[1][1], f"{found[1][0]!r} differs from {found[0][1]} {found[0][0]!r}; give one target")
+    return (found[0][0], found[0][1]) if found else (None, None)
+
+
+def _parse_test(src: str, at: str, raw: Any, path: Path, prompt: str | None, suite_asserts: list[tuple[str, Any]]) -> EvalTest:
+    if not isinstance(raw, dict):
+        raise _err(src, at, "must be a mapping with an id")
+    _unknown(src, at, raw, TEST_KEYS)
+    tid = raw.get("id")
+    if isinstance(tid, int) and not isinstance(tid, bool):
+        tid = str(tid)
+    if not isinstance(tid, str) or not tid.strip():
+        raise _err(src, f"{at}.id", "is missing or empty")
+    if "assert" in raw and "assertions" in raw:
+        raise _err(src, f"{at}.assertions", "is the same as 'assert'; keep one")
+    variables = raw.get("vars") or {}
+    if not isinstance(variables, dict):
+        raise _err(src, f"{at}.vars", "must be a mapping of names to values")
+    files: list[tuple[str, Path]] = []
+    for key in ("input", "expected_output", "criteria"):
+        if key in raw and key in variables:
+            raise _err(src, f"{at}.vars.{key}", f"is also given as {at}.{key}; keep one")
+    plain = prompt is None or _is_input_only(prompt)
+    if "input" in raw:
+        if not plain:
+            raise _err(src, f"{at}.input", "the suite's prompt is a template; give the test's input as vars")
+        text = _messages(src, f"{at}.input", raw["input"], path, files)
+    elif plain and "input" in variables:
+        text = _messages(src, f"{at}.vars.input", variables["input"], path, files)
+    elif not plain:
+        text = render(src, "prompts[0]", prompt or "", variables)
+        if not text.strip():
+            raise _err(src, "prompts[0]", f"is empty for {at}")
+    else:
+        raise _err(src, f"{at}.input", "required field is missing (or vars.input with prompts: ['{{ input }}'])")
+    expected = _expected(src, f"{at}.expected_output", raw.get("expected_output", variables.get("expected_output")))
+    criteria_raw = raw.get("criteria", variables.get("criteria"))
+    criteria = render(src, f"{at}.criteria", _text(src, f"{at}.criteria", criteria_raw), variables) if criteria_raw is not None else None
+    key = "assertions" if "assertions" in raw else "assert"
+    own = [(f"{at}.{key}[{i}]", _render_entry(src, f"{at}.{key}[{i}]", a, variables)) for i, a in enumerate(_list(src, f"{at}.{key}", raw.get(key)))]
+    rubrics = [(f"{at}.rubrics[{i}]", r) for i, r in enumerate(_list(src, f"{at}.rubrics", raw.get("rubrics")))]
+    tags = _tags(src, f"{at}.tags", raw["tags"]) if raw.get("tags") is not None else ()
+    suite = [(where, _render_entry(src, where, a, variables)) for where, a in suite_asserts]
+    return EvalTest(
+        id=tid, prompt=text, files=files, expected_output=expected, criteria=criteria,
+        asserts=suite + own, rubrics=rubrics, tags=tags,
+    )
+
+
+def _is_input_only(prompt: str) -> bool:
+    m = _TEMPLATE.fullmatch(prompt.strip())
+    return m is not None and m.group(1) == "input"
+
+
+def _render_entry(src: str, where: str, entry: Any, variables: dict[str, Any]) -> Any:
+    """Templates in an assertion's strings (a plain criterion, ``value``), filled per test."""
+    if isinstance(entry, str):
+        return render(src, where, entry, variables)
+    if isinstance(entry, dict):
+        out = dict(entry)
+        value = out.get("value")
+        if isinstance(value, str):
+            out["value"] = render(src, f"{where}.value", value, variables)
+        elif isinstance(value, list):
+            out["value"] = [render(src, f"{where}.value[{i}]", v, variables) if isinstance(v, str) else v for i, v in enumerate(value)]
+        return out
+    return entry
+
+
+def looks_like_eval_yaml(data: Any) -> bool:
+    """An EVAL.yaml has ``tests``; an eval.yaml has ``skill`` or ``agent`` and a task."""
+    return isinstance(data, dict) and "tests" in data and "skill" not in data and "agent" not in data

@@ -1,0 +1,1 @@
+"""Layer 3: graders. One registry by type, one async signature."""

@@ -1,0 +1,317 @@
+"""Files grader: what an agent trial left in its workspace.
+
+Globs are relative to the workspace and never leave it: ``*`` and ``?`` stay within one
+folder, ``**`` spans any number of folders, and wildcards match dot-files too. Every match
+is resolved; a symlink leading outside the workspace (or a broken one, or a device or pipe)
+is refused — the check fails with that as evidence and nothing outside is read. Symlinked
+folders are not walked into. At most :data:`MAX_READ_BYTES` of a file are read.
+
+A content check on a glob (mustContain, mustNotContain, regexMatch, json) must hold for
+every file the glob matches and fails when it matches none. Score = passed checks / checks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from agentsproof.model.evalfile import FilesGrader
+from agentsproof.grading import regex
+from agentsproof.grading.context import TrialContext
+from agentsproof.grading.deterministic import _find, _snippet
+from agentsproof.model.results import CheckResult, GraderResult
+from agentsproof.targets.workspace import human_size
+
+MAX_READ_BYTES = 10 * 1024 * 1024
+"""The most of one file a content check reads (and the largest file a json check parses)."""
+MAX_WALK_ENTRIES = 100_000
+"""A glob with wildcards looks at no more than this many workspace entries."""
+_SHOWN = 5
+
+
+@dataclass(frozen=True)
+class Entry:
+    rel: str
+    """'/'-separated, relative to the workspace."""
+    resolved: Path
+    is_dir: bool = False
+    size: int = 0
+    problem: str | None = None
+    """Why it is refused (e.g. a symlink leading outside the workspace); None when usable."""
+
+    def shown(self) -> str:
+        if self.problem:
+            return f"{self.rel} ({self.problem})"
+        return f"{self.rel}/ (folder)" if self.is_dir else f"{self.rel} ({human_size(self.size)})"
+
+
+def _segment_regex(seg: str) -> str:
+    """One path segment of a glob as a regex: ``*``, ``?`` and ``[...]`` / ``[!...]``."""
+    out, i = [], 0
+    while i < len(seg):
+        ch = seg[i]
+        if ch == "*":
+            while i + 1 < len(seg) and seg[i + 1] == "*":
+                i += 1
+            out.append("[^/]*")
+        elif ch == "?":
+            out.append("[^/]")
+        elif ch == "[":
+            j = i + 1
+            j += seg[j : j + 1] == "!"
+            j += seg[j : j + 1] == "]"
+            end = seg.find("]", j)
+            if end < 0:
+                out.append(re.escape(ch))
+            else:
+                body = seg[i + 1 : end]
+                negate = body.startswith("!")
+                body = "".join("\\" + c if c in "\\[&~|" else c for c in (body[1:] if negate else body))
+                if body.startswith("^"):
+                    body = "\\" + body
+                out.append("[" + ("^/" if negate else "") + body + "]")
+                i = end
+        else:
+            out.append(re.escape(ch))
+        i += 1
+    return "".join(out)
+
+
+def glob_regex(pattern: str) -> re.Pattern[str] | None:
+    """The regex a workspace path must fully match; None when ``pattern`` has no wildcard."""
+    segs = _segments(pattern)
+    if not any(c in seg for seg in segs for c in "*?["):
+        return None
+    parts = []
+    for i, seg in enumerate(segs):
+        last = i == len(segs) - 1
+        if seg == "**":
+            parts.append(".*" if last else "(?:[^/]*/)*")
+        else:
+            parts.append(_segment_regex(seg) + ("" if last else "/"))
+    return re.compile("".join(parts), re.DOTALL)
+
+
+def _segments(pattern: str) -> list[str]:
+    segs: list[str] = []
+    for seg in pattern.replace("\\", "/").split("/"):
+        if seg == "..":
+            if segs:
+                segs.pop()
+        elif seg not in ("", "."):
+            segs.append(seg)
+    return segs
+
+
+class Workspace:
+    """The trial's folder, as globs see it."""
+
+    def __init__(self, root: Path):
+        self.root = root.resolve()
+        self._names: list[tuple[str, bool]] | None = None
+        self.truncated = False
+
+    def inspect(self, rel: str) -> Entry | None:
+        """The entry at ``rel``, resolved and checked; None when nothing is there."""
+        path = self.root / rel if rel else self.root
+        try:
+            os.lstat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as err:
+            return Entry(rel, path, problem=f"cannot be read: {err.strerror or err}")
+        try:
+            resolved = path.resolve(strict=True)
+        except (OSError, RuntimeError):
+            return Entry(rel, path, problem="a broken symlink")
+        if resolved != self.root and not resolved.is_relative_to(self.root):
+            return Entry(rel, resolved, problem="a symlink leading outside the workspace, refused")
+        try:
+            st = os.stat(resolved)
+        except OSError as err:
+            return Entry(rel, resolved, problem=f"cannot be read: {err.strerror or err}")
+        if stat.S_ISDIR(st.st_mode):
+            return Entry(rel, resolved, is_dir=True)
+        if not stat.S_ISREG(st.st_mode):
+            return Entry(rel, resolved, problem="not a regular file, refused")
+        return Entry(rel, resolved, size=st.st_size)
+
+    def _walk(self) -> list[tuple[str, bool]]:
+        if self._names is None:
+            names: list[tuple[str, bool]] = []
+            for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
+                base = Path(dirpath).relative_to(self.root).as_posix()
+                prefix = "" if base == "." else base + "/"
+                for name, is_dir in [(d, True) for d in sorted(dirnames)] + [(f, False) for f in sorted(filenames)]:
+                    if len(names) >= MAX_WALK_ENTRIES:
+                        self.truncated = True
+                        dirnames[:] = []
+                        break
+                    names.append((prefix + name, is_dir))
+                if self.truncated:
+                    break
+            self._names = names
+        return self._names
+
+    def match(self, pattern: str) -> list[Entry]:
+        """Everything ``pattern`` names in the workspace, sorted by path."""
+        rx = glob_regex(pattern)
+        if rx is None:
+            found = self.inspect("/".join(_segments(pattern)))
+            return [found] if found is not None else []
+        hits = sorted(rel for rel, _ in self._walk() if rx.fullmatch(rel))
+        return [e for e in (self.inspect(rel) for rel in hits) if e is not None]
+
+    def nothing(self, pattern: str) -> str:
+        more = f" (stopped looking after {MAX_WALK_ENTRIES} entries)" if self.truncated and glob_regex(pattern) else ""
+        return f"no file matches {pattern}{more}"
+
+
+def _listing(entries: list[Entry]) -> str:
+    shown = ", ".join(e.shown() for e in entries[:_SHOWN])
+    return shown + (f" and {len(entries) - _SHOWN} more" if len(entries) > _SHOWN else "")
+
+
+def _exists(ws: Workspace, pattern: str) -> CheckResult:
+    entries = ws.match(pattern)
+    good = [e for e in entries if e.problem is None]
+    if good:
+        evidence = f"found {_listing(good)}"
+    elif entries:
+        evidence = f"{entries[0].rel} is {entries[0].problem}" + (f" (and {len(entries) - 1} more refused)" if len(entries) > 1 else "")
+    else:
+        evidence = ws.nothing(pattern)
+    return CheckResult(kind="exists", target=pattern, passed=bool(good), evidence=evidence)
+
+
+def _absent(ws: Workspace, pattern: str) -> CheckResult:
+    entries = ws.match(pattern)
+    evidence = f"found {_listing(entries)}" if entries else ws.nothing(pattern)
+    return CheckResult(kind="absent", target=pattern, passed=not entries, evidence=evidence)
+
+
+def _read(entry: Entry) -> tuple[str, bool]:
+    """(the text of the file's first MAX_READ_BYTES, whether it was cut)."""
+    with open(entry.resolved, "rb") as fh:
+        data = fh.read(MAX_READ_BYTES + 1)
+    return data[:MAX_READ_BYTES].decode("utf-8", errors="replace"), len(data) > MAX_READ_BYTES
+
+
+def _cut_note(entry: Entry, cut: bool) -> str:
+    return f" (only its first {human_size(MAX_READ_BYTES)} of {human_size(entry.size)} were read)" if cut else ""
+
+
+# One per-file check: (entry, text, cut, what) -> (passed, evidence).
+FileCheck = Callable[[Entry, str, bool, str], tuple[bool, str]]
+
+
+def _contains(case_sensitive: bool, wanted: bool) -> FileCheck:
+    """mustContain (``wanted``) or mustNotContain: the same search, the verdict turned round."""
+
+    def check(e: Entry, text: str, cut: bool, needle: str) -> tuple[bool, str]:
+        at = _find(text, needle, case_sensitive)
+        if at >= 0:
+            return wanted, f"{e.rel} contains {needle!r}: {_snippet(text, at, at + len(needle))}"
+        return not wanted, f"{e.rel} does not contain {needle!r}{_cut_note(e, cut)}"
+
+    return check
+
+
+def _regex_match(e: Entry, text: str, cut: bool, pattern: str) -> tuple[bool, str]:
+    found = regex.search(pattern, text)
+    if found.error:
+        return False, f"{e.rel}: not checked: {found.error}"
+    if found.span is not None:
+        return True, f"{e.rel} matches: {_snippet(text, *found.span)}"
+    return False, f"{e.rel} has no match{_cut_note(e, cut)}"
+
+
+def _no_constants(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _json_valid(e: Entry) -> tuple[bool, str]:
+    with open(e.resolved, "rb") as fh:
+        data = fh.read(MAX_READ_BYTES + 1)
+    if len(data) > MAX_READ_BYTES:
+        return False, f"{e.rel} is too big to check ({human_size(e.size)}; the limit is {human_size(MAX_READ_BYTES)})"
+    try:
+        json.loads(data.decode("utf-8-sig"), parse_constant=_no_constants)
+    except (ValueError, RecursionError) as err:
+        return False, f"{e.rel} is not valid JSON: {' '.join(str(err).split())[:200] or type(err).__name__}"
+    return True, f"{e.rel} is valid JSON ({human_size(len(data))})"
+
+
+def _over_files(
+    ws: Workspace, pattern: str, count: int, evaluate: Callable[[Entry], list[tuple[bool, str]]]
+) -> list[list[tuple[bool, str]]]:
+    """For each of ``count`` checks, its (passed, evidence) on every file ``pattern`` matches."""
+    entries = ws.match(pattern)
+    files = [e for e in entries if not e.is_dir]
+    if not files:
+        why = f"{pattern} matches only folders" if entries else ws.nothing(pattern)
+        return [[(False, why)] for _ in range(count)]
+    per_check: list[list[tuple[bool, str]]] = [[] for _ in range(count)]
+    for e in files:
+        if e.problem:
+            outcome = [(False, f"{e.rel} is {e.problem}")] * count
+        else:
+            try:
+                outcome = evaluate(e)
+            except OSError as err:
+                outcome = [(False, f"{e.rel} could not be read: {err.strerror or err}")] * count
+        for results, result in zip(per_check, outcome):
+            results.append(result)
+    return per_check
+
+
+def _content(ws: Workspace, kind: str, pattern: str, items: list[str], check: FileCheck) -> list[CheckResult]:
+    """One check per item, each over every file ``pattern`` matches (each file read once)."""
+
+    def evaluate(e: Entry) -> list[tuple[bool, str]]:
+        text, cut = _read(e)
+        return [check(e, text, cut, item) for item in items]
+
+    per_item = _over_files(ws, pattern, len(items), evaluate)
+    return [CheckResult(kind=kind, target=f"{pattern}: {item}", **_summary(r)) for item, r in zip(items, per_item)]
+
+
+def _json(ws: Workspace, pattern: str) -> CheckResult:
+    (results,) = _over_files(ws, pattern, 1, lambda e: [_json_valid(e)])
+    return CheckResult(kind="json", target=pattern, **_summary(results))
+
+
+def _summary(results: list[tuple[bool, str]]) -> dict[str, object]:
+    failed = [ev for ok, ev in results if not ok]
+    if len(results) == 1:
+        return {"passed": not failed, "evidence": results[0][1]}
+    if failed:
+        shown = "; ".join(failed[:3]) + (f"; … {len(failed) - 3} more" if len(failed) > 3 else "")
+        return {"passed": False, "evidence": f"{len(failed)} of {len(results)} files fail: {shown}"}
+    shown = "; ".join(ev for _, ev in results[:3]) + ("; …" if len(results) > 3 else "")
+    return {"passed": True, "evidence": f"all {len(results)} files pass: {shown}"}
+
+
+def grade_files(spec: FilesGrader, ctx: TrialContext) -> GraderResult:
+    if ctx.workspace is None:
+        return GraderResult(type="files", weight=spec.weight, errored=True, error="the files grader needs an agent trial with a workspace")
+    if not ctx.workspace.is_dir():
+        return GraderResult(type="files", weight=spec.weight, errored=True, error=f"the trial's workspace {ctx.workspace} is gone")
+    ws = Workspace(ctx.workspace)
+    checks = [_exists(ws, p) for p in spec.exists] + [_absent(ws, p) for p in spec.absent]
+    cs = spec.caseSensitive
+    for kind, table, check in (
+        ("mustContain", spec.mustContain, _contains(cs, wanted=True)),
+        ("mustNotContain", spec.mustNotContain, _contains(cs, wanted=False)),
+        ("regexMatch", spec.regexMatch, _regex_match),
+    ):
+        for pattern, items in table.items():
+            checks += _content(ws, kind, pattern, items, check)
+    checks += [_json(ws, p) for p in spec.json_valid]
+    score = sum(c.passed for c in checks) / len(checks)
+    return GraderResult(type="files", weight=spec.weight, score=score, checks=checks)

@@ -1,0 +1,72 @@
+"""LLM rubric grader: a judge scores the response 0–1 against a rubric."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from agentsproof.model.evalfile import LLMRubricGrader
+from agentsproof.llm.replies import MAX_NUMBER_CHARS
+from agentsproof.grading.judge import Judge, JudgeError, judge_json, verdict_text
+from agentsproof.model.results import CheckResult, GraderResult
+
+RUBRIC_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "reasoning": {"type": "string"},
+        "score": {"type": "number", "minimum": 0, "maximum": 1},
+    },
+    "required": ["reasoning", "score"],
+}
+
+RUBRIC_SYSTEM = (
+    "You grade an AI assistant's response against a rubric. Be strict and literal: credit only what the "
+    "response actually contains. Reply with a JSON object: a short 'reasoning' string, then 'score', a "
+    "number from 0 (fails the rubric) to 1 (fully meets it). Criteria with their own ranges add up to that total."
+)
+
+
+def _validate(obj: dict[str, Any]) -> tuple[float, str]:
+    """The verdict: 'score' (or 'rating') a number in 0..1, or a string holding one ("0.7").
+
+    Anything else (a boolean, NaN, a number outside 0..1 such as 42) is refused, never
+    clamped: the judge is asked again, and the grader errors after the last attempt.
+    """
+    key = "score" if "score" in obj else ("rating" if "rating" in obj else None)
+    if key is None:
+        raise ValueError("missing 'score'")
+    score = obj[key]
+    if isinstance(score, str):
+        text = score.strip()
+        try:
+            score = float(text) if len(text) <= MAX_NUMBER_CHARS else None
+        except ValueError:
+            score = None
+        if score is None:
+            raise ValueError(f"'{key}' {text[:20]!r} is not a number")
+    if isinstance(score, bool) or not isinstance(score, (int, float)):
+        raise ValueError(f"'{key}' is not a number")
+    if not (math.isfinite(score) and 0.0 <= float(score) <= 1.0):
+        raise ValueError(f"'{key}' {score:g} is outside 0..1")
+    return float(score), verdict_text(obj.get("reasoning", obj.get("reason", "")))
+
+
+def rubric_prompt(task: str, rubric: str, response: str) -> str:
+    return (
+        f"## Task given to the assistant\n{task}\n\n## Rubric\n{rubric}\n\n"
+        f"## Assistant response\n<<<RESPONSE\n{response}\nRESPONSE>>>\n\nGrade the response now."
+    )
+
+
+async def grade_rubric(response: str, spec: LLMRubricGrader, judge: Judge, task: str) -> GraderResult:
+    try:
+        (score, reasoning), usage, _ = await judge_json(
+            judge, RUBRIC_SYSTEM, rubric_prompt(task, spec.rubric, response), RUBRIC_SCHEMA, _validate
+        )
+    except JudgeError as err:
+        return GraderResult(type="llm_rubric", weight=spec.weight, errored=True, error=str(err))
+    except Exception as err:  # noqa: BLE001 - never an exception out of a grader
+        error = f"judge failed unexpectedly: {type(err).__name__}: {str(err)[:300]}"
+        return GraderResult(type="llm_rubric", weight=spec.weight, errored=True, error=error)
+    check = CheckResult(kind="rubric", target=spec.rubric.strip(), passed=score >= 0.5, evidence=reasoning)
+    return GraderResult(type="llm_rubric", weight=spec.weight, score=score, checks=[check], reasoning=reasoning, usage=usage)

@@ -1,0 +1,78 @@
+"""The pairwise judge: which of two answers to the same request is better?
+
+A judge sees the with-skill and the baseline answer side by side, labelled A and B, and
+answers ``A``, ``B`` or ``tie``. It is asked twice, with the order swapped; the verdict
+is an answer only when both calls name the same answer, otherwise a tie (a judge that
+prefers whichever answer comes first therefore produces ties, not wins). The schema is a
+string enum, which every provider can constrain — the embedded model's grammar included.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentsproof.model.evalfile import PairwiseGrader
+from agentsproof.grading.judge import Judge, JudgeError, judge_json, verdict_text
+from agentsproof.model.results import Usage
+
+PAIRWISE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "reasoning": {"type": "string"},
+        "better": {"type": "string", "enum": ["A", "B", "tie"]},
+    },
+    "required": ["reasoning", "better"],
+}
+
+PAIRWISE_SYSTEM = (
+    "You compare two AI assistant answers to the same request. Judge only what the answers contain; "
+    "neither the order nor the length of an answer makes it better. Reply with a JSON object: a short "
+    "'reasoning' string, then 'better': \"A\", \"B\" or \"tie\" when neither is clearly better."
+)
+DEFAULT_CRITERIA = "Which answer serves the user's request better: correct, complete and useful for this request."
+
+
+def _validate(obj: dict[str, Any]) -> tuple[str, str]:
+    value = obj.get("better")
+    if not isinstance(value, str) or value.strip().upper() not in ("A", "B", "TIE"):
+        raise ValueError("'better' must be \"A\", \"B\" or \"tie\"")
+    v = value.strip().upper()
+    return ("tie" if v == "TIE" else v), verdict_text(obj.get("reasoning", ""))
+
+
+def pairwise_prompt(task: str, criteria: str, first: str, second: str) -> str:
+    return (
+        f"## Request given to both assistants\n{task}\n\n## What makes an answer better\n{criteria}\n\n"
+        f"## Answer A\n<<<A\n{first}\nA>>>\n\n## Answer B\n<<<B\n{second}\nB>>>\n\nWhich answer is better?"
+    )
+
+
+@dataclass
+class PairVerdict:
+    winner: str | None
+    """'with', 'without' or 'tie'; None when a call errored."""
+    disagreement: bool = False
+    """The two orders named different answers (counted as a tie)."""
+    error: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    calls: int = 0
+    reasoning: str = ""
+
+
+async def judge_pair(judge: Judge, spec: PairwiseGrader, task: str, with_answer: str, without_answer: str) -> PairVerdict:
+    """Both orders; agreement is a verdict, disagreement a tie."""
+    criteria = spec.criteria or DEFAULT_CRITERIA
+    picks: list[str] = []
+    usage, calls, notes = Usage(), 0, []
+    for first, second, labels in ((with_answer, without_answer, ("with", "without")), (without_answer, with_answer, ("without", "with"))):
+        try:
+            (better, reasoning), u, raw = await judge_json(judge, PAIRWISE_SYSTEM, pairwise_prompt(task, criteria, first, second), PAIRWISE_SCHEMA, _validate)
+        except JudgeError as err:
+            return PairVerdict(None, error=str(err), usage=usage, calls=calls + 1)
+        usage, calls = usage + u, calls + len(raw)
+        picks.append("tie" if better == "tie" else labels[0 if better == "A" else 1])
+        notes.append(reasoning)
+    agree = picks[0] == picks[1]
+    winner = picks[0] if agree else "tie"
+    return PairVerdict(winner, disagreement=not agree, usage=usage, calls=calls, reasoning=" | ".join(notes)[:600])

@@ -1,0 +1,222 @@
+"""``agentsproof convert``: evals.json ⇄ EVAL.yaml, eval.yaml → EVAL.yaml, and a saved run →
+an agentprobe report (:mod:`agentsproof.interop.agentprobe`).
+
+The field mapping is the agentv skill's: ``skill_name`` → ``name``, ``evals[].id`` →
+``tests[].id``, ``prompt`` → ``input``, ``expected_output`` kept (and a criteria sentence
+that points at it), ``assertions`` → ``rubrics``. What the target format cannot hold is
+named in one ``warning: lossy: ...`` line per field on stderr; the output is still written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from agentsproof.core.errors import InputError
+
+FORMATS = ("EVAL.yaml", "eval-yaml", "evals-json", "agentprobe-report")
+CRITERIA = "The response delivers what the expected output describes."
+"""The criteria an evals.json case gets from its expected_output (dropped on the way back)."""
+
+
+def convert(path: Path, to: str, skill: Path | None = None) -> tuple[str, list[str]]:
+    """(the converted text, lossy-field warnings)."""
+    from agentsproof.formats.evalyaml import is_eval_yaml
+    from agentsproof.core.inputs import display, read_json_file
+
+    if not path.is_file():
+        raise InputError(display(path), None, "file not found")
+    if to == "agentprobe-report":
+        from agentsproof.interop.agentprobe import agentprobe_report
+
+        return json.dumps(agentprobe_report(path), indent=2, ensure_ascii=False) + "\n", []
+    if path.suffix.lower() == ".json":
+        data = read_json_file(path)
+        if isinstance(data, dict) and "items" in data and "command" in data:
+            raise InputError(display(path), None, "is a run report; convert it with --to agentprobe-report")
+        if to == "evals-json":
+            raise InputError(display(path), "--to", "the file is an evals.json already")
+        return _dump_yaml(*evals_json_to_eval_yaml(path))
+    if is_eval_yaml(path):
+        if to != "evals-json":
+            raise InputError(display(path), "--to", "the file is an EVAL.yaml already; convert it --to evals-json")
+        data, warnings = eval_yaml_to_evals_json(path, skill)
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n", warnings
+    if to == "evals-json":
+        raise InputError(display(path), "--to", "an eval.yaml converts to EVAL.yaml (--to EVAL.yaml)")
+    return _dump_yaml(*eval_yaml_to_eval_yaml(path))
+
+
+def _dump_yaml(data: dict[str, Any], warnings: list[str]) -> tuple[str, list[str]]:
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100), warnings
+
+
+# ---------------------------------------------------------------- evals.json → EVAL.yaml
+
+
+def evals_json_to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[str]]:
+    from agentsproof.commands.run import tc_eval_name
+    from agentsproof.formats.plan import ASSERTION_WEIGHT_WITH_RUBRIC, RUBRIC_WEIGHT_WITH_ASSERTIONS
+    from agentsproof.model.tc_eval import load_tc_eval
+
+    tc = load_tc_eval(path)
+    warnings: list[str] = []
+    name = tc_eval_name(tc)
+    standard = tc.skill_path.resolve() == (path.resolve().parent.parent / "SKILL.md") or tc.skill_path.resolve() == path.resolve().parent / "SKILL.md"
+    if not standard:
+        warnings.append(f"skill_name: {tc.config.skill_name!r} is not kept; an EVAL.yaml finds skills/<name>/SKILL.md above its evals/ folder, else give --skill")
+    tests = []
+    for lc in tc.cases:
+        case = lc.case
+        test: dict[str, Any] = {"id": case.id}
+        if case.files:
+            test["input"] = [{"role": "user", "content": [{"type": "text", "value": case.prompt}] + [{"type": "file", "path": f} for f in case.files]}]
+        else:
+            test["input"] = case.prompt
+        if case.expected_output is not None:
+            test["criteria"] = CRITERIA
+            test["expected_output"] = case.expected_output
+        if case.assertions:
+            test["rubrics"] = list(case.assertions)
+            if case.expected_output is not None:  # keep the 0.7 / 0.3 split of the two graders
+                n = len(case.assertions)
+                rubric = "The response delivers the expected output:\n" + case.expected_output
+                test["assert"] = [{"type": "llm-rubric", "value": rubric, "weight": round(n * RUBRIC_WEIGHT_WITH_ASSERTIONS / ASSERTION_WEIGHT_WITH_RUBRIC, 6)}]
+        tests.append(test)
+    return {"name": name, "tests": tests}, warnings
+
+
+# ---------------------------------------------------------------- EVAL.yaml → evals.json
+
+
+def eval_yaml_to_evals_json(path: Path, skill: Path | None) -> tuple[dict[str, Any], list[str]]:
+    from agentsproof.formats.evalyaml.items import find_skill
+    from agentsproof.formats.evalyaml.parse import parse_suite
+    from agentsproof.model.evalfile import read_yaml
+
+    raw = read_yaml(path)
+    suite = parse_suite(raw, path)
+    found = find_skill(path, skill)
+    warnings: list[str] = []
+    if found is None:
+        skill_name = f"{suite.name}.md"
+        warnings.append(f"skill_name: no skill found beside {path.name}; wrote {skill_name!r} (give --skill FILE)")
+    else:
+        skill_name = os.path.relpath(found[0].resolve(), path.resolve().parent).replace(os.sep, "/")
+    raw_tests = raw.get("tests", [])
+    evals = []
+    used: set[int] = set()
+    for i, (test, rt) in enumerate(zip(suite.tests, raw_tests)):
+        at = f"tests[{i}]"
+        cid = int(test.id) if test.id.isdigit() and int(test.id) not in used else max(used | {0}) + 1
+        if str(cid) != test.id:
+            warnings.append(f"{at}.id: {test.id!r} is not a whole number; evals.json ids are, so it became {cid}")
+        used.add(cid)
+        case: dict[str, Any] = {"id": cid, "prompt": _plain_prompt(rt, test)}
+        if test.expected_output is not None:
+            case["expected_output"] = test.expected_output
+        if test.criteria and test.criteria != CRITERIA:
+            warnings.append(f"{at}.criteria: evals.json has no criteria; it is left out")
+        assertions: list[str] = []
+        for where, entry in test.asserts:
+            if isinstance(entry, str):
+                assertions.append(entry)
+            elif not _is_converted_rubric(entry, test):
+                warnings.append(f"{where}: a {entry.get('type')!r} assertion has no evals.json form; it is left out")
+        for where, r in test.rubrics:
+            if isinstance(r, str):
+                assertions.append(r)
+            elif isinstance(r, dict) and isinstance(r.get("outcome"), str):
+                assertions.append(r["outcome"])
+                if set(r) - {"id", "outcome"}:
+                    warnings.append(f"{where}: weight, required and score_ranges have no evals.json form; kept the outcome only")
+        if assertions:
+            case["assertions"] = assertions
+        if test.files:
+            case["files"] = [os.path.relpath(p, path.resolve().parent).replace(os.sep, "/") for _, p in test.files]
+        evals.append(case)
+    for key in ("execution", "target", "providers", "assert", "assertions", "description", "tags"):
+        if key in raw and key not in ("assert", "assertions"):
+            warnings.append(f"{key}: evals.json has no such field; it is left out")
+    return {"skill_name": skill_name, "evals": evals}, warnings
+
+
+def _plain_prompt(raw_test: dict, test: Any) -> str:
+    """The prompt without attached files (they go to ``files``)."""
+    inp = raw_test.get("input", (raw_test.get("vars") or {}).get("input"))
+    if isinstance(inp, list) and test.files:
+        texts = []
+        for msg in inp:
+            content = msg.get("content") if isinstance(msg, dict) else msg
+            for part in [content] if isinstance(content, str) else (content or []):
+                if isinstance(part, str):
+                    texts.append(part)
+                elif isinstance(part, dict) and part.get("type") == "text":
+                    texts.append(str(part.get("value", part.get("text", ""))))
+        return "\n\n".join(texts)
+    return test.prompt
+
+
+def _is_converted_rubric(entry: dict, test: Any) -> bool:
+    """The llm-rubric an evals.json case with both assertions and expected_output gets."""
+    return entry.get("type") == "llm-rubric" and test.expected_output is not None and str(entry.get("value", "")).endswith(test.expected_output)
+
+
+# ---------------------------------------------------------------- eval.yaml → EVAL.yaml
+
+
+def eval_yaml_to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[str]]:
+    from agentsproof.model.evalfile import load_eval
+
+    ev = load_eval(path)
+    cfg, task = ev.config, ev.config.primary_task
+    warnings: list[str] = []
+    if cfg.kind == "agent":
+        warnings.append("agent: an EVAL.yaml evaluates skills; give the agent file with --skill when you run it")
+    elif ev.source_path.name != "SKILL.md" or ev.source_path.resolve().parent not in (path.resolve().parent, path.resolve().parent.parent):
+        warnings.append(f"skill: {cfg.skill!r} is not kept; an EVAL.yaml finds skills/<name>/SKILL.md above its evals/ folder, else give --skill")
+    if cfg.tasks and len(cfg.tasks) > 1:
+        warnings.append(f"tasks[1]: only the first task is run by agentsproof; the other {len(cfg.tasks) - 1} are left out")
+    for key in ("defaults", "workspace"):
+        if key in cfg.model_fields_set:
+            warnings.append(f"{key}: EVAL.yaml has no such field (give --trials, --threshold on the command line)")
+    asserts: list[Any] = []
+    for i, g in enumerate(task.graders):
+        asserts += _grader_to_asserts(g, f"task.graders[{i}]", ev.name, warnings)
+    out: dict[str, Any] = {"name": ev.name}
+    if cfg.description:
+        out["description"] = cfg.description
+    if cfg.execution.target:
+        out["execution"] = {"target": cfg.execution.target}
+    out["tests"] = [{"id": task.name, "input": task.instruction, "assert": asserts}]
+    return out, warnings
+
+
+def _grader_to_asserts(g: Any, where: str, skill: str, warnings: list[str]) -> list[Any]:
+    w = {"weight": g.weight} if getattr(g, "weight", 1.0) != 1.0 else {}
+    if g.type == "deterministic":
+        cs = g.checks.caseSensitive
+        out = [{"type": "contains" if cs else "icontains", "value": v, **w} for v in g.checks.mustContain]
+        out += [{"type": "not-contains" if cs else "not-icontains", "value": v, **w} for v in g.checks.mustNotContain]
+        out += [{"type": "regex", "value": v, **w} for v in g.checks.regexMatch]
+        if w and len(out) > 1:
+            warnings.append(f"{where}.weight: one grader's checks become {len(out)} assertions, each with the weight")
+        return out
+    if g.type == "llm_rubric":
+        return [{"type": "llm-rubric", "value": g.rubric, **w}]
+    if g.type == "assertions":
+        return list(g.assertions) if not w else [{"type": "rubrics", "criteria": list(g.assertions), **w}]
+    if g.type == "skill_used":
+        return [{"type": "skill-used" if g.expected else "not-skill-used", "value": skill, **w}]
+    if g.type == "script" and g.run is not None:
+        warnings.append(f"{where}: a code-grader runs in the trial's workspace with the answer on stdin; check the command still fits")
+        return [{"type": "code-grader", "command": g.run, **w}]
+    if g.type in ("files", "tool_calls"):  # agentsproof's own typed assertions, the same fields
+        fields = g.model_dump(by_alias=True, exclude={"type", "weight"}, exclude_defaults=True)
+        return [{"type": g.type.replace("_", "-"), **fields, **w}]
+    warnings.append(f"{where}: a {g.type!r} grader has no EVAL.yaml form; it is left out")
+    return []

@@ -1,0 +1,356 @@
+"""Eval-file models (eval.yaml v1/v2) and their loader.
+
+Validation is strict: unknown keys, wrong types, bad regexes, non-positive weights and
+missing skill/agent files are all :class:`~agentsproof.core.errors.InputError`, which the CLI
+prints as one line naming the file and the field, with exit code 30.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from agentsproof.core.errors import InputError
+from agentsproof.model.graders import (  # re-exported: the grader models live there
+    GRADER_TYPES,
+    AssertionsGrader,
+    Checks,
+    DeterministicGrader,
+    FieldError,
+    FilesGrader,
+    GraderConfig,
+    LLMRubricGrader,
+    PairwiseGrader,
+    ScriptGrader,
+    SkillUsedGrader,
+    Strict as _Strict,
+    ToolCallsGrader,
+    MAX_WEIGHT,
+)
+
+__all__ = [
+    "AssertionsGrader", "Checks", "DeterministicGrader", "FieldError", "FilesGrader", "GraderConfig",
+    "LLMRubricGrader", "PairwiseGrader", "ScriptGrader", "SkillUsedGrader", "ToolCallsGrader",
+]
+
+DEFAULT_TRIALS = 1
+DEFAULT_TIMEOUT = 300.0
+DEFAULT_THRESHOLD = 0.6
+MAX_TIMEOUT = 86_400.0
+"""One day: longer per-trial timeouts are a typo, not a plan."""
+
+class Defaults(_Strict):
+    trials: int = Field(DEFAULT_TRIALS, ge=1, le=1000, strict=True, description="Trials per arm.")
+    timeout: float = Field(
+        DEFAULT_TIMEOUT, gt=0, le=MAX_TIMEOUT, strict=True, allow_inf_nan=False, description="Seconds per trial."
+    )
+    threshold: float = Field(
+        DEFAULT_THRESHOLD, ge=0, le=1, strict=True, allow_inf_nan=False, description="Pass rate required in the with-skill arm."
+    )
+
+
+class Execution(_Strict):
+    """How a trial runs: one chat call (the default) or a real agent (a target)."""
+
+    mode: Literal["chat", "agent"] = "chat"
+    target: str | None = Field(None, min_length=1, description="A target from targets.yaml (or the built-in 'copilot').")
+
+    @model_validator(mode="after")
+    def _target_for_agents(self) -> "Execution":
+        if self.mode == "agent" and self.target is None:
+            raise FieldError("target", "mode 'agent' needs a target name (e.g. 'copilot', or one from targets.yaml)")
+        if self.mode == "chat" and self.target is not None:
+            raise FieldError("mode", "a target runs an agent; set 'mode: agent' (or drop 'target')")
+        return self
+
+
+class TaskConfig(_Strict):
+    name: str = Field(min_length=1)
+    instruction: str = Field(min_length=1)
+    graders: list[GraderConfig] = Field(min_length=1)
+    workspace: str | None = Field(
+        None, min_length=1, description="A folder (relative to the yaml) copied into this task's trial workspaces (agent trials); default: the top-level workspace."
+    )
+
+
+MAX_TASKS = 200
+
+
+class SkillEvalConfig(_Strict):
+    """One eval.yaml. Exactly one of ``skill`` and ``agent`` is set."""
+
+    version: Literal["1", "2"] = "2"
+    skill: str | None = None
+    agent: str | None = None
+    name: str | None = Field(None, description="Display name; defaults to the skill/agent folder name.")
+    description: str | None = None
+    defaults: Defaults = Field(default_factory=Defaults)
+    execution: Execution = Field(default_factory=Execution)
+    workspace: str | None = Field(None, min_length=1, description="A folder (relative to the yaml) copied into every trial's workspace.")
+    task: TaskConfig | None = None
+    tasks: list[TaskConfig] | None = Field(
+        None, max_length=MAX_TASKS, description="Several tasks: each is a case of the same item (version 2: all of them; version 1: the first, unless --all-tasks)."
+    )
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_str(cls, value: Any) -> Any:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return str(int(value)) if float(value).is_integer() else str(value)
+        return value
+
+    @model_validator(mode="after")
+    def _shape(self) -> "SkillEvalConfig":
+        if (self.skill is None) == (self.agent is None):
+            raise FieldError(
+                "skill/agent",
+                "both are set; keep one" if self.skill is not None else "set one: 'skill: SKILL.md' or 'agent: <name>.md'",
+            )
+        if self.task is not None and self.tasks is not None:
+            raise FieldError("tasks", "give either one 'task' or a 'tasks' list, not both")
+        if self.task is None and self.tasks is None:
+            if self.version == "2":
+                raise FieldError("task", "required field is missing (or give a 'tasks' list)")
+            raise FieldError("tasks", "version 1 needs a 'tasks' list")
+        if self.tasks is not None:
+            if not self.tasks:
+                raise FieldError("tasks", "is empty; give at least one task")
+            seen: dict[str, int] = {}
+            for i, t in enumerate(self.tasks):
+                if t.name in seen:
+                    raise FieldError(f"tasks[{i}].name", f"{t.name!r} is also the name of tasks[{seen[t.name]}]; task names must be unique")
+                seen[t.name] = i
+        return self
+
+    @property
+    def kind(self) -> str:
+        return "skill" if self.skill is not None else "agent"
+
+    @property
+    def source(self) -> str:
+        return self.skill if self.skill is not None else self.agent  # type: ignore[return-value]
+
+    @property
+    def primary_task(self) -> TaskConfig:
+        if self.task is not None:
+            return self.task
+        assert self.tasks
+        return self.tasks[0]
+
+    def run_tasks(self, all_tasks: bool = False) -> list[TaskConfig]:
+        """The tasks that become cases: every task of a version 2 ``tasks`` list; of a
+        version 1 file only the first (its documented meaning) unless ``all_tasks``."""
+        if self.tasks is None:
+            return [self.primary_task]
+        if self.version == "1" and not all_tasks:
+            return [self.tasks[0]]
+        return list(self.tasks)
+
+    def task_field(self, index: int) -> str:
+        """Where task ``index`` is in the file, for error messages."""
+        return "task" if self.task is not None else f"tasks[{index}]"
+
+
+_TYPES = ", ".join(repr(t) for t in GRADER_TYPES)
+
+
+def format_validation_error(exc: ValidationError) -> tuple[str, str]:
+    """The first error of a pydantic ValidationError as (dotted field path, message)."""
+    errors = exc.errors()
+    # An unknown key explains the other errors it causes (a misspelt required field is
+    # also "missing"), so report it first.
+    err = next((e for e in errors if e.get("type") == "extra_forbidden"), errors[0])
+    raw = [str(p) for p in err.get("loc", ())]
+    loc = [p for i, p in enumerate(raw) if not _is_union_tag(raw, i)]
+    field = ".".join(_join_loc(loc)) or "(top level)"
+    kind = err.get("type", "")
+    cause = (err.get("ctx") or {}).get("error")
+    msg = err.get("msg", "invalid value")
+    if kind == "extra_forbidden":
+        msg = "unknown key"
+    elif kind == "missing":
+        msg = "required field is missing"
+    elif kind == "union_tag_invalid":
+        field += ".type"
+        tag = (err.get("ctx") or {}).get("tag")
+        msg = f"unknown grader type {tag!r}; use one of " + _TYPES
+    elif kind == "union_tag_not_found":
+        field += ".type"
+        msg = "required field is missing; use one of " + _TYPES
+    elif isinstance(cause, FieldError):
+        field = (field + "." + cause.field if field != "(top level)" else cause.field).replace(".[", "[")
+        msg = str(cause)
+    elif msg.startswith("Value error, "):
+        msg = msg[len("Value error, "):]
+    return field, msg
+
+
+def _is_union_tag(loc: list[str], i: int) -> bool:
+    """True for the grader-type tag pydantic puts after ``graders.<n>`` in an error location."""
+    return (
+        loc[i] in GRADER_TYPES
+        and i >= 2
+        and loc[i - 1].isdigit()
+        and loc[i - 2] == "graders"
+    )
+
+
+def _join_loc(loc: list[str]) -> list[str]:
+    out: list[str] = []
+    for part in loc:
+        if part.isdigit() and out:
+            out[-1] = f"{out[-1]}[{part}]"
+        else:
+            out.append(part)
+    return out
+
+
+def read_yaml(path: Path) -> Any:
+    """An eval file parsed strictly (regular file, size cap, no duplicate keys, bounded)."""
+    from agentsproof.core.inputs import display, read_yaml_file
+
+    if not path.exists() and not path.is_symlink():
+        raise InputError(display(path), None, "file not found")
+    if path.is_dir():
+        raise InputError(display(path), None, "is a directory, expected an eval.yaml file")
+    return read_yaml_file(path)
+
+
+def yaml_problem(exc: yaml.YAMLError) -> tuple[str, str]:
+    """(where, what) of a YAML parse error, e.g. ("line 3", "mapping values are not allowed here")."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f"line {mark.line + 1}" if mark is not None else "YAML"
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    return where, problem
+
+
+def parse_eval_config(data: Any, source: str) -> SkillEvalConfig:
+    if not isinstance(data, dict):
+        raise InputError(source, None, "expected a YAML mapping at the top level")
+    try:
+        return SkillEvalConfig.model_validate(data)
+    except ValidationError as exc:
+        field, msg = format_validation_error(exc)
+        raise InputError(source, field, msg) from None
+
+
+class LoadedEval(BaseModel):
+    """An eval.yaml after validation, with its skill/agent file resolved and read."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    path: Path
+    config: SkillEvalConfig
+    source_path: Path
+    source_text: str
+    system_prompt: str = ""
+    """The with-arm prompt: SKILL.md plus its folder's files, or an agent's body
+    (see :mod:`agentsproof.model.skillfolder`); empty means ``source_text``."""
+    warnings: list[str] = []
+    """E.g. declared tools that cannot run in a chat trial."""
+    workspace: Path | None = None
+    """The resolved ``workspace:`` folder, copied into every trial's workspace."""
+    task_workspaces: dict[int, Path] = {}
+    """Resolved per-task ``workspace:`` folders, by index in ``tasks`` (they replace the top-level one)."""
+
+    @property
+    def kind(self) -> str:
+        return self.config.kind
+
+    def seed_folders(self) -> tuple[Path, ...]:
+        """What in the skill's folder belongs to the eval, not the skill: every workspace seed
+        (top-level and per task) and every ``script:`` grader file beside the eval file."""
+        seeds = [*([self.workspace] if self.workspace else []), *self.task_workspaces.values()]
+        return tuple(dict.fromkeys([*seeds, *grader_scripts(self.config, self.path)]))
+
+    @property
+    def name(self) -> str:
+        if self.config.name:
+            return self.config.name
+        # evals/<plugin>/skills/<name>/eval.yaml -> <name>; an eval.yaml given by a
+        # relative path has the resolved folder's name (never an empty name);
+        # skills/<name>/evals/eval.yaml (beside the skill's SKILL.md) -> <name>.
+        folder = self.path.resolve().parent
+        if folder.name == "evals" and (folder.parent / "SKILL.md").is_file():
+            folder = folder.parent
+        return folder.name or self.path.stem
+
+
+def load_eval(path: str | Path) -> LoadedEval:
+    """Read, validate and resolve one eval.yaml (or the eval.yaml inside a given folder)."""
+    p = Path(path)
+    if p.is_dir():
+        inside = [p / name for name in ("eval.yaml", "eval.yml") if (p / name).is_file()]
+        if not inside:
+            raise InputError(str(p), None, "is a directory with no eval.yaml in it (run a whole plugin with `agentsproof eval-all`)")
+        p = inside[0]
+    from agentsproof.core.inputs import MAX_SOURCE_FILE_BYTES, confined, display, read_text
+
+    src = display(p)
+    cfg = parse_eval_config(read_yaml(p), src)
+    field = cfg.kind
+    source = confined(cfg.source, p, field)
+    if not source.exists():
+        raise InputError(src, field, f"file {cfg.source!r} not found (looked in {display(p.parent)})")
+    text = read_text(source, source=src, field=field, max_bytes=MAX_SOURCE_FILE_BYTES, what=f"{field} file")
+    if not text.strip():
+        raise InputError(src, field, f"{cfg.source!r} is empty")
+    from agentsproof.core.inputs import eval_root
+    from agentsproof.model.skillfolder import item_prompt
+
+    workspace = None
+    if cfg.workspace is not None:
+        from agentsproof.targets.workspace import check_seed_folder
+
+        workspace = check_seed_folder(confined(cfg.workspace, p, "workspace"), src, "workspace")
+    task_workspaces: dict[int, Path] = {}
+    for i, task in enumerate(cfg.tasks or []):
+        if task.workspace is not None:
+            from agentsproof.targets.workspace import check_seed_folder
+
+            where = f"tasks[{i}].workspace"
+            task_workspaces[i] = check_seed_folder(confined(task.workspace, p, where), src, where)
+    # workspace seeds and grader scripts are the eval's material, not part of the skill (nor of its prompt)
+    seeds = tuple(dict.fromkeys([*([workspace] if workspace else []), *task_workspaces.values(), *grader_scripts(cfg, p)]))
+    built = item_prompt(cfg.kind, source, text, root=eval_root(p), exclude=seeds)
+    warnings = list(built.warnings)
+    if cfg.execution.mode == "agent":
+        # tools the skill declares do run in an agent trial: that warning is for chat trials only
+        warnings = [w for w in warnings if "chat trial" not in w]
+    return LoadedEval(
+        path=p, config=cfg, source_path=source, source_text=text, system_prompt=built.system_prompt,
+        warnings=warnings, workspace=workspace, task_workspaces=task_workspaces,
+    )
+
+
+def grader_scripts(cfg: SkillEvalConfig, path: Path) -> list[Path]:
+    """The ``script:`` files of the eval's script graders that sit beside the eval file."""
+    out = []
+    for task in cfg.tasks or ([cfg.task] if cfg.task else []):
+        for g in task.graders:
+            script = getattr(g, "script", None) if g.type == "script" else None
+            if script and (path.parent / script).is_file():
+                out.append((path.parent / script).resolve())
+    return out
+
+
+def discover_evals(directory: str | Path) -> list[Path]:
+    """Every eval.yaml below ``directory``, sorted for a stable order; also EVAL.yaml files and
+    the evals.json in a skill's ``evals/`` folder (not beside an EVAL.yaml: they hold the same cases)."""
+    d = Path(directory)
+    if not d.exists():
+        raise InputError(str(d), None, "directory not found")
+    if not d.is_dir():
+        raise InputError(str(d), None, "is a file, not a directory (run one eval file with `agentsproof eval`)")
+    from agentsproof.formats.evalyaml.items import discoverable, drop_duplicates
+
+    found = drop_duplicates(sorted(
+        p for p in d.rglob("*") if p.is_file() and discoverable(p) and "runs" not in p.relative_to(d).parts[:-1]
+    ))
+    if not found:
+        raise InputError(str(d), None, "no eval.yaml files found below this directory")
+    return found

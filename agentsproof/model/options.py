@@ -1,0 +1,109 @@
+"""The options of one run command, as one typed, frozen object built at the CLI edge.
+
+``eval``, ``eval-all`` and ``tc-eval`` parse their flags into a :class:`RunConfig` once;
+everything below (commands, session, runner, resume, cache, retries) reads that object
+and never a loose dict of options.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentsproof.core.errors import InputError
+
+
+@dataclass(frozen=True)
+class Shard:
+    """``--shard I/N``: this machine runs slice I (1-based) of N."""
+
+    index: int
+    count: int
+
+    @classmethod
+    def parse(cls, text: str) -> "Shard":
+        parts = text.split("/")
+        if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+            raise InputError("command line", "--shard", f"{text!r} is not I/N (e.g. 2/4)")
+        index, count = int(parts[0]), int(parts[1])
+        if count < 1 or not 1 <= index <= count:
+            raise InputError("command line", "--shard", f"{text!r}: I must be between 1 and N, and N at least 1")
+        return cls(index, count)
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    trials: int | None = None
+    """Trials per arm (None: from the eval file; tc-eval: 1)."""
+    threshold: float | None = None
+    timeout: float | None = None
+    """tc-eval's per-trial timeout (eval files carry their own)."""
+    provider: str | None = None
+    model: str | None = None
+    judge_model: str | None = None
+    parallel: int = 1
+    ci: bool = False
+    output: Path = Path("runs")
+    abort_after: int = 5
+    adaptive: bool = False
+    retry_errors: Path | None = None
+    resume: bool = False
+    cache: bool = True
+    cache_dir: Path | None = None
+    shard: Shard | None = None
+    prompt_cache: bool = True
+    """Mark the system prompt for the provider's prompt cache (--no-prompt-cache: off)."""
+    target: str | None = None
+    """``--target NAME``: run the trials with this agent target (overrides eval.yaml's ``execution``)."""
+    targets_file: Path | None = None
+    """``--targets FILE``: a targets.yaml looked at before the usual places."""
+    keep_workspaces: bool = False
+    """Keep every agent trial's workspace beside the report instead of deleting it."""
+    junit: Path | None = None
+    """``--junit FILE``: also write the run as JUnit XML (agentsproof.report.exports)."""
+    jsonl: Path | None = None
+    """``--jsonl FILE``: also write one JSON line per trial."""
+    baseline: str = "default"
+    """``--baseline none``: run only the with-arm (single-arm regression run, no grades)."""
+    skill: Path | None = None
+    """tc-eval ``--skill FILE``: the with-arm's skill for a JSONL dataset."""
+    config: tuple[tuple[str, str], ...] = ()
+    """``--config key=value`` pairs, recorded in the report for ``compare``."""
+    all_tasks: bool = False
+    """``--all-tasks``: every task of a version 1 ``tasks`` list is a case (default: the first only)."""
+    fail_on_underpowered: bool = False
+    """With ``--ci``, an underpowered item also fails the run (exit 1)."""
+    plan: bool = False
+    """``--plan``: print the calls, tokens and cost of the run, call nothing."""
+    max_cost: float | None = None
+    """``--max-cost USD``: stop before a call would take the run's cost past this."""
+    max_calls: int | None = None
+    """``--max-calls N``: stop before the N+1-th LLM call."""
+    p_adjust: str = "holm"
+    """eval-all: how the items' p-values are adjusted (holm, bh, none)."""
+
+    @classmethod
+    def from_cli(cls, opts: dict[str, Any]) -> "RunConfig":
+        """From a Click command's keyword arguments (unknown keys are a programming error)."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(opts) - names
+        if unknown:
+            raise TypeError(f"RunConfig: unknown options {sorted(unknown)}")
+        values = {k: v for k, v in opts.items() if v is not None}
+        if isinstance(values.get("shard"), str):
+            values["shard"] = Shard.parse(values["shard"])
+        if "config" in values:
+            from agentsproof.stats.single_arm import parse_config_pairs
+
+            values["config"] = parse_config_pairs(values["config"])
+        if values.get("resume") and values.get("retry_errors"):
+            raise InputError("command line", "--resume", "conflicts with --retry-errors; give one of them")
+        return cls(**values)
+
+    def replace(self, **changes: Any) -> "RunConfig":
+        return dataclasses.replace(self, **changes)

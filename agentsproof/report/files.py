@@ -1,0 +1,203 @@
+"""Where reports go and how they are written.
+
+Report names are made safe path components, so every report lies inside ``--output``;
+the folders are checked before the first model call; every format is rendered into a
+temporary file beside its target (piece by piece where the format allows: a large run's
+report never exists as one string in memory), and only when all are rendered are they
+renamed into place.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from agentsproof.model.results import RunResult
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to a temporary file beside ``path`` and rename it over ``path``:
+    a reader sees the old file or the new one, never a part; an existing symlink at
+    ``path`` is replaced, not followed."""
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _render_to_temp(chunks: Any, folder: Path, name: str) -> str:
+    """Write the pieces of a report to a temporary file in ``folder``; its path."""
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb", buffering=1 << 20) as fh:
+            for piece in chunks:
+                # Undecodable bytes from file names (surrogates) become "?" instead of failing.
+                fh.write(piece.encode("utf-8", "replace"))
+            fh.flush()
+            os.fsync(fh.fileno())
+    except BaseException:
+        _unlink(tmp)
+        raise
+    return tmp
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def write_reports(run: RunResult, targets: dict[str, Path]) -> dict[str, Path]:
+    """Write each format to its path: ``{"html": Path(...), ...}``. Returns what was written.
+
+    Every format is rendered (into a temporary file beside its target) before any report
+    is put in place; each file appears atomically. A format that cannot be written does not
+    stop the others: OutputError afterwards names what was lost and why."""
+    from agentsproof.core.errors import OutputError
+    from agentsproof.core.inputs import display
+    from agentsproof.report.stream import stream_writers
+
+    streams = stream_writers()
+    for fmt in targets:
+        if fmt not in streams and fmt not in _writers():
+            raise ValueError(f"unknown report format {fmt!r}; known: {', '.join(_writers())}")
+    temps: dict[str, str] = {}
+    failed: list[str] = []
+    try:
+        for fmt, path in targets.items():
+            chunks = streams[fmt](run) if fmt in streams else [_writers()[fmt](run)]
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                temps[fmt] = _render_to_temp(chunks, path.parent, path.name)
+            except OSError as err:
+                failed.append(f"{display(path)}: {err.strerror or err}")
+    except BaseException:
+        for tmp in temps.values():
+            _unlink(tmp)
+        raise
+    written: dict[str, Path] = {}
+    for fmt, tmp in temps.items():
+        path = targets[fmt]
+        try:
+            os.replace(tmp, path)
+            written[fmt] = path
+        except OSError as err:
+            _unlink(tmp)
+            failed.append(f"{display(path)}: {err.strerror or err}")
+    if "json" in written:
+        try:
+            copy = history_path(written["json"], run.created_at)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            _copy_atomic(written["json"], copy)
+        except OSError as err:
+            failed.append(f"history copy: {err.strerror or err}")
+    if failed:
+        kept = f" (written: {', '.join(display(p) for p in written.values())})" if written else ""
+        raise OutputError(f"could not write {'; '.join(failed)}{kept}")
+    return written
+
+
+def _copy_atomic(src: Path, dest: Path) -> None:
+    """``src`` copied to ``dest`` through a temporary file and a rename."""
+    import shutil
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
+    try:
+        with os.fdopen(fd, "wb") as out, open(src, "rb") as inp:
+            shutil.copyfileobj(inp, out, 1 << 20)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, dest)
+    except BaseException:
+        _unlink(tmp)
+        raise
+
+
+def report_targets(command: str, output: Path, plugin: str, stem: str, kind: str | None = None) -> dict[str, Path]:
+    """Where each command writes (see README 'Outputs'). Names are made safe path
+    components, so every target lies inside ``output``; and no two commands of one plugin
+    write the same file: a skill named like its plugin gets ``<name>-skill-eval.*`` (the
+    plugin's eval-all page is ``<plugin>-eval.html``), an agent ``<name>-agent-eval.*``."""
+    from agentsproof.core.inputs import safe_name
+
+    plugin = safe_name(plugin, "plugin")
+    stem = safe_name(stem, "item")
+    if command == "eval":
+        base = output / plugin
+        if kind == "agent":
+            stem = f"{stem}-agent"
+        elif stem == plugin:
+            stem = f"{stem}-skill"
+        return {f: base / f"{stem}-eval.{f}" for f in ("md", "json", "html")}
+    if command == "eval-all":
+        base = output / plugin
+        return {
+            "html": base / f"{plugin}-eval.html",
+            "md": base / "eval-all-summary.md",
+            "json": base / "eval-all-summary.json",
+        }
+    if command == "tc-eval":
+        base = output / stem
+        return {f: base / f"{stem}-tc-eval.{f}" for f in ("html", "md", "json")}
+    raise ValueError(command)
+
+
+def history_path(json_report: Path, created_at: str) -> Path:
+    """``<report folder>/history/<UTC time>/<report>.json``: every run's JSON is kept there
+    too, so earlier runs survive the next one and can be compared."""
+    stamp = "".join(ch for ch in created_at if ch.isdigit())[:14] or "run"
+    stamp = f"{stamp[:8]}T{stamp[8:]}Z" if len(stamp) == 14 else stamp
+    folder = json_report.parent / "history" / stamp
+    n = 2
+    while (folder / json_report.name).exists():
+        folder = json_report.parent / "history" / f"{stamp}-{n}"
+        n += 1
+    return folder / json_report.name
+
+
+def prepare_output(output: Path, targets: dict[str, Path]) -> None:
+    """Before the first model call: every report folder lies inside ``output`` (no symlink
+    leads out) and can be created and written. Creates nothing (a run that fails to start
+    leaves no folders behind); OutputError otherwise, so no results are lost to an
+    unwritable folder at the end of a run."""
+    from agentsproof.core.errors import OutputError
+    from agentsproof.core.inputs import display
+
+    root = output.resolve()
+    for folder in sorted({p.parent for p in targets.values()}):
+        if not folder.resolve().is_relative_to(root):
+            raise OutputError(f"{display(folder)}: --output: leads out of {display(output)} (a symlink); refusing to write there")
+        probe = folder
+        while not probe.exists():
+            if probe.is_symlink():
+                raise OutputError(f"{display(probe)}: --output: is a dangling symlink")
+            probe = probe.parent
+        if not probe.is_dir():
+            raise OutputError(f"{display(probe)}: --output: is a file, not a folder")
+        if not os.access(probe, os.W_OK | os.X_OK):
+            raise OutputError(f"{display(probe)}: --output: not writable")
+    for path in targets.values():
+        if path.is_dir():
+            raise OutputError(f"{display(path)}: --output: is a directory where a report file goes")
+
+
+def _writers() -> dict:
+    from agentsproof.report.render import WRITERS
+
+    return WRITERS

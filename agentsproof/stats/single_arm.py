@@ -1,0 +1,95 @@
+"""Single-arm regression runs (``--baseline none``) and recorded agent settings (``--config``).
+
+A grade compares two arms, so a run with one arm has none. What it has instead, per item
+or case: the pass rate of its trials with a Wilson 95 % interval, whether it is **flaky**
+(some trials passed, some failed), and its errored trials (left out of the rate, as
+always). An item passes when its pass rate reaches the threshold; ``--ci`` exits 1 when
+any item does not.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from agentsproof.core.errors import InputError
+from agentsproof.model.results import ArmResult, ItemResult
+
+SINGLE_ARM_NOTE = "single-arm run (--baseline none): no baseline arm, so no delta and no grade"
+_SECRET_KEY = re.compile(r"(api[_-]?key|secret|password|passwd|authorization|bearer|^key$|_key$|token$)", re.I)
+_KEY = re.compile(r"^[A-Za-z0-9_.\-/]{1,64}$")
+
+
+def parse_config_pairs(raw: tuple[str, ...] | list[str]) -> tuple[tuple[str, str], ...]:
+    """``("prompt=pirate", "temperature=0")`` → pairs, in order. A key that looks like a
+    secret keeps its place but not its value, so no report ever holds it."""
+    out: dict[str, str] = {}
+    for text in raw:
+        if isinstance(text, tuple):  # already parsed (RunConfig.replace)
+            key, value = text
+        else:
+            key, sep, value = str(text).partition("=")
+            key = key.strip()
+            if not sep:
+                raise InputError("command line", "--config", f"{text!r} is not KEY=VALUE")
+        if not _KEY.match(key):
+            raise InputError("command line", "--config", f"key {key!r} must be 1-64 letters, digits or . _ - /")
+        if key in out:
+            raise InputError("command line", "--config", f"key {key!r} is given twice")
+        if len(value) > 1000:
+            raise InputError("command line", "--config", f"the value of {key!r} is over 1,000 characters")
+        out[key] = "(redacted)" if _SECRET_KEY.search(key) else value
+    return tuple(out.items())
+
+
+def run_settings(baseline: str, config: tuple[tuple[str, str], ...]) -> dict[str, Any]:
+    """What a run records of these two options in ``RunResult.settings``."""
+    out: dict[str, Any] = {}
+    if baseline == "none":
+        out["baseline"] = "none"
+    if config:
+        out["config"] = dict(config)
+    return out
+
+
+def is_flaky(arm: ArmResult) -> bool:
+    passed = arm.passed_trials
+    return 0 < passed < arm.scored
+
+
+def single_arm_stats(arm: ArmResult) -> dict[str, Any]:
+    from agentsproof.stats.item import arm_stats
+
+    return {
+        "single_arm": True,
+        "with": arm_stats(arm),
+        "flaky": is_flaky(arm),
+        "note": SINGLE_ARM_NOTE,
+    }
+
+
+def grade_single_arm(res: ItemResult, incomplete: bool) -> ItemResult:
+    """Fill in an item of a single-arm run: pass rate, pass/fail, errored; no delta/grade."""
+    w = res.with_arm
+    res.pass_rate = w.pass_rate
+    res.stats = single_arm_stats(w)
+    if w.mean_score is None:
+        res.status = "errored"
+        first = next((t.error for t in w.trials if t.error), None)
+        res.status_reason = "no scored trial" + (f"; first error: {first}" if first else "")
+        res.passed = False
+        return res
+    res.passed = (res.pass_rate or 0.0) >= res.threshold - 1e-9
+    if incomplete:
+        res.status = "incomplete"
+        res.status_reason = f"{w.scored + w.errored} of {res.trials_requested} trials ran before the run stopped"
+    if is_flaky(w):
+        res.suggestions = [
+            f"flaky: {w.passed_trials} of {w.scored} trials passed; run more trials (--reliable) to measure its pass rate, "
+            "or tighten the prompt or the checks that flip"
+        ]
+    return res
+
+
+def flaky_items(items: list[ItemResult]) -> list[ItemResult]:
+    return [i for i in items if i.stats.get("flaky")]
