@@ -2,6 +2,8 @@
 
 ``InputError`` is anything the user can fix in a file or flag (exit 30).
 ``ProviderUnavailable`` means no usable LLM provider could be set up (exit 30).
+``LLMError`` (and ``TargetError``, its kind for agent targets) is one trial's failure:
+the trial is *errored* with that reason, never failed; the run goes on.
 """
 
 from __future__ import annotations
@@ -43,3 +45,26 @@ class RunAborted(AgentsproofError):
 
 class OutputError(AgentsproofError):
     """A report could not be written (unwritable --output, disk full)."""
+
+
+class LLMError(Exception):
+    """A provider call failed. ``str(err)`` is the reason shown on an errored trial."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool = False,
+        status: int | None = None,
+        retry_after: float | None = None,
+        kind: str = "error",
+    ):
+        super().__init__(message)
+        self.retryable = retryable
+        self.status = status
+        self.retry_after = retry_after
+        self.kind = kind
+
+
+class TargetError(LLMError):
+    """The target could not produce an answer (crash, timeout, bad reply): an errored trial."""

@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 
 from agentsproof.core.errors import InputError
+from agentsproof.core.jsondepth import json_depth
 
 MAX_EVAL_FILE_BYTES = 1_000_000
 """eval.yaml, evals.json and other description files."""
@@ -247,8 +248,6 @@ def _json_const(name: str) -> Any:
 def json_depth_ok(text: str, limit: int = MAX_DEPTH) -> bool:
     """True when brackets outside strings nest at most ``limit`` deep (linear, no recursion;
     the same scan that guards provider replies)."""
-    from agentsproof.llm.replies import json_depth
-
     return json_depth(text.encode("utf-8", "surrogatepass")) <= limit
 
 

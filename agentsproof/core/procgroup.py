@@ -22,7 +22,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentsproof.targets.base import TargetError
+from agentsproof.core.errors import TargetError
 
 MAX_OUTPUT_BYTES = 1024 * 1024
 """Of stdout or the answer file; the rest is read and dropped."""

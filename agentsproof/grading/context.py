@@ -39,7 +39,7 @@ def judged_response(answer: str, ctx: TrialContext) -> str:
     made = [f for f in ctx.files if f.status != "deleted"]
     if ctx.workspace is None or not made:
         return answer
-    from agentsproof.targets.workspace import human_size
+    from agentsproof.core.units import human_size
 
     lines = [answer, "", "## Files the assistant created or changed in its workspace"]
     for rec in made[:JUDGE_FILES_MAX]:

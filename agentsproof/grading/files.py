@@ -25,7 +25,7 @@ from agentsproof.grading import regex
 from agentsproof.grading.context import TrialContext
 from agentsproof.grading.deterministic import _find, _snippet
 from agentsproof.model.results import CheckResult, GraderResult
-from agentsproof.targets.workspace import human_size
+from agentsproof.core.units import human_size
 
 MAX_READ_BYTES = 10 * 1024 * 1024
 """The most of one file a content check reads (and the largest file a json check parses)."""

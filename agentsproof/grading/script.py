@@ -127,7 +127,7 @@ def _from_exit(spec: ScriptGrader, code: int, stdout: str, stderr: str) -> Grade
 
 
 async def grade_script(spec: ScriptGrader, ctx: TrialContext) -> GraderResult:
-    from agentsproof.targets.base import TargetError
+    from agentsproof.core.errors import TargetError
     from agentsproof.core.procgroup import run_group
 
     timeout = spec.timeout if ctx.timeout is None else min(spec.timeout, ctx.timeout)

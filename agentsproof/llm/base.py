@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 from urllib.parse import parse_qsl, quote, unquote, urlsplit, urlunsplit
 
+from agentsproof.core.errors import LLMError
 from agentsproof.model.results import Usage
 
 
@@ -110,25 +111,6 @@ def scrub(text: str, secrets: "Iterable[str]" = ()) -> str:
         if len(secret) >= MIN_SECRET_CHARS:
             text = text.replace(secret, "***")
     return text
-
-
-class LLMError(Exception):
-    """A provider call failed. ``str(err)`` is the reason shown on an errored trial."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        retryable: bool = False,
-        status: int | None = None,
-        retry_after: float | None = None,
-        kind: str = "error",
-    ):
-        super().__init__(message)
-        self.retryable = retryable
-        self.status = status
-        self.retry_after = retry_after
-        self.kind = kind
 
 
 def provider_setting(name: str, default: float, *, lo: float | None = None, hi: float | None = None, whole: bool = False) -> float:

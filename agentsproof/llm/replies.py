@@ -17,14 +17,13 @@ from __future__ import annotations
 import json
 import math
 import re
-from array import array
 from dataclasses import dataclass, field
-from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import httpx
 
+from agentsproof.core.jsondepth import json_depth
 from agentsproof.model.results import Usage
 
 MAX_REPLY_BYTES = 8 * 1024 * 1024
@@ -42,12 +41,6 @@ MAX_NAME_CHARS = 200
 MAX_TOOL_CALLS = 1000
 """Most tool calls kept from one reply."""
 
-# A string runs to its closing quote or, unterminated, to the end: possessive loops and the
-# \Z branch make every match succeed in one pass, so a hostile body cannot make it quadratic.
-_STRING = re.compile(rb'"(?:[^"\\]++|\\.?)*+(?:"|\Z)', re.S)
-_NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
-# '[' and '{' open (+1), ']' and '}' close (-1 as a signed byte)
-_DEPTH_STEP = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
 
 
 class ReplyError(ValueError):
@@ -70,19 +63,6 @@ def _as_bytes(raw: bytes | str, what: str, max_bytes: int) -> bytes:
     if len(data) > max_bytes:
         raise ReplyError(f"{what} of {_fmt_bytes(len(data))} exceeds the limit of {_fmt_bytes(max_bytes)}")
     return data
-
-
-def json_depth(data: bytes) -> int:
-    """The deepest nesting of arrays/objects in JSON ``data``, without recursion.
-
-    Strings are removed first (brackets inside them do not count). The running sum is taken
-    over a signed byte array in C, so a multi-MB body of brackets costs milliseconds.
-    """
-    skeleton = _NOT_BRACKET.sub(b"", _STRING.sub(b"", data))
-    if not skeleton:
-        return 0
-    steps = array("b", skeleton.translate(_DEPTH_STEP))
-    return max(0, max(accumulate(steps)))
 
 
 def _number_hooks(max_number_chars: int) -> dict[str, Any]:

@@ -53,7 +53,7 @@ def _tokens(v: float | int | None) -> str:
 
 
 def _filesize(v: int | None) -> str:
-    from agentsproof.targets.workspace import human_size
+    from agentsproof.core.units import human_size
 
     return "—" if v is None else human_size(int(v))
 

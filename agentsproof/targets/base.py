@@ -17,17 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentsproof.llm.base import LLMError
+from agentsproof.core.errors import TargetError
 from agentsproof.model.results import LogEvent, ToolCall, Usage
 
 if TYPE_CHECKING:
     from agentsproof.executor.runner import EvalItem
 
 BASELINE_SYSTEM_PROMPT = "You are a helpful assistant."
-
-
-class TargetError(LLMError):
-    """The target could not produce an answer (crash, timeout, bad reply): an errored trial."""
 
 
 @dataclass

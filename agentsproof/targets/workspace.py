@@ -208,11 +208,3 @@ def changes(folder: Path, before: Snapshot, after: Snapshot | None = None) -> li
         if len(out) >= MAX_LISTED_FILES:
             break
     return out
-
-
-def human_size(n: int) -> str:
-    if n < 1024:
-        return f"{n} B"
-    if n < 1024 * 1024:
-        return f"{n / 1024:.0f} KB"
-    return f"{n / (1024 * 1024):.1f} MB"
