@@ -3,6 +3,9 @@
 Base URL: ``base_url``, else ``$AGENTSPROOF_BASE_URL``, else the local server
 (``agentsproof serve``) at http://127.0.0.1:8787/api. API key: ``api_key``, else
 ``$AGENTSPROOF_API_KEY``.
+
+This module is the top of the SDK: it imports ``run`` and ``suite``, which never import it
+back (they are typed against the Protocols ``_base.RunClient`` and ``suite.SuiteClient``).
 """
 
 from __future__ import annotations
@@ -14,9 +17,12 @@ import threading
 import time
 import uuid
 import weakref
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
+from agentsproof.sdk import suite
+from agentsproof.sdk._base import TrackedRun
 from agentsproof.sdk.jsonable import to_jsonable
 from agentsproof.sdk.run import AgentRun
 from agentsproof.sdk.transport import Transport, TransportError, Unreachable
@@ -30,11 +36,11 @@ OFFLINE_SECONDS = 5.0
 """After a connection failure, background sends pause this long (runs complete to the spool)."""
 
 
-def resolve_base_url(base_url: Optional[str] = None) -> str:
+def resolve_base_url(base_url: str | None = None) -> str:
     return (base_url or os.environ.get("AGENTSPROOF_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
 
 
-def _str_list(v: Any) -> Optional[list[str]]:
+def _str_list(v: Any) -> list[str] | None:
     if v is None:
         return None
     if isinstance(v, str):
@@ -50,21 +56,21 @@ class AgentsProof:
     model name to (USD per 1M input tokens, USD per 1M output tokens) for cost sniffing.
     """
 
-    def __init__(self, api_key: Optional[str] = None, base_url: Optional[str] = None, *, timeout: float = 10.0,
+    def __init__(self, api_key: str | None = None, base_url: str | None = None, *, timeout: float = 10.0,
                  flush_timeout: float = 10.0, queue_size: int = DEFAULT_QUEUE_SIZE,
-                 spool_dir: Optional[str | Path] = None, prices: Optional[Prices] = None) -> None:
+                 spool_dir: str | Path | None = None, prices: Prices | None = None) -> None:
         self._api_key = api_key if api_key is not None else os.environ.get("AGENTSPROOF_API_KEY")
         self.base_url = resolve_base_url(base_url)
         self.flush_timeout = flush_timeout
         self._transport = Transport(self.base_url, self._api_key, timeout)
         self._worker = BackgroundWorker(queue_size)
         self._spool_dir = Path(spool_dir) if spool_dir else None
-        self._prices = dict(prices) if prices else None
+        self._prices: Prices | None = dict(prices) if prices else None  # a copy, read by the runs
         self._offline_until = 0.0
-        self._last_error: Optional[str] = None
+        self._last_error: str | None = None
         self._warned: set[str] = set()
         self._warn_lock = threading.Lock()
-        self._open_runs: "weakref.WeakSet[AgentRun]" = weakref.WeakSet()
+        self._open_runs: weakref.WeakSet[TrackedRun] = weakref.WeakSet()
         _CLIENTS.add(self)
 
     def __repr__(self) -> str:  # the key never shows up in a log or traceback
@@ -72,11 +78,11 @@ class AgentsProof:
 
     # ------------------------------------------------------------------ runs
 
-    def start_run(self, *, project_slug: Optional[str] = None, input: Any = None, label: Optional[str] = None,
-                  golden_id: Optional[str] = None, goal: Optional[str] = None, expected_output: Any = None,
-                  expected_behavior: Optional[str] = None, success_criteria: Optional[list] = None,
-                  trace_assertions: Optional[list] = None, failure_modes: Optional[list] = None,
-                  metadata: Optional[dict] = None, client_run_id: Optional[str] = None) -> AgentRun:
+    def start_run(self, *, project_slug: str | None = None, input: Any = None, label: str | None = None,
+                  golden_id: str | None = None, goal: str | None = None, expected_output: Any = None,
+                  expected_behavior: str | None = None, success_criteria: list | None = None,
+                  trace_assertions: list | None = None, failure_modes: list | None = None,
+                  metadata: dict | None = None, client_run_id: str | None = None) -> AgentRun:
         """Start a run; returns at once (the server is told in the background)."""
         body = {
             "label": label[:500] if isinstance(label, str) else to_jsonable(label),
@@ -94,7 +100,7 @@ class AgentsProof:
         }
         return AgentRun(self, body)
 
-    def flush(self, timeout: Optional[float] = None) -> int:
+    def flush(self, timeout: float | None = None) -> int:
         """Wait for queued steps (at most ``timeout`` s); returns how many are still pending."""
         return self._worker.flush(self.flush_timeout if timeout is None else timeout)
 
@@ -102,15 +108,11 @@ class AgentsProof:
 
     def run_proof_suite(self, *, project_slug: str, suite_slug: str, handler: Callable[[Any, Any], Any]) -> dict[str, Any]:
         """Run a suite's approved goldens through ``handler(input, ctx)``; see ``agentsproof.sdk.suite``."""
-        from agentsproof.sdk.suite import run_proof_suite
-
-        return run_proof_suite(self, project_slug=project_slug, suite_slug=suite_slug, handler=handler)
+        return suite.run_proof_suite(self, project_slug=project_slug, suite_slug=suite_slug, handler=handler)
 
     async def arun_proof_suite(self, *, project_slug: str, suite_slug: str, handler: Callable[[Any, Any], Any]) -> dict[str, Any]:
         """Async ``run_proof_suite``; ``handler`` may be sync or async."""
-        from agentsproof.sdk.suite import arun_proof_suite
-
-        return await arun_proof_suite(self, project_slug=project_slug, suite_slug=suite_slug, handler=handler)
+        return await suite.arun_proof_suite(self, project_slug=project_slug, suite_slug=suite_slug, handler=handler)
 
     # ------------------------------------------------------------------ internals
 
@@ -135,10 +137,10 @@ class AgentsProof:
             self._warned.add(key)
         log.warning(msg, *args)
 
-    def _track(self, run: AgentRun) -> None:
+    def _track(self, run: TrackedRun) -> None:
         self._open_runs.add(run)
 
-    def _forget(self, run: AgentRun) -> None:
+    def _forget(self, run: TrackedRun) -> None:
         self._open_runs.discard(run)
 
     def _at_exit(self) -> None:
@@ -149,7 +151,7 @@ class AgentsProof:
                 run._spool(completed=False, reason="process exited before complete()")
 
 
-_CLIENTS: "weakref.WeakSet[AgentsProof]" = weakref.WeakSet()
+_CLIENTS: weakref.WeakSet[AgentsProof] = weakref.WeakSet()
 
 
 @atexit.register

@@ -16,16 +16,15 @@ import logging
 import os
 import threading
 import time
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
 
 from agentsproof.sdk import spool
+from agentsproof.sdk._base import RunClient
 from agentsproof.sdk.jsonable import to_jsonable
 from agentsproof.sdk.transport import HTTPStatusError, TransportError
 from agentsproof.sdk.usage import usage_of
-
-if TYPE_CHECKING:
-    from agentsproof.sdk.client import AgentsProof
 
 log = logging.getLogger("agentsproof.sdk")
 
@@ -55,9 +54,12 @@ def shrunk(payload: dict[str, Any], keys: tuple[str, ...] = ("input", "output"))
 
 
 class AgentRun:
-    """Created by ``AgentsProof.start_run``; ``run_id`` is the client run id, ``remote_run_id`` the server's."""
+    """Created by ``AgentsProof.start_run``; ``run_id`` is the client run id, ``remote_run_id`` the server's.
 
-    def __init__(self, client: "AgentsProof", body: dict[str, Any]) -> None:
+    ``client`` is typed as ``RunClient`` (``_base.py``) so this module never imports the client.
+    """
+
+    def __init__(self, client: RunClient, body: dict[str, Any]) -> None:
         self.run_id: str = body["clientRunId"]
         self._client = client
         self._body = body
@@ -65,10 +67,10 @@ class AgentRun:
         self._create_lock = threading.Lock()
         self._steps: list[dict[str, Any]] = []
         self._sent: set[int] = set()
-        self._remote_run_id: Optional[str] = None
-        self._refused: Optional[str] = None  # the server rejected the run for good (4xx)
+        self._remote_run_id: str | None = None
+        self._refused: str | None = None  # the server rejected the run for good (4xx)
         self._completed = False
-        self._result: Optional[dict[str, Any]] = None
+        self._result: dict[str, Any] | None = None
         self._output: Any = None
         self._started_at = time.monotonic()
         self._pid = os.getpid()
@@ -77,7 +79,7 @@ class AgentRun:
 
     # ------------------------------------------------------------------ server side
 
-    def _create(self) -> Optional[str]:
+    def _create(self) -> str | None:
         """The server's run id, creating the run if needed; raises TransportError."""
         with self._create_lock:
             if self._remote_run_id is None and self._refused is None:
@@ -126,7 +128,7 @@ class AgentRun:
             self._client._transport.request("POST", f"/runs/{rid}/steps", shrunk(step))
 
     @property
-    def remote_run_id(self) -> Optional[str]:
+    def remote_run_id(self) -> str | None:
         if self._remote_run_id is None and self._refused is None and self._client._online():
             try:
                 self._create()
@@ -140,7 +142,7 @@ class AgentRun:
 
     # ------------------------------------------------------------------ steps
 
-    def log_step(self, payload: Optional[dict[str, Any]] = None, **fields: Any) -> None:
+    def log_step(self, payload: dict[str, Any] | None = None, **fields: Any) -> None:
         """Record one step (type, name, input, output, latency_ms, token_count, cost_usd); never blocks."""
         try:
             merged = {**(payload or {}), **fields}
@@ -149,14 +151,14 @@ class AgentRun:
                 step["name"] = step["name"][:500]
             with self._lock:
                 step["step_index"] = len(self._steps)
-                step["created_at"] = datetime.now(timezone.utc).isoformat()
+                step["created_at"] = datetime.now(UTC).isoformat()
                 self._steps.append(step)
             if not self._client._worker.submit(functools.partial(self._send_step, step)):
                 self._client._warn_once("full", "agentsproof: step queue full; steps will be sent when the run completes")
         except Exception:  # noqa: BLE001 - logging must never crash the agent
             log.debug("agentsproof: log_step failed", exc_info=True)
 
-    def _log_call(self, type: str, name: str, input: Any, t0: float, result: Any, err: Optional[BaseException], extract: Any) -> None:
+    def _log_call(self, type: str, name: str, input: Any, t0: float, result: Any, err: BaseException | None, extract: Any) -> None:
         try:
             latency = (time.perf_counter() - t0) * 1000
             if err is not None:
@@ -168,8 +170,8 @@ class AgentRun:
         except Exception:  # noqa: BLE001
             log.debug("agentsproof: tracing failed", exc_info=True)
 
-    def trace(self, type: str, name: str, fn: Optional[Callable[[], Any]] = None, input: Any = None,
-              extract: Optional[Callable[[Any], dict]] = None) -> Any:
+    def trace(self, type: str, name: str, fn: Callable[[], Any] | None = None, input: Any = None,
+              extract: Callable[[Any], dict] | None = None) -> Any:
         """Call ``fn()`` and log it as a step with its latency, usage and output (or error).
 
         Without ``fn`` it is a decorator: ``@run.trace("tool_call", "search")`` traces every
@@ -192,8 +194,8 @@ class AgentRun:
         self._log_call(type, name, input, t0, result, None, extract)
         return result
 
-    def atrace(self, type: str, name: str, fn: Optional[Callable[[], Any]] = None, input: Any = None,
-               extract: Optional[Callable[[Any], dict]] = None) -> Any:
+    def atrace(self, type: str, name: str, fn: Callable[[], Any] | None = None, input: Any = None,
+               extract: Callable[[Any], dict] | None = None) -> Any:
         """Async ``trace``: ``await run.atrace(...)`` with a sync or async callable (or one returning
         an awaitable); without ``fn``, a decorator for async functions."""
         if fn is None:
@@ -251,6 +253,8 @@ class AgentRun:
         if client._online():
             try:
                 rid = self._create()
+                if rid is None:  # refused meanwhile (by a step job still in flight after the flush timed out)
+                    return {"publicUrl": None, "error": self._refused}
                 for step in list(self._steps):
                     if step["step_index"] not in self._sent:
                         try:

@@ -18,10 +18,11 @@ import os
 import re
 import tempfile
 import urllib.parse
+from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any
 
 from agentsproof.sdk.transport import HTTPStatusError, Transport, TransportError
 
@@ -47,11 +48,11 @@ def _safe_url(url: str) -> str:
     return urllib.parse.urlunsplit((p.scheme, netloc, p.path, p.query, ""))
 
 
-def write(record: dict[str, Any], directory: Optional[Path] = None) -> Optional[Path]:
+def write(record: dict[str, Any], directory: Path | None = None) -> Path | None:
     """Write one run record; returns its path, or None (logged) when the disk refuses."""
     d = Path(directory) if directory else spool_dir()
     name = re.sub(r"[^A-Za-z0-9._-]", "_", str(record["run"].get("clientRunId") or "run"))[:120]
-    record = {"format": FORMAT, "spooledAt": datetime.now(timezone.utc).isoformat(), **record}
+    record = {"format": FORMAT, "spooledAt": datetime.now(UTC).isoformat(), **record}
     record["baseUrl"] = _safe_url(record.get("baseUrl") or "")
     try:
         d.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -78,13 +79,13 @@ def _rewrite(path: Path, record: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def pending(directory: Optional[Path] = None) -> Iterator[Path]:
+def pending(directory: Path | None = None) -> Iterator[Path]:
     d = Path(directory) if directory else spool_dir()
     if d.is_dir():
         yield from sorted(p for p in d.glob("*.json") if p.is_file())
 
 
-def upload(transport: Transport, record: dict[str, Any], path: Optional[Path] = None) -> dict[str, Any]:
+def upload(transport: Transport, record: dict[str, Any], path: Path | None = None) -> dict[str, Any]:
     """Send one spooled run: create it (unless the server already has it), steps, complete.
 
     The server's run id is written back into the file as soon as it is known, so a sync
@@ -118,7 +119,7 @@ class SyncResult:
     message: str
 
 
-def sync(*, api_key: Optional[str], base_url: Optional[str] = None, directory: Optional[Path] = None, timeout: float = 30.0) -> list[SyncResult]:
+def sync(*, api_key: str | None, base_url: str | None = None, directory: Path | None = None, timeout: float = 30.0) -> list[SyncResult]:
     """Upload every spooled run; a file is deleted once the server has it all.
 
     ``base_url`` overrides the URL stored with each run. A run refused for good (a 4xx other

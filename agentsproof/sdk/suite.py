@@ -21,15 +21,29 @@ import asyncio
 import inspect
 import logging
 import urllib.parse
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
 
 from agentsproof.sdk.run import AgentRun
-from agentsproof.sdk.transport import TransportError
-
-if TYPE_CHECKING:
-    from agentsproof.sdk.client import AgentsProof
+from agentsproof.sdk.transport import Transport, TransportError
 
 log = logging.getLogger("agentsproof.sdk")
+
+
+@runtime_checkable
+class SuiteClient(Protocol):
+    """What a proof suite uses of its client (``AgentsProof`` satisfies it; this module never
+    imports the client, which imports this one)."""
+
+    _transport: Transport
+
+    def start_run(self, *, project_slug: str | None = None, input: Any = None, label: str | None = None,
+                  golden_id: str | None = None, goal: str | None = None, expected_output: Any = None,
+                  expected_behavior: str | None = None, success_criteria: list | None = None,
+                  trace_assertions: list | None = None, failure_modes: list | None = None,
+                  metadata: dict | None = None, client_run_id: str | None = None) -> AgentRun:
+        """Start a traced run (``AgentsProof.start_run``)."""
+        ...
 
 
 class ProofSuiteError(RuntimeError):
@@ -44,14 +58,19 @@ def _field(golden: dict[str, Any], snake: str) -> Any:
 
 
 class ProofContext:
-    def __init__(self, client: "AgentsProof", project_slug: str, proof_run_id: str, golden: dict[str, Any]) -> None:
+    """What ``handler(input, ctx)`` gets: the golden (``golden_case``), the proof run's id, and
+    ``start_run`` for a run pre-filled from the golden; ``run`` is the run it started, if any."""
+
+    def __init__(self, client: SuiteClient, project_slug: str, proof_run_id: str, golden: dict[str, Any]) -> None:
         self._client = client
         self._project_slug = project_slug
         self.proof_run_id = proof_run_id
         self.golden_case = golden
-        self.run: Optional[AgentRun] = None
+        self.run: AgentRun | None = None
 
     def start_run(self, **overrides: Any) -> AgentRun:
+        """Start this case's run: the golden's label, input, goal and expected output (``overrides``
+        win, ``metadata`` is merged) and ``metadata.goldenId``/``proofRunId``."""
         g = self.golden_case
         fields: dict[str, Any] = {
             "label": f"Proof case: {g.get('name', '')}",
@@ -65,7 +84,7 @@ class ProofContext:
         return self.run
 
 
-def _load(client: "AgentsProof", project_slug: str, suite_slug: str) -> tuple[str, list[dict[str, Any]]]:
+def _load(client: SuiteClient, project_slug: str, suite_slug: str) -> tuple[str, list[dict[str, Any]]]:
     path = f"/proof-suites/{urllib.parse.quote(suite_slug, safe='')}/cases"
     try:
         data = client._transport.request("GET", path, params={"projectSlug": project_slug}, timeout=15)
@@ -74,7 +93,7 @@ def _load(client: "AgentsProof", project_slug: str, suite_slug: str) -> tuple[st
         raise ProofSuiteError(f"AgentsProof: failed to load proof suite {suite_slug!r}: {err}") from err
 
 
-def _report(client: "AgentsProof", proof_run_id: str, golden: dict[str, Any], run_id: Optional[str], passed: bool, failure: Optional[str]) -> None:
+def _report(client: SuiteClient, proof_run_id: str, golden: dict[str, Any], run_id: str | None, passed: bool, failure: str | None) -> None:
     body = {"goldenId": golden.get("id"), "runId": run_id, "score": None, "passed": passed, "failureSummary": failure}
     try:
         client._transport.request("POST", f"/proof-runs/{proof_run_id}/case-results", body, timeout=10)
@@ -82,18 +101,25 @@ def _report(client: "AgentsProof", proof_run_id: str, golden: dict[str, Any], ru
         log.warning("agentsproof: case result for golden %s not recorded: %s", golden.get("id"), err)
 
 
-def _finish(client: "AgentsProof", proof_run_id: str) -> dict[str, Any]:
+def _finish(client: SuiteClient, proof_run_id: str) -> dict[str, Any]:
     try:
         return dict(client._transport.request("POST", f"/proof-runs/{proof_run_id}/complete", None, timeout=30) or {})
     except TransportError as err:
         raise ProofSuiteError(f"AgentsProof: failed to complete proof suite: {err}") from err
 
 
+def _remote_id(run: AgentRun | None) -> str | None:
+    """The server's id of the case's run (created now if still pending); None without a run."""
+    return run.remote_run_id if run else None
+
+
 def _failure(err: BaseException) -> str:
     return str(err) or type(err).__name__
 
 
-def run_proof_suite(client: "AgentsProof", *, project_slug: str, suite_slug: str, handler: Callable[[Any, Any], Any]) -> dict[str, Any]:
+def run_proof_suite(client: SuiteClient, *, project_slug: str, suite_slug: str, handler: Callable[[Any, Any], Any]) -> dict[str, Any]:
+    """Run every case of the suite through ``handler`` and complete the proof run; returns the
+    server's ``ProofSuiteResult``. Raises ``ProofSuiteError`` if the suite cannot be loaded or completed."""
     proof_run_id, cases = _load(client, project_slug, suite_slug)
     for golden in cases:
         ctx = ProofContext(client, project_slug, proof_run_id, golden)
@@ -109,11 +135,12 @@ def run_proof_suite(client: "AgentsProof", *, project_slug: str, suite_slug: str
             failure = _failure(err)
             if ctx.run is not None and not ctx.run._completed:
                 ctx.run.complete({"error": failure})
-        _report(client, proof_run_id, golden, ctx.run.remote_run_id if ctx.run else None, passed, failure)
+        _report(client, proof_run_id, golden, _remote_id(ctx.run), passed, failure)
     return _finish(client, proof_run_id)
 
 
-async def arun_proof_suite(client: "AgentsProof", *, project_slug: str, suite_slug: str, handler: Callable[[Any, Any], Any]) -> dict[str, Any]:
+async def arun_proof_suite(client: SuiteClient, *, project_slug: str, suite_slug: str, handler: Callable[[Any, Any], Any]) -> dict[str, Any]:
+    """Async ``run_proof_suite``: ``handler`` may be sync or async; HTTP calls run in a thread."""
     proof_run_id, cases = await asyncio.to_thread(_load, client, project_slug, suite_slug)
     for golden in cases:
         ctx = ProofContext(client, project_slug, proof_run_id, golden)
@@ -129,6 +156,6 @@ async def arun_proof_suite(client: "AgentsProof", *, project_slug: str, suite_sl
             failure = _failure(err)
             if ctx.run is not None and not ctx.run._completed:
                 await ctx.run.acomplete({"error": failure})
-        run_id = await asyncio.to_thread(lambda: ctx.run.remote_run_id) if ctx.run else None
+        run_id = await asyncio.to_thread(_remote_id, ctx.run) if ctx.run else None
         await asyncio.to_thread(_report, client, proof_run_id, golden, run_id, passed, failure)
     return await asyncio.to_thread(_finish, client, proof_run_id)

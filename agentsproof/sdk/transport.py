@@ -14,8 +14,7 @@ import os
 import ssl
 import threading
 import urllib.parse
-from typing import Any, Optional
-
+from typing import Any
 
 SDK_VERSION = "0.1.0"
 """The SDK imports nothing from the harness, so it keeps its own copy of the version
@@ -45,7 +44,7 @@ class HTTPStatusError(TransportError):
 
 
 class Transport:
-    def __init__(self, base_url: str, api_key: Optional[str], timeout: float = 10.0) -> None:
+    def __init__(self, base_url: str, api_key: str | None, timeout: float = 10.0) -> None:
         self.base_url = base_url.rstrip("/")
         self._api_key = api_key
         self.timeout = timeout
@@ -54,7 +53,7 @@ class Transport:
     def __repr__(self) -> str:  # never show the key
         return f"Transport({self.base_url!r})"
 
-    def request(self, method: str, path: str, body: Any = None, *, params: Optional[dict] = None, timeout: Optional[float] = None) -> Any:
+    def request(self, method: str, path: str, body: Any = None, *, params: dict | None = None, timeout: float | None = None) -> Any:
         url = self.base_url + path
         if params:
             url += "?" + urllib.parse.urlencode({k: v for k, v in params.items() if v is not None})
@@ -80,13 +79,13 @@ class Transport:
         except ValueError as err:
             raise HTTPStatusError(status, f"response is not JSON: {text[:200]}") from err
 
-    def _send(self, method: str, url: str, data: Optional[bytes], headers: dict, timeout: float) -> tuple[int, dict, bytes]:
+    def _send(self, method: str, url: str, data: bytes | None, headers: dict, timeout: float) -> tuple[int, dict, bytes]:
         parts = urllib.parse.urlsplit(url)
         target = parts.path or "/"
         if parts.query:
             target += "?" + parts.query
         for attempt in (0, 1):
-            conn = self._conn(parts, timeout)
+            conn, reused = self._conn(parts, timeout)
             try:
                 conn.request(method, target, body=data, headers=headers)
                 resp = conn.getresponse()
@@ -97,34 +96,33 @@ class Transport:
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as err:
                 # a kept-alive connection the server closed meanwhile: retry once on a fresh one
                 self._drop(parts)
-                if attempt == 1 or not getattr(conn, "_ap_reused", False):
+                if attempt == 1 or not reused:
                     raise Unreachable(f"{type(err).__name__}: {err}") from err
             except (OSError, http.client.HTTPException) as err:
                 self._drop(parts)
                 raise Unreachable(f"{type(err).__name__}: {err}") from err
         raise Unreachable("unreachable")  # pragma: no cover
 
-    def _conn(self, parts: urllib.parse.SplitResult, timeout: float) -> http.client.HTTPConnection:
+    def _conn(self, parts: urllib.parse.SplitResult, timeout: float) -> tuple[http.client.HTTPConnection, bool]:
+        """This thread's connection to the URL's origin, and whether it was kept alive from an earlier request."""
         key = (os.getpid(), parts.scheme, parts.netloc)
-        conns = getattr(self._local, "conns", None)
+        conns: dict[tuple[int, str, str], http.client.HTTPConnection] | None = getattr(self._local, "conns", None)
         if conns is None or getattr(self._local, "pid", None) != os.getpid():
             conns = self._local.conns = {}
             self._local.pid = os.getpid()
         conn = conns.get(key)
         if conn is not None:
-            conn._ap_reused = True  # type: ignore[attr-defined]
             conn.timeout = timeout
             if conn.sock is not None:
                 conn.sock.settimeout(timeout)
-            return conn
+            return conn, True
         host = parts.hostname or "127.0.0.1"
         if parts.scheme == "https":
             conn = http.client.HTTPSConnection(host, parts.port, timeout=timeout, context=ssl.create_default_context())
         else:
             conn = http.client.HTTPConnection(host, parts.port, timeout=timeout)
-        conn._ap_reused = False  # type: ignore[attr-defined]
         conns[key] = conn
-        return conn
+        return conn, False
 
     def _drop(self, parts: urllib.parse.SplitResult) -> None:
         conns = getattr(self._local, "conns", None) or {}

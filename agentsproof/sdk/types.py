@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, List, Literal, TypedDict
+from typing import Any, Literal, TypedDict
 
 StepType = Literal["llm_call", "tool_call", "tool_result", "memory_read", "memory_write"]
 
@@ -24,15 +24,17 @@ class GoldenCase(TypedDict, total=False):
     goal: str
     expected_output: Any
     expected_behavior: str
-    success_criteria: List[str]
-    trace_assertions: List[str]
-    failure_modes: List[str]
-    custom_grader_ids: List[str]
+    success_criteria: list[str]
+    trace_assertions: list[str]
+    failure_modes: list[str]
+    custom_grader_ids: list[str]
 
 
-ProofSuiteResult = TypedDict(
-    "ProofSuiteResult",
-    {"proofRunId": str, "passedCases": int, "failedCases": int, "overallScore": float, "publicUrl": str},
-    total=False,
-)
-"""What ``run_proof_suite`` returns: the server's ``/proof-runs/{id}/complete`` answer."""
+class ProofSuiteResult(TypedDict, total=False):
+    """What ``run_proof_suite`` returns: the server's ``/proof-runs/{id}/complete`` answer."""
+
+    proofRunId: str
+    passedCases: int
+    failedCases: int
+    overallScore: float
+    publicUrl: str

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import Any, Callable, Mapping, Optional
+from collections.abc import Callable, Mapping
+from typing import Any
 
 log = logging.getLogger("agentsproof.sdk")
 
@@ -27,28 +28,28 @@ def _get(obj: Any, key: str) -> Any:
         return None
 
 
-def _int(v: Any) -> Optional[int]:
+def _int(v: Any) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
 
 
-def _num(v: Any) -> Optional[float]:
+def _num(v: Any) -> float | None:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return None
     return float(v) if math.isfinite(v) and v >= 0 else None
 
 
-def sniff_usage(output: Any, prices: Optional[Prices] = None) -> dict[str, Any]:
+def sniff_usage(output: Any, prices: Prices | None = None) -> dict[str, Any]:
     """``{"token_count": int, "cost_usd": float}`` (either may be absent) from a response's usage."""
     try:
         usage = _get(output, "usage") if output is not None else None
         if usage is None:
             return {}
         found: dict[str, Any] = {}
-        tokens_in = tokens_out = None
+        tokens: tuple[int, int] | None = None  # (in, out), when both are known
         # Anthropic Messages and OpenAI Responses: input_tokens + output_tokens
         i, o = _int(_get(usage, "input_tokens")), _int(_get(usage, "output_tokens"))
         if i is not None and o is not None:
-            tokens_in, tokens_out = i, o
+            tokens = (i, o)
             found["token_count"] = i + o
         else:
             # OpenAI-compatible chat completions
@@ -59,23 +60,23 @@ def sniff_usage(output: Any, prices: Optional[Prices] = None) -> dict[str, Any]:
             elif p is not None and c is not None:
                 found["token_count"] = p + c
             if p is not None and c is not None:
-                tokens_in, tokens_out = p, c
+                tokens = (p, c)
         for key in ("cost_usd", "cost", "total_cost"):
             cost = _num(_get(usage, key))
             if cost is not None:
                 found["cost_usd"] = cost
                 break
-        if "cost_usd" not in found and prices and tokens_in is not None:
+        if "cost_usd" not in found and prices and tokens is not None:
             model = _get(output, "model")
             price = _lookup_price(prices, model) if isinstance(model, str) else None
             if price is not None:
-                found["cost_usd"] = round((tokens_in * price[0] + tokens_out * price[1]) / 1_000_000, 10)
+                found["cost_usd"] = round((tokens[0] * price[0] + tokens[1] * price[1]) / 1_000_000, 10)
         return found
     except Exception:  # noqa: BLE001 - sniffing is best effort
         return {}
 
 
-def _lookup_price(prices: Prices, model: str) -> Optional[tuple[float, float]]:
+def _lookup_price(prices: Prices, model: str) -> tuple[float, float] | None:
     if model in prices:
         return prices[model]
     # dated snapshots ("gpt-4o-2024-08-06") fall back to the longest matching prefix
@@ -83,7 +84,7 @@ def _lookup_price(prices: Prices, model: str) -> Optional[tuple[float, float]]:
     return prices[best] if best is not None else None
 
 
-def usage_of(result: Any, extract: Optional[Callable[[Any], Any]], prices: Optional[Prices] = None) -> dict[str, Any]:
+def usage_of(result: Any, extract: Callable[[Any], Any] | None, prices: Prices | None = None) -> dict[str, Any]:
     """The step's usage fields in the reference's priority order: extract, sniffing, nothing."""
     if extract is not None:
         try:

@@ -12,7 +12,7 @@ import os
 import queue
 import threading
 import time
-from typing import Callable, Optional
+from collections.abc import Callable
 
 log = logging.getLogger("agentsproof.sdk")
 
@@ -25,8 +25,8 @@ class BackgroundWorker:
         self._queue_size = queue_size
         self._lock = threading.Lock()
         self._queue: queue.Queue = queue.Queue(queue_size)
-        self._thread: Optional[threading.Thread] = None
-        self._pid: Optional[int] = None
+        self._thread: threading.Thread | None = None
+        self._pid: int | None = None
 
     @property
     def is_alive(self) -> bool:

@@ -43,3 +43,34 @@ def test_public_names_match_the_published_sdk():
         assert getattr(agentsproof, name) is not None
     assert agentsproof.__version__
     assert set(published) <= set(dir(agentsproof))
+
+
+def test_the_sdk_version_is_the_harness_version_and_goes_in_the_user_agent(tmp_path):
+    # the SDK imports nothing from the harness, so it keeps its own copy of the version
+    import agentsproof
+    from agentsproof.core.version import __version__
+    from agentsproof.sdk import transport
+    from sdk_recorder import RecordingServer
+
+    assert transport.SDK_VERSION == __version__ == agentsproof.__version__
+    srv = RecordingServer().start()
+    try:
+        ap = agentsproof.AgentsProof(api_key="k", base_url=srv.base_url, spool_dir=tmp_path)
+        assert ap.start_run(project_slug="p", input="x").complete("y")["publicUrl"]
+    finally:
+        srv.stop()
+    assert [r.path for r in srv.requests] == ["/api/runs", "/api/runs/run-1/complete"]
+    assert {r.headers.get("user-agent") for r in srv.requests} == {f"agentsproof-python/{__version__}"}
+
+
+def test_the_client_satisfies_the_protocols_run_and_suite_are_typed_against(tmp_path):
+    # run.py and suite.py never import client.py (no import cycle): they rely on these Protocols
+    from agentsproof.sdk._base import RunClient, TrackedRun
+    from agentsproof.sdk.client import AgentsProof
+    from agentsproof.sdk.suite import SuiteClient
+
+    ap = AgentsProof(api_key="k", base_url="http://127.0.0.1:9/api", spool_dir=tmp_path)
+    assert isinstance(ap, RunClient) and isinstance(ap, SuiteClient)
+    run = ap.start_run(project_slug="p", input="x")
+    assert isinstance(run, TrackedRun)
+    ap._forget(run)  # nothing to spool at exit
