@@ -28,14 +28,17 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.llm import prices
 from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError, scrub, scrub_url, url_secrets
+from agentsproof.llm.provider_spec import BuildOptions, ProviderSpec
 from agentsproof.llm.replies import MAX_NAME_CHARS, MAX_TOOL_CALLS, ReplyError, load_json, read_capped, token_count
 from agentsproof.model.results import Usage
 
@@ -153,10 +156,12 @@ def parse_message(raw: bytes, *, judge: bool) -> tuple[str, Usage, list[dict[str
     for block in content:
         if not isinstance(block, dict):
             continue
-        if block.get("type") == "text" and isinstance(block.get("text"), str):
-            texts.append(block["text"])
+        text = block.get("text")
+        if block.get("type") == "text" and isinstance(text, str):
+            texts.append(text)
         elif block.get("type") == "tool_use":
-            name = block.get("name") if isinstance(block.get("name"), str) else ""
+            found = block.get("name")
+            name = found if isinstance(found, str) else ""
             args = block.get("input", {})
             if judge and name == VERDICT_TOOL and verdict is None:
                 verdict = json.dumps(args)  # depth is bounded by load_json
@@ -165,14 +170,16 @@ def parse_message(raw: bytes, *, judge: bool) -> tuple[str, Usage, list[dict[str
     if verdict is None and not texts and not calls:
         stop = data.get("stop_reason")
         raise ReplyError(f"empty reply (no text or tool_use block{', stop_reason ' + stop[:40] if isinstance(stop, str) else ''})")
-    u = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    found_usage = data.get("usage")
+    u: dict[str, Any] = found_usage if isinstance(found_usage, dict) else {}
     read, write = token_count(u.get("cache_read_input_tokens")), token_count(u.get("cache_creation_input_tokens"))
     prompt = token_count(u.get("input_tokens")) + read + write
     out = token_count(u.get("output_tokens"))
     usage = Usage(prompt_tokens=prompt, completion_tokens=out, total_tokens=prompt + out, cache_read_tokens=read, cache_write_tokens=write)
     detail = u.get("cache_creation")
     write_1h = token_count(detail.get("ephemeral_1h_input_tokens")) if isinstance(detail, dict) else 0
-    model = data.get("model") if isinstance(data.get("model"), str) else ""
+    found_model = data.get("model")
+    model = found_model if isinstance(found_model, str) else ""
     return verdict if verdict is not None else "".join(texts), usage, calls, model[:MAX_NAME_CHARS], write_1h
 
 
@@ -187,7 +194,8 @@ def _error_text(raw: bytes) -> tuple[str, str]:
     if isinstance(data, dict):
         err = data.get("error", data)
         if isinstance(err, dict) and isinstance(err.get("message"), str) and err["message"].strip():
-            etype = err.get("type") if isinstance(err.get("type"), str) else ""
+            found = err.get("type")
+            etype = found if isinstance(found, str) else ""
             return etype[:60], " ".join(err["message"][:MAX_ERROR_CHARS].split())
         if isinstance(err, str) and err.strip():
             return "", " ".join(err[:MAX_ERROR_CHARS].split())
@@ -306,3 +314,29 @@ class AnthropicClient(LLMClient):
 
     def describe(self) -> dict[str, Any]:
         return {"provider": self.name, "base_url": self.base_url, "prompt_cache": self.prompt_cache}
+
+
+def build(options: BuildOptions) -> LLMClient:
+    """The client from ``AGENTSPROOF_PROVIDER_KEY`` or ``ANTHROPIC_API_KEY`` (the former wins)
+    and ``AGENTSPROOF_PROVIDER_URL`` or ``ANTHROPIC_BASE_URL`` (default: the public API)."""
+    key = os.environ.get("AGENTSPROOF_PROVIDER_KEY") or os.environ.get("ANTHROPIC_API_KEY") or None
+    if not key:
+        raise ProviderUnavailable("provider anthropic: set ANTHROPIC_API_KEY (or AGENTSPROOF_PROVIDER_KEY)")
+    url = os.environ.get("AGENTSPROOF_PROVIDER_URL") or os.environ.get("ANTHROPIC_BASE_URL") or None
+    return AnthropicClient(api_key=key, base_url=url, prompt_cache=options.prompt_cache)
+
+
+def _detect() -> bool:
+    # ``auto`` asks this last: ANTHROPIC_API_KEY is set on many machines for other tools
+    return bool(os.environ.get("ANTHROPIC_API_KEY"))
+
+
+PROVIDER = ProviderSpec(
+    name="anthropic",
+    build=build,
+    throttled=True,
+    secret_envs=("AGENTSPROOF_PROVIDER_KEY", "ANTHROPIC_API_KEY"),
+    url_envs=("AGENTSPROOF_PROVIDER_URL", "ANTHROPIC_BASE_URL"),
+    detect=_detect,
+    configure_hint="Claude: ANTHROPIC_API_KEY (or AGENTSPROOF_PROVIDER_KEY) with --provider anthropic",
+)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import abc
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlsplit, urlunsplit
 
 from agentsproof.core.errors import LLMError
@@ -56,11 +57,11 @@ MIN_SECRET_CHARS = 4
 inside URLs every user-info part and secret-looking query value is replaced regardless."""
 
 
-def _secret_query(name: str, value: str, secrets: "Iterable[str]") -> bool:
+def _secret_query(name: str, value: str, secrets: Iterable[str]) -> bool:
     return bool(value) and (_SECRET_PARAM.search(name) is not None or any(s and s == value for s in secrets))
 
 
-def scrub_url(url: str | None, secrets: "Iterable[str]" = ()) -> str | None:
+def scrub_url(url: str | None, secrets: Iterable[str] = ()) -> str | None:
     """``url`` fit for reports: user-info becomes ``***@`` and the value of every query
     parameter whose name looks like a secret (key, token, secret, password, auth, sig ...)
     or whose value is one of ``secrets`` becomes ``***``."""
@@ -102,7 +103,7 @@ def url_secrets(url: str | None) -> list[str]:
     return sorted({s for s in found if s}, key=len, reverse=True)
 
 
-def scrub(text: str, secrets: "Iterable[str]" = ()) -> str:
+def scrub(text: str, secrets: Iterable[str] = ()) -> str:
     """``text`` fit for error reasons, reports and logs: every URL in it passed through
     :func:`scrub_url`, then every secret of 4+ characters replaced by ``***``."""
     secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
@@ -140,7 +141,8 @@ class LLMClient(abc.ABC):
         """One chat completion. Raise LLMError on failure."""
 
     async def aclose(self) -> None:
-        """Release connections, processes or models."""
+        """Release connections, processes or models (by default there are none)."""
+        return None
 
     def describe(self) -> dict[str, Any]:
         """Non-secret facts for reports (never keys)."""

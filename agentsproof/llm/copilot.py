@@ -26,144 +26,35 @@ retry keep their usual classification (429, 5xx, connection: retryable; auth: no
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import os
-import re
-import shutil
 import time
 from pathlib import Path
 from typing import Any
 
 from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError, scrub, scrub_url, url_secrets
 from agentsproof.llm.copilot_events import EventCollector, error_from_session_error, render_prompt
-
-ENV_CLI_PATH = "COPILOT_CLI_PATH"
-ENV_BYOK_URL = "AGENTSPROOF_COPILOT_PROVIDER_URL"
-ENV_BYOK_KEY = "AGENTSPROOF_COPILOT_PROVIDER_KEY"
-ENV_BYOK_TYPE = "AGENTSPROOF_COPILOT_PROVIDER_TYPE"
-ENV_TOOLS = "AGENTSPROOF_COPILOT_TOOLS"
-TOKEN_ENVS = ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN")
-BYOK_TYPES = ("openai", "azure", "anthropic")
-DEFAULT_TIMEOUT = 600.0
-
-HINT_SDK = "install the Copilot SDK: pip install 'agentsproof[copilot]'"
-HINT_CLI = "install the Copilot CLI: npm install -g @github/copilot (or set COPILOT_CLI_PATH to the copilot binary)"
-HINT_LOGIN = (
-    "log in to GitHub Copilot: run `copilot` then `/login`, or set GH_TOKEN to a token with Copilot access "
-    f"(or point Copilot at an OpenAI-compatible server with {ENV_BYOK_URL})"
+from agentsproof.llm.copilot_setup import (
+    BYOK_TYPES,
+    ENV_BYOK_KEY,
+    ENV_BYOK_TYPE,
+    ENV_BYOK_URL,
+    ENV_CLI_PATH,
+    HINT_CLI,
+    HINT_LOGIN,
+    HINT_SDK,
+    TOKEN_ENVS,
+    byok_from_env,
+    copilot_status,
+    copilot_usable,
+    find_cli,
+    login_source,
+    sdk_installed,
 )
+from agentsproof.llm.provider_spec import BuildOptions, ProviderSpec
 
-
-# ---------------------------------------------------------------------------
-# Discovery: fast, no network, no process started, the SDK is not imported.
-# ---------------------------------------------------------------------------
-
-
-def sdk_installed() -> bool:
-    try:
-        spec = importlib.util.find_spec("copilot")
-    except (ImportError, ValueError):
-        return False
-    if spec is None or not spec.submodule_search_locations:
-        return False
-    return any((Path(p) / "client.py").is_file() for p in spec.submodule_search_locations)
-
-
-def _sdk_cached_runtime() -> str | None:
-    """The runtime the SDK downloaded earlier (``python -m copilot download-runtime``), if complete."""
-    spec = importlib.util.find_spec("copilot")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    pkg = Path(list(spec.submodule_search_locations)[0])
-    try:
-        text = (pkg / "_cli_version.py").read_text(encoding="utf-8")
-    except OSError:
-        return None
-    match = re.search(r'^CLI_VERSION[^=]*=\s*"([^"]+)"', text, re.M)
-    if not match:
-        return None
-    version = re.sub(r"[^a-zA-Z0-9._\-]", "_", match.group(1))
-    if os.environ.get("COPILOT_CLI_EXTRACT_DIR"):
-        base = Path(os.environ["COPILOT_CLI_EXTRACT_DIR"])
-    else:
-        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-        base = cache / "github-copilot-sdk" / "cli" / version
-    for wrapper in sorted((base / "prebuilds").glob("*/copilot-runtime")):
-        if wrapper.is_file() and (wrapper.parent / "runtime.node").is_file():
-            return str(wrapper)
-    return None
-
-
-def find_cli() -> tuple[str | None, str]:
-    """(path of the Copilot CLI, how it was found) or (None, what is wrong)."""
-    explicit = os.environ.get(ENV_CLI_PATH)
-    if explicit:
-        path = Path(explicit).expanduser()
-        if not path.is_file():
-            return None, f"COPILOT_CLI_PATH={explicit} does not exist; {HINT_CLI}"
-        if not os.access(path, os.X_OK):
-            return None, f"COPILOT_CLI_PATH={explicit} is not executable; {HINT_CLI}"
-        return str(path), "COPILOT_CLI_PATH"
-    on_path = shutil.which("copilot")
-    if on_path:
-        return on_path, "PATH"
-    cached = _sdk_cached_runtime()
-    if cached:
-        return cached, "SDK runtime cache"
-    return None, f"the Copilot CLI was not found; {HINT_CLI}"
-
-
-def byok_from_env() -> dict[str, Any] | None:
-    """The CLI's BYOK ``provider`` config from the environment, or None."""
-    url = os.environ.get(ENV_BYOK_URL, "").strip()
-    if not url:
-        return None
-    kind = (os.environ.get(ENV_BYOK_TYPE) or "openai").strip().lower()
-    if kind not in BYOK_TYPES:
-        raise LLMError(f"{ENV_BYOK_TYPE}={kind!r} is not one of {', '.join(BYOK_TYPES)}")
-    config: dict[str, Any] = {"type": kind, "base_url": url}
-    key = os.environ.get(ENV_BYOK_KEY)
-    if key:
-        config["api_key"] = key
-    return config
-
-
-def login_source() -> str | None:
-    """Where a GitHub login for Copilot would come from (never the token itself)."""
-    for name in TOKEN_ENVS:
-        if os.environ.get(name, "").strip():
-            return name
-    home = Path(os.environ.get("COPILOT_HOME") or Path.home() / ".copilot")
-    config = home / "config.json"
-    try:
-        text = config.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    # The file starts with // comments; the keys alone tell whether a user is stored.
-    if re.search(r'"(loggedInUsers|lastLoggedInUser|last_logged_in_user|logged_in_users)"\s*:\s*[\[{"]\s*[^\]}\s"]', text):
-        return str(config)
-    return None
-
-
-def copilot_status() -> tuple[bool, str]:
-    """(usable, what to install or set). Fast: nothing is started or downloaded."""
-    if not sdk_installed():
-        return False, f"the GitHub Copilot SDK is not installed; {HINT_SDK}"
-    cli, problem = find_cli()
-    if cli is None:
-        return False, problem
-    try:
-        byok = byok_from_env()
-    except LLMError as err:
-        return False, str(err)
-    if byok is None and login_source() is None:
-        return False, f"no GitHub login found for Copilot; {HINT_LOGIN}"
-    return True, ""
-
-
-def copilot_usable() -> bool:
-    return copilot_status()[0]
+ENV_TOOLS = "AGENTSPROOF_COPILOT_TOOLS"
+DEFAULT_TIMEOUT = 600.0
 
 
 # ---------------------------------------------------------------------------
@@ -196,7 +87,7 @@ class CopilotClient(LLMClient):
         self.startup_s: float | None = None
 
     @classmethod
-    def from_env(cls) -> "CopilotClient":
+    def from_env(cls) -> CopilotClient:
         ok, problem = copilot_status()
         if not ok:
             raise LLMError(problem, kind="unavailable")
@@ -282,7 +173,7 @@ class CopilotClient(LLMClient):
             await session.send(prompt)
             try:
                 await asyncio.wait_for(collector.done.wait(), timeout)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 raise LLMError(f"timed out after {timeout:g}s waiting for Copilot", retryable=True, kind="timeout") from None
         except LLMError:
             raise
@@ -385,13 +276,41 @@ def _cli_version_from_path(path: str | None) -> str | None:
     return None
 
 
+def build(options: BuildOptions) -> LLMClient:
+    """The client on the CLI found here (nothing is started until the first call)."""
+    return CopilotClient.from_env()
+
+
+PROVIDER = ProviderSpec(
+    name="copilot",
+    build=build,
+    secret_envs=(ENV_BYOK_KEY,),
+    extra="copilot",
+    requires={"copilot": "github-copilot-sdk"},
+    detect=copilot_usable,
+    no_model_hint="",
+    configure_hint=(
+        "GitHub Copilot: pip install 'agentsproof[copilot]', install the Copilot CLI "
+        "(npm install -g @github/copilot) and log in"
+    ),
+)
+
 __all__ = [
+    "BYOK_TYPES",
     "CopilotClient",
+    "ENV_BYOK_KEY",
+    "ENV_BYOK_TYPE",
+    "ENV_BYOK_URL",
+    "ENV_CLI_PATH",
+    "HINT_CLI",
+    "HINT_LOGIN",
+    "HINT_SDK",
+    "PROVIDER",
+    "TOKEN_ENVS",
+    "byok_from_env",
     "copilot_status",
     "copilot_usable",
     "find_cli",
-    "byok_from_env",
     "login_source",
     "sdk_installed",
 ]
-

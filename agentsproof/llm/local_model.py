@@ -108,7 +108,7 @@ class LocalSettings:
     seed: int | None = None
 
     @classmethod
-    def from_env(cls) -> "LocalSettings":
+    def from_env(cls) -> LocalSettings:
         """Read and check the AGENTSPROOF_LOCAL_* variables; LLMError says what to fix."""
         if not llama_cpp_installed():
             raise LLMError(f"llama-cpp-python is not installed; run: {INSTALL_HINT}")
@@ -141,9 +141,3 @@ class LocalSettings:
     def threads_per_instance(self) -> int:
         return max(1, self.threads // self.instances)
 
-
-def loaded_pool_count() -> int:
-    """How many distinct models/settings have worker pools in this process (for tests and doctor)."""
-    from agentsproof.llm.local_pool import pool_count
-
-    return pool_count()

@@ -28,7 +28,8 @@ def constrain(schema: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """(grammar-friendly schema, names of top-level properties to divide by SCALE)."""
     out = copy.deepcopy(schema)
     scaled: list[str] = []
-    props = out.get("properties") if isinstance(out.get("properties"), dict) else {}
+    found = out.get("properties")
+    props: dict[str, Any] = found if isinstance(found, dict) else {}
     for name, prop in props.items():
         if not isinstance(prop, dict):
             continue

@@ -37,7 +37,7 @@ import signal
 import struct
 import sys
 import time
-from typing import Any, BinaryIO
+from typing import IO, Any, BinaryIO
 
 ENV_FAULT = "AGENTSPROOF_LOCAL_WORKER_FAULT"
 MAX_FRAME = 256 * 1024 * 1024
@@ -50,7 +50,7 @@ _WARM_UP = b"You are a helpful assistant. Answer the customer's question about t
 _FALLBACK_TOKENS_PER_MESSAGE = 8
 
 
-def read_frame(stream: BinaryIO) -> Any | None:
+def read_frame(stream: IO[bytes]) -> Any | None:
     """The next frame's JSON value, or None at end of file (also for a truncated frame)."""
     header = _read_exactly(stream, _HEADER.size)
     if header is None:
@@ -62,7 +62,7 @@ def read_frame(stream: BinaryIO) -> Any | None:
     return None if body is None else json.loads(body)
 
 
-def _read_exactly(stream: BinaryIO, n: int) -> bytes | None:
+def _read_exactly(stream: IO[bytes], n: int) -> bytes | None:
     chunks = []
     while n:
         chunk = stream.read(n)

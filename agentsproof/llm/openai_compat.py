@@ -19,11 +19,11 @@ from agentsproof.llm.openai_wire import (  # noqa: F401 - split_url and parse_co
     DEFAULT_OLLAMA_URL,
     RETRYABLE_STATUS,
     parse_completion,
-    retry_after as _retry_after,
-    safe_str as _safe_str,
     split_url,
     status_hint,
 )
+from agentsproof.llm.openai_wire import retry_after as _retry_after
+from agentsproof.llm.openai_wire import safe_str as _safe_str
 from agentsproof.llm.replies import MAX_REPLY_BYTES, ReplyError, read_capped
 
 RAW_RESPONSE_HEADER = "X-Stainless-Raw-Response"
@@ -35,7 +35,8 @@ def _http_client(max_connections: int) -> Any:
     """The transport under the openai client: aiohttp when installed (the ``openai[aiohttp]``
     extra; a fraction of the CPU per call of the default pool at high --parallel), else the
     SDK's default HTTP client."""
-    limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
+    # the Limits of the HTTP library the installed openai runs on (httpx before openai 3, httpx2 since)
+    limits = type(openai.DEFAULT_CONNECTION_LIMITS)(max_connections=max_connections, max_keepalive_connections=max_connections)
     aio = getattr(openai, "DefaultAioHttpClient", None)
     if aio is not None and os.environ.get("AGENTSPROOF_HTTP_TRANSPORT", "").lower() != "httpx":
         try:
@@ -68,7 +69,7 @@ class OpenAICompatibleClient(LLMClient):
         if provider == "azure":
             if not endpoint:
                 raise LLMError("azure needs AGENTSPROOF_PROVIDER_URL (the resource endpoint)")
-            self._client = openai.AsyncAzureOpenAI(
+            self._client: openai.AsyncOpenAI = openai.AsyncAzureOpenAI(
                 azure_endpoint=endpoint,
                 api_key=api_key or "missing-key",
                 api_version=api_version or os.environ.get("AGENTSPROOF_AZURE_API_VERSION", DEFAULT_AZURE_API_VERSION),
@@ -198,16 +199,16 @@ def body_of(kwargs: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in kwargs.items() if k != "timeout"}
 
 
-def options_of(kwargs: dict[str, Any]) -> dict[str, Any]:
+def options_of(kwargs: dict[str, Any]) -> openai.RequestOptions:
     """Per-request options: the timeout, and the SDK's raw-response header asking for an
     unread (streamed) body, so that :func:`read_capped` can stop at the size limit."""
-    options: dict[str, Any] = {"headers": {RAW_RESPONSE_HEADER: "stream"}}
+    options: openai.RequestOptions = {"headers": {RAW_RESPONSE_HEADER: "stream"}}
     if "timeout" in kwargs:
         options["timeout"] = kwargs["timeout"]
     return options
 
 
-def _status_message(exc: "openai.APIStatusError") -> str:
+def _status_message(exc: openai.APIStatusError) -> str:
     try:
         body = exc.body
         if isinstance(body, dict):

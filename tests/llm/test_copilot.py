@@ -113,7 +113,7 @@ async def test_judge_call_gets_json_instructions_and_parses(copilot_env):
     from agentsproof.llm.copilot import CopilotClient
     from agentsproof.grading.judge import Judge
     from agentsproof.grading.llm_rubric import grade_rubric
-    from agentsproof.model.evalfile import LLMRubricGrader
+    from agentsproof.grading.llm_rubric import LLMRubricGrader
 
     srv = copilot_env
     client = CopilotClient.from_env()

@@ -20,9 +20,10 @@ from conftest import require_local_model  # noqa: E402
 
 require_local_model()
 
-from agentsproof.model.evalfile import DeterministicGrader  # noqa: E402
-from agentsproof.executor.runner import DualArmRunner, EvalItem, RunOptions  # noqa: E402
-from agentsproof.llm import local_model  # noqa: E402
+from agentsproof.grading.deterministic import DeterministicGrader  # noqa: E402
+from agentsproof.executor.runner import DualArmRunner, RunOptions  # noqa: E402
+from agentsproof.model.items import EvalItem
+from agentsproof.llm import local_pool  # noqa: E402
 from agentsproof.llm.base import ChatRequest, LLMError  # noqa: E402
 from agentsproof.llm.local import LocalClient, default_model_name, local_available  # noqa: E402
 from agentsproof.llm.local_model import LocalSettings, bundled_model_path  # noqa: E402
@@ -79,9 +80,9 @@ async def test_complete_returns_text_usage_and_latency() -> None:
     assert resp.model == MODEL
     assert resp.cost_usd is None
     # loaded once: a second client with the same settings reuses the cached model
-    before = local_model.loaded_pool_count()
+    before = local_pool.pool_count()
     await LocalClient.from_env().complete(_req("Say yes.", max_tokens=2))
-    assert local_model.loaded_pool_count() == before
+    assert local_pool.pool_count() == before
 
 
 async def test_judge_call_with_json_schema_always_parses() -> None:

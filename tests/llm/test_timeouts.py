@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from agentsproof.model.evalfile import LLMRubricGrader
+from agentsproof.grading.llm_rubric import LLMRubricGrader
 from agentsproof.llm.base import ChatRequest, LLMError
 from agentsproof.llm.openai_http import openai_client
 from agentsproof.llm.retry import ATTEMPT_SHARE, RetryingClient, RetryPolicy, attempt_timeout

