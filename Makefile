@@ -32,7 +32,7 @@ WHEELHOUSE := $(WHEELHOUSE_ROOT)/llama-cpp-python-$(LLAMA_VERSION)-$(ARCH)-$(LLA
 LLAMA_WHEEL_STAMP := $(WHEELHOUSE)/.complete
 LLAMA_VENV_STAMP := $(VENV)/.llama-portable-$(LLAMA_VERSION)-$(LLAMA_FLAGS_ID)
 
-.PHONY: demo test test-python test-node install install-dev copilot-cli interop-tools llama bench clean
+.PHONY: demo test lint test-python test-node install install-dev copilot-cli interop-tools llama bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -65,7 +65,7 @@ $(COPILOT_DIR)/node_modules/.bin/copilot:
 	mkdir -p $(COPILOT_DIR)
 	npm install --silent --no-audit --no-fund --prefix $(COPILOT_DIR) @github/copilot@$(COPILOT_CLI_VERSION)
 
-# Published tools the interop tests run (tests/test_interop_tools.py): agentv from npm in
+# Published tools the interop tests run (tests/interop/test_interop_tools.py): agentv from npm in
 # tests/interop/node_modules, agentprobe-eval from PyPI in its own venv (.venv-interop; its
 # module name `agentprobe` clashes with an unrelated PyPI package, so it stays apart).
 AGENTPROBE_VERSION ?= 0.2.0
@@ -91,7 +91,12 @@ demo: install
 	@echo "HTML report: $(abspath runs/demo-plugin/demo-plugin-eval.html)"
 
 test: install-dev copilot-cli interop-tools
-	$(MAKE) --no-print-directory test-python test-node
+	$(MAKE) --no-print-directory lint test-python test-node
+
+# ruff (pyflakes, isort, bugbear, pyupgrade) and mypy over the package, both clean
+lint:
+	$(PY) -m ruff check agentsproof
+	$(PY) -m mypy
 
 test-python:
 	COPILOT_CLI_PATH=$${COPILOT_CLI_PATH:-$(abspath $(COPILOT_DIR))/node_modules/.bin/copilot} $(PY) -m pytest -q

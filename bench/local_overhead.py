@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agentsproof.executor.runner import BASELINE_SYSTEM_PROMPT  # noqa: E402
+from agentsproof.model.items import BASELINE_SYSTEM_PROMPT  # noqa: E402
 from agentsproof.llm.base import ChatRequest  # noqa: E402
 from agentsproof.llm.local import sampling_params  # noqa: E402
 from agentsproof.llm.local_model import LocalSettings  # noqa: E402

@@ -15,7 +15,10 @@ import pytest
 
 from conftest import make_plugin, simple_eval
 
-HEAVY = ("openai", "jinja2", "scipy", "numpy", "aiohttp", "rich", "agentsproof.report.render", "agentsproof.report.exports")
+HEAVY = (
+    "openai", "jinja2", "scipy", "numpy", "aiohttp", "rich",
+    "agentsproof.report.jinja", "agentsproof.report.views", "agentsproof.report.render", "agentsproof.report.stream", "agentsproof.report.exports",
+)
 
 PROBE = r"""
 import json, sys
@@ -69,7 +72,7 @@ def test_eval_reaches_its_first_call_without_heavy_imports(eval_yaml, tmp_path):
     seen = _probe(["eval", eval_yaml, "--model", "m", "--trials", "2", "--output", tmp_path / "runs"])
     assert _heavy(seen["at_first_call"]) == []
     # the probe sees imports: after the run the reports have loaded jinja2 (and the statistics numpy)
-    assert {"jinja2", "numpy", "agentsproof.report.render"} <= set(seen["at_exit"])
+    assert {"jinja2", "numpy", "agentsproof.report.views", "agentsproof.report.stream"} <= set(seen["at_exit"])
     assert "openai" not in seen["at_exit"]  # the default path never loads the SDK
     assert (tmp_path / "runs").rglob("*.html")
 

@@ -10,14 +10,15 @@ import functools
 import os
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import click
 
-from agentsproof.core.version import __version__
 from agentsproof.cli.options import budget_options, p_adjust_option, tasks_option
 from agentsproof.core.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK, AgentsproofError, InputError
+from agentsproof.core.version import __version__
 from agentsproof.llm.registry import PROVIDERS
 
 PRESETS = {"smoke": 5, "reliable": 15, "regression": 30}
@@ -371,10 +372,9 @@ def schema_cmd(which: str) -> None:
     """
     import json
 
-    from agentsproof.model.evalfile import SkillEvalConfig
-    from agentsproof.report.render import json_schema
+    from agentsproof.formats.evalfile import SkillEvalConfig
     from agentsproof.model.tc_eval import evals_json_schema
-
+    from agentsproof.report.render import json_schema
     from agentsproof.targets.config import targets_json_schema
 
     schema = {
@@ -402,8 +402,8 @@ def convert_cmd(path: Path, to: str, out: Path | None, skill: Path | None) -> No
       agentsproof convert skills/my-skill/evals/evals.json --to EVAL.yaml --out skills/my-skill/evals/EVAL.yaml
       agentsproof convert runs/cases/cases-tc-eval.json --to agentprobe-report --out before.json
     """
-    from agentsproof.interop.convert import convert
     from agentsproof.core.inputs import display
+    from agentsproof.interop.convert import convert
 
     text, warnings = convert(path, to, skill)
     for w in warnings:
@@ -500,7 +500,7 @@ def merge_cmd(results: tuple[Path, ...], output: Path, ci: bool) -> None:
       agentsproof merge shard-*/my-plugin/eval-all-summary.json --output runs
     """
     from agentsproof.executor.merge import merge_runs
-    from agentsproof.report.render import prepare_output, report_targets, write_reports
+    from agentsproof.report.files import prepare_output, report_targets, write_reports
     from agentsproof.stats.compare import load_run
 
     run = merge_runs([(p, load_run(p)) for p in results])

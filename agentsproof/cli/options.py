@@ -7,7 +7,7 @@ They all land in :class:`agentsproof.model.options.RunConfig`.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import click
 

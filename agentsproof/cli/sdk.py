@@ -6,8 +6,9 @@ Only click is imported at load time; the SDK modules are imported inside the com
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 import click
 
@@ -21,7 +22,7 @@ BASE_URL_HELP = "Server API URL (env AGENTSPROOF_BASE_URL; default http://127.0.
 @click.option("--api-key", envvar="AGENTSPROOF_API_KEY", default=None, metavar="KEY", help=API_KEY_HELP)
 @click.option("--dir", "directory", envvar="AGENTSPROOF_SPOOL_DIR", default=None, type=click.Path(file_okay=False, path_type=Path),
               help="Spool folder (env AGENTSPROOF_SPOOL_DIR; default ~/.local/state/agentsproof/spool).")
-def sync(base_url: Optional[str], api_key: Optional[str], directory: Optional[Path]) -> None:
+def sync(base_url: str | None, api_key: str | None, directory: Path | None) -> None:
     """Upload runs the SDK spooled while the server was unreachable.
 
     Each spooled run is created (idempotently, by its clientRunId), its steps sent and, if
@@ -74,7 +75,7 @@ def load_handler(spec: str) -> Callable[..., Any]:
         module = importlib.import_module(module_name)
     except ImportError as err:
         raise InputError("command line", "--handler", f"cannot import {module_name!r}: {err}") from err
-    fn = module
+    fn: object = module
     for part in attr.split("."):
         fn = getattr(fn, part, None)
         if fn is None:
@@ -92,7 +93,7 @@ def load_handler(spec: str) -> Callable[..., Any]:
 @click.option("--base-url", envvar="AGENTSPROOF_BASE_URL", default=None, metavar="URL", help=BASE_URL_HELP)
 @click.option("--api-key", envvar="AGENTSPROOF_API_KEY", default=None, metavar="KEY", help=API_KEY_HELP)
 @click.option("--ci", is_flag=True, help="Exit 1 when any case failed.")
-def suite_run(suite_slug: str, project: str, handler: str, base_url: Optional[str], api_key: Optional[str], ci: bool) -> None:
+def suite_run(suite_slug: str, project: str, handler: str, base_url: str | None, api_key: str | None, ci: bool) -> None:
     """Run a proof suite's approved goldens against a Python handler, locally.
 
     A case passes when the handler returns without raising; each case's run is graded by

@@ -57,7 +57,7 @@ def print_run(run: RunResult, written: dict[str, Path]) -> None:
     label = (lambda it: f"{it.kind}: {it.name}") if len(kinds) > 1 or kinds == {"agent"} else (lambda it: it.name)
     width = max([len(label(i)) for i in run.items] + [4])
     _echo(f"  {'item':<{width}}  {'with':>5}  {'w/o':>5}  {'delta':>6}  grade  {'pass':>5}  err  result")
-    from agentsproof.report.render import item_result_label
+    from agentsproof.report.views import item_result_label
 
     for it in run.items:
         result = item_result_label(it)

@@ -9,18 +9,24 @@ given. Trials that never ran because the saved run was aborted are run too.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from agentsproof.core.errors import InputError
-from agentsproof.executor.runner import EvalItem
+from agentsproof.formats import registry as formats
+from agentsproof.formats.base import ItemRequest
+from agentsproof.model.items import EvalItem
 from agentsproof.model.results import ItemResult, RunResult, TrialResult
+from agentsproof.model.settings import RunSettings
 
 
 def retry_plan(
     saved: RunResult, items: dict[str, EvalItem], path: Path
-) -> tuple[list[EvalItem], dict[tuple[str, str, int], TrialResult], dict]:
-    """(items in the saved order with their trial counts, the trials to keep, settings)."""
+) -> tuple[list[EvalItem], dict[tuple[str, str, int], TrialResult], RunSettings]:
+    """(items in the saved order with their trial counts, the trials to keep, the settings
+    to record: the saved run's, with what was retried)."""
     check_items(saved, items, path)
     ordered: list[EvalItem] = []
     prior: dict[tuple[str, str, int], TrialResult] = {}
@@ -35,10 +41,12 @@ def retry_plan(
                 if t.status == "scored" and t.index < item.trials:
                     prior[(it.id, t.arm, t.index)] = t
         ordered.append(item)
-    settings = dict(saved.settings)
-    settings.pop("reused_trials", None)
-    settings["retried_errors_from"] = str(path)
-    settings["retried_trials"] = sum(2 * i.trials for i in ordered) - len(prior)
+    settings = dataclasses.replace(
+        RunSettings.from_dict(saved.settings),
+        reused_trials=None,  # this run's count is recorded by the session
+        retried_errors_from=str(path),
+        retried_trials=sum(2 * i.trials for i in ordered) - len(prior),
+    )
     return ordered, prior, settings
 
 
@@ -78,7 +86,7 @@ def retry_items(
         if it.eval_path not in cache:
             if saved.command == "eval-all":
                 kind, built, hook = _eval_all_file(file, it, saved)
-                if kind == "yaml":  # one item per eval.yaml: it must still be the same one
+                if kind == "eval.yaml":  # one item per eval.yaml: it must still be the same one
                     built = [_same_id(built[0], it, saved_path)]
             else:
                 built, hook = _tc_eval_file(file, n, it, saved, saved_path, skill)
@@ -110,69 +118,54 @@ def _target(it: ItemResult) -> str | None:
 
 
 def _timeout(saved: RunResult) -> float | None:
-    value = saved.settings.get("timeout")
+    value = RunSettings.from_dict(saved.settings).timeout
     return float(value) if value else None
 
 
-def _eval_yaml_item(file: Path, it: ItemResult, saved: RunResult) -> EvalItem:
-    from agentsproof.model.evalfile import load_eval
-    from agentsproof.formats.plan import item_from_eval
+def _all_tasks(saved: RunResult) -> bool:
+    return bool(RunSettings.from_dict(saved.settings).all_tasks)
 
-    return item_from_eval(
-        load_eval(file), trials=it.trials_requested, threshold=it.threshold, target=_target(it),
-        all_tasks=bool(saved.settings.get("all_tasks")),
+
+def _request(it: ItemResult, saved: RunResult, *, target: str | None, skill: Path | None = None, in_plugin: bool = False) -> ItemRequest:
+    """The item options the saved run was made with (its trial count, threshold and timeout)."""
+    return ItemRequest(
+        trials=it.trials_requested, threshold=it.threshold, timeout=_timeout(saved), target=target,
+        all_tasks=_all_tasks(saved), skill=skill, in_plugin=in_plugin,
     )
+
+
+def _eval_yaml_item(file: Path, it: ItemResult, saved: RunResult) -> EvalItem:
+    return formats.get("eval.yaml").load(file, _request(it, saved, target=_target(it))).items[0]
 
 
 def _eval_all_file(file: Path, it: ItemResult, saved: RunResult) -> tuple[str, list[EvalItem], Callable[[Any], None] | None]:
     """Every eval-all item of one file, built as eval-all builds them."""
-    from agentsproof.commands.evalyaml import eval_file_items, label_all, load_eval_file
-    from agentsproof.model.options import RunConfig
-
-    kind, p, obj = load_eval_file(file)
-    cfg = RunConfig(
-        trials=it.trials_requested, threshold=it.threshold, timeout=_timeout(saved), target=_target(it),
-        all_tasks=bool(saved.settings.get("all_tasks")),
-    )
-    hook = (lambda run: label_all([obj], run)) if kind == "EVAL" else None
-    return kind, eval_file_items(kind, p, obj, cfg), hook
+    loaded = formats.load(file, "eval-all", _request(it, saved, target=_target(it), in_plugin=True))
+    return loaded.format, loaded.items, loaded.after
 
 
 def _tc_eval_file(
     file: Path, n: int, it: ItemResult, saved: RunResult, saved_path: Path, skill: Path | None
 ) -> tuple[list[EvalItem], Callable[[Any], None] | None]:
-    """Every case of one tc-eval file: a JSONL dataset, an EVAL.yaml or an evals.json."""
-    from agentsproof.model.evalfile import DEFAULT_TIMEOUT
-    from agentsproof.formats.evalyaml.items import find_skill, is_eval_yaml, label_checks, load_suite, suite_items
-
-    timeout = _timeout(saved) or DEFAULT_TIMEOUT
-    if file.suffix.lower() == ".jsonl":
-        from agentsproof.formats.dataset import dataset_items, explain_run, load_dataset
-
-        ds = load_dataset(file)
-        given = _given_skill(n, it, saved_path, skill, layout=None)
-        found = find_skill(file, given) if given is not None else None
-        built = dataset_items(ds, skill=found, trials=it.trials_requested, threshold=it.threshold, timeout=timeout, target=_target(it))
-        return built, lambda run: explain_run(ds, run)
-    if file.suffix.lower() in (".yaml", ".yml") and is_eval_yaml(file):
-        loaded = load_suite(file, None)
-        given = _given_skill(n, it, saved_path, skill, layout=loaded.skill[0] if loaded.skill else None)
-        if given is not None:
-            loaded = load_suite(file, given)
-        built = suite_items(loaded, trials=it.trials_requested, threshold=it.threshold, timeout=timeout, target=it.target)
-        return built, lambda run: label_checks(loaded, run)
-    from agentsproof.formats.plan import items_from_tc_eval
-    from agentsproof.model.tc_eval import load_tc_eval
-
-    built = items_from_tc_eval(load_tc_eval(file), trials=it.trials_requested, threshold=it.threshold, timeout=timeout, target=_target(it))
-    return built, None
+    """Every case of one tc-eval file (a JSONL dataset, an EVAL.yaml or an evals.json), with
+    the skill the original run had: found by layout again, or given with ``--skill``."""
+    fmt = formats.detect(file, "tc-eval")
+    # an EVAL.yaml's target is the saved one as it is ("chat" included): the file's own may have changed
+    target = it.target if fmt.name == "EVAL.yaml" else _target(it)
+    if fmt.name == "evals.json":  # names its own skill
+        loaded = fmt.load(file, _request(it, saved, target=target))
+        return loaded.items, loaded.after
+    layout = fmt.load(file, _request(it, saved, target=target)).skill_path if fmt.name == "EVAL.yaml" else None
+    given = _given_skill(n, it, saved_path, skill, layout=layout)
+    loaded = fmt.load(file, _request(it, saved, target=target, skill=given))
+    return loaded.items, loaded.after
 
 
 def _given_skill(n: int, it: ItemResult, saved_path: Path, skill: Path | None, layout: Path | None) -> Path | None:
     """The ``--skill`` to build an EVAL.yaml's or a dataset's items with; None for the skill
     found by layout (``layout``; a dataset has none) or for no skill, as in the original run."""
     from agentsproof.formats.plan import sha256_text
-    from agentsproof.executor.runner import BASELINE_SYSTEM_PROMPT
+    from agentsproof.model.items import BASELINE_SYSTEM_PROMPT
 
     field = f"items.{n}.source_path"
     had_skill = it.source_sha256 != sha256_text(BASELINE_SYSTEM_PROMPT)

@@ -3,69 +3,118 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agentsproof.model.evalfile import DEFAULT_THRESHOLD, DEFAULT_TIMEOUT, load_eval
 from agentsproof.core.errors import EXIT_ERROR, EXIT_OK, AgentsproofError, InputError
-from agentsproof.formats.plan import item_from_eval, items_from_tc_eval, plugin_name_for_dir, plugin_name_for_eval
-from agentsproof.executor.runner import EvalItem
+from agentsproof.executor.runner import BatchPolicy, run_all_at_once
 from agentsproof.executor.session import SessionOptions, prepare_provider, run_items
+from agentsproof.formats import registry as formats
+from agentsproof.formats.base import ItemRequest, Loaded
+from agentsproof.formats.plan import plugin_name_for_dir
+from agentsproof.model.items import EvalItem
 from agentsproof.model.options import RunConfig
+from agentsproof.model.results import RunResult, TrialResult
+from agentsproof.model.settings import RunSettings
 from agentsproof.report.files import prepare_output, report_targets
-from agentsproof.model.results import RunResult
+
+if TYPE_CHECKING:
+    from agentsproof.targets.config import TargetDef
 
 
 def write_outputs(run: RunResult, targets: dict[str, Path]) -> dict[str, Path]:
     """Every report of ``run``; the writers (and jinja2) are imported only now, after the run."""
-    from agentsproof.report.exports import write_outputs as write
+    from agentsproof.report.files import write_outputs as write
 
     return write(run, targets)
 
 
-def _session(cfg: RunConfig, settings: dict[str, Any], **extra: Any) -> SessionOptions:
+def _session(
+    cfg: RunConfig,
+    settings: RunSettings,
+    *,
+    journal: Path,
+    target_defs: dict[str, TargetDef],
+    workspaces_dir: Path | None,
+    spill: bool,
+    prior: dict[tuple[str, str, int], TrialResult] | None = None,
+    base_duration_s: float = 0.0,
+) -> SessionOptions:
     from agentsproof.commands.console import Progress
-    from agentsproof.stats.adaptive import policy_for
 
     progress = Progress()
+    policy, settings = policy_for(cfg, settings)
     return SessionOptions(
-        provider=cfg.provider,
-        model=cfg.model,
-        judge_model=cfg.judge_model,
-        parallel=cfg.parallel,
-        abort_after=cfg.abort_after,
+        run=cfg,
         settings=settings,
+        policy=policy,
         on_trial=progress.trial,
         on_item=progress.item,
-        policy=policy_for(cfg, settings),
-        resume=cfg.resume,
-        cache=cfg.cache,
-        cache_dir=cfg.cache_dir,
-        prompt_cache=cfg.prompt_cache,
-        max_calls=cfg.max_calls,
-        max_cost=cfg.max_cost,
-        **extra,
+        prior=prior or {},
+        journal=journal,
+        base_duration_s=base_duration_s,
+        target_defs=target_defs,
+        workspaces_dir=workspaces_dir,
+        spill=spill,
     )
 
 
-def _settings(cfg: RunConfig) -> dict[str, Any]:
-    out: dict[str, Any] = {k: getattr(cfg, k) for k in ("trials", "threshold") if getattr(cfg, k) is not None}
-    if cfg.shard is not None:
-        out["shard"] = str(cfg.shard)
-    if cfg.all_tasks:
-        out["all_tasks"] = True
-    for k in ("max_cost", "max_calls"):
-        if getattr(cfg, k) is not None:
-            out[k] = getattr(cfg, k)
-    return {**out, **_interop_settings(cfg)}
+def policy_for(cfg: RunConfig, settings: RunSettings) -> tuple[BatchPolicy, RunSettings]:
+    """The runner's BatchPolicy for a command's options, and the settings that record it
+    (``--adaptive``: the stopping rule, agentsproof.stats.adaptive)."""
+    if not cfg.adaptive:
+        return run_all_at_once, settings
+    from agentsproof.stats.adaptive import AdaptivePolicy
+
+    policy = AdaptivePolicy()
+    return policy, dataclasses.replace(settings, adaptive=policy.describe(cfg.trials))
 
 
-def _interop_settings(cfg: RunConfig) -> dict[str, Any]:
-    from agentsproof.stats.single_arm import run_settings
+def adaptive_defaults(cfg: RunConfig) -> RunConfig:
+    """With --adaptive and no trial count, the cap is DEFAULT_CAP trials per arm."""
+    if cfg.adaptive and cfg.trials is None:
+        from agentsproof.stats.adaptive import DEFAULT_CAP
 
-    return run_settings(cfg.baseline, cfg.config)
+        return cfg.replace(trials=DEFAULT_CAP)
+    return cfg
+
+
+def _settings(cfg: RunConfig) -> RunSettings:
+    """What eval and eval-all record of their options (trials and threshold only when given)."""
+    return RunSettings(
+        trials=cfg.trials,
+        threshold=cfg.threshold,
+        shard=str(cfg.shard) if cfg.shard is not None else None,
+        all_tasks=cfg.all_tasks,
+        max_cost=cfg.max_cost,
+        max_calls=cfg.max_calls,
+        baseline=_baseline(cfg),
+        config=_config(cfg),
+    )
+
+
+def tc_settings(
+    cfg: RunConfig, trials: int, threshold: float, timeout: float, *, eval_yaml: str | None = None, dataset: str | None = None
+) -> RunSettings:
+    """What tc-eval records (an evals.json, an EVAL.yaml, a JSONL dataset): trials,
+    threshold and timeout always."""
+    return RunSettings(
+        trials=trials, threshold=threshold, timeout=timeout, eval_yaml=eval_yaml, dataset=dataset, baseline=_baseline(cfg), config=_config(cfg)
+    )
+
+
+def _baseline(cfg: RunConfig) -> str | None:
+    """``--baseline none`` is recorded (``compare`` and ``--retry-errors`` read it); the default is not."""
+    return "none" if cfg.baseline == "none" else None
+
+
+def _config(cfg: RunConfig) -> dict[str, str] | None:
+    """The ``--config`` pairs (secret-looking values already redacted), when given."""
+    return dict(cfg.config) if cfg.config else None
 
 
 def _arms(items: list[EvalItem], cfg: RunConfig) -> list[EvalItem]:
@@ -79,8 +128,8 @@ def _arms(items: list[EvalItem], cfg: RunConfig) -> list[EvalItem]:
     return [dataclasses.replace(it, arms=("with",)) for it in items]
 
 
-def _all_settings(cfg: RunConfig) -> dict[str, Any]:
-    return {**_settings(cfg), "p_adjust": cfg.p_adjust}
+def _all_settings(cfg: RunConfig) -> RunSettings:
+    return dataclasses.replace(_settings(cfg), p_adjust=cfg.p_adjust)
 
 
 def _targets(command: str, cfg: RunConfig, plugin: str, stem: str, kind: str | None = None) -> dict[str, Path]:
@@ -94,10 +143,10 @@ def _targets(command: str, cfg: RunConfig, plugin: str, stem: str, kind: str | N
     return {**targets, **extra_targets(cfg.junit, cfg.jsonl)}
 
 
-def resolve_targets(items: list[EvalItem], cfg: RunConfig) -> dict[str, Any]:
+def resolve_targets(items: list[EvalItem], cfg: RunConfig) -> dict[str, TargetDef]:
     """The definition of every agent target the items name (targets.yaml lookup from each
     eval file's folder); one line naming where the name was given when one is unknown."""
-    defs: dict[str, Any] = {}
+    defs: dict[str, TargetDef] = {}
     for it in items:
         if it.target == "chat":
             continue
@@ -120,22 +169,29 @@ def resolve_targets(items: list[EvalItem], cfg: RunConfig) -> dict[str, Any]:
 
 
 def _run(
-    command: str, plugin: str, items: list[EvalItem], cfg: RunConfig, stem: str, settings: dict[str, Any], after: Any = None
+    command: str,
+    plugin: str,
+    items: list[EvalItem],
+    cfg: RunConfig,
+    stem: str,
+    settings: RunSettings,
+    after: Callable[[RunResult], None] | None = None,
 ) -> tuple[RunResult, dict[str, Path]]:
     """The one path every run takes: targets checked, trials run (journalled, resumable), reports written."""
     from agentsproof.executor.journal import journal_path
 
     items = _arms(items, cfg)
     if cfg.plan:
-        from agentsproof.executor.costplan import print_plan
+        from agentsproof.executor.costplan import render_plan
 
-        print_plan(command, items, cfg)
+        for line in render_plan(command, items, cfg):
+            print(line)
         return None, {}  # type: ignore[return-value]
     target_defs = resolve_targets(items, cfg)
     targets = _targets(command, cfg, plugin, stem, items[0].kind if command == "eval" and items else None)
     session = _session(
         cfg, settings, journal=journal_path(targets["json"]), target_defs=target_defs,
-        keep_workspaces=_workspaces_dir(targets) if cfg.keep_workspaces and target_defs else None,
+        workspaces_dir=_workspaces_dir(targets) if cfg.keep_workspaces and target_defs else None,
         spill=after is None,  # ``after`` edits the trials in memory (datasets): they stay there
     )
     run = run_items(command, plugin, items, session)
@@ -153,8 +209,8 @@ def _workspaces_dir(targets: dict[str, Path]) -> Path:
 def _retry(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
     """--retry-errors RUN.json: the saved run's scored trials kept, its errored ones run again,
     through the same session path as any run."""
-    from agentsproof.executor.journal import journal_path
     from agentsproof.commands.rerun import retry_items, retry_plan
+    from agentsproof.executor.journal import journal_path
     from agentsproof.stats.compare import load_run
 
     saved_path = Path(cfg.retry_errors)  # type: ignore[arg-type]
@@ -163,14 +219,14 @@ def _retry(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult, dict[st
         raise InputError(str(saved_path), "command", f"is a {saved.command!r} run; retry it with `agentsproof {saved.command}`")
     by_id, after = retry_items(saved, saved_path, path, cfg.skill)  # the items as the original run built them
     items, prior, settings = retry_plan(saved, by_id, saved_path)
-    if saved.settings.get("baseline") == "none":  # a single-arm run is retried single-armed
+    if settings.baseline == "none":  # a single-arm run is retried single-armed
         items = _arms(items, cfg.replace(baseline="none", adaptive=False))
     name = saved.items[0].name if command == "eval" and saved.items else saved.plugin
     targets = _targets(command, cfg, saved.plugin, name, saved.items[0].kind if command == "eval" and saved.items else None)
     target_defs = resolve_targets(items, cfg)
     session = _session(
         cfg.replace(adaptive=False), settings, prior=prior, journal=journal_path(targets["json"]), base_duration_s=saved.duration_s,
-        target_defs=target_defs, keep_workspaces=_workspaces_dir(targets) if cfg.keep_workspaces and target_defs else None,
+        target_defs=target_defs, workspaces_dir=_workspaces_dir(targets) if cfg.keep_workspaces and target_defs else None,
         spill=after is None,  # `after` labels the trials in memory, as in _run
     )
     run = run_items(command, saved.plugin, items, session)
@@ -179,38 +235,47 @@ def _retry(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult, dict[st
     return run, write_outputs(run, targets)
 
 
-def run_eval(path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
-    from agentsproof.stats.adaptive import adaptive_defaults
+def _request(cfg: RunConfig, *, in_plugin: bool = False) -> ItemRequest:
+    """The options that shape a file's items (see agentsproof.formats.base.ItemRequest)."""
+    return ItemRequest(
+        trials=cfg.trials, threshold=cfg.threshold, timeout=cfg.timeout, target=cfg.target, targets_file=cfg.targets_file,
+        all_tasks=cfg.all_tasks, skill=cfg.skill, in_plugin=in_plugin,
+    )
 
+
+def _run_file(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
+    """``eval`` / ``tc-eval`` on one file, in whatever format it is (agentsproof.formats)."""
     if cfg.retry_errors:
-        return _retry("eval", path, cfg)
+        return _retry(command, path, cfg)
     cfg = adaptive_defaults(cfg)
-    from agentsproof.formats.evalyaml import is_eval_yaml
+    loaded = formats.load(Path(path), command, _request(cfg))
+    if loaded.single_arm:  # nothing to compare against: the model or target alone
+        cfg = cfg.replace(baseline="none")
+    settings = _settings(cfg) if loaded.report == "eval" else tc_settings(cfg, **loaded.settings)
+    return _run(loaded.report, loaded.plugin, loaded.items, cfg, loaded.name, settings, after=loaded.after)
 
-    if is_eval_yaml(Path(path)):  # an EVAL.yaml: one case per test (agentsproof.formats.evalyaml)
-        from agentsproof.commands.evalyaml import run_eval_yaml
 
-        return run_eval_yaml(Path(path), cfg)
-    if cfg.skill is not None:
-        raise InputError("command line", "--skill", "is for an EVAL.yaml; an eval.yaml names its skill in 'skill'")
-    ev = load_eval(path)
-    item = item_from_eval(ev, trials=cfg.trials, threshold=cfg.threshold, target=cfg.target, all_tasks=cfg.all_tasks)
-    return _run("eval", plugin_name_for_eval(ev.path), [item], cfg, ev.name, _settings(cfg))
+def run_eval(path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
+    """One eval.yaml (or an EVAL.yaml, run as its cases)."""
+    return _run_file("eval", path, cfg)
+
+
+def run_tc_eval(path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
+    """One evals.json, EVAL.yaml or JSONL dataset: an item per case."""
+    return _run_file("tc-eval", path, cfg)
 
 
 def run_eval_all(directory: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
     from agentsproof.executor.shard import select_shard
-    from agentsproof.stats.adaptive import adaptive_defaults
+    from agentsproof.formats.layout import plugin_evals
 
     if cfg.retry_errors:
         return _retry("eval-all", directory, cfg)
     cfg = adaptive_defaults(cfg)
-    from agentsproof.formats.layout import plugin_evals
-
-    from agentsproof.commands.evalyaml import eval_all_items, label_all
-
     paths = plugin_evals(directory)  # below DIR; else in the skill folders of the plugin at DIR (any layout)
-    items, suites = eval_all_items(paths, cfg)  # eval.yaml, EVAL.yaml and evals/evals.json, all validated first
+    request = _request(cfg, in_plugin=True)
+    files = [formats.load(p, "eval-all", request) for p in paths]  # eval.yaml, EVAL.yaml and evals/evals.json
+    items = [item for f in files for item in f.items]
     seen: dict[str, str] = {}
     for item in items:
         if item.id in seen:
@@ -221,7 +286,20 @@ def run_eval_all(directory: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, 
         items = select_shard(items, cfg.shard)
         if not items:
             return _empty_shard(plugin, cfg)
-    return _run("eval-all", plugin, items, cfg, plugin, _all_settings(cfg), after=(lambda run: label_all(suites, run)) if suites else None)
+    return _run("eval-all", plugin, items, cfg, plugin, _all_settings(cfg), after=after_all(files))
+
+
+def after_all(files: list[Loaded]) -> Callable[[RunResult], None] | None:
+    """What the files' formats do to the run's result before reports are written, in file order."""
+    hooks = [f.after for f in files if f.after is not None]
+    if not hooks:
+        return None
+
+    def after(run: RunResult) -> None:
+        for hook in hooks:
+            hook(run)
+
+    return after
 
 
 def _empty_shard(plugin: str, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
@@ -233,71 +311,6 @@ def _empty_shard(plugin: str, cfg: RunConfig) -> tuple[RunResult, dict[str, Path
     return run, write_outputs(run, targets)
 
 
-def run_tc_eval(path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
-    from agentsproof.stats.adaptive import adaptive_defaults
-
-    if cfg.retry_errors:
-        return _retry("tc-eval", path, cfg)
-    cfg = adaptive_defaults(cfg)
-    if Path(path).suffix.lower() == ".jsonl":
-        return _run_dataset(Path(path), cfg)
-    from agentsproof.formats.evalyaml import is_eval_yaml
-
-    if Path(path).suffix.lower() in (".yaml", ".yml") and is_eval_yaml(Path(path)):
-        from agentsproof.commands.evalyaml import run_eval_yaml
-
-        return run_eval_yaml(Path(path), cfg)
-    if cfg.skill is not None:
-        raise InputError("command line", "--skill", "is for a JSONL dataset or an EVAL.yaml; an evals.json names its skill in skill_name")
-    from agentsproof.model.tc_eval import load_tc_eval
-
-    tc = load_tc_eval(path)
-    trials = cfg.trials or 1
-    threshold = cfg.threshold if cfg.threshold is not None else DEFAULT_THRESHOLD
-    timeout = cfg.timeout if cfg.timeout is not None else DEFAULT_TIMEOUT
-    items = items_from_tc_eval(tc, trials=trials, threshold=threshold, timeout=timeout, target=cfg.target)
-    stem = tc_eval_name(tc)
-    settings = {"trials": trials, "threshold": threshold, "timeout": timeout, **_interop_settings(cfg)}
-    return _run("tc-eval", stem, items, cfg, stem, settings)
-
-
-def _run_dataset(path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
-    """``tc-eval cases.jsonl``: an agentprobe-style dataset (agentsproof.formats.dataset)."""
-    from agentsproof.formats.dataset import dataset_items, explain_run, load_dataset
-    from agentsproof.core.inputs import MAX_SOURCE_FILE_BYTES, display, read_text
-
-    ds = load_dataset(path)
-    skill = None
-    if cfg.skill is not None:
-        if not Path(cfg.skill).is_file():
-            raise InputError(display(cfg.skill), "--skill", "file not found")
-        text = read_text(Path(cfg.skill), source=display(cfg.skill), field="--skill", max_bytes=MAX_SOURCE_FILE_BYTES, what="skill file")
-        if not text.strip():
-            raise InputError(display(cfg.skill), "--skill", "is empty")
-        skill = (Path(cfg.skill), text)
-    trials = cfg.trials or 1
-    threshold = cfg.threshold if cfg.threshold is not None else DEFAULT_THRESHOLD
-    timeout = cfg.timeout if cfg.timeout is not None else DEFAULT_TIMEOUT
-    items = dataset_items(ds, skill=skill, trials=trials, threshold=threshold, timeout=timeout, target=cfg.target)
-    if skill is None:
-        cfg = cfg.replace(baseline="none")
-    if any(it.graders and it.target == "chat" and any(g.type == "tool_calls" for g in it.graders) for it in items):
-        print("note: cases with expected_tools are graded on the agent's tool calls; a chat trial makes none (run with --target NAME)", file=sys.stderr)
-    settings = {"trials": trials, "threshold": threshold, "timeout": timeout, "dataset": display(path), **_interop_settings(cfg)}
-    stem = path.stem
-    return _run("tc-eval", stem, items, cfg, stem, settings, after=lambda run: explain_run(ds, run))
-
-
-def tc_eval_name(tc: Any) -> str:
-    """What a tc-eval report is called: the evals file's stem, unless that is the generic
-    ``evals`` — then the skill (its folder, for a SKILL.md) so two skills' reports differ."""
-    stem = tc.path.stem
-    if stem.lower() != "evals":
-        return stem
-    skill = tc.skill_path
-    return skill.parent.name if skill.name.lower() == "skill.md" else skill.stem
-
-
 def doctor(provider: str | None = None, model: str | None = None, judge_model: str | None = None) -> int:
     from agentsproof.llm.base import ChatRequest, LLMError
 
@@ -307,17 +320,21 @@ def doctor(provider: str | None = None, model: str | None = None, judge_model: s
     except AgentsproofError as err:
         print(f"provider: not usable\nfix: {err}", file=out)
         return EXIT_ERROR
+    client = prepared.client
+    if client is None:  # prepare_provider always builds one
+        print("provider: not usable\nfix: no client was built for it", file=out)
+        return EXIT_ERROR
     print(f"provider: {prepared.provider}", file=out)
     print(f"model: {prepared.model}", file=out)
     if prepared.judge_model != prepared.model:
         print(f"judge model: {prepared.judge_model}", file=out)
-    for k, v in prepared.client.describe().items():
+    for k, v in client.describe().items():
         if k != "provider" and v:
             print(f"{k}: {v}", file=out)
 
     async def _call() -> Any:
         try:
-            return await prepared.client.complete(
+            return await client.complete(
                 ChatRequest(
                     messages=[{"role": "user", "content": "Reply with the single word: ready"}],
                     model=prepared.model,
@@ -327,7 +344,7 @@ def doctor(provider: str | None = None, model: str | None = None, judge_model: s
                 )
             )
         finally:
-            await prepared.client.aclose()
+            await client.aclose()
 
     t0 = time.perf_counter()
     try:

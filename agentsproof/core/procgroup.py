@@ -40,7 +40,7 @@ class Outcome:
     returncode: int
     stdout: bytes
     stdout_cut: bool
-    stderr: "deque[tuple[float, str]]"
+    stderr: deque[tuple[float, str]]
     latency_s: float
     timed_out: bool = False
     notes: list[str] = field(default_factory=list)
@@ -61,7 +61,8 @@ async def run_group(argv: list[str], *, cwd: Path, env: dict[str, str], stdin_te
     _live_groups.add(pgid)
     stderr: deque[tuple[float, str]] = deque(maxlen=STDERR_LINES)
     assert proc.stdout is not None and proc.stderr is not None
-    readers = [asyncio.ensure_future(_read_capped(proc.stdout)), asyncio.ensure_future(_read_lines(proc.stderr, stderr, t0))]
+    capped = asyncio.ensure_future(_read_capped(proc.stdout))
+    readers = [capped, asyncio.ensure_future(_read_lines(proc.stderr, stderr, t0))]
     if stdin_text is not None:
         readers.append(asyncio.ensure_future(_feed(proc.stdin, stdin_text)))
     timed_out = False
@@ -69,7 +70,7 @@ async def run_group(argv: list[str], *, cwd: Path, env: dict[str, str], stdin_te
     try:
         try:
             await asyncio.wait_for(_exited(proc), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             timed_out = True
         latency = time.perf_counter() - t0
     finally:
@@ -83,7 +84,7 @@ async def run_group(argv: list[str], *, cwd: Path, env: dict[str, str], stdin_te
             transport = getattr(proc, "_transport", None)
             if transport is not None:
                 transport.close()
-    out, cut = readers[0].result() if readers[0] in done and not readers[0].cancelled() else (b"", False)
+    out, cut = capped.result() if capped in done and not capped.cancelled() else (b"", False)
     if proc.returncode is None:
         await proc.wait()
     return Outcome(proc.returncode or 0, out, cut, stderr, latency, timed_out, notes)
@@ -106,7 +107,7 @@ async def _read_capped(stream: asyncio.StreamReader) -> tuple[bytes, bool]:
     return bytes(buf), cut
 
 
-async def _read_lines(stream: asyncio.StreamReader, into: "deque[tuple[float, str]]", t0: float) -> None:
+async def _read_lines(stream: asyncio.StreamReader, into: deque[tuple[float, str]], t0: float) -> None:
     while chunk := await _readline(stream):
         text = chunk.decode("utf-8", "replace").rstrip("\r\n")
         into.append((time.perf_counter() - t0, text[:LINE_CHARS]))

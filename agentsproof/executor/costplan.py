@@ -1,4 +1,5 @@
-"""``--plan``: what a run would cost, printed before (instead of) any call.
+"""``--plan``: what a run would cost, worked out before (instead of) any call; the lines
+``render_plan`` returns are printed by the command.
 
 Per item: trial calls (2 × trials per arm for a chat target; an agent target's own model
 calls are outside the harness and not counted), judge calls per trial (one per
@@ -12,12 +13,12 @@ overridable with ``AGENTSPROOF_PRICES``); the embedded local model costs nothing
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
-import click
-
-from agentsproof.executor.runner import EvalItem
+from agentsproof.model.items import EvalItem
+from agentsproof.model.options import RunConfig
 from agentsproof.model.results import Usage
 
 ANSWER_TOKENS = 600
@@ -52,6 +53,7 @@ class Plan:
 
 def plan_items(items: Sequence[EvalItem]) -> Plan:
     from agentsproof.executor.pairwise import pairwise_spec
+    from agentsproof.grading.registry import kind
 
     plan = Plan()
     for it in items:
@@ -65,18 +67,16 @@ def plan_items(items: Sequence[EvalItem]) -> Plan:
                 plan.agent_trials += 2
             judge_in = JUDGE_FRAME_TOKENS + prompt + ANSWER_TOKENS
             for g in case.graders:
-                if g.type == "llm_rubric":
-                    plan.judges.add(2, judge_in + _tok(g.rubric), VERDICT_TOKENS)
-                elif g.type == "assertions":
-                    for a in g.assertions:
-                        plan.judges.add(2, judge_in + _tok(a), VERDICT_TOKENS)
+                texts = kind(g.type).judge_texts
+                for text in texts(g) if texts is not None else ():
+                    plan.judges.add(2, judge_in + _tok(text), VERDICT_TOKENS)
             spec = pairwise_spec(case.graders)
             if spec is not None:
                 plan.pairwise.add(2, JUDGE_FRAME_TOKENS + prompt + 2 * ANSWER_TOKENS + _tok(spec.criteria or ""), VERDICT_TOKENS)
     return plan
 
 
-def _models(cfg: Any) -> tuple[str, str, str]:
+def _models(cfg: RunConfig) -> tuple[str, str, str]:
     """(provider, model, judge model) as the run would resolve them, without a call."""
     from agentsproof.core.errors import AgentsproofError
     from agentsproof.llm.registry import resolve_models, resolve_provider_name
@@ -99,10 +99,10 @@ def _price(provider: str, model: str) -> Any:
     return Price.of(0.0, 0.0) if provider == "local" else price_for(model, load_prices())
 
 
-def render_plan(command: str, items: Sequence[EvalItem], cfg: Any) -> list[str]:
+def render_plan(command: str, items: Sequence[EvalItem], cfg: RunConfig) -> list[str]:
+    from agentsproof.grading.judge import JUDGE_ATTEMPTS
     from agentsproof.llm.prices import cost_usd
     from agentsproof.llm.retry import RetryPolicy
-    from agentsproof.grading.judge import JUDGE_ATTEMPTS
 
     provider, model, judge_model = _models(cfg)
     plan = plan_items(items)
@@ -133,10 +133,5 @@ def render_plan(command: str, items: Sequence[EvalItem], cfg: Any) -> list[str]:
     limits = [f"--max-calls {cfg.max_calls}" if cfg.max_calls is not None else "", f"--max-cost {cfg.max_cost:g} USD" if cfg.max_cost is not None else ""]
     if any(limits):
         out.append("  limits: " + ", ".join(x for x in limits if x) + " (the run stops cleanly before crossing them)")
-    out.append("  estimates: prompts at ~4 characters a token, answers ~%d tokens, verdicts ~%d tokens; nothing was called" % (ANSWER_TOKENS, VERDICT_TOKENS))
+    out.append(f"  estimates: prompts at ~4 characters a token, answers ~{ANSWER_TOKENS} tokens, verdicts ~{VERDICT_TOKENS} tokens; nothing was called")
     return out
-
-
-def print_plan(command: str, items: Sequence[EvalItem], cfg: Any) -> None:
-    for line in render_plan(command, items, cfg):
-        click.echo(line)

@@ -15,12 +15,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Sequence
+from typing import IO, Any
 
 from agentsproof.core.errors import InputError
-from agentsproof.executor.runner import EvalItem
+from agentsproof.model.items import EvalItem
 from agentsproof.model.results import TrialResult
 
 JOURNAL_VERSION = 1

@@ -9,12 +9,14 @@ refused.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from agentsproof.core.errors import InputError
 from agentsproof.executor.results import build_run
 from agentsproof.model.results import RunResult
+from agentsproof.model.settings import RunSettings
 
 
 def merge_runs(runs: Sequence[tuple[Path, RunResult]]) -> RunResult:
@@ -40,8 +42,7 @@ def merge_runs(runs: Sequence[tuple[Path, RunResult]]) -> RunResult:
             seen[it.id] = path
             items.append(it)
     items.sort(key=lambda it: (it.eval_path or "", it.id))
-    settings = {k: v for k, v in first.settings.items() if k not in ("shard", "reused_trials")}
-    settings["merged_from"] = [str(p) for p, _ in runs]
+    settings = dataclasses.replace(RunSettings.from_dict(first.settings), shard=None, reused_trials=None, merged_from=[str(p) for p, _ in runs])
     reasons = [f"{p.name}: {r.incomplete_reason}" for p, r in runs if r.incomplete]
     merged = build_run(
         first.command,

@@ -10,14 +10,14 @@ preference rate (a tie counts half) and its 95 % percentile-bootstrap interval o
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from agentsproof.model.evalfile import PairwiseGrader
 from agentsproof.executor.runner import ItemRun
 from agentsproof.grading.judge import Judge
-from agentsproof.grading.pairwise import PairVerdict, judge_pair
+from agentsproof.grading.pairwise import PairVerdict, PairwiseGrader, judge_pair
 from agentsproof.model.results import Usage
 from agentsproof.stats.intervals import BOOTSTRAP_RESAMPLES, SEED
 
@@ -83,4 +83,4 @@ async def pairwise_pass(runs: Sequence[ItemRun], judge: Judge | None, parallel: 
     sem = asyncio.Semaphore(max(1, parallel))
     todo = [r for r in runs if wants_pairwise(r)]
     results = await asyncio.gather(*(judge_item(r, judge, sem) for r in todo))
-    return {r.item.id: res for r, res in zip(todo, results)}
+    return {r.item.id: res for r, res in zip(todo, results, strict=True)}

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from agentsproof.core.version import __version__
 from agentsproof.executor.runner import ItemRun
 from agentsproof.executor.suggestions import suggestions_for
 from agentsproof.model.results import ItemResult, RunResult, Summary, compute_grade
+from agentsproof.model.settings import RunSettings
 
 
 def finalize_item(run: ItemRun) -> ItemResult:
@@ -16,7 +19,7 @@ def finalize_item(run: ItemRun) -> ItemResult:
     res = ItemResult(
         id=it.id,
         name=it.name,
-        kind=it.kind,  # type: ignore[arg-type]
+        kind=it.kind,
         eval_path=it.eval_path,
         source_path=it.source_path,
         source_sha256=it.source_sha256,
@@ -51,7 +54,7 @@ def finalize_item(run: ItemRun) -> ItemResult:
         from agentsproof.stats.cases import item_delta
 
         res.delta = item_delta(res)  # the mean of the per-case deltas; one case: with − without
-        res.grade = compute_grade(res.delta)
+        res.grade = compute_grade(res.delta) if res.delta is not None else None
         res.pass_rate = w.pass_rate
         res.passed = (res.pass_rate or 0.0) >= res.threshold - 1e-9 and res.grade != "F"
         if run.incomplete:
@@ -96,23 +99,28 @@ def build_run(
     provider: str,
     model: str,
     judge_model: str,
-    settings: dict,
+    settings: RunSettings | Mapping[str, Any],
     incomplete_reason: str | None = None,
     duration_s: float = 0.0,
 ) -> RunResult:
+    """The graded run. ``settings``: what it records (a dict is read as a saved report's,
+    :meth:`RunSettings.from_dict`); eval-all's p-values are adjusted (holm unless ``p_adjust``)."""
+    if not isinstance(settings, RunSettings):
+        settings = RunSettings.from_dict(settings)
     if command == "eval-all":
         from agentsproof.stats.multiplicity import apply_to_items
 
-        settings = {**settings, "p_adjust": settings.get("p_adjust") or "holm"}
-        apply_to_items(items, settings["p_adjust"])
+        if not settings.p_adjust:
+            settings = dataclasses.replace(settings, p_adjust="holm")
+        apply_to_items(items, settings.p_adjust or "holm")
     run = RunResult(
         tool_version=__version__,
-        command=command,  # type: ignore[arg-type]
+        command=command,
         plugin=plugin,
         provider=provider,
         model=model,
         judge_model=judge_model,
-        settings=settings,
+        settings=settings.to_dict(),
         items=list(items),
         duration_s=duration_s,
     )

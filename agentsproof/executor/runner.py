@@ -12,75 +12,22 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Sequence
-
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from agentsproof.model.evalfile import GraderConfig
-from agentsproof.llm.base import LLMError
 from agentsproof.grading.grade import Judge, TrialContext, combine, failed_gate, grade_all
+from agentsproof.llm.base import LLMError
+from agentsproof.model.items import BASELINE_SYSTEM_PROMPT, EvalItem
 from agentsproof.model.results import ArmResult, LogEvent, TrialResult
-from agentsproof.targets.base import BASELINE_SYSTEM_PROMPT, SkillFile, Target, TrialInput
+from agentsproof.targets.base import Target, TrialInput
 from agentsproof.targets.chat import TIMEOUT_GRACE_S
 
 if TYPE_CHECKING:
     from agentsproof.targets.workspace import Snapshot, Workspaces
 
-__all__ = ["BASELINE_SYSTEM_PROMPT", "DualArmRunner", "EvalItem", "ItemRun", "RunOptions"]
-
-
-@dataclass(frozen=True)
-class Case:
-    """One task of an item: trial ``i`` of each arm runs case ``i % len(cases)``, so the
-    two arms' trial ``i`` always answer the same prompt (see ``EvalItem.case_at``)."""
-
-    name: str
-    prompt: str
-    graders: Sequence[GraderConfig]
-    workspace_seed: Path | None = None
-
-
-@dataclass
-class EvalItem:
-    """What the runner needs to know about one skill/agent eval or tc-eval case."""
-
-    id: str
-    name: str
-    kind: str  # skill | agent | case
-    source_path: str
-    system_prompt: str
-    task_name: str
-    prompt: str
-    graders: Sequence[GraderConfig]
-    trials: int
-    timeout: float
-    threshold: float
-    eval_path: str | None = None
-    source_sha256: str = ""
-    warnings: tuple[str, ...] = ()
-    """E.g. declared tools that cannot run in a chat trial (copied to ItemResult.warnings)."""
-    target: str = "chat"
-    """The target that runs its trials: 'chat' (one chat call) or a targets.yaml name."""
-    workspace_seed: Path | None = None
-    """A folder copied into every trial's workspace (agent targets)."""
-    workspace_files: tuple[tuple[str, bytes], ...] = ()
-    """(relative path, bytes) written into every trial's workspace (tc-eval ``files``)."""
-    workspace_sha: str = ""
-    """A digest of the seed folder and files (part of the journal fingerprint)."""
-    skill: SkillFile | None = None
-    """The skill/agent as a file, for agent targets to install in the with-arm."""
-    arms: tuple[str, ...] = ("with", "without")
-    """The arms to run; ``("with",)`` for a single-arm run (``--baseline none``)."""
-    cases: tuple[Case, ...] = ()
-    """Several tasks (eval.yaml ``tasks:``): ``trials`` counts trials per arm over all cases.
-    Empty: one case, the item's own ``prompt`` and ``graders``."""
-
-    def case_at(self, index: int) -> Case:
-        """The case trial ``index`` runs (round robin, so a batch of trials covers the cases evenly)."""
-        if not self.cases:
-            return Case(self.task_name, self.prompt, self.graders, self.workspace_seed)
-        return self.cases[index % len(self.cases)]
+__all__ = ["DualArmRunner", "ItemRun", "RunOptions"]
 
 
 @dataclass
@@ -131,7 +78,7 @@ class DualArmRunner:
         on_trial: Callable[[EvalItem, TrialResult], None] | None = None,
         on_item: Callable[[ItemRun], None] | None = None,
         prior: dict[tuple[str, str, int], TrialResult] | None = None,
-        workspaces: "Workspaces | None" = None,
+        workspaces: Workspaces | None = None,
     ):
         self.targets = targets
         self.workspaces = workspaces
@@ -166,7 +113,7 @@ class DualArmRunner:
         for task in list(self._tasks):
             task.cancel()
 
-    def start_trial(self, item: EvalItem, arm: str, index: int) -> "asyncio.Task[TrialResult]":
+    def start_trial(self, item: EvalItem, arm: str, index: int) -> asyncio.Task[TrialResult]:
         """``run_trial`` as a task that :meth:`interrupt` can cancel."""
         task = asyncio.ensure_future(self.run_trial(item, arm, index))
         self._tasks.add(task)
@@ -195,7 +142,7 @@ class DualArmRunner:
             text = text[:299] + "…"
         return f"{where} failed unexpectedly: {type(err).__name__}: {text}" if text else f"{where} failed unexpectedly: {type(err).__name__}"
 
-    def _workspaces(self) -> "Workspaces":
+    def _workspaces(self) -> Workspaces:
         if self.workspaces is None:
             from agentsproof.targets.workspace import Workspaces
 
@@ -236,7 +183,7 @@ class DualArmRunner:
         return result
 
     async def _run_and_grade(
-        self, target: Target, trial: TrialInput, log: list[LogEvent], t0: float, before: "Snapshot | None"
+        self, target: Target, trial: TrialInput, log: list[LogEvent], t0: float, before: Snapshot | None
     ) -> TrialResult:
         item, arm, index = trial.item, trial.arm, trial.index
         case = item.case_at(index)
@@ -285,7 +232,7 @@ class DualArmRunner:
             return TrialResult(status="errored", error=reason, **base)
         for g in graders:
             if g.type != "deterministic":
-                detail = g.error if g.errored else f"score {g.score:.2f}: {g.reasoning or ''}".strip()
+                detail = str(g.error) if g.errored else f"score {g.score:.2f}: {g.reasoning or ''}".strip()
                 log.append(LogEvent(t=time.perf_counter() - t0, role="judge", text=f"{g.type}: {detail}"))
         score = combine(graders)
         if score is None:

@@ -8,57 +8,54 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Iterator, Sequence, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.executor.results import build_run, finalize_item
-from agentsproof.executor.runner import BatchPolicy, DualArmRunner, EvalItem, ItemRun, RunOptions, run_all_at_once
+from agentsproof.executor.runner import BatchPolicy, DualArmRunner, ItemRun, RunOptions, run_all_at_once
+from agentsproof.grading.grade import Judge, needs_judge
 from agentsproof.llm.base import LLMClient
 from agentsproof.llm.registry import build_client, resolve_models, resolve_provider_name
-from agentsproof.grading.grade import Judge, needs_judge
-from agentsproof.model.results import RunResult, TrialResult
+from agentsproof.model.items import EvalItem
+from agentsproof.model.options import RunConfig
+from agentsproof.model.results import ItemResult, RunResult, TrialResult
+from agentsproof.model.settings import RunSettings
 from agentsproof.targets.base import Target
 from agentsproof.targets.chat import ChatTarget
+
+if TYPE_CHECKING:
+    from agentsproof.targets.config import TargetDef
 
 T = TypeVar("T")
 
 
 @dataclass
 class SessionOptions:
-    """What one run needs besides its items: built from a RunConfig by the command."""
+    """What one run needs besides its items: the command's :class:`RunConfig` and what the
+    command worked out for this run (the settings to record, the policy, journal, kept trials)."""
 
-    provider: str | None = None
-    model: str | None = None
-    judge_model: str | None = None
-    parallel: int = 1
-    abort_after: int = 5
+    run: RunConfig = field(default_factory=RunConfig)
+    """The command's options. The session reads provider, model, judge_model, parallel,
+    abort_after, resume (load the journal at ``journal`` and keep its trials, same
+    configuration only), cache, cache_dir, prompt_cache, max_calls and max_cost."""
     policy: BatchPolicy = run_all_at_once
-    settings: dict[str, Any] = field(default_factory=dict)
+    settings: RunSettings = field(default_factory=RunSettings)
+    """What the command records of its options; the session adds the rest (``RunResult.settings``)."""
     on_trial: Callable[[EvalItem, TrialResult], None] | None = None
     on_item: Callable[[ItemRun], None] | None = None
     prior: dict[tuple[str, str, int], TrialResult] = field(default_factory=dict)
     """Finished trials to keep (--resume, --retry-errors): they are not run again."""
     journal: Path | None = None
     """Where to journal every finished trial (for --resume); None: no journal."""
-    resume: bool = False
-    """Load the journal at ``journal`` and keep its trials (same configuration only)."""
     base_duration_s: float = 0.0
-    cache: bool = True
-    """Serve and store successful responses in the response cache."""
-    cache_dir: Path | None = None
-    prompt_cache: bool = True
-    """Mark the system prompt for the provider's prompt cache (anthropic)."""
-    target_defs: dict[str, Any] = field(default_factory=dict)
-    """Agent targets the items name (``TargetDef`` by name), resolved by the command."""
-    keep_workspaces: Path | None = None
+    target_defs: dict[str, TargetDef] = field(default_factory=dict)
+    """Agent targets the items name, by name, resolved by the command."""
+    workspaces_dir: Path | None = None
     """Keep every agent trial's workspace below this folder (None: delete after grading)."""
-    max_calls: int | None = None
-    """--max-calls: stop cleanly before the run's next LLM call would cross it."""
-    max_cost: float | None = None
-    """--max-cost USD: stop cleanly before a call could take the run's cost past it."""
     spill: bool = True
     """Large runs keep finished items' trials in the journal, not in memory (agentsproof.executor.spill)."""
 
@@ -126,27 +123,28 @@ async def run_items_async(
     items: Sequence[EvalItem],
     opts: SessionOptions,
     prepared: PreparedProvider,
-    targets: "dict[str, Target] | None" = None,
+    targets: dict[str, Target] | None = None,
 ) -> RunResult:
     from agentsproof.executor import journal as jr
 
     started = time.perf_counter()
+    cfg = opts.run
     targets = dict(targets or {})
     client = prepared.client
     describe = {k: v for k, v in client.describe().items() if k != "provider"} if client is not None else {}
     throttle = _find_layer(client, "limiter")
     if throttle is not None:
-        throttle.limiter.set_maximum(opts.parallel)
+        throttle.limiter.set_maximum(cfg.parallel)
     budget = None
-    if client is not None and (opts.max_calls is not None or opts.max_cost is not None):
+    if client is not None and (cfg.max_calls is not None or cfg.max_cost is not None):
         from agentsproof.llm.budget import budget_for
 
-        budget, client = budget_for(client, prepared, opts.max_calls, opts.max_cost)
+        budget, client = budget_for(client, prepared, cfg.max_calls, cfg.max_cost)
     cache = None
-    if opts.cache and client is not None:
+    if cfg.cache and client is not None:
         from agentsproof.llm.cache import CachingClient, ResponseCache, default_cache_dir
 
-        cache = ResponseCache(opts.cache_dir or default_cache_dir())
+        cache = ResponseCache(cfg.cache_dir or default_cache_dir())
         client = CachingClient(client, cache)
     prior = dict(opts.prior)
     book = None
@@ -155,7 +153,7 @@ async def run_items_async(
             command, prepared.provider, prepared.model, prepared.judge_model, describe, items,
             {name: t.describe() for name, t in targets.items()},
         )
-        if opts.resume and opts.journal.exists():
+        if cfg.resume and opts.journal.exists():
             prior.update(jr.load(opts.journal, fingerprint))
         book = jr.start(opts.journal, fingerprint, prior)
     progress = opts.on_trial
@@ -174,7 +172,7 @@ async def run_items_async(
         if progress is not None:
             progress(item, trial)
 
-    finalized: dict[int, Any] = {}
+    finalized: dict[int, ItemResult] = {}
 
     def item_done(run: ItemRun) -> None:
         if opts.on_item is not None:
@@ -190,10 +188,10 @@ async def run_items_async(
     if any(t.uses_workspace for t in targets.values()):
         from agentsproof.targets.workspace import Workspaces
 
-        spaces = Workspaces(opts.keep_workspaces)
+        spaces = Workspaces(opts.workspaces_dir)
     runner = DualArmRunner(
         targets,
-        RunOptions(parallel=opts.parallel, abort_after=opts.abort_after),
+        RunOptions(parallel=cfg.parallel, abort_after=cfg.abort_after),
         judge,
         policy=opts.policy,
         on_trial=journal_and_progress,
@@ -210,7 +208,7 @@ async def run_items_async(
             if not runner.state.aborted:
                 from agentsproof.executor.pairwise import pairwise_pass
 
-                pairwise = await pairwise_pass(runs, judge, opts.parallel)
+                pairwise = await pairwise_pass(runs, judge, cfg.parallel)
     finally:
         try:
             for target in targets.values():
@@ -225,26 +223,25 @@ async def run_items_async(
                 book.close()
             if spaces is not None:
                 spaces.close()
-    results = [finalized.pop(id(r), None) or finalize_item(r) for r in runs]
+    results = [finalized.pop(id(r)) if id(r) in finalized else finalize_item(r) for r in runs]
     for res in results:
         if res.id in pairwise:
             res.stats["pairwise"] = pairwise[res.id]
-    settings = {"parallel": opts.parallel, "abort_after": opts.abort_after, **opts.settings}
-    settings.update(describe)
+    recorded = opts.settings  # a retry's: the saved run's, which keep their values unless this run has new ones
     agents = {name: t.describe() for name, t in targets.items() if name != "chat"}
-    if agents:
-        settings["targets"] = agents
-    if opts.keep_workspaces is not None and spaces is not None:
-        settings["workspaces"] = str(opts.keep_workspaces)
-    if runner.reused:
-        settings["reused_trials"] = runner.reused
-    if budget is not None:
-        settings["budget"] = budget.describe()
-    if throttle is not None and throttle.limiter.decreases:
-        settings["throttle"] = throttle.stats()
-    if cache is not None:
-        cached = sum(1 for r in runs for arm in (r.with_arm, r.without_arm) for t in arm.trials if t.cached)
-        settings["cache"] = {"cached_trials": cached, "hits": cache.hits, "calls": cache.misses}
+    cached = sum(1 for r in runs for arm in (r.with_arm, r.without_arm) for t in arm.trials if t.cached) if cache is not None else 0
+    settings = dataclasses.replace(
+        recorded,
+        parallel=cfg.parallel if recorded.parallel is None else recorded.parallel,
+        abort_after=cfg.abort_after if recorded.abort_after is None else recorded.abort_after,
+        client={**recorded.client, **describe},
+        targets=agents or recorded.targets,
+        workspaces=str(opts.workspaces_dir) if opts.workspaces_dir is not None and spaces is not None else recorded.workspaces,
+        reused_trials=runner.reused or recorded.reused_trials,
+        budget=budget.describe() if budget is not None else recorded.budget,
+        throttle=throttle.stats() if throttle is not None and throttle.limiter.decreases else recorded.throttle,
+        cache={"cached_trials": cached, "hits": cache.hits, "calls": cache.misses} if cache is not None else recorded.cache,
+    )
     return build_run(
         command,
         plugin,
@@ -303,8 +300,8 @@ def run_sync(coro: Awaitable[T]) -> T:
 def run_items(command: str, plugin: str, items: Sequence[EvalItem], opts: SessionOptions) -> RunResult:
     if not items:
         raise ProviderUnavailable("nothing to run")
-    if opts.cache and os.environ.get("AGENTSPROOF_NO_CACHE", "").strip() not in ("", "0"):
-        opts = dataclasses.replace(opts, cache=False)
+    if opts.run.cache and os.environ.get("AGENTSPROOF_NO_CACHE", "").strip() not in ("", "0"):
+        opts = dataclasses.replace(opts, run=opts.run.replace(cache=False))
     from agentsproof.grading.regex import time_limit
 
     time_limit()  # a malformed AGENTSPROOF_REGEX_TIME_LIMIT is refused before the first call
@@ -314,13 +311,14 @@ def run_items(command: str, plugin: str, items: Sequence[EvalItem], opts: Sessio
     spill_after(), lazy_after()  # and so are AGENTSPROOF_SPILL_AFTER and AGENTSPROOF_HTML_LAZY_AFTER
     agents = build_targets(items, opts)
     if any(it.target == "chat" for it in items) or any(needs_judge(_all_graders(it)) for it in items):
-        prepared = prepare_provider(opts.provider, opts.model, opts.judge_model, prompt_cache=opts.prompt_cache)
+        cfg = opts.run
+        prepared = prepare_provider(cfg.provider, cfg.model, cfg.judge_model, prompt_cache=cfg.prompt_cache)
     else:  # agents graded without a judge: no model is called by the harness itself
-        prepared = PreparedProvider(provider="none", model=opts.model or "", judge_model="", client=None)
+        prepared = PreparedProvider(provider="none", model=opts.run.model or "", judge_model="", client=None)
     return run_sync(run_items_async(command, plugin, items, opts, prepared, agents))
 
 
-def build_targets(items: Sequence[EvalItem], opts: SessionOptions) -> "dict[str, Target]":
+def build_targets(items: Sequence[EvalItem], opts: SessionOptions) -> dict[str, Target]:
     """The agent targets the items name, built (``${VAR}`` expanded, sandbox checked) before
     the first call: a problem is an input error, exit 30."""
     names = sorted({it.target for it in items} - {"chat"})
@@ -331,4 +329,4 @@ def build_targets(items: Sequence[EvalItem], opts: SessionOptions) -> "dict[str,
     missing = [n for n in names if n not in opts.target_defs]
     if missing:
         raise ProviderUnavailable(f"target {missing[0]!r} was not resolved")  # a programming error, said plainly
-    return {name: build_target(opts.target_defs[name], model=opts.model) for name in names}
+    return {name: build_target(opts.target_defs[name], model=opts.run.model) for name in names}

@@ -9,9 +9,9 @@ joins their reports into the report a single machine would have written.
 from __future__ import annotations
 
 import hashlib
-from typing import Sequence
+from collections.abc import Sequence
 
-from agentsproof.executor.runner import EvalItem
+from agentsproof.model.items import EvalItem
 from agentsproof.model.options import Shard
 
 

@@ -16,8 +16,9 @@ from __future__ import annotations
 import json
 from array import array
 from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -35,7 +36,7 @@ DEFAULT_SPILL_AFTER = 1000
 _RECENT_ARMS = 2
 """Arms whose trials stay read back (a report reads an item's two arms several times in a row)."""
 
-_recent: "OrderedDict[int, list[TrialResult]]" = OrderedDict()
+_recent: OrderedDict[int, list[TrialResult]] = OrderedDict()
 
 
 def spill_after() -> int:
@@ -68,7 +69,7 @@ class JournalTrials:
             return hit
         out: list[TrialResult] = []
         with open(self.path, "rb") as fh:
-            for offset, length in zip(self.offsets, self.lengths):
+            for offset, length in zip(self.offsets, self.lengths, strict=True):
                 fh.seek(offset)
                 raw = fh.read(length)
                 try:
@@ -117,7 +118,7 @@ class Spiller:
         self.path = path
         self.limit = limit
         self.spans: dict[tuple[str, str, int], tuple[int, int]] = dict(prior or {})
-        self._held: "OrderedDict[int, tuple[str, list[ArmResult]]]" = OrderedDict()
+        self._held: OrderedDict[int, tuple[str, list[ArmResult]]] = OrderedDict()
         self._held_trials = 0
         self.spilled_trials = 0
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from agentsproof.core.errors import InputError
+from agentsproof.formats.base import ItemRequest, Loaded
 
 MAX_BYTES = 20_000_000
 KEYS = {"id", "input", "expected_answer", "answer_match", "expected_tools", "tags"}
@@ -124,7 +125,8 @@ def answer_pattern(expected: str, match: str) -> str:
 
 
 def graders_for(case: DatasetCase) -> list[Any]:
-    from agentsproof.model.evalfile import DeterministicGrader, ToolCallsGrader
+    from agentsproof.grading.deterministic import DeterministicGrader
+    from agentsproof.grading.tool_calls import ToolCallsGrader
 
     graders: list[Any] = []
     if case.expected_answer is not None:
@@ -159,8 +161,7 @@ def dataset_items(ds: Dataset, *, skill: tuple[Path, str] | None, trials: int, t
     import dataclasses
 
     from agentsproof.formats.plan import sha256_text
-    from agentsproof.executor.runner import BASELINE_SYSTEM_PROMPT, EvalItem
-    from agentsproof.targets.base import SkillFile
+    from agentsproof.model.items import BASELINE_SYSTEM_PROMPT, EvalItem, SkillFile
 
     agent = target is not None and target != "chat"
     prompt = skill[1] if skill else BASELINE_SYSTEM_PROMPT
@@ -171,7 +172,7 @@ def dataset_items(ds: Dataset, *, skill: tuple[Path, str] | None, trials: int, t
             id=f"case-{case.id}", name=case.id, kind="case", source_path=source, system_prompt=prompt,
             task_name=case.id, prompt=case.input, graders=graders_for(case), trials=trials, timeout=timeout,
             threshold=threshold, eval_path=str(ds.path.resolve()), source_sha256=sha256_text(prompt),
-            target=target if agent else "chat",
+            target=target if agent and target is not None else "chat",
             skill=SkillFile(name=skill[0].parent.name if skill[0].name == "SKILL.md" else skill[0].stem, kind="skill", text=skill[1], source_path=skill[0]) if agent and skill else None,
         )
         items.append(item if skill else dataclasses.replace(item, arms=("with",)))
@@ -184,3 +185,43 @@ def explain_run(ds: Dataset, run: Any) -> None:
         case = by_id.get(item.id)
         if case is not None:
             explain(case, item)
+
+
+class JsonlDataset:
+    """agentprobe-style JSONL datasets (``tc-eval cases.jsonl``): one item per line."""
+
+    name = "jsonl"
+
+    def detect(self, path: Path) -> bool:
+        return path.suffix.lower() == ".jsonl"
+
+    def discoverable(self, path: Path) -> bool:
+        return False  # eval-all runs a plugin's eval files; a dataset is run on its own
+
+    def load(self, path: Path, request: ItemRequest) -> Loaded:
+        import sys
+
+        from agentsproof.core.inputs import MAX_SOURCE_FILE_BYTES, display, read_text
+
+        ds = load_dataset(path)
+        skill = None
+        if request.skill is not None:
+            given = Path(request.skill)
+            if not given.is_file():
+                raise InputError(display(given), "--skill", "file not found")
+            text = read_text(given, source=display(given), field="--skill", max_bytes=MAX_SOURCE_FILE_BYTES, what="skill file")
+            if not text.strip():
+                raise InputError(display(given), "--skill", "is empty")
+            skill = (given, text)
+        trials, threshold, timeout = request.case_trials(), request.case_threshold(), request.case_timeout()
+        items = dataset_items(ds, skill=skill, trials=trials, threshold=threshold, timeout=timeout, target=request.target)
+        if any(it.graders and it.target == "chat" and any(g.type == "tool_calls" for g in it.graders) for it in items):
+            print("note: cases with expected_tools are graded on the agent's tool calls; a chat trial makes none (run with --target NAME)", file=sys.stderr)
+        settings = {"trials": trials, "threshold": threshold, "timeout": timeout, "dataset": display(path)}
+        return Loaded(
+            self.name, Path(path), items, Path(path).stem, settings=settings, single_arm=skill is None,
+            skill_path=skill[0] if skill else None, after=lambda run: explain_run(ds, run),
+        )
+
+
+FORMAT = JsonlDataset()

@@ -7,39 +7,18 @@ prints as one line naming the file and the field, with exit code 30.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agentsproof.core.errors import InputError
-from agentsproof.model.graders import (  # re-exported: the grader models live there
-    GRADER_TYPES,
-    AssertionsGrader,
-    Checks,
-    DeterministicGrader,
-    FieldError,
-    FilesGrader,
-    GraderConfig,
-    LLMRubricGrader,
-    PairwiseGrader,
-    ScriptGrader,
-    SkillUsedGrader,
-    Strict as _Strict,
-    ToolCallsGrader,
-    MAX_WEIGHT,
-)
+from agentsproof.core.validation import format_validation_error, read_yaml
+from agentsproof.grading.registry import GRADER_TYPES, GraderConfig
+from agentsproof.model.graders import FieldError
+from agentsproof.model.graders import Strict as _Strict
+from agentsproof.model.items import DEFAULT_THRESHOLD, DEFAULT_TIMEOUT, DEFAULT_TRIALS
 
-__all__ = [
-    "AssertionsGrader", "Checks", "DeterministicGrader", "FieldError", "FilesGrader", "GraderConfig",
-    "LLMRubricGrader", "PairwiseGrader", "ScriptGrader", "SkillUsedGrader", "ToolCallsGrader",
-]
-
-DEFAULT_TRIALS = 1
-DEFAULT_TIMEOUT = 300.0
-DEFAULT_THRESHOLD = 0.6
 MAX_TIMEOUT = 86_400.0
 """One day: longer per-trial timeouts are a typo, not a plan."""
 
@@ -60,7 +39,7 @@ class Execution(_Strict):
     target: str | None = Field(None, min_length=1, description="A target from targets.yaml (or the built-in 'copilot').")
 
     @model_validator(mode="after")
-    def _target_for_agents(self) -> "Execution":
+    def _target_for_agents(self) -> Execution:
         if self.mode == "agent" and self.target is None:
             raise FieldError("target", "mode 'agent' needs a target name (e.g. 'copilot', or one from targets.yaml)")
         if self.mode == "chat" and self.target is not None:
@@ -104,7 +83,7 @@ class SkillEvalConfig(_Strict):
         return value
 
     @model_validator(mode="after")
-    def _shape(self) -> "SkillEvalConfig":
+    def _shape(self) -> SkillEvalConfig:
         if (self.skill is None) == (self.agent is None):
             raise FieldError(
                 "skill/agent",
@@ -155,86 +134,13 @@ class SkillEvalConfig(_Strict):
         return "task" if self.task is not None else f"tasks[{index}]"
 
 
-_TYPES = ", ".join(repr(t) for t in GRADER_TYPES)
-
-
-def format_validation_error(exc: ValidationError) -> tuple[str, str]:
-    """The first error of a pydantic ValidationError as (dotted field path, message)."""
-    errors = exc.errors()
-    # An unknown key explains the other errors it causes (a misspelt required field is
-    # also "missing"), so report it first.
-    err = next((e for e in errors if e.get("type") == "extra_forbidden"), errors[0])
-    raw = [str(p) for p in err.get("loc", ())]
-    loc = [p for i, p in enumerate(raw) if not _is_union_tag(raw, i)]
-    field = ".".join(_join_loc(loc)) or "(top level)"
-    kind = err.get("type", "")
-    cause = (err.get("ctx") or {}).get("error")
-    msg = err.get("msg", "invalid value")
-    if kind == "extra_forbidden":
-        msg = "unknown key"
-    elif kind == "missing":
-        msg = "required field is missing"
-    elif kind == "union_tag_invalid":
-        field += ".type"
-        tag = (err.get("ctx") or {}).get("tag")
-        msg = f"unknown grader type {tag!r}; use one of " + _TYPES
-    elif kind == "union_tag_not_found":
-        field += ".type"
-        msg = "required field is missing; use one of " + _TYPES
-    elif isinstance(cause, FieldError):
-        field = (field + "." + cause.field if field != "(top level)" else cause.field).replace(".[", "[")
-        msg = str(cause)
-    elif msg.startswith("Value error, "):
-        msg = msg[len("Value error, "):]
-    return field, msg
-
-
-def _is_union_tag(loc: list[str], i: int) -> bool:
-    """True for the grader-type tag pydantic puts after ``graders.<n>`` in an error location."""
-    return (
-        loc[i] in GRADER_TYPES
-        and i >= 2
-        and loc[i - 1].isdigit()
-        and loc[i - 2] == "graders"
-    )
-
-
-def _join_loc(loc: list[str]) -> list[str]:
-    out: list[str] = []
-    for part in loc:
-        if part.isdigit() and out:
-            out[-1] = f"{out[-1]}[{part}]"
-        else:
-            out.append(part)
-    return out
-
-
-def read_yaml(path: Path) -> Any:
-    """An eval file parsed strictly (regular file, size cap, no duplicate keys, bounded)."""
-    from agentsproof.core.inputs import display, read_yaml_file
-
-    if not path.exists() and not path.is_symlink():
-        raise InputError(display(path), None, "file not found")
-    if path.is_dir():
-        raise InputError(display(path), None, "is a directory, expected an eval.yaml file")
-    return read_yaml_file(path)
-
-
-def yaml_problem(exc: yaml.YAMLError) -> tuple[str, str]:
-    """(where, what) of a YAML parse error, e.g. ("line 3", "mapping values are not allowed here")."""
-    mark = getattr(exc, "problem_mark", None)
-    where = f"line {mark.line + 1}" if mark is not None else "YAML"
-    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-    return where, problem
-
-
 def parse_eval_config(data: Any, source: str) -> SkillEvalConfig:
     if not isinstance(data, dict):
         raise InputError(source, None, "expected a YAML mapping at the top level")
     try:
         return SkillEvalConfig.model_validate(data)
     except ValidationError as exc:
-        field, msg = format_validation_error(exc)
+        field, msg = format_validation_error(exc, GRADER_TYPES)
         raise InputError(source, field, msg) from None
 
 
@@ -336,21 +242,3 @@ def grader_scripts(cfg: SkillEvalConfig, path: Path) -> list[Path]:
             if script and (path.parent / script).is_file():
                 out.append((path.parent / script).resolve())
     return out
-
-
-def discover_evals(directory: str | Path) -> list[Path]:
-    """Every eval.yaml below ``directory``, sorted for a stable order; also EVAL.yaml files and
-    the evals.json in a skill's ``evals/`` folder (not beside an EVAL.yaml: they hold the same cases)."""
-    d = Path(directory)
-    if not d.exists():
-        raise InputError(str(d), None, "directory not found")
-    if not d.is_dir():
-        raise InputError(str(d), None, "is a file, not a directory (run one eval file with `agentsproof eval`)")
-    from agentsproof.formats.evalyaml.items import discoverable, drop_duplicates
-
-    found = drop_duplicates(sorted(
-        p for p in d.rglob("*") if p.is_file() and discoverable(p) and "runs" not in p.relative_to(d).parts[:-1]
-    ))
-    if not found:
-        raise InputError(str(d), None, "no eval.yaml files found below this directory")
-    return found

@@ -287,8 +287,6 @@ def plugin_evals(directory: Path) -> list[Path]:
     """eval-all's discovery: every eval.yaml below ``directory``; when there is none and the
     folder is a plugin (any layout above), the eval.yaml files in its skills' folders
     (``<skill>/eval.yaml`` or ``<skill>/evals/eval.yaml``), wherever the manifest puts them."""
-    from agentsproof.model.evalfile import discover_evals
-
     try:
         return discover_evals(directory)
     except InputError as err:
@@ -317,3 +315,22 @@ def plugin_evals(directory: Path) -> list[Path]:
     from agentsproof.formats.evalyaml.items import drop_duplicates
 
     return drop_duplicates(sorted(dict.fromkeys(found)))
+
+
+def discover_evals(directory: str | Path) -> list[Path]:
+    """Every eval.yaml below ``directory``, sorted for a stable order; also EVAL.yaml files and
+    the evals.json in a skill's ``evals/`` folder (not beside an EVAL.yaml: they hold the same cases)."""
+    d = Path(directory)
+    if not d.exists():
+        raise InputError(str(d), None, "directory not found")
+    if not d.is_dir():
+        raise InputError(str(d), None, "is a file, not a directory (run one eval file with `agentsproof eval`)")
+    from agentsproof.formats.evalyaml.items import drop_duplicates
+    from agentsproof.formats.registry import discoverable
+
+    found = drop_duplicates(sorted(
+        p for p in d.rglob("*") if p.is_file() and discoverable(p) and "runs" not in p.relative_to(d).parts[:-1]
+    ))
+    if not found:
+        raise InputError(str(d), None, "no eval.yaml files found below this directory")
+    return found

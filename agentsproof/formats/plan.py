@@ -6,13 +6,15 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentsproof.model.evalfile import AssertionsGrader, GraderConfig, LLMRubricGrader, LoadedEval
 from agentsproof.core.errors import InputError
-from agentsproof.executor.runner import Case, EvalItem
+from agentsproof.formats.evalfile import LoadedEval
+from agentsproof.grading.assertions import AssertionsGrader
+from agentsproof.grading.llm_rubric import LLMRubricGrader
+from agentsproof.grading.registry import GraderConfig
+from agentsproof.model.items import Case, EvalItem
 
 if TYPE_CHECKING:
-    from agentsproof.model.tc_eval import LoadedTCEval
-    from agentsproof.targets.base import SkillFile
+    from agentsproof.model.items import SkillFile
 
 ASSERTION_WEIGHT_WITH_RUBRIC = 0.7
 RUBRIC_WEIGHT_WITH_ASSERTIONS = 0.3
@@ -40,19 +42,21 @@ def check_graders_fit(graders: list[GraderConfig], agent: bool, source: str, fie
     """Graders that read an agent's workspace or skill loading need an agent trial."""
     if agent:
         return
+    from agentsproof.grading.registry import kind
+
     for i, g in enumerate(graders):
-        if g.type in ("files", "skill_used"):
+        if kind(g.type).agent_only:
             raise InputError(
                 source, f"{field}[{i}].type",
                 f"a {g.type!r} grader grades an agent trial; set 'execution: {{mode: agent, target: NAME}}' or run with --target NAME",
             )
 
 
-def skill_file(name: str, kind: str, text: str, source: Path, seeds: tuple[Path, ...] = ()) -> "SkillFile":
+def skill_file(name: str, kind: str, text: str, source: Path, seeds: tuple[Path, ...] = ()) -> SkillFile:
     """The with-arm's skill as agent targets install it: a folder's SKILL.md brings the
     folder's other files (not the workspace seed, eval files or dot-files)."""
+    from agentsproof.model.items import SkillFile
     from agentsproof.model.skillfolder import folder_files
-    from agentsproof.targets.base import SkillFile
 
     files: tuple[tuple[str, Path], ...] = ()
     if kind == "skill" and source.name == "SKILL.md":
@@ -152,49 +156,6 @@ def workspace_name(rel: str) -> str:
     name when the path climbs out of the eval's folder (``../data/x.csv`` → ``x.csv``)."""
     parts = [p for p in rel.replace("\\", "/").split("/") if p not in ("", ".")]
     return "/".join(parts) if ".." not in parts else parts[-1]
-
-
-def items_from_tc_eval(
-    tc: LoadedTCEval, *, trials: int, threshold: float, timeout: float, target: str | None = None
-) -> list[EvalItem]:
-    """One item per case; with ``target`` (an agent) each case's files land in the workspace."""
-
-    sha = sha256_text(tc.skill_text)
-    agent = target is not None and target != "chat"
-    items = []
-    for lc in tc.cases:
-        case = lc.case
-        files = tuple((workspace_name(rel), text.encode("utf-8")) for rel, text in lc.file_contents) if agent else ()
-        prompt = lc.full_prompt()
-        if agent:
-            prompt = case.prompt
-            if files:
-                prompt += "\n\nFiles in your working directory: " + ", ".join(name for name, _ in files)
-        items.append(
-            EvalItem(
-                id=f"case-{case.id}",
-                name=f"case {case.id}",
-                kind="case",
-                source_path=str(tc.skill_path),
-                system_prompt=tc.skill_text,
-                task_name=f"case-{case.id}",
-                prompt=prompt,
-                graders=case_graders(case.expected_output, case.assertions),
-                trials=trials,
-                timeout=timeout,
-                threshold=threshold,
-                eval_path=str(tc.path.resolve()),
-                source_sha256=sha,
-                target=target if agent else "chat",
-                workspace_files=files,
-                workspace_sha=seed_digest(None, files) if agent else "",
-                skill=skill_file(
-                    tc.skill_path.parent.name if tc.skill_path.name == "SKILL.md" else tc.skill_path.stem,
-                    "skill", tc.skill_text, tc.skill_path,
-                ) if agent else None,
-            )
-        )
-    return items
 
 
 def plugin_name_for_eval(path: Path) -> str:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from agentsproof.model.evalfile import SkillEvalConfig
+from agentsproof.formats.evalfile import SkillEvalConfig
 from agentsproof.stats.cases import MIN_CASES
 
 SHINGLE = 3
@@ -120,7 +120,7 @@ def overlap(text: str, source: str, n: int = NGRAM) -> Overlap:
     return Overlap(
         copied=sum(hits),
         total=len(grams),
-        from_examples=sum(1 for g, hit in zip(grams, hits) if hit and g in in_examples),
+        from_examples=sum(1 for g, hit in zip(grams, hits, strict=True) if hit and g in in_examples),
         quote=quote,
     )
 

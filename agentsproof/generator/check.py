@@ -219,10 +219,11 @@ def run_check(
 
     ``write_files(folder)`` puts the item's files there; the eval goes in as eval.yaml.
     ``trials`` per arm are spread over the cases, at least one per case."""
-    from agentsproof.model.evalfile import load_eval
     from agentsproof.core.errors import AgentsproofError
-    from agentsproof.formats.plan import item_from_eval
     from agentsproof.executor.session import SessionOptions, run_items
+    from agentsproof.formats.evalfile import load_eval
+    from agentsproof.formats.plan import item_from_eval
+    from agentsproof.model.options import RunConfig
 
     with tempfile.TemporaryDirectory(prefix="agentsproof-check-") as tmp:
         folder = Path(tmp) / f"{kind}s" / name
@@ -233,7 +234,7 @@ def run_check(
             ev = load_eval(folder / "eval.yaml")
             cases = len(ev.config.run_tasks())
             item = item_from_eval(ev, trials=max(1, -(-trials // cases)))
-            opts = SessionOptions(provider=provider, model=model, judge_model=judge_model, parallel=parallel, abort_after=0)
+            opts = SessionOptions(run=RunConfig(provider=provider, model=model, judge_model=judge_model, parallel=parallel, abort_after=0))
             run = run_items("eval", plugin, [item], opts)
         except AgentsproofError as err:
             return CheckOutcome(unusable=str(err))

@@ -56,12 +56,12 @@ def _report(outcome: ItemOutcome, settings: GenerateSettings, plugin: Plugin) ->
     eval_path = target / "eval.yaml"
     for note in outcome.notes:
         click.echo(f"note: {plugin.name}/{item.label}: {note}", err=True)
-    if outcome.ok and settings.dry_run:
+    if outcome.generated is not None and settings.dry_run:  # outcome.ok
         files, _ = item_files(item)
         click.echo(f"# would write {eval_path}")
         for rel, src in files:
             click.echo(f"# would copy {src} -> {target / rel}")
-        click.echo(outcome.generated.text)  # type: ignore[union-attr]
+        click.echo(outcome.generated.text)
         return
     if outcome.ok:
         try:
@@ -71,8 +71,8 @@ def _report(outcome: ItemOutcome, settings: GenerateSettings, plugin: Plugin) ->
             outcome.error = f"{eval_path}: could not write: {exc.strerror or exc}"
         else:
             verb = "overwrote" if existed else "wrote"
-            files = len(item_files(item)[0])
-            copied = item.file_name if files == 1 else f"{item.file_name} and {_plural(files - 1, 'more file')}"
+            n_files = len(item_files(item)[0])
+            copied = item.file_name if n_files == 1 else f"{item.file_name} and {_plural(n_files - 1, 'more file')}"
             retried = f"  (retried once after: {outcome.first_error})" if outcome.first_error else ""
             click.echo(f"  {verb:<9} {eval_path} + {copied}{retried}{_check_note(outcome)}")
             for s in skipped:
@@ -131,6 +131,8 @@ def generate_cli(
     system_prompt, _where = load_system_prompt()
     inline_budget_tokens()  # a malformed AGENTSPROOF_SKILL_INLINE_TOKENS is refused before any call
     prepared = prepare_provider(*_default_model(provider, model), judge_model)
+    client = prepared.client
+    assert client is not None, "prepare_provider always builds a client"
     settings = GenerateSettings(
         out=out_dir,
         trials=trials,
@@ -153,7 +155,7 @@ def generate_cli(
     if prepared.provider == "local":
         click.echo(LOCAL_NOTE, err=True)
     outcomes = asyncio.run(
-        generate_all(prepared.client, settings, system_prompt, plugin, lambda o: _report(o, settings, plugin))
+        generate_all(client, settings, system_prompt, plugin, lambda o: _report(o, settings, plugin))
     )
     done = sum(1 for o in outcomes if o.ok)
     failed = len(outcomes) - done

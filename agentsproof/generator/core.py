@@ -20,11 +20,12 @@ file); existing files there are overwritten, and the output says so.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from agentsproof.core.errors import InputError
+from agentsproof.core.inputs import MAX_SOURCE_FILE_BYTES, display, read_text
 from agentsproof.generator.cases import review_cases
 from agentsproof.generator.check import (
     CheckOutcome,
@@ -37,7 +38,6 @@ from agentsproof.generator.files import copy_item_files, save_rejected
 from agentsproof.generator.plugin import Plugin, PluginItem
 from agentsproof.generator.prompt import cases_feedback, correction_request, item_request
 from agentsproof.generator.validate import GeneratedEval, InvalidEval, build_eval, dump_eval, keep_tasks
-from agentsproof.core.inputs import MAX_SOURCE_FILE_BYTES, display, read_text
 from agentsproof.llm.base import ChatRequest, LLMClient, LLMError
 from agentsproof.model.results import Usage
 from agentsproof.model.skillfolder import skill_prompt

@@ -14,8 +14,8 @@ import tempfile
 from pathlib import Path
 
 from agentsproof.core.errors import InputError
-from agentsproof.generator.plugin import PluginItem
 from agentsproof.core.inputs import display, read_regular, safe_name
+from agentsproof.generator.plugin import PluginItem
 from agentsproof.model.skillfolder import folder_files
 
 MAX_COPY_FILE_BYTES = 5_000_000

@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from agentsproof.model.evalfile import AssertionsGrader
+from pydantic import Field
+
+from agentsproof.grading.base import GradeInput, GraderKind
 from agentsproof.grading.judge import Judge, JudgeError, judge_json, verdict_text
+from agentsproof.model.graders import MAX_WEIGHT, Strict
 from agentsproof.model.results import CheckResult, GraderResult, Usage
+
+
+class AssertionsGrader(Strict):
+    type: Literal["assertions"]
+    assertions: list[Annotated[str, Field(min_length=1)]] = Field(min_length=1)
+    weight: float = Field(1.0, gt=0, le=MAX_WEIGHT, strict=True, allow_inf_nan=False)
+
 
 ASSERTION_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -63,7 +73,7 @@ async def grade_assertions(response: str, spec: AssertionsGrader, judge: Judge, 
     checks: list[CheckResult] = []
     usage = Usage()
     errors: list[str] = []
-    for assertion, res in zip(spec.assertions, results):
+    for assertion, res in zip(spec.assertions, results, strict=True):
         if isinstance(res, JudgeError):
             errors.append(f"{assertion!r}: {res}")
         elif isinstance(res, Exception):  # never an exception out of a grader
@@ -79,3 +89,10 @@ async def grade_assertions(response: str, spec: AssertionsGrader, judge: Judge, 
         )
     score = sum(c.passed for c in checks) / len(checks)
     return GraderResult(type="assertions", weight=spec.weight, score=score, checks=checks, usage=usage)
+
+
+async def grade(spec: AssertionsGrader, given: GradeInput) -> GraderResult:
+    return await grade_assertions(given.judged_answer(), spec, given.need_judge(), given.task)
+
+
+GRADER = GraderKind(type="assertions", config=AssertionsGrader, grade=grade, judged=True, judge_texts=lambda spec: list(spec.assertions))

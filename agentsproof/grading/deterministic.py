@@ -2,9 +2,35 @@
 
 from __future__ import annotations
 
-from agentsproof.model.evalfile import DeterministicGrader
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
 from agentsproof.grading import regex
+from agentsproof.grading.base import GradeInput, GraderKind
+from agentsproof.model.graders import MAX_WEIGHT, Checks, FieldError, Strict
 from agentsproof.model.results import CheckResult, GraderResult
+
+
+class DeterministicGrader(Strict):
+    type: Literal["deterministic"]
+    checks: Checks
+    weight: float = Field(1.0, gt=0, le=MAX_WEIGHT, strict=True, allow_inf_nan=False, description="Relative weight in the trial score.")
+
+    @field_validator("checks", mode="before")
+    @classmethod
+    def _shorthand(cls, value: Any) -> Any:
+        # A plain list is shorthand for mustContain.
+        if isinstance(value, list):
+            return {"mustContain": value}
+        return value
+
+    @model_validator(mode="after")
+    def _has_checks(self) -> DeterministicGrader:
+        if self.checks.count() == 0:
+            raise FieldError("checks", "a deterministic grader needs at least one check")
+        return self
+
 
 _CONTEXT = 40
 
@@ -56,3 +82,10 @@ def grade_deterministic(response: str, spec: DeterministicGrader) -> GraderResul
         checks.append(CheckResult(kind="regexMatch", target=pattern, passed=found.span is not None, evidence=evidence))
     score = sum(c.passed for c in checks) / len(checks)
     return GraderResult(type="deterministic", weight=spec.weight, score=score, checks=checks)
+
+
+async def grade(spec: DeterministicGrader, given: GradeInput) -> GraderResult:
+    return grade_deterministic(given.answer, spec)
+
+
+GRADER = GraderKind(type="deterministic", config=DeterministicGrader, grade=grade)

@@ -16,16 +16,124 @@ import json
 import os
 import re
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Literal
 
-from agentsproof.model.evalfile import FilesGrader
+from pydantic import Field, field_validator, model_validator
+
+from agentsproof.core.units import human_size
 from agentsproof.grading import regex
+from agentsproof.grading.base import GradeInput, GraderKind
 from agentsproof.grading.context import TrialContext
 from agentsproof.grading.deterministic import _find, _snippet
+from agentsproof.model.graders import MAX_WEIGHT, FieldError, Strict, one_or_many, workspace_glob
 from agentsproof.model.results import CheckResult, GraderResult
-from agentsproof.core.units import human_size
+
+
+def _globs(items: list[str]) -> list[str]:
+    out = []
+    for i, item in enumerate(items):
+        try:
+            out.append(workspace_glob(item))
+        except ValueError as exc:
+            raise FieldError(f"[{i}]", str(exc)) from None
+    return out
+
+
+
+
+class FilesGrader(Strict):
+    """Files the agent must (not) leave in its workspace, and what they must hold.
+
+    Globs are relative to the workspace: ``*`` and ``?`` stay within one folder, ``**``
+    spans folders, and wildcards match names starting with a dot too. A content check
+    (mustContain, mustNotContain, regexMatch, json) on a glob holds for every file it
+    matches, and fails when it matches none. Each string, pattern and glob is one check;
+    the score is the share that passed.
+    """
+
+    type: Literal["files"]
+    exists: list[str] = Field(default_factory=list, description="Globs that must each match at least one file or folder.")
+    absent: list[str] = Field(default_factory=list, description="Globs that must match nothing.")
+    mustContain: dict[str, list[str]] = Field(default_factory=dict, description="Per file (or glob): substrings it must contain.")
+    mustNotContain: dict[str, list[str]] = Field(default_factory=dict, description="Per file (or glob): substrings it must not contain.")
+    regexMatch: dict[str, list[str]] = Field(default_factory=dict, description="Per file (or glob): regexes that must match (re.search).")
+    json_valid: list[str] = Field(default_factory=list, alias="json", description="Globs whose files must be valid JSON.")
+    caseSensitive: bool = Field(False, strict=True, description="Match mustContain/mustNotContain case-sensitively.")
+    weight: float = Field(1.0, gt=0, le=MAX_WEIGHT, strict=True, allow_inf_nan=False, description="Relative weight in the trial score.")
+
+    @field_validator("exists", "absent", mode="before")
+    @classmethod
+    def _glob_shorthand(cls, value: Any) -> Any:
+        return one_or_many(value)
+
+    @field_validator("exists", "absent")
+    @classmethod
+    def _check_globs(cls, items: list[str]) -> list[str]:
+        return _globs(items)
+
+    @field_validator("json_valid", mode="before")
+    @classmethod
+    def _json_forms(cls, value: Any) -> Any:
+        # json: "out.json" | ["a.json", "b/*.json"] | {"out.json": "valid"}
+        if isinstance(value, dict):
+            for key, want in value.items():
+                if want not in ("valid", True):
+                    raise FieldError(f"[{key!r}]", "use 'valid' (the only JSON check)")
+            return list(value)
+        return one_or_many(value)
+
+    @field_validator("json_valid")
+    @classmethod
+    def _json_globs(cls, items: list[str]) -> list[str]:
+        return _globs(items)
+
+    @field_validator("mustContain", "mustNotContain", "regexMatch", mode="before")
+    @classmethod
+    def _per_file_shorthand(cls, value: Any) -> Any:
+        # {"summary.md": "revenue"} is shorthand for {"summary.md": ["revenue"]}.
+        if isinstance(value, dict):
+            return {key: one_or_many(checks) for key, checks in value.items()}
+        return value
+
+    @field_validator("mustContain", "mustNotContain", "regexMatch")
+    @classmethod
+    def _per_file(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for path, checks in value.items():
+            try:
+                key = workspace_glob(path)
+            except ValueError as exc:
+                raise FieldError(f"[{path!r}]", str(exc)) from None
+            if not checks:
+                raise FieldError(f"[{path!r}]", "is empty; give at least one string")
+            for i, check in enumerate(checks):
+                if not check:
+                    raise FieldError(f"[{path!r}][{i}]", "is an empty string")
+            if key in out:
+                raise FieldError(f"[{path!r}]", f"names the same files as {key!r}; merge the two")
+            out[key] = checks
+        return out
+
+    @field_validator("regexMatch")
+    @classmethod
+    def _compile(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        for path, patterns in value.items():
+            for i, pattern in enumerate(patterns):
+                try:
+                    re.compile(pattern)
+                except re.error as exc:
+                    raise FieldError(f"[{path!r}][{i}]", f"{pattern!r} is not a valid regex: {exc}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _has_checks(self) -> FilesGrader:
+        if not (self.exists or self.absent or self.mustContain or self.mustNotContain or self.regexMatch or self.json_valid):
+            raise FieldError("exists", "a files grader needs at least one check (exists, absent, mustContain, mustNotContain, regexMatch, json)")
+        return self
+
 
 MAX_READ_BYTES = 10 * 1024 * 1024
 """The most of one file a content check reads (and the largest file a json check parses)."""
@@ -265,7 +373,7 @@ def _over_files(
                 outcome = evaluate(e)
             except OSError as err:
                 outcome = [(False, f"{e.rel} could not be read: {err.strerror or err}")] * count
-        for results, result in zip(per_check, outcome):
+        for results, result in zip(per_check, outcome, strict=True):
             results.append(result)
     return per_check
 
@@ -278,7 +386,7 @@ def _content(ws: Workspace, kind: str, pattern: str, items: list[str], check: Fi
         return [check(e, text, cut, item) for item in items]
 
     per_item = _over_files(ws, pattern, len(items), evaluate)
-    return [CheckResult(kind=kind, target=f"{pattern}: {item}", **_summary(r)) for item, r in zip(items, per_item)]
+    return [CheckResult(kind=kind, target=f"{pattern}: {item}", **_summary(r)) for item, r in zip(items, per_item, strict=True)]
 
 
 def _json(ws: Workspace, pattern: str) -> CheckResult:
@@ -315,3 +423,10 @@ def grade_files(spec: FilesGrader, ctx: TrialContext) -> GraderResult:
     checks += [_json(ws, p) for p in spec.json_valid]
     score = sum(c.passed for c in checks) / len(checks)
     return GraderResult(type="files", weight=spec.weight, score=score, checks=checks)
+
+
+async def grade(spec: FilesGrader, given: GradeInput) -> GraderResult:
+    return grade_files(spec, given.context)
+
+
+GRADER = GraderKind(type="files", config=FilesGrader, grade=grade, agent_only=True)

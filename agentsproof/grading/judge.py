@@ -16,8 +16,9 @@ import asyncio
 import dataclasses
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from agentsproof.llm.base import ChatRequest, LLMClient, LLMError
 from agentsproof.llm.replies import find_json_object
@@ -54,7 +55,7 @@ class Judge:
     budget: float | None = None
     """The seconds ``deadline`` was set from, for error messages."""
 
-    def within(self, timeout: float | None) -> "Judge":
+    def within(self, timeout: float | None) -> Judge:
         """This judge with every call bounded by ``timeout`` seconds from now (None: unchanged)."""
         if timeout is None or not timeout > 0:
             return self
@@ -83,7 +84,7 @@ async def _call(judge: Judge, req: ChatRequest) -> Any:
         raise out_of_time
     try:
         return await asyncio.wait_for(judge.client.complete(req), left)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         raise out_of_time from None
 
 
@@ -99,7 +100,7 @@ async def judge_json(
     usage = Usage()
     raw: list[str] = []
     problem = ""
-    for attempt in range(1, JUDGE_ATTEMPTS + 1):
+    for _ in range(JUDGE_ATTEMPTS):
         req = ChatRequest(
             messages=list(messages),
             model=judge.model,

@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Literal
 
-from agentsproof.model.evalfile import LLMRubricGrader
-from agentsproof.llm.replies import MAX_NUMBER_CHARS
+from pydantic import Field
+
+from agentsproof.grading.base import GradeInput, GraderKind
 from agentsproof.grading.judge import Judge, JudgeError, judge_json, verdict_text
+from agentsproof.llm.replies import MAX_NUMBER_CHARS
+from agentsproof.model.graders import MAX_WEIGHT, Strict
 from agentsproof.model.results import CheckResult, GraderResult
+
+
+class LLMRubricGrader(Strict):
+    type: Literal["llm_rubric"]
+    rubric: str = Field(min_length=1, description="What the judge scores, 0 to 1.")
+    weight: float = Field(1.0, gt=0, le=MAX_WEIGHT, strict=True, allow_inf_nan=False)
+
 
 RUBRIC_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -70,3 +80,10 @@ async def grade_rubric(response: str, spec: LLMRubricGrader, judge: Judge, task:
         return GraderResult(type="llm_rubric", weight=spec.weight, errored=True, error=error)
     check = CheckResult(kind="rubric", target=spec.rubric.strip(), passed=score >= 0.5, evidence=reasoning)
     return GraderResult(type="llm_rubric", weight=spec.weight, score=score, checks=[check], reasoning=reasoning, usage=usage)
+
+
+async def grade(spec: LLMRubricGrader, given: GradeInput) -> GraderResult:
+    return await grade_rubric(given.judged_answer(), spec, given.need_judge(), given.task)
+
+
+GRADER = GraderKind(type="llm_rubric", config=LLMRubricGrader, grade=grade, judged=True, judge_texts=lambda spec: [spec.rubric])

@@ -10,11 +10,24 @@ string enum, which every provider can constrain — the embedded model's grammar
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from agentsproof.model.evalfile import PairwiseGrader
+from pydantic import Field
+
+from agentsproof.grading.base import GraderKind
 from agentsproof.grading.judge import Judge, JudgeError, judge_json, verdict_text
+from agentsproof.model.graders import Strict
 from agentsproof.model.results import Usage
+
+
+class PairwiseGrader(Strict):
+    """A judge sees the with- and without-skill answers to the same prompt side by side and
+    picks the better one or a tie, asked twice with the order swapped (disagreement = tie).
+    Not part of the trial score: the report shows the with-arm preference rate."""
+
+    type: Literal["pairwise"]
+    criteria: str | None = Field(None, min_length=1, description="What makes an answer better (default: which answer serves the request better).")
+
 
 PAIRWISE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -76,3 +89,7 @@ async def judge_pair(judge: Judge, spec: PairwiseGrader, task: str, with_answer:
     agree = picks[0] == picks[1]
     winner = picks[0] if agree else "tie"
     return PairVerdict(winner, disagreement=not agree, usage=usage, calls=calls, reasoning=" | ".join(notes)[:600])
+
+
+GRADER = GraderKind(type="pairwise", config=PairwiseGrader, grade=None, judged=True, per_pair=True)
+"""Judged per pair after both arms ran (:mod:`agentsproof.executor.pairwise`), not per trial."""

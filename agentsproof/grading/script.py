@@ -21,14 +21,136 @@ from __future__ import annotations
 import json
 import math
 import os
+import shlex
 import signal
 import tempfile
-from pathlib import Path
-from typing import Any
+from pathlib import Path, PurePosixPath
+from typing import Annotated, Any, Literal
 
-from agentsproof.model.evalfile import ScriptGrader
+from pydantic import Field, field_validator, model_validator
+
+from agentsproof.grading.base import GradeInput, GraderKind
 from agentsproof.grading.context import TrialContext
+from agentsproof.model.graders import MAX_WEIGHT, FieldError, Strict, workspace_glob
 from agentsproof.model.results import CheckResult, GraderResult
+
+MAX_SCRIPT_TIMEOUT = 3600.0
+
+
+SCRIPT_INTERPRETERS = {".py": "python3", ".sh": "sh", ".bash": "bash", ".js": "node", ".mjs": "node", ".cjs": "node"}
+"""How a ``script:`` file is run, by extension; other files are run directly (executable)."""
+
+
+class ScriptGrader(Strict):
+    """A command run in the trial's workspace after the agent finished.
+
+    Accepted forms (exactly one of them)::
+
+        run: pytest -q tests/          # a shell command (sh -c), skillgrade's form
+        run: [python3, check.py]       # an argv list, no shell
+        command: ...                   # the same as run
+        script: checks/verify.py       # a file in the workspace, run by its extension:
+                                       # .py python3, .sh sh, .bash bash, .js/.mjs/.cjs node,
+                                       # anything else directly (it must be executable)
+
+    skillgrade's deterministic grader (``type: deterministic`` with ``run:`` and no
+    ``checks``) is read as this grader.
+
+    Exit 0 = pass (score 1), other exits = fail (score 0), unless stdout's last non-empty
+    line (or all of stdout) is a JSON object with a ``score`` from 0 to 1, which is then the
+    score, with optional ``details`` (text) and ``checks`` (``[{"name", "passed",
+    "message"}]``, skillgrade's output). A score outside 0..1 or a run past the timeout
+    errors the grader. The command gets env ``AGENTSPROOF_WORKSPACE`` (its working folder)
+    and ``AGENTSPROOF_ANSWER_FILE`` (the final answer, in a file outside the workspace);
+    ``stdin: answer`` also gives it the answer on stdin (EVAL.yaml's code-grader), ``stdin:
+    json`` agentv's payload ``{"output": ..., "answer": ...}``.
+    Relative paths in ``run`` and ``script`` are relative to the workspace, so a checker
+    file comes from the eval's ``workspace:`` folder (or an absolute path).
+    """
+
+    type: Literal["script"]
+    run: str | list[Annotated[str, Field(min_length=1)]] | None = Field(
+        None, description="A shell command (run with sh -c), or an argv list. Alias: command."
+    )
+    script: str | None = Field(
+        None, description="A script file relative to the workspace, run by its extension (.py with python3, .sh with sh, .js with node)."
+    )
+    stdin: Literal["none", "answer", "json"] = Field(
+        "none", description="What the command reads on stdin: nothing, the answer, or agentv's JSON payload {output, answer}."
+    )
+    timeout: float = Field(
+        60.0, gt=0, le=MAX_SCRIPT_TIMEOUT, strict=False, allow_inf_nan=False,
+        description="Seconds; capped by the trial's timeout. The command and all it started are stopped then.",
+    )
+    weight: float = Field(1.0, gt=0, le=MAX_WEIGHT, strict=True, allow_inf_nan=False, description="Relative weight in the trial score.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _command_alias(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "command" in data:
+            if "run" in data:
+                raise FieldError("command", "is the same as 'run'; keep one")
+            data = {("run" if k == "command" else k): v for k, v in data.items()}
+        return data
+
+    @field_validator("run")
+    @classmethod
+    def _not_empty(cls, value: str | list[str] | None) -> str | list[str] | None:
+        if (isinstance(value, str) and not value.strip()) or (isinstance(value, list) and not value):
+            raise ValueError("is empty; give the command to run")
+        return value
+
+    @field_validator("script")
+    @classmethod
+    def _script_path(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        path = workspace_glob(value)
+        if any(ch in path for ch in "*?["):
+            raise ValueError(f"{value!r} is a glob; give one file")
+        return path
+
+    @model_validator(mode="after")
+    def _one_form(self) -> ScriptGrader:
+        if self.run is None and self.script is None:
+            raise FieldError("run", "required field is missing; give 'run' (a command) or 'script' (a file)")
+        if self.run is not None and self.script is not None:
+            raise FieldError("script", "give 'run' or 'script', not both")
+        return self
+
+    def argv(self, eval_dir: Path | None = None) -> list[str]:
+        """What is executed, with the workspace as the working folder. A ``script:`` found
+        beside the eval file runs from there (out of the agent's sight); otherwise it is
+        looked up in the workspace."""
+        if isinstance(self.run, str):
+            return ["sh", "-c", self.run]
+        if isinstance(self.run, list):
+            return list(self.run)
+        assert self.script is not None
+        beside_eval = eval_dir is not None and (eval_dir / self.script).is_file()
+        path = str((eval_dir / self.script).resolve()) if beside_eval and eval_dir is not None else self.script
+        interpreter = SCRIPT_INTERPRETERS.get(PurePosixPath(self.script).suffix.lower())
+        if interpreter:
+            return [interpreter, path]
+        return [path if path.startswith(("/", "./")) else "./" + path]
+
+    def shown(self) -> str:
+        """The command as written, on one line, for reports."""
+        if isinstance(self.run, str):
+            text = " ".join(self.run.split())
+        elif isinstance(self.run, list):
+            text = shlex.join(self.run)
+        else:
+            text = f"script {self.script}"
+        return text if len(text) <= 200 else text[:199] + "…"
+
+
+def _skillgrade_forms(value: Any) -> Any:
+    """skillgrade's script grader (``type: deterministic`` with ``run:``) is our ``script``."""
+    if isinstance(value, dict) and value.get("type") == "deterministic" and "checks" not in value and ("run" in value or "command" in value):
+        return {**value, "type": "script"}
+    return value
+
 
 ANSWER_FILE = "answer.txt"
 EVIDENCE_LINES = 15
@@ -152,3 +274,10 @@ async def grade_script(spec: ScriptGrader, ctx: TrialContext) -> GraderResult:
     if obj is not None:
         return _from_json(spec, obj, run.returncode)
     return _from_exit(spec, run.returncode, stdout, "\n".join(line for _, line in run.stderr))
+
+
+async def grade(spec: ScriptGrader, given: GradeInput) -> GraderResult:
+    return await grade_script(spec, given.context)
+
+
+GRADER = GraderKind(type="script", config=ScriptGrader, grade=grade, runs_last=True, rewrite=_skillgrade_forms)

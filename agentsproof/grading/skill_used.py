@@ -2,9 +2,24 @@
 
 from __future__ import annotations
 
-from agentsproof.model.evalfile import SkillUsedGrader
+from typing import Literal
+
+from pydantic import Field
+
+from agentsproof.grading.base import GradeInput, GraderKind
 from agentsproof.grading.context import TrialContext
+from agentsproof.model.graders import MAX_WEIGHT, Strict
 from agentsproof.model.results import CheckResult, GraderResult
+
+
+class SkillUsedGrader(Strict):
+    """Whether the agent loaded or read the skill in the trial (``expected: false`` for
+    "must not use it"). Errors when the target cannot tell."""
+
+    type: Literal["skill_used"]
+    expected: bool = Field(True, strict=True, description="true: the skill must be used; false: it must not be.")
+    weight: float = Field(1.0, gt=0, le=MAX_WEIGHT, strict=True, allow_inf_nan=False, description="Relative weight in the trial score.")
+
 
 
 def grade_skill_used(spec: SkillUsedGrader, ctx: TrialContext) -> GraderResult:
@@ -18,3 +33,10 @@ def grade_skill_used(spec: SkillUsedGrader, ctx: TrialContext) -> GraderResult:
     target = f"{name} {'used' if spec.expected else 'not used'}"
     check = CheckResult(kind="skill_used", target=target, passed=passed, evidence=evidence)
     return GraderResult(type="skill_used", weight=spec.weight, score=1.0 if passed else 0.0, checks=[check])
+
+
+async def grade(spec: SkillUsedGrader, given: GradeInput) -> GraderResult:
+    return grade_skill_used(spec, given.context)
+
+
+GRADER = GraderKind(type="skill_used", config=SkillUsedGrader, grade=grade, agent_only=True)

@@ -8,10 +8,47 @@ that passed.
 
 from __future__ import annotations
 
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
 from agentsproof.grading import tracecheck
-from agentsproof.model.evalfile import ToolCallsGrader
+from agentsproof.grading.base import GradeInput, GraderKind
 from agentsproof.grading.context import TrialContext
+from agentsproof.model.graders import MAX_WEIGHT, FieldError, Strict, one_or_many
 from agentsproof.model.results import CheckResult, GraderResult
+
+
+class ToolCallsGrader(Strict):
+    """Checks of the trajectory, with the SDK's trace_assertions vocabulary.
+
+    Names may use ``*`` wildcards (``mcp__*``); every other character stands for itself.
+    Steps are the tool calls of the trial. Each entry is one check; the score is the share
+    that passed."""
+
+    type: Literal["tool_calls"]
+    must_call: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list, description="Tools that must each be called at least once.")
+    must_not_call: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list, description="Tools that must never be called.")
+    max_steps: int | None = Field(None, ge=0, strict=True, description="At most this many tool calls.")
+    min_steps: int | None = Field(None, ge=0, strict=True, description="At least this many tool calls.")
+    sequence: list[Annotated[str, Field(min_length=1)]] = Field(
+        default_factory=list, description="Tools called in this order (other calls may come between)."
+    )
+    weight: float = Field(1.0, gt=0, le=MAX_WEIGHT, strict=True, allow_inf_nan=False, description="Relative weight in the trial score.")
+
+    @field_validator("must_call", "must_not_call", "sequence", mode="before")
+    @classmethod
+    def _name_shorthand(cls, value: Any) -> Any:
+        return one_or_many(value)
+
+    @model_validator(mode="after")
+    def _has_checks(self) -> ToolCallsGrader:
+        if not (self.must_call or self.must_not_call or self.sequence) and self.max_steps is None and self.min_steps is None:
+            raise FieldError("must_call", "a tool_calls grader needs at least one check (must_call, must_not_call, max_steps, min_steps, sequence)")
+        if self.max_steps is not None and self.min_steps is not None and self.min_steps > self.max_steps:
+            raise FieldError("min_steps", f"{self.min_steps} is more than max_steps ({self.max_steps})")
+        return self
+
 
 
 def grade_tool_calls(spec: ToolCallsGrader, ctx: TrialContext) -> GraderResult:
@@ -33,3 +70,10 @@ def grade_tool_calls(spec: ToolCallsGrader, ctx: TrialContext) -> GraderResult:
         add("sequence", " → ".join(spec.sequence), tracecheck.sequence(names, spec.sequence))
     score = sum(c.passed for c in checks) / len(checks)
     return GraderResult(type="tool_calls", weight=spec.weight, score=score, checks=checks)
+
+
+async def grade(spec: ToolCallsGrader, given: GradeInput) -> GraderResult:
+    return grade_tool_calls(spec, given.context)
+
+
+GRADER = GraderKind(type="tool_calls", config=ToolCallsGrader, grade=grade)

@@ -9,9 +9,9 @@ matches any run of characters (``mcp__*``, ``*_search``). Every other character,
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Sequence
 
 KINDS = ("must_call", "must_not_call", "max_steps", "min_steps")
 """The ``KIND:ARG`` assertion forms of the SDK's ``trace_assertions``."""

@@ -16,6 +16,7 @@ from typing import Any
 
 from agentsproof.core.errors import InputError
 from agentsproof.model.results import ArmResult, ItemResult, RunResult, TrialResult, Usage
+from agentsproof.model.settings import RunSettings
 
 UNKNOWN = "unknown format: expected an agentsproof JSON report, an agentprobe report (.json) or an agentv index.jsonl"
 MAX_BYTES = 2_000_000_000
@@ -85,10 +86,10 @@ def _case(case_id: str, trials: list[TrialResult], source: str, threshold: float
     return grade_single_arm(item, incomplete=False)
 
 
-def _run(plugin: str, items: list[ItemResult], provider: str, model: str, created: str, settings: dict[str, Any]) -> RunResult:
+def _run(plugin: str, items: list[ItemResult], provider: str, model: str, created: str, settings: RunSettings) -> RunResult:
     from agentsproof.executor.results import build_run
 
-    run = build_run("tc-eval", plugin or "run", items, provider=provider, model=model, judge_model="", settings={"baseline": "none", **settings})
+    run = build_run("tc-eval", plugin or "run", items, provider=provider, model=model, judge_model="", settings=settings)
     if created:
         run.created_at = created
     return run
@@ -122,7 +123,7 @@ def from_agentprobe(data: dict[str, Any], src: str) -> RunResult:
         raise InputError(src, "agent_config", "must be an object")
     items = [_case(cid, trials, src) for cid, trials in by_case.items()]
     return _run(_str(data.get("dataset")), items, "agentprobe", _str(data.get("adapter")), _str(data.get("started_at")),
-                {"config": {str(k): str(v) for k, v in config.items()}, "source_format": "agentprobe", "run_id": _str(data.get("run_id"))})
+                RunSettings(baseline="none", config={str(k): str(v) for k, v in config.items()}, source_format="agentprobe", run_id=_str(data.get("run_id"))))
 
 
 def from_agentv(text: str, src: str) -> RunResult:
@@ -152,12 +153,12 @@ def from_agentv(text: str, src: str) -> RunResult:
             error=(_str(row.get("error")) or f"execution_status {status or 'missing'}") if errored else None,
             latency_s=float(row.get("duration_ms") or 0) / 1000,
             usage=Usage(prompt_tokens=tokens[0], completion_tokens=tokens[1], total_tokens=sum(tokens)),
-            score=None if errored else float(score), passed=None if errored else passed,
+            score=None if errored or not isinstance(score, (int, float)) else float(score), passed=None if errored else passed,
         ))
     if not by_case:
         raise InputError(src, None, "has no result lines")
     items = [_case(cid, trials, src) for cid, trials in by_case.items()]
-    return _run(suite, items, "agentv", target, created, {"source_format": "agentv"})
+    return _run(suite, items, "agentv", target, created, RunSettings(baseline="none", source_format="agentv"))
 
 
 __all__ = ["load_any", "detect", "from_agentprobe", "from_agentv", "UNKNOWN"]

@@ -25,8 +25,8 @@ CRITERIA = "The response delivers what the expected output describes."
 
 def convert(path: Path, to: str, skill: Path | None = None) -> tuple[str, list[str]]:
     """(the converted text, lossy-field warnings)."""
-    from agentsproof.formats.evalyaml import is_eval_yaml
     from agentsproof.core.inputs import display, read_json_file
+    from agentsproof.formats.evalyaml import is_eval_yaml
 
     if not path.is_file():
         raise InputError(display(path), None, "file not found")
@@ -59,9 +59,8 @@ def _dump_yaml(data: dict[str, Any], warnings: list[str]) -> tuple[str, list[str
 
 
 def evals_json_to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[str]]:
-    from agentsproof.commands.run import tc_eval_name
+    from agentsproof.formats.evals_json import load_tc_eval, tc_eval_name
     from agentsproof.formats.plan import ASSERTION_WEIGHT_WITH_RUBRIC, RUBRIC_WEIGHT_WITH_ASSERTIONS
-    from agentsproof.model.tc_eval import load_tc_eval
 
     tc = load_tc_eval(path)
     warnings: list[str] = []
@@ -94,9 +93,9 @@ def evals_json_to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[str]]:
 
 
 def eval_yaml_to_evals_json(path: Path, skill: Path | None) -> tuple[dict[str, Any], list[str]]:
+    from agentsproof.core.validation import read_yaml
     from agentsproof.formats.evalyaml.items import find_skill
     from agentsproof.formats.evalyaml.parse import parse_suite
-    from agentsproof.model.evalfile import read_yaml
 
     raw = read_yaml(path)
     suite = parse_suite(raw, path)
@@ -110,7 +109,7 @@ def eval_yaml_to_evals_json(path: Path, skill: Path | None) -> tuple[dict[str, A
     raw_tests = raw.get("tests", [])
     evals = []
     used: set[int] = set()
-    for i, (test, rt) in enumerate(zip(suite.tests, raw_tests)):
+    for i, (test, rt) in enumerate(zip(suite.tests, raw_tests, strict=False)):
         at = f"tests[{i}]"
         cid = int(test.id) if test.id.isdigit() and int(test.id) not in used else max(used | {0}) + 1
         if str(cid) != test.id:
@@ -170,7 +169,7 @@ def _is_converted_rubric(entry: dict, test: Any) -> bool:
 
 
 def eval_yaml_to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[str]]:
-    from agentsproof.model.evalfile import load_eval
+    from agentsproof.formats.evalfile import load_eval
 
     ev = load_eval(path)
     cfg, task = ev.config, ev.config.primary_task

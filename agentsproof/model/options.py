@@ -8,11 +8,37 @@ and never a loose dict of options.
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agentsproof.core.errors import InputError
+
+_SECRET_KEY = re.compile(r"(api[_-]?key|secret|password|passwd|authorization|bearer|^key$|_key$|token$)", re.I)
+_KEY = re.compile(r"^[A-Za-z0-9_.\-/]{1,64}$")
+
+
+def parse_config_pairs(raw: tuple[str, ...] | tuple[tuple[str, str], ...] | list[str]) -> tuple[tuple[str, str], ...]:
+    """``("prompt=pirate", "temperature=0")`` → pairs, in order (``--config``). A key that
+    looks like a secret keeps its place but not its value, so no report ever holds it."""
+    out: dict[str, str] = {}
+    for text in raw:
+        if isinstance(text, tuple):  # already parsed (RunConfig.replace)
+            key, value = text
+        else:
+            key, sep, value = str(text).partition("=")
+            key = key.strip()
+            if not sep:
+                raise InputError("command line", "--config", f"{text!r} is not KEY=VALUE")
+        if not _KEY.match(key):
+            raise InputError("command line", "--config", f"key {key!r} must be 1-64 letters, digits or . _ - /")
+        if key in out:
+            raise InputError("command line", "--config", f"key {key!r} is given twice")
+        if len(value) > 1000:
+            raise InputError("command line", "--config", f"the value of {key!r} is over 1,000 characters")
+        out[key] = "(redacted)" if _SECRET_KEY.search(key) else value
+    return tuple(out.items())
 
 
 @dataclass(frozen=True)
@@ -23,7 +49,7 @@ class Shard:
     count: int
 
     @classmethod
-    def parse(cls, text: str) -> "Shard":
+    def parse(cls, text: str) -> Shard:
         parts = text.split("/")
         if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
             raise InputError("command line", "--shard", f"{text!r} is not I/N (e.g. 2/4)")
@@ -88,7 +114,7 @@ class RunConfig:
     """eval-all: how the items' p-values are adjusted (holm, bh, none)."""
 
     @classmethod
-    def from_cli(cls, opts: dict[str, Any]) -> "RunConfig":
+    def from_cli(cls, opts: dict[str, Any]) -> RunConfig:
         """From a Click command's keyword arguments (unknown keys are a programming error)."""
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = set(opts) - names
@@ -98,12 +124,10 @@ class RunConfig:
         if isinstance(values.get("shard"), str):
             values["shard"] = Shard.parse(values["shard"])
         if "config" in values:
-            from agentsproof.stats.single_arm import parse_config_pairs
-
             values["config"] = parse_config_pairs(values["config"])
         if values.get("resume") and values.get("retry_errors"):
             raise InputError("command line", "--resume", "conflicts with --retry-errors; give one of them")
         return cls(**values)
 
-    def replace(self, **changes: Any) -> "RunConfig":
+    def replace(self, **changes: Any) -> RunConfig:
         return dataclasses.replace(self, **changes)

@@ -7,7 +7,7 @@ is renamed or removed; new optional fields do not change it.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -38,7 +38,7 @@ class Usage(BaseModel):
     cache_read_tokens: int = Field(0, description="Of prompt_tokens, those read from the provider's prompt cache.")
     cache_write_tokens: int = Field(0, description="Of prompt_tokens, those written to the provider's prompt cache.")
 
-    def __add__(self, other: "Usage") -> "Usage":
+    def __add__(self, other: Usage) -> Usage:
         return Usage(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
@@ -133,7 +133,7 @@ class ArmResult(BaseModel):
     tool_counts: dict[str, int] = Field(default_factory=dict, description="Tool calls by tool name, over all trials.")
     skill_used_rate: float | None = Field(None, description="Of the trials that could tell, the share that loaded the skill.")
 
-    def summarize(self) -> "ArmResult":
+    def summarize(self) -> ArmResult:
         scored = [t for t in self.trials if t.status == "scored"]
         self.scored = len(scored)
         self.errored = len(self.trials) - len(scored)
@@ -215,7 +215,7 @@ class RunResult(BaseModel):
     tool_version: str
     command: Literal["eval", "eval-all", "tc-eval"]
     plugin: str
-    created_at: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    created_at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     provider: str
     model: str
     judge_model: str

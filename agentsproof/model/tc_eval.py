@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from agentsproof.model.evalfile import FieldError, format_validation_error
-from agentsproof.core.errors import InputError
+from agentsproof.model.graders import FieldError
 
 MAX_FILE_BYTES = 200_000
 
@@ -48,7 +47,7 @@ class TCEvalConfig(BaseModel):
     evals: list[TCEvalCase] = Field(min_length=1)
 
     @model_validator(mode="after")
-    def _unique_ids(self) -> "TCEvalConfig":
+    def _unique_ids(self) -> TCEvalConfig:
         seen: set[int] = set()
         for i, case in enumerate(self.evals):
             if case.id in seen:
@@ -79,44 +78,6 @@ class LoadedTCEval(BaseModel):
     skill_path: Path
     skill_text: str
     cases: list[LoadedCase]
-
-
-def load_tc_eval(path: str | Path) -> LoadedTCEval:
-    from agentsproof.core.inputs import MAX_SOURCE_FILE_BYTES, confined, display, read_json_file, read_text
-
-    p = Path(path)
-    src = display(p)
-    if not p.exists() and not p.is_symlink():
-        raise InputError(src, None, "file not found")
-    if p.is_dir():
-        raise InputError(src, None, "is a directory, expected an evals.json file")
-    data = read_json_file(p)
-    if not isinstance(data, dict):
-        raise InputError(src, None, "expected a JSON object at the top level")
-    try:
-        cfg = TCEvalConfig.model_validate(data)
-    except ValidationError as exc:
-        field, msg = format_validation_error(exc)
-        raise InputError(src, field, msg) from None
-
-    skill = confined(cfg.skill_name, p, "skill_name")
-    if not skill.exists():
-        raise InputError(src, "skill_name", f"file {cfg.skill_name!r} not found (looked in {display(p.parent)})")
-    skill_text = read_text(skill, source=src, field="skill_name", max_bytes=MAX_SOURCE_FILE_BYTES, what="skill file")
-    if not skill_text.strip():
-        raise InputError(src, "skill_name", f"{cfg.skill_name!r} is empty")
-
-    cases: list[LoadedCase] = []
-    for i, case in enumerate(cfg.evals):
-        contents: list[tuple[str, str]] = []
-        for j, rel in enumerate(case.files):
-            field = f"evals[{i}].files[{j}]"
-            target = confined(rel, p, field)
-            if not target.exists():
-                raise InputError(src, field, f"file {rel!r} not found")
-            contents.append((rel, read_text(target, source=src, field=field, max_bytes=MAX_FILE_BYTES, what="attached file")))
-        cases.append(LoadedCase(case=case, file_contents=contents))
-    return LoadedTCEval(path=p, config=cfg, skill_path=skill, skill_text=skill_text, cases=cases)
 
 
 def evals_json_schema() -> dict:

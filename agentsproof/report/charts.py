@@ -9,9 +9,9 @@ functions. Every text that came from a run is escaped; the result is ``Markup``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
-from typing import Sequence
 
 from markupsafe import Markup
 
@@ -171,12 +171,12 @@ def trend_chart(name: str, points: Sequence[TrendPoint], width: int = 520, heigh
     n = len(points)
     step = (width - pad_l - pad_r) / max(1, n - 1)
     xs = [round(pad_l + (i * step if n > 1 else (width - pad_l - pad_r) / 2), 1) for i in range(n)]
-    for x, p in zip(xs, points):
+    for x, p in zip(xs, points, strict=True):
         if p.lo is not None and p.hi is not None:
             parts.append(f'<line class="ci" x1="{x}" x2="{x}" y1="{y(p.lo)}" y2="{y(p.hi)}" stroke="#9db5d3" stroke-width="3"/>')
     if n:
-        parts.append(f'<polyline fill="none" stroke="{INTERVAL}" stroke-width="2" points="{" ".join(f"{x},{y(p.delta)}" for x, p in zip(xs, points))}"/>')
-    for x, p in zip(xs, points):
+        parts.append(f'<polyline fill="none" stroke="{INTERVAL}" stroke-width="2" points="{" ".join(f"{x},{y(p.delta)}" for x, p in zip(xs, points, strict=True))}"/>')
+    for x, p in zip(xs, points, strict=True):
         ci = f" [{p.lo:+.2f}, {p.hi:+.2f}]" if p.lo is not None and p.hi is not None else ""
         parts.append(f'<circle class="est" cx="{x}" cy="{y(p.delta)}" r="3.5" fill="{INK}"><title>{escape(p.when)}: delta {p.delta:+.2f}{ci}</title></circle>')
     parts.append("</svg>")

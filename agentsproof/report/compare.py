@@ -8,7 +8,7 @@ from agentsproof.stats.compare import Comparison, ItemComparison
 def _count(passed: int | None, scored: int | None) -> str:
     if scored is None:
         return "—"
-    return f"{passed}/{scored}" + (f" ({passed / scored:.0%})" if scored else "")
+    return f"{passed}/{scored}" + (f" ({passed / scored:.0%})" if scored and passed is not None else "")
 
 
 def _p(v: float | None) -> str:

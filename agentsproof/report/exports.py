@@ -135,10 +135,10 @@ def render_junit(run: RunResult) -> str:
     errors = sum(1 for i in run.items if i.status == "errored")
     skipped = sum(1 for i in run.items if i.not_run)
     counts = {"tests": str(len(run.items)), "failures": str(failures), "errors": str(errors)}
-    root = ET.Element("testsuites", name="agentsproof", time=_secs(run.duration_s), **counts)
+    root = ET.Element("testsuites", {"name": "agentsproof", "time": _secs(run.duration_s), **counts})
     suite = ET.SubElement(
-        root, "testsuite", name=_x(f"{run.plugin} ({run.command})"), skipped=str(skipped), time=_secs(run.duration_s),
-        timestamp=_x(run.created_at), **counts,
+        root, "testsuite", {"name": _x(f"{run.plugin} ({run.command})"), "skipped": str(skipped), "time": _secs(run.duration_s),
+                            "timestamp": _x(run.created_at), **counts},
     )
     pairs = _run_properties(run)
     for it in run.items:
@@ -220,7 +220,7 @@ def render_jsonl(run: RunResult) -> str:
 def render_step_summary(run: RunResult) -> str:
     """A short Markdown summary (a table of items), for GITHUB_STEP_SUMMARY."""
     from agentsproof.core.mdtext import md_text
-    from agentsproof.report.render import item_result_label
+    from agentsproof.report.views import item_result_label
 
     one_arm = any(single_arm(i) for i in run.items)
     out = [f"### agentsproof {run.command} · {md_text(run.plugin)} — {run.verdict}", ""]
@@ -287,12 +287,3 @@ def extra_targets(junit: Path | None, jsonl: Path | None) -> dict[str, Path]:
     if len(out) == 2 and out["junit"].resolve() == out["jsonl"].resolve():
         raise InputError(display(out["junit"]), "--jsonl", "is the same file as --junit")
     return out
-
-
-def write_outputs(run: RunResult, targets: dict[str, Path]) -> dict[str, Path]:
-    """Every report and export of the run, then the CI summary."""
-    from agentsproof.report.files import write_reports
-
-    written = write_reports(run, targets)
-    append_step_summary(run)
-    return written

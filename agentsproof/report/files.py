@@ -201,3 +201,12 @@ def _writers() -> dict:
     from agentsproof.report.render import WRITERS
 
     return WRITERS
+
+
+def write_outputs(run: RunResult, targets: dict[str, Path]) -> dict[str, Path]:
+    """Every report and export of the run, then the CI summary."""
+    from agentsproof.report.exports import append_step_summary
+
+    written = write_reports(run, targets)
+    append_step_summary(run)
+    return written

@@ -7,11 +7,12 @@ cost per arm. Templates: ``_generalise.html.j2`` and ``_generalise.md.j2``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
-from agentsproof.report.charts import ForestRow, case_dots, forest_plot, preference_bar
 from agentsproof.model.results import ArmResult, RunResult, Usage
+from agentsproof.report.charts import ForestRow, case_dots, forest_plot, preference_bar
 
 
 @dataclass
@@ -27,7 +28,7 @@ class Spend:
     def tokens(self) -> int:
         return self.trial_tokens + self.judge_tokens
 
-    def add(self, other: "Spend") -> None:
+    def add(self, other: Spend) -> None:
         self.calls += other.calls
         self.trial_tokens += other.trial_tokens
         self.judge_tokens += other.judge_tokens

@@ -67,9 +67,19 @@ def _trial(tv: Any, f: dict[str, Any]) -> dict[str, Any]:
 
 def arm_json(av: Any) -> str:
     """An arm's trials as JSON text safe inside ``<script>`` (no ``<``, ``>`` or ``&``)."""
-    from agentsproof.report.render import env
+    from agentsproof.report.jinja import env  # jinja2: only when a report is drawn
 
     filters = env().filters
     rows = [_trial(tv, filters) for tv in av.trials]
     text = json.dumps(rows, ensure_ascii=False, separators=(",", ":"))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def html_env() -> Any:
+    """The report environment with ``arm_json`` for the HTML template (large runs embed
+    each arm's trials as JSON, drawn on demand)."""
+    from agentsproof.report.jinja import env
+
+    e = env()
+    e.globals.setdefault("arm_json", arm_json)
+    return e

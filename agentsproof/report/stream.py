@@ -13,7 +13,8 @@ string (or one list of trials) in memory.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from agentsproof.model.results import ItemResult, RunResult, TrialResult
 
@@ -80,7 +81,7 @@ def json_chunks(run: RunResult) -> Iterator[str]:
 
 def stream_writers() -> dict[str, Callable[[RunResult], Any]]:
     """Formats written piece by piece (an iterator of str) by report_files.write_reports."""
-    from agentsproof.report.render import build_view
+    from agentsproof.report.views import build_view
 
     views: dict[int, dict[str, Any]] = {}
 
@@ -101,43 +102,6 @@ def stream_writers() -> dict[str, Callable[[RunResult], Any]]:
 
 
 def template_chunks(name: str, context: dict[str, Any]) -> Iterator[str]:
-    from agentsproof.report.render import env
+    from agentsproof.report.lazy import html_env
 
-    return env().get_template(name).generate(**context)
-
-
-def run_totals(arms: list[Any]) -> tuple[list[float], int, int]:
-    """(costs, prompt-cache read tokens, errored trials) over the run, without a list of
-    every trial: arms spilled to the journal (a large run) give their own totals."""
-    costs: list[float] = []
-    cache_read = errored = 0
-    for a in arms:
-        if isinstance(a.trials, list):
-            costs += [t.cost_usd for t in a.trials if t.cost_usd is not None]
-            cache_read += sum(t.usage.cache_read_tokens for t in a.trials)
-            errored += sum(1 for t in a.trials if t.status == "errored")
-        else:
-            costs += [a.total_cost_usd] if a.total_cost_usd is not None else []
-            cache_read += a.total_usage.cache_read_tokens
-            errored += len(a.trials) - a.scored
-    return costs, cache_read, errored
-
-
-class LazyViews:
-    """An arm's trial views, made one at a time when iterated (spilled arms)."""
-
-    __slots__ = ("trials", "make")
-
-    def __init__(self, trials: Any, make: Callable[[TrialResult], Any]):
-        self.trials = trials
-        self.make = make
-
-    def __iter__(self) -> Iterator[Any]:
-        for t in self.trials:
-            yield self.make(t)
-
-    def __len__(self) -> int:
-        return len(self.trials)
-
-    def __bool__(self) -> bool:
-        return len(self.trials) > 0
+    return html_env().get_template(name).generate(**context)

@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from datetime import timedelta
-from typing import Any, AsyncIterator, Optional
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
 from sqlalchemy import func, select
@@ -16,7 +17,7 @@ from agentsproof.server import store
 from agentsproof.server.models import CaseResult, Golden, Grade, Project, ProofRun, Run, Step, utcnow
 
 router = APIRouter(prefix=P.API_PREFIX)
-AUTH = {401: {"model": P.ErrorBody}, 403: {"model": P.ErrorBody}, 404: {"model": P.ErrorBody}}
+AUTH: dict[int | str, dict[str, Any]] = {401: {"model": P.ErrorBody}, 403: {"model": P.ErrorBody}, 404: {"model": P.ErrorBody}}
 
 
 async def session(request: Request) -> AsyncIterator[Session]:
@@ -33,7 +34,10 @@ async def session(request: Request) -> AsyncIterator[Session]:
         s.close()
 
 
-def project(request: Request, s: Session = Depends(session), x_api_key: Optional[str] = Header(None)) -> Project:
+SessionDep = Annotated[Session, Depends(session)]
+
+
+def project(request: Request, s: SessionDep, x_api_key: str | None = Header(None)) -> Project:
     p = store.project_for_key(s, x_api_key)
     # End the read transaction now: the connection goes back to the pool while the request
     # waits for a thread to run its handler (a burst of requests must not hold them all).
@@ -43,11 +47,14 @@ def project(request: Request, s: Session = Depends(session), x_api_key: Optional
     return p
 
 
+ProjectDep = Annotated[Project, Depends(project)]
+
+
 def root_url(request: Request) -> str:
     return request.app.state.public_url or str(request.base_url).rstrip("/")
 
 
-def _same_project(p: Project, slug: Optional[str]) -> None:
+def _same_project(p: Project, slug: str | None) -> None:
     if slug is not None and slug != p.slug:
         raise HTTPException(403, "this key does not belong to that project")
 
@@ -59,7 +66,7 @@ def _own_run(s: Session, p: Project, run_id: str) -> Run:
     return run
 
 
-def _own_golden(s: Session, p: Project, gid: Optional[str]) -> Optional[Golden]:
+def _own_golden(s: Session, p: Project, gid: str | None) -> Golden | None:
     g = s.get(Golden, gid) if gid and len(gid) <= 40 else None
     return g if g is not None and g.project_id == p.id else None
 
@@ -81,7 +88,7 @@ def health() -> dict[str, bool]:
 
 
 @router.post("/runs", response_model=P.RunCreated, responses=AUTH)
-def create_run(body: P.RunCreate, p: Project = Depends(project), s: Session = Depends(session)) -> P.RunCreated:
+def create_run(body: P.RunCreate, p: ProjectDep, s: SessionDep) -> P.RunCreated:
     _same_project(p, body.projectSlug)
     if body.clientRunId:
         earlier = _run_by_client_id(s, p, body.clientRunId)
@@ -133,7 +140,7 @@ def _run_by_client_id(s: Session, p: Project, client_run_id: str) -> str | None:
 
 
 @router.post("/runs/{run_id}/steps", response_model=P.StepAccepted, responses=AUTH)
-def add_step(run_id: str, body: P.StepIn, request: Request, p: Project = Depends(project), s: Session = Depends(session)) -> P.StepAccepted:
+def add_step(run_id: str, body: P.StepIn, request: Request, p: ProjectDep, s: SessionDep) -> P.StepAccepted:
     run = _own_run(s, p, run_id)
     idx = body.step_index or 0
     fields = body.model_dump(exclude={"step_index"})
@@ -158,7 +165,7 @@ def add_step(run_id: str, body: P.StepIn, request: Request, p: Project = Depends
 
 
 @router.post("/runs/{run_id}/complete", response_model=P.RunCompleted, responses=AUTH)
-def complete_run(run_id: str, request: Request, body: Optional[P.RunComplete] = None, p: Project = Depends(project), s: Session = Depends(session)) -> P.RunCompleted:
+def complete_run(run_id: str, request: Request, p: ProjectDep, s: SessionDep, body: P.RunComplete | None = None) -> P.RunCompleted:
     run = _own_run(s, p, run_id)
     run.output = body.output if body else None
     run.status = "completed"
@@ -172,7 +179,7 @@ def complete_run(run_id: str, request: Request, body: Optional[P.RunComplete] = 
 
 
 @router.get("/runs/{run_id}", responses=AUTH)
-def get_run(run_id: str, p: Project = Depends(project), s: Session = Depends(session)) -> dict[str, Any]:
+def get_run(run_id: str, p: ProjectDep, s: SessionDep) -> dict[str, Any]:
     """A run with its steps (in step_index order) and its grade."""
     from agentsproof.server.views import run_view
 
@@ -180,7 +187,7 @@ def get_run(run_id: str, p: Project = Depends(project), s: Session = Depends(ses
 
 
 @router.post("/runs/{run_id}/revoke-public", responses=AUTH)
-def revoke_public(run_id: str, p: Project = Depends(project), s: Session = Depends(session)) -> dict[str, bool]:
+def revoke_public(run_id: str, p: ProjectDep, s: SessionDep) -> dict[str, bool]:
     """Make the run's public report URL stop working."""
     _own_run(s, p, run_id).public_revoked = True
     s.commit()
@@ -188,14 +195,14 @@ def revoke_public(run_id: str, p: Project = Depends(project), s: Session = Depen
 
 
 @router.get("/goldens", responses=AUTH)
-def list_goldens(projectSlug: Optional[str] = Query(None, max_length=100), p: Project = Depends(project), s: Session = Depends(session)) -> list[dict[str, Any]]:
+def list_goldens(p: ProjectDep, s: SessionDep, projectSlug: str | None = Query(None, max_length=100)) -> list[dict[str, Any]]:
     _same_project(p, projectSlug)
     rows = s.scalars(select(Golden).where(Golden.project_id == p.id).order_by(Golden.created_at, Golden.id))
     return [store.golden_dict(g) for g in rows]
 
 
 @router.post("/goldens", responses=AUTH)
-def create_golden(body: dict[str, Any], p: Project = Depends(project), s: Session = Depends(session)) -> dict[str, Any]:
+def create_golden(body: dict[str, Any], p: ProjectDep, s: SessionDep) -> dict[str, Any]:
     """Create or edit a golden: the golden fields plus optional ``suite`` and ``approved``."""
     from agentsproof.core.errors import InputError
 
@@ -216,7 +223,7 @@ def create_golden(body: dict[str, Any], p: Project = Depends(project), s: Sessio
 
 
 @router.get("/proof-suites/{suite_slug}/cases", response_model=P.SuiteCases, responses=AUTH)
-def suite_cases(suite_slug: str, projectSlug: Optional[str] = Query(None, max_length=100), p: Project = Depends(project), s: Session = Depends(session)) -> P.SuiteCases:
+def suite_cases(suite_slug: str, p: ProjectDep, s: SessionDep, projectSlug: str | None = Query(None, max_length=100)) -> P.SuiteCases:
     _same_project(p, projectSlug)
     in_suite = select(Golden).where(Golden.project_id == p.id, Golden.suite_slug == suite_slug)
     if s.scalar(select(func.count()).select_from(in_suite.subquery())) == 0:
@@ -236,7 +243,7 @@ def _own_proof_run(s: Session, p: Project, prid: str) -> ProofRun:
 
 
 @router.post("/proof-runs/{proof_run_id}/case-results", response_model=P.CaseResultAccepted, responses=AUTH)
-def case_result(proof_run_id: str, body: P.CaseResultIn, p: Project = Depends(project), s: Session = Depends(session)) -> P.CaseResultAccepted:
+def case_result(proof_run_id: str, body: P.CaseResultIn, p: ProjectDep, s: SessionDep) -> P.CaseResultAccepted:
     pr = _own_proof_run(s, p, proof_run_id)
     if _own_golden(s, p, body.goldenId) is None:
         raise HTTPException(404, "golden not found")
@@ -252,7 +259,7 @@ def case_result(proof_run_id: str, body: P.CaseResultIn, p: Project = Depends(pr
 
 
 @router.post("/proof-runs/{proof_run_id}/complete", response_model=P.ProofRunCompleted, responses=AUTH)
-def complete_proof_run(proof_run_id: str, request: Request, p: Project = Depends(project), s: Session = Depends(session)) -> P.ProofRunCompleted:
+def complete_proof_run(proof_run_id: str, request: Request, p: ProjectDep, s: SessionDep) -> P.ProofRunCompleted:
     from agentsproof.server.views import case_score
 
     pr = _own_proof_run(s, p, proof_run_id)

@@ -6,9 +6,10 @@ the commands, so ``import agentsproof`` and ``agentsproof --help`` stay light.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import click
 

@@ -149,7 +149,7 @@ def _validator(criteria: list[str], infer: bool, modes: list[str]):
         if criteria and len(cr) != len(criteria):
             raise ValueError(f"expected {len(criteria)} criteria_results, got {len(cr)}")
         if criteria:
-            results = [{"criterion": c, "passed": r["passed"], "reasoning": str(r.get("reasoning") or "")} for c, r in zip(criteria, cr)]
+            results = [{"criterion": c, "passed": r["passed"], "reasoning": str(r.get("reasoning") or "")} for c, r in zip(criteria, cr, strict=True)]
         elif infer:
             results = [{"criterion": str(r.get("criterion") or ""), "passed": r["passed"], "reasoning": str(r.get("reasoning") or ""), "inferred": True} for r in cr[:10]]
         else:

@@ -3,15 +3,15 @@ migrations in ``migrations/versions``; keep the two in step."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from typing import Any, Optional
+from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class Base(DeclarativeBase):
@@ -35,19 +35,19 @@ class ApiKey(Base):
     prefix: Mapped[str] = mapped_column(String(20))
     key_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime] = mapped_column(TS, default=utcnow)
-    revoked_at: Mapped[Optional[datetime]] = mapped_column(TS, nullable=True)
+    revoked_at: Mapped[datetime | None] = mapped_column(TS, nullable=True)
 
 
 class Golden(Base):
     __tablename__ = "goldens"
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     project_id: Mapped[int] = mapped_column(ForeignKey("projects.id"), index=True)
-    suite_slug: Mapped[Optional[str]] = mapped_column(String(100), nullable=True, index=True)
+    suite_slug: Mapped[str | None] = mapped_column(String(100), nullable=True, index=True)
     name: Mapped[str] = mapped_column(String(500), default="")
     input: Mapped[Any] = mapped_column(JSON, nullable=True)
-    goal: Mapped[Optional[str]] = mapped_column(Text, nullable=True)
+    goal: Mapped[str | None] = mapped_column(Text, nullable=True)
     expected_output: Mapped[Any] = mapped_column(JSON, nullable=True)
-    expected_behavior: Mapped[Optional[str]] = mapped_column(Text, nullable=True)
+    expected_behavior: Mapped[str | None] = mapped_column(Text, nullable=True)
     success_criteria: Mapped[Any] = mapped_column(JSON, nullable=True)
     trace_assertions: Mapped[Any] = mapped_column(JSON, nullable=True)
     failure_modes: Mapped[Any] = mapped_column(JSON, nullable=True)
@@ -62,23 +62,23 @@ class Run(Base):
     __table_args__ = (Index("uq_runs_project_client_run_id", "project_id", "client_run_id", unique=True),)
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     project_id: Mapped[int] = mapped_column(ForeignKey("projects.id"), index=True)
-    client_run_id: Mapped[Optional[str]] = mapped_column(String(200), nullable=True)
-    label: Mapped[Optional[str]] = mapped_column(String(500), nullable=True, index=True)
+    client_run_id: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    label: Mapped[str | None] = mapped_column(String(500), nullable=True, index=True)
     input: Mapped[Any] = mapped_column(JSON, nullable=True)
-    golden_id: Mapped[Optional[str]] = mapped_column(String(100), nullable=True, index=True)
-    goal: Mapped[Optional[str]] = mapped_column(Text, nullable=True)
+    golden_id: Mapped[str | None] = mapped_column(String(100), nullable=True, index=True)
+    goal: Mapped[str | None] = mapped_column(Text, nullable=True)
     expected_output: Mapped[Any] = mapped_column(JSON, nullable=True)
-    expected_behavior: Mapped[Optional[str]] = mapped_column(Text, nullable=True)
+    expected_behavior: Mapped[str | None] = mapped_column(Text, nullable=True)
     success_criteria: Mapped[Any] = mapped_column(JSON, nullable=True)
     trace_assertions: Mapped[Any] = mapped_column(JSON, nullable=True)
     failure_modes: Mapped[Any] = mapped_column(JSON, nullable=True)
     meta: Mapped[Any] = mapped_column("metadata", JSON, nullable=True)
     output: Mapped[Any] = mapped_column(JSON, nullable=True)
     status: Mapped[str] = mapped_column(String(20), default="running")
-    public_id: Mapped[Optional[str]] = mapped_column(String(64), unique=True, nullable=True)
+    public_id: Mapped[str | None] = mapped_column(String(64), unique=True, nullable=True)
     public_revoked: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(TS, default=utcnow, index=True)
-    completed_at: Mapped[Optional[datetime]] = mapped_column(TS, nullable=True)
+    completed_at: Mapped[datetime | None] = mapped_column(TS, nullable=True)
 
 
 class Step(Base):
@@ -88,13 +88,13 @@ class Step(Base):
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), index=True)
     step_index: Mapped[int] = mapped_column(Integer)
     type: Mapped[str] = mapped_column(String(20))
-    name: Mapped[Optional[str]] = mapped_column(String(500), nullable=True)
+    name: Mapped[str | None] = mapped_column(String(500), nullable=True)
     input: Mapped[Any] = mapped_column(JSON, nullable=True)
     output: Mapped[Any] = mapped_column(JSON, nullable=True)
-    latency_ms: Mapped[Optional[float]] = mapped_column(Float, nullable=True)
-    token_count: Mapped[Optional[int]] = mapped_column(Integer, nullable=True)
-    cost_usd: Mapped[Optional[float]] = mapped_column(Float, nullable=True)
-    created_at: Mapped[Optional[str]] = mapped_column(String(64), nullable=True)
+    latency_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    token_count: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    cost_usd: Mapped[float | None] = mapped_column(Float, nullable=True)
+    created_at: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
 class Grade(Base):
@@ -105,8 +105,8 @@ class Grade(Base):
     status: Mapped[str] = mapped_column(String(20), default="pending", index=True)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     next_attempt_at: Mapped[datetime] = mapped_column(TS, default=utcnow)
-    error: Mapped[Optional[str]] = mapped_column(Text, nullable=True)
-    overall_score: Mapped[Optional[float]] = mapped_column(Float, nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    overall_score: Mapped[float | None] = mapped_column(Float, nullable=True)
     result: Mapped[Any] = mapped_column(JSON, nullable=True)
     updated_at: Mapped[datetime] = mapped_column(TS, default=utcnow)
 
@@ -118,12 +118,12 @@ class ProofRun(Base):
     suite_slug: Mapped[str] = mapped_column(String(100))
     status: Mapped[str] = mapped_column(String(20), default="running")
     total_cases: Mapped[int] = mapped_column(Integer, default=0)
-    passed_cases: Mapped[Optional[int]] = mapped_column(Integer, nullable=True)
-    failed_cases: Mapped[Optional[int]] = mapped_column(Integer, nullable=True)
-    overall_score: Mapped[Optional[float]] = mapped_column(Float, nullable=True)
+    passed_cases: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    failed_cases: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    overall_score: Mapped[float | None] = mapped_column(Float, nullable=True)
     public_id: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime] = mapped_column(TS, default=utcnow)
-    completed_at: Mapped[Optional[datetime]] = mapped_column(TS, nullable=True)
+    completed_at: Mapped[datetime | None] = mapped_column(TS, nullable=True)
 
 
 class CaseResult(Base):
@@ -132,10 +132,10 @@ class CaseResult(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     proof_run_id: Mapped[str] = mapped_column(ForeignKey("proof_runs.id"), index=True)
     golden_id: Mapped[str] = mapped_column(String(100))
-    run_id: Mapped[Optional[str]] = mapped_column(String(100), nullable=True)
-    score: Mapped[Optional[float]] = mapped_column(Float, nullable=True)
+    run_id: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    score: Mapped[float | None] = mapped_column(Float, nullable=True)
     passed: Mapped[bool] = mapped_column(Boolean, default=False)
-    failure_summary: Mapped[Optional[str]] = mapped_column(Text, nullable=True)
+    failure_summary: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_at: Mapped[datetime] = mapped_column(TS, default=utcnow)
 
 

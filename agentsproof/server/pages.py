@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import date, datetime, time, timezone
+from datetime import UTC, date, datetime, time
 from typing import Any
 from urllib.parse import parse_qs, urlencode
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from jinja2 import DictLoader, Environment, select_autoescape
-from sqlalchemy import String, cast, func, select
+from sqlalchemy import String, cast, false, func, select
+from sqlalchemy.orm import Session
 
 from agentsproof.core.errors import InputError
 from agentsproof.server import store
@@ -58,13 +59,16 @@ def _project(s, slug: str) -> Project | None:
     return s.scalar(select(Project).where(Project.slug == slug)) if len(slug) <= 100 else None
 
 
+def _count(s: Session, model: type[Run] | type[Golden] | type[ProofRun], project_id: int) -> int | None:
+    return s.scalar(select(func.count()).select_from(model).where(model.project_id == project_id))
+
+
 @router.get("/", response_class=HTMLResponse)
 def projects(request: Request) -> HTMLResponse:
     with _db(request) as s:
         rows = []
         for p in s.scalars(select(Project).order_by(Project.slug)):
-            count = lambda model: s.scalar(select(func.count()).select_from(model).where(model.project_id == p.id))  # noqa: E731
-            rows.append({"slug": p.slug, "runs": count(Run), "goldens": count(Golden), "proof_runs": count(ProofRun)})
+            rows.append({"slug": p.slug, "runs": _count(s, Run, p.id), "goldens": _count(s, Golden, p.id), "proof_runs": _count(s, ProofRun, p.id)})
     return render("projects.html", projects=rows)
 
 
@@ -73,7 +77,7 @@ def _day(value: str, field: str, end: bool = False) -> datetime:
         d = date.fromisoformat(value)
     except ValueError:
         raise InputError("filter", field, f"{value!r} is not a date (YYYY-MM-DD)") from None
-    return datetime.combine(d, time.max if end else time.min, tzinfo=timezone.utc)
+    return datetime.combine(d, time.max if end else time.min, tzinfo=UTC)
 
 
 @router.get("/projects/{slug}/runs", response_class=HTMLResponse)
@@ -101,7 +105,7 @@ def runs(request: Request, slug: str, label: str = "", meta: str = "", golden: s
                 q = q.where(Run.created_at <= _day(f["until"], "to", end=True))
         except InputError as err:
             error = str(err)
-            q = q.where(False)
+            q = q.where(false())
             for k in ("since", "until"):  # never echo a bad value into a date input
                 try:
                     date.fromisoformat(f[k] or "2000-01-01")
@@ -272,7 +276,7 @@ def edit_golden(request: Request, slug: str, gid: str) -> HTMLResponse:
     with _db(request) as s:
         p = _project(s, slug)
         g = s.get(Golden, gid) if p and len(gid) <= 40 else None
-        if g is None or g.project_id != p.id:
+        if p is None or g is None or g.project_id != p.id:
             return _not_found("no such golden")
         return render("golden_edit.html", project=slug, g=store.golden_dict(g), error=None)
 
@@ -283,7 +287,7 @@ async def approve_golden(request: Request, slug: str, gid: str) -> Any:
     with _db(request) as s:
         p = _project(s, slug)
         g = s.get(Golden, gid) if p and len(gid) <= 40 else None
-        if g is None or g.project_id != p.id:
+        if p is None or g is None or g.project_id != p.id:
             return _not_found("no such golden")
         g.approved = True
         s.commit()

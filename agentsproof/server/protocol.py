@@ -10,7 +10,7 @@ SDK reads ``expected_output`` and the TypeScript SDK reads ``expectedOutput``.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -50,18 +50,18 @@ class _In(BaseModel):
 class RunCreate(_In):
     """``POST /api/runs``."""
 
-    label: Optional[str] = Field(None, max_length=500)
+    label: str | None = Field(None, max_length=500)
     input: Any = None
-    projectSlug: Optional[str] = Field(None, max_length=100)
-    clientRunId: Optional[str] = Field(None, max_length=200)
-    goldenId: Optional[str] = Field(None, max_length=100)
-    goal: Optional[str] = Field(None, max_length=20_000)
+    projectSlug: str | None = Field(None, max_length=100)
+    clientRunId: str | None = Field(None, max_length=200)
+    goldenId: str | None = Field(None, max_length=100)
+    goal: str | None = Field(None, max_length=20_000)
     expectedOutput: Any = None
-    expectedBehavior: Optional[str] = Field(None, max_length=20_000)
-    successCriteria: Optional[list[str]] = Field(None, max_length=200)
-    traceAssertions: Optional[list[str]] = Field(None, max_length=200)
-    failureModes: Optional[list[str]] = Field(None, max_length=200)
-    metadata: Optional[dict[str, Any]] = None
+    expectedBehavior: str | None = Field(None, max_length=20_000)
+    successCriteria: list[str] | None = Field(None, max_length=200)
+    traceAssertions: list[str] | None = Field(None, max_length=200)
+    failureModes: list[str] | None = Field(None, max_length=200)
+    metadata: dict[str, Any] | None = None
 
 
 class RunCreated(BaseModel):
@@ -72,14 +72,14 @@ class StepIn(_In):
     """``POST /api/runs/{id}/steps``: one step, snake_case as the SDKs send it."""
 
     type: StepType
-    name: Optional[str] = Field(None, max_length=500)
+    name: str | None = Field(None, max_length=500)
     input: Any = None
     output: Any = None
-    latency_ms: Optional[float] = Field(None, ge=0, le=1e12)
-    token_count: Optional[int] = Field(None, ge=0, le=10**12)
-    cost_usd: Optional[float] = Field(None, ge=0, le=1e9)
-    step_index: Optional[int] = Field(None, ge=0, le=1_000_000)
-    created_at: Optional[str] = Field(None, max_length=64)
+    latency_ms: float | None = Field(None, ge=0, le=1e12)
+    token_count: int | None = Field(None, ge=0, le=10**12)
+    cost_usd: float | None = Field(None, ge=0, le=1e9)
+    step_index: int | None = Field(None, ge=0, le=1_000_000)
+    created_at: str | None = Field(None, max_length=64)
 
 
 class StepAccepted(BaseModel):
@@ -105,15 +105,15 @@ class Golden(BaseModel):
     id: str
     name: str
     input: Any = None
-    goal: Optional[str] = None
+    goal: str | None = None
     expected_output: Any = None
-    expected_behavior: Optional[str] = None
+    expected_behavior: str | None = None
     success_criteria: list[str] = []
     trace_assertions: list[str] = []
     failure_modes: list[str] = []
     custom_grader_ids: list[str] = []
     expectedOutput: Any = None
-    expectedBehavior: Optional[str] = None
+    expectedBehavior: str | None = None
     successCriteria: list[str] = []
     traceAssertions: list[str] = []
     failureModes: list[str] = []
@@ -131,10 +131,10 @@ class CaseResultIn(_In):
     """``POST /api/proof-runs/{id}/case-results``."""
 
     goldenId: str = Field(..., max_length=100)
-    runId: Optional[str] = Field(None, max_length=100)
-    score: Optional[float] = Field(None, ge=0, le=1)
+    runId: str | None = Field(None, max_length=100)
+    score: float | None = Field(None, ge=0, le=1)
     passed: bool = False
-    failureSummary: Optional[str] = Field(None, max_length=20_000)
+    failureSummary: str | None = Field(None, max_length=20_000)
 
 
 class CaseResultAccepted(BaseModel):
@@ -147,11 +147,11 @@ class ProofRunCompleted(BaseModel):
     proofRunId: str
     passedCases: int
     failedCases: int
-    overallScore: Optional[float]
+    overallScore: float | None
     publicUrl: str
     passed_cases: int
     failed_cases: int
-    overall_score: Optional[float]
+    overall_score: float | None
     public_url: str
 
 

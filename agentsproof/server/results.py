@@ -89,7 +89,8 @@ def results_view(db: Any) -> dict[str, Any]:
     with db.session() as s:
         rows = s.scalars(select(CliResult).order_by(CliResult.created_at)).all()
         reports = [(r.created_at, r.command, r.plugin, r.data) for r in rows]
-    listing, series = [], {}
+    listing: list[dict[str, Any]] = []
+    series: dict[str, dict[str, Any]] = {}
     for created, command, plugin, data in reports:
         deltas = [i.get("delta") for i in data.get("items", []) if isinstance(i.get("delta"), (int, float))]
         listing.append({

@@ -101,8 +101,8 @@ class GradingWorker:
 
     def _get_judge(self) -> Any:
         if self._judge is None:
-            from agentsproof.llm.registry import build_client, resolve_models, resolve_provider_name
             from agentsproof.grading.judge import Judge
+            from agentsproof.llm.registry import build_client, resolve_models, resolve_provider_name
 
             provider = resolve_provider_name(self.provider_flag)
             choice = resolve_models(provider, self.model_flag, None)
@@ -112,6 +112,8 @@ class GradingWorker:
     def _grade(self, run_id: str) -> None:
         from agentsproof.server.grading import grade_run
 
+        loop = self._loop
+        assert loop is not None, "grading runs on the worker thread, inside _main's event loop"
         with self.db.session() as s:
             run = s.get(Run, run_id)
             view = run_view(s, run) if run else None
@@ -120,7 +122,7 @@ class GradingWorker:
         try:
             if view is None:
                 raise RuntimeError("run not found")
-            result = self._loop.run_until_complete(grade_run(self._get_judge(), view, view["steps"]))
+            result = loop.run_until_complete(grade_run(self._get_judge(), view, view["steps"]))
         except Exception as err:  # JudgeError, ProviderUnavailable, anything: errored, retried later
             reason = _one_line(err)
             delay = min(MAX_BACKOFF, self.retry_delay * 2 ** max(0, attempts - 1))

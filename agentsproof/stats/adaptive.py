@@ -14,7 +14,7 @@ cap the run stops anyway and the grade keeps its ordinary "CI spans" label.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentsproof.model.results import compute_grade
 
@@ -79,28 +79,10 @@ class AdaptivePolicy:
             return 0
         return nxt - done
 
-    def describe(self, cap: int | None = None) -> dict:
+    def describe(self, cap: int | None = None) -> dict[str, Any]:
         return {
             "alpha": self.alpha,
             "looks": planned_looks(cap) if cap else list(LOOKS),
             "correction": "Bonferroni over the planned looks",
             "interval": "the report's delta interval (smoothed percentile bootstrap; two-level over cases) at level 1 - alpha/looks",
         }
-
-
-def adaptive_defaults(cfg):  # RunConfig -> RunConfig
-    """With --adaptive and no trial count, the cap is DEFAULT_CAP trials per arm."""
-    if cfg.adaptive and cfg.trials is None:
-        return cfg.replace(trials=DEFAULT_CAP)
-    return cfg
-
-
-def policy_for(opts, settings: dict):  # (RunConfig, settings)
-    """The runner's BatchPolicy for a command's options; records the adaptive settings."""
-    from agentsproof.executor.runner import run_all_at_once
-
-    if not opts.adaptive:
-        return run_all_at_once
-    policy = AdaptivePolicy()
-    settings["adaptive"] = policy.describe(opts.trials)
-    return policy

@@ -17,7 +17,8 @@ permutation test (arm labels relabelled within each case).
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

@@ -12,11 +12,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from pydantic import ValidationError
 from scipy.stats import fisher_exact
 
-from agentsproof.model.evalfile import format_validation_error
 from agentsproof.core.errors import InputError
+from agentsproof.core.validation import format_validation_error
 from agentsproof.model.results import ItemResult, RunResult
 
 VERDICTS = ("SAME", "BETTER", "WORSE", "NOISE", "NEW", "REMOVED", "INCONCLUSIVE")
@@ -42,11 +43,11 @@ class ItemComparison:
 
     @property
     def before_rate(self) -> float | None:
-        return self.before_passed / self.before_scored if self.before_scored else None
+        return self.before_passed / self.before_scored if self.before_passed is not None and self.before_scored else None
 
     @property
     def after_rate(self) -> float | None:
-        return self.after_passed / self.after_scored if self.after_scored else None
+        return self.after_passed / self.after_scored if self.after_passed is not None and self.after_scored else None
 
 
 @dataclass
@@ -134,7 +135,8 @@ def compare_item(before: ItemResult | None, after: ItemResult | None, alpha: flo
         c.verdict = "INCONCLUSIVE"
     else:
         bp, bn, ap, an = c.before_passed or 0, c.before_scored, c.after_passed or 0, c.after_scored
-        c.p_value = float(fisher_exact([[bp, bn - bp], [ap, an - ap]], alternative="two-sided").pvalue)
+        table = np.asarray([[bp, bn - bp], [ap, an - ap]], dtype=np.int64)  # what fisher_exact makes of the list itself
+        c.p_value = float(fisher_exact(table, alternative="two-sided").pvalue)
         if bp * an == ap * bn:
             c.verdict = "SAME"
         elif c.p_value < alpha:

@@ -7,8 +7,8 @@ trial ``i`` and the baseline trial ``i`` share nothing but their index).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from itertools import combinations
-from typing import Sequence
 
 import numpy as np
 
@@ -60,7 +60,7 @@ def delta_ci(with_scores: Sequence[float], without_scores: Sequence[float], leve
     return float(max(-1.0, lo)), float(min(1.0, hi))
 
 
-def _boot_means(rng: "np.random.Generator", x: "np.ndarray") -> "np.ndarray":
+def _boot_means(rng: np.random.Generator, x: np.ndarray) -> np.ndarray:
     out = [x[rng.integers(0, len(x), (min(BLOCK, BOOTSTRAP_RESAMPLES - i), len(x)))].mean(axis=1) for i in range(0, BOOTSTRAP_RESAMPLES, BLOCK)]
     return np.concatenate(out)
 

@@ -17,7 +17,7 @@ this many items.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 ALPHA = 0.05
 MARK = "†"
@@ -64,7 +64,7 @@ def apply_to_items(items: Sequence, method: str, alpha: float = ALPHA) -> None:
     stats of every item that has a p-value (items without one are left out of the family)."""
     tested = [it for it in items if it.stats and it.stats.get("p_value") is not None]
     adjusted = adjust([it.stats["p_value"] for it in tested], method)
-    for it, p in zip(tested, adjusted):
+    for it, p in zip(tested, adjusted, strict=True):
         it.stats["p_adjusted"] = p
         it.stats["p_adjust_method"] = method
         it.stats["significant"] = p < alpha

@@ -1,4 +1,4 @@
-"""Single-arm regression runs (``--baseline none``) and recorded agent settings (``--config``).
+"""Single-arm regression runs (``--baseline none``).
 
 A grade compares two arms, so a run with one arm has none. What it has instead, per item
 or case: the pass rate of its trials with a Wilson 95 % interval, whether it is **flaky**
@@ -9,47 +9,11 @@ any item does not.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from agentsproof.core.errors import InputError
 from agentsproof.model.results import ArmResult, ItemResult
 
 SINGLE_ARM_NOTE = "single-arm run (--baseline none): no baseline arm, so no delta and no grade"
-_SECRET_KEY = re.compile(r"(api[_-]?key|secret|password|passwd|authorization|bearer|^key$|_key$|token$)", re.I)
-_KEY = re.compile(r"^[A-Za-z0-9_.\-/]{1,64}$")
-
-
-def parse_config_pairs(raw: tuple[str, ...] | list[str]) -> tuple[tuple[str, str], ...]:
-    """``("prompt=pirate", "temperature=0")`` → pairs, in order. A key that looks like a
-    secret keeps its place but not its value, so no report ever holds it."""
-    out: dict[str, str] = {}
-    for text in raw:
-        if isinstance(text, tuple):  # already parsed (RunConfig.replace)
-            key, value = text
-        else:
-            key, sep, value = str(text).partition("=")
-            key = key.strip()
-            if not sep:
-                raise InputError("command line", "--config", f"{text!r} is not KEY=VALUE")
-        if not _KEY.match(key):
-            raise InputError("command line", "--config", f"key {key!r} must be 1-64 letters, digits or . _ - /")
-        if key in out:
-            raise InputError("command line", "--config", f"key {key!r} is given twice")
-        if len(value) > 1000:
-            raise InputError("command line", "--config", f"the value of {key!r} is over 1,000 characters")
-        out[key] = "(redacted)" if _SECRET_KEY.search(key) else value
-    return tuple(out.items())
-
-
-def run_settings(baseline: str, config: tuple[tuple[str, str], ...]) -> dict[str, Any]:
-    """What a run records of these two options in ``RunResult.settings``."""
-    out: dict[str, Any] = {}
-    if baseline == "none":
-        out["baseline"] = "none"
-    if config:
-        out["config"] = dict(config)
-    return out
 
 
 def is_flaky(arm: ArmResult) -> bool:

@@ -15,39 +15,16 @@ from __future__ import annotations
 import abc
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from agentsproof.core.errors import TargetError
+from agentsproof.core.errors import TargetError as TargetError  # re-exported: targets raise it from here
+from agentsproof.model.items import EvalItem, SkillFile
 from agentsproof.model.results import LogEvent, ToolCall, Usage
-
-if TYPE_CHECKING:
-    from agentsproof.executor.runner import EvalItem
-
-BASELINE_SYSTEM_PROMPT = "You are a helpful assistant."
-
-
-@dataclass
-class SkillFile:
-    """The with-arm's skill or agent as a file an agent can load (e.g. ``SKILL.md``)."""
-
-    name: str
-    """The skill/agent name, e.g. ``csv-summary`` (safe as a path segment)."""
-    kind: str
-    """``skill`` or ``agent``."""
-    text: str
-    """The file's text as the eval read it (front matter included)."""
-    source_path: Path | None = None
-    """The skill's own file."""
-    files: tuple[tuple[str, Path], ...] = ()
-    """The skill folder's other files to install beside it: (path relative to the skill
-    folder, the file). Chosen when the eval is loaded (the rule of
-    :func:`agentsproof.model.skillfolder.folder_files`, without the eval's workspace seed);
-    empty for an agent or a skill file that is not a folder's SKILL.md."""
 
 
 @dataclass
 class TrialInput:
-    item: "EvalItem"
+    item: EvalItem
     arm: str
     """``with`` or ``without``."""
     index: int

@@ -38,7 +38,7 @@ class ChatTarget(Target):
             # The retry loop keeps every attempt and wait inside the budget and says why it
             # stopped; this outer bound only catches a provider that ignores it.
             resp = await asyncio.wait_for(self.client.complete(req), trial.timeout + TIMEOUT_GRACE_S)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise LLMError(f"trial timed out after {trial.timeout:g}s", kind="timeout") from None
         if not isinstance(resp.text, str):
             raise LLMError(f"the provider's reply has no text ({type(resp.text).__name__})")

@@ -44,8 +44,8 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import shutil
+import signal
 import tempfile
 from collections import deque
 from pathlib import Path
@@ -201,7 +201,7 @@ def _secret_values(spec: CommandTargetSpec, shown: CommandTargetSpec) -> list[st
     return sorted((v for v in found if len(v) >= 4), key=len, reverse=True)
 
 
-def _tail(stderr: "deque[tuple[float, str]]") -> str:
+def _tail(stderr: deque[tuple[float, str]]) -> str:
     lines = [line for _t, line in stderr if line.strip()][-3:]
     if not lines:
         return ""

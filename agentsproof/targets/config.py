@@ -22,7 +22,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
@@ -75,7 +75,7 @@ class CommandTargetSpec(Strict):
         return _relative(value)
 
     @model_validator(mode="after")
-    def _ports_need_sandbox(self) -> "CommandTargetSpec":
+    def _ports_need_sandbox(self) -> CommandTargetSpec:
         if self.loopback_ports and not self.sandbox:
             raise FieldError("loopback_ports", "only applies with 'sandbox: true' (without a sandbox every port is reachable)")
         if len(set(self.loopback_ports)) != len(self.loopback_ports):
@@ -117,7 +117,7 @@ class HttpTargetSpec(Strict):
         return value
 
     @model_validator(mode="after")
-    def _one_skill_route(self) -> "HttpTargetSpec":
+    def _one_skill_route(self) -> HttpTargetSpec:
         if self.skill_field is not None and self.with_url is not None:
             raise FieldError("with_url", "give one of skill_field and with_url")
         if self.skill_field is None and self.with_url is None:
@@ -139,7 +139,7 @@ class CopilotTargetSpec(Strict):
     timeout: float | None = Field(None, gt=0, le=MAX_TARGET_TIMEOUT, allow_inf_nan=False)
 
 
-TargetSpec = Annotated[Union[CommandTargetSpec, HttpTargetSpec, CopilotTargetSpec], Field(discriminator="type")]
+TargetSpec = Annotated[CommandTargetSpec | HttpTargetSpec | CopilotTargetSpec, Field(discriminator="type")]
 TARGET_TYPES = ("command", "http", "copilot")
 BUILTIN = {"copilot": {"type": "copilot"}}
 
@@ -180,7 +180,7 @@ def _expand(value: Any, source: str, field: str, here: Path | None) -> Any:
 def parse_targets(data: Any, source: str, folder: Path | None = None) -> dict[str, TargetDef]:
     from pydantic import TypeAdapter
 
-    from agentsproof.model.evalfile import format_validation_error
+    from agentsproof.core.validation import format_validation_error
 
     if data is None:
         return {}
@@ -226,8 +226,8 @@ def candidate_files(near: Path | None, explicit: Path | None = None) -> list[Pat
 
 def find_target(name: str, near: Path | None, explicit: Path | None = None) -> TargetDef:
     """The definition of target ``name``; InputError (naming where it looked) when none."""
-    from agentsproof.model.evalfile import read_yaml
     from agentsproof.core.inputs import display
+    from agentsproof.core.validation import read_yaml
 
     if explicit is not None and not explicit.is_file():
         raise InputError("command line", "--targets", f"file {display(explicit)!r} not found")

@@ -44,9 +44,10 @@ from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.llm.base import LLMError
 from agentsproof.llm.copilot import CopilotClient, copilot_status
 from agentsproof.llm.copilot_events import AgentEventCollector
+from agentsproof.model.items import BASELINE_SYSTEM_PROMPT
 from agentsproof.model.results import LogEvent
 from agentsproof.model.skillfolder import split_frontmatter
-from agentsproof.targets.base import BASELINE_SYSTEM_PROMPT, Target, TargetError, TrialInput, TrialRecord
+from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord
 from agentsproof.targets.config import CopilotTargetSpec
 from agentsproof.targets.copilot_guard import PermissionGuard, inside
 

@@ -161,7 +161,7 @@ class HttpTarget(Target):
                 t0 = time.perf_counter()
                 try:
                     raw = await asyncio.wait_for(self._post(url, shown_url, body, left), left)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     raise TargetError(f"the agent did not answer within {timeout:g}s", kind="timeout") from None
                 return raw, time.perf_counter() - t0
             except TargetError as err:
@@ -194,7 +194,7 @@ class HttpTarget(Target):
         except ReplyError as exc:
             raise TargetError(f"the agent's reply is unusable: {self._scrub(str(exc))}", kind="malformed") from None
         except httpx.TimeoutException:
-            raise asyncio.TimeoutError from None
+            raise TimeoutError from None
         except httpx.ConnectError as exc:
             raise TargetError(f"could not connect to {shown_url}: {self._detail(exc)}", retryable=True, kind="connection") from None
         except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
@@ -399,7 +399,8 @@ def _tool_call(entry: Any) -> ToolCall | None:
         return ToolCall(name=entry[:MAX_NAME_CHARS]) if entry.strip() else None
     if not isinstance(entry, dict):
         return None
-    fn = entry.get("function") if isinstance(entry.get("function"), dict) else {}
+    function = entry.get("function")
+    fn: dict[str, Any] = function if isinstance(function, dict) else {}
     name = next((n for n in (entry.get("name"), entry.get("tool"), fn.get("name")) if isinstance(n, str) and n.strip()), None)
     if name is None:
         return None

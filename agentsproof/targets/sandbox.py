@@ -36,6 +36,7 @@ no access to the agentsproof package.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import shutil
 import socket
@@ -175,7 +176,7 @@ class LoopbackBridge:
             path = self.folder / f"lo-{port}.sock"
             if len(str(path)) > MAX_SOCKET_PATH:
                 raise OSError(f"the socket path {path} is too long for a unix socket")
-            server = await asyncio.start_unix_server(lambda r, w, p=port: self._accept(p, r, w), path=str(path))
+            server = await asyncio.start_unix_server(functools.partial(self._accept, port), path=str(path))
             self._servers.append(server)
             self.sockets[port] = path
         return self.sockets

@@ -17,6 +17,7 @@ import re
 import shutil
 import stat
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -129,7 +130,7 @@ class Workspaces:
 def remove_tree(path: Path) -> None:
     """Delete a workspace even when the agent left read-only files or folders in it."""
 
-    def on_error(func, p, _exc):  # type: ignore[no-untyped-def]
+    def on_error(func: Callable[[str], object], p: str, _exc: object) -> None:
         try:
             os.chmod(p, stat.S_IRWXU)
             parent = os.path.dirname(p)

@@ -21,10 +21,11 @@ import pytest
 
 from conftest import ScriptedServer
 from agentsproof.core.errors import InputError
-from agentsproof.executor.runner import EvalItem
+from agentsproof.model.items import EvalItem
 from agentsproof.targets import sandbox as sandbox_mod
 from agentsproof.targets import workspace as ws_mod
-from agentsproof.targets.base import SkillFile, TargetError, TrialInput, TrialRecord
+from agentsproof.targets.base import TargetError, TrialInput, TrialRecord
+from agentsproof.model.items import SkillFile
 from agentsproof.targets.command import CommandTarget
 from agentsproof.targets.config import CommandTargetSpec, TargetDef
 

@@ -23,8 +23,9 @@ from conftest import Rule, ScriptedServer
 from copilot_cli import cli_cache, copilot_byok  # noqa: F401 - cli_cache is a fixture the module uses
 from openai_server import offered_tools, tool_call, tool_reply, tool_results
 
-from agentsproof.executor.runner import EvalItem
-from agentsproof.targets.base import BASELINE_SYSTEM_PROMPT, SkillFile, TargetError, TrialInput, TrialRecord
+from agentsproof.model.items import EvalItem
+from agentsproof.targets.base import TargetError, TrialInput, TrialRecord
+from agentsproof.model.items import BASELINE_SYSTEM_PROMPT, SkillFile
 from agentsproof.targets.config import parse_targets
 
 MODEL = "test-model"

@@ -14,8 +14,9 @@ from typing import Any, Callable, Iterator
 import pytest
 
 from agentsproof.core.errors import InputError
-from agentsproof.executor.runner import EvalItem
-from agentsproof.targets.base import SkillFile, TargetError, TrialInput, TrialRecord
+from agentsproof.model.items import EvalItem
+from agentsproof.targets.base import TargetError, TrialInput, TrialRecord
+from agentsproof.model.items import SkillFile
 from agentsproof.targets.config import parse_targets
 from agentsproof.targets.http import HttpTarget
 from agentsproof.targets.registry import build_target

@@ -25,17 +25,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agentsproof.model.evalfile import (
-    AssertionsGrader,
-    Checks,
-    DeterministicGrader,
-    FilesGrader,
-    LLMRubricGrader,
-    ScriptGrader,
-    SkillUsedGrader,
-    ToolCallsGrader,
-)
+from pydantic import BaseModel
+
 from agentsproof.core.errors import InputError
+from agentsproof.grading.assertions import AssertionsGrader
+from agentsproof.grading.deterministic import DeterministicGrader
+from agentsproof.grading.files import FilesGrader
+from agentsproof.grading.llm_rubric import LLMRubricGrader
+from agentsproof.grading.script import ScriptGrader
+from agentsproof.grading.skill_used import SkillUsedGrader
+from agentsproof.grading.tool_calls import ToolCallsGrader
+from agentsproof.model.graders import Checks
 
 COMMON = {"type", "weight", "required", "min_score", "metric", "name"}
 EXTRA: dict[str, set[str]] = {
@@ -53,7 +53,7 @@ EXTRA: dict[str, set[str]] = {
     "files": {"exists", "absent", "mustContain", "mustNotContain", "regexMatch", "json", "caseSensitive"},
     "tool-calls": {"must_call", "must_not_call", "max_steps", "min_steps", "sequence"},
 }
-AGENT_GRADERS = {"files": FilesGrader, "tool-calls": ToolCallsGrader}
+AGENT_GRADERS: dict[str, type[BaseModel]] = {"files": FilesGrader, "tool-calls": ToolCallsGrader}
 RUBRIC_KEYS = {"id", "outcome", "weight", "required", "min_score", "score_ranges"}
 TEMPLATE_NAMES = ("answer", "expected_output", "input", "criteria")
 IS_JSON = (
@@ -183,7 +183,7 @@ class Builder:
         if kind in ("contains", "icontains", "not-contains", "not-icontains", "contains-all", "icontains-all"):
             values = self._value(where, entry, many=True) if kind.endswith("-all") else [self._value(where, entry)]
             key = "mustNotContain" if kind.startswith("not-") else "mustContain"
-            checks = Checks(**{key: values, "caseSensitive": not kind.removeprefix("not-").startswith("i")})
+            checks = Checks.model_validate({key: values, "caseSensitive": not kind.removeprefix("not-").startswith("i")})
             self.add(DeterministicGrader(type="deterministic", checks=checks, weight=weight), label, gate)
         elif kind in ("contains-any", "icontains-any"):
             values = self._value(where, entry, many=True)
@@ -242,7 +242,8 @@ class Builder:
             outcome = item.get("outcome")
             if not isinstance(outcome, str) or not outcome.strip():
                 raise self.err(f"{at}.outcome", "required field is missing")
-            name = item.get("id") if isinstance(item.get("id"), str) else label
+            raw_id = item.get("id")
+            name = raw_id if isinstance(raw_id, str) else label
             w = self._weight(at, item) * weight
             ranges = item.get("score_ranges")
             if ranges is not None:
@@ -323,7 +324,7 @@ class Builder:
         """``files`` / ``tool-calls``: validated by the eval.yaml grader models themselves."""
         from pydantic import ValidationError
 
-        from agentsproof.model.evalfile import format_validation_error
+        from agentsproof.core.validation import format_validation_error
 
         fields = {k: v for k, v in entry.items() if k not in COMMON}
         try:

@@ -45,17 +45,10 @@ def is_eval_yaml(path: Path) -> bool:
         return True
     if path.suffix.lower() not in (".yaml", ".yml") or not path.is_file():
         return False
-    from agentsproof.model.evalfile import read_yaml
+    from agentsproof.core.validation import read_yaml
     from agentsproof.formats.evalyaml.parse import looks_like_eval_yaml
 
     return looks_like_eval_yaml(read_yaml(path))
-
-
-def discoverable(p: Path) -> bool:
-    """What eval-all runs: eval.yaml, EVAL.yaml, and evals.json in a skill's evals/ folder."""
-    if p.name in ("eval.yaml", "eval.yml") + NAMES:
-        return True
-    return p.name == "evals.json" and p.parent.name == "evals" and (p.parent.parent / "SKILL.md").is_file()
 
 
 def drop_duplicates(paths: list[Path]) -> list[Path]:
@@ -90,8 +83,8 @@ def skill_name(skill: tuple[Path, str] | None) -> str | None:
 
 
 def load_suite(path: Path, skill: Path | None = None) -> LoadedSuite:
-    from agentsproof.model.evalfile import read_yaml
     from agentsproof.core.inputs import display
+    from agentsproof.core.validation import read_yaml
 
     suite = parse_suite(read_yaml(path), path)
     found = find_skill(path, skill)
@@ -125,9 +118,9 @@ def suite_items(
     targets_file: Path | None = None, prefix: str = "",
 ) -> list[Any]:
     """One runner item per test; single-armed when there is no skill."""
-    from agentsproof.formats.plan import seed_digest, sha256_text, skill_file, workspace_name
-    from agentsproof.executor.runner import BASELINE_SYSTEM_PROMPT, EvalItem
     from agentsproof.core.inputs import MAX_ATTACHED_FILE_BYTES, display, read_text
+    from agentsproof.formats.plan import seed_digest, sha256_text, skill_file, workspace_name
+    from agentsproof.model.items import BASELINE_SYSTEM_PROMPT, EvalItem
 
     suite, skill = loaded.suite, loaded.skill
     name = _target(loaded, target, targets_file)
@@ -168,7 +161,7 @@ def label_checks(loaded: LoadedSuite, run: Any, prefix: str = "") -> None:
             continue
         for arm in (item.with_arm, item.without_arm):
             for trial in arm.trials:
-                for label, g in zip(labels, trial.graders):
+                for label, g in zip(labels, trial.graders, strict=False):  # an errored trial may have fewer
                     for c in g.checks:
                         if label == "is-json":
                             c.target = "the answer is valid JSON"

@@ -16,7 +16,7 @@ import yaml
 from conftest import SECRET_KEY, Rule, ScriptedServer, assert_refused, make_plugin, read_json, run_cli, simple_eval, write_tc_eval
 from openai_server import tool_call, tool_reply, tool_results
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "evals" / "agent-plugin"
 SUMMARY = "# Summary of data.csv\n\nTotal revenue: 3500\n\n- north: 1200\n- south: 800\n- east: 1500\n"
 

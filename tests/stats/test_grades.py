@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from agentsproof.executor.results import build_run, finalize_item
-from agentsproof.executor.runner import EvalItem, ItemRun
+from agentsproof.executor.runner import ItemRun
+from agentsproof.model.items import EvalItem
 from agentsproof.grading.grade import combine
 from agentsproof.model.results import ArmResult, GraderResult, TrialResult, compute_grade
 

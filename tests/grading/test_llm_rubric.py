@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agentsproof.model.evalfile import LLMRubricGrader
+from agentsproof.grading.llm_rubric import LLMRubricGrader
 from agentsproof.grading.llm_rubric import grade_rubric
 from conftest import Rule
 

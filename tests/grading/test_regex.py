@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 
-from agentsproof.model.evalfile import DeterministicGrader
+from agentsproof.grading.deterministic import DeterministicGrader
 from agentsproof.grading import regex
 from agentsproof.grading.deterministic import grade_deterministic
 from conftest import SECRET_KEY, Rule, make_plugin, read_json, simple_eval

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentsproof.model.evalfile import DeterministicGrader
+from agentsproof.grading.deterministic import DeterministicGrader
 from agentsproof.grading.deterministic import grade_deterministic
 
 

@@ -128,7 +128,7 @@ def test_markdown_report_is_inert(byok_env, tmp_path):
 
 def test_write_reports_keeps_what_it_could_write(tmp_path):
     from agentsproof.core.errors import OutputError
-    from agentsproof.report.render import write_reports
+    from agentsproof.report.files import write_reports
     from agentsproof.model.results import RunResult
 
     run = RunResult(tool_version="t", command="eval", plugin="p", provider="openai", model="m", judge_model="m")

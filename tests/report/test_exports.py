@@ -15,7 +15,7 @@ from conftest import SECRET_KEY, Rule, make_plugin, run_cli, simple_eval, write_
 
 MARK = "EXPMARK"
 SKILL = f"{MARK}: answer with pytest code.\n"
-XSD = Path(__file__).resolve().parent / "data" / "junit.xsd"
+XSD = Path(__file__).resolve().parents[1] / "data" / "junit.xsd"
 
 
 @pytest.fixture(scope="module")

@@ -4,16 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from agentsproof.model.evalfile import (
-    DEFAULT_THRESHOLD,
-    DEFAULT_TIMEOUT,
-    DEFAULT_TRIALS,
-    DeterministicGrader,
-    LLMRubricGrader,
-    discover_evals,
-    load_eval,
-    parse_eval_config,
-)
+from agentsproof.formats.evalfile import DEFAULT_THRESHOLD, DEFAULT_TIMEOUT, DEFAULT_TRIALS, load_eval, parse_eval_config
+from agentsproof.formats.layout import discover_evals
+from agentsproof.grading.llm_rubric import LLMRubricGrader
+from agentsproof.grading.deterministic import DeterministicGrader
 from agentsproof.core.errors import InputError
 from conftest import make_plugin, simple_eval
 

@@ -13,7 +13,11 @@ from typing import Any
 import pytest
 
 from agentsproof.grading import tracecheck
-from agentsproof.model.evalfile import FilesGrader, ScriptGrader, SkillUsedGrader, ToolCallsGrader, parse_eval_config
+from agentsproof.formats.evalfile import parse_eval_config
+from agentsproof.grading.skill_used import SkillUsedGrader
+from agentsproof.grading.tool_calls import ToolCallsGrader
+from agentsproof.grading.script import ScriptGrader
+from agentsproof.grading.files import FilesGrader
 from agentsproof.core.errors import InputError
 from agentsproof.grading.grade import TrialContext, combine, grade_all
 from agentsproof.grading import files as files_mod

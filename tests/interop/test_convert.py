@@ -14,7 +14,7 @@ import yaml
 
 from conftest import Rule, read_json, run_cli
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 AGENTPROBE_PY = Path(os.environ.get("AGENTSPROOF_AGENTPROBE_PYTHON") or ROOT / ".venv-interop" / "bin" / "python")
 
 CASES = [
@@ -51,8 +51,8 @@ def test_evals_json_to_eval_yaml_and_back_gives_the_same_cases(tmp_path):
 
 def test_converted_eval_yaml_runs_the_same_graders_as_the_evals_json(tmp_path):
     from agentsproof.formats.evalyaml.items import load_suite, suite_items
-    from agentsproof.formats.plan import items_from_tc_eval
-    from agentsproof.model.tc_eval import load_tc_eval
+    from agentsproof.formats.evals_json import items_from_tc_eval
+    from agentsproof.formats.evals_json import load_tc_eval
 
     evals = _skill_folder(tmp_path)
     _, out, _ = run_cli(["convert", evals / "evals.json", "--to", "eval-yaml"])
@@ -89,7 +89,7 @@ task:
 
 
 def test_eval_yaml_to_eval_yaml_keeps_the_graders_and_names_lossy_fields(tmp_path):
-    from agentsproof.model.evalfile import load_eval
+    from agentsproof.formats.evalfile import load_eval
     from agentsproof.formats.evalyaml.items import load_suite, suite_items
 
     folder = tmp_path / "skills" / "summ"
@@ -170,7 +170,7 @@ def test_agent_graders_convert_to_typed_assertions_and_back_to_the_same_graders(
     assertions that build the same graders (not lossy)."""
     import yaml
 
-    from agentsproof.model.evalfile import load_eval
+    from agentsproof.formats.evalfile import load_eval
     from agentsproof.formats.evalyaml.items import load_suite, suite_items
 
     folder = tmp_path / "skills" / "summ"

@@ -8,7 +8,9 @@ import json
 
 import pytest
 
-from agentsproof.model.evalfile import AssertionsGrader, DeterministicGrader, LLMRubricGrader
+from agentsproof.grading.assertions import AssertionsGrader
+from agentsproof.grading.llm_rubric import LLMRubricGrader
+from agentsproof.grading.deterministic import DeterministicGrader
 from agentsproof.llm.replies import MAX_JSON_DEPTH, MAX_VERDICT_CHARS
 from agentsproof.grading.grade import combine, grade_all
 from agentsproof.grading.assertions import grade_assertions

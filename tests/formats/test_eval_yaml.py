@@ -12,8 +12,8 @@ import pytest
 
 from conftest import Rule, read_json, run_cli
 
-DATA = Path(__file__).resolve().parent / "data" / "evalyaml"
-REPO = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).resolve().parents[1] / "data" / "evalyaml"
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _agentv_replies(srv) -> None:

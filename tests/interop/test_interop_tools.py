@@ -19,7 +19,7 @@ import pytest
 
 from conftest import Rule, run_cli
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 AGENTV = Path(os.environ.get("AGENTSPROOF_AGENTV") or ROOT / "tests" / "interop" / "node_modules" / ".bin" / "agentv")
 AGENTPROBE_PY = Path(os.environ.get("AGENTSPROOF_AGENTPROBE_PYTHON") or ROOT / ".venv-interop" / "bin" / "python")
 

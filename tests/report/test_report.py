@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from agentsproof.report import files as report_files
 from agentsproof.report import render as report
 from agentsproof.executor.results import build_run
 from agentsproof.model.results import (
@@ -31,7 +32,7 @@ from agentsproof.model.results import (
     compute_grade,
 )
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SKILL_PROMPT = "You are the csv-expert skill. Always sort before slicing."
 BASELINE_PROMPT = "You are a helpful assistant."
 
@@ -408,31 +409,31 @@ def test_html_is_self_contained_and_redacts_secret_settings():
 
 
 def test_report_targets_and_write_reports(tmp_path):
-    assert report.report_targets("eval", tmp_path, "demo", "csv-expert") == {
+    assert report_files.report_targets("eval", tmp_path, "demo", "csv-expert") == {
         "md": tmp_path / "demo" / "csv-expert-eval.md",
         "json": tmp_path / "demo" / "csv-expert-eval.json",
         "html": tmp_path / "demo" / "csv-expert-eval.html",
     }
-    assert report.report_targets("eval-all", tmp_path, "demo", "demo") == {
+    assert report_files.report_targets("eval-all", tmp_path, "demo", "demo") == {
         "html": tmp_path / "demo" / "demo-eval.html",
         "md": tmp_path / "demo" / "eval-all-summary.md",
         "json": tmp_path / "demo" / "eval-all-summary.json",
     }
-    assert report.report_targets("tc-eval", tmp_path, "sales", "sales") == {
+    assert report_files.report_targets("tc-eval", tmp_path, "sales", "sales") == {
         "html": tmp_path / "sales" / "sales-tc-eval.html",
         "md": tmp_path / "sales" / "sales-tc-eval.md",
         "json": tmp_path / "sales" / "sales-tc-eval.json",
     }
     with pytest.raises(ValueError):
-        report.report_targets("compare", tmp_path, "demo", "demo")
+        report_files.report_targets("compare", tmp_path, "demo", "demo")
 
     run = make_run([good_item("csv-expert")])
-    written = report.write_reports(run, report.report_targets("eval-all", tmp_path, "demo", "demo"))
+    written = report_files.write_reports(run, report_files.report_targets("eval-all", tmp_path, "demo", "demo"))
     assert written["html"].read_text(encoding="utf-8").startswith("<!doctype html>")
     assert written["md"].read_text(encoding="utf-8").startswith("# agentsproof eval-all — demo-plugin")
     assert RunResult.model_validate_json(written["json"].read_text(encoding="utf-8")) == run
     with pytest.raises(ValueError, match="unknown report format 'pdf'"):
-        report.write_reports(run, {"pdf": tmp_path / "x.pdf"})
+        report_files.write_reports(run, {"pdf": tmp_path / "x.pdf"})
 
 
 def test_json_round_trips_and_matches_its_schema():

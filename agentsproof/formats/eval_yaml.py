@@ -1,0 +1,41 @@
+"""eval.yaml (versions 1 and 2): one skill or agent, its tasks and graders, as one item.
+
+The models and the loader are in :mod:`agentsproof.formats.evalfile`; how a loaded file
+becomes an item in :func:`agentsproof.formats.plan.item_from_eval`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentsproof.core.errors import InputError
+from agentsproof.formats.base import ItemRequest, Loaded
+from agentsproof.formats.evalfile import load_eval
+from agentsproof.formats.plan import item_from_eval, plugin_name_for_eval
+
+NAMES = ("eval.yaml", "eval.yml")
+
+
+class EvalYaml:
+    name = "eval.yaml"
+
+    def detect(self, path: Path) -> bool:
+        """A folder holding an eval.yaml, a file named eval.yaml, or a YAML file that is not an EVAL.yaml."""
+        from agentsproof.formats.evalyaml.items import is_eval_yaml
+
+        if path.is_dir() or path.name in NAMES:
+            return True
+        return path.suffix.lower() in (".yaml", ".yml") and not is_eval_yaml(path)
+
+    def discoverable(self, path: Path) -> bool:
+        return path.name in NAMES
+
+    def load(self, path: Path, request: ItemRequest) -> Loaded:
+        if request.skill is not None:
+            raise InputError("command line", "--skill", "is for an EVAL.yaml; an eval.yaml names its skill in 'skill'")
+        ev = load_eval(path)
+        item = item_from_eval(ev, trials=request.trials, threshold=request.threshold, target=request.target, all_tasks=request.all_tasks)
+        return Loaded(self.name, ev.path, [item], ev.name, report="eval", plugin=plugin_name_for_eval(ev.path), skill_path=ev.source_path)
+
+
+FORMAT = EvalYaml()

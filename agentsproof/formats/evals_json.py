@@ -1,0 +1,134 @@
+"""evals.json: hand-authored test cases (``agentsproof tc-eval evals.json``), one item per case."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from agentsproof.core.errors import InputError
+from agentsproof.core.validation import format_validation_error
+from agentsproof.formats.base import ItemRequest, Loaded
+from agentsproof.formats.plan import case_graders, seed_digest, sha256_text, skill_file, workspace_name
+from agentsproof.model.items import EvalItem
+from agentsproof.model.tc_eval import MAX_FILE_BYTES, LoadedCase, LoadedTCEval, TCEvalConfig
+
+
+def load_tc_eval(path: str | Path) -> LoadedTCEval:
+    from agentsproof.core.inputs import MAX_SOURCE_FILE_BYTES, confined, display, read_json_file, read_text
+
+    p = Path(path)
+    src = display(p)
+    if not p.exists() and not p.is_symlink():
+        raise InputError(src, None, "file not found")
+    if p.is_dir():
+        raise InputError(src, None, "is a directory, expected an evals.json file")
+    data = read_json_file(p)
+    if not isinstance(data, dict):
+        raise InputError(src, None, "expected a JSON object at the top level")
+    try:
+        cfg = TCEvalConfig.model_validate(data)
+    except ValidationError as exc:
+        field, msg = format_validation_error(exc)
+        raise InputError(src, field, msg) from None
+
+    skill = confined(cfg.skill_name, p, "skill_name")
+    if not skill.exists():
+        raise InputError(src, "skill_name", f"file {cfg.skill_name!r} not found (looked in {display(p.parent)})")
+    skill_text = read_text(skill, source=src, field="skill_name", max_bytes=MAX_SOURCE_FILE_BYTES, what="skill file")
+    if not skill_text.strip():
+        raise InputError(src, "skill_name", f"{cfg.skill_name!r} is empty")
+
+    cases: list[LoadedCase] = []
+    for i, case in enumerate(cfg.evals):
+        contents: list[tuple[str, str]] = []
+        for j, rel in enumerate(case.files):
+            field = f"evals[{i}].files[{j}]"
+            target = confined(rel, p, field)
+            if not target.exists():
+                raise InputError(src, field, f"file {rel!r} not found")
+            contents.append((rel, read_text(target, source=src, field=field, max_bytes=MAX_FILE_BYTES, what="attached file")))
+        cases.append(LoadedCase(case=case, file_contents=contents))
+    return LoadedTCEval(path=p, config=cfg, skill_path=skill, skill_text=skill_text, cases=cases)
+
+
+def items_from_tc_eval(
+    tc: LoadedTCEval, *, trials: int, threshold: float, timeout: float, target: str | None = None
+) -> list[EvalItem]:
+    """One item per case; with ``target`` (an agent) each case's files land in the workspace."""
+
+    sha = sha256_text(tc.skill_text)
+    agent = target is not None and target != "chat"
+    items = []
+    for lc in tc.cases:
+        case = lc.case
+        files = tuple((workspace_name(rel), text.encode("utf-8")) for rel, text in lc.file_contents) if agent else ()
+        prompt = lc.full_prompt()
+        if agent:
+            prompt = case.prompt
+            if files:
+                prompt += "\n\nFiles in your working directory: " + ", ".join(name for name, _ in files)
+        items.append(
+            EvalItem(
+                id=f"case-{case.id}",
+                name=f"case {case.id}",
+                kind="case",
+                source_path=str(tc.skill_path),
+                system_prompt=tc.skill_text,
+                task_name=f"case-{case.id}",
+                prompt=prompt,
+                graders=case_graders(case.expected_output, case.assertions),
+                trials=trials,
+                timeout=timeout,
+                threshold=threshold,
+                eval_path=str(tc.path.resolve()),
+                source_sha256=sha,
+                target=target if agent and target is not None else "chat",
+                workspace_files=files,
+                workspace_sha=seed_digest(None, files) if agent else "",
+                skill=skill_file(
+                    tc.skill_path.parent.name if tc.skill_path.name == "SKILL.md" else tc.skill_path.stem,
+                    "skill", tc.skill_text, tc.skill_path,
+                ) if agent else None,
+            )
+        )
+    return items
+
+
+def tc_eval_name(tc: LoadedTCEval) -> str:
+    """What a tc-eval report is called: the evals file's stem, unless that is the generic
+    ``evals`` — then the skill (its folder, for a SKILL.md) so two skills' reports differ."""
+    stem = tc.path.stem
+    if stem.lower() != "evals":
+        return stem
+    skill = tc.skill_path
+    return skill.parent.name if skill.name.lower() == "skill.md" else skill.stem
+
+
+class EvalsJson:
+    name = "evals.json"
+
+    def detect(self, path: Path) -> bool:
+        return path.suffix.lower() == ".json"
+
+    def discoverable(self, path: Path) -> bool:
+        """skill-creator's layout: ``<skill>/evals/evals.json`` beside the skill's SKILL.md."""
+        return path.name == "evals.json" and path.parent.name == "evals" and (path.parent.parent / "SKILL.md").is_file()
+
+    def load(self, path: Path, request: ItemRequest) -> Loaded:
+        if request.skill is not None:
+            raise InputError("command line", "--skill", "is for a JSONL dataset or an EVAL.yaml; an evals.json names its skill in skill_name")
+        import dataclasses
+
+        tc = load_tc_eval(path)
+        trials, threshold, timeout = request.case_trials(), request.case_threshold(), request.case_timeout()
+        items = items_from_tc_eval(tc, trials=trials, threshold=threshold, timeout=timeout, target=request.target)
+        name = tc_eval_name(tc)
+        if request.in_plugin:
+            prefix = name + "/"
+            items = [dataclasses.replace(it, id=prefix + it.id, name=prefix + it.name) for it in items]
+        settings = {"trials": trials, "threshold": threshold, "timeout": timeout}
+        return Loaded(self.name, Path(path), items, name, settings=settings, skill_path=tc.skill_path)
+
+
+FORMAT = EvalsJson()

@@ -1,0 +1,38 @@
+"""EVAL.yaml (AgentEvals), both dialects: one item per test, through the tc-eval engine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentsproof.formats.base import ItemRequest, Loaded
+from agentsproof.formats.evalyaml.items import NAMES, is_eval_yaml, label_checks, load_suite, suite_items
+
+
+class EvalYamlSuite:
+    name = "EVAL.yaml"
+
+    def detect(self, path: Path) -> bool:
+        return path.suffix.lower() in (".yaml", ".yml") and is_eval_yaml(path)
+
+    def discoverable(self, path: Path) -> bool:
+        return path.name in NAMES
+
+    def load(self, path: Path, request: ItemRequest) -> Loaded:
+        from agentsproof.core.inputs import display
+
+        loaded = load_suite(Path(path), request.skill)
+        trials, timeout = request.case_trials(), request.case_timeout()
+        prefix = loaded.name + "/" if request.in_plugin else ""
+        items = suite_items(
+            loaded, trials=trials, threshold=request.threshold, timeout=timeout, target=request.target,
+            targets_file=request.targets_file, prefix=prefix,
+        )
+        settings = {"trials": trials, "threshold": items[0].threshold, "timeout": timeout, "eval_yaml": display(path)}
+        return Loaded(
+            self.name, Path(path), items, loaded.name, settings=settings, single_arm=loaded.skill is None,
+            skill_path=loaded.skill[0] if loaded.skill else None,
+            after=lambda run: label_checks(loaded, run, prefix=prefix),
+        )
+
+
+FORMAT = EvalYamlSuite()

@@ -1,0 +1,72 @@
+"""What every grader is: a config model, one async function, and what it needs.
+
+A grader type is one module under ``agentsproof/grading/`` that defines its eval.yaml
+config (a pydantic model with ``type: Literal["<name>"]``), an async ``grade(spec, given)``
+and a module-level ``GRADER = GraderKind(...)`` tying them together, plus one line in
+:mod:`agentsproof.grading.registry`. The runner, the eval-file models and the reports
+find it from there; nothing else changes.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from agentsproof.grading.context import TrialContext, judged_response
+from agentsproof.grading.judge import Judge
+from agentsproof.model.results import GraderResult
+
+
+@dataclass(frozen=True)
+class GradeInput:
+    """One trial as a grader receives it."""
+
+    answer: str
+    """The final answer."""
+    context: TrialContext
+    """What the trial left besides the answer (workspace, files, trajectory, skill use)."""
+    judge: Judge | None
+    """The LLM judge (None when no grader of the run needs one)."""
+    task: str
+    """The instruction the trial answered."""
+
+    def judged_answer(self) -> str:
+        """What an LLM judge reads: the answer, then the files an agent produced."""
+        return judged_response(self.answer, self.context)
+
+    def need_judge(self) -> Judge:
+        if self.judge is None:
+            raise RuntimeError("an LLM grader needs a judge")
+        return self.judge
+
+
+GradeFn = Callable[[Any, GradeInput], Awaitable[GraderResult]]
+
+
+@dataclass(frozen=True)
+class GraderKind:
+    """A grader type as the registry knows it."""
+
+    type: str
+    """The ``type:`` of its eval.yaml config, and its key in the registry."""
+    config: builtins.type[BaseModel]  # builtins: ``type`` here is the field above
+    """Its eval.yaml model (strict; ``type: Literal[...]`` is the union's discriminator)."""
+    grade: GradeFn | None
+    """``await grade(spec, given)`` → a GraderResult; None for a grader judged per pair
+    after both arms ran (``per_pair``)."""
+    judged: bool = False
+    """It asks the LLM judge (a run with such a grader builds one)."""
+    agent_only: bool = False
+    """It reads what only an agent trial has (a workspace, skill loading): refused in a chat eval."""
+    runs_last: bool = False
+    """It may change the workspace: runs after the other graders have read it, one at a time."""
+    per_pair: bool = False
+    """Judged on the two arms' answers together after the runner (not part of a trial's score)."""
+    judge_texts: Callable[[Any], Sequence[str]] | None = None
+    """The texts its judge calls add to each prompt, one per call (for ``--plan``'s estimate)."""
+    rewrite: Callable[[Any], Any] | None = None
+    """Applied to a raw grader mapping before the type is read (another tool's spelling of it)."""

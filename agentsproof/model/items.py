@@ -1,0 +1,94 @@
+"""What the runner runs: items (one skill, agent or case to evaluate) and their cases.
+
+Every input format turns its files into :class:`EvalItem` values (see
+:mod:`agentsproof.formats`); the runner, the targets and the graders read nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentsproof.model.graders import GraderSpec
+
+DEFAULT_TRIALS = 1
+DEFAULT_TIMEOUT = 300.0
+"""Seconds per trial."""
+DEFAULT_THRESHOLD = 0.6
+"""Pass rate the with-skill arm needs."""
+
+BASELINE_SYSTEM_PROMPT = "You are a helpful assistant."
+"""The without-arm's system prompt: a generic assistant, the same for every item."""
+
+
+@dataclass
+class SkillFile:
+    """The with-arm's skill or agent as a file an agent can load (e.g. ``SKILL.md``)."""
+
+    name: str
+    """The skill/agent name, e.g. ``csv-summary`` (safe as a path segment)."""
+    kind: str
+    """``skill`` or ``agent``."""
+    text: str
+    """The file's text as the eval read it (front matter included)."""
+    source_path: Path | None = None
+    """The skill's own file."""
+    files: tuple[tuple[str, Path], ...] = ()
+    """The skill folder's other files to install beside it: (path relative to the skill
+    folder, the file). Chosen when the eval is loaded (the rule of
+    :func:`agentsproof.model.skillfolder.folder_files`, without the eval's workspace seed);
+    empty for an agent or a skill file that is not a folder's SKILL.md."""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One task of an item: trial ``i`` of each arm runs case ``i % len(cases)``, so the
+    two arms' trial ``i`` always answer the same prompt (see ``EvalItem.case_at``)."""
+
+    name: str
+    prompt: str
+    graders: Sequence[GraderSpec]
+    workspace_seed: Path | None = None
+
+
+@dataclass
+class EvalItem:
+    """What the runner needs to know about one skill/agent eval or tc-eval case."""
+
+    id: str
+    name: str
+    kind: str  # skill | agent | case
+    source_path: str
+    system_prompt: str
+    task_name: str
+    prompt: str
+    graders: Sequence[GraderSpec]
+    trials: int
+    timeout: float
+    threshold: float
+    eval_path: str | None = None
+    source_sha256: str = ""
+    warnings: tuple[str, ...] = ()
+    """E.g. declared tools that cannot run in a chat trial (copied to ItemResult.warnings)."""
+    target: str = "chat"
+    """The target that runs its trials: 'chat' (one chat call) or a targets.yaml name."""
+    workspace_seed: Path | None = None
+    """A folder copied into every trial's workspace (agent targets)."""
+    workspace_files: tuple[tuple[str, bytes], ...] = ()
+    """(relative path, bytes) written into every trial's workspace (tc-eval ``files``)."""
+    workspace_sha: str = ""
+    """A digest of the seed folder and files (part of the journal fingerprint)."""
+    skill: SkillFile | None = None
+    """The skill/agent as a file, for agent targets to install in the with-arm."""
+    arms: tuple[str, ...] = ("with", "without")
+    """The arms to run; ``("with",)`` for a single-arm run (``--baseline none``)."""
+    cases: tuple[Case, ...] = ()
+    """Several tasks (eval.yaml ``tasks:``): ``trials`` counts trials per arm over all cases.
+    Empty: one case, the item's own ``prompt`` and ``graders``."""
+
+    def case_at(self, index: int) -> Case:
+        """The case trial ``index`` runs (round robin, so a batch of trials covers the cases evenly)."""
+        if not self.cases:
+            return Case(self.task_name, self.prompt, self.graders, self.workspace_seed)
+        return self.cases[index % len(self.cases)]

@@ -1,0 +1,95 @@
+"""The one Jinja environment of the reports: templates, autoescape, filters, bytecode cache.
+
+A leaf of the report package: it imports no report module, so every writer can use it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from jinja2 import BytecodeCache, Environment, FileSystemBytecodeCache, PackageLoader, StrictUndefined, select_autoescape
+
+from agentsproof.core.mdtext import md_text
+from agentsproof.core.version import __version__
+
+_env: Environment | None = None
+
+
+def _pvalue(v: float | None) -> str:
+    if v is None:
+        return "—"
+    return "< 0.001" if v < 0.001 else f"{v:.3f}"
+
+
+def _interval(v: Any, fmt: str) -> str:
+    if not v or len(v) != 2 or v[0] is None or v[1] is None:
+        return ""
+    return f"[{format(v[0], fmt)}, {format(v[1], fmt)}]"
+
+
+def _pct_interval(v: Any) -> str:
+    if not v or len(v) != 2 or v[0] is None or v[1] is None:
+        return ""
+    return f"[{v[0] * 100:.0f}%, {v[1] * 100:.0f}%]"
+
+
+def _tokens(v: float | int | None) -> str:
+    return "—" if v is None else f"{v:,.0f}"
+
+
+def _filesize(v: int | None) -> str:
+    from agentsproof.core.units import human_size
+
+    return "—" if v is None else human_size(int(v))
+
+
+def _usd(v: float | None) -> str:
+    if v is None:
+        return "—"
+    sign = "-" if v < 0 else ""
+    v = abs(v)
+    return f"{sign}${v:,.2f}" if v >= 1 else f"{sign}${v:.4f}" if v >= 0.01 or v == 0 else f"{sign}${v:.6f}"
+
+
+def _bytecode_cache() -> BytecodeCache | None:
+    """Compiled templates cached per user (templates only: no run data is ever stored).
+
+    Compiling the report templates costs ~0.2 s a run; the cache turns that into a load.
+    AGENTSPROOF_CACHE_DIR moves it; an unwritable location just disables it.
+    """
+    from agentsproof.core.envcfg import cache_root
+
+    directory = os.path.join(cache_root(), f"jinja-{__version__}")
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError:
+        return None
+    if not os.access(directory, os.W_OK):
+        return None
+    return FileSystemBytecodeCache(directory)
+
+
+def env() -> Environment:
+    global _env
+    if _env is None:
+        _env = Environment(
+            loader=PackageLoader("agentsproof", "templates"),
+            autoescape=select_autoescape(enabled_extensions=("html", "html.j2"), default_for_string=False),
+            undefined=StrictUndefined,
+            trim_blocks=True,
+            lstrip_blocks=True,
+            bytecode_cache=_bytecode_cache(),
+        )
+        _env.filters["pct"] = lambda v: "—" if v is None else f"{v * 100:.0f}%"
+        _env.filters["num"] = lambda v, d=2: "—" if v is None else f"{v:.{d}f}"
+        _env.filters["signed"] = lambda v, d=2: "—" if v is None else f"{v:+.{d}f}"
+        _env.filters["secs"] = lambda v: "—" if v is None else (f"{v * 1000:.0f} ms" if v < 1 else f"{v:.1f} s")
+        _env.filters["pvalue"] = _pvalue
+        _env.filters["ci"] = lambda v, fmt="+.2f": _interval(v, fmt)
+        _env.filters["pct_ci"] = _pct_interval
+        _env.filters["md"] = md_text
+        _env.filters["tokens"] = _tokens
+        _env.filters["usd"] = _usd
+        _env.filters["filesize"] = _filesize
+    return _env
