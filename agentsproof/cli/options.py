@@ -1,5 +1,6 @@
-"""Click options of the "grades that generalise" features, declared once and shared.
+"""Click options shared by the commands, declared once.
 
+The provider, trial and run options are on every run command; 
 ``eval`` and ``eval-all`` take ``--all-tasks``; every run command takes the budget and
 plan options and ``--fail-on-underpowered``; ``eval-all`` also takes ``--p-adjust``.
 They all land in :class:`agentsproof.model.options.RunConfig`.
@@ -7,9 +8,19 @@ They all land in :class:`agentsproof.model.options.RunConfig`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import click
+
+from agentsproof.core.errors import InputError
+from agentsproof.llm.registry import PROVIDERS
+
+PRESETS = {"smoke": 5, "reliable": 15, "regression": 30}
+
+
 
 P_ADJUST_METHODS = ("holm", "bh", "none")
 
@@ -58,3 +69,122 @@ def p_adjust_option(f: Callable) -> Callable:
         default=None,
         help="Adjust the items' p-values for testing many items: holm (default), bh (Benjamini-Hochberg) or none.",
     )(f)
+
+
+def provider_options(f: Callable) -> Callable:
+    f = click.option(
+        "--judge-model",
+        envvar="AGENTSPROOF_JUDGE_MODEL",
+        help="Model for LLM graders (default: --model). Env: AGENTSPROOF_JUDGE_MODEL.",
+    )(f)
+    f = click.option(
+        "--provider",
+        type=click.Choice(PROVIDERS, case_sensitive=False),
+        envvar="AGENTSPROOF_PROVIDER_TYPE",
+        help="LLM provider (default auto: BYOK env, else Copilot, else local). Env: AGENTSPROOF_PROVIDER_TYPE.",
+    )(f)
+    f = click.option("--model", help="Model for the trials. Env: AGENTSPROOF_MODEL.")(f)
+    return f
+
+
+def trial_options(default_trials_help: str) -> Callable[[Callable], Callable]:
+    def deco(f: Callable) -> Callable:
+        for name, n in reversed(list(PRESETS.items())):
+            f = click.option(f"--{name}", "preset", flag_value=name, help=f"{n} trials per arm.")(f)
+        f = click.option("--trials", type=click.IntRange(1, 1000), help=f"Trials per arm ({default_trials_help}).")(f)
+
+        @functools.wraps(f)
+        def wrapper(*args: Any, preset: str | None = None, trials: int | None = None, **kw: Any) -> Any:
+            if preset and trials is not None:
+                raise InputError("command line", "--trials", f"conflicts with --{preset}; give one of them")
+            return f(*args, trials=PRESETS[preset] if preset else trials, **kw)
+
+        return wrapper
+
+    return deco
+
+
+def run_options(f: Callable) -> Callable:
+    f = click.option(
+        "--abort-after",
+        type=click.IntRange(0, None),
+        default=5,
+        show_default=True,
+        help="Stop after this many errored trials in a row, write an incomplete report, exit 30 (0: never).",
+    )(f)
+    f = click.option("--output", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"), show_default=True, help="Output directory.")(f)
+    f = click.option("--ci", is_flag=True, help="Exit 1 when an eval is below its threshold or graded F.")(f)
+    f = click.option("--parallel", type=click.IntRange(1, 512), default=1, show_default=True, help="Concurrent trials across the whole command.")(f)
+    f = click.option(
+        "--adaptive",
+        is_flag=True,
+        help="Run trials in batches; stop once the grade is settled (trials/preset = cap, default 15). See docs/statistics.md.",
+    )(f)
+    f = click.option(
+        "--retry-errors",
+        type=click.Path(dir_okay=False, path_type=Path),
+        metavar="RUN.json",
+        help="Re-run only the errored trials of this saved run (its JSON report) and merge them.",
+    )(f)
+    f = click.option(
+        "--cache-dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        help="Response cache folder (default: $AGENTSPROOF_CACHE_DIR, else ~/.cache/agentsproof).",
+    )(f)
+    f = click.option(
+        "--no-cache",
+        "cache",
+        flag_value=False,
+        default=None,
+        help="Make every call; neither read nor store the response cache (env AGENTSPROOF_NO_CACHE=1).",
+    )(f)
+    f = click.option(
+        "--no-prompt-cache",
+        "prompt_cache",
+        flag_value=False,
+        default=None,
+        help="Do not mark the system prompt for the provider's prompt cache (anthropic; on by default).",
+    )(f)
+    f = click.option(
+        "--resume",
+        is_flag=True,
+        help="Keep the trials journalled by an interrupted or killed run of the same command; run only the missing ones.",
+    )(f)
+    f = click.option(
+        "--target",
+        metavar="NAME",
+        help="Run the trials with this agent (a targets.yaml name, or the built-in 'copilot'); overrides eval.yaml's execution. See docs/agent-trials.md.",
+    )(f)
+    f = click.option(
+        "--targets",
+        "targets_file",
+        type=click.Path(dir_okay=False, path_type=Path),
+        metavar="FILE",
+        help="A targets.yaml to look in first (then beside the eval, .agentsproof/ above it, ~/.config/agentsproof/).",
+    )(f)
+    f = click.option(
+        "--keep-workspaces",
+        is_flag=True,
+        default=None,
+        help="Keep every agent trial's workspace in <report>.workspaces/ (default: deleted after grading).",
+    )(f)
+    f = click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="Also write JUnit XML: one testcase per item or case.")(f)
+    f = click.option("--jsonl", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="Also write one JSON line per trial.")(f)
+    f = click.option(
+        "--baseline",
+        type=click.Choice(["default", "none"]),
+        default="default",
+        show_default=True,
+        help="none: run only the with-arm (or the target alone): pass rates and flaky cases, no grade. See docs/interop.md.",
+    )(f)
+    f = click.option(
+        "--config",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="Record a setting of the agent in the report (repeatable); compare warns when two runs differ.",
+    )(f)
+    return f
+
+
+def threshold_option(f: Callable) -> Callable:
+    return click.option("--threshold", type=click.FloatRange(0, 1), help="Pass rate required in the with-skill arm (default: from eval.yaml).")(f)

@@ -190,7 +190,7 @@ class AgentEventCollector(EventCollector):
             self.agents_selected.append(_name(data.agent_name))
         elif isinstance(data, SessionSkillsLoadedData):
             skills = data.skills if isinstance(data.skills, list) else []
-            self.skills_loaded = [s.path for s in skills if isinstance(getattr(s, "path", None), str)]
+            self.skills_loaded = [path for s in skills if isinstance(path := getattr(s, "path", None), str)]
 
     def _step(self, call_id: Any, name: Any, arguments: Any) -> dict[str, Any] | None:
         call_id = _name(call_id)

@@ -37,7 +37,10 @@ import signal
 import struct
 import sys
 import time
-from typing import IO, Any, BinaryIO
+from typing import IO, TYPE_CHECKING, Any, BinaryIO, cast
+
+if TYPE_CHECKING:
+    from llama_cpp.llama_types import ChatCompletionRequestMessage
 
 ENV_FAULT = "AGENTSPROOF_LOCAL_WORKER_FAULT"
 MAX_FRAME = 256 * 1024 * 1024
@@ -178,14 +181,16 @@ class Model:
             )
         t0 = time.perf_counter()
         try:
-            out = self.llm.create_chat_completion(messages=messages, **params)
+            out = self.llm.create_chat_completion(messages=cast("list[ChatCompletionRequestMessage]", messages), **params)
         except ValueError as exc:
             # llama-cpp-python's own check ("Requested tokens (N) exceed context window of M")
             return _fail("context_overflow", f"context overflow: {exc} (raise AGENTSPROOF_LOCAL_N_CTX)")
         except RuntimeError as exc:
             return _fail("error", f"llama.cpp failed: {exc}")
         latency = time.perf_counter() - t0
-        usage = out.get("usage") or {}
+        if not isinstance(out, dict):  # a stream: only returned when stream=True, which is never asked for
+            return _fail("error", "llama.cpp returned a stream")
+        usage: dict[str, Any] = dict(out.get("usage") or {})
         return {
             "ok": True,
             "text": out["choices"][0]["message"].get("content") or "",

@@ -41,6 +41,7 @@ from agentsproof.llm.retry import MIN_ATTEMPT_S, RetryPolicy
 from agentsproof.model.results import LogEvent, ToolCall
 from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord
 from agentsproof.targets.config import _ENV_REF, HttpTargetSpec
+from agentsproof.targets.dotted import lookup, overlap, put
 
 SOURCE = "targets.yaml"
 RETRY_STATUS = frozenset({408, 429, 502, 503, 504})
@@ -50,8 +51,6 @@ MAX_ERROR_BODY = 16 * 1024
 MAX_EXCERPT_CHARS = 200
 MAX_TEXT_CHARS = 2_000
 """Longest tool-call arguments or result kept in the trajectory."""
-MAX_KEYS_SHOWN = 8
-_MISSING = object()
 
 
 class HttpTarget(Target):
@@ -100,7 +99,7 @@ class HttpTarget(Target):
             path = getattr(spec, field)
             if path is not None and "" in path.split("."):
                 raise InputError(self.source, f"{self.name}.{field}", f"{path!r} has an empty segment (write 'a.b.0.c')")
-        if spec.skill_field is not None and _overlap(spec.skill_field, spec.request_field):
+        if spec.skill_field is not None and overlap(spec.skill_field, spec.request_field):
             raise InputError(self.source, f"{self.name}.skill_field", f"{spec.skill_field!r} overlaps request_field {spec.request_field!r}")
         try:
             json.dumps(spec.extra)
@@ -109,7 +108,7 @@ class HttpTarget(Target):
         for field, path in (("request_field", spec.request_field), ("skill_field", spec.skill_field)):
             if path is not None:
                 try:
-                    _put(copy.deepcopy(spec.extra), path, "")
+                    put(copy.deepcopy(spec.extra), path, "")
                 except ValueError as exc:
                     raise InputError(self.source, f"{self.name}.{field}", f"{path!r} cannot be set in the body: {exc}") from None
 
@@ -134,11 +133,11 @@ class HttpTarget(Target):
     async def run(self, trial: TrialInput) -> TrialRecord:
         spec = self.spec
         body = copy.deepcopy(spec.extra)
-        _put(body, spec.request_field, trial.prompt)
+        put(body, spec.request_field, trial.prompt)
         url, shown_url = spec.url, self.shown.url
         if trial.with_skill:
             if spec.skill_field is not None:
-                _put(body, spec.skill_field, trial.skill.text if trial.skill is not None else trial.system)
+                put(body, spec.skill_field, trial.skill.text if trial.skill is not None else trial.system)
             elif spec.with_url is not None:
                 url, shown_url = spec.with_url, self.shown.with_url or spec.with_url
         timeout = spec.timeout or trial.timeout
@@ -225,7 +224,7 @@ class HttpTarget(Target):
         except ReplyError as exc:
             start = " ".join(raw[:80].decode("utf-8", "replace").split())
             raise TargetError(self._scrub(f"{exc}; it starts with {start!r}"), kind="malformed") from None
-        answer, why = _lookup(data, spec.answer_field)
+        answer, why = lookup(data, spec.answer_field)
         if why is not None:
             raise TargetError(self._scrub(f"the reply has no answer at answer_field {spec.answer_field!r}: {why}"), kind="malformed")
         if isinstance(answer, (int, float)) and not isinstance(answer, bool):
@@ -260,7 +259,7 @@ class HttpTarget(Target):
     def _optional(data: Any, path: str | None) -> Any:
         if path is None:
             return None
-        value, why = _lookup(data, path)
+        value, why = lookup(data, path)
         return None if why is not None else value
 
     def _scrub(self, text: str) -> str:
@@ -315,62 +314,6 @@ def _retry_after(headers: httpx.Headers) -> float | None:
     from agentsproof.llm.openai_wire import retry_after as parse
 
     return parse(headers)
-
-
-def _overlap(a: str, b: str) -> bool:
-    return a == b or a.startswith(b + ".") or b.startswith(a + ".")
-
-
-def _index(container: list[Any], seg: str) -> int | None:
-    return int(seg) if seg.isdigit() and len(seg) < 10 and int(seg) < len(container) else None
-
-
-def _put(body: dict[str, Any], path: str, value: Any) -> None:
-    """Set ``value`` at dotted ``path``, creating objects on the way; ValueError when a
-    value already in the body (from ``extra``) is in the way."""
-    cur: Any = body
-    segs = path.split(".")
-    for depth, seg in enumerate(segs):
-        last = depth == len(segs) - 1
-        where = ".".join(segs[:depth]) or "the body"
-        if isinstance(cur, dict):
-            if last:
-                cur[seg] = value
-                return
-            cur = cur.setdefault(seg, {})
-        elif isinstance(cur, list) and (i := _index(cur, seg)) is not None:
-            if last:
-                cur[i] = value
-                return
-            cur = cur[i]
-        else:
-            raise ValueError(f"{where} is {_kind(cur)} in extra")
-    # not reached: the last segment always returns or raises
-
-
-def _lookup(data: Any, path: str) -> tuple[Any, str | None]:
-    """(value at dotted ``path``, None), or (_MISSING, what was there instead)."""
-    cur = data
-    segs = path.split(".")
-    for depth, seg in enumerate(segs):
-        where = repr(".".join(segs[:depth])) if depth else "the reply"
-        if isinstance(cur, dict):
-            if seg not in cur:
-                keys = [k[:40] for k in list(cur)[:MAX_KEYS_SHOWN]]
-                more = ", ..." if len(cur) > MAX_KEYS_SHOWN else ""
-                has = f"its keys are {', '.join(map(repr, keys))}{more}" if keys else "it is an empty object"
-                return _MISSING, f"{where} has no {seg[:40]!r} ({has})"
-            cur = cur[seg]
-        elif isinstance(cur, list):
-            i = _index(cur, seg)
-            if i is None:
-                return _MISSING, f"{where} is an array of {len(cur)} item{'s' if len(cur) != 1 else ''}, no item {seg[:40]!r}"
-            cur = cur[i]
-        else:
-            return _MISSING, f"{where} is {_kind(cur)}, not an object"
-    if cur is None:
-        return _MISSING, f"{path!r} is null"
-    return cur, None
 
 
 def _openai_usage(raw: Any) -> Any:

@@ -1,0 +1,170 @@
+"""The run commands: ``eval``, ``eval-all``, ``tc-eval`` and ``eval-generate``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from agentsproof.cli.options import (
+    budget_options,
+    p_adjust_option,
+    provider_options,
+    run_options,
+    tasks_option,
+    threshold_option,
+    trial_options,
+)
+from agentsproof.core.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
+
+
+def finish(run: Any, written: dict[str, Path], ci: bool, fail_on_underpowered: bool = False) -> None:
+    from agentsproof.commands.console import print_run
+
+    if run is None:  # --plan: printed, nothing ran
+        sys.exit(EXIT_OK)
+    print_run(run, written)
+    if run.incomplete or run.overall.errored:
+        sys.exit(EXIT_ERROR)
+    if ci and run.overall.failed:
+        sys.exit(EXIT_FAILED)
+    if ci and fail_on_underpowered and any((it.stats or {}).get("verdict") == "underpowered" for it in run.items):
+        sys.exit(EXIT_FAILED)
+    sys.exit(EXIT_OK)
+
+
+@click.command("eval")
+@click.argument("path", type=click.Path(path_type=Path))
+@trial_options("default: from eval.yaml")
+@threshold_option
+@click.option("--skill", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="An EVAL.yaml's with-arm skill (default: skills/<name>/SKILL.md above its evals/ folder).")
+@provider_options
+@run_options
+@tasks_option
+@budget_options
+def eval_cmd(path: Path, **opts: Any) -> None:
+    """Run one eval.yaml (or EVAL.yaml): N trials with the skill/agent, N without.
+
+    Writes runs/<plugin>/<skill>-eval.{md,json,html} (agents: <name>-agent-eval.*),
+    and keeps a copy of the JSON in runs/<plugin>/history/. An EVAL.yaml
+    (agentv's or the reference's dialect) runs one case per test, like
+    tc-eval, and writes runs/<name>/<name>-tc-eval.*; see docs/interop.md.
+
+    \b
+    Example:
+      agentsproof eval evals/my-plugin/skills/my-skill/eval.yaml --smoke --model gpt-4o
+      agentsproof eval skills/my-skill/evals/EVAL.yaml --trials 3 --model gpt-4o
+    """
+    from agentsproof.commands.run import run_eval
+    from agentsproof.model.options import RunConfig
+
+    cfg = RunConfig.from_cli(opts)
+    run, written = run_eval(path, cfg)
+    finish(run, written, cfg.ci, cfg.fail_on_underpowered)
+
+
+@click.command("eval-all")
+@click.argument("directory", type=click.Path(path_type=Path))
+@trial_options("default: from each eval.yaml")
+@threshold_option
+@provider_options
+@run_options
+@tasks_option
+@budget_options
+@p_adjust_option
+@click.option("--shard", metavar="I/N", help="Run only slice I of N (stable, by item id), e.g. one per CI machine; join them with `agentsproof merge`.")
+def eval_all_cmd(directory: Path, **opts: Any) -> None:
+    """Run every eval.yaml (and skill EVAL.yaml, evals/evals.json) below DIRECTORY.
+
+    Writes one report for the plugin: runs/<plugin>/<plugin>-eval.html, plus
+    eval-all-summary.md and eval-all-summary.json.
+
+    \b
+    Example:
+      agentsproof eval-all evals/my-plugin/ --smoke --ci --model gpt-4o
+      agentsproof eval-all evals/my-plugin/ --shard 2/4 --output runs/shard-2
+    """
+    from agentsproof.commands.run import run_eval_all
+    from agentsproof.model.options import RunConfig
+
+    cfg = RunConfig.from_cli(opts)
+    run, written = run_eval_all(directory, cfg)
+    finish(run, written, cfg.ci, cfg.fail_on_underpowered)
+
+
+@click.command("tc-eval")
+@click.argument("path", type=click.Path(path_type=Path))
+@trial_options("default: 1")
+@click.option("--threshold", type=click.FloatRange(0, 1), help="Pass rate required per case in the with-skill arm (default 0.6; EVAL.yaml: 0.8).")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=300.0, show_default=True, help="Seconds per trial.")
+@click.option("--skill", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="A JSONL dataset's or EVAL.yaml's with-arm skill (without one the model or --target runs alone).")
+@provider_options
+@run_options
+@budget_options
+def tc_eval_cmd(path: Path, **opts: Any) -> None:
+    """Run hand-authored test cases from an evals.json, EVAL.yaml or JSONL dataset.
+
+    Each assertion is judged in its own LLM call; expected_output is an LLM
+    rubric. Writes runs/<name>/<name>-tc-eval.{html,md,json}: the JSON
+    file's stem, or for evals.json the skill's folder name. A .jsonl file
+    is an agentprobe-style dataset (id, input, expected_answer, answer_match,
+    expected_tools, tags), graded without a judge; an EVAL.yaml runs one case
+    per test; see docs/interop.md.
+
+    \b
+    Example:
+      agentsproof tc-eval path/to/evals.json --trials 2 --model gpt-4o
+      agentsproof tc-eval skills/my-skill/evals/EVAL.yaml --trials 2 --model gpt-4o
+      agentsproof tc-eval cases.jsonl --skill SKILL.md --trials 5 --model gpt-4o
+    """
+    from agentsproof.commands.run import run_tc_eval
+    from agentsproof.model.options import RunConfig
+
+    cfg = RunConfig.from_cli(opts)
+    run, written = run_tc_eval(path, cfg)
+    finish(run, written, cfg.ci, cfg.fail_on_underpowered)
+
+
+@click.command("eval-generate")
+@click.option(
+    "--plugin-dir",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Plugin folder: skills/*/SKILL.md and agents/*.md, an awesome-copilot plugin (plugin.json) or a Claude Code plugin (.claude-plugin/plugin.json).",
+)
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Output folder (default: evals/<plugin-name>/).")
+@click.option("--trials", type=click.IntRange(1, 1000), default=1, show_default=True, help="Trials per arm written into each eval.yaml.")
+@click.option("--dry-run", is_flag=True, help="Print what would be written; write nothing.")
+@click.option("--parallel", type=click.IntRange(1, 64), default=1, show_default=True, help="Items generated (and check trials run) at once.")
+@click.option("--check/--no-check", default=True, show_default=True, help="Check each eval: a relevance judge call, then a short real run of both arms.")
+@click.option("--check-trials", type=click.IntRange(1, 100), default=2, show_default=True, help="Trials per arm of the check run (at least one per case).")
+@click.option("--check-retries", type=click.IntRange(0, 10), default=1, show_default=True, help="Regenerations, with the evidence, of an eval with fewer than 5 distinct cases, a copied case, or one that is unrelated or does not discriminate.")
+@provider_options
+def eval_generate_cmd(**opts: Any) -> None:
+    """Write one eval.yaml per skill and agent of a plugin, using an LLM.
+
+    Each generated file is validated against the eval.yaml schema; an invalid
+    one is retried once with the validation error. It must hold at least 5
+    distinct tasks (cases), none copied from the skill's text (word 5-gram
+    overlap above 30 %) and none naming the skill or its title; otherwise it
+    is regenerated with the measurement (--check-retries) and, after that,
+    the item fails. Then it is checked: a judge
+    rejects a task unrelated to the skill, and a short real run (--check-trials
+    per arm) must show the with-skill arm beating the baseline; a failing eval
+    is regenerated with the evidence, and one still weak is written with a
+    '# weak:' header and listed. Rejected replies are kept in <out>/.rejected/.
+    A skill's whole folder (references/, assets/, scripts/) is copied beside
+    its eval, an agent's file beside its eval. --model defaults to gpt-4o
+    (after AGENTSPROOF_MODEL; the local provider runs its own model);
+    --judge-model makes the relevance check's call.
+
+    \b
+    Example:
+      agentsproof eval-generate --plugin-dir path/to/my-plugin --trials 3 --model gpt-4o
+    """
+    from agentsproof.generator.command import generate_cli
+
+    code = generate_cli(**opts)
+    sys.exit(code)

@@ -1,0 +1,202 @@
+"""The other commands: ``schema``, ``convert``, ``doctor``, ``compare``, ``merge``, ``runs-needed``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from agentsproof.cli.options import provider_options
+from agentsproof.cli.run import finish
+from agentsproof.core.errors import EXIT_FAILED, EXIT_OK, InputError
+
+
+@click.command("schema")
+@click.argument("which", type=click.Choice(["eval-yaml", "evals-json", "targets-yaml", "report"]))
+def schema_cmd(which: str) -> None:
+    """Print the JSON Schema of an input file format or of the JSON report.
+
+    eval-yaml: eval.yaml files; evals-json: tc-eval's evals.json; targets-yaml:
+    the agents agent trials run (docs/agent-trials.md); report: the JSON report
+    every command writes (versioned, see docs/report-schema.md).
+
+    \b
+    Example:
+      agentsproof schema evals-json > evals.schema.json
+    """
+    import json
+
+    from agentsproof.formats.evalfile import SkillEvalConfig
+    from agentsproof.model.tc_eval import evals_json_schema
+    from agentsproof.report.render import json_schema
+    from agentsproof.targets.config import targets_json_schema
+
+    schema = {
+        "eval-yaml": SkillEvalConfig.model_json_schema, "evals-json": evals_json_schema,
+        "targets-yaml": targets_json_schema, "report": json_schema,
+    }[which]()
+    click.echo(json.dumps(schema, indent=2))
+
+
+@click.command("convert")
+@click.argument("path", type=click.Path(path_type=Path), metavar="FILE")
+@click.option("--to", "to", required=True, type=click.Choice(["EVAL.yaml", "eval-yaml", "evals-json", "agentprobe-report"]), help="The format to write (eval-yaml: the same as EVAL.yaml).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="Write here instead of stdout.")
+@click.option("--skill", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="The skill an EVAL.yaml is for, when it is not skills/<name>/SKILL.md (for skill_name).")
+def convert_cmd(path: Path, to: str, out: Path | None, skill: Path | None) -> None:
+    """Convert between evals.json, eval.yaml and EVAL.yaml, or a run to an agentprobe report.
+
+    evals.json -> EVAL.yaml and back (skill_name -> name, id -> tests[].id, prompt
+    -> input, expected_output kept, assertions -> rubrics); eval.yaml -> EVAL.yaml;
+    a saved run (RUN.json) -> an agentprobe report that agentprobe-compare reads.
+    What the target format cannot hold is named in a 'warning: ... lossy' line.
+
+    \b
+    Example:
+      agentsproof convert skills/my-skill/evals/evals.json --to EVAL.yaml --out skills/my-skill/evals/EVAL.yaml
+      agentsproof convert runs/cases/cases-tc-eval.json --to agentprobe-report --out before.json
+    """
+    from agentsproof.core.inputs import display
+    from agentsproof.interop.convert import convert
+
+    text, warnings = convert(path, to, skill)
+    for w in warnings:
+        click.echo(f"warning: {display(path)}: lossy: {w}", err=True)
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise InputError(str(out), "--out", f"cannot write: {err.strerror or err}") from None
+    click.echo(f"wrote {display(out)}", err=True)
+
+
+@click.command("doctor")
+@provider_options
+def doctor_cmd(**opts: Any) -> None:
+    """Make one tiny call through the configured provider and report on it.
+
+    Prints provider, model and latency, or what to fix. Exit 0 when the call
+    works, 30 when it does not.
+
+    \b
+    Example:
+      agentsproof doctor --provider local
+    """
+    from agentsproof.commands.run import doctor
+
+    sys.exit(doctor(**opts))
+
+
+@click.command("compare")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path), metavar="BEFORE AFTER | [RUNS_DIR]")
+@click.option("--last", type=click.IntRange(2, 1000), metavar="N", help="Compare the newest run in RUNS_DIR (default runs/) with the one N-1 runs before it (history/ copies).")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True, help="Significance level for BETTER / WORSE.")
+@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write the comparison as Markdown to this file.")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON on stdout instead of the table.")
+@click.option("--ci", is_flag=True, help="Exit 1 when any item or case is WORSE.")
+def compare_cmd(paths: tuple[Path, ...], last: int | None, alpha: float, markdown_path: Path | None, as_json: bool, ci: bool) -> None:
+    """Compare two saved runs, item by item (or case by case).
+
+    Per item, a two-sided Fisher exact test on the with-skill arm's pass/fail
+    counts: SAME, BETTER, WORSE, NOISE, NEW, REMOVED or INCONCLUSIVE; ↑/↓ mark
+    a pass rate that rose/fell, and a last row gives the overall pass rate.
+    BEFORE and AFTER may be JSON reports of any command, agentprobe report
+    files or agentv index.jsonl files (the format is detected). Warns when the
+    runs' --config settings differ.
+
+    \b
+    Example:
+      agentsproof compare before/eval-all-summary.json runs/my-plugin/eval-all-summary.json --ci
+      agentsproof compare --last 2 runs/
+    """
+    import json
+
+    from agentsproof.interop.compare_extra import compare_any, last_runs
+    from agentsproof.report.compare import render_markdown, render_terminal
+
+    if last is not None:
+        if len(paths) > 1:
+            raise InputError("command line", "--last", "takes at most one RUNS_DIR, not BEFORE AFTER")
+        before, after = last_runs(paths[0] if paths else Path("runs"), last)
+    elif len(paths) != 2:
+        raise InputError("command line", "compare", "give BEFORE AFTER, or --last N [RUNS_DIR]")
+    else:
+        before, after = paths
+    cmp = compare_any(before, after, alpha)
+    if as_json:
+        click.echo(json.dumps(cmp.to_dict(), indent=2))
+    else:
+        click.echo(render_terminal(cmp))
+    if markdown_path is not None:
+        try:
+            markdown_path.parent.mkdir(parents=True, exist_ok=True)
+            markdown_path.write_text(render_markdown(cmp), encoding="utf-8")
+        except OSError as err:
+            raise InputError(str(markdown_path), None, f"cannot write: {err.strerror or err}") from None
+    sys.exit(EXIT_FAILED if ci and cmp.worse else EXIT_OK)
+
+
+@click.command("merge")
+@click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="RESULT.json...")
+@click.option("--output", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"), show_default=True, help="Output directory.")
+@click.option("--ci", is_flag=True, help="Exit 1 when an eval is below its threshold or graded F.")
+def merge_cmd(results: tuple[Path, ...], output: Path, ci: bool) -> None:
+    """Join the reports of `eval-all --shard I/N` runs into one report.
+
+    The merged report is the one a single machine would have written: the same items,
+    in the same order, with the run's summaries computed anew. Exit codes as eval-all.
+
+    \b
+    Example:
+      agentsproof merge shard-*/my-plugin/eval-all-summary.json --output runs
+    """
+    from agentsproof.executor.merge import merge_runs
+    from agentsproof.report.files import prepare_output, report_targets, write_reports
+    from agentsproof.stats.compare import load_run
+
+    run = merge_runs([(p, load_run(p)) for p in results])
+    single = run.items[0] if run.command == "eval" and run.items else None
+    targets = report_targets(run.command, output, run.plugin, single.name if single else run.plugin, single.kind if single else None)
+    prepare_output(output, targets)
+    finish(run, write_reports(run, targets), ci)
+
+
+@click.command("runs-needed")
+@click.option("--before", type=click.FloatRange(0, 1), required=True, help="True pass rate before the change (0..1).")
+@click.option("--after", type=click.FloatRange(0, 1), required=True, help="True pass rate after the change (0..1).")
+@click.option("--power", "target", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.8, show_default=True, help="Chance of detecting the change.")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True, help="Significance level of compare.")
+def runs_needed_cmd(before: float, after: float, target: float, alpha: float) -> None:
+    """How many runs per side compare needs to detect a change in pass rate.
+
+    Exact power of compare's two-sided Fisher test (counting only a verdict in
+    the change's direction), by enumerating every binomial outcome; searches
+    up to 100 runs per side.
+
+    \b
+    Example:
+      agentsproof runs-needed --before 1.0 --after 0.8
+    """
+    from agentsproof.stats.power import runs_needed
+
+    if abs(before - after) < 1e-12:
+        raise InputError("command line", "--after", "equals --before; there is no change to detect")
+    res = runs_needed(before, after, target, alpha)
+    verdict = "WORSE" if after < before else "BETTER"
+    if res.runs is None:
+        click.echo(
+            f"{before:g} → {after:g}: power {target:g} not reached within {res.max_runs} runs per side "
+            f"(power at {res.max_runs}: {res.achieved:.3f}; alpha {alpha:g})"
+        )
+    else:
+        click.echo(
+            f"{before:g} → {after:g}: {res.runs} runs per side give power {res.achieved:.3f} "
+            f"(chance compare says {verdict}; alpha {alpha:g})"
+        )
+
+
