@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentsproof.core.version import __version__
-
 _SDK_NAMES = (
     "AgentsProof",
     "AgentRun",
@@ -30,6 +28,10 @@ __all__ = ["__version__", *_SDK_NAMES]
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # kept in agentsproof.core.version; loaded on use, like the SDK
+        from agentsproof.core.version import __version__
+
+        return __version__
     if name in _SDK_NAMES:
         from agentsproof import sdk
 
@@ -40,4 +42,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_SDK_NAMES))
+    return sorted(set(globals()) | set(_SDK_NAMES) | {"__version__"})
