@@ -72,6 +72,7 @@ def test_target_entry(name):
     cls = _resolve(targets.KINDS[name])
     assert issubclass(cls, Target)
     assert cls.kind == name
+    assert cls.spec_model is not None and cls.spec_model.model_fields["type"].annotation.__args__ == (name,)
     assert re.search(rf"^#+ `{re.escape(name)}`", _headings("agent-trials.md"), re.M), f"docs/agent-trials.md: no section for the {name!r} target"
 
 

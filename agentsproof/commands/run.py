@@ -23,7 +23,7 @@ from agentsproof.model.settings import RunSettings
 from agentsproof.report.files import prepare_output, report_targets
 
 if TYPE_CHECKING:
-    from agentsproof.targets.config import TargetDef
+    from agentsproof.targets.spec import TargetDef
 
 
 def write_outputs(run: RunResult, targets: dict[str, Path]) -> dict[str, Path]:

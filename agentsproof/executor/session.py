@@ -28,7 +28,7 @@ from agentsproof.targets.base import Target
 from agentsproof.targets.chat import ChatTarget
 
 if TYPE_CHECKING:
-    from agentsproof.targets.config import TargetDef
+    from agentsproof.targets.spec import TargetDef
 
 T = TypeVar("T")
 

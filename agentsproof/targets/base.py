@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from agentsproof.core.errors import TargetError as TargetError  # re-exported: targets raise it from here
 from agentsproof.model.items import EvalItem, SkillFile
 from agentsproof.model.results import LogEvent, ToolCall, Usage
@@ -67,6 +69,8 @@ class Target(abc.ABC):
 
     kind: str = "chat"
     """``chat``, ``copilot``, ``command``, ``http``."""
+    spec_model: type[BaseModel] | None = None
+    """Its targets.yaml entry (None for the built-in chat call, which has none)."""
     name: str = "chat"
     """The name in targets.yaml (``chat`` for the built-in chat call)."""
     uses_workspace: bool = False

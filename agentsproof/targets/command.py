@@ -49,12 +49,15 @@ import signal
 import tempfile
 from collections import deque
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, field_validator, model_validator
 
 from agentsproof.core.procgroup import MAX_OUTPUT_BYTES, Outcome, run_group
+from agentsproof.model.graders import FieldError, Strict
 from agentsproof.model.results import LogEvent
 from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord
-from agentsproof.targets.config import TARGETS_FILE, CommandTargetSpec
+from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, TARGETS_FILE, relative
 from agentsproof.targets.trace import parse_trace, read_bounded
 
 REASON_CHARS = 300
@@ -62,10 +65,52 @@ MAX_SKILL_BYTES = 50 * 1024 * 1024
 """Of the skill folder's files copied beside the installed skill."""
 DEFAULT_TRACE_NAME = "trace.jsonl"
 _PLACEHOLDER = re.compile(r"\{(prompt|workspace|skill_file|model)\}")
-_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class CommandTargetSpec(Strict):
+    """Any CLI agent, run in the trial's workspace."""
+
+    type: Literal["command"]
+    command: list[Annotated[str, Field(min_length=1)]] = Field(
+        min_length=1, description="argv; '{prompt}' is replaced by the instruction (else it goes on stdin)."
+    )
+    stdin: bool = Field(False, strict=True, description="Send the instruction on stdin even when argv has '{prompt}'.")
+    skill_path: str = Field(
+        ".agents/skills/{name}/SKILL.md",
+        description="Where the with-arm's skill file is installed in the workspace ('{name}' = the skill's name).",
+    )
+    answer_file: str | None = Field(None, description="Read the answer from this workspace file instead of stdout.")
+    trace_file: str | None = Field(
+        None, description="A JSONL file of tool calls the agent writes (relative to the workspace); env AGENTSPROOF_TRACE_FILE names it."
+    )
+    env: dict[str, str] = Field(default_factory=dict, description="Extra environment variables ('${VAR}' allowed).")
+    timeout: float | None = Field(None, gt=0, le=MAX_TARGET_TIMEOUT, allow_inf_nan=False, description="Seconds; default: the eval's.")
+    sandbox: bool = Field(False, strict=True, description="Run under bubblewrap: workspace read-write, the rest read-only, loopback only.")
+    loopback_ports: list[Annotated[int, Field(ge=1, le=65535, strict=True)]] = Field(
+        default_factory=list,
+        max_length=32,
+        description="With sandbox: host ports on 127.0.0.1 the agent may still reach (e.g. a local model server), as 127.0.0.1:PORT inside.",
+    )
+
+    @field_validator("skill_path", "answer_file", "trace_file")
+    @classmethod
+    def _inside(cls, value: str | None) -> str | None:
+        return relative(value)
+
+    @model_validator(mode="after")
+    def _ports_need_sandbox(self) -> CommandTargetSpec:
+        if self.loopback_ports and not self.sandbox:
+            raise FieldError("loopback_ports", "only applies with 'sandbox: true' (without a sandbox every port is reachable)")
+        if len(set(self.loopback_ports)) != len(self.loopback_ports):
+            raise FieldError("loopback_ports", "lists a port twice")
+        return self
 
 
 class CommandTarget(Target):
+
+    spec_model = CommandTargetSpec
+    """Its targets.yaml entry (``type: command``)."""
     kind = "command"
     uses_workspace = True
 
@@ -197,7 +242,7 @@ def _secret_values(spec: CommandTargetSpec, shown: CommandTargetSpec) -> list[st
     """Values that may be secrets: every ``env`` value and every ``${VAR}`` a field names."""
     found = set(spec.env.values())
     for text in [*shown.command, *shown.env.values()]:
-        found.update(os.environ.get(name, "") for name in _ENV_REF.findall(text))
+        found.update(os.environ.get(name, "") for name in ENV_REF.findall(text))
     return sorted((v for v in found if len(v) >= 4), key=len, reverse=True)
 
 

@@ -38,25 +38,43 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
 
 from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.llm.base import LLMError
 from agentsproof.llm.copilot import CopilotClient, copilot_status
 from agentsproof.llm.copilot_events import AgentEventCollector
+from agentsproof.model.graders import Strict
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT
 from agentsproof.model.results import LogEvent
 from agentsproof.model.skillfolder import split_frontmatter
 from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord
-from agentsproof.targets.config import CopilotTargetSpec
 from agentsproof.targets.copilot_guard import PermissionGuard, inside
+from agentsproof.targets.spec import MAX_TARGET_TIMEOUT
 
 SKILL_TOOL = "skill"
 MAX_STAGED_BYTES = 50 * 1024 * 1024
 """A skill folder is copied for ``inject: skill`` up to this many bytes (SKILL.md always)."""
 
 
+class CopilotTargetSpec(Strict):
+    """The GitHub Copilot CLI through its SDK, working in the trial's workspace."""
+
+    type: Literal["copilot"]
+    tools: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=lambda: ["bash", "view", "create"])
+    inject: Literal["skill", "system"] = Field(
+        "system", description="system: the skill is the system message; skill: loaded as a Copilot skill (skill_directories)."
+    )
+    model: str | None = Field(None, description="Default: the run's --model.")
+    timeout: float | None = Field(None, gt=0, le=MAX_TARGET_TIMEOUT, allow_inf_nan=False)
+
+
 class CopilotTarget(Target):
+
+    spec_model = CopilotTargetSpec
+    """Its targets.yaml entry (``type: copilot``)."""
     kind = "copilot"
     uses_workspace = True
 

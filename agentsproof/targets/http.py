@@ -19,16 +19,17 @@ import copy
 import json
 import os
 import random
+import re
 import time
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import httpx
+from pydantic import Field, field_validator, model_validator
 
 from agentsproof.core.errors import InputError
 from agentsproof.llm.base import _SECRET_PARAM, scrub, scrub_url, url_secrets
 from agentsproof.llm.replies import (
-    MAX_NAME_CHARS,
     MAX_TOOL_CALLS,
     ReplyError,
     _kind,
@@ -38,10 +39,11 @@ from agentsproof.llm.replies import (
     usage_of,
 )
 from agentsproof.llm.retry import MIN_ATTEMPT_S, RetryPolicy
+from agentsproof.model.graders import FieldError, Strict
 from agentsproof.model.results import LogEvent, ToolCall
 from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord
-from agentsproof.targets.config import _ENV_REF, HttpTargetSpec
-from agentsproof.targets.dotted import lookup, overlap, put
+from agentsproof.targets.http_reply import lookup, openai_usage, overlap, put, tool_call
+from agentsproof.targets.spec import ENV_REF, MAX_TARGET_TIMEOUT
 
 SOURCE = "targets.yaml"
 RETRY_STATUS = frozenset({408, 429, 502, 503, 504})
@@ -49,11 +51,56 @@ RETRY_STATUS = frozenset({408, 429, 502, 503, 504})
 MAX_ERROR_BODY = 16 * 1024
 """Most bytes read of a non-2xx reply, for the excerpt in the error."""
 MAX_EXCERPT_CHARS = 200
-MAX_TEXT_CHARS = 2_000
-"""Longest tool-call arguments or result kept in the trajectory."""
+
+
+class HttpTargetSpec(Strict):
+    """Any JSON agent endpoint: POST {request_field: prompt, ...extra} → answer at a dotted path."""
+
+    type: Literal["http"]
+    url: str = Field(min_length=1)
+    with_url: str | None = Field(None, description="A second endpoint for the with-arm (instead of skill_field).")
+    request_field: str = Field("prompt", min_length=1, description="Dotted path of the instruction in the request body.")
+    answer_field: str = Field("answer", min_length=1, description="Dotted path of the answer in the reply, e.g. 'choices.0.text'.")
+    tools_field: str | None = Field(None, description="Dotted path of the tool calls (names, or objects with 'name').")
+    skill_field: str | None = Field(None, description="Dotted path the with-arm's skill text is sent in.")
+    skill_used_field: str | None = Field(None, description="Dotted path of a boolean: the agent used the skill.")
+    usage_field: str | None = Field(None, description="Dotted path of an OpenAI-style usage object.")
+    cost_field: str | None = Field(None, description="Dotted path of the trial's cost in USD (a number); default: usage.cost.")
+    token_env: str | None = Field(None, description="Env var holding a bearer token (sent as Authorization: Bearer).")
+    headers: dict[str, str] = Field(default_factory=dict, description="Extra headers ('${VAR}' allowed).")
+    extra: dict[str, Any] = Field(default_factory=dict, description="Fixed fields merged into every request body.")
+    timeout: float | None = Field(None, gt=0, le=MAX_TARGET_TIMEOUT, allow_inf_nan=False)
+    max_concurrency: int | None = Field(None, ge=1, le=512, strict=True)
+
+    @field_validator("url", "with_url")
+    @classmethod
+    def _http(cls, value: str | None) -> str | None:
+        if value is not None and not ENV_REF.search(value) and not re.match(r"^https?://", value):
+            raise ValueError(f"{value!r} is not an http:// or https:// URL")
+        return value
+
+    @field_validator("token_env")
+    @classmethod
+    def _env_name(cls, value: str | None) -> str | None:
+        if value is not None and not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", value):
+            raise ValueError(f"{value!r} is not an environment variable name (give the name, not the token)")
+        return value
+
+    @model_validator(mode="after")
+    def _one_skill_route(self) -> HttpTargetSpec:
+        if self.skill_field is not None and self.with_url is not None:
+            raise FieldError("with_url", "give one of skill_field and with_url")
+        if self.skill_field is None and self.with_url is None:
+            raise FieldError(
+                "skill_field", "is required (or with_url): without one, both arms send the same request and the eval measures nothing"
+            )
+        return self
 
 
 class HttpTarget(Target):
+
+    spec_model = HttpTargetSpec
+    """Its targets.yaml entry (``type: http``)."""
     kind = "http"
     uses_workspace = False
 
@@ -232,7 +279,7 @@ class HttpTarget(Target):
         if not isinstance(answer, str):
             raise TargetError(f"the answer at answer_field {spec.answer_field!r} is {_kind(answer)}, not text", kind="malformed")
         trajectory = self._tools(data, log)
-        usage, cost = usage_of(_openai_usage(self._optional(data, spec.usage_field)))
+        usage, cost = usage_of(openai_usage(self._optional(data, spec.usage_field)))
         if spec.cost_field is not None:
             cost = cost_value(self._optional(data, spec.cost_field))
         used = self._optional(data, spec.skill_used_field)
@@ -253,7 +300,7 @@ class HttpTarget(Target):
         if not isinstance(raw, list):
             log.append(LogEvent(t=0.0, role="info", text=f"tools_field {self.spec.tools_field!r} is {_kind(raw)}, not an array; ignored"))
             return []
-        return [call for call in map(_tool_call, raw[:MAX_TOOL_CALLS]) if call is not None]
+        return [call for call in map(tool_call, raw[:MAX_TOOL_CALLS]) if call is not None]
 
     @staticmethod
     def _optional(data: Any, path: str | None) -> Any:
@@ -316,52 +363,9 @@ def _retry_after(headers: httpx.Headers) -> float | None:
     return parse(headers)
 
 
-def _openai_usage(raw: Any) -> Any:
-    """``input_tokens``/``output_tokens`` (Responses, Anthropic style) as ``prompt_tokens``/``completion_tokens``."""
-    if isinstance(raw, dict) and "prompt_tokens" not in raw and ("input_tokens" in raw or "output_tokens" in raw):
-        return {**raw, "prompt_tokens": raw.get("input_tokens"), "completion_tokens": raw.get("output_tokens")}
-    return raw
-
-
-def _text(value: Any) -> str:
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        value = json.dumps(value, ensure_ascii=False)  # depth is bounded by load_json
-    return value[:MAX_TEXT_CHARS]
-
-
-def _first(entry: dict[str, Any], *keys: str) -> Any:
-    return next((entry[k] for k in keys if entry.get(k) is not None), None)
-
-
-def _tool_call(entry: Any) -> ToolCall | None:
-    """A tool name, or an object with name/tool/function.name, arguments/args/input and
-    result/output (and ``ok`` or ``is_error``); None for any other shape."""
-    if isinstance(entry, str):
-        return ToolCall(name=entry[:MAX_NAME_CHARS]) if entry.strip() else None
-    if not isinstance(entry, dict):
-        return None
-    function = entry.get("function")
-    fn: dict[str, Any] = function if isinstance(function, dict) else {}
-    name = next((n for n in (entry.get("name"), entry.get("tool"), fn.get("name")) if isinstance(n, str) and n.strip()), None)
-    if name is None:
-        return None
-    ok = entry.get("ok")
-    if not isinstance(ok, bool):
-        ok = not entry["is_error"] if isinstance(entry.get("is_error"), bool) else None
-    args = _first(entry, "arguments", "args", "input")
-    return ToolCall(
-        name=name[:MAX_NAME_CHARS],
-        arguments=_text(fn.get("arguments") if args is None else args),
-        result=_text(_first(entry, "result", "output")),
-        ok=ok,
-    )
-
-
 def _referenced_values(shown: HttpTargetSpec) -> list[str]:
     """The values of every ``${VAR}`` the spec refers to: secrets for scrubbing."""
-    names = set(_ENV_REF.findall(json.dumps(shown.model_dump(), default=str)))
+    names = set(ENV_REF.findall(json.dumps(shown.model_dump(), default=str)))
     return [os.environ[n] for n in sorted(names) if os.environ.get(n)]
 
 
@@ -372,6 +376,6 @@ def _masked(value: Any, key: str = "") -> Any:
         return {k: _masked(v, str(k)) for k, v in value.items()}
     if isinstance(value, list):
         return [_masked(v, key) for v in value]
-    if isinstance(value, str) and key and _SECRET_PARAM.search(key) and not _ENV_REF.search(value):
+    if isinstance(value, str) and key and _SECRET_PARAM.search(key) and not ENV_REF.search(value):
         return "***"
     return value

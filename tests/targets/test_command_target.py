@@ -27,7 +27,8 @@ from agentsproof.targets import workspace as ws_mod
 from agentsproof.targets.base import TargetError, TrialInput, TrialRecord
 from agentsproof.model.items import SkillFile
 from agentsproof.targets.command import CommandTarget
-from agentsproof.targets.config import CommandTargetSpec, TargetDef
+from agentsproof.targets.command import CommandTargetSpec
+from agentsproof.targets.spec import TargetDef
 
 PRELUDE = '''\
 import json, os, pathlib, socket, subprocess, sys, time

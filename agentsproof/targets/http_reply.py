@@ -1,16 +1,21 @@
-"""Dotted paths into JSON bodies (``choices.0.message.content``): what the http target
-sends and reads, with a reason when a path is not there."""
+"""What the http target sends and reads: dotted paths into JSON bodies
+(``choices.0.message.content``, with a reason when a path is not there), tool calls and usage
+in the shapes agents reply with."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from agentsproof.llm.replies import _kind
+from agentsproof.llm.replies import MAX_NAME_CHARS, _kind
+from agentsproof.model.results import ToolCall
 
 MAX_KEYS_SHOWN = 8
 """Keys of an object listed when a path is not found in it."""
 MISSING = object()
 """What :func:`lookup` returns for a path that is not there."""
+MAX_TEXT_CHARS = 2_000
+"""Longest tool-call arguments or result kept in the trajectory."""
 
 
 def overlap(a: str, b: str) -> bool:
@@ -67,3 +72,46 @@ def lookup(data: Any, path: str) -> tuple[Any, str | None]:
     if cur is None:
         return MISSING, f"{path!r} is null"
     return cur, None
+
+
+def openai_usage(raw: Any) -> Any:
+    """``input_tokens``/``output_tokens`` (Responses, Anthropic style) as ``prompt_tokens``/``completion_tokens``."""
+    if isinstance(raw, dict) and "prompt_tokens" not in raw and ("input_tokens" in raw or "output_tokens" in raw):
+        return {**raw, "prompt_tokens": raw.get("input_tokens"), "completion_tokens": raw.get("output_tokens")}
+    return raw
+
+
+def text_of(value: Any) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        value = json.dumps(value, ensure_ascii=False)  # depth is bounded by load_json
+    return value[:MAX_TEXT_CHARS]
+
+
+def _first(entry: dict[str, Any], *keys: str) -> Any:
+    return next((entry[k] for k in keys if entry.get(k) is not None), None)
+
+
+def tool_call(entry: Any) -> ToolCall | None:
+    """A tool name, or an object with name/tool/function.name, arguments/args/input and
+    result/output (and ``ok`` or ``is_error``); None for any other shape."""
+    if isinstance(entry, str):
+        return ToolCall(name=entry[:MAX_NAME_CHARS]) if entry.strip() else None
+    if not isinstance(entry, dict):
+        return None
+    function = entry.get("function")
+    fn: dict[str, Any] = function if isinstance(function, dict) else {}
+    name = next((n for n in (entry.get("name"), entry.get("tool"), fn.get("name")) if isinstance(n, str) and n.strip()), None)
+    if name is None:
+        return None
+    ok = entry.get("ok")
+    if not isinstance(ok, bool):
+        ok = not entry["is_error"] if isinstance(entry.get("is_error"), bool) else None
+    args = _first(entry, "arguments", "args", "input")
+    return ToolCall(
+        name=name[:MAX_NAME_CHARS],
+        arguments=text_of(fn.get("arguments") if args is None else args),
+        result=text_of(_first(entry, "result", "output")),
+        ok=ok,
+    )
