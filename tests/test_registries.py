@@ -43,28 +43,18 @@ def test_grader_entry(name):
 
 
 def test_grader_union_is_built_from_the_registry():
+    from typing import get_args
+
     from pydantic import TypeAdapter
 
     from agentsproof.grading.registry import GraderConfig
 
+    union = get_args(GraderConfig)[0]
+    assert get_args(union) == tuple(k.config for k in graders.kinds())
     adapter = TypeAdapter(GraderConfig)
-    for name in graders.GRADERS:
-        assert type(adapter.validate_python(_minimal(name))).__name__ == type(graders.kind(name).config(**_minimal(name))).__name__
-    with pytest.raises(Exception, match="deterministic"):
+    assert type(adapter.validate_python({"type": "deterministic", "checks": ["x"]})).__name__ == "DeterministicGrader"
+    with pytest.raises(Exception, match="'pairwise'"):  # the message lists every registered type
         adapter.validate_python({"type": "nope"})
-
-
-def _minimal(name: str) -> dict:
-    return {
-        "deterministic": {"type": name, "checks": ["x"]},
-        "llm_rubric": {"type": name, "rubric": "good"},
-        "assertions": {"type": name, "assertions": ["a"]},
-        "files": {"type": name, "exists": ["a.md"]},
-        "script": {"type": name, "run": "true"},
-        "tool_calls": {"type": name, "must_call": ["bash"]},
-        "skill_used": {"type": name},
-        "pairwise": {"type": name},
-    }[name]
 
 
 @pytest.mark.parametrize("name", list(targets.KINDS))
