@@ -157,7 +157,7 @@ def merge_cmd(results: tuple[Path, ...], output: Path, ci: bool) -> None:
     """
     from agentsproof.executor.merge import merge_runs
     from agentsproof.report.files import prepare_output, report_targets, write_reports
-    from agentsproof.stats.compare import load_run
+    from agentsproof.report.saved import load_run
 
     run = merge_runs([(p, load_run(p)) for p in results])
     single = run.items[0] if run.command == "eval" and run.items else None

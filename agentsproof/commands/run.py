@@ -211,7 +211,7 @@ def _retry(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult, dict[st
     through the same session path as any run."""
     from agentsproof.commands.rerun import retry_items, retry_plan
     from agentsproof.executor.journal import journal_path
-    from agentsproof.stats.compare import load_run
+    from agentsproof.report.saved import load_run
 
     saved_path = Path(cfg.retry_errors)  # type: ignore[arg-type]
     saved = load_run(saved_path)

@@ -33,7 +33,7 @@ def _reasons(trial: Any) -> list[str]:
 
 
 def agentprobe_report(path: Path) -> dict[str, Any]:
-    from agentsproof.stats.compare import load_run
+    from agentsproof.report.saved import load_run
 
     run = load_run(path)
     results: list[dict[str, Any]] = []

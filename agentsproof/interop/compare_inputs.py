@@ -60,7 +60,7 @@ def detect(text: str) -> str:
 
 
 def load_any(path: Path) -> RunResult:
-    from agentsproof.stats.compare import load_run
+    from agentsproof.report.saved import load_run
 
     path = Path(path)
     src, text = _read(path)

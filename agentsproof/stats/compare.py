@@ -7,17 +7,13 @@ rate limit cannot look like a regression.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import ValidationError
 from scipy.stats import fisher_exact
 
-from agentsproof.core.errors import InputError
-from agentsproof.core.validation import format_validation_error
 from agentsproof.model.results import ItemResult, RunResult
 
 VERDICTS = ("SAME", "BETTER", "WORSE", "NOISE", "NEW", "REMOVED", "INCONCLUSIVE")
@@ -85,34 +81,6 @@ class Comparison:
         }
 
 
-MAX_REPORT_BYTES = 2_000_000_000
-
-
-def load_run(path: Path) -> RunResult:
-    """A saved run (any command's JSON report); bad input raises InputError naming the field."""
-    from agentsproof.core.inputs import decode_text, display, json_depth_ok, read_regular
-
-    src = display(path)
-    if not Path(path).exists():
-        raise InputError(src, None, "file not found")
-    text = decode_text(read_regular(Path(path), source=src, field=None, max_bytes=MAX_REPORT_BYTES), source=src, field=None, name="the file")
-    if not json_depth_ok(text):
-        raise InputError(src, None, "not an agentsproof run report (nested too deep)")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise InputError(src, None, f"not JSON: {err.msg} at line {err.lineno}") from None
-    except (ValueError, RecursionError) as err:
-        raise InputError(src, None, f"not JSON: {err}") from None
-    if not isinstance(data, dict) or "items" not in data:
-        raise InputError(src, None, "not an agentsproof run report (no 'items')")
-    try:
-        return RunResult.model_validate(data)
-    except ValidationError as err:
-        field_name, message = format_validation_error(err)
-        raise InputError(src, field_name, message) from None
-
-
 def compare_item(before: ItemResult | None, after: ItemResult | None, alpha: float) -> ItemComparison:
     ref = after or before
     assert ref is not None
@@ -175,7 +143,3 @@ def compare_runs(before: RunResult, after: RunResult, alpha: float = 0.05, befor
     for item_id in list(bi) + [i for i in ai if i not in bi]:
         cmp.items.append(compare_item(bi.get(item_id), ai.get(item_id), alpha))
     return cmp
-
-
-def compare_files(before: Path, after: Path, alpha: float = 0.05) -> Comparison:
-    return compare_runs(load_run(before), load_run(after), alpha, str(before), str(after))
