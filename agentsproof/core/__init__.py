@@ -1,1 +1,3 @@
-"""Layer 0: what every other layer stands on (errors, settings from the environment, safe reading of input files, process groups). Imports only the standard library, pydantic and yaml."""
+"""Layer 0: what every other layer stands on — errors and exit codes, settings from the
+environment, safe reading of input files, validation messages, process groups, the
+version. Imports only the standard library, pydantic and yaml."""

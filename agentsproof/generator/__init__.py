@@ -1,6 +1,6 @@
 """eval-generate: LLM-written eval.yaml files for a plugin's skills and agents.
 
-- :mod:`.layout` finds the items of a plugin in any layout (plain, awesome-copilot, Claude Code),
+- :mod:`agentsproof.formats.layout` finds the items of a plugin in any layout (plain, awesome-copilot, Claude Code),
 - :mod:`.plugin` names them and their output folders,
 - :mod:`.prompt` builds the messages (system prompt: skills/suite-generator/SKILL.md),
 - :mod:`.validate` turns a reply into a normalized, valid eval.yaml,

@@ -1,1 +1,2 @@
-"""Layer 1: the nouns (eval-file models, grader configs, results, items and cases, the skill folder). No run logic."""
+"""Layer 1: the nouns — results, items and cases, what every grader config shares, run
+options and the record of a run's settings, evals.json models, the skill folder. No run logic."""
