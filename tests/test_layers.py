@@ -207,6 +207,26 @@ def test_imports_only_go_down():
     assert not problems, "imports against the layers:\n" + "\n".join(problems)
 
 
+CLI_ONLY = ("click",)
+"""Third-party packages only the command layers (commands, generator, server, cli) may use:
+below them nothing prints to a terminal or parses flags."""
+
+
+def test_click_only_in_the_command_layers():
+    lowest = LAYER_OF["commands"]
+    problems = []
+    for name, (path, _) in all_modules().items():
+        pkg = package_of(name)
+        if pkg in LAYER_OF and LAYER_OF[pkg] >= lowest:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            for mod in mods:
+                if mod.split(".")[0] in CLI_ONLY:
+                    problems.append(f"{path.relative_to(ROOT.parent)}:{node.lineno}: {name} imports {mod}")
+    assert not problems, "click below the command layers:\n" + "\n".join(problems)
+
+
 def test_no_import_cycles():
     edges = all_edges()
     found = cycles(edges)
