@@ -155,9 +155,9 @@ def _tc_eval_file(
     if fmt.name == "evals.json":  # names its own skill
         loaded = fmt.load(file, _request(it, saved, target=target))
         return loaded.items, loaded.after
-    layout = fmt.load(file, _request(it, saved, target=target)).skill_path if fmt.name == "EVAL.yaml" else None
-    given = _given_skill(n, it, saved_path, skill, layout=layout)
-    loaded = fmt.load(file, _request(it, saved, target=target, skill=given))
+    by_layout = fmt.load(file, _request(it, saved, target=target)) if fmt.name == "EVAL.yaml" else None  # its skill found beside it
+    given = _given_skill(n, it, saved_path, skill, layout=by_layout.skill_path if by_layout else None)
+    loaded = by_layout if by_layout is not None and given is None else fmt.load(file, _request(it, saved, target=target, skill=given))
     return loaded.items, loaded.after
 
 
