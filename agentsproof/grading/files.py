@@ -13,7 +13,6 @@ every file the glob matches and fails when it matches none. Score = passed check
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -25,7 +24,7 @@ from agentsproof.grading.base import GradeInput, GraderKind
 from agentsproof.grading.context import TrialContext
 from agentsproof.grading.deterministic import _find, _snippet
 from agentsproof.grading.workspace_files import Entry, Workspace
-from agentsproof.model.graders import MAX_WEIGHT, FieldError, Strict, one_or_many, workspace_glob
+from agentsproof.model.graders import MAX_WEIGHT, FieldError, Strict, check_regexes, one_or_many, workspace_glob
 from agentsproof.model.results import CheckResult, GraderResult
 
 
@@ -118,11 +117,7 @@ class FilesGrader(Strict):
     @classmethod
     def _compile(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
         for path, patterns in value.items():
-            for i, pattern in enumerate(patterns):
-                try:
-                    re.compile(pattern)
-                except re.error as exc:
-                    raise FieldError(f"[{path!r}][{i}]", f"{pattern!r} is not a valid regex: {exc}") from None
+            check_regexes(patterns, f"[{path!r}]")
         return value
 
     @model_validator(mode="after")

@@ -35,11 +35,7 @@ class Checks(Strict):
     @field_validator("regexMatch")
     @classmethod
     def _compile(cls, patterns: list[str]) -> list[str]:
-        for i, pattern in enumerate(patterns):
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise FieldError(f"[{i}]", f"{pattern!r} is not a valid regex: {exc}") from None
+        check_regexes(patterns)
         return patterns
 
     @field_validator("mustContain", "mustNotContain")
@@ -87,3 +83,12 @@ class GraderSpec(Protocol):
     def model_dump(self, *, mode: str = "python") -> dict[str, Any]:
         """The config as plain data (pydantic's; ``mode="json"`` for the journal's fingerprints)."""
         ...
+
+
+def check_regexes(patterns: list[str], where: str = "") -> None:
+    """FieldError ``<where>[i]`` for the first pattern Python's ``re`` cannot compile."""
+    for i, pattern in enumerate(patterns):
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise FieldError(f"{where}[{i}]", f"{pattern!r} is not a valid regex: {exc}") from None
