@@ -14,6 +14,10 @@ e.g. ``tool_reply(tool_call("create", {"path": "a.txt", "file_text": "hi"}))``; 
 sent with ``finish_reason: "tool_calls"``, streamed or not. :func:`offered_tools`,
 :func:`tool_results` and :func:`after_tool` read an agent's request.
 
+Skill activation: :func:`skill_loader` is a model that loads a skill (through Copilot's
+``skill`` tool, or the chat target's simulated one) when the prompt names its trigger
+words (:func:`trigger_words` of its description).
+
 In process::
 
     with ScriptedServer([Rule(reply="hi", user_contains="hello")]) as srv:
@@ -146,6 +150,78 @@ def after_tool(first: Callable[[dict[str, Any]], str | dict[str, Any]] | str | d
         if req.get("messages") and req["messages"][-1].get("role") == "tool":
             return then
         return first(req) if callable(first) else first
+
+    return reply
+
+
+STOPWORDS = frozenset(
+    "about after again against their there these those which while where would could should other every using "
+    "files write writes written before under user users asks request requests something things task tasks make makes "
+    "skill skills when with from into that this them they your what does help helps".split()
+)
+"""Words of a description that never count as a skill's trigger words (see :func:`trigger_words`)."""
+
+
+def available_skills(req: dict[str, Any]) -> list[tuple[str, str]]:
+    """(name, description) of every skill a request offers: the ``<available_skills>``
+    catalogue in a system message (the chat target's simulated skill tool) or in the
+    description of Copilot's ``skill`` tool."""
+    texts = [m.get("content") for m in req.get("messages", []) if m.get("role") in ("system", "developer")]
+    for tool in req.get("tools") or []:
+        fn = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(fn, dict) and fn.get("name") == "skill":
+            texts.append(fn.get("description") or "")
+    out: list[tuple[str, str]] = []
+    for text in texts:
+        if not isinstance(text, str) or "<available_skills>" not in text:
+            continue
+        block = text.split("<available_skills>", 1)[1].split("</available_skills>", 1)[0]
+        for chunk in block.split("<skill>")[1:]:
+            name = re.search(r"<name>(.*?)</name>", chunk, re.S)
+            desc = re.search(r"<description>(.*?)</description>", chunk, re.S)
+            if name:
+                out.append((name.group(1).strip(), desc.group(1).strip() if desc else ""))
+    return out
+
+
+def trigger_words(description: str) -> set[str]:
+    """A skill's trigger words for the scripted model: the description's words of five or
+    more letters, lower-cased, without :data:`STOPWORDS`."""
+    return {w for w in re.findall(r"[a-z]+", description.lower()) if len(w) >= 5 and w not in STOPWORDS}
+
+
+def choose_skills(req: dict[str, Any], min_hits: int = 2) -> list[str]:
+    """The skills the scripted model loads for a request: each offered skill that the user's
+    prompt names, or whose trigger words it names at least ``min_hits`` times (distinct
+    words), most hits first."""
+    _, user = _texts(req)
+    first_user = str(next((m.get("content") or "" for m in req.get("messages", []) if m.get("role") == "user"), user))
+    words = set(re.findall(r"[a-z]+", first_user.lower()))
+    scored = [(len(trigger_words(d) & words) + (min_hits if n.lower() in first_user.lower() else 0), i, n)
+              for i, (n, d) in enumerate(available_skills(req))]
+    return [n for hits, _, n in sorted(scored, key=lambda t: (-t[0], t[1])) if hits >= min_hits]
+
+
+def skill_loader(final: str | Callable[[dict[str, Any]], str] = "done", min_hits: int = 2, only_best: bool = True) -> Callable[[dict[str, Any]], str | dict[str, Any]]:
+    """A scripted model that loads the skill(s) whose trigger words the prompt names.
+
+    Chat simulation (a system ``<available_skills>`` catalogue): answers ``{"skill": name}``
+    or ``{"skill": null}``; a later turn gets ``final``. Copilot (a ``skill`` tool): calls it
+    with each chosen skill in turn, then answers ``final``."""
+
+    def reply(req: dict[str, Any]) -> str | dict[str, Any]:
+        chosen = choose_skills(req, min_hits)
+        if only_best:
+            chosen = chosen[:1]
+        if "skill" in offered_tools(req):
+            done = len(tool_results(req))
+            if done < len(chosen):
+                return tool_reply(tool_call("skill", {"skill": chosen[done]}))
+            return final(req) if callable(final) else final
+        system, _ = _texts(req)
+        if "<available_skills>" in system and not any(m.get("role") == "assistant" for m in req.get("messages", [])):
+            return json.dumps({"skill": chosen[0] if chosen else None})
+        return final(req) if callable(final) else final
 
     return reply
 

@@ -95,6 +95,10 @@ from agentsproof.cli.sdk import register as _register_sdk  # noqa: E402
 
 _register_sdk(main)
 
+from agentsproof.cli.activation import activation_cmd  # noqa: E402
+
+main.add_command(activation_cmd)
+
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from agentsproof.core.errors import InputError
 from agentsproof.core.validation import format_validation_error, read_yaml
+from agentsproof.formats.activation import ActivationConfig
 from agentsproof.grading.registry import GRADER_TYPES, GraderConfig
 from agentsproof.model.graders import FieldError
 from agentsproof.model.graders import Strict as _Strict
@@ -73,6 +74,9 @@ class SkillEvalConfig(_Strict):
     task: TaskConfig | None = None
     tasks: list[TaskConfig] | None = Field(
         None, max_length=MAX_TASKS, description="Several tasks: each is a case of the same item (version 2: all of them; version 1: the first, unless --all-tasks)."
+    )
+    activation: ActivationConfig | None = Field(
+        None, description="Prompts that should / should not load the skill (agentsproof activation; docs/activation.md)."
     )
 
     @field_validator("version", mode="before")

@@ -1,4 +1,8 @@
-"""The chat target: one chat completion with the arm's system prompt (the default mode)."""
+"""The chat target: one chat completion with the arm's system prompt (the default mode).
+
+With several skills installed (``trial.skills``: activation suites, the plugin arm) it
+simulates an agent choosing among them: see :mod:`agentsproof.targets.catalogue`.
+"""
 
 from __future__ import annotations
 
@@ -25,7 +29,47 @@ class ChatTarget(Target):
         self.max_tokens = max_tokens
         self.max_concurrency = client.max_concurrency
 
+    async def _call(self, trial: TrialInput, messages: list[dict[str, str]], schema: dict[str, Any] | None = None) -> Any:
+        req = ChatRequest(
+            messages=messages, model=self.model, temperature=self.temperature, max_tokens=self.max_tokens,
+            timeout=trial.timeout, budget=trial.timeout, json_schema=schema,
+        )
+        try:
+            resp = await asyncio.wait_for(self.client.complete(req), trial.timeout + TIMEOUT_GRACE_S)
+        except TimeoutError:
+            raise LLMError(f"trial timed out after {trial.timeout:g}s", kind="timeout") from None
+        if not isinstance(resp.text, str):
+            raise LLMError(f"the provider's reply has no text ({type(resp.text).__name__})")
+        return resp
+
+    async def _choose(self, trial: TrialInput) -> TrialRecord:
+        """The simulated skill tool: one call to choose, then (when a skill was chosen and
+        the trial grades something) one call to answer with it."""
+        from agentsproof.model.results import LogEvent
+        from agentsproof.targets import catalogue as cat
+
+        skills = [s for s in trial.skills if s.kind == "skill"]
+        messages = [{"role": "system", "content": cat.choice_system(skills)}, {"role": "user", "content": trial.prompt}]
+        first = await self._call(trial, messages, cat.CHOICE_SCHEMA)
+        name, note = cat.parse_choice(first.text, [s.name for s in skills])
+        log = [LogEvent(t=first.latency_s, role="info", text=note)] if note else []
+        usage, cost, latency, answer = first.usage, first.cost_usd, first.latency_s, first.text
+        trajectory = [ToolCall(name=cat.SKILL_TOOL, arguments=f'{{"skill": "{name}"}}')] if name else []
+        if name is not None and trial.item.case_at(trial.index).graders:
+            skill = next(s for s in skills if s.name == name)
+            messages += [{"role": "assistant", "content": first.text}, {"role": "user", "content": cat.loaded_message(skill)}]
+            second = await self._call(trial, messages)
+            usage = usage + second.usage
+            cost = None if first.cost_usd is None or second.cost_usd is None else first.cost_usd + second.cost_usd
+            latency, answer = latency + second.latency_s, second.text
+        chosen = trial.skill is not None and name == trial.skill.name
+        return TrialRecord(answer=answer, trajectory=trajectory, usage=usage, cost_usd=cost, latency_s=latency,
+                           cached=first.cached, skill_used=chosen if trial.skill is not None else None,
+                           skills_invoked=[name] if name else [], log=log)
+
     async def run(self, trial: TrialInput) -> TrialRecord:
+        if trial.skills:
+            return await self._choose(trial)
         req = ChatRequest(
             messages=[{"role": "system", "content": trial.system}, {"role": "user", "content": trial.prompt}],
             model=self.model,

@@ -27,6 +27,11 @@ non-zero exit, a missing answer file and a timeout are errored trials; their one
 reasons carry the last lines of stderr with every ``env`` value and ``${VAR}`` value
 masked. The last stderr lines also go into the session log.
 
+**Several skills** (``trial.skills``: activation suites, the plugin arm): each is installed
+at ``skill_path`` with its own ``{name}``; ``skills_invoked`` is the installed skills the
+trace names as loaded (``{"skill": "<name>"}`` lines, see :mod:`agentsproof.targets.trace`),
+in order; None when the agent wrote no trace.
+
 **Trace.** Each trial has a private harness folder outside the workspace (so nothing
 agentsproof writes shows up as a file the agent created). Without ``trace_file``,
 ``AGENTSPROOF_TRACE_FILE`` points into it; with ``trace_file`` it is that file in the
@@ -58,7 +63,7 @@ from agentsproof.model.graders import FieldError, Strict
 from agentsproof.model.results import LogEvent
 from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord
 from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, TARGETS_FILE, relative
-from agentsproof.targets.trace import parse_trace, read_bounded
+from agentsproof.targets.trace import parse_trace, read_bounded, skills_in_trace
 
 REASON_CHARS = 300
 MAX_SKILL_BYTES = 50 * 1024 * 1024
@@ -141,11 +146,14 @@ class CommandTarget(Target):
         return out
 
     async def prepare(self, trial: TrialInput) -> None:
-        """Install the with-arm's skill in the workspace (nothing in the baseline arm)."""
-        if trial.skill is None or trial.workspace is None:
+        """Install the with-arm's skill in the workspace (nothing in the baseline arm); with
+        ``trial.skills`` (activation, the plugin arm) every one of them, each at ``skill_path``."""
+        if trial.workspace is None:
             return
+        skills = _to_install(trial)
         try:
-            install_skill(trial.skill, trial.workspace.resolve(), self.spec.skill_path)
+            for skill in skills:
+                install_skill(skill, trial.workspace.resolve(), self.spec.skill_path)
         except OSError as exc:
             raise TargetError(f"cannot install the skill: {exc.strerror or exc}") from None
 
@@ -161,7 +169,8 @@ class CommandTarget(Target):
         workspace = trial.workspace.resolve()
         timeout = self.spec.timeout or trial.timeout
         skill = skill_file(trial.skill, workspace, self.spec.skill_path) if trial.skill is not None else None
-        if skill is not None and not (skill.exists() or skill.is_symlink()):
+        first = [skill_file(s, workspace, self.spec.skill_path) for s in _to_install(trial)[:1]]
+        if first and not (first[0].exists() or first[0].is_symlink()):
             await self.prepare(trial)  # a caller that skipped prepare()
         harness = Path(tempfile.mkdtemp(prefix="agentsproof-trial-"))
         bridge = None
@@ -225,9 +234,14 @@ class CommandTarget(Target):
         steps, used, notes = parse_trace(trace, workspace, mentions, skill_name)
         if skill is None:
             used = False  # the baseline: no skill was installed, so none can have been used
+        installed = [s.name for s in _to_install(trial)]
+        loaded = skills_in_trace(trace, workspace)
+        invoked = [n for n in loaded if n in installed] if loaded is not None else ([] if not installed else None)
+        if trial.skills and trial.skill is not None:
+            used = trial.skill.name in (invoked or [])
         log += [LogEvent(t=out.latency_s, role="info", text=note) for note in notes]
         return TrialRecord(answer=answer_bytes.decode("utf-8", "replace").strip(), trajectory=steps,
-                           latency_s=out.latency_s, skill_used=used, log=log)
+                           latency_s=out.latency_s, skill_used=used, skills_invoked=invoked, log=log)
 
     def _scrub(self, text: str) -> str:
         for secret in self._secrets:
@@ -262,6 +276,13 @@ def _signal_name(num: int) -> str:
 
 
 # ------------------------------------------------------------------ the skill in the workspace
+
+
+def _to_install(trial: TrialInput) -> list[Any]:
+    """The skills this trial installs: ``trial.skills`` when set, else the with-arm's skill."""
+    if trial.skills:
+        return list(trial.skills)
+    return [trial.skill] if trial.skill is not None else []
 
 
 def skill_file(skill: Any, workspace: Path, skill_path: str) -> Path:

@@ -21,6 +21,11 @@ False in the baseline. ``inject: skill``: True when Copilot reports invoking the
 a tool call touched the skill's folder (e.g. ``view`` of its SKILL.md); for an agent, when
 Copilot reports selecting it. False otherwise, and in the baseline.
 
+**Several skills** (``trial.skills``: activation suites, the plugin arm): every one is
+staged as above, whatever ``inject`` says, with the generic system message; Copilot offers
+them all through its ``skill`` tool and ``skills_invoked`` lists those it invoked, by
+folder name, in order.
+
 **Permissions.** Every permission request is answered by the guard in
 :mod:`agentsproof.targets.copilot_guard` (the workspace only; read its limitations).
 
@@ -47,7 +52,7 @@ from agentsproof.llm.base import LLMError
 from agentsproof.llm.copilot import CopilotClient, copilot_status
 from agentsproof.llm.copilot_events import AgentEventCollector
 from agentsproof.model.graders import Strict
-from agentsproof.model.items import BASELINE_SYSTEM_PROMPT
+from agentsproof.model.items import BASELINE_SYSTEM_PROMPT, SkillFile
 from agentsproof.model.results import LogEvent
 from agentsproof.model.skillfolder import split_frontmatter
 from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord
@@ -135,6 +140,7 @@ class CopilotTarget(Target):
             cost_usd=events.cost,
             latency_s=time.perf_counter() - t0,
             skill_used=self._skill_used(trial, staged, events, [s.arguments for s in trajectory]),
+            skills_invoked=_invoked(events, staged),
             log=log,
         )
 
@@ -173,7 +179,12 @@ class CopilotTarget(Target):
         system = trial.system
         options: dict[str, Any] = {}
         skill = trial.skill if trial.with_skill else None
-        if skill is not None and self.spec.inject == "skill":
+        if trial.skills:  # several skills offered the way Copilot offers them (activation, the plugin arm)
+            system = BASELINE_SYSTEM_PROMPT
+            if staged is not None:
+                options["skill_directories"] = [str(staged)]
+                tools = list(dict.fromkeys([*tools, SKILL_TOOL]))
+        elif skill is not None and self.spec.inject == "skill":
             system = BASELINE_SYSTEM_PROMPT
             if skill.kind == "agent":
                 meta, body = split_frontmatter(skill.text)
@@ -206,27 +217,22 @@ class CopilotTarget(Target):
         return options
 
     def _stage(self, trial: TrialInput) -> Path | None:
-        """For ``inject: skill``: the skill as ``<temp>/<name>/SKILL.md`` plus its folder's
-        files, outside the workspace; None when nothing is staged."""
-        skill = trial.skill if trial.with_skill else None
-        if skill is None or self.spec.inject != "skill" or skill.kind == "agent":
+        """The skills to offer as ``<temp>/<name>/SKILL.md`` plus their folders' files,
+        outside the workspace: every skill of ``trial.skills`` (activation suites, the plugin
+        arm: whatever ``inject`` says), else the with-arm's skill for ``inject: skill``;
+        None when nothing is staged."""
+        skills = [s for s in trial.skills if s.kind == "skill"]
+        if not trial.skills:
+            skill = trial.skill if trial.with_skill else None
+            if skill is None or self.spec.inject != "skill" or skill.kind == "agent":
+                return None
+            skills = [skill]
+        if not skills:
             return None
         root = Path(os.path.realpath(tempfile.mkdtemp(prefix="agentsproof-copilot-skill-")))
         try:
-            folder = root / skill.name
-            folder.mkdir()
-            total = 0
-            for rel, path in skill.files:
-                total += path.stat().st_size
-                if total > MAX_STAGED_BYTES:
-                    break
-                dest = folder / rel
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(path, dest)
-            text = skill.text
-            if not split_frontmatter(text)[0]:  # Copilot skips a SKILL.md without front matter
-                text = f"---\nname: {skill.name}\n---\n{text}"
-            (folder / "SKILL.md").write_text(text, encoding="utf-8")
+            for skill in skills:
+                _stage_one(root, skill)
         except OSError as exc:
             shutil.rmtree(root, ignore_errors=True)
             raise TargetError(f"could not stage the skill for Copilot: {exc}") from None
@@ -236,6 +242,8 @@ class CopilotTarget(Target):
         skill = trial.skill if trial.with_skill else None
         if skill is None:
             return False
+        if trial.skills:
+            return skill.name in (_invoked(events, staged) or [])
         if self.spec.inject == "system":
             return True
         if skill.kind == "agent":
@@ -244,6 +252,37 @@ class CopilotTarget(Target):
             return False
         where = str(staged)
         return any(inside(path, [staged]) for _, path in events.skills_invoked if path) or any(where in a for a in arguments)
+
+
+def _stage_one(root: Path, skill: SkillFile) -> None:
+    folder = root / skill.name
+    folder.mkdir()
+    total = 0
+    for rel, path in skill.files:
+        total += path.stat().st_size
+        if total > MAX_STAGED_BYTES:
+            break
+        dest = folder / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, dest)
+    text = skill.text
+    if not split_frontmatter(text)[0]:  # Copilot skips a SKILL.md without front matter
+        text = f"---\nname: {skill.name}\n---\n{text}"
+    (folder / "SKILL.md").write_text(text, encoding="utf-8")
+
+
+def _invoked(events: AgentEventCollector, staged: Path | None) -> list[str] | None:
+    """The staged skills Copilot invoked, in order (None: nothing was staged)."""
+    if staged is None:
+        return None
+    names = []
+    for name, path in events.skills_invoked:
+        if path and inside(path, [staged]):
+            rel = Path(os.path.realpath(path)).relative_to(staged).parts
+            names.append(rel[0] if rel else name)
+        elif name:
+            names.append(name)
+    return names
 
 
 def _target_error(err: LLMError) -> TargetError:

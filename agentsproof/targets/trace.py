@@ -1,7 +1,8 @@
 """The JSONL trace a command target's agent may write, read into tool calls.
 
 The format is in :func:`parse_trace`: one JSON object a line, each a tool call or a mark
-that the skill was used; ``skill_used`` is None when no trace was written. Files the agent
+that the skill was used; ``skill_used`` is None when no trace was written.
+:func:`skills_in_trace` reads which skills the agent loaded, by name, in order. Files the agent
 wrote (the trace, the answer file) are read with :func:`read_bounded`: regular files only,
 never through a final symlink or from outside their folder, and bounded.
 """
@@ -114,3 +115,30 @@ def parse_trace(path: Path, workspace: Path, mentions: list[str], skill_name: st
     if dropped:
         notes.append(f"trace: kept the first {MAX_TRACE_STEPS:,} steps, dropped {dropped:,}")
     return steps, used, notes
+
+
+MAX_SKILL_NAME_CHARS = 200
+
+
+def skills_in_trace(path: Path, workspace: Path) -> list[str] | None:
+    """The names of the skills a trace says the agent loaded, in order; None without a trace.
+
+    A load is a line ``{"skill": "<name>"}`` or ``{"type": "skill", "name": "<name>"}``
+    (the same mark :func:`parse_trace` counts as using the skill). A name that is not text
+    is skipped; the same name twice counts each time (callers deduplicate)."""
+    inside = workspace if path.is_relative_to(workspace) else path.parent
+    data = read_bounded(path, inside, limit=MAX_TRACE_BYTES)
+    if data is None:
+        return None
+    names: list[str] = []
+    for line in data[0].decode("utf-8", "replace").splitlines():
+        try:
+            obj = json.loads(line) if line.strip() else None
+        except ValueError:
+            continue
+        if not isinstance(obj, dict):
+            continue
+        name = obj.get("skill") if isinstance(obj.get("skill"), str) else (obj.get("name") if obj.get("type") == "skill" else None)
+        if isinstance(name, str) and name.strip():
+            names.append(name.strip()[:MAX_SKILL_NAME_CHARS])
+    return names

@@ -1,0 +1,59 @@
+"""``agentsproof activation`` (and ``tune-description``): click only; the work is in
+:mod:`agentsproof.commands.activation`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from agentsproof.cli.options import provider_options
+from agentsproof.core.errors import EXIT_FAILED, EXIT_OK
+from agentsproof.model.activation import DEFAULT_MIN_PRECISION, DEFAULT_MIN_RECALL
+
+
+@click.command("activation")
+@click.argument("plugin_dir", type=click.Path(path_type=Path), metavar="PLUGIN_DIR")
+@provider_options
+@click.option("--target", metavar="NAME", help="Load the skills in this agent (a targets.yaml name, or 'copilot'); default: the chat simulation.")
+@click.option("--targets", "targets_file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="A targets.yaml to look in first.")
+@click.option("--trials", type=click.IntRange(1, 100), default=1, show_default=True, help="Runs of every prompt.")
+@click.option("--parallel", type=click.IntRange(1, 512), default=1, show_default=True, help="Concurrent trials.")
+@click.option("--timeout", type=click.FloatRange(1, 3600), default=120.0, show_default=True, help="Seconds per trial.")
+@click.option("--skill", "skills", multiple=True, metavar="NAME", help="Only this skill's suite (repeatable); every skill stays installed.")
+@click.option("--output", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"), show_default=True, help="Output directory.")
+@click.option("--ci", is_flag=True, help=f"Exit 1 when a skill's recall or precision is below its floor (activation.min_recall / min_precision; default {DEFAULT_MIN_RECALL} / {DEFAULT_MIN_PRECISION}).")
+def activation_cmd(plugin_dir: Path, ci: bool, **kw: Any) -> None:
+    """Does each skill load when it should, and stay quiet when it shouldn't?
+
+    Runs every prompt of the plugin's activation suites (eval.yaml 'activation:',
+    EVAL.yaml skill-used / not-skill-used tests) once per trial, one turn, with
+    all of the plugin's skills installed, and records which skills the agent
+    loaded. Prints per skill precision, recall and F1 with 95 % intervals, the
+    prompts that fired wrongly and the colliding pairs; writes
+    <output>/<plugin>/<plugin>-activation.{md,json}. Without --target the chat
+    model chooses from a simulated skill tool (docs/activation.md).
+
+    \b
+    Example:
+      agentsproof activation evals/office-plugin --target copilot --ci
+    """
+    from agentsproof.commands.activation import ActivationOptions, run_plugin_activation
+    from agentsproof.report.activation import markdown
+
+    kw.pop("judge_model", None)
+    kw["skills"] = tuple(kw.pop("skills") or ())
+    run = run_plugin_activation(plugin_dir, ActivationOptions(**kw))
+    click.echo(markdown(run.stats, run.plugin.name, run.settings))
+    if run.plugin.without_suite:
+        click.echo(f"note: no activation suite for {', '.join(run.plugin.without_suite)} (installed, scored only as a sibling)", err=True)
+    for _kind, path in run.paths.items():
+        click.echo(f"wrote {path}", err=True)
+    failing = run.stats.failing
+    if ci and failing:
+        for name, why in failing:
+            click.echo(f"FAILED {name}: {'; '.join(why)}", err=True)
+        sys.exit(EXIT_FAILED)
+    sys.exit(EXIT_OK)

@@ -1,0 +1,121 @@
+"""``agentsproof activation PLUGIN_DIR``: run only a plugin's activation suites.
+
+Every prompt of every skill's suite runs (one turn, ``trials`` times) with all of the
+plugin's skills installed in the chosen target; nothing is graded beyond which skills
+loaded. The result is scored per skill (:mod:`agentsproof.stats.activation`) and written
+as ``<output>/<plugin>/<plugin>-activation.{md,json}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentsproof.executor.activation import DEFAULT_ACTIVATION_TIMEOUT
+from agentsproof.formats.activation import PluginSuites, load_plugin_suites
+from agentsproof.model.activation import ActivationSuite, ActivationTrial
+from agentsproof.model.items import SkillFile
+from agentsproof.stats.activation import ActivationStats
+
+
+@dataclass
+class ActivationOptions:
+    provider: str | None = None
+    model: str | None = None
+    target: str | None = None
+    """A targets.yaml name (or built-in ``copilot``); None: the chat simulation."""
+    targets_file: Path | None = None
+    trials: int = 1
+    parallel: int = 1
+    timeout: float = DEFAULT_ACTIVATION_TIMEOUT
+    output: Path = Path("runs")
+    skills: tuple[str, ...] = ()
+    """Only these skills' suites (all of the plugin's skills stay installed)."""
+    on_trial: Callable[[ActivationTrial], None] | None = None
+
+
+@dataclass
+class ActivationRun:
+    plugin: PluginSuites
+    stats: ActivationStats
+    trials: list[ActivationTrial]
+    settings: dict[str, Any] = field(default_factory=dict)
+    paths: dict[str, Path] = field(default_factory=dict)
+
+
+def build_target(opts: ActivationOptions, near: Path) -> tuple[Any, Any, dict[str, Any]]:
+    """(target, the chat client to close or None, what to record of it)."""
+    if opts.target:
+        from agentsproof.targets.config import check_target_name
+        from agentsproof.targets.registry import build_target as build
+
+        found = check_target_name(opts.target, near, "command line", "--target", opts.targets_file)
+        target = build(found, model=opts.model)
+        return target, None, {"target": opts.target, "model": opts.model, **target.describe()}
+    from agentsproof.executor.session import prepare_provider
+    from agentsproof.targets.chat import ChatTarget
+
+    prepared = prepare_provider(opts.provider, opts.model, None)
+    if prepared.client is None:  # pragma: no cover - a chat provider always has a client
+        raise RuntimeError("no chat client")
+    return ChatTarget(prepared.client, prepared.model), prepared.client, {
+        "target": "chat (simulated skill tool)", "provider": prepared.provider, "model": prepared.model,
+    }
+
+
+async def run_suites(target: Any, suites: Sequence[ActivationSuite], skills: list[SkillFile], opts: ActivationOptions) -> list[ActivationTrial]:
+    from agentsproof.executor.activation import run_activation
+
+    return await run_activation(target, suites, skills, trials=opts.trials, parallel=opts.parallel, timeout=opts.timeout, on_trial=opts.on_trial)
+
+
+def choose_suites(plugin: PluginSuites, only: Sequence[str]) -> list[ActivationSuite]:
+    if not only:
+        return list(plugin.suites)
+    from agentsproof.core.errors import InputError
+
+    have = {s.skill.name: s for s in plugin.suites}
+    unknown = [n for n in only if n not in have]
+    if unknown:
+        raise InputError("command line", "--skill", f"{unknown[0]!r} has no activation suite (have: {', '.join(sorted(have)) or 'none'})")
+    return [have[n] for n in only]
+
+
+def run_plugin_activation(plugin_dir: Path, opts: ActivationOptions) -> ActivationRun:
+    from agentsproof.executor.session import run_sync
+    from agentsproof.report import activation as report
+    from agentsproof.stats.activation import score
+
+    plugin = load_plugin_suites(plugin_dir)
+    suites = choose_suites(plugin, opts.skills)
+    paths = report.report_paths(opts.output, plugin.name)
+    for p in paths.values():
+        _check_writable(p)
+    target, client, described = build_target(opts, Path(plugin_dir))
+
+    async def go() -> list[ActivationTrial]:
+        try:
+            return await run_suites(target, suites, plugin.skills, opts)
+        finally:
+            await target.aclose()
+            if client is not None:
+                await client.aclose()
+
+    trials = run_sync(go())
+    stats = score(suites, trials, [s.name for s in plugin.skills])
+    settings = {**described, "trials": opts.trials, "skills installed": len(plugin.skills)}
+    run = ActivationRun(plugin=plugin, stats=stats, trials=trials, settings=settings)
+    run.paths = report.write(stats, paths, plugin.name, settings, trials)
+    return run
+
+
+def _check_writable(path: Path) -> None:
+    from agentsproof.core.errors import InputError
+
+    for parent in [path.parent, *path.parent.parents]:
+        if parent.exists():
+            if not parent.is_dir():
+                raise InputError("command line", "--output", f"{parent} is a file, not a folder")
+            return

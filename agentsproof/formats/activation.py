@@ -1,0 +1,191 @@
+"""Activation suites in eval files, and a plugin's suites for ``agentsproof activation``.
+
+eval.yaml::
+
+    activation:
+      should:
+        - Summarise this CSV file for me          # a plain prompt: type implicit
+        - {prompt: "Use csv-summary on data.csv", type: explicit}
+      should_not:
+        - {prompt: "Review this SQL query", type: near-miss}
+      min_recall: 0.8        # --ci floors (defaults: model.activation)
+      min_precision: 0.8
+
+EVAL.yaml: every test with a ``skill-used`` assertion is a should prompt of the skill under
+test, every test with ``not-skill-used`` (or ``skill-trigger`` with ``should_trigger``) a
+should-not prompt; its ``input`` is the prompt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from agentsproof.core.errors import InputError
+from agentsproof.model.activation import (
+    DEFAULT_MIN_PRECISION,
+    DEFAULT_MIN_RECALL,
+    DEFAULT_SHOULD_NOT_TYPE,
+    DEFAULT_SHOULD_TYPE,
+    SHOULD_NOT_TYPES,
+    SHOULD_TYPES,
+    ActivationPrompt,
+    ActivationSuite,
+)
+from agentsproof.model.graders import FieldError, Strict
+from agentsproof.model.items import SkillFile
+
+MAX_ACTIVATION_PROMPTS = 500
+PromptType = Literal["explicit", "implicit", "contextual", "negative", "near-miss"]
+
+
+class ActivationEntry(Strict):
+    prompt: str = Field(min_length=1, max_length=20_000)
+    type: PromptType | None = None
+
+    @field_validator("type", mode="before")
+    @classmethod
+    def _dash(cls, value: Any) -> Any:
+        return value.replace("_", "-") if isinstance(value, str) else value
+
+
+def _entries(value: Any) -> Any:
+    if isinstance(value, list):
+        return [{"prompt": v} if isinstance(v, str) else v for v in value]
+    return value
+
+
+class ActivationConfig(Strict):
+    """Prompts that should and should not load the skill (``agentsproof activation``)."""
+
+    should: list[ActivationEntry] = Field(default_factory=list, max_length=MAX_ACTIVATION_PROMPTS)
+    should_not: list[ActivationEntry] = Field(default_factory=list, max_length=MAX_ACTIVATION_PROMPTS)
+    min_recall: float = Field(DEFAULT_MIN_RECALL, ge=0, le=1, allow_inf_nan=False, description="--ci floor on recall.")
+    min_precision: float = Field(DEFAULT_MIN_PRECISION, ge=0, le=1, allow_inf_nan=False, description="--ci floor on precision.")
+
+    _lists = field_validator("should", "should_not", mode="before")(classmethod(lambda cls, v: _entries(v)))
+
+    @model_validator(mode="after")
+    def _typed(self) -> ActivationConfig:
+        if not self.should and not self.should_not:
+            raise FieldError("should", "give 'should' and/or 'should_not' prompts")
+        for key, allowed in (("should", SHOULD_TYPES), ("should_not", SHOULD_NOT_TYPES)):
+            for i, entry in enumerate(getattr(self, key)):
+                if entry.type is not None and entry.type not in allowed:
+                    raise FieldError(f"{key}[{i}].type", f"{entry.type!r} is not a {key} type; use one of {', '.join(allowed)}")
+        return self
+
+    def prompts(self) -> list[ActivationPrompt]:
+        out = [ActivationPrompt(e.prompt, True, e.type or DEFAULT_SHOULD_TYPE) for e in self.should]
+        return out + [ActivationPrompt(e.prompt, False, e.type or DEFAULT_SHOULD_NOT_TYPE) for e in self.should_not]
+
+
+@dataclass
+class PluginSuites:
+    """A plugin's skills and the activation suites found for them."""
+
+    name: str
+    plugin_dir: Path
+    skills: list[SkillFile]
+    suites: list[ActivationSuite] = field(default_factory=list)
+    agents: list[SkillFile] = field(default_factory=list)
+
+    @property
+    def without_suite(self) -> list[str]:
+        have = {s.skill.name for s in self.suites}
+        return [s.name for s in self.skills if s.name not in have]
+
+
+def eval_yaml_suite(path: Path, skill: SkillFile) -> ActivationSuite | None:
+    """The ``activation:`` block of an eval.yaml (None when it has none)."""
+    from agentsproof.core.inputs import display
+    from agentsproof.core.validation import read_yaml
+    from agentsproof.formats.evalfile import parse_eval_config
+
+    cfg = parse_eval_config(read_yaml(path), display(path))
+    if cfg.activation is None:
+        return None
+    a = cfg.activation
+    return ActivationSuite(skill=skill, prompts=a.prompts(), source=display(path), min_recall=a.min_recall, min_precision=a.min_precision)
+
+
+def eval_suite_yaml(path: Path, skill: SkillFile) -> ActivationSuite | None:
+    """The tests of an EVAL.yaml that say whether the skill should load (None when none do)."""
+    from agentsproof.core.inputs import display
+    from agentsproof.core.validation import read_yaml
+    from agentsproof.formats.evalyaml.parse import parse_suite
+
+    suite = parse_suite(read_yaml(path), path)
+    prompts = []
+    for test in suite.tests:
+        for _where, entry in test.asserts:
+            expect = _expects(entry, skill.name)
+            if expect is None:
+                continue
+            kind = DEFAULT_SHOULD_TYPE if expect else DEFAULT_SHOULD_NOT_TYPE
+            prompts.append(ActivationPrompt(test.prompt, expect, kind))
+            break
+    if not prompts:
+        return None
+    return ActivationSuite(skill=skill, prompts=prompts, source=display(path))
+
+
+def _expects(entry: Any, name: str) -> bool | None:
+    if not isinstance(entry, dict) or not isinstance(entry.get("type"), str):
+        return None
+    kind = entry["type"].replace("_", "-")
+    if kind in ("skill-used", "not-skill-used") and entry.get("value") in (None, name):
+        return kind == "skill-used"
+    if kind == "skill-trigger" and entry.get("skill") in (None, name):
+        return entry.get("should_trigger", True) is not False
+    return None
+
+
+def _eval_files(folder: Path) -> list[Path]:
+    names = ("eval.yaml", "eval.yml", "EVAL.yaml", "EVAL.yml")
+    return [folder / sub / n for sub in ("", "evals") for n in names if (folder / sub / n).is_file()]
+
+
+def load_plugin_suites(plugin_dir: Path) -> PluginSuites:
+    """Every skill of the plugin (any layout :func:`~agentsproof.formats.layout.find_layout`
+    knows) with the activation suites of the eval files in its folder (``eval.yaml``,
+    ``EVAL.yaml``, or the same under ``evals/``); InputError for a bad file or no suite at all."""
+    from agentsproof.core.inputs import MAX_SOURCE_FILE_BYTES, display, read_text
+    from agentsproof.formats.layout import find_layout
+    from agentsproof.formats.plan import skill_file
+
+    layout = find_layout(Path(plugin_dir), option="PLUGIN_DIR")
+    out = PluginSuites(name=layout.name, plugin_dir=Path(plugin_dir), skills=[])
+    for item in layout.items:
+        text = read_text(item.source, source=display(item.source), field=None, max_bytes=MAX_SOURCE_FILE_BYTES, what=f"{item.kind} file")
+        seeds = tuple(p.resolve() for p in _eval_files(item.folder)) if item.folder else ()
+        made = skill_file(item.name, item.kind, text, item.source, seeds)
+        (out.skills if item.kind == "skill" else out.agents).append(made)
+        if item.folder is None:
+            continue
+        for path in _eval_files(item.folder):
+            from agentsproof.formats.evalyaml.items import is_eval_yaml
+
+            found = eval_suite_yaml(path, made) if is_eval_yaml(path) else eval_yaml_suite(path, made)
+            if found is not None:
+                _merge(out, found)
+    if not out.suites:
+        raise InputError(
+            str(plugin_dir), None,
+            f"none of its {len(out.skills)} skills has an activation suite (eval.yaml 'activation:' or EVAL.yaml "
+            f"skill-used tests); write them with `agentsproof eval-generate --plugin-dir {plugin_dir}`",
+        )
+    return out
+
+
+def _merge(out: PluginSuites, found: ActivationSuite) -> None:
+    for suite in out.suites:
+        if suite.skill.name == found.skill.name:
+            seen = {(p.text, p.expect) for p in suite.prompts}
+            suite.prompts += [p for p in found.prompts if (p.text, p.expect) not in seen]
+            suite.source += f", {found.source}"
+            return
+    out.suites.append(found)

@@ -1,0 +1,117 @@
+"""Activation reports: the precision/recall table, dormancy violations, collisions and the
+confusion matrix, as Markdown (also what the terminal shows) and JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from agentsproof.stats.activation import NONE, ActivationStats, Interval, Misfire, as_dict
+
+MAX_LISTED = 20
+"""Misfiring prompts listed per skill and kind (the JSON report has them all)."""
+PROMPT_CHARS = 90
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+def _ci(ci: Interval) -> str:
+    return "" if ci is None else f" [{ci[0]:.2f}, {ci[1]:.2f}]"
+
+
+def _short(text: str) -> str:
+    one = " ".join(text.split()).replace("|", "\\|")
+    return one if len(one) <= PROMPT_CHARS else one[: PROMPT_CHARS - 1] + "…"
+
+
+def table(stats: ActivationStats) -> list[str]:
+    """The per-skill table: precision, recall, F1 with their 95 % intervals, and the floors."""
+    lines = [
+        "| skill | precision | recall | F1 | TP | FN | FP | errored | --ci |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for s in stats.skills:
+        gate = "fail: " + "; ".join(s.below_floor) if s.below_floor else f"ok (≥ {s.min_recall:.2f} / {s.min_precision:.2f})"
+        lines.append(
+            f"| {s.skill} | {_pct(s.precision)}{_ci(s.precision_ci)} | {_pct(s.recall)}{_ci(s.recall_ci)} | "
+            f"{_pct(s.f1)}{_ci(s.f1_ci)} | {s.tp} | {s.fn} | {s.fp} | {s.errored} | {gate} |"
+        )
+    return lines
+
+
+def _misfires(title: str, items: list[Misfire], owner: bool) -> list[str]:
+    if not items:
+        return []
+    out = [f"- {title}:"]
+    for m in items[:MAX_LISTED]:
+        whose = f" ({m.owner}'s prompt)" if owner else ""
+        out.append(f"  - {m.fired}/{m.trials} · {m.type or 'prompt'}{whose}: {_short(m.prompt)}")
+    if len(items) > MAX_LISTED:
+        out.append(f"  - … and {len(items) - MAX_LISTED} more (activation.json)")
+    return out
+
+
+def matrix_lines(stats: ActivationStats) -> list[str]:
+    cols = list(next(iter(stats.matrix.values()), {}))
+    if not cols:
+        return []
+    out = ["| prompts of ↓ / loaded → | " + " | ".join(cols) + " | trials |", "|---|" + "---|" * (len(cols) + 1)]
+    for row, cells in stats.matrix.items():
+        n = stats.row_trials.get(row, 0)
+        shown = []
+        for col in cols:
+            v = cells.get(col, 0)
+            bad = (col not in (row, NONE) and v > 0) or (col == row and v * 2 < n)
+            mark = "**" if bad else ""
+            shown.append(f"{mark}{v}{mark}")
+        out.append(f"| {row} | " + " | ".join(shown) + f" | {n} |")
+    return out
+
+
+def markdown(stats: ActivationStats, title: str, settings: dict[str, Any] | None = None) -> str:
+    lines = [f"# Activation: {title}", ""]
+    if settings:
+        lines += ["  ".join(f"{k}: {v}" for k, v in settings.items() if v not in (None, "")), ""]
+    lines += [f"{stats.trials} trials, {stats.errored} errored (left out of the scores). Intervals: 95 %.", ""]
+    lines += table(stats) + [""]
+    problems = []
+    for s in stats.skills:
+        part = _misfires("dormancy violations (its should-not prompts loaded it)", s.dormancy, False)
+        part += _misfires("collisions (other skills' prompts loaded it)", s.collisions, True)
+        part += _misfires("missed (its should prompts did not load it)", s.missed, False)
+        if part:
+            problems += [f"### {s.skill}", "", *part, ""]
+    if problems:
+        lines += ["## Prompts that fired wrongly", "", *problems]
+    if stats.collisions:
+        lines += ["## Colliding pairs", "", "| pair | a on b's prompts | b on a's prompts | rate [95 %] |", "|---|---|---|---|"]
+        for c in stats.collisions:
+            lines.append(f"| {c.a} ↔ {c.b} | {c.a_on_b}/{c.b_prompts} | {c.b_on_a}/{c.a_prompts} | {c.rate:.2f}{_ci(c.ci)} |")
+        lines.append("")
+    if len(stats.matrix) > 1:
+        lines += ["## Confusion matrix", "", "Rows: the skill whose should prompts ran; columns: the skill that loaded (bold: off the diagonal where it matters).", ""]
+        lines += matrix_lines(stats) + [""]
+    return "\n".join(lines)
+
+
+def report_paths(output: Path, plugin: str, stem: str = "activation") -> dict[str, Path]:
+    """``<output>/<plugin>/<plugin>-<stem>.{md,json}`` (names made safe path components)."""
+    from agentsproof.core.inputs import safe_name
+
+    name = safe_name(plugin, "plugin")
+    return {"md": output / name / f"{name}-{stem}.md", "json": output / name / f"{name}-{stem}.json"}
+
+
+def write(stats: ActivationStats, paths: dict[str, Path], title: str, settings: dict[str, Any], trials: list[Any]) -> dict[str, Path]:
+    """The JSON report (every number and every trial) and the Markdown one, at ``paths``."""
+    from dataclasses import asdict
+
+    for p in paths.values():
+        p.parent.mkdir(parents=True, exist_ok=True)
+    data = {"title": title, "settings": settings, **as_dict(stats), "trial_log": [asdict(t) for t in trials]}
+    paths["json"].write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    paths["md"].write_text(markdown(stats, title, settings) + "\n", encoding="utf-8")
+    return paths

@@ -1,0 +1,250 @@
+"""Activation scores: per skill precision, recall and F1 with intervals, dormancy violations,
+the confusion matrix of a plugin and the pairs of skills that collide. Pure: no I/O.
+
+**What a prompt expects of a skill.** A prompt of skill S's suite expects S to load
+(``should``) or not (``should_not``: a dormancy contract). A *should* prompt of another
+skill T expects S to stay quiet too, unless the same text is also one of S's should
+prompts: territories are taken as exclusive. A should-not prompt of T says nothing about S
+(it is often a sibling's task on purpose). Errored trials count nowhere, and are counted.
+
+**Intervals** (95 %). Precision and recall are proportions of trials: Wilson intervals
+(:func:`agentsproof.stats.intervals.wilson`) on an effective sample of at most one unit per
+distinct prompt, so repeated trials of one prompt never pass for independent evidence. F1
+grows with both, so ``[F1(P_low, R_low), F1(P_high, R_high)]`` from 97.5 % intervals on each
+holds F1 whenever both hold: at least 95 % by the union bound (``bench/activation_intervals.py``
+simulates the coverage of all three).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from statistics import NormalDist
+from typing import Any
+
+from agentsproof.model.activation import ActivationSuite, ActivationTrial
+from agentsproof.stats.intervals import wilson
+
+LEVEL = 0.95
+Z = NormalDist().inv_cdf(1 - (1 - LEVEL) / 2)
+Z_F1 = NormalDist().inv_cdf(1 - (1 - LEVEL) / 4)
+"""Each of precision and recall at 97.5 %, so that the F1 interval holds 95 % (union bound)."""
+NONE = "(none)"
+"""The confusion matrix's column for trials that loaded no skill."""
+
+Interval = tuple[float, float] | None
+
+
+@dataclass
+class Misfire:
+    """A prompt that loaded a skill it should not have."""
+
+    prompt: str
+    type: str
+    owner: str
+    """The suite the prompt belongs to (the skill itself for a dormancy violation)."""
+    fired: int
+    trials: int
+
+
+@dataclass
+class SkillScore:
+    skill: str
+    tp: int = 0
+    fn: int = 0
+    fp: int = 0
+    tn: int = 0
+    errored: int = 0
+    precision: float | None = None
+    precision_ci: Interval = None
+    recall: float | None = None
+    recall_ci: Interval = None
+    f1: float | None = None
+    f1_ci: Interval = None
+    dormancy: list[Misfire] = field(default_factory=list)
+    """Its own should-not prompts that loaded it."""
+    collisions: list[Misfire] = field(default_factory=list)
+    """Other skills' should prompts that loaded it."""
+    missed: list[Misfire] = field(default_factory=list)
+    """Its own should prompts that did not load it (``fired`` counts the misses)."""
+    min_recall: float = 0.0
+    min_precision: float = 0.0
+
+    @property
+    def below_floor(self) -> list[str]:
+        """What fails ``--ci``: ``recall 0.50 < 0.80`` ...; empty when it passes (an
+        estimate that cannot be made, e.g. no should prompts, is not a failure)."""
+        out = []
+        if self.recall is not None and self.recall < self.min_recall - 1e-9:
+            out.append(f"recall {self.recall:.2f} < {self.min_recall:.2f}")
+        if self.precision is not None and self.precision < self.min_precision - 1e-9:
+            out.append(f"precision {self.precision:.2f} < {self.min_precision:.2f}")
+        return out
+
+
+@dataclass
+class Collision:
+    """Two skills that load on each other's should prompts."""
+
+    a: str
+    b: str
+    a_on_b: int
+    """Trials of b's should prompts that loaded a."""
+    b_prompts: int
+    b_on_a: int
+    a_prompts: int
+    rate: float = 0.0
+    ci: Interval = None
+
+
+@dataclass
+class ActivationStats:
+    skills: list[SkillScore]
+    matrix: dict[str, dict[str, int]]
+    """Row: the suite whose should prompts ran; column: a skill that loaded (or :data:`NONE`)."""
+    row_trials: dict[str, int]
+    """Scored trials of each row's should prompts."""
+    collisions: list[Collision]
+    errored: int
+    trials: int
+
+    @property
+    def failing(self) -> list[tuple[str, list[str]]]:
+        return [(s.skill, s.below_floor) for s in self.skills if s.below_floor]
+
+
+def proportion(successes: int, total: int, units: int, z: float = Z) -> Interval:
+    """Wilson interval for ``successes / total`` counting at most ``units`` independent units
+    (distinct prompts): the rate stays, the sample shrinks to ``min(total, units)``."""
+    n = min(total, units)
+    if total <= 0 or n <= 0:
+        return None
+    return wilson(successes / total * n, n, z)  # type: ignore[arg-type]
+
+
+def f1_score(precision: float | None, recall: float | None) -> float | None:
+    if precision is None or recall is None:
+        return None
+    return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+
+
+def _f1_interval(p: tuple[int, int, int], r: tuple[int, int, int]) -> Interval:
+    """(successes, total, units) of precision and of recall → the F1 interval."""
+    pi, ri = proportion(*p, z=Z_F1), proportion(*r, z=Z_F1)
+    if ri is None:
+        return None
+    if pi is None:  # the skill never loaded: precision is undefined, F1 is 0 by convention
+        return (0.0, f1_score(1.0, ri[1]) or 0.0)
+    return (f1_score(pi[0], ri[0]) or 0.0, f1_score(pi[1], ri[1]) or 0.0)
+
+
+def _expectation(skill: str, trial: ActivationTrial, should_texts: dict[str, set[str]]) -> bool | None:
+    if trial.skill == skill:
+        return trial.prompt.expect
+    if trial.prompt.expect and trial.prompt.text not in should_texts.get(skill, set()):
+        return False
+    return None
+
+
+def score(suites: Sequence[ActivationSuite], trials: Iterable[ActivationTrial], skills: Sequence[str] | None = None) -> ActivationStats:
+    """Score the trials of ``suites`` (``skills``: every installed skill, for the matrix's
+    columns; default the suites' skills)."""
+    done = list(trials)
+    names = list(skills) if skills is not None else [s.skill.name for s in suites]
+    should_texts = {s.skill.name: {p.text for p in s.should} for s in suites}
+    scored = [t for t in done if t.fired is not None]
+    out: list[SkillScore] = []
+    for suite in suites:
+        name = suite.skill.name
+        sc = SkillScore(skill=name, min_recall=suite.min_recall, min_precision=suite.min_precision)
+        sc.errored = sum(1 for t in done if t.fired is None and t.skill == name)
+        groups: dict[tuple[str, str, bool], list[bool]] = {}
+        for t in scored:
+            expect = _expectation(name, t, should_texts)
+            if expect is None:
+                continue
+            fired = name in (t.fired or [])
+            groups.setdefault((t.skill, t.prompt.text, expect), []).append(fired)
+            if expect and fired:
+                sc.tp += 1
+            elif expect:
+                sc.fn += 1
+            elif fired:
+                sc.fp += 1
+            else:
+                sc.tn += 1
+        types = {(name, p.text, p.expect): p.type for p in suite.prompts}
+        owner_types = {(s.skill.name, p.text, p.expect): p.type for s in suites for p in s.prompts}
+        for (owner, text, expect), fires in groups.items():
+            n, hit = len(fires), sum(fires)
+            kind = types.get((owner, text, expect)) or owner_types.get((owner, text, expect), "")
+            if expect and hit < n:
+                sc.missed.append(Misfire(text, kind, owner, n - hit, n))
+            elif not expect and hit and owner == name:
+                sc.dormancy.append(Misfire(text, kind, owner, hit, n))
+            elif not expect and hit:
+                sc.collisions.append(Misfire(text, kind, owner, hit, n))
+        fired_units = sum(1 for (_, _, _), fires in groups.items() if any(fires))
+        should_units = sum(1 for (_, _, e) in groups if e)
+        if sc.tp + sc.fp:
+            sc.precision = sc.tp / (sc.tp + sc.fp)
+            sc.precision_ci = proportion(sc.tp, sc.tp + sc.fp, fired_units)
+        if sc.tp + sc.fn:
+            sc.recall = sc.tp / (sc.tp + sc.fn)
+            sc.recall_ci = proportion(sc.tp, sc.tp + sc.fn, should_units)
+            sc.f1 = f1_score(sc.precision if sc.precision is not None else 0.0, sc.recall)
+            sc.f1_ci = _f1_interval((sc.tp, sc.tp + sc.fp, fired_units), (sc.tp, sc.tp + sc.fn, should_units))
+        for group in (sc.dormancy, sc.collisions, sc.missed):
+            group.sort(key=lambda m: (-m.fired / m.trials, m.owner, m.prompt))
+        out.append(sc)
+    matrix, row_trials = confusion(suites, scored, names)
+    return ActivationStats(skills=out, matrix=matrix, row_trials=row_trials, collisions=collisions(matrix, row_trials, suites, scored),
+                           errored=len(done) - len(scored), trials=len(done))
+
+
+def confusion(suites: Sequence[ActivationSuite], scored: Sequence[ActivationTrial], names: Sequence[str]) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
+    """Per suite, over the trials of its should prompts: how often each skill loaded (a
+    trial that loaded two skills counts in both columns; one that loaded none in :data:`NONE`)."""
+    matrix = {s.skill.name: {n: 0 for n in [*names, NONE]} for s in suites}
+    rows = {s.skill.name: 0 for s in suites}
+    for t in scored:
+        if not t.prompt.expect or t.skill not in matrix:
+            continue
+        rows[t.skill] += 1
+        fired = list(dict.fromkeys(t.fired or []))
+        for n in fired or [NONE]:
+            matrix[t.skill][n] = matrix[t.skill].get(n, 0) + 1
+    return matrix, rows
+
+
+def collisions(matrix: dict[str, dict[str, int]], rows: dict[str, int], suites: Sequence[ActivationSuite], scored: Sequence[ActivationTrial]) -> list[Collision]:
+    """Pairs of suite skills that load on each other's should prompts, worst first: the rate
+    is the cross-loads over both skills' should trials, with its Wilson interval (units:
+    the distinct prompts)."""
+    names = list(matrix)
+    units = {n: len({t.prompt.text for t in scored if t.skill == n and t.prompt.expect}) for n in names}
+    out = []
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            a_on_b, b_on_a = matrix[b].get(a, 0), matrix[a].get(b, 0)
+            if not (a_on_b or b_on_a):
+                continue
+            total = rows[a] + rows[b]
+            c = Collision(a=a, b=b, a_on_b=a_on_b, b_prompts=rows[b], b_on_a=b_on_a, a_prompts=rows[a])
+            c.rate = (a_on_b + b_on_a) / total if total else 0.0
+            c.ci = proportion(a_on_b + b_on_a, total, units[a] + units[b])
+            out.append(c)
+    out.sort(key=lambda c: (-c.rate, c.a, c.b))
+    return out
+
+
+def as_dict(stats: ActivationStats) -> dict[str, Any]:
+    """The JSON form (reports)."""
+    from dataclasses import asdict
+
+    data = asdict(stats)
+    data["level"] = LEVEL
+    data["method"] = (
+        "precision/recall: Wilson on at most one unit per distinct prompt; F1: from 97.5 % Wilson bounds of both (union bound)"
+    )
+    return data
