@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from agentsproof.cli.options import provider_options
-from agentsproof.core.errors import EXIT_FAILED, EXIT_OK
+from agentsproof.core.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
 from agentsproof.model.activation import DEFAULT_MIN_PRECISION, DEFAULT_MIN_RECALL
 
 
@@ -51,6 +51,10 @@ def activation_cmd(plugin_dir: Path, ci: bool, **kw: Any) -> None:
         click.echo(f"note: no activation suite for {', '.join(run.plugin.without_suite)} (installed, scored only as a sibling)", err=True)
     for _kind, path in run.paths.items():
         click.echo(f"wrote {path}", err=True)
+    if run.stats.trials and run.stats.errored == run.stats.trials:
+        first = next((t.error for t in run.trials if t.error), "")
+        click.echo(f"error: every activation trial errored; the first: {first}", err=True)
+        sys.exit(EXIT_ERROR)
     failing = run.stats.failing
     if ci and failing:
         for name, why in failing:

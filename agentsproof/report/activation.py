@@ -87,9 +87,10 @@ def markdown(stats: ActivationStats, title: str, settings: dict[str, Any] | None
     if problems:
         lines += ["## Prompts that fired wrongly", "", *problems]
     if stats.collisions:
-        lines += ["## Colliding pairs", "", "| pair | a on b's prompts | b on a's prompts | rate [95 %] |", "|---|---|---|---|"]
+        lines += ["## Colliding pairs (worst first)", "", "| a ↔ b | a loaded on b's prompts | b loaded on a's prompts | rate [95 %] |", "|---|---|---|---|"]
         for c in stats.collisions:
-            lines.append(f"| {c.a} ↔ {c.b} | {c.a_on_b}/{c.b_prompts} | {c.b_on_a}/{c.a_prompts} | {c.rate:.2f}{_ci(c.ci)} |")
+            a_on_b = f"{c.a_on_b}/{c.b_prompts}" if c.b_prompts else "— (b has no suite)"
+            lines.append(f"| {c.a} ↔ {c.b} | {a_on_b} | {c.b_on_a}/{c.a_prompts} | {c.rate:.2f}{_ci(c.ci)} |")
         lines.append("")
     if len(stats.matrix) > 1:
         lines += ["## Confusion matrix", "", "Rows: the skill whose should prompts ran; columns: the skill that loaded (bold: off the diagonal where it matters).", ""]

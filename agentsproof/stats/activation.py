@@ -218,21 +218,29 @@ def confusion(suites: Sequence[ActivationSuite], scored: Sequence[ActivationTria
 
 
 def collisions(matrix: dict[str, dict[str, int]], rows: dict[str, int], suites: Sequence[ActivationSuite], scored: Sequence[ActivationTrial]) -> list[Collision]:
-    """Pairs of suite skills that load on each other's should prompts, worst first: the rate
-    is the cross-loads over both skills' should trials, with its Wilson interval (units:
-    the distinct prompts)."""
+    """Pairs of skills that load on each other's should prompts, worst first. ``a`` is a
+    suite's skill; ``b`` another suite's skill (both directions count) or an installed skill
+    without a suite (only its loads on ``a``'s prompts count). The rate is the cross-loads
+    over the should trials counted, with its Wilson interval (units: the distinct prompts)."""
     names = list(matrix)
+    columns = [c for c in next(iter(matrix.values()), {}) if c != NONE]
     units = {n: len({t.prompt.text for t in scored if t.skill == n and t.prompt.expect}) for n in names}
     out = []
-    for i, a in enumerate(names):
-        for b in names[i + 1:]:
-            a_on_b, b_on_a = matrix[b].get(a, 0), matrix[a].get(b, 0)
+    seen: set[frozenset[str]] = set()
+    for a in names:
+        for b in columns:
+            if b == a or frozenset((a, b)) in seen:
+                continue
+            seen.add(frozenset((a, b)))
+            both = b in matrix
+            a_on_b = matrix[b].get(a, 0) if both else 0
+            b_on_a = matrix[a].get(b, 0)
             if not (a_on_b or b_on_a):
                 continue
-            total = rows[a] + rows[b]
-            c = Collision(a=a, b=b, a_on_b=a_on_b, b_prompts=rows[b], b_on_a=b_on_a, a_prompts=rows[a])
+            total = rows[a] + (rows[b] if both else 0)
+            c = Collision(a=a, b=b, a_on_b=a_on_b, b_prompts=rows[b] if both else 0, b_on_a=b_on_a, a_prompts=rows[a])
             c.rate = (a_on_b + b_on_a) / total if total else 0.0
-            c.ci = proportion(a_on_b + b_on_a, total, units[a] + units[b])
+            c.ci = proportion(a_on_b + b_on_a, total, units[a] + (units[b] if both else 0))
             out.append(c)
     out.sort(key=lambda c: (-c.rate, c.a, c.b))
     return out
