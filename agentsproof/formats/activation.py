@@ -20,67 +20,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import Field, field_validator, model_validator
+from typing import Any
 
 from agentsproof.core.errors import InputError
-from agentsproof.model.activation import (
-    DEFAULT_MIN_PRECISION,
-    DEFAULT_MIN_RECALL,
-    DEFAULT_SHOULD_NOT_TYPE,
-    DEFAULT_SHOULD_TYPE,
-    SHOULD_NOT_TYPES,
-    SHOULD_TYPES,
-    ActivationPrompt,
-    ActivationSuite,
-)
-from agentsproof.model.graders import FieldError, Strict
+from agentsproof.formats.activation_config import ActivationConfig as ActivationConfig  # re-exported
+from agentsproof.model.activation import DEFAULT_SHOULD_NOT_TYPE, DEFAULT_SHOULD_TYPE, ActivationPrompt, ActivationSuite
 from agentsproof.model.items import SkillFile
-
-MAX_ACTIVATION_PROMPTS = 500
-PromptType = Literal["explicit", "implicit", "contextual", "negative", "near-miss"]
-
-
-class ActivationEntry(Strict):
-    prompt: str = Field(min_length=1, max_length=20_000)
-    type: PromptType | None = None
-
-    @field_validator("type", mode="before")
-    @classmethod
-    def _dash(cls, value: Any) -> Any:
-        return value.replace("_", "-") if isinstance(value, str) else value
-
-
-def _entries(value: Any) -> Any:
-    if isinstance(value, list):
-        return [{"prompt": v} if isinstance(v, str) else v for v in value]
-    return value
-
-
-class ActivationConfig(Strict):
-    """Prompts that should and should not load the skill (``agentsproof activation``)."""
-
-    should: list[ActivationEntry] = Field(default_factory=list, max_length=MAX_ACTIVATION_PROMPTS)
-    should_not: list[ActivationEntry] = Field(default_factory=list, max_length=MAX_ACTIVATION_PROMPTS)
-    min_recall: float = Field(DEFAULT_MIN_RECALL, ge=0, le=1, allow_inf_nan=False, description="--ci floor on recall.")
-    min_precision: float = Field(DEFAULT_MIN_PRECISION, ge=0, le=1, allow_inf_nan=False, description="--ci floor on precision.")
-
-    _lists = field_validator("should", "should_not", mode="before")(classmethod(lambda cls, v: _entries(v)))
-
-    @model_validator(mode="after")
-    def _typed(self) -> ActivationConfig:
-        if not self.should and not self.should_not:
-            raise FieldError("should", "give 'should' and/or 'should_not' prompts")
-        for key, allowed in (("should", SHOULD_TYPES), ("should_not", SHOULD_NOT_TYPES)):
-            for i, entry in enumerate(getattr(self, key)):
-                if entry.type is not None and entry.type not in allowed:
-                    raise FieldError(f"{key}[{i}].type", f"{entry.type!r} is not a {key} type; use one of {', '.join(allowed)}")
-        return self
-
-    def prompts(self) -> list[ActivationPrompt]:
-        out = [ActivationPrompt(e.prompt, True, e.type or DEFAULT_SHOULD_TYPE) for e in self.should]
-        return out + [ActivationPrompt(e.prompt, False, e.type or DEFAULT_SHOULD_NOT_TYPE) for e in self.should_not]
 
 
 @dataclass

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from agentsproof.core.errors import InputError
 from agentsproof.core.validation import format_validation_error, read_yaml
-from agentsproof.formats.activation import ActivationConfig
+from agentsproof.formats.activation_config import ActivationConfig
 from agentsproof.grading.registry import GRADER_TYPES, GraderConfig
 from agentsproof.model.graders import FieldError
 from agentsproof.model.graders import Strict as _Strict

@@ -93,7 +93,7 @@ def markdown(stats: ActivationStats, title: str, settings: dict[str, Any] | None
             lines.append(f"| {c.a} ↔ {c.b} | {a_on_b} | {c.b_on_a}/{c.a_prompts} | {c.rate:.2f}{_ci(c.ci)} |")
         lines.append("")
     if len(stats.matrix) > 1:
-        lines += ["## Confusion matrix", "", "Rows: the skill whose should prompts ran; columns: the skill that loaded (bold: off the diagonal where it matters).", ""]
+        lines += ["## Confusion matrix", "", "Rows: the skill whose should prompts ran; columns: the skill that loaded (bold: a sibling loaded, or the skill itself on fewer than half of its prompts).", ""]
         lines += matrix_lines(stats) + [""]
     return "\n".join(lines)
 
