@@ -14,6 +14,14 @@ from agentsproof.core.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
 from agentsproof.model.activation import DEFAULT_MIN_PRECISION, DEFAULT_MIN_RECALL
 
 
+def arms_option(f: Any) -> Any:
+    """``--arms`` for eval and eval-all."""
+    return click.option(
+        "--arms", metavar="LIST",
+        help="baseline,skill (default) or baseline,skill,plugin: also run each skill with every skill of its plugin installed, for an interference verdict (docs/activation.md).",
+    )(f)
+
+
 @click.command("activation")
 @click.argument("plugin_dir", type=click.Path(path_type=Path), metavar="PLUGIN_DIR")
 @provider_options

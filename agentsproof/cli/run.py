@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from agentsproof.cli.activation import arms_option
 from agentsproof.cli.options import (
     budget_options,
     p_adjust_option,
@@ -44,6 +45,7 @@ def finish(run: Any, written: dict[str, Path], ci: bool, fail_on_underpowered: b
 @run_options
 @tasks_option
 @budget_options
+@arms_option
 def eval_cmd(path: Path, **opts: Any) -> None:
     """Run one eval.yaml (or EVAL.yaml): N trials with the skill/agent, N without.
 
@@ -74,6 +76,7 @@ def eval_cmd(path: Path, **opts: Any) -> None:
 @tasks_option
 @budget_options
 @p_adjust_option
+@arms_option
 @click.option("--shard", metavar="I/N", help="Run only slice I of N (stable, by item id), e.g. one per CI machine; join them with `agentsproof merge`.")
 def eval_all_cmd(directory: Path, **opts: Any) -> None:
     """Run every eval.yaml (and skill EVAL.yaml, evals/evals.json) below DIRECTORY.

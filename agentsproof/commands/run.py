@@ -118,9 +118,17 @@ def _config(cfg: RunConfig) -> dict[str, str] | None:
 
 
 def _arms(items: list[EvalItem], cfg: RunConfig) -> list[EvalItem]:
-    """``--baseline none``: every item runs its with-arm only."""
+    """``--baseline none``: every item runs its with-arm only; ``--arms ...,plugin``: also
+    the plugin arm (agentsproof.formats.activation.with_plugin_arm)."""
     import dataclasses
 
+    if cfg.arms:
+        from agentsproof.formats.activation import parse_arms, with_plugin_arm
+
+        if "plugin" in parse_arms(cfg.arms):
+            if cfg.baseline == "none":
+                raise InputError("command line", "--arms", "the plugin arm is compared with the skill alone and the baseline; drop --baseline none")
+            items = with_plugin_arm(items)
     if cfg.baseline != "none":
         return items
     if cfg.adaptive:

@@ -60,6 +60,11 @@ def finalize_item(run: ItemRun) -> ItemResult:
         if run.incomplete:
             res.status = "incomplete"
             res.status_reason = f"{w.scored + w.errored} of {it.trials} trials per arm ran before the run stopped"
+    if run.plugin_arm is not None:  # --arms ...,plugin: the skill among its siblings
+        from agentsproof.stats.interference import interference
+
+        res.plugin_arm = run.plugin_arm
+        res.interference = interference(res, it.skill.name if it.skill else None)
     from agentsproof.stats import item_stats
 
     res.stats = item_stats(res)

@@ -66,6 +66,8 @@ class ItemRun:
     with_arm: ArmResult
     without_arm: ArmResult
     incomplete: bool = False
+    plugin_arm: ArmResult | None = None
+    """The plugin arm (``"plugin" in item.arms``)."""
 
 
 class DualArmRunner:
@@ -151,13 +153,15 @@ class DualArmRunner:
 
     async def _trial(self, item: EvalItem, arm: str, index: int) -> TrialResult:
         target = self.targets[item.target]
-        system = item.system_prompt if arm == "with" else BASELINE_SYSTEM_PROMPT
+        system = item.system_prompt if arm == "with" or (arm == "plugin" and item.kind == "agent") else BASELINE_SYSTEM_PROMPT
+        skills = list(item.plugin_skills) if arm == "plugin" else []  # the plugin arm: every skill installed
         case = item.case_at(index)
         t0 = time.perf_counter()
         log = [LogEvent(t=0.0, role="system", text=system), LogEvent(t=0.0, role="user", text=case.prompt)]
         limit = target.timeout or item.timeout
         if not target.uses_workspace:
-            trial = TrialInput(item=item, arm=arm, index=index, system=system, prompt=case.prompt, timeout=limit)
+            trial = TrialInput(item=item, arm=arm, index=index, system=system, prompt=case.prompt, timeout=limit, skills=skills,
+                               skill=item.skill if arm == "plugin" else None)
             return await self._run_and_grade(target, trial, log, t0, None)
         from agentsproof.targets import workspace as ws
 
@@ -166,7 +170,7 @@ class DualArmRunner:
         try:
             trial = TrialInput(
                 item=item, arm=arm, index=index, system=system, prompt=case.prompt, timeout=limit,
-                workspace=folder, skill=item.skill if arm == "with" else None,
+                workspace=folder, skill=item.skill if arm in ("with", "plugin") else None, skills=skills,
             )
             try:
                 await target.prepare(trial)
@@ -222,7 +226,7 @@ class DualArmRunner:
         base = dict(
             index=index, arm=arm, response=rec.answer, latency_s=rec.latency_s or (time.perf_counter() - t0),
             usage=rec.usage, cost_usd=rec.cost_usd, tool_calls=rec.raw_tool_calls, log=log, cached=rec.cached,
-            trajectory=rec.trajectory, files=files, skill_used=rec.skill_used,
+            trajectory=rec.trajectory, files=files, skill_used=rec.skill_used, skills_invoked=rec.skills_invoked,
         )
         try:
             graders = await grade_all(rec.answer, case.graders, self.judge, case.prompt, timeout=item.timeout, context=context)
@@ -260,6 +264,8 @@ class DualArmRunner:
     async def run_item(self, item: EvalItem) -> ItemRun:
         with_arm = ArmResult(arm="with", system_prompt_kind=item.kind if item.kind != "case" else "skill")
         without_arm = ArmResult(arm="without", system_prompt_kind="baseline")
+        plugin_arm = ArmResult(arm="plugin", system_prompt_kind="plugin") if "plugin" in item.arms else None
+        arms = {"with": with_arm, "without": without_arm, **({"plugin": plugin_arm} if plugin_arm else {})}
         done = 0
         incomplete = False
         while done < item.trials and not self.state.aborted:
@@ -289,13 +295,14 @@ class DualArmRunner:
                     continue
                 if isinstance(res, BaseException):
                     raise res
-                (with_arm if res.arm == "with" else without_arm).trials.append(res)
+                arms[res.arm].trials.append(res)
             done += more
         if self.state.aborted:
             incomplete = incomplete or done < item.trials
-        with_arm.trials.sort(key=lambda t: t.index)
-        without_arm.trials.sort(key=lambda t: t.index)
-        run = ItemRun(item=item, with_arm=with_arm.summarize(), without_arm=without_arm.summarize(), incomplete=incomplete)
+        for each in arms.values():
+            each.trials.sort(key=lambda t: t.index)
+        run = ItemRun(item=item, with_arm=with_arm.summarize(), without_arm=without_arm.summarize(), incomplete=incomplete,
+                      plugin_arm=plugin_arm.summarize() if plugin_arm else None)
         if self.on_item is not None:
             self.on_item(run)
         return run

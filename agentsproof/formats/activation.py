@@ -134,3 +134,60 @@ def _merge(out: PluginSuites, found: ActivationSuite) -> None:
             suite.source += f", {found.source}"
             return
     out.suites.append(found)
+
+
+ARM_NAMES = {"baseline": "without", "skill": "with", "plugin": "plugin"}
+DEFAULT_ARMS = "baseline,skill"
+
+
+def parse_arms(value: str | None) -> tuple[str, ...]:
+    """``--arms baseline,skill[,plugin]`` → the runner's arm names; InputError otherwise."""
+    given = [a.strip() for a in (value or DEFAULT_ARMS).split(",") if a.strip()]
+    unknown = [a for a in given if a not in ARM_NAMES]
+    if unknown:
+        raise InputError("command line", "--arms", f"{unknown[0]!r} is not an arm; use baseline,skill or baseline,skill,plugin")
+    if "baseline" not in given or "skill" not in given or len(set(given)) != len(given):
+        raise InputError("command line", "--arms", "give baseline,skill (the default) or baseline,skill,plugin")
+    return tuple(ARM_NAMES[a] for a in ("skill", "baseline", "plugin") if a in given)
+
+
+def plugin_skills_for(source: Path) -> list[SkillFile] | None:
+    """Every skill and agent of the nearest plugin (a folder :func:`find_layout` reads) that
+    holds ``source`` (a SKILL.md or agent file); None when there is none."""
+    from agentsproof.core.inputs import MAX_SOURCE_FILE_BYTES, display, read_text
+    from agentsproof.formats.layout import find_layout
+    from agentsproof.formats.plan import skill_file
+
+    here = Path(source).resolve()
+    for folder in list(here.parents)[1:6]:
+        try:
+            layout = find_layout(folder, option="--arms")
+        except InputError:
+            continue
+        if not any(i.source.resolve() == here for i in layout.items):
+            continue
+        out = []
+        for item in layout.items:
+            text = read_text(item.source, source=display(item.source), field=None, max_bytes=MAX_SOURCE_FILE_BYTES, what=f"{item.kind} file")
+            seeds = tuple(p.resolve() for p in _eval_files(item.folder)) if item.folder else ()
+            out.append(skill_file(item.name, item.kind, text, item.source, seeds))
+        return out
+    return None
+
+
+def with_plugin_arm(items: list[Any]) -> list[Any]:
+    """``--arms baseline,skill,plugin``: each skill/agent item also runs with every skill of
+    its plugin installed; InputError naming the eval when an item has no plugin."""
+    import dataclasses
+
+    out = []
+    for it in items:
+        if it.kind == "case":
+            raise InputError(it.eval_path or it.source_path, "--arms", "the plugin arm is for skills and agents of a plugin (eval / eval-all), not tc-eval cases")
+        skills = plugin_skills_for(Path(it.source_path))
+        if skills is None:
+            raise InputError(it.eval_path or it.source_path, "--arms", f"{it.source_path} is not a skill or agent of a plugin (skills/<name>/SKILL.md, agents/<name>.md)")
+        own = it.skill or next((s for s in skills if Path(s.source_path or "").resolve() == Path(it.source_path).resolve()), None)
+        installed = [s for s in skills if s.kind == "skill" or s is own]
+        out.append(dataclasses.replace(it, arms=(*it.arms, "plugin"), plugin_skills=tuple(installed), skill=own))
+    return out

@@ -82,7 +82,10 @@ class EvalItem:
     skill: SkillFile | None = None
     """The skill/agent as a file, for agent targets to install in the with-arm."""
     arms: tuple[str, ...] = ("with", "without")
-    """The arms to run; ``("with",)`` for a single-arm run (``--baseline none``)."""
+    """The arms to run; ``("with",)`` for a single-arm run (``--baseline none``); with
+    ``"plugin"`` also the arm that installs every skill of ``plugin_skills``."""
+    plugin_skills: tuple[SkillFile, ...] = ()
+    """Every skill/agent of the item's plugin, the item's own included (the plugin arm)."""
     cases: tuple[Case, ...] = ()
     """Several tasks (eval.yaml ``tasks:``): ``trials`` counts trials per arm over all cases.
     Empty: one case, the item's own ``prompt`` and ``graders``."""

@@ -96,6 +96,8 @@ class RunConfig:
     """``--jsonl FILE``: also write one JSON line per trial."""
     baseline: str = "default"
     """``--baseline none``: run only the with-arm (single-arm regression run, no grades)."""
+    arms: str | None = None
+    """``--arms baseline,skill,plugin``: also run the plugin arm (None: the two arms)."""
     skill: Path | None = None
     """tc-eval ``--skill FILE``: the with-arm's skill for a JSONL dataset."""
     config: tuple[tuple[str, str], ...] = ()

@@ -97,7 +97,7 @@ class FileRecord(BaseModel):
 
 class TrialResult(BaseModel):
     index: int
-    arm: Literal["with", "without"]
+    arm: Literal["with", "without", "plugin"] = Field(description="'plugin': with every skill of the plugin installed (--arms ...,plugin).")
     case: str | None = Field(None, description="The task (case) this trial ran, for an item with several tasks; None: the item's one task.")
     status: Literal["scored", "errored"]
     error: str | None = Field(None, description="Why the trial errored (provider failure, timeout, judge failure).")
@@ -114,11 +114,12 @@ class TrialResult(BaseModel):
     trajectory: list[ToolCall] = Field(default_factory=list, description="Every tool call of an agent trial, in order.")
     files: list[FileRecord] = Field(default_factory=list, description="Files created, changed or deleted in the trial's workspace.")
     skill_used: bool | None = Field(None, description="Whether the agent loaded or read the skill; None when unknown.")
+    skills_invoked: list[str] | None = Field(None, description="The skills the agent loaded, in order (plugin arm); None when unknown or not asked.")
     workspace: str | None = Field(None, description="The kept workspace folder (--keep-workspaces).")
 
 
 class ArmResult(BaseModel):
-    arm: Literal["with", "without"]
+    arm: Literal["with", "without", "plugin"]
     system_prompt_kind: str = Field(description="'skill', 'agent' or 'baseline'.")
     trials: list[TrialResult] = Field(default_factory=list)
     scored: int = 0
@@ -175,6 +176,10 @@ class ItemResult(BaseModel):
     target: str = Field("chat", description="What ran the trials: 'chat' (one chat call) or an agent target's name.")
     with_arm: ArmResult
     without_arm: ArmResult
+    plugin_arm: ArmResult | None = Field(None, description="--arms baseline,skill,plugin: the skill with every skill/agent of its plugin installed.")
+    interference: dict[str, Any] | None = Field(
+        None, description="With a plugin arm: the skill's delta alone and within its plugin, their difference with its interval, and the verdict."
+    )
     delta: float | None = Field(None, description="with mean − without mean; None when an arm has no scored trial.")
     grade: Grade | None = None
     pass_rate: float | None = Field(None, description="Passed / scored trials of the with-skill arm.")

@@ -116,3 +116,23 @@ def write(stats: ActivationStats, paths: dict[str, Path], title: str, settings: 
     paths["json"].write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     paths["md"].write_text(markdown(stats, title, settings) + "\n", encoding="utf-8")
     return paths
+
+
+def plugin_arm_collisions(items: list[Any]) -> list[dict[str, Any]]:
+    """From the plugin arms of a run (eval-all ``--arms baseline,skill,plugin``): every pair
+    (skill under test, sibling that loaded in its plugin-arm trials), worst first, with the
+    share of those trials and its 95 % Wilson interval (each trial an independent run)."""
+    from agentsproof.stats.activation import proportion
+
+    pairs = []
+    for it in items:
+        inf = getattr(it, "interference", None)
+        if not inf or not inf.get("siblings_loaded") or not inf.get("skill_loaded"):
+            continue
+        known = inf["skill_loaded"][1]
+        for sibling, n in inf["siblings_loaded"].items():
+            ci = proportion(n, known, known)
+            pairs.append({"skill": it.name, "sibling": sibling, "loaded": n, "trials": known, "rate": n / known,
+                          "ci": list(ci) if ci else None, "verdict": inf.get("verdict")})
+    pairs.sort(key=lambda p: (-p["rate"], p["skill"], p["sibling"]))
+    return pairs

@@ -233,7 +233,8 @@ def build_view(run: RunResult) -> dict[str, Any]:
                 grade_note=note,
                 arms=[_arm_view(it.with_arm, price), _arm_view(it.without_arm, price)],
                 checks=_check_rows(it, s),
-                errored_trials=[t for t in it.with_arm.trials + it.without_arm.trials if t.status == "errored"],
+                errored_trials=[t for t in it.with_arm.trials + it.without_arm.trials + (it.plugin_arm.trials if it.plugin_arm else [])
+                                if t.status == "errored"],
             )
         )
     sections = []
@@ -261,7 +262,17 @@ def build_view(run: RunResult) -> dict[str, Any]:
         "settings": settings,
         "trial_count": sum(len(a.trials) for a in arms),
         "errored_trial_count": errored,
+        "plugin_collisions": _plugin_collisions(run),
     }
+
+
+def _plugin_collisions(run: RunResult) -> list[dict[str, Any]]:
+    """The colliding pairs the plugin arms saw (--arms baseline,skill,plugin)."""
+    if not any(getattr(it, "plugin_arm", None) for it in run.items):
+        return []
+    from agentsproof.report.activation import plugin_arm_collisions
+
+    return plugin_arm_collisions(run.items)
 
 
 def run_totals(arms: list[Any]) -> tuple[list[float], int, int]:

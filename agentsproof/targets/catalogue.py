@@ -57,10 +57,10 @@ def catalogue(skills: list[SkillFile]) -> str:
     return "<available_skills>\n" + "\n".join(rows) + "\n</available_skills>"
 
 
-def choice_system(skills: list[SkillFile]) -> str:
-    """The system message of the choosing call."""
+def choice_system(skills: list[SkillFile], base: str = BASELINE_SYSTEM_PROMPT) -> str:
+    """The system message of the choosing call (``base``: the arm's own system prompt)."""
     return (
-        f"{BASELINE_SYSTEM_PROMPT}\n\n"
+        f"{base}\n\n"
         f"You have a `{SKILL_TOOL}` tool. A skill is a set of instructions for one kind of task; calling the tool "
         "loads that skill's instructions into the conversation. Load a skill only when the user's request is the "
         "kind of task its description names; otherwise answer without one.\n\n"

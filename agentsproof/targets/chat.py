@@ -49,7 +49,7 @@ class ChatTarget(Target):
         from agentsproof.targets import catalogue as cat
 
         skills = [s for s in trial.skills if s.kind == "skill"]
-        messages = [{"role": "system", "content": cat.choice_system(skills)}, {"role": "user", "content": trial.prompt}]
+        messages = [{"role": "system", "content": cat.choice_system(skills, trial.system)}, {"role": "user", "content": trial.prompt}]
         first = await self._call(trial, messages, cat.CHOICE_SCHEMA)
         name, note = cat.parse_choice(first.text, [s.name for s in skills])
         log = [LogEvent(t=first.latency_s, role="info", text=note)] if note else []
