@@ -144,6 +144,7 @@ def tc_eval_cmd(path: Path, **opts: Any) -> None:
 @click.option("--check/--no-check", default=True, show_default=True, help="Check each eval: a relevance judge call, then a short real run of both arms.")
 @click.option("--check-trials", type=click.IntRange(1, 100), default=2, show_default=True, help="Trials per arm of the check run (at least one per case).")
 @click.option("--check-retries", type=click.IntRange(0, 10), default=1, show_default=True, help="Regenerations, with the evidence, of an eval with fewer than 5 distinct cases, a copied case, or one that is unrelated or does not discriminate.")
+@click.option("--activation/--no-activation", default=True, show_default=True, help="Also write each skill's activation suite: >= 10 should and >= 10 should-not prompts, checked (docs/activation.md).")
 @provider_options
 def eval_generate_cmd(**opts: Any) -> None:
     """Write one eval.yaml per skill and agent of a plugin, using an LLM.
@@ -161,7 +162,9 @@ def eval_generate_cmd(**opts: Any) -> None:
     A skill's whole folder (references/, assets/, scripts/) is copied beside
     its eval, an agent's file beside its eval. --model defaults to gpt-4o
     (after AGENTSPROOF_MODEL; the local provider runs its own model);
-    --judge-model makes the relevance check's call.
+    --judge-model makes the relevance check's call. Each skill's eval also gets an
+    activation suite (should / should-not prompts, near-misses from its siblings;
+    --no-activation: none).
 
     \b
     Example:

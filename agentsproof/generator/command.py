@@ -122,6 +122,7 @@ def generate_cli(
     check: bool = True,
     check_trials: int = DEFAULT_CHECK_TRIALS,
     check_retries: int = DEFAULT_CHECK_RETRIES,
+    activation: bool = True,
 ) -> int:
     """The eval-generate command; returns the exit code (0, or 30 when any item failed)."""
     plugin = discover_plugin(Path(plugin_dir))
@@ -144,6 +145,7 @@ def generate_cli(
         check_retries=check_retries,
         provider=prepared.provider,
         judge_model=prepared.judge_model,
+        activation=activation,
     )
     skills, agents = plugin.count("skill"), plugin.count("agent")
     layout = plugin.layout.kind if plugin.layout is not None and plugin.layout.kind != "folder" else ""

@@ -90,6 +90,8 @@ class GenerateSettings:
     check_retries: int = DEFAULT_CHECK_RETRIES
     provider: str | None = None
     judge_model: str | None = None
+    activation: bool = True
+    """Also write each skill's activation suite (agentsproof.generator.activation)."""
 
 
 def read_source(item: PluginItem) -> str:
@@ -295,7 +297,43 @@ async def generate_item(
     client: LLMClient, settings: GenerateSettings, system_prompt: str, plugin: Plugin, item: PluginItem
 ) -> ItemOutcome:
     """Ask for the item's eval, validate and check it; never raises for the item's own problems."""
-    return await _Item(client, settings, plugin, ItemOutcome(item)).run(system_prompt)
+    outcome = await _Item(client, settings, plugin, ItemOutcome(item)).run(system_prompt)
+    if settings.activation and outcome.ok and item.kind == "skill":
+        await add_activation(client, settings, plugin, outcome)
+    return outcome
+
+
+def _description(item: PluginItem) -> str:
+    from agentsproof.model.skillfolder import split_frontmatter
+
+    try:
+        meta, body = split_frontmatter(read_source(item))
+    except InvalidEval:
+        return ""
+    text = meta.get("description") if isinstance(meta.get("description"), str) else ""
+    if not text:
+        text = next((ln.strip() for ln in body.splitlines() if ln.strip() and not ln.startswith("#")), "")
+    return " ".join(str(text).split())[:1024]
+
+
+async def add_activation(client: LLMClient, settings: GenerateSettings, plugin: Plugin, outcome: ItemOutcome) -> None:
+    """Generate, check and append the skill's activation suite; a suite that stays unusable
+    is left out with a note (the eval itself is still written)."""
+    from agentsproof.generator.activation import dump_suite, generate_suite
+
+    item = outcome.item
+    siblings = [(o.name, _description(o)) for o in plugin.items if o.kind == "skill" and o.name != item.name]
+    got = await generate_suite(client, settings.model, item.name, _description(item) or item.name, siblings,
+                               settings.check_retries, CALL_TIMEOUT_S)
+    outcome.calls += got.calls
+    outcome.usage = outcome.usage + got.usage
+    gen = outcome.generated
+    if got.config is None or gen is None:
+        outcome.notes.append(f"activation suite left out: {got.problem}")
+        return
+    if got.dropped:
+        outcome.notes.append(f"activation suite: {got.dropped} near-duplicate prompt(s) dropped")
+    outcome.generated = GeneratedEval(gen.config.model_copy(update={"activation": got.config}), gen.text.rstrip("\n") + "\n" + dump_suite(got.config))
 
 
 async def generate_all(

@@ -143,7 +143,7 @@ def test_a_manifest_path_that_does_not_resolve_is_one_line_exit_30(cli, byok_env
     os.symlink(outside, ac_repo / "skills" / "escape")
     plugin = ac_repo / "plugins" / "devops-oncall"
     manifest(plugin / "plugin.json", {"name": "x", "extensions": {"com.github.awesome-copilot": {"skills": [entry]}}})
-    code, stdout, stderr = cli(["eval-generate", "--plugin-dir", plugin, *MODEL])
+    code, stdout, stderr = cli(["eval-generate", "--no-activation", "--plugin-dir", plugin, *MODEL])
     assert code == 30
     lines = stderr.strip().splitlines()
     assert len(lines) == 1, stderr
@@ -194,7 +194,7 @@ def test_eval_generate_then_eval_all_on_an_awesome_copilot_plugin_finds_every_it
         Rule(reply="VERIFIED-agent", system_contains="You verify claims.", judge=False),
     )
     out = tmp_path / "evals" / "doublecheck"
-    code, stdout, stderr = cli(["eval-generate", "--plugin-dir", ac_repo / "plugins" / "doublecheck", "--out", out, "--no-check", *MODEL])
+    code, stdout, stderr = cli(["eval-generate", "--no-activation", "--plugin-dir", ac_repo / "plugins" / "doublecheck", "--out", out, "--no-check", *MODEL])
     assert code == 0, stderr
     assert "(awesome-copilot plugin)" in stdout
     files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
@@ -233,7 +233,7 @@ def test_eval_generate_on_a_claude_code_plugin(cli, byok_env, tmp_path):
     write(plugin / "commands" / "deploy.md", "Deploy the app.\n")
     byok_env.add(Rule(reply=_reply_for, system_contains=GEN_MARK))
     out = tmp_path / "out"
-    code, stdout, stderr = cli(["eval-generate", "--plugin-dir", plugin, "--out", out, "--no-check", *MODEL])
+    code, stdout, stderr = cli(["eval-generate", "--no-activation", "--plugin-dir", plugin, "--out", out, "--no-check", *MODEL])
     assert code == 0, stderr
     assert "cc (claude-code plugin): 1 skill, 2 agents" in stdout
     assert sorted(p.parent.relative_to(out).as_posix() for p in out.rglob("eval.yaml")) == ["agents/deploy", "agents/reviewer", "skills/pdf"]

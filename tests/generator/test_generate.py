@@ -85,7 +85,7 @@ def valid_replies() -> dict[str, list[str] | str]:
 def test_writes_layout_with_valid_yaml_copied_sources_and_trials(cli, byok_env, plugin, tmp_path):
     byok_env.add(Rule(reply=scripted(valid_replies())))
     out = tmp_path / "out"
-    code, stdout, stderr = cli(["eval-generate", "--plugin-dir", plugin, "--out", out, "--trials", "4", *MODEL, "--no-check"])
+    code, stdout, stderr = cli(["eval-generate", "--no-activation", "--plugin-dir", plugin, "--out", out, "--trials", "4", *MODEL, "--no-check"])
     assert code == 0, stderr
     assert stderr == ""
     files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
@@ -125,13 +125,13 @@ def test_writes_layout_with_valid_yaml_copied_sources_and_trials(cli, byok_env, 
 def test_default_out_is_evals_plugin_name_and_rerun_overwrites(cli, byok_env, plugin, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     byok_env.add(Rule(reply=scripted(valid_replies())))
-    code, stdout, _ = cli(["eval-generate", "--plugin-dir", plugin, *MODEL, "--no-check"])
+    code, stdout, _ = cli(["eval-generate", "--no-activation", "--plugin-dir", plugin, *MODEL, "--no-check"])
     assert code == 0
     target = tmp_path / "evals" / "acme-plugin" / "skills" / "incident-triage" / "eval.yaml"
     assert target.is_file()
     assert "overwrote" not in stdout
     target.write_text("hand edit\n")
-    code, stdout, _ = cli(["eval-generate", "--plugin-dir", plugin, *MODEL, "--no-check"])
+    code, stdout, _ = cli(["eval-generate", "--no-activation", "--plugin-dir", plugin, *MODEL, "--no-check"])
     assert code == 0
     assert f"overwrote {Path('evals/acme-plugin/skills/incident-triage/eval.yaml')}" in " ".join(stdout.split())
     assert load_eval(target).config.primary_task.name == "triage"
@@ -142,7 +142,7 @@ def test_fenced_yaml_with_prose_is_accepted(cli, byok_env, plugin, tmp_path):
     replies["skill:log-reading"] = "Here is the eval:\n\n```yaml\n" + eval_yaml(name="fenced") + "```\n\nGood luck!"
     byok_env.add(Rule(reply=scripted(replies)))
     out = tmp_path / "out"
-    code, _, stderr = cli(["eval-generate", "--plugin-dir", plugin, "--out", out, *MODEL, "--no-check"])
+    code, _, stderr = cli(["eval-generate", "--no-activation", "--plugin-dir", plugin, "--out", out, *MODEL, "--no-check"])
     assert code == 0, stderr
     assert load_eval(out / "skills" / "log-reading" / "eval.yaml").config.primary_task.name == "fenced"
     assert len(requests_for(byok_env, "skill:log-reading")) == 1  # no retry needed
@@ -155,7 +155,7 @@ def test_v1_tasks_reply_is_written_as_v2_with_every_task(cli, byok_env, plugin, 
     replies["skill:log-reading"] = yaml.safe_dump(v1, sort_keys=False)
     byok_env.add(Rule(reply=scripted(replies)))
     out = tmp_path / "out"
-    code, _, stderr = cli(["eval-generate", "--plugin-dir", plugin, "--out", out, *MODEL, "--no-check"])
+    code, _, stderr = cli(["eval-generate", "--no-activation", "--plugin-dir", plugin, "--out", out, *MODEL, "--no-check"])
     assert code == 0, stderr
     written = yaml.safe_load((out / "skills" / "log-reading" / "eval.yaml").read_text())
     assert written["version"] == "2" and "task" not in written
@@ -171,7 +171,7 @@ def test_invalid_reply_is_retried_once_with_the_validation_error(cli, byok_env, 
     replies["skill:log-reading"] = [bad, eval_yaml(name="fixed")]
     byok_env.add(Rule(reply=scripted(replies)))
     out = tmp_path / "out"
-    code, stdout, stderr = cli(["eval-generate", "--plugin-dir", plugin, "--out", out, *MODEL, "--no-check"])
+    code, stdout, stderr = cli(["eval-generate", "--no-activation", "--plugin-dir", plugin, "--out", out, *MODEL, "--no-check"])
     assert code == 0, stderr
     reqs = requests_for(byok_env, "skill:log-reading")
     assert len(reqs) == 2
@@ -191,7 +191,7 @@ def test_two_invalid_replies_fail_that_item_only_with_exit_30(cli, byok_env, plu
     replies["agent:oncall-helper"] = eval_yaml("agent: x.md").replace("  threshold: 0.7\n", "  threshold: 0.7\n  retries: 2\n")
     byok_env.add(Rule(reply=scripted(replies)))
     out = tmp_path / "out"
-    code, stdout, stderr = cli(["eval-generate", "--plugin-dir", plugin, "--out", out, *MODEL, "--no-check"])
+    code, stdout, stderr = cli(["eval-generate", "--no-activation", "--plugin-dir", plugin, "--out", out, *MODEL, "--no-check"])
     assert code == 30
     assert len(requests_for(byok_env, "agent:oncall-helper")) == 2
     lines = stderr.strip().splitlines()
@@ -219,7 +219,7 @@ def test_each_kind_of_invalid_reply_is_named(cli, byok_env, plugin, tmp_path, re
     replies = valid_replies()
     replies["skill:log-reading"] = reply
     byok_env.add(Rule(reply=scripted(replies)))
-    code, _, stderr = cli(["eval-generate", "--plugin-dir", plugin, "--out", tmp_path / "out", *MODEL, "--no-check"])
+    code, _, stderr = cli(["eval-generate", "--no-activation", "--plugin-dir", plugin, "--out", tmp_path / "out", *MODEL, "--no-check"])
     assert code == 30
     assert f"error: acme-plugin/skills/log-reading: {field}" in stderr
     assert field in requests_for(byok_env, "skill:log-reading")[1]["messages"][-1]["content"]
@@ -229,7 +229,7 @@ def test_provider_failure_fails_the_item_not_the_command(cli, byok_env, plugin, 
     monkeypatch.setenv("AGENTSPROOF_MAX_RETRIES", "1")
     byok_env.add(Rule(status=500, user_contains="- skill name: log-reading\n"), Rule(reply=scripted(valid_replies())))
     out = tmp_path / "out"
-    code, _, stderr = cli(["eval-generate", "--plugin-dir", plugin, "--out", out, *MODEL, "--no-check"])
+    code, _, stderr = cli(["eval-generate", "--no-activation", "--plugin-dir", plugin, "--out", out, *MODEL, "--no-check"])
     assert code == 30
     assert "error: acme-plugin/skills/log-reading: provider: HTTP 500" in stderr
     assert "sk-test-secret" not in stderr
@@ -239,7 +239,7 @@ def test_provider_failure_fails_the_item_not_the_command(cli, byok_env, plugin, 
 def test_empty_source_fails_without_a_call(cli, byok_env, plugin, tmp_path):
     (plugin / "skills" / "log-reading" / "SKILL.md").write_text("  \n")
     byok_env.add(Rule(reply=scripted(valid_replies())))
-    code, _, stderr = cli(["eval-generate", "--plugin-dir", plugin, "--out", tmp_path / "out", *MODEL, "--no-check"])
+    code, _, stderr = cli(["eval-generate", "--no-activation", "--plugin-dir", plugin, "--out", tmp_path / "out", *MODEL, "--no-check"])
     assert code == 30
     assert "error: acme-plugin/skills/log-reading: SKILL.md: is empty" in stderr
     assert len(byok_env.requests) == 2
@@ -247,11 +247,11 @@ def test_empty_source_fails_without_a_call(cli, byok_env, plugin, tmp_path):
 
 def test_parallel_generates_items_concurrently(cli, byok_env, plugin, tmp_path):
     byok_env.add(Rule(reply=scripted(valid_replies()), delay=0.3))
-    code, _, stderr = cli(["eval-generate", "--plugin-dir", plugin, "--out", tmp_path / "a", "--parallel", "3", *MODEL, "--no-check"])
+    code, _, stderr = cli(["eval-generate", "--no-activation", "--plugin-dir", plugin, "--out", tmp_path / "a", "--parallel", "3", *MODEL, "--no-check"])
     assert code == 0, stderr
     assert byok_env.max_in_flight == 3
     byok_env.max_in_flight = 0
-    code, _, _ = cli(["eval-generate", "--plugin-dir", plugin, "--out", tmp_path / "b", *MODEL, "--no-check"])
+    code, _, _ = cli(["eval-generate", "--no-activation", "--plugin-dir", plugin, "--out", tmp_path / "b", *MODEL, "--no-check"])
     assert code == 0
     assert byok_env.max_in_flight == 1
 
@@ -262,7 +262,7 @@ def test_parallel_generates_items_concurrently(cli, byok_env, plugin, tmp_path):
 def test_dry_run_prints_paths_and_yaml_and_writes_nothing(cli, byok_env, plugin, tmp_path):
     byok_env.add(Rule(reply=scripted(valid_replies())))
     out = tmp_path / "out"
-    code, stdout, stderr = cli(["eval-generate", "--plugin-dir", plugin, "--out", out, "--trials", "2", "--dry-run", *MODEL, "--no-check"])
+    code, stdout, stderr = cli(["eval-generate", "--no-activation", "--plugin-dir", plugin, "--out", out, "--trials", "2", "--dry-run", *MODEL, "--no-check"])
     assert code == 0, stderr
     assert not out.exists()
     assert f"# would write {out / 'skills' / 'log-reading' / 'eval.yaml'}" in stdout
@@ -282,7 +282,7 @@ def test_bad_plugin_dir_exits_30_with_one_line(cli, byok_env, tmp_path, setup):
         (target / "SKILL.md").write_text("a skill")
     elif setup == "file":
         target.write_text("not a dir")
-    code, stdout, stderr = cli(["eval-generate", "--plugin-dir", target, *MODEL, "--no-check"])
+    code, stdout, stderr = cli(["eval-generate", "--no-activation", "--plugin-dir", target, *MODEL, "--no-check"])
     assert code == 30
     lines = stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: {target}: --plugin-dir:"), stderr
@@ -294,7 +294,7 @@ def test_bad_plugin_dir_exits_30_with_one_line(cli, byok_env, tmp_path, setup):
 def test_out_that_is_a_file_and_missing_model_exit_30(cli, byok_env, plugin, tmp_path):
     f = tmp_path / "taken"
     f.write_text("x")
-    code, _, stderr = cli(["eval-generate", "--plugin-dir", plugin, "--out", f, *MODEL, "--no-check"])
+    code, _, stderr = cli(["eval-generate", "--no-activation", "--plugin-dir", plugin, "--out", f, *MODEL, "--no-check"])
     assert code == 30 and "--out" in stderr and "is a file" in stderr and len(stderr.strip().splitlines()) == 1
     assert byok_env.requests == []
 
@@ -302,12 +302,12 @@ def test_out_that_is_a_file_and_missing_model_exit_30(cli, byok_env, plugin, tmp
 def test_model_defaults_to_gpt_4o_and_the_judge_model_checks_relevance(cli, byok_env, plugin, tmp_path, monkeypatch):
     """The spec: `--model` defaults to gpt-4o (AGENTSPROOF_MODEL first); --judge-model is the relevance judge's."""
     byok_env.add(Rule(reply=scripted(valid_replies()), judge=False))
-    code, stdout, stderr = cli(["eval-generate", "--plugin-dir", plugin, "--out", tmp_path / "a", "--no-check"])
+    code, stdout, stderr = cli(["eval-generate", "--no-activation", "--plugin-dir", plugin, "--out", tmp_path / "a", "--no-check"])
     assert code == 0, stderr
     assert "model gpt-4o" in stdout and {r["model"] for r in byok_env.requests} == {"gpt-4o"}
     byok_env.requests.clear()
     monkeypatch.setenv("AGENTSPROOF_MODEL", "env-model")
-    code, _, stderr = cli(["eval-generate", "--plugin-dir", plugin, "--out", tmp_path / "b", "--no-check"])
+    code, _, stderr = cli(["eval-generate", "--no-activation", "--plugin-dir", plugin, "--out", tmp_path / "b", "--no-check"])
     assert code == 0, stderr
     assert {r["model"] for r in byok_env.requests} == {"env-model"}
 
@@ -321,7 +321,7 @@ def test_generated_evals_run_with_eval_all(cli, byok_env, plugin, tmp_path):
         Rule(reply="Root cause: disk full\nFix: rotate logs", system_contains="Incident triage", judge=False),
     )
     out = tmp_path / "evals" / "acme-plugin"
-    code, _, stderr = cli(["eval-generate", "--plugin-dir", plugin, "--out", out, "--trials", "2", *MODEL, "--no-check"])
+    code, _, stderr = cli(["eval-generate", "--no-activation", "--plugin-dir", plugin, "--out", out, "--trials", "2", *MODEL, "--no-check"])
     assert code == 0, stderr
     runs = tmp_path / "runs"
     code, stdout, stderr = cli(["eval-all", out, "--output", runs, *MODEL])
@@ -352,7 +352,7 @@ def test_example_evals_are_what_eval_generate_writes(cli, byok_env, tmp_path):
     assert set(replies) == {"skill:conventional-commits", "skill:sql-review", "agent:release-notes-writer"}
     byok_env.add(Rule(reply=scripted(replies)))
     out = tmp_path / "example-plugin"
-    code, _, stderr = cli(["eval-generate", "--plugin-dir", EXAMPLE_PLUGIN, "--out", out, "--trials", "3", *MODEL, "--no-check"])
+    code, _, stderr = cli(["eval-generate", "--no-activation", "--plugin-dir", EXAMPLE_PLUGIN, "--out", out, "--trials", "3", *MODEL, "--no-check"])
     assert code == 0, stderr
     committed = {p.relative_to(EXAMPLE_EVALS).as_posix(): p.read_bytes() for p in EXAMPLE_EVALS.rglob("*") if p.is_file() and p.name != "README.md"}
     written = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}

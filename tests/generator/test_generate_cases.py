@@ -107,7 +107,7 @@ GOOD = eval_reply(name="fresh")
 def test_a_case_copying_the_skills_example_is_regenerated_with_the_evidence(cli, byok_env, plugin, tmp_path):
     script(byok_env, COPYING, GOOD)
     out = tmp_path / "out"
-    code, stdout, stderr = cli(["eval-generate", "--plugin-dir", plugin, "--out", out, "--no-check", *MODEL])
+    code, stdout, stderr = cli(["eval-generate", "--no-activation", "--plugin-dir", plugin, "--out", out, "--no-check", *MODEL])
     assert code == 0, stderr
     reqs = gen_requests(byok_env)
     assert len(reqs) == 2
@@ -123,7 +123,7 @@ def test_a_case_copying_the_skills_example_is_regenerated_with_the_evidence(cli,
 def test_fewer_than_five_cases_are_regenerated_then_fail_the_item(cli, byok_env, plugin, tmp_path):
     script(byok_env, FOUR)
     out = tmp_path / "out"
-    code, stdout, stderr = cli(["eval-generate", "--plugin-dir", plugin, "--out", out, "--no-check", "--check-retries", "2", *MODEL])
+    code, stdout, stderr = cli(["eval-generate", "--no-activation", "--plugin-dir", plugin, "--out", out, "--no-check", "--check-retries", "2", *MODEL])
     assert code == 30
     reqs = gen_requests(byok_env)
     assert len(reqs) == 3  # the first reply and two regenerations
@@ -141,7 +141,7 @@ def test_a_single_task_reply_is_one_case(cli, byok_env, plugin, tmp_path):
     single = yaml.safe_load(GOOD)
     single["task"] = single.pop("tasks")[0]
     script(byok_env, yaml.safe_dump(single, sort_keys=False), GOOD)
-    code, _, stderr = cli(["eval-generate", "--plugin-dir", plugin, "--out", tmp_path / "out", "--no-check", *MODEL])
+    code, _, stderr = cli(["eval-generate", "--no-activation", "--plugin-dir", plugin, "--out", tmp_path / "out", "--no-check", *MODEL])
     assert code == 0, stderr
     assert "1 distinct case; write at least 5" in gen_requests(byok_env)[1]["messages"][-1]["content"]
 
@@ -153,7 +153,7 @@ def test_near_duplicates_count_once(cli, byok_env, plugin, tmp_path):
     five = eval_reply(problems=(*PROBLEMS[:4], twin))  # only four distinct: regenerated
     script(byok_env, five, six)
     out = tmp_path / "out"
-    code, stdout, stderr = cli(["eval-generate", "--plugin-dir", plugin, "--out", out, "--no-check", *MODEL])
+    code, stdout, stderr = cli(["eval-generate", "--no-activation", "--plugin-dir", plugin, "--out", out, "--no-check", *MODEL])
     assert code == 0, stderr
     retry = gen_requests(byok_env)[1]["messages"][-1]["content"]
     assert "4 distinct cases, after 1 near-duplicate counted once" in retry
@@ -169,7 +169,7 @@ def test_the_written_eval_runs_its_cases_round_robin(cli, byok_env, plugin, tmp_
         Rule(reply="Sorry about that.", system_contains="You are a helpful assistant.", judge=False),
     )
     out = tmp_path / "evals"
-    code, _, stderr = cli(["eval-generate", "--plugin-dir", plugin, "--out", out, "--no-check", *MODEL])
+    code, _, stderr = cli(["eval-generate", "--no-activation", "--plugin-dir", plugin, "--out", out, "--no-check", *MODEL])
     assert code == 0, stderr
     path = out / "skills" / "error-reports" / "eval.yaml"
     assert len(load_eval(path).config.run_tasks()) == 5

@@ -109,7 +109,7 @@ def test_eval_generate_copies_the_whole_skill_folder_and_trials_see_it(cli, byok
     reply = eval_reply(name="t", graders="- type: deterministic\n  checks: [space key]\n", defaults=False)
     byok_env.add(Rule(reply=reply, system_contains=GEN_MARK), Rule(reply="send the space key", system_contains="AUTH: send", judge=False))
     out = tmp_path / "out"
-    code, stdout, stderr = cli(["eval-generate", "--plugin-dir", plugin, "--out", out, "--no-check", *MODEL])
+    code, stdout, stderr = cli(["eval-generate", "--no-activation", "--plugin-dir", plugin, "--out", out, "--no-check", *MODEL])
     assert code == 0, stderr
     files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file() or p.is_symlink())
     target = "skills/arize-trace/"
@@ -130,7 +130,7 @@ def test_dry_run_names_every_file_it_would_copy(cli, byok_env, skill, tmp_path):
     reply = eval_reply(name="t", graders="- type: deterministic\n  checks: [x]\n", defaults=False)
     byok_env.add(Rule(reply=reply, system_contains=GEN_MARK))
     out = tmp_path / "out"
-    code, stdout, stderr = cli(["eval-generate", "--plugin-dir", skill.parent.parent, "--out", out, "--dry-run", "--no-check", *MODEL])
+    code, stdout, stderr = cli(["eval-generate", "--no-activation", "--plugin-dir", skill.parent.parent, "--out", out, "--dry-run", "--no-check", *MODEL])
     assert code == 0, stderr
     assert not out.exists()
     assert f"# would copy {skill / 'references' / 'api.md'} -> {out / 'skills' / 'arize-trace' / 'references' / 'api.md'}" in stdout
@@ -140,7 +140,7 @@ def test_dry_run_names_every_file_it_would_copy(cli, byok_env, skill, tmp_path):
 def test_the_generator_sees_the_skill_with_its_referenced_files(cli, byok_env, skill, tmp_path):
     reply = eval_reply(name="t", graders="- type: deterministic\n  checks: [x]\n", defaults=False)
     byok_env.add(Rule(reply=reply, system_contains=GEN_MARK))
-    code, _, stderr = cli(["eval-generate", "--plugin-dir", skill.parent.parent, "--out", tmp_path / "o", "--no-check", *MODEL])
+    code, _, stderr = cli(["eval-generate", "--no-activation", "--plugin-dir", skill.parent.parent, "--out", tmp_path / "o", "--no-check", *MODEL])
     assert code == 0, stderr
     user = byok_env.requests[0]["messages"][1]["content"]
     assert "AUTH: send the space key" in user and "- references/extra.md (23 bytes)" in user
@@ -148,7 +148,7 @@ def test_the_generator_sees_the_skill_with_its_referenced_files(cli, byok_env, s
 
 def test_malformed_inline_budget_stops_eval_generate_before_any_call(cli, byok_env, skill, monkeypatch):
     monkeypatch.setenv("AGENTSPROOF_SKILL_INLINE_TOKENS", "-1")
-    code, _, stderr = cli(["eval-generate", "--plugin-dir", skill.parent.parent, *MODEL])
+    code, _, stderr = cli(["eval-generate", "--no-activation", "--plugin-dir", skill.parent.parent, *MODEL])
     assert code == 30
     assert stderr.strip() == "error: environment: AGENTSPROOF_SKILL_INLINE_TOKENS: '-1' must be between 0 and 10000000"
     assert byok_env.requests == []
