@@ -69,3 +69,41 @@ def activation_cmd(plugin_dir: Path, ci: bool, **kw: Any) -> None:
             click.echo(f"FAILED {name}: {'; '.join(why)}", err=True)
         sys.exit(EXIT_FAILED)
     sys.exit(EXIT_OK)
+
+
+@click.command("tune-description")
+@click.argument("skill_dir", type=click.Path(path_type=Path), metavar="SKILL_DIR")
+@provider_options
+@click.option("--target", metavar="NAME", help="Score candidates in this agent (a targets.yaml name, or 'copilot'); default: the chat simulation.")
+@click.option("--targets", "targets_file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="A targets.yaml to look in first.")
+@click.option("--trials", type=click.IntRange(1, 100), default=1, show_default=True, help="Runs of every prompt per candidate.")
+@click.option("--parallel", type=click.IntRange(1, 512), default=1, show_default=True, help="Concurrent trials.")
+@click.option("--timeout", type=click.FloatRange(1, 3600), default=120.0, show_default=True, help="Seconds per trial (and per proposal call).")
+@click.option("--rounds", type=click.IntRange(1, 20), default=3, show_default=True, help="Proposal rounds at most (it stops when the held-out score stops improving).")
+@click.option("--candidates", type=click.IntRange(1, 10), default=3, show_default=True, help="Descriptions proposed per round.")
+@click.option("--holdout", type=click.FloatRange(0.1, 0.9), default=0.4, show_default=True, help="Share of each kind of prompt kept out of the search.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the train/held-out split.")
+@click.option("--write", is_flag=True, help="Replace the description line of SKILL.md when the held-out gain's interval is above 0.")
+def tune_description_cmd(skill_dir: Path, rounds: int, candidates: int, holdout: float, seed: int, write: bool, **kw: Any) -> None:
+    """Propose better description: lines for a skill, and prove them on held-out prompts.
+
+    The skill's activation suite is split into train and held-out prompts. Each
+    round the model proposes descriptions from the train prompts it got wrong;
+    each is scored on the train prompts with the plugin's skills installed, the
+    best on the held-out ones. It stops when the held-out score stops
+    improving, and reports the held-out gain over the original with a 95 %
+    interval. SKILL.md changes only with --write and a gain whose interval is
+    above 0.
+
+    \b
+    Example:
+      agentsproof tune-description evals/csv-plugin/skills/chart-builder --model gpt-4o
+    """
+    from agentsproof.commands.activation import ActivationOptions
+    from agentsproof.commands.tune import TuneOptions, render, tune_description
+
+    kw.pop("judge_model", None)
+    opts = TuneOptions(run=ActivationOptions(**kw), rounds=rounds, candidates=candidates, holdout=holdout, seed=seed, write=write)
+    result = tune_description(skill_dir, opts)
+    click.echo(render(result))
+    sys.exit(EXIT_OK)

@@ -256,3 +256,41 @@ def as_dict(stats: ActivationStats) -> dict[str, Any]:
         "precision/recall: Wilson on at most one unit per distinct prompt; F1: from 97.5 % Wilson bounds of both (union bound)"
     )
     return data
+
+
+GAIN_RESAMPLES = 10_000
+GAIN_SEED = 0
+GAIN_METHOD = (
+    f"paired percentile bootstrap over prompts, {GAIN_RESAMPLES} resamples, seed {GAIN_SEED}, "
+    "with one +1 and one −1 pseudo-pair (a difference of exactly zero everywhere still has spread)"
+)
+
+
+def correct_share(trials: Iterable[ActivationTrial], skill: str) -> dict[tuple[str, bool], float]:
+    """Per prompt (text, expect) of ``skill``'s suite: the share of its scored trials that did
+    the right thing (loaded the skill for a should prompt, stayed quiet for a should-not)."""
+    table: dict[tuple[str, bool], list[bool]] = {}
+    for t in trials:
+        if t.skill != skill or t.fired is None:
+            continue
+        table.setdefault((t.prompt.text, t.prompt.expect), []).append((skill in t.fired) == t.prompt.expect)
+    return {k: sum(v) / len(v) for k, v in table.items()}
+
+
+def paired_gain(before: Sequence[float], after: Sequence[float], level: float = LEVEL) -> tuple[float, Interval]:
+    """(mean of after − before, its interval) over paired units (prompts); see :data:`GAIN_METHOD`."""
+    import numpy as np
+
+    if len(before) != len(after):
+        raise ValueError("paired_gain needs one value of each side per unit")
+    if not before:
+        return 0.0, None
+    d = np.asarray(after, dtype=float) - np.asarray(before, dtype=float)
+    mean = float(d.mean())
+    smoothed = np.concatenate([d, [1.0, -1.0]])
+    rng = np.random.default_rng(GAIN_SEED)
+    idx = rng.integers(0, len(smoothed), size=(GAIN_RESAMPLES, len(smoothed)))
+    means = smoothed[idx].mean(axis=1)
+    tail = (1 - level) / 2
+    lo, hi = np.quantile(means, [tail, 1 - tail])
+    return mean, (float(max(-1.0, lo)), float(min(1.0, hi)))
