@@ -6,6 +6,11 @@ each). Over many simulated suites, the script counts how often the 95 % interval
 precision, recall and F1 hold the true values (the true precision and F1 are those of
 the expected counts), and prints the shares; a share well under 0.95 is a defect.
 
+It also checks tune-description's rule against rewording: when a candidate description
+behaves exactly like the original up to noise (each held-out prompt right with the same
+chance for both, independently), how often would the paired gain's interval lie above 0
+and the run claim a held-out gain? That share must stay under 2.5 %.
+
     python bench/activation_intervals.py [--sims 4000] [--seed 0]
 """
 
@@ -20,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agentsproof.model.activation import ActivationPrompt, ActivationSuite, ActivationTrial  # noqa: E402
 from agentsproof.model.items import SkillFile  # noqa: E402
-from agentsproof.stats.activation import f1_score, score  # noqa: E402
+from agentsproof.stats.activation import f1_score, paired_gain, score  # noqa: E402
 
 CASES = [  # (should prompts, other prompts, true recall, false-load rate)
     (10, 20, 0.9, 0.05), (10, 20, 0.6, 0.2), (20, 40, 0.8, 0.1), (10, 10, 0.5, 0.5), (30, 60, 0.95, 0.02),
@@ -52,6 +57,19 @@ def main() -> None:
         got = [x for x in (one(rng, n, m, r, f) for _ in range(args.sims)) if x is not None]
         shares = [sum(g[i] for g in got) / len(got) for i in range(3)]
         print(f"{n:6d} {m:6d} {r:7.2f} {f:11.2f}   {shares[0]:9.3f} {shares[1]:7.3f} {shares[2]:5.3f}")
+    false_gains(rng, max(200, args.sims // 4))
+
+
+def false_gains(rng: random.Random, sims: int) -> None:
+    print("\nheld-out prompts  chance right  trials   false 'held-out gain' share (rewording: no true change)")
+    for n, p, trials in ((8, 0.7, 1), (8, 0.5, 3), (20, 0.8, 1), (40, 0.6, 1)):
+        hits = 0
+        for _ in range(sims):
+            before = [sum(rng.random() < p for _ in range(trials)) / trials for _ in range(n)]
+            after = [sum(rng.random() < p for _ in range(trials)) / trials for _ in range(n)]
+            _, ci = paired_gain(before, after)
+            hits += ci is not None and ci[0] > 0
+        print(f"{n:17d} {p:13.2f} {trials:7d}   {hits / sims:.4f}")
 
 
 if __name__ == "__main__":
