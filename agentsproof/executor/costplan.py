@@ -1,8 +1,9 @@
 """``--plan``: what a run would cost, worked out before (instead of) any call; the lines
 ``render_plan`` returns are printed by the command.
 
-Per item: trial calls (2 × trials per arm for a chat target; an agent target's own model
-calls are outside the harness and not counted), judge calls per trial (one per
+Per item: trial calls (2 × trials per arm for a chat target, 2 more per trial for the plugin
+arm's choose-then-answer; an agent target's own model calls are outside the harness and not
+counted), judge calls per trial (one per
 ``llm_rubric``, one per assertion), pairwise calls (two per trial pair). The retry budget
 is the most a run can make: every judge call asked again up to ``JUDGE_ATTEMPTS`` times
 and every call retried ``AGENTSPROOF_MAX_RETRIES`` times on 429/5xx. Tokens are
@@ -60,16 +61,21 @@ def plan_items(items: Sequence[EvalItem]) -> Plan:
         for i in range(it.trials):
             case = it.case_at(i)
             prompt = _tok(case.prompt)
+            plugin = "plugin" in it.arms  # --arms ...,plugin: a third arm
             if it.target == "chat":
                 plan.trials.add(1, _tok(it.system_prompt) + prompt, ANSWER_TOKENS)
                 plan.trials.add(1, _tok("You are a helpful assistant.") + prompt, ANSWER_TOKENS)
+                if plugin:  # the simulated skill tool: a choosing call, then the answer with the skill
+                    catalogue = sum(_tok(s.name) + 60 for s in it.plugin_skills)
+                    plan.trials.add(1, catalogue + prompt, 20)
+                    plan.trials.add(1, catalogue + _tok(it.system_prompt) + prompt, ANSWER_TOKENS)
             else:
-                plan.agent_trials += 2
+                plan.agent_trials += 3 if plugin else 2
             judge_in = JUDGE_FRAME_TOKENS + prompt + ANSWER_TOKENS
             for g in case.graders:
                 texts = kind(g.type).judge_texts
                 for text in texts(g) if texts is not None else ():
-                    plan.judges.add(2, judge_in + _tok(text), VERDICT_TOKENS)
+                    plan.judges.add(3 if plugin else 2, judge_in + _tok(text), VERDICT_TOKENS)
             spec = pairwise_spec(case.graders)
             if spec is not None:
                 plan.pairwise.add(2, JUDGE_FRAME_TOKENS + prompt + 2 * ANSWER_TOKENS + _tok(spec.criteria or ""), VERDICT_TOKENS)
