@@ -41,7 +41,7 @@ def activation_cmd(plugin_dir: Path, ci: bool, **kw: Any) -> None:
     all of the plugin's skills installed, and records which skills the agent
     loaded. Prints per skill precision, recall and F1 with 95 % intervals, the
     prompts that fired wrongly and the colliding pairs; writes
-    <output>/<plugin>/<plugin>-activation.{md,json}. Without --target the chat
+    <output>/<plugin>/<plugin>-activation.{md,json,html}. Without --target the chat
     model chooses from a simulated skill tool (docs/activation.md).
 
     \b

@@ -3,7 +3,7 @@
 Every prompt of every skill's suite runs (one turn, ``trials`` times) with all of the
 plugin's skills installed in the chosen target; nothing is graded beyond which skills
 loaded. The result is scored per skill (:mod:`agentsproof.stats.activation`) and written
-as ``<output>/<plugin>/<plugin>-activation.{md,json}``.
+as ``<output>/<plugin>/<plugin>-activation.{md,json,html}``.
 """
 
 from __future__ import annotations

@@ -16,12 +16,16 @@ import hashlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from agentsproof.llm.base import LLMError
 from agentsproof.model.activation import ActivationPrompt, ActivationSuite, ActivationTrial
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT, EvalItem, SkillFile
 from agentsproof.targets.base import Target, TrialInput
 from agentsproof.targets.chat import TIMEOUT_GRACE_S
+
+if TYPE_CHECKING:
+    from agentsproof.targets.workspace import Workspaces
 
 DEFAULT_ACTIVATION_TIMEOUT = 120.0
 """Seconds per activation trial: one turn."""
@@ -48,7 +52,7 @@ def _item(job: ActivationJob, timeout: float, target: str) -> EvalItem:
     )
 
 
-async def run_one(target: Target, job: ActivationJob, index: int, skills: list[SkillFile], timeout: float, workspaces: object | None = None) -> ActivationTrial:
+async def run_one(target: Target, job: ActivationJob, index: int, skills: list[SkillFile], timeout: float, workspaces: Workspaces | None = None) -> ActivationTrial:
     """One activation trial (never raises for a target's failure: that is an errored trial)."""
     item = _item(job, timeout, target.name)
     limit = target.timeout or timeout
@@ -56,7 +60,9 @@ async def run_one(target: Target, job: ActivationJob, index: int, skills: list[S
     t0 = time.perf_counter()
     try:
         if target.uses_workspace:
-            folder = workspaces.create(item.id, "activation", index)  # type: ignore[attr-defined]
+            if workspaces is None:
+                raise LLMError("an agent target needs a workspace")
+            folder = workspaces.create(item.id, "activation", index)
         trial = TrialInput(item=item, arm="with", index=index, system=BASELINE_SYSTEM_PROMPT, prompt=job.prompt.text,
                            timeout=limit, workspace=folder, skill=None, skills=list(skills))
         await target.prepare(trial)
@@ -74,8 +80,8 @@ async def run_one(target: Target, job: ActivationJob, index: int, skills: list[S
             reason = f"the {target.kind} target failed unexpectedly: {type(err).__name__}: {' '.join(str(err).split())}"
         return ActivationTrial(job.skill, job.prompt, index, None, error=reason[:MAX_REASON_CHARS], latency_s=time.perf_counter() - t0)
     finally:
-        if folder is not None:
-            workspaces.finish(folder)  # type: ignore[attr-defined]
+        if folder is not None and workspaces is not None:
+            workspaces.finish(folder)
 
 
 async def run_activation(

@@ -103,7 +103,7 @@ def report_paths(output: Path, plugin: str, stem: str = "activation") -> dict[st
     from agentsproof.core.inputs import safe_name
 
     name = safe_name(plugin, "plugin")
-    return {"md": output / name / f"{name}-{stem}.md", "json": output / name / f"{name}-{stem}.json"}
+    return {f: output / name / f"{name}-{stem}.{f}" for f in ("md", "json", "html")}
 
 
 def write(stats: ActivationStats, paths: dict[str, Path], title: str, settings: dict[str, Any], trials: list[Any]) -> dict[str, Path]:
@@ -115,6 +115,8 @@ def write(stats: ActivationStats, paths: dict[str, Path], title: str, settings: 
     data = {"title": title, "settings": settings, **as_dict(stats), "trial_log": [asdict(t) for t in trials]}
     paths["json"].write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     paths["md"].write_text(markdown(stats, title, settings) + "\n", encoding="utf-8")
+    if "html" in paths:
+        paths["html"].write_text(html(stats, title, settings), encoding="utf-8")
     return paths
 
 
@@ -136,3 +138,57 @@ def plugin_arm_collisions(items: list[Any]) -> list[dict[str, Any]]:
                           "ci": list(ci) if ci else None, "verdict": inf.get("verdict")})
     pairs.sort(key=lambda p: (-p["rate"], p["skill"], p["sibling"]))
     return pairs
+
+
+def html(stats: ActivationStats, title: str, settings: dict[str, Any] | None = None) -> str:
+    """A self-contained HTML page of the same report (no scripts, no outside resources)."""
+    from html import escape as e
+
+    def row(cells: list[str], tag: str = "td") -> str:
+        return "<tr>" + "".join(f"<{tag}>{c}</{tag}>" for c in cells) + "</tr>"
+
+    parts = [
+        "<!doctype html><html><head><meta charset='utf-8'>",
+        f"<title>Activation: {e(title)}</title>",
+        "<style>body{font:14px system-ui,sans-serif;margin:2em;max-width:70em}table{border-collapse:collapse;margin:1em 0}"
+        "td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left}th{background:#f3f3f3}.bad{color:#b00;font-weight:600}"
+        ".muted{color:#666}</style></head><body>",
+        f"<h1>Activation: {e(title)}</h1>",
+    ]
+    if settings:
+        parts.append("<p class='muted'>" + " · ".join(f"{e(str(k))}: {e(str(v))}" for k, v in settings.items() if v not in (None, "")) + "</p>")
+    parts.append(f"<p>{stats.trials} trials, {stats.errored} errored (left out of the scores). Intervals: 95 %.</p>")
+    parts.append("<table>" + row(["skill", "precision", "recall", "F1", "TP", "FN", "FP", "errored", "--ci"], "th"))
+    for s in stats.skills:
+        gate = f"<span class='bad'>fail: {e('; '.join(s.below_floor))}</span>" if s.below_floor else f"ok (≥ {s.min_recall:.2f} / {s.min_precision:.2f})"
+        parts.append(row([e(s.skill), _pct(s.precision) + _ci(s.precision_ci), _pct(s.recall) + _ci(s.recall_ci),
+                          _pct(s.f1) + _ci(s.f1_ci), str(s.tp), str(s.fn), str(s.fp), str(s.errored), gate]))
+    parts.append("</table>")
+    for s in stats.skills:
+        groups = [("dormancy violations", s.dormancy, False), ("collisions", s.collisions, True), ("missed", s.missed, False)]
+        if not any(g[1] for g in groups):
+            continue
+        parts.append(f"<h3>{e(s.skill)}</h3>")
+        for name, items, owner in groups:
+            if items:
+                lis = "".join(f"<li>{m.fired}/{m.trials} · {e(m.type or 'prompt')}{e(f' ({m.owner}) ' if owner else ' ')}{e(m.prompt)}</li>" for m in items)
+                parts.append(f"<p>{e(name)}:</p><ul>{lis}</ul>")
+    if stats.collisions:
+        parts.append("<h2>Colliding pairs</h2><table>" + row(["a ↔ b", "a on b's prompts", "b on a's prompts", "rate [95 %]"], "th"))
+        for c in stats.collisions:
+            parts.append(row([e(f"{c.a} ↔ {c.b}"), f"{c.a_on_b}/{c.b_prompts}" if c.b_prompts else "—", f"{c.b_on_a}/{c.a_prompts}", f"{c.rate:.2f}{_ci(c.ci)}"]))
+        parts.append("</table>")
+    cols = list(next(iter(stats.matrix.values()), {}))
+    if len(stats.matrix) > 1 and cols:
+        parts.append("<h2>Confusion matrix</h2><table>" + row(["prompts of ↓ / loaded →", *[e(c) for c in cols], "trials"], "th"))
+        for r, cells in stats.matrix.items():
+            n = stats.row_trials.get(r, 0)
+            shown = []
+            for c in cols:
+                v = cells.get(c, 0)
+                bad = (c not in (r, NONE) and v > 0) or (c == r and v * 2 < n)
+                shown.append(f"<span class='bad'>{v}</span>" if bad else str(v))
+            parts.append(row([e(r), *shown, str(n)]))
+        parts.append("</table>")
+    parts.append("</body></html>")
+    return "\n".join(parts)

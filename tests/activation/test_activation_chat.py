@@ -62,5 +62,6 @@ def test_activation_chat_simulation_matches_hand_counts(byok_env, cli, tmp_path)
     system = first["messages"][0]["content"]
     assert system.count("<skill>") == 3 and "Never change the data" not in system
     assert "| csv-summary |" in out and "Confusion matrix" in out
-    assert SECRET_KEY not in out + err
-    print(out)
+    page = (tmp_path / "runs" / "csv-plugin" / "csv-plugin-activation.html").read_text()
+    assert "<h2>Confusion matrix</h2>" in page and "<script" not in page
+    assert SECRET_KEY not in out + err + page
