@@ -46,7 +46,11 @@ class ActivationConfig(Strict):
     min_recall: float = Field(DEFAULT_MIN_RECALL, ge=0, le=1, allow_inf_nan=False, description="--ci floor on recall.")
     min_precision: float = Field(DEFAULT_MIN_PRECISION, ge=0, le=1, allow_inf_nan=False, description="--ci floor on precision.")
 
-    _lists = field_validator("should", "should_not", mode="before")(classmethod(lambda cls, v: _entries(v)))
+    @field_validator("should", "should_not", mode="before")
+    @classmethod
+    def _plain_prompts(cls, value: Any) -> Any:
+        """A plain string is a prompt of the default type."""
+        return _entries(value)
 
     @model_validator(mode="after")
     def _typed(self) -> ActivationConfig:
