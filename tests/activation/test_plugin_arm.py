@@ -82,3 +82,42 @@ def test_default_is_two_arms_and_bad_arms_are_one_line(byok_env, cli, tmp_path):
     (lone / "eval.yaml").write_text(yaml.safe_dump({"skill": "SKILL.md", "task": {"name": "t", "instruction": "hi", "graders": [{"type": "deterministic", "checks": ["x"]}]}}))
     code, out, err = cli(["eval", lone / "eval.yaml", "--model", "m", "--arms", "baseline,skill,plugin", "--output", tmp_path / "r3"])
     assert code == 30 and "is not a skill or agent of a plugin" in err and err.count("\n") == 1, err
+
+
+BEST_AGENT = '''
+import json, os, re, sys
+sys.path.insert(0, {tests!r})
+from openai_server import trigger_words
+prompt = sys.stdin.read()
+words = set(re.findall(r"[a-z]+", prompt.lower()))
+root = os.path.join(os.environ["AGENTSPROOF_WORKSPACE"], ".agents", "skills")
+best = None
+for name in sorted(os.listdir(root)) if os.path.isdir(root) else []:
+    text = open(os.path.join(root, name, "SKILL.md")).read()
+    hits = len(trigger_words(re.search(r"description: (.*)", text).group(1)) & words)
+    if hits >= 2 and (best is None or hits > best[0]):
+        best = (hits, name, text)
+with open(os.environ["AGENTSPROOF_TRACE_FILE"], "w") as fh:
+    if best:
+        fh.write(json.dumps({{"skill": best[1]}}) + "\\n")
+print(best[2] if best else "no skill")
+'''
+
+
+def test_command_agent_plugin_arm_installs_every_skill(cli, tmp_path):
+    import sys
+
+    plugin = plugin_with_task(tmp_path, planted=True)
+    script = tmp_path / "agent.py"
+    script.write_text(BEST_AGENT.format(tests=str(Path(__file__).resolve().parents[1])))
+    targets = tmp_path / "targets.yaml"
+    targets.write_text(yaml.safe_dump({"picker": {"type": "command", "command": [sys.executable, str(script)]}}))
+    out_dir = tmp_path / "runs"
+    code, out, err = cli(["eval", plugin / "skills" / "csv-summary" / "eval.yaml", "--target", "picker", "--targets", targets,
+                          "--arms", "baseline,skill,plugin", "--output", out_dir, "--parallel", "3"])
+    assert code == 0, err
+    item = read_json(next(out_dir.rglob("*-eval.json")))["items"][0]
+    assert item["with_arm"]["mean_score"] == 1.0 and item["plugin_arm"]["mean_score"] == 0.0
+    assert all(t["skills_invoked"] == ["table-digest"] for t in item["plugin_arm"]["trials"])
+    # six trials per arm (the eval's default): enough for the interval to leave 0
+    assert item["interference"]["verdict"] == "interferes" and item["interference"]["siblings_loaded"] == {"table-digest": 6}
