@@ -184,9 +184,9 @@ def html(stats: ActivationStats, title: str, settings: dict[str, Any] | None = N
         for r, cells in stats.matrix.items():
             n = stats.row_trials.get(r, 0)
             shown = []
-            for c in cols:
-                v = cells.get(c, 0)
-                bad = (c not in (r, NONE) and v > 0) or (c == r and v * 2 < n)
+            for col in cols:
+                v = cells.get(col, 0)
+                bad = (col not in (r, NONE) and v > 0) or (col == r and v * 2 < n)
                 shown.append(f"<span class='bad'>{v}</span>" if bad else str(v))
             parts.append(row([e(r), *shown, str(n)]))
         parts.append("</table>")
