@@ -87,6 +87,10 @@ for _command in (
 ):
     main.add_command(_command)
 
+from agentsproof.cli.lint import lint_cmd  # noqa: E402
+
+main.add_command(lint_cmd)
+
 from agentsproof.server.commands import register as _register_server  # noqa: E402
 
 _register_server(main)

@@ -249,10 +249,18 @@ def _run_file(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult, dict
         return _retry(command, path, cfg)
     cfg = adaptive_defaults(cfg)
     loaded = formats.load(Path(path), command, _request(cfg))
+    _lint_gate(Path(path))
     if loaded.single_arm:  # nothing to compare against: the model or target alone
         cfg = cfg.replace(baseline="none")
     settings = _settings(cfg) if loaded.report == "eval" else tc_settings(cfg, **loaded.settings)
     return _run(loaded.report, loaded.plugin, loaded.items, cfg, loaded.name, settings, after=loaded.after)
+
+
+def _lint_gate(path: Path) -> None:
+    """The errors of `agentsproof lint` refuse a run (agentsproof.formats.lint)."""
+    from agentsproof.commands.lint import gate
+
+    gate(path)
 
 
 def run_eval(path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
@@ -275,6 +283,8 @@ def run_eval_all(directory: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, 
     paths = plugin_evals(directory)  # below DIR; else in the skill folders of the plugin at DIR (any layout)
     request = _request(cfg, in_plugin=True)
     files = [formats.load(p, "eval-all", request) for p in paths]  # eval.yaml, EVAL.yaml and evals/evals.json
+    for p in paths:
+        _lint_gate(p)
     items = [item for f in files for item in f.items]
     seen: dict[str, str] = {}
     for item in items:
