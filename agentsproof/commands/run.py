@@ -250,10 +250,11 @@ def _run_file(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult, dict
     cfg = adaptive_defaults(cfg)
     loaded = formats.load(Path(path), command, _request(cfg))
     _lint_gate(Path(path))
+    after = _oracle(loaded, cfg)
     if loaded.single_arm:  # nothing to compare against: the model or target alone
         cfg = cfg.replace(baseline="none")
     settings = _settings(cfg) if loaded.report == "eval" else tc_settings(cfg, **loaded.settings)
-    return _run(loaded.report, loaded.plugin, loaded.items, cfg, loaded.name, settings, after=loaded.after)
+    return _run(loaded.report, loaded.plugin, loaded.items, cfg, loaded.name, settings, after=after)
 
 
 def _lint_gate(path: Path) -> None:
@@ -261,6 +262,16 @@ def _lint_gate(path: Path) -> None:
     from agentsproof.commands.lint import gate
 
     gate(path)
+
+
+def _oracle(loaded: Loaded, cfg: RunConfig) -> Callable[[RunResult], None] | None:
+    """The oracle preflight (agentsproof.commands.oracle): refuses the run when the oracle
+    fails a grader; otherwise the file's ``after`` hook, which also records the oracle's score."""
+    if cfg.plan:
+        return loaded.after
+    from agentsproof.commands.oracle import attach, preflight
+
+    return attach(preflight(loaded, cfg), loaded.after)
 
 
 def run_eval(path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
@@ -285,6 +296,9 @@ def run_eval_all(directory: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, 
     files = [formats.load(p, "eval-all", request) for p in paths]  # eval.yaml, EVAL.yaml and evals/evals.json
     for p in paths:
         _lint_gate(p)
+    if not cfg.plan:
+        for f in files:
+            f.after = _oracle(f, cfg)
     items = [item for f in files for item in f.items]
     seen: dict[str, str] = {}
     for item in items:

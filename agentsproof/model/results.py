@@ -191,6 +191,7 @@ class ItemResult(BaseModel):
         description="tc-eval: per assertion {text, passed (in every scored with-arm trial), passed_trials, trials, evidence}.",
     )
     summary: dict[str, Any] | None = Field(None, description="tc-eval: {passed, failed, total, pass_rate} over the case's assertions.")
+    oracle: dict[str, Any] | None = Field(None, description="The oracle preflight: {score, tasks: [{task, score, passed, failing, not_checked}]}; None: no oracle (or --no-oracle).")
 
     @property
     def not_run(self) -> bool:
