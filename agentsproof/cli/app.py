@@ -90,6 +90,9 @@ for _command in (
 from agentsproof.cli.lint import lint_cmd  # noqa: E402
 
 main.add_command(lint_cmd)
+from agentsproof.cli.regrade import regrade_cmd  # noqa: E402
+
+main.add_command(regrade_cmd)
 
 from agentsproof.server.commands import register as _register_server  # noqa: E402
 

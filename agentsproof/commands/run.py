@@ -43,6 +43,7 @@ def _session(
     spill: bool,
     prior: dict[tuple[str, str, int], TrialResult] | None = None,
     base_duration_s: float = 0.0,
+    record_dir: Path | None = None,
 ) -> SessionOptions:
     from agentsproof.commands.console import Progress
 
@@ -60,6 +61,7 @@ def _session(
         target_defs=target_defs,
         workspaces_dir=workspaces_dir,
         spill=spill,
+        record_dir=record_dir,
     )
 
 
@@ -190,7 +192,7 @@ def _run(
     target_defs = resolve_targets(items, cfg)
     targets = _targets(command, cfg, plugin, stem, items[0].kind if command == "eval" and items else None)
     session = _session(
-        cfg, settings, journal=journal_path(targets["json"]), target_defs=target_defs,
+        cfg, settings, journal=journal_path(targets["json"]), record_dir=_record_dir(targets), target_defs=target_defs,
         workspaces_dir=_workspaces_dir(targets) if cfg.keep_workspaces and target_defs else None,
         spill=after is None,  # ``after`` edits the trials in memory (datasets): they stay there
     )
@@ -198,6 +200,13 @@ def _run(
     if after is not None:  # e.g. a dataset's failure reasons on its checks
         after(run)
     return run, write_outputs(run, targets)
+
+
+def _record_dir(targets: dict[str, Path]) -> Path:
+    """The flight recorder's store: ``<report>.files/`` beside the JSON report."""
+    from agentsproof.executor.recorder import store_dir
+
+    return store_dir(targets["json"])
 
 
 def _workspaces_dir(targets: dict[str, Path]) -> Path:
@@ -225,7 +234,7 @@ def _retry(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult, dict[st
     targets = _targets(command, cfg, saved.plugin, name, saved.items[0].kind if command == "eval" and saved.items else None)
     target_defs = resolve_targets(items, cfg)
     session = _session(
-        cfg.replace(adaptive=False), settings, prior=prior, journal=journal_path(targets["json"]), base_duration_s=saved.duration_s,
+        cfg.replace(adaptive=False), settings, prior=prior, journal=journal_path(targets["json"]), record_dir=_record_dir(targets), base_duration_s=saved.duration_s,
         target_defs=target_defs, workspaces_dir=_workspaces_dir(targets) if cfg.keep_workspaces and target_defs else None,
         spill=after is None,  # `after` labels the trials in memory, as in _run
     )
