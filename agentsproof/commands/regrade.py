@@ -111,15 +111,31 @@ def regrade(
             check_recorded(items[it.id], it, store)
         except NotRecorded as err:
             raise InputError(display(Path(run_path)), f"items[{n}]", f"cannot re-grade: {err}") from None
-    runs, judge_calls, judge_name = asyncio.run(_grade(saved, items, store, provider, model, judge_model, cache, parallel))
+    origin = str(Path(saved.regraded["from"]) if saved.regraded else Path(run_path).resolve())
+    run = grade_run(
+        saved, items, store, after=after, origin=origin, evals=[it.eval_path for it in source.items if it.eval_path],
+        provider=provider, model=model, judge_model=judge_model, cache=cache, parallel=parallel, started=started,
+    )
+    out = output or Path(run_path).resolve().parent
+    stem = Path(run_path).stem
+    stem = stem if stem.endswith("-regraded") else stem + "-regraded"
+    return run, write_regraded(run, out, stem)
+
+
+def grade_run(
+    saved: RunResult, items: dict[str, Any], store: Any, *, after: Any, origin: str, evals: list[str], provider: str | None,
+    model: str | None, judge_model: str | None, cache: bool, parallel: int, started: float,
+) -> RunResult:
+    """``saved``'s trials graded with ``items``' graders: a new run, marked re-graded from ``origin``."""
     from agentsproof.executor.results import build_run, finalize_item
 
+    (runs, pairwise), judge_calls, judge_name = asyncio.run(_grade(saved, items, store, provider, model, judge_model, cache, parallel))
     results = []
-    for r, prev in zip(runs[0], saved.items, strict=True):
+    for r, prev in zip(runs, saved.items, strict=True):
         res = finalize_item(r)
         res.oracle = prev.oracle  # the preflight is not re-run: it is the eval's, not the trials'
-        if res.id in runs[1]:
-            res.stats["pairwise"] = runs[1][res.id]
+        if res.id in pairwise:
+            res.stats["pairwise"] = pairwise[res.id]
         results.append(res)
     run = build_run(
         saved.command, saved.plugin, results, provider=saved.provider, model=saved.model,
@@ -128,17 +144,14 @@ def regrade(
     )
     if after is not None:
         after(run)
-    origin = str(Path(saved.regraded["from"]) if saved.regraded else Path(run_path).resolve())
     run.regraded = {
-        "from": origin,
-        "eval": [str(p) for p in dict.fromkeys(it.eval_path for it in source.items if it.eval_path)],
-        "changes": changes(saved, run),
-        "target_calls": 0,
-        "judge_calls": judge_calls,
+        "from": origin, "eval": [str(p) for p in dict.fromkeys(evals)], "changes": changes(saved, run),
+        "target_calls": 0, "judge_calls": judge_calls,
     }
-    out = output or Path(run_path).resolve().parent
-    stem = Path(run_path).stem
-    stem = stem if stem.endswith("-regraded") else stem + "-regraded"
+    return run
+
+
+def write_regraded(run: RunResult, out: Path, stem: str) -> dict[str, Path]:
     targets = {fmt: out / f"{stem}.{fmt}" for fmt in ("json", "md", "html")}
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -146,7 +159,7 @@ def regrade(
         raise InputError(str(out), "--output", f"cannot create: {err.strerror or err}") from None
     from agentsproof.report.files import write_outputs
 
-    return run, write_outputs(run, targets)
+    return write_outputs(run, targets)
 
 
 async def _grade(

@@ -194,11 +194,15 @@ def _run(
     session = _session(
         cfg, settings, journal=journal_path(targets["json"]), record_dir=_record_dir(targets), target_defs=target_defs,
         workspaces_dir=_workspaces_dir(targets) if cfg.keep_workspaces and target_defs else None,
-        spill=after is None,  # ``after`` edits the trials in memory (datasets): they stay there
+        spill=after is None and cfg.atif is None,  # ``after`` edits the trials in memory (datasets), --atif writes them: they stay there
     )
     run = run_items(command, plugin, items, session)
     if after is not None:  # e.g. a dataset's failure reasons on its checks
         after(run)
+    if cfg.atif is not None:
+        from agentsproof.interop.atif import write_atif
+
+        write_atif(run, cfg.atif, _record_dir(targets))
     return run, write_outputs(run, targets)
 
 
