@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field as _field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -40,10 +41,10 @@ class OracleOutcome:
     task: str
     field: str
     score: float | None
-    graders: list[GraderResult] = field(default_factory=list)
-    failing: list[str] = field(default_factory=list)
+    graders: list[GraderResult] = _field(default_factory=list)
+    failing: list[str] = _field(default_factory=list)
     """One line per failing grader or check: ``graders[j] (type): what failed``."""
-    skipped: list[str] = field(default_factory=list)
+    skipped: list[str] = _field(default_factory=list)
     error: str | None = None
 
     def as_json(self) -> dict[str, Any]:

@@ -56,12 +56,12 @@ def _rebuild(item: EvalItem, trial: TrialResult, store: FileStore | None, folder
             if dest.is_file():
                 dest.unlink()
             continue
-        data = store.get(rec.sha256) if store is not None and rec.sha256 else None
-        if data is None:
+        content = store.get(rec.sha256) if store is not None and rec.sha256 else None
+        if content is None:
             why = "its content was not recorded (over the size cap, or a report from before the flight recorder)" if not rec.sha256 else "its content is missing from the file store"
             raise NotRecorded(f"{needing} needs the file {rec.path!r} of the {trial.arm}-arm trial #{trial.index + 1}, but {why}")
         dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_bytes(data)
+        dest.write_bytes(content)
 
 
 async def regrade_trial(item: EvalItem, trial: TrialResult, store: FileStore | None, judge: Judge | None) -> TrialResult:

@@ -150,6 +150,14 @@ def _text(value: Any) -> str:
     return json.dumps(value)
 
 
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
@@ -166,11 +174,9 @@ def read_trajectory(path: Path, src: str) -> Imported:
     steps = data.get("steps")
     if not isinstance(steps, list) or not steps:
         raise InputError(src, "steps", "must be a non-empty list of steps")
-    agent = data.get("agent") if isinstance(data.get("agent"), dict) else {}
-    ours = ((data.get("extra") or {}) if isinstance(data.get("extra"), dict) else {}).get("agentsproof") or {}
-    if not isinstance(ours, dict):
-        ours = {}
-    raw_args = ours.get("arguments") if isinstance(ours.get("arguments"), dict) else {}
+    agent = _dict(data.get("agent"))
+    ours = _dict(_dict(data.get("extra")).get("agentsproof"))
+    raw_args = _dict(ours.get("arguments"))
     calls: list[ToolCall] = []
     answer = ""
     usage = Usage()
@@ -189,19 +195,22 @@ def read_trajectory(path: Path, src: str) -> Imported:
         if step["source"] != "agent":
             continue
         results: dict[str | None, str] = {}
-        obs = step.get("observation")
-        for r in (obs.get("results") if isinstance(obs, dict) and isinstance(obs.get("results"), list) else []):
+        found = _dict(step.get("observation")).get("results")
+        for r in found if isinstance(found, list) else []:
             if isinstance(r, dict):
                 results[r.get("source_call_id")] = _text(r.get("content"))
-        extra = (step.get("extra") or {}).get("agentsproof", {}) if isinstance(step.get("extra"), dict) else {}
-        for j, call in enumerate(step.get("tool_calls") or []):
+        extra = _dict(_dict(step.get("extra")).get("agentsproof"))
+        tool_calls = step.get("tool_calls") or []
+        if not isinstance(tool_calls, list):
+            raise InputError(src, f"{at}.tool_calls", "must be a list")
+        for j, call in enumerate(tool_calls):
             if not isinstance(call, dict) or not isinstance(call.get("function_name"), str) or not call["function_name"]:
                 raise InputError(src, f"{at}.tool_calls[{j}].function_name", "must be a non-empty string")
             cid = call.get("tool_call_id")
             args = raw_args.get(cid) if isinstance(cid, str) and isinstance(raw_args.get(cid), str) else _text(call.get("arguments") or {})
             calls.append(ToolCall(
                 name=call["function_name"], arguments=args, result=results.get(cid, ""),
-                latency_s=extra.get("latency_s") if isinstance(extra, dict) else None, ok=extra.get("ok") if isinstance(extra, dict) else None,
+                latency_s=_number(extra.get("latency_s")), ok=extra.get("ok") if isinstance(extra.get("ok"), bool) else None,
             ))
         if message:
             answer = message  # the last agent message is the final answer
@@ -210,7 +219,7 @@ def read_trajectory(path: Path, src: str) -> Imported:
             usage = usage + Usage(
                 prompt_tokens=_int(m.get("prompt_tokens")), completion_tokens=_int(m.get("completion_tokens")),
                 total_tokens=_int(m.get("prompt_tokens")) + _int(m.get("completion_tokens")), cache_read_tokens=_int(m.get("cached_tokens")),
-                cache_write_tokens=_int((m.get("extra") or {}).get("cache_creation_input_tokens") if isinstance(m.get("extra"), dict) else 0),
+                cache_write_tokens=_int(_dict(m.get("extra")).get("cache_creation_input_tokens")),
             )
             if isinstance(m.get("cost_usd"), (int, float)) and not isinstance(m.get("cost_usd"), bool):
                 cost += float(m["cost_usd"])
@@ -228,7 +237,7 @@ def read_trajectory(path: Path, src: str) -> Imported:
         index=_int(ours.get("index")), arm=arm, case=ours.get("case") if isinstance(ours.get("case"), str) else None,
         status="scored", response=answer, usage=usage, cost_usd=cost if costed else None, trajectory=calls, files=files,
         skill_used=ours.get("skill_used") if isinstance(ours.get("skill_used"), bool) else None,
-        latency_s=float(ours["latency_s"]) if isinstance(ours.get("latency_s"), (int, float)) else 0.0,
+        latency_s=_number(ours.get("latency_s")) or 0.0,
         log=[LogEvent(t=0.0, role="system", text=system), LogEvent(t=0.0, role="user", text=user), LogEvent(t=0.0, role="assistant", text=answer)],
     )
     item = ours.get("item") if isinstance(ours.get("item"), str) else None

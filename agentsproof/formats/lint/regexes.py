@@ -9,15 +9,16 @@ to be able to match (lint never refuses a working check).
 
 from __future__ import annotations
 
+import importlib
 import re
 from typing import Any
 
-try:  # Python 3.11+
-    import re._constants as _c
-    import re._parser as _p
+try:  # Python 3.11+: re's own parser (private, so imported by name)
+    _c: Any = importlib.import_module("re._constants")
+    _p: Any = importlib.import_module("re._parser")
 except ImportError:  # pragma: no cover - older Pythons
-    import sre_constants as _c  # type: ignore[no-redef]
-    import sre_parse as _p  # type: ignore[no-redef]
+    _c = importlib.import_module("sre_constants")
+    _p = importlib.import_module("sre_parse")
 
 _COMPLEMENTS = ({_c.CATEGORY_SPACE, _c.CATEGORY_NOT_SPACE}, {_c.CATEGORY_WORD, _c.CATEGORY_NOT_WORD}, {_c.CATEGORY_DIGIT, _c.CATEGORY_NOT_DIGIT})
 
