@@ -98,7 +98,20 @@ async def regrade_trial(item: EvalItem, trial: TrialResult, store: FileStore | N
 
 
 def check_recorded(item: EvalItem, saved: ItemResult, store: FileStore | None) -> None:
-    """Refuse before any judge call when a grader needs what the trials did not record."""
+    """Refuse before any judge call when a grader needs what the trials did not record, or
+    when a trial's task is no longer the one its index runs in the eval (tasks renamed,
+    removed or reordered: its graders would be another task's)."""
+    names = [c.name for c in item.cases]
+    for arm in (saved.with_arm, saved.without_arm):
+        for t in arm.trials:
+            if t.case is not None and names and item.case_at(t.index).name != t.case:
+                raise NotRecorded(
+                    f"item {item.id!r}: the {t.arm}-arm trial #{t.index + 1} answered task {t.case!r}, "
+                    f"which the eval now has {'elsewhere' if t.case in names else 'no more'} (its trial would run {item.case_at(t.index).name!r}); "
+                    "keep the tasks' names and order to re-grade, or run again"
+                )
+            if t.case is None and names and len(names) > 1:
+                raise NotRecorded(f"item {item.id!r}: the run had one task, the eval now has {len(names)}; run again")
     if item.target == "chat":
         return
     for arm in (saved.with_arm, saved.without_arm):

@@ -142,3 +142,40 @@ def test_rubric_fixed_after_a_chat_run_is_regraded_with_judge_calls_only_cached(
     assert code == 0 and len(byok_env.judge_requests()) == seen, err  # a re-grade again: every verdict from the cache
     assert "0 target calls, 0 judge calls" in err
     assert len(byok_env.trial_requests()) == trials
+
+
+def test_tc_eval_run_regraded_and_a_renamed_task_refused(tmp_path: Path, byok_env: Any) -> None:
+    from conftest import write_tc_eval
+
+    path = write_tc_eval(tmp_path, [{"id": 1, "prompt": "Say hi", "expected_output": "Mentions 'nope'."},
+                                    {"id": 2, "prompt": "Say bye", "expected_output": "Mentions 'nope'."}])
+    code, out, err = run_cli(["tc-eval", path, "--model", "m", "--output", tmp_path / "runs"])
+    assert code == 0, out + err
+    run_json, before = _report(tmp_path / "runs", "*-tc-eval.json")
+    trials = len(byok_env.trial_requests())
+    data = json.loads(path.read_text())
+    for case in data["evals"]:
+        case["expected_output"] = "Mentions 'OK'."
+    path.write_text(json.dumps(data))
+    code, out, err = run_cli(["regrade", run_json, "--model", "m"])
+    assert code == 0, out + err
+    after = json.loads(run_json.with_name(run_json.stem + "-regraded.json").read_text())
+    assert [it["with_arm"]["mean_score"] for it in after["items"]] == [1.0, 1.0]
+    assert [it["with_arm"]["mean_score"] for it in before["items"]] == [0.0, 0.0]
+    assert len(byok_env.trial_requests()) == trials
+
+
+def test_a_task_renamed_after_the_run_is_refused(tmp_path: Path, byok_env: Any) -> None:
+    d = tmp_path / "plug" / "skills" / "s"
+    d.mkdir(parents=True)
+    (d / "SKILL.md").write_text("Answer.\n")
+    tasks = [{"name": n, "instruction": f"Say {n}.", "graders": [{"type": "deterministic", "checks": ["x"]}]} for n in ("a", "b")]
+    ev = {"version": "2", "skill": "SKILL.md", "defaults": {"trials": 1, "timeout": 30}, "tasks": tasks}
+    (d / "eval.yaml").write_text(yaml.safe_dump(ev))
+    code, out, err = run_cli(["eval", d / "eval.yaml", "--model", "m", "--output", tmp_path / "runs"])
+    assert code == 0, out + err
+    ev["tasks"][0]["name"] = "renamed"
+    (d / "eval.yaml").write_text(yaml.safe_dump(ev))
+    run_json, _ = _report(tmp_path / "runs")
+    code, out, err = run_cli(["regrade", run_json])
+    assert code == 30 and "answered task 'a', which the eval now has no more" in err, err
