@@ -87,6 +87,10 @@ BROKEN: dict[str, tuple[dict[str, Any], str, str]] = {
     "missing grader script": (
         {**AGENT, "tasks": _five(_task("t0", [{"type": "script", "script": "check.py"}]))},
         "missing-file", "tasks[0].graders[0].script"),
+    "grader command running a file the workspace lacks": (
+        {**AGENT, "tasks": _five(_task("t0", [{"type": "script", "run": "python3 tests/check_notes.py"}]))},
+        "missing-file", "tasks[0].graders[0].run"),
+    "missing oracle script": ({"oracle": {"script": "make_notes.py"}}, "missing-file", "oracle.script"),
     "too few cases": ({"tasks": [_task("only")]}, "too-few-cases", "tasks"),
     "instruction quotes the skill": (
         {"tasks": _five(_task("t0", instruction="Write notes for v2. Always group the changes under Added, Changed and Fixed headings in that order. "

@@ -181,8 +181,31 @@ def _tool_calls(f: str, where: str, g: Any) -> Iterator[Problem]:
         yield Problem(f, f"{where}.max_steps", "impossible-check", f"{g.max_steps} steps cannot hold the {need} calls must_call/sequence require", f"raise max_steps to at least {need}")
 
 
+INTERPRETERS = ("python", "python3", "sh", "bash", "node", "pytest")
+
+
+def _run_file(run: str | list[str]) -> str | None:
+    """The script a ``run:`` command runs with an interpreter (``python3 check.py``), if any."""
+    import shlex
+
+    try:
+        argv = shlex.split(run) if isinstance(run, str) else list(run)
+    except ValueError:
+        return None
+    if len(argv) >= 2 and Path(argv[0]).name in INTERPRETERS and not argv[1].startswith("-"):
+        target = argv[1]
+        if Path(target).suffix in (".py", ".sh", ".bash", ".js", ".mjs", ".cjs") and not Path(target).is_absolute() and "$" not in target:
+            return target
+    return None
+
+
 def _script(view: FileView, case: CaseView, where: str, g: Any) -> Iterator[Problem]:
     if g.script is None:
+        rel = _run_file(g.run) if g.run is not None else None
+        if rel is not None and view.agent_mode and not (case.workspace is not None and (case.workspace / rel).is_file()):
+            yield Problem(view.file, f"{where}.run", "missing-file",
+                          f"runs {rel!r} in the workspace, and the workspace seed has no such file: the grader fails unless the agent writes it",
+                          "add it to the workspace: folder, or use 'script:' with the file beside the eval file")
         return
     beside = view.path.parent / g.script
     seeded = case.workspace / g.script if case.workspace is not None else None

@@ -144,6 +144,11 @@ def _eval_yaml_view(path: Path, src: str) -> FileView:
             workspace=ev.task_workspaces.get(i, ev.workspace),
         ))
     view = FileView(src, ev.path, cases, skill_text=ev.source_text, agent_mode=cfg.execution.mode == "agent")
+    for i, task in enumerate(cfg.run_tasks(all_tasks=True)):
+        oracle, at = (task.oracle, f"{cfg.task_field(i)}.oracle") if task.oracle is not None else (cfg.oracle, "oracle")
+        if oracle is not None and oracle.script is not None and not (ev.path.parent / oracle.script).is_file():
+            view.notes.append(Problem(src, f"{at}.script", "missing-file", f"{oracle.script!r} is not beside {ev.path.name}", "add the script there or correct the path"))
+            break
     if cfg.execution.target:
         from agentsproof.targets.config import check_target_name
 
