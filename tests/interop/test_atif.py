@@ -133,3 +133,24 @@ def test_bad_trajectory_is_one_line(tmp_path: Path) -> None:
     (folder / "t.json").write_text(json.dumps({**HARBOR, "schema_version": "v9"}))
     code, out, err = run_cli(["import", "atif", folder, "--eval", path])
     assert code == 30 and "t.json: schema_version: 'v9': expected an ATIF version" in err and err.count("\n") == 1, err
+
+
+def test_another_tools_trajectory_graded_by_a_chat_eval_with_a_judge(tmp_path: Path, byok_env: Any) -> None:
+    d = tmp_path / "plug" / "skills" / "totals"
+    d.mkdir(parents=True)
+    (d / "SKILL.md").write_text("Write totals with a thousands separator.\n")
+    ev = {"version": "2", "skill": "SKILL.md", "defaults": {"trials": 1, "timeout": 30},
+          "tasks": [{"name": n, "instruction": i, "graders": [{"type": "deterministic", "checks": ["3,500"]}, {"type": "llm_rubric", "rubric": "Says '3,500'."}]}
+                    for n, i in (("summary", "Summarise data.csv into summary.md."), ("other", "What is the total?"))]}
+    (d / "eval.yaml").write_text(yaml.safe_dump(ev, sort_keys=False))
+    folder = tmp_path / "harbor"
+    folder.mkdir()
+    (folder / "a.json").write_text(json.dumps(HARBOR))
+    other = {**HARBOR, "steps": [{"step_id": 1, "source": "user", "message": "What is the total?"}, {"step_id": 2, "source": "agent", "message": "3500"}]}
+    (folder / "b.json").write_text(json.dumps(other))
+    code, out, err = run_cli(["import", "atif", folder, "--eval", d / "eval.yaml", "--model", "m", "--output", tmp_path / "imported"])
+    assert code == 0, out + err
+    report = json.loads(next((tmp_path / "imported").rglob("*-imported.json")).read_text())
+    by_case = {t["case"]: t["score"] for t in report["items"][0]["with_arm"]["trials"]}
+    assert by_case == {"summary": 1.0, "other": 0.0}  # each trajectory graded by its own task's graders
+    assert len(byok_env.judge_requests()) == 2 and byok_env.trial_requests() == []

@@ -48,6 +48,7 @@ def fix_for(message: str) -> tuple[str, str]:
         ("unknown key", "unknown-key", "remove the key or correct its spelling (see `agentsproof schema`)"),
         ("required field is missing", "missing-field", "add the field"),
         ("greater than 0", "zero-weight", "give a positive weight, or remove the grader"),
+        ("above 0", "zero-weight", "give a positive weight, or remove the check"),
         ("unknown grader type", "unknown-grader", "use one of the grader types listed"),
     )
     for needle, rule, fix in table:
