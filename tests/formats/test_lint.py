@@ -148,7 +148,7 @@ def test_evals_json_and_eval_yaml_tests(tmp_path: Path) -> None:
     (tmp_path / "evals.json").write_text(json.dumps({"skill_name": "SKILL.md", "evals": [
         {"id": 1, "prompt": "a", "expected_output": "b"}, {"id": 2, "prompt": "c", "expected_output": "d"}]}))
     code, problems = _lint(tmp_path / "evals.json")
-    assert code == 1 and [(p["rule"], p["field"]) for p in problems] == [("too-few-cases", "cases")], problems
+    assert code == 1 and [(p["rule"], p["field"]) for p in problems] == [("too-few-cases", "evals")], problems
     data = json.loads((tmp_path / "evals.json").read_text())
     data["evals"][1]["id"] = 1
     (tmp_path / "evals.json").write_text(json.dumps(data))

@@ -45,6 +45,8 @@ class FileView:
     skill_text: str = ""
     agent_mode: bool = False
     case_word: str = "task"
+    cases_field: str = "tasks"
+    """Where the file lists its cases (``tasks``, ``evals``, ``tests``)."""
     exact_fields: bool = True
     """False: the graders were built from the file's assertions, so a problem names the
     assertion list (``tests[0].assert``), not a grader's field inside it."""
@@ -100,7 +102,8 @@ def _too_few(view: FileView) -> list[Problem]:
     if n >= MIN_CASES:
         return []
     word = "tasks" if view.case_word == "task" else "cases"
-    return [Problem(view.file, word, "too-few-cases", f"has {n} {view.case_word}{'s' if n != 1 else ''}; fewer than {MIN_CASES} cannot show the skill helps beyond one example",
+    at = "task" if n == 1 and view.cases[0].field == "task" else view.cases_field
+    return [Problem(view.file, at, "too-few-cases", f"has {n} {view.case_word}{'s' if n != 1 else ''}; fewer than {MIN_CASES} cannot show the skill helps beyond one example",
                     f"add {MIN_CASES - n} more {word} that need the skill in different ways (or accept the warning for a smoke test)", "warning")]
 
 

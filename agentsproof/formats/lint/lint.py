@@ -175,7 +175,7 @@ def _cases_view(path: Path, kind: str, src: str) -> FileView:
         ))
         if not loaded.single_arm:
             skill = item.skill.text if item.skill is not None else item.system_prompt
-    return FileView(src, loaded.path, cases, skill_text=skill, case_word="case", exact_fields=False)
+    return FileView(src, loaded.path, cases, skill_text=skill, case_word="case", cases_field=prefix, exact_fields=False)
 
 
 def lint_targets(path: Path, src: str) -> list[Problem]:
