@@ -179,3 +179,26 @@ def test_a_task_renamed_after_the_run_is_refused(tmp_path: Path, byok_env: Any) 
     run_json, _ = _report(tmp_path / "runs")
     code, out, err = run_cli(["regrade", run_json])
     assert code == 30 and "answered task 'a', which the eval now has no more" in err, err
+
+
+def test_eval_all_run_regraded_after_one_eval_is_edited(tmp_path: Path, byok_env: Any) -> None:
+    from conftest import make_plugin, simple_eval
+
+    plugin = make_plugin(tmp_path, skills={
+        "a": {"eval": simple_eval([{"type": "deterministic", "checks": ["nope"]}])},
+        "b": {"eval": simple_eval([{"type": "deterministic", "checks": ["OK"]}])},
+    })
+    code, out, err = run_cli(["eval-all", plugin, "--model", "m", "--output", tmp_path / "runs"])
+    assert code == 0, out + err
+    run_json = next(p for p in (tmp_path / "runs").rglob("eval-all-summary.json") if "history" not in p.parts)
+    trials = len(byok_env.trial_requests())
+    ev = yaml.safe_load((plugin / "skills" / "a" / "eval.yaml").read_text())
+    ev["task"]["graders"][0]["checks"] = ["OK"]
+    (plugin / "skills" / "a" / "eval.yaml").write_text(yaml.safe_dump(ev))
+    code, out, err = run_cli(["regrade", run_json])
+    assert code == 0, out + err
+    after = json.loads(run_json.with_name(run_json.stem + "-regraded.json").read_text())
+    assert {it["name"]: it["with_arm"]["mean_score"] for it in after["items"]} == {"a": 1.0, "b": 1.0}
+    assert any(c.startswith("a: graders deterministic(nope) -> deterministic(OK)") for c in after["regraded"]["changes"])
+    assert not any(c.startswith("b:") for c in after["regraded"]["changes"])
+    assert len(byok_env.trial_requests()) == trials
