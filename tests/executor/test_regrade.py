@@ -80,6 +80,12 @@ def test_agent_run_regraded_after_a_check_fix_with_zero_target_calls(tmp_path: P
     md = new_json.with_suffix(".md").read_text()
     assert "**Re-graded** from" in md and "0 target calls" in md
     assert json.loads(run_json.read_text()) == before  # the original report is untouched
+    # a re-graded report re-grades again (its files are the original's), and says where the trials came from
+    code, out, err = run_cli(["regrade", new_json, "--output", run_json.parent / "again"])
+    assert code == 0, out + err
+    again = json.loads((run_json.parent / "again" / new_json.name).read_text())
+    assert again["regraded"]["from"] == str(run_json.resolve()) and again["items"][0]["with_arm"]["mean_score"] == 1.0
+    assert count.read_text() == "4"
 
 
 def test_regrade_with_an_edited_copy_via_eval(tmp_path: Path) -> None:
