@@ -50,6 +50,8 @@ def lint_path(path: Path) -> list[Problem]:
         if not files:
             raise InputError(display(path), None, "has no eval.yaml, EVAL.yaml, evals.json or targets.yaml below it")
         return [p for f in files for p in lint_file(f)]
+    if path.suffix.lower() == ".jsonl":
+        raise InputError(display(path), None, "lint reads eval.yaml, EVAL.yaml, evals.json and targets.yaml files, not JSONL datasets")
     return lint_file(path)
 
 
