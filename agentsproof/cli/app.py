@@ -87,6 +87,14 @@ for _command in (
 ):
     main.add_command(_command)
 
+from agentsproof.cli.lint import lint_cmd  # noqa: E402
+
+main.add_command(lint_cmd)
+from agentsproof.cli.regrade import import_group, regrade_cmd  # noqa: E402
+
+main.add_command(regrade_cmd)
+main.add_command(import_group)
+
 from agentsproof.server.commands import register as _register_server  # noqa: E402
 
 _register_server(main)

@@ -163,6 +163,18 @@ def run_options(f: Callable) -> Callable:
         help="A targets.yaml to look in first (then beside the eval, .agentsproof/ above it, ~/.config/agentsproof/).",
     )(f)
     f = click.option(
+        "--atif",
+        type=click.Path(file_okay=False, path_type=Path),
+        metavar="DIR",
+        help="Also write each agent trial as an ATIF trajectory (Harbor's format) below DIR.",
+    )(f)
+    f = click.option(
+        "--no-oracle",
+        is_flag=True,
+        default=None,
+        help="Skip the oracle preflight (an eval's `oracle:` is graded before the trials; docs/lint-oracle-regrade.md).",
+    )(f)
+    f = click.option(
         "--keep-workspaces",
         is_flag=True,
         default=None,

@@ -43,6 +43,7 @@ def _session(
     spill: bool,
     prior: dict[tuple[str, str, int], TrialResult] | None = None,
     base_duration_s: float = 0.0,
+    record_dir: Path | None = None,
 ) -> SessionOptions:
     from agentsproof.commands.console import Progress
 
@@ -60,6 +61,7 @@ def _session(
         target_defs=target_defs,
         workspaces_dir=workspaces_dir,
         spill=spill,
+        record_dir=record_dir,
     )
 
 
@@ -198,14 +200,25 @@ def _run(
     target_defs = resolve_targets(items, cfg)
     targets = _targets(command, cfg, plugin, stem, items[0].kind if command == "eval" and items else None)
     session = _session(
-        cfg, settings, journal=journal_path(targets["json"]), target_defs=target_defs,
+        cfg, settings, journal=journal_path(targets["json"]), record_dir=_record_dir(targets), target_defs=target_defs,
         workspaces_dir=_workspaces_dir(targets) if cfg.keep_workspaces and target_defs else None,
-        spill=after is None,  # ``after`` edits the trials in memory (datasets): they stay there
+        spill=after is None and cfg.atif is None,  # ``after`` edits the trials in memory (datasets), --atif writes them: they stay there
     )
     run = run_items(command, plugin, items, session)
     if after is not None:  # e.g. a dataset's failure reasons on its checks
         after(run)
+    if cfg.atif is not None:
+        from agentsproof.interop.atif import write_atif
+
+        write_atif(run, cfg.atif, _record_dir(targets))
     return run, write_outputs(run, targets)
+
+
+def _record_dir(targets: dict[str, Path]) -> Path:
+    """The flight recorder's store: ``<report>.files/`` beside the JSON report."""
+    from agentsproof.executor.recorder import store_dir
+
+    return store_dir(targets["json"])
 
 
 def _workspaces_dir(targets: dict[str, Path]) -> Path:
@@ -233,7 +246,7 @@ def _retry(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult, dict[st
     targets = _targets(command, cfg, saved.plugin, name, saved.items[0].kind if command == "eval" and saved.items else None)
     target_defs = resolve_targets(items, cfg)
     session = _session(
-        cfg.replace(adaptive=False), settings, prior=prior, journal=journal_path(targets["json"]), base_duration_s=saved.duration_s,
+        cfg.replace(adaptive=False), settings, prior=prior, journal=journal_path(targets["json"]), record_dir=_record_dir(targets), base_duration_s=saved.duration_s,
         target_defs=target_defs, workspaces_dir=_workspaces_dir(targets) if cfg.keep_workspaces and target_defs else None,
         spill=after is None,  # `after` labels the trials in memory, as in _run
     )
@@ -257,10 +270,29 @@ def _run_file(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult, dict
         return _retry(command, path, cfg)
     cfg = adaptive_defaults(cfg)
     loaded = formats.load(Path(path), command, _request(cfg))
+    _lint_gate(Path(path))
+    after = _oracle(loaded, cfg)
     if loaded.single_arm:  # nothing to compare against: the model or target alone
         cfg = cfg.replace(baseline="none")
     settings = _settings(cfg) if loaded.report == "eval" else tc_settings(cfg, **loaded.settings)
-    return _run(loaded.report, loaded.plugin, loaded.items, cfg, loaded.name, settings, after=loaded.after)
+    return _run(loaded.report, loaded.plugin, loaded.items, cfg, loaded.name, settings, after=after)
+
+
+def _lint_gate(path: Path) -> None:
+    """The errors of `agentsproof lint` refuse a run (agentsproof.formats.lint)."""
+    from agentsproof.commands.lint import gate
+
+    gate(path)
+
+
+def _oracle(loaded: Loaded, cfg: RunConfig) -> Callable[[RunResult], None] | None:
+    """The oracle preflight (agentsproof.commands.oracle): refuses the run when the oracle
+    fails a grader; otherwise the file's ``after`` hook, which also records the oracle's score."""
+    if cfg.plan:
+        return loaded.after
+    from agentsproof.commands.oracle import attach, preflight
+
+    return attach(preflight(loaded, cfg), loaded.after)
 
 
 def run_eval(path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
@@ -283,6 +315,11 @@ def run_eval_all(directory: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, 
     paths = plugin_evals(directory)  # below DIR; else in the skill folders of the plugin at DIR (any layout)
     request = _request(cfg, in_plugin=True)
     files = [formats.load(p, "eval-all", request) for p in paths]  # eval.yaml, EVAL.yaml and evals/evals.json
+    for p in paths:
+        _lint_gate(p)
+    if not cfg.plan:
+        for f in files:
+            f.after = _oracle(f, cfg)
     items = [item for f in files for item in f.items]
     seen: dict[str, str] = {}
     for item in items:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from agentsproof.grading.grade import Judge, TrialContext, combine, failed_gate, grade_all
 from agentsproof.llm.base import LLMError
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT, EvalItem
-from agentsproof.model.results import ArmResult, LogEvent, TrialResult
+from agentsproof.model.results import ArmResult, FileRecord, LogEvent, TrialResult
 from agentsproof.targets.base import Target, TrialInput
 from agentsproof.targets.chat import TIMEOUT_GRACE_S
 
@@ -85,6 +85,8 @@ class DualArmRunner:
         self.targets = targets
         self.workspaces = workspaces
         """Where agent trials get their folders (None: a private temporary folder)."""
+        self.recorder: Callable[[Path, list[FileRecord]], None] | None = None
+        """The flight recorder (agentsproof.executor.recorder): keeps each agent trial's produced files."""
         self.prior = prior or {}
         """Trials already finished (resume, retry): used as they are, never run again."""
         self.reused = 0
@@ -211,6 +213,8 @@ class DualArmRunner:
             from agentsproof.targets.workspace import changes
 
             files = changes(trial.workspace, before)
+            if self.recorder is not None:
+                self.recorder(trial.workspace, files)
         log.extend(rec.log)
         for step in rec.trajectory:
             detail = f"{step.name} {step.arguments}".strip()

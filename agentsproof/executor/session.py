@@ -58,6 +58,8 @@ class SessionOptions:
     """Keep every agent trial's workspace below this folder (None: delete after grading)."""
     spill: bool = True
     """Large runs keep finished items' trials in the journal, not in memory (agentsproof.executor.spill)."""
+    record_dir: Path | None = None
+    """The flight recorder's file store for agent trials' produced files (None: not kept)."""
 
 
 @dataclass
@@ -201,6 +203,10 @@ async def run_items_async(
     )
     if budget is not None:
         budget.on_exhausted = runner.interrupt
+    if opts.record_dir is not None and spaces is not None:
+        from agentsproof.executor.recorder import FileStore
+
+        runner.recorder = FileStore(opts.record_dir).keep
     pairwise: dict[str, dict[str, Any]] = {}
     try:
         with interruptible(runner):

@@ -19,6 +19,7 @@ from agentsproof.grading.registry import GRADER_TYPES, GraderConfig
 from agentsproof.model.graders import FieldError
 from agentsproof.model.graders import Strict as _Strict
 from agentsproof.model.items import DEFAULT_THRESHOLD, DEFAULT_TIMEOUT, DEFAULT_TRIALS
+from agentsproof.model.oracle import Oracle
 
 MAX_TIMEOUT = 86_400.0
 """One day: longer per-trial timeouts are a typo, not a plan."""
@@ -55,6 +56,7 @@ class TaskConfig(_Strict):
     workspace: str | None = Field(
         None, min_length=1, description="A folder (relative to the yaml) copied into this task's trial workspaces (agent trials); default: the top-level workspace."
     )
+    oracle: Oracle | None = Field(None, description="A reference solution every grader of this task must accept (default: the eval's oracle).")
 
 
 MAX_TASKS = 200
@@ -71,6 +73,7 @@ class SkillEvalConfig(_Strict):
     defaults: Defaults = Field(default_factory=Defaults)
     execution: Execution = Field(default_factory=Execution)
     workspace: str | None = Field(None, min_length=1, description="A folder (relative to the yaml) copied into every trial's workspace.")
+    oracle: Oracle | None = Field(None, description="A reference solution every grader must accept, checked before the trials (tasks may give their own).")
     task: TaskConfig | None = None
     tasks: list[TaskConfig] | None = Field(
         None, max_length=MAX_TASKS, description="Several tasks: each is a case of the same item (version 2: all of them; version 1: the first, unless --all-tasks)."

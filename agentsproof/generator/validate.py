@@ -115,6 +115,23 @@ def check_design(config: SkillEvalConfig, item: PluginItem, source_text: str = "
                 )
 
 
+def check_oracles(config: SkillEvalConfig) -> None:
+    """A chat eval's oracle answers must pass their task's deterministic checks (the model is
+    told the failing checks and asked again: the check is wrong, or the answer)."""
+    if config.execution.mode != "chat":
+        return
+    from agentsproof.executor.oracle import answer_failures
+
+    for i, task in enumerate(config.run_tasks()):
+        oracle = task.oracle or config.oracle
+        if oracle is None or oracle.answer is None:
+            continue
+        failing = answer_failures(oracle.answer, list(task.graders))
+        if failing:
+            where = f"{config.task_field(i)}.oracle" if task.oracle is not None else "oracle"
+            raise InvalidEval(where, f"the oracle answer fails its own task's checks: {'; '.join(failing[:3])}; fix the check or the answer")
+
+
 def build_eval(reply: str, item: PluginItem, trials: int, header: str = "", source_text: str = "") -> GeneratedEval:
     """Validate one reply for ``item`` (``source_text``: its file, for the design rule); raises InvalidEval naming the field."""
     data = normalize(_load(extract_yaml(reply)), item, trials)
@@ -123,6 +140,7 @@ def build_eval(reply: str, item: PluginItem, trials: int, header: str = "", sour
     except InputError as err:
         raise InvalidEval(err.field or "(top level)", err.message) from None
     check_design(config, item, source_text)
+    check_oracles(config)
     return GeneratedEval(config=config, text=header + dump_eval(config))
 
 
@@ -175,6 +193,9 @@ def eval_dict(config: SkillEvalConfig) -> dict[str, Any]:
     data["version"] = _DoubleQuoted(data["version"])
     data["defaults"] = {k: _plain_number(v) for k, v in data["defaults"].items()}
     for task in data["tasks"] if "tasks" in data else [data["task"]]:
+        oracle = task.get("oracle")
+        if oracle and oracle.get("timeout") == 60.0 and "run" not in oracle and "script" not in oracle:
+            oracle.pop("timeout")  # the default, and only a command's
         for grader in task["graders"]:
             if grader["type"] == "deterministic":
                 checks = grader["checks"]

@@ -112,6 +112,10 @@ class RunConfig:
     """``--max-cost USD``: stop before a call would take the run's cost past this."""
     max_calls: int | None = None
     """``--max-calls N``: stop before the N+1-th LLM call."""
+    atif: Path | None = None
+    """``--atif DIR``: also write each agent trial as an ATIF trajectory (agentsproof.interop.atif)."""
+    no_oracle: bool = False
+    """``--no-oracle``: skip the oracle preflight (agentsproof.executor.oracle)."""
     p_adjust: str = "holm"
     """eval-all: how the items' p-values are adjusted (holm, bh, none)."""
 

@@ -93,6 +93,7 @@ class FileRecord(BaseModel):
     status: Literal["created", "changed", "deleted"]
     size: int = 0
     preview: str | None = Field(None, description="The start of a text file; None for binary files.")
+    sha256: str | None = Field(None, description="Its content's digest in the report's file store (<report>.files/), for regrade; None: not recorded (deleted, over the size cap).")
 
 
 class TrialResult(BaseModel):
@@ -196,6 +197,7 @@ class ItemResult(BaseModel):
         description="tc-eval: per assertion {text, passed (in every scored with-arm trial), passed_trials, trials, evidence}.",
     )
     summary: dict[str, Any] | None = Field(None, description="tc-eval: {passed, failed, total, pass_rate} over the case's assertions.")
+    oracle: dict[str, Any] | None = Field(None, description="The oracle preflight: {score, tasks: [{task, score, passed, failing, not_checked}]}; None: no oracle (or --no-oracle).")
 
     @property
     def not_run(self) -> bool:
@@ -234,3 +236,6 @@ class RunResult(BaseModel):
     incomplete: bool = False
     incomplete_reason: str | None = None
     duration_s: float = 0.0
+    regraded: dict[str, Any] | None = Field(
+        None, description="Set by `agentsproof regrade`: {from, eval, changes, target_calls (always 0), judge_calls}; None for a run that ran its trials."
+    )

@@ -6,6 +6,7 @@ first user message), so every test controls exactly what the model wrote.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Callable
 
@@ -527,3 +528,22 @@ def test_example_sources_are_unchanged_copies():
         assert (EXAMPLE_EVALS / "skills" / src.parent.name / "SKILL.md").read_bytes() == src.read_bytes()
     for src in EXAMPLE_PLUGIN.glob("agents/*.md"):
         assert (EXAMPLE_EVALS / "agents" / src.stem / src.name).read_bytes() == src.read_bytes()
+
+
+def test_oracle_answer_failing_its_checks_is_sent_back_and_a_passing_one_written(cli, byok_env, plugin, tmp_path):
+    def with_oracle(answer: str, name: str) -> str:
+        text = eval_yaml(name=name)
+        return text.replace("    graders:\n", f"    oracle:\n      answer: {json.dumps(answer)}\n    graders:\n", 1)
+
+    replies = valid_replies()
+    replies["skill:log-reading"] = [with_oracle("Root cause: disk full.", "bad"), with_oracle("Root cause: disk full.\nFix: free space", "good")]
+    byok_env.add(Rule(reply=scripted(replies)))
+    out = tmp_path / "out"
+    code, stdout, stderr = cli(["eval-generate", "--plugin-dir", plugin, "--out", out, *MODEL, "--no-check"])
+    assert code == 0, stderr
+    second = requests_for(byok_env, "skill:log-reading")[1]["messages"]
+    assert "tasks[0].oracle" in second[3]["content"]
+    assert "the oracle answer fails its own task's checks: graders[0] (deterministic): regexMatch" in second[3]["content"]
+    written = load_eval(out / "skills" / "log-reading" / "eval.yaml")
+    assert written.config.tasks[0].oracle.answer == "Root cause: disk full.\nFix: free space"
+    assert "timeout" not in (out / "skills" / "log-reading" / "eval.yaml").read_text().split("oracle:")[1].split("graders:")[0]

@@ -1,0 +1,56 @@
+"""``agentsproof lint``: what lint finds, as lines or JSON, and the gate every run passes."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agentsproof.core.errors import EXIT_FAILED, EXIT_OK, InputError
+from agentsproof.formats.lint.problems import Problem
+
+EXIT_PROBLEMS = EXIT_FAILED
+"""Lint found a problem (an error, or a warning unless --errors-only)."""
+
+
+def lint(paths: Sequence[Path], *, errors_only: bool = False) -> list[Problem]:
+    from agentsproof.formats.lint.lint import lint_path
+
+    found: list[Problem] = []
+    for p in paths:
+        found += lint_path(Path(p))
+    seen: set[tuple[str, str, str]] = set()
+    out = []
+    for prob in found:  # one file reached twice (a folder and a file in it) is reported once
+        key = (prob.file, prob.field, prob.message)
+        if key not in seen and (prob.severity == "error" or not errors_only):
+            seen.add(key)
+            out.append(prob)
+    return out
+
+
+def exit_code(problems: Sequence[Problem]) -> int:
+    return EXIT_PROBLEMS if problems else EXIT_OK
+
+
+def as_json(problems: Sequence[Problem], reviews: Sequence[Any] = ()) -> str:
+    data = {
+        "problems": [p.as_json() for p in problems],
+        "errors": sum(p.severity == "error" for p in problems),
+        "warnings": sum(p.severity == "warning" for p in problems),
+    }
+    return json.dumps(data, indent=2)
+
+
+def gate(path: Path) -> None:
+    """Before a run, after its file loaded: the first lint *error* of ``path`` refuses the run
+    (one line, exit 30). Warnings (too few cases, quoting the skill) never stop a run; what
+    the loader itself refuses it reports, as before."""
+    from agentsproof.formats.lint.lint import check_problems
+
+    errors = [p for p in check_problems(Path(path)) if p.severity == "error"]
+    if errors:
+        first = errors[0]
+        more = f" (and {len(errors) - 1} more: `agentsproof lint {path}`)" if len(errors) > 1 else ""
+        raise InputError(first.file, first.field, f"{first.message} (fix: {first.fix}){more}")

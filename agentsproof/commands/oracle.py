@@ -1,0 +1,90 @@
+"""The oracle preflight of a run: an eval.yaml's ``oracle:`` graded before any trial
+(agentsproof.executor.oracle); a failing oracle refuses the run."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from agentsproof.core.errors import InputError
+from agentsproof.formats.base import Loaded
+from agentsproof.model.options import RunConfig
+from agentsproof.model.results import RunResult
+
+MAX_SHOWN = 3
+
+
+def preflight(loaded: Loaded, cfg: RunConfig) -> dict[str, dict[str, Any]]:
+    """Per item id, the oracle's result; InputError (one line: the oracle's field, the failing
+    checks) when the oracle fails a grader. Empty when there is no oracle or ``--no-oracle``."""
+    if cfg.no_oracle or loaded.format != "eval.yaml" or not loaded.items:
+        return {}
+    from agentsproof.core.inputs import display
+    from agentsproof.executor.oracle import oracle_tasks
+    from agentsproof.formats.evalfile import load_eval
+
+    item = loaded.items[0]
+    ev = load_eval(loaded.path)
+    tasks = oracle_tasks(ev, agent=item.target != "chat", all_tasks=cfg.all_tasks)
+    if not tasks:
+        return {}
+    threshold = cfg.threshold if cfg.threshold is not None else ev.config.defaults.threshold
+    outcomes = asyncio.run(_check_all(tasks, ev.path.resolve().parent, cfg, threshold, ev.config.defaults.timeout))
+    src = display(ev.path)
+    for out in outcomes:
+        if out.failing:
+            shown = "; ".join(out.failing[:MAX_SHOWN]) + (f"; and {len(out.failing) - MAX_SHOWN} more" if len(out.failing) > MAX_SHOWN else "")
+            raise InputError(
+                src, out.field,
+                f"the oracle of task {out.task!r} fails {len(out.failing)} check(s): {shown} "
+                "(fix the check or the oracle; --no-oracle skips this preflight)",
+            )
+    scores = [o.score for o in outcomes if o.score is not None]
+    return {item.id: {"score": sum(scores) / len(scores) if scores else None, "tasks": [o.as_json() for o in outcomes]}}
+
+
+async def _check_all(tasks: list[Any], eval_dir: Path, cfg: RunConfig, threshold: float, timeout: float) -> list[Any]:
+    from agentsproof.executor.oracle import check_oracle
+    from agentsproof.grading.grade import needs_judge
+
+    judge = None
+    client = None
+    if any(needs_judge([g for g in t.graders]) for t in tasks):
+        from agentsproof.executor.session import prepare_provider
+        from agentsproof.grading.judge import Judge
+
+        prepared = prepare_provider(cfg.provider, cfg.model, cfg.judge_model, prompt_cache=cfg.prompt_cache)
+        client = prepared.client
+        if client is not None and cfg.cache and not _no_cache():
+            from agentsproof.llm.cache import CachingClient, ResponseCache, default_cache_dir
+
+            client = CachingClient(client, ResponseCache(cfg.cache_dir or default_cache_dir()))
+        judge = Judge(client=client, model=prepared.judge_model) if client is not None else None
+    try:
+        return [await check_oracle(t, eval_dir=eval_dir, judge=judge, threshold=threshold, timeout=timeout) for t in tasks]
+    finally:
+        if client is not None:
+            await client.aclose()
+
+
+def _no_cache() -> bool:
+    import os
+
+    return os.environ.get("AGENTSPROOF_NO_CACHE", "").strip() not in ("", "0")
+
+
+def attach(oracle: dict[str, dict[str, Any]], after: Callable[[RunResult], None] | None) -> Callable[[RunResult], None] | None:
+    """``after`` with the oracle's results written onto the run's items (for the reports)."""
+    if not oracle:
+        return after
+
+    def hook(run: RunResult) -> None:
+        for it in run.items:
+            if it.id in oracle:
+                it.oracle = oracle[it.id]
+        if after is not None:
+            after(run)
+
+    return hook

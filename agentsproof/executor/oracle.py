@@ -1,0 +1,153 @@
+"""The oracle preflight: every grader of a task runs on its oracle's output before any trial.
+
+An oracle (:class:`agentsproof.model.oracle.Oracle`) is a reference answer, or a reference
+command run in a fresh copy of the task's workspace seed (its changes are then what the
+``files`` and ``script`` graders see, as after an agent trial). A grader *fails* the oracle
+when it errors, when one of its checks fails, or when its score is below the eval's
+threshold. Graders that read what only an agent leaves (``tool_calls``, ``skill_used``) and
+pairwise graders are not checked: a command has no trajectory and loads no skill.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field as _field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from agentsproof.model.oracle import Oracle
+from agentsproof.model.results import GraderResult
+
+NOT_CHECKED = ("tool_calls", "skill_used", "pairwise")
+INTERPRETERS = {".py": "python3", ".sh": "sh", ".bash": "bash", ".js": "node", ".mjs": "node"}
+
+
+@dataclass
+class OracleTask:
+    name: str
+    field: str
+    """Where the oracle is in the file (``tasks[1].oracle`` or ``oracle``)."""
+    instruction: str
+    graders: Sequence[Any]
+    oracle: Oracle
+    seed: Path | None = None
+    agent: bool = False
+
+
+@dataclass
+class OracleOutcome:
+    task: str
+    field: str
+    score: float | None
+    graders: list[GraderResult] = _field(default_factory=list)
+    failing: list[str] = _field(default_factory=list)
+    """One line per failing grader or check: ``graders[j] (type): what failed``."""
+    skipped: list[str] = _field(default_factory=list)
+    error: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {"task": self.task, "score": self.score, "passed": not self.failing and self.error is None,
+                "failing": self.failing, "not_checked": self.skipped, "error": self.error}
+
+
+async def _run_command(oracle: Oracle, folder: Path, eval_dir: Path) -> tuple[str, str | None]:
+    """(stdout, error) of the oracle's command, run with the workspace as its folder."""
+    from agentsproof.core.procgroup import run_group
+
+    if isinstance(oracle.run, str):
+        argv = ["sh", "-c", oracle.run]
+    elif isinstance(oracle.run, list):
+        argv = list(oracle.run)
+    else:
+        assert oracle.script is not None
+        path = (eval_dir / oracle.script).resolve()
+        if not path.is_file():
+            return "", f"script {oracle.script!r} not found beside the eval file"
+        interpreter = INTERPRETERS.get(PurePosixPath(oracle.script).suffix.lower())
+        argv = [interpreter, str(path)] if interpreter else [str(path)]
+    env = {**os.environ, "AGENTSPROOF_WORKSPACE": str(folder), "AGENTSPROOF_EVAL_DIR": str(eval_dir)}
+    try:
+        out = await run_group(argv, cwd=folder, env=env, stdin_text=None, timeout=oracle.timeout)
+    except OSError as err:
+        return "", f"cannot run the oracle: {err.strerror or err}"
+    stdout = out.stdout.decode("utf-8", errors="replace")
+    if out.timed_out:
+        return stdout, f"the oracle command timed out after {oracle.timeout:g}s"
+    if out.returncode != 0:
+        tail = " ".join(line for _, line in list(out.stderr)[-3:])[:300]
+        return stdout, f"the oracle command exited {out.returncode}" + (f": {tail}" if tail else "")
+    return stdout, None
+
+
+def _failures(j: int, spec: Any, res: GraderResult, threshold: float) -> list[str]:
+    at = f"graders[{j}] ({res.type})"
+    if res.errored:
+        return [f"{at}: errored: {res.error}"]
+    bad = [f"{at}: {c.kind} {c.target!r}: {c.evidence}" for c in res.checks if not c.passed]
+    if bad:
+        return bad
+    if res.score is not None and res.score < threshold - 1e-9:
+        return [f"{at}: scored {res.score:.2f}, below the threshold {threshold:g}" + (f": {res.reasoning}" if res.reasoning else "")]
+    return []
+
+
+async def check_oracle(task: OracleTask, *, eval_dir: Path, judge: Any, threshold: float, timeout: float | None) -> OracleOutcome:
+    from agentsproof.grading.grade import TrialContext, combine, grade_all
+
+    graders = [g for g in task.graders if g.type not in NOT_CHECKED]
+    skipped = [f"graders[{j}] ({g.type})" for j, g in enumerate(task.graders) if g.type in NOT_CHECKED]
+    answer = task.oracle.answer or ""
+    folder = None
+    spaces = None
+    files: list[Any] = []
+    try:
+        if task.agent or task.oracle.runs_command:
+            from agentsproof.targets import workspace as ws
+
+            spaces = ws.Workspaces()
+            folder = spaces.create("oracle", "oracle", 0, task.seed)
+            before = ws.snapshot(folder)
+            if task.oracle.runs_command:
+                stdout, error = await _run_command(task.oracle, folder, eval_dir)
+                if error:
+                    return OracleOutcome(task.name, task.field, None, failing=[f"oracle: {error}"], skipped=skipped, error=error)
+                if task.oracle.answer is None:
+                    answer = stdout.strip()
+            files = ws.changes(folder, before)
+        ctx = TrialContext(answer=answer, workspace=folder, files=files, timeout=timeout, eval_dir=eval_dir)
+        results = await grade_all(answer, graders, judge, task.instruction, timeout=timeout, context=ctx)
+    finally:
+        if spaces is not None:
+            spaces.close()
+    index = [j for j, g in enumerate(task.graders) if g.type not in NOT_CHECKED]
+    failing = [line for j, spec, res in zip(index, graders, results, strict=True) for line in _failures(j, spec, res, threshold)]
+    return OracleOutcome(task.name, task.field, combine(results), results, failing, skipped)
+
+
+def oracle_tasks(ev: Any, agent: bool, all_tasks: bool = True) -> list[OracleTask]:
+    """The tasks of a loaded eval.yaml that have an oracle (their own, else the eval's)."""
+    cfg = ev.config
+    out = []
+    for i, task in enumerate(cfg.run_tasks(all_tasks)):
+        oracle = task.oracle or cfg.oracle
+        if oracle is None:
+            continue
+        at = f"{cfg.task_field(i)}.oracle" if task.oracle is not None else "oracle"
+        seed = ev.task_workspaces.get(i, ev.workspace) if agent else None
+        out.append(OracleTask(task.name, at, task.instruction, list(task.graders), oracle, seed, agent))
+    return out
+
+
+def answer_failures(answer: str, graders: Sequence[Any]) -> list[str]:
+    """What the deterministic graders (the instant ones, no judge, no workspace) find wrong
+    with a reference answer; eval-generate checks a generated oracle with it."""
+    from agentsproof.grading.deterministic import grade_deterministic
+
+    out = []
+    for j, g in enumerate(graders):
+        if g.type == "deterministic":
+            res = grade_deterministic(answer, g)
+            out += [f"graders[{j}] (deterministic): {c.kind} {c.target!r}: {c.evidence}" for c in res.checks if not c.passed]
+    return out

@@ -1,0 +1,149 @@
+"""Re-grading recorded trials with (edited) graders, without running any target.
+
+A trial's record holds what grading needs: the answer, the trajectory, skill use, usage,
+and for agent trials the files it produced (their contents in the flight recorder's store,
+:mod:`agentsproof.executor.recorder`). Each recorded trial is graded again with its case's
+*current* graders: agent trials in a workspace rebuilt from the case's seed plus the
+recorded files (deleted ones removed). The only calls are the judges' (cached as usual).
+
+A grader that needs what a trial did not record is refused by name (:class:`NotRecorded`):
+a ``files`` or ``script`` grader on an agent trial whose produced file has no recorded
+content (over the cap, or a report from before the recorder).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agentsproof.executor.recorder import FileStore
+from agentsproof.executor.runner import ItemRun
+from agentsproof.grading.grade import Judge, TrialContext, combine, failed_gate, grade_all
+from agentsproof.grading.registry import kind
+from agentsproof.model.items import EvalItem
+from agentsproof.model.results import ArmResult, ItemResult, TrialResult
+
+WORKSPACE_GRADERS = ("files", "script")
+"""Graders that read the trial's workspace: they need every produced file's content."""
+
+
+class NotRecorded(Exception):
+    """A grader needs something the saved trial did not record; ``str()`` names both."""
+
+
+def _needs_workspace(graders: Sequence[Any]) -> list[str]:
+    return [g.type for g in graders if g.type in WORKSPACE_GRADERS]
+
+
+def _rebuild(item: EvalItem, trial: TrialResult, store: FileStore | None, folder: Path, needing: str) -> None:
+    """The trial's workspace as grading saw it: the seed, then the recorded changes."""
+    seed = item.case_at(trial.index).workspace_seed
+    if seed is not None and seed.is_dir():
+        shutil.copytree(seed, folder, symlinks=False, dirs_exist_ok=True)
+    for rel, data in item.workspace_files:
+        dest = folder / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(data)
+    for rec in trial.files:
+        dest = (folder / rec.path).resolve()
+        if not dest.is_relative_to(folder.resolve()):
+            raise NotRecorded(f"{needing}: the recorded file {rec.path!r} is outside the workspace")
+        if rec.status == "deleted":
+            if dest.is_file():
+                dest.unlink()
+            continue
+        content = store.get(rec.sha256) if store is not None and rec.sha256 else None
+        if content is None:
+            why = "its content was not recorded (over the size cap, or a report from before the flight recorder)" if not rec.sha256 else "its content is missing from the file store"
+            raise NotRecorded(f"{needing} needs the file {rec.path!r} of the {trial.arm}-arm trial #{trial.index + 1}, but {why}")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(content)
+
+
+async def regrade_trial(item: EvalItem, trial: TrialResult, store: FileStore | None, judge: Judge | None) -> TrialResult:
+    """``trial`` graded again with its case's current graders (a trial whose target failed
+    has nothing to grade and is kept as it is)."""
+    if trial.status == "errored" and not trial.graders:
+        return trial
+    case = item.case_at(trial.index)
+    eval_dir = Path(item.eval_path).parent if item.eval_path else None
+    agent = item.target != "chat"
+    needs = _needs_workspace(case.graders) if agent else []
+    tmp = tempfile.mkdtemp(prefix="agentsproof-regrade-") if needs else None
+    try:
+        folder = None
+        if tmp is not None:
+            folder = Path(tmp) / "workspace"
+            folder.mkdir()
+            label = f"item {item.id!r} case {case.name!r}: grader {needs[0]!r}"
+            _rebuild(item, trial, store, folder, label)
+        ctx = TrialContext(
+            answer=trial.response, workspace=folder, files=list(trial.files), trajectory=list(trial.trajectory),
+            skill_used=trial.skill_used, skill_name=item.skill.name if item.skill else item.name, timeout=item.timeout, eval_dir=eval_dir,
+        )
+        graders = await grade_all(trial.response, case.graders, judge, case.prompt, timeout=item.timeout, context=ctx)
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+    score = combine(graders)
+    if score is None:
+        reason = "; ".join(f"grader {g.type} errored: {g.error}" for g in graders if g.errored)
+        return trial.model_copy(update={"status": "errored", "error": reason, "graders": graders, "score": None, "passed": None})
+    passed = score >= item.threshold - 1e-9 and not failed_gate(case.graders, graders)
+    return trial.model_copy(update={"status": "scored", "error": None, "graders": graders, "score": score, "passed": passed})
+
+
+def check_recorded(item: EvalItem, saved: ItemResult, store: FileStore | None) -> None:
+    """Refuse before any judge call when a grader needs what the trials did not record, or
+    when a trial's task is no longer the one its index runs in the eval (tasks renamed,
+    removed or reordered: its graders would be another task's)."""
+    names = [c.name for c in item.cases]
+    for arm in (saved.with_arm, saved.without_arm):
+        for t in arm.trials:
+            if t.case is not None and names and item.case_at(t.index).name != t.case:
+                raise NotRecorded(
+                    f"item {item.id!r}: the {t.arm}-arm trial #{t.index + 1} answered task {t.case!r}, "
+                    f"which the eval now has {'elsewhere' if t.case in names else 'no more'} (its trial would run {item.case_at(t.index).name!r}); "
+                    "keep the tasks' names and order to re-grade, or run again"
+                )
+            if t.case is None and names and len(names) > 1:
+                raise NotRecorded(f"item {item.id!r}: the run had one task, the eval now has {len(names)}; run again")
+    if item.target == "chat":
+        return
+    for arm in (saved.with_arm, saved.without_arm):
+        for t in arm.trials:
+            if t.status == "errored" and not t.graders:
+                continue
+            case = item.case_at(t.index)
+            needs = _needs_workspace(case.graders)
+            if not needs:
+                continue
+            for rec in t.files:
+                if rec.status != "deleted" and (not rec.sha256 or store is None or not store.path(rec.sha256).is_file()):
+                    why = "was not recorded (over the size cap, or a report from before the flight recorder)" if not rec.sha256 else "is missing from the file store"
+                    raise NotRecorded(
+                        f"item {item.id!r} case {case.name!r}: grader {needs[0]!r} needs the file {rec.path!r} of the "
+                        f"{t.arm}-arm trial #{t.index + 1}, whose content {why}"
+                    )
+
+
+async def regrade_item(item: EvalItem, saved: ItemResult, store: FileStore | None, judge: Judge | None, parallel: int = 4) -> ItemRun:
+    limit = asyncio.Semaphore(max(1, parallel))
+
+    async def one(t: TrialResult) -> TrialResult:
+        async with limit:
+            return await regrade_trial(item, t, store, judge)
+
+    arms = []
+    for arm in (saved.with_arm, saved.without_arm):
+        trials = list(await asyncio.gather(*(one(t) for t in arm.trials)))
+        arms.append(ArmResult(arm=arm.arm, system_prompt_kind=arm.system_prompt_kind, trials=trials).summarize())
+    return ItemRun(item=item, with_arm=arms[0], without_arm=arms[1], incomplete=saved.status == "incomplete")
+
+
+def per_pair(items: Sequence[EvalItem]) -> bool:
+    return any(kind(g.type).per_pair for it in items for c in (it.cases or (it.case_at(0),)) for g in c.graders)

@@ -1,0 +1,210 @@
+"""One path's lint problems, in whatever format it is (eval.yaml, EVAL.yaml, evals.json,
+targets.yaml, or a folder of them).
+
+The format's own loader runs first: it stops at the first problem it finds (one line, the
+same as a run would print), which lint reports with a fix. A file that loads is then
+checked case by case (:mod:`.checks`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from agentsproof.core.errors import InputError
+from agentsproof.formats.lint.checks import CaseView, FileView, check_file
+from agentsproof.formats.lint.problems import Problem, fix_for
+
+TARGETS_NAMES = ("targets.yaml", "targets.yml")
+MAX_FILES = 2000
+
+
+def _loader_problem(err: InputError, fallback: str) -> Problem:
+    rule, fix = fix_for(err.message)
+    return Problem(err.source or fallback, err.field or "", rule, err.message, fix)
+
+
+def kind_of(path: Path) -> str:
+    """``targets``, ``evals.json``, ``EVAL.yaml`` or ``eval.yaml``."""
+    from agentsproof.formats import registry
+
+    if path.name in TARGETS_NAMES:
+        return "targets"
+    if path.suffix.lower() == ".json":
+        return "evals.json"
+    if registry.get("EVAL.yaml").detect(path):
+        return "EVAL.yaml"
+    return "eval.yaml"
+
+
+def lint_path(path: Path) -> list[Problem]:
+    """Every problem of ``path`` (a file, or every eval file and targets.yaml below a folder).
+    InputError only when ``path`` itself cannot be linted (it does not exist)."""
+    from agentsproof.core.inputs import display
+
+    if not path.exists() and not path.is_symlink():
+        raise InputError(display(path), None, "not found")
+    if path.is_dir():
+        files = discover(path)
+        if not files:
+            raise InputError(display(path), None, "has no eval.yaml, EVAL.yaml, evals.json or targets.yaml below it")
+        return [p for f in files for p in lint_file(f)]
+    if path.suffix.lower() == ".jsonl":
+        raise InputError(display(path), None, "lint reads eval.yaml, EVAL.yaml, evals.json and targets.yaml files, not JSONL datasets")
+    return lint_file(path)
+
+
+def discover(folder: Path) -> list[Path]:
+    from agentsproof.formats import registry
+
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") or d == ".agentsproof")
+        dirnames[:] = [d for d in dirnames if d not in ("node_modules", "runs", "__pycache__")]
+        for name in sorted(filenames):
+            p = Path(dirpath) / name
+            if name in TARGETS_NAMES or registry.discoverable(p) or (name.endswith(".json") and name == "evals.json"):
+                found.append(p)
+                if len(found) >= MAX_FILES:
+                    return found
+    return found
+
+
+def lint_file(path: Path) -> list[Problem]:
+    from agentsproof.core.inputs import display
+
+    src = display(path)
+    try:
+        kind = kind_of(path)
+        if kind == "targets":
+            return lint_targets(path, src)
+        view = _view(path, kind, src)
+    except InputError as err:
+        return [_loader_problem(err, src)]
+    return [*view.notes, *check_file(view)]
+
+
+def check_problems(path: Path) -> list[Problem]:
+    """The case checks of a file that loads (none for one that does not: its loader says why,
+    nor for a JSONL dataset, which lint does not read)."""
+    from agentsproof.core.inputs import display
+
+    if path.is_dir():
+        inside = [path / n for n in ("eval.yaml", "eval.yml") if (path / n).is_file()]
+        if not inside:
+            return []
+        path = inside[0]
+    if path.suffix.lower() == ".jsonl":
+        return []
+    src = display(path)
+    try:
+        kind = kind_of(path)
+        if kind == "targets":
+            return []
+        view = _view(path, kind, src)
+    except InputError:
+        return []
+    return check_file(view)
+
+
+def loaded_views(path: Path) -> list[FileView]:
+    """The eval files of ``path`` that load, as lint's views (for the --judge review)."""
+    from agentsproof.core.inputs import display
+
+    files = discover(path) if path.is_dir() else [path]
+    out = []
+    for f in files:
+        try:
+            kind = kind_of(f)
+            if kind != "targets":
+                out.append(_view(f, kind, display(f)))
+        except InputError:
+            continue
+    return out
+
+
+def _view(path: Path, kind: str, src: str) -> FileView:
+    if kind == "eval.yaml":
+        return _eval_yaml_view(path, src)
+    return _cases_view(path, kind, src)
+
+
+def _eval_yaml_view(path: Path, src: str) -> FileView:
+    from agentsproof.formats.evalfile import load_eval
+    from agentsproof.formats.plan import item_from_eval
+
+    ev = load_eval(path)
+    item_from_eval(ev, trials=None, threshold=None, target=None, all_tasks=True)  # what a run builds (its errors too)
+    cfg = ev.config
+    cases = []
+    for i, task in enumerate(cfg.run_tasks(all_tasks=True)):
+        at = cfg.task_field(i)
+        cases.append(CaseView(
+            field=at, name=task.name, prompt=task.instruction, graders=list(task.graders),
+            grader_fields=[f"{at}.graders[{j}]" for j in range(len(task.graders))],
+            workspace=ev.task_workspaces.get(i, ev.workspace),
+        ))
+    view = FileView(src, ev.path, cases, skill_text=ev.source_text, agent_mode=cfg.execution.mode == "agent")
+    for i, task in enumerate(cfg.run_tasks(all_tasks=True)):
+        oracle, at = (task.oracle, f"{cfg.task_field(i)}.oracle") if task.oracle is not None else (cfg.oracle, "oracle")
+        if oracle is not None and oracle.script is not None and not (ev.path.parent / oracle.script).is_file():
+            view.notes.append(Problem(src, f"{at}.script", "missing-file", f"{oracle.script!r} is not beside {ev.path.name}", "add the script there or correct the path"))
+            break
+    if cfg.execution.target:
+        from agentsproof.targets.config import check_target_name
+
+        try:
+            check_target_name(cfg.execution.target, ev.path, src, "execution.target")
+        except InputError as err:
+            view.notes.append(_loader_problem(err, src))
+    return view
+
+
+def _cases_view(path: Path, kind: str, src: str) -> FileView:
+    from agentsproof.formats import registry
+    from agentsproof.formats.base import ItemRequest
+
+    loaded = registry.get(kind).load(path, ItemRequest())
+    prefix, graders_at, prompt_at = ("evals", "assertions", "prompt") if kind == "evals.json" else ("tests", "assert", "input")
+    cases = []
+    skill = ""
+    for i, item in enumerate(loaded.items):
+        at = f"{prefix}[{i}]"
+        cases.append(CaseView(
+            field=at, name=item.task_name, prompt=item.prompt, graders=list(item.graders),
+            grader_fields=[f"{at}.{graders_at}" for _ in item.graders], workspace=item.workspace_seed, prompt_field=prompt_at,
+        ))
+        if not loaded.single_arm:
+            skill = item.skill.text if item.skill is not None else item.system_prompt
+    return FileView(src, loaded.path, cases, skill_text=skill, case_word="case", cases_field=prefix, exact_fields=False)
+
+
+def lint_targets(path: Path, src: str) -> list[Problem]:
+    """A targets.yaml: valid entries, and command targets whose program and ``{here}`` files exist."""
+    from agentsproof.core.inputs import read_yaml_file
+    from agentsproof.targets.config import parse_targets
+
+    defs = parse_targets(read_yaml_file(path), src, path.resolve().parent)
+    here = path.resolve().parent
+    out: list[Problem] = []
+    for name, d in defs.items():
+        command = getattr(d.spec, "command", None)
+        if getattr(d.spec, "type", "") != "command" or not command:
+            continue
+        for i, arg in enumerate(command):
+            if "{here}" in arg:
+                rel = arg.replace("{here}", str(here))
+                if not Path(rel).exists():
+                    out.append(Problem(src, f"{name}.command[{i}]", "missing-file", f"{arg!r}: {Path(rel).name!r} is not beside the targets.yaml",
+                                       "add the file or correct the path"))
+        program = command[0]
+        if "{" in program or "$" in program:
+            continue
+        if "/" in program:
+            target = (here / program) if not Path(program).is_absolute() else Path(program)
+            if not target.exists():
+                out.append(Problem(src, f"{name}.command[0]", "missing-file", f"{program!r} does not exist", "install the agent or correct the path"))
+        elif shutil.which(program) is None:
+            out.append(Problem(src, f"{name}.command[0]", "missing-program", f"{program!r} is not on PATH", f"install {program} (or give its full path)", "warning"))
+    return out
