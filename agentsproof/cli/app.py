@@ -21,6 +21,12 @@ class _Group(click.Group):
     """Turns every AgentsproofError into one line on stderr and exit 30."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        from agentsproof.core.scrub import scrubbed_console
+
+        with scrubbed_console():  # no registered secret reaches stdout or stderr
+            return self._invoke(ctx)
+
+    def _invoke(self, ctx: click.Context) -> Any:
         previous = _sigterm_as_interrupt()
         try:
             return super().invoke(ctx)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from agentsproof.core.errors import InputError
+from agentsproof.core.scrub import scrub, scrub_data
 from agentsproof.model.items import EvalItem
 from agentsproof.model.results import TrialResult
 
@@ -80,8 +81,11 @@ def run_fingerprint(
     provider_settings: dict[str, Any],
     items: Sequence[EvalItem],
     targets: dict[str, dict[str, Any]] | None = None,
+    var_digests: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    return {
+    """``var_digests`` (``{"salt": ..., "digests": {NAME: ...}}``) covers the values the
+    run's ``${VAR}`` references expanded to: a salted hash of each, never the value."""
+    out = {
         "version": JOURNAL_VERSION,
         "run": {
             "command": command,
@@ -92,6 +96,20 @@ def run_fingerprint(
         },
         "items": {it.id: item_fingerprint(it, targets) for it in items},
     }
+    if var_digests and var_digests.get("digests"):
+        out["vars"] = var_digests
+    return out
+
+
+def header_salt(path: Path) -> str | None:
+    """The salt of the ``${VAR}`` digests in the journal at ``path`` (None: none readable)."""
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as fh:
+            header = json.loads(fh.readline(1 << 24))
+        salt = header["fingerprint"]["vars"]["salt"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return salt if isinstance(salt, str) else None
 
 
 def difference(old: dict[str, Any], new: dict[str, Any]) -> str | None:
@@ -104,6 +122,12 @@ def difference(old: dict[str, Any], new: dict[str, Any]) -> str | None:
             if key == "provider_settings":
                 return words
             return f"{words} ({o_run.get(key)!r} → {n_run.get(key)!r})"
+    o_vars = (old.get("vars") or {}).get("digests") or {}
+    n_vars = (new.get("vars") or {}).get("digests") or {}
+    if isinstance(o_vars, dict) and o_vars:  # journals older than the digests are not compared
+        for name in sorted(set(o_vars) | set(n_vars)):
+            if o_vars.get(name) != n_vars.get(name):
+                return "the value of ${" + str(name) + "}"
     o_items, n_items = old.get("items") or {}, new.get("items") or {}
     for item_id, fp in n_items.items():
         before = o_items.get(item_id)
@@ -116,7 +140,8 @@ def difference(old: dict[str, Any], new: dict[str, Any]) -> str | None:
 
 
 def _trial_line(item_id: str, arm: str, index: int, trial: TrialResult) -> str:
-    return json.dumps({"type": "trial", "item": item_id, "arm": arm, "index": index, "trial": trial.model_dump(mode="json")}) + "\n"
+    record = {"type": "trial", "item": item_id, "arm": arm, "index": index, "trial": trial.model_dump(mode="json")}
+    return scrub(json.dumps(scrub_data(record))) + "\n"
 
 
 @dataclass

@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from agentsproof.core.scrub import active, scrub
 from agentsproof.model.results import RunResult
 
 
@@ -25,7 +26,7 @@ def _write_atomic(path: Path, data: bytes) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            fh.write(scrub(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape") if active() else data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -45,8 +46,10 @@ def _render_to_temp(chunks: Any, folder: Path, name: str) -> str:
     try:
         with os.fdopen(fd, "wb", buffering=1 << 20) as fh:
             for piece in chunks:
-                # Undecodable bytes from file names (surrogates) become "?" instead of failing.
-                fh.write(piece.encode("utf-8", "replace"))
+                # Undecodable bytes from file names (surrogates) become "?" instead of failing;
+                # every piece passes the scrubber (the trials were scrubbed already: this is
+                # the last guard, for text a report adds of its own).
+                fh.write(scrub(piece).encode("utf-8", "replace"))
             fh.flush()
             os.fsync(fh.fileno())
     except BaseException:

@@ -54,6 +54,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from agentsproof.core.procgroup import MAX_OUTPUT_BYTES, Outcome, run_group
+from agentsproof.core.scrub import clip, register, scrub
 from agentsproof.model.graders import FieldError, Strict
 from agentsproof.model.results import LogEvent
 from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord
@@ -128,6 +129,7 @@ class CommandTarget(Target):
 
             self.bwrap = find_bwrap(source, name)
         self._secrets = _secret_values(spec, shown)
+        register(*self._secrets)
 
     def describe(self) -> dict[str, Any]:
         s = self.shown
@@ -230,9 +232,7 @@ class CommandTarget(Target):
                            latency_s=out.latency_s, skill_used=used, log=log)
 
     def _scrub(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, "***")
-        return text
+        return scrub(text, self._secrets)
 
     async def aclose(self) -> None:
         return None
@@ -250,8 +250,8 @@ def _tail(stderr: deque[tuple[float, str]]) -> str:
     lines = [line for _t, line in stderr if line.strip()][-3:]
     if not lines:
         return ""
-    text = " ".join(" | ".join(lines).split())
-    return ": " + (text if len(text) <= REASON_CHARS else "…" + text[-REASON_CHARS:])
+    text = " ".join(scrub(" | ".join(lines)).split())  # masked before the cut: no fragment survives it
+    return ": " + clip(text, REASON_CHARS + 1, tail=True)
 
 
 def _signal_name(num: int) -> str:
