@@ -213,3 +213,92 @@ def write_outputs(run: RunResult, targets: dict[str, Path]) -> dict[str, Path]:
     written = write_reports(run, targets)
     append_step_summary(run)
     return written
+
+
+# ------------------------------------------------------------------ one run per report set
+
+
+def lock_path(json_report: Path) -> Path:
+    """``<report>.lock`` beside the JSON report: held by the run writing that report set."""
+    return json_report.with_name(json_report.name.removesuffix(".json") + ".lock")
+
+
+class ReportLock:
+    """An exclusive lock on a report set (its reports, journal and kept workspaces), held
+    for the whole run: a second run writing the same reports is refused in one line naming
+    the holder. The lock is ``flock`` on ``<report>.lock``; it ends with its process, so the
+    file of a run that died is simply taken over."""
+
+    def __init__(self, json_report: Path):
+        self.path = lock_path(json_report)
+        self.fd: int | None = None
+        self._made: list[Path] = []
+        """Folders the lock created (removed again when empty: a run that fails to start leaves none)."""
+
+    def acquire(self) -> ReportLock:
+        import fcntl
+        import socket
+        import time
+
+        from agentsproof.core.errors import OutputError
+        from agentsproof.core.inputs import display
+
+        missing = [p for p in [self.path.parent, *self.path.parent.parents] if not p.exists()]
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._made = missing
+        for _ in range(20):
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o600)
+            except OSError as err:
+                raise OutputError(f"{display(self.path)}: cannot lock the report set: {err.strerror or err}") from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                holder = _read_holder(fd)
+                os.close(fd)
+                raise OutputError(
+                    f"{display(self.path)}: another run is writing these reports ({holder}); "
+                    "wait for it to finish or give another --output"
+                ) from None
+            try:
+                same = os.path.samestat(os.fstat(fd), os.stat(self.path, follow_symlinks=False))
+            except OSError:
+                same = False
+            if not same:  # the file was removed by the run that held it: lock the new one
+                os.close(fd)
+                continue
+            started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()}, started {started}\n".encode(), 0)
+            self.fd = fd
+            return self
+        raise OutputError(f"{display(self.path)}: cannot lock the report set (it keeps changing)")
+
+    def release(self) -> None:
+        fd, self.fd = self.fd, None
+        if fd is None:
+            return
+        try:
+            os.unlink(self.path)  # while still held: a run waiting on this file retries on the new one
+        except OSError:
+            pass
+        os.close(fd)
+        for folder in self._made:  # innermost first
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+
+    def __enter__(self) -> ReportLock:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def _read_holder(fd: int) -> str:
+    try:
+        text = os.pread(fd, 200, 0).decode("utf-8", "replace").strip()
+    except OSError:
+        text = ""
+    return " ".join(text.split()) or "holder unknown"
