@@ -223,14 +223,32 @@ def load(path: Path, fingerprint: dict[str, Any]) -> dict[TrialKey, TrialResult]
     out: dict[TrialKey, TrialResult] = {}
     for n, line in enumerate(lines[1:], start=2):
         try:
-            rec = json.loads(line)
-            if rec.get("type") != "trial" or rec["item"] not in wanted:
-                continue
-            trial = TrialResult.model_validate(rec["trial"])
-        except (ValueError, KeyError, TypeError):
-            if n == len(lines):
-                break  # the line being written when the run was killed
+            record = _record(line)
+        except (ValueError, KeyError, TypeError, RecursionError) as err:
+            if n == len(lines) and isinstance(err, json.JSONDecodeError):
+                break  # the line being written when the run was killed (cut off: not JSON)
             raise InputError(src, f"line {n}", "is not a journal record; run without --resume to start over") from None
-        out[(rec["item"], rec["arm"], int(rec["index"]))] = trial
+        if record is not None and record[0][0] in wanted:
+            out[record[0]] = record[1]
     return out
+
+
+def _record(line: str) -> tuple[TrialKey, TrialResult] | None:
+    """A trial line's key and trial (None for a line of another type); ValueError when the
+    line is not a journal record: not JSON, a field of the wrong type, a number that is NaN
+    or infinite, a trial whose own arm or index disagrees with the line's."""
+    from agentsproof.core.jsonfinite import loads_finite
+
+    rec = loads_finite(line)
+    if not isinstance(rec, dict):
+        raise ValueError("not an object")
+    if rec.get("type") != "trial":
+        return None
+    item, arm, index = rec["item"], rec["arm"], rec["index"]
+    if not isinstance(item, str) or arm not in ("with", "without") or type(index) is not int or index < 0:
+        raise ValueError("item, arm or index of the wrong type")
+    trial = TrialResult.model_validate(rec["trial"])
+    if trial.arm != arm or trial.index != index:
+        raise ValueError("the trial's arm or index is not the line's")
+    return (item, arm, index), trial
 
