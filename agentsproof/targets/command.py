@@ -58,7 +58,7 @@ from agentsproof.core.scrub import clip, register, scrub
 from agentsproof.model.graders import FieldError, Strict
 from agentsproof.model.results import LogEvent
 from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord
-from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, TARGETS_FILE, relative
+from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, TARGETS_FILE, env_mapping, relative
 from agentsproof.targets.trace import parse_trace, read_bounded
 
 REASON_CHARS = 300
@@ -67,6 +67,7 @@ MAX_SKILL_BYTES = 50 * 1024 * 1024
 DEFAULT_TRACE_NAME = "trace.jsonl"
 _PLACEHOLDER = re.compile(r"\{(prompt|workspace|skill_file|model)\}")
 ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_SECRET_KEY = re.compile(r"key|token|secret|passw|pwd|auth|credential|cookie|bearer", re.I)
 
 
 class CommandTargetSpec(Strict):
@@ -99,6 +100,19 @@ class CommandTargetSpec(Strict):
     def _inside(cls, value: str | None) -> str | None:
         return relative(value)
 
+    @field_validator("command")
+    @classmethod
+    def _no_nul(cls, value: list[str]) -> list[str]:
+        for i, arg in enumerate(value):
+            if "\x00" in arg:
+                raise FieldError(f"[{i}]", "holds a NUL character, which no command argument can")
+        return value
+
+    @field_validator("env")
+    @classmethod
+    def _env(cls, value: dict[str, str]) -> dict[str, str]:
+        return env_mapping(value)
+
     @model_validator(mode="after")
     def _ports_need_sandbox(self) -> CommandTargetSpec:
         if self.loopback_ports and not self.sandbox:
@@ -129,7 +143,9 @@ class CommandTarget(Target):
 
             self.bwrap = find_bwrap(source, name)
         self._secrets = _secret_values(spec, shown)
-        register(*self._secrets)
+        # masked everywhere: ${VAR} values (registered as they were expanded) and the literal
+        # values of secret-looking env keys; every env value is masked in this target's errors
+        register(*(v for k, v in spec.env.items() if _SECRET_KEY.search(k)))
 
     def describe(self) -> dict[str, Any]:
         s = self.shown

@@ -29,6 +29,21 @@ def relative(value: str | None) -> str | None:
         raise ValueError(str(exc)) from None
 
 
+def env_mapping(env: dict[str, str]) -> dict[str, str]:
+    """A target's ``env``, checked at load: every key a name a process environment can hold
+    (not empty, no ``=``, no NUL) and no value with a NUL (which no process can be given).
+    A FieldError names the key, never the value."""
+    from agentsproof.model.graders import FieldError
+
+    for key, value in env.items():
+        if not key or "=" in key or "\x00" in key:
+            shown = key.replace("\x00", "\\0") if key else "(empty)"
+            raise FieldError(shown, "is not an environment variable name (it is empty or holds '=' or a NUL)")
+        if "\x00" in value:
+            raise FieldError(key, "holds a NUL character, which no environment variable can")
+    return env
+
+
 @dataclass(frozen=True)
 class TargetDef:
     name: str
