@@ -183,9 +183,24 @@ def journal_path(json_report: Path) -> Path:
 
 
 def start(path: Path, fingerprint: dict[str, Any], prior: dict[TrialKey, TrialResult] | None = None) -> Journal:
-    """A new journal at ``path`` (replacing any old one atomically), holding ``prior``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """A new journal at ``path`` (replacing any old one atomically), holding ``prior``;
+    OutputError (one line) when it cannot be written (a full disk, a read-only folder)."""
+    from agentsproof.core.errors import OutputError
+    from agentsproof.core.inputs import display
+
     tmp = path.with_name(path.name + ".tmp")
+    try:
+        return _start(path, tmp, fingerprint, prior)
+    except OSError as err:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise OutputError(f"{display(path)}: cannot write the journal: {err.strerror or err}") from None
+
+
+def _start(path: Path, tmp: Path, fingerprint: dict[str, Any], prior: dict[TrialKey, TrialResult] | None) -> Journal:
+    path.parent.mkdir(parents=True, exist_ok=True)
     spans: dict[TrialKey, tuple[int, int]] = {}
     with open(tmp, "wb") as fh:
         fh.write((json.dumps({"type": "header", "fingerprint": fingerprint}) + "\n").encode("utf-8", "surrogateescape"))

@@ -268,9 +268,13 @@ class ReportLock:
                 os.close(fd)
                 continue
             started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()}, started {started}\n".encode(), 0)
             self.fd = fd
+            try:
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()}, started {started}\n".encode(), 0)
+            except OSError as err:
+                self.release()
+                raise OutputError(f"{display(self.path)}: cannot lock the report set: {err.strerror or err}") from None
             return self
         raise OutputError(f"{display(self.path)}: cannot lock the report set (it keeps changing)")
 
