@@ -236,8 +236,8 @@ def scrubbed_console() -> Iterator[None]:
     import sys
 
     old_out, old_err = sys.stdout, sys.stderr
-    sys.stdout = ScrubbingStream(old_out)  # type: ignore[assignment]
-    sys.stderr = ScrubbingStream(old_err)  # type: ignore[assignment]
+    sys.stdout = ScrubbingStream(old_out)
+    sys.stderr = ScrubbingStream(old_err)
     try:
         yield
     finally:
