@@ -73,3 +73,12 @@ def test_a_saved_report_with_a_nan_score_is_refused_in_one_line(byok_env, tmp_pa
     report.write_text(report.read_text().replace('"score": 1.0', '"score": NaN', 1))
     assert "NaN" in report.read_text()
     assert_refused(["eval", folder, "--model", "m", "--output", tmp_path / "again", "--retry-errors", report], [report.name, "NaN or infinite"])
+
+
+@pytest.mark.parametrize("score", ["NaN", "Infinity", "1e400"])
+def test_compare_refuses_an_agentv_result_with_a_non_finite_score(tmp_path: Path, score: str) -> None:
+    line = ('{"test_id": "t", "suite": "s", "score": %s, "duration_ms": 5, "execution_status": "ok"}' % score)
+    (tmp_path / "a.jsonl").write_text(line + "\n", encoding="utf-8")
+    (tmp_path / "b.jsonl").write_text(line.replace(score, "1") + "\n", encoding="utf-8")
+    msg = assert_refused(["compare", tmp_path / "a.jsonl", tmp_path / "b.jsonl"], ["a.jsonl", "line 1", "score"])
+    assert "NaN or infinite" in msg
