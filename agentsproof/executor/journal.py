@@ -242,7 +242,7 @@ def load(path: Path, fingerprint: dict[str, Any]) -> dict[TrialKey, TrialResult]
         except (ValueError, KeyError, TypeError, RecursionError) as err:
             if n == len(lines) and isinstance(err, json.JSONDecodeError):
                 break  # the line being written when the run was killed (cut off: not JSON)
-            raise InputError(src, f"line {n}", "is not a journal record; run without --resume to start over") from None
+            raise InputError(src, None, f"line {n} is not a journal record; run without --resume to start over") from None
         if record is not None and record[0][0] in wanted:
             out[record[0]] = record[1]
     return out

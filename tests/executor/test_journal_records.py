@@ -43,7 +43,7 @@ def _edit(journal: Path, n: int, change) -> None:
 def test_a_bad_journal_record_is_one_line_naming_the_line(byok_env, tmp_path: Path, change) -> None:
     folder, out, journal = _run(byok_env, tmp_path)
     _edit(journal, 2, change)
-    line = assert_refused(["eval", folder, "--model", "m", "--output", out, "--resume"], [journal.name, "line 2", "is not a journal record"])
+    line = assert_refused(["eval", folder, "--model", "m", "--output", out, "--resume"], [f"{journal.name}: line 2 is not a journal record"])
     assert "internal error" not in line
 
 
@@ -54,7 +54,7 @@ def test_a_score_that_overflows_to_infinity_is_refused(byok_env, tmp_path: Path)
     text = json.dumps(rec).replace('"score": 1.0', '"score": 1e400')
     assert "1e400" in text
     journal.write_text("\n".join([*lines[:2], text, *lines[3:]]) + "\n")
-    assert_refused(["eval", folder, "--model", "m", "--output", out, "--resume"], ["line 3", "is not a journal record"])
+    assert_refused(["eval", folder, "--model", "m", "--output", out, "--resume"], ["line 3 is not a journal record"])
 
 
 def test_a_last_line_cut_off_by_a_kill_is_still_ignored(byok_env, tmp_path: Path) -> None:
