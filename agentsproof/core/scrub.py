@@ -24,13 +24,12 @@ import hashlib
 import hmac
 import html
 import json
+import re
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import IO, Any
 from urllib.parse import quote, quote_plus
-
-from pydantic import BaseModel
 
 MASK = "***"
 MIN_SECRET_CHARS = 4
@@ -77,6 +76,20 @@ def register(*values: str | None) -> None:
         for v in fresh:
             found |= forms(v)
         _forms[:] = sorted(found, key=len, reverse=True)
+
+
+_SECRET_ENV_NAME = re.compile(r"(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$", re.I)
+MIN_ENV_SECRET_CHARS = 8
+"""An environment value found by its name alone is masked from this length (``true`` is no key)."""
+
+
+def register_environment(environ: dict[str, str] | None = None) -> None:
+    """The values of secret-named environment variables (``*_API_KEY``, ``*_TOKEN``,
+    ``*_SECRET``, ``*_PASSWORD`` …): an agent inherits them and may echo them."""
+    import os
+
+    env = os.environ if environ is None else environ
+    register(*(v for k, v in env.items() if _SECRET_ENV_NAME.search(k) and len(v.strip()) >= MIN_ENV_SECRET_CHARS))
 
 
 def register_var(name: str, value: str) -> None:
@@ -184,6 +197,8 @@ def scrub_model(obj: Any, extra: Iterable[str | None] = ()) -> Any:
     :func:`scrub_string`, in place; returns ``obj``."""
     if not _all_forms(extra):
         return obj
+    from pydantic import BaseModel
+
     extra = list(extra)
 
     def walk(value: Any) -> Any:
@@ -232,9 +247,11 @@ class ScrubbingStream:
 
 @contextmanager
 def scrubbed_console() -> Iterator[None]:
-    """``sys.stdout`` and ``sys.stderr`` pass the scrubber while the block runs."""
+    """``sys.stdout`` and ``sys.stderr`` pass the scrubber while the block runs (and the
+    secret-named environment variables are registered first)."""
     import sys
 
+    register_environment()
     old_out, old_err = sys.stdout, sys.stderr
     sys.stdout = ScrubbingStream(old_out)
     sys.stderr = ScrubbingStream(old_err)

@@ -135,7 +135,7 @@ def build_client(provider: str, *, retry: bool = True, prompt_cache: bool = True
         raise ProviderUnavailable(f"unknown provider {provider!r}")
     found = spec(provider)
     found.check_installed()
-    _register_secrets()
+    _register_secrets(found)
     try:
         client = found.build(BuildOptions(prompt_cache=prompt_cache))
         if found.throttled:
@@ -157,8 +157,12 @@ def _provider_secrets() -> list[str]:
     return secrets
 
 
-def _register_secrets() -> None:
-    """Every provider key (and URL credential) in the environment: masked in every output."""
+def _register_secrets(found: ProviderSpec) -> None:
+    """The provider's keys (and URL credentials) in the environment: masked in every output.
+    Only this provider's spec is read (the others stay unimported)."""
     from agentsproof.core.scrub import register
 
-    register(*_provider_secrets())
+    secrets = [os.environ.get(n) or "" for n in found.secret_envs]
+    for url_env in found.url_envs:
+        secrets += url_secrets(os.environ.get(url_env))
+    register(*secrets)

@@ -65,3 +65,10 @@ def test_the_console_stream_masks_what_is_written(capsys) -> None:
         print(repr(TOKEN))
     out, err = capsys.readouterr()
     assert err == "error: ***\n" and out == "'***'\n"
+
+
+def test_secret_named_environment_values_are_registered_others_not() -> None:
+    s.register_environment({"OPENAI_API_KEY": "sk-live-abcdef123", "GH_TOKEN": "ghp_0123456789", "MY_SECRET": "hunter22hunter",
+                            "TOKENIZERS_PARALLELISM": "false-ish-value", "SHORT_TOKEN": "true", "HOME": "/home/someone"})
+    text = s.scrub("sk-live-abcdef123 ghp_0123456789 hunter22hunter false-ish-value true /home/someone")
+    assert text == "*** *** *** false-ish-value true /home/someone"
