@@ -70,12 +70,13 @@ def register(*values: str | None) -> None:
     fresh = [v for v in values if isinstance(v, str) and len(v.strip()) >= MIN_SECRET_CHARS and v not in _values]
     if not fresh:
         return
+    global _forms
     with _lock:
         _values.update(fresh)
         found = set(_forms)
         for v in fresh:
             found |= forms(v)
-        _forms[:] = sorted(found, key=len, reverse=True)
+        _forms = sorted(found, key=len, reverse=True)  # rebound, never changed in place: readers keep a whole list
 
 
 _SECRET_ENV_NAME = re.compile(r"(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$", re.I)
@@ -262,7 +263,8 @@ def scrubbed_console() -> Iterator[None]:
 
 
 def _reset_for_tests() -> None:
+    global _forms
     with _lock:
         _values.clear()
-        _forms.clear()
+        _forms = []
         _vars.clear()
