@@ -211,3 +211,11 @@ def test_a_var_expanding_to_an_invalid_command_path_is_one_line_without_the_valu
     }}))
     line = assert_refused(["eval", folder, "--output", tmp_path / "runs"], ["targets.yaml", f"agent.{field}", "${BAD}"], secrets=forms(SECRET))
     assert "ValidationError" not in line
+
+
+def test_an_error_line_that_would_quote_an_expanded_value_shows_it_masked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the answer path check quotes the path it refuses; expanded from ${AF}, it holds the secret
+    monkeypatch.setenv("AF", "a.." + SECRET)
+    folder = _http_eval(tmp_path, "http://127.0.0.1:9/x", "Say hello.", answer_field="${AF}")
+    line = assert_refused(["eval", folder, "--output", tmp_path / "runs"], ["targets.yaml", "bot.answer_field", "empty segment"], secrets=forms(SECRET))
+    assert "***" in line
