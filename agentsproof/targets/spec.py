@@ -86,9 +86,10 @@ def _expanded_reason(written: dict[str, Any], field: str, msg: str) -> str:
     names = sorted(set(ENV_REF.findall(str(value if value is not None else written))))
     values = [os.environ.get(n, "") for n in names]
     reason = " ".join(scrub(msg, values).split())
-    for v in values:  # short values too: this line must not show any of them
+    for v in values:  # short values too, where the message quotes them: this line shows none of them
         if v and v.strip():
-            reason = reason.replace(v.strip(), "***")
+            for shown in (repr(v), repr(v.strip()), f'"{v.strip()}"'):
+                reason = reason.replace(shown, "***")
     refs = ", ".join("${" + n + "}" for n in names)
     return f"is not valid once {refs} is expanded: {reason}" if refs else reason
 
