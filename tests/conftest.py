@@ -37,6 +37,16 @@ def _no_retry_sleep(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _fresh_secret_registry() -> Iterator[None]:
+    """Each test starts with no registered secret (the scrubber's registry is process-wide)."""
+    from agentsproof.core.scrub import _reset_for_tests
+
+    _reset_for_tests()
+    yield
+    _reset_for_tests()
+
+
+@pytest.fixture(autouse=True)
 def _no_response_cache(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Tests count calls at the scripted server: the response cache (on by default for
     users) is off unless a test turns it on, and never touches the real user cache."""

@@ -21,6 +21,12 @@ class _Group(click.Group):
     """Turns every AgentsproofError into one line on stderr and exit 30."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        from agentsproof.core.scrub import scrubbed_console
+
+        with scrubbed_console():  # no registered secret reaches stdout or stderr
+            return self._invoke(ctx)
+
+    def _invoke(self, ctx: click.Context) -> Any:
         previous = _sigterm_as_interrupt()
         try:
             return super().invoke(ctx)
@@ -37,6 +43,14 @@ class _Group(click.Group):
             sys.exit(EXIT_ERROR)
         except (click.exceptions.Exit, click.Abort, SystemExit):
             raise
+        except OSError as err:  # a full disk, an unreadable file no layer expected: one line, exit 30
+            if os.environ.get("AGENTSPROOF_DEBUG"):
+                raise
+            from agentsproof.core.inputs import display
+
+            where = f"{display(err.filename)}: " if err.filename else ""
+            click.echo(f"error: {where}{err.strerror or err}", err=True)
+            sys.exit(EXIT_ERROR)
         except Exception as err:  # noqa: BLE001 - one line for users, the traceback on request
             if os.environ.get("AGENTSPROOF_DEBUG"):
                 raise

@@ -197,6 +197,8 @@ def _run(
         for line in render_plan(command, items, cfg):
             print(line)
         return None, {}  # type: ignore[return-value]
+    from agentsproof.report.files import ReportLock
+
     target_defs = resolve_targets(items, cfg)
     targets = _targets(command, cfg, plugin, stem, items[0].kind if command == "eval" and items else None)
     session = _session(
@@ -204,14 +206,15 @@ def _run(
         workspaces_dir=_workspaces_dir(targets) if cfg.keep_workspaces and target_defs else None,
         spill=after is None and cfg.atif is None,  # ``after`` edits the trials in memory (datasets), --atif writes them: they stay there
     )
-    run = run_items(command, plugin, items, session)
-    if after is not None:  # e.g. a dataset's failure reasons on its checks
-        after(run)
-    if cfg.atif is not None:
-        from agentsproof.interop.atif import write_atif
+    with ReportLock(targets["json"]):  # one run per report set: a second is refused naming this one
+        run = run_items(command, plugin, items, session)
+        if after is not None:  # e.g. a dataset's failure reasons on its checks
+            after(run)
+        if cfg.atif is not None:
+            from agentsproof.interop.atif import write_atif
 
-        write_atif(run, cfg.atif, _record_dir(targets))
-    return run, write_outputs(run, targets)
+            write_atif(run, cfg.atif, _record_dir(targets))
+        return run, write_outputs(run, targets)
 
 
 def _record_dir(targets: dict[str, Path]) -> Path:
@@ -250,10 +253,13 @@ def _retry(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult, dict[st
         target_defs=target_defs, workspaces_dir=_workspaces_dir(targets) if cfg.keep_workspaces and target_defs else None,
         spill=after is None,  # `after` labels the trials in memory, as in _run
     )
-    run = run_items(command, saved.plugin, items, session)
-    if after is not None:  # check labels of an EVAL.yaml, a dataset's failure reasons
-        after(run)
-    return run, write_outputs(run, targets)
+    from agentsproof.report.files import ReportLock
+
+    with ReportLock(targets["json"]):
+        run = run_items(command, saved.plugin, items, session)
+        if after is not None:  # check labels of an EVAL.yaml, a dataset's failure reasons
+            after(run)
+        return run, write_outputs(run, targets)
 
 
 def _request(cfg: RunConfig, *, in_plugin: bool = False) -> ItemRequest:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from agentsproof.core.errors import InputError
+from agentsproof.core.scrub import scrub, scrub_data
 from agentsproof.model.items import EvalItem
 from agentsproof.model.results import TrialResult
 
@@ -80,8 +81,11 @@ def run_fingerprint(
     provider_settings: dict[str, Any],
     items: Sequence[EvalItem],
     targets: dict[str, dict[str, Any]] | None = None,
+    var_digests: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    return {
+    """``var_digests`` (``{"salt": ..., "digests": {NAME: ...}}``) covers the values the
+    run's ``${VAR}`` references expanded to: a salted hash of each, never the value."""
+    out = {
         "version": JOURNAL_VERSION,
         "run": {
             "command": command,
@@ -92,6 +96,20 @@ def run_fingerprint(
         },
         "items": {it.id: item_fingerprint(it, targets) for it in items},
     }
+    if var_digests and var_digests.get("digests"):
+        out["vars"] = var_digests
+    return out
+
+
+def header_salt(path: Path) -> str | None:
+    """The salt of the ``${VAR}`` digests in the journal at ``path`` (None: none readable)."""
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as fh:
+            header = json.loads(fh.readline(1 << 24))
+        salt = header["fingerprint"]["vars"]["salt"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return salt if isinstance(salt, str) else None
 
 
 def difference(old: dict[str, Any], new: dict[str, Any]) -> str | None:
@@ -104,6 +122,12 @@ def difference(old: dict[str, Any], new: dict[str, Any]) -> str | None:
             if key == "provider_settings":
                 return words
             return f"{words} ({o_run.get(key)!r} → {n_run.get(key)!r})"
+    o_vars = (old.get("vars") or {}).get("digests") or {}
+    n_vars = (new.get("vars") or {}).get("digests") or {}
+    if isinstance(o_vars, dict) and o_vars:  # journals older than the digests are not compared
+        for name in sorted(set(o_vars) | set(n_vars)):
+            if o_vars.get(name) != n_vars.get(name):
+                return "the value of ${" + str(name) + "}"
     o_items, n_items = old.get("items") or {}, new.get("items") or {}
     for item_id, fp in n_items.items():
         before = o_items.get(item_id)
@@ -116,7 +140,8 @@ def difference(old: dict[str, Any], new: dict[str, Any]) -> str | None:
 
 
 def _trial_line(item_id: str, arm: str, index: int, trial: TrialResult) -> str:
-    return json.dumps({"type": "trial", "item": item_id, "arm": arm, "index": index, "trial": trial.model_dump(mode="json")}) + "\n"
+    record = {"type": "trial", "item": item_id, "arm": arm, "index": index, "trial": trial.model_dump(mode="json")}
+    return scrub(json.dumps(scrub_data(record))) + "\n"
 
 
 @dataclass
@@ -158,9 +183,24 @@ def journal_path(json_report: Path) -> Path:
 
 
 def start(path: Path, fingerprint: dict[str, Any], prior: dict[TrialKey, TrialResult] | None = None) -> Journal:
-    """A new journal at ``path`` (replacing any old one atomically), holding ``prior``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """A new journal at ``path`` (replacing any old one atomically), holding ``prior``;
+    OutputError (one line) when it cannot be written (a full disk, a read-only folder)."""
+    from agentsproof.core.errors import OutputError
+    from agentsproof.core.inputs import display
+
     tmp = path.with_name(path.name + ".tmp")
+    try:
+        return _start(path, tmp, fingerprint, prior)
+    except OSError as err:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise OutputError(f"{display(path)}: cannot write the journal: {err.strerror or err}") from None
+
+
+def _start(path: Path, tmp: Path, fingerprint: dict[str, Any], prior: dict[TrialKey, TrialResult] | None) -> Journal:
+    path.parent.mkdir(parents=True, exist_ok=True)
     spans: dict[TrialKey, tuple[int, int]] = {}
     with open(tmp, "wb") as fh:
         fh.write((json.dumps({"type": "header", "fingerprint": fingerprint}) + "\n").encode("utf-8", "surrogateescape"))
@@ -198,14 +238,32 @@ def load(path: Path, fingerprint: dict[str, Any]) -> dict[TrialKey, TrialResult]
     out: dict[TrialKey, TrialResult] = {}
     for n, line in enumerate(lines[1:], start=2):
         try:
-            rec = json.loads(line)
-            if rec.get("type") != "trial" or rec["item"] not in wanted:
-                continue
-            trial = TrialResult.model_validate(rec["trial"])
-        except (ValueError, KeyError, TypeError):
-            if n == len(lines):
-                break  # the line being written when the run was killed
-            raise InputError(src, f"line {n}", "is not a journal record; run without --resume to start over") from None
-        out[(rec["item"], rec["arm"], int(rec["index"]))] = trial
+            record = _record(line)
+        except (ValueError, KeyError, TypeError, RecursionError) as err:
+            if n == len(lines) and isinstance(err, json.JSONDecodeError):
+                break  # the line being written when the run was killed (cut off: not JSON)
+            raise InputError(src, None, f"line {n} is not a journal record; run without --resume to start over") from None
+        if record is not None and record[0][0] in wanted:
+            out[record[0]] = record[1]
     return out
+
+
+def _record(line: str) -> tuple[TrialKey, TrialResult] | None:
+    """A trial line's key and trial (None for a line of another type); ValueError when the
+    line is not a journal record: not JSON, a field of the wrong type, a number that is NaN
+    or infinite, a trial whose own arm or index disagrees with the line's."""
+    from agentsproof.core.jsonfinite import loads_finite
+
+    rec = loads_finite(line)
+    if not isinstance(rec, dict):
+        raise ValueError("not an object")
+    if rec.get("type") != "trial":
+        return None
+    item, arm, index = rec["item"], rec["arm"], rec["index"]
+    if not isinstance(item, str) or arm not in ("with", "without") or type(index) is not int or index < 0:
+        raise ValueError("item, arm or index of the wrong type")
+    trial = TrialResult.model_validate(rec["trial"])
+    if trial.arm != arm or trial.index != index:
+        raise ValueError("the trial's arm or index is not the line's")
+    return (item, arm, index), trial
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agentsproof.core.scrub import clip, scrub, scrub_model
 from agentsproof.grading.grade import Judge, TrialContext, combine, failed_gate, grade_all
 from agentsproof.llm.base import LLMError
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT, EvalItem
@@ -134,6 +135,7 @@ class DualArmRunner:
             trial = await self._trial(item, arm, index)
         if item.cases:
             trial.case = item.case_at(index).name
+        scrub_model(trial)  # no secret an agent echoed reaches the journal, a report or the console
         self._record(item, trial)
         return trial
 
@@ -141,9 +143,7 @@ class DualArmRunner:
     def _unexpected(where: str, err: Exception) -> str:
         """The reason for an errored trial when something below raised what it should not:
         one line, bounded, no traceback (the exception type names the layer)."""
-        text = " ".join(str(err).split())
-        if len(text) > 300:
-            text = text[:299] + "…"
+        text = clip(" ".join(scrub(str(err)).split()), 300)  # masked before the cut
         return f"{where} failed unexpectedly: {type(err).__name__}: {text}" if text else f"{where} failed unexpectedly: {type(err).__name__}"
 
     def _workspaces(self) -> Workspaces:

@@ -151,11 +151,13 @@ async def run_items_async(
     prior = dict(opts.prior)
     book = None
     if opts.journal is not None:
+        resuming = cfg.resume and opts.journal.exists()
         fingerprint = jr.run_fingerprint(
             command, prepared.provider, prepared.model, prepared.judge_model, describe, items,
             {name: t.describe() for name, t in targets.items()},
+            _var_digests(opts.target_defs, jr.header_salt(opts.journal) if resuming else None),
         )
-        if cfg.resume and opts.journal.exists():
+        if resuming:
             prior.update(jr.load(opts.journal, fingerprint))
         book = jr.start(opts.journal, fingerprint, prior)
     progress = opts.on_trial
@@ -259,6 +261,20 @@ async def run_items_async(
         incomplete_reason=runner.state.abort_reason,
         duration_s=opts.base_duration_s + time.perf_counter() - started,
     )
+
+
+def _var_digests(defs: dict[str, TargetDef], salt: str | None) -> dict[str, Any]:
+    """Salted digests of the values the run's targets' ``${VAR}`` references expanded to
+    (for the journal: ``--resume`` with another value is refused naming the variable)."""
+    import json
+    import secrets
+
+    from agentsproof.core.scrub import var_digests
+    from agentsproof.targets.spec import ENV_REF
+
+    names = {n for d in defs.values() for n in ENV_REF.findall(json.dumps(d.spec.model_dump(mode="json"), default=str))}
+    salt = salt or secrets.token_hex(16)
+    return {"salt": salt, "digests": var_digests(salt, names)}
 
 
 def _all_graders(item: EvalItem) -> list[Any]:

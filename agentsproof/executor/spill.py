@@ -45,13 +45,39 @@ def spill_after() -> int:
     return env_int(SPILL_ENV, DEFAULT_SPILL_AFTER, lo=0)
 
 
+class JournalFile:
+    """The journal, opened once when the run starts: trials are read back through this
+    descriptor, so a journal replaced or removed meanwhile (by another run, by hand) cannot
+    hand back another run's lines."""
+
+    def __init__(self, path: Path):
+        import os
+
+        self.path = path
+        self.fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+
+    def read(self, offset: int, length: int) -> bytes:
+        import os
+
+        return os.pread(self.fd, length, offset)
+
+    def __del__(self) -> None:
+        import os
+
+        try:
+            os.close(self.fd)
+        except (OSError, AttributeError, TypeError):
+            pass
+
+
 class JournalTrials:
     """An arm's trials as stored in the journal: a read-only sequence in index order."""
 
-    __slots__ = ("path", "offsets", "lengths", "__weakref__")
+    __slots__ = ("path", "source", "offsets", "lengths", "__weakref__")
 
-    def __init__(self, path: Path, spans: list[tuple[int, int]]):
-        self.path = path
+    def __init__(self, path: Path | JournalFile, spans: list[tuple[int, int]]):
+        self.source = path if isinstance(path, JournalFile) else JournalFile(path)
+        self.path = self.source.path
         self.offsets = array("q", (s[0] for s in spans))
         self.lengths = array("q", (s[1] for s in spans))
 
@@ -68,14 +94,18 @@ class JournalTrials:
             _recent.move_to_end(key)
             return hit
         out: list[TrialResult] = []
-        with open(self.path, "rb") as fh:
-            for offset, length in zip(self.offsets, self.lengths, strict=True):
-                fh.seek(offset)
-                raw = fh.read(length)
+        for offset, length in zip(self.offsets, self.lengths, strict=True):
+            try:
+                raw = self.source.read(offset, length)
+            except OSError as err:
+                raise _changed(self.path, f"cannot be read: {err.strerror or err}") from None
+            try:
+                out.append(_Line.model_validate_json(raw).trial)
+            except ValueError:  # e.g. an escaped surrogate pydantic refuses: the slower way
                 try:
-                    out.append(_Line.model_validate_json(raw).trial)
-                except ValueError:  # e.g. an escaped surrogate pydantic refuses: the slower way
                     out.append(TrialResult.model_validate(json.loads(raw.decode("utf-8", "surrogateescape"))["trial"]))
+                except (ValueError, KeyError, TypeError):
+                    raise _changed(self.path, f"has no trial at byte {offset} any more (changed while the run read it)") from None
         _recent[key] = out
         while len(_recent) > _RECENT_ARMS:
             _recent.popitem(last=False)
@@ -111,11 +141,19 @@ class JournalTrials:
         return f"<{len(self)} trials in {self.path.name}>"
 
 
+def _changed(path: Path, why: str) -> Exception:
+    from agentsproof.core.errors import OutputError
+    from agentsproof.core.inputs import display
+
+    return OutputError(f"{display(path)}: the journal {why}; run again without --resume")
+
+
 class Spiller:
     """Notes where each trial went in the journal; spills finished items beyond the limit."""
 
     def __init__(self, path: Path, limit: int, prior: dict[tuple[str, str, int], tuple[int, int]] | None = None):
         self.path = path
+        self.source = JournalFile(path)
         self.limit = limit
         self.spans: dict[tuple[str, str, int], tuple[int, int]] = dict(prior or {})
         self._held: OrderedDict[int, tuple[str, list[ArmResult]]] = OrderedDict()
@@ -146,4 +184,4 @@ class Spiller:
         for t in arm.trials:
             self.spans.pop((item_id, t.arm, t.index), None)
         self.spilled_trials += len(spans)
-        arm.trials = JournalTrials(self.path, spans)  # type: ignore[arg-type,assignment]
+        arm.trials = JournalTrials(self.source, spans)  # type: ignore[arg-type,assignment]

@@ -11,6 +11,7 @@ with-arm trial per result line; its errored runs stay errored (left out of the c
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -142,6 +143,10 @@ def from_agentv(text: str, src: str) -> RunResult:
         suite, target, created = suite or _str(row.get("suite")), target or _str(row.get("target")), created or _str(row.get("timestamp"))
         status = _str(row.get("execution_status"))
         score = row.get("score")
+        for key in ("score", "duration_ms"):
+            value = row.get(key)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise InputError(src, f"line {n}", f"{key} is {value} (NaN or infinite), not a number")
         errored = status == "execution_error" or not isinstance(score, (int, float)) or isinstance(score, bool)
         verdicts = [s.get("verdict") for s in row.get("scores") or [] if isinstance(s, dict)]
         passed = status == "ok" if status else all(v == "pass" for v in verdicts)

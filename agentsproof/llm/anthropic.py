@@ -36,6 +36,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from agentsproof.core.errors import ProviderUnavailable
+from agentsproof.core.scrub import clip
 from agentsproof.llm import prices
 from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError, scrub, scrub_url, url_secrets
 from agentsproof.llm.provider_spec import BuildOptions, ProviderSpec
@@ -50,6 +51,8 @@ VERDICT_TOOL = "record_verdict"
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
 CONTEXT_MARKERS = ("prompt is too long", "context window", "context length", "too many tokens", "exceeds the maximum")
 MAX_ERROR_CHARS = 300
+MAX_ERROR_BODY_CHARS = 16_384
+"""Of an error body, read to mask its secrets before it is cut to MAX_ERROR_CHARS."""
 
 
 def messages_url(base: str | None) -> str:
@@ -146,7 +149,7 @@ def parse_message(raw: bytes, *, judge: bool) -> tuple[str, Usage, list[dict[str
     if data.get("type") == "error":
         err = data.get("error")
         msg = err.get("message") if isinstance(err, dict) else None
-        raise ReplyError(f"the reply is an error: {' '.join(str(msg or err)[:MAX_ERROR_CHARS].split())}")
+        raise ReplyError(f"the reply is an error: {' '.join(clip(str(msg or err), MAX_ERROR_CHARS).split())}")
     content = data.get("content")
     if not isinstance(content, list):
         raise ReplyError(f"'content' is {_kind(content)}, not an array")
@@ -196,10 +199,10 @@ def _error_text(raw: bytes) -> tuple[str, str]:
         if isinstance(err, dict) and isinstance(err.get("message"), str) and err["message"].strip():
             found = err.get("type")
             etype = found if isinstance(found, str) else ""
-            return etype[:60], " ".join(err["message"][:MAX_ERROR_CHARS].split())
+            return etype[:60], " ".join(clip(err["message"], MAX_ERROR_CHARS).split())  # masked before the cut
         if isinstance(err, str) and err.strip():
-            return "", " ".join(err[:MAX_ERROR_CHARS].split())
-    return "", " ".join(raw[:MAX_ERROR_CHARS].decode("utf-8", "replace").split())
+            return "", " ".join(clip(err, MAX_ERROR_CHARS).split())
+    return "", " ".join(clip(raw[:MAX_ERROR_BODY_CHARS].decode("utf-8", "replace"), MAX_ERROR_CHARS).split())
 
 
 class AnthropicClient(LLMClient):
@@ -259,7 +262,7 @@ class AnthropicClient(LLMClient):
         if isinstance(exc, httpx.TimeoutException):
             return LLMError("request timed out", retryable=True, kind="timeout")
         try:
-            detail = " ".join(str(exc)[:400].split()) or type(exc).__name__
+            detail = " ".join(clip(self._scrub(str(exc)), 400).split()) or type(exc).__name__
         except Exception:  # noqa: BLE001 - a hostile error must not break error handling
             detail = type(exc).__name__
         if isinstance(exc, (httpx.TransportError, OSError)):

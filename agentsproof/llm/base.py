@@ -105,13 +105,13 @@ def url_secrets(url: str | None) -> list[str]:
 
 def scrub(text: str, secrets: Iterable[str] = ()) -> str:
     """``text`` fit for error reasons, reports and logs: every URL in it passed through
-    :func:`scrub_url`, then every secret of 4+ characters replaced by ``***``."""
+    :func:`scrub_url`, then every secret of 4+ characters (these and every one registered
+    with :mod:`agentsproof.core.scrub`, in all their escaped forms) replaced by ``***``."""
+    from agentsproof.core.scrub import scrub as mask
+
     secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
     text = _URL_IN_TEXT.sub(lambda m: scrub_url(m.group(0), secrets) or "", text)
-    for secret in secrets:
-        if len(secret) >= MIN_SECRET_CHARS:
-            text = text.replace(secret, "***")
-    return text
+    return mask(text, secrets)
 
 
 def provider_setting(name: str, default: float, *, lo: float | None = None, hi: float | None = None, whole: bool = False) -> float:

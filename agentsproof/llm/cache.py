@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient
 from agentsproof.model.results import Usage
 
@@ -84,11 +86,16 @@ class ResponseCache:
                 self.misses += 1
                 return None
             db.execute("UPDATE responses SET accessed = ? WHERE key = ?", (time.time(), key))
+            value = json.loads(row[0])
+            if not isinstance(value, dict):
+                raise ValueError("not an object")
             self.hits += 1
-            return json.loads(row[0])
-        except (sqlite3.Error, ValueError):
+            return value
+        except (sqlite3.Error, OSError, ValueError, RecursionError):
+            # a cache that cannot be read (a file where its folder goes, a damaged row) is a
+            # cache miss, never a failed trial
             self.misses += 1
-            return None  # a cache that cannot be read is a cache miss, never a failed trial
+            return None
 
     def put(self, key: str, value: dict[str, Any]) -> None:
         text = json.dumps(value, separators=(",", ":"))
@@ -103,7 +110,7 @@ class ResponseCache:
             self._since_evict += 1
             if self._since_evict >= 64:
                 self.evict()
-        except sqlite3.Error:
+        except (sqlite3.Error, OSError):
             pass
 
     def evict(self) -> int:
@@ -172,15 +179,27 @@ def _encode(resp: ChatResponse) -> dict[str, Any]:
     }
 
 
+class _Row(BaseModel):
+    """A stored response, validated: a row of the wrong shape is a miss, not a failed trial."""
+
+    model_config = ConfigDict(strict=True, extra="ignore")
+    text: str
+    usage: Usage = Field(default_factory=Usage)
+    latency_s: float = Field(0.0, ge=0, allow_inf_nan=False)
+    model: str = ""
+    cost_usd: float | None = Field(None, ge=0, allow_inf_nan=False)
+    tool_calls: list[dict[str, Any]] = Field(default_factory=list)
+
+
 def _decode(data: dict[str, Any]) -> ChatResponse:
+    """The response of a cache row; ValueError when the row is not one."""
+    for key in ("latency_s", "cost_usd"):  # JSON has one number type: 1 is a float here
+        if type(data.get(key)) is int:
+            data = {**data, key: float(data[key])}
+    row = _Row.model_validate({k: v for k, v in data.items() if v is not None})
     return ChatResponse(
-        text=str(data["text"]),
-        usage=Usage.model_validate(data.get("usage") or {}),
-        latency_s=float(data.get("latency_s") or 0.0),
-        model=str(data.get("model") or ""),
-        cost_usd=data.get("cost_usd"),
-        tool_calls=list(data.get("tool_calls") or []),
-        cached=True,
+        text=row.text, usage=row.usage, latency_s=row.latency_s, model=row.model,
+        cost_usd=row.cost_usd, tool_calls=row.tool_calls, cached=True,
     )
 
 
@@ -201,8 +220,9 @@ class CachingClient(LLMClient):
         if hit is not None:
             try:
                 return _decode(hit)
-            except (KeyError, TypeError, ValueError):
-                pass
+            except (KeyError, TypeError, ValueError, RecursionError):
+                self.cache.hits -= 1  # a row of the wrong shape: a miss
+                self.cache.misses += 1
         resp = await self.inner.complete(request)
         self.cache.put(key, _encode(resp))
         return resp

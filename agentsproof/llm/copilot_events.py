@@ -17,6 +17,7 @@ import re
 import time
 from typing import Any
 
+from agentsproof.core.scrub import clip
 from agentsproof.llm.base import LLMError
 from agentsproof.llm.replies import MAX_NAME_CHARS, MAX_TOOL_CALLS, cost_value, token_count
 from agentsproof.model.results import ToolCall, Usage
@@ -249,7 +250,7 @@ def error_from_session_error(data: Any, *, auth_hint: str) -> LLMError:
         # Drop the CLI's own advice (it names the CLI's env vars, not ours).
         message = message.split(" Check your ", 1)[0]
         where = f"HTTP {status}: " if status else ""
-        return LLMError(f"Copilot: {where}{message[:300]} ({auth_hint})", status=status, kind="auth")
+        return LLMError(f"Copilot: {where}{clip(message, 300)} ({auth_hint})", status=status, kind="auth")
     lowered = message.lower()
     if status == 429 or error_type == "rate_limit":
         kind = "rate_limit"
@@ -261,4 +262,4 @@ def error_from_session_error(data: Any, *, auth_hint: str) -> LLMError:
         kind = error_type or "error"
     retryable = (status in RETRYABLE_STATUS or kind in ("rate_limit", "connection")) and not retried
     where = f"HTTP {status}: " if status else ""
-    return LLMError(f"Copilot: {where}{message[:400]}", retryable=retryable, status=status, kind=kind)
+    return LLMError(f"Copilot: {where}{clip(message, 400)}", retryable=retryable, status=status, kind=kind)

@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import openai
 
+from agentsproof.core.scrub import clip
 from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError, scrub, scrub_url, url_secrets
 from agentsproof.llm.openai_wire import (  # noqa: F401 - split_url and parse_completion re-exported
     DEFAULT_OLLAMA_URL,
@@ -214,10 +215,10 @@ def _status_message(exc: openai.APIStatusError) -> str:
         if isinstance(body, dict):
             err = body.get("error", body)
             if isinstance(err, dict) and isinstance(err.get("message"), str) and err["message"]:
-                return " ".join(err["message"][:300].split())
+                return " ".join(clip(err["message"], 300).split())  # masked before the cut
             if isinstance(err, str):
-                return " ".join(err[:300].split())
-        text = exc.response.text[:300]
+                return " ".join(clip(err, 300).split())
+        text = clip(exc.response.text, 300)
     except Exception:  # noqa: BLE001 - any odd error body falls back to the status alone
         text = ""
-    return " ".join((text or exc.message or "")[:300].split()) or "request failed"
+    return " ".join(clip(text or exc.message or "", 300).split()) or "request failed"

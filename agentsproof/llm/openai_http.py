@@ -28,6 +28,7 @@ if "httpx" not in sys.modules:
         del sys.modules["httpx._main"]  # importable again, should anything ask for it
 import httpx  # noqa: E402
 
+from agentsproof.core.scrub import clip  # noqa: E402
 from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError, scrub, scrub_url, url_secrets  # noqa: E402
 from agentsproof.llm.http_pool import lean_transport  # noqa: E402
 from agentsproof.llm.openai_wire import (  # noqa: E402
@@ -215,8 +216,8 @@ def _error_message(raw: bytes) -> tuple[str, str]:
     if isinstance(body, dict):
         err = body.get("error", body)
         if isinstance(err, dict) and isinstance(err.get("message"), str) and err["message"]:
-            message = err["message"][:300]
+            message = clip(err["message"], 300)  # masked before the cut
         elif isinstance(err, str):
-            message = err[:300]
-    message = " ".join((message or text[:300]).split()) or "request failed"
+            message = clip(err, 300)
+    message = " ".join((message or clip(text, 300)).split()) or "request failed"
     return message, (message + " " + text[:2000]).lower()

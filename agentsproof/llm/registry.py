@@ -135,6 +135,7 @@ def build_client(provider: str, *, retry: bool = True, prompt_cache: bool = True
         raise ProviderUnavailable(f"unknown provider {provider!r}")
     found = spec(provider)
     found.check_installed()
+    _register_secrets(found)
     try:
         client = found.build(BuildOptions(prompt_cache=prompt_cache))
         if found.throttled:
@@ -146,7 +147,22 @@ def build_client(provider: str, *, retry: bool = True, prompt_cache: bool = True
         # the retry settings are read here, so a malformed one is reported before any call
         return RetryingClient(client) if retry else client
     except LLMError as err:
-        secrets = [os.environ.get(n) or "" for n in secret_envs()]
-        for url_env in dict.fromkeys(env for s in all_specs() for env in s.url_envs):
-            secrets += url_secrets(os.environ.get(url_env))
-        raise ProviderUnavailable(f"provider {provider}: {scrub(str(err), secrets)}") from None
+        raise ProviderUnavailable(f"provider {provider}: {scrub(str(err), _provider_secrets())}") from None
+
+
+def _provider_secrets() -> list[str]:
+    secrets = [os.environ.get(n) or "" for n in secret_envs()]
+    for url_env in dict.fromkeys(env for s in all_specs() for env in s.url_envs):
+        secrets += url_secrets(os.environ.get(url_env))
+    return secrets
+
+
+def _register_secrets(found: ProviderSpec) -> None:
+    """The provider's keys (and URL credentials) in the environment: masked in every output.
+    Only this provider's spec is read (the others stay unimported)."""
+    from agentsproof.core.scrub import register
+
+    secrets = [os.environ.get(n) or "" for n in found.secret_envs]
+    for url_env in found.url_envs:
+        secrets += url_secrets(os.environ.get(url_env))
+    register(*secrets)

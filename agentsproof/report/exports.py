@@ -252,12 +252,14 @@ def render_step_summary(run: RunResult) -> str:
 def append_step_summary(run: RunResult) -> None:
     """Append the summary to ``$GITHUB_STEP_SUMMARY`` when it is set. The reports are
     already written: a file that cannot be appended to is a warning, not lost results."""
+    from agentsproof.core.scrub import scrub
+
     target = os.environ.get("GITHUB_STEP_SUMMARY", "").strip()
     if not target:
         return
     try:
         with open(target, "a", encoding="utf-8") as fh:
-            fh.write(render_step_summary(run))
+            fh.write(scrub(render_step_summary(run)))
     except OSError as err:
         print(f"warning: GITHUB_STEP_SUMMARY: {target}: cannot append: {err.strerror or err}", file=sys.stderr)
 

@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from agentsproof.core.scrub import active, scrub
 from agentsproof.model.results import RunResult
 
 
@@ -25,7 +26,7 @@ def _write_atomic(path: Path, data: bytes) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            fh.write(scrub(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape") if active() else data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -45,8 +46,10 @@ def _render_to_temp(chunks: Any, folder: Path, name: str) -> str:
     try:
         with os.fdopen(fd, "wb", buffering=1 << 20) as fh:
             for piece in chunks:
-                # Undecodable bytes from file names (surrogates) become "?" instead of failing.
-                fh.write(piece.encode("utf-8", "replace"))
+                # Undecodable bytes from file names (surrogates) become "?" instead of failing;
+                # every piece passes the scrubber (the trials were scrubbed already: this is
+                # the last guard, for text a report adds of its own).
+                fh.write(scrub(piece).encode("utf-8", "replace"))
             fh.flush()
             os.fsync(fh.fileno())
     except BaseException:
@@ -210,3 +213,96 @@ def write_outputs(run: RunResult, targets: dict[str, Path]) -> dict[str, Path]:
     written = write_reports(run, targets)
     append_step_summary(run)
     return written
+
+
+# ------------------------------------------------------------------ one run per report set
+
+
+def lock_path(json_report: Path) -> Path:
+    """``<report>.lock`` beside the JSON report: held by the run writing that report set."""
+    return json_report.with_name(json_report.name.removesuffix(".json") + ".lock")
+
+
+class ReportLock:
+    """An exclusive lock on a report set (its reports, journal and kept workspaces), held
+    for the whole run: a second run writing the same reports is refused in one line naming
+    the holder. The lock is ``flock`` on ``<report>.lock``; it ends with its process, so the
+    file of a run that died is simply taken over."""
+
+    def __init__(self, json_report: Path):
+        self.path = lock_path(json_report)
+        self.fd: int | None = None
+        self._made: list[Path] = []
+        """Folders the lock created (removed again when empty: a run that fails to start leaves none)."""
+
+    def acquire(self) -> ReportLock:
+        import fcntl
+        import socket
+        import time
+
+        from agentsproof.core.errors import OutputError
+        from agentsproof.core.inputs import display
+
+        missing = [p for p in [self.path.parent, *self.path.parent.parents] if not p.exists()]
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._made = missing
+        for _ in range(20):
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o600)
+            except OSError as err:
+                raise OutputError(f"{display(self.path)}: cannot lock the report set: {err.strerror or err}") from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                holder = _read_holder(fd)
+                os.close(fd)
+                raise OutputError(
+                    f"{display(self.path)}: another run is writing these reports ({holder}); "
+                    "wait for it to finish or give another --output"
+                ) from None
+            try:
+                same = os.path.samestat(os.fstat(fd), os.stat(self.path, follow_symlinks=False))
+            except OSError:
+                same = False
+            if not same:  # the file was removed by the run that held it: lock the new one
+                os.close(fd)
+                continue
+            started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            self.fd = fd
+            try:
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()}, started {started}\n".encode(), 0)
+            except OSError as err:
+                self.release()
+                raise OutputError(f"{display(self.path)}: cannot lock the report set: {err.strerror or err}") from None
+            return self
+        raise OutputError(f"{display(self.path)}: cannot lock the report set (it keeps changing)")
+
+    def release(self) -> None:
+        fd, self.fd = self.fd, None
+        if fd is None:
+            return
+        try:
+            os.unlink(self.path)  # while still held: a run waiting on this file retries on the new one
+        except OSError:
+            pass
+        os.close(fd)
+        for folder in self._made:  # innermost first
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+
+    def __enter__(self) -> ReportLock:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def _read_holder(fd: int) -> str:
+    try:
+        text = os.pread(fd, 200, 0).decode("utf-8", "replace").strip()
+    except OSError:
+        text = ""
+    return " ".join(text.split()) or "holder unknown"

@@ -67,7 +67,23 @@ def _bytecode_cache() -> BytecodeCache | None:
         return None
     if not os.access(directory, os.W_OK):
         return None
-    return FileSystemBytecodeCache(directory)
+    return _QuietCache(directory)
+
+
+class _QuietCache(FileSystemBytecodeCache):
+    """A bytecode cache that cannot be written (a full disk) or read is no cache, never a lost report."""
+
+    def dump_bytecode(self, bucket: Any) -> None:
+        try:
+            super().dump_bytecode(bucket)
+        except OSError:
+            pass
+
+    def load_bytecode(self, bucket: Any) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except (OSError, ValueError, EOFError):
+            bucket.reset()
 
 
 def env() -> Environment:

@@ -25,8 +25,12 @@ def load_run(path: Path) -> RunResult:
     text = decode_text(read_regular(Path(path), source=src, field=None, max_bytes=MAX_REPORT_BYTES), source=src, field=None, name="the file")
     if not json_depth_ok(text):
         raise InputError(src, None, "not an agentsproof run report (nested too deep)")
+    from agentsproof.core.jsonfinite import NotFinite, loads_finite
+
     try:
-        data = json.loads(text)
+        data = loads_finite(text)
+    except NotFinite as err:
+        raise InputError(src, None, f"not an agentsproof run report: {err} (a score or number is NaN or infinite)") from None
     except json.JSONDecodeError as err:
         raise InputError(src, None, f"not JSON: {err.msg} at line {err.lineno}") from None
     except (ValueError, RecursionError) as err:

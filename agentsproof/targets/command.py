@@ -59,10 +59,11 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from agentsproof.core.procgroup import MAX_OUTPUT_BYTES, Outcome, run_group
+from agentsproof.core.scrub import clip, register, scrub
 from agentsproof.model.graders import FieldError, Strict
 from agentsproof.model.results import LogEvent
 from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord
-from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, TARGETS_FILE, relative
+from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, TARGETS_FILE, env_mapping, relative
 from agentsproof.targets.trace import parse_trace, read_bounded, skills_in_trace
 
 REASON_CHARS = 300
@@ -71,6 +72,7 @@ MAX_SKILL_BYTES = 50 * 1024 * 1024
 DEFAULT_TRACE_NAME = "trace.jsonl"
 _PLACEHOLDER = re.compile(r"\{(prompt|workspace|skill_file|model)\}")
 ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_SECRET_KEY = re.compile(r"key|token|secret|passw|pwd|auth|credential|cookie|bearer", re.I)
 
 
 class CommandTargetSpec(Strict):
@@ -103,6 +105,19 @@ class CommandTargetSpec(Strict):
     def _inside(cls, value: str | None) -> str | None:
         return relative(value)
 
+    @field_validator("command")
+    @classmethod
+    def _no_nul(cls, value: list[str]) -> list[str]:
+        for i, arg in enumerate(value):
+            if "\x00" in arg:
+                raise FieldError(f"[{i}]", "holds a NUL character, which no command argument can")
+        return value
+
+    @field_validator("env")
+    @classmethod
+    def _env(cls, value: dict[str, str]) -> dict[str, str]:
+        return env_mapping(value)
+
     @model_validator(mode="after")
     def _ports_need_sandbox(self) -> CommandTargetSpec:
         if self.loopback_ports and not self.sandbox:
@@ -133,6 +148,9 @@ class CommandTarget(Target):
 
             self.bwrap = find_bwrap(source, name)
         self._secrets = _secret_values(spec, shown)
+        # masked everywhere: ${VAR} values (registered as they were expanded) and the literal
+        # values of secret-looking env keys; every env value is masked in this target's errors
+        register(*(v for k, v in spec.env.items() if _SECRET_KEY.search(k)))
 
     def describe(self) -> dict[str, Any]:
         s = self.shown
@@ -244,9 +262,7 @@ class CommandTarget(Target):
                            latency_s=out.latency_s, skill_used=used, skills_invoked=invoked, log=log)
 
     def _scrub(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, "***")
-        return text
+        return scrub(text, self._secrets)
 
     async def aclose(self) -> None:
         return None
@@ -264,8 +280,8 @@ def _tail(stderr: deque[tuple[float, str]]) -> str:
     lines = [line for _t, line in stderr if line.strip()][-3:]
     if not lines:
         return ""
-    text = " ".join(" | ".join(lines).split())
-    return ": " + (text if len(text) <= REASON_CHARS else "…" + text[-REASON_CHARS:])
+    text = " ".join(scrub(" | ".join(lines)).split())  # masked before the cut: no fragment survives it
+    return ": " + clip(text, REASON_CHARS + 1, tail=True)
 
 
 def _signal_name(num: int) -> str:

@@ -28,6 +28,7 @@ import httpx
 from pydantic import Field, field_validator, model_validator
 
 from agentsproof.core.errors import InputError
+from agentsproof.core.scrub import clip, register
 from agentsproof.llm.base import _SECRET_PARAM, scrub, scrub_url, url_secrets
 from agentsproof.llm.replies import (
     MAX_TOOL_CALLS,
@@ -51,6 +52,9 @@ RETRY_STATUS = frozenset({408, 429, 502, 503, 504})
 MAX_ERROR_BODY = 16 * 1024
 """Most bytes read of a non-2xx reply, for the excerpt in the error."""
 MAX_EXCERPT_CHARS = 200
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+"""A line break, NUL or other control character: httpx refuses it in a header and its
+error would show the whole value."""
 
 
 class HttpTargetSpec(Strict):
@@ -130,12 +134,21 @@ class HttpTarget(Target):
                 raise InputError(self.source, f"{name}.token_env", f"environment variable {spec.token_env} is not set")
             if not token.strip():
                 raise InputError(self.source, f"{name}.token_env", f"environment variable {spec.token_env} is empty")
+            if _CONTROL.search(token):
+                register(token)
+                raise InputError(self.source, f"{name}.token_env",
+                                 f"environment variable {spec.token_env} holds a line break or control character (a token cannot; strip it)")
             if any("@" in urlsplit(u).netloc for u in (spec.url, spec.with_url or "")):
                 raise InputError(self.source, f"{name}.token_env", "the url has user-info (HTTP basic auth) too; give one of them")
             self._headers = {k: v for k, v in self._headers.items() if k.lower() != "authorization"}
             self._headers["Authorization"] = f"Bearer {token}"
             secrets.append(token)
         self._secrets = [s for s in secrets if s]
+        register(*self._secrets)
+        for key, value in spec.headers.items():
+            if _CONTROL.search(value) or _CONTROL.search(key):
+                raise InputError(self.source, f"{name}.headers.{key}", "holds a line break or control character"
+                                 + (" once ${VAR} is expanded" if ENV_REF.search(shown.headers.get(key, "")) else ""))
         self._check_paths()
 
     # -- configuration ---------------------------------------------------------------
@@ -269,7 +282,7 @@ class HttpTarget(Target):
         try:
             data = load_json(raw, what="the agent's reply")
         except ReplyError as exc:
-            start = " ".join(raw[:80].decode("utf-8", "replace").split())
+            start = clip(" ".join(self._scrub(raw[:4096].decode("utf-8", "replace")).split()), 80)
             raise TargetError(self._scrub(f"{exc}; it starts with {start!r}"), kind="malformed") from None
         answer, why = lookup(data, spec.answer_field)
         if why is not None:
@@ -317,7 +330,7 @@ class HttpTarget(Target):
             text = str(exc)
         except Exception:  # noqa: BLE001 - a hostile error must not break error handling
             text = ""
-        return self._scrub(" ".join(text[:300].split())) or type(exc).__name__
+        return clip(" ".join(self._scrub(text).split()), 300) or type(exc).__name__
 
     async def aclose(self) -> None:
         if self._client is not None:
@@ -352,8 +365,8 @@ async def _excerpt(response: httpx.Response) -> str:
         err = data.get("error", data)
         for msg in (err.get("message") if isinstance(err, dict) else err, data.get("detail"), data.get("message")):
             if isinstance(msg, str) and msg.strip():
-                return " ".join(msg[:MAX_EXCERPT_CHARS * 2].split())[:MAX_EXCERPT_CHARS]
-    return " ".join(raw[: MAX_EXCERPT_CHARS * 4].decode("utf-8", "replace").split())[:MAX_EXCERPT_CHARS]
+                return clip(" ".join(scrub(msg).split()), MAX_EXCERPT_CHARS)
+    return clip(" ".join(scrub(raw.decode("utf-8", "replace")).split()), MAX_EXCERPT_CHARS)
 
 
 def _retry_after(headers: httpx.Headers) -> float | None:

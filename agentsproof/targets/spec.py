@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from agentsproof.core.errors import InputError
+from agentsproof.core.scrub import register_var
 from agentsproof.model.graders import workspace_glob
 
 TARGETS_FILE = "targets.yaml"
@@ -28,6 +29,21 @@ def relative(value: str | None) -> str | None:
         raise ValueError(str(exc)) from None
 
 
+def env_mapping(env: dict[str, str]) -> dict[str, str]:
+    """A target's ``env``, checked at load: every key a name a process environment can hold
+    (not empty, no ``=``, no NUL) and no value with a NUL (which no process can be given).
+    A FieldError names the key, never the value."""
+    from agentsproof.model.graders import FieldError
+
+    for key, value in env.items():
+        if not key or "=" in key or "\x00" in key:
+            shown = key.replace("\x00", "\\0") if key else "(empty)"
+            raise FieldError(shown, "is not an environment variable name (it is empty or holds '=' or a NUL)")
+        if "\x00" in value:
+            raise FieldError(key, "holds a NUL character, which no environment variable can")
+    return env
+
+
 @dataclass(frozen=True)
 class TargetDef:
     name: str
@@ -39,9 +55,43 @@ class TargetDef:
     """The folder of that file (``{here}``); None for the built-in targets."""
 
     def expanded(self) -> Any:
-        """The spec with ``${VAR}`` and ``{here}`` replaced; InputError naming a missing variable."""
-        data = _expand(self.spec.model_dump(by_alias=True), self.source, self.name, self.folder)
-        return type(self.spec).model_validate(data)
+        """The spec with ``${VAR}`` and ``{here}`` replaced; InputError naming a missing
+        variable, or a field that is invalid once expanded (naming the variables, never
+        their values). Every expanded value is registered with the scrubber."""
+        from pydantic import ValidationError
+
+        from agentsproof.core.validation import format_validation_error
+
+        written = self.spec.model_dump(by_alias=True)
+        data = _expand(written, self.source, self.name, self.folder)
+        try:
+            return type(self.spec).model_validate(data)
+        except ValidationError as exc:
+            field, msg = format_validation_error(exc)
+            raise InputError(self.source, f"{self.name}.{field}", _expanded_reason(written, field, msg)) from None
+
+
+def _expanded_reason(written: dict[str, Any], field: str, msg: str) -> str:
+    """Why a field is invalid after expansion, with no expanded value in it."""
+    from agentsproof.core.scrub import scrub
+
+    value: Any = written
+    for part in field.replace("[", ".").replace("]", "").split("."):
+        if isinstance(value, dict):
+            value = value.get(part)
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            value = None
+    names = sorted(set(ENV_REF.findall(str(value if value is not None else written))))
+    values = [os.environ.get(n, "") for n in names]
+    reason = " ".join(scrub(msg, values).split())
+    for v in values:  # short values too, where the message quotes them: this line shows none of them
+        if v and v.strip():
+            for shown in (repr(v), repr(v.strip()), f'"{v.strip()}"'):
+                reason = reason.replace(shown, "***")
+    refs = ", ".join("${" + n + "}" for n in names)
+    return f"is not valid once {refs} is expanded: {reason}" if refs else reason
 
 
 def _expand(value: Any, source: str, field: str, here: Path | None) -> Any:
@@ -50,6 +100,7 @@ def _expand(value: Any, source: str, field: str, here: Path | None) -> Any:
             name = m.group(1)
             if name not in os.environ:
                 raise InputError(source, field, f"environment variable {name} is not set")
+            register_var(name, os.environ[name])
             return os.environ[name]
 
         text = ENV_REF.sub(sub, value)

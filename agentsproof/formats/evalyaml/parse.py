@@ -302,9 +302,9 @@ def _parse_test(src: str, at: str, raw: Any, path: Path, prompt: str | None, sui
     if "input" in raw:
         if not plain:
             raise _err(src, f"{at}.input", "the suite's prompt is a template; give the test's input as vars")
-        text = _messages(src, f"{at}.input", raw["input"], path, files)
+        text = render(src, f"{at}.input", _messages(src, f"{at}.input", raw["input"], path, files), variables)
     elif plain and "input" in variables:
-        text = _messages(src, f"{at}.vars.input", variables["input"], path, files)
+        text = render(src, f"{at}.vars.input", _messages(src, f"{at}.vars.input", variables["input"], path, files), variables)
     elif not plain:
         text = render(src, "prompts[0]", prompt or "", variables)
         if not text.strip():
@@ -312,11 +312,14 @@ def _parse_test(src: str, at: str, raw: Any, path: Path, prompt: str | None, sui
     else:
         raise _err(src, f"{at}.input", "required field is missing (or vars.input with prompts: ['{{ input }}'])")
     expected = _expected(src, f"{at}.expected_output", raw.get("expected_output", variables.get("expected_output")))
+    if expected is not None:
+        expected = render(src, f"{at}.expected_output", expected, variables)
     criteria_raw = raw.get("criteria", variables.get("criteria"))
     criteria = render(src, f"{at}.criteria", _text(src, f"{at}.criteria", criteria_raw), variables) if criteria_raw is not None else None
     key = "assertions" if "assertions" in raw else "assert"
     own = [(f"{at}.{key}[{i}]", _render_entry(src, f"{at}.{key}[{i}]", a, variables)) for i, a in enumerate(_list(src, f"{at}.{key}", raw.get(key)))]
-    rubrics = [(f"{at}.rubrics[{i}]", r) for i, r in enumerate(_list(src, f"{at}.rubrics", raw.get("rubrics")))]
+    rubrics = [(f"{at}.rubrics[{i}]", render(src, f"{at}.rubrics[{i}]", r, variables) if isinstance(r, str) else r)
+               for i, r in enumerate(_list(src, f"{at}.rubrics", raw.get("rubrics")))]
     tags = _tags(src, f"{at}.tags", raw["tags"]) if raw.get("tags") is not None else ()
     suite = [(where, _render_entry(src, where, a, variables)) for where, a in suite_asserts]
     return EvalTest(

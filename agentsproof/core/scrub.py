@@ -1,0 +1,270 @@
+"""The one scrubber every output passes: secrets masked as ``***`` in every form they may
+take in a text.
+
+Secrets are *registered* where they are read — a provider's API key, an http target's
+``token_env`` value, every ``${VAR}`` value expanded from targets.yaml, a command target's
+``env`` values — and masked in everything written afterwards: the console (stdout and
+stderr), every report format, the journal, JSONL streams, session logs, workspace
+previews and the reasons of errored trials. A secret is masked raw and in the forms a
+message shows it in: repr-escaped (``tok\\r``), JSON-escaped, URL-encoded, HTML-escaped,
+with its surrounding whitespace stripped or its whitespace runs collapsed.
+
+Masking must come *before* any cut to a bounded length (a cut secret no longer matches);
+:func:`clip` does both in that order. :func:`scrub_data` also masks a fragment of a secret
+left at either end of a string by a cut made elsewhere.
+
+The registry is process-wide: a value registered once stays masked for the rest of the
+process. Values shorter than :data:`MIN_SECRET_CHARS` are not masked in free text (they
+would hit ordinary words).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import html
+import json
+import re
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import IO, Any
+from urllib.parse import quote, quote_plus
+
+MASK = "***"
+MIN_SECRET_CHARS = 4
+"""Secrets shorter than this are not replaced in free text."""
+MIN_FRAGMENT_CHARS = 6
+"""The shortest piece of a secret masked at the end (or start) of a cut string."""
+
+_lock = threading.Lock()
+_values: set[str] = set()
+_forms: list[str] = []
+"""Every masked form of every registered value, longest first."""
+_vars: dict[str, str] = {}
+"""``${NAME}`` references expanded so far: name → value (for the journal's digest)."""
+
+
+def forms(value: str) -> set[str]:
+    """The forms ``value`` may take in a message: raw, repr-, JSON-, URL- and HTML-escaped,
+    stripped, whitespace-collapsed (and the escapes of those)."""
+    base = {value, value.strip(), " ".join(value.split())}
+    out: set[str] = set()
+    for v in base:
+        if not v:
+            continue
+        reprd = repr(v)[1:-1]
+        uni = v.encode("unicode_escape").decode("ascii")
+        jsoned = json.dumps(v)[1:-1]
+        out |= {
+            v, reprd, uni, jsoned, json.dumps(v, ensure_ascii=False)[1:-1],
+            json.dumps(reprd)[1:-1], json.dumps(uni)[1:-1], repr(jsoned)[1:-1],
+            quote(v, safe=""), quote(v), quote_plus(v), html.escape(v), html.escape(v, quote=False),
+            html.escape(reprd), html.escape(jsoned),
+        }
+    return {f for f in out if len(f) >= MIN_SECRET_CHARS}
+
+
+def register(*values: str | None) -> None:
+    """Mask these values (and their forms) in every output from now on."""
+    fresh = [v for v in values if isinstance(v, str) and len(v.strip()) >= MIN_SECRET_CHARS and v not in _values]
+    if not fresh:
+        return
+    global _forms
+    with _lock:
+        _values.update(fresh)
+        found = set(_forms)
+        for v in fresh:
+            found |= forms(v)
+        _forms = sorted(found, key=len, reverse=True)  # rebound, never changed in place: readers keep a whole list
+
+
+_SECRET_ENV_NAME = re.compile(r"(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$", re.I)
+MIN_ENV_SECRET_CHARS = 8
+"""An environment value found by its name alone is masked from this length (``true`` is no key)."""
+
+
+def register_environment(environ: dict[str, str] | None = None) -> None:
+    """The values of secret-named environment variables (``*_API_KEY``, ``*_TOKEN``,
+    ``*_SECRET``, ``*_PASSWORD`` …): an agent inherits them and may echo them."""
+    import os
+
+    env = os.environ if environ is None else environ
+    register(*(v for k, v in env.items() if _SECRET_ENV_NAME.search(k) and len(v.strip()) >= MIN_ENV_SECRET_CHARS))
+
+
+def register_var(name: str, value: str) -> None:
+    """A ``${NAME}`` reference was expanded to ``value``: mask it and remember it for
+    :func:`var_digests`."""
+    _vars[name] = value
+    register(value)
+
+
+def expanded_vars() -> dict[str, str]:
+    """Every ``${NAME}`` expanded so far in this process: name → value."""
+    return dict(_vars)
+
+
+def var_digests(salt: str, names: Iterable[str] | None = None) -> dict[str, str]:
+    """A salted digest (HMAC-SHA256, never the value) of each expanded ``${NAME}``."""
+    chosen = _vars if names is None else {n: _vars[n] for n in names if n in _vars}
+    return {n: digest(salt, v) for n, v in sorted(chosen.items())}
+
+
+def digest(salt: str, value: str) -> str:
+    return hmac.new(salt.encode(), value.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()[:32]
+
+
+def _all_forms(extra: Iterable[str | None]) -> list[str]:
+    more = [v for v in extra if isinstance(v, str) and len(v) >= MIN_SECRET_CHARS and v not in _values]
+    if not more:
+        return _forms
+    found = set(_forms)
+    for v in more:
+        found |= forms(v)
+    return sorted(found, key=len, reverse=True)
+
+
+def scrub(text: str, extra: Iterable[str | None] = ()) -> str:
+    """``text`` with every registered secret (and ``extra``) masked in all its forms."""
+    if not isinstance(text, str) or not text:
+        return text
+    for form in _all_forms(extra):
+        if form in text:
+            text = text.replace(form, MASK)
+    return text
+
+
+def _edges(text: str, found: list[str]) -> str:
+    """Mask a fragment (at least :data:`MIN_FRAGMENT_CHARS` long) of a secret form that a
+    cut left at the end or the start of ``text`` (an ellipsis after/before it allowed)."""
+    n = MIN_FRAGMENT_CHARS
+    for mark in ("…", "...", ""):
+        if text.endswith(mark):
+            body = text[: len(text) - len(mark)]
+            probe = body[-n:]
+            hit = next((k for form in found if len(probe) == n and probe in form
+                        for k in range(min(len(form) - 1, len(body)), n - 1, -1) if body.endswith(form[:k])), 0)
+            if hit:
+                text = body[:-hit] + MASK + mark
+                break
+    for mark in ("…", "...", ""):
+        if text.startswith(mark):
+            body = text[len(mark):]
+            probe = body[:n]
+            hit = next((k for form in found if len(probe) == n and probe in form
+                        for k in range(min(len(form) - 1, len(body)), n - 1, -1) if body.startswith(form[-k:])), 0)
+            if hit:
+                text = mark + MASK + body[hit:]
+                break
+    return text
+
+
+def scrub_string(text: str, extra: Iterable[str | None] = ()) -> str:
+    """:func:`scrub`, then any fragment of a secret left at either end by a cut masked."""
+    found = _all_forms(extra)
+    if not found or not isinstance(text, str) or not text:
+        return text
+    return _edges(scrub(text, extra), found)
+
+
+def clip(text: str, limit: int, extra: Iterable[str | None] = (), *, tail: bool = False) -> str:
+    """``text`` scrubbed, *then* cut to ``limit`` characters (its end, with ``tail``)."""
+    text = scrub(text, extra)
+    if len(text) <= limit:
+        return text
+    return ("…" + text[-(limit - 1):]) if tail else (text[: limit - 1] + "…")
+
+
+def scrub_data(value: Any, extra: Iterable[str | None] = ()) -> Any:
+    """A copy of a JSON-like value (dicts, lists, strings) with every string (and dict key)
+    passed through :func:`scrub_string`."""
+    if not _all_forms(extra):
+        return value
+    extra = list(extra)
+    if isinstance(value, str):
+        return scrub_string(value, extra)
+    if isinstance(value, dict):
+        return {(scrub_string(k, extra) if isinstance(k, str) else k): scrub_data(v, extra) for k, v in value.items()}
+    if isinstance(value, list):
+        return [scrub_data(v, extra) for v in value]
+    if isinstance(value, tuple):
+        return tuple(scrub_data(v, extra) for v in value)
+    return value
+
+
+def scrub_model(obj: Any, extra: Iterable[str | None] = ()) -> Any:
+    """Every string inside a pydantic model (nested models, lists, dicts) scrubbed with
+    :func:`scrub_string`, in place; returns ``obj``."""
+    if not _all_forms(extra):
+        return obj
+    from pydantic import BaseModel
+
+    extra = list(extra)
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, str):
+            return scrub_string(value, extra)
+        if isinstance(value, BaseModel):
+            for name in type(value).model_fields:
+                old = getattr(value, name, None)
+                new = walk(old)
+                if new is not old:
+                    object.__setattr__(value, name, new)
+            return value
+        if isinstance(value, list):
+            out = [walk(v) for v in value]
+            return value if all(a is b for a, b in zip(out, value, strict=True)) else out
+        if isinstance(value, dict):
+            pairs = {(walk(k) if isinstance(k, str) else k): walk(v) for k, v in value.items()}
+            return pairs
+        return value
+
+    return walk(obj)
+
+
+def active() -> bool:
+    """True once any secret is registered."""
+    return bool(_forms)
+
+
+class ScrubbingStream:
+    """A text stream that masks registered secrets in everything written to it."""
+
+    def __init__(self, inner: IO[str]):
+        self._inner = inner
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError("write() argument must be str")
+        self._inner.write(scrub(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "buffer":  # no way around the scrubber
+            raise AttributeError(name)
+        return getattr(self._inner, name)
+
+
+@contextmanager
+def scrubbed_console() -> Iterator[None]:
+    """``sys.stdout`` and ``sys.stderr`` pass the scrubber while the block runs (and the
+    secret-named environment variables are registered first)."""
+    import sys
+
+    register_environment()
+    old_out, old_err = sys.stdout, sys.stderr
+    sys.stdout = ScrubbingStream(old_out)
+    sys.stderr = ScrubbingStream(old_err)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = old_out, old_err
+
+
+def _reset_for_tests() -> None:
+    global _forms
+    with _lock:
+        _values.clear()
+        _forms = []
+        _vars.clear()

@@ -1,0 +1,74 @@
+"""The scrubber (agentsproof.core.scrub): every form of a registered secret masked, before
+any cut, fragments left at a string's ends by a cut elsewhere masked too."""
+
+from __future__ import annotations
+
+import html
+import json
+import sys
+from urllib.parse import quote, quote_plus
+
+from agentsproof.core import scrub as s
+from agentsproof.model.results import LogEvent, TrialResult
+
+TOKEN = "tok-SECRET-0123456789\r"
+
+
+def test_every_form_of_a_registered_secret_is_masked() -> None:
+    s.register(TOKEN)
+    for shown in (TOKEN, TOKEN.strip(), repr(TOKEN)[1:-1], json.dumps(TOKEN)[1:-1], quote(TOKEN, safe=""), quote_plus(TOKEN),
+                  html.escape(TOKEN), json.dumps(repr(TOKEN)[1:-1])[1:-1]):
+        assert s.scrub(f"before {shown} after") == "before *** after", shown
+
+
+def test_nothing_is_masked_before_a_secret_is_registered_and_short_values_never() -> None:
+    assert s.scrub("tok-SECRET-0123456789") == "tok-SECRET-0123456789"
+    s.register("abc", "", None)
+    assert not s.active() and s.scrub("abc abc") == "abc abc"
+
+
+def test_clip_masks_before_it_cuts() -> None:
+    s.register(TOKEN)
+    text = "x" * 290 + TOKEN.strip() + " tail"
+    assert s.clip(text, 300) == "x" * 290 + "*** tail"
+    cut = text[:299] + "…"  # the old order: cut first, then mask
+    assert s.scrub(cut) == cut and "tok-SECRE" in cut
+    assert s.scrub_string(cut) == "x" * 290 + "***…"
+    assert s.scrub_string("0123456789\r and more").startswith("***")  # a tail kept by a cut from the left
+    assert s.scrub_string("ends with tok-S") == "ends with tok-S", "fragments shorter than 6 characters stay"
+
+
+def test_scrub_model_masks_every_string_in_a_trial_in_place() -> None:
+    s.register(TOKEN)
+    trial = TrialResult(index=0, arm="with", status="errored", error="boom " + TOKEN, response=TOKEN.strip(),
+                        log=[LogEvent(t=0, role="info", text="stderr: " + repr(TOKEN))],
+                        tool_calls=[{"name": "get", "arguments": json.dumps({"auth": TOKEN})}])
+    assert s.scrub_model(trial) is trial
+    assert "SECRET" not in trial.model_dump_json()
+    assert trial.error == "boom ***" and trial.response == "***"
+
+
+def test_expanded_vars_are_digested_with_a_salt_never_kept_as_values_in_the_digest() -> None:
+    s.register_var("MY_KEY", "value-one-1234")
+    one = s.var_digests("salt-a", ["MY_KEY", "UNUSED"])
+    assert list(one) == ["MY_KEY"] and "value-one" not in json.dumps(one)
+    assert s.var_digests("salt-b", ["MY_KEY"]) != one, "the salt changes the digest"
+    s.register_var("MY_KEY", "value-two-1234")
+    assert s.var_digests("salt-a", ["MY_KEY"]) != one
+    assert s.scrub("value-one-1234 value-two-1234") == "*** ***"
+
+
+def test_the_console_stream_masks_what_is_written(capsys) -> None:
+    s.register(TOKEN)
+    with s.scrubbed_console():
+        print("error: " + TOKEN.strip(), file=sys.stderr)
+        print(repr(TOKEN))
+    out, err = capsys.readouterr()
+    assert err == "error: ***\n" and out == "'***'\n"
+
+
+def test_secret_named_environment_values_are_registered_others_not() -> None:
+    s.register_environment({"OPENAI_API_KEY": "sk-live-abcdef123", "GH_TOKEN": "ghp_0123456789", "MY_SECRET": "hunter22hunter",
+                            "TOKENIZERS_PARALLELISM": "false-ish-value", "SHORT_TOKEN": "true", "HOME": "/home/someone"})
+    text = s.scrub("sk-live-abcdef123 ghp_0123456789 hunter22hunter false-ish-value true /home/someone")
+    assert text == "*** *** *** false-ish-value true /home/someone"
