@@ -223,6 +223,11 @@ def scrub_model(obj: Any, extra: Iterable[str | None] = ()) -> Any:
     return walk(obj)
 
 
+def registered() -> list[str]:
+    """The registered secret values themselves (for masking bytes that are not text)."""
+    return sorted(_values, key=len, reverse=True)
+
+
 def active() -> bool:
     """True once any secret is registered."""
     return bool(_forms)

@@ -5,7 +5,8 @@ files it created, changed or deleted (:class:`agentsproof.model.results.FileReco
 recorder adds each produced file's *content*, up to a size cap, to a content-addressed
 store beside the report (``<report>.files/<sha256[:2]>/<sha256>``) and writes the digest
 into the file's record (``sha256``). A file over the cap (or unreadable) keeps no digest:
-a re-grade that needs it says so by name.
+a re-grade that needs it says so by name. Registered secrets are masked in what is
+stored, as in every other output.
 
 Files are read without following symlinks (an agent could have planted one), and only
 regular files are stored. Identical contents are stored once.
@@ -89,8 +90,27 @@ class FileStore:
                 continue
             if data is None:
                 continue
+            data = _masked(data)
             left -= len(data)
             rec.sha256 = self.put(data)
+
+
+def _masked(data: bytes) -> bytes:
+    """``data`` with every registered secret masked, for a text file (the store is an output
+    like the report: a secret the agent wrote into a file is not kept in clear); binary
+    files have each secret's raw bytes masked."""
+    from agentsproof.core.scrub import MASK, active, registered, scrub
+
+    if not active():
+        return data
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        for value in registered():
+            data = data.replace(value.encode("utf-8", "surrogatepass"), MASK.encode())
+        return data
+    clean = scrub(text)
+    return data if clean == text else clean.encode("utf-8", "surrogatepass")
 
 
 def _read_regular(path: Path, cap: int) -> bytes | None:

@@ -208,3 +208,30 @@ def test_eval_all_run_regraded_after_one_eval_is_edited(tmp_path: Path, byok_env
     assert any(c.startswith("a: graders deterministic(nope) -> deterministic(OK)") for c in after["regraded"]["changes"])
     assert not any(c.startswith("b:") for c in after["regraded"]["changes"])
     assert len(byok_env.trial_requests()) == trials
+
+
+def test_recorded_files_hold_no_registered_secret(tmp_path: Path) -> None:
+    """The file store is an output like the report: a secret an agent wrote into a file is
+    stored masked (text and binary files), and its digest names what was stored."""
+    import hashlib
+
+    from agentsproof.core import scrub
+    from agentsproof.executor.recorder import FileStore
+    from agentsproof.model.results import FileRecord
+
+    secret = "sk-recorded-Secret-123456"
+    scrub.register(secret)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "notes.txt").write_text(f"token={secret}\n")
+    (ws / "blob.bin").write_bytes(b"\xff\xfe" + secret.encode() + b"\x00")
+    recs = [FileRecord(path="notes.txt", status="created", size=(ws / "notes.txt").stat().st_size),
+            FileRecord(path="blob.bin", status="created", size=(ws / "blob.bin").stat().st_size)]
+    store = FileStore(tmp_path / "store")
+    store.keep(ws, recs)
+    for rec in recs:
+        assert rec.sha256 is not None
+        data = store.get(rec.sha256)
+        assert data is not None and secret.encode() not in data
+        assert hashlib.sha256(data).hexdigest() == rec.sha256
+    assert store.get(recs[0].sha256 or "") == b"token=***\n"
