@@ -228,3 +228,28 @@ def test_judge_failure_is_exit_30(tmp_path: Path, byok_env: Any) -> None:
     byok_env.rules.append(Rule(reply="not json at all", system_contains="You review an eval"))
     code, out, err = run_cli(["lint", path, "--judge", "--model", "m"])
     assert code == 30 and "reviewer failed" in err and err.count("\n") == 1
+
+
+def test_activation_suite_defects(tmp_path: Path) -> None:
+    """An activation suite with a prompt on both sides (error), a duplicate (error), too few
+    should-not prompts (warning) and a prompt that copies the description (warning)."""
+    should = ["Write the release notes for v3", "write the  release notes for v3", "Draft a changelog for 1.2",
+              "Summarise what changed since 1.0", "Writes release notes.", "What goes into the notes for this tag?"]
+    path = _write(tmp_path, activation={"should": should, "should_not": ["Draft a changelog for 1.2", "Fix this failing test"]})
+    code, problems = _lint(path)
+    assert code == 1
+    got = {(p["rule"], p["field"], p["severity"]) for p in problems}
+    assert ("duplicate-prompt", "activation.should[1]", "error") in got
+    assert ("contradictory-prompt", "activation.should_not[0]", "error") in got
+    assert ("too-few-prompts", "activation.should_not", "warning") in got
+    assert ("prompt-copies-description", "activation.should[4]", "warning") in got
+    assert not any(p["field"] == "activation.should" for p in problems)  # six should prompts are enough
+
+
+def test_a_clean_activation_suite_passes(tmp_path: Path) -> None:
+    path = _write(tmp_path, activation={
+        "should": [f"Write the release notes for v{i}" for i in range(5)],
+        "should_not": [f"Fix failing test number {i}" for i in range(5)],
+    })
+    code, out, err = run_cli(["lint", path])
+    assert code == 0, out + err

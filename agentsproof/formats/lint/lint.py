@@ -151,6 +151,16 @@ def _eval_yaml_view(path: Path, src: str) -> FileView:
         if oracle is not None and oracle.script is not None and not (ev.path.parent / oracle.script).is_file():
             view.notes.append(Problem(src, f"{at}.script", "missing-file", f"{oracle.script!r} is not beside {ev.path.name}", "add the script there or correct the path"))
             break
+    if cfg.activation is not None:
+        from agentsproof.formats.lint.activation import check_activation
+        from agentsproof.model.skillfolder import split_frontmatter
+
+        try:
+            meta, _ = split_frontmatter(ev.source_text)
+        except Exception:  # a skill file without usable frontmatter: no description to compare
+            meta = {}
+        description = meta.get("description") if isinstance(meta.get("description"), str) else ""
+        view.notes.extend(check_activation(src, cfg.activation, description))
     if cfg.execution.target:
         from agentsproof.targets.config import check_target_name
 
