@@ -40,6 +40,8 @@ class TrialInput:
     """A fresh folder for this trial only (agent targets run in it); None for chat trials."""
     skill: SkillFile | None = None
     """The skill/agent for the with-arm; None in the baseline arm."""
+    skills: list[SkillFile] = field(default_factory=list)
+    """Every skill installed for this trial (activation suites, the plugin arm); empty: just ``skill``."""
 
     @property
     def with_skill(self) -> bool:
@@ -58,6 +60,8 @@ class TrialRecord:
     cached: bool = False
     skill_used: bool | None = None
     """Whether the agent loaded or read the skill (None: the target cannot tell)."""
+    skills_invoked: list[str] | None = None
+    """Names of the skills the agent loaded, in order (None: the target cannot tell)."""
     log: list[LogEvent] = field(default_factory=list)
     """Extra session-log events (stderr lines, notes) beside the trajectory."""
     raw_tool_calls: list[dict[str, Any]] = field(default_factory=list)
