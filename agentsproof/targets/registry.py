@@ -22,6 +22,7 @@ KINDS: dict[str, str] = {
     "http": "agentsproof.targets.http:HttpTarget",
     "copilot": "agentsproof.targets.copilot:CopilotTarget",
     "claude-code": "agentsproof.targets.claude_code:ClaudeCodeTarget",
+    "codex": "agentsproof.targets.codex:CodexTarget",
 }
 
 TARGET_TYPES: tuple[str, ...] = tuple(KINDS)
