@@ -16,6 +16,12 @@ message. The baseline arm has the same workspace, tools and system message and n
 or agent. Copilot's built-in skills and custom instructions are left out of every session,
 so the two arms differ by the skill alone.
 
+**Hermetic.** Every session gets its own empty config directory (``config_directory``,
+deleted after the trial) with config discovery off, so no user settings, skills, MCP
+servers or instructions of ``~/.copilot`` reach it; with BYOK or a token in the
+environment the CLI process itself runs on a private, empty ``COPILOT_HOME`` too (a login
+stored by ``copilot /login`` lives in ``~/.copilot``, which is then kept for the login only).
+
 **skill_used.** ``inject: system``: True in the with-arm (the text is the system message),
 False in the baseline. ``inject: skill``: True when Copilot reports invoking the skill, or
 a tool call touched the skill's folder (e.g. ``view`` of its SKILL.md); for an agent, when
@@ -44,7 +50,7 @@ from pydantic import Field
 
 from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.llm.base import LLMError
-from agentsproof.llm.copilot import CopilotClient, copilot_status
+from agentsproof.llm.copilot import TOKEN_ENVS, CopilotClient, copilot_status, login_source
 from agentsproof.llm.copilot_events import AgentEventCollector
 from agentsproof.model.graders import Strict
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT
@@ -91,6 +97,11 @@ class CopilotTarget(Target):
         self.run_model = model
         self.model = spec.model or model or None
         self.runtime = CopilotClient.from_env()
+        self._home: Path | None = None
+        if self.runtime.provider is not None or login_source() in TOKEN_ENVS:
+            # the login does not live in ~/.copilot: the CLI gets a private, empty one
+            self._home = Path(os.path.realpath(tempfile.mkdtemp(prefix="agentsproof-copilot-home-")))
+            self.runtime.home = str(self._home)
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -102,7 +113,11 @@ class CopilotTarget(Target):
         }
 
     async def aclose(self) -> None:
-        await self.runtime.aclose()
+        try:
+            await self.runtime.aclose()
+        finally:
+            if self._home is not None:
+                shutil.rmtree(self._home, ignore_errors=True)
 
     # -- one trial -------------------------------------------------------------
 
@@ -115,11 +130,14 @@ class CopilotTarget(Target):
         log: list[LogEvent] = []
         events = AgentEventCollector()
         staged = self._stage(trial)
+        config = Path(os.path.realpath(tempfile.mkdtemp(prefix="agentsproof-copilot-config-")))
         try:
             guard = PermissionGuard(workspace, [staged] if staged else [], log, t0)
             options = self._options(trial, workspace, staged, guard, events)
+            options.update(config_directory=str(config), enable_config_discovery=False)  # hermetic: nothing of the user's config
             await self._drive(options, trial.prompt, events, timeout, staged)
         finally:
+            shutil.rmtree(config, ignore_errors=True)
             if staged is not None:
                 shutil.rmtree(staged, ignore_errors=True)
         if events.error is not None:
