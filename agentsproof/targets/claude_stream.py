@@ -132,7 +132,8 @@ class ClaudeStream:
         subtype = r.get("subtype")
         if r.get("is_error") or subtype not in (None, "success"):
             text = r.get("result") if isinstance(r.get("result"), str) else ""
-            errors = r.get("errors") if isinstance(r.get("errors"), list) else []
+            raw_errors = r.get("errors")
+            errors: list[Any] = raw_errors if isinstance(raw_errors, list) else []
             detail = " ".join(str(text or " ".join(map(str, errors)) or subtype or "error").split())[:300]
             status = re.match(r"API Error: (\d{3})\b", detail)
             what = f" ({subtype})" if isinstance(subtype, str) and subtype != "success" else ""
