@@ -65,6 +65,10 @@ def item_fingerprint(item: EvalItem, targets: dict[str, dict[str, Any]] | None =
     }
     if item.cases:
         out["cases"] = _sha([[c.name, c.prompt, [g.model_dump(mode="json") for g in c.graders]] for c in item.cases])
+        if any(c.turns for c in item.cases):
+            out["case_turns"] = _sha([list(c.turns) for c in item.cases])
+    if item.turns:
+        out["turns"] = _sha(list(item.turns))
     if item.target != "chat":
         out["target"] = item.target
         out["workspace"] = item.workspace_sha

@@ -157,7 +157,7 @@ class DualArmRunner:
         log = [LogEvent(t=0.0, role="system", text=system), LogEvent(t=0.0, role="user", text=case.prompt)]
         limit = target.timeout or item.timeout
         if not target.uses_workspace:
-            trial = TrialInput(item=item, arm=arm, index=index, system=system, prompt=case.prompt, timeout=limit)
+            trial = TrialInput(item=item, arm=arm, index=index, system=system, prompt=case.prompt, timeout=limit, turns=list(case.turns))
             return await self._run_and_grade(target, trial, log, t0, None)
         from agentsproof.targets import workspace as ws
 
@@ -166,7 +166,7 @@ class DualArmRunner:
         try:
             trial = TrialInput(
                 item=item, arm=arm, index=index, system=system, prompt=case.prompt, timeout=limit,
-                workspace=folder, skill=item.skill if arm == "with" else None,
+                workspace=folder, skill=item.skill if arm == "with" else None, turns=list(case.turns),
             )
             try:
                 await target.prepare(trial)

@@ -8,7 +8,7 @@ prints as one line naming the file and the field, with exit code 30.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -47,9 +47,17 @@ class Execution(_Strict):
         return self
 
 
+MAX_TURNS = 20
+"""Follow-up messages a task may list."""
+
+
 class TaskConfig(_Strict):
     name: str = Field(min_length=1)
     instruction: str = Field(min_length=1)
+    turns: list[Annotated[str, Field(min_length=1)]] = Field(
+        default_factory=list, max_length=MAX_TURNS,
+        description="Follow-up user messages, sent one after another in the same session after the instruction (a multi-turn trial).",
+    )
     graders: list[GraderConfig] = Field(min_length=1)
     workspace: str | None = Field(
         None, min_length=1, description="A folder (relative to the yaml) copied into this task's trial workspaces (agent trials); default: the top-level workspace."

@@ -50,6 +50,8 @@ class Case:
     prompt: str
     graders: Sequence[GraderSpec]
     workspace_seed: Path | None = None
+    turns: tuple[str, ...] = ()
+    """Follow-up user messages, sent one after another in the same session after ``prompt``."""
 
 
 @dataclass
@@ -83,6 +85,8 @@ class EvalItem:
     """The skill/agent as a file, for agent targets to install in the with-arm."""
     arms: tuple[str, ...] = ("with", "without")
     """The arms to run; ``("with",)`` for a single-arm run (``--baseline none``)."""
+    turns: tuple[str, ...] = ()
+    """The one case's follow-up user messages (a multi-turn trial); see :class:`Case`."""
     cases: tuple[Case, ...] = ()
     """Several tasks (eval.yaml ``tasks:``): ``trials`` counts trials per arm over all cases.
     Empty: one case, the item's own ``prompt`` and ``graders``."""
@@ -90,5 +94,5 @@ class EvalItem:
     def case_at(self, index: int) -> Case:
         """The case trial ``index`` runs (round robin, so a batch of trials covers the cases evenly)."""
         if not self.cases:
-            return Case(self.task_name, self.prompt, self.graders, self.workspace_seed)
+            return Case(self.task_name, self.prompt, self.graders, self.workspace_seed, self.turns)
         return self.cases[index % len(self.cases)]

@@ -40,6 +40,9 @@ class TrialInput:
     """A fresh folder for this trial only (agent targets run in it); None for chat trials."""
     skill: SkillFile | None = None
     """The skill/agent for the with-arm; None in the baseline arm."""
+    turns: list[str] = field(default_factory=list)
+    """Follow-up user messages after ``prompt``, in the same session (a multi-turn trial);
+    the answer graded is the reply to the last one."""
     skills: list[SkillFile] = field(default_factory=list)
     """Every skill installed for this trial (activation suites, the plugin arm); empty: just ``skill``."""
 

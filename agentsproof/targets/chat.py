@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from agentsproof.llm.base import ChatRequest, LLMClient, LLMError
-from agentsproof.model.results import ToolCall
+from agentsproof.model.results import LogEvent, ToolCall
 from agentsproof.targets.base import Target, TrialInput, TrialRecord
 
 TIMEOUT_GRACE_S = 5.0
@@ -26,20 +26,50 @@ class ChatTarget(Target):
         self.max_concurrency = client.max_concurrency
 
     async def run(self, trial: TrialInput) -> TrialRecord:
+        """One chat call; with ``trial.turns``, one more per follow-up, each sent with the
+        conversation so far (the answer graded is the last reply)."""
+        messages = [{"role": "system", "content": trial.system}, {"role": "user", "content": trial.prompt}]
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + trial.timeout
+        record: TrialRecord | None = None
+        for n, follow_up in enumerate([None, *trial.turns]):
+            if follow_up is not None:
+                assert record is not None
+                record.log.append(LogEvent(t=record.latency_s, role="assistant", text=record.answer))
+                record.log.append(LogEvent(t=record.latency_s, role="user", text=follow_up))
+                messages += [{"role": "assistant", "content": record.answer}, {"role": "user", "content": follow_up}]
+            left = deadline - loop.time()
+            if left <= 0:
+                raise LLMError(f"trial timed out after {trial.timeout:g}s (at turn {n + 1})", kind="timeout")
+            one = await self._call(messages, trial.timeout if n == 0 else left, trial.timeout)
+            if record is None:
+                record = one
+            else:
+                record.answer = one.answer
+                record.trajectory += one.trajectory
+                record.raw_tool_calls += one.raw_tool_calls
+                record.usage = record.usage + one.usage
+                record.cost_usd = None if record.cost_usd is None or one.cost_usd is None else record.cost_usd + one.cost_usd
+                record.latency_s += one.latency_s
+                record.cached = record.cached and one.cached
+        assert record is not None
+        return record
+
+    async def _call(self, messages: list[dict[str, str]], budget: float, timeout: float) -> TrialRecord:
         req = ChatRequest(
-            messages=[{"role": "system", "content": trial.system}, {"role": "user", "content": trial.prompt}],
+            messages=list(messages),
             model=self.model,
             temperature=self.temperature,
             max_tokens=self.max_tokens,
-            timeout=trial.timeout,
-            budget=trial.timeout,
+            timeout=budget,
+            budget=budget,
         )
         try:
             # The retry loop keeps every attempt and wait inside the budget and says why it
             # stopped; this outer bound only catches a provider that ignores it.
-            resp = await asyncio.wait_for(self.client.complete(req), trial.timeout + TIMEOUT_GRACE_S)
+            resp = await asyncio.wait_for(self.client.complete(req), budget + TIMEOUT_GRACE_S)
         except TimeoutError:
-            raise LLMError(f"trial timed out after {trial.timeout:g}s", kind="timeout") from None
+            raise LLMError(f"trial timed out after {timeout:g}s", kind="timeout") from None
         if not isinstance(resp.text, str):
             raise LLMError(f"the provider's reply has no text ({type(resp.text).__name__})")
         return TrialRecord(
