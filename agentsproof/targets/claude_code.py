@@ -25,6 +25,11 @@ are pre-approved (``--allowedTools``); ``permission_mode`` (default ``acceptEdit
 the rest. ``sandbox: true`` runs the CLI under bubblewrap (the workspace writable, no
 network but the loopback port of ``ANTHROPIC_BASE_URL`` and ``loopback_ports``).
 
+**Turns.** A multi-turn trial (``TrialInput.turns``) sends each follow-up with
+``--resume`` of the same session, in the same config folder and workspace, within the
+trial's one timeout; the answer is the last reply, the trajectory, tokens and cost are
+summed over the turns and the conversation goes to the trial log.
+
 **Recorded.** The answer (the ``result``), every tool call with its result, outcome and
 latency, tokens (cache reads and writes included) and the cost Claude Code reports;
 ``skill_used``/``skills_invoked`` from the ``Skill`` tool calls and from tool calls that
@@ -36,6 +41,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 import uuid
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -43,10 +49,11 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, model_validator
 
 from agentsproof.core.errors import ProviderUnavailable
+from agentsproof.core.procgroup import Outcome
 from agentsproof.llm.base import scrub, url_secrets
 from agentsproof.model.graders import FieldError, Strict
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT
-from agentsproof.model.results import LogEvent
+from agentsproof.model.results import LogEvent, Usage
 from agentsproof.model.skillfolder import split_frontmatter
 from agentsproof.targets.agent_cli import (
     Harness,
@@ -162,22 +169,36 @@ class ClaudeCodeTarget(Target):
             raise TargetError(scrub(str(err), self._secrets), kind=err.kind, retryable=err.retryable, status=err.status) from None
 
     async def _run(self, trial: TrialInput) -> TrialRecord:
+        """The prompt, then each of ``trial.turns`` with ``--resume`` of the same session,
+        within one timeout; the answer is the reply to the last one."""
         if trial.workspace is None:
             raise TargetError("the claude-code target needs the trial's workspace")
         workspace = Path(os.path.realpath(trial.workspace))
         timeout = self.spec.timeout or trial.timeout
         harness = Harness.create("agentsproof-claude-")
+        turns: list[tuple[ClaudeStream, Outcome, list[str]]] = []
         try:
             staged = self._install(trial, harness)
-            argv = self._argv(trial, staged)
-            out = await run_cli(RunSettings(
-                argv=argv, workspace=workspace, harness=harness, env=self._env(harness), timeout=timeout,
-                stdin_text=trial.prompt, sandbox=self.bwrap, loopback_ports=self._ports(),
-            ))
-            events, notes = read_json_lines(harness.stream)
+            session = str(uuid.uuid4())
+            deadline = time.monotonic() + timeout
+            for n, prompt in enumerate([trial.prompt, *trial.turns]):
+                left = deadline - time.monotonic()
+                if n and left <= 0:
+                    raise TargetError(f"Claude Code timed out after {timeout:g}s (at turn {n + 1})", kind="timeout")
+                out = await run_cli(RunSettings(
+                    argv=self._argv(trial, staged, session, resume=n > 0), workspace=workspace, harness=harness,
+                    env=self._env(harness), timeout=timeout if n == 0 else left, stdin_text=prompt, sandbox=self.bwrap,
+                    loopback_ports=self._ports(),
+                ))
+                events, notes = read_json_lines(harness.stream)
+                stream = ClaudeStream(staged=staged).take_all(events)
+                self._check(stream, out, timeout)
+                turns.append((stream, out, notes))
         finally:
             harness.remove()
-        stream = ClaudeStream(staged=staged).take_all(events)
+        return self._record(trial, turns)
+
+    def _check(self, stream: ClaudeStream, out: Outcome, timeout: float) -> None:
         problem = failure(out, timeout, "Claude Code")
         if problem is not None and (out.timed_out or stream.result is None):
             raise problem
@@ -186,17 +207,36 @@ class ClaudeCodeTarget(Target):
             reason, status = error
             kind = "auth" if status in (401, 403) else "http" if status else "error"
             raise TargetError(reason, status=status, kind=kind)
-        answer = stream.answer()
-        if answer is None:
+        if stream.answer() is None:
             raise TargetError("Claude Code finished without an answer", retryable=True, kind="malformed")
-        log = [LogEvent(t=t, role="info", text=scrub("stderr: " + line, self._secrets)) for t, line in out.stderr]
-        log += [LogEvent(t=out.latency_s, role="info", text=n) for n in [*notes, *out.notes]]
-        if stream.dropped:
-            log.append(LogEvent(t=out.latency_s, role="info", text=f"kept the first tool calls, dropped {stream.dropped}"))
-        used, invoked = self._skill_use(trial, stream)
+
+    def _record(self, trial: TrialInput, turns: list[tuple[ClaudeStream, Outcome, list[str]]]) -> TrialRecord:
+        log: list[LogEvent] = []
+        trajectory = []
+        usage = Usage()
+        costs: list[float | None] = []
+        invoked: list[str] = []
+        latency = 0.0
+        for n, (stream, out, notes) in enumerate(turns):
+            if n:
+                log.append(LogEvent(t=latency, role="assistant", text=(turns[n - 1][0].answer() or "").strip()))
+                log.append(LogEvent(t=latency, role="user", text=trial.turns[n - 1]))
+            log += [LogEvent(t=latency + t, role="info", text=scrub("stderr: " + line, self._secrets)) for t, line in out.stderr]
+            log += [LogEvent(t=latency + out.latency_s, role="info", text=note) for note in [*notes, *out.notes]]
+            if stream.dropped:
+                log.append(LogEvent(t=latency + out.latency_s, role="info", text=f"kept the first tool calls, dropped {stream.dropped}"))
+            trajectory += stream.trajectory()
+            usage = usage + stream.usage()
+            costs.append(stream.cost())
+            invoked += [name for name in stream.invoked if name not in invoked]
+            latency += out.latency_s
+        last = turns[-1][0]
+        last.invoked = invoked
+        used, names = self._skill_use(trial, last)
+        cost = None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
         return TrialRecord(
-            answer=answer.strip(), trajectory=stream.trajectory(), usage=stream.usage(), cost_usd=stream.cost(),
-            latency_s=out.latency_s, skill_used=used, skills_invoked=invoked, log=log,
+            answer=(last.answer() or "").strip(), trajectory=trajectory, usage=usage, cost_usd=cost,
+            latency_s=latency, skill_used=used, skills_invoked=names, log=log,
         )
 
     # -- set-up ----------------------------------------------------------------
@@ -224,14 +264,14 @@ class ClaudeCodeTarget(Target):
         description = meta.get("description") if isinstance(meta.get("description"), str) else skill.name
         return {skill.name: {"description": description, "prompt": body.strip() or skill.text, "tools": list(self.spec.tools)}}
 
-    def _argv(self, trial: TrialInput, staged: dict[str, Path]) -> list[str]:
+    def _argv(self, trial: TrialInput, staged: dict[str, Path], session: str, *, resume: bool = False) -> list[str]:
         tools = list(dict.fromkeys(self.spec.tools))
         if staged:
             tools = list(dict.fromkeys([*tools, SKILL_TOOL]))
         system = trial.system if self.spec.inject == "system" else BASELINE_SYSTEM_PROMPT
         argv = [
             self.cli, "-p", "--output-format", "stream-json", "--verbose",
-            "--session-id", str(uuid.uuid4()),
+            "--resume" if resume else "--session-id", session,
             "--tools", ",".join(tools),
             "--permission-mode", self.spec.permission_mode,
             "--system-prompt", system,

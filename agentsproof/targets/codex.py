@@ -27,6 +27,11 @@ port of the provider's URL and ``loopback_ports``), and then Codex's own sandbox
 to ``danger-full-access`` (it cannot nest); unset, bubblewrap is used when the provider's
 URL is on loopback and bubblewrap works here, else Codex's own ``workspace-write``.
 
+**Turns.** A multi-turn trial (``TrialInput.turns``) sends each follow-up with
+``codex exec resume <thread>`` in the same ``CODEX_HOME`` and workspace, within the trial's
+one timeout; the answer is the last reply, the trajectory and tokens are summed over the
+turns and the conversation goes to the trial log.
+
 **Recorded.** The answer (the last agent message), every command, file change, MCP call
 and web search with its output and outcome, tokens (cached input included); no cost
 (Codex reports none). ``skill_used``/``skills_invoked`` from commands and file changes that
@@ -38,16 +43,18 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
 from agentsproof.core.errors import InputError, ProviderUnavailable
+from agentsproof.core.procgroup import Outcome
 from agentsproof.llm.base import scrub, url_secrets
 from agentsproof.model.graders import FieldError, Strict
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT
-from agentsproof.model.results import LogEvent
+from agentsproof.model.results import LogEvent, Usage
 from agentsproof.targets.agent_cli import (
     Harness,
     RunSettings,
@@ -168,35 +175,67 @@ class CodexTarget(Target):
             raise TargetError(scrub(str(err), self._secrets), kind=err.kind, retryable=err.retryable, status=err.status) from None
 
     async def _run(self, trial: TrialInput) -> TrialRecord:
+        """The prompt, then each of ``trial.turns`` with ``codex exec resume`` on the same
+        thread, within one timeout; the answer is the reply to the last one."""
         if trial.workspace is None:
             raise TargetError("the codex target needs the trial's workspace")
         workspace = Path(os.path.realpath(trial.workspace))
         timeout = self.spec.timeout or trial.timeout
         harness = Harness.create("agentsproof-codex-")
+        turns: list[tuple[CodexEvents, Outcome, list[str]]] = []
         try:
             staged = self._install(trial, harness)
-            out = await run_cli(RunSettings(
-                argv=self._argv(workspace), workspace=workspace, harness=harness, env=self._env(harness), timeout=timeout,
-                stdin_text=trial.prompt, sandbox=self.bwrap, loopback_ports=self._ports(),
-            ))
-            events, notes = read_json_lines(harness.stream)
+            deadline = time.monotonic() + timeout
+            thread: str | None = None
+            for n, prompt in enumerate([trial.prompt, *trial.turns]):
+                left = deadline - time.monotonic()
+                if n and (thread is None or left <= 0):
+                    raise TargetError(f"Codex timed out after {timeout:g}s (at turn {n + 1})" if thread else
+                                      "Codex reported no thread id, so the conversation cannot go on", kind="timeout" if thread else "malformed")
+                out = await run_cli(RunSettings(
+                    argv=self._argv(workspace, thread), workspace=workspace, harness=harness, env=self._env(harness),
+                    timeout=timeout if n == 0 else left, stdin_text=prompt, sandbox=self.bwrap, loopback_ports=self._ports(),
+                ))
+                events, notes = read_json_lines(harness.stream)
+                seen = CodexEvents(staged=staged).take_all(events)
+                self._check(seen, out, timeout)
+                turns.append((seen, out, notes))
+                thread = thread or seen.thread_id
         finally:
             harness.remove()
-        seen = CodexEvents(staged=staged).take_all(events)
+        return self._record(trial, turns)
+
+    def _check(self, seen: CodexEvents, out: Outcome, timeout: float) -> None:
         problem = failure(out, timeout, "Codex")
         if problem is not None and (out.timed_out or seen.failure is None):
             raise problem
         if seen.failure is not None:
             raise TargetError(f"Codex reported an error: {seen.failure}")
-        answer = seen.answer()
-        if answer is None:
+        if seen.answer() is None:
             raise TargetError("Codex finished without an answer", retryable=True, kind="malformed")
-        log = [LogEvent(t=t, role="info", text=scrub("stderr: " + line, self._secrets)) for t, line in out.stderr]
-        log += [LogEvent(t=out.latency_s, role="info", text=n) for n in [*notes, *out.notes]]
-        log += [LogEvent(t=out.latency_s, role="info", text="codex: " + w) for w in seen.warnings if w]
-        used, invoked = self._skill_use(trial, seen)
-        return TrialRecord(answer=answer.strip(), trajectory=seen.trajectory(), usage=seen.usage, latency_s=out.latency_s,
-                           skill_used=used, skills_invoked=invoked, log=log)
+
+    def _record(self, trial: TrialInput, turns: list[tuple[CodexEvents, Outcome, list[str]]]) -> TrialRecord:
+        log: list[LogEvent] = []
+        trajectory = []
+        usage = Usage()
+        invoked: list[str] = []
+        latency = 0.0
+        for n, (seen, out, notes) in enumerate(turns):
+            if n:
+                log.append(LogEvent(t=latency, role="assistant", text=(turns[n - 1][0].answer() or "").strip()))
+                log.append(LogEvent(t=latency, role="user", text=trial.turns[n - 1]))
+            log += [LogEvent(t=latency + t, role="info", text=scrub("stderr: " + line, self._secrets)) for t, line in out.stderr]
+            log += [LogEvent(t=latency + out.latency_s, role="info", text=note) for note in [*notes, *out.notes]]
+            log += [LogEvent(t=latency + out.latency_s, role="info", text="codex: " + w) for w in seen.warnings if w]
+            trajectory += seen.trajectory()
+            usage = usage + seen.usage
+            invoked += [name for name in seen.invoked if name not in invoked]
+            latency += out.latency_s
+        last = turns[-1][0]
+        last.invoked = invoked
+        used, names = self._skill_use(trial, last)
+        return TrialRecord(answer=(last.answer() or "").strip(), trajectory=trajectory, usage=usage, latency_s=latency,
+                           skill_used=used, skills_invoked=names, log=log)
 
     # -- set-up ----------------------------------------------------------------
 
@@ -230,11 +269,16 @@ class CodexTarget(Target):
                       f"env_key = {_toml(self.spec.api_key_env)}", 'wire_api = "responses"']
         return "\n".join(lines) + "\n"
 
-    def _argv(self, workspace: Path) -> list[str]:
-        argv = [self.cli, "exec", "--json", "--skip-git-repo-check", "--sandbox", self.sandbox_mode, "-C", str(workspace)]
+    def _argv(self, workspace: Path, thread: str | None = None) -> list[str]:
+        """``codex exec`` for the first turn; ``codex exec resume THREAD`` (in the same
+        workspace, with the same config) for a follow-up."""
+        if thread is None:
+            argv = [self.cli, "exec", "--json", "--skip-git-repo-check", "--sandbox", self.sandbox_mode, "-C", str(workspace)]
+        else:
+            argv = [self.cli, "exec", "resume", "--json", "--skip-git-repo-check"]
         if self.model:
             argv += ["--model", self.model]
-        return [*argv, "-"]
+        return [*argv, *([thread] if thread else []), "-"]
 
     def _env(self, harness: Harness) -> dict[str, str]:
         env = harness.env()

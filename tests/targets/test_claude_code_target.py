@@ -266,3 +266,30 @@ def test_describe_shows_the_spec_as_written(monkeypatch, tmp_path):
     assert target.describe() == {"target": "a", "target_type": "claude-code", "tools": ["Read"], "permission_mode": "acceptEdits",
                                  "inject": "skill", "model": "${AGENT_MODEL}", "sandbox": False, "env": []}
     assert make_target().describe()["model"] == MODEL
+
+
+async def test_turns_resume_the_same_claude_code_session(claude_env, tmp_path):
+    def reply(req: dict[str, Any]) -> Any:
+        if not req.get("tools"):
+            return "OK"
+        said = texts(req)
+        n = said.count("FOLLOWUP") + 1
+        last = req["messages"][-1]
+        if isinstance(last.get("content"), list) and any(b.get("type") == "tool_result" for b in last["content"]):
+            return f"did turn {n}"
+        return tool_use("Bash", {"command": f"echo {n} > turn{n}.txt", "description": "write"})
+
+    claude_env.add(Rule(reply=reply))
+    target = make_target()
+    t = trial(tmp_path, "with", prompt="First: write a file.")
+    t.turns = ["FOLLOWUP: another one."]
+
+    [rec] = await run_all(target, t)
+
+    assert rec.answer == "did turn 2"
+    assert files_in(t.workspace) == ["turn1.txt", "turn2.txt"]
+    assert [s.name for s in rec.trajectory] == ["Bash", "Bash"]
+    last = [r for r in claude_env.requests if r.get("tools")][-1]
+    assert "First: write a file." in texts(last) and "did turn 1" in json.dumps(last)  # the session went on
+    assert [(e.role, e.text) for e in rec.log if e.role in ("user", "assistant")] == [("assistant", "did turn 1"), ("user", "FOLLOWUP: another one.")]
+    assert rec.usage.prompt_tokens > 0 and rec.cost_usd is not None

@@ -221,3 +221,28 @@ def test_config_and_describe(monkeypatch, tmp_path):
     assert '[model_providers.agentsproof]' in config and 'base_url = "https://llm.example/v1"' in config
     assert 'env_key = "MY_KEY"' in config and 'wire_api = "responses"' in config
     assert remote.describe()["sandbox"] is False  # a remote provider: Codex's own sandbox
+
+
+async def test_turns_go_on_in_the_same_codex_thread(codex_env, tmp_path):
+    def reply(req: dict[str, Any]) -> Any:
+        chat = responses_as_chat(req)
+        users = [m["content"] for m in chat["messages"] if m["role"] == "user" and "environment_context" not in m["content"]]
+        last = chat["messages"][-1]
+        if last["role"] == "tool":
+            return f"did turn {len(users)}"
+        return shell(f"echo {len(users)} > turn{len(users)}.txt")
+
+    codex_env.add(Rule(reply=reply))
+    target = make_target()
+    t = trial(tmp_path, "with", prompt="First: write a file.")
+    t.turns = ["Second: another one."]
+
+    [rec] = await run_all(target, t)
+
+    assert rec.answer == "did turn 2"
+    assert files_in(t.workspace) == ["turn1.txt", "turn2.txt"]
+    assert [s.name for s in rec.trajectory] == ["shell", "shell"]
+    last = codex_env.responses_requests[-1]
+    assert "First: write a file." in json.dumps(last) and "did turn 1" in json.dumps(last)  # the thread went on
+    conversation = [(e.role, e.text) for e in rec.log if e.role in ("user", "assistant")]
+    assert conversation == [("assistant", "did turn 1"), ("user", "Second: another one.")]
