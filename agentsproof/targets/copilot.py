@@ -30,6 +30,9 @@ Copilot reports selecting it. False otherwise, and in the baseline.
 **Permissions.** Every permission request is answered by the guard in
 :mod:`agentsproof.targets.copilot_guard` (the workspace only; read its limitations).
 
+**Turns.** A multi-turn trial (``TrialInput.turns``) sends each follow-up in the same
+session after the previous reply went idle; the answer is the last reply.
+
 A timeout aborts and deletes the session, which stops the tools it started (shell
 commands included), and errors the trial; so does an SDK or CLI failure, with the reason
 scrubbed of keys and tokens.
@@ -135,7 +138,7 @@ class CopilotTarget(Target):
             guard = PermissionGuard(workspace, [staged] if staged else [], log, t0)
             options = self._options(trial, workspace, staged, guard, events)
             options.update(config_directory=str(config), enable_config_discovery=False)  # hermetic: nothing of the user's config
-            await self._drive(options, trial.prompt, events, timeout, staged)
+            replies = await self._drive(options, [trial.prompt, *trial.turns], events, timeout, staged)
         finally:
             shutil.rmtree(config, ignore_errors=True)
             if staged is not None:
@@ -146,6 +149,8 @@ class CopilotTarget(Target):
         if answer is None:
             raise _target_error(self.runtime.no_answer(events))
         trajectory = events.trajectory()
+        for reply, follow_up in zip(replies, trial.turns, strict=False):
+            log += [LogEvent(t=time.perf_counter() - t0, role="assistant", text=reply), LogEvent(t=time.perf_counter() - t0, role="user", text=follow_up)]
         return TrialRecord(
             answer=answer,
             trajectory=trajectory,
@@ -156,10 +161,14 @@ class CopilotTarget(Target):
             log=log,
         )
 
-    async def _drive(self, options: dict[str, Any], prompt: str, events: AgentEventCollector, timeout: float, staged: Path | None) -> None:
-        """Create the session, send the prompt, wait for idle; then abort and delete it."""
+    async def _drive(self, options: dict[str, Any], prompts: list[str], events: AgentEventCollector, timeout: float,
+                     staged: Path | None) -> list[str]:
+        """Create the session, send each prompt (the instruction, then a multi-turn trial's
+        follow-ups) and wait for idle after each; then abort and delete it. The replies
+        before the last prompt, in order."""
         runtime = self.runtime
         client = session = None
+        replies: list[str] = []
         deadline = asyncio.timeout(timeout)
         try:
             async with deadline:
@@ -167,8 +176,14 @@ class CopilotTarget(Target):
                 session = await client.create_session(**options)
                 if staged is not None and events.skills_loaded is not None and not _loaded(events.skills_loaded, staged):
                     raise TargetError(f"Copilot did not load the skill from {staged} (check its SKILL.md front matter)")
-                await session.send(prompt)
-                await events.done.wait()
+                for n, prompt in enumerate(prompts):
+                    if n:
+                        if events.error is not None:
+                            break
+                        replies.append(events.final_text() or "")
+                        events.done.clear()
+                    await session.send(prompt)
+                    await events.done.wait()
         except TimeoutError as exc:
             if not deadline.expired():  # the SDK's own timeout, not the trial's
                 raise _target_error(runtime.sdk_error(exc)) from None
@@ -185,6 +200,7 @@ class CopilotTarget(Target):
                     await asyncio.shield(client.delete_session(options["session_id"]))
                 except Exception:  # noqa: BLE001 - it may not exist at all
                     pass
+        return replies
 
     def _options(self, trial: TrialInput, workspace: Path, staged: Path | None, guard: PermissionGuard, events: AgentEventCollector) -> dict[str, Any]:
         tools = list(dict.fromkeys(self.spec.tools))

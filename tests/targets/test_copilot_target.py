@@ -462,3 +462,21 @@ async def test_nothing_of_the_users_copilot_home_reaches_a_trial(copilot_env, tm
     assert "csv-summary" in bodies[0]  # the staged skill is offered ...
     assert not [b for b in bodies if "HOMEMARK" in b or "home-skill" in b or "env-skill" in b]  # ... and nothing of the user's
     assert not (user_copilot / "session-state").exists() and not (home / ".copilot" / "session-state").exists()
+
+
+async def test_turns_go_on_in_the_same_copilot_session(copilot_env, tmp_path):
+    def reply(req: dict[str, Any]) -> str:
+        users = [m for m in req["messages"] if m["role"] == "user"]
+        return "which format?" if len(users) == 1 else f"a table, after {len(users)} user messages"
+
+    copilot_env.add(Rule(reply=reply))
+    target = make_target()
+    t = trial(tmp_path, "with", prompt="Summarise it.")
+    t.turns = ["As a table."]
+
+    [rec] = await run_all(target, t)
+
+    assert rec.answer == "a table, after 2 user messages"
+    last = copilot_env.requests[-1]
+    assert "which format?" in texts(last) and "Summarise it." in texts(last)  # one conversation
+    assert [(e.role, e.text) for e in rec.log if e.role in ("user", "assistant")] == [("assistant", "which format?"), ("user", "As a table.")]
