@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentsproof.grading.grade import Judge, TrialContext, combine, failed_gate, grade_all
 from agentsproof.llm.base import LLMError
@@ -88,6 +88,7 @@ class DualArmRunner:
         self.reused = 0
         self.options = options
         self.judge = judge
+        self._simulator: Any = None
         self.policy = policy
         parallel = max(1, options.parallel)
         limits = [t.max_concurrency for t in targets.values() if t.max_concurrency]
@@ -142,6 +143,21 @@ class DualArmRunner:
             text = text[:299] + "…"
         return f"{where} failed unexpectedly: {type(err).__name__}: {text}" if text else f"{where} failed unexpectedly: {type(err).__name__}"
 
+    def _user(self, case: Any) -> Any:
+        """The simulated user of a multi-turn case (``user:``), played by the judge; None without one."""
+        if case.user is None:
+            return None
+        if self.judge is None:
+            async def no_judge(conversation: Any) -> str | None:
+                raise LLMError("a simulated user (user:) needs a model for the judge; set --provider / --judge-model")
+
+            return no_judge
+        if self._simulator is None:
+            from agentsproof.executor.simulator import UserSimulator
+
+            self._simulator = UserSimulator(self.judge)
+        return self._simulator.for_user(case.user)
+
     def _workspaces(self) -> Workspaces:
         if self.workspaces is None:
             from agentsproof.targets.workspace import Workspaces
@@ -157,7 +173,8 @@ class DualArmRunner:
         log = [LogEvent(t=0.0, role="system", text=system), LogEvent(t=0.0, role="user", text=case.prompt)]
         limit = target.timeout or item.timeout
         if not target.uses_workspace:
-            trial = TrialInput(item=item, arm=arm, index=index, system=system, prompt=case.prompt, timeout=limit, turns=list(case.turns))
+            trial = TrialInput(item=item, arm=arm, index=index, system=system, prompt=case.prompt, timeout=limit, turns=list(case.turns),
+                               next_turn=self._user(case))
             return await self._run_and_grade(target, trial, log, t0, None)
         from agentsproof.targets import workspace as ws
 
@@ -167,6 +184,7 @@ class DualArmRunner:
             trial = TrialInput(
                 item=item, arm=arm, index=index, system=system, prompt=case.prompt, timeout=limit,
                 workspace=folder, skill=item.skill if arm == "with" else None, turns=list(case.turns),
+                next_turn=self._user(case),
             )
             try:
                 await target.prepare(trial)

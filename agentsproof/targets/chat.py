@@ -7,7 +7,7 @@ from typing import Any
 
 from agentsproof.llm.base import ChatRequest, LLMClient, LLMError
 from agentsproof.model.results import LogEvent, ToolCall
-from agentsproof.targets.base import Target, TrialInput, TrialRecord
+from agentsproof.targets.base import Target, TrialInput, TrialRecord, next_user_message
 
 TIMEOUT_GRACE_S = 5.0
 """How far past the trial's timeout the target waits for a provider that overruns its budget."""
@@ -26,20 +26,16 @@ class ChatTarget(Target):
         self.max_concurrency = client.max_concurrency
 
     async def run(self, trial: TrialInput) -> TrialRecord:
-        """One chat call; with ``trial.turns``, one more per follow-up, each sent with the
-        conversation so far (the answer graded is the last reply)."""
+        """One chat call; in a multi-turn trial, one more per user message (``turns``, then
+        the simulated user), each sent with the conversation so far (the last reply is graded)."""
         messages = [{"role": "system", "content": trial.system}, {"role": "user", "content": trial.prompt}]
         loop = asyncio.get_running_loop()
         deadline = loop.time() + trial.timeout
         record: TrialRecord | None = None
-        for n, follow_up in enumerate([None, *trial.turns]):
-            if follow_up is not None:
-                assert record is not None
-                record.log.append(LogEvent(t=record.latency_s, role="assistant", text=record.answer))
-                record.log.append(LogEvent(t=record.latency_s, role="user", text=follow_up))
-                messages += [{"role": "assistant", "content": record.answer}, {"role": "user", "content": follow_up}]
+        n = 0
+        while True:
             left = deadline - loop.time()
-            if left <= 0:
+            if n and left <= 0:
                 raise LLMError(f"trial timed out after {trial.timeout:g}s (at turn {n + 1})", kind="timeout")
             one = await self._call(messages, trial.timeout if n == 0 else left, trial.timeout)
             if record is None:
@@ -52,8 +48,14 @@ class ChatTarget(Target):
                 record.cost_usd = None if record.cost_usd is None or one.cost_usd is None else record.cost_usd + one.cost_usd
                 record.latency_s += one.latency_s
                 record.cached = record.cached and one.cached
-        assert record is not None
-        return record
+            messages.append({"role": "assistant", "content": one.answer})
+            follow_up = await next_user_message(trial, messages[1:])
+            if follow_up is None:
+                return record
+            record.log.append(LogEvent(t=record.latency_s, role="assistant", text=one.answer))
+            record.log.append(LogEvent(t=record.latency_s, role="user", text=follow_up))
+            messages.append({"role": "user", "content": follow_up})
+            n += 1
 
     async def _call(self, messages: list[dict[str, str]], budget: float, timeout: float) -> TrialRecord:
         req = ChatRequest(

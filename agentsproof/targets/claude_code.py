@@ -66,7 +66,7 @@ from agentsproof.targets.agent_cli import (
     stage_skills,
     watched_skill,
 )
-from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord
+from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord, next_user_message
 from agentsproof.targets.claude_stream import SKILL_TOOL, ClaudeStream
 from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, TARGETS_FILE
 
@@ -181,7 +181,10 @@ class ClaudeCodeTarget(Target):
             staged = self._install(trial, harness)
             session = str(uuid.uuid4())
             deadline = time.monotonic() + timeout
-            for n, prompt in enumerate([trial.prompt, *trial.turns]):
+            conversation = [{"role": "user", "content": trial.prompt}]
+            n = 0
+            while True:
+                prompt = conversation[-1]["content"]
                 left = deadline - time.monotonic()
                 if n and left <= 0:
                     raise TargetError(f"Claude Code timed out after {timeout:g}s (at turn {n + 1})", kind="timeout")
@@ -194,9 +197,15 @@ class ClaudeCodeTarget(Target):
                 stream = ClaudeStream(staged=staged).take_all(events)
                 self._check(stream, out, timeout)
                 turns.append((stream, out, notes))
+                conversation.append({"role": "assistant", "content": (stream.answer() or "").strip()})
+                follow_up = await next_user_message(trial, conversation)
+                if follow_up is None:
+                    break
+                conversation.append({"role": "user", "content": follow_up})
+                n += 1
         finally:
             harness.remove()
-        return self._record(trial, turns)
+        return self._record(trial, turns, [m["content"] for m in conversation if m["role"] == "user"][1:])
 
     def _check(self, stream: ClaudeStream, out: Outcome, timeout: float) -> None:
         problem = failure(out, timeout, "Claude Code")
@@ -210,7 +219,7 @@ class ClaudeCodeTarget(Target):
         if stream.answer() is None:
             raise TargetError("Claude Code finished without an answer", retryable=True, kind="malformed")
 
-    def _record(self, trial: TrialInput, turns: list[tuple[ClaudeStream, Outcome, list[str]]]) -> TrialRecord:
+    def _record(self, trial: TrialInput, turns: list[tuple[ClaudeStream, Outcome, list[str]]], follow_ups: list[str]) -> TrialRecord:
         log: list[LogEvent] = []
         trajectory = []
         usage = Usage()
@@ -220,7 +229,7 @@ class ClaudeCodeTarget(Target):
         for n, (stream, out, notes) in enumerate(turns):
             if n:
                 log.append(LogEvent(t=latency, role="assistant", text=(turns[n - 1][0].answer() or "").strip()))
-                log.append(LogEvent(t=latency, role="user", text=trial.turns[n - 1]))
+                log.append(LogEvent(t=latency, role="user", text=follow_ups[n - 1]))
             log += [LogEvent(t=latency + t, role="info", text=scrub("stderr: " + line, self._secrets)) for t, line in out.stderr]
             log += [LogEvent(t=latency + out.latency_s, role="info", text=note) for note in [*notes, *out.notes]]
             if stream.dropped:

@@ -66,7 +66,7 @@ from agentsproof.targets.agent_cli import (
     stage_skills,
     watched_skill,
 )
-from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord
+from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord, next_user_message
 from agentsproof.targets.codex_events import CodexEvents
 from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, TARGETS_FILE
 
@@ -187,7 +187,10 @@ class CodexTarget(Target):
             staged = self._install(trial, harness)
             deadline = time.monotonic() + timeout
             thread: str | None = None
-            for n, prompt in enumerate([trial.prompt, *trial.turns]):
+            conversation = [{"role": "user", "content": trial.prompt}]
+            n = 0
+            while True:
+                prompt = conversation[-1]["content"]
                 left = deadline - time.monotonic()
                 if n and (thread is None or left <= 0):
                     raise TargetError(f"Codex timed out after {timeout:g}s (at turn {n + 1})" if thread else
@@ -201,9 +204,15 @@ class CodexTarget(Target):
                 self._check(seen, out, timeout)
                 turns.append((seen, out, notes))
                 thread = thread or seen.thread_id
+                conversation.append({"role": "assistant", "content": (seen.answer() or "").strip()})
+                follow_up = await next_user_message(trial, conversation)
+                if follow_up is None:
+                    break
+                conversation.append({"role": "user", "content": follow_up})
+                n += 1
         finally:
             harness.remove()
-        return self._record(trial, turns)
+        return self._record(trial, turns, [m["content"] for m in conversation if m["role"] == "user"][1:])
 
     def _check(self, seen: CodexEvents, out: Outcome, timeout: float) -> None:
         problem = failure(out, timeout, "Codex")
@@ -214,7 +223,7 @@ class CodexTarget(Target):
         if seen.answer() is None:
             raise TargetError("Codex finished without an answer", retryable=True, kind="malformed")
 
-    def _record(self, trial: TrialInput, turns: list[tuple[CodexEvents, Outcome, list[str]]]) -> TrialRecord:
+    def _record(self, trial: TrialInput, turns: list[tuple[CodexEvents, Outcome, list[str]]], follow_ups: list[str]) -> TrialRecord:
         log: list[LogEvent] = []
         trajectory = []
         usage = Usage()
@@ -223,7 +232,7 @@ class CodexTarget(Target):
         for n, (seen, out, notes) in enumerate(turns):
             if n:
                 log.append(LogEvent(t=latency, role="assistant", text=(turns[n - 1][0].answer() or "").strip()))
-                log.append(LogEvent(t=latency, role="user", text=trial.turns[n - 1]))
+                log.append(LogEvent(t=latency, role="user", text=follow_ups[n - 1]))
             log += [LogEvent(t=latency + t, role="info", text=scrub("stderr: " + line, self._secrets)) for t, line in out.stderr]
             log += [LogEvent(t=latency + out.latency_s, role="info", text=note) for note in [*notes, *out.notes]]
             log += [LogEvent(t=latency + out.latency_s, role="info", text="codex: " + w) for w in seen.warnings if w]

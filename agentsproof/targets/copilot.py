@@ -59,7 +59,7 @@ from agentsproof.model.graders import Strict
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT
 from agentsproof.model.results import LogEvent
 from agentsproof.model.skillfolder import split_frontmatter
-from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord
+from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord, next_user_message
 from agentsproof.targets.copilot_guard import PermissionGuard, inside
 from agentsproof.targets.spec import MAX_TARGET_TIMEOUT
 
@@ -138,7 +138,7 @@ class CopilotTarget(Target):
             guard = PermissionGuard(workspace, [staged] if staged else [], log, t0)
             options = self._options(trial, workspace, staged, guard, events)
             options.update(config_directory=str(config), enable_config_discovery=False)  # hermetic: nothing of the user's config
-            replies = await self._drive(options, [trial.prompt, *trial.turns], events, timeout, staged)
+            replies, follow_ups = await self._drive(options, trial, events, timeout, staged)
         finally:
             shutil.rmtree(config, ignore_errors=True)
             if staged is not None:
@@ -149,7 +149,7 @@ class CopilotTarget(Target):
         if answer is None:
             raise _target_error(self.runtime.no_answer(events))
         trajectory = events.trajectory()
-        for reply, follow_up in zip(replies, trial.turns, strict=False):
+        for reply, follow_up in zip(replies, follow_ups, strict=True):
             log += [LogEvent(t=time.perf_counter() - t0, role="assistant", text=reply), LogEvent(t=time.perf_counter() - t0, role="user", text=follow_up)]
         return TrialRecord(
             answer=answer,
@@ -161,14 +161,15 @@ class CopilotTarget(Target):
             log=log,
         )
 
-    async def _drive(self, options: dict[str, Any], prompts: list[str], events: AgentEventCollector, timeout: float,
-                     staged: Path | None) -> list[str]:
-        """Create the session, send each prompt (the instruction, then a multi-turn trial's
-        follow-ups) and wait for idle after each; then abort and delete it. The replies
-        before the last prompt, in order."""
+    async def _drive(self, options: dict[str, Any], trial: TrialInput, events: AgentEventCollector, timeout: float,
+                     staged: Path | None) -> tuple[list[str], list[str]]:
+        """Create the session, send the prompt and wait for idle, then each follow-up of a
+        multi-turn trial (``turns``, then the simulated user) the same way; then abort and
+        delete it. (the replies before the last message, the follow-ups sent)."""
         runtime = self.runtime
         client = session = None
         replies: list[str] = []
+        follow_ups: list[str] = []
         deadline = asyncio.timeout(timeout)
         try:
             async with deadline:
@@ -176,13 +177,19 @@ class CopilotTarget(Target):
                 session = await client.create_session(**options)
                 if staged is not None and events.skills_loaded is not None and not _loaded(events.skills_loaded, staged):
                     raise TargetError(f"Copilot did not load the skill from {staged} (check its SKILL.md front matter)")
-                for n, prompt in enumerate(prompts):
-                    if n:
-                        if events.error is not None:
-                            break
-                        replies.append(events.final_text() or "")
-                        events.done.clear()
-                    await session.send(prompt)
+                conversation = [{"role": "user", "content": trial.prompt}]
+                await session.send(trial.prompt)
+                await events.done.wait()
+                while events.error is None:
+                    conversation.append({"role": "assistant", "content": events.final_text() or ""})
+                    follow_up = await next_user_message(trial, conversation)
+                    if follow_up is None:
+                        break
+                    replies.append(conversation[-1]["content"])
+                    follow_ups.append(follow_up)
+                    conversation.append({"role": "user", "content": follow_up})
+                    events.done.clear()
+                    await session.send(follow_up)
                     await events.done.wait()
         except TimeoutError as exc:
             if not deadline.expired():  # the SDK's own timeout, not the trial's
@@ -200,7 +207,7 @@ class CopilotTarget(Target):
                     await asyncio.shield(client.delete_session(options["session_id"]))
                 except Exception:  # noqa: BLE001 - it may not exist at all
                     pass
-        return replies
+        return replies, follow_ups
 
     def _options(self, trial: TrialInput, workspace: Path, staged: Path | None, guard: PermissionGuard, events: AgentEventCollector) -> dict[str, Any]:
         tools = list(dict.fromkeys(self.spec.tools))

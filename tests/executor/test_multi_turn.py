@@ -50,3 +50,33 @@ def test_with_a_second_turn_the_ask_first_skill_beats_the_baseline(tmp_path: Pat
                             ("user", "A table, please."), ("assistant", trial["response"])]
     second = [r for r in byok_env.requests if "ASKMARK" in str(r["messages"]) and len(r["messages"]) == 4]
     assert len(second) == 3 and second[0]["messages"][2] == {"role": "assistant", "content": "Which format would you like: a table or a list?"}
+
+
+def test_a_simulated_user_answers_the_question_and_meets_both_arms_alike(tmp_path: Path, byok_env: ScriptedServer) -> None:
+    from agentsproof.executor.simulator import MARKER
+
+    asked: list[str] = []
+
+    def simulated(req: dict[str, Any]) -> str:
+        transcript = req["messages"][-1]["content"]
+        asked.append(transcript)
+        return "A table, please." if "Which format" in transcript and "REGIONTABLE" not in transcript else "DONE"
+
+    byok_env.add(Rule(reply=simulated, system_contains=MARKER))
+    ev_dir = plugin(tmp_path, [])
+    import yaml
+
+    ev = yaml.safe_load((ev_dir / "eval.yaml").read_text())
+    ev["task"]["user"] = {"persona": "A sales manager in a hurry.", "goal": "The revenue by region as a table.", "max_turns": 2}
+    (ev_dir / "eval.yaml").write_text(yaml.safe_dump(ev))
+    byok_env.add(Rule(reply=ask_first, system_contains="ASKMARK"), Rule(reply="north 1200, south 800 (a list)", judge=None, system_contains="helpful"))
+    out = tmp_path / "runs"
+    code, _, stderr = run_cli(["eval", ev_dir, "--output", out, "--model", "test-model"])
+    assert code == 0, stderr
+    item = read_json(next(out.rglob("*.json")))["items"][0]
+    assert item["with_arm"]["mean_score"] == 1.0 and item["without_arm"]["mean_score"] == 0.5 and item["grade"] == "A"
+    with_log = [(e["role"], e["text"]) for e in item["with_arm"]["trials"][0]["log"] if e["role"] in ("user", "assistant")]
+    assert with_log[2] == ("user", "A table, please.")  # the simulated user's answer, sent in the conversation
+    # the simulator was asked once per distinct state: with-arm after the question (then DONE after the table),
+    # baseline after its list; the three trials of an arm met the same user without asking again
+    assert len(asked) == 3, asked
