@@ -293,3 +293,17 @@ async def test_turns_resume_the_same_claude_code_session(claude_env, tmp_path):
     assert "First: write a file." in texts(last) and "did turn 1" in json.dumps(last)  # the session went on
     assert [(e.role, e.text) for e in rec.log if e.role in ("user", "assistant")] == [("assistant", "did turn 1"), ("user", "FOLLOWUP: another one.")]
     assert rec.usage.prompt_tokens > 0 and rec.cost_usd is not None
+
+
+async def test_under_bubblewrap_only_the_api_port_is_reachable(claude_env, tmp_path):
+    outside = tmp_path / "outside.txt"
+    write = tool_use("Bash", {"command": f"echo x > result.txt; echo y > {outside} || echo denied", "description": "write"})
+    claude_env.add(Rule(reply=script(write, final=lambda req: "done: " + tool_results(req)[0]), system_contains=MARK))
+    target = make_target(sandbox=True)
+    t = trial(tmp_path, "with")
+
+    [rec] = await run_all(target, t)
+
+    assert (t.workspace / "result.txt").read_text() == "x\n"  # the workspace is writable, the API reachable ...
+    assert not outside.exists()  # ... and a write elsewhere never reaches the host
+    assert rec.answer.startswith("done")
