@@ -7,6 +7,10 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 COPILOT_CLI_VERSION ?= 1.0.102
 COPILOT_DIR := $(VENV)/copilot-cli
+CLAUDE_CLI_VERSION ?= 2.1.332
+CLAUDE_DIR := $(VENV)/claude-cli
+CODEX_CLI_VERSION ?= 0.171.0
+CODEX_DIR := $(VENV)/codex-cli
 
 # ---------------------------------------------------------------- the embedded model
 # llama-cpp-python compiles llama.cpp on install. Built with the build machine's native
@@ -32,7 +36,7 @@ WHEELHOUSE := $(WHEELHOUSE_ROOT)/llama-cpp-python-$(LLAMA_VERSION)-$(ARCH)-$(LLA
 LLAMA_WHEEL_STAMP := $(WHEELHOUSE)/.complete
 LLAMA_VENV_STAMP := $(VENV)/.llama-portable-$(LLAMA_VERSION)-$(LLAMA_FLAGS_ID)
 
-.PHONY: demo test lint test-python test-node install install-dev copilot-cli interop-tools llama bench clean
+.PHONY: demo test lint test-python test-node install install-dev copilot-cli claude-cli codex-cli interop-tools llama bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -65,6 +69,22 @@ $(COPILOT_DIR)/node_modules/.bin/copilot:
 	mkdir -p $(COPILOT_DIR)
 	npm install --silent --no-audit --no-fund --prefix $(COPILOT_DIR) @github/copilot@$(COPILOT_CLI_VERSION)
 
+# The claude-code and codex targets' tests run these pinned CLIs (tests/agent_clis.py).
+claude-cli: $(CLAUDE_DIR)/node_modules/.bin/claude
+
+$(CLAUDE_DIR)/node_modules/.bin/claude:
+	mkdir -p $(CLAUDE_DIR)
+	npm install --silent --no-audit --no-fund --prefix $(CLAUDE_DIR) @anthropic-ai/claude-code@$(CLAUDE_CLI_VERSION)
+
+# Codex's Linux binary is an optional dependency (@openai/codex-linux-x64 / -arm64): check it came.
+codex-cli: $(CODEX_DIR)/.complete
+
+$(CODEX_DIR)/.complete:
+	mkdir -p $(CODEX_DIR)
+	npm install --silent --no-audit --no-fund --prefix $(CODEX_DIR) @openai/codex@$(CODEX_CLI_VERSION)
+	$(CODEX_DIR)/node_modules/.bin/codex --version
+	touch $@
+
 # Published tools the interop tests run (tests/interop/test_interop_tools.py): agentv from npm in
 # tests/interop/node_modules, agentprobe-eval from PyPI in its own venv (.venv-interop; its
 # module name `agentprobe` clashes with an unrelated PyPI package, so it stays apart).
@@ -90,7 +110,7 @@ demo: install
 		$(VENV)/bin/agentsproof eval-all evals/demo-plugin --provider local --smoke --parallel 2
 	@echo "HTML report: $(abspath runs/demo-plugin/demo-plugin-eval.html)"
 
-test: install-dev copilot-cli interop-tools
+test: install-dev copilot-cli claude-cli codex-cli interop-tools
 	$(MAKE) --no-print-directory lint test-python test-node
 
 # ruff (pyflakes, isort, bugbear, pyupgrade) and mypy over the package, both clean
@@ -99,7 +119,9 @@ lint:
 	$(PY) -m mypy
 
 test-python:
-	COPILOT_CLI_PATH=$${COPILOT_CLI_PATH:-$(abspath $(COPILOT_DIR))/node_modules/.bin/copilot} $(PY) -m pytest -q
+	COPILOT_CLI_PATH=$${COPILOT_CLI_PATH:-$(abspath $(COPILOT_DIR))/node_modules/.bin/copilot} \
+	CLAUDE_CLI_PATH=$${CLAUDE_CLI_PATH:-$(abspath $(CLAUDE_DIR))/node_modules/.bin/claude} \
+	CODEX_CLI_PATH=$${CODEX_CLI_PATH:-$(abspath $(CODEX_DIR))/node_modules/.bin/codex} $(PY) -m pytest -q
 
 test-node:
 	cd sdk/typescript && npm ci --silent --no-audit --no-fund && AGENTSPROOF_PYTHON=$(abspath $(PY)) npm test

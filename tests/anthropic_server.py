@@ -16,13 +16,24 @@ Extra behaviour of this server:
   Tokens are whitespace-separated words.
 - **Forced tool** (``tool_choice: {type: tool, name}``): a reply that is a JSON object
   comes back as that tool's ``tool_use`` input, as the real API does for judge calls.
-- ``Rule.reply`` may be a list of content blocks (e.g. ``tool_use`` blocks of a trial).
+- ``Rule.reply`` may be a list of content blocks (e.g. ``tool_use`` blocks of a trial); a
+  callable reply gets the request as sent (Anthropic shape), not its chat reading.
+- **Streaming** (``"stream": true``, what Claude Code sends): the same message as
+  server-sent events (``message_start``, per block ``content_block_start`` /
+  ``content_block_delta`` (``text_delta``, or ``input_json_delta`` for a ``tool_use``
+  block's input, in two pieces) / ``content_block_stop``, ``message_delta`` with the
+  stop reason and output tokens, ``message_stop``).
 - ``seen`` records per request the path and the ``x-api-key``, ``anthropic-version``,
   ``authorization`` and ``content-type`` headers; ``requests`` holds the bodies.
+- ``POST /v1/messages/count_tokens`` answers ``{"input_tokens": N}``.
+
+Agent scripts: :func:`tool_use` makes a ``tool_use`` block for ``Rule.reply``;
+:func:`tool_results` reads the ``tool_result`` blocks a request carries back.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import socket
 import time
@@ -30,6 +41,8 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from openai_server import Rule, RuleServer, _ThreadingServer, default_reply
+
+_IDS = itertools.count(1)
 
 ERROR_TYPES = {
     400: "invalid_request_error",
@@ -41,6 +54,32 @@ ERROR_TYPES = {
     500: "api_error",
     529: "overloaded_error",
 }
+
+
+def tool_use(name: str, arguments: dict[str, Any], call_id: str | None = None) -> list[dict[str, Any]]:
+    """A reply (content blocks) that calls tool ``name`` with ``arguments``."""
+    return [{"type": "tool_use", "id": call_id or f"toolu_{next(_IDS):04d}", "name": name, "input": arguments}]
+
+
+def tool_results(req: dict[str, Any]) -> list[str]:
+    """The text of every ``tool_result`` block in a request's messages, in order."""
+    out: list[str] = []
+    for m in req.get("messages", []):
+        content = m.get("content")
+        if not isinstance(content, list):
+            continue
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                inner = block.get("content")
+                if isinstance(inner, list):
+                    inner = " ".join(b.get("text", "") for b in inner if isinstance(b, dict))
+                out.append(str(inner or ""))
+    return out
+
+
+def offered_tools(req: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The tools a request offers: name → input schema."""
+    return {t["name"]: t.get("input_schema") or {} for t in req.get("tools") or [] if isinstance(t, dict) and "name" in t}
 
 
 def system_text(req: dict[str, Any]) -> str:
@@ -146,6 +185,13 @@ def _make_httpd(server: AnthropicServer, host: str, port: int) -> _ThreadingServ
                     "authorization": self.headers.get("Authorization"),
                     "content-type": self.headers.get("Content-Type"),
                 })
+            if path.rstrip("/") == "/v1/messages/count_tokens":
+                try:
+                    req = json.loads(raw or b"{}")
+                except ValueError:
+                    req = {}
+                self._send(200, json.dumps({"input_tokens": server.usage_for(req, 0)["input_tokens"]}).encode())
+                return
             if path.rstrip("/") != "/v1/messages":
                 self._error(404, f"no route {self.path}")
                 return
@@ -186,7 +232,7 @@ def _make_httpd(server: AnthropicServer, host: str, port: int) -> _ThreadingServ
             if rule and rule.status != 200:
                 self._error(rule.status, rule.message or f"scripted HTTP {rule.status}", headers)
                 return
-            reply = rule.reply(chat) if rule and callable(rule.reply) else rule.reply if rule and rule.reply is not None else default_reply(chat)
+            reply = rule.reply(req) if rule and callable(rule.reply) else rule.reply if rule and rule.reply is not None else default_reply(chat)
             content = _content(req, reply)
             text = " ".join(b.get("text", "") or json.dumps(b.get("input", "")) for b in content)
             usage = server.usage_for(req, max(1, words(text)))
@@ -203,6 +249,42 @@ def _make_httpd(server: AnthropicServer, host: str, port: int) -> _ThreadingServ
                 "stop_sequence": None,
                 "usage": usage,
             }
-            self._send(200, json.dumps(message).encode(), headers)
+            if req.get("stream"):
+                self._stream(message, headers)
+            else:
+                self._send(200, json.dumps(message).encode(), headers)
+
+        def _stream(self, message: dict[str, Any], headers: dict[str, str]) -> None:
+            body = b"".join(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode() for name, data in stream_events(message))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Content-Length", str(len(body)))
+            for k, v in headers.items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(body)
 
     return _ThreadingServer((host, port), Handler)
+
+
+def stream_events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """``message`` as the Messages API streams it: (event name, data) pairs."""
+    usage = message["usage"]
+    start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+    events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": start})]
+    for i, block in enumerate(message["content"]):
+        if block.get("type") == "tool_use":
+            head = {**block, "input": {}}
+            text = json.dumps(block.get("input") or {})
+            half = len(text) // 2
+            deltas = [{"type": "input_json_delta", "partial_json": part} for part in (text[:half], text[half:])]
+        else:
+            head = {"type": "text", "text": ""}
+            deltas = [{"type": "text_delta", "text": block.get("text", "")}]
+        events.append(("content_block_start", {"type": "content_block_start", "index": i, "content_block": head}))
+        events += [("content_block_delta", {"type": "content_block_delta", "index": i, "delta": d}) for d in deltas]
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
+    events.append(("message_delta", {"type": "message_delta", "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                                     "usage": {"output_tokens": usage["output_tokens"]}}))
+    events.append(("message_stop", {"type": "message_stop"}))
+    return events

@@ -17,6 +17,10 @@ sent with ``finish_reason: "tool_calls"``, streamed or not. :func:`offered_tools
 Skill activation: :func:`skill_loader` is a model that loads a skill (through Copilot's
 ``skill`` tool, or the chat target's simulated one) when the prompt names its trigger
 words (:func:`trigger_words` of its description).
+``POST /v1/responses`` speaks the Responses API (what Codex uses), streamed or not, with
+the same rules: :func:`responses_as_chat` is how a rule sees such a request, a text reply
+becomes an ``output_text`` message and a :func:`tool_reply` becomes ``function_call``
+items; :func:`response_tools` and :func:`response_outputs` read such a request.
 
 In process::
 
@@ -324,6 +328,8 @@ class ScriptedServer(RuleServer):
         """When set, a chat request arriving while more than this many are in flight gets a 429
         (``Retry-After: 0``), like a provider's concurrency cap; ``rate_limited`` counts them."""
         self.rate_limited = 0
+        self.responses_requests: list[dict[str, Any]] = []
+        """Bodies of ``/v1/responses`` requests, as sent."""
         self.latency = latency
         self.in_flight = 0
         """Chat requests being answered right now."""
@@ -395,6 +401,88 @@ def _sse(req: dict[str, Any], reply: str | dict[str, Any], usage: tuple[int, int
     return b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks) + b"data: [DONE]\n\n"
 
 
+def _input_text(content: Any) -> str:
+    if isinstance(content, list):
+        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return str(content or "")
+
+
+def responses_as_chat(req: dict[str, Any]) -> dict[str, Any]:
+    """A Responses API request read as a chat request: ``instructions`` and developer
+    messages as the system message, user messages, tool outputs as ``role: tool``."""
+    system = [str(req.get("instructions") or "")]
+    messages: list[dict[str, Any]] = []
+    items = req.get("input")
+    for item in items if isinstance(items, list) else [{"type": "message", "role": "user", "content": items}]:
+        if not isinstance(item, dict):
+            continue
+        kind = item.get("type", "message")
+        if kind == "message" and item.get("role") in ("system", "developer"):
+            system.append(_input_text(item.get("content")))
+        elif kind == "message":
+            messages.append({"role": item.get("role"), "content": _input_text(item.get("content"))})
+        elif kind == "function_call":
+            messages.append({"role": "assistant", "content": None, "tool_calls": [
+                {"id": item.get("call_id"), "type": "function", "function": {"name": item.get("name"), "arguments": item.get("arguments")}}]})
+        elif kind in ("function_call_output", "custom_tool_call_output"):
+            output = item.get("output")
+            messages.append({"role": "tool", "tool_call_id": item.get("call_id"), "content": output if isinstance(output, str) else json.dumps(output)})
+    return {"model": req.get("model"), "messages": [{"role": "system", "content": "\n".join(t for t in system if t)}, *messages]}
+
+
+def response_tools(req: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The function tools a Responses request offers: name → its parameters schema."""
+    return {t["name"]: t.get("parameters") or {} for t in req.get("tools") or [] if isinstance(t, dict) and isinstance(t.get("name"), str)}
+
+
+def response_outputs(req: dict[str, Any]) -> list[str]:
+    """The output of every function call a Responses request carries back, in order."""
+    return [m["content"] for m in responses_as_chat(req)["messages"] if m["role"] == "tool"]
+
+
+def response_object(chat: dict[str, Any], reply: str | dict[str, Any], usage: tuple[int, int] | None) -> dict[str, Any]:
+    """A completed ``response`` whose output is ``reply`` (text, or a :func:`tool_reply`)."""
+    message = _message(reply)
+    output: list[dict[str, Any]] = []
+    if message.get("content"):
+        output.append({"type": "message", "id": f"msg_{next(_CALL_IDS)}", "status": "completed", "role": "assistant",
+                       "content": [{"type": "output_text", "text": message["content"], "annotations": []}]})
+    for call in message.get("tool_calls") or []:
+        output.append({"type": "function_call", "id": f"fc_{next(_CALL_IDS)}", "status": "completed", "call_id": call["id"],
+                       "name": call["function"]["name"], "arguments": call["function"]["arguments"]})
+    words = sum(len(str(m.get("content") or "").split()) for m in chat["messages"])
+    inp, out = usage or (words, max(1, len(str(message.get("content") or "").split())))
+    return {"id": f"resp_{next(_CALL_IDS)}", "object": "response", "created_at": int(time.time()), "status": "completed",
+            "model": chat.get("model") or "test-model", "output": output,
+            "usage": {"input_tokens": inp, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": out,
+                      "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": inp + out}}
+
+
+def response_events(response: dict[str, Any]) -> bytes:
+    """``response`` as the Responses API streams it (text and function-call arguments in deltas)."""
+    events: list[dict[str, Any]] = [{"type": "response.created", "response": {**response, "status": "in_progress", "output": []}}]
+    for i, item in enumerate(response["output"]):
+        if item["type"] == "function_call":
+            events.append({"type": "response.output_item.added", "output_index": i, "item": {**item, "arguments": "", "status": "in_progress"}})
+            args = item["arguments"]
+            half = len(args) // 2
+            for part in (args[:half], args[half:]):
+                events.append({"type": "response.function_call_arguments.delta", "output_index": i, "item_id": item["id"], "delta": part})
+            events.append({"type": "response.function_call_arguments.done", "output_index": i, "item_id": item["id"], "arguments": args})
+        else:
+            text = item["content"][0]["text"]
+            events.append({"type": "response.output_item.added", "output_index": i, "item": {**item, "content": [], "status": "in_progress"}})
+            events.append({"type": "response.content_part.added", "output_index": i, "item_id": item["id"], "content_index": 0,
+                           "part": {"type": "output_text", "text": "", "annotations": []}})
+            events.append({"type": "response.output_text.delta", "output_index": i, "item_id": item["id"], "content_index": 0, "delta": text})
+            events.append({"type": "response.output_text.done", "output_index": i, "item_id": item["id"], "content_index": 0, "text": text})
+            events.append({"type": "response.content_part.done", "output_index": i, "item_id": item["id"], "content_index": 0,
+                           "part": item["content"][0]})
+        events.append({"type": "response.output_item.done", "output_index": i, "item": item})
+    events.append({"type": "response.completed", "response": response})
+    return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
+
+
 def _make_httpd(server: ScriptedServer, host: str, port: int) -> ThreadingHTTPServer:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -436,6 +524,9 @@ def _make_httpd(server: ScriptedServer, host: str, port: int) -> ThreadingHTTPSe
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
+            if self.path.split("?", 1)[0].rstrip("/").endswith("/responses"):
+                self._responses(raw)
+                return
             if not self.path.split("?", 1)[0].rstrip("/").endswith("/chat/completions"):
                 self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}).encode())
                 return
@@ -458,6 +549,35 @@ def _make_httpd(server: ScriptedServer, host: str, port: int) -> ThreadingHTTPSe
                 self._answer(req)
             finally:
                 server._leave()
+
+        def _responses(self, raw: bytes) -> None:
+            """``POST /v1/responses`` (what Codex speaks): the same rules, matched against the
+            request read as a chat (:func:`responses_as_chat`); a callable reply gets the
+            request as sent. Streamed as the Responses API's server-sent events."""
+            try:
+                req = json.loads(raw or b"{}")
+            except json.JSONDecodeError:
+                self._send(400, b'{"error": {"message": "invalid JSON body"}}')
+                return
+            with server.lock:
+                server.seen.append({"path": self.path.split("?", 1)[0], "query": {}, "authorization": self.headers.get("Authorization"),
+                                    "api-key": self.headers.get("api-key")})
+                server.responses_requests.append(req)
+            chat = responses_as_chat(req)
+            rule = server.first_match(chat)
+            if rule and rule.delay:
+                time.sleep(rule.delay)
+            if rule and rule.status != 200:
+                headers = {"Retry-After": f"{rule.retry_after:g}"} if rule.retry_after is not None else {}
+                msg = {"error": {"message": rule.message or f"scripted HTTP {rule.status}", "type": "scripted", "code": str(rule.status)}}
+                self._send(rule.status, json.dumps(msg).encode(), headers=headers)
+                return
+            reply = (rule.reply(req) if callable(rule.reply) else rule.reply) if rule and rule.reply is not None else default_reply(chat)
+            response = response_object(chat, reply, rule.usage if rule else None)
+            if req.get("stream"):
+                self._send(200, response_events(response), ctype="text/event-stream")
+            else:
+                self._send(200, json.dumps(response).encode())
 
         def _answer(self, req: dict[str, Any]) -> None:
             limit = server.concurrency_limit

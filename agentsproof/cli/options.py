@@ -153,7 +153,7 @@ def run_options(f: Callable) -> Callable:
     f = click.option(
         "--target",
         metavar="NAME",
-        help="Run the trials with this agent (a targets.yaml name, or the built-in 'copilot'); overrides eval.yaml's execution. See docs/agent-trials.md.",
+        help="Run the trials with this agent (a targets.yaml name, or the built-in 'copilot', 'claude-code', 'codex'); several, comma-separated, run every item on each (one report, a grade per agent). Overrides eval.yaml's execution. See docs/agent-trials.md.",
     )(f)
     f = click.option(
         "--targets",

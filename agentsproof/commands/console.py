@@ -54,7 +54,9 @@ def print_run(run: RunResult, written: dict[str, Path]) -> None:
         _echo("", err=True)
     _echo(f"agentsproof {run.command} · {run.plugin} · provider {run.provider} · model {run.model}")
     kinds = {i.kind for i in run.items}
-    label = (lambda it: f"{it.kind}: {it.name}") if len(kinds) > 1 or kinds == {"agent"} else (lambda it: it.name)
+    base = (lambda it: f"{it.kind}: {it.name}") if len(kinds) > 1 or kinds == {"agent"} else (lambda it: it.name)
+    matrix = len({i.target for i in run.items}) > 1
+    label = (lambda it: f"{base(it)} @ {it.target}") if matrix else base
     width = max([len(label(i)) for i in run.items] + [4])
     _echo(f"  {'item':<{width}}  {'with':>5}  {'w/o':>5}  {'delta':>6}  grade  {'pass':>5}  err  result")
     from agentsproof.report.views import item_result_label
@@ -73,6 +75,7 @@ def print_run(run: RunResult, written: dict[str, Path]) -> None:
             _echo(f"      {it.status}: {it.status_reason}")
         if it.stats.get("flaky"):
             _echo(f"      flaky: {it.with_arm.passed_trials} of {it.with_arm.scored} trials passed")
+    _print_agents(run)
     o = run.overall
     _echo(
         f"verdict: {run.verdict} · {o.passed}/{o.total} passed"
@@ -99,3 +102,22 @@ def print_run(run: RunResult, written: dict[str, Path]) -> None:
     for fmt in ("html", "md", "json"):
         if fmt in written:
             _echo(f"{fmt} report: {written[fmt]}")
+
+
+def _print_agents(run: RunResult) -> None:
+    """A matrix run (``--target a,b,c``): the agents side by side."""
+    from agentsproof.commands.matrix import by_agent
+
+    rows = by_agent(run.items)
+    if not rows:
+        return
+    _echo("by agent:")
+    width = max(len(r["target"]) for r in rows)
+    for r in rows:
+        where = []
+        if r["helps"]:
+            where.append("helps: " + ", ".join(r["helps"]))
+        if r["hurts"]:
+            where.append("hurts: " + ", ".join(r["hurts"]))
+        _echo(f"  {r['target']:<{width}}  grades {' '.join(r['grades'])}  mean delta {_fmt(r['mean_delta'], '+.2f')}"
+              + ("  " + "; ".join(where) if where else "  (no interval clear of 0)"))

@@ -188,9 +188,10 @@ def _run(
     after: Callable[[RunResult], None] | None = None,
 ) -> tuple[RunResult, dict[str, Path]]:
     """The one path every run takes: targets checked, trials run (journalled, resumable), reports written."""
+    from agentsproof.commands.matrix import expand
     from agentsproof.executor.journal import journal_path
 
-    items = _arms(items, cfg)
+    items = _arms(expand(items, cfg.target), cfg)  # --target a,b,c: every item on each agent
     if cfg.plan:
         from agentsproof.executor.costplan import render_plan
 
@@ -263,9 +264,12 @@ def _retry(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult, dict[st
 
 
 def _request(cfg: RunConfig, *, in_plugin: bool = False) -> ItemRequest:
-    """The options that shape a file's items (see agentsproof.formats.base.ItemRequest)."""
+    """The options that shape a file's items (see agentsproof.formats.base.ItemRequest);
+    a matrix's items are loaded for its first agent, then copied per agent in :func:`_run`."""
+    from agentsproof.commands.matrix import first_target
+
     return ItemRequest(
-        trials=cfg.trials, threshold=cfg.threshold, timeout=cfg.timeout, target=cfg.target, targets_file=cfg.targets_file,
+        trials=cfg.trials, threshold=cfg.threshold, timeout=cfg.timeout, target=first_target(cfg.target), targets_file=cfg.targets_file,
         all_tasks=cfg.all_tasks, skill=cfg.skill, in_plugin=in_plugin,
     )
 

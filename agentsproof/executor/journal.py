@@ -66,6 +66,13 @@ def item_fingerprint(item: EvalItem, targets: dict[str, dict[str, Any]] | None =
     }
     if item.cases:
         out["cases"] = _sha([[c.name, c.prompt, [g.model_dump(mode="json") for g in c.graders]] for c in item.cases])
+        if any(c.turns for c in item.cases):
+            out["case_turns"] = _sha([list(c.turns) for c in item.cases])
+    if item.turns:
+        out["turns"] = _sha(list(item.turns))
+    users = [c.user for c in (item.cases or (item.case_at(0),)) if c.user is not None]
+    if users:
+        out["users"] = _sha([[u.persona, u.goal, u.max_turns] for u in users])
     if item.target != "chat":
         out["target"] = item.target
         out["workspace"] = item.workspace_sha

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentsproof.core.scrub import clip, scrub, scrub_model
 from agentsproof.grading.grade import Judge, TrialContext, combine, failed_gate, grade_all
@@ -93,6 +93,7 @@ class DualArmRunner:
         self.reused = 0
         self.options = options
         self.judge = judge
+        self._simulator: Any = None
         self.policy = policy
         parallel = max(1, options.parallel)
         limits = [t.max_concurrency for t in targets.values() if t.max_concurrency]
@@ -146,6 +147,21 @@ class DualArmRunner:
         text = clip(" ".join(scrub(str(err)).split()), 300)  # masked before the cut
         return f"{where} failed unexpectedly: {type(err).__name__}: {text}" if text else f"{where} failed unexpectedly: {type(err).__name__}"
 
+    def _user(self, case: Any) -> Any:
+        """The simulated user of a multi-turn case (``user:``), played by the judge; None without one."""
+        if case.user is None:
+            return None
+        if self.judge is None:
+            async def no_judge(conversation: Any) -> str | None:
+                raise LLMError("a simulated user (user:) needs a model for the judge; set --provider / --judge-model")
+
+            return no_judge
+        if self._simulator is None:
+            from agentsproof.executor.simulator import UserSimulator
+
+            self._simulator = UserSimulator(self.judge)
+        return self._simulator.for_user(case.user)
+
     def _workspaces(self) -> Workspaces:
         if self.workspaces is None:
             from agentsproof.targets.workspace import Workspaces
@@ -163,7 +179,7 @@ class DualArmRunner:
         limit = target.timeout or item.timeout
         if not target.uses_workspace:
             trial = TrialInput(item=item, arm=arm, index=index, system=system, prompt=case.prompt, timeout=limit, skills=skills,
-                               skill=item.skill if arm == "plugin" else None)
+                               skill=item.skill if arm == "plugin" else None, turns=list(case.turns), next_turn=self._user(case))
             return await self._run_and_grade(target, trial, log, t0, None)
         from agentsproof.targets import workspace as ws
 
@@ -172,7 +188,8 @@ class DualArmRunner:
         try:
             trial = TrialInput(
                 item=item, arm=arm, index=index, system=system, prompt=case.prompt, timeout=limit,
-                workspace=folder, skill=item.skill if arm in ("with", "plugin") else None, skills=skills,
+                workspace=folder, skill=item.skill if arm in ("with", "plugin") else None, skills=skills, turns=list(case.turns),
+                next_turn=self._user(case),
             )
             try:
                 await target.prepare(trial)

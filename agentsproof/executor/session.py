@@ -185,7 +185,7 @@ async def run_items_async(
             finalized[id(run)] = finalize_item(run)
             spiller.item_done(run.item.id, [run.with_arm, run.without_arm])
 
-    judge = Judge(client=client, model=prepared.judge_model) if client is not None and any(needs_judge(_all_graders(i)) for i in items) else None
+    judge = Judge(client=client, model=prepared.judge_model) if client is not None and any(_needs_judge(i) for i in items) else None
     if client is not None:
         targets["chat"] = ChatTarget(client, prepared.model)
     spaces = None
@@ -275,6 +275,9 @@ def _var_digests(defs: dict[str, TargetDef], salt: str | None) -> dict[str, Any]
     names = {n for d in defs.values() for n in ENV_REF.findall(json.dumps(d.spec.model_dump(mode="json"), default=str))}
     salt = salt or secrets.token_hex(16)
     return {"salt": salt, "digests": var_digests(salt, names)}
+def _needs_judge(item: EvalItem) -> bool:
+    """A grader asks the judge, or a case has a simulated user (the judge plays it)."""
+    return needs_judge(_all_graders(item)) or any(c.user is not None for c in (item.cases or (item.case_at(0),)))
 
 
 def _all_graders(item: EvalItem) -> list[Any]:
@@ -332,7 +335,7 @@ def run_items(command: str, plugin: str, items: Sequence[EvalItem], opts: Sessio
 
     spill_after(), lazy_after()  # and so are AGENTSPROOF_SPILL_AFTER and AGENTSPROOF_HTML_LAZY_AFTER
     agents = build_targets(items, opts)
-    if any(it.target == "chat" for it in items) or any(needs_judge(_all_graders(it)) for it in items):
+    if any(it.target == "chat" for it in items) or any(_needs_judge(it) for it in items):
         cfg = opts.run
         prepared = prepare_provider(cfg.provider, cfg.model, cfg.judge_model, prompt_cache=cfg.prompt_cache)
     else:  # agents graded without a judge: no model is called by the harness itself

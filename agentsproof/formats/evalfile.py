@@ -8,7 +8,7 @@ prints as one line naming the file and the field, with exit code 30.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -49,9 +49,26 @@ class Execution(_Strict):
         return self
 
 
+MAX_TURNS = 20
+"""Follow-up messages a task may list."""
+
+
+class UserConfig(_Strict):
+    """A simulated user (played by the judge model) who answers each reply of a multi-turn trial."""
+
+    persona: str = Field(min_length=1, description="Who the user is and how they talk.")
+    goal: str = Field(min_length=1, description="What the user wants; they say DONE once they have it.")
+    max_turns: int = Field(3, ge=1, le=MAX_TURNS, strict=True, description="Follow-up messages at most.")
+
+
 class TaskConfig(_Strict):
     name: str = Field(min_length=1)
     instruction: str = Field(min_length=1)
+    turns: list[Annotated[str, Field(min_length=1)]] = Field(
+        default_factory=list, max_length=MAX_TURNS,
+        description="Follow-up user messages, sent one after another in the same session after the instruction (a multi-turn trial).",
+    )
+    user: UserConfig | None = Field(None, description="A simulated user who answers each reply (after turns:, if any).")
     graders: list[GraderConfig] = Field(min_length=1)
     workspace: str | None = Field(
         None, min_length=1, description="A folder (relative to the yaml) copied into this task's trial workspaces (agent trials); default: the top-level workspace."

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentsproof.core.errors import InputError
 from agentsproof.formats.evalfile import LoadedEval
@@ -104,7 +104,7 @@ def item_from_eval(
         i = min(ev.task_workspaces)
         raise InputError(src, f"tasks[{i}].workspace", "a workspace is for agent trials; set 'execution: {mode: agent, target: NAME}' or run with --target NAME")
     seeds = [ev.task_workspaces.get(i, ev.workspace) if agent else None for i in range(len(tasks))]
-    cases = tuple(Case(t.name, t.instruction, list(t.graders), seeds[i]) for i, t in enumerate(tasks)) if len(tasks) > 1 else ()
+    cases = tuple(Case(t.name, t.instruction, list(t.graders), seeds[i], tuple(t.turns), _user(t.user)) for i, t in enumerate(tasks)) if len(tasks) > 1 else ()
     per_case = trials if trials is not None else cfg.defaults.trials
     workspace_sha = ""
     if agent:
@@ -128,10 +128,19 @@ def item_from_eval(
         warnings=tuple(w for w in ev.warnings if not agent or "chat trial" not in w),
         target=name,
         workspace_seed=seeds[0],
+        turns=tuple(task.turns),
+        user=_user(task.user),
         workspace_sha=workspace_sha,
         skill=skill_file(ev.name, ev.kind, ev.source_text, ev.source_path, ev.seed_folders()) if agent else None,
         cases=cases,
     )
+
+
+def _user(cfg: Any) -> Any:
+    """A task's ``user:`` as the runner's :class:`~agentsproof.model.items.SimulatedUser`."""
+    from agentsproof.model.items import SimulatedUser
+
+    return None if cfg is None else SimulatedUser(persona=cfg.persona, goal=cfg.goal, max_turns=cfg.max_turns)
 
 
 def case_graders(expected_output: str | None, assertions: list[str]) -> list[GraderConfig]:

@@ -85,6 +85,9 @@ class CopilotClient(LLMClient):
         self._secrets = [s for s in [(provider or {}).get("api_key")] + [os.environ.get(n) for n in TOKEN_ENVS] if s]
         self._secrets += url_secrets((provider or {}).get("base_url"))
         self.startup_s: float | None = None
+        self.home: str | None = None
+        """``COPILOT_HOME`` for the CLI process (None: the user's ``~/.copilot``); the copilot
+        target sets a private one when the login does not live there."""
 
     @classmethod
     def from_env(cls) -> CopilotClient:
@@ -120,6 +123,8 @@ class CopilotClient(LLMClient):
         options: dict[str, Any] = {"connection": connection, "log_level": "error"}
         if self.provider is not None:
             options["use_logged_in_user"] = False  # BYOK: no GitHub credentials involved
+        if self.home is not None:
+            options["base_directory"] = self.home
         t0 = time.perf_counter()
         try:
             client = SDKClient(**options)

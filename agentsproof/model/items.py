@@ -42,6 +42,16 @@ class SkillFile:
 
 
 @dataclass(frozen=True)
+class SimulatedUser:
+    """A user played by the judge model in a multi-turn trial (eval.yaml ``user:``)."""
+
+    persona: str
+    goal: str
+    max_turns: int = 3
+    """Follow-up messages it may send at most."""
+
+
+@dataclass(frozen=True)
 class Case:
     """One task of an item: trial ``i`` of each arm runs case ``i % len(cases)``, so the
     two arms' trial ``i`` always answer the same prompt (see ``EvalItem.case_at``)."""
@@ -50,6 +60,10 @@ class Case:
     prompt: str
     graders: Sequence[GraderSpec]
     workspace_seed: Path | None = None
+    turns: tuple[str, ...] = ()
+    """Follow-up user messages, sent one after another in the same session after ``prompt``."""
+    user: SimulatedUser | None = None
+    """After ``turns``, a simulated user who answers each reply (None: no more turns)."""
 
 
 @dataclass
@@ -86,6 +100,10 @@ class EvalItem:
     ``"plugin"`` also the arm that installs every skill of ``plugin_skills``."""
     plugin_skills: tuple[SkillFile, ...] = ()
     """Every skill/agent of the item's plugin, the item's own included (the plugin arm)."""
+    turns: tuple[str, ...] = ()
+    """The one case's follow-up user messages (a multi-turn trial); see :class:`Case`."""
+    user: SimulatedUser | None = None
+    """The one case's simulated user; see :class:`Case`."""
     cases: tuple[Case, ...] = ()
     """Several tasks (eval.yaml ``tasks:``): ``trials`` counts trials per arm over all cases.
     Empty: one case, the item's own ``prompt`` and ``graders``."""
@@ -93,5 +111,5 @@ class EvalItem:
     def case_at(self, index: int) -> Case:
         """The case trial ``index`` runs (round robin, so a batch of trials covers the cases evenly)."""
         if not self.cases:
-            return Case(self.task_name, self.prompt, self.graders, self.workspace_seed)
+            return Case(self.task_name, self.prompt, self.graders, self.workspace_seed, self.turns, self.user)
         return self.cases[index % len(self.cases)]

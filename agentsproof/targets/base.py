@@ -13,6 +13,7 @@ trial is *errored* with that reason, never failed.
 from __future__ import annotations
 
 import abc
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,12 @@ class TrialInput:
     """A fresh folder for this trial only (agent targets run in it); None for chat trials."""
     skill: SkillFile | None = None
     """The skill/agent for the with-arm; None in the baseline arm."""
+    turns: list[str] = field(default_factory=list)
+    """Follow-up user messages after ``prompt``, in the same session (a multi-turn trial);
+    the answer graded is the reply to the last one."""
+    next_turn: Callable[[list[dict[str, str]]], Awaitable[str | None]] | None = None
+    """After ``turns``: the simulated user, asked with the conversation so far
+    (``{"role", "content"}`` messages) for the next message; None ends the conversation."""
     skills: list[SkillFile] = field(default_factory=list)
     """Every skill installed for this trial (activation suites, the plugin arm); empty: just ``skill``."""
 
@@ -66,6 +73,18 @@ class TrialRecord:
     """Extra session-log events (stderr lines, notes) beside the trajectory."""
     raw_tool_calls: list[dict[str, Any]] = field(default_factory=list)
     """Tool calls as the provider reported them (chat targets), kept for the JSON report."""
+
+
+async def next_user_message(trial: TrialInput, conversation: list[dict[str, str]]) -> str | None:
+    """What the user says after the agent's last reply in ``conversation`` (which starts
+    with the prompt): the next of ``trial.turns``, then the simulated user's; None: the
+    conversation is over. Every target with a session sends these in that session."""
+    sent = sum(1 for m in conversation if m.get("role") == "user") - 1
+    if sent < len(trial.turns):
+        return trial.turns[sent]
+    if trial.next_turn is not None:
+        return await trial.next_turn(list(conversation))
+    return None
 
 
 class Target(abc.ABC):

@@ -10,8 +10,8 @@ import asyncio
 from typing import Any
 
 from agentsproof.llm.base import ChatRequest, LLMClient, LLMError
-from agentsproof.model.results import ToolCall
-from agentsproof.targets.base import Target, TrialInput, TrialRecord
+from agentsproof.model.results import LogEvent, ToolCall
+from agentsproof.targets.base import Target, TrialInput, TrialRecord, next_user_message
 
 TIMEOUT_GRACE_S = 5.0
 """How far past the trial's timeout the target waits for a provider that overruns its budget."""
@@ -29,7 +29,7 @@ class ChatTarget(Target):
         self.max_tokens = max_tokens
         self.max_concurrency = client.max_concurrency
 
-    async def _call(self, trial: TrialInput, messages: list[dict[str, str]], schema: dict[str, Any] | None = None) -> Any:
+    async def _request(self, trial: TrialInput, messages: list[dict[str, str]], schema: dict[str, Any] | None = None) -> Any:
         req = ChatRequest(
             messages=messages, model=self.model, temperature=self.temperature, max_tokens=self.max_tokens,
             timeout=trial.timeout, budget=trial.timeout, json_schema=schema,
@@ -50,7 +50,7 @@ class ChatTarget(Target):
 
         skills = [s for s in trial.skills if s.kind == "skill"]
         messages = [{"role": "system", "content": cat.choice_system(skills, trial.system)}, {"role": "user", "content": trial.prompt}]
-        first = await self._call(trial, messages, cat.CHOICE_SCHEMA)
+        first = await self._request(trial, messages, cat.CHOICE_SCHEMA)
         name, note = cat.parse_choice(first.text, [s.name for s in skills])
         log = [LogEvent(t=first.latency_s, role="info", text=note)] if note else []
         usage, cost, latency, answer = first.usage, first.cost_usd, first.latency_s, first.text
@@ -58,7 +58,7 @@ class ChatTarget(Target):
         if name is not None and trial.item.case_at(trial.index).graders:
             skill = next(s for s in skills if s.name == name)
             messages += [{"role": "assistant", "content": first.text}, {"role": "user", "content": cat.loaded_message(skill)}]
-            second = await self._call(trial, messages)
+            second = await self._request(trial, messages)
             usage = usage + second.usage
             cost = None if first.cost_usd is None or second.cost_usd is None else first.cost_usd + second.cost_usd
             latency, answer = latency + second.latency_s, second.text
@@ -68,22 +68,54 @@ class ChatTarget(Target):
                            skills_invoked=[name] if name else [], log=log)
 
     async def run(self, trial: TrialInput) -> TrialRecord:
+        """One chat call; in a multi-turn trial, one more per user message (``turns``, then
+        the simulated user), each sent with the conversation so far (the last reply is graded). With several skills installed: the simulated choice."""
         if trial.skills:
             return await self._choose(trial)
+        messages = [{"role": "system", "content": trial.system}, {"role": "user", "content": trial.prompt}]
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + trial.timeout
+        record: TrialRecord | None = None
+        n = 0
+        while True:
+            left = deadline - loop.time()
+            if n and left <= 0:
+                raise LLMError(f"trial timed out after {trial.timeout:g}s (at turn {n + 1})", kind="timeout")
+            one = await self._call(messages, trial.timeout if n == 0 else left, trial.timeout)
+            if record is None:
+                record = one
+            else:
+                record.answer = one.answer
+                record.trajectory += one.trajectory
+                record.raw_tool_calls += one.raw_tool_calls
+                record.usage = record.usage + one.usage
+                record.cost_usd = None if record.cost_usd is None or one.cost_usd is None else record.cost_usd + one.cost_usd
+                record.latency_s += one.latency_s
+                record.cached = record.cached and one.cached
+            messages.append({"role": "assistant", "content": one.answer})
+            follow_up = await next_user_message(trial, messages[1:])
+            if follow_up is None:
+                return record
+            record.log.append(LogEvent(t=record.latency_s, role="assistant", text=one.answer))
+            record.log.append(LogEvent(t=record.latency_s, role="user", text=follow_up))
+            messages.append({"role": "user", "content": follow_up})
+            n += 1
+
+    async def _call(self, messages: list[dict[str, str]], budget: float, timeout: float) -> TrialRecord:
         req = ChatRequest(
-            messages=[{"role": "system", "content": trial.system}, {"role": "user", "content": trial.prompt}],
+            messages=list(messages),
             model=self.model,
             temperature=self.temperature,
             max_tokens=self.max_tokens,
-            timeout=trial.timeout,
-            budget=trial.timeout,
+            timeout=budget,
+            budget=budget,
         )
         try:
             # The retry loop keeps every attempt and wait inside the budget and says why it
             # stopped; this outer bound only catches a provider that ignores it.
-            resp = await asyncio.wait_for(self.client.complete(req), trial.timeout + TIMEOUT_GRACE_S)
+            resp = await asyncio.wait_for(self.client.complete(req), budget + TIMEOUT_GRACE_S)
         except TimeoutError:
-            raise LLMError(f"trial timed out after {trial.timeout:g}s", kind="timeout") from None
+            raise LLMError(f"trial timed out after {timeout:g}s", kind="timeout") from None
         if not isinstance(resp.text, str):
             raise LLMError(f"the provider's reply has no text ({type(resp.text).__name__})")
         return TrialRecord(

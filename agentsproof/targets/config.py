@@ -7,7 +7,8 @@ Looked up, for a name, in this order (the first file that defines it wins):
 3. ``.agentsproof/targets.yaml`` in the eval's folder and every folder above it;
 4. ``$XDG_CONFIG_HOME/agentsproof/targets.yaml`` (``~/.config/agentsproof/targets.yaml``).
 
-A built-in target ``copilot`` (tools ``bash``, ``view``, ``create``) exists without a file.
+Built-in targets exist without a file: ``copilot`` (tools ``bash``, ``view``, ``create``) and
+``claude-code`` and ``codex``, each with its defaults.
 
 String values may refer to environment variables as ``${NAME}`` so that no secret is
 written in a file; they are expanded when the run starts (a missing variable is an input
@@ -32,7 +33,7 @@ from agentsproof.targets.spec import TARGETS_FILE, TargetDef
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
-BUILTIN = {"copilot": {"type": "copilot"}}
+BUILTIN = {"copilot": {"type": "copilot"}, "claude-code": {"type": "claude-code"}, "codex": {"type": "codex"}}
 
 
 def parse_targets(data: Any, source: str, folder: Path | None = None) -> dict[str, TargetDef]:

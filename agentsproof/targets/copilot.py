@@ -16,6 +16,12 @@ message. The baseline arm has the same workspace, tools and system message and n
 or agent. Copilot's built-in skills and custom instructions are left out of every session,
 so the two arms differ by the skill alone.
 
+**Hermetic.** Every session gets its own empty config directory (``config_directory``,
+deleted after the trial) with config discovery off, so no user settings, skills, MCP
+servers or instructions of ``~/.copilot`` reach it; with BYOK or a token in the
+environment the CLI process itself runs on a private, empty ``COPILOT_HOME`` too (a login
+stored by ``copilot /login`` lives in ``~/.copilot``, which is then kept for the login only).
+
 **skill_used.** ``inject: system``: True in the with-arm (the text is the system message),
 False in the baseline. ``inject: skill``: True when Copilot reports invoking the skill, or
 a tool call touched the skill's folder (e.g. ``view`` of its SKILL.md); for an agent, when
@@ -28,6 +34,9 @@ folder name, in order.
 
 **Permissions.** Every permission request is answered by the guard in
 :mod:`agentsproof.targets.copilot_guard` (the workspace only; read its limitations).
+
+**Turns.** A multi-turn trial (``TrialInput.turns``) sends each follow-up in the same
+session after the previous reply went idle; the answer is the last reply.
 
 A timeout aborts and deletes the session, which stops the tools it started (shell
 commands included), and errors the trial; so does an SDK or CLI failure, with the reason
@@ -49,13 +58,13 @@ from pydantic import Field
 
 from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.llm.base import LLMError
-from agentsproof.llm.copilot import CopilotClient, copilot_status
+from agentsproof.llm.copilot import TOKEN_ENVS, CopilotClient, copilot_status, login_source
 from agentsproof.llm.copilot_events import AgentEventCollector
 from agentsproof.model.graders import Strict
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT, SkillFile
 from agentsproof.model.results import LogEvent
 from agentsproof.model.skillfolder import split_frontmatter
-from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord
+from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord, next_user_message
 from agentsproof.targets.copilot_guard import PermissionGuard, inside
 from agentsproof.targets.spec import MAX_TARGET_TIMEOUT
 
@@ -96,6 +105,11 @@ class CopilotTarget(Target):
         self.run_model = model
         self.model = spec.model or model or None
         self.runtime = CopilotClient.from_env()
+        self._home: Path | None = None
+        if self.runtime.provider is not None or login_source() in TOKEN_ENVS:
+            # the login does not live in ~/.copilot: the CLI gets a private, empty one
+            self._home = Path(os.path.realpath(tempfile.mkdtemp(prefix="agentsproof-copilot-home-")))
+            self.runtime.home = str(self._home)
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -107,7 +121,11 @@ class CopilotTarget(Target):
         }
 
     async def aclose(self) -> None:
-        await self.runtime.aclose()
+        try:
+            await self.runtime.aclose()
+        finally:
+            if self._home is not None:
+                shutil.rmtree(self._home, ignore_errors=True)
 
     # -- one trial -------------------------------------------------------------
 
@@ -120,11 +138,14 @@ class CopilotTarget(Target):
         log: list[LogEvent] = []
         events = AgentEventCollector()
         staged = self._stage(trial)
+        config = Path(os.path.realpath(tempfile.mkdtemp(prefix="agentsproof-copilot-config-")))
         try:
             guard = PermissionGuard(workspace, [staged] if staged else [], log, t0)
             options = self._options(trial, workspace, staged, guard, events)
-            await self._drive(options, trial.prompt, events, timeout, staged)
+            options.update(config_directory=str(config), enable_config_discovery=False)  # hermetic: nothing of the user's config
+            replies, follow_ups = await self._drive(options, trial, events, timeout, staged)
         finally:
+            shutil.rmtree(config, ignore_errors=True)
             if staged is not None:
                 shutil.rmtree(staged, ignore_errors=True)
         if events.error is not None:
@@ -133,6 +154,8 @@ class CopilotTarget(Target):
         if answer is None:
             raise _target_error(self.runtime.no_answer(events))
         trajectory = events.trajectory()
+        for reply, follow_up in zip(replies, follow_ups, strict=True):
+            log += [LogEvent(t=time.perf_counter() - t0, role="assistant", text=reply), LogEvent(t=time.perf_counter() - t0, role="user", text=follow_up)]
         return TrialRecord(
             answer=answer,
             trajectory=trajectory,
@@ -144,10 +167,15 @@ class CopilotTarget(Target):
             log=log,
         )
 
-    async def _drive(self, options: dict[str, Any], prompt: str, events: AgentEventCollector, timeout: float, staged: Path | None) -> None:
-        """Create the session, send the prompt, wait for idle; then abort and delete it."""
+    async def _drive(self, options: dict[str, Any], trial: TrialInput, events: AgentEventCollector, timeout: float,
+                     staged: Path | None) -> tuple[list[str], list[str]]:
+        """Create the session, send the prompt and wait for idle, then each follow-up of a
+        multi-turn trial (``turns``, then the simulated user) the same way; then abort and
+        delete it. (the replies before the last message, the follow-ups sent)."""
         runtime = self.runtime
         client = session = None
+        replies: list[str] = []
+        follow_ups: list[str] = []
         deadline = asyncio.timeout(timeout)
         try:
             async with deadline:
@@ -155,8 +183,20 @@ class CopilotTarget(Target):
                 session = await client.create_session(**options)
                 if staged is not None and events.skills_loaded is not None and not _loaded(events.skills_loaded, staged):
                     raise TargetError(f"Copilot did not load the skill from {staged} (check its SKILL.md front matter)")
-                await session.send(prompt)
+                conversation = [{"role": "user", "content": trial.prompt}]
+                await session.send(trial.prompt)
                 await events.done.wait()
+                while events.error is None:
+                    conversation.append({"role": "assistant", "content": events.final_text() or ""})
+                    follow_up = await next_user_message(trial, conversation)
+                    if follow_up is None:
+                        break
+                    replies.append(conversation[-1]["content"])
+                    follow_ups.append(follow_up)
+                    conversation.append({"role": "user", "content": follow_up})
+                    events.done.clear()
+                    await session.send(follow_up)
+                    await events.done.wait()
         except TimeoutError as exc:
             if not deadline.expired():  # the SDK's own timeout, not the trial's
                 raise _target_error(runtime.sdk_error(exc)) from None
@@ -173,6 +213,7 @@ class CopilotTarget(Target):
                     await asyncio.shield(client.delete_session(options["session_id"]))
                 except Exception:  # noqa: BLE001 - it may not exist at all
                     pass
+        return replies, follow_ups
 
     def _options(self, trial: TrialInput, workspace: Path, staged: Path | None, guard: PermissionGuard, events: AgentEventCollector) -> dict[str, Any]:
         tools = list(dict.fromkeys(self.spec.tools))

@@ -21,6 +21,8 @@ KINDS: dict[str, str] = {
     "command": "agentsproof.targets.command:CommandTarget",
     "http": "agentsproof.targets.http:HttpTarget",
     "copilot": "agentsproof.targets.copilot:CopilotTarget",
+    "claude-code": "agentsproof.targets.claude_code:ClaudeCodeTarget",
+    "codex": "agentsproof.targets.codex:CodexTarget",
 }
 
 TARGET_TYPES: tuple[str, ...] = tuple(KINDS)

@@ -439,3 +439,44 @@ def test_the_built_in_copilot_target_through_the_cli(copilot_env, tmp_path, monk
     assert w["trajectory"] and w["trajectory"][0]["name"] in offered_tools(copilot_env.trial_requests()[0])
     assert not (Path(b["workspace"]) / "result.txt").exists() and b["files"] == [] and b["skill_used"] is False
     assert SECRET not in stdout + stderr + next(out.rglob("*.html")).read_text()
+
+
+async def test_nothing_of_the_users_copilot_home_reaches_a_trial(copilot_env, tmp_path, monkeypatch):
+    from agent_clis import plant_home_skills
+
+    home = Path(os.environ["HOME"])
+    plant_home_skills(home, "HOMEMARK")
+    user_copilot = tmp_path / "user-copilot-home"
+    plant_home_skills(user_copilot, "HOMEMARK")  # (skills/ below it too)
+    (user_copilot / "skills").mkdir(exist_ok=True)
+    (user_copilot / "skills" / "env-skill").mkdir()
+    (user_copilot / "skills" / "env-skill" / "SKILL.md").write_text("---\nname: env-skill\ndescription: HOMEMARK\n---\nHOMEMARK\n")
+    monkeypatch.setenv("COPILOT_HOME", str(user_copilot))
+    copilot_env.add(Rule(reply="done"))
+    target = make_target(inject="skill")
+
+    with_r, without_r = await run_all(target, trial(tmp_path, "with", prompt="Please use the skill."), trial(tmp_path, "without"))
+
+    assert with_r.answer == without_r.answer == "done"
+    bodies = [json.dumps(r) for r in copilot_env.requests]
+    assert "csv-summary" in bodies[0]  # the staged skill is offered ...
+    assert not [b for b in bodies if "HOMEMARK" in b or "home-skill" in b or "env-skill" in b]  # ... and nothing of the user's
+    assert not (user_copilot / "session-state").exists() and not (home / ".copilot" / "session-state").exists()
+
+
+async def test_turns_go_on_in_the_same_copilot_session(copilot_env, tmp_path):
+    def reply(req: dict[str, Any]) -> str:
+        users = [m for m in req["messages"] if m["role"] == "user"]
+        return "which format?" if len(users) == 1 else f"a table, after {len(users)} user messages"
+
+    copilot_env.add(Rule(reply=reply))
+    target = make_target()
+    t = trial(tmp_path, "with", prompt="Summarise it.")
+    t.turns = ["As a table."]
+
+    [rec] = await run_all(target, t)
+
+    assert rec.answer == "a table, after 2 user messages"
+    last = copilot_env.requests[-1]
+    assert "which format?" in texts(last) and "Summarise it." in texts(last)  # one conversation
+    assert [(e.role, e.text) for e in rec.log if e.role in ("user", "assistant")] == [("assistant", "which format?"), ("user", "As a table.")]

@@ -1,0 +1,265 @@
+"""What the built-in agent-CLI targets (``claude-code``, ``codex``) share.
+
+**A hermetic home per trial.** Each trial gets a private harness folder outside its
+workspace: ``home/`` (``HOME`` and the ``XDG_*`` folders point into it), ``config/`` (the
+CLI's own config folder: ``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``), ``tmp/`` (``TMPDIR``) and
+the file the CLI's JSON stream is written to. Nothing of the user's home reaches the
+agent: no settings, no login, no skills, plugins, instructions or memory; the folder is
+deleted after the trial. The environment the CLI sees is built, not inherited: only
+:data:`PASSED_ENV` (locale, PATH, certificates, proxies) comes from agentsproof's own, then
+each target adds its credentials and settings, then the targets.yaml ``env``.
+
+**Skills** are staged with :func:`stage_skills`: ``<folder>/<name>/SKILL.md`` plus the
+other files of the skill's folder (regular files, bounded), front matter added when the
+file has none (the CLIs skip a SKILL.md without a name and description).
+
+**Running.** :func:`run_cli` runs the CLI in the workspace in its own process group
+(:mod:`agentsproof.core.procgroup`), optionally under bubblewrap
+(:mod:`agentsproof.targets.sandbox`), with stdout redirected into the harness so a long
+stream is never cut at the process-group's output cap; :func:`read_json_lines` reads it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from agentsproof.core.procgroup import Outcome, run_group
+from agentsproof.model.items import SkillFile
+from agentsproof.model.skillfolder import split_frontmatter
+from agentsproof.targets.base import TargetError, TrialInput
+
+PASSED_ENV = (
+    "PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "TERM",
+    "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE",
+    "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "no_proxy", "all_proxy",
+)
+"""The only variables of agentsproof's environment every agent CLI inherits."""
+MAX_STAGED_BYTES = 50 * 1024 * 1024
+"""Of a skill folder's files copied with it (its SKILL.md always)."""
+MAX_STREAM_BYTES = 64 * 1024 * 1024
+"""Of the CLI's JSON stream read back; the rest is dropped (a note says so)."""
+REASON_CHARS = 300
+STREAM_FILE = "stream.jsonl"
+
+
+@dataclass
+class Harness:
+    """The private folders of one trial (see the module docstring)."""
+
+    root: Path
+    home: Path
+    config: Path
+    tmp: Path
+    stream: Path
+
+    @classmethod
+    def create(cls, prefix: str) -> Harness:
+        root = Path(os.path.realpath(tempfile.mkdtemp(prefix=prefix)))
+        home, config, tmp = root / "home", root / "config", root / "tmp"
+        for folder in (home, config, tmp):
+            folder.mkdir(mode=0o700)
+        return cls(root=root, home=home, config=config, tmp=tmp, stream=root / STREAM_FILE)
+
+    def env(self) -> dict[str, str]:
+        """The base environment: :data:`PASSED_ENV`, and every home-like variable in here."""
+        env = {k: v for k, v in os.environ.items() if k in PASSED_ENV}
+        env.setdefault("PATH", os.defpath)
+        env.update(
+            HOME=str(self.home), USERPROFILE=str(self.home), TMPDIR=str(self.tmp),
+            XDG_CONFIG_HOME=str(self.home / ".config"), XDG_CACHE_HOME=str(self.home / ".cache"),
+            XDG_DATA_HOME=str(self.home / ".local" / "share"), XDG_STATE_HOME=str(self.home / ".local" / "state"),
+        )
+        return env
+
+    def remove(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def installed_skills(trial: TrialInput) -> list[SkillFile]:
+    """The skills a trial installs: ``trial.skills`` when given (either arm), else the
+    with-arm's ``trial.skill`` (a skill, not an agent); none in a plain baseline."""
+    if trial.skills:
+        return [s for s in trial.skills if s.kind != "agent"]
+    if trial.with_skill and trial.skill is not None and trial.skill.kind != "agent":
+        return [trial.skill]
+    return []
+
+
+def watched_skill(trial: TrialInput) -> str | None:
+    """The name ``skill_used`` is about: the trial's skill, else the item's; None when the
+    trial installs nothing."""
+    if trial.skill is not None:
+        return trial.skill.name
+    if not installed_skills(trial):
+        return None
+    return trial.item.skill.name if trial.item.skill is not None else trial.item.name
+
+
+def stage_skills(skills: list[SkillFile], folder: Path) -> dict[str, Path]:
+    """Write each skill as ``folder/<name>/SKILL.md`` with its folder's files; name → its folder."""
+    out: dict[str, Path] = {}
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for skill in skills:
+            dest = folder / skill.name
+            if dest.exists():
+                continue  # the same name twice: the first one wins
+            dest.mkdir()
+            total = 0
+            for rel, path in skill.files:
+                if path.is_symlink() or not path.is_file():
+                    continue
+                total += path.stat().st_size
+                if total > MAX_STAGED_BYTES:
+                    break
+                target = Path(os.path.normpath(dest / rel))
+                if not target.is_relative_to(dest):
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, target)
+            (dest / "SKILL.md").write_text(with_front_matter(skill), encoding="utf-8")
+            out[skill.name] = dest
+    except OSError as exc:
+        raise TargetError(f"could not stage the skill: {exc.strerror or exc}") from None
+    return out
+
+
+def with_front_matter(skill: SkillFile) -> str:
+    """The skill's text, with ``name``/``description`` front matter added where missing."""
+    import yaml
+
+    meta, body = split_frontmatter(skill.text)
+    if isinstance(meta.get("name"), str) and isinstance(meta.get("description"), str):
+        return skill.text
+    description = meta.get("description") if isinstance(meta.get("description"), str) else _first_line(body) or skill.name
+    head = {**meta, "name": meta["name"] if isinstance(meta.get("name"), str) else skill.name, "description": description}
+    return "---\n" + yaml.safe_dump(head, sort_keys=False, allow_unicode=True) + "---\n" + body
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        line = line.strip().lstrip("#").strip()
+        if line:
+            return line[:200]
+    return ""
+
+
+def loopback_port(url: str | None) -> int | None:
+    """The port of a ``http(s)://127.0.0.1|localhost|[::1]:PORT`` URL, else None."""
+    if not url:
+        return None
+    try:
+        parts = urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return None
+    return port if parts.hostname in ("127.0.0.1", "localhost", "::1") else None
+
+
+@dataclass
+class RunSettings:
+    """How :func:`run_cli` starts a CLI."""
+
+    argv: list[str]
+    workspace: Path
+    harness: Harness
+    env: dict[str, str]
+    timeout: float
+    stdin_text: str | None = None
+    sandbox: Any = None
+    """A :class:`agentsproof.targets.sandbox.Bwrap` to run under, or None."""
+    loopback_ports: list[int] = field(default_factory=list)
+
+
+async def run_cli(settings: RunSettings) -> Outcome:
+    """Run the CLI with stdout going to ``harness.stream``; the outcome's stdout is empty."""
+    s = settings
+    argv = ["/bin/sh", "-c", 'out=$1; shift; exec "$@" > "$out"', "sh", str(s.harness.stream), *s.argv]
+    bridge = None
+    try:
+        if s.sandbox is not None:
+            from agentsproof.targets.sandbox import LoopbackBridge, bwrap_argv
+
+            bridge = LoopbackBridge(s.harness.root, sorted(set(s.loopback_ports)))
+            try:
+                sockets = await bridge.start()
+            except OSError as exc:
+                raise TargetError(f"cannot prepare the sandbox: {exc.strerror or exc}") from None
+            argv = bwrap_argv(s.sandbox, workspace=s.workspace, workspaces_root=s.workspace.parent.parent,
+                              harness=s.harness.root, argv=argv, sockets=sockets)
+        return await run_group(argv, cwd=s.workspace, env=s.env, stdin_text=s.stdin_text, timeout=s.timeout)
+    finally:
+        if bridge is not None:
+            await bridge.aclose()
+
+
+def read_json_lines(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """(the JSON objects, one a line, of the stream file; notes on skipped or cut lines)."""
+    notes: list[str] = []
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_STREAM_BYTES + 1)
+    except OSError:
+        return [], notes
+    if len(raw) > MAX_STREAM_BYTES:
+        raw = raw[:MAX_STREAM_BYTES]
+        notes.append(f"the agent's event stream was cut at {MAX_STREAM_BYTES // (1024 * 1024)} MB")
+    out, bad = [], 0
+    for line in _lines(raw):
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            obj = None
+        if isinstance(obj, dict):
+            out.append(obj)
+        else:
+            bad += 1
+    if bad:
+        notes.append(f"skipped {bad} line{'s' if bad != 1 else ''} of the event stream that were not JSON objects")
+    return out, notes
+
+
+def _lines(raw: bytes) -> Iterator[str]:
+    for line in raw.decode("utf-8", "replace").splitlines():
+        if line.strip():
+            yield line
+
+
+def stderr_tail(stderr: deque[tuple[float, str]]) -> str:
+    """``: last | stderr | lines`` (bounded), or empty."""
+    lines = [line for _t, line in stderr if line.strip()][-3:]
+    if not lines:
+        return ""
+    text = " ".join(" | ".join(lines).split())
+    return ": " + (text if len(text) <= REASON_CHARS else "…" + text[-REASON_CHARS:])
+
+
+def failure(out: Outcome, timeout: float, what: str) -> TargetError | None:
+    """The error for a CLI that timed out or failed without a usable stream, or None."""
+    if out.timed_out:
+        return TargetError(f"{what} timed out after {timeout:g}s" + stderr_tail(out.stderr), kind="timeout")
+    if out.returncode != 0:
+        return TargetError(f"{what} exited with code {out.returncode}" + stderr_tail(out.stderr))
+    return None
+
+
+def clip(value: Any, cap: int) -> str:
+    """``value`` as text (JSON for non-strings), at most ``cap`` characters."""
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= cap else text[: cap - 1] + "…"
+
+
+def mentions(text: str, folders: dict[str, Path]) -> list[str]:
+    """The names of the staged skills whose folder ``text`` names."""
+    return [name for name, folder in folders.items() if str(folder) in text]

@@ -1,0 +1,59 @@
+"""The real Claude Code and Codex CLIs for tests: where they are installed.
+
+``make test`` installs pinned versions into ``.venv/claude-cli`` and ``.venv/codex-cli``
+and passes their paths as CLAUDE_CLI_PATH and CODEX_CLI_PATH. Without one, the tests that
+need it are skipped, and fail under CI (where ``make test`` should have installed it).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+CLIS = {
+    "claude": ("CLAUDE_CLI_PATH", "claude-cli", "claude", "make claude-cli"),
+    "codex": ("CODEX_CLI_PATH", "codex-cli", "codex", "make codex-cli"),
+}
+
+
+def installed(which: str) -> str | None:
+    env, folder, binary, _ = CLIS[which]
+    explicit = os.environ.get(env)
+    if explicit:
+        return explicit if Path(explicit).is_file() else None
+    local = REPO / ".venv" / folder / "node_modules" / ".bin" / binary
+    if local.is_file():
+        return str(local)
+    return shutil.which(binary)
+
+
+def require(which: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The CLI's path, set in its env var for the target; skip (fail under CI) without it."""
+    env, _, _, make = CLIS[which]
+    path = installed(which)
+    if path is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"the {which} CLI is not installed; `make test` should have installed it ({make})")
+        pytest.skip(f"the {which} CLI is not installed (run `{make}` or set {env})")
+    monkeypatch.setenv(env, path)
+    return path
+
+
+def plant_home_skills(home: Path, marker: str) -> list[Path]:
+    """Skills in every place a user's home could hold one for Claude Code, Codex or Copilot."""
+    places = [home / ".claude" / "skills", home / ".codex" / "skills", home / ".agents" / "skills", home / ".copilot" / "skills",
+              home / ".config" / "claude" / "skills"]
+    out = []
+    for place in places:
+        folder = place / "home-skill"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "SKILL.md").write_text(f"---\nname: home-skill\ndescription: {marker} a skill of the user's own\n---\n{marker} body\n")
+        out.append(folder)
+    for memory in (home / ".claude" / "CLAUDE.md", home / ".codex" / "AGENTS.md", home / ".copilot" / "copilot-instructions.md"):
+        memory.parent.mkdir(parents=True, exist_ok=True)
+        memory.write_text(f"{marker}: the user's own instructions\n")
+    return out
