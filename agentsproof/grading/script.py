@@ -257,6 +257,8 @@ async def grade_script(spec: ScriptGrader, ctx: TrialContext) -> GraderResult:
         answer = Path(tmp) / ANSWER_FILE
         answer.write_text(ctx.answer, encoding="utf-8", errors="replace")
         folder = ctx.workspace if ctx.workspace is not None else Path(tmp)
+        if folder.is_symlink():
+            return _errored(spec, "the trial's workspace was replaced by a symlink; the script was not run there")
         if not folder.is_dir():
             return _errored(spec, f"the trial's workspace {folder} is gone")
         folder = folder.resolve()

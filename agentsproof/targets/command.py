@@ -36,8 +36,10 @@ baseline arm, which has no skill installed, is always False).
 
 **Processes.** The agent runs in its own process group: see :mod:`agentsproof.core.procgroup`.
 
-**Sandbox.** ``sandbox: true`` runs the command under bubblewrap: see
-:mod:`agentsproof.targets.sandbox` for what is and is not reachable.
+**Sandbox.** The command runs under bubblewrap unless the target says ``sandbox: false``
+(then the run warns once that the agent is unconfined): see
+:mod:`agentsproof.targets.sandbox` for what is and is not reachable. Only the command's
+own arguments (never the filled ``{prompt}``) can make a path under /tmp visible in it.
 """
 
 from __future__ import annotations
@@ -86,7 +88,10 @@ class CommandTargetSpec(Strict):
     )
     env: dict[str, str] = Field(default_factory=dict, description="Extra environment variables ('${VAR}' allowed).")
     timeout: float | None = Field(None, gt=0, le=MAX_TARGET_TIMEOUT, allow_inf_nan=False, description="Seconds; default: the eval's.")
-    sandbox: bool = Field(False, strict=True, description="Run under bubblewrap: workspace read-write, the rest read-only, loopback only.")
+    sandbox: bool = Field(
+        True, strict=True,
+        description="Run under bubblewrap (the default): workspace read-write, the rest read-only, loopback only. false: unconfined.",
+    )
     loopback_ports: list[Annotated[int, Field(ge=1, le=65535, strict=True)]] = Field(
         default_factory=list,
         max_length=32,
@@ -101,7 +106,7 @@ class CommandTargetSpec(Strict):
     @model_validator(mode="after")
     def _ports_need_sandbox(self) -> CommandTargetSpec:
         if self.loopback_ports and not self.sandbox:
-            raise FieldError("loopback_ports", "only applies with 'sandbox: true' (without a sandbox every port is reachable)")
+            raise FieldError("loopback_ports", "only applies in the sandbox, and this target says 'sandbox: false' (every port is reachable)")
         if len(set(self.loopback_ports)) != len(self.loopback_ports):
             raise FieldError("loopback_ports", "lists a port twice")
         return self
@@ -127,6 +132,7 @@ class CommandTarget(Target):
             from agentsproof.targets.sandbox import find_bwrap
 
             self.bwrap = find_bwrap(source, name)
+        self._unconfined_note = None if spec.sandbox else source
         self._secrets = _secret_values(spec, shown)
 
     def describe(self) -> dict[str, Any]:
@@ -150,6 +156,9 @@ class CommandTarget(Target):
             raise TargetError(f"cannot install the skill: {exc.strerror or exc}") from None
 
     async def run(self, trial: TrialInput) -> TrialRecord:
+        if self._unconfined_note is not None:  # said once, when its first trial starts
+            _say_unconfined(self.name, self._unconfined_note)
+            self._unconfined_note = None
         try:
             return await self._run(trial)
         except TargetError as err:  # its reason may quote stderr or a path: mask the secrets
@@ -177,7 +186,7 @@ class CommandTarget(Target):
                     bridge = LoopbackBridge(harness, self.spec.loopback_ports)
                     sockets = await bridge.start()
                     argv = bwrap_argv(self.bwrap, workspace=workspace, workspaces_root=workspace.parent.parent,
-                                      harness=harness, argv=argv, sockets=sockets)
+                                      harness=harness, argv=argv, sockets=sockets, named=self._named())
             except OSError as exc:
                 raise TargetError(f"cannot prepare the trial: {exc.strerror or exc}") from None
             out = await run_group(argv, cwd=workspace, env=env, stdin_text=stdin_text, timeout=timeout)
@@ -193,6 +202,10 @@ class CommandTarget(Target):
         argv = [_PLACEHOLDER.sub(lambda m: values[m.group(1)], arg) for arg in self.spec.command]
         on_stdin = self.spec.stdin or not any("{prompt}" in arg for arg in self.spec.command)
         return argv, (prompt if on_stdin else None)
+
+    def _named(self) -> list[str]:
+        """The command's arguments that name paths by themselves: none with a placeholder."""
+        return [arg for arg in self.spec.command if not _PLACEHOLDER.search(arg)]
 
     def _env(self, trial: TrialInput, workspace: Path, trace: Path, skill: Path | None) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k not in ("AGENTSPROOF_SKILL_FILE", "AGENTSPROOF_SKILL_NAME")}
@@ -236,6 +249,14 @@ class CommandTarget(Target):
 
     async def aclose(self) -> None:
         return None
+
+
+def _say_unconfined(name: str, source: str) -> None:
+    """Once per target (once per run, at its first trial): this agent runs outside the sandbox."""
+    import sys
+
+    print(f"warning: target {name!r} ({source}) runs unconfined ('sandbox: false'): the agent can read, change and "
+          "reach everything you can", file=sys.stderr)
 
 
 def _secret_values(spec: CommandTargetSpec, shown: CommandTargetSpec) -> list[str]:
