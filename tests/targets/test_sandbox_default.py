@@ -5,6 +5,7 @@ or previewed."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -17,16 +18,14 @@ from typing import Any
 
 import pytest
 import yaml
-
 from conftest import make_plugin, read_json, run_cli, simple_eval
+
 from agentsproof.core.errors import InputError
 from agentsproof.model.items import EvalItem
 from agentsproof.targets import sandbox as sandbox_mod
 from agentsproof.targets import workspace as ws_mod
 from agentsproof.targets.base import TrialInput
 from agentsproof.targets.command import CommandTarget, CommandTargetSpec
-
-import asyncio
 
 
 def _item() -> EvalItem:
