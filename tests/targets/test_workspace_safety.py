@@ -58,19 +58,40 @@ def test_remove_tree_never_follows_a_symlink_nor_chmods_the_parent(tmp_path: Pat
         victim_dir.chmod(0o755)
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root may write any folder")
+def _unprivileged(code: str, *args: str) -> str:
+    """Run ``code`` (Python, with the package importable) as a user without privileges: as
+    root, in a user namespace of real bubblewrap where file modes bind us as they bind anyone."""
+    import sys
+
+    repo = str(Path(__file__).resolve().parents[2])
+    argv = [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1])\n" + code, repo, *args]
+    if os.geteuid() == 0:
+        argv = ["/usr/bin/bwrap", "--unshare-user", "--uid", "1000", "--gid", "1000", "--dev-bind", "/", "/", *argv]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 def test_remove_tree_that_cannot_finish_reports_one_line_and_leaves_the_parent_alone(tmp_path: Path) -> None:
-    """The parent is not writable (like a folder we may not change): the tree's content is
-    deleted, the tree itself is left, one line names it, and the parent's mode is unchanged."""
+    """The parent is not writable (a folder we may not change): the tree's content is
+    deleted (its read-only and locked folders opened up: they are inside), the tree itself
+    is left, one line names it, and the parent's mode is unchanged."""
     parent = tmp_path / "P"
     root = parent / "R"
     (root / "sub").mkdir(parents=True)
     (root / "sub" / "f").write_text("x")
+    (root / "locked").mkdir()
+    (root / "locked" / "g").write_text("y")
+    (root / "locked").chmod(0)
+    (root / "sub").chmod(0o500)
     parent.chmod(0o555)
     try:
-        left = rmtree.remove_tree(root)
-        assert left is not None and "\n" not in left
-        assert left.startswith(f"{root}: could not be removed") and left.endswith("left in place")
+        left = _unprivileged(
+            "from pathlib import Path; from agentsproof.targets.rmtree import remove_tree; print(remove_tree(Path(sys.argv[2])))",
+            str(root),
+        ).strip()
+        assert "\n" not in left
+        assert left.startswith(f"{root}: could not be removed (.: Permission denied)") and left.endswith("left in place")
         assert _mode(parent) == 0o555
         assert os.listdir(root) == []
     finally:
@@ -168,23 +189,38 @@ def test_seed_problems_are_one_line_input_errors(tmp_path: Path, make, words: st
     assert words in str(err.value) and str(err.value).startswith("eval.yaml: workspace: ") and "\n" not in str(err.value)
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
 def test_unreadable_seed_file_is_refused_at_load_and_an_errored_trial_at_copy(tmp_path: Path) -> None:
     seed = tmp_path / "seed"
     seed.mkdir()
+    (seed / "ok.txt").write_text("fine")
     secret = seed / "secret.txt"
     secret.write_text("x")
     secret.chmod(0)
-    with pytest.raises(InputError, match="'secret.txt' cannot be read"):
-        check_seed_folder(seed, "eval.yaml", "workspace")
-    spaces = ws_mod.Workspaces()
-    try:
-        with pytest.raises(TargetError, match="cannot copy the workspace seed .*'secret.txt' cannot be read") as err:
-            spaces.create("it", "with", 0, seed)
-        assert "\n" not in str(err.value)
-    finally:
-        secret.chmod(0o644)
-        spaces.close()
+    tmp_path.chmod(0o755)
+    code = """
+from pathlib import Path
+from agentsproof.core.errors import InputError, TargetError
+from agentsproof.targets import workspace as ws_mod
+from agentsproof.targets.seed import check_seed_folder
+seed = Path(sys.argv[2])
+try:
+    check_seed_folder(seed, "eval.yaml", "workspace")
+except InputError as err:
+    print("LOAD", err)
+seed.joinpath("secret.txt").rename(seed / "later.txt")  # readable at load, then a problem at copy time
+spaces = ws_mod.Workspaces()
+try:
+    spaces.create("it", "with", 0, seed)
+except TargetError as err:
+    print("COPY", err)
+print("LEFT", sorted(p.name for p in spaces.root.rglob("*")))
+spaces.close()
+"""
+    seed.chmod(0o777)
+    out = _unprivileged(code, str(seed)).splitlines()
+    assert out[0].startswith("LOAD eval.yaml: workspace: 'secret.txt' cannot be read (permission denied) in ")
+    assert out[1].startswith("COPY cannot copy the workspace seed ") and "'later.txt' cannot be read" in out[1]
+    assert out[2].startswith("LEFT ['it-") and out[2].count("'") == 2  # the item's folder only: the half-made workspace is gone
 
 
 def test_a_full_disk_while_copying_a_seed_is_an_errored_trial(tmp_path: Path) -> None:
