@@ -151,3 +151,32 @@ def test_an_agent_that_swaps_its_workspace_for_a_symlink_gets_an_errored_trial(t
     assert "HOST-SECRET-CONTENT" not in report_path.read_text()
     assert sorted(os.listdir(victim)) == ["report.md"]  # the script grader never ran there
     assert stat.S_IMODE(os.stat(victim / "report.md").st_mode) == 0o444 and stat.S_IMODE(os.stat(victim).st_mode) == 0o755
+
+
+WRITER = '''\
+import os, pathlib
+pathlib.Path("made.txt").write_text(os.environ["AGENTSPROOF_ARM"])
+print("wrote made.txt")
+'''
+
+
+def test_two_runs_on_one_output_keep_each_others_workspaces(tmp_path: Path) -> None:
+    """End to end, with the default sandbox: the agent script lives under /tmp (bound back
+    because the targets file names it) and writes in its workspace; the second run's kept
+    workspaces go in a folder of their own."""
+    d = make_plugin(tmp_path, skills={"demo": {"prompt": "Write made.txt.\n", "eval": simple_eval(
+        [{"type": "files", "exists": ["made.txt"]}], execution={"mode": "agent", "target": "writer"})}}) / "skills" / "demo"
+    (d / "w.py").write_text(WRITER)
+    (d / "targets.yaml").write_text(yaml.safe_dump({"writer": {"type": "command", "command": [sys.executable, "{here}/w.py"]}}))
+    out = tmp_path / "runs"
+    kept = []
+    for _ in range(2):
+        code, _stdout, stderr = run_cli(["eval", d, "--output", out, "--keep-workspaces"])
+        assert code == 0 and "unconfined" not in stderr, stderr
+        item = read_json(next(out.rglob("*.json")))["items"][0]
+        kept.append([t["workspace"] for arm in ("with_arm", "without_arm") for t in item[arm]["trials"]])
+    assert len(set(kept[0] + kept[1])) == len(kept[0]) + len(kept[1])
+    for folder in kept[0] + kept[1]:
+        assert (Path(folder) / "made.txt").is_file(), folder
+    assert Path(kept[0][0]).parents[1] != Path(kept[1][0]).parents[1]
+    assert Path(kept[0][0]).parents[2] == Path(kept[1][0]).parents[2]
