@@ -172,7 +172,10 @@ class CommandTarget(Target):
         skill = skill_file(trial.skill, workspace, self.spec.skill_path) if trial.skill is not None else None
         if skill is not None and not (skill.exists() or skill.is_symlink()):
             await self.prepare(trial)  # a caller that skipped prepare()
-        harness = Path(tempfile.mkdtemp(prefix="agentsproof-trial-"))
+        try:
+            harness = Path(tempfile.mkdtemp(prefix="agentsproof-trial-"))
+        except OSError as exc:  # e.g. a full or unwritable temp folder
+            raise TargetError(f"cannot prepare the trial in {tempfile.gettempdir()}: {exc.strerror or exc}") from None
         bridge = None
         try:
             try:

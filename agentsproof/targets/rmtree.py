@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 MAX_DEPTH = 32
+ATTEMPTS = 3
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _MAX_PASSES = 100_000
 
@@ -89,11 +90,26 @@ def _remove_top(parent_fd: int, name: str, path: Path) -> str | None:
         return None
     except OSError as err:
         return f"{path}: could not be removed ({err.strerror or err}); left in place"
-    job = _Removal(top=path, dev=st.st_dev, mounts=_mounts_below(path))
+    for _attempt in range(ATTEMPTS):  # a leftover process may still be adding files: try again
+        job = _Removal(top=path, dev=st.st_dev, mounts=_mounts_below(path))
+        _remove_once(parent_fd, name, st, job)
+        if not job.problems:
+            return None
+    more = f", and {len(job.problems) - 1} more" if len(job.problems) > 1 else ""
+    return f"{path}: could not be removed ({job.problems[0]}{more}); left in place"
+
+
+def _remove_once(parent_fd: int, name: str, st: os.stat_result, job: _Removal) -> None:
     if stat.S_ISDIR(st.st_mode):
         try:
             job.top_fd = _open_dir(parent_fd, name)
         except OSError as err:
+            if err.errno in (errno.ELOOP, errno.ENOTDIR):  # swapped for a symlink or a file meanwhile
+                try:
+                    os.unlink(name, dir_fd=parent_fd)
+                    return
+                except OSError:
+                    pass
             job.problem("", err)
         else:
             try:
@@ -111,10 +127,6 @@ def _remove_top(parent_fd: int, name: str, path: Path) -> str | None:
             pass
         except OSError as err:
             job.problem("", err)
-    if not job.problems:
-        return None
-    more = f", and {len(job.problems) - 1} more" if len(job.problems) > 1 else ""
-    return f"{path}: could not be removed ({job.problems[0]}{more}); left in place"
 
 
 def _mounts_below(path: Path) -> frozenset[str]:
