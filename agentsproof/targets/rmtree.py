@@ -44,7 +44,10 @@ class _Removal:
 
     def problem(self, rel: str, err: OSError | str) -> None:
         why = err if isinstance(err, str) else (err.strerror or str(err))
-        self.problems.append(f"{rel or '.'}: {why}")
+        shown = rel or "."
+        if not shown.isprintable():  # a name the agent chose: never a second line
+            shown = repr(shown)
+        self.problems.append(f"{shown}: {why}")
 
 
 def remove_tree(path: Path, within: Path | None = None) -> str | None:

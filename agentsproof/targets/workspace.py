@@ -131,7 +131,8 @@ class Workspaces:
                 here = here / part
                 st = here.lstat()
                 if stat.S_ISLNK(st.st_mode):
-                    return f"the workspace was replaced by a symlink ({here.relative_to(self.root)} -> {os.readlink(here)}); nothing in it was graded"
+                    # (where the link leads is the agent's text: not quoted)
+                    return f"the workspace was replaced by a symlink ({here.relative_to(self.root)}); nothing in it was graded"
                 if not stat.S_ISDIR(st.st_mode):
                     return f"the workspace is gone ({here.relative_to(self.root)} is no longer a folder); nothing in it was graded"
         except (OSError, ValueError) as err:
