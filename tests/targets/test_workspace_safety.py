@@ -165,6 +165,23 @@ def test_seed_link_loops_are_copied_as_links_and_counted_once(tmp_path: Path) ->
     assert os.readlink(dest / "abs") == "data/1.txt" and (dest / "abs").read_text() == "1"
 
 
+def test_nine_links_to_a_9000_file_folder_copy_9000_files(tmp_path: Path) -> None:
+    seed = tmp_path / "seed"
+    (seed / "big").mkdir(parents=True)
+    for i in range(9_000):
+        (seed / "big" / f"{i}").write_bytes(b"")
+    for i in range(9):
+        (seed / f"link{i}").symlink_to("big")
+    spaces = ws_mod.Workspaces()
+    try:
+        folder = spaces.create("it", "with", 0, check_seed_folder(seed, "eval.yaml", "workspace"))
+        regular = sum(len(files) for _d, _dirs, files in os.walk(folder))  # os.walk does not follow links
+        assert regular == 9_000 and sum(1 for _ in folder.rglob("*")) == 9_000 + 1 + 9
+        assert all((folder / f"link{i}").is_symlink() for i in range(9))
+    finally:
+        spaces.close()
+
+
 def test_seed_links_count_against_the_limit_as_copied(tmp_path: Path) -> None:
     seed = tmp_path / "seed"
     seed.mkdir()
