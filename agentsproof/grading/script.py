@@ -256,28 +256,34 @@ def _from_exit(spec: ScriptGrader, code: int, stdout: str, stderr: str, cut_note
 async def grade_script(spec: ScriptGrader, ctx: TrialContext) -> GraderResult:
     from agentsproof.core.errors import TargetError
     from agentsproof.core.procgroup import MAX_OUTPUT_BYTES, run_group
+    from agentsproof.core.rmtree import remove_tree
 
     timeout = spec.timeout if ctx.timeout is None else min(spec.timeout, ctx.timeout)
     try:
-        with tempfile.TemporaryDirectory(prefix="agentsproof-grader-", ignore_cleanup_errors=True) as tmp:
-            answer = Path(tmp) / ANSWER_FILE
-            answer.write_text(ctx.answer, encoding="utf-8", errors="replace")
-            folder = ctx.workspace if ctx.workspace is not None else Path(tmp)
-            if folder.is_symlink():
-                return _errored(spec, "the trial's workspace was replaced by a symlink; the script was not run there")
-            if not folder.is_dir():
-                return _errored(spec, f"the trial's workspace {folder} is gone")
-            folder = folder.resolve()
-            env = {**os.environ, "AGENTSPROOF_WORKSPACE": str(folder), "AGENTSPROOF_ANSWER_FILE": str(answer)}
-            if ctx.eval_dir is not None:
-                env["AGENTSPROOF_EVAL_DIR"] = str(ctx.eval_dir)
-            try:
-                run = await run_group(spec.argv(ctx.eval_dir), cwd=folder, env=env, stdin_text=_stdin(spec, ctx.answer),
-                                      timeout=timeout, keep_tail=TAIL_BYTES)
-            except TargetError as err:
-                return _errored(spec, f"{err} (from {spec.shown()})")
-    except OSError as err:  # no room for the answer file (a full temp folder), an unwritable TMPDIR
+        tmp = tempfile.mkdtemp(prefix="agentsproof-grader-")
+    except OSError as err:  # a full or unwritable temp folder
         return _errored(spec, f"cannot prepare the script's answer file in {tempfile.gettempdir()}: {err.strerror or err}")
+    try:
+        answer = Path(tmp) / ANSWER_FILE
+        answer.write_text(ctx.answer, encoding="utf-8", errors="replace")
+        folder = ctx.workspace if ctx.workspace is not None else Path(tmp)
+        if folder.is_symlink():
+            return _errored(spec, "the trial's workspace was replaced by a symlink; the script was not run there")
+        if not folder.is_dir():
+            return _errored(spec, f"the trial's workspace {folder} is gone")
+        folder = folder.resolve()
+        env = {**os.environ, "AGENTSPROOF_WORKSPACE": str(folder), "AGENTSPROOF_ANSWER_FILE": str(answer)}
+        if ctx.eval_dir is not None:
+            env["AGENTSPROOF_EVAL_DIR"] = str(ctx.eval_dir)
+        try:
+            run = await run_group(spec.argv(ctx.eval_dir), cwd=folder, env=env, stdin_text=_stdin(spec, ctx.answer),
+                                  timeout=timeout, keep_tail=TAIL_BYTES)
+        except TargetError as err:
+            return _errored(spec, f"{err} (from {spec.shown()})")
+    except OSError as err:  # no room for the answer file
+        return _errored(spec, f"cannot prepare the script's answer file in {tempfile.gettempdir()}: {err.strerror or err}")
+    finally:
+        remove_tree(Path(tmp))  # the script may have left anything there: never followed, nothing outside changed
     if run.timed_out:
         return _errored(spec, f"timed out after {timeout:g}s; the command and every process it started were stopped")
     if run.stdout_cut:  # the score is on the last line: read it from the tail

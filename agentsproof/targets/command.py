@@ -46,8 +46,8 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
+import sys
 import tempfile
 from collections import deque
 from pathlib import Path
@@ -56,6 +56,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from agentsproof.core.procgroup import MAX_OUTPUT_BYTES, Outcome, run_group
+from agentsproof.core.rmtree import remove_tree
 from agentsproof.model.graders import FieldError, Strict
 from agentsproof.model.results import LogEvent
 from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord
@@ -197,7 +198,9 @@ class CommandTarget(Target):
         finally:
             if bridge is not None:
                 await bridge.aclose()
-            shutil.rmtree(harness, ignore_errors=True)
+            left = remove_tree(harness)  # the agent could write there: never through a symlink
+            if left:
+                print(f"warning: trial folder {left}", file=sys.stderr)
 
     def _argv(self, prompt: str, workspace: Path, skill: Path | None) -> tuple[list[str], str | None]:
         values = {"prompt": prompt, "workspace": str(workspace), "skill_file": str(skill or ""),
@@ -256,8 +259,6 @@ class CommandTarget(Target):
 
 def _say_unconfined(name: str, source: str) -> None:
     """Once per target (once per run, at its first trial): this agent runs outside the sandbox."""
-    import sys
-
     print(f"warning: target {name!r} ({source}) runs unconfined ('sandbox: false'): the agent can read, change and "
           "reach everything you can", file=sys.stderr)
 

@@ -4,7 +4,7 @@ Every trial gets its own folder, seeded with a copy of the eval's ``workspace:``
 (and tc-eval's ``files``); the rules of a seed are in :mod:`agentsproof.targets.seed`.
 Before the agent runs, the folder is snapshotted; afterwards the difference is the trial's
 :class:`~agentsproof.model.results.FileRecord` list. Folders are deleted after grading
-(:mod:`agentsproof.targets.rmtree`: never through a symlink, nothing outside touched)
+(:mod:`agentsproof.core.rmtree`: never through a symlink, nothing outside touched)
 unless the run keeps them (``--keep-workspaces``): then each run gets a folder of its own
 below the one given, so two runs never delete each other's.
 
@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentsproof.core.errors import InputError, TargetError
+from agentsproof.core.rmtree import remove_tree
 from agentsproof.model.results import FileRecord
-from agentsproof.targets.rmtree import remove_tree
 from agentsproof.targets.seed import MAX_SEED_BYTES, MAX_SEED_FILES, SeedProblem, check_seed_folder, copy_seed
 
 __all__ = ["MAX_SEED_BYTES", "MAX_SEED_FILES", "Workspaces", "check_seed_folder", "remove_tree", "snapshot", "changes"]

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from agentsproof.core.errors import InputError, TargetError
-from agentsproof.targets import rmtree
+from agentsproof.core import rmtree
 from agentsproof.targets import workspace as ws_mod
 from agentsproof.targets.seed import MAX_SEED_FILES, check_seed_folder, copy_seed
 
@@ -87,7 +87,7 @@ def test_remove_tree_that_cannot_finish_reports_one_line_and_leaves_the_parent_a
     parent.chmod(0o555)
     try:
         left = _unprivileged(
-            "from pathlib import Path; from agentsproof.targets.rmtree import remove_tree; print(remove_tree(Path(sys.argv[2])))",
+            "from pathlib import Path; from agentsproof.core.rmtree import remove_tree; print(remove_tree(Path(sys.argv[2])))",
             str(root),
         ).strip()
         assert "\n" not in left
@@ -120,7 +120,7 @@ def test_remove_tree_does_not_enter_a_mount_point(tmp_path: Path) -> None:
     victim.write_text("v")
     victim.chmod(0o444)
     script = (
-        "import sys; sys.path.insert(0, sys.argv[1]); from agentsproof.targets import rmtree; "
+        "import sys; sys.path.insert(0, sys.argv[1]); from agentsproof.core import rmtree; "
         "print(rmtree.remove_tree(__import__('pathlib').Path(sys.argv[2])))"
     )
     parent = tmp_path / "P"
