@@ -186,10 +186,11 @@ class CommandTarget(Target):
                 env = self._env(trial, workspace, trace, skill)
                 if self.bwrap is not None:
                     from agentsproof.targets.sandbox import LoopbackBridge, bwrap_argv
+                    from agentsproof.targets.workspace import covered_root
 
                     bridge = LoopbackBridge(harness, self.spec.loopback_ports)
                     sockets = await bridge.start()
-                    argv = bwrap_argv(self.bwrap, workspace=workspace, workspaces_root=workspace.parent.parent,
+                    argv = bwrap_argv(self.bwrap, workspace=workspace, workspaces_root=covered_root(workspace),
                                       harness=harness, argv=argv, sockets=sockets, named=self._named())
             except OSError as exc:
                 raise TargetError(f"cannot prepare the trial: {exc.strerror or exc}") from None

@@ -56,6 +56,18 @@ class Snapshot:
     """relative path → (size, content digest or size:mtime)"""
 
 
+KEPT_RUN = re.compile(r"^run-\d{8}T\d{6}Z-")
+"""The name of one run's folder below ``--keep-workspaces``' folder."""
+
+
+def covered_root(workspace: Path) -> Path:
+    """The folder a sandbox hides so that the trial sees no other workspace: the run's
+    workspaces root, or for kept workspaces the folder holding every run's (an agent must
+    not read an earlier run's with-arm work)."""
+    root = workspace.parent.parent
+    return root.parent if KEPT_RUN.match(root.name) else root
+
+
 def _warn(line: str) -> None:
     print(f"warning: {line}", file=sys.stderr)
 

@@ -154,21 +154,23 @@ def test_an_agent_that_swaps_its_workspace_for_a_symlink_gets_an_errored_trial(t
 
 
 WRITER = '''\
-import os, pathlib
+import json, os, pathlib
 pathlib.Path("made.txt").write_text(os.environ["AGENTSPROOF_ARM"])
+runs = pathlib.Path(os.environ["AGENTSPROOF_WORKSPACE"]).parents[2]
+pathlib.Path("seen.json").write_text(json.dumps(sorted(os.listdir(runs))))
 print("wrote made.txt")
 '''
 
 
-def test_two_runs_on_one_output_keep_each_others_workspaces(tmp_path: Path) -> None:
+def test_two_runs_on_one_output_keep_each_others_workspaces(tmp_path: Path, outside: Path) -> None:
     """End to end, with the default sandbox: the agent script lives under /tmp (bound back
     because the targets file names it) and writes in its workspace; the second run's kept
-    workspaces go in a folder of their own."""
+    workspaces go in a folder of their own, and its agent cannot see the first run's."""
     d = make_plugin(tmp_path, skills={"demo": {"prompt": "Write made.txt.\n", "eval": simple_eval(
         [{"type": "files", "exists": ["made.txt"]}], execution={"mode": "agent", "target": "writer"})}}) / "skills" / "demo"
     (d / "w.py").write_text(WRITER)
     (d / "targets.yaml").write_text(yaml.safe_dump({"writer": {"type": "command", "command": [sys.executable, "{here}/w.py"]}}))
-    out = tmp_path / "runs"
+    out = outside / "runs"  # outside /tmp, which the sandbox hides anyway
     kept = []
     for _ in range(2):
         code, _stdout, stderr = run_cli(["eval", d, "--output", out, "--keep-workspaces"])
@@ -180,3 +182,6 @@ def test_two_runs_on_one_output_keep_each_others_workspaces(tmp_path: Path) -> N
         assert (Path(folder) / "made.txt").is_file(), folder
     assert Path(kept[0][0]).parents[1] != Path(kept[1][0]).parents[1]
     assert Path(kept[0][0]).parents[2] == Path(kept[1][0]).parents[2]
+    assert len(os.listdir(Path(kept[0][0]).parents[2])) == 2
+    for folder in kept[1]:  # inside the sandbox only its own run's folder is there
+        assert json.loads((Path(folder) / "seen.json").read_text()) == [Path(folder).parents[1].name]
