@@ -178,7 +178,7 @@ def run_options(f: Callable) -> Callable:
         "--keep-workspaces",
         is_flag=True,
         default=None,
-        help="Keep every agent trial's workspace in <report>.workspaces/ (default: deleted after grading).",
+        help="Keep every agent trial's workspace in <report>.workspaces/run-<time>-<id>/, one folder per run (default: deleted after grading).",
     )(f)
     f = click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="Also write JUnit XML: one testcase per item or case.")(f)
     f = click.option("--jsonl", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="Also write one JSON line per trial.")(f)

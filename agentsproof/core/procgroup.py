@@ -1,14 +1,19 @@
-"""Run a command in its own process group; nothing outlives it.
+"""Run a command in its own process group; nothing outlives it, and nothing it printed is lost.
 
 Used by the command target (the agent) and the script grader (the check). The command
 starts in a new session (its own process group). When it exits, times out or the run is
 interrupted, the whole group gets SIGTERM, then SIGKILL after :data:`KILL_GRACE_S`: no
 process of the group outlives it, and any group still running when agentsproof exits is
-killed. A process that starts its own session (``setsid``) leaves the group; only the
-sandbox's PID namespace (:mod:`agentsproof.targets.sandbox`) catches those.
+killed. A process that starts its own session (``setsid``) leaves the group; when such a
+process still holds the command's stdout or stderr :data:`PIPE_DRAIN_S` after the group is
+gone, it is found by the pipe it holds and stopped too, with its own group (inside the
+sandbox, :mod:`agentsproof.targets.sandbox`, its PID namespace catches them all anyway).
 
-Of its output, the first :data:`MAX_OUTPUT_BYTES` of stdout and the last
-:data:`STDERR_LINES` lines of stderr are kept.
+Output is read as it comes and kept even when reading has to stop: the first
+:data:`MAX_OUTPUT_BYTES` of stdout (and, when asked, its last ``keep_tail`` bytes: the
+script grader's score is on the last line of a long output), and the last
+:data:`STDERR_LINES` lines of stderr (each cut at :data:`LINE_CHARS`). The rest is read and
+dropped, so a command that prints without end never blocks on a full pipe.
 """
 
 from __future__ import annotations
@@ -31,7 +36,8 @@ STDERR_LINES = 40
 LINE_CHARS = 500
 KILL_GRACE_S = 2.0
 PIPE_DRAIN_S = 2.0
-"""How long to wait for output pipes after the group is gone (an escaped process may hold them)."""
+"""How long to wait for output pipes after the group is gone, before the processes still
+holding them are stopped (and as long again after that)."""
 _live_groups: set[int] = set()
 
 
@@ -44,11 +50,40 @@ class Outcome:
     latency_s: float
     timed_out: bool = False
     notes: list[str] = field(default_factory=list)
+    stdout_tail: bytes = b""
+    """With ``keep_tail``: the last bytes of stdout when it was cut (else empty)."""
+    stdout_bytes: int = 0
+    """How many bytes of stdout were read in all."""
 
 
-async def run_group(argv: list[str], *, cwd: Path, env: dict[str, str], stdin_text: str | None, timeout: float) -> Outcome:
+@dataclass
+class _Capture:
+    tail_size: int = 0
+    head: bytearray = field(default_factory=bytearray)
+    tail: bytearray = field(default_factory=bytearray)
+    total: int = 0
+
+    def add(self, chunk: bytes) -> None:
+        room = MAX_OUTPUT_BYTES - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+        self.total += len(chunk)
+        if self.tail_size and self.total > MAX_OUTPUT_BYTES:
+            self.tail += chunk
+            if len(self.tail) > 2 * self.tail_size:
+                del self.tail[: -self.tail_size]
+
+    @property
+    def cut(self) -> bool:
+        return self.total > MAX_OUTPUT_BYTES
+
+
+async def run_group(
+    argv: list[str], *, cwd: Path, env: dict[str, str], stdin_text: str | None, timeout: float, keep_tail: int = 0,
+) -> Outcome:
     """Run ``argv`` in a new session; stop its whole process group when it exits, times
-    out or this task is cancelled."""
+    out or this task is cancelled. ``keep_tail``: also keep the last this many bytes of a
+    stdout longer than :data:`MAX_OUTPUT_BYTES`."""
     t0 = time.perf_counter()
     try:
         proc = await asyncio.create_subprocess_exec(
@@ -61,8 +96,9 @@ async def run_group(argv: list[str], *, cwd: Path, env: dict[str, str], stdin_te
     _live_groups.add(pgid)
     stderr: deque[tuple[float, str]] = deque(maxlen=STDERR_LINES)
     assert proc.stdout is not None and proc.stderr is not None
-    capped = asyncio.ensure_future(_read_capped(proc.stdout))
-    readers = [capped, asyncio.ensure_future(_read_lines(proc.stderr, stderr, t0))]
+    pipes = _pipe_inodes(proc)
+    captured = _Capture(tail_size=keep_tail)
+    readers = [asyncio.ensure_future(_read_into(proc.stdout, captured)), asyncio.ensure_future(_read_lines(proc.stderr, stderr, t0))]
     if stdin_text is not None:
         readers.append(asyncio.ensure_future(_feed(proc.stdin, stdin_text)))
     timed_out = False
@@ -77,17 +113,84 @@ async def run_group(argv: list[str], *, cwd: Path, env: dict[str, str], stdin_te
         if await stop_group(pgid) and not timed_out and proc.returncode is not None:
             notes.append("the agent left processes running after it exited; they were stopped")
         _live_groups.discard(pgid)
-        done, pending = await asyncio.wait(readers, timeout=PIPE_DRAIN_S)
+        _done, pending = await asyncio.wait(readers, timeout=PIPE_DRAIN_S)
+        if pending and pipes:
+            held = await stop_pipe_holders(pipes)
+            if held:
+                notes.append(f"{len(held)} process(es) it started in a session of their own still held its output; they were stopped "
+                             "(what it printed until then is kept)")
+                _done, pending = await asyncio.wait(pending, timeout=PIPE_DRAIN_S)
         for task in pending:
             task.cancel()
         if pending:
             transport = getattr(proc, "_transport", None)
             if transport is not None:
                 transport.close()
-    out, cut = capped.result() if capped in done and not capped.cancelled() else (b"", False)
     if proc.returncode is None:
         await proc.wait()
-    return Outcome(proc.returncode or 0, out, cut, stderr, latency, timed_out, notes)
+    tail = bytes(captured.tail[-keep_tail:]) if keep_tail and captured.cut else b""
+    return Outcome(proc.returncode or 0, bytes(captured.head), captured.cut, stderr, latency, timed_out, notes, tail, captured.total)
+
+
+def _pipe_inodes(proc: asyncio.subprocess.Process) -> set[int]:
+    """The inodes of the pipes the command's stdout and stderr write into."""
+    out: set[int] = set()
+    transport = getattr(proc, "_transport", None)
+    for fd in (1, 2):
+        try:
+            pipe = transport.get_pipe_transport(fd).get_extra_info("pipe") if transport is not None else None
+            if pipe is not None:
+                out.add(os.fstat(pipe.fileno()).st_ino)
+        except (AttributeError, OSError, ValueError):
+            continue
+    return out
+
+
+def pipe_holders(inodes: set[int]) -> list[int]:
+    """Processes other than this one that hold one of these pipes open."""
+    wanted = {f"pipe:[{ino}]" for ino in inodes}
+    me = os.getpid()
+    found: list[int] = []
+    try:
+        entries = [e for e in os.listdir("/proc") if e.isdigit() and int(e) != me]
+    except OSError:
+        return found
+    for entry in entries:
+        try:
+            fds = os.listdir(f"/proc/{entry}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink(f"/proc/{entry}/fd/{fd}") in wanted:
+                    found.append(int(entry))
+                    break
+            except OSError:
+                continue
+    return found
+
+
+async def stop_pipe_holders(inodes: set[int]) -> list[int]:
+    """Stop (with their process groups) the processes still holding these pipes; never this
+    process's own group."""
+    pids = pipe_holders(inodes)
+    own = os.getpgrp()
+    groups: set[int] = set()
+    for pid in pids:
+        try:
+            pgid = os.getpgid(pid)
+        except OSError:
+            continue
+        if pgid == own:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        else:
+            groups.add(pgid)
+    for pgid in groups:
+        await stop_group(pgid)
+    return pids
 
 
 async def _exited(proc: asyncio.subprocess.Process) -> None:
@@ -97,14 +200,9 @@ async def _exited(proc: asyncio.subprocess.Process) -> None:
         await asyncio.sleep(0.02)
 
 
-async def _read_capped(stream: asyncio.StreamReader) -> tuple[bytes, bool]:
-    buf = bytearray()
-    cut = False
+async def _read_into(stream: asyncio.StreamReader, into: _Capture) -> None:
     while chunk := await stream.read(65536):
-        room = MAX_OUTPUT_BYTES - len(buf)
-        buf += chunk[:room]
-        cut = cut or len(chunk) > room
-    return bytes(buf), cut
+        into.add(chunk)
 
 
 async def _read_lines(stream: asyncio.StreamReader, into: deque[tuple[float, str]], t0: float) -> None:

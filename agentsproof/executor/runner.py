@@ -184,7 +184,11 @@ class DualArmRunner:
         from agentsproof.targets import workspace as ws
 
         spaces = self._workspaces()
-        folder = spaces.create(item.id, arm, index, case.workspace_seed, list(item.workspace_files))
+        try:
+            folder = spaces.create(item.id, arm, index, case.workspace_seed, list(item.workspace_files))
+        except LLMError as err:  # a seed that cannot be copied, a full disk: this trial errored
+            log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=str(err)))
+            return TrialResult(index=index, arm=arm, status="errored", error=str(err), latency_s=time.perf_counter() - t0, log=log)
         try:
             trial = TrialInput(
                 item=item, arm=arm, index=index, system=system, prompt=case.prompt, timeout=limit,
@@ -229,6 +233,10 @@ class DualArmRunner:
         if trial.workspace is not None and before is not None:
             from agentsproof.targets.workspace import changes
 
+            swapped = self.workspaces.check(trial.workspace) if self.workspaces is not None else None
+            if swapped:  # replaced by a symlink: nothing there is the agent's work to grade
+                log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=swapped))
+                return TrialResult(index=index, arm=arm, status="errored", error=swapped, latency_s=time.perf_counter() - t0, log=log)
             files = changes(trial.workspace, before)
             if self.recorder is not None:
                 self.recorder(trial.workspace, files)

@@ -260,6 +260,8 @@ def _summary(results: list[tuple[bool, str]]) -> dict[str, object]:
 def grade_files(spec: FilesGrader, ctx: TrialContext) -> GraderResult:
     if ctx.workspace is None:
         return GraderResult(type="files", weight=spec.weight, errored=True, error="the files grader needs an agent trial with a workspace")
+    if ctx.workspace.is_symlink():
+        return GraderResult(type="files", weight=spec.weight, errored=True, error="the trial's workspace was replaced by a symlink; not followed")
     if not ctx.workspace.is_dir():
         return GraderResult(type="files", weight=spec.weight, errored=True, error=f"the trial's workspace {ctx.workspace} is gone")
     ws = Workspace(ctx.workspace)

@@ -6,13 +6,15 @@ gets a temporary folder holding only the answer file), stdin empty, and agentspr
 UTF-8, in a temporary folder outside the workspace so that it is not one of the trial's
 files). It runs in its own process group, as a command target's agent does (see
 :func:`agentsproof.core.procgroup.run_group`): when it exits, times out or grading is
-cancelled, every process it started is stopped (SIGTERM, then SIGKILL). Of its output,
-the start of stdout and the last lines of stderr are kept.
+cancelled, every process it started is stopped (SIGTERM, then SIGKILL), and so is one that
+left the group but still holds its output (what was printed until then counts). Of its
+output, the first and the last MB of stdout and the last 40 lines of stderr are kept, so
+the score line at the end of a long output is still read.
 
 Exit 0 passes (score 1) and any other exit fails (score 0), with the end of stderr (or
-stdout) as evidence; but when the last non-empty line of stdout (or the whole of it) is a
-JSON object with a ``score``, that score counts, with its ``details`` and ``checks``
-(skillgrade's format). A score that is not a number from 0 to 1, a command that cannot be
+stdout) as evidence; but when the last non-empty line of stdout (or the whole of it, when
+it was all kept) is a JSON object with a ``score``, that score counts, with its ``details``
+and ``checks`` (skillgrade's format). A score that is not a number from 0 to 1, a command that cannot be
 started and a timeout error the grader.
 """
 
@@ -153,6 +155,8 @@ def _skillgrade_forms(value: Any) -> Any:
 
 
 ANSWER_FILE = "answer.txt"
+TAIL_BYTES = 1024 * 1024
+"""Of a stdout longer than the first MB kept: its last bytes, where the score line is."""
 EVIDENCE_LINES = 15
 EVIDENCE_CHARS = 1_500
 MAX_SCRIPT_CHECKS = 100
@@ -175,11 +179,12 @@ def _clip(value: Any) -> str:
     return text if len(text) <= _TEXT else text[: _TEXT - 1] + "…"
 
 
-def _verdict(stdout: str) -> dict[str, Any] | None:
-    """The JSON object with a ``score`` the script ended its output with, if any."""
+def _verdict(stdout: str, whole: bool = True) -> dict[str, Any] | None:
+    """The JSON object with a ``score`` the script ended its output with, if any: its last
+    non-empty line, or (``whole``: all of stdout was read) the whole of it."""
     lines = [line for line in stdout.splitlines() if line.strip()]
     candidates = [lines[-1]] if lines else []
-    if stdout.strip().startswith("{") and len(lines) > 1:
+    if whole and stdout.strip().startswith("{") and len(lines) > 1:
         candidates.append(stdout)
     for text in candidates:
         try:
@@ -241,22 +246,29 @@ def _from_json(spec: ScriptGrader, obj: dict[str, Any], code: int) -> GraderResu
     return GraderResult(type="script", weight=spec.weight, score=float(score), checks=checks, reasoning=details or None)
 
 
-def _from_exit(spec: ScriptGrader, code: int, stdout: str, stderr: str) -> GraderResult:
+def _from_exit(spec: ScriptGrader, code: int, stdout: str, stderr: str, cut_note: str = "") -> GraderResult:
     output = _tail(stderr) or _tail(stdout)
-    evidence = _exit_text(code) + (f": {output}" if output else " (no output)")
+    evidence = _exit_text(code) + (f": {output}" if output else " (no output)") + cut_note
     check = CheckResult(kind="script", target=spec.shown(), passed=code == 0, evidence=evidence)
     return GraderResult(type="script", weight=spec.weight, score=1.0 if code == 0 else 0.0, checks=[check])
 
 
 async def grade_script(spec: ScriptGrader, ctx: TrialContext) -> GraderResult:
     from agentsproof.core.errors import TargetError
-    from agentsproof.core.procgroup import run_group
+    from agentsproof.core.procgroup import MAX_OUTPUT_BYTES, run_group
+    from agentsproof.core.rmtree import remove_tree
 
     timeout = spec.timeout if ctx.timeout is None else min(spec.timeout, ctx.timeout)
-    with tempfile.TemporaryDirectory(prefix="agentsproof-grader-", ignore_cleanup_errors=True) as tmp:
+    try:
+        tmp = tempfile.mkdtemp(prefix="agentsproof-grader-")
+    except OSError as err:  # a full or unwritable temp folder
+        return _errored(spec, f"cannot prepare the script's answer file in {tempfile.gettempdir()}: {err.strerror or err}")
+    try:
         answer = Path(tmp) / ANSWER_FILE
         answer.write_text(ctx.answer, encoding="utf-8", errors="replace")
         folder = ctx.workspace if ctx.workspace is not None else Path(tmp)
+        if folder.is_symlink():
+            return _errored(spec, "the trial's workspace was replaced by a symlink; the script was not run there")
         if not folder.is_dir():
             return _errored(spec, f"the trial's workspace {folder} is gone")
         folder = folder.resolve()
@@ -264,11 +276,24 @@ async def grade_script(spec: ScriptGrader, ctx: TrialContext) -> GraderResult:
         if ctx.eval_dir is not None:
             env["AGENTSPROOF_EVAL_DIR"] = str(ctx.eval_dir)
         try:
-            run = await run_group(spec.argv(ctx.eval_dir), cwd=folder, env=env, stdin_text=_stdin(spec, ctx.answer), timeout=timeout)
+            run = await run_group(spec.argv(ctx.eval_dir), cwd=folder, env=env, stdin_text=_stdin(spec, ctx.answer),
+                                  timeout=timeout, keep_tail=TAIL_BYTES)
         except TargetError as err:
             return _errored(spec, f"{err} (from {spec.shown()})")
+    except OSError as err:  # no room for the answer file
+        return _errored(spec, f"cannot prepare the script's answer file in {tempfile.gettempdir()}: {err.strerror or err}")
+    finally:
+        remove_tree(Path(tmp))  # the script may have left anything there: never followed, nothing outside changed
     if run.timed_out:
         return _errored(spec, f"timed out after {timeout:g}s; the command and every process it started were stopped")
+    if run.stdout_cut:  # the score is on the last line: read it from the tail
+        tail = run.stdout_tail.decode("utf-8", errors="replace").split("\n", 1)[-1]
+        obj = _verdict(tail, whole=False)
+        note = (f" (stdout was {run.stdout_bytes:,} bytes; its first {MAX_OUTPUT_BYTES:,} and last {len(run.stdout_tail):,} "
+                "were kept)")
+        if obj is not None:
+            return _from_json(spec, obj, run.returncode)
+        return _from_exit(spec, run.returncode, tail, "\n".join(line for _, line in run.stderr), note)
     stdout = run.stdout.decode("utf-8", errors="replace")
     obj = _verdict(stdout)
     if obj is not None:

@@ -93,6 +93,8 @@ class Workspace:
     """The trial's folder, as globs see it."""
 
     def __init__(self, root: Path):
+        if root.is_symlink():  # a workspace an agent swapped for a link is never followed
+            raise ValueError(f"the workspace {root} is a symlink")
         self.root = root.resolve()
         self._names: list[tuple[str, bool]] | None = None
         self.truncated = False

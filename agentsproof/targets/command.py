@@ -41,16 +41,18 @@ baseline arm, which has no skill installed, is always False).
 
 **Processes.** The agent runs in its own process group: see :mod:`agentsproof.core.procgroup`.
 
-**Sandbox.** ``sandbox: true`` runs the command under bubblewrap: see
-:mod:`agentsproof.targets.sandbox` for what is and is not reachable.
+**Sandbox.** The command runs under bubblewrap unless the target says ``sandbox: false``
+(then the run warns once that the agent is unconfined): see
+:mod:`agentsproof.targets.sandbox` for what is and is not reachable. Only the command's
+own arguments (never the filled ``{prompt}``) can make a path under /tmp visible in it.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
+import sys
 import tempfile
 from collections import deque
 from pathlib import Path
@@ -59,6 +61,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from agentsproof.core.procgroup import MAX_OUTPUT_BYTES, Outcome, run_group
+from agentsproof.core.rmtree import remove_tree
 from agentsproof.core.scrub import clip, register, scrub
 from agentsproof.model.graders import FieldError, Strict
 from agentsproof.model.results import LogEvent
@@ -93,7 +96,10 @@ class CommandTargetSpec(Strict):
     )
     env: dict[str, str] = Field(default_factory=dict, description="Extra environment variables ('${VAR}' allowed).")
     timeout: float | None = Field(None, gt=0, le=MAX_TARGET_TIMEOUT, allow_inf_nan=False, description="Seconds; default: the eval's.")
-    sandbox: bool = Field(False, strict=True, description="Run under bubblewrap: workspace read-write, the rest read-only, loopback only.")
+    sandbox: bool = Field(
+        True, strict=True,
+        description="Run under bubblewrap (the default): workspace read-write, the rest read-only, loopback only. false: unconfined.",
+    )
     loopback_ports: list[Annotated[int, Field(ge=1, le=65535, strict=True)]] = Field(
         default_factory=list,
         max_length=32,
@@ -121,7 +127,7 @@ class CommandTargetSpec(Strict):
     @model_validator(mode="after")
     def _ports_need_sandbox(self) -> CommandTargetSpec:
         if self.loopback_ports and not self.sandbox:
-            raise FieldError("loopback_ports", "only applies with 'sandbox: true' (without a sandbox every port is reachable)")
+            raise FieldError("loopback_ports", "only applies in the sandbox, and this target says 'sandbox: false' (every port is reachable)")
         if len(set(self.loopback_ports)) != len(self.loopback_ports):
             raise FieldError("loopback_ports", "lists a port twice")
         return self
@@ -147,6 +153,7 @@ class CommandTarget(Target):
             from agentsproof.targets.sandbox import find_bwrap
 
             self.bwrap = find_bwrap(source, name)
+        self._unconfined_note = None if spec.sandbox else source
         self._secrets = _secret_values(spec, shown)
         # masked everywhere: ${VAR} values (registered as they were expanded) and the literal
         # values of secret-looking env keys; every env value is masked in this target's errors
@@ -176,6 +183,9 @@ class CommandTarget(Target):
             raise TargetError(f"cannot install the skill: {exc.strerror or exc}") from None
 
     async def run(self, trial: TrialInput) -> TrialRecord:
+        if self._unconfined_note is not None:  # said once, when its first trial starts
+            _say_unconfined(self.name, self._unconfined_note)
+            self._unconfined_note = None
         try:
             return await self._run(trial)
         except TargetError as err:  # its reason may quote stderr or a path: mask the secrets
@@ -190,7 +200,10 @@ class CommandTarget(Target):
         first = [skill_file(s, workspace, self.spec.skill_path) for s in _to_install(trial)[:1]]
         if first and not (first[0].exists() or first[0].is_symlink()):
             await self.prepare(trial)  # a caller that skipped prepare()
-        harness = Path(tempfile.mkdtemp(prefix="agentsproof-trial-"))
+        try:
+            harness = Path(tempfile.mkdtemp(prefix="agentsproof-trial-"))
+        except OSError as exc:  # e.g. a full or unwritable temp folder
+            raise TargetError(f"cannot prepare the trial in {tempfile.gettempdir()}: {exc.strerror or exc}") from None
         bridge = None
         try:
             try:
@@ -200,11 +213,12 @@ class CommandTarget(Target):
                 env = self._env(trial, workspace, trace, skill)
                 if self.bwrap is not None:
                     from agentsproof.targets.sandbox import LoopbackBridge, bwrap_argv
+                    from agentsproof.targets.workspace import covered_root
 
                     bridge = LoopbackBridge(harness, self.spec.loopback_ports)
                     sockets = await bridge.start()
-                    argv = bwrap_argv(self.bwrap, workspace=workspace, workspaces_root=workspace.parent.parent,
-                                      harness=harness, argv=argv, sockets=sockets)
+                    argv = bwrap_argv(self.bwrap, workspace=workspace, workspaces_root=covered_root(workspace),
+                                      harness=harness, argv=argv, sockets=sockets, named=self._named())
             except OSError as exc:
                 raise TargetError(f"cannot prepare the trial: {exc.strerror or exc}") from None
             out = await run_group(argv, cwd=workspace, env=env, stdin_text=stdin_text, timeout=timeout)
@@ -212,7 +226,9 @@ class CommandTarget(Target):
         finally:
             if bridge is not None:
                 await bridge.aclose()
-            shutil.rmtree(harness, ignore_errors=True)
+            left = remove_tree(harness)  # the agent could write there: never through a symlink
+            if left:
+                print(f"warning: trial folder {left}", file=sys.stderr)
 
     def _argv(self, prompt: str, workspace: Path, skill: Path | None) -> tuple[list[str], str | None]:
         values = {"prompt": prompt, "workspace": str(workspace), "skill_file": str(skill or ""),
@@ -220,6 +236,10 @@ class CommandTarget(Target):
         argv = [_PLACEHOLDER.sub(lambda m: values[m.group(1)], arg) for arg in self.spec.command]
         on_stdin = self.spec.stdin or not any("{prompt}" in arg for arg in self.spec.command)
         return argv, (prompt if on_stdin else None)
+
+    def _named(self) -> list[str]:
+        """The command's arguments that name paths by themselves: none with a placeholder."""
+        return [arg for arg in self.spec.command if not _PLACEHOLDER.search(arg)]
 
     def _env(self, trial: TrialInput, workspace: Path, trace: Path, skill: Path | None) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k not in ("AGENTSPROOF_SKILL_FILE", "AGENTSPROOF_SKILL_NAME")}
@@ -266,6 +286,12 @@ class CommandTarget(Target):
 
     async def aclose(self) -> None:
         return None
+
+
+def _say_unconfined(name: str, source: str) -> None:
+    """Once per target (once per run, at its first trial): this agent runs outside the sandbox."""
+    print(f"warning: target {name!r} ({source}) runs unconfined ('sandbox: false'): the agent can read, change and "
+          "reach everything you can", file=sys.stderr)
 
 
 def _secret_values(spec: CommandTargetSpec, shown: CommandTargetSpec) -> list[str]:

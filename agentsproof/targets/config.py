@@ -8,7 +8,10 @@ Looked up, for a name, in this order (the first file that defines it wins):
 4. ``$XDG_CONFIG_HOME/agentsproof/targets.yaml`` (``~/.config/agentsproof/targets.yaml``).
 
 Built-in targets exist without a file: ``copilot`` (tools ``bash``, ``view``, ``create``) and
-``claude-code`` and ``codex``, each with its defaults.
+``claude-code`` and ``codex``, each with its defaults. A targets.yaml may redefine a
+built-in name only when it is owned by the user (or root) and neither it nor its folder
+can be written by others (a file planted in a shared temp folder is refused, with one line
+naming it); each redefinition is said once on stderr.
 
 String values may refer to environment variables as ``${NAME}`` so that no secret is
 written in a file; they are expanded when the run starts (a missing variable is an input
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -97,12 +101,51 @@ def find_target(name: str, near: Path | None, explicit: Path | None = None) -> T
         looked.append(display(path))
         defs = parse_targets(read_yaml(path), display(path), path.resolve().parent)
         if name in defs:
+            if name in BUILTIN:
+                _check_redefinition(path, name)
             return defs[name]
     if name in BUILTIN:
         return parse_targets({name: BUILTIN[name]}, "built-in")[name]
     where = ", ".join(looked) if looked else f"no {TARGETS_FILE} found beside the eval, in .agentsproof/ above it, or in ~/.config/agentsproof/"
     known = sorted(set(BUILTIN))
     raise InputError(None, None, f"unknown target {name!r} ({where}; built-in: {', '.join(known)})")
+
+
+_said: set[tuple[str, str]] = set()
+
+
+def _unsafe(st: os.stat_result, what: str, *, sticky_ok: bool) -> str | None:
+    """Why a file or folder with this status could be someone else's doing, or None."""
+    if st.st_uid not in (os.getuid(), 0):
+        return f"{what} is owned by another user (uid {st.st_uid})"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not (sticky_ok and st.st_mode & stat.S_ISVTX):
+        return f"{what} can be written by others (mode {stat.S_IMODE(st.st_mode):o})"
+    return None
+
+
+def _check_redefinition(path: Path, name: str) -> None:
+    """A built-in name redefined by ``path``: InputError unless the file is the user's own
+    and safe from others; otherwise said once."""
+    import sys
+
+    from agentsproof.core.inputs import display
+
+    try:
+        link = path.lstat()
+        checks = [(path.stat(), "the file", False), (path.parent.stat(), "its folder", True)]
+    except OSError as err:
+        raise InputError(display(path), name, f"cannot check who owns it: {err.strerror or err}") from None
+    if stat.S_ISLNK(link.st_mode):  # a link's own mode means nothing; who made it does
+        checks.append((os.stat_result((stat.S_IFLNK | 0o755, *tuple(link)[1:])), "the symlink", False))
+    for st, what, sticky_ok in checks:
+        why = _unsafe(st, what, sticky_ok=sticky_ok)
+        if why:
+            raise InputError(display(path), name, f"redefines the built-in target {name!r}, but {why}; refused (remove it, "
+                             "or make it yours and not writable by others)")
+    key = (name, str(path))
+    if key not in _said:
+        _said.add(key)
+        print(f"note: target {name!r} is defined by {display(path)}, not the built-in", file=sys.stderr)
 
 
 def check_target_name(name: str, near: Path, source: str, field: str, explicit: Path | None = None) -> TargetDef:

@@ -1,4 +1,4 @@
-"""Running an agent under bubblewrap (``sandbox: true`` in a command target).
+"""Running an agent under bubblewrap: every command target, unless it says ``sandbox: false``.
 
 What the agent sees inside the sandbox:
 
@@ -6,8 +6,9 @@ What the agent sees inside the sandbox:
   workspace, read-write at its real path; the trial's harness folder (trace file, loopback
   sockets), read-write at its real path; a private, empty ``/tmp`` and ``/run`` (tmpfs); a
   minimal ``/dev`` and, with a PID namespace, its own ``/proc``. Inside the masked
-  ``/tmp`` and ``/run``, the absolute paths the command line names and the Python running
-  agentsproof are mounted back read-only (:func:`runtime_paths`). The workspaces root is
+  ``/tmp`` and ``/run``, the absolute paths the targets file's command line names (never
+  what a ``{prompt}``, ``{workspace}``, ``{skill_file}`` or ``{model}`` filled in) and the
+  Python running agentsproof are mounted back read-only (:func:`runtime_paths`). The workspaces root is
   covered by an empty tmpfs before the trial's own folder is bound back, so the other
   trials' workspaces (and the rest of ``--keep-workspaces``) are hidden.
 * **Processes.** A new PID namespace (``--unshare-pid``, when the kernel allows it; it is
@@ -97,15 +98,16 @@ def find_bwrap(source: str, name: str) -> Bwrap:
 
     path = shutil.which("bwrap") or (FALLBACK_BWRAP if os.access(FALLBACK_BWRAP, os.X_OK) else None)
     field = f"{name}.sandbox"
+    opt_out = f"or set '{name}: sandbox: false' to run the agent unconfined"
     if path is None:
-        raise InputError(source, field, f"needs bubblewrap, and 'bwrap' is not installed ({INSTALL_HINT})")
+        raise InputError(source, field, f"needs bubblewrap, and 'bwrap' is not installed (install it: {INSTALL_HINT}; {opt_out})")
     if path not in _probed:
         _probed[path] = _probe(path)
     found = _probed[path]
     if isinstance(found, str):
         raise InputError(
             source, field, f"needs bubblewrap, and {path} cannot start a sandbox here: {found} "
-            f"({INSTALL_HINT}; user namespaces must be allowed)",
+            f"(user namespaces must be allowed; {opt_out})",
         )
     return found
 
@@ -142,14 +144,19 @@ def runtime_paths(argv: list[str], workspaces_root: Path) -> list[str]:
     return out
 
 
-def bwrap_argv(bw: Bwrap, *, workspace: Path, workspaces_root: Path, harness: Path, argv: list[str], sockets: dict[int, Path]) -> list[str]:
+def bwrap_argv(
+    bw: Bwrap, *, workspace: Path, workspaces_root: Path, harness: Path, argv: list[str], sockets: dict[int, Path], named: list[str],
+) -> list[str]:
     """The command line that runs ``argv`` in ``workspace`` under bubblewrap.
 
-    ``sockets`` maps each allowed loopback port to its unix socket in ``harness``; when it
-    is not empty the relay runs first inside the sandbox and starts ``argv`` itself."""
+    ``named`` are the command's arguments as the targets file wrote them (never the filled
+    ``{prompt}``: an instruction that happens to be a path under /tmp must not open that
+    path to the agent); only those are candidates for :func:`runtime_paths`. ``sockets``
+    maps each allowed loopback port to its unix socket in ``harness``; when it is not
+    empty the relay runs first inside the sandbox and starts ``argv`` itself."""
     ws, root, hv = str(workspace), str(workspaces_root), str(harness)
     out = [bw.path, *_base_flags(bw.unshare_pid)]
-    for path in runtime_paths(argv, workspaces_root):
+    for path in runtime_paths(named, workspaces_root):
         out += ["--ro-bind", path, path]
     if workspaces_root != Path("/"):
         out += ["--tmpfs", root]

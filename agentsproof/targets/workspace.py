@@ -1,12 +1,16 @@
 """Per-trial workspaces: a fresh folder for every agent trial, and what the agent changed.
 
 Every trial gets its own folder, seeded with a copy of the eval's ``workspace:`` folder
-(and tc-eval's ``files``). Before the agent runs, the folder is snapshotted; afterwards the
-difference is the trial's :class:`~agentsproof.model.results.FileRecord` list. Folders
-are deleted after grading unless the run keeps them (``--keep-workspaces``).
+(and tc-eval's ``files``); the rules of a seed are in :mod:`agentsproof.targets.seed`.
+Before the agent runs, the folder is snapshotted; afterwards the difference is the trial's
+:class:`~agentsproof.model.results.FileRecord` list. Folders are deleted after grading
+(:mod:`agentsproof.core.rmtree`: never through a symlink, nothing outside touched)
+unless the run keeps them (``--keep-workspaces``): then each run gets a folder of its own
+below the one given, so two runs never delete each other's.
 
-A seed folder may not hold symlinks that lead out of it (they would hand the agent a path
-into the user's files), nor more than :data:`MAX_SEED_FILES` files or :data:`MAX_SEED_BYTES`.
+Before anything looks at a finished trial's folder, :meth:`Workspaces.check` makes sure
+it is still the folder that was created there (an agent could have replaced it, or a
+folder above it, by a symlink to somewhere else).
 """
 
 from __future__ import annotations
@@ -14,58 +18,26 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import shutil
 import stat
+import sys
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentsproof.core.errors import InputError
+from agentsproof.core.errors import InputError, TargetError
+from agentsproof.core.rmtree import remove_tree
 from agentsproof.model.results import FileRecord
+from agentsproof.targets.seed import MAX_SEED_BYTES, MAX_SEED_FILES, SeedProblem, check_seed_folder, copy_seed
 
-MAX_SEED_FILES = 10_000
-MAX_SEED_BYTES = 200 * 1024 * 1024
+__all__ = ["MAX_SEED_BYTES", "MAX_SEED_FILES", "Workspaces", "check_seed_folder", "remove_tree", "snapshot", "changes"]
+
 MAX_LISTED_FILES = 2_000
 """A trial that leaves more files than this records the first ones (sorted by path)."""
 PREVIEW_CHARS = 400
 HASH_LIMIT_BYTES = 4 * 1024 * 1024
 """Files up to this size are compared by content; larger ones by size and mtime."""
-
-
-def check_seed_folder(folder: Path, source: str, field: str) -> Path:
-    """``folder`` if it is a directory fit to copy into workspaces; InputError otherwise."""
-    from agentsproof.core.inputs import display
-
-    if not folder.exists():
-        raise InputError(source, field, f"folder {display(folder)!r} not found")
-    if not folder.is_dir():
-        raise InputError(source, field, f"{display(folder)!r} is not a folder")
-    base = folder.resolve()
-    count = total = 0
-    for dirpath, dirnames, filenames in os.walk(base):
-        for name in dirnames + filenames:
-            path = Path(dirpath) / name
-            if path.is_symlink():
-                target = path.resolve()
-                if not target.is_relative_to(base):
-                    rel = path.relative_to(base).as_posix()
-                    raise InputError(source, field, f"{rel!r} in {display(folder)!r} is a symlink that leads out of the folder")
-        for name in filenames:
-            path = Path(dirpath) / name
-            try:
-                st = path.stat()
-            except OSError:
-                raise InputError(source, field, f"{path.relative_to(base).as_posix()!r} in {display(folder)!r} is a broken symlink") from None
-            if not stat.S_ISREG(st.st_mode):
-                raise InputError(source, field, f"{path.relative_to(base).as_posix()!r} in {display(folder)!r} is not a regular file")
-            count += 1
-            total += st.st_size
-        if count > MAX_SEED_FILES:
-            raise InputError(source, field, f"{display(folder)!r} holds over {MAX_SEED_FILES:,} files, the limit")
-        if total > MAX_SEED_BYTES:
-            raise InputError(source, field, f"{display(folder)!r} holds over {MAX_SEED_BYTES // (1024 * 1024)} MB, the limit")
-    return base
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -84,65 +56,120 @@ class Snapshot:
     """relative path → (size, content digest or size:mtime)"""
 
 
+KEPT_RUN = re.compile(r"^run-\d{8}T\d{6}Z-")
+"""The name of one run's folder below ``--keep-workspaces``' folder."""
+
+
+def covered_root(workspace: Path) -> Path:
+    """The folder a sandbox hides so that the trial sees no other workspace: the run's
+    workspaces root, or for kept workspaces the folder holding every run's (an agent must
+    not read an earlier run's with-arm work)."""
+    root = workspace.parent.parent
+    return root.parent if KEPT_RUN.match(root.name) else root
+
+
+def _warn(line: str) -> None:
+    print(f"warning: {line}", file=sys.stderr)
+
+
 class Workspaces:
     """Creates, snapshots and removes the workspaces of one run."""
 
-    def __init__(self, keep_in: Path | None = None):
-        """``keep_in``: keep every workspace below this folder (``--keep-workspaces``);
-        None: use a private temporary folder and delete each workspace after grading."""
+    def __init__(self, keep_in: Path | None = None, warn: Callable[[str], None] = _warn):
+        """``keep_in``: keep every workspace, in a new folder of this run below it
+        (``--keep-workspaces``); None: use a private temporary folder and delete each
+        workspace after grading. ``warn`` gets one line per workspace that could not be
+        deleted. InputError when the folder cannot be created (e.g. a full disk)."""
         self.keep = keep_in is not None
-        if keep_in is not None:
-            keep_in.mkdir(parents=True, exist_ok=True)
-            self.root = keep_in
-        else:
-            self.root = Path(tempfile.mkdtemp(prefix="agentsproof-ws-"))
+        self.warn = warn
+        self._made: dict[Path, tuple[int, int]] = {}
+        try:
+            if keep_in is not None:
+                keep_in.mkdir(parents=True, exist_ok=True)
+                stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+                self.root = Path(tempfile.mkdtemp(prefix=f"run-{stamp}-", dir=keep_in)).resolve()
+            else:
+                self.root = Path(tempfile.mkdtemp(prefix="agentsproof-ws-")).resolve()
+        except OSError as err:
+            where = str(keep_in) if keep_in is not None else tempfile.gettempdir()
+            raise InputError(None, None, f"cannot create the workspaces folder in {where}: {err.strerror or err}") from None
 
     def create(self, item_id: str, arm: str, index: int, seed: Path | None = None, files: list[tuple[str, bytes]] | None = None) -> Path:
+        """A new workspace; TargetError (an errored trial, with the reason) when it cannot
+        be made: a seed entry that is no longer fit, a full disk, an unreadable file."""
         folder = self.root / _segment(item_id) / f"{arm}-{index + 1}"
-        if folder.exists():
-            remove_tree(folder)
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        if seed is not None:
-            # symlinks=False: files are copied, never linked back into the user's tree
-            shutil.copytree(seed, folder, symlinks=False)
-        else:
-            folder.mkdir()
-        for rel, data in files or []:
-            dest = folder / rel
-            if not dest.resolve().is_relative_to(folder.resolve()):
-                raise InputError(rel, None, "leaves the workspace")
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            dest.write_bytes(data)
+        try:
+            if os.path.lexists(folder):
+                left = remove_tree(folder, within=self.root)
+                if left:
+                    raise TargetError(f"cannot create the workspace: {left}")
+            seg = folder.parent
+            if seg.is_symlink():
+                seg.unlink()
+            seg.mkdir(exist_ok=True)
+            if seed is not None:
+                copy_seed(seed, folder)
+            else:
+                folder.mkdir()
+            for rel, data in files or []:
+                dest = folder / rel
+                if not dest.resolve().is_relative_to(folder.resolve()):
+                    raise InputError(rel, None, "leaves the workspace")
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                dest.write_bytes(data)
+            st = folder.lstat()
+        except SeedProblem as err:
+            self._discard(folder)
+            raise TargetError(f"cannot copy the workspace seed {seed}: {err}") from None
+        except OSError as err:
+            self._discard(folder)
+            what = f"cannot copy the workspace seed {seed}" if seed is not None else "cannot create the workspace"
+            name = f" ({err.filename})" if err.filename and str(err.filename) != str(folder) else ""
+            raise TargetError(f"{what}: {err.strerror or err}{name}") from None
+        self._made[folder] = (st.st_dev, st.st_ino)
         return folder
 
+    def _discard(self, folder: Path) -> None:
+        left = remove_tree(folder, within=self.root)
+        if left:
+            self.warn(left)
+
+    def check(self, folder: Path) -> str | None:
+        """None when ``folder`` is still the real folder :meth:`create` made, with no
+        symlink on the way from the workspaces root; else why not (an errored trial)."""
+        here = self.root
+        try:
+            for part in folder.relative_to(self.root).parts:
+                here = here / part
+                st = here.lstat()
+                if stat.S_ISLNK(st.st_mode):
+                    # (where the link leads is the agent's text: not quoted)
+                    return f"the workspace was replaced by a symlink ({here.relative_to(self.root)}); nothing in it was graded"
+                if not stat.S_ISDIR(st.st_mode):
+                    return f"the workspace is gone ({here.relative_to(self.root)} is no longer a folder); nothing in it was graded"
+        except (OSError, ValueError) as err:
+            return f"the workspace is gone ({getattr(err, 'strerror', None) or err}); nothing in it was graded"
+        made = self._made.get(folder)
+        if made is not None and made != (st.st_dev, st.st_ino):
+            return "the workspace was replaced by another folder; nothing in it was graded"
+        return None
+
     def finish(self, folder: Path) -> str | None:
-        """After grading: the kept folder's path, or None once it is deleted."""
+        """After grading: the kept folder's path, or None once it is deleted (or, when it
+        cannot be, left with one warning line naming it)."""
         if self.keep:
             return str(folder)
-        remove_tree(folder)
+        self._made.pop(folder, None)
+        left = remove_tree(folder, within=self.root)
+        if left:
+            self.warn(f"workspace {left}")
         return None
 
     def close(self) -> None:
         if not self.keep:
-            remove_tree(self.root)
-
-
-def remove_tree(path: Path) -> None:
-    """Delete a workspace even when the agent left read-only files or folders in it."""
-
-    def on_error(func: Callable[[str], object], p: str, _exc: object) -> None:
-        try:
-            os.chmod(p, stat.S_IRWXU)
-            parent = os.path.dirname(p)
-            os.chmod(parent, stat.S_IRWXU)
-            func(p)
-        except OSError:
-            pass
-
-    if path.is_symlink():
-        path.unlink()
-    elif path.exists():
-        shutil.rmtree(path, onerror=on_error)
+            left = remove_tree(self.root)
+            if left:
+                self.warn(f"workspaces folder {left}")
 
 
 def _digest(path: Path, st: os.stat_result) -> str:
@@ -161,6 +188,8 @@ def _digest(path: Path, st: os.stat_result) -> str:
 def snapshot(folder: Path) -> Snapshot:
     """Every regular file below ``folder`` (symlinks are not followed)."""
     out: dict[str, tuple[int, str]] = {}
+    if os.path.islink(folder):
+        return Snapshot(out)  # never walked into (see Workspaces.check)
     for dirpath, dirnames, filenames in os.walk(folder):
         dirnames[:] = sorted(d for d in dirnames if not (Path(dirpath) / d).is_symlink())
         for name in filenames:
@@ -196,8 +225,10 @@ def preview(path: Path) -> str | None:
 
 def changes(folder: Path, before: Snapshot, after: Snapshot | None = None) -> list[FileRecord]:
     """Files created, changed or deleted in ``folder`` since ``before``."""
-    after = after or snapshot(folder)
     out: list[FileRecord] = []
+    if os.path.islink(folder):
+        return out  # a workspace replaced by a symlink is never previewed (see Workspaces.check)
+    after = after or snapshot(folder)
     for rel in sorted(set(before.files) | set(after.files)):
         old, new = before.files.get(rel), after.files.get(rel)
         if old == new:

@@ -261,7 +261,7 @@ def test_nonzero_exit_names_code_and_stderr_tail_without_secrets(tmp_path: Path,
 
 def test_missing_program_is_an_errored_trial(spaces: ws_mod.Workspaces, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AGENT_DIR", "/nonexistent/secret-dir")
-    shown = CommandTargetSpec.model_validate({"type": "command", "command": ["${AGENT_DIR}/agent"]})
+    shown = CommandTargetSpec.model_validate({"type": "command", "command": ["${AGENT_DIR}/agent"], "sandbox": False})
     target = CommandTarget("agent", TargetDef("agent", shown, "targets.yaml").expanded(), shown)
     with pytest.raises(TargetError, match=r"cannot run '\*\*\*/agent': No such file"):
         _run(target, _trial(spaces, "without"))
@@ -296,7 +296,7 @@ def pid_file(tmp_path: Path) -> Any:
 
 
 def test_timeout_kills_the_whole_group(tmp_path: Path, spaces: ws_mod.Workspaces, pid_file: Path) -> None:
-    target = _target([sys.executable, _agent(tmp_path, SPAWNER)], timeout=1, env={"PID_FILE": str(pid_file)})
+    target = _target([sys.executable, _agent(tmp_path, SPAWNER)], timeout=1, sandbox=False, env={"PID_FILE": str(pid_file)})
     assert target.timeout == 1  # the runner gives trials this limit instead of the eval's
     t0 = time.monotonic()
     with pytest.raises(TargetError, match="agent timed out after 1s") as err:
@@ -308,7 +308,7 @@ def test_timeout_kills_the_whole_group(tmp_path: Path, spaces: ws_mod.Workspaces
 
 
 def test_background_child_is_stopped_after_a_normal_exit(tmp_path: Path, spaces: ws_mod.Workspaces, pid_file: Path) -> None:
-    target = _target([sys.executable, _agent(tmp_path, SPAWNER)], env={"PID_FILE": str(pid_file), "THEN": "exit"})
+    target = _target([sys.executable, _agent(tmp_path, SPAWNER)], sandbox=False, env={"PID_FILE": str(pid_file), "THEN": "exit"})
     t0 = time.monotonic()
     rec = _run(target, _trial(spaces, "without"))  # the sleep holds stdout open: must not wait for it
     assert rec.answer == "done" and time.monotonic() - t0 < 6
@@ -318,7 +318,7 @@ def test_background_child_is_stopped_after_a_normal_exit(tmp_path: Path, spaces:
 
 
 def test_cancellation_kills_the_group(tmp_path: Path, spaces: ws_mod.Workspaces, pid_file: Path) -> None:
-    target = _target([sys.executable, _agent(tmp_path, SPAWNER)], env={"PID_FILE": str(pid_file)})
+    target = _target([sys.executable, _agent(tmp_path, SPAWNER)], sandbox=False, env={"PID_FILE": str(pid_file)})
     trial = _trial(spaces, "without")
 
     async def go() -> None:
