@@ -9,7 +9,7 @@
 | ``starts-with`` / ``ends-with`` / ``equals`` / ``regex`` | regex checks (``equals``: the whole answer, outer white space ignored) |
 | ``is-json`` | a ``script`` grader that parses the answer |
 | ``llm-rubric`` (a string), ``llm-grader`` (``prompt`` file or text), ``rubric`` with ``score_ranges`` | ``llm_rubric`` |
-| ``llm-rubric`` / ``rubrics`` / ``rubric`` with a list of outcomes | one ``assertions`` grader per outcome, with its weight |
+| ``llm-rubric`` / ``rubrics`` / ``rubric`` with a list of outcomes | one ``assertions`` grader per outcome, with its weight (``operator: correctness`` / ``contradiction``: agentv's guidance put in the claim the judge checks) |
 | ``script`` / ``code-grader`` (``command``) | ``script`` (answer on stdin: agentv's JSON payload, or the plain answer) |
 | ``skill-used`` / ``not-skill-used`` / ``skill-trigger`` | ``skill_used`` (agent trials) |
 
@@ -54,7 +54,14 @@ EXTRA: dict[str, set[str]] = {
     "tool-calls": {"must_call", "must_not_call", "max_steps", "min_steps", "sequence"},
 }
 AGENT_GRADERS: dict[str, type[BaseModel]] = {"files": FilesGrader, "tool-calls": ToolCallsGrader}
-RUBRIC_KEYS = {"id", "outcome", "weight", "required", "min_score", "score_ranges"}
+RUBRIC_KEYS = {"id", "outcome", "operator", "weight", "required", "min_score", "score_ranges"}
+OPERATORS = {
+    # agentv's guidance for each rubric operator, given to the judge with the outcome
+    "correctness": "The response positively supports or fulfils this outcome (operator: correctness; "
+                   "omitting it or contradicting it does not satisfy it): {outcome}",
+    "contradiction": "The response makes no claim that contradicts this outcome (operator: contradiction guard; "
+                     "not mentioning it is fine, only an incompatible claim fails): {outcome}",
+}
 TEMPLATE_NAMES = ("answer", "expected_output", "input", "criteria")
 IS_JSON = (
     "import json, sys\ntext = sys.stdin.read()\ntry:\n    json.loads(text)\nexcept ValueError as err:\n"
@@ -242,6 +249,13 @@ class Builder:
             outcome = item.get("outcome")
             if not isinstance(outcome, str) or not outcome.strip():
                 raise self.err(f"{at}.outcome", "required field is missing")
+            operator = item.get("operator")
+            if operator is not None:
+                if operator not in OPERATORS:
+                    raise self.err(f"{at}.operator", f"{operator!r}: expected one of {', '.join(OPERATORS)}")
+                if item.get("score_ranges") is not None:
+                    raise self.err(f"{at}.operator", "applies to a checklist outcome, not to score_ranges")
+                outcome = OPERATORS[operator].format(outcome=outcome.strip())
             raw_id = item.get("id")
             name = raw_id if isinstance(raw_id, str) else label
             w = self._weight(at, item) * weight
