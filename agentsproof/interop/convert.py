@@ -172,26 +172,33 @@ def eval_yaml_to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[str]]:
     from agentsproof.formats.evalfile import load_eval
 
     ev = load_eval(path)
-    cfg, task = ev.config, ev.config.primary_task
+    cfg = ev.config
     warnings: list[str] = []
     if cfg.kind == "agent":
         warnings.append("agent: an EVAL.yaml evaluates skills; give the agent file with --skill when you run it")
     elif ev.source_path.name != "SKILL.md" or ev.source_path.resolve().parent not in (path.resolve().parent, path.resolve().parent.parent):
         warnings.append(f"skill: {cfg.skill!r} is not kept; an EVAL.yaml finds skills/<name>/SKILL.md above its evals/ folder, else give --skill")
-    if cfg.tasks and len(cfg.tasks) > 1:
-        warnings.append(f"tasks[1]: only the first task is run by agentsproof; the other {len(cfg.tasks) - 1} are left out")
+    tasks = cfg.run_tasks()
+    if cfg.tasks and len(cfg.tasks) > len(tasks):  # version 1: its first task is what it means
+        left = len(cfg.tasks) - len(tasks)
+        warnings.append(f"tasks[1]: a version 1 eval.yaml runs its first task only (unless --all-tasks); the other {left} are left out (make it version: \"2\" to keep them)")
     for key in ("defaults", "workspace"):
         if key in cfg.model_fields_set:
             warnings.append(f"{key}: EVAL.yaml has no such field (give --trials, --threshold on the command line)")
-    asserts: list[Any] = []
-    for i, g in enumerate(task.graders):
-        asserts += _grader_to_asserts(g, f"task.graders[{i}]", ev.name, warnings)
+    tests: list[dict[str, Any]] = []
+    for ti, task in enumerate(tasks):
+        asserts: list[Any] = []
+        for i, g in enumerate(task.graders):
+            asserts += _grader_to_asserts(g, f"{cfg.task_field(ti)}.graders[{i}]", ev.name, warnings)
+        if task.workspace is not None:
+            warnings.append(f"{cfg.task_field(ti)}.workspace: EVAL.yaml has no per-test workspace; it is left out")
+        tests.append({"id": task.name, "input": task.instruction, "assert": asserts})
     out: dict[str, Any] = {"name": ev.name}
     if cfg.description:
         out["description"] = cfg.description
     if cfg.execution.target:
         out["execution"] = {"target": cfg.execution.target}
-    out["tests"] = [{"id": task.name, "input": task.instruction, "assert": asserts}]
+    out["tests"] = tests
     return out, warnings
 
 
