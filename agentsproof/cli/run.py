@@ -39,7 +39,7 @@ def finish(run: Any, written: dict[str, Path], ci: bool, fail_on_underpowered: b
 @click.argument("path", type=click.Path(path_type=Path))
 @trial_options("default: from eval.yaml")
 @threshold_option
-@click.option("--skill", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="An EVAL.yaml's with-arm skill (default: skills/<name>/SKILL.md above its evals/ folder).")
+@click.option("--skill", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="An EVAL.yaml's or promptfooconfig.yaml's with-arm skill (EVAL.yaml default: skills/<name>/SKILL.md above its evals/ folder).")
 @provider_options
 @run_options
 @tasks_option
@@ -50,7 +50,8 @@ def eval_cmd(path: Path, **opts: Any) -> None:
     Writes runs/<plugin>/<skill>-eval.{md,json,html} (agents: <name>-agent-eval.*),
     and keeps a copy of the JSON in runs/<plugin>/history/. An EVAL.yaml
     (agentv's or the reference's dialect) runs one case per test, like
-    tc-eval, and writes runs/<name>/<name>-tc-eval.*; see docs/interop.md.
+    tc-eval, and writes runs/<name>/<name>-tc-eval.*; so does a
+    promptfooconfig.yaml (prompts x tests x providers); see docs/interop.md.
 
     \b
     Example:
@@ -99,19 +100,20 @@ def eval_all_cmd(directory: Path, **opts: Any) -> None:
 @trial_options("default: 1")
 @click.option("--threshold", type=click.FloatRange(0, 1), help="Pass rate required per case in the with-skill arm (default 0.6; EVAL.yaml: 0.8).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=300.0, show_default=True, help="Seconds per trial.")
-@click.option("--skill", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="A JSONL dataset's or EVAL.yaml's with-arm skill (without one the model or --target runs alone).")
+@click.option("--skill", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="A JSONL dataset's, EVAL.yaml's or promptfooconfig.yaml's with-arm skill (without one the model or --target runs alone).")
 @provider_options
 @run_options
 @budget_options
 def tc_eval_cmd(path: Path, **opts: Any) -> None:
-    """Run hand-authored test cases from an evals.json, EVAL.yaml or JSONL dataset.
+    """Run hand-authored test cases from an evals.json, EVAL.yaml, promptfooconfig.yaml or JSONL dataset.
 
     Each assertion is judged in its own LLM call; expected_output is an LLM
     rubric. Writes runs/<name>/<name>-tc-eval.{html,md,json}: the JSON
     file's stem, or for evals.json the skill's folder name. A .jsonl file
     is an agentprobe-style dataset (id, input, expected_answer, answer_match,
     expected_tools, tags), graded without a judge; an EVAL.yaml runs one case
-    per test; see docs/interop.md.
+    per test, a promptfooconfig.yaml one per prompt x test x provider; see
+    docs/interop.md.
 
     \b
     Example:

@@ -1,4 +1,4 @@
-"""``agentsproof convert``: evals.json ⇄ EVAL.yaml, eval.yaml → EVAL.yaml, and a saved run →
+"""``agentsproof convert``: evals.json ⇄ EVAL.yaml, eval.yaml and promptfooconfig.yaml → EVAL.yaml, and a saved run →
 an agentprobe report (:mod:`agentsproof.interop.agentprobe`).
 
 The field mapping is the agentv skill's: ``skill_name`` → ``name``, ``evals[].id`` →
@@ -41,6 +41,12 @@ def convert(path: Path, to: str, skill: Path | None = None) -> tuple[str, list[s
         if to == "evals-json":
             raise InputError(display(path), "--to", "the file is an evals.json already")
         return _dump_yaml(*evals_json_to_eval_yaml(path))
+    from agentsproof.formats.promptfoo import NAMES as PROMPTFOO
+
+    if path.name in PROMPTFOO:
+        if to != "EVAL.yaml":
+            raise InputError(display(path), "--to", "a promptfooconfig.yaml converts to EVAL.yaml (--to EVAL.yaml)")
+        return _dump_yaml(*promptfoo_to_eval_yaml(path))
     if is_eval_yaml(path):
         if to != "evals-json":
             raise InputError(display(path), "--to", "the file is an EVAL.yaml already; convert it --to evals-json")
@@ -163,6 +169,21 @@ def _plain_prompt(raw_test: dict, test: Any) -> str:
 def _is_converted_rubric(entry: dict, test: Any) -> bool:
     """The llm-rubric an evals.json case with both assertions and expected_output gets."""
     return entry.get("type") == "llm-rubric" and test.expected_output is not None and str(entry.get("value", "")).endswith(test.expected_output)
+
+
+# ---------------------------------------------------------------- promptfooconfig.yaml → EVAL.yaml
+
+
+def promptfoo_to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[str]]:
+    """Every prompt × test as one EVAL.yaml test (defaultTest merged into each)."""
+    from agentsproof.formats.promptfoo import to_eval_yaml
+
+    data, providers = to_eval_yaml(path)
+    warnings: list[str] = []
+    if len(providers) > 1:
+        names = ", ".join(label for label, _ in providers)
+        warnings.append(f"providers: an EVAL.yaml runs one target; {names} are left out (run the EVAL.yaml once per --model)")
+    return data, warnings
 
 
 # ---------------------------------------------------------------- eval.yaml → EVAL.yaml

@@ -28,7 +28,7 @@ class ChatTarget(Target):
     async def run(self, trial: TrialInput) -> TrialRecord:
         req = ChatRequest(
             messages=[{"role": "system", "content": trial.system}, {"role": "user", "content": trial.prompt}],
-            model=self.model,
+            model=trial.item.model or self.model,
             temperature=self.temperature,
             max_tokens=self.max_tokens,
             timeout=trial.timeout,

@@ -315,10 +315,10 @@ def _parse_test(src: str, at: str, raw: Any, path: Path, prompt: str | None, sui
     criteria_raw = raw.get("criteria", variables.get("criteria"))
     criteria = render(src, f"{at}.criteria", _text(src, f"{at}.criteria", criteria_raw), variables) if criteria_raw is not None else None
     key = "assertions" if "assertions" in raw else "assert"
-    own = [(f"{at}.{key}[{i}]", _render_entry(src, f"{at}.{key}[{i}]", a, variables)) for i, a in enumerate(_list(src, f"{at}.{key}", raw.get(key)))]
+    own = [(f"{at}.{key}[{i}]", render_entry(src, f"{at}.{key}[{i}]", a, variables)) for i, a in enumerate(_list(src, f"{at}.{key}", raw.get(key)))]
     rubrics = [(f"{at}.rubrics[{i}]", r) for i, r in enumerate(_list(src, f"{at}.rubrics", raw.get("rubrics")))]
     tags = _tags(src, f"{at}.tags", raw["tags"]) if raw.get("tags") is not None else ()
-    suite = [(where, _render_entry(src, where, a, variables)) for where, a in suite_asserts]
+    suite = [(where, render_entry(src, where, a, variables)) for where, a in suite_asserts]
     return EvalTest(
         id=tid, prompt=text, files=files, expected_output=expected, criteria=criteria,
         asserts=suite + own, rubrics=rubrics, tags=tags,
@@ -330,7 +330,7 @@ def _is_input_only(prompt: str) -> bool:
     return m is not None and m.group(1) == "input"
 
 
-def _render_entry(src: str, where: str, entry: Any, variables: dict[str, Any]) -> Any:
+def render_entry(src: str, where: str, entry: Any, variables: dict[str, Any]) -> Any:
     """Templates in an assertion's strings (a plain criterion, ``value``), filled per test."""
     if isinstance(entry, str):
         return render(src, where, entry, variables)
