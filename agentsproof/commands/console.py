@@ -52,7 +52,9 @@ def _fmt(v: float | None, spec: str) -> str:
 def print_run(run: RunResult, written: dict[str, Path]) -> None:
     if sys.stderr.isatty():
         _echo("", err=True)
-    _echo(f"agentsproof {run.command} · {run.plugin} · provider {run.provider} · model {run.model}")
+    from agentsproof.report.identity import identity_line
+
+    _echo(f"agentsproof {run.command} · {run.plugin} · {identity_line(run)}")
     kinds = {i.kind for i in run.items}
     label = (lambda it: f"{it.kind}: {it.name}") if len(kinds) > 1 or kinds == {"agent"} else (lambda it: it.name)
     width = max([len(label(i)) for i in run.items] + [4])

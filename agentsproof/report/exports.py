@@ -224,7 +224,9 @@ def render_step_summary(run: RunResult) -> str:
 
     one_arm = any(single_arm(i) for i in run.items)
     out = [f"### agentsproof {run.command} · {md_text(run.plugin)} — {run.verdict}", ""]
-    out.append(f"provider {md_text(run.provider)} · model {md_text(run.model)}" + (" · single arm (`--baseline none`): no grades" if one_arm else ""))
+    from agentsproof.report.identity import run_identity
+
+    out.append(" · ".join(f"{k} {md_text(v)}" for k, v in run_identity(run)) + (" · single arm (`--baseline none`): no grades" if one_arm else ""))
     out.append("")
     if one_arm:
         out += ["| item | pass rate | 95% CI | passed | flaky | errored | result |", "|---|---|---|---|---|---|---|"]

@@ -245,10 +245,12 @@ def build_view(run: RunResult) -> dict[str, Any]:
     ordered = [v for sec in sections for v in sec.items]  # drill-down follows the summaries
     settings = {k: ("(redacted)" if _SECRET_KEY.search(str(k)) else v) for k, v in run.settings.items()}
     from agentsproof.report.generalise import generalise_view
+    from agentsproof.report.identity import run_identity
 
     arms = [a.arm for v in views for a in v.arms]
     costs, cache_read, errored = run_totals(arms)
     return {
+        "identity": run_identity(run),
         "single_arm": run.settings.get("baseline") == "none",
         "flaky_items": [it for it in run.items if it.stats.get("flaky")],
         "gen": generalise_view(run, views),

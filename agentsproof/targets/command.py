@@ -4,7 +4,7 @@ trial's workspace.
 **Command line.** ``command`` is an argv list, run without a shell, with the workspace as
 the current folder. In every element ``{prompt}`` becomes the instruction, ``{workspace}``
 the workspace's absolute path, ``{skill_file}`` the installed skill file (empty in the
-baseline arm) and ``{model}`` the run's ``--model`` (or empty). When no element holds
+baseline arm) and ``{model}`` the run's ``--model``, else ``AGENTSPROOF_MODEL`` (or empty). When no element holds
 ``{prompt}``, or ``stdin: true``, the instruction is written on stdin (else stdin is empty).
 
 **With-arm.** :meth:`CommandTarget.prepare` (before the runner's snapshot, so it never
@@ -56,7 +56,7 @@ from pydantic import Field, field_validator, model_validator
 from agentsproof.core.procgroup import MAX_OUTPUT_BYTES, Outcome, run_group
 from agentsproof.model.graders import FieldError, Strict
 from agentsproof.model.results import LogEvent
-from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord
+from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord, agent_model
 from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, TARGETS_FILE, relative
 from agentsproof.targets.trace import parse_trace, read_bounded
 
@@ -120,7 +120,7 @@ class CommandTarget(Target):
         self.name = name
         self.spec = spec
         self.shown = shown
-        self.model = model
+        self.model, self.model_source = agent_model(model, None)
         self.timeout = spec.timeout
         self.bwrap = None
         if spec.sandbox:
@@ -138,6 +138,8 @@ class CommandTarget(Target):
         }
         if s.loopback_ports:
             out["loopback_ports"] = list(s.loopback_ports)
+        if any("{model}" in c for c in s.command):
+            out["model"], out["model_source"] = self.model or "", self.model_source
         return out
 
     async def prepare(self, trial: TrialInput) -> None:
