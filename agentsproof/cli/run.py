@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 from typing import Any
@@ -143,7 +144,9 @@ def tc_eval_cmd(path: Path, **opts: Any) -> None:
 @click.option("--check/--no-check", default=True, show_default=True, help="Check each eval: a relevance judge call, then a short real run of both arms.")
 @click.option("--check-trials", type=click.IntRange(1, 100), default=2, show_default=True, help="Trials per arm of the check run (at least one per case).")
 @click.option("--check-retries", type=click.IntRange(0, 10), default=1, show_default=True, help="Regenerations, with the evidence, of an eval with fewer than 5 distinct cases, a copied case, or one that is unrelated or does not discriminate.")
-@provider_options
+@click.option("--target", metavar="NAME", help="Write agent evals for this target (a targets.yaml name, or the built-in 'copilot'): tasks with workspace seed files, graded by files/script graders; the check runs on it. Default: chat evals.")
+@click.option("--targets", "targets_file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="A targets.yaml to look --target up in first.")
+@functools.partial(provider_options, model_help="Model that writes the evals and answers the check's chat trials (default: AGENTSPROOF_MODEL, else gpt-4o; the local provider runs its own). Env: AGENTSPROOF_MODEL.")
 def eval_generate_cmd(**opts: Any) -> None:
     """Write one eval.yaml per skill and agent of a plugin, using an LLM.
 
@@ -158,9 +161,14 @@ def eval_generate_cmd(**opts: Any) -> None:
     is regenerated with the evidence, and one still weak is written with a
     '# weak:' header and listed. Rejected replies are kept in <out>/.rejected/.
     A skill's whole folder (references/, assets/, scripts/) is copied beside
-    its eval, an agent's file beside its eval. --model defaults to gpt-4o
-    (after AGENTSPROOF_MODEL; the local provider runs its own model);
-    --judge-model makes the relevance check's call.
+    its eval, an agent's file beside its eval. --model (the model that writes
+    the evals) defaults to AGENTSPROOF_MODEL, else gpt-4o (the local provider
+    runs its own model); --judge-model makes the relevance check's call.
+
+    Generated evals are chat evals (one chat call per trial, the skill as the
+    system prompt) unless --target NAME is given: then they are agent evals
+    for that target (execution.target, a workspace of seed files per task,
+    files/script graders on what the agent leaves). See docs/eval-files.md.
 
     \b
     Example:

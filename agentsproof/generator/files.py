@@ -36,6 +36,17 @@ def atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
+def write_seeds(seeds: dict[str, dict[str, str]], folder: Path) -> None:
+    """An agent eval's workspace seed files (paths checked by the validator: relative, no ..)."""
+    for sub, files in seeds.items():
+        base = (folder / sub).resolve()
+        for rel, text in files.items():
+            path = (base / rel).resolve()
+            if not path.is_relative_to(base):  # the validator refuses such paths; never write outside
+                raise InputError(display(folder), rel, "is outside the workspace folder")
+            atomic_write(path, text.encode("utf-8"))
+
+
 def item_files(item: PluginItem) -> tuple[list[tuple[str, Path]], list[str]]:
     """(files to copy as (name in the eval folder, source), notes on skipped files)."""
     files: list[tuple[str, Path]] = [(item.file_name, item.source)]
