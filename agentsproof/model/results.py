@@ -170,6 +170,9 @@ class ItemResult(BaseModel):
     source_sha256: str
     task_name: str
     instruction: str
+    instructions: list[dict[str, str]] | None = Field(
+        None, description="Several tasks (eval.yaml tasks:): every case's {name, instruction}, in order; 'instruction' is the first."
+    )
     threshold: float
     trials_requested: int
     target: str = Field("chat", description="What ran the trials: 'chat' (one chat call) or an agent target's name.")

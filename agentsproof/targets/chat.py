@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from agentsproof.core.units import seconds
 from agentsproof.llm.base import ChatRequest, LLMClient, LLMError
 from agentsproof.model.results import ToolCall
 from agentsproof.targets.base import Target, TrialInput, TrialRecord
@@ -39,7 +40,7 @@ class ChatTarget(Target):
             # stopped; this outer bound only catches a provider that ignores it.
             resp = await asyncio.wait_for(self.client.complete(req), trial.timeout + TIMEOUT_GRACE_S)
         except TimeoutError:
-            raise LLMError(f"trial timed out after {trial.timeout:g}s", kind="timeout") from None
+            raise LLMError(f"trial timed out after {seconds(trial.timeout)}", kind="timeout") from None
         if not isinstance(resp.text, str):
             raise LLMError(f"the provider's reply has no text ({type(resp.text).__name__})")
         return TrialRecord(
