@@ -297,13 +297,16 @@ def plugin_evals(directory: Path) -> list[Path]:
             layout = find_layout(d, option="DIR")
         except InputError:
             raise err from None
-    found = []
+    found: list[Path] = []
     skipped: list[str] = []
     for item in layout.items:
         before = len(found)
-        for sub in ("", "evals/") if item.folder is not None else ():
+        folder = item.folder
+        for sub in ("", "evals/"):
+            if folder is None:  # an agent file: no folder an eval could sit in beside it
+                break
             for name in EVAL_NAMES + EVAL_YAML_NAMES + (("evals.json",) if sub else ()):
-                p = item.folder / f"{sub}{name}"
+                p = folder / f"{sub}{name}"
                 if p.is_file() and _inside(p, layout.root.resolve()):
                     found.append(p)
         if len(found) == before:

@@ -97,6 +97,12 @@ class GenerateSettings:
     """Its definition (the check run builds it)."""
 
 
+def _write_item(item: PluginItem, gen: GeneratedEval, folder: Path) -> None:
+    """The item's files and its eval's workspace seeds, into ``folder`` (the check's scratch copy)."""
+    copy_item_files(item, folder)
+    write_seeds(gen.seeds, folder)
+
+
 def read_source(item: PluginItem) -> str:
     """The item's file as text (inputs rules: regular file, size cap, UTF-8); InvalidEval otherwise."""
     try:
@@ -215,7 +221,7 @@ class _Item:
         result = await asyncio.to_thread(
             run_check,
             gen.text,
-            lambda folder: (copy_item_files(item, folder), write_seeds(gen.seeds, folder)),
+            lambda folder: _write_item(item, gen, folder),
             plugin=self.plugin.name,
             kind=item.kind,
             name=item.name,
