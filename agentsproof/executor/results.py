@@ -29,6 +29,7 @@ def finalize_item(run: ItemRun) -> ItemResult:
         threshold=it.threshold,
         trials_requested=it.trials,
         target=it.target,
+        model=it.model,
         with_arm=w,
         without_arm=wo,
         warnings=list(it.warnings),

@@ -176,6 +176,7 @@ class ItemResult(BaseModel):
     threshold: float
     trials_requested: int
     target: str = Field("chat", description="What ran the trials: 'chat' (one chat call) or an agent target's name.")
+    model: str | None = Field(None, description="The item's own model when it is not the run's (promptfoo's several providers).")
     with_arm: ArmResult
     without_arm: ArmResult
     delta: float | None = Field(None, description="with mean − without mean; None when an arm has no scored trial.")

@@ -14,7 +14,8 @@ def run_identity(run: RunResult) -> list[tuple[str, str]]:
     agents: dict[str, Any] = run.settings.get("targets") or {}
     target = ", ".join(_target(n, agents.get(n)) for n in names)
     if names == ["chat"]:
-        model = run.model or "—"
+        own = sorted({it.model for it in run.items if it.model})
+        model = ", ".join(own) if own else (run.model or "—")
     else:
         model = ", ".join(_agent_model(agents.get(n)) for n in names if n != "chat")
         if "chat" in names and run.model:

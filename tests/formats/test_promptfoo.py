@@ -50,6 +50,10 @@ def _config(tmp_path: Path, text: str = CONFIG) -> Path:
     return folder / "promptfooconfig.yaml"
 
 
+def _out_lines(out: Path) -> list[str]:
+    return (out / "translate" / "translate-tc-eval.md").read_text().splitlines()
+
+
 def _replies(srv) -> None:
     srv.add(Rule(reply="Bonjour", user_contains="French", judge=False))
     srv.add(Rule(reply="Danke", user_contains="German", judge=False))
@@ -59,7 +63,7 @@ def test_prompts_by_tests_by_providers_each_on_its_model(byok_env, tmp_path):
     _replies(byok_env)
     path = _config(tmp_path)
     out = tmp_path / "out"
-    code, _, err = run_cli(["eval", path, "--model", "judge-m", "--output", out, "--no-cache"])
+    code, stdout, err = run_cli(["eval", path, "--model", "judge-m", "--output", out, "--no-cache"])
     assert code == 0, err
     assert "evaluateOptions: not used" in err and "'big' (model gpt-4o)" in err
     data = read_json(out / "translate" / "translate-tc-eval.json")
@@ -73,6 +77,9 @@ def test_prompts_by_tests_by_providers_each_on_its_model(byok_env, tmp_path):
     prompts = {str(r["messages"][-1]["content"]) for r in byok_env.trial_requests()}
     assert "Formally (plain), translate into German: Thanks" in prompts and "Translate to French: Hello" in prompts
     assert data["settings"]["baseline"] == "none"  # no --skill: single-armed
+    assert {i["model"] for i in data["items"]} == {"gpt-4o", "gpt-4o-mini"}
+    assert "target chat · provider openai · model gpt-4o, gpt-4o-mini · judge judge-m" in stdout.splitlines()[0]
+    assert any("Model `gpt-4o, gpt-4o-mini`" in line or "model `gpt-4o, gpt-4o-mini`" in line for line in _out_lines(out))
 
 
 def test_skill_adds_both_arms_and_one_provider_is_the_configured_model(byok_env, tmp_path):
