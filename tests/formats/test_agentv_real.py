@@ -82,3 +82,44 @@ def test_unknown_operator_is_named(byok_env, tmp_path):
     f.write_text(f.read_text().replace("operator: contradiction", "operator: consistency"))
     code, _, err = run_cli(["eval", f, "--model", "m", "--output", tmp_path / "out"])
     assert code == 30 and "value[1].operator" in err and "'consistency'" in err, err
+
+
+TRIALS = REAL / "examples" / "features" / "trials" / "evals" / "suite.yaml"
+
+
+def test_evaluate_options_repeat_is_the_trials_and_the_rest_is_said(byok_env, tmp_path):
+    folder = tmp_path / "trials" / "evals"
+    shutil.copytree(TRIALS.parent, folder)
+    byok_env.add(Rule(reply="15 * 7 = 105. The capital of Australia is Canberra.", judge=False))
+    out = tmp_path / "out"
+    code, _, err = run_cli(["eval", folder / "suite.yaml", "--model", "m", "--output", out, "--no-cache"])
+    assert code == 0, err
+    assert "evaluate_options.budget_usd: not used by agentsproof" in err
+    data = read_json(out / "trials" / "trials-tc-eval.json")
+    assert [len(i["with_arm"]["trials"]) for i in data["items"]] == [2, 2]  # repeat: 2
+
+
+def test_environment_host_workdir_seeds_agent_trials_and_docker_is_refused(tmp_path):
+    from agentsproof.core.errors import InputError
+    from agentsproof.formats.evalyaml.parse import parse_suite
+
+    (tmp_path / "workspace-template").mkdir()
+    (tmp_path / "evals").mkdir()
+    path = tmp_path / "evals" / "a.eval.yaml"
+    base = {"tests": [{"id": "t", "input": "hi", "assert": ["says hi"]}]}
+    suite = parse_suite({**base, "environment": {"type": "host", "workdir": "../workspace-template"}}, path)
+    assert suite.workdir == (tmp_path / "workspace-template").resolve()
+    with pytest.raises(InputError) as err:
+        parse_suite({**base, "environment": {"type": "docker", "image": "python:3.11"}}, path)
+    assert err.value.field == "environment.type" and "'docker'" in err.value.message
+    suite = parse_suite({"tests": [{"id": "t", "input": "hi", "expected_output": [{"role": "assistant", "content": {"total": 3}}]}]}, path)
+    assert suite.tests[0].expected_output == '{\n  "total": 3\n}'
+
+
+def test_tests_from_a_file(tmp_path):
+    from agentsproof.formats.evalyaml.parse import parse_suite
+
+    (tmp_path / "cases.yaml").write_text("- id: a\n  input: hi\n  assert: [says hi]\n")
+    (tmp_path / "cases.jsonl").write_text('{"id": "b", "input": "yo", "assert": ["says yo"]}\n')
+    assert [t.id for t in parse_suite({"tests": "./cases.yaml"}, tmp_path / "s.eval.yaml").tests] == ["a"]
+    assert [t.prompt for t in parse_suite({"tests": "file://cases.jsonl"}, tmp_path / "s.eval.yaml").tests] == ["yo"]

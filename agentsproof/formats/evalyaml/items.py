@@ -132,6 +132,11 @@ def suite_items(
     suite, skill = loaded.suite, loaded.skill
     name = _target(loaded, target, targets_file)
     agent = name != "chat"
+    from agentsproof.formats.evalyaml.providers import say_once
+
+    for note in suite.notes:
+        say_once(display(suite.path), note)
+    seed = suite.workdir if agent else None
     src = display(suite.path)
     prompt_sys = skill[1] if skill else BASELINE_SYSTEM_PROMPT
     items = []
@@ -152,7 +157,7 @@ def suite_items(
             task_name=test.id, prompt=prompt, graders=list(built.graders), trials=trials, timeout=timeout,
             threshold=threshold if threshold is not None else EVAL_YAML_THRESHOLD,
             eval_path=str(suite.path.resolve()), source_sha256=sha256_text(prompt_sys), target=name,
-            workspace_files=files, workspace_sha=seed_digest(None, files) if agent else "",
+            workspace_seed=seed, workspace_files=files, workspace_sha=seed_digest(seed, files) if agent else "",
             skill=skill_file(skill_name(skill) or "skill", "skill", skill[1], skill[0]) if agent and skill else None,
         )
         items.append(item if skill else dataclasses.replace(item, arms=("with",)))

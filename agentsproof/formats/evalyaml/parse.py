@@ -39,7 +39,9 @@ from typing import Any
 
 from agentsproof.core.errors import InputError
 
-SUITE_KEYS = {"name", "description", "version", "tags", "prompts", "providers", "target", "execution", "assert", "assertions", "tests"}
+SUITE_KEYS = {"name", "description", "version", "tags", "prompts", "providers", "target", "execution", "assert", "assertions", "tests",
+              "environment", "evaluate_options"}
+ENVIRONMENT_KEYS = {"type", "workdir"}
 TEST_KEYS = {"id", "description", "criteria", "input", "expected_output", "rubrics", "assert", "assertions", "vars", "tags", "metadata"}
 EXECUTION_KEYS = {"target"}
 MESSAGE_KEYS = {"role", "content"}
@@ -76,6 +78,12 @@ class EvalSuite:
     target_field: str | None
     tests: list[EvalTest]
     tags: tuple[str, ...] = ()
+    workdir: Path | None = None
+    """agentv's ``environment: {type: host, workdir: DIR}``: copied into every agent trial's workspace."""
+    notes: list[str] = field(default_factory=list)
+    """What agentv reads and agentsproof does not use, said once when the file runs."""
+    repeat: int | None = None
+    """``evaluate_options.repeat``: trials per arm unless --trials says otherwise."""
 
 
 def _err(src: str, where: str | None, message: str) -> InputError:
@@ -191,12 +199,17 @@ def _expected(src: str, where: str, value: Any) -> str | None:
     if value is None:
         return None
     if isinstance(value, list):  # [{role: assistant, content: ...}]
+        import json
+
         texts = []
         for i, msg in enumerate(value):
-            if not isinstance(msg, dict) or not isinstance(msg.get("content"), str):
+            content = msg.get("content") if isinstance(msg, dict) else None
+            if isinstance(content, (dict, list)):  # structured output: compared as its JSON text
+                content = json.dumps(content, indent=2, ensure_ascii=False)
+            if not isinstance(content, str):
                 raise _err(src, f"{where}[{i}]", "must be an assistant message with text content")
             _unknown(src, f"{where}[{i}]", msg, MESSAGE_KEYS)
-            texts.append(msg["content"])
+            texts.append(content)
         return "\n\n".join(texts) if texts else None
     return _text(src, where, value)
 
@@ -230,6 +243,8 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
     raw_tests = data.get("tests")
     if raw_tests is None:
         raise _err(src, "tests", "required field is missing")
+    if isinstance(raw_tests, str):
+        raw_tests = _tests_file(src, raw_tests, path)
     if not isinstance(raw_tests, list) or not raw_tests:
         raise _err(src, "tests", "must be a non-empty list of tests")
     tests: list[EvalTest] = []
@@ -241,7 +256,65 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
         seen[test.id] = i
         tests.append(test)
     tags = _tags(src, "tags", data["tags"]) if data.get("tags") is not None else ()
-    return EvalSuite(path=path, name=name or _default_name(path), description=desc, target=target, target_field=target_field, tests=tests, tags=tags)
+    options = data.get("evaluate_options")
+    if options is not None and not isinstance(options, dict):
+        raise _err(src, "evaluate_options", "must be a mapping")
+    repeat = (options or {}).get("repeat")
+    if repeat is not None and (isinstance(repeat, bool) or not isinstance(repeat, int) or not 1 <= repeat <= 1000):
+        raise _err(src, "evaluate_options.repeat", "must be a whole number from 1 to 1000")
+    rest = sorted(set(options or {}) - {"repeat"})
+    notes = [f"evaluate_options.{', '.join(rest)}: not used by agentsproof (see --parallel, --max-cost)"] if rest else []
+    return EvalSuite(path=path, name=name or _default_name(path), description=desc, target=target, target_field=target_field, tests=tests, tags=tags,
+                     workdir=_environment(src, data.get("environment"), path), notes=notes, repeat=repeat)
+
+
+def _environment(src: str, env: Any, path: Path) -> Path | None:
+    """``environment: {type: host, workdir: DIR}``: the folder each agent trial starts in (copied)."""
+    from agentsproof.core.inputs import confined
+
+    if env is None:
+        return None
+    if not isinstance(env, dict):
+        raise _err(src, "environment", "must be a mapping (type: host, workdir: DIR)")
+    if env.get("type", "host") != "host":
+        raise _err(src, "environment.type", f"{env.get('type')!r}: only 'host' runs here (an agent in its own workspace; for isolation use a command target with sandbox: true)")
+    _unknown(src, "environment", env, ENVIRONMENT_KEYS)
+    if env.get("workdir") is None:
+        return None
+    rel = _text(src, "environment.workdir", env["workdir"])
+    folder = path.resolve().parent
+    root = folder.parent if folder.name == "evals" else folder
+    target = confined(rel, path, "environment.workdir", root=root.parent if rel.startswith("../") else root)
+    if not target.is_dir():
+        raise _err(src, "environment.workdir", f"folder {rel!r} not found")
+    return target
+
+
+def _tests_file(src: str, ref: str, path: Path) -> list[Any]:
+    """``tests: ./cases.yaml`` (a list of tests) or ``./cases.jsonl`` (one test per line)."""
+    import json
+
+    from agentsproof.core.inputs import MAX_EVAL_FILE_BYTES, confined, read_text
+    from agentsproof.core.validation import read_yaml
+
+    rel = ref.removeprefix("file://")
+    target = confined(rel, path, "tests")
+    if not target.is_file():
+        raise _err(src, "tests", f"file {rel!r} not found")
+    if target.suffix.lower() == ".jsonl":
+        out = []
+        text = read_text(target, source=src, field="tests", max_bytes=MAX_EVAL_FILE_BYTES, what="tests file")
+        for n, line in enumerate(text.splitlines(), 1):
+            if line.strip():
+                try:
+                    out.append(json.loads(line))
+                except ValueError as err:
+                    raise _err(src, "tests", f"{rel} line {n} is not JSON: {err}") from None
+        return out
+    data = read_yaml(target)
+    if not isinstance(data, list):
+        raise _err(src, "tests", f"{rel} must hold a list of tests")
+    return data
 
 
 def _default_name(path: Path) -> str:
