@@ -123,3 +123,25 @@ def test_tests_from_a_file(tmp_path):
     (tmp_path / "cases.jsonl").write_text('{"id": "b", "input": "yo", "assert": ["says yo"]}\n')
     assert [t.id for t in parse_suite({"tests": "./cases.yaml"}, tmp_path / "s.eval.yaml").tests] == ["a"]
     assert [t.prompt for t in parse_suite({"tests": "file://cases.jsonl"}, tmp_path / "s.eval.yaml").tests] == ["yo"]
+
+
+def test_regex_flags_judge_prompt_files_and_extensions(tmp_path):
+    import re
+
+    from agentsproof.core.errors import InputError
+    from agentsproof.formats.evalyaml.asserts import build_graders
+    from agentsproof.formats.evalyaml.parse import parse_suite
+
+    (tmp_path / "grader.md").write_text("Question: {{ input }}\nAnswer: {{ output }}\nScore 0 to 1.\n")
+    path = tmp_path / "s.eval.yaml"
+    suite = parse_suite({"tests": [{"id": "t", "input": "Give an email", "assert": [
+        {"type": "regex", "value": "[a-z]+@[a-z]+", "flags": "i"},
+        {"type": "llm-rubric", "prompt": "file://grader.md", "metric": "quality"},
+    ]}]}, path)
+    graders = build_graders("s.eval.yaml", path, suite.tests[0], None, "tests[0]").graders
+    pattern = graders[0].checks.regexMatch[0]
+    assert pattern.startswith("(?i)") and re.search(pattern, "Mail ME@EXAMPLE")
+    assert "Question: Give an email" in graders[1].rubric and "(the assistant response, shown below)" in graders[1].rubric
+    with pytest.raises(InputError) as err:
+        parse_suite({"extensions": ["agentv:agent-rules"], "tests": [{"id": "t", "input": "hi"}]}, path)
+    assert err.value.field == "extensions" and "not run by agentsproof" in err.value.message

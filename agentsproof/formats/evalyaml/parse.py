@@ -228,6 +228,9 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
     src = display(path)
     if not isinstance(data, dict):
         raise _err(src, None, "expected a YAML mapping at the top level")
+    if "extensions" in data:
+        raise _err(src, "extensions", "agentv's extension hooks (agentv:agent-rules, file://…mjs) are not run by agentsproof; "
+                   "put what they set up in environment.workdir, or leave them out")
     _unknown(src, "", data, SUITE_KEYS)
     if "assert" in data and "assertions" in data:
         raise _err(src, "assertions", "is the same as 'assert'; keep one")
