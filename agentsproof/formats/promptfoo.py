@@ -78,9 +78,61 @@ def _read(src: str, where: str, ref: str, path: Path) -> str:
     return read_text(_file_ref(src, where, ref, path), source=src, field=where, max_bytes=MAX_EVAL_FILE_BYTES, what="file")
 
 
+CSV_ASSERTS = {
+    # promptfoo's __expected prefixes → an assertion type
+    "contains": "contains", "icontains": "icontains", "not-contains": "not-contains", "not-icontains": "not-icontains",
+    "regex": "regex", "starts-with": "starts-with", "equals": "equals", "is-json": "is-json",
+    "llm-rubric": "llm-rubric", "grade": "llm-rubric", "contains-any": "icontains-any", "contains-all": "contains-all",
+}
+
+
+def _csv_tests(src: str, where: str, target: Path) -> list[dict[str, Any]]:
+    """promptfoo's CSV tests: a column per var; ``__expected`` (``__expected1`` …) an assertion
+    (``contains: x``, ``regex: …``, ``grade: …``; a bare value means ``equals``); ``__description``."""
+    import csv
+    import io
+
+    from agentsproof.core.inputs import MAX_EVAL_FILE_BYTES, read_text
+
+    text = read_text(target, source=src, field=where, max_bytes=MAX_EVAL_FILE_BYTES, what="tests file")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    tests: list[dict[str, Any]] = []
+    for n, row in enumerate(rows):
+        at = f"{where} ({target.name} row {n + 2})"
+        test: dict[str, Any] = {"vars": {}, "assert": []}
+        for key, value in row.items():
+            if key is None or value is None:
+                raise _err(src, at, "has more cells than the header has columns")
+            if key.startswith("__expected"):
+                if not value.strip():
+                    continue
+                kind, sep, rest = value.partition(":")
+                if sep and kind.strip() in CSV_ASSERTS:
+                    entry: dict[str, Any] = {"type": CSV_ASSERTS[kind.strip()]}
+                    if entry["type"] != "is-json":
+                        values = [v.strip() for v in rest.split(",")] if entry["type"].endswith(("-any", "-all")) else rest.strip()
+                        entry["value"] = values
+                    test["assert"].append(entry)
+                elif sep and kind.strip() and " " not in kind.strip():
+                    raise _err(src, at, f"{key}: promptfoo assertion {kind.strip()!r} is not graded by agentsproof")
+                else:
+                    test["assert"].append({"type": "equals", "value": value})
+            elif key == "__description":
+                test["description"] = value
+            elif key.startswith("__"):
+                raise _err(src, at, f"column {key!r} is not read by agentsproof (vars, __expected, __description)")
+            else:
+                test["vars"][key] = value
+        tests.append(test)
+    return tests
+
+
 def _list_or_file(src: str, where: str, value: Any, path: Path) -> list[Any]:
-    """A list, one item, or ``file://x.yaml`` holding the list."""
+    """A list, one item, or ``file://x.yaml`` (``.json``, ``.csv``) holding the list."""
     from agentsproof.core.validation import read_yaml
+
+    if isinstance(value, str) and value.startswith("file://") and value.lower().endswith(".csv"):
+        return _csv_tests(src, where, _file_ref(src, where, value, path))
 
     if isinstance(value, str) and value.startswith("file://") and value.lower().endswith((".yaml", ".yml", ".json")):
         value = read_yaml(_file_ref(src, where, value, path))

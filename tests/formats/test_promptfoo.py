@@ -129,3 +129,23 @@ def test_convert_to_eval_yaml_runs_the_same_cases(byok_env, tmp_path):
     assert code == 0, err
     data = read_json(out / "translate" / "translate-tc-eval.json")
     assert len(data["items"]) == 4 and all(i["passed"] for i in data["items"])
+
+
+def test_csv_tests_with_expected_columns(byok_env, tmp_path):
+    _replies(byok_env)
+    config = "prompts: ['Translate to {{language}}: {{input}}']\ntests: file://tests.csv\n"
+    path = _config(tmp_path, config)
+    (path.parent / "tests.csv").write_text(
+        "language,input,__expected,__description\n"
+        "French,Hello,icontains: bonjour,french greeting\n"
+        "German,Thanks,Danke,german thanks\n"
+    )
+    out = tmp_path / "out"
+    code, _, err = run_cli(["eval", path, "--model", "m", "--output", out, "--no-cache"])
+    assert code == 0, err
+    data = read_json(out / "translate" / "translate-tc-eval.json")
+    assert [i["name"] for i in data["items"]] == ["french-greeting", "german-thanks"]
+    assert all(i["passed"] for i in data["items"])  # icontains: bonjour; a bare value: equals 'Danke'
+    (path.parent / "tests.csv").write_text("language,input,__expected\nFrench,Hello,javascript: output.length > 3\n")
+    code, _, err = run_cli(["eval", path, "--model", "m", "--output", out])
+    assert code == 30 and "tests (tests.csv row 2): __expected: promptfoo assertion 'javascript' is not graded" in err, err
