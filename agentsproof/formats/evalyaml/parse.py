@@ -41,7 +41,6 @@ from agentsproof.core.errors import InputError
 
 SUITE_KEYS = {"name", "description", "version", "tags", "prompts", "providers", "target", "execution", "assert", "assertions", "tests",
               "environment", "evaluate_options"}
-ENVIRONMENT_KEYS = {"type", "workdir"}
 TEST_KEYS = {"id", "description", "criteria", "input", "expected_output", "rubrics", "assert", "assertions", "vars", "tags", "metadata"}
 EXECUTION_KEYS = {"target"}
 MESSAGE_KEYS = {"role", "content"}
@@ -224,6 +223,7 @@ def _list(src: str, where: str, value: Any) -> list[Any]:
 
 def parse_suite(data: Any, path: Path) -> EvalSuite:
     from agentsproof.core.inputs import display
+    from agentsproof.formats.evalyaml.suite_files import environment_workdir, tests_file
 
     src = display(path)
     if not isinstance(data, dict):
@@ -247,7 +247,7 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
     if raw_tests is None:
         raise _err(src, "tests", "required field is missing")
     if isinstance(raw_tests, str):
-        raw_tests = _tests_file(src, raw_tests, path)
+        raw_tests = tests_file(src, raw_tests, path)
     if not isinstance(raw_tests, list) or not raw_tests:
         raise _err(src, "tests", "must be a non-empty list of tests")
     tests: list[EvalTest] = []
@@ -268,56 +268,7 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
     rest = sorted(set(options or {}) - {"repeat"})
     notes = [f"evaluate_options.{', '.join(rest)}: not used by agentsproof (see --parallel, --max-cost)"] if rest else []
     return EvalSuite(path=path, name=name or _default_name(path), description=desc, target=target, target_field=target_field, tests=tests, tags=tags,
-                     workdir=_environment(src, data.get("environment"), path), notes=notes, repeat=repeat)
-
-
-def _environment(src: str, env: Any, path: Path) -> Path | None:
-    """``environment: {type: host, workdir: DIR}``: the folder each agent trial starts in (copied)."""
-    from agentsproof.core.inputs import confined
-
-    if env is None:
-        return None
-    if not isinstance(env, dict):
-        raise _err(src, "environment", "must be a mapping (type: host, workdir: DIR)")
-    if env.get("type", "host") != "host":
-        raise _err(src, "environment.type", f"{env.get('type')!r}: only 'host' runs here (an agent in its own workspace; for isolation use a command target with sandbox: true)")
-    _unknown(src, "environment", env, ENVIRONMENT_KEYS)
-    if env.get("workdir") is None:
-        return None
-    rel = _text(src, "environment.workdir", env["workdir"])
-    folder = path.resolve().parent
-    root = folder.parent if folder.name == "evals" else folder
-    target = confined(rel, path, "environment.workdir", root=root.parent if rel.startswith("../") else root)
-    if not target.is_dir():
-        raise _err(src, "environment.workdir", f"folder {rel!r} not found")
-    return target
-
-
-def _tests_file(src: str, ref: str, path: Path) -> list[Any]:
-    """``tests: ./cases.yaml`` (a list of tests) or ``./cases.jsonl`` (one test per line)."""
-    import json
-
-    from agentsproof.core.inputs import MAX_EVAL_FILE_BYTES, confined, read_text
-    from agentsproof.core.validation import read_yaml
-
-    rel = ref.removeprefix("file://")
-    target = confined(rel, path, "tests")
-    if not target.is_file():
-        raise _err(src, "tests", f"file {rel!r} not found")
-    if target.suffix.lower() == ".jsonl":
-        out = []
-        text = read_text(target, source=src, field="tests", max_bytes=MAX_EVAL_FILE_BYTES, what="tests file")
-        for n, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                try:
-                    out.append(json.loads(line))
-                except ValueError as err:
-                    raise _err(src, "tests", f"{rel} line {n} is not JSON: {err}") from None
-        return out
-    data = read_yaml(target)
-    if not isinstance(data, list):
-        raise _err(src, "tests", f"{rel} must hold a list of tests")
-    return data
+                     workdir=environment_workdir(src, data.get("environment"), path), notes=notes, repeat=repeat)
 
 
 def _default_name(path: Path) -> str:
