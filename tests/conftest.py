@@ -241,7 +241,7 @@ def require_local_model() -> None:
     if os.environ.get("CI"):
         import llama_cpp  # noqa: F401 - a missing local extra fails in CI
     else:
-        pytest.importorskip("llama_cpp", reason="the local provider needs: pip install 'agentsproof[local]'")
+        pytest.importorskip("llama_cpp", reason="the local provider needs: pip install -e '.[local]'")
     from agentsproof.llm.local_model import bundled_model_path
 
     if bundled_model_path() is None and not os.environ.get("CI"):

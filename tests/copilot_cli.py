@@ -47,7 +47,7 @@ def copilot_byok(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, cache: Path, s
         if os.environ.get("CI"):
             pytest.fail("the Copilot CLI is not installed; `make test` should have installed it")
         pytest.skip("the Copilot CLI is not installed (run `make copilot-cli` or set COPILOT_CLI_PATH)")
-    pytest.importorskip("copilot", reason="the Copilot SDK is not installed: pip install 'agentsproof[copilot]'")
+    pytest.importorskip("copilot", reason="the Copilot SDK is not installed: pip install -e '.[copilot]'")
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))

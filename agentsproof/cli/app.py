@@ -43,6 +43,14 @@ class _Group(click.Group):
             sys.exit(EXIT_ERROR)
         except (click.exceptions.Exit, click.Abort, SystemExit):
             raise
+        except ModuleNotFoundError as err:
+            from agentsproof.core.extras import missing_extra_message
+
+            message = missing_extra_message(err.name)
+            if message is None or os.environ.get("AGENTSPROOF_DEBUG"):
+                raise
+            click.echo(f"error: {message}", err=True)
+            sys.exit(EXIT_ERROR)
         except OSError as err:  # a full disk, an unreadable file no layer expected: one line, exit 30
             if os.environ.get("AGENTSPROOF_DEBUG"):
                 raise

@@ -71,7 +71,7 @@ def p_adjust_option(f: Callable) -> Callable:
     )(f)
 
 
-def provider_options(f: Callable) -> Callable:
+def provider_options(f: Callable, model_help: str = "Model for the trials. Env: AGENTSPROOF_MODEL.") -> Callable:
     f = click.option(
         "--judge-model",
         envvar="AGENTSPROOF_JUDGE_MODEL",
@@ -83,7 +83,7 @@ def provider_options(f: Callable) -> Callable:
         envvar="AGENTSPROOF_PROVIDER_TYPE",
         help="LLM provider (default auto: BYOK env, else Copilot, else local). Env: AGENTSPROOF_PROVIDER_TYPE.",
     )(f)
-    f = click.option("--model", help="Model for the trials. Env: AGENTSPROOF_MODEL.")(f)
+    f = click.option("--model", help=model_help)(f)
     return f
 
 

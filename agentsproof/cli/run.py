@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,7 @@ def finish(run: Any, written: dict[str, Path], ci: bool, fail_on_underpowered: b
 @click.argument("path", type=click.Path(path_type=Path))
 @trial_options("default: from eval.yaml")
 @threshold_option
-@click.option("--skill", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="An EVAL.yaml's with-arm skill (default: skills/<name>/SKILL.md above its evals/ folder).")
+@click.option("--skill", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="An EVAL.yaml's or promptfooconfig.yaml's with-arm skill (EVAL.yaml default: skills/<name>/SKILL.md above its evals/ folder).")
 @provider_options
 @run_options
 @tasks_option
@@ -52,7 +53,8 @@ def eval_cmd(path: Path, **opts: Any) -> None:
     Writes runs/<plugin>/<skill>-eval.{md,json,html} (agents: <name>-agent-eval.*),
     and keeps a copy of the JSON in runs/<plugin>/history/. An EVAL.yaml
     (agentv's or the reference's dialect) runs one case per test, like
-    tc-eval, and writes runs/<name>/<name>-tc-eval.*; see docs/interop.md.
+    tc-eval, and writes runs/<name>/<name>-tc-eval.*; so does a
+    promptfooconfig.yaml (prompts x tests x providers); see docs/interop.md.
 
     \b
     Example:
@@ -102,19 +104,20 @@ def eval_all_cmd(directory: Path, **opts: Any) -> None:
 @trial_options("default: 1")
 @click.option("--threshold", type=click.FloatRange(0, 1), help="Pass rate required per case in the with-skill arm (default 0.6; EVAL.yaml: 0.8).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=300.0, show_default=True, help="Seconds per trial.")
-@click.option("--skill", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="A JSONL dataset's or EVAL.yaml's with-arm skill (without one the model or --target runs alone).")
+@click.option("--skill", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="A JSONL dataset's, EVAL.yaml's or promptfooconfig.yaml's with-arm skill (without one the model or --target runs alone).")
 @provider_options
 @run_options
 @budget_options
 def tc_eval_cmd(path: Path, **opts: Any) -> None:
-    """Run hand-authored test cases from an evals.json, EVAL.yaml or JSONL dataset.
+    """Run hand-authored test cases from an evals.json, EVAL.yaml, promptfooconfig.yaml or JSONL dataset.
 
     Each assertion is judged in its own LLM call; expected_output is an LLM
     rubric. Writes runs/<name>/<name>-tc-eval.{html,md,json}: the JSON
     file's stem, or for evals.json the skill's folder name. A .jsonl file
     is an agentprobe-style dataset (id, input, expected_answer, answer_match,
     expected_tools, tags), graded without a judge; an EVAL.yaml runs one case
-    per test; see docs/interop.md.
+    per test, a promptfooconfig.yaml one per prompt x test x provider; see
+    docs/interop.md.
 
     \b
     Example:
@@ -145,7 +148,9 @@ def tc_eval_cmd(path: Path, **opts: Any) -> None:
 @click.option("--check-trials", type=click.IntRange(1, 100), default=2, show_default=True, help="Trials per arm of the check run (at least one per case).")
 @click.option("--check-retries", type=click.IntRange(0, 10), default=1, show_default=True, help="Regenerations, with the evidence, of an eval with fewer than 5 distinct cases, a copied case, or one that is unrelated or does not discriminate.")
 @click.option("--activation/--no-activation", default=True, show_default=True, help="Also write each skill's activation suite: >= 10 should and >= 10 should-not prompts, checked (docs/activation.md).")
-@provider_options
+@click.option("--target", metavar="NAME", help="Write agent evals for this target (a targets.yaml name, or the built-in 'copilot'): tasks with workspace seed files, graded by files/script graders; the check runs on it. Default: chat evals.")
+@click.option("--targets", "targets_file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="A targets.yaml to look --target up in first.")
+@functools.partial(provider_options, model_help="Model that writes the evals and answers the check's chat trials (default: AGENTSPROOF_MODEL, else gpt-4o; the local provider runs its own). Env: AGENTSPROOF_MODEL.")
 def eval_generate_cmd(**opts: Any) -> None:
     """Write one eval.yaml per skill and agent of a plugin, using an LLM.
 
@@ -160,11 +165,17 @@ def eval_generate_cmd(**opts: Any) -> None:
     is regenerated with the evidence, and one still weak is written with a
     '# weak:' header and listed. Rejected replies are kept in <out>/.rejected/.
     A skill's whole folder (references/, assets/, scripts/) is copied beside
-    its eval, an agent's file beside its eval. --model defaults to gpt-4o
-    (after AGENTSPROOF_MODEL; the local provider runs its own model);
-    --judge-model makes the relevance check's call. Each skill's eval also gets an
-    activation suite (should / should-not prompts, near-misses from its siblings;
-    --no-activation: none).
+    its eval, an agent's file beside its eval. --model (the model that writes
+    the evals) defaults to AGENTSPROOF_MODEL, else gpt-4o (the local provider
+    runs its own model); --judge-model makes the relevance check's call.
+
+    Generated evals are chat evals (one chat call per trial, the skill as the
+    system prompt) unless --target NAME is given: then they are agent evals
+    for that target (execution.target, a workspace of seed files per task,
+    files/script graders on what the agent leaves). See docs/eval-files.md.
+
+    Each skill's eval also gets an activation suite (should / should-not
+    prompts, near-misses from its siblings; --no-activation: none).
 
     \b
     Example:

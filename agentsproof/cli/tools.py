@@ -46,11 +46,12 @@ def schema_cmd(which: str) -> None:
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="Write here instead of stdout.")
 @click.option("--skill", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="The skill an EVAL.yaml is for, when it is not skills/<name>/SKILL.md (for skill_name).")
 def convert_cmd(path: Path, to: str, out: Path | None, skill: Path | None) -> None:
-    """Convert between evals.json, eval.yaml and EVAL.yaml, or a run to an agentprobe report.
+    """Convert between evals.json, eval.yaml, promptfooconfig.yaml and EVAL.yaml, or a run to an agentprobe report.
 
     evals.json -> EVAL.yaml and back (skill_name -> name, id -> tests[].id, prompt
-    -> input, expected_output kept, assertions -> rubrics); eval.yaml -> EVAL.yaml;
-    a saved run (RUN.json) -> an agentprobe report that agentprobe-compare reads.
+    -> input, expected_output kept, assertions -> rubrics); eval.yaml -> EVAL.yaml
+    (every task of a version 2 file); promptfooconfig.yaml -> EVAL.yaml (one test
+    per prompt x test, defaultTest merged in); a saved run (RUN.json) -> an agentprobe report that agentprobe-compare reads.
     What the target format cannot hold is named in a 'warning: ... lossy' line.
 
     \b

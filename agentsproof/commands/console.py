@@ -30,9 +30,10 @@ class Progress:
 
     def item(self, run: Any) -> None:
         w, wo = run.with_arm, run.without_arm
+        one_arm = tuple(run.item.arms) == ("with",)
         line = (
             f"  done: {run.item.id}  with {_fmt(w.mean_score, '.2f')} ({w.scored} scored)"
-            f"  without {_fmt(wo.mean_score, '.2f')} ({wo.scored} scored)"
+            + ("" if one_arm else f"  without {_fmt(wo.mean_score, '.2f')} ({wo.scored} scored)")
             + (f"  {w.errored + wo.errored} errored" if w.errored + wo.errored else "")
         )
         _echo(("\r" if self.tty else "") + line + ("   " if self.tty else ""), err=True)
@@ -52,13 +53,16 @@ def _fmt(v: float | None, spec: str) -> str:
 def print_run(run: RunResult, written: dict[str, Path]) -> None:
     if sys.stderr.isatty():
         _echo("", err=True)
-    _echo(f"agentsproof {run.command} · {run.plugin} · provider {run.provider} · model {run.model}")
+    from agentsproof.report.identity import identity_line
+
+    _echo(f"agentsproof {run.command} · {run.plugin} · {identity_line(run)}")
     kinds = {i.kind for i in run.items}
     base = (lambda it: f"{it.kind}: {it.name}") if len(kinds) > 1 or kinds == {"agent"} else (lambda it: it.name)
     matrix = len({i.target for i in run.items}) > 1
     label = (lambda it: f"{base(it)} @ {it.target}") if matrix else base
     width = max([len(label(i)) for i in run.items] + [4])
     _echo(f"  {'item':<{width}}  {'with':>5}  {'w/o':>5}  {'delta':>6}  grade  {'pass':>5}  err  result")
+    from agentsproof.core.units import signed
     from agentsproof.report.views import item_result_label
 
     for it in run.items:
@@ -66,10 +70,11 @@ def print_run(run: RunResult, written: dict[str, Path]) -> None:
         conf = it.stats.get("grade_label") if it.stats else None
         _echo(
             f"  {label(it):<{width}}  {_fmt(it.with_arm.mean_score, '.2f'):>5}  {_fmt(it.without_arm.mean_score, '.2f'):>5}"
-            f"  {_fmt(it.delta, '+.2f'):>6}  {(it.grade or '—'):<5}  {'—' if it.pass_rate is None else f'{it.pass_rate * 100:.0f}%':>5}"
+            f"  {signed(it.delta):>6}  {(it.grade or '—'):<5}  {'—' if it.pass_rate is None else f'{it.pass_rate * 100:.0f}%':>5}"
             f"  {it.with_arm.errored + it.without_arm.errored:>3}  {result}" + (f"  {conf}" if conf else "")
             + (it.stats.get("grade_mark") or "" if it.stats else "")
             + ("  [underpowered]" if it.stats and it.stats.get("verdict") == "underpowered" else "")
+            + ("  [not run]" if it.not_run else "")
         )
         if it.status_reason:
             _echo(f"      {it.status}: {it.status_reason}")
@@ -81,8 +86,13 @@ def print_run(run: RunResult, written: dict[str, Path]) -> None:
         f"verdict: {run.verdict} · {o.passed}/{o.total} passed"
         + (f" · {o.errored} errored" if o.errored else "")
         + (f" · {o.not_run} not run" if o.not_run else "")
-        + (f" · avg delta {o.avg_delta:+.2f}" if o.avg_delta is not None else "")
+        + (f" · avg delta {signed(o.avg_delta)}" if o.avg_delta is not None else "")
     )
+    from agentsproof.report.generalise import cache_line
+
+    reused = cache_line(run)
+    if reused:  # a cached or resumed run says so: its speed is not the model's
+        _echo(reused)
     if run.settings.get("baseline") == "none":
         _echo("single-arm run (--baseline none): pass rates only, no grades")
     config = run.settings.get("config")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -142,6 +143,32 @@ def _all_settings(cfg: RunConfig) -> RunSettings:
     return dataclasses.replace(_settings(cfg), p_adjust=cfg.p_adjust)
 
 
+def _check_writable(targets: dict[str, Path], cfg: RunConfig) -> None:
+    """The report folder (and --jsonl / --junit folders) can be made before any trial runs:
+    an impossible path (``/proc/foo``, a file in the way, no permission) is one line, exit 30."""
+    from agentsproof.core.inputs import display
+
+    flags = {"--jsonl": getattr(cfg, "jsonl", None), "--junit": getattr(cfg, "junit", None)}
+    folders = [("--output", targets["json"].parent)] + [(f, Path(p).parent) for f, p in flags.items() if p]
+    for flag, folder in folders:
+        made: list[Path] = []  # tried, then taken away again: a run that fails later leaves no folder
+        try:
+            for part in reversed([folder, *folder.parents]):
+                if not part.exists():
+                    part.mkdir()
+                    made.append(part)
+        except OSError as err:
+            raise InputError("command line", flag, f"cannot create {display(folder)!r}: {err.strerror or err}") from None
+        finally:
+            for part in reversed(made):
+                try:
+                    part.rmdir()
+                except OSError:
+                    pass
+        if folder.exists() and not (folder.is_dir() and os.access(folder, os.W_OK)):
+            raise InputError("command line", flag, f"{display(folder)!r} is not a writable folder")
+
+
 def _targets(command: str, cfg: RunConfig, plugin: str, stem: str, kind: str | None = None) -> dict[str, Path]:
     """The report paths of this run, checked writable before the first model call."""
     targets = report_targets(command, cfg.output, plugin, stem, kind)
@@ -202,6 +229,7 @@ def _run(
 
     target_defs = resolve_targets(items, cfg)
     targets = _targets(command, cfg, plugin, stem, items[0].kind if command == "eval" and items else None)
+    _check_writable(targets, cfg)
     session = _session(
         cfg, settings, journal=journal_path(targets["json"]), record_dir=_record_dir(targets), target_defs=target_defs,
         workspaces_dir=_workspaces_dir(targets) if cfg.keep_workspaces and target_defs else None,

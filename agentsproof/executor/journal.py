@@ -64,6 +64,8 @@ def item_fingerprint(item: EvalItem, targets: dict[str, dict[str, Any]] | None =
         "threshold": item.threshold,
         "kind": item.kind,
     }
+    if item.model:
+        out["model"] = item.model
     if item.cases:
         out["cases"] = _sha([[c.name, c.prompt, [g.model_dump(mode="json") for g in c.graders]] for c in item.cases])
         if any(c.turns for c in item.cases):

@@ -25,9 +25,11 @@ def finalize_item(run: ItemRun) -> ItemResult:
         source_sha256=it.source_sha256,
         task_name=it.task_name,
         instruction=it.prompt,
+        instructions=[{"name": c.name, "instruction": c.prompt} for c in it.cases] if len(it.cases) > 1 else None,
         threshold=it.threshold,
         trials_requested=it.trials,
         target=it.target,
+        model=it.model,
         with_arm=w,
         without_arm=wo,
         warnings=list(it.warnings),
@@ -37,9 +39,12 @@ def finalize_item(run: ItemRun) -> ItemResult:
         res.status_reason = "not run: the run stopped before any trial of this item started"
         res.passed = False
     elif tuple(it.arms) == ("with",):  # --baseline none: no grade (agentsproof.stats.single_arm)
+        from agentsproof.core.units import tidy
         from agentsproof.stats.single_arm import grade_single_arm
 
-        return grade_single_arm(res, run.incomplete)
+        graded = grade_single_arm(res, run.incomplete)
+        graded.stats = tidy(graded.stats)  # type: ignore[assignment]
+        return graded
     elif w.mean_score is None or wo.mean_score is None:
         res.status = "errored"
         empty = "with-skill" if w.mean_score is None else "baseline"
@@ -65,9 +70,14 @@ def finalize_item(run: ItemRun) -> ItemResult:
 
         res.plugin_arm = run.plugin_arm
         res.interference = interference(res, it.skill.name if it.skill else None)
+    from agentsproof.core.units import tidy
     from agentsproof.stats import item_stats
 
-    res.stats = item_stats(res)
+    res.stats = tidy(item_stats(res))  # type: ignore[assignment]
+    if res.delta is not None:
+        res.delta = tidy(res.delta)  # type: ignore[assignment]
+    if res.not_run:  # nothing ran: not a verdict on its power
+        res.stats["verdict"], res.stats["verdict_reasons"] = "not run", ["the run stopped before any trial of this item started"]
     res.suggestions = suggestions_for(res)
     if res.kind == "case":  # the spec's assertion_results + summary (agentsproof.stats.assertions)
         from agentsproof.stats.assertions import assertion_results

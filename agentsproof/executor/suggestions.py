@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from agentsproof.core.units import signed
 from agentsproof.model.results import ItemResult
 from agentsproof.stats.checks import check_counts
 
@@ -13,6 +14,7 @@ def _short(text: str, n: int = 70) -> str:
 
 def suggestions_for(item: ItemResult) -> list[str]:
     out: list[str] = []
+    word = "agent" if item.kind == "agent" else "skill"  # one word for what is measured, in every line
     if item.status == "errored":
         out.append(f"No grade: {item.status_reason}. Fix the provider problem and re-run.")
         return out
@@ -22,17 +24,17 @@ def suggestions_for(item: ItemResult) -> list[str]:
     base_rates = check_counts(item.without_arm)
     if item.grade == "F":
         out.append(
-            "The skill lowers the score against the baseline. Check that its instructions do not conflict with the "
-            "task, and that the graders reward what the skill teaches."
+            f"The {word} lowers the score against the baseline. Check that its instructions do not conflict with the "
+            f"task, and that the graders reward what the {word} teaches."
         )
     for (kind, target), (p, n) in sorted(with_rates.items()):
         if n and p < n:
-            out.append(f"Still failing with the skill: {kind} {_short(target)!r} passed {p}/{n} trials.")
+            out.append(f"Still failing with the {word}: {kind} {_short(target)!r} passed {p}/{n} trials.")
     for (kind, target), (p, n) in sorted(base_rates.items()):
         if n and p == n and kind not in ("rubric",):
             out.append(
-                f"Passes without the skill too: {kind} {_short(target)!r} ({p}/{n} baseline trials) — it cannot show "
-                "the skill's effect; replace it with a check only the skill's technique satisfies."
+                f"Passes without the {word} too: {kind} {_short(target)!r} ({p}/{n} baseline trials) — it cannot show "
+                f"the {word}'s effect; replace it with a check only the {word}'s technique satisfies."
             )
     stats = item.stats or {}
     for c in stats.get("non_discriminating_checks") or []:
@@ -40,18 +42,18 @@ def suggestions_for(item: ItemResult) -> list[str]:
         if p < n and c["kind"] != "rubric":  # checks passing every baseline trial are listed above
             out.append(
                 f"Non-discriminating: {c['kind']} {_short(c['target'])!r} passes in {p}/{n} baseline trials "
-                "(≥ 90 %) — it can barely show the skill's effect; make it something the baseline misses."
+                f"(≥ 90 %) — it can barely show the {word}'s effect; make it something the baseline misses."
             )
     for c in stats.get("flaky_checks") or []:
-        arm = "with-skill" if c["arm"] == "with" else "baseline"
+        arm = f"with-{word}" if c["arm"] == "with" else "baseline"
         out.append(
             f"Flaky: {c['kind']} {_short(c['target'])!r} passed {c['passed']}/{c['total']} {arm} trials — the "
             "answer varies between runs; tighten the instruction or the check, or run more trials."
         )
     if item.grade in ("B", "C"):
         out.append(
-            f"Delta {item.delta:+.2f} is below the A band (+0.30): add checks for the specific outputs the skill "
-            "should produce, or make the instruction harder for a model without the skill."
+            f"Delta {signed(item.delta)} is below the A band (+0.30): add checks for the specific outputs the {word} "
+            f"should produce, or make the instruction harder for a model without the {word}."
         )
     if item.with_arm.errored or item.without_arm.errored:
         out.append(

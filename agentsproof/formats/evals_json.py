@@ -15,7 +15,7 @@ from agentsproof.model.tc_eval import MAX_FILE_BYTES, LoadedCase, LoadedTCEval, 
 
 
 def load_tc_eval(path: str | Path) -> LoadedTCEval:
-    from agentsproof.core.inputs import MAX_SOURCE_FILE_BYTES, confined, display, read_json_file, read_text
+    from agentsproof.core.inputs import MAX_SOURCE_FILE_BYTES, confined, display, eval_root, read_json_file, read_text
 
     p = Path(path)
     src = display(p)
@@ -32,9 +32,7 @@ def load_tc_eval(path: str | Path) -> LoadedTCEval:
         field, msg = format_validation_error(exc)
         raise InputError(src, field, msg) from None
 
-    skill = confined(cfg.skill_name, p, "skill_name")
-    if not skill.exists():
-        raise InputError(src, "skill_name", f"file {cfg.skill_name!r} not found (looked in {display(p.parent)})")
+    skill = _skill_file(cfg.skill_name, p, src)
     skill_text = read_text(skill, source=src, field="skill_name", max_bytes=MAX_SOURCE_FILE_BYTES, what="skill file")
     if not skill_text.strip():
         raise InputError(src, "skill_name", f"{cfg.skill_name!r} is empty")
@@ -45,11 +43,40 @@ def load_tc_eval(path: str | Path) -> LoadedTCEval:
         for j, rel in enumerate(case.files):
             field = f"evals[{i}].files[{j}]"
             target = confined(rel, p, field)
+            root = eval_root(p)
+            if not target.exists() and root != p.resolve().parent:  # skill-creator: relative to the skill folder
+                alt = (root / rel).resolve()
+                target = alt if alt.is_relative_to(root.resolve()) and alt.exists() else target
             if not target.exists():
                 raise InputError(src, field, f"file {rel!r} not found")
             contents.append((rel, read_text(target, source=src, field=field, max_bytes=MAX_FILE_BYTES, what="attached file")))
         cases.append(LoadedCase(case=case, file_contents=contents))
     return LoadedTCEval(path=p, config=cfg, skill_path=skill, skill_text=skill_text, cases=cases)
+
+
+def _skill_file(ref: str, p: Path, src: str) -> Path:
+    """``skill_name``: a file beside the JSON, else (skill-creator's ``<skill>/evals/evals.json``)
+    the skill's name, meaning the SKILL.md above the evals/ folder."""
+    from agentsproof.core.inputs import confined, display
+    from agentsproof.model.skillfolder import frontmatter_name
+
+    folder = p.resolve().parent
+    above = folder.parent / "SKILL.md"
+    is_name = "/" not in ref and "\\" not in ref and not ref.lower().endswith((".md", ".txt"))
+    if is_name and folder.name == "evals" and above.is_file():
+        try:
+            declared = frontmatter_name(above.read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            declared = None
+        names = {folder.parent.name} | ({declared} if declared else set())
+        if ref not in names:
+            raise InputError(src, "skill_name", f"{ref!r} is not the skill above this evals/ folder ({display(above)} is {sorted(names)[0]!r})")
+        return above
+    skill = confined(ref, p, "skill_name")
+    if not skill.exists():
+        hint = "; a skill's name works from <skill>/evals/evals.json with the SKILL.md above it" if is_name else ""
+        raise InputError(src, "skill_name", f"file {ref!r} not found (looked in {display(p.parent)}){hint}")
+    return skill
 
 
 def items_from_tc_eval(

@@ -297,15 +297,26 @@ def plugin_evals(directory: Path) -> list[Path]:
             layout = find_layout(d, option="DIR")
         except InputError:
             raise err from None
-    found = []
+    found: list[Path] = []
+    skipped: list[str] = []
     for item in layout.items:
-        if item.folder is None:
-            continue
+        before = len(found)
+        folder = item.folder
         for sub in ("", "evals/"):
+            if folder is None:  # an agent file: no folder an eval could sit in beside it
+                break
             for name in EVAL_NAMES + EVAL_YAML_NAMES + (("evals.json",) if sub else ()):
-                p = item.folder / f"{sub}{name}"
+                p = folder / f"{sub}{name}"
                 if p.is_file() and _inside(p, layout.root.resolve()):
                     found.append(p)
+        if len(found) == before:
+            skipped.append(f"{item.kind}s/{item.name}")
+    if found and skipped:  # said, never silent: an agent file has no folder for an eval beside it
+        import sys
+
+        shown = ", ".join(skipped[:5]) + (f" and {len(skipped) - 5} more" if len(skipped) > 5 else "")
+        print(f"note: {directory}: no eval file for {shown}: not run (write them with "
+              f"`agentsproof eval-generate --plugin-dir {directory}`, then run eval-all on its output)", file=sys.stderr)
     if not found:
         raise InputError(
             str(directory), None,

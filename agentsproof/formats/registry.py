@@ -18,13 +18,14 @@ FORMATS: dict[str, str] = {
     "EVAL.yaml": "agentsproof.formats.evalyaml.format:FORMAT",
     "evals.json": "agentsproof.formats.evals_json:FORMAT",
     "jsonl": "agentsproof.formats.dataset:FORMAT",
+    "promptfoo": "agentsproof.formats.promptfoo:FORMAT",
 }
 
 ACCEPTS: dict[str, tuple[str, ...]] = {
     # in the order they are tried; the last one reads whatever the others did not claim
     # (so that a wrong file gets that format's own error message)
-    "eval": ("EVAL.yaml", "eval.yaml"),
-    "tc-eval": ("jsonl", "EVAL.yaml", "evals.json"),
+    "eval": ("promptfoo", "EVAL.yaml", "eval.yaml"),
+    "tc-eval": ("promptfoo", "jsonl", "EVAL.yaml", "evals.json"),
     "eval-all": ("evals.json", "eval.yaml", "EVAL.yaml"),
 }
 

@@ -214,6 +214,7 @@ def run_check(
     model: str,
     judge_model: str | None,
     parallel: int,
+    target_def: Any = None,
 ) -> CheckOutcome:
     """Run one generated eval for real in a scratch folder (synchronous; call it in a thread).
 
@@ -234,7 +235,9 @@ def run_check(
             ev = load_eval(folder / "eval.yaml")
             cases = len(ev.config.run_tasks())
             item = item_from_eval(ev, trials=max(1, -(-trials // cases)))
-            opts = SessionOptions(run=RunConfig(provider=provider, model=model, judge_model=judge_model, parallel=parallel, abort_after=0))
+            defs = {target_def.name: target_def} if target_def is not None else {}
+            opts = SessionOptions(run=RunConfig(provider=provider, model=model, judge_model=judge_model, parallel=parallel, abort_after=0),
+                                  target_defs=defs)
             run = run_items("eval", plugin, [item], opts)
         except AgentsproofError as err:
             return CheckOutcome(unusable=str(err))

@@ -10,7 +10,7 @@ import click
 from agentsproof.core.errors import EXIT_ERROR, EXIT_OK, InputError
 from agentsproof.executor.session import prepare_provider
 from agentsproof.generator.core import DEFAULT_CHECK_RETRIES, DEFAULT_CHECK_TRIALS, GenerateSettings, ItemOutcome, generate_all
-from agentsproof.generator.files import REJECTED_DIR, atomic_write, copy_item_files, item_files
+from agentsproof.generator.files import REJECTED_DIR, atomic_write, copy_item_files, item_files, write_seeds
 from agentsproof.generator.plugin import Plugin, discover_plugin
 from agentsproof.generator.prompt import load_system_prompt
 from agentsproof.model.skillfolder import inline_budget_tokens
@@ -37,6 +37,7 @@ def write_item(outcome: ItemOutcome, out: Path) -> tuple[bool, list[str]]:
     eval_path = target / "eval.yaml"
     existed = eval_path.exists()
     skipped = copy_item_files(outcome.item, target)
+    write_seeds(outcome.generated.seeds, target)
     atomic_write(eval_path, outcome.generated.text.encode("utf-8"))
     return existed, skipped
 
@@ -61,6 +62,9 @@ def _report(outcome: ItemOutcome, settings: GenerateSettings, plugin: Plugin) ->
         click.echo(f"# would write {eval_path}")
         for rel, src in files:
             click.echo(f"# would copy {src} -> {target / rel}")
+        for folder, seed in outcome.generated.seeds.items():
+            for rel in seed:
+                click.echo(f"# would write {target / folder / rel} (workspace seed)")
         click.echo(outcome.generated.text)
         return
     if outcome.ok:
@@ -123,9 +127,16 @@ def generate_cli(
     check_trials: int = DEFAULT_CHECK_TRIALS,
     check_retries: int = DEFAULT_CHECK_RETRIES,
     activation: bool = True,
+    target: str | None = None,
+    targets_file: Path | None = None,
 ) -> int:
     """The eval-generate command; returns the exit code (0, or 30 when any item failed)."""
     plugin = discover_plugin(Path(plugin_dir))
+    target_def = None
+    if target is not None:
+        from agentsproof.targets.config import check_target_name
+
+        target_def = check_target_name(target, Path(plugin_dir), "command line", "--target", targets_file)
     out_dir = Path(out) if out is not None else Path("evals") / plugin.name
     if out_dir.exists() and not out_dir.is_dir():
         raise InputError(str(out_dir), "--out", "is a file; expected a folder")
@@ -146,13 +157,16 @@ def generate_cli(
         provider=prepared.provider,
         judge_model=prepared.judge_model,
         activation=activation,
+        target=target,
+        target_def=target_def,
     )
     skills, agents = plugin.count("skill"), plugin.count("agent")
     layout = plugin.layout.kind if plugin.layout is not None and plugin.layout.kind != "folder" else ""
     checking = f" · check {check_trials} trials per arm" if check else " · no check"
     click.echo(
         f"eval-generate · {plugin.name}{f' ({layout} plugin)' if layout else ''}: {_plural(skills, 'skill')}, {_plural(agents, 'agent')}"
-        f" -> {out_dir} · provider {prepared.provider} · model {prepared.model}{checking}{' · dry run' if dry_run else ''}"
+        f" -> {out_dir} · {f'agent evals for target {target}' if target else 'chat evals'} · provider {prepared.provider}"
+        f" · model {prepared.model}{checking}{' · dry run' if dry_run else ''}"
     )
     if prepared.provider == "local":
         click.echo(LOCAL_NOTE, err=True)

@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 from agentsproof.core.errors import InputError
+from agentsproof.core.filemode import as_user_file
 from agentsproof.core.inputs import display, read_regular, safe_name
 from agentsproof.generator.plugin import PluginItem
 from agentsproof.model.skillfolder import folder_files
@@ -27,6 +28,7 @@ def atomic_write(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` so that readers see the old file or the new one, never half."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    as_user_file(fd)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -34,6 +36,17 @@ def atomic_write(path: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_seeds(seeds: dict[str, dict[str, str]], folder: Path) -> None:
+    """An agent eval's workspace seed files (paths checked by the validator: relative, no ..)."""
+    for sub, files in seeds.items():
+        base = (folder / sub).resolve()
+        for rel, text in files.items():
+            path = (base / rel).resolve()
+            if not path.is_relative_to(base):  # the validator refuses such paths; never write outside
+                raise InputError(display(folder), rel, "is outside the workspace folder")
+            atomic_write(path, text.encode("utf-8"))
 
 
 def item_files(item: PluginItem) -> tuple[list[tuple[str, Path]], list[str]]:

@@ -55,6 +55,19 @@ class Plugin:
         return path.name
 
 
+    def source_label(self, path: Path) -> str:
+        """``<folder>/<path inside it>``: the plugin folder, else the repository root, named
+        with the folder that really holds ``path`` (so the label is a path that exists)."""
+        bases = ([self.layout.plugin_dir] if self.layout is not None else []) + [self.root]
+        for base in bases:
+            try:
+                rel = path.resolve().relative_to(base.resolve()).as_posix()
+            except ValueError:
+                continue
+            return f"{base.resolve().name}/{rel}"
+        return path.name
+
+
 def plugin_name(root: Path) -> str:
     return root.resolve().name
 

@@ -31,14 +31,34 @@ def load_system_prompt() -> tuple[str, str]:
     return packaged.read_text(encoding="utf-8"), f"agentsproof/data/{PACKAGED_PROMPT} (packaged)"
 
 
-def item_request(item: PluginItem, source_text: str, trials: int) -> str:
-    """The user message asking for one item's eval.yaml."""
+AGENT_MODE = """\
+
+This eval runs in a real agent ({target}) working in a fresh folder of its own, not in a
+chat: it can read and write files and run commands there. Write tasks where the {kind}
+must *act* (create or change files), and grade what it leaves behind:
+
+- Give the input material as files: `seed_files:` on a task (or at the top level, for
+  every task) maps relative paths to their text; they are in the agent's folder when it
+  starts. The instruction may name those files.
+- Grade the folder with `type: files` graders: `exists: [glob]`, `absent: [glob]`,
+  `mustContain: {{path: [substring]}}`, `mustNotContain: {{path: [substring]}}`,
+  `regexMatch: {{path: [regex]}}`, `json: [glob]`, `weight`. A `type: script` grader
+  (`run: [python3, -c, "..."]`, exit 0 passes, run in the agent's folder) may check more.
+- Keep an `llm_rubric` for what files cannot show; `deterministic` checks grade the
+  agent's final message. Do not write `execution:` yourself: it is set to {target}.
+"""
+
+
+def item_request(item: PluginItem, source_text: str, trials: int, target: str | None = None) -> str:
+    """The user message asking for one item's eval.yaml (``target``: an agent eval for it)."""
+    agent = AGENT_MODE.format(target=target, kind=item.kind) if target else ""
     return (
         f"Write the eval.yaml for this {item.kind}.\n\n"
         f"- {item.kind} name: {item.name}\n"
         f"- reference line to use: `{item.kind}: {item.file_name}`\n"
         f"- defaults.trials: {trials}\n"
-        f"- tasks: at least {MIN_CASES}, each a different problem\n\n"
+        f"- tasks: at least {MIN_CASES}, each a different problem\n"
+        f"{agent}\n"
         f"The {item.kind} file ({item.source.name}) is between the markers below.\n\n"
         f"<<<{item.kind.upper()}_FILE\n{source_text.rstrip()}\n{item.kind.upper()}_FILE>>>\n\n"
         "Reply with the YAML document only."

@@ -12,7 +12,7 @@ its technique (the file's title). The cases themselves are reviewed by
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
@@ -39,6 +39,55 @@ class GeneratedEval:
     config: SkillEvalConfig
     text: str
     """The YAML to write: normalized, with a provenance comment on top."""
+    seeds: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Agent evals: workspace folder (relative to the eval) → {relative path: text}."""
+
+
+SEED_KEY = "seed_files"
+MAX_SEED_FILES = 20
+MAX_SEED_BYTES = 100_000
+_SAFE_PATH = re.compile(r"^(?!/)(?!.*(?:^|/)\.\.?(?:/|$))[A-Za-z0-9._/-]{1,200}$")
+
+
+def _seed(where: str, value: Any) -> dict[str, str]:
+    if not isinstance(value, dict) or not value:
+        raise InvalidEval(where, "must map relative file paths to their text")
+    if len(value) > MAX_SEED_FILES:
+        raise InvalidEval(where, f"at most {MAX_SEED_FILES} files")
+    out: dict[str, str] = {}
+    for path, text in value.items():
+        if not isinstance(path, str) or not _SAFE_PATH.match(path) or path.startswith("."):
+            raise InvalidEval(f"{where}.{path}", "must be a plain relative path (letters, digits, . _ - /; no .., no leading dot)")
+        if not isinstance(text, str) or len(text.encode("utf-8")) > MAX_SEED_BYTES:
+            raise InvalidEval(f"{where}.{path}", f"must be the file's text (at most {MAX_SEED_BYTES:,} bytes)")
+        out[path] = text
+    return out
+
+
+def agent_mode(data: Any, target: str) -> tuple[Any, dict[str, dict[str, str]]]:
+    """An agent eval: ``execution`` set to the target, ``seed_files`` (top level or per task)
+    taken out and replaced by a ``workspace`` folder the writer fills."""
+    if not isinstance(data, dict):
+        return data, {}
+    data = dict(data)
+    seeds: dict[str, dict[str, str]] = {}
+    if SEED_KEY in data:
+        seeds["workspace"] = _seed(SEED_KEY, data.pop(SEED_KEY))
+        data["workspace"] = "workspace"
+    tasks = data.get("tasks")
+    if isinstance(tasks, list):
+        new = []
+        for i, task in enumerate(tasks):
+            if isinstance(task, dict) and SEED_KEY in task:
+                task = dict(task)
+                name = str(task.get("name") or f"task-{i + 1}")
+                folder = f"workspaces/{re.sub(r'[^A-Za-z0-9._-]+', '-', name)}"
+                seeds[folder] = {**seeds.get("workspace", {}), **_seed(f"tasks[{i}].{SEED_KEY}", task.pop(SEED_KEY))}
+                task["workspace"] = folder
+            new.append(task)
+        data["tasks"] = new
+    data["execution"] = {"mode": "agent", "target": target}
+    return data, seeds
 
 
 def extract_yaml(reply: str) -> str:
@@ -132,16 +181,20 @@ def check_oracles(config: SkillEvalConfig) -> None:
             raise InvalidEval(where, f"the oracle answer fails its own task's checks: {'; '.join(failing[:3])}; fix the check or the answer")
 
 
-def build_eval(reply: str, item: PluginItem, trials: int, header: str = "", source_text: str = "") -> GeneratedEval:
-    """Validate one reply for ``item`` (``source_text``: its file, for the design rule); raises InvalidEval naming the field."""
+def build_eval(reply: str, item: PluginItem, trials: int, header: str = "", source_text: str = "", target: str | None = None) -> GeneratedEval:
+    """Validate one reply for ``item`` (``source_text``: its file, for the design rule); raises InvalidEval naming the field.
+    ``target``: an agent eval for that target (workspace seed files, agent graders)."""
     data = normalize(_load(extract_yaml(reply)), item, trials)
+    seeds: dict[str, dict[str, str]] = {}
+    if target is not None:
+        data, seeds = agent_mode(data, target)
     try:
         config = parse_eval_config(data, "eval.yaml")
     except InputError as err:
         raise InvalidEval(err.field or "(top level)", err.message) from None
     check_design(config, item, source_text)
     check_oracles(config)
-    return GeneratedEval(config=config, text=header + dump_eval(config))
+    return GeneratedEval(config=config, text=header + dump_eval(config), seeds=seeds)
 
 
 # ------------------------------------------------------------------ writing YAML

@@ -1,4 +1,4 @@
-"""``agentsproof convert``: evals.json ⇄ EVAL.yaml, eval.yaml → EVAL.yaml, and a saved run →
+"""``agentsproof convert``: evals.json ⇄ EVAL.yaml, eval.yaml and promptfooconfig.yaml → EVAL.yaml, and a saved run →
 an agentprobe report (:mod:`agentsproof.interop.agentprobe`).
 
 The field mapping is the agentv skill's: ``skill_name`` → ``name``, ``evals[].id`` →
@@ -41,6 +41,12 @@ def convert(path: Path, to: str, skill: Path | None = None) -> tuple[str, list[s
         if to == "evals-json":
             raise InputError(display(path), "--to", "the file is an evals.json already")
         return _dump_yaml(*evals_json_to_eval_yaml(path))
+    from agentsproof.formats.promptfoo import NAMES as PROMPTFOO
+
+    if path.name in PROMPTFOO:
+        if to != "EVAL.yaml":
+            raise InputError(display(path), "--to", "a promptfooconfig.yaml converts to EVAL.yaml (--to EVAL.yaml)")
+        return _dump_yaml(*promptfoo_to_eval_yaml(path))
     if is_eval_yaml(path):
         if to != "evals-json":
             raise InputError(display(path), "--to", "the file is an EVAL.yaml already; convert it --to evals-json")
@@ -165,6 +171,21 @@ def _is_converted_rubric(entry: dict, test: Any) -> bool:
     return entry.get("type") == "llm-rubric" and test.expected_output is not None and str(entry.get("value", "")).endswith(test.expected_output)
 
 
+# ---------------------------------------------------------------- promptfooconfig.yaml → EVAL.yaml
+
+
+def promptfoo_to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[str]]:
+    """Every prompt × test as one EVAL.yaml test (defaultTest merged into each)."""
+    from agentsproof.formats.promptfoo import to_eval_yaml
+
+    data, providers = to_eval_yaml(path)
+    warnings: list[str] = []
+    if len(providers) > 1:
+        names = ", ".join(label for label, _ in providers)
+        warnings.append(f"providers: an EVAL.yaml runs one target; {names} are left out (run the EVAL.yaml once per --model)")
+    return data, warnings
+
+
 # ---------------------------------------------------------------- eval.yaml → EVAL.yaml
 
 
@@ -172,26 +193,33 @@ def eval_yaml_to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[str]]:
     from agentsproof.formats.evalfile import load_eval
 
     ev = load_eval(path)
-    cfg, task = ev.config, ev.config.primary_task
+    cfg = ev.config
     warnings: list[str] = []
     if cfg.kind == "agent":
         warnings.append("agent: an EVAL.yaml evaluates skills; give the agent file with --skill when you run it")
     elif ev.source_path.name != "SKILL.md" or ev.source_path.resolve().parent not in (path.resolve().parent, path.resolve().parent.parent):
         warnings.append(f"skill: {cfg.skill!r} is not kept; an EVAL.yaml finds skills/<name>/SKILL.md above its evals/ folder, else give --skill")
-    if cfg.tasks and len(cfg.tasks) > 1:
-        warnings.append(f"tasks[1]: only the first task is run by agentsproof; the other {len(cfg.tasks) - 1} are left out")
+    tasks = cfg.run_tasks()
+    if cfg.tasks and len(cfg.tasks) > len(tasks):  # version 1: its first task is what it means
+        left = len(cfg.tasks) - len(tasks)
+        warnings.append(f"tasks[1]: a version 1 eval.yaml runs its first task only (unless --all-tasks); the other {left} are left out (make it version: \"2\" to keep them)")
     for key in ("defaults", "workspace"):
         if key in cfg.model_fields_set:
             warnings.append(f"{key}: EVAL.yaml has no such field (give --trials, --threshold on the command line)")
-    asserts: list[Any] = []
-    for i, g in enumerate(task.graders):
-        asserts += _grader_to_asserts(g, f"task.graders[{i}]", ev.name, warnings)
+    tests: list[dict[str, Any]] = []
+    for ti, task in enumerate(tasks):
+        asserts: list[Any] = []
+        for i, g in enumerate(task.graders):
+            asserts += _grader_to_asserts(g, f"{cfg.task_field(ti)}.graders[{i}]", ev.name, warnings)
+        if task.workspace is not None:
+            warnings.append(f"{cfg.task_field(ti)}.workspace: EVAL.yaml has no per-test workspace; it is left out")
+        tests.append({"id": task.name, "input": task.instruction, "assert": asserts})
     out: dict[str, Any] = {"name": ev.name}
     if cfg.description:
         out["description"] = cfg.description
     if cfg.execution.target:
         out["execution"] = {"target": cfg.execution.target}
-    out["tests"] = [{"id": task.name, "input": task.instruction, "assert": asserts}]
+    out["tests"] = tests
     return out, warnings
 
 

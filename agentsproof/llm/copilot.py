@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agentsproof.core.units import seconds
 from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError, scrub, scrub_url, url_secrets
 from agentsproof.llm.copilot_events import EventCollector, error_from_session_error, render_prompt
 from agentsproof.llm.copilot_setup import (
@@ -179,7 +180,7 @@ class CopilotClient(LLMClient):
             try:
                 await asyncio.wait_for(collector.done.wait(), timeout)
             except TimeoutError:
-                raise LLMError(f"timed out after {timeout:g}s waiting for Copilot", retryable=True, kind="timeout") from None
+                raise LLMError(f"timed out after {seconds(timeout)} waiting for Copilot", retryable=True, kind="timeout") from None
         except LLMError:
             raise
         except Exception as exc:  # noqa: BLE001 - SDK/CLI failures become LLMErrors
@@ -295,7 +296,7 @@ PROVIDER = ProviderSpec(
     detect=copilot_usable,
     no_model_hint="",
     configure_hint=(
-        "GitHub Copilot: pip install 'agentsproof[copilot]', install the Copilot CLI "
+        "GitHub Copilot: pip install -e '.[copilot]' (in the agentsproof checkout), install the Copilot CLI "
         "(npm install -g @github/copilot) and log in"
     ),
 )

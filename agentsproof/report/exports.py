@@ -17,6 +17,7 @@ are repeated in the test case's ``<system-out>``.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import sys
@@ -144,11 +145,16 @@ def render_junit(run: RunResult) -> str:
     for it in run.items:
         pairs += [(f"{it.id}.{k}", v) for k, v in item_facts(it).items()]
     _props(suite, pairs)
-    for it in run.items:
+    # Trials run in parallel, so an item's summed trial time can exceed the run's wall time;
+    # each testcase gets its share of the wall time (by its trials' time), so the cases add
+    # up to the suite's time, as JUnit readers expect.
+    busy = [sum(t.latency_s for t in it.with_arm.trials + it.without_arm.trials) for it in run.items]
+    scale = min(1.0, run.duration_s / sum(busy)) if sum(busy) > 0 else 0.0
+    for it, spent in zip(run.items, busy, strict=True):
         trials = it.with_arm.trials + it.without_arm.trials
         case = ET.SubElement(
             suite, "testcase", name=_x(it.name), classname=_x(f"{run.plugin}.{it.kind}s"),
-            time=_secs(sum(t.latency_s for t in trials)),
+            time=_secs(math.floor(spent * scale * 1000) / 1000),  # rounded down: the sum never passes the suite's
         )
         if it.not_run:
             ET.SubElement(case, "skipped", message=_x(it.status_reason or "not run"))
@@ -224,7 +230,9 @@ def render_step_summary(run: RunResult) -> str:
 
     one_arm = any(single_arm(i) for i in run.items)
     out = [f"### agentsproof {run.command} · {md_text(run.plugin)} — {run.verdict}", ""]
-    out.append(f"provider {md_text(run.provider)} · model {md_text(run.model)}" + (" · single arm (`--baseline none`): no grades" if one_arm else ""))
+    from agentsproof.report.identity import run_identity
+
+    out.append(" · ".join(f"{k} {md_text(v)}" for k, v in run_identity(run)) + (" · single arm (`--baseline none`): no grades" if one_arm else ""))
     out.append("")
     if one_arm:
         out += ["| item | pass rate | 95% CI | passed | flaky | errored | result |", "|---|---|---|---|---|---|---|"]

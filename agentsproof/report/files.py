@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from agentsproof.core.filemode import as_user_file
 from agentsproof.core.scrub import active, scrub
 from agentsproof.model.results import RunResult
 
@@ -24,6 +25,7 @@ def _write_atomic(path: Path, data: bytes) -> None:
     import tempfile
 
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    as_user_file(fd)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(scrub(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape") if active() else data)
@@ -43,6 +45,7 @@ def _render_to_temp(chunks: Any, folder: Path, name: str) -> str:
     import tempfile
 
     fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+    as_user_file(fd)
     try:
         with os.fdopen(fd, "wb", buffering=1 << 20) as fh:
             for piece in chunks:
@@ -121,6 +124,7 @@ def _copy_atomic(src: Path, dest: Path) -> None:
     import tempfile
 
     fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
+    as_user_file(fd)
     try:
         with os.fdopen(fd, "wb") as out, open(src, "rb") as inp:
             shutil.copyfileobj(inp, out, 1 << 20)

@@ -20,6 +20,9 @@ class Spend:
     """Tokens and cost of one arm (or of everything): the trials' own calls and their judges'."""
 
     calls: int = 0
+    """Trials (or pairwise verdicts) that made a call now."""
+    cached: int = 0
+    """Trials answered from the response cache (no call)."""
     trial_tokens: int = 0
     judge_tokens: int = 0
     cost_usd: float | None = None
@@ -30,6 +33,7 @@ class Spend:
 
     def add(self, other: Spend) -> None:
         self.calls += other.calls
+        self.cached += other.cached
         self.trial_tokens += other.trial_tokens
         self.judge_tokens += other.judge_tokens
         if other.cost_usd is not None:
@@ -67,10 +71,12 @@ def _cost(price: Any, usage: Usage) -> float | None:
 def arm_spend(arm: ArmResult, price: Any, judge_price: Any) -> Spend:
     sp = Spend()
     for t in arm.trials:
-        if not t.cached and (t.usage.total_tokens or t.status == "scored" or t.response):
+        if t.cached:
+            sp.cached += 1
+        elif t.usage.total_tokens or t.status == "scored" or t.response:
             sp.calls += 1
         sp.trial_tokens += t.usage.total_tokens
-        cost = t.cost_usd if t.cost_usd is not None else _cost(price, t.usage)
+        cost = 0.0 if t.cached else t.cost_usd if t.cost_usd is not None else _cost(price, t.usage)
         if cost is not None:
             sp.cost_usd = (sp.cost_usd or 0.0) + cost
         for g in t.graders:
@@ -130,4 +136,23 @@ def generalise_view(run: RunResult, views: Sequence[Any]) -> dict[str, Any]:
         "spend": totals,
         "total": total,
         "limits": {k: run.settings[k] for k in ("max_cost", "max_calls") if run.settings.get(k) is not None},
+        "cache": cache_line(run),
     }
+
+
+def cache_line(run: RunResult) -> str | None:
+    """One sentence on where the run's answers came from: the response cache and the journal,
+    in the numbers the JSON holds (``settings.cache``, ``settings.reused_trials``)."""
+    cache = run.settings.get("cache") if isinstance(run.settings.get("cache"), dict) else None
+    reused = int(run.settings.get("reused_trials") or 0)
+    parts = []
+    if cache is not None and cache.get("cached_trials"):
+        parts.append(f"{cache['cached_trials']} trial{'s' if cache['cached_trials'] != 1 else ''} from the cache")
+    if reused:
+        parts.append(f"{reused} trial{'s' if reused != 1 else ''} from the journal (--resume)")
+    if not parts:
+        return None
+    if cache is not None:
+        calls, hits = int(cache.get("calls") or 0), int(cache.get("hits") or 0)
+        parts.append(f"{calls} call{'s' if calls != 1 else ''} made ({hits} answered from the cache, trials and judges)")
+    return ", ".join(parts)

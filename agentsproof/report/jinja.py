@@ -99,7 +99,9 @@ def env() -> Environment:
         )
         _env.filters["pct"] = lambda v: "—" if v is None else f"{v * 100:.0f}%"
         _env.filters["num"] = lambda v, d=2: "—" if v is None else f"{v:.{d}f}"
-        _env.filters["signed"] = lambda v, d=2: "—" if v is None else f"{v:+.{d}f}"
+        from agentsproof.core.units import signed
+
+        _env.filters["signed"] = signed
         _env.filters["secs"] = lambda v: "—" if v is None else (f"{v * 1000:.0f} ms" if v < 1 else f"{v:.1f} s")
         _env.filters["pvalue"] = _pvalue
         _env.filters["ci"] = lambda v, fmt="+.2f": _interval(v, fmt)

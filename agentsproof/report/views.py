@@ -106,6 +106,8 @@ def item_result_label(item: ItemResult) -> str:
         return "NOT RUN"
     if item.status == "errored":
         return "ERROR"
+    if item.passed and (item.stats or {}).get("enough_data") is False:
+        return "UNPROVEN"  # it reached its threshold, on too few trials to say anything (never a green PASS)
     return "PASS" if item.passed else "FAIL"
 
 
@@ -214,6 +216,21 @@ def _anchor(item: ItemResult, index: int, seen: set[str]) -> str:
     return anchor
 
 
+_CACHE_WORDS = {"cached_trials": "trials from the cache", "hits": "calls answered from the cache", "calls": "calls made"}
+
+
+def setting_text(value: Any) -> Any:
+    """A run setting as a reader sees it: a mapping as ``key value`` pairs (the cache's in
+    words), a list joined; scalars as they are."""
+    if isinstance(value, dict):
+        if set(value) <= set(_CACHE_WORDS):
+            return ", ".join(f"{value[k]} {_CACHE_WORDS[k]}" for k in _CACHE_WORDS if k in value)
+        return "; ".join(f"{k}: {setting_text(v)}" for k, v in value.items()) or "—"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(setting_text(v)) for v in value) or "—"
+    return value
+
+
 def build_view(run: RunResult) -> dict[str, Any]:
     """Everything the templates need, computed in one linear pass over the run."""
     seen: set[str] = set()
@@ -244,12 +261,14 @@ def build_view(run: RunResult) -> dict[str, Any]:
             summary = {"skill": run.skills, "agent": run.agents, "case": run.cases}[kind]
             sections.append(Section(kind, _KIND_TITLES[kind], summary, members))
     ordered = [v for sec in sections for v in sec.items]  # drill-down follows the summaries
-    settings = {k: ("(redacted)" if _SECRET_KEY.search(str(k)) else v) for k, v in run.settings.items()}
+    settings = {k: ("(redacted)" if _SECRET_KEY.search(str(k)) else setting_text(v)) for k, v in run.settings.items()}
     from agentsproof.report.generalise import generalise_view
+    from agentsproof.report.identity import run_identity
 
     arms = [a.arm for v in views for a in v.arms]
     costs, cache_read, errored = run_totals(arms)
     return {
+        "identity": run_identity(run),
         "single_arm": run.settings.get("baseline") == "none",
         "flaky_items": [it for it in run.items if it.stats.get("flaky")],
         "gen": generalise_view(run, views),

@@ -224,7 +224,8 @@ def push(results: tuple[Path, ...], db: str | None) -> None:
 
     \b
     Example:
-      agentsproof push runs/eval-2026-01-01.json --db sqlite:///agentsproof.db
+      agentsproof push runs/my-plugin/eval-all-summary.json --db sqlite:///agentsproof.db
+      agentsproof push runs/my-plugin/my-skill-eval.json runs/cases/cases-tc-eval.json
     """
     from agentsproof.server.results import load_report, store_report
 

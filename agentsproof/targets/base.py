@@ -87,6 +87,25 @@ async def next_user_message(trial: TrialInput, conversation: list[dict[str, str]
     return None
 
 
+MODEL_ENV = "AGENTSPROOF_MODEL"
+
+
+def agent_model(flag: str | None, own: str | None) -> tuple[str | None, str]:
+    """The model an agent target runs, and where it came from: ``--model``, then
+    ``AGENTSPROOF_MODEL``, then the target's own ``model`` setting, else the agent's own
+    default. Every agent target calls this, so the order is the same for all of them."""
+    import os
+
+    if flag and flag.strip():
+        return flag.strip(), "--model"
+    env = os.environ.get(MODEL_ENV, "").strip()
+    if env:
+        return env, MODEL_ENV
+    if own and own.strip():
+        return own.strip(), "the target's model setting"
+    return None, "the agent's own default"
+
+
 class Target(abc.ABC):
     """One kind of thing a trial can run."""
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from agentsproof.core.units import seconds
 from agentsproof.llm.base import ChatRequest, LLMClient, LLMError
 from agentsproof.model.results import LogEvent, ToolCall
 from agentsproof.targets.base import Target, TrialInput, TrialRecord, next_user_message
@@ -31,13 +32,13 @@ class ChatTarget(Target):
 
     async def _request(self, trial: TrialInput, messages: list[dict[str, str]], schema: dict[str, Any] | None = None) -> Any:
         req = ChatRequest(
-            messages=messages, model=self.model, temperature=self.temperature, max_tokens=self.max_tokens,
+            messages=messages, model=trial.item.model or self.model, temperature=self.temperature, max_tokens=self.max_tokens,
             timeout=trial.timeout, budget=trial.timeout, json_schema=schema,
         )
         try:
             resp = await asyncio.wait_for(self.client.complete(req), trial.timeout + TIMEOUT_GRACE_S)
         except TimeoutError:
-            raise LLMError(f"trial timed out after {trial.timeout:g}s", kind="timeout") from None
+            raise LLMError(f"trial timed out after {seconds(trial.timeout)}", kind="timeout") from None
         if not isinstance(resp.text, str):
             raise LLMError(f"the provider's reply has no text ({type(resp.text).__name__})")
         return resp
@@ -80,8 +81,8 @@ class ChatTarget(Target):
         while True:
             left = deadline - loop.time()
             if n and left <= 0:
-                raise LLMError(f"trial timed out after {trial.timeout:g}s (at turn {n + 1})", kind="timeout")
-            one = await self._call(messages, trial.timeout if n == 0 else left, trial.timeout)
+                raise LLMError(f"trial timed out after {seconds(trial.timeout)} (at turn {n + 1})", kind="timeout")
+            one = await self._call(messages, trial.timeout if n == 0 else left, trial.timeout, trial.item.model or self.model)
             if record is None:
                 record = one
             else:
@@ -101,10 +102,10 @@ class ChatTarget(Target):
             messages.append({"role": "user", "content": follow_up})
             n += 1
 
-    async def _call(self, messages: list[dict[str, str]], budget: float, timeout: float) -> TrialRecord:
+    async def _call(self, messages: list[dict[str, str]], budget: float, timeout: float, model: str) -> TrialRecord:
         req = ChatRequest(
             messages=list(messages),
-            model=self.model,
+            model=model,
             temperature=self.temperature,
             max_tokens=self.max_tokens,
             timeout=budget,
@@ -115,7 +116,7 @@ class ChatTarget(Target):
             # stopped; this outer bound only catches a provider that ignores it.
             resp = await asyncio.wait_for(self.client.complete(req), budget + TIMEOUT_GRACE_S)
         except TimeoutError:
-            raise LLMError(f"trial timed out after {timeout:g}s", kind="timeout") from None
+            raise LLMError(f"trial timed out after {seconds(timeout)}", kind="timeout") from None
         if not isinstance(resp.text, str):
             raise LLMError(f"the provider's reply has no text ({type(resp.text).__name__})")
         return TrialRecord(

@@ -66,7 +66,7 @@ from agentsproof.targets.agent_cli import (
     stage_skills,
     watched_skill,
 )
-from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord, next_user_message
+from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord, agent_model, next_user_message
 from agentsproof.targets.claude_stream import SKILL_TOOL, ClaudeStream
 from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, TARGETS_FILE
 
@@ -142,7 +142,7 @@ class ClaudeCodeTarget(Target):
         self.spec = spec
         self.shown = shown or spec
         self.run_model = model
-        self.model = spec.model or model or None
+        self.model, self.model_source = agent_model(model, spec.model)
         self.timeout = spec.timeout
         self.bwrap = None
         if spec.sandbox:
@@ -156,7 +156,7 @@ class ClaudeCodeTarget(Target):
         s = self.shown
         out: dict[str, Any] = {
             "target": self.name, "target_type": self.kind, "tools": list(s.tools), "permission_mode": s.permission_mode,
-            "inject": s.inject, "model": s.model or self.run_model, "sandbox": s.sandbox, "env": sorted(s.env),
+            "inject": s.inject, "model": self.shown.model if self.model_source == "the target's model setting" else self.model, "model_source": self.model_source, "sandbox": s.sandbox, "env": sorted(s.env),
         }
         if s.loopback_ports:
             out["loopback_ports"] = list(s.loopback_ports)

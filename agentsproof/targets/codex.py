@@ -66,7 +66,7 @@ from agentsproof.targets.agent_cli import (
     stage_skills,
     watched_skill,
 )
-from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord, next_user_message
+from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord, agent_model, next_user_message
 from agentsproof.targets.codex_events import CodexEvents
 from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, TARGETS_FILE
 
@@ -132,7 +132,7 @@ class CodexTarget(Target):
         self.spec = spec
         self.shown = shown or spec
         self.run_model = model
-        self.model = spec.model or model or None
+        self.model, self.model_source = agent_model(model, spec.model)
         self.timeout = spec.timeout
         self.base_url = spec.base_url or os.environ.get("OPENAI_BASE_URL") or None
         self.bwrap = self._sandbox(source)
@@ -158,7 +158,7 @@ class CodexTarget(Target):
     def describe(self) -> dict[str, Any]:
         s = self.shown
         out: dict[str, Any] = {
-            "target": self.name, "target_type": self.kind, "inject": s.inject, "model": s.model or self.run_model,
+            "target": self.name, "target_type": self.kind, "inject": s.inject, "model": self.shown.model if self.model_source == "the target's model setting" else self.model, "model_source": self.model_source,
             "sandbox": self.bwrap is not None, "sandbox_mode": self.sandbox_mode, "approval_policy": s.approval_policy,
             "env": sorted(s.env),
         }

@@ -4,7 +4,7 @@ trial's workspace.
 **Command line.** ``command`` is an argv list, run without a shell, with the workspace as
 the current folder. In every element ``{prompt}`` becomes the instruction, ``{workspace}``
 the workspace's absolute path, ``{skill_file}`` the installed skill file (empty in the
-baseline arm) and ``{model}`` the run's ``--model`` (or empty). When no element holds
+baseline arm) and ``{model}`` the run's ``--model``, else ``AGENTSPROOF_MODEL`` (or empty). When no element holds
 ``{prompt}``, or ``stdin: true``, the instruction is written on stdin (else stdin is empty).
 
 **With-arm.** :meth:`CommandTarget.prepare` (before the runner's snapshot, so it never
@@ -65,7 +65,7 @@ from agentsproof.core.rmtree import remove_tree
 from agentsproof.core.scrub import clip, register, scrub
 from agentsproof.model.graders import FieldError, Strict
 from agentsproof.model.results import LogEvent
-from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord
+from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord, agent_model
 from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, TARGETS_FILE, env_mapping, relative
 from agentsproof.targets.trace import parse_trace, read_bounded, skills_in_trace
 
@@ -146,7 +146,7 @@ class CommandTarget(Target):
         self.name = name
         self.spec = spec
         self.shown = shown
-        self.model = model
+        self.model, self.model_source = agent_model(model, None)
         self.timeout = spec.timeout
         self.bwrap = None
         if spec.sandbox:
@@ -168,6 +168,8 @@ class CommandTarget(Target):
         }
         if s.loopback_ports:
             out["loopback_ports"] = list(s.loopback_ports)
+        if any("{model}" in c for c in s.command):
+            out["model"], out["model_source"] = self.model or "", self.model_source
         return out
 
     async def prepare(self, trial: TrialInput) -> None:

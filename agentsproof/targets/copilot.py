@@ -2,8 +2,9 @@
 
 Each trial is one fresh Copilot session on a CLI process the target shares between its
 trials (started on the first trial, stopped by :meth:`CopilotTarget.aclose`). The session
-works in the trial's workspace with the target's ``tools`` only; the model is the target's
-``model`` or the run's ``--model``; GitHub login or BYOK (``AGENTSPROOF_COPILOT_PROVIDER_URL``)
+works in the trial's workspace with the target's ``tools`` only; the model is ``--model``,
+else ``AGENTSPROOF_MODEL``, else the target's ``model`` (:func:`agentsproof.targets.base.agent_model`),
+else Copilot's own default; GitHub login or BYOK (``AGENTSPROOF_COPILOT_PROVIDER_URL``)
 come from the environment as for the ``copilot`` chat provider.
 
 **The with-arm.** ``inject: system`` (the default, comparable with chat trials): the arm's
@@ -64,7 +65,7 @@ from agentsproof.model.graders import Strict
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT, SkillFile
 from agentsproof.model.results import LogEvent
 from agentsproof.model.skillfolder import split_frontmatter
-from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord, next_user_message
+from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord, agent_model, next_user_message
 from agentsproof.targets.copilot_guard import PermissionGuard, inside
 from agentsproof.targets.spec import MAX_TARGET_TIMEOUT
 
@@ -81,7 +82,7 @@ class CopilotTargetSpec(Strict):
     inject: Literal["skill", "system"] = Field(
         "system", description="system: the skill is the system message; skill: loaded as a Copilot skill (skill_directories)."
     )
-    model: str | None = Field(None, description="Default: the run's --model.")
+    model: str | None = Field(None, description="Used when neither --model nor AGENTSPROOF_MODEL is given; else Copilot's default.")
     timeout: float | None = Field(None, gt=0, le=MAX_TARGET_TIMEOUT, allow_inf_nan=False)
 
 
@@ -103,7 +104,7 @@ class CopilotTarget(Target):
         self.spec = spec
         self.shown = shown or spec
         self.run_model = model
-        self.model = spec.model or model or None
+        self.model, self.model_source = agent_model(model, spec.model)
         self.runtime = CopilotClient.from_env()
         self._home: Path | None = None
         if self.runtime.provider is not None or login_source() in TOKEN_ENVS:
@@ -117,7 +118,9 @@ class CopilotTarget(Target):
             "target_type": self.kind,
             "tools": list(self.shown.tools),
             "inject": self.shown.inject,
-            "model": self.shown.model or self.run_model,
+            # as written when it is the target's own (a ${VAR} stays unexpanded)
+            "model": self.shown.model if self.model_source == "the target's model setting" else self.model,
+            "model_source": self.model_source,
         }
 
     async def aclose(self) -> None:

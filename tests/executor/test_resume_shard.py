@@ -66,6 +66,7 @@ def test_sigkill_then_resume_redoes_no_finished_trial(scripted_server, tmp_path)
     assert len(scripted_server.requests) - before == 12 - 5, "only the missing trials ran"
     report = read_json(out / "demo-plugin" / "eval-all-summary.json")
     assert report["incomplete"] is False and report["settings"]["reused_trials"] == 5
+    assert "5 trials from the journal (--resume)" in stdout  # a resumed run says so, in the JSON's numbers
     assert all(it["with_arm"]["scored"] == 2 and it["without_arm"]["scored"] == 2 for it in report["items"])
     # an unchanged re-run with --resume makes no call at all
     again = len(scripted_server.requests)

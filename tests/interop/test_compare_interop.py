@@ -113,3 +113,15 @@ def test_compare_unknown_format_is_one_line(tmp_path):
     b.write_text('{"test_id": "x", "score": 1}\nnot json\n', encoding="utf-8")
     code, _, err = run_cli(["compare", b, b])
     assert code == 30 and err.startswith(f"error: {b}: line 2: not JSON") and len(err.strip().splitlines()) == 1
+
+
+def test_compare_last_with_several_reports_asks_which(tmp_path):
+    runs = tmp_path / "runs"
+    for plugin, stamp in (("alpha", "20260101T000000Z"), ("beta", "20260102T000000Z")):
+        copy = runs / plugin / "history" / stamp / f"{plugin}-eval.json"
+        copy.parent.mkdir(parents=True)
+        copy.write_text("{}")
+    code, _, err = run_cli(["compare", "--last", "2", runs])
+    assert code == 30 and len(err.strip().splitlines()) == 1
+    assert "--last: holds runs of 2 plugins" in err and "alpha/alpha-eval.json" in err and "beta/beta-eval.json" in err
+    assert f"compare --last 2 {runs / 'alpha'}" in err

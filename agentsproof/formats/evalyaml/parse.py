@@ -39,7 +39,8 @@ from typing import Any
 
 from agentsproof.core.errors import InputError
 
-SUITE_KEYS = {"name", "description", "version", "tags", "prompts", "providers", "target", "execution", "assert", "assertions", "tests"}
+SUITE_KEYS = {"name", "description", "version", "tags", "prompts", "providers", "target", "execution", "assert", "assertions", "tests",
+              "environment", "evaluate_options"}
 TEST_KEYS = {"id", "description", "criteria", "input", "expected_output", "rubrics", "assert", "assertions", "vars", "tags", "metadata"}
 EXECUTION_KEYS = {"target"}
 MESSAGE_KEYS = {"role", "content"}
@@ -76,6 +77,12 @@ class EvalSuite:
     target_field: str | None
     tests: list[EvalTest]
     tags: tuple[str, ...] = ()
+    workdir: Path | None = None
+    """agentv's ``environment: {type: host, workdir: DIR}``: copied into every agent trial's workspace."""
+    notes: list[str] = field(default_factory=list)
+    """What agentv reads and agentsproof does not use, said once when the file runs."""
+    repeat: int | None = None
+    """``evaluate_options.repeat``: trials per arm unless --trials says otherwise."""
 
 
 def _err(src: str, where: str | None, message: str) -> InputError:
@@ -191,12 +198,17 @@ def _expected(src: str, where: str, value: Any) -> str | None:
     if value is None:
         return None
     if isinstance(value, list):  # [{role: assistant, content: ...}]
+        import json
+
         texts = []
         for i, msg in enumerate(value):
-            if not isinstance(msg, dict) or not isinstance(msg.get("content"), str):
+            content = msg.get("content") if isinstance(msg, dict) else None
+            if isinstance(content, (dict, list)):  # structured output: compared as its JSON text
+                content = json.dumps(content, indent=2, ensure_ascii=False)
+            if not isinstance(content, str):
                 raise _err(src, f"{where}[{i}]", "must be an assistant message with text content")
             _unknown(src, f"{where}[{i}]", msg, MESSAGE_KEYS)
-            texts.append(msg["content"])
+            texts.append(content)
         return "\n\n".join(texts) if texts else None
     return _text(src, where, value)
 
@@ -211,10 +223,14 @@ def _list(src: str, where: str, value: Any) -> list[Any]:
 
 def parse_suite(data: Any, path: Path) -> EvalSuite:
     from agentsproof.core.inputs import display
+    from agentsproof.formats.evalyaml.suite_files import environment_workdir, tests_file
 
     src = display(path)
     if not isinstance(data, dict):
         raise _err(src, None, "expected a YAML mapping at the top level")
+    if "extensions" in data:
+        raise _err(src, "extensions", "agentv's extension hooks (agentv:agent-rules, file://…mjs) are not run by agentsproof; "
+                   "put what they set up in environment.workdir, or leave them out")
     _unknown(src, "", data, SUITE_KEYS)
     if "assert" in data and "assertions" in data:
         raise _err(src, "assertions", "is the same as 'assert'; keep one")
@@ -230,6 +246,8 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
     raw_tests = data.get("tests")
     if raw_tests is None:
         raise _err(src, "tests", "required field is missing")
+    if isinstance(raw_tests, str):
+        raw_tests = tests_file(src, raw_tests, path)
     if not isinstance(raw_tests, list) or not raw_tests:
         raise _err(src, "tests", "must be a non-empty list of tests")
     tests: list[EvalTest] = []
@@ -241,7 +259,16 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
         seen[test.id] = i
         tests.append(test)
     tags = _tags(src, "tags", data["tags"]) if data.get("tags") is not None else ()
-    return EvalSuite(path=path, name=name or _default_name(path), description=desc, target=target, target_field=target_field, tests=tests, tags=tags)
+    options = data.get("evaluate_options")
+    if options is not None and not isinstance(options, dict):
+        raise _err(src, "evaluate_options", "must be a mapping")
+    repeat = (options or {}).get("repeat")
+    if repeat is not None and (isinstance(repeat, bool) or not isinstance(repeat, int) or not 1 <= repeat <= 1000):
+        raise _err(src, "evaluate_options.repeat", "must be a whole number from 1 to 1000")
+    rest = sorted(set(options or {}) - {"repeat"})
+    notes = [f"evaluate_options.{', '.join(rest)}: not used by agentsproof (see --parallel, --max-cost)"] if rest else []
+    return EvalSuite(path=path, name=name or _default_name(path), description=desc, target=target, target_field=target_field, tests=tests, tags=tags,
+                     workdir=environment_workdir(src, data.get("environment"), path), notes=notes, repeat=repeat)
 
 
 def _default_name(path: Path) -> str:
@@ -317,11 +344,11 @@ def _parse_test(src: str, at: str, raw: Any, path: Path, prompt: str | None, sui
     criteria_raw = raw.get("criteria", variables.get("criteria"))
     criteria = render(src, f"{at}.criteria", _text(src, f"{at}.criteria", criteria_raw), variables) if criteria_raw is not None else None
     key = "assertions" if "assertions" in raw else "assert"
-    own = [(f"{at}.{key}[{i}]", _render_entry(src, f"{at}.{key}[{i}]", a, variables)) for i, a in enumerate(_list(src, f"{at}.{key}", raw.get(key)))]
+    own = [(f"{at}.{key}[{i}]", render_entry(src, f"{at}.{key}[{i}]", a, variables)) for i, a in enumerate(_list(src, f"{at}.{key}", raw.get(key)))]
     rubrics = [(f"{at}.rubrics[{i}]", render(src, f"{at}.rubrics[{i}]", r, variables) if isinstance(r, str) else r)
                for i, r in enumerate(_list(src, f"{at}.rubrics", raw.get("rubrics")))]
     tags = _tags(src, f"{at}.tags", raw["tags"]) if raw.get("tags") is not None else ()
-    suite = [(where, _render_entry(src, where, a, variables)) for where, a in suite_asserts]
+    suite = [(where, render_entry(src, where, a, variables)) for where, a in suite_asserts]
     return EvalTest(
         id=tid, prompt=text, files=files, expected_output=expected, criteria=criteria,
         asserts=suite + own, rubrics=rubrics, tags=tags,
@@ -333,7 +360,7 @@ def _is_input_only(prompt: str) -> bool:
     return m is not None and m.group(1) == "input"
 
 
-def _render_entry(src: str, where: str, entry: Any, variables: dict[str, Any]) -> Any:
+def render_entry(src: str, where: str, entry: Any, variables: dict[str, Any]) -> Any:
     """Templates in an assertion's strings (a plain criterion, ``value``), filled per test."""
     if isinstance(entry, str):
         return render(src, where, entry, variables)

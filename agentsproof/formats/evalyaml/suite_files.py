@@ -1,0 +1,68 @@
+"""agentv's suite keys that name other files: ``environment.workdir`` (a folder copied into
+every agent trial's workspace) and ``tests: ./cases.yaml`` / ``./cases.jsonl``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agentsproof.core.errors import InputError
+
+ENVIRONMENT_KEYS = {"type", "workdir"}
+
+
+def _err(src: str, where: str | None, message: str) -> InputError:
+    return InputError(src, where, message)
+
+
+def environment_workdir(src: str, env: Any, path: Path) -> Path | None:
+    """``environment: {type: host, workdir: DIR}``: the folder each agent trial starts in (copied)."""
+    from agentsproof.core.inputs import confined
+
+    if env is None:
+        return None
+    if not isinstance(env, dict):
+        raise _err(src, "environment", "must be a mapping (type: host, workdir: DIR)")
+    if env.get("type", "host") != "host":
+        raise _err(src, "environment.type", f"{env.get('type')!r}: only 'host' runs here (an agent in its own workspace; for isolation use a command target with sandbox: true)")
+    extra = sorted(str(k) for k in env if k not in ENVIRONMENT_KEYS)
+    if extra:
+        raise _err(src, f"environment.{extra[0]}", f"unknown key; expected one of {', '.join(sorted(ENVIRONMENT_KEYS))}")
+    if env.get("workdir") is None:
+        return None
+    rel = env["workdir"]
+    if not isinstance(rel, str) or not rel.strip():
+        raise _err(src, "environment.workdir", "must be a folder path")
+    folder = path.resolve().parent
+    root = folder.parent if folder.name == "evals" else folder
+    target = confined(rel, path, "environment.workdir", root=root.parent if rel.startswith("../") else root)
+    if not target.is_dir():
+        raise _err(src, "environment.workdir", f"folder {rel!r} not found")
+    return target
+
+
+def tests_file(src: str, ref: str, path: Path) -> list[Any]:
+    """``tests: ./cases.yaml`` (a list of tests) or ``./cases.jsonl`` (one test per line)."""
+    import json
+
+    from agentsproof.core.inputs import MAX_EVAL_FILE_BYTES, confined, read_text
+    from agentsproof.core.validation import read_yaml
+
+    rel = ref.removeprefix("file://")
+    target = confined(rel, path, "tests")
+    if not target.is_file():
+        raise _err(src, "tests", f"file {rel!r} not found")
+    if target.suffix.lower() == ".jsonl":
+        out = []
+        text = read_text(target, source=src, field="tests", max_bytes=MAX_EVAL_FILE_BYTES, what="tests file")
+        for n, line in enumerate(text.splitlines(), 1):
+            if line.strip():
+                try:
+                    out.append(json.loads(line))
+                except ValueError as err:
+                    raise _err(src, "tests", f"{rel} line {n} is not JSON: {err}") from None
+        return out
+    data = read_yaml(target)
+    if not isinstance(data, list):
+        raise _err(src, "tests", f"{rel} must hold a list of tests")
+    return data

@@ -1,0 +1,379 @@
+"""promptfoo's ``promptfooconfig.yaml``: its prompts × tests × providers as cases.
+
+::
+
+    description: Translations
+    prompts:
+      - "Translate to {{language}}: {{input}}"
+      - file://prompts/formal.txt            # or {raw: ..., label: ...}
+    providers: [openai:gpt-4o-mini, openai:gpt-4o]
+    defaultTest:
+      assert: [{type: icontains, value: "{{expected}}"}]
+    tests:
+      - description: french
+        vars: {language: French, input: Hello, expected: bonjour}
+        assert:
+          - type: llm-rubric
+            value: A natural French greeting
+
+Each (prompt, test) is one case (an EVAL.yaml test, graded by the same assertion table:
+:mod:`agentsproof.formats.evalyaml.asserts`); ``defaultTest``'s vars and assertions apply to
+every test. One provider (or none) stands for the configured model (``--model``); several
+run each case once per provider, on the provider's model (``openai:gpt-4o`` → ``gpt-4o``,
+or its ``config.model``) through the configured provider. ``--skill FILE`` adds the
+with/without arms (the skill as the system prompt); without it the run is single-armed.
+An assertion type agentsproof does not grade (``javascript``, ``similar`` …) is refused by
+name.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from agentsproof.core.errors import InputError
+from agentsproof.formats.base import ItemRequest, Loaded
+
+NAMES = ("promptfooconfig.yaml", "promptfooconfig.yml")
+SUITE_KEYS = {"description", "prompts", "providers", "tests", "defaultTest", "tags"}
+IGNORED_KEYS = {"evaluateOptions", "outputPath", "sharing", "writeLatestResults", "$schema", "env"}
+TEST_KEYS = {"description", "vars", "assert", "metadata"}
+PROVIDER_KEYS = {"id", "label", "config", "provider"}
+_SAID: set[tuple[str, str]] = set()
+
+
+def _say(src: str, note: str) -> None:
+    if (src, note) not in _SAID:
+        _SAID.add((src, note))
+        print(f"note: {src}: {note}", file=sys.stderr)
+
+
+def _err(src: str, where: str | None, message: str) -> InputError:
+    return InputError(src, where, message)
+
+
+def _unknown(src: str, where: str, data: dict, allowed: set[str]) -> None:
+    extra = sorted(str(k) for k in data if k not in allowed)
+    if extra:
+        at = f"{where}.{extra[0]}" if where else extra[0]
+        raise _err(src, at, f"unknown key; expected one of {', '.join(sorted(allowed))}")
+
+
+def _file_ref(src: str, where: str, ref: str, path: Path) -> Path:
+    from agentsproof.core.inputs import confined
+
+    target = confined(ref.removeprefix("file://"), path, where)
+    if not target.is_file():
+        raise _err(src, where, f"file {ref.removeprefix('file://')!r} not found")
+    return target
+
+
+def _read(src: str, where: str, ref: str, path: Path) -> str:
+    from agentsproof.core.inputs import MAX_EVAL_FILE_BYTES, read_text
+
+    return read_text(_file_ref(src, where, ref, path), source=src, field=where, max_bytes=MAX_EVAL_FILE_BYTES, what="file")
+
+
+CSV_ASSERTS = {
+    # promptfoo's __expected prefixes → an assertion type
+    "contains": "contains", "icontains": "icontains", "not-contains": "not-contains", "not-icontains": "not-icontains",
+    "regex": "regex", "starts-with": "starts-with", "equals": "equals", "is-json": "is-json",
+    "llm-rubric": "llm-rubric", "grade": "llm-rubric", "contains-any": "icontains-any", "contains-all": "contains-all",
+}
+
+
+def _csv_tests(src: str, where: str, target: Path) -> list[dict[str, Any]]:
+    """promptfoo's CSV tests: a column per var; ``__expected`` (``__expected1`` …) an assertion
+    (``contains: x``, ``regex: …``, ``grade: …``; a bare value means ``equals``); ``__description``."""
+    import csv
+    import io
+
+    from agentsproof.core.inputs import MAX_EVAL_FILE_BYTES, read_text
+
+    text = read_text(target, source=src, field=where, max_bytes=MAX_EVAL_FILE_BYTES, what="tests file")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    tests: list[dict[str, Any]] = []
+    for n, row in enumerate(rows):
+        at = f"{where} ({target.name} row {n + 2})"
+        test: dict[str, Any] = {"vars": {}, "assert": []}
+        for key, value in row.items():
+            if key is None or value is None:
+                raise _err(src, at, "has more cells than the header has columns")
+            if key.startswith("__expected"):
+                if not value.strip():
+                    continue
+                kind, sep, rest = value.partition(":")
+                if sep and kind.strip() in CSV_ASSERTS:
+                    entry: dict[str, Any] = {"type": CSV_ASSERTS[kind.strip()]}
+                    if entry["type"] != "is-json":
+                        values = [v.strip() for v in rest.split(",")] if entry["type"].endswith(("-any", "-all")) else rest.strip()
+                        entry["value"] = values
+                    test["assert"].append(entry)
+                elif sep and kind.strip() and " " not in kind.strip():
+                    raise _err(src, at, f"{key}: promptfoo assertion {kind.strip()!r} is not graded by agentsproof")
+                else:
+                    test["assert"].append({"type": "equals", "value": value})
+            elif key == "__description":
+                test["description"] = value
+            elif key.startswith("__"):
+                raise _err(src, at, f"column {key!r} is not read by agentsproof (vars, __expected, __description)")
+            else:
+                test["vars"][key] = value
+        tests.append(test)
+    return tests
+
+
+def _list_or_file(src: str, where: str, value: Any, path: Path) -> list[Any]:
+    """A list, one item, or ``file://x.yaml`` (``.json``, ``.csv``) holding the list."""
+    from agentsproof.core.validation import read_yaml
+
+    if isinstance(value, str) and value.startswith("file://") and value.lower().endswith(".csv"):
+        return _csv_tests(src, where, _file_ref(src, where, value, path))
+
+    if isinstance(value, str) and value.startswith("file://") and value.lower().endswith((".yaml", ".yml", ".json")):
+        value = read_yaml(_file_ref(src, where, value, path))
+        if not isinstance(value, list):
+            raise _err(src, where, "the file must hold a list")
+        return value
+    if isinstance(value, list):
+        return value
+    return [value]
+
+
+def _prompts(src: str, data: dict, path: Path) -> list[tuple[str, str]]:
+    """(label, template) of each prompt."""
+    raw = data.get("prompts")
+    if raw is None:
+        raise _err(src, "prompts", "required field is missing")
+    out: list[tuple[str, str]] = []
+    for i, p in enumerate(_list_or_file(src, "prompts", raw, path)):
+        at = f"prompts[{i}]"
+        label = None
+        if isinstance(p, dict):
+            _unknown(src, at, p, {"raw", "label", "id"})
+            label = p.get("label")
+            p = p.get("raw", p.get("id"))
+        if not isinstance(p, str) or not p.strip():
+            raise _err(src, at, "must be prompt text, file://PATH or {raw, label}")
+        text = _read(src, at, p, path).rstrip("\n") if p.startswith("file://") else p
+        if not text.strip():
+            raise _err(src, at, "is empty")
+        out.append((str(label) if label else (p.removeprefix("file://") if p.startswith("file://") else f"prompt-{i + 1}"), text))
+    if not out:
+        raise _err(src, "prompts", "is empty; give at least one prompt")
+    return out
+
+
+def _providers(src: str, data: dict, path: Path) -> list[tuple[str, str | None]]:
+    """(label, model) of each provider; model None when none can be read from it."""
+    raw = data.get("providers")
+    if raw is None:
+        return []
+    out: list[tuple[str, str | None]] = []
+    for i, p in enumerate(_list_or_file(src, "providers", raw, path)):
+        at = f"providers[{i}]"
+        model: str | None = None
+        if isinstance(p, dict):
+            _unknown(src, at, p, PROVIDER_KEYS)
+            pid = p.get("provider", p.get("id"))
+            cfg = p.get("config") or {}
+            if not isinstance(cfg, dict):
+                raise _err(src, f"{at}.config", "must be a mapping")
+            if isinstance(cfg.get("model"), str):
+                model = cfg["model"]
+            label = p.get("label") or pid
+        else:
+            pid, label = p, p
+        if not isinstance(pid, str) or not pid.strip():
+            raise _err(src, at, "must be a provider id (openai:gpt-4o) or {id, label, config}")
+        if model is None and ":" in pid:
+            model = pid.rsplit(":", 1)[1] or None
+        out.append((str(label), model))
+    labels = [label for label, _ in out]
+    dup = next((label for label in labels if labels.count(label) > 1), None)
+    if dup is not None:
+        raise _err(src, f"providers[{labels.index(dup, labels.index(dup) + 1)}]", f"{dup!r} is listed twice; give each a label")
+    return out
+
+
+def _vars(src: str, where: str, value: Any, path: Path) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _err(src, where, "must be a mapping of names to values")
+    out: dict[str, Any] = {}
+    for k, v in value.items():
+        if isinstance(v, str) and v.startswith("file://"):
+            v = _read(src, f"{where}.{k}", v, path)
+        elif isinstance(v, list):
+            raise _err(src, f"{where}.{k}", "a list of values (one case each) is not expanded by agentsproof; write one test per value")
+        out[str(k)] = v
+    return out
+
+
+def _slug(text: str) -> str:
+    s = re.sub(r"[^A-Za-z0-9._-]+", "-", text.strip()).strip("-").lower()
+    return s[:60] or "test"
+
+
+def to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[tuple[str, str | None]]]:
+    """The config as an EVAL.yaml mapping (one test per prompt × test), and its providers."""
+    from agentsproof.core.inputs import display
+    from agentsproof.core.validation import read_yaml
+    from agentsproof.formats.evalyaml.parse import render, render_entry
+
+    src = display(path)
+    data = read_yaml(path)
+    if not isinstance(data, dict):
+        raise _err(src, None, "expected a YAML mapping at the top level")
+    _unknown(src, "", data, SUITE_KEYS | IGNORED_KEYS)
+    for key in sorted(IGNORED_KEYS & set(data)):
+        if key != "$schema":
+            _say(src, f"{key}: not used by agentsproof (trials, timeouts and outputs are command-line options)")
+    prompts = _prompts(src, data, path)
+    providers = _providers(src, data, path)
+    default = data.get("defaultTest") or {}
+    if isinstance(default, str) and default.startswith("file://"):
+        default = read_yaml(_file_ref(src, "defaultTest", default, path))
+    if not isinstance(default, dict):
+        raise _err(src, "defaultTest", "must be a mapping (vars, assert) or file://PATH")
+    _unknown(src, "defaultTest", default, TEST_KEYS - {"description"})
+    base_vars = _vars(src, "defaultTest.vars", default.get("vars"), path)
+    base_asserts = default.get("assert") or []
+    if not isinstance(base_asserts, list):
+        raise _err(src, "defaultTest.assert", "must be a list")
+    raw_tests = data.get("tests")
+    if raw_tests is None:
+        raise _err(src, "tests", "required field is missing")
+    tests_in = _list_or_file(src, "tests", raw_tests, path)
+    if not tests_in:
+        raise _err(src, "tests", "is empty; give at least one test")
+    out_tests: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for ti, t in enumerate(tests_in):
+        at = f"tests[{ti}]"
+        if not isinstance(t, dict):
+            raise _err(src, at, "must be a mapping (description, vars, assert)")
+        _unknown(src, at, t, TEST_KEYS)
+        variables = {**base_vars, **_vars(src, f"{at}.vars", t.get("vars"), path)}
+        own = t.get("assert") or []
+        if not isinstance(own, list):
+            raise _err(src, f"{at}.assert", "must be a list")
+        desc = t.get("description")
+        name = _slug(desc) if isinstance(desc, str) and desc.strip() else f"test-{ti + 1}"
+        entries = [(f"defaultTest.assert[{i}]", a) for i, a in enumerate(base_asserts)] + [(f"{at}.assert[{i}]", a) for i, a in enumerate(own)]
+        asserts = [render_entry(src, where, _check_type(src, where, a), variables) for where, a in entries]
+        asserts = [copy.deepcopy(a) for a in asserts]
+        for pi, (plabel, template) in enumerate(prompts):
+            text = render(src, f"prompts[{pi}]", template, variables)
+            tid = name if len(prompts) == 1 else f"{_slug(plabel)}.{name}"
+            while tid in seen:
+                tid += "-2"
+            seen.add(tid)
+            test: dict[str, Any] = {"id": tid, "input": _input(src, f"prompts[{pi}]", text)}
+            if isinstance(desc, str) and desc.strip():
+                test["description"] = desc
+            if asserts:
+                test["assert"] = copy.deepcopy(asserts)
+            elif "expected_output" not in variables:
+                raise _err(src, f"{at}.assert", "has nothing to check; give assert (here or in defaultTest)")
+            if "expected_output" in variables:
+                test["expected_output"] = str(variables["expected_output"])
+            out_tests.append(test)
+    suite: dict[str, Any] = {"name": path.resolve().parent.name or "promptfoo"}
+    if isinstance(data.get("description"), str):
+        suite["description"] = data["description"]
+    suite["tests"] = out_tests
+    return suite, providers
+
+
+def _input(src: str, where: str, text: str) -> Any:
+    """A chat-format prompt (a JSON list of role/content messages) stays messages."""
+    stripped = text.strip()
+    if stripped.startswith("["):
+        try:
+            msgs = json.loads(stripped)
+        except ValueError:
+            return text
+        if isinstance(msgs, list) and all(isinstance(m, dict) and "role" in m for m in msgs):
+            return msgs
+    return text
+
+
+def _check_type(src: str, where: str, entry: Any) -> Any:
+    from agentsproof.formats.evalyaml.asserts import EXTRA
+
+    if isinstance(entry, dict):
+        kind = entry.get("type")
+        if isinstance(kind, str) and kind.replace("_", "-") not in EXTRA:
+            supported = sorted(k for k in EXTRA if k not in ("files", "tool-calls", "skill-trigger"))
+            raise _err(src, f"{where}.type", f"promptfoo assertion {kind!r} is not graded by agentsproof; supported: {', '.join(supported)}")
+    return entry
+
+
+class PromptfooConfig:
+    name = "promptfoo"
+
+    def detect(self, path: Path) -> bool:
+        return path.name in NAMES
+
+    def discoverable(self, path: Path) -> bool:
+        return False
+
+    def load(self, path: Path, request: ItemRequest) -> Loaded:
+        import dataclasses
+
+        from agentsproof.core.inputs import display
+        from agentsproof.formats.evalyaml.asserts import build_graders
+        from agentsproof.formats.evalyaml.items import LoadedSuite, find_skill, label_checks, skill_name, suite_items
+        from agentsproof.formats.evalyaml.parse import parse_suite
+
+        src = display(path)
+        data, providers = to_eval_yaml(Path(path))
+        suite = parse_suite(data, Path(path))
+        skill = find_skill(Path(path), request.skill) if request.skill is not None else None
+        loaded = LoadedSuite(suite=suite, skill=skill)
+        for i, test in enumerate(suite.tests):
+            loaded.graders[test.id] = build_graders(src, Path(path), test, skill_name(skill), f"tests[{i}]")
+        trials, timeout = request.case_trials(), request.case_timeout()
+        prefix = loaded.name + "/" if request.in_plugin else ""
+        items = suite_items(loaded, trials=trials, threshold=request.threshold, timeout=timeout, target=request.target,
+                            targets_file=request.targets_file, prefix=prefix)
+        if len(providers) > 1 and request.target is None:
+            missing = next((label for label, model in providers if model is None), None)
+            if missing is not None:
+                raise _err(src, "providers", f"{missing!r} names no model (give id PROVIDER:MODEL or config.model)")
+            _say(src, "providers " + ", ".join(f"{label!r} (model {model})" for label, model in providers)
+                 + " each run every case, through the configured provider; the judge is --judge-model / --model")
+            items = [
+                dataclasses.replace(it, id=f"{it.id}@{label}", name=f"{label}/{it.name}", model=model)
+                for label, model in providers for it in items
+            ]
+        elif providers:
+            _say(src, f"provider {providers[0][0]!r} runs as the configured model (--model / AGENTSPROOF_MODEL)")
+        settings = {"trials": trials, "threshold": items[0].threshold, "timeout": timeout, "eval_yaml": src}
+
+        def after(run: Any) -> None:
+            """Check labels by test; a provider's copy of a case (``<id>@<provider>``) has the case's."""
+            for item in run.items:
+                own = item.id
+                item.id = own.split("@", 1)[0]
+                try:
+                    label_checks(loaded, _One(item), prefix=prefix)
+                finally:
+                    item.id = own
+
+        return Loaded(self.name, Path(path), items, loaded.name, settings=settings, single_arm=skill is None,
+                      skill_path=skill[0] if skill else None, after=after)
+
+
+class _One:
+    def __init__(self, item: Any):
+        self.items = [item]
+
+
+FORMAT = PromptfooConfig()
