@@ -194,8 +194,12 @@ async def run_cli(settings: RunSettings) -> Outcome:
                 sockets = await bridge.start()
             except OSError as exc:
                 raise TargetError(f"cannot prepare the sandbox: {exc.strerror or exc}") from None
-            argv = bwrap_argv(s.sandbox, workspace=s.workspace, workspaces_root=s.workspace.parent.parent,
-                              harness=s.harness.root, argv=argv, sockets=sockets)
+            from agentsproof.targets.workspace import covered_root
+
+            # named: only the program itself may be bound back in (never the prompt or
+            # other filled-in text, which could name a host path under /tmp)
+            argv = bwrap_argv(s.sandbox, workspace=s.workspace, workspaces_root=covered_root(s.workspace),
+                              harness=s.harness.root, argv=argv, sockets=sockets, named=s.argv[:1])
         return await run_group(argv, cwd=s.workspace, env=s.env, stdin_text=s.stdin_text, timeout=s.timeout)
     finally:
         if bridge is not None:

@@ -67,7 +67,7 @@ def _agent_eval(tmp: Path, oracle: dict[str, Any], files_check: str) -> tuple[Pa
     (d / "SKILL.md").write_text("Write summary.md with the revenue total.\n")
     (tmp / "agent.py").write_text(AGENT)
     count = tmp / "calls.txt"
-    (d / "targets.yaml").write_text(yaml.safe_dump({"mini": {"type": "command", "command": [sys.executable, str(tmp / "agent.py"), "{prompt}", str(count)]}}))
+    (d / "targets.yaml").write_text(yaml.safe_dump({"mini": {"type": "command", "command": [sys.executable, str(tmp / "agent.py"), "{prompt}", str(count)], "sandbox": False}}))  # it counts its runs in a file outside its workspace
     (d / "check.py").write_text("import pathlib,sys\nsys.exit(0 if pathlib.Path('summary.md').read_text().startswith('# Summary') else 1)\n")
     (d / "make_summary.py").write_text("import pathlib\npathlib.Path('summary.md').write_text('# Summary\\nTotal revenue: 3500\\n')\nprint('done')\n")
     ev = {"version": "2", "skill": "SKILL.md", "execution": {"mode": "agent", "target": "mini"}, "workspace": "fixtures/",

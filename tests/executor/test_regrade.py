@@ -33,7 +33,7 @@ def _agent_eval(tmp: Path, check: str) -> tuple[Path, Path]:
     (d / "SKILL.md").write_text("Write summary.md starting with '# Summary' and totals with a thousands separator.\n")
     (tmp / "agent.py").write_text(AGENT)
     count = tmp / "calls.txt"
-    (d / "targets.yaml").write_text(yaml.safe_dump({"mini": {"type": "command", "command": [sys.executable, str(tmp / "agent.py"), "{prompt}", str(count)]}}))
+    (d / "targets.yaml").write_text(yaml.safe_dump({"mini": {"type": "command", "command": [sys.executable, str(tmp / "agent.py"), "{prompt}", str(count)], "sandbox": False}}))  # it counts its runs in a file outside its workspace
     (d / "check.py").write_text("import pathlib,sys\nsys.exit(0 if pathlib.Path('summary.md').read_text().startswith('# Summary') else 1)\n")
     _write_eval(d, check)
     return d / "eval.yaml", count
