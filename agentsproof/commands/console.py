@@ -73,6 +73,9 @@ def print_run(run: RunResult, written: dict[str, Path]) -> None:
             _echo(f"      {it.status}: {it.status_reason}")
         if it.stats.get("flaky"):
             _echo(f"      flaky: {it.with_arm.passed_trials} of {it.with_arm.scored} trials passed")
+        stop = it.stats.get("adaptive_stop") if it.stats else None
+        if stop:
+            _echo(f"      adaptive stop: {stop['label']} after {stop['trials']} of {stop['cap']} trials per arm")
     o = run.overall
     _echo(
         f"verdict: {run.verdict} · {o.passed}/{o.total} passed"

@@ -63,6 +63,8 @@ def finalize_item(run: ItemRun) -> ItemResult:
     from agentsproof.stats import item_stats
 
     res.stats = item_stats(res)
+    if run.adaptive_stop is not None:
+        res.stats["adaptive_stop"] = run.adaptive_stop
     res.suggestions = suggestions_for(res)
     if res.kind == "case":  # the spec's assertion_results + summary (agentsproof.stats.assertions)
         from agentsproof.stats.assertions import assertion_results

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentsproof.grading.grade import Judge, TrialContext, combine, failed_gate, grade_all
 from agentsproof.llm.base import LLMError
@@ -66,6 +66,8 @@ class ItemRun:
     with_arm: ArmResult
     without_arm: ArmResult
     incomplete: bool = False
+    adaptive_stop: dict[str, Any] | None = None
+    """``--adaptive``: why the item stopped (``AdaptivePolicy.stop_label``)."""
 
 
 class DualArmRunner:
@@ -296,6 +298,10 @@ class DualArmRunner:
         with_arm.trials.sort(key=lambda t: t.index)
         without_arm.trials.sort(key=lambda t: t.index)
         run = ItemRun(item=item, with_arm=with_arm.summarize(), without_arm=without_arm.summarize(), incomplete=incomplete)
+        stop_label = getattr(self.policy, "stop_label", None)
+        if stop_label is not None and done:
+            extra = {"cases": _case_scores(item, with_arm, without_arm)} if item.cases else {}
+            run.adaptive_stop = stop_label(_scores(with_arm), _scores(without_arm), done, item.trials, **extra)
         if self.on_item is not None:
             self.on_item(run)
         return run
