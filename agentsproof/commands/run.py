@@ -71,22 +71,31 @@ def policy_for(cfg: RunConfig, settings: RunSettings) -> tuple[BatchPolicy, RunS
     from agentsproof.stats.adaptive import AdaptivePolicy
 
     policy = AdaptivePolicy()
-    return policy, dataclasses.replace(settings, adaptive=policy.describe(cfg.trials))
+    return policy, dataclasses.replace(settings, adaptive=policy.describe(cfg.trials_per_item or cfg.trials))
 
 
 def adaptive_defaults(cfg: RunConfig) -> RunConfig:
-    """With --adaptive and no trial count, the cap is DEFAULT_CAP trials per arm."""
-    if cfg.adaptive and cfg.trials is None:
+    """With --adaptive and no trial count, the cap is DEFAULT_CAP trials per arm per item."""
+    if cfg.adaptive and cfg.trials is None and cfg.trials_per_item is None:
         from agentsproof.stats.adaptive import DEFAULT_CAP
 
-        return cfg.replace(trials=DEFAULT_CAP)
+        return cfg.replace(trials_per_item=DEFAULT_CAP)
     return cfg
+
+
+def per_item_trials(items: list[EvalItem], cfg: RunConfig) -> list[EvalItem]:
+    """``--smoke/--reliable/--regression`` (and the --adaptive cap): N trials per arm per
+    item; the runner spreads them round robin over the cases, and an item with more cases
+    than N runs one per case (``--plan`` says so)."""
+    if cfg.trials_per_item is None:
+        return items
+    return [dataclasses.replace(it, trials=max(cfg.trials_per_item, len(it.cases) or 1)) for it in items]
 
 
 def _settings(cfg: RunConfig) -> RunSettings:
     """What eval and eval-all record of their options (trials and threshold only when given)."""
     return RunSettings(
-        trials=cfg.trials,
+        trials=cfg.trials if cfg.trials is not None else cfg.trials_per_item,
         threshold=cfg.threshold,
         shard=str(cfg.shard) if cfg.shard is not None else None,
         all_tasks=cfg.all_tasks,
@@ -180,7 +189,7 @@ def _run(
     """The one path every run takes: targets checked, trials run (journalled, resumable), reports written."""
     from agentsproof.executor.journal import journal_path
 
-    items = _arms(items, cfg)
+    items = per_item_trials(_arms(items, cfg), cfg)
     if cfg.plan:
         from agentsproof.executor.costplan import render_plan
 
@@ -252,6 +261,8 @@ def _run_file(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult, dict
     if loaded.single_arm:  # nothing to compare against: the model or target alone
         cfg = cfg.replace(baseline="none")
     settings = _settings(cfg) if loaded.report == "eval" else tc_settings(cfg, **loaded.settings)
+    if cfg.trials_per_item is not None:
+        settings = dataclasses.replace(settings, trials=cfg.trials_per_item)
     return _run(loaded.report, loaded.plugin, loaded.items, cfg, loaded.name, settings, after=loaded.after)
 
 
