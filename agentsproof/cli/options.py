@@ -125,6 +125,11 @@ def run_options(f: Callable) -> Callable:
     f = click.option("--ci", is_flag=True, help="Exit 1 when an eval is below its threshold or graded F.")(f)
     f = click.option("--parallel", type=click.IntRange(1, 512), default=1, show_default=True, help="Concurrent trials across the whole command.")(f)
     f = click.option(
+        "--aa",
+        is_flag=True,
+        help="A/A run: the baseline against itself (same prompts, graders, judge); reports the noise floor. See docs/statistics.md.",
+    )(f)
+    f = click.option(
         "--adaptive",
         is_flag=True,
         help="Run trials in batches; stop once the grade is settled (trials/preset = cap, default 15). See docs/statistics.md.",

@@ -130,6 +130,13 @@ def _arms(items: list[EvalItem], cfg: RunConfig) -> list[EvalItem]:
     """``--baseline none``: every item runs its with-arm only."""
     import dataclasses
 
+    if cfg.aa:
+        if cfg.baseline == "none":
+            raise InputError("command line", "--aa", "runs the baseline against itself, and --baseline none has no baseline; give one of them")
+        from agentsproof.model.items import BASELINE_SYSTEM_PROMPT
+
+        # A/A: the with-arm runs the baseline too (no skill text, no skill file for agents)
+        return [dataclasses.replace(it, system_prompt=BASELINE_SYSTEM_PROMPT, skill=None) for it in items]
     if cfg.baseline != "none":
         return items
     if cfg.adaptive:
@@ -190,6 +197,8 @@ def _run(
     from agentsproof.executor.journal import journal_path
 
     items = per_item_trials(_arms(items, cfg), cfg)
+    if cfg.aa:
+        settings = dataclasses.replace(settings, aa={"mode": "baseline against itself"})
     if cfg.plan:
         from agentsproof.executor.costplan import render_plan
 
@@ -206,6 +215,10 @@ def _run(
     run = run_items(command, plugin, items, session)
     if after is not None:  # e.g. a dataset's failure reasons on its checks
         after(run)
+    if cfg.aa:
+        from agentsproof.stats.aa import aa_summary
+
+        run.settings["aa"] = aa_summary(run.items)
     return run, write_outputs(run, targets)
 
 

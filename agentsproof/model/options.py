@@ -80,6 +80,8 @@ class RunConfig:
     output: Path = Path("runs")
     abort_after: int = 5
     adaptive: bool = False
+    aa: bool = False
+    """``--aa``: run the baseline against itself (an A/A run: the noise floor)."""
     retry_errors: Path | None = None
     resume: bool = False
     cache: bool = True
