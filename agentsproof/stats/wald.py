@@ -4,7 +4,8 @@ An item's delta is the mean of its per-case deltas ``d_j = mean(with_j) − mean
 over ``c`` cases. Its interval is ``delta ± h``, clipped to [−1, 1], so it always holds
 the delta it is printed beside. The half-width ``h`` is the larger of two:
 
-- **within cases** — ``t(q, df = all scored trials) · √V_w`` with
+- **within cases** — ``t(q, df) · √V_w``, df = the scored trials per arm (the two arms'
+  mean, summed over the cases; at least 1), with
   ``V_w = Σ_j (v_with_j / n_with_j + v_without_j / n_without_j) / c²``, where each arm's
   variance ``v`` is taken over its trials plus one 0 and one 1 pseudo-trial (for pass/fail
   scores ``p̃(1 − p̃)`` with ``p̃ = (passes + 1)/(n + 2)``, the Agresti–Caffo variance;
@@ -30,7 +31,7 @@ import numpy as np
 from scipy.stats import t as student_t
 
 WALD_METHOD = (
-    "case-clustered t interval centred on the delta: delta ± max(t(trials)·√(within-case variance, each arm "
+    "case-clustered t interval centred on the delta: delta ± max(t(trials per arm)·√(within-case variance, each arm "
     "with one 0 and one 1 pseudo-trial), t(cases − 1)·√(between-case variance · c/(c − 1))); coverage in "
     "bench/coverage.py"
 )
@@ -59,9 +60,9 @@ def interval_from_moments(
     c = d.shape[-1]
     delta = d.mean(axis=-1)
     v_within = (var_w / n_w + var_wo / n_wo).sum(axis=-1) / c**2
-    trials = (n_w + n_wo).sum(axis=-1)
+    df_within = np.maximum(1.0, ((n_w + n_wo) / 2).sum(axis=-1))  # the trials per arm
     tail = 1 - (1 - level) / 2
-    half = student_t.ppf(tail, trials) * np.sqrt(v_within)
+    half = student_t.ppf(tail, df_within) * np.sqrt(v_within)
     if c > 1:
         v_between = d.var(axis=-1, ddof=1) / c * (c / (c - 1))
         half = np.maximum(half, student_t.ppf(tail, c - 1) * np.sqrt(v_between))

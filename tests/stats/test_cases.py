@@ -60,9 +60,9 @@ def test_two_level_is_seeded_and_nested_by_level():
 
 def test_one_case_interval_known_value():
     """3/3 against 0/3: delta 1, each arm's variance with a 0 and a 1 added is 0.16, so the
-    half-width is t(0.975, 6 trials) · √(0.16/3 + 0.16/3) = 2.4469 · 0.3266."""
+    half-width is t(0.975, 3 trials per arm) · √(0.16/3 + 0.16/3) = 3.1824 · 0.3266."""
     lo, hi = delta_interval([([1.0] * 3, [0.0] * 3)])
-    assert (lo, hi) == pytest.approx((1 - 2.446912 * (0.32 / 3) ** 0.5, 1.0), abs=1e-5)
+    assert (lo, hi) == pytest.approx((1 - 3.182446 * (0.32 / 3) ** 0.5, 1.0), abs=1e-5)
     assert delta_interval([([], [0.0])]) is None
 
 
