@@ -161,3 +161,35 @@ def render(report: dict[str, Any]) -> list[str]:
 def write_json(report: dict[str, Any], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+
+
+def attach_gold_agreement(run: Any, items: list[Any], cfg: Any) -> list[str]:
+    """eval.yaml ``judge: {gold: FILE}``: measure the run's judge on each gold set once,
+    put the figures in the items' ``stats.judge_agreement`` and warn (in the item's
+    warnings) when Cohen's kappa is below the item's floor. Returns the warnings."""
+    golds: dict[str, list[Any]] = {}
+    for it in items:
+        if it.judge_gold:
+            golds.setdefault(it.judge_gold, []).append(it)
+    if not golds or run is None:
+        return []
+    by_id = {r.id: r for r in run.items}
+    out: list[str] = []
+    for gold, group in golds.items():
+        report = judge_check(Path(gold), provider=cfg.provider, model=cfg.model, judge_models=[run.judge_model] if run.judge_model else None)
+        m = report["models"][0]
+        for it in group:
+            res = by_id.get(it.id)
+            if res is None:
+                continue
+            block = {"gold": gold, "judge_model": m["judge_model"], "kappa_floor": it.judge_kappa_floor, "kinds": m["kinds"],
+                     "errored": m["errored"]}
+            res.stats["judge_agreement"] = block
+            low = [(kind, k["kappa"]["value"]) for kind, k in m["kinds"].items()
+                   if (k.get("kappa") or {}).get("value") is not None and k["kappa"]["value"] < it.judge_kappa_floor]
+            for kind, kappa in low:
+                msg = (f"judge {m['judge_model']}: Cohen's kappa {kappa:.2f} on the gold set's {kind} items is below "
+                       f"{it.judge_kappa_floor:g}; the grades rest on a judge that often disagrees with people")
+                res.warnings.append(msg)
+                out.append(f"{res.name}: {msg}")
+    return out

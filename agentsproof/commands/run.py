@@ -219,6 +219,13 @@ def _run(
         from agentsproof.stats.aa import aa_summary
 
         run.settings["aa"] = aa_summary(run.items)
+    if any(it.judge_gold for it in items):
+        import sys
+
+        from agentsproof.commands.judge_check import attach_gold_agreement
+
+        for line in attach_gold_agreement(run, items, cfg):
+            print(f"warning: {line}", file=sys.stderr)
     return run, write_outputs(run, targets)
 
 

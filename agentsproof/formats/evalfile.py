@@ -47,6 +47,13 @@ class Execution(_Strict):
         return self
 
 
+class JudgeConfig(_Strict):
+    """``judge: {gold: FILE}``: the gold set the run measures its judge on (``judge-check``)."""
+
+    gold: str = Field(min_length=1, description="A judge-check gold set (JSON Lines), relative to the yaml.")
+    kappa_floor: float = Field(0.6, ge=-1, le=1, strict=False, allow_inf_nan=False, description="Warn when Cohen's kappa is below this.")
+
+
 class TaskConfig(_Strict):
     name: str = Field(min_length=1)
     instruction: str = Field(min_length=1)
@@ -70,6 +77,7 @@ class SkillEvalConfig(_Strict):
     defaults: Defaults = Field(default_factory=Defaults)
     execution: Execution = Field(default_factory=Execution)
     workspace: str | None = Field(None, min_length=1, description="A folder (relative to the yaml) copied into every trial's workspace.")
+    judge: JudgeConfig | None = Field(None, description="The judge's gold set: the report carries its measured agreement.")
     task: TaskConfig | None = None
     tasks: list[TaskConfig] | None = Field(
         None, max_length=MAX_TASKS, description="Several tasks: each is a case of the same item (version 2: all of them; version 1: the first, unless --all-tasks)."
@@ -162,6 +170,8 @@ class LoadedEval(BaseModel):
     """The resolved ``workspace:`` folder, copied into every trial's workspace."""
     task_workspaces: dict[int, Path] = {}
     """Resolved per-task ``workspace:`` folders, by index in ``tasks`` (they replace the top-level one)."""
+    judge_gold: Path | None = None
+    """The resolved ``judge.gold`` file."""
 
     @property
     def kind(self) -> str:
@@ -227,9 +237,14 @@ def load_eval(path: str | Path) -> LoadedEval:
     if cfg.execution.mode == "agent":
         # tools the skill declares do run in an agent trial: that warning is for chat trials only
         warnings = [w for w in warnings if "chat trial" not in w]
+    judge_gold = None
+    if cfg.judge is not None:
+        judge_gold = confined(cfg.judge.gold, p, "judge.gold")
+        if not judge_gold.is_file():
+            raise InputError(src, "judge.gold", f"file {cfg.judge.gold!r} not found (looked in {display(p.parent)})")
     return LoadedEval(
         path=p, config=cfg, source_path=source, source_text=text, system_prompt=built.system_prompt,
-        warnings=warnings, workspace=workspace, task_workspaces=task_workspaces,
+        warnings=warnings, workspace=workspace, task_workspaces=task_workspaces, judge_gold=judge_gold,
     )
 
 
