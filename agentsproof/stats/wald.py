@@ -81,6 +81,6 @@ def wald_delta_interval(
     for w, wo in usable:
         for k, v in enumerate((*arm_moments(np.asarray(w, float)), *arm_moments(np.asarray(wo, float)))):
             cols[k].append(float(v))
-    arrays = [np.asarray(col) for col in cols]
-    lo, hi, _ = interval_from_moments(*arrays, level=level)
+    n_w, m_w, v_w, n_wo, m_wo, v_wo = (np.asarray(col) for col in cols)
+    lo, hi, _ = interval_from_moments(n_w, m_w, v_w, n_wo, m_wo, v_wo, level=level)
     return float(lo), float(hi)
