@@ -65,6 +65,8 @@ def finalize_item(run: ItemRun) -> ItemResult:
     res.stats = item_stats(res)
     if run.adaptive_stop is not None:
         res.stats["adaptive_stop"] = run.adaptive_stop
+    if run.judge_panel is not None:
+        res.stats["judge_panel"] = run.judge_panel
     res.suggestions = suggestions_for(res)
     if res.kind == "case":  # the spec's assertion_results + summary (agentsproof.stats.assertions)
         from agentsproof.stats.assertions import assertion_results

@@ -68,6 +68,8 @@ class ItemRun:
     incomplete: bool = False
     adaptive_stop: dict[str, Any] | None = None
     """``--adaptive``: why the item stopped (``AdaptivePolicy.stop_label``)."""
+    judge_panel: dict[str, Any] | None = None
+    """eval.yaml ``judge_models``: the panel, its verdicts and disagreements."""
 
 
 class DualArmRunner:
@@ -90,6 +92,7 @@ class DualArmRunner:
         self.reused = 0
         self.options = options
         self.judge = judge
+        self._panel_tallies: dict[str, Any] = {}
         self.policy = policy
         parallel = max(1, options.parallel)
         limits = [t.max_concurrency for t in targets.values() if t.max_concurrency]
@@ -227,7 +230,7 @@ class DualArmRunner:
             trajectory=rec.trajectory, files=files, skill_used=rec.skill_used,
         )
         try:
-            graders = await grade_all(rec.answer, case.graders, self.judge, case.prompt, timeout=item.timeout, context=context)
+            graders = await grade_all(rec.answer, case.graders, self._judge_for(item), case.prompt, timeout=item.timeout, context=context)
         except Exception as err:  # noqa: BLE001 - a grader must never end the run
             reason = self._unexpected("grading", err)
             log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=reason))
@@ -258,6 +261,15 @@ class DualArmRunner:
             st.consecutive_errors = 0
         if st.on_trial is not None:
             st.on_trial(item, trial)
+
+    def _judge_for(self, item: EvalItem) -> Judge | None:
+        """The run's judge, or the item's judge panel (eval.yaml ``judge_models``)."""
+        if self.judge is None or not item.judge_models:
+            return self.judge
+        from agentsproof.grading.judge import PanelTally
+
+        tally = self._panel_tallies.setdefault(item.id, PanelTally())
+        return self.judge.with_panel(tuple(item.judge_models), item.judge_combine, tally)
 
     async def run_item(self, item: EvalItem) -> ItemRun:
         with_arm = ArmResult(arm="with", system_prompt_kind=item.kind if item.kind != "case" else "skill")
@@ -298,6 +310,10 @@ class DualArmRunner:
         with_arm.trials.sort(key=lambda t: t.index)
         without_arm.trials.sort(key=lambda t: t.index)
         run = ItemRun(item=item, with_arm=with_arm.summarize(), without_arm=without_arm.summarize(), incomplete=incomplete)
+        if item.judge_models and self.judge is not None:
+            tally = self._panel_tallies.get(item.id)
+            if tally is not None:
+                run.judge_panel = tally.as_dict(tuple(item.judge_models), item.judge_combine)
         stop_label = getattr(self.policy, "stop_label", None)
         if stop_label is not None and done:
             extra = {"cases": _case_scores(item, with_arm, without_arm)} if item.cases else {}

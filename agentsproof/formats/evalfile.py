@@ -8,7 +8,7 @@ prints as one line naming the file and the field, with exit code 30.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -48,9 +48,11 @@ class Execution(_Strict):
 
 
 class JudgeConfig(_Strict):
-    """``judge: {gold: FILE}``: the gold set the run measures its judge on (``judge-check``)."""
+    """``judge: {gold: FILE, kappa_floor, combine}``: the gold set the run measures its judge on
+    (``judge-check``), and how a judge panel (``judge_models``) combines its verdicts."""
 
-    gold: str = Field(min_length=1, description="A judge-check gold set (JSON Lines), relative to the yaml.")
+    gold: str | None = Field(None, min_length=1, description="A judge-check gold set (JSON Lines), relative to the yaml.")
+    combine: Literal["mean", "majority"] = Field("mean", description="A judge panel (judge_models): scores by mean or median; pass/fail and preferences by majority.")
     kappa_floor: float = Field(0.6, ge=-1, le=1, strict=False, allow_inf_nan=False, description="Warn when Cohen's kappa is below this.")
 
 
@@ -78,6 +80,9 @@ class SkillEvalConfig(_Strict):
     execution: Execution = Field(default_factory=Execution)
     workspace: str | None = Field(None, min_length=1, description="A folder (relative to the yaml) copied into every trial's workspace.")
     judge: JudgeConfig | None = Field(None, description="The judge's gold set: the report carries its measured agreement.")
+    judge_models: list[Annotated[str, Field(min_length=1)]] | None = Field(
+        None, min_length=2, max_length=9, description="A judge panel: every judge verdict is asked of each model and combined."
+    )
     task: TaskConfig | None = None
     tasks: list[TaskConfig] | None = Field(
         None, max_length=MAX_TASKS, description="Several tasks: each is a case of the same item (version 2: all of them; version 1: the first, unless --all-tasks)."
@@ -238,7 +243,7 @@ def load_eval(path: str | Path) -> LoadedEval:
         # tools the skill declares do run in an agent trial: that warning is for chat trials only
         warnings = [w for w in warnings if "chat trial" not in w]
     judge_gold = None
-    if cfg.judge is not None:
+    if cfg.judge is not None and cfg.judge.gold is not None:
         judge_gold = confined(cfg.judge.gold, p, "judge.gold")
         if not judge_gold.is_file():
             raise InputError(src, "judge.gold", f"file {cfg.judge.gold!r} not found (looked in {display(p.parent)})")

@@ -123,6 +123,8 @@ def item_from_eval(
         trials=per_case * max(1, len(cases)),
         judge_gold=str(ev.judge_gold) if ev.judge_gold is not None else None,
         judge_kappa_floor=cfg.judge.kappa_floor if cfg.judge is not None else 0.6,
+        judge_models=tuple(cfg.judge_models or ()),
+        judge_combine=cfg.judge.combine if cfg.judge is not None else "mean",
         timeout=cfg.defaults.timeout,
         threshold=threshold if threshold is not None else cfg.defaults.threshold,
         eval_path=str(ev.path.resolve()),
