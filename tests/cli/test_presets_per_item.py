@@ -5,7 +5,6 @@ the cases force more."""
 from __future__ import annotations
 
 import pytest
-
 from conftest import Rule, make_plugin, read_json, run_cli
 
 

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import Rule, run_cli
 
 from agentsproof.commands.gold import load_gold

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import Rule, make_plugin, read_json, run_cli
 
 from agentsproof.grading.judge import combine_verdicts

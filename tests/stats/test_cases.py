@@ -16,7 +16,6 @@ from agentsproof.stats.cases import (
     stratified_permutation_p,
     two_level_interval,
 )
-from agentsproof.stats.intervals import delta_ci
 
 
 def _const(deltas: list[float], n: int = 3) -> list[tuple[list[float], list[float]]]:

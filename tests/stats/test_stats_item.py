@@ -6,6 +6,7 @@ import itertools
 
 import numpy as np
 import pytest
+from helpers import item
 
 from agentsproof.stats.intervals import (
     clopper_pearson,
@@ -17,7 +18,6 @@ from agentsproof.stats.intervals import (
     permutation_p,
     wilson,
 )
-from helpers import item
 
 CONTRACT = {
     "with", "without", "delta", "delta_ci", "delta_ci_method", "p_value", "p_value_method", "normalized_gain",
