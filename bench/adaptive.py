@@ -1,107 +1,128 @@
-"""Simulate ``--adaptive`` against fixed ``--reliable`` (15 trials per arm); no model needed.
+"""Simulate ``--adaptive`` across a grid of true deltas: how often a settled statement is wrong, and the calls it takes.
 
-Every simulated trial scores the share of ``checks`` independent checks it passes, each
-with the arm's chance. The loop is the runner's: ask the policy, run that many trials per
-arm, repeat. Prints trial calls used, how often the final grade is wrong, and how often a
-grade the adaptive rule called *settled* is wrong (its ≤ 5 % guarantee).
+Each simulated item runs the runner's loop with the real policy (``AdaptivePolicy``): ask
+it, reveal that many more trials per arm, repeat. Trial ``i`` of both arms runs case
+``i mod cases`` (the runner's round robin). Scores come from ``bench/coverage.py``'s
+simulator (binary or graded, with or without case-to-case variation). A stop is a
+**settled statement** when it is a grade or a futility label:
 
-    .venv/bin/python bench/adaptive.py [--evals 2000] [--seed 0]
+- a grade is wrong when it is not the grade of the true delta;
+- "no meaningful effect: C or F" is wrong when the true delta is ≥ +0.15;
+- "does no harm: C or better" is wrong when the true delta is < 0.
+
+Prints per cell the share settled, the share settled wrong (of all items; the guarantee is
+≤ alpha), the stop kinds, and the mean trial calls (both arms) to the decision, then the
+worst cell and the mean calls on clear-cut (|true delta| ≥ 0.6) and no-effect (0) skills.
+
+    .venv/bin/python bench/adaptive.py [--evals 400] [--cap 15] [--seed 0]
 """
 
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
+import sys
+import time
+from pathlib import Path
 
 import numpy as np
 
-from agentsproof.model.results import compute_grade
-from agentsproof.stats.adaptive import DEFAULT_CAP, AdaptivePolicy
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-RELIABLE = 15
+from coverage import simulate  # noqa: E402
 
+from agentsproof.model.results import compute_grade  # noqa: E402
+from agentsproof.stats.adaptive import DEFAULT_CAP, MEANINGFUL, NO_EFFECT, NO_HARM, AdaptivePolicy  # noqa: E402
 
-@dataclass
-class Scenario:
-    name: str
-    p_with: float
-    p_without: float
-    checks: int
-    clear_cut: bool
-
-    @property
-    def true_delta(self) -> float:
-        return self.p_with - self.p_without
+DELTAS = tuple(round(d, 2) for d in np.arange(-0.8, 0.81, 0.1))
+CELLS = ((1, "binary", False), (1, "graded", False), (5, "binary", False), (5, "binary", True), (5, "graded", True))
 
 
-SCENARIOS = [
-    Scenario("clear A: 0.95 vs 0.10, 4 checks", 0.95, 0.10, 4, True),
-    Scenario("clear A: 1.00 vs 0.20, 3 checks", 1.00, 0.20, 3, True),
-    Scenario("clear A: 0.90 vs 0.10, 1 check", 0.90, 0.10, 1, True),
-    Scenario("clear F: 0.10 vs 0.80, 4 checks", 0.10, 0.80, 4, True),
-    Scenario("strong A: 0.90 vs 0.30, 4 checks", 0.90, 0.30, 4, False),
-    Scenario("borderline A: 0.71 vs 0.40, 4 checks", 0.71, 0.40, 4, False),
-    Scenario("borderline B: 0.69 vs 0.40, 1 check", 0.69, 0.40, 1, False),
-    Scenario("borderline C: 0.64 vs 0.50, 1 check", 0.64, 0.50, 1, False),
-    Scenario("no effect: 0.60 vs 0.60, 4 checks", 0.60, 0.60, 4, False),
-]
+def wrong(label: str, truth: float) -> bool:
+    if label == NO_EFFECT:
+        return truth >= MEANINGFUL - 1e-9
+    if label == NO_HARM:
+        return truth < -1e-9
+    return label != compute_grade(truth)
 
 
-def simulate(s: Scenario, rng: np.random.Generator, cap: int, adaptive: bool) -> tuple[int, str, bool]:
-    """(trials per arm, final grade, settled early) for one simulated eval."""
-    policy = AdaptivePolicy()
-    w: list[float] = []
-    wo: list[float] = []
+def run_one(xw: np.ndarray, xwo: np.ndarray, cases: int, cap: int, policy: AdaptivePolicy) -> tuple[int, str | None]:
+    """(trials per arm used, settled statement or None) for one item whose trials are revealed in order."""
+    order = [(i % cases, i // cases) for i in range(cap)]
     done = 0
+    before = len(policy.labels)
     while done < cap:
-        more = policy(w, wo, done, cap) if adaptive else cap - done
-        more = max(0, min(more, cap - done))
+        per_case = None
+        if cases > 1:
+            per_case = [([float(xw[j, k]) for (jj, k) in order[:done] if jj == j],
+                         [float(xwo[j, k]) for (jj, k) in order[:done] if jj == j]) for j in range(cases)]
+        ws = [float(xw[j, k]) for j, k in order[:done]]
+        wos = [float(xwo[j, k]) for j, k in order[:done]]
+        more = max(0, min(policy(ws, wos, done, cap, per_case), cap - done))
         if more == 0:
             break
-        w += list(rng.binomial(s.checks, s.p_with, more) / s.checks)
-        wo += list(rng.binomial(s.checks, s.p_without, more) / s.checks)
         done += more
-    grade = compute_grade(float(np.mean(w)) - float(np.mean(wo)))
-    settled = bool(policy.stops and policy.stops[-1][1] is not None)
-    if settled:
-        grade = policy.stops[-1][1]
-    return done, grade, settled
+    if len(policy.labels) > before:
+        label = policy.labels[-1][1]
+        return done, None if label.startswith("unsettled") else label
+    return done, None
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--evals", type=int, default=2000, help="simulated evals per scenario")
+    ap.add_argument("--evals", type=int, default=400, help="simulated items per cell")
+    ap.add_argument("--cap", type=int, default=DEFAULT_CAP, help="trial cap per arm and item (the --adaptive default is 15)")
+    ap.add_argument("--alpha", type=float, default=0.05)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--cap", type=int, default=DEFAULT_CAP, help="adaptive trial cap per arm")
     args = ap.parse_args()
-    rng = np.random.default_rng(args.seed)
-    print(f"{args.evals} simulated evals per scenario; fixed = --reliable ({RELIABLE}/arm); adaptive cap {args.cap}/arm")
-    print(f"{'scenario':<40} {'true':>5}  {'fixed calls':>11} {'adaptive calls':>14} {'ratio':>6}  "
-          f"{'wrong fixed':>11} {'wrong adapt':>11} {'settled':>8} {'wrong settled':>13}")
-    print(f"{'':<40} {'':>5}  {'(per eval)':>11} {'(per eval)':>14} {'':>6}  {'':>11} {'':>11} {'':>8} {'(of all evals)':>13}")
-    all_settled = wrong_settled_total = 0
-    clear_ratios = []
-    for s in SCENARIOS:
-        truth = compute_grade(s.true_delta)
-        fixed = [simulate(s, rng, RELIABLE, False) for _ in range(args.evals)]
-        adapt = [simulate(s, rng, args.cap, True) for _ in range(args.evals)]
-        fixed_calls = 2 * np.mean([d for d, _, _ in fixed])
-        adapt_calls = 2 * np.mean([d for d, _, _ in adapt])
-        wrong_fixed = np.mean([g != truth for _, g, _ in fixed])
-        wrong_adapt = np.mean([g != truth for _, g, _ in adapt])
-        settled = [g for _, g, st in adapt if st]
-        wrong_settled = sum(g != truth for g in settled)
-        all_settled += len(settled)
-        wrong_settled_total += wrong_settled
-        ratio = adapt_calls / fixed_calls
-        if s.clear_cut:
-            clear_ratios.append(ratio)
-        print(f"{s.name:<40} {s.true_delta:>+5.2f}  {fixed_calls:>11.1f} {adapt_calls:>14.1f} {ratio:>6.0%}  "
-              f"{wrong_fixed:>11.1%} {wrong_adapt:>11.1%} {len(settled) / args.evals:>8.0%} "
-              f"{wrong_settled / args.evals:>13.1%}")
-    print(f"clear-cut skills: adaptive used {np.mean(clear_ratios):.0%} of the fixed --reliable calls (target <= 50%)")
-    print(f"settled grades wrong overall: {wrong_settled_total}/{all_settled} "
-          f"({wrong_settled_total / max(1, all_settled):.1%}; guarantee <= 5% per eval)")
+    t0 = time.time()
+    policy = AdaptivePolicy(alpha=args.alpha)
+    print(f"{args.evals} simulated items per cell; cap {args.cap} trials per arm; alpha {args.alpha}; "
+          f"looks at {policy.describe(args.cap)['looks']} trials per arm")
+    print(f"{'cases':>5} {'scores':<7} {'var':<4} {'true':>5}  {'settled':>7} {'wrong':>6}  {'grade':>6} {'C or F':>7} "
+          f"{'no harm':>7} {'cap':>5}  {'calls':>6}")
+    worst = (0.0, "")
+    clear_calls: list[float] = []
+    null_calls: list[float] = []
+    total_settled = total_wrong = 0
+    cell = 0
+    for cases, kind, varies in CELLS:
+        per_case = -(-args.cap // cases)
+        for delta in DELTAS:
+            cell += 1
+            rng = np.random.default_rng([args.seed, cell])
+            xw, xwo, _ = simulate(rng, args.evals, cases, per_case, delta, kind, varies)
+            kinds = {"grade": 0, NO_EFFECT: 0, NO_HARM: 0, "cap": 0}
+            n_wrong = 0
+            calls = []
+            for r in range(args.evals):
+                done, label = run_one(xw[r], xwo[r], cases, args.cap, policy)
+                calls.append(2 * done)
+                if label is None:
+                    kinds["cap"] += 1
+                    continue
+                kinds[label if label in (NO_EFFECT, NO_HARM) else "grade"] += 1
+                n_wrong += wrong(label, delta)
+            settled = args.evals - kinds["cap"]
+            total_settled += settled
+            total_wrong += n_wrong
+            share_wrong = n_wrong / args.evals
+            if share_wrong > worst[0]:
+                worst = (share_wrong, f"{cases} cases, {kind}, variation {'yes' if varies else 'no'}, true {delta:+.1f}")
+            mean_calls = float(np.mean(calls))
+            if abs(delta) >= 0.6 - 1e-9:
+                clear_calls.append(mean_calls)
+            if abs(delta) < 1e-9:
+                null_calls.append(mean_calls)
+            e = args.evals
+            print(f"{cases:>5} {kind:<7} {'yes' if varies else 'no':<4} {delta:>+5.1f}  {settled / e:>7.0%} {share_wrong:>6.1%}  "
+                  f"{kinds['grade'] / e:>6.0%} {kinds[NO_EFFECT] / e:>7.0%} {kinds[NO_HARM] / e:>7.0%} {kinds['cap'] / e:>5.0%}  "
+                  f"{mean_calls:>6.1f}")
+    print(f"\nsettled statements wrong: {total_wrong} of {total_settled} settled "
+          f"({total_wrong / max(1, total_settled):.2%}); worst cell {worst[0]:.1%} of its items ({worst[1] or 'none'}); "
+          f"bound alpha = {args.alpha:.0%} per item")
+    print(f"mean trial calls to a decision (both arms; fixed run = {2 * args.cap}): clear-cut skills (|delta| >= 0.6) "
+          f"{np.mean(clear_calls):.1f}, no-effect skills (delta 0) {np.mean(null_calls):.1f}")
+    print(f"{time.time() - t0:.0f} s")
 
 
 if __name__ == "__main__":

@@ -90,14 +90,23 @@ def provider_options(f: Callable, model_help: str = "Model for the trials. Env: 
 def trial_options(default_trials_help: str) -> Callable[[Callable], Callable]:
     def deco(f: Callable) -> Callable:
         for name, n in reversed(list(PRESETS.items())):
-            f = click.option(f"--{name}", "preset", flag_value=name, help=f"{n} trials per arm.")(f)
-        f = click.option("--trials", type=click.IntRange(1, 1000), help=f"Trials per arm ({default_trials_help}).")(f)
+            f = click.option(
+                f"--{name}", "preset", flag_value=name,
+                help=f"{n} trials per arm per item, spread round robin over its cases (at least one per case).",
+            )(f)
+        f = click.option("--trials-per-case", type=click.IntRange(1, 1000), help="Trials per arm for every case of an item.")(f)
+        f = click.option("--trials", type=click.IntRange(1, 1000), help=f"Trials per arm per case ({default_trials_help}).")(f)
 
         @functools.wraps(f)
-        def wrapper(*args: Any, preset: str | None = None, trials: int | None = None, **kw: Any) -> Any:
-            if preset and trials is not None:
-                raise InputError("command line", "--trials", f"conflicts with --{preset}; give one of them")
-            return f(*args, trials=PRESETS[preset] if preset else trials, **kw)
+        def wrapper(
+            *args: Any, preset: str | None = None, trials: int | None = None, trials_per_case: int | None = None, **kw: Any
+        ) -> Any:
+            given = [x for x in (f"--{preset}" if preset else None, "--trials" if trials is not None else None,
+                                 "--trials-per-case" if trials_per_case is not None else None) if x]
+            if len(given) > 1:
+                raise InputError("command line", given[1], f"conflicts with {given[0]}; give one of them")
+            per_case = trials if trials is not None else trials_per_case
+            return f(*args, trials=per_case, trials_per_item=PRESETS[preset] if preset else None, **kw)
 
         return wrapper
 
@@ -115,6 +124,11 @@ def run_options(f: Callable) -> Callable:
     f = click.option("--output", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"), show_default=True, help="Output directory.")(f)
     f = click.option("--ci", is_flag=True, help="Exit 1 when an eval is below its threshold or graded F.")(f)
     f = click.option("--parallel", type=click.IntRange(1, 512), default=1, show_default=True, help="Concurrent trials across the whole command.")(f)
+    f = click.option(
+        "--aa",
+        is_flag=True,
+        help="A/A run: the baseline against itself (same prompts, graders, judge); reports the noise floor. See docs/statistics.md.",
+    )(f)
     f = click.option(
         "--adaptive",
         is_flag=True,

@@ -141,7 +141,7 @@ def tc_eval_cmd(path: Path, **opts: Any) -> None:
     help="Plugin folder: skills/*/SKILL.md and agents/*.md, an awesome-copilot plugin (plugin.json) or a Claude Code plugin (.claude-plugin/plugin.json).",
 )
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Output folder (default: evals/<plugin-name>/).")
-@click.option("--trials", type=click.IntRange(1, 1000), default=1, show_default=True, help="Trials per arm written into each eval.yaml.")
+@click.option("--trials", type=click.IntRange(1, 1000), default=3, show_default=True, help="Trials per arm and case written into each eval.yaml (3 × 5 cases settles a clear-cut skill).")
 @click.option("--dry-run", is_flag=True, help="Print what would be written; write nothing.")
 @click.option("--parallel", type=click.IntRange(1, 64), default=1, show_default=True, help="Items generated (and check trials run) at once.")
 @click.option("--check/--no-check", default=True, show_default=True, help="Check each eval: a relevance judge call, then a short real run of both arms.")

@@ -80,6 +80,9 @@ def print_run(run: RunResult, written: dict[str, Path]) -> None:
             _echo(f"      {it.status}: {it.status_reason}")
         if it.stats.get("flaky"):
             _echo(f"      flaky: {it.with_arm.passed_trials} of {it.with_arm.scored} trials passed")
+        stop = it.stats.get("adaptive_stop") if it.stats else None
+        if stop:
+            _echo(f"      adaptive stop: {stop['label']} after {stop['trials']} of {stop['cap']} trials per arm")
     _print_agents(run)
     o = run.overall
     _echo(
@@ -95,6 +98,12 @@ def print_run(run: RunResult, written: dict[str, Path]) -> None:
         _echo(reused)
     if run.settings.get("baseline") == "none":
         _echo("single-arm run (--baseline none): pass rates only, no grades")
+    aa = run.settings.get("aa") or {}
+    if aa.get("items") is not None:
+        c = aa["called"]
+        _echo(f"A/A run (--aa, the baseline against itself): {aa['items']} items; called A {c['A']}, B {c['B']}, F {c['F']} "
+              f"(interval within one band): {aa['called_share']:.0%} of items (alpha {aa['alpha']:.0%})"
+              + (f"; mean delta {aa['mean_delta']:+.2f}" if aa.get("mean_delta") is not None else ""))
     config = run.settings.get("config")
     if config:  # recorded with --config KEY=VALUE; `compare` notes runs that recorded none
         _echo("config: " + ", ".join(f"{k}={v}" for k, v in config.items()))

@@ -74,22 +74,31 @@ def policy_for(cfg: RunConfig, settings: RunSettings) -> tuple[BatchPolicy, RunS
     from agentsproof.stats.adaptive import AdaptivePolicy
 
     policy = AdaptivePolicy()
-    return policy, dataclasses.replace(settings, adaptive=policy.describe(cfg.trials))
+    return policy, dataclasses.replace(settings, adaptive=policy.describe(cfg.trials_per_item or cfg.trials))
 
 
 def adaptive_defaults(cfg: RunConfig) -> RunConfig:
-    """With --adaptive and no trial count, the cap is DEFAULT_CAP trials per arm."""
-    if cfg.adaptive and cfg.trials is None:
+    """With --adaptive and no trial count, the cap is DEFAULT_CAP trials per arm per item."""
+    if cfg.adaptive and cfg.trials is None and cfg.trials_per_item is None:
         from agentsproof.stats.adaptive import DEFAULT_CAP
 
-        return cfg.replace(trials=DEFAULT_CAP)
+        return cfg.replace(trials_per_item=DEFAULT_CAP)
     return cfg
+
+
+def per_item_trials(items: list[EvalItem], cfg: RunConfig) -> list[EvalItem]:
+    """``--smoke/--reliable/--regression`` (and the --adaptive cap): N trials per arm per
+    item; the runner spreads them round robin over the cases, and an item with more cases
+    than N runs one per case (``--plan`` says so)."""
+    if cfg.trials_per_item is None:
+        return items
+    return [dataclasses.replace(it, trials=max(cfg.trials_per_item, len(it.cases) or 1)) for it in items]
 
 
 def _settings(cfg: RunConfig) -> RunSettings:
     """What eval and eval-all record of their options (trials and threshold only when given)."""
     return RunSettings(
-        trials=cfg.trials,
+        trials=cfg.trials if cfg.trials is not None else cfg.trials_per_item,
         threshold=cfg.threshold,
         shard=str(cfg.shard) if cfg.shard is not None else None,
         all_tasks=cfg.all_tasks,
@@ -125,6 +134,15 @@ def _arms(items: list[EvalItem], cfg: RunConfig) -> list[EvalItem]:
     the plugin arm (agentsproof.formats.activation.with_plugin_arm)."""
     import dataclasses
 
+    if cfg.aa:
+        if cfg.baseline == "none":
+            raise InputError("command line", "--aa", "runs the baseline against itself, and --baseline none has no baseline; give one of them")
+        if cfg.arms and "plugin" in cfg.arms.replace(" ", "").split(","):
+            raise InputError("command line", "--aa", "runs the baseline against itself, which has no plugin arm; drop --arms ...,plugin")
+        from agentsproof.model.items import BASELINE_SYSTEM_PROMPT
+
+        # A/A: the with-arm runs the baseline too (no skill text, no skill file for agents)
+        return [dataclasses.replace(it, system_prompt=BASELINE_SYSTEM_PROMPT, skill=None) for it in items]
     if cfg.arms:
         from agentsproof.formats.activation import parse_arms, with_plugin_arm
 
@@ -218,7 +236,9 @@ def _run(
     from agentsproof.commands.matrix import expand
     from agentsproof.executor.journal import journal_path
 
-    items = _arms(expand(items, cfg.target), cfg)  # --target a,b,c: every item on each agent
+    items = per_item_trials(_arms(expand(items, cfg.target), cfg), cfg)  # --target a,b,c: every item on each agent
+    if cfg.aa:
+        settings = dataclasses.replace(settings, aa={"mode": "baseline against itself"})
     if cfg.plan:
         from agentsproof.executor.costplan import render_plan
 
@@ -239,6 +259,17 @@ def _run(
         run = run_items(command, plugin, items, session)
         if after is not None:  # e.g. a dataset's failure reasons on its checks
             after(run)
+        if cfg.aa:
+            from agentsproof.stats.aa import aa_summary
+
+            run.settings["aa"] = aa_summary(run.items)
+        if any(it.judge_gold for it in items):
+            import sys
+
+            from agentsproof.commands.judge_check import attach_gold_agreement
+
+            for line in attach_gold_agreement(run, items, cfg):
+                print(f"warning: {line}", file=sys.stderr)
         if cfg.atif is not None:
             from agentsproof.interop.atif import write_atif
 
@@ -313,6 +344,8 @@ def _run_file(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult, dict
     if loaded.single_arm:  # nothing to compare against: the model or target alone
         cfg = cfg.replace(baseline="none")
     settings = _settings(cfg) if loaded.report == "eval" else tc_settings(cfg, **loaded.settings)
+    if cfg.trials_per_item is not None:
+        settings = dataclasses.replace(settings, trials=cfg.trials_per_item)
     return _run(loaded.report, loaded.plugin, loaded.items, cfg, loaded.name, settings, after=after)
 
 

@@ -136,6 +136,13 @@ def render_plan(command: str, items: Sequence[EvalItem], cfg: RunConfig) -> list
     out.append(f"  retry budget: at most {most:,} requests (each judge call re-asked up to {JUDGE_ATTEMPTS}x, each request retried up to {retries}x on 429/5xx)")
     if plan.agent_trials:
         out.append(f"  agent trials: {plan.agent_trials:,} (their own model calls are made by the agent and are not counted here)")
+    if cfg.trials_per_item is not None:
+        forced = [i for i in items if len(i.cases) > cfg.trials_per_item]
+        out.append(f"  trials: {cfg.trials_per_item} per arm per item, spread round robin over its cases")
+        if forced:
+            out.append(f"  note: {len(forced)} item{'s have' if len(forced) != 1 else ' has'} more cases than {cfg.trials_per_item} trials, "
+                       f"so {'they run' if len(forced) != 1 else 'it runs'} one trial per case: "
+                       + ", ".join(f"{i.name} ({len(i.cases)} cases)" for i in forced[:5]) + (" …" if len(forced) > 5 else ""))
     limits = [f"--max-calls {cfg.max_calls}" if cfg.max_calls is not None else "", f"--max-cost {cfg.max_cost:g} USD" if cfg.max_cost is not None else ""]
     if any(limits):
         out.append("  limits: " + ", ".join(x for x in limits if x) + " (the run stops cleanly before crossing them)")

@@ -78,6 +78,10 @@ def finalize_item(run: ItemRun) -> ItemResult:
         res.delta = tidy(res.delta)  # type: ignore[assignment]
     if res.not_run:  # nothing ran: not a verdict on its power
         res.stats["verdict"], res.stats["verdict_reasons"] = "not run", ["the run stopped before any trial of this item started"]
+    if run.adaptive_stop is not None:
+        res.stats["adaptive_stop"] = run.adaptive_stop
+    if run.judge_panel is not None:
+        res.stats["judge_panel"] = run.judge_panel
     res.suggestions = suggestions_for(res)
     if res.kind == "case":  # the spec's assertion_results + summary (agentsproof.stats.assertions)
         from agentsproof.stats.assertions import assertion_results

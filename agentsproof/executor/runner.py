@@ -69,6 +69,10 @@ class ItemRun:
     incomplete: bool = False
     plugin_arm: ArmResult | None = None
     """The plugin arm (``"plugin" in item.arms``)."""
+    adaptive_stop: dict[str, Any] | None = None
+    """``--adaptive``: why the item stopped (``AdaptivePolicy.stop_label``)."""
+    judge_panel: dict[str, Any] | None = None
+    """eval.yaml ``judge_models``: the panel, its verdicts and disagreements."""
 
 
 class DualArmRunner:
@@ -94,6 +98,7 @@ class DualArmRunner:
         self.options = options
         self.judge = judge
         self._simulator: Any = None
+        self._panel_tallies: dict[str, Any] = {}
         self.policy = policy
         parallel = max(1, options.parallel)
         limits = [t.max_concurrency for t in targets.values() if t.max_concurrency]
@@ -258,7 +263,7 @@ class DualArmRunner:
             trajectory=rec.trajectory, files=files, skill_used=rec.skill_used, skills_invoked=rec.skills_invoked,
         )
         try:
-            graders = await grade_all(rec.answer, case.graders, self.judge, case.prompt, timeout=item.timeout, context=context)
+            graders = await grade_all(rec.answer, case.graders, self._judge_for(item), case.prompt, timeout=item.timeout, context=context)
         except Exception as err:  # noqa: BLE001 - a grader must never end the run
             reason = self._unexpected("grading", err)
             log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=reason))
@@ -289,6 +294,15 @@ class DualArmRunner:
             st.consecutive_errors = 0
         if st.on_trial is not None:
             st.on_trial(item, trial)
+
+    def _judge_for(self, item: EvalItem) -> Judge | None:
+        """The run's judge, or the item's judge panel (eval.yaml ``judge_models``)."""
+        if self.judge is None or not item.judge_models:
+            return self.judge
+        from agentsproof.grading.judge import PanelTally
+
+        tally = self._panel_tallies.setdefault(item.id, PanelTally())
+        return self.judge.with_panel(tuple(item.judge_models), item.judge_combine, tally)
 
     async def run_item(self, item: EvalItem) -> ItemRun:
         with_arm = ArmResult(arm="with", system_prompt_kind=item.kind if item.kind != "case" else "skill")
@@ -332,6 +346,14 @@ class DualArmRunner:
             each.trials.sort(key=lambda t: t.index)
         run = ItemRun(item=item, with_arm=with_arm.summarize(), without_arm=without_arm.summarize(), incomplete=incomplete,
                       plugin_arm=plugin_arm.summarize() if plugin_arm else None)
+        if item.judge_models and self.judge is not None:
+            tally = self._panel_tallies.get(item.id)
+            if tally is not None:
+                run.judge_panel = tally.as_dict(tuple(item.judge_models), item.judge_combine)
+        stop_label = getattr(self.policy, "stop_label", None)
+        if stop_label is not None and done:
+            extra = {"cases": _case_scores(item, with_arm, without_arm)} if item.cases else {}
+            run.adaptive_stop = stop_label(_scores(with_arm), _scores(without_arm), done, item.trials, **extra)
         if self.on_item is not None:
             self.on_item(run)
         return run

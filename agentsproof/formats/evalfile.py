@@ -61,6 +61,15 @@ class UserConfig(_Strict):
     max_turns: int = Field(3, ge=1, le=MAX_TURNS, strict=True, description="Follow-up messages at most.")
 
 
+class JudgeConfig(_Strict):
+    """``judge: {gold: FILE, kappa_floor, combine}``: the gold set the run measures its judge on
+    (``judge-check``), and how a judge panel (``judge_models``) combines its verdicts."""
+
+    gold: str | None = Field(None, min_length=1, description="A judge-check gold set (JSON Lines), relative to the yaml.")
+    combine: Literal["mean", "majority"] = Field("mean", description="A judge panel (judge_models): scores by mean or median; pass/fail and preferences by majority.")
+    kappa_floor: float = Field(0.6, ge=-1, le=1, strict=False, allow_inf_nan=False, description="Warn when Cohen's kappa is below this.")
+
+
 class TaskConfig(_Strict):
     name: str = Field(min_length=1)
     instruction: str = Field(min_length=1)
@@ -91,6 +100,10 @@ class SkillEvalConfig(_Strict):
     execution: Execution = Field(default_factory=Execution)
     workspace: str | None = Field(None, min_length=1, description="A folder (relative to the yaml) copied into every trial's workspace.")
     oracle: Oracle | None = Field(None, description="A reference solution every grader must accept, checked before the trials (tasks may give their own).")
+    judge: JudgeConfig | None = Field(None, description="The judge's gold set: the report carries its measured agreement.")
+    judge_models: list[Annotated[str, Field(min_length=1)]] | None = Field(
+        None, min_length=2, max_length=9, description="A judge panel: every judge verdict is asked of each model and combined."
+    )
     task: TaskConfig | None = None
     tasks: list[TaskConfig] | None = Field(
         None, max_length=MAX_TASKS, description="Several tasks: each is a case of the same item (version 2: all of them; version 1: the first, unless --all-tasks)."
@@ -186,6 +199,8 @@ class LoadedEval(BaseModel):
     """The resolved ``workspace:`` folder, copied into every trial's workspace."""
     task_workspaces: dict[int, Path] = {}
     """Resolved per-task ``workspace:`` folders, by index in ``tasks`` (they replace the top-level one)."""
+    judge_gold: Path | None = None
+    """The resolved ``judge.gold`` file."""
 
     @property
     def kind(self) -> str:
@@ -251,9 +266,14 @@ def load_eval(path: str | Path) -> LoadedEval:
     if cfg.execution.mode == "agent":
         # tools the skill declares do run in an agent trial: that warning is for chat trials only
         warnings = [w for w in warnings if "chat trial" not in w]
+    judge_gold = None
+    if cfg.judge is not None and cfg.judge.gold is not None:
+        judge_gold = confined(cfg.judge.gold, p, "judge.gold")
+        if not judge_gold.is_file():
+            raise InputError(src, "judge.gold", f"file {cfg.judge.gold!r} not found (looked in {display(p.parent)})")
     return LoadedEval(
         path=p, config=cfg, source_path=source, source_text=text, system_prompt=built.system_prompt,
-        warnings=warnings, workspace=workspace, task_workspaces=task_workspaces,
+        warnings=warnings, workspace=workspace, task_workspaces=task_workspaces, judge_gold=judge_gold,
     )
 
 

@@ -9,7 +9,7 @@ import click
 
 from agentsproof.core.errors import EXIT_ERROR, EXIT_OK, InputError
 from agentsproof.executor.session import prepare_provider
-from agentsproof.generator.core import DEFAULT_CHECK_RETRIES, DEFAULT_CHECK_TRIALS, GenerateSettings, ItemOutcome, generate_all
+from agentsproof.generator.core import DEFAULT_CHECK_RETRIES, DEFAULT_CHECK_TRIALS, DEFAULT_TRIALS, GenerateSettings, ItemOutcome, generate_all
 from agentsproof.generator.files import REJECTED_DIR, atomic_write, copy_item_files, item_files, write_seeds
 from agentsproof.generator.plugin import Plugin, discover_plugin
 from agentsproof.generator.prompt import load_system_prompt
@@ -117,7 +117,7 @@ def generate_cli(
     *,
     plugin_dir: Path,
     out: Path | None = None,
-    trials: int = 1,
+    trials: int = DEFAULT_TRIALS,
     dry_run: bool = False,
     parallel: int = 1,
     model: str | None = None,

@@ -44,6 +44,53 @@ class JudgeError(Exception):
 
 
 @dataclass
+class PanelTally:
+    """A judge panel's record: verdicts combined, and how many of them the models disagreed on."""
+
+    verdicts: int = 0
+    disagreements: int = 0
+
+    def as_dict(self, models: tuple[str, ...], combine: str) -> dict[str, Any]:
+        return {"models": list(models), "combine": combine, "verdicts": self.verdicts, "disagreements": self.disagreements,
+                "disagreement_rate": self.disagreements / self.verdicts if self.verdicts else None}
+
+
+SCORE_SPREAD = 0.25
+"""A panel disagrees on a score when its models' scores span more than this."""
+
+
+def combine_verdicts(values: list[Any], combine: str) -> tuple[Any, bool]:
+    """(combined verdict, disagreed). Each value is (verdict, text) as a grader validates it:
+    scores by mean (``combine: mean``) or median (``majority``); pass/fail and labels by
+    majority (a tie: fail, or ``tie``)."""
+    verdicts = [v[0] if isinstance(v, tuple) else v for v in values]
+    texts = [str(v[1]) for v in values if isinstance(v, tuple) and len(v) > 1]
+    first = verdicts[0]
+    note = " | ".join(texts)[:MAX_EVIDENCE_CHARS]
+    if isinstance(first, bool):
+        yes = sum(bool(v) for v in verdicts)
+        out: Any = yes * 2 > len(verdicts)
+        disagreed = 0 < yes < len(verdicts)
+    elif isinstance(first, (int, float)):
+        nums = sorted(float(v) for v in verdicts)
+        if combine == "majority":
+            mid = len(nums) // 2
+            out = nums[mid] if len(nums) % 2 else (nums[mid - 1] + nums[mid]) / 2
+        else:
+            out = sum(nums) / len(nums)
+        disagreed = nums[-1] - nums[0] > SCORE_SPREAD
+    else:
+        counts: dict[Any, int] = {}
+        for v in verdicts:
+            counts[v] = counts.get(v, 0) + 1
+        best = max(counts.values())
+        leaders = [v for v, c in counts.items() if c == best]
+        out = leaders[0] if len(leaders) == 1 else "tie"
+        disagreed = len(counts) > 1
+    return ((out, note) if isinstance(values[0], tuple) else out), disagreed
+
+
+@dataclass
 class Judge:
     client: LLMClient
     model: str
@@ -54,6 +101,14 @@ class Judge:
     """``time.monotonic()`` instant by which all calls must end (None: no limit)."""
     budget: float | None = None
     """The seconds ``deadline`` was set from, for error messages."""
+    panel: tuple[str, ...] = ()
+    """A judge panel (eval.yaml ``judge_models``): every verdict is asked of each model and combined."""
+    combine: str = "mean"
+    tally: PanelTally | None = None
+    """Where a panel records its verdicts and disagreements (shared by the item's trials)."""
+
+    def with_panel(self, models: tuple[str, ...], combine: str, tally: PanelTally) -> Judge:
+        return dataclasses.replace(self, panel=models, combine=combine, tally=tally)
 
     def within(self, timeout: float | None) -> Judge:
         """This judge with every call bounded by ``timeout`` seconds from now (None: unchanged)."""
@@ -95,7 +150,20 @@ async def judge_json(
     schema: dict[str, Any],
     validate: Callable[[dict[str, Any]], Any],
 ) -> tuple[Any, Usage, list[str]]:
-    """Ask for JSON, validate it; returns (validated value, usage, raw replies)."""
+    """Ask for JSON, validate it; returns (validated value, usage, raw replies). A panel
+    asks each of its models and combines their verdicts (:func:`combine_verdicts`)."""
+    if judge.panel:
+        results = await asyncio.gather(*(
+            judge_json(dataclasses.replace(judge, model=m, panel=(), tally=None), system, user, schema, validate) for m in judge.panel
+        ))
+        value, disagreed = combine_verdicts([r[0] for r in results], judge.combine)
+        if judge.tally is not None:
+            judge.tally.verdicts += 1
+            judge.tally.disagreements += disagreed
+        usage = Usage()
+        for r in results:
+            usage = usage + r[1]
+        return value, usage, [raw for r in results for raw in r[2]]
     messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
     usage = Usage()
     raw: list[str] = []

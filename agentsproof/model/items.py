@@ -109,6 +109,13 @@ class EvalItem:
     cases: tuple[Case, ...] = ()
     """Several tasks (eval.yaml ``tasks:``): ``trials`` counts trials per arm over all cases.
     Empty: one case, the item's own ``prompt`` and ``graders``."""
+    judge_gold: str | None = None
+    """eval.yaml ``judge: {gold: FILE}``: the gold set the judge is measured on after the run."""
+    judge_kappa_floor: float = 0.6
+    """Below this Cohen's kappa on ``judge_gold`` the item's report warns."""
+    judge_models: tuple[str, ...] = ()
+    """eval.yaml ``judge_models``: a judge panel for this item's judged graders."""
+    judge_combine: str = "mean"
 
     def case_at(self, index: int) -> Case:
         """The case trial ``index`` runs (round robin, so a batch of trials covers the cases evenly)."""

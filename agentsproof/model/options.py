@@ -66,6 +66,9 @@ class Shard:
 class RunConfig:
     trials: int | None = None
     """Trials per arm (None: from the eval file; tc-eval: 1)."""
+    trials_per_item: int | None = None
+    """``--smoke/--reliable/--regression``: trials per arm per item, spread round robin over
+    its cases (at least one each); ``trials`` is then None."""
     threshold: float | None = None
     timeout: float | None = None
     """tc-eval's per-trial timeout (eval files carry their own)."""
@@ -77,6 +80,8 @@ class RunConfig:
     output: Path = Path("runs")
     abort_after: int = 5
     adaptive: bool = False
+    aa: bool = False
+    """``--aa``: run the baseline against itself (an A/A run: the noise floor)."""
     retry_errors: Path | None = None
     resume: bool = False
     cache: bool = True

@@ -60,6 +60,8 @@ class RunSettings:
     """eval-all: how the items' p-values were adjusted (holm, bh, none)."""
     adaptive: dict[str, Any] | None = None
     """``--adaptive``: the stopping rule (alpha, planned looks, correction, interval)."""
+    aa: dict[str, Any] | None = None
+    """``--aa``: an A/A run (the baseline against itself) and its noise floor (``stats.aa``)."""
     retried_errors_from: str | None = None
     """``--retry-errors``: the report whose errored trials this run ran again."""
     retried_trials: int | None = None

@@ -1,14 +1,22 @@
-"""``--adaptive``: run trials in small batches and stop once the grade is settled.
+"""``--adaptive``: run trials in small batches and stop once a decision is settled.
 
 The runner asks the policy after every batch (``BatchPolicy``). At each planned look the
 policy builds the item's delta interval — the very interval the reports show
-(:func:`agentsproof.stats.cases.delta_interval`: the one-case bootstrap, or the two-level
-bootstrap over an item's cases) — at level 1 − alpha/K, where K is the number of planned
-looks (Bonferroni). Intervals of one set of scores nest (same resamples, wider tails), so
-a grade settled at the corrected level is also "CI within" that grade in the report. Stopping happens only when that interval lies inside one
-grade band, so a settled grade is wrong only if some look's interval missed the true
-delta — at most K × alpha/K = alpha over the whole run, however the looks fall. At the
-cap the run stops anyway and the grade keeps its ordinary "CI spans" label.
+(:func:`agentsproof.stats.cases.delta_interval`) — at level 1 − alpha/K, where K is the
+number of planned looks (Bonferroni). It stops with the first statement that interval
+supports:
+
+- **a grade** — the interval lies inside one grade band (success);
+- **"no meaningful effect: C or F"** — the interval rules out B or better (high < +0.15):
+  futility, the skill does not help enough to matter;
+- **"does no harm: C or better"** — the interval rules out F (low ≥ 0) and, at the
+  current width, no single grade can be settled by the cap (the width is projected to
+  shrink as 1/√trials), so more trials would not change the decision.
+
+Every statement is implied by the interval holding the true delta, so a settled statement
+is wrong only if some look's interval missed — at most K × alpha/K = alpha over the whole
+run, however the looks fall (``bench/adaptive.py`` measures it). At the cap the run stops
+anyway; its label is then the statement the interval supports, or "unsettled at the cap".
 """
 
 from __future__ import annotations
@@ -39,20 +47,57 @@ def planned_looks(cap: int) -> list[int]:
     return looks
 
 
+NO_EFFECT = "no meaningful effect: C or F"
+NO_HARM = "does no harm: C or better"
+UNSETTLED = "unsettled at the cap"
+MEANINGFUL = 0.15
+"""The B edge: below it an effect is not worth a skill (grade C or F)."""
+BANDS = ((0.0, 0.15), (0.15, 0.30))
+"""The finite grade bands (C, B); A and F are open-ended."""
+
+
+def statement(ci: tuple[float, float] | None, *, done: int = 0, cap: int = 0) -> tuple[str | None, str | None]:
+    """(settled grade, futility label) the interval supports, either or both None.
+
+    ``done``/``cap``: trials so far and the cap, for the "does no harm" rule (only when no
+    grade can be settled by the cap); with done ≥ cap it holds whenever low ≥ 0."""
+    if ci is None:
+        return None, None
+    lo, hi = ci
+    g_lo, g_hi = compute_grade(lo), compute_grade(hi)
+    if g_lo == g_hi:
+        return g_lo, None
+    if round(hi, 9) < MEANINGFUL:
+        return None, NO_EFFECT
+    if round(lo, 9) >= 0.0:
+        if done >= cap:
+            return None, NO_HARM
+        half = (hi - lo) / 2
+        centre = (hi + lo) / 2
+        half_at_cap = half * (done / cap) ** 0.5
+        reachable = centre - half_at_cap >= 0.30 or any(2 * half_at_cap <= b - a for a, b in BANDS)
+        if not reachable:
+            return None, NO_HARM
+    return None, None
+
+
+def corrected_interval(
+    with_scores: list[float], without_scores: list[float], looks: int, alpha: float = 0.05, cases: CaseScores | None = None
+) -> tuple[float, float] | None:
+    """The report's delta interval at level 1 − alpha/looks (None with fewer than 2 trials an arm)."""
+    if len(with_scores) < 2 or len(without_scores) < 2:
+        return None
+    from agentsproof.stats.cases import delta_interval  # numpy: only once a batch is judged
+
+    return delta_interval(cases or [(with_scores, without_scores)], 1 - alpha / max(1, looks))
+
+
 def settled_grade(
     with_scores: list[float], without_scores: list[float], looks: int, alpha: float = 0.05, cases: CaseScores | None = None
 ) -> str | None:
     """The grade when the corrected interval lies in one band, else None. ``cases``: the
     scores per case of an item with several tasks (then the two-level interval is used)."""
-    if len(with_scores) < 2 or len(without_scores) < 2:
-        return None
-    from agentsproof.stats.cases import delta_interval  # numpy: only once a batch is judged
-
-    ci = delta_interval(cases or [(with_scores, without_scores)], 1 - alpha / max(1, looks))
-    if ci is None:
-        return None
-    g_lo, g_hi = compute_grade(ci[0]), compute_grade(ci[1])
-    return g_lo if g_lo == g_hi else None
+    return statement(corrected_interval(with_scores, without_scores, looks, alpha, cases))[0]
 
 
 @dataclass
@@ -61,7 +106,9 @@ class AdaptivePolicy:
 
     alpha: float = 0.05
     stops: list[tuple[int, str | None]] = field(default_factory=list)
-    """(trials per arm, settled grade or None at the cap) for every item, in finishing order."""
+    """(trials per arm, settled grade or None) for every item that stopped early, in finishing order."""
+    labels: list[tuple[int, str]] = field(default_factory=list)
+    """(trials per arm, stop label) for the same stops: a grade, a futility label, or UNSETTLED."""
 
     def __call__(
         self, with_scores: list[float], without_scores: list[float], done: int, cap: int, cases: CaseScores | None = None
@@ -69,20 +116,42 @@ class AdaptivePolicy:
         looks = planned_looks(cap)
         if done == 0:
             return looks[0]
-        grade = settled_grade(with_scores, without_scores, len(looks), self.alpha, cases)
-        if grade is not None:
+        ci = corrected_interval(with_scores, without_scores, len(looks), self.alpha, cases)
+        grade, futile = statement(ci, done=done, cap=cap)
+        if grade is not None or futile is not None:
             self.stops.append((done, grade))
+            self.labels.append((done, grade or futile or UNSETTLED))
             return 0
         nxt = next((n for n in looks if n > done), None)
         if nxt is None:
             self.stops.append((done, None))
+            self.labels.append((done, UNSETTLED))
             return 0
         return nxt - done
+
+    def stop_label(
+        self, with_scores: list[float], without_scores: list[float], done: int, cap: int, cases: CaseScores | None = None
+    ) -> dict[str, Any]:
+        """What the report says of an item's stop: ``{"trials", "cap", "label", "kind"}``,
+        kind ``grade`` (success), ``futility`` or ``cap``. The same interval and rule as
+        the stop itself, on the same scores, so it names the reason the run stopped."""
+        looks = planned_looks(cap)
+        ci = corrected_interval(with_scores, without_scores, len(looks), self.alpha, cases)
+        grade, futile = statement(ci, done=done, cap=cap)
+        if grade is not None:
+            label, kind = f"settled: {grade}", "grade"
+        elif futile is not None:
+            label, kind = futile, "futility"
+        else:
+            label, kind = UNSETTLED, "cap"
+        return {"trials": done, "cap": cap, "label": label, "kind": kind,
+                "interval": list(ci) if ci is not None else None, "level": 1 - self.alpha / len(looks)}
 
     def describe(self, cap: int | None = None) -> dict[str, Any]:
         return {
             "alpha": self.alpha,
             "looks": planned_looks(cap) if cap else list(LOOKS),
             "correction": "Bonferroni over the planned looks",
-            "interval": "the report's delta interval (smoothed percentile bootstrap; two-level over cases) at level 1 - alpha/looks",
+            "interval": "the report's delta interval (case-clustered t interval) at level 1 - alpha/looks",
+            "stops": f"a grade; '{NO_EFFECT}' (high < +0.15); '{NO_HARM}' (low >= 0, no grade reachable by the cap)",
         }

@@ -2,12 +2,12 @@
 
 An item with several tasks runs trial ``i`` of both arms on case ``i % cases``. Its
 delta is the **mean of the per-case deltas**, so a case with more scored trials does not
-weigh more. Its interval is a **two-level bootstrap**: resample the cases with
-replacement, then, within each drawn case, each arm's trials (smoothed with one 0 and one
-1 pseudo-trial, as the one-case interval is); the item delta of a resample is the mean of
-its case deltas. With a single case this is the one-case bootstrap of
-:func:`agentsproof.stats.intervals.delta_ci`, which :func:`delta_interval` then calls, so
-every item — and ``--adaptive`` — uses one interval.
+weigh more. Its interval (:func:`delta_interval`, for every item and ``--adaptive``) is the
+case-clustered t interval of :mod:`agentsproof.stats.wald`. The older **two-level
+bootstrap** (:func:`two_level_interval`: cases resampled, then each arm's trials, each arm
+smoothed with a 0 and a 1 pseudo-trial) stays only as the comparison in
+``bench/coverage.py``: its smoothing shrank every case's delta by n/(n + 2), so its
+interval could exclude the delta it was printed beside.
 
 Per case: delta, interval, and **win / tie / loss** (tie: |delta| ≤ ``TIE_BAND``), with an
 exact one-sided sign test over the wins and losses. The item's p-value is a stratified
@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from agentsproof.stats.intervals import BOOTSTRAP_RESAMPLES, PERMUTATION_RESAMPLES, SEED, delta_ci
+from agentsproof.stats.intervals import BOOTSTRAP_RESAMPLES, PERMUTATION_RESAMPLES, SEED
+from agentsproof.stats.wald import wald_delta_interval
 
 TIE_BAND = 0.05
 """A case whose delta is within ±TIE_BAND is a tie: neither arm won it."""
@@ -97,15 +98,11 @@ def two_level_interval(
 
 
 def delta_interval(cases: CaseScores, level: float = 0.95) -> tuple[float, float] | None:
-    """THE interval of an item's delta, for reports and ``--adaptive`` alike: the one-case
-    bootstrap for one case, the two-level bootstrap for several. For one set of scores a
-    higher level gives a wider interval around the same resamples (the intervals nest)."""
-    usable = [(w, wo) for w, wo in cases if len(w) and len(wo)]
-    if not usable:
-        return None
-    if len(cases) == 1:
-        return delta_ci(usable[0][0], usable[0][1], level)
-    return two_level_interval(usable, level)
+    """THE interval of an item's delta, for reports and ``--adaptive`` alike: the
+    case-clustered t interval of :mod:`agentsproof.stats.wald`, centred on the delta (so it
+    always holds it). For one set of scores a higher level gives a wider interval around
+    the same centre (the intervals nest)."""
+    return wald_delta_interval(cases, level)
 
 
 def mean_case_delta(cases: CaseScores) -> float | None:
@@ -186,7 +183,7 @@ def case_stats(item: Any) -> dict[str, Any]:
                                "delta": None, "delta_ci": None, "outcome": None}
         if ws and wos:
             d = sum(ws) / len(ws) - sum(wos) / len(wos)
-            ci = delta_ci(ws, wos)
+            ci = delta_interval([(ws, wos)])
             row.update(delta=d, delta_ci=list(ci) if ci else None, outcome=outcome(d))
             counts[row["outcome"]] += 1
         rows.append(row)

@@ -6,7 +6,6 @@ from typing import Any
 
 from agentsproof.model.results import ArmResult, ItemResult, compute_grade
 from agentsproof.stats.cases import (
-    TWO_LEVEL_METHOD,
     by_case,
     case_stats,
     delta_interval,
@@ -16,16 +15,18 @@ from agentsproof.stats.cases import (
 )
 from agentsproof.stats.checks import flaky_checks, non_discriminating_checks
 from agentsproof.stats.intervals import (
-    DELTA_CI_METHOD,
+    PASS_RATE_CI_METHOD,
     PERMUTATION_RESAMPLES,
     SEED,
+    clopper_pearson,
     hake_gain,
     pass_at_k,
     pass_hat_k,
+    pass_k_interval,
     permutation_p,
     sample_sd,
-    wilson,
 )
+from agentsproof.stats.wald import WALD_METHOD
 
 MIN_SCORED_PER_ARM = 3
 PASS_K: int | None = None
@@ -38,7 +39,7 @@ EMPTY_ITEM_STATS: dict[str, Any] = dict.fromkeys(
     (
         "delta", "delta_ci", "delta_ci_method", "p_value", "p_value_method", "normalized_gain", "pass_at_k",
         "pass_hat_k", "grade_low", "grade_high", "grade_label", "enough_data", "note", "cases", "verdict",
-        "verdict_reasons",
+        "verdict_reasons", "pass_rate_ci_method",
     )
 )  # fmt: skip
 """Every per-item key of the stats contract, unset (the arms and check lists aside)."""
@@ -51,7 +52,7 @@ def scores(arm: ArmResult) -> list[float]:
 def arm_stats(arm: ArmResult) -> dict[str, Any]:
     s = scores(arm)
     passed = sum(1 for t in arm.trials if t.status == "scored" and t.passed)
-    ci = wilson(passed, len(s))
+    ci = clopper_pearson(passed, len(s))
     return {
         "n": len(s),
         "errored": sum(1 for t in arm.trials if t.status == "errored"),
@@ -77,7 +78,8 @@ def item_stats(item: ItemResult) -> dict[str, Any]:
         "with": w,
         "without": wo,
         **EMPTY_ITEM_STATS,
-        "delta_ci_method": DELTA_CI_METHOD,
+        "delta_ci_method": WALD_METHOD,
+        "pass_rate_ci_method": PASS_RATE_CI_METHOD,
         "enough_data": False,
         "flaky_checks": flaky_checks(item.with_arm, item.without_arm),
         "non_discriminating_checks": non_discriminating_checks(item.without_arm),
@@ -85,8 +87,9 @@ def item_stats(item: ItemResult) -> dict[str, Any]:
     if w["n"]:
         k = w["n"] if PASS_K is None else min(PASS_K, w["n"])
         c = sum(1 for t in item.with_arm.trials if t.status == "scored" and t.passed)
-        out["pass_at_k"] = {"k": k, "value": pass_at_k(w["n"], c, k)}
-        out["pass_hat_k"] = {"k": k, "value": pass_hat_k(w["n"], c, k)}
+        cis = pass_k_interval(w["n"], c, k) or {}
+        out["pass_at_k"] = {"k": k, "value": pass_at_k(w["n"], c, k), "ci": cis.get("pass_at_k")}
+        out["pass_hat_k"] = {"k": k, "value": pass_hat_k(w["n"], c, k), "ci": cis.get("pass_hat_k")}
     groups = by_case(item)
     out["cases"] = case_stats(item)
     out["verdict"], out["verdict_reasons"] = power_verdict(len(groups), None, None)
@@ -101,11 +104,11 @@ def item_stats(item: ItemResult) -> dict[str, Any]:
     out["delta"] = delta
     ci = delta_interval(per_case)
     if ci is not None:
+        ci = (min(ci[0], delta), max(ci[1], delta))  # centred on the delta; this only absorbs rounding
         out["delta_ci"] = [ci[0], ci[1]]
         out["grade_low"] = compute_grade(ci[0])
         out["grade_high"] = compute_grade(ci[1])
     if several:
-        out["delta_ci_method"] = TWO_LEVEL_METHOD
         out["p_value"] = stratified_permutation_p(per_case)
         out["p_value_method"] = f"one-sided stratified permutation test (labels shuffled within each case), {PERMUTATION_RESAMPLES} relabellings, seed {SEED}"
     else:

@@ -1,7 +1,7 @@
 """Single-arm regression runs (``--baseline none``).
 
 A grade compares two arms, so a run with one arm has none. What it has instead, per item
-or case: the pass rate of its trials with a Wilson 95 % interval, whether it is **flaky**
+or case: the pass rate of its trials with an exact (Clopper–Pearson) 95 % interval, whether it is **flaky**
 (some trials passed, some failed), and its errored trials (left out of the rate, as
 always). An item passes when its pass rate reaches the threshold; ``--ci`` exits 1 when
 any item does not.

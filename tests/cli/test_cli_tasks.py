@@ -58,7 +58,7 @@ def test_v2_tasks_are_cases_of_one_item(byok_env, tmp_path):
     assert [r["delta"] for r in cases["rows"]] == [1.0, 1.0, 1.0, 0.0, 0.0]
     assert cases["sign_test_p"] == pytest.approx(1 / 8)
     assert item["delta"] == pytest.approx(0.6) and item["grade"] == "A"
-    assert "two-level" in s["delta_ci_method"] and "stratified" in s["p_value_method"]
+    assert "case-clustered" in s["delta_ci_method"] and "stratified" in s["p_value_method"]
     assert s["verdict"] in ("settled", "underpowered")
     assert f"verdict: {s['verdict']}" in stdout or s["verdict"] in stdout
     html = (out / "demo-plugin" / "greeter-eval.html").read_text()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from conftest import Rule, make_plugin, read_json, run_cli, simple_eval, write_tc_eval
 
 MARK = "ONEARM"
@@ -44,7 +45,7 @@ def test_single_arm_run_reports_pass_rates_flaky_cases_and_errors(byok_env, tmp_
         assert it["grade"] is None and it["delta"] is None and it["without_arm"]["trials"] == []
         assert it["stats"]["single_arm"] is True
     assert stable["pass_rate"] == 1.0 and stable["passed"] and not stable["stats"]["flaky"]
-    assert stable["stats"]["with"]["pass_rate_ci"][0] > 0.4
+    assert stable["stats"]["with"]["pass_rate_ci"][0] == pytest.approx(0.025 ** (1 / 4), abs=1e-4)  # exact: 4 of 4 passed
     assert flaky["pass_rate"] == 0.5 and not flaky["passed"] and flaky["stats"]["flaky"]
     assert broken["status"] == "errored" and "scripted refusal" in broken["status_reason"]
     assert data["cases"] == {**data["cases"], "passed": 1, "failed": 1, "errored": 1}

@@ -137,6 +137,11 @@ def test_adaptive_stops_early_on_a_clear_cut_skill(byok_env, tmp_path):
     assert 5 <= n < 15 and len(srv.trial_requests()) == 2 * n
     assert data["settings"]["adaptive"]["correction"].startswith("Bonferroni")
     assert data["settings"]["adaptive"]["looks"] == [5, 8, 11, 15]
+    stop = it["stats"]["adaptive_stop"]
+    assert stop["label"] == "settled: A" and stop["kind"] == "grade" and stop["trials"] == n and stop["cap"] == 15
+    assert f"adaptive stop: settled: A after {n} of 15 trials per arm" in stdout
+    md = (out / "demo-plugin" / "greeter-eval.md").read_text(encoding="utf-8")
+    assert "- adaptive stop: settled: A after" in md
 
 
 def test_adaptive_runs_to_the_cap_when_the_grade_is_unclear(byok_env, tmp_path):
@@ -148,6 +153,25 @@ def test_adaptive_runs_to_the_cap_when_the_grade_is_unclear(byok_env, tmp_path):
     assert code == 0, err
     it = report(out)["items"][0]
     assert it["with_arm"]["scored"] == 8 and it["trials_requested"] == 8
+    assert it["stats"]["adaptive_stop"]["label"] == "unsettled at the cap" and it["stats"]["adaptive_stop"]["kind"] == "cap"
+
+
+def test_adaptive_stops_for_futility_on_a_skill_without_effect(byok_env, tmp_path):
+    """Identical arms (every trial passes): the interval soon rules out B or better, so the
+    run stops with "no meaningful effect: C or F" well before the cap of 40."""
+    srv = byok_env
+    srv.add(Rule(reply="HELLO", judge=False))
+    path = skill(tmp_path)
+    out = tmp_path / "runs"
+    code, stdout, err = run_cli(["eval", path, "--model", "m", "--output", out, "--adaptive", "--trials", "40"])
+    assert code == 0, err
+    it = report(out)["items"][0]
+    stop = it["stats"]["adaptive_stop"]
+    assert stop["label"] == "no meaningful effect: C or F" and stop["kind"] == "futility"
+    assert it["with_arm"]["scored"] == stop["trials"] < 40 and stop["interval"][1] < 0.15
+    assert "adaptive stop: no meaningful effect: C or F" in stdout
+    html = (out / "demo-plugin" / "greeter-eval.html").read_text(encoding="utf-8")
+    assert "Adaptive stop" in html and "no meaningful effect: C or F" in html
 
 
 def test_compare_on_reports_from_real_runs(byok_env, tmp_path):

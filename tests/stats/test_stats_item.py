@@ -6,14 +6,23 @@ import itertools
 
 import numpy as np
 import pytest
-
-from agentsproof.stats.intervals import delta_ci, hake_gain, pass_at_k, pass_hat_k, permutation_p, wilson
 from helpers import item
+
+from agentsproof.stats.intervals import (
+    clopper_pearson,
+    delta_ci,
+    hake_gain,
+    pass_at_k,
+    pass_hat_k,
+    pass_k_interval,
+    permutation_p,
+    wilson,
+)
 
 CONTRACT = {
     "with", "without", "delta", "delta_ci", "delta_ci_method", "p_value", "p_value_method", "normalized_gain",
     "pass_at_k", "pass_hat_k", "grade_low", "grade_high", "grade_label", "enough_data", "note", "flaky_checks",
-    "non_discriminating_checks", "cases", "verdict", "verdict_reasons",
+    "non_discriminating_checks", "cases", "verdict", "verdict_reasons", "pass_rate_ci_method",
 }
 
 
@@ -24,6 +33,24 @@ CONTRACT = {
 def test_wilson_known_values(passed, total, lo, hi):
     got = wilson(passed, total)
     assert got == pytest.approx((lo, hi), abs=1e-4)
+
+
+@pytest.mark.parametrize(
+    "passed,total,lo,hi",
+    [(5, 5, 0.025**0.2, 1.0), (0, 10, 0.0, 1 - 0.025**0.1), (1, 1, 0.025, 1.0), (50, 100, 0.3983, 0.6017)],
+)
+def test_clopper_pearson_known_values(passed, total, lo, hi):
+    assert clopper_pearson(passed, total) == pytest.approx((lo, hi), abs=1e-4)
+    assert clopper_pearson(0, 0) is None
+
+
+@pytest.mark.parametrize("n,c,k", [(5, 5, 5), (5, 1, 5), (10, 3, 3), (3, 0, 3), (30, 29, 30)])
+def test_pass_k_intervals_hold_their_estimates(n, c, k):
+    cis = pass_k_interval(n, c, k)
+    lo, hi = cis["pass_at_k"]
+    assert lo <= pass_at_k(n, c, k) <= hi
+    lo, hi = cis["pass_hat_k"]
+    assert lo <= pass_hat_k(n, c, k) <= hi
 
 
 def test_wilson_no_trials():
@@ -78,15 +105,17 @@ def test_item_stats_contract_and_values():
     assert s["with"]["n"] == 5 and s["with"]["errored"] == 0
     assert s["with"]["mean"] == pytest.approx(0.9) and s["without"]["mean"] == pytest.approx(0.1)
     assert s["with"]["sd"] == pytest.approx(np.std([1, 1, 1, 0.5, 1], ddof=1))
-    assert s["with"]["pass_rate"] == 1.0 and s["with"]["pass_rate_ci"] == pytest.approx([0.5655, 1.0], abs=1e-4)
+    assert s["with"]["pass_rate"] == 1.0 and s["with"]["pass_rate_ci"] == pytest.approx([0.025**0.2, 1.0], abs=1e-4)
+    assert "Clopper–Pearson" in s["pass_rate_ci_method"]
     assert s["delta"] == pytest.approx(0.8)
     lo, hi = s["delta_ci"]
     assert -1 <= lo < 0.8 < hi <= 1
-    assert "bootstrap" in s["delta_ci_method"] and "seed 0" in s["delta_ci_method"]
+    assert "case-clustered t interval" in s["delta_ci_method"]
     assert s["p_value"] < 0.05 and "exact permutation" in s["p_value_method"]
     assert s["normalized_gain"] == pytest.approx(0.8 / 0.9)
     # k is the run's own: 5 scored with-arm trials (pass@5, pass^5)
-    assert s["pass_at_k"] == {"k": 5, "value": 1.0} and s["pass_hat_k"] == {"k": 5, "value": 1.0}
+    assert s["pass_at_k"]["k"] == 5 and s["pass_at_k"]["value"] == 1.0 and s["pass_hat_k"]["value"] == 1.0
+    assert s["pass_at_k"]["ci"][1] == 1.0 and s["pass_hat_k"]["ci"] == pytest.approx([0.025, 1.0])
     assert s["enough_data"] is True and s["note"] is None
     from agentsproof.model.results import compute_grade
 

@@ -1,0 +1,217 @@
+"""Coverage of the item delta interval, the pass-rate interval and pass@k, by simulation.
+
+Grid (issue 23): 1, 3, 5, 10 cases × 1, 3, 6, 15, 30 trials per case per arm × true
+deltas −0.8 … +0.8 (step 0.2) × binary / graded / continuous scores × with and without
+case-to-case variation. Every cell runs ``--runs`` simulated items (fixed seed per cell)
+through the project's own function (``stats.wald.interval_from_moments``, the one
+``stats.cases.delta_interval`` calls) and prints, per row of the grid, the lowest, mean
+and highest coverage over the nine true deltas, the mean width, and how often the interval
+held its own delta. ``--compare-runs`` items per cell (true deltas −0.6, 0, +0.6) also go
+through the previous method (smoothed percentile bootstrap, two-level over cases) for the
+comparison columns.
+
+The simulated item: case j has true delta δ_j and baseline chance b_j; each trial of the
+with-arm scores with mean b_j + δ_j, each baseline trial with mean b_j. Without variation
+δ_j = δ and b_j = (1 − δ)/2 (the hardest, most variable baseline). With variation
+δ_j = δ + U(−a, a), a = min(0.3, edge − |δ|), and b_j uniform over what keeps both arms
+in range, so the population mean delta is exactly δ. The target is δ (the delta for the
+tasks the cases stand for); with one case and variation it is that case's own δ_j, since
+one case cannot show the spread of others. Scores: binary — pass with the chance;
+graded — share of 4 independent checks passed; continuous — Beta with that mean and
+concentration 4 (means kept within 0.02–0.98).
+
+Pass rates: exact, by enumerating the binomial outcomes for pass chances 0.05 … 0.95, for
+the interval the report prints (Clopper–Pearson), Wilson (the one before) and pass@k
+(k = n, the report's default) through the pass-rate interval.
+
+    .venv/bin/python bench/coverage.py [--runs 2000] [--compare-runs 60] [--markdown]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+from scipy.stats import binom
+
+from agentsproof.stats.cases import two_level_interval
+from agentsproof.stats.intervals import clopper_pearson, delta_ci, pass_at_k, pass_k_interval, wilson
+from agentsproof.stats.wald import arm_moments, interval_from_moments
+
+CASES = (1, 3, 5, 10)
+TRIALS = (1, 3, 6, 15, 30)
+DELTAS = tuple(round(d, 1) for d in np.arange(-0.8, 0.81, 0.2))
+KINDS = ("binary", "graded", "continuous")
+LEVEL = 0.95
+COMPARE_DELTAS = (-0.6, 0.0, 0.6)
+
+
+def simulate(rng: np.random.Generator, runs: int, c: int, n: int, delta: float, kind: str, varies: bool):
+    """(with scores, without scores, per-case true deltas): arrays (runs, c, n), (runs, c, n), (runs, c)."""
+    edge = 0.96 if kind == "continuous" else 1.0
+    floor = 1.0 - edge
+    if varies:
+        a = min(0.3, edge - abs(delta))
+        dj = delta + rng.uniform(-a, a, (runs, c))
+        lo = np.maximum(floor, floor - dj)
+        hi = np.minimum(edge, edge - dj)
+        base = lo + (hi - lo) * rng.random((runs, c))
+    else:
+        dj = np.full((runs, c), delta)
+        base = np.full((runs, c), (1 - delta) / 2)
+
+    def draw(p: np.ndarray) -> np.ndarray:
+        p = np.clip(p, 0.0, 1.0)[..., None] * np.ones(n)
+        if kind == "binary":
+            return (rng.random((runs, c, n)) < p).astype(float)
+        if kind == "graded":
+            return rng.binomial(4, p) / 4.0
+        k = 4.0
+        return rng.beta(np.maximum(p * k, 1e-9), np.maximum((1 - p) * k, 1e-9))
+
+    return draw(base + dj), draw(base), dj
+
+
+def new_method(xw: np.ndarray, xwo: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return interval_from_moments(*arm_moments(xw), *arm_moments(xwo), level=LEVEL)
+
+
+def old_method(xw: np.ndarray, xwo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    los, his = [], []
+    for r in range(xw.shape[0]):
+        cases = [(list(xw[r, j]), list(xwo[r, j])) for j in range(xw.shape[1])]
+        ci = delta_ci(*cases[0], LEVEL) if len(cases) == 1 else two_level_interval(cases, LEVEL, resamples=2000)
+        assert ci is not None
+        los.append(ci[0])
+        his.append(ci[1])
+    return np.asarray(los), np.asarray(his)
+
+
+def delta_grid(args: argparse.Namespace) -> list[dict]:
+    rows = []
+    cell = 0
+    for kind in args.kinds:
+        for varies in (False, True):
+            for c in CASES:
+                for n in TRIALS:
+                    covs, widths, holds, old_covs, old_widths, old_holds = [], [], [], [], [], []
+                    for delta in DELTAS:
+                        cell += 1
+                        rng = np.random.default_rng([args.seed, cell])
+                        xw, xwo, dj = simulate(rng, args.runs, c, n, delta, kind, varies)
+                        lo, hi, est = new_method(xw, xwo)
+                        target = dj[:, 0] if (varies and c == 1) else delta
+                        eps = 1e-12
+                        covs.append(np.mean((lo <= target + eps) & (target <= hi + eps)))
+                        widths.append(np.mean(hi - lo))
+                        holds.append(np.mean((lo <= est + eps) & (est <= hi + eps)))
+                        if args.compare_runs and delta in COMPARE_DELTAS:
+                            m = args.compare_runs
+                            olo, ohi = old_method(xw[:m], xwo[:m])
+                            oest = (xw[:m].mean(-1) - xwo[:m].mean(-1)).mean(-1)
+                            t = target[:m] if np.ndim(target) else target
+                            old_covs.append(np.mean((olo <= t + eps) & (t <= ohi + eps)))
+                            old_widths.append(np.mean(ohi - olo))
+                            old_holds.append(np.mean((olo <= oest + eps) & (oest <= ohi + eps)))
+                    rows.append({
+                        "kind": kind, "varies": varies, "cases": c, "trials": n,
+                        "min": min(covs), "mean": float(np.mean(covs)), "max": max(covs),
+                        "width": float(np.mean(widths)), "holds": min(holds),
+                        "old_min": min(old_covs) if old_covs else None,
+                        "old_width": float(np.mean(old_widths)) if old_widths else None,
+                        "old_holds": min(old_holds) if old_holds else None,
+                    })
+    return rows
+
+
+def pass_rate_grid() -> list[tuple[int, str, float, float, float, float]]:
+    """(trials, interval, min, mean, max coverage, mean width) over pass chances 0.05 … 0.95, exact."""
+    chances = np.round(np.arange(0.05, 0.951, 0.05), 2)
+    out = []
+    for n in (1, 3, 5, 6, 10, 15, 30, 50, 150, 300):
+        xs = np.arange(n + 1)
+        intervals = {
+            "Clopper–Pearson (report)": [clopper_pearson(int(x), n) for x in xs],
+            "Wilson (before)": [wilson(int(x), n) for x in xs],
+        }
+        pk = [pass_k_interval(n, int(x), n) for x in xs]
+        for name, ivs in intervals.items():
+            covs, widths = [], []
+            for p in chances:
+                pm = binom.pmf(xs, n, p)
+                inside = np.array([iv[0] <= p <= iv[1] for iv in ivs])  # type: ignore[index]
+                covs.append(float(pm[inside].sum()))
+                widths.append(float(sum(pm[x] * (ivs[x][1] - ivs[x][0]) for x in xs)))  # type: ignore[index]
+            out.append((n, name, min(covs), float(np.mean(covs)), max(covs), float(np.mean(widths))))
+        covs, widths, holds = [], [], True
+        for p in chances:
+            pm = binom.pmf(xs, n, p)
+            truth = 1 - (1 - p) ** n
+            inside = np.array([iv["pass_at_k"][0] - 1e-12 <= truth <= iv["pass_at_k"][1] + 1e-12 for iv in pk])  # type: ignore[index]
+            covs.append(float(pm[inside].sum()))
+            widths.append(float(sum(pm[x] * (pk[x]["pass_at_k"][1] - pk[x]["pass_at_k"][0]) for x in xs)))  # type: ignore[index]
+        for x in xs:
+            est = pass_at_k(n, int(x), n)
+            holds &= pk[x]["pass_at_k"][0] <= est <= pk[x]["pass_at_k"][1]  # type: ignore[index]
+        out.append((n, f"pass@{n} (holds estimate: {'yes' if holds else 'NO'})", min(covs), float(np.mean(covs)), max(covs), float(np.mean(widths))))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=2000, help="simulated items per cell (>= 500)")
+    ap.add_argument("--compare-runs", type=int, default=60, help="items per cell also run through the previous bootstrap (0: skip)")
+    ap.add_argument("--kinds", default=",".join(KINDS), help="comma-separated: binary,graded,continuous")
+    ap.add_argument("--seed", type=int, default=23)
+    ap.add_argument("--markdown", action="store_true", help="print Markdown tables (for docs/statistics.md)")
+    args = ap.parse_args()
+    args.kinds = [k for k in args.kinds.split(",") if k]
+    t0 = time.time()
+    rows = delta_grid(args)
+    md = args.markdown
+    print(f"Delta interval, {LEVEL:.0%} level, {args.runs} runs per cell, true deltas {DELTAS[0]:+.1f} … {DELTAS[-1]:+.1f}; "
+          f"previous method on {args.compare_runs} runs at deltas {COMPARE_DELTAS}")
+    head = ["scores", "case variation", "cases", "trials/case/arm", "coverage min", "mean", "max", "width",
+            "holds delta", "before: min cov", "before: width", "before: holds delta"]
+    if md:
+        print("| " + " | ".join(head) + " |")
+        print("|" + "---|" * len(head))
+    else:
+        print(f"{'scores':<11}{'var':<5}{'cases':>5}{'trials':>7}  {'min':>6}{'mean':>6}{'max':>6}{'width':>7}{'holds':>7}   "
+              f"{'b.min':>6}{'b.width':>8}{'b.holds':>8}")
+    for r in rows:
+        old = [f"{r['old_min']:.1%}" if r["old_min"] is not None else "—",
+               f"{r['old_width']:.2f}" if r["old_width"] is not None else "—",
+               f"{r['old_holds']:.0%}" if r["old_holds"] is not None else "—"]
+        cells = [r["kind"], "yes" if r["varies"] else "no", str(r["cases"]), str(r["trials"]), f"{r['min']:.1%}",
+                 f"{r['mean']:.1%}", f"{r['max']:.1%}", f"{r['width']:.2f}", f"{r['holds']:.0%}", *old]
+        if md:
+            print("| " + " | ".join(cells) + " |")
+        else:
+            print(f"{cells[0]:<11}{cells[1]:<5}{cells[2]:>5}{cells[3]:>7}  {cells[4]:>6}{cells[5]:>6}{cells[6]:>6}{cells[7]:>7}"
+                  f"{cells[8]:>7}   {cells[9]:>6}{cells[10]:>8}{cells[11]:>8}")
+    lows = [r for r in rows if r["min"] < LEVEL - 0.02]
+    highs = [r for r in rows if r["mean"] > LEVEL + 0.02]
+    print(f"\ncells: {len(rows) * len(DELTAS)}; rows with a delta below {LEVEL - 0.02:.0%}: {len(lows)} of {len(rows)}; "
+          f"rows whose mean coverage is above {LEVEL + 0.02:.0%} (wider than the level needs): {len(highs)}; "
+          f"lowest cell {min(r['min'] for r in rows):.1%}; interval held its own delta in every run: "
+          f"{'yes' if all(r['holds'] == 1.0 for r in rows) else 'NO'}")
+    olds = [r for r in rows if r["old_min"] is not None]
+    if olds:
+        print(f"previous method: lowest cell {min(r['old_min'] for r in olds):.1%}, held its own delta in every run: "
+              f"{'yes' if all(r['old_holds'] == 1.0 for r in olds) else 'no'} "
+              f"(lowest share {min(r['old_holds'] for r in olds):.0%})")
+    print("\nPass rate and pass@k (exact over pass chances 0.05 … 0.95)")
+    if md:
+        print("| trials | interval | coverage min | mean | max | width |\n|---|---|---|---|---|---|")
+    for n, name, lo, mean, hi, width in pass_rate_grid():
+        if md:
+            print(f"| {n} | {name} | {lo:.1%} | {mean:.1%} | {hi:.1%} | {width:.2f} |")
+        else:
+            print(f"{n:>4} {name:<36} min {lo:6.1%}  mean {mean:6.1%}  max {hi:6.1%}  width {width:.2f}")
+    print(f"\n{time.time() - t0:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

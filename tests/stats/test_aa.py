@@ -1,0 +1,59 @@
+"""--aa: the baseline against itself, end to end on the scripted server, and its summary."""
+
+from __future__ import annotations
+
+import random
+import threading
+
+from conftest import Rule, make_plugin, read_json, run_cli
+
+MARK = "AAMARK"
+
+
+def _noisy(seed: int, p: float):
+    rng, lock = random.Random(seed), threading.Lock()
+
+    def reply(req: dict) -> str:
+        with lock:
+            return "hello there" if rng.random() < p else "good day"
+
+    return reply
+
+
+def _plugin(tmp_path, skills: int = 3, cases: int = 5):
+    skills_spec = {}
+    for i in range(skills):
+        tasks = [{"name": f"c{k}", "instruction": f"Greet user {k} of {i}.", "graders": [{"type": "deterministic", "checks": ["hello"]}]}
+                 for k in range(cases)]
+        skills_spec[f"s{i}"] = {"prompt": f"{MARK} {i}: always say hello.\n",
+                                "eval": {"version": "2", "defaults": {"trials": 3, "timeout": 30, "threshold": 0.5}, "tasks": tasks}}
+    make_plugin(tmp_path, skills=skills_spec)
+    return tmp_path / "demo-plugin"
+
+
+def test_aa_runs_the_baseline_in_both_arms_and_reports_the_noise_floor(byok_env, tmp_path):
+    srv = byok_env
+    # the skill would be a clear A: with its text every reply passes; the baseline is a coin
+    srv.add(Rule(reply="hello there", system_contains=MARK, judge=False), Rule(reply=_noisy(7, 0.5), judge=False))
+    plugin = _plugin(tmp_path)
+    out = tmp_path / "runs"
+    code, stdout, err = run_cli(["eval-all", plugin, "--model", "m", "--output", out, "--aa", "--parallel", "8"])
+    assert code in (0, 1), err
+    assert not any(MARK in (m.get("content") or "") for r in srv.trial_requests() for m in r["messages"])
+    data = read_json(out / "demo-plugin" / "eval-all-summary.json")
+    aa = data["settings"]["aa"]
+    assert aa["items"] == 3 and set(aa["called"]) == {"A", "B", "F"} and len(aa["rows"]) == 3
+    assert aa["called_share"] == sum(aa["called"].values()) / 3
+    for row in aa["rows"]:
+        lo, hi = row["delta_ci"]
+        assert lo <= row["delta"] <= hi and lo < 0 < hi  # noise only: the interval straddles 0
+    assert aa["called_share"] == 0 and aa["within_alpha"] is True
+    assert "A/A run (--aa, the baseline against itself): 3 items; called A 0, B 0, F 0" in stdout
+    html = (out / "demo-plugin" / "demo-plugin-eval.html").read_text(encoding="utf-8")
+    assert "<b>A/A run</b>" in html
+
+
+def test_aa_conflicts_with_baseline_none(byok_env, tmp_path):
+    plugin = _plugin(tmp_path, skills=1)
+    code, _, err = run_cli(["eval-all", plugin, "--model", "m", "--aa", "--baseline", "none"])
+    assert code == 30 and "--aa" in err and "--baseline none" in err
