@@ -13,6 +13,8 @@ export const REPO_DIR = resolve(SDK_DIR, '../..');
 export const PYTHON = process.env.AGENTSPROOF_PYTHON || resolve(SDK_DIR, '../../.venv/bin/python');
 export const SERVERKIT = resolve(REPO_DIR, 'tests/server/serverkit.py');
 export const IN_CI = Boolean(process.env.CI);
+// runs a test's complete() could not deliver are spooled here, never in the user's home
+if (!process.env.AGENTSPROOF_SPOOL_DIR) process.env.AGENTSPROOF_SPOOL_DIR = mkdtempSync(join(tmpdir(), 'agentsproof-ts-spool-'));
 
 /**
  * Skip `t` (or fail it under CI) when `reason` is set. Returns true when the caller must
