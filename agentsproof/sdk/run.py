@@ -147,6 +147,9 @@ class AgentRun:
         try:
             merged = {**(payload or {}), **fields}
             step = {to_jsonable(str(k)): to_jsonable(v) for k, v in merged.items()}
+            for k in ("latency_ms", "token_count", "cost_usd"):  # a number JSON has none for (NaN, inf) is left out
+                if isinstance(step.get(k), str) and step[k].lower().lstrip("+-") in ("nan", "inf", "infinity"):
+                    step.pop(k)  # to_jsonable spelled the float out
             if isinstance(step.get("name"), str):
                 step["name"] = step["name"][:500]
             with self._lock:
