@@ -20,7 +20,8 @@ export const VERSION = '1.1.0';
 
 const STEP_RETRY_DELAY_MS = 250;
 const STEP_TYPES = new Set(['llm_call', 'tool_call', 'tool_result', 'memory_read', 'memory_write']);
-const OFFLINE_MS = 1000; // after a failed step send, later steps wait for complete() this long
+const OFFLINE_MS = 1000;
+const UNREACHABLE_GRACE_MS = 3000; // complete() retries a server that refuses connections this long, then spools // after a failed step send, later steps wait for complete() this long
 const DEFAULTS = {
   requestTimeoutMs: 10_000, // run creation and each step
   completeTimeoutMs: 30_000, // the whole of complete() (it never takes longer), proof-suite calls
@@ -384,7 +385,7 @@ export class AgentRun {
   }
 
   /** POST /runs (idempotent: the server maps a repeated clientRunId to the same run). Never rejects. */
-  _register(timeoutMs) {
+  _register(timeoutMs, quiet = false) {
     this._initError = null;
     return request(this._conn, 'init run', 'POST', '/runs', this._runBody, timeoutMs).then(
         (data) => {
@@ -398,7 +399,7 @@ export class AgentRun {
         },
       ).catch((err) => {
         this._initError = err;
-        report(this._onError, err, { op: 'startRun', runId: this.runId });
+        if (!quiet) report(this._onError, err, { op: 'startRun', runId: this.runId });
       });
   }
 
@@ -603,7 +604,7 @@ export class AgentRun {
     await this._init;
     const transient = (e) => !e.status || e.status === 408 || e.status === 429 || e.status >= 500;
     if (this._initError !== null && transient(this._initError) && this._runBody !== undefined && Date.now() < deadline) {
-      await this._register(Math.min(left(), this._cfg.requestTimeoutMs)); // the server may be back
+      await this._register(Math.min(left(), this._cfg.requestTimeoutMs), true); // the server may be back
     }
     if (this._initError !== null) {
       if (retryable(this._initError)) return this._spoolOrFail(output, this._initError.code, this._initError);
@@ -618,16 +619,21 @@ export class AgentRun {
       report(this._onError, new AgentsProofError(`AgentsProof: completing with ${pending} steps still in flight`, { code: 'timeout' }), { op: 'complete', runId: this.runId });
     }
     // every step the server has not answered for: again, in order, until the deadline
+    // a server that refuses connections gets UNREACHABLE_GRACE_MS to come back (a restart)
     let lastErr = null;
+    let refusedSince = null;
     for (const [stepIndex, body] of [...this._unacked.entries()].sort((a, b) => a[0] - b[0])) {
       for (;;) {
-        if (Date.now() >= deadline) return this._spoolOrFail(output, 'timeout', lastErr);
+        if (Date.now() >= deadline) return this._spoolOrFail(output, lastErr ? lastErr.code : 'timeout', lastErr);
+        if (refusedSince !== null && Date.now() - refusedSince > UNREACHABLE_GRACE_MS) return this._spoolOrFail(output, 'unreachable', lastErr);
         try {
           await this._post(body, stepIndex, Math.min(left(), this._cfg.requestTimeoutMs));
+          refusedSince = null;
           break;
         } catch (err) {
           if (!retryable(err)) break; // refused for good: reported, not retried
           lastErr = err;
+          refusedSince = err.code === 'unreachable' ? refusedSince ?? Date.now() : null;
           if (err.status === 401 || err.status === 403) return this._spoolOrFail(output, err.code, err);
           await sleep(Math.min(STEP_RETRY_DELAY_MS, left()));
         }
@@ -671,8 +677,7 @@ export class AgentRun {
     });
     err.spooled = spooled;
     this._settled = err;
-    report(this._onError, err, { op: 'complete', runId: this.runId });
-    throw err;
+    throw err; // the caller gets it: not reported to onError as well
   }
 }
 
@@ -707,12 +712,13 @@ export class AgentsProof {
     this.baseUrl = normaliseBaseUrl(o.baseUrl ?? env('AGENTSPROOF_BASE_URL') ?? DEFAULT_BASE_URL);
     this.onError = o.onError;
     this.prices = o.prices;
+    this.spoolDir = o.spoolDir;
     this._cfg = {};
     for (const k of Object.keys(DEFAULTS)) if (o[k] !== undefined) this._cfg[k] = o[k];
   }
 
   _runOptions(options) {
-    return { ...this._cfg, onError: this.onError, prices: this.prices, ...options, apiKey: this.apiKey, baseUrl: this.baseUrl };
+    return { ...this._cfg, onError: this.onError, prices: this.prices, spoolDir: this.spoolDir, ...options, apiKey: this.apiKey, baseUrl: this.baseUrl };
   }
 
   /** Start a traced run. Returns at once; never throws because of the server. */

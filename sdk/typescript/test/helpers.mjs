@@ -116,11 +116,12 @@ export function realServerMissing() {
 
 /**
  * Start the real Python server on loopback through tests/server/serverkit.py.
- * Resolves to { baseUrl, apiKey, project, dir, info, stop() }.
+ * Resolves to { baseUrl, apiKey, project, dir, info, stop() }. The same `dir` and `port` (with
+ * `keepDir` on the first) restart a server on the same database.
  */
-export async function startRealServer({ timeoutMs = 90_000 } = {}) {
-  const dir = mkdtempSync(join(tmpdir(), 'ap-ts-e2e-'));
-  const child = spawn(PYTHON, [SERVERKIT, '--dir', dir], {
+export async function startRealServer({ timeoutMs = 90_000, dir = null, port = null, keepDir = false } = {}) {
+  dir = dir ?? mkdtempSync(join(tmpdir(), 'ap-ts-e2e-'));
+  const child = spawn(PYTHON, [SERVERKIT, '--dir', dir, ...(port ? ['--port', String(port)] : [])], {
     cwd: REPO_DIR,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, PYTHONUNBUFFERED: '1' },
@@ -153,7 +154,7 @@ export async function startRealServer({ timeoutMs = 90_000 } = {}) {
       await exited;
       clearTimeout(t);
     }
-    rmSync(dir, { recursive: true, force: true });
+    if (!keepDir) rmSync(dir, { recursive: true, force: true });
   };
   return {
     baseUrl: String(info.base_url).replace(/\/+$/, ''),
