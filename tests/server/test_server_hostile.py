@@ -13,8 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
-from server_helpers import api, new_run, step, wait_grade
 from pg import BACKENDS, make_db_url, pg_cluster  # noqa: F401 - fixture
+from server_helpers import api, new_run, step, wait_grade
 from serverkit import running_server
 
 # raw JSON bodies: a lone surrogate escape and NaN/Infinity literals (json.dumps would refuse them)

@@ -9,8 +9,8 @@ import time
 
 import httpx
 import pytest
-from server_helpers import api, new_run
 from pg import PgCluster, require_pg
+from server_helpers import api, new_run
 from serverkit import judge_rule, running_server
 
 
