@@ -181,10 +181,13 @@ def goldens(request: Request, slug: str) -> HTMLResponse:
 
 
 def _cross_site(request: Request) -> bool:
-    """A form post from another site (CSRF): the browser says so, or the Origin is not
-    this server's (a ``null`` Origin, sent by sandboxed frames and file pages, included)."""
-    if request.headers.get("sec-fetch-site") in ("cross-site", "same-site"):
-        return True
+    """A form post from another site (CSRF). A browser that sends ``Sec-Fetch-Site`` is
+    believed (``same-origin`` or ``none`` pass; our pages' no-referrer policy makes
+    Chromium send ``Origin: null`` for its own forms); otherwise the Origin must be this
+    server's, and a ``null`` one (sandboxed frames, file pages) is refused."""
+    site = request.headers.get("sec-fetch-site")
+    if site is not None:
+        return site not in ("same-origin", "none")
     origin = request.headers.get("origin")
     if origin is None:
         return False  # not a browser form post (curl, scripts); the Host was already checked

@@ -153,9 +153,10 @@ def test_foreign_host_is_400_and_report_urls_never_come_from_host(srv):
 def test_form_posts_with_a_foreign_or_null_origin_are_refused(srv):
     with api(srv, srv.key) as c:
         g = c.post("goldens", json={"name": "csrf", "input": "x", "suite": "core"}).json()
-    for origin in ("http://evil.example", "null", f"http://localhost:{srv.port + 1}"):
-        r = httpx.post(f"{srv.root_url}/projects/alpha/goldens/{g['id']}/approve", headers={"Origin": origin}, timeout=10)
-        assert r.status_code == 403, origin
+    for headers in ({"Origin": "http://evil.example"}, {"Origin": "null"}, {"Origin": f"http://localhost:{srv.port + 1}"},
+                    {"Origin": "null", "Sec-Fetch-Site": "cross-site"}, {"Sec-Fetch-Site": "same-site"}):
+        r = httpx.post(f"{srv.root_url}/projects/alpha/goldens/{g['id']}/approve", headers=headers, timeout=10)
+        assert r.status_code == 403, headers
     r = httpx.post(f"{srv.root_url}/projects/alpha/goldens", data={"name": "x", "input": "y"}, headers={"Origin": "http://evil.example", "Host": "evil.example"}, timeout=10)
     assert r.status_code == 400  # the Host alone is refused first
     with api(srv, srv.key) as c:
