@@ -31,6 +31,7 @@ class RunClient(Protocol):
 
     base_url: str
     flush_timeout: float
+    complete_timeout: float
     _transport: Transport
     _worker: BackgroundWorker
     _prices: Prices | None

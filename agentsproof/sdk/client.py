@@ -52,16 +52,18 @@ class AgentsProof:
     """A client: ``start_run`` for traced runs, ``run_proof_suite`` for goldens.
 
     ``timeout`` bounds each HTTP call; ``flush_timeout`` bounds how long ``complete`` waits
-    for queued steps; ``spool_dir`` overrides where undelivered runs go; ``prices`` maps a
+    for queued steps; ``complete_timeout`` (default ``timeout``) bounds the whole of
+    ``complete``: past it the run is spooled and ``complete`` returns, whatever the server does; ``spool_dir`` overrides where undelivered runs go; ``prices`` maps a
     model name to (USD per 1M input tokens, USD per 1M output tokens) for cost sniffing.
     """
 
     def __init__(self, api_key: str | None = None, base_url: str | None = None, *, timeout: float = 10.0,
-                 flush_timeout: float = 10.0, queue_size: int = DEFAULT_QUEUE_SIZE,
+                 flush_timeout: float = 10.0, complete_timeout: float | None = None, queue_size: int = DEFAULT_QUEUE_SIZE,
                  spool_dir: str | Path | None = None, prices: Prices | None = None) -> None:
         self._api_key = api_key if api_key is not None else os.environ.get("AGENTSPROOF_API_KEY")
         self.base_url = resolve_base_url(base_url)
         self.flush_timeout = flush_timeout
+        self.complete_timeout = timeout if complete_timeout is None else complete_timeout
         self._transport = Transport(self.base_url, self._api_key, timeout)
         self._worker = BackgroundWorker(queue_size)
         self._spool_dir = Path(spool_dir) if spool_dir else None
@@ -98,7 +100,7 @@ class AgentsProof:
             "failureModes": _str_list(failure_modes),
             "metadata": to_jsonable(metadata or {}),
         }
-        return AgentRun(self, body)
+        return AgentRun(self, to_jsonable(body))  # every string valid Unicode (surrogate-escaped ones included)
 
     def flush(self, timeout: float | None = None) -> int:
         """Wait for queued steps (at most ``timeout`` s); returns how many are still pending."""

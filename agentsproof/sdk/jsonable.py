@@ -15,6 +15,7 @@ import datetime as _dt
 import decimal
 import enum
 import math
+import re
 import uuid
 from collections import deque
 from collections.abc import KeysView, ValuesView
@@ -35,7 +36,24 @@ def to_jsonable(value: Any) -> Any:
         return f"<unserialisable {type(value).__name__}: {type(err).__name__}>"
 
 
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def text(s: str) -> str:
+    """``s`` as valid Unicode, so it always encodes to UTF-8: bytes a surrogate-escaped
+    string stands for (``os.fsdecode``, ``errors="surrogateescape"``) are decoded back where
+    they form UTF-8, and every other lone surrogate becomes U+FFFD."""
+    if not _SURROGATES.search(s):
+        return s
+    try:
+        s = s.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:  # a surrogate outside U+DC80..U+DCFF: not an escaped byte
+        pass
+    return _SURROGATES.sub("\ufffd", s)
+
+
 def _str(s: str) -> str:
+    s = text(s)
     return s if len(s) <= MAX_STR else s[:MAX_STR] + f"…[truncated {len(s) - MAX_STR} chars]"
 
 
@@ -74,7 +92,7 @@ def _conv(v: Any, depth: int, seen: set[int]) -> Any:
             if i >= MAX_ITEMS:
                 out["…"] = f"{len(v) - MAX_ITEMS} more keys"
                 break
-            out[k if isinstance(k, str) else str(_conv(k, d, seen))] = _conv(item, d, seen)
+            out[_str(k) if isinstance(k, str) else str(_conv(k, d, seen))] = _conv(item, d, seen)
         return out
     if isinstance(v, (list, tuple, set, frozenset)) or _is_iterable_view(v):
         items = list(v)
@@ -131,7 +149,7 @@ def _conv_object(v: Any, d: int, seen: set[int]) -> Any:
                 return _conv(res, d, seen)
     attrs = getattr(v, "__dict__", None)
     if isinstance(attrs, dict) and attrs and not isinstance(v, type) and not callable(v):
-        return {"__type__": type(v).__name__, **{k: _conv(x, d, seen) for k, x in attrs.items() if not k.startswith("_")}}
+        return {"__type__": type(v).__name__, **{_str(k): _conv(x, d, seen) for k, x in attrs.items() if isinstance(k, str) and not k.startswith("_")}}
     try:
         return _str(repr(v))
     except Exception:  # noqa: BLE001

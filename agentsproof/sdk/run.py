@@ -146,7 +146,10 @@ class AgentRun:
         """Record one step (type, name, input, output, latency_ms, token_count, cost_usd); never blocks."""
         try:
             merged = {**(payload or {}), **fields}
-            step = {str(k): to_jsonable(v) for k, v in merged.items()}
+            step = {to_jsonable(str(k)): to_jsonable(v) for k, v in merged.items()}
+            for k in ("latency_ms", "token_count", "cost_usd"):  # a number JSON has none for (NaN, inf) is left out
+                if isinstance(step.get(k), str) and step[k].lower().lstrip("+-") in ("nan", "inf", "infinity"):
+                    step.pop(k)  # to_jsonable spelled the float out
             if isinstance(step.get("name"), str):
                 step["name"] = step["name"][:500]
             with self._lock:
@@ -233,12 +236,29 @@ class AgentRun:
                 return dict(self._result or {"publicUrl": None})
             self._completed = True
             self._output = to_jsonable(output)
-        try:
-            self._result = self._finish()
-        except Exception as err:  # noqa: BLE001 - last line of defence
-            log.debug("agentsproof: complete failed", exc_info=True)
-            self._result = {"publicUrl": None, "error": f"{type_name(err)}: {err}"}
+        box: dict[str, dict[str, Any]] = {}
+        worker = threading.Thread(target=self._finish_into, args=(box,), name="agentsproof-complete", daemon=True)
+        worker.start()
+        worker.join(self._client.complete_timeout)
+        if "result" in box:
+            self._result = box["result"]
+        else:  # the server accepted the connection but did not answer in time: keep the run on disk
+            self._result = self._spool(completed=True, reason=f"no answer from the server within {self._client.complete_timeout:g}s")
+            box["late"] = self._result
         return dict(self._result)
+
+    def _finish_into(self, box: dict[str, dict[str, Any]]) -> None:
+        try:
+            res = self._finish()
+            late = box.get("late")
+            if late and late.get("spooled") and res.get("publicUrl"):  # delivered after all: the spooled copy is not needed
+                from pathlib import Path
+
+                Path(late["spooled"]).unlink(missing_ok=True)
+            box["result"] = res
+        except Exception as err:  # noqa: BLE001 - last line of defence: keep the run rather than drop it
+            log.debug("agentsproof: complete failed", exc_info=True)
+            box["result"] = self._spool(completed=True, reason=f"{type_name(err)}: {err}")
 
     async def acomplete(self, output: Any = None) -> dict[str, Any]:
         """Async ``complete`` (the HTTP calls run in a thread; the event loop is never blocked)."""

@@ -59,7 +59,7 @@ def write(record: dict[str, Any], directory: Path | None = None) -> Path | None:
         fd, tmp = tempfile.mkstemp(prefix=".spool-", suffix=".tmp", dir=d)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(record, f, ensure_ascii=False)
+                json.dump(record, f, ensure_ascii=True)  # ASCII: any string the agent handed us is stored
             os.chmod(tmp, 0o600)
             path = d / f"{name}.json"
             os.replace(tmp, path)
@@ -74,7 +74,7 @@ def write(record: dict[str, Any], directory: Path | None = None) -> Path | None:
 
 def _rewrite(path: Path, record: dict[str, Any]) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
+    tmp.write_text(json.dumps(record, ensure_ascii=True), encoding="utf-8")
     os.chmod(tmp, 0o600)
     os.replace(tmp, path)
 

@@ -43,6 +43,17 @@ class HTTPStatusError(TransportError):
         return self.status in (401, 403, 408, 429) or self.status >= 500
 
 
+def encode(body: Any) -> bytes:
+    """JSON bytes for any body: text that would not encode (lone surrogates) and numbers
+    JSON has none for (NaN, Infinity) are made plain first, never refused."""
+    try:
+        return json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except (ValueError, UnicodeEncodeError):
+        from agentsproof.sdk.jsonable import to_jsonable
+
+        return json.dumps(to_jsonable(body), ensure_ascii=False, allow_nan=False).encode("utf-8", "replace")
+
+
 class Transport:
     def __init__(self, base_url: str, api_key: str | None, timeout: float = 10.0) -> None:
         self.base_url = base_url.rstrip("/")
@@ -57,7 +68,7 @@ class Transport:
         url = self.base_url + path
         if params:
             url += "?" + urllib.parse.urlencode({k: v for k, v in params.items() if v is not None})
-        data = None if body is None else json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        data = None if body is None else encode(body)
         headers = {"accept": "application/json", "user-agent": USER_AGENT}
         if data is not None:
             headers["content-type"] = "application/json"

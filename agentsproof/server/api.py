@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
-from sqlalchemy import func, select
+from sqlalchemy import func, insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -51,7 +52,13 @@ ProjectDep = Annotated[Project, Depends(project)]
 
 
 def root_url(request: Request) -> str:
-    return request.app.state.public_url or str(request.base_url).rstrip("/")
+    """Base of report URLs: ``--public-url``, else the address the server is bound to
+    (the listening socket's, never the request's Host header, which a client chooses)."""
+    if request.app.state.public_url:
+        return request.app.state.public_url
+    host, port = (request.scope.get("server") or (request.app.state.settings.host, None))[:2]
+    host = f"[{host}]" if ":" in str(host) else str(host)
+    return f"http://{host}:{port}" if port else f"http://{host}"
 
 
 def _same_project(p: Project, slug: str | None) -> None:
@@ -142,26 +149,42 @@ def _run_by_client_id(s: Session, p: Project, client_run_id: str) -> str | None:
 @router.post("/runs/{run_id}/steps", response_model=P.StepAccepted, responses=AUTH)
 def add_step(run_id: str, body: P.StepIn, request: Request, p: ProjectDep, s: SessionDep) -> P.StepAccepted:
     run = _own_run(s, p, run_id)
-    idx = body.step_index or 0
     fields = body.model_dump(exclude={"step_index"})
-    for _attempt in range(5):
-        if body.step_index is None:
-            last = s.scalar(select(func.max(Step.step_index)).where(Step.run_id == run.id))
-            idx = 0 if last is None else last + 1
+    if body.step_index is None:
+        idx = _append_step(s, run.id, fields)
+    else:
+        idx = body.step_index
         s.add(Step(run_id=run.id, step_index=idx, **fields))
         try:
             s.commit()
-            break
         except IntegrityError:  # the same step_index again: a retry or duplicate send
             s.rollback()
-            if body.step_index is not None:
-                return P.StepAccepted(stepIndex=idx, duplicate=True)
-    else:
-        raise HTTPException(409, "could not append the step; retry")
+            return P.StepAccepted(stepIndex=idx, duplicate=True)
     if run.status == "completed":  # a late step: grade again with it
         queue_grade(s, run.id, request.app.state.grade_delay)
         s.commit()
     return P.StepAccepted(stepIndex=idx)
+
+
+def _append_step(s: Session, run_id: str, fields: dict[str, Any]) -> int:
+    """Store a step after the run's last one; the index is assigned by the database.
+
+    One INSERT computes ``max(step_index) + 1`` itself: SQLite runs it under its write lock,
+    and PostgreSQL first locks the run's row, so concurrent appends to one run queue up
+    instead of colliding. The retry only covers an explicit index sent at that moment."""
+    next_index = select(func.coalesce(func.max(Step.step_index), -1) + 1).where(Step.run_id == run_id).scalar_subquery()
+    stmt = insert(Step).values(run_id=run_id, step_index=next_index, **fields).returning(Step.step_index)
+    for attempt in range(50):
+        try:
+            if s.get_bind().dialect.name == "postgresql":
+                s.execute(select(Run.id).where(Run.id == run_id).with_for_update())
+            idx = int(s.execute(stmt).scalar_one())
+            s.commit()
+            return idx
+        except IntegrityError:
+            s.rollback()
+            time.sleep(0.005 * (attempt + 1))
+    raise HTTPException(409, "could not append the step; retry")
 
 
 @router.post("/runs/{run_id}/complete", response_model=P.RunCompleted, responses=AUTH)
@@ -223,12 +246,15 @@ def create_golden(body: dict[str, Any], p: ProjectDep, s: SessionDep) -> dict[st
 
 
 @router.get("/proof-suites/{suite_slug}/cases", response_model=P.SuiteCases, responses=AUTH)
-def suite_cases(suite_slug: str, p: ProjectDep, s: SessionDep, projectSlug: str | None = Query(None, max_length=100)) -> P.SuiteCases:
+def suite_cases(suite_slug: str, request: Request, p: ProjectDep, s: SessionDep, projectSlug: str | None = Query(None, max_length=100)) -> P.SuiteCases:
     _same_project(p, projectSlug)
     in_suite = select(Golden).where(Golden.project_id == p.id, Golden.suite_slug == suite_slug)
     if s.scalar(select(func.count()).select_from(in_suite.subquery())) == 0:
         raise HTTPException(404, "proof suite not found")
     cases = s.scalars(in_suite.where(Golden.approved.is_(True)).order_by(Golden.created_at, Golden.id)).all()
+    from agentsproof.server.proofs import expire
+
+    expire(s, request.app.state.settings.proof_run_ttl)
     pr = ProofRun(id=store.new_id(10), project_id=p.id, suite_slug=suite_slug, status="running", total_cases=len(cases), public_id=store.new_id(16))
     s.add(pr)
     s.commit()
@@ -245,6 +271,8 @@ def _own_proof_run(s: Session, p: Project, prid: str) -> ProofRun:
 @router.post("/proof-runs/{proof_run_id}/case-results", response_model=P.CaseResultAccepted, responses=AUTH)
 def case_result(proof_run_id: str, body: P.CaseResultIn, p: ProjectDep, s: SessionDep) -> P.CaseResultAccepted:
     pr = _own_proof_run(s, p, proof_run_id)
+    if pr.status == "expired":
+        raise HTTPException(409, "proof run expired; fetch the suite's cases again")
     if _own_golden(s, p, body.goldenId) is None:
         raise HTTPException(404, "golden not found")
     if body.runId is not None:
@@ -259,19 +287,39 @@ def case_result(proof_run_id: str, body: P.CaseResultIn, p: ProjectDep, s: Sessi
 
 
 @router.post("/proof-runs/{proof_run_id}/complete", response_model=P.ProofRunCompleted, responses=AUTH)
-def complete_proof_run(proof_run_id: str, request: Request, p: ProjectDep, s: SessionDep) -> P.ProofRunCompleted:
-    from agentsproof.server.views import case_score
+async def complete_proof_run(proof_run_id: str, request: Request, p: ProjectDep) -> P.ProofRunCompleted:
+    """Complete a proof run; its score is computed once the case runs are graded (``proofs.py``)."""
+    import asyncio
 
-    pr = _own_proof_run(s, p, proof_run_id)
-    results = s.scalars(select(CaseResult).where(CaseResult.proof_run_id == pr.id)).all()
-    passed = sum(1 for r in results if r.passed)
-    scores = [case_score(s, r) for r in results]
-    pr.passed_cases, pr.failed_cases = passed, len(results) - passed
-    pr.overall_score = round(sum(scores) / len(scores), 4) if scores else None
-    pr.status, pr.completed_at = "completed", utcnow()
-    s.commit()
+    from starlette.concurrency import run_in_threadpool
+
+    settings = request.app.state.settings
+    deadline = time.monotonic() + settings.proof_wait
+    while True:
+        done = await run_in_threadpool(_finish_proof_run, request.app.state.db, p, proof_run_id, time.monotonic() >= deadline)
+        if done is not None:
+            break
+        await asyncio.sleep(0.2)
+    pr = done
     url = f"{root_url(request)}/p/{pr.public_id}"
     return P.ProofRunCompleted(
         proofRunId=pr.id, passedCases=pr.passed_cases, failedCases=pr.failed_cases, overallScore=pr.overall_score, publicUrl=url,
         passed_cases=pr.passed_cases, failed_cases=pr.failed_cases, overall_score=pr.overall_score, public_url=url,
     )
+
+
+def _finish_proof_run(db: Any, p: Project, proof_run_id: str, final: bool) -> ProofRun | None:
+    """Score and complete the proof run, or None while case runs are still being graded (unless ``final``)."""
+    from agentsproof.server import proofs
+
+    with db.session() as s:
+        pr = _own_proof_run(s, p, proof_run_id)
+        if pr.status == "expired":
+            raise HTTPException(409, "proof run expired; fetch the suite's cases again")
+        if not final and proofs.pending_cases(s, pr.id):
+            s.rollback()
+            return None
+        proofs.score(s, pr)
+        pr.completed_at = utcnow()
+        s.commit()
+        return pr

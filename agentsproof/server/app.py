@@ -6,10 +6,12 @@ with the app's lifespan and resumes any grading left pending in the database.
 
 from __future__ import annotations
 
+import json
 import os
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
@@ -17,6 +19,11 @@ from fastapi.responses import JSONResponse
 from agentsproof.server.db import Database
 
 DEFAULT_MAX_BODY = 2 * 1024 * 1024
+RETRY_AFTER = 5
+"""Seconds a client is told to wait (``Retry-After``) while the database is down."""
+
+
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 
 
 @dataclass
@@ -26,14 +33,64 @@ class Settings:
     model: str | None = None
     runs_dir: str | None = None
     public_url: str | None = None
+    host: str = "127.0.0.1"
+    """The interface ``serve`` binds; its name is an allowed Host by default."""
+    allowed_hosts: list[str] | None = None
+    """Host header names served (``*`` = any); default: ``host``, loopback names and --public-url's host."""
     max_body: int = field(default_factory=lambda: int(os.environ.get("AGENTSPROOF_MAX_BODY", DEFAULT_MAX_BODY)))
     grade_delay: float = field(default_factory=lambda: float(os.environ.get("AGENTSPROOF_GRADE_DELAY", "1.0")))
     """Seconds between complete and grading, so fire-and-forget steps can land first."""
+    proof_wait: float = field(default_factory=lambda: float(os.environ.get("AGENTSPROOF_PROOF_WAIT", "20")))
+    """How long completing a proof run waits for its case runs' grades before answering with a pending score."""
+    proof_run_ttl: float = field(default_factory=lambda: float(os.environ.get("AGENTSPROOF_PROOF_RUN_TTL", str(24 * 3600))))
+    """Seconds after which a proof run with no activity that was never completed expires."""
     worker: bool = True
+
+    def host_names(self) -> set[str]:
+        if self.allowed_hosts:
+            return {normal_host(h) for h in self.allowed_hosts}
+        names = {*LOOPBACK_NAMES, normal_host(self.host)}
+        if self.public_url:
+            names.add(normal_host(urlsplit(self.public_url).hostname or ""))
+        return names - {""}
+
+
+def normal_host(name: str) -> str:
+    """A host name as compared: lower case, no brackets, no trailing dot."""
+    return name.strip().strip("[]").rstrip(".").lower()
+
+
+def host_of(header: str) -> str:
+    """The name part of a Host header (``[::1]:8787`` → ``::1``, ``Example.org:80`` → ``example.org``)."""
+    header = header.strip()
+    if header.startswith("["):
+        return normal_host(header[1:].split("]", 1)[0])
+    return normal_host(header.rsplit(":", 1)[0] if header.count(":") == 1 else header)
+
+
+class HostCheck:
+    """Pure ASGI middleware: 400 for a request whose Host is not an allowed name.
+
+    A page opened through a domain that an attacker re-points at 127.0.0.1 (DNS
+    rebinding) carries that domain in Host, so it never reaches the dashboard."""
+
+    def __init__(self, app: Any, names: set[str]):
+        self.app, self.names = app, names
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and "*" not in self.names:
+            host = next((v.decode("latin-1") for k, v in scope.get("headers", []) if k == b"host"), "")
+            if host_of(host) not in self.names:
+                resp = JSONResponse({"detail": "unknown Host; start the server with --allowed-host NAME to serve it"}, status_code=400)
+                return await resp(scope, receive, send)
+        return await self.app(scope, receive, send)
 
 
 class BodyLimit:
-    """Pure ASGI middleware: 413 for a body over ``limit`` bytes (declared or streamed)."""
+    """Pure ASGI middleware: 413 for a body over ``limit`` bytes (declared or streamed).
+
+    A streamed (chunked) body is answered 413 as soon as it passes the limit; the app then
+    sees the client as gone and whatever it would answer is dropped."""
 
     def __init__(self, app: Any, limit: int):
         self.app, self.limit = app, limit
@@ -50,28 +107,54 @@ class BodyLimit:
                 if too_big:
                     return await _too_large(scope, receive, send)
         seen = 0
+        answered = False
 
         async def limited() -> dict:
-            nonlocal seen
+            nonlocal seen, answered
+            if answered:
+                return {"type": "http.disconnect"}
             msg = await receive()
             if msg["type"] == "http.request":
                 seen += len(msg.get("body", b""))
                 if seen > self.limit:
-                    raise _TooLarge()
+                    answered = True
+                    await _too_large(scope, receive, send)
+                    return {"type": "http.disconnect"}
             return msg
 
+        async def guarded_send(msg: dict) -> None:
+            if not answered:
+                await send(msg)
+
         try:
-            await self.app(scope, limited, send)
-        except _TooLarge:
-            await _too_large(scope, receive, send)
-
-
-class _TooLarge(Exception):
-    pass
+            await self.app(scope, limited, guarded_send)
+        except Exception:
+            if not answered:
+                raise
 
 
 async def _too_large(scope: dict, receive: Any, send: Any) -> None:
     await JSONResponse({"detail": "request body too large"}, status_code=413)(scope, receive, send)
+
+
+class SafeJSONResponse(JSONResponse):
+    """JSON that always encodes: text and numbers pass :func:`protocol.renderable` first."""
+
+    def render(self, content: Any) -> bytes:
+        from agentsproof.server.protocol import renderable
+
+        return json.dumps(renderable(content), ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+
+
+def _error_list(errors: Any) -> list[dict[str, Any]]:
+    """Validation errors without the input they were about (it may not even encode)."""
+    from agentsproof.server.protocol import renderable
+
+    out = []
+    for e in errors:
+        loc = [x if isinstance(x, int) else str(x)[:100] for x in e.get("loc", ())]
+        out.append(renderable({"type": e.get("type"), "loc": loc, "msg": str(e.get("msg", ""))[:500]}))
+    return out
 
 
 def create_app(settings: Settings) -> Any:
@@ -79,7 +162,7 @@ def create_app(settings: Settings) -> Any:
     from agentsproof.server.worker import GradingWorker
 
     db = Database(settings.db_url)
-    worker = GradingWorker(db, provider=settings.provider, model=settings.model) if settings.worker else None
+    worker = GradingWorker(db, provider=settings.provider, model=settings.model, proof_run_ttl=settings.proof_run_ttl) if settings.worker else None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -94,7 +177,7 @@ def create_app(settings: Settings) -> Any:
             worker.stop()
         db.close()
 
-    app = FastAPI(title="AgentsProof server", version="1", lifespan=lifespan, docs_url="/api/docs", openapi_url="/api/openapi.json", redoc_url=None)
+    app = FastAPI(title="AgentsProof server", version="1", lifespan=lifespan, default_response_class=SafeJSONResponse, docs_url="/api/docs", openapi_url="/api/openapi.json", redoc_url=None)
     app.state.db = db
     app.state.settings = settings
     app.state.public_url = (settings.public_url or "").rstrip("/") or None
@@ -104,19 +187,31 @@ def create_app(settings: Settings) -> Any:
     app.include_router(api.router)
     app.include_router(pages.router)
 
-    from sqlalchemy.exc import DataError
+    from fastapi.exceptions import RequestValidationError
+    from sqlalchemy.exc import DataError, InterfaceError, OperationalError
+    from sqlalchemy.exc import TimeoutError as PoolTimeout
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return SafeJSONResponse({"detail": _error_list(exc.errors())}, status_code=422)
 
     @app.exception_handler(DataError)
     async def _bad_data(request: Request, exc: DataError) -> JSONResponse:  # e.g. NUL in a path or query on PostgreSQL
         return JSONResponse({"detail": "invalid data for the database (text with NUL characters?)"}, status_code=422)
 
+    async def _db_down(request: Request, exc: Exception) -> JSONResponse:
+        db.outage.down(exc)
+        return JSONResponse({"detail": "database unavailable; retry later"}, status_code=503, headers={"Retry-After": str(RETRY_AFTER)})
+
+    for kind in (OperationalError, InterfaceError, PoolTimeout):
+        app.add_exception_handler(kind, _db_down)
+
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:  # never leak a traceback
-        import logging
-
-        logging.getLogger("agentsproof.server").exception("unhandled error on %s", request.url.path)
+        # the server logs the traceback once (uvicorn's "Exception in ASGI application")
         return JSONResponse({"detail": "internal error"}, status_code=500)
 
     if settings.max_body:
         app.add_middleware(BodyLimit, limit=settings.max_body)
+    app.add_middleware(HostCheck, names=settings.host_names())
     return app

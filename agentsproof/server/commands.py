@@ -43,8 +43,11 @@ def _session(db: str | None) -> Iterator[Any]:
 @click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Import every eval/eval-all/tc-eval JSON report below this folder at start-up.")
 @click.option("--provider", default=None, help="LLM provider of the judge, as for eval (default: AGENTSPROOF_PROVIDER_TYPE, else the embedded local model).")
 @click.option("--model", default=None, help="Judge model (default: the provider's, or AGENTSPROOF_MODEL).")
-@click.option("--public-url", default=None, metavar="URL", help="Base of the report URLs handed to SDKs (default: the URL the request came in on).")
-def serve(host: str, port: int, db: str | None, runs_dir: Path | None, provider: str | None, model: str | None, public_url: str | None) -> None:
+@click.option("--public-url", default=None, metavar="URL", help="Base of the report URLs handed to SDKs (default: the address the server is bound to; never the request's Host).")
+@click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="NAME",
+              help="Host header name to serve (repeat or comma-separate; '*' = any). Default: --host, localhost, 127.0.0.1, ::1 and --public-url's host; any other Host gets 400.")
+def serve(host: str, port: int, db: str | None, runs_dir: Path | None, provider: str | None, model: str | None, public_url: str | None,
+          allowed_hosts: tuple[str, ...]) -> None:
     """Run the self-hosted AgentsProof server (API under /api, pages at /).
 
     Speaks the wire protocol of the published agentsproof SDKs: point them at
@@ -70,7 +73,12 @@ def serve(host: str, port: int, db: str | None, runs_dir: Path | None, provider:
     _warn_judge(provider, model)
     if host not in ("127.0.0.1", "localhost", "::1"):
         click.echo(f"warning: binding {host}: the dashboard pages need no key; expose them only behind your own access control", err=True)
-    app = create_app(Settings(db_url=url, provider=provider, model=model, runs_dir=str(runs_dir) if runs_dir else None, public_url=public_url))
+    names = [n.strip() for item in allowed_hosts for n in item.split(",") if n.strip()]
+    if public_url and not public_url.startswith(("http://", "https://")):
+        raise InputError("command line", "--public-url", f"{public_url!r} is not an http(s) URL")
+    settings = Settings(db_url=url, provider=provider, model=model, runs_dir=str(runs_dir) if runs_dir else None, public_url=public_url,
+                        host=host, allowed_hosts=names or None)
+    app = create_app(settings)
     click.echo(f"agentsproof server on http://{host}:{port}/ (API http://{host}:{port}/api, database {safe_url(url)})", err=True)
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
 

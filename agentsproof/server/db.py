@@ -9,6 +9,7 @@ migrations up to head first, so a new file or an empty database just works.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from pathlib import Path
@@ -16,6 +17,7 @@ from pathlib import Path
 from agentsproof.core.errors import InputError
 
 _MIGRATE_LOCK = threading.Lock()
+log = logging.getLogger("agentsproof.server")
 
 
 def default_db_url() -> str:
@@ -54,9 +56,9 @@ def make_engine(url: str):
     from sqlalchemy import create_engine, event
 
     if url.startswith("sqlite"):
-        path = url.split("///", 1)[-1]
+        path = url.split("///", 1)[-1].split("?", 1)[0]
         if path and path != ":memory:":
-            Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            _create_private(Path(path).expanduser())
         engine = create_engine(
             url, connect_args={"check_same_thread": False, "timeout": 30}, pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW
         )
@@ -69,9 +71,63 @@ def make_engine(url: str):
             cur.execute("PRAGMA synchronous=NORMAL")  # with WAL: durable across crashes of the process, fast commits
             cur.execute("PRAGMA foreign_keys=ON")
             cur.close()
+            # a row written before text was checked (or by another tool) may hold bytes that are
+            # not UTF-8: read them with U+FFFD instead of failing the page that shows them
+            dbapi_conn.text_factory = _lenient_text
 
         return engine
     return create_engine(url, pool_pre_ping=True, pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW)
+
+
+def _lenient_text(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
+
+
+def _create_private(path: Path) -> None:
+    """Create the SQLite file (and its folder) readable by the owner only, when new;
+    an existing file keeps its mode."""
+    if not path.parent.exists():
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except FileExistsError:
+        return
+    except OSError:
+        return  # sqlite reports a folder it cannot write to with its own message
+    os.close(fd)
+
+
+class Outage:
+    """Whether the database answers, logged once per outage (not once per request).
+
+    ``down(err)`` is called by every request that failed on the database, ``up()`` by
+    every connection checked out of the pool (the pool pings the database first)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.since: float | None = None
+        self._lock = threading.Lock()
+
+    def down(self, err: BaseException) -> None:
+        import time
+
+        with self._lock:
+            if self.since is not None:
+                return
+            self.since = time.monotonic()
+        first = (str(getattr(err, "orig", None) or err).strip().splitlines() or [type(err).__name__])[0]
+        log.error("database %s unavailable (%s); answering 503 until it is back", safe_url(self.url), first[:300])
+
+    def up(self) -> None:
+        if self.since is None:
+            return
+        import time
+
+        with self._lock:
+            if self.since is None:
+                return
+            lasted, self.since = time.monotonic() - self.since, None
+        log.warning("database %s is back after %.0fs", safe_url(self.url), lasted)
 
 
 def migrate(engine) -> None:
@@ -90,11 +146,14 @@ class Database:
     """An engine with migrated schema and a session factory."""
 
     def __init__(self, url: str):
+        from sqlalchemy import event
         from sqlalchemy.exc import OperationalError
         from sqlalchemy.orm import sessionmaker
 
         self.url = url
+        self.outage = Outage(url)
         self.engine = make_engine(url)
+        event.listen(self.engine, "checkout", lambda *_: self.outage.up())
         try:
             migrate(self.engine)
         except OperationalError as err:

@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 from agentsproof.core.errors import InputError
 from agentsproof.server import store
 from agentsproof.server.models import CaseResult, Golden, Grade, Project, ProofRun, Run
+from agentsproof.server.protocol import renderable
 from agentsproof.server.templates import TEMPLATES
 from agentsproof.server.views import case_score, run_view
 
@@ -43,7 +44,7 @@ ENV.filters["pretty"] = _pretty
 
 
 def render(name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
-    html = ENV.get_template(name).render(**ctx)
+    html = renderable(ENV.get_template(name).render(**ctx))  # an old row's lone surrogate must not fail the page
     return HTMLResponse(html, status_code=status, headers={"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"})
 
 
@@ -160,9 +161,7 @@ def proof_report(request: Request, public_id: str) -> HTMLResponse:
             cases.append({"golden_name": g.name if g else c.golden_id, "passed": c.passed, "score": case_score(s, c), "failure_summary": c.failure_summary,
                           "public_id": run.public_id if run is not None and not run.public_revoked else None})
         view = {k: getattr(pr, k) for k in ("suite_slug", "status", "passed_cases", "failed_cases", "overall_score")}
-        view["created_at"] = store.fmt_time(pr.created_at)
-        if cases:  # live: a case's run may have been graded since the proof run completed
-            view["overall_score"] = sum(c["score"] for c in cases) / len(cases)
+        view["created_at"] = store.fmt_time(pr.created_at)  # the stored score: the one the SDK was given (proofs.py)
     return render("proof_report.html", pr=view, cases=cases)
 
 
@@ -182,15 +181,24 @@ def goldens(request: Request, slug: str) -> HTMLResponse:
 
 
 def _cross_site(request: Request) -> bool:
-    """A form post from another site (CSRF): the browser says so, or the Origin differs."""
-    if request.headers.get("sec-fetch-site") == "cross-site":
-        return True
+    """A form post from another site (CSRF). A browser that sends ``Sec-Fetch-Site`` is
+    believed (``same-origin`` or ``none`` pass; our pages' no-referrer policy makes
+    Chromium send ``Origin: null`` for its own forms); otherwise the Origin must be this
+    server's, and a ``null`` one (sandboxed frames, file pages) is refused."""
+    site = request.headers.get("sec-fetch-site")
+    if site is not None:
+        return site not in ("same-origin", "none")
     origin = request.headers.get("origin")
-    if origin and origin != "null":
-        from urllib.parse import urlsplit
+    if origin is None:
+        return False  # not a browser form post (curl, scripts); the Host was already checked
+    from urllib.parse import urlsplit
 
-        return urlsplit(origin).netloc != request.headers.get("host", "")
-    return False
+    try:
+        parts = urlsplit(origin)
+        netloc = parts.netloc
+    except ValueError:
+        return True
+    return origin == "null" or parts.scheme not in ("http", "https") or netloc != request.headers.get("host", "")
 
 
 async def _form(request: Request) -> dict[str, str]:

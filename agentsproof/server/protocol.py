@@ -10,6 +10,8 @@ SDK reads ``expected_output`` and the TypeScript SDK reads ``expectedOutput``.
 
 from __future__ import annotations
 
+import math
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -20,6 +22,45 @@ STEP_TYPES = ("llm_call", "tool_call", "tool_result", "memory_read", "memory_wri
 StepType = Literal["llm_call", "tool_call", "tool_result", "memory_read", "memory_write"]
 
 _SLUG = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
+
+
+def bad_text(value: Any, path: str = "", depth: int = 0) -> str | None:
+    """Where ``value`` holds something no page or database can keep, and what: a NUL
+    character (PostgreSQL stores none), a lone UTF-16 surrogate (no UTF-8 encoding) or a
+    non-finite number (NaN/Infinity are not JSON). ``None`` when it is clean. The answer
+    names the field (``metadata.k[2]``) and never repeats the bad text itself."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            return f"{path or 'body'}: text must not contain NUL (\\u0000) characters"
+        if _SURROGATE.search(value):
+            return f"{path or 'body'}: text holds a lone UTF-16 surrogate (not valid Unicode)"
+        return None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"{path or 'body'}: numbers must be finite (no NaN or Infinity)"
+    if depth > 64:
+        return None
+    if isinstance(value, dict):
+        for k, v in value.items():
+            key = k if isinstance(k, str) else str(k)
+            sub = f"{path}.{_safe_key(key)}" if path else _safe_key(key)
+            found = bad_text(key, sub, depth + 1) or bad_text(v, sub, depth + 1)
+            if found:
+                return found
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            found = bad_text(v, f"{path}[{i}]", depth + 1)
+            if found:
+                return found
+    return None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _safe_key(key: str) -> str:
+    """A field name fit for a message: bad characters replaced, at most 60 characters."""
+    clean = _SURROGATE.sub("\ufffd", key).replace("\x00", "\ufffd")
+    return clean if len(clean) <= 60 else clean[:60] + "…"
 
 
 def has_nul(value: Any, depth: int = 0) -> bool:
@@ -41,9 +82,10 @@ class _In(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _no_nul(cls, data: Any) -> Any:
-        if has_nul(data):
-            raise ValueError("text must not contain NUL (\\u0000) characters")
+    def _clean_text(cls, data: Any) -> Any:
+        found = bad_text(data)
+        if found:
+            raise ValueError(found)
         return data
 
 
@@ -189,3 +231,20 @@ def golden_wire(g: dict[str, Any]) -> Golden:
         customGraderIds=lists["custom_grader_ids"],
         **lists,
     )
+
+
+def renderable(value: Any, depth: int = 0) -> Any:
+    """``value`` made fit to show: lone surrogates become U+FFFD and non-finite numbers
+    ``None``. Rows stored before text was checked at the edge are rendered with it,
+    so an old bad row never turns a page or an API answer into an error."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value) if _SURROGATE.search(value) else value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if depth > 200:
+        return None
+    if isinstance(value, dict):
+        return {renderable(str(k)): renderable(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [renderable(v, depth + 1) for v in value]
+    return value

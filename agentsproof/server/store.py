@@ -102,12 +102,14 @@ GOLDEN_KEYS = {"id", "input", "expected_output", *_LIST_FIELDS, *_TEXT_FIELDS}
 
 def normalise_golden(obj: Any, source: str) -> dict[str, Any]:
     """Validate one golden object (snake_case or camelCase keys) into snake_case fields."""
-    from agentsproof.server.protocol import has_nul
+    from agentsproof.server.protocol import bad_text
 
     if not isinstance(obj, dict):
         raise InputError(source, "golden", "expected a JSON object")
-    if has_nul(obj):
-        raise InputError(source, "golden", "text must not contain NUL characters")
+    found = bad_text(obj)
+    if found:
+        field, _, why = found.partition(": ")
+        raise InputError(source, field, why)
     out: dict[str, Any] = {}
     for k, v in obj.items():
         k = _CAMEL.get(k, k)

@@ -8,6 +8,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from agentsproof.server.models import CaseResult, Grade, Run, Step
+from agentsproof.server.protocol import renderable
 from agentsproof.server.store import fmt_time
 
 
@@ -42,7 +43,8 @@ def grade_dict(g: Grade | None) -> dict[str, Any] | None:
 
 
 def run_view(s: Session, run: Run) -> dict[str, Any]:
-    return {
+    """A run as the API, the pages and the judge see it (always renderable, old rows too)."""
+    return renderable({
         "runId": run.id,
         "label": run.label,
         "status": run.status,
@@ -61,7 +63,7 @@ def run_view(s: Session, run: Run) -> dict[str, Any]:
         "completed_at": fmt_time(run.completed_at),
         "steps": [step_dict(st) for st in steps_of(s, run.id)],
         "grade": grade_dict(s.get(Grade, run.id)),
-    }
+    })
 
 
 def case_score(s: Session, r: CaseResult) -> float:

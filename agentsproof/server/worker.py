@@ -26,8 +26,11 @@ MAX_BACKOFF = 3600.0
 
 
 class GradingWorker:
-    def __init__(self, db: Any, *, provider: str | None = None, model: str | None = None, poll: float = 0.5):
+    def __init__(self, db: Any, *, provider: str | None = None, model: str | None = None, poll: float = 0.5,
+                 proof_run_ttl: float | None = None):
         self.db = db
+        self.proof_run_ttl = proof_run_ttl
+        self._next_sweep = 0.0
         self.provider_flag, self.model_flag = provider, model
         self.poll = poll
         self.retry_delay = float(os.environ.get("AGENTSPROOF_GRADE_RETRY_DELAY", "30"))
@@ -60,9 +63,10 @@ class GradingWorker:
         try:
             while not self._stop.is_set():
                 try:
+                    self._sweep()
                     run_id = self._claim()
-                except Exception:  # database hiccup: log and keep going
-                    log.exception("could not poll the grading queue")
+                except Exception as err:  # database hiccup: log and keep going
+                    self._db_error(err, "could not poll the grading queue")
                     run_id = None
                 if run_id is None:
                     self._event.wait(self.poll)
@@ -70,8 +74,8 @@ class GradingWorker:
                     continue
                 try:
                     self._grade(run_id)
-                except Exception:  # never let one job kill the worker
-                    log.exception("grading run %s crashed", run_id)
+                except Exception as err:  # never let one job kill the worker
+                    self._db_error(err, f"grading run {run_id} crashed")
         finally:
             if self._judge is not None:
                 try:
@@ -79,6 +83,30 @@ class GradingWorker:
                 except Exception:
                     pass
             self._loop.close()
+
+    def _db_error(self, err: Exception, what: str) -> None:
+        """A database outage is logged once (by the database's outage tracker); anything else with its traceback."""
+        from sqlalchemy.exc import InterfaceError, OperationalError
+        from sqlalchemy.exc import TimeoutError as PoolTimeout
+
+        if isinstance(err, (OperationalError, InterfaceError, PoolTimeout)) and hasattr(self.db, "outage"):
+            self.db.outage.down(err)
+            self._stop.wait(min(5.0, self.poll * 4))
+        else:
+            log.exception(what)
+
+    def _sweep(self) -> None:
+        """Expire proof runs nobody completed (at most every few seconds)."""
+        import time
+
+        if self.proof_run_ttl is None or time.monotonic() < self._next_sweep:
+            return
+        self._next_sweep = time.monotonic() + max(0.5, min(60.0, self.proof_run_ttl / 4))
+        from agentsproof.server.proofs import expire
+
+        with self.db.session() as s:
+            if expire(s, self.proof_run_ttl):
+                s.commit()
 
     def _claim(self) -> str | None:
         with self.db.session() as s:
@@ -134,7 +162,11 @@ class GradingWorker:
     def _finish(self, run_id: str, **values: Any) -> None:
         with self.db.session() as s:
             # only if still ours: a late step may have re-queued the run meanwhile
-            s.execute(update(Grade).where(Grade.run_id == run_id, Grade.status == "running").values(updated_at=utcnow(), **values))
+            res: Any = s.execute(update(Grade).where(Grade.run_id == run_id, Grade.status == "running").values(updated_at=utcnow(), **values))
+            if res.rowcount:
+                from agentsproof.server.proofs import rescore_for_run
+
+                rescore_for_run(s, run_id)  # the proof runs this run is a case of
             s.commit()
 
 

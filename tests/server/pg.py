@@ -57,9 +57,16 @@ class PgCluster:
             shutil.chown(self.root, "postgres", "postgres")
         os.chmod(self.root, 0o700)
         self._run(str(self.bindir / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8")
+        self.resume()
+        return self
+
+    def pause(self) -> None:
+        """Stop the cluster, keeping its data (a database outage); ``resume`` starts it again."""
+        self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
+
+    def resume(self) -> None:
         opts = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-o", opts, "-l", str(self.root / "log"), "-w", "-t", "60", "start")
-        return self
 
     def url(self, dbname: str = "postgres") -> str:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{dbname}"

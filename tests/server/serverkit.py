@@ -23,7 +23,7 @@ another judge.
 
 From a shell (the Node tests use this)::
 
-    python tests/server/serverkit.py --dir DIR [--project demo] [--db URL]
+    python tests/server/serverkit.py --dir DIR [--project demo] [--db URL] [--port N]
 
 prints one JSON line ``{"base_url", "root_url", "api_key", "project", "db_url"}`` once
 the server is ready, then serves until killed (SIGTERM/SIGINT stop the server too).
@@ -86,10 +86,10 @@ def judge_rule(**kw: Any) -> Rule:
 
 
 class ServerHandle:
-    def __init__(self, workdir: Path, db_url: str, env: Mapping[str, str], extra_args: Sequence[str], judge: ScriptedServer | None):
+    def __init__(self, workdir: Path, db_url: str, env: Mapping[str, str], extra_args: Sequence[str], judge: ScriptedServer | None, port: int | None = None):
         self.workdir = workdir
         self.db_url = db_url
-        self.port = free_port()
+        self.port = port or free_port()
         self.root_url = f"http://127.0.0.1:{self.port}"
         self.base_url = f"{self.root_url}/api"
         self.judge = judge
@@ -158,7 +158,8 @@ class ServerHandle:
 
 
 @contextlib.contextmanager
-def running_server(tmp_path: Path, *, db_url: str | None = None, env: Mapping[str, str] | None = None, extra_args: Sequence[str] = ()) -> Iterator[ServerHandle]:
+def running_server(tmp_path: Path, *, db_url: str | None = None, env: Mapping[str, str] | None = None, extra_args: Sequence[str] = (),
+                   port: int | None = None) -> Iterator[ServerHandle]:
     """Start ``agentsproof serve`` (SQLite file in ``tmp_path`` unless ``db_url``); stop it on exit."""
     workdir = Path(tmp_path)
     workdir.mkdir(parents=True, exist_ok=True)
@@ -176,7 +177,7 @@ def running_server(tmp_path: Path, *, db_url: str | None = None, env: Mapping[st
         **(env or {}),
     }
     full_env.pop("AGENTSPROOF_DB", None)
-    handle = ServerHandle(workdir, db_url or f"sqlite:///{workdir / 'server.db'}", full_env, extra_args, judge)
+    handle = ServerHandle(workdir, db_url or f"sqlite:///{workdir / 'server.db'}", full_env, extra_args, judge, port)
     try:
         handle.start()
         yield handle
@@ -192,6 +193,7 @@ def _main() -> None:
     ap.add_argument("--dir", required=True, type=Path, help="Working folder (database, log).")
     ap.add_argument("--project", default="demo")
     ap.add_argument("--db", default=None, help="Database URL (default: SQLite file in --dir).")
+    ap.add_argument("--port", type=int, default=None, help="TCP port (default: a free one); the same --dir and --port restart a server.")
     args = ap.parse_args()
     stop = {"now": False}
 
@@ -200,7 +202,7 @@ def _main() -> None:
 
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGINT, _on_signal)
-    with running_server(args.dir, db_url=args.db) as srv:
+    with running_server(args.dir, db_url=args.db, port=args.port) as srv:
         key = srv.create_key(args.project)
         print(json.dumps({"base_url": srv.base_url, "root_url": srv.root_url, "api_key": key, "project": args.project, "db_url": srv.db_url}), flush=True)
         while not stop["now"] and srv.proc.poll() is None:

@@ -39,12 +39,20 @@ export interface ClientOptions {
   onError?: ErrorHandler;
   /** Timeout of run registration and of each step request (ms, default 10000). */
   requestTimeoutMs?: number;
-  /** Timeout of complete() and the proof-suite requests (ms, default 30000). */
+  /**
+   * The longest complete() takes, whatever the server does (ms, default 30000); also the
+   * timeout of the proof-suite requests. Past it the run is spooled and complete() rejects.
+   */
   completeTimeoutMs?: number;
-  /** How long complete() waits for pending steps before completing anyway (ms, default 10000). */
+  /** How long complete() waits for pending steps before sending what is left itself (ms, default 10000). */
   flushTimeoutMs?: number;
-  /** Steps queued per run before further ones are dropped (default 1000). */
+  /** Steps in flight per run; further ones wait and are sent by complete() (default 1000). */
   maxPendingSteps?: number;
+  /**
+   * Where complete() writes a run the server could not take (Node only), for `agentsproof sync`.
+   * Default: env AGENTSPROOF_SPOOL_DIR, else $XDG_STATE_HOME/agentsproof/spool, else ~/.local/state/agentsproof/spool.
+   */
+  spoolDir?: string;
   /**
    * Prices for the automatic cost of sniffed LLM responses: model name (or prefix of a dated
    * snapshot name) -> [USD per 1M input tokens, USD per 1M output tokens].
@@ -100,6 +108,8 @@ export declare class AgentsProofError extends Error {
   code: string;
   /** The server's response body, when there was one. */
   body?: unknown;
+  /** Set by complete() when it kept the run on disk: the spool file (null if it could not be written). */
+  spooled?: string | null;
 }
 
 export declare class AgentRun {

@@ -20,12 +20,62 @@ export const VERSION = '1.1.0';
 
 const STEP_RETRY_DELAY_MS = 250;
 const STEP_TYPES = new Set(['llm_call', 'tool_call', 'tool_result', 'memory_read', 'memory_write']);
+const OFFLINE_MS = 1000;
+const UNREACHABLE_GRACE_MS = 3000; // complete() retries a server that refuses connections this long, then spools // after a failed step send, later steps wait for complete() this long
 const DEFAULTS = {
   requestTimeoutMs: 10_000, // run creation and each step
-  completeTimeoutMs: 30_000, // complete(), proof-suite calls
-  flushTimeoutMs: 10_000, // how long complete() waits for pending steps
-  maxPendingSteps: 1000, // per run; further steps are dropped (reported through onError)
+  completeTimeoutMs: 30_000, // the whole of complete() (it never takes longer), proof-suite calls
+  flushTimeoutMs: 10_000, // how long complete() waits for pending steps (within completeTimeoutMs)
+  maxPendingSteps: 1000, // per run in flight; further steps wait for complete() (reported through onError)
 };
+const SPOOL_FORMAT = 'agentsproof-spool/1';
+
+function retryable(err) {
+  const status = err && err.status;
+  return !status || status === 401 || status === 403 || status === 408 || status === 429 || status >= 500;
+}
+
+/** The spool folder shared with the Python SDK (`agentsproof sync` uploads what is in it). */
+function spoolDir(nodePath, os, option) {
+  if (option) return option;
+  const fromEnv = env('AGENTSPROOF_SPOOL_DIR');
+  if (fromEnv) return fromEnv;
+  const state = env('XDG_STATE_HOME') || nodePath.join(os.homedir(), '.local', 'state');
+  return nodePath.join(state, 'agentsproof', 'spool');
+}
+
+function safeBaseUrl(url) {
+  try {
+    const u = new URL(url);
+    u.username = '';
+    u.password = '';
+    return u.toString().replace(/\/$/, '');
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * Write one undelivered run where `agentsproof sync` finds it (owner-only file, atomic rename).
+ * Resolves to its path, or null where there is no file system (browsers) or it refused.
+ */
+async function writeSpool(record, option) {
+  try {
+    const fs = await import('node:fs/promises');
+    const nodePath = await import('node:path');
+    const os = await import('node:os');
+    const dir = spoolDir(nodePath, os, option);
+    await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+    const name = String(record.run.clientRunId || 'run').replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 120);
+    const file = nodePath.join(dir, `${name}.json`);
+    const tmp = nodePath.join(dir, `.spool-${name}-${randomId(6)}.tmp`);
+    await fs.writeFile(tmp, safeStringify({ format: SPOOL_FORMAT, spooledAt: new Date().toISOString(), ...record }), { mode: 0o600 });
+    await fs.rename(tmp, file);
+    return file;
+  } catch {
+    return null;
+  }
+}
 
 /** The one error type this SDK rejects with (from complete() and runProofSuite() only). */
 export class AgentsProofError extends Error {
@@ -301,6 +351,10 @@ export class AgentRun {
     this._dropped = 0;
     this._completed = null; // the promise of complete(), once called
     this._publicUrl = null;
+    this._unacked = new Map(); // step_index -> JSON body, until the server has answered for it
+    this._offlineUntil = 0;
+    this._spoolDir = o.spoolDir;
+    this._runBody = null;
 
     let body;
     try {
@@ -322,10 +376,18 @@ export class AgentRun {
       body = undefined;
       this._initError = new AgentsProofError(`AgentsProof: failed to init run \u2014 ${err}`, { code: 'bad_request' });
     }
+    this._runBody = body;
     // never rejects: the outcome is kept in _remoteRunId / _initError
     this._init = body === undefined
       ? Promise.resolve()
-      : request(this._conn, 'init run', 'POST', '/runs', body, this._cfg.requestTimeoutMs).then(
+      : this._register(this._cfg.requestTimeoutMs);
+    this._tail = this._init; // the chain that sends steps in order
+  }
+
+  /** POST /runs (idempotent: the server maps a repeated clientRunId to the same run). Never rejects. */
+  _register(timeoutMs, quiet = false) {
+    this._initError = null;
+    return request(this._conn, 'init run', 'POST', '/runs', this._runBody, timeoutMs).then(
         (data) => {
           const id = data && typeof data === 'object' ? data.runId ?? data.id : undefined;
           if (id === undefined || id === null) {
@@ -337,9 +399,8 @@ export class AgentRun {
         },
       ).catch((err) => {
         this._initError = err;
-        report(this._onError, err, { op: 'startRun', runId: this.runId });
+        if (!quiet) report(this._onError, err, { op: 'startRun', runId: this.runId });
       });
-    this._tail = this._init; // the chain that sends steps in order
   }
 
   /** The server's id of this run once it is registered (null if registration failed). */
@@ -399,13 +460,13 @@ export class AgentRun {
       report(this._onError, new AgentsProofError(`AgentsProof: unknown step type ${safeStringify(step.type)}`, { code: 'bad_request' }), { op: 'logStep', runId: this.runId, step: stepIndex });
     }
     this.steps.push(step);
-    if (this._pending >= this._cfg.maxPendingSteps) {
-      this._dropped += 1;
-      report(this._onError, new AgentsProofError(`AgentsProof: step ${stepIndex} dropped \u2014 ${this._pending} steps already pending`, { code: 'queue_full' }), { op: 'logStep', runId: this.runId, step: stepIndex });
-      return;
-    }
     // serialise now: later mutations of the agent's objects do not change what was logged
     const body = safeStringify(step);
+    this._unacked.set(stepIndex, body); // kept until the server answers for it: complete() sends what is left
+    if (this._pending >= this._cfg.maxPendingSteps) {
+      report(this._onError, new AgentsProofError(`AgentsProof: step ${stepIndex} held for complete() \u2014 ${this._pending} steps already pending`, { code: 'queue_full' }), { op: 'logStep', runId: this.runId, step: stepIndex });
+      return;
+    }
     this._pending += 1;
     this._tail = this._tail.then(() => this._send(body, stepIndex)).finally(() => {
       this._pending -= 1;
@@ -413,26 +474,35 @@ export class AgentRun {
   }
 
   async _send(body, stepIndex) {
+    // registration failed, or the server just failed: the step stays unacknowledged for complete()
+    if (this._remoteRunId === null || Date.now() < this._offlineUntil) return;
     try {
-      if (this._remoteRunId === null) {
-        // registration failed: reported once by the init handler; count what is lost
-        this._dropped += 1;
-        return;
-      }
-      const send = () => request(this._conn, `log step ${stepIndex}`, 'POST', `/runs/${encodeURIComponent(this._remoteRunId)}/steps`, body, this._cfg.requestTimeoutMs);
       try {
-        await send();
+        await this._post(body, stepIndex, this._cfg.requestTimeoutMs);
       } catch (err) {
-        // one retry for a refused connection or a server error: the server ignores a
-        // step_index it already has, so a retry never duplicates a step
+        // one retry in place for a refused connection or a server error: the server ignores
+        // a step_index it already has, so a retry never duplicates a step
         if (!(err && (err.code === 'unreachable' || (err.status ?? 0) >= 500))) throw err;
         await sleep(STEP_RETRY_DELAY_MS);
-        await send();
+        await this._post(body, stepIndex, this._cfg.requestTimeoutMs);
       }
     } catch (err) {
-      this._dropped += 1;
+      if (retryable(err)) this._offlineUntil = Date.now() + OFFLINE_MS;
       report(this._onError, err, { op: 'logStep', runId: this.runId, step: stepIndex });
     }
+  }
+
+  /** Send one step; an answer (2xx, or a refusal that retrying cannot fix) acknowledges it. */
+  async _post(body, stepIndex, timeoutMs) {
+    try {
+      await request(this._conn, `log step ${stepIndex}`, 'POST', `/runs/${encodeURIComponent(this._remoteRunId)}/steps`, body, timeoutMs);
+    } catch (err) {
+      if (retryable(err)) throw err;
+      this._dropped += 1; // refused for good (e.g. 422): it will not get better by sending again
+      this._unacked.delete(stepIndex);
+      throw err;
+    }
+    this._unacked.delete(stepIndex);
   }
 
   /**
@@ -517,28 +587,97 @@ export class AgentRun {
   }
 
   async _complete(output) {
+    // one deadline for all of it: a server that accepts connections but never answers
+    // holds the agent at most completeTimeoutMs, then the run is spooled
+    const deadline = Date.now() + this._cfg.completeTimeoutMs;
+    const left = () => Math.max(1, deadline - Date.now());
+    let timer;
+    const expired = new Promise((resolve) => { timer = setTimeout(resolve, left()); });
+    try {
+      return await Promise.race([this._deliver(output, deadline, left), expired.then(() => this._spoolOrFail(output, 'timeout', null))]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async _deliver(output, deadline, left) {
     await this._init;
+    const transient = (e) => !e.status || e.status === 408 || e.status === 429 || e.status >= 500;
+    if (this._initError !== null && transient(this._initError) && this._runBody !== undefined && Date.now() < deadline) {
+      await this._register(Math.min(left(), this._cfg.requestTimeoutMs), true); // the server may be back
+    }
     if (this._initError !== null) {
+      if (retryable(this._initError)) return this._spoolOrFail(output, this._initError.code, this._initError);
       const e = this._initError;
       throw new AgentsProofError(
         e.message.replace('failed to init run', 'failed to complete run (the run was never registered)'),
         { status: e.status, code: e.code, body: e.body, cause: e },
       );
     }
-    const { pending } = await this.flush();
+    const { pending } = await this.flush(Math.min(this._cfg.flushTimeoutMs, left()));
     if (pending > 0) {
       report(this._onError, new AgentsProofError(`AgentsProof: completing with ${pending} steps still in flight`, { code: 'timeout' }), { op: 'complete', runId: this.runId });
     }
+    // every step the server has not answered for: again, in order, until the deadline
+    // a server that refuses connections gets UNREACHABLE_GRACE_MS to come back (a restart)
+    let lastErr = null;
+    let refusedSince = null;
+    for (const [stepIndex, body] of [...this._unacked.entries()].sort((a, b) => a[0] - b[0])) {
+      for (;;) {
+        if (Date.now() >= deadline) return this._spoolOrFail(output, lastErr ? lastErr.code : 'timeout', lastErr);
+        if (refusedSince !== null && Date.now() - refusedSince > UNREACHABLE_GRACE_MS) return this._spoolOrFail(output, 'unreachable', lastErr);
+        try {
+          await this._post(body, stepIndex, Math.min(left(), this._cfg.requestTimeoutMs));
+          refusedSince = null;
+          break;
+        } catch (err) {
+          if (!retryable(err)) break; // refused for good: reported, not retried
+          lastErr = err;
+          refusedSince = err.code === 'unreachable' ? refusedSince ?? Date.now() : null;
+          if (err.status === 401 || err.status === 403) return this._spoolOrFail(output, err.code, err);
+          await sleep(Math.min(STEP_RETRY_DELAY_MS, left()));
+        }
+      }
+    }
     let data;
     try {
-      data = await request(this._conn, 'complete run', 'POST', `/runs/${encodeURIComponent(this._remoteRunId)}/complete`, { output }, this._cfg.completeTimeoutMs);
+      data = await request(this._conn, 'complete run', 'POST', `/runs/${encodeURIComponent(this._remoteRunId)}/complete`, { output }, left());
     } catch (err) {
+      if (retryable(err)) return this._spoolOrFail(output, err.code, err);
       report(this._onError, err, { op: 'complete', runId: this.runId });
       throw err;
     }
     const publicUrl = data && typeof data === 'object' ? data.publicUrl ?? data.public_url ?? null : null;
     this._publicUrl = publicUrl;
     return { publicUrl };
+  }
+
+  /**
+   * The server could not take the run now: write it, with every unacknowledged step, to
+   * the spool for `agentsproof sync`, then reject with an AgentsProofError that says where.
+   */
+  async _spoolOrFail(output, code, cause) {
+    if (this._settled) throw this._settled;
+    const steps = [...this._unacked.entries()].sort((a, b) => a[0] - b[0]).map(([, body]) => JSON.parse(body));
+    let run;
+    try {
+      run = this._runBody === undefined ? { clientRunId: this.runId } : JSON.parse(this._runBody);
+    } catch {
+      run = { clientRunId: this.runId };
+    }
+    const reason = cause && cause.message ? cause.message : 'no answer from the server in time';
+    const record = {
+      baseUrl: safeBaseUrl(this._conn.baseUrl), reason, remoteRunId: this._remoteRunId,
+      run, steps, completed: true, output: output === undefined ? null : JSON.parse(safeStringify(output) ?? 'null'),
+    };
+    const spooled = await writeSpool(record, this._spoolDir);
+    const where = spooled ? `; spooled to ${spooled} \u2014 upload it with \`agentsproof sync\`` : '; it could not be spooled';
+    const err = new AgentsProofError(`AgentsProof: failed to complete run \u2014 ${reason.replace(/^AgentsProof: failed to [^\u2014]*\u2014 /, '')}${where}`, {
+      status: cause ? cause.status ?? null : null, code: code || 'timeout', body: cause ? cause.body : undefined, cause,
+    });
+    err.spooled = spooled;
+    this._settled = err;
+    throw err; // the caller gets it: not reported to onError as well
   }
 }
 
@@ -573,12 +712,13 @@ export class AgentsProof {
     this.baseUrl = normaliseBaseUrl(o.baseUrl ?? env('AGENTSPROOF_BASE_URL') ?? DEFAULT_BASE_URL);
     this.onError = o.onError;
     this.prices = o.prices;
+    this.spoolDir = o.spoolDir;
     this._cfg = {};
     for (const k of Object.keys(DEFAULTS)) if (o[k] !== undefined) this._cfg[k] = o[k];
   }
 
   _runOptions(options) {
-    return { ...this._cfg, onError: this.onError, prices: this.prices, ...options, apiKey: this.apiKey, baseUrl: this.baseUrl };
+    return { ...this._cfg, onError: this.onError, prices: this.prices, spoolDir: this.spoolDir, ...options, apiKey: this.apiKey, baseUrl: this.baseUrl };
   }
 
   /** Start a traced run. Returns at once; never throws because of the server. */

@@ -13,6 +13,8 @@ export const REPO_DIR = resolve(SDK_DIR, '../..');
 export const PYTHON = process.env.AGENTSPROOF_PYTHON || resolve(SDK_DIR, '../../.venv/bin/python');
 export const SERVERKIT = resolve(REPO_DIR, 'tests/server/serverkit.py');
 export const IN_CI = Boolean(process.env.CI);
+// runs a test's complete() could not deliver are spooled here, never in the user's home
+if (!process.env.AGENTSPROOF_SPOOL_DIR) process.env.AGENTSPROOF_SPOOL_DIR = mkdtempSync(join(tmpdir(), 'agentsproof-ts-spool-'));
 
 /**
  * Skip `t` (or fail it under CI) when `reason` is set. Returns true when the caller must
@@ -114,11 +116,12 @@ export function realServerMissing() {
 
 /**
  * Start the real Python server on loopback through tests/server/serverkit.py.
- * Resolves to { baseUrl, apiKey, project, dir, info, stop() }.
+ * Resolves to { baseUrl, apiKey, project, dir, info, stop() }. The same `dir` and `port` (with
+ * `keepDir` on the first) restart a server on the same database.
  */
-export async function startRealServer({ timeoutMs = 90_000 } = {}) {
-  const dir = mkdtempSync(join(tmpdir(), 'ap-ts-e2e-'));
-  const child = spawn(PYTHON, [SERVERKIT, '--dir', dir], {
+export async function startRealServer({ timeoutMs = 90_000, dir = null, port = null, keepDir = false } = {}) {
+  dir = dir ?? mkdtempSync(join(tmpdir(), 'ap-ts-e2e-'));
+  const child = spawn(PYTHON, [SERVERKIT, '--dir', dir, ...(port ? ['--port', String(port)] : [])], {
     cwd: REPO_DIR,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, PYTHONUNBUFFERED: '1' },
@@ -151,7 +154,7 @@ export async function startRealServer({ timeoutMs = 90_000 } = {}) {
       await exited;
       clearTimeout(t);
     }
-    rmSync(dir, { recursive: true, force: true });
+    if (!keepDir) rmSync(dir, { recursive: true, force: true });
   };
   return {
     baseUrl: String(info.base_url).replace(/\/+$/, ''),

@@ -1,0 +1,105 @@
+"""The Python SDK with strings that do not encode and a server that never answers: a
+surrogate-escaped string is sent as valid text (or spooled, never dropped), and
+``complete()`` returns within its one timeout, the run spooled."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "server"))
+from serverkit import running_server  # noqa: E402
+
+from agentsproof import AgentsProof  # noqa: E402
+from agentsproof.sdk.jsonable import text  # noqa: E402
+
+ESCAPED = os.fsdecode(b"caf\xc3\xa9-\xff")  # "café-\udcff": a file name read with surrogateescape
+
+
+def test_text_makes_any_string_valid_unicode():
+    assert text(ESCAPED) == "café-\ufffd"
+    assert text("a\ud800b") == "a\ufffdb"
+    assert text("\udcff") == "\ufffd"
+    assert text("plain") == "plain"
+    for s in (ESCAPED, "a\ud800b", "\udcff\udc80", "\ud83d"):
+        text(s).encode("utf-8")  # never raises
+
+
+def test_surrogate_escaped_strings_reach_the_server(tmp_path):
+    with running_server(tmp_path / "srv") as srv:
+        key = srv.create_key("alpha")
+        ap = AgentsProof(api_key=key, base_url=srv.base_url, spool_dir=tmp_path / "spool")
+        run = ap.start_run(project_slug="alpha", input=ESCAPED, label="\udcff label", metadata={"path": ESCAPED, "\udcfe": [ESCAPED]})
+        run.log_step(type="tool_call", name="read \udcff", input={"file": ESCAPED}, output=b"\xff\xfe".decode("utf-8", "surrogateescape"),
+                     latency_ms=float("nan"))
+        res = run.complete({"answer": ESCAPED, "score": float("inf")})
+        assert res.get("publicUrl"), res
+        assert not list((tmp_path / "spool").glob("*.json")) if (tmp_path / "spool").exists() else True
+        got = httpx.get(f"{srv.base_url}/runs/{res['runId']}", headers={"x-api-key": key}, timeout=30).json()
+        assert got["input"] == "café-\ufffd" and got["label"] == "\ufffd label"
+        assert got["metadata"] == {"path": "café-\ufffd", "\ufffd": ["café-\ufffd"]}
+        assert got["steps"][0]["input"] == {"file": "café-\ufffd"} and got["steps"][0]["name"] == "read \ufffd"
+        assert got["output"]["answer"] == "café-\ufffd" and got["status"] == "completed"
+
+
+def test_surrogate_escaped_run_is_spooled_when_the_server_is_down(tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/api"
+    ap = AgentsProof(api_key="k", base_url=dead, spool_dir=tmp_path)
+    run = ap.start_run(project_slug="alpha", input=ESCAPED, label="\udcff")
+    run.log_step(type="llm_call", name="m", output=ESCAPED)
+    res = run.complete(ESCAPED)
+    assert res["spooled"], res
+    rec = json.loads(Path(res["spooled"]).read_text(encoding="utf-8"))
+    assert rec["run"]["input"] == "café-\ufffd" and rec["steps"][0]["output"] == "café-\ufffd" and rec["output"] == "café-\ufffd"
+
+
+class HungServer:
+    """Accepts connections and reads requests, never answers."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.conns: list[socket.socket] = []
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/api"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.conns.append(conn)
+
+    def close(self) -> None:
+        for c in self.conns:
+            c.close()
+        self.sock.close()
+
+
+def test_complete_never_blocks_longer_than_its_timeout_on_a_hung_server(tmp_path):
+    hung = HungServer()
+    try:
+        ap = AgentsProof(api_key="k", base_url=hung.url, timeout=2.0, spool_dir=tmp_path)
+        run = ap.start_run(project_slug="alpha", input="q", client_run_id="hung-run")
+        for i in range(5):
+            run.log_step(type="llm_call", name=f"s{i}")
+        t0 = time.monotonic()
+        res = run.complete("out")
+        took = time.monotonic() - t0
+        assert took < 2.0 + 1.0, f"complete() blocked {took:.1f}s with a 2s timeout"
+        assert res["publicUrl"] is None and res["spooled"] == str(tmp_path / "hung-run.json"), res
+        rec = json.loads((tmp_path / "hung-run.json").read_text())
+        assert [s["name"] for s in rec["steps"]] == [f"s{i}" for i in range(5)] and rec["completed"] is True
+    finally:
+        hung.close()
