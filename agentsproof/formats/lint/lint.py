@@ -159,7 +159,8 @@ def _eval_yaml_view(path: Path, src: str) -> FileView:
             meta, _ = split_frontmatter(ev.source_text)
         except Exception:  # a skill file without usable frontmatter: no description to compare
             meta = {}
-        description = meta.get("description") if isinstance(meta.get("description"), str) else ""
+        found = meta.get("description")
+        description = found if isinstance(found, str) else ""
         view.notes.extend(check_activation(src, cfg.activation, description))
     if cfg.execution.target:
         from agentsproof.targets.config import check_target_name
