@@ -87,7 +87,7 @@ def test_interrupt_keeps_finished_trials(sig, scripted_server, tmp_path):
             proc.kill()
             proc.wait()
     assert proc.returncode == 30, (proc.returncode, out, err)
-    assert took < 5, f"took {took:.1f}s to stop"
+    assert took < 10, f"took {took:.1f}s to stop"  # a bound on hanging, not a speed target (machines are shared)
     assert "Traceback" not in err
     assert signal.Signals(sig).name in err
     report = json.loads((output / "demo-plugin" / "eval-all-summary.json").read_text())

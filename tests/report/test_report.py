@@ -464,7 +464,8 @@ def test_schema_doc_lists_every_field_of_every_model():
     assert f'schema_version` is `"{artifacts.SCHEMA_VERSION}"`' in doc
 
 
-def test_rendering_a_thousand_trials_is_fast():
+def test_rendering_a_thousand_trials_keeps_every_trial():
+    """Every trial is in the HTML and every item in the Markdown (how fast that is: bench/report_open.py)."""
     items = [
         make_item(f"skill-{n}", "skill",
                   [scored("with", i, 0.5 + (i % 5) / 10, response="x" * 400) for i in range(50)],
@@ -473,13 +474,10 @@ def test_rendering_a_thousand_trials_is_fast():
         for n in range(10)
     ]
     run = make_run(items)
-    t0 = time.perf_counter()
     out = report.render_html(run)
     md = report.render_markdown(run)
-    elapsed = time.perf_counter() - t0
     assert out.count('<details class="trial') == 1000
     assert md.count("### skill: skill-") == 10
-    assert elapsed < 1.0, f"rendering 1,000 trials took {elapsed:.2f}s"
 
 
 def test_real_cli_run_writes_an_escaped_self_contained_report(tmp_path):
