@@ -246,6 +246,8 @@ def eval_dict(config: SkillEvalConfig) -> dict[str, Any]:
     data["version"] = _DoubleQuoted(data["version"])
     data["defaults"] = {k: _plain_number(v) for k, v in data["defaults"].items()}
     for task in data["tasks"] if "tasks" in data else [data["task"]]:
+        if task.get("turns") == []:
+            task.pop("turns")  # single-turn: the default
         oracle = task.get("oracle")
         if oracle and oracle.get("timeout") == 60.0 and "run" not in oracle and "script" not in oracle:
             oracle.pop("timeout")  # the default, and only a command's

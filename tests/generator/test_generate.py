@@ -539,7 +539,7 @@ def test_oracle_answer_failing_its_checks_is_sent_back_and_a_passing_one_written
     replies["skill:log-reading"] = [with_oracle("Root cause: disk full.", "bad"), with_oracle("Root cause: disk full.\nFix: free space", "good")]
     byok_env.add(Rule(reply=scripted(replies)))
     out = tmp_path / "out"
-    code, stdout, stderr = cli(["eval-generate", "--plugin-dir", plugin, "--out", out, *MODEL, "--no-check"])
+    code, stdout, stderr = cli(["eval-generate", "--no-activation", "--plugin-dir", plugin, "--out", out, *MODEL, "--no-check"])
     assert code == 0, stderr
     second = requests_for(byok_env, "skill:log-reading")[1]["messages"]
     assert "tasks[0].oracle" in second[3]["content"]

@@ -34,7 +34,7 @@ def _agent_eval(tmp: Path, graders: list[dict[str, Any]]) -> tuple[Path, Path]:
     (d / "SKILL.md").write_text("Write summary.md with a '# Summary' title and totals with a thousands separator.\n")
     (tmp / "agent.py").write_text(AGENT)
     count = tmp / "calls.txt"
-    (d / "targets.yaml").write_text(yaml.safe_dump({"mini": {"type": "command", "command": [sys.executable, str(tmp / "agent.py"), "{prompt}", str(count)]}}))
+    (d / "targets.yaml").write_text(yaml.safe_dump({"mini": {"type": "command", "command": [sys.executable, str(tmp / "agent.py"), "{prompt}", str(count)], "sandbox": False}}))  # it counts its runs in a file outside its workspace
     ev = {"version": "2", "skill": "SKILL.md", "execution": {"mode": "agent", "target": "mini"}, "workspace": "fixtures/",
           "defaults": {"trials": 2, "timeout": 60},
           "task": {"name": "summary", "instruction": "Summarise data.csv into summary.md.", "graders": graders}}

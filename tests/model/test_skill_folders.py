@@ -121,7 +121,8 @@ def test_eval_generate_copies_the_whole_skill_folder_and_trials_see_it(cli, byok
     code, _, stderr = cli(["eval", out / target / "eval.yaml", "--output", runs, *MODEL])
     assert code == 0, stderr
     with_req = [r for r in byok_env.trial_requests() if "AUTH: send" in r["messages"][0]["content"]]
-    assert len(with_req) == len(PROBLEMS) and all("API: GET /v1/traces" in r["messages"][0]["content"] for r in with_req)
+    per_case = yaml.safe_load((out / target / "eval.yaml").read_text())["defaults"]["trials"]  # generated: trials per case
+    assert len(with_req) == per_case * len(PROBLEMS) and all("API: GET /v1/traces" in r["messages"][0]["content"] for r in with_req)
     report = read_json(next(runs.rglob("*.json")))
     assert report["items"][0]["delta"] == 1.0 and report["items"][0]["warnings"] == []
 

@@ -261,10 +261,16 @@ def test_describe_shows_the_spec_as_written(monkeypatch, tmp_path):
     from agentsproof.targets.registry import build_target
 
     defs = parse_targets({"a": {"type": "claude-code", "model": "${AGENT_MODEL}", "tools": ["Read"], "inject": "skill"}}, "targets.yaml")
-    target = build_target(defs["a"], model=MODEL)
+    monkeypatch.delenv("AGENTSPROOF_MODEL", raising=False)
+    target = build_target(defs["a"], model=None)
     assert target.model == "claude-secret-deployment"
     assert target.describe() == {"target": "a", "target_type": "claude-code", "tools": ["Read"], "permission_mode": "acceptEdits",
-                                 "inject": "skill", "model": "${AGENT_MODEL}", "sandbox": False, "env": []}
+                                 "inject": "skill", "model": "${AGENT_MODEL}", "model_source": "the target's model setting",
+                                 "sandbox": False, "env": []}
+    # --model first, then AGENTSPROOF_MODEL, then the target's own setting
+    assert build_target(defs["a"], model=MODEL).model == MODEL
+    monkeypatch.setenv("AGENTSPROOF_MODEL", "env-model")
+    assert build_target(defs["a"], model=None).describe()["model_source"] == "AGENTSPROOF_MODEL"
     assert make_target().describe()["model"] == MODEL
 
 

@@ -212,7 +212,7 @@ def test_config_and_describe(monkeypatch, tmp_path):
     monkeypatch.setenv("CODEX_CLI_PATH", str(fake))
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     target = make_target(sandbox=False, approval_policy="on-failure")
-    assert target.describe() == {"target": "agent", "target_type": "codex", "inject": "system", "model": MODEL, "sandbox": False,
+    assert target.describe() == {"target": "agent", "target_type": "codex", "inject": "system", "model": MODEL, "model_source": "--model", "sandbox": False,
                                  "sandbox_mode": "workspace-write", "approval_policy": "on-failure", "env": []}
     config = target._config(Path("/x/instr \"q\".md"))
     assert 'model_instructions_file = "/x/instr \\"q\\".md"' in config and "model_providers" not in config
