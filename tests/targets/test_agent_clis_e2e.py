@@ -185,6 +185,9 @@ def test_one_matrix_across_copilot_claude_code_and_codex(tmp_path: Path, monkeyp
                     assert t["score"] == 1.0 and [(f["path"], f["status"]) for f in t["files"]] == [("report.txt", "created")], (item["target"], t)
                 assert all(t["files"] == [] for t in item["without_arm"]["trials"])
             assert "by agent:" in stdout and "writer @ codex" in stdout
+            md = next(out.rglob("*.md")).read_text()  # the reports' side-by-side section
+            assert "| item | copilot | claude-code | codex |" in md and "| writer | A +1.00" in md and "| **the skill helps** |" in md
+            assert 'id="by-agent"' in next(out.rglob("*.html")).read_text()
             assert not [r for r in [*openai.requests, *openai.responses_requests, *anthropic.requests] if "HOMEMARK" in json.dumps(r)]
     finally:
         next(servers, None)
