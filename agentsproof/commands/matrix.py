@@ -4,18 +4,19 @@ The items are loaded once (with the first name, which checks that agent graders 
 agent), then each is copied once per agent: the copy's ``target`` is that agent and its
 id gains ``@<agent>`` (so the journal, workspaces, ``compare`` and ``--retry-errors`` keep
 the agents apart, and ``compare`` of two matrix runs shows each agent's drift). The report
-carries one item per (item, agent); :func:`by_agent` sums them up for the terminal.
+carries one item per (item, agent); :func:`~agentsproof.report.matrix.by_agent` sums them
+up for the terminal, :func:`~agentsproof.report.matrix.agent_matrix` for the reports.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 from agentsproof.core.errors import InputError
 from agentsproof.model.items import EvalItem
-
-SEPARATOR = "@"
+from agentsproof.report.matrix import SEPARATOR as SEPARATOR
+from agentsproof.report.matrix import base_id as base_id
+from agentsproof.report.matrix import by_agent as by_agent
 
 
 def target_names(value: str | None) -> list[str]:
@@ -41,37 +42,3 @@ def expand(items: list[EvalItem], value: str | None) -> list[EvalItem]:
     if len(names) < 2:
         return items
     return [dataclasses.replace(it, id=f"{it.id}{SEPARATOR}{name}", target=name) for it in items for name in names]
-
-
-def base_id(item_id: str, target: str) -> str:
-    suffix = f"{SEPARATOR}{target}"
-    return item_id[: -len(suffix)] if item_id.endswith(suffix) else item_id
-
-
-def by_agent(items: list[Any]) -> list[dict[str, Any]]:
-    """Per agent of a matrix run: its items' grades, mean delta, and where the skill helps
-    (the delta's interval above 0) or hurts (below 0). Empty for a run on one target."""
-    targets = list(dict.fromkeys(it.target for it in items))
-    if len(targets) < 2:
-        return []
-    out = []
-    for target in targets:
-        mine = [it for it in items if it.target == target]
-        deltas = [it.delta for it in mine if it.delta is not None]
-        helps, hurts = [], []
-        for it in mine:
-            ci = (it.stats or {}).get("delta_ci")
-            if isinstance(ci, list) and len(ci) == 2 and ci[0] is not None:
-                if ci[0] > 0:
-                    helps.append(it.name)
-                elif ci[1] < 0:
-                    hurts.append(it.name)
-        out.append({
-            "target": target,
-            "items": len(mine),
-            "grades": [it.grade or "—" for it in mine],
-            "mean_delta": sum(deltas) / len(deltas) if deltas else None,
-            "helps": helps,
-            "hurts": hurts,
-        })
-    return out

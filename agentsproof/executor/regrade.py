@@ -82,7 +82,7 @@ async def regrade_trial(item: EvalItem, trial: TrialResult, store: FileStore | N
             label = f"item {item.id!r} case {case.name!r}: grader {needs[0]!r}"
             _rebuild(item, trial, store, folder, label)
         ctx = TrialContext(
-            answer=trial.response, workspace=folder, files=list(trial.files), trajectory=list(trial.trajectory),
+            answer=trial.response, replies=list(trial.replies or [trial.response]), workspace=folder, files=list(trial.files), trajectory=list(trial.trajectory),
             skill_used=trial.skill_used, skill_name=item.skill.name if item.skill else item.name, timeout=item.timeout, eval_dir=eval_dir,
         )
         graders = await grade_all(trial.response, case.graders, judge, case.prompt, timeout=item.timeout, context=ctx)

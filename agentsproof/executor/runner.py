@@ -252,8 +252,9 @@ class DualArmRunner:
                 detail += f" → {step.result}"
             log.append(LogEvent(t=time.perf_counter() - t0, role="tool", text=detail))
         log.append(LogEvent(t=time.perf_counter() - t0, role="assistant", text=rec.answer))
+        replies = list(rec.replies) or [rec.answer]
         context = TrialContext(
-            answer=rec.answer, workspace=trial.workspace, files=files, trajectory=rec.trajectory,
+            answer=rec.answer, replies=replies, workspace=trial.workspace, files=files, trajectory=rec.trajectory,
             skill_used=rec.skill_used, skill_name=item.skill.name if item.skill else item.name, timeout=item.timeout,
             eval_dir=Path(item.eval_path).parent if item.eval_path else None,
         )
@@ -261,6 +262,7 @@ class DualArmRunner:
             index=index, arm=arm, response=rec.answer, latency_s=rec.latency_s or (time.perf_counter() - t0),
             usage=rec.usage, cost_usd=rec.cost_usd, tool_calls=rec.raw_tool_calls, log=log, cached=rec.cached,
             trajectory=rec.trajectory, files=files, skill_used=rec.skill_used, skills_invoked=rec.skills_invoked,
+            replies=replies if len(replies) > 1 else None,
         )
         try:
             graders = await grade_all(rec.answer, case.graders, self._judge_for(item), case.prompt, timeout=item.timeout, context=context)

@@ -84,6 +84,16 @@ class TaskConfig(_Strict):
     )
     oracle: Oracle | None = Field(None, description="A reference solution every grader of this task must accept (default: the eval's oracle).")
 
+    @model_validator(mode="after")
+    def _turns_exist(self) -> TaskConfig:
+        most = 1 + len(self.turns) + (self.user.max_turns if self.user is not None else 0)
+        for i, g in enumerate(self.graders):
+            turn = getattr(g, "turn", None)
+            if isinstance(turn, int) and turn > most:
+                has = "one user message (no turns: or user:)" if most == 1 else f"at most {most} user messages (the instruction, turns: and user: max_turns)"
+                raise FieldError(f"graders[{i}].turn", f"turn {turn}, but the task has {has}")
+        return self
+
 
 MAX_TASKS = 200
 

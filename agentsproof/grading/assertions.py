@@ -9,11 +9,11 @@ from pydantic import Field
 
 from agentsproof.grading.base import GradeInput, GraderKind
 from agentsproof.grading.judge import Judge, JudgeError, judge_json, verdict_text
-from agentsproof.model.graders import MAX_WEIGHT, Strict
+from agentsproof.model.graders import MAX_WEIGHT, TurnScoped
 from agentsproof.model.results import CheckResult, GraderResult, Usage
 
 
-class AssertionsGrader(Strict):
+class AssertionsGrader(TurnScoped):
     type: Literal["assertions"]
     assertions: list[Annotated[str, Field(min_length=1)]] = Field(min_length=1)
     weight: float = Field(1.0, gt=0, le=MAX_WEIGHT, strict=True, allow_inf_nan=False)

@@ -20,6 +20,9 @@ class TrialContext:
     trajectory: list[ToolCall] = field(default_factory=list)
     skill_used: bool | None = None
     skill_name: str = ""
+    replies: list[str] = field(default_factory=list)
+    """The reply to each user message, in order (a multi-turn trial; graders with ``turn:``
+    pick theirs); empty: none recorded, every turn is ``answer`` (an oracle's)."""
     timeout: float | None = None
     """The trial's timeout in seconds (a script grader's own timeout is capped by it)."""
     eval_dir: Path | None = None

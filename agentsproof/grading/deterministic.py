@@ -8,11 +8,11 @@ from pydantic import Field, field_validator, model_validator
 
 from agentsproof.grading import regex
 from agentsproof.grading.base import GradeInput, GraderKind
-from agentsproof.model.graders import MAX_WEIGHT, Checks, FieldError, Strict
+from agentsproof.model.graders import MAX_WEIGHT, Checks, FieldError, TurnScoped
 from agentsproof.model.results import CheckResult, GraderResult
 
 
-class DeterministicGrader(Strict):
+class DeterministicGrader(TurnScoped):
     type: Literal["deterministic"]
     checks: Checks
     weight: float = Field(1.0, gt=0, le=MAX_WEIGHT, strict=True, allow_inf_nan=False, description="Relative weight in the trial score.")

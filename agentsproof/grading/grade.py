@@ -15,7 +15,7 @@ from agentsproof.grading.context import TrialContext
 from agentsproof.grading.judge import Judge, JudgeError
 from agentsproof.grading.registry import kind
 from agentsproof.model.graders import GraderSpec
-from agentsproof.model.results import GraderResult
+from agentsproof.model.results import CheckResult, GraderResult
 
 __all__ = ["Judge", "JudgeError", "TrialContext", "grade_all", "combine", "failed_gate", "needs_judge"]
 
@@ -24,11 +24,29 @@ def needs_judge(graders: Sequence[GraderSpec]) -> bool:
     return any(kind(g.type).judged for g in graders)
 
 
+def turn_reply(spec: GraderSpec, response: str, replies: Sequence[str]) -> str | None:
+    """What a grader with ``turn:`` grades: the reply to the N-th user message, or
+    (``all``) every reply joined; the last reply without ``turn:`` (or when no replies were
+    recorded). None: the conversation ended before turn N."""
+    turn = getattr(spec, "turn", None)
+    if turn is None or not replies:
+        return response
+    if turn == "all":
+        return "\n\n".join(replies)
+    return replies[turn - 1] if turn <= len(replies) else None
+
+
 async def _grade_one(response: str, spec: GraderSpec, judge: Judge | None, task: str, ctx: TrialContext) -> GraderResult:
     grade = kind(spec.type).grade
     if grade is None:
         raise TypeError(f"a {spec.type!r} grader is not graded per trial")
-    return await grade(spec, GradeInput(answer=response, context=ctx, judge=judge, task=task))
+    answer = turn_reply(spec, response, ctx.replies)
+    if answer is None:
+        turn = getattr(spec, "turn", None)
+        why = f"the conversation ended after {len(ctx.replies)} turn{'s' if len(ctx.replies) != 1 else ''}, before turn {turn}"
+        check = CheckResult(kind="turn", target=str(turn), passed=False, evidence=why)
+        return GraderResult(type=spec.type, weight=float(getattr(spec, "weight", 1.0)), score=0.0, checks=[check], reasoning=why)
+    return await grade(spec, GradeInput(answer=answer, context=ctx, judge=judge, task=task))
 
 
 async def _grade_safely(response: str, spec: GraderSpec, judge: Judge | None, task: str, ctx: TrialContext) -> GraderResult:

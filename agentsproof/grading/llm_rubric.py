@@ -10,11 +10,11 @@ from pydantic import Field
 from agentsproof.grading.base import GradeInput, GraderKind
 from agentsproof.grading.judge import Judge, JudgeError, judge_json, verdict_text
 from agentsproof.llm.replies import MAX_NUMBER_CHARS
-from agentsproof.model.graders import MAX_WEIGHT, Strict
+from agentsproof.model.graders import MAX_WEIGHT, TurnScoped
 from agentsproof.model.results import CheckResult, GraderResult
 
 
-class LLMRubricGrader(Strict):
+class LLMRubricGrader(TurnScoped):
     type: Literal["llm_rubric"]
     rubric: str = Field(min_length=1, description="What the judge scores, 0 to 1.")
     weight: float = Field(1.0, gt=0, le=MAX_WEIGHT, strict=True, allow_inf_nan=False)

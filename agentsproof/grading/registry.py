@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeAlias, Union
 
 from pydantic import BeforeValidator, Field
 
+from agentsproof.core.validation import FieldError
 from agentsproof.grading.base import GraderKind
 
 GRADERS: dict[str, str] = {
@@ -46,6 +47,11 @@ def _rewrite(value: Any) -> Any:
     for k in kinds():
         if k.rewrite is not None:
             value = k.rewrite(value)
+    if isinstance(value, dict) and "turn" in value and isinstance(value.get("type"), str) and value["type"] in GRADERS:
+        config = kind(value["type"]).config
+        if "turn" not in config.model_fields:  # it reads the whole trial (workspace, trajectory), not one reply
+            scoped = ", ".join(repr(k.type) for k in kinds() if "turn" in k.config.model_fields)
+            raise FieldError("turn", f"a {value['type']!r} grader grades the whole trial, not one reply; 'turn' is for {scoped}")
     return value
 
 

@@ -225,6 +225,8 @@ def eval_yaml_to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[str]]:
 
 def _grader_to_asserts(g: Any, where: str, skill: str, warnings: list[str]) -> list[Any]:
     w = {"weight": g.weight} if getattr(g, "weight", 1.0) != 1.0 else {}
+    if getattr(g, "turn", None) is not None:
+        warnings.append(f"{where}.turn: EVAL.yaml has no turn-scoped grader; it grades the last reply")
     if g.type == "deterministic":
         cs = g.checks.caseSensitive
         out = [{"type": "contains" if cs else "icontains", "value": v, **w} for v in g.checks.mustContain]

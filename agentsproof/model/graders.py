@@ -11,7 +11,7 @@ trial left behind: its workspace, its trajectory, whether it loaded the skill.
 from __future__ import annotations
 
 import re
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -22,6 +22,22 @@ MAX_WEIGHT = 1000.0
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class TurnScoped(Strict):
+    """The shared ``turn:`` of the graders that read replies (deterministic, llm_rubric,
+    assertions): which reply of a multi-turn trial they grade."""
+
+    turn: int | Literal["all"] | None = Field(
+        None, description="Grade the reply to the N-th user message (1: to the instruction), or 'all' replies joined; default: the last reply."
+    )
+
+    @field_validator("turn", mode="before")
+    @classmethod
+    def _turn(cls, value: Any) -> Any:
+        if value is None or value == "all" or (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+            return value
+        raise ValueError(f"{value!r} is not a turn; give N >= 1 (the reply to the N-th user message) or 'all'")
 
 
 class Checks(Strict):

@@ -116,6 +116,7 @@ class TrialResult(BaseModel):
     files: list[FileRecord] = Field(default_factory=list, description="Files created, changed or deleted in the trial's workspace.")
     skill_used: bool | None = Field(None, description="Whether the agent loaded or read the skill; None when unknown.")
     skills_invoked: list[str] | None = Field(None, description="The skills the agent loaded, in order (plugin arm); None when unknown or not asked.")
+    replies: list[str] | None = Field(None, description="A multi-turn trial: the reply to each user message, in order (the last is response); None: one turn.")
     workspace: str | None = Field(None, description="The kept workspace folder (--keep-workspaces).")
 
 

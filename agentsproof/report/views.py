@@ -264,6 +264,7 @@ def build_view(run: RunResult) -> dict[str, Any]:
     settings = {k: ("(redacted)" if _SECRET_KEY.search(str(k)) else setting_text(v)) for k, v in run.settings.items()}
     from agentsproof.report.generalise import generalise_view
     from agentsproof.report.identity import run_identity
+    from agentsproof.report.matrix import agent_matrix
 
     arms = [a.arm for v in views for a in v.arms]
     costs, cache_read, errored = run_totals(arms)
@@ -282,6 +283,7 @@ def build_view(run: RunResult) -> dict[str, Any]:
         "trial_count": sum(len(a.trials) for a in arms),
         "errored_trial_count": errored,
         "plugin_collisions": _plugin_collisions(run),
+        "matrix": agent_matrix(run.items, {v.item.id: v.anchor for v in views}),
     }
 
 

@@ -43,7 +43,7 @@ class TrialInput:
     """The skill/agent for the with-arm; None in the baseline arm."""
     turns: list[str] = field(default_factory=list)
     """Follow-up user messages after ``prompt``, in the same session (a multi-turn trial);
-    the answer graded is the reply to the last one."""
+    the answer is the reply to the last one (the record's ``replies`` holds each)."""
     next_turn: Callable[[list[dict[str, str]]], Awaitable[str | None]] | None = None
     """After ``turns``: the simulated user, asked with the conversation so far
     (``{"role", "content"}`` messages) for the next message; None ends the conversation."""
@@ -73,6 +73,9 @@ class TrialRecord:
     """Extra session-log events (stderr lines, notes) beside the trajectory."""
     raw_tool_calls: list[dict[str, Any]] = field(default_factory=list)
     """Tool calls as the provider reported them (chat targets), kept for the JSON report."""
+    replies: list[str] = field(default_factory=list)
+    """The reply to each user message, in order (the last is ``answer``); targets with a
+    session fill it, empty means ``[answer]`` (graders with ``turn:`` read it)."""
 
 
 async def next_user_message(trial: TrialInput, conversation: list[dict[str, str]]) -> str | None:

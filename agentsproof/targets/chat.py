@@ -93,6 +93,7 @@ class ChatTarget(Target):
                 record.cost_usd = None if record.cost_usd is None or one.cost_usd is None else record.cost_usd + one.cost_usd
                 record.latency_s += one.latency_s
                 record.cached = record.cached and one.cached
+            record.replies.append(one.answer)
             messages.append({"role": "assistant", "content": one.answer})
             follow_up = await next_user_message(trial, messages[1:])
             if follow_up is None:

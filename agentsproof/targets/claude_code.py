@@ -246,6 +246,7 @@ class ClaudeCodeTarget(Target):
         return TrialRecord(
             answer=(last.answer() or "").strip(), trajectory=trajectory, usage=usage, cost_usd=cost,
             latency_s=latency, skill_used=used, skills_invoked=names, log=log,
+            replies=[(stream.answer() or "").strip() for stream, _, _ in turns],
         )
 
     # -- set-up ----------------------------------------------------------------

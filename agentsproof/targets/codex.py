@@ -244,7 +244,7 @@ class CodexTarget(Target):
         last.invoked = invoked
         used, names = self._skill_use(trial, last)
         return TrialRecord(answer=(last.answer() or "").strip(), trajectory=trajectory, usage=usage, latency_s=latency,
-                           skill_used=used, skills_invoked=names, log=log)
+                           skill_used=used, skills_invoked=names, log=log, replies=[(seen.answer() or "").strip() for seen, _, _ in turns])
 
     # -- set-up ----------------------------------------------------------------
 

@@ -168,6 +168,7 @@ class CopilotTarget(Target):
             skill_used=self._skill_used(trial, staged, events, [s.arguments for s in trajectory]),
             skills_invoked=_invoked(events, staged),
             log=log,
+            replies=[*replies, answer],
         )
 
     async def _drive(self, options: dict[str, Any], trial: TrialInput, events: AgentEventCollector, timeout: float,

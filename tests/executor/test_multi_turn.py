@@ -80,3 +80,81 @@ def test_a_simulated_user_answers_the_question_and_meets_both_arms_alike(tmp_pat
     # the simulator was asked once per distinct state: with-arm after the question (then DONE after the table),
     # baseline after its list; the three trials of an arm met the same user without asking again
     assert len(asked) == 3, asked
+
+
+def scoped(tmp_path: Path, graders: list[dict[str, Any]], turns: list[str], **task: Any) -> Path:
+    ev = simple_eval(graders, trials=2, instruction="Summarise the revenue by region.")
+    ev["task"].update(turns=turns, **task) if turns else ev["task"].update(task)
+    return make_plugin(tmp_path, skills={"ask-first": {"prompt": ASK_FIRST, "eval": ev}}) / "skills" / "ask-first"
+
+
+def test_graders_scoped_to_a_turn_grade_that_turns_reply(tmp_path: Path, byok_env: ScriptedServer) -> None:
+    """``turn: 1`` grades the question (the table check fails), ``turn: 2`` the table (it
+    passes), ``turn: all`` every reply joined; an unscoped grader the last reply."""
+    byok_env.add(Rule(reply=ask_first, system_contains="ASKMARK"), Rule(reply="north 1200, south 800 (a list)"))
+    graders = [
+        {"type": "deterministic", "checks": ["REGIONTABLE"], "turn": 1},
+        {"type": "deterministic", "checks": ["REGIONTABLE"], "turn": 2},
+        {"type": "deterministic", "checks": ["Which format", "REGIONTABLE"], "turn": "all"},
+        {"type": "deterministic", "checks": {"mustNotContain": ["Which format"]}},
+    ]
+    out = tmp_path / "runs"
+    code, _, stderr = run_cli(["eval", scoped(tmp_path, graders, ["A table, please."]), "--output", out, "--model", "test-model"])
+    assert code == 0, stderr
+    item = read_json(next(out.rglob("*.json")))["items"][0]
+    for t in item["with_arm"]["trials"]:
+        assert [g["score"] for g in t["graders"]] == [0.0, 1.0, 1.0, 1.0], t["graders"]
+        assert t["replies"] == ["Which format would you like: a table or a list?", "REGIONTABLE: north 1200, south 800"]
+        assert t["response"] == t["replies"][-1]
+    for t in item["without_arm"]["trials"]:  # the baseline answered the same both times: no table in any turn
+        assert [g["score"] for g in t["graders"]] == [0.0, 0.0, 0.0, 1.0] and len(t["replies"]) == 2
+    # regrade reads the recorded replies: the first grader moved to turn 2 passes, with no new call
+    import yaml
+
+    path = next(tmp_path.rglob("eval.yaml"))
+    ev = yaml.safe_load(path.read_text())
+    ev["task"]["graders"][0]["turn"] = 2
+    path.write_text(yaml.safe_dump(ev))
+    calls = len(byok_env.requests)
+    code, _, stderr = run_cli(["regrade", next(out.rglob("*.json"))])
+    assert code == 0, stderr
+    again = read_json(next(out.rglob("*-regraded.json")))["items"][0]
+    assert [g["score"] for g in again["with_arm"]["trials"][0]["graders"]] == [1.0, 1.0, 1.0, 1.0]
+    assert len(byok_env.requests) == calls
+
+
+def test_a_turn_the_conversation_never_reached_scores_zero_with_the_reason(tmp_path: Path, byok_env: ScriptedServer) -> None:
+    from agentsproof.executor.simulator import MARKER
+
+    byok_env.add(Rule(reply="DONE", system_contains=MARKER), Rule(reply="REGIONTABLE north 1200"))
+    user = {"persona": "A manager.", "goal": "The revenue.", "max_turns": 2}
+    graders = [{"type": "deterministic", "checks": ["REGIONTABLE"], "turn": 2}, {"type": "deterministic", "checks": ["REGIONTABLE"]}]
+    out = tmp_path / "runs"
+    code, _, stderr = run_cli(["eval", scoped(tmp_path, graders, [], user=user), "--output", out, "--model", "test-model"])
+    assert code == 0, stderr
+    trial = read_json(next(out.rglob("*.json")))["items"][0]["with_arm"]["trials"][0]
+    assert trial["status"] == "scored" and trial["replies"] is None  # the user was done after the first reply
+    first, last = trial["graders"]
+    assert first["score"] == 0.0 and "the conversation ended after 1 turn, before turn 2" in first["reasoning"]
+    assert last["score"] == 1.0
+
+
+def test_turns_a_task_cannot_have_or_graders_that_cannot_take_one_are_refused(tmp_path: Path, byok_env: ScriptedServer) -> None:
+    from conftest import assert_refused
+
+    det = {"type": "deterministic", "checks": ["x"]}
+    cases = [
+        ([{**det, "turn": 2}], [], {}, ["task.graders[0].turn", "turn 2, but the task has one user message"]),
+        ([det, {**det, "turn": 4}], ["more"], {}, ["task.graders[1].turn", "at most 2 user messages"]),
+        ([{**det, "turn": 0}], ["more"], {}, ["task.graders[0].turn", "not a turn"]),
+        ([{**det, "turn": True}], ["more"], {}, ["task.graders[0].turn", "not a turn"]),
+        ([{"type": "files", "exists": ["a.txt"], "turn": 1}], ["more"], {}, ["task.graders[0].turn", "'files' grader grades the whole trial"]),
+        ([{"type": "script", "script": "check.py", "turn": "all"}], ["more"], {}, ["task.graders[0].turn", "'script' grader"]),
+    ]
+    for n, (graders, turns, task, needles) in enumerate(cases):
+        d = scoped(tmp_path / str(n), graders, turns, **task)
+        assert_refused(["eval", d, "--output", tmp_path / "runs", "--model", "test-model"], [str(d / "eval.yaml"), *needles], srv=byok_env)
+    # a simulated user can reach further turns: 1 + turns + max_turns is allowed
+    d = scoped(tmp_path / "ok", [{**det, "turn": 4}], ["more"], user={"persona": "p", "goal": "g", "max_turns": 2})
+    code, out, err = run_cli(["eval", d, "--plan", "--model", "test-model"])
+    assert code == 0, err

@@ -111,6 +111,33 @@ def test_codex_through_the_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, 
         assert not [r for r in srv.responses_requests if "HOMEMARK" in json.dumps(r)]
 
 
+def test_graders_scoped_to_a_turn_through_claude_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A two-turn trial on the real ``claude`` CLI (``--resume`` carries the second turn):
+    ``turn: 1`` grades the first reply, ``turn: 2`` the second, ``turn: all`` both."""
+    require("claude", monkeypatch)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+
+    def reply(req: dict[str, Any]) -> Any:
+        if "tools" not in req:
+            return "OK"
+        return f"reply {json.dumps(req.get('messages', [])).count('FOLLOWUP') + 1}"
+
+    graders = [{"type": "deterministic", "checks": ["reply 1"], "turn": 1}, {"type": "deterministic", "checks": ["reply 2"], "turn": 2},
+               {"type": "deterministic", "checks": ["reply 2"], "turn": 1}, {"type": "deterministic", "checks": ["reply 1", "reply 2"], "turn": "all"}]
+    ev = simple_eval(graders, trials=1, timeout=120, threshold=0.5, instruction="Do the job.")
+    ev["task"]["turns"] = ["FOLLOWUP: and again."]
+    d = make_plugin(tmp_path, skills={"writer": {"prompt": SKILL, "eval": ev}}) / "skills" / "writer"
+    with AnthropicServer([Rule(reply=reply)]) as srv:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-e2e")
+        code, _, stderr = run_cli(["eval", d, "--output", tmp_path / "runs", "--target", "claude-code"])
+        assert code == 0, stderr
+    [item] = read_json(next((tmp_path / "runs").rglob("*.json")))["items"]
+    for t in [*item["with_arm"]["trials"], *item["without_arm"]["trials"]]:
+        assert t["replies"] == ["reply 1", "reply 2"] and t["response"] == "reply 2", t
+        assert [g["score"] for g in t["graders"]] == [1.0, 1.0, 0.0, 1.0], t["graders"]
+
+
 def test_one_matrix_across_copilot_claude_code_and_codex(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli_cache: Path) -> None:
     """``--target copilot,claude-code,codex``: one command, every item on each real CLI, a
     grade per agent, the agents side by side; nothing of the user's home loads."""
@@ -158,6 +185,9 @@ def test_one_matrix_across_copilot_claude_code_and_codex(tmp_path: Path, monkeyp
                     assert t["score"] == 1.0 and [(f["path"], f["status"]) for f in t["files"]] == [("report.txt", "created")], (item["target"], t)
                 assert all(t["files"] == [] for t in item["without_arm"]["trials"])
             assert "by agent:" in stdout and "writer @ codex" in stdout
+            md = next(out.rglob("*.md")).read_text()  # the reports' side-by-side section
+            assert "| item | copilot | claude-code | codex |" in md and "| writer | A +1.00" in md and "| **the skill helps** |" in md
+            assert 'id="by-agent"' in next(out.rglob("*.html")).read_text()
             assert not [r for r in [*openai.requests, *openai.responses_requests, *anthropic.requests] if "HOMEMARK" in json.dumps(r)]
     finally:
         next(servers, None)

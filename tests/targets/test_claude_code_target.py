@@ -292,7 +292,7 @@ async def test_turns_resume_the_same_claude_code_session(claude_env, tmp_path):
 
     [rec] = await run_all(target, t)
 
-    assert rec.answer == "did turn 2"
+    assert rec.answer == "did turn 2" and rec.replies == ["did turn 1", "did turn 2"]
     assert files_in(t.workspace) == ["turn1.txt", "turn2.txt"]
     assert [s.name for s in rec.trajectory] == ["Bash", "Bash"]
     last = [r for r in claude_env.requests if r.get("tools")][-1]

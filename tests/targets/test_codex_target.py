@@ -239,7 +239,7 @@ async def test_turns_go_on_in_the_same_codex_thread(codex_env, tmp_path):
 
     [rec] = await run_all(target, t)
 
-    assert rec.answer == "did turn 2"
+    assert rec.answer == "did turn 2" and rec.replies == ["did turn 1", "did turn 2"]
     assert files_in(t.workspace) == ["turn1.txt", "turn2.txt"]
     assert [s.name for s in rec.trajectory] == ["shell", "shell"]
     last = codex_env.responses_requests[-1]

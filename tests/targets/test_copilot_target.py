@@ -494,7 +494,7 @@ async def test_turns_go_on_in_the_same_copilot_session(copilot_env, tmp_path):
 
     [rec] = await run_all(target, t)
 
-    assert rec.answer == "a table, after 2 user messages"
+    assert rec.answer == "a table, after 2 user messages" and rec.replies == ["which format?", rec.answer]
     last = copilot_env.requests[-1]
     assert "which format?" in texts(last) and "Summarise it." in texts(last)  # one conversation
     assert [(e.role, e.text) for e in rec.log if e.role in ("user", "assistant")] == [("assistant", "which format?"), ("user", "As a table.")]

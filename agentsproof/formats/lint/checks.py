@@ -113,8 +113,8 @@ def _fold(text: str, sensitive: bool) -> str:
 
 def _case(view: FileView, case: CaseView) -> Iterator[Problem]:
     f = view.file
-    contains: list[tuple[str, bool, str]] = []  # (needle, case sensitive, field)
-    excludes: list[tuple[str, bool, str]] = []
+    contains: dict[Any, list[tuple[str, bool, str]]] = {}  # by turn: (needle, case sensitive, field)
+    excludes: dict[Any, list[tuple[str, bool, str]]] = {}
     per_file: dict[str, dict[str, list[tuple[str, bool, str]]]] = {"mustContain": {}, "mustNotContain": {}}
     exists: dict[str, str] = {}
     absent: dict[str, str] = {}
@@ -125,8 +125,8 @@ def _case(view: FileView, case: CaseView) -> Iterator[Problem]:
         total_weight += float(getattr(g, "weight", 1.0) or 0.0)
         if kind == "deterministic":
             cs = g.checks.caseSensitive
-            contains += [(n, cs, f"{where}.checks.mustContain[{i}]") for i, n in enumerate(g.checks.mustContain)]
-            excludes += [(n, cs, f"{where}.checks.mustNotContain[{i}]") for i, n in enumerate(g.checks.mustNotContain)]
+            contains.setdefault(g.turn, []).extend((n, cs, f"{where}.checks.mustContain[{i}]") for i, n in enumerate(g.checks.mustContain))
+            excludes.setdefault(g.turn, []).extend((n, cs, f"{where}.checks.mustNotContain[{i}]") for i, n in enumerate(g.checks.mustNotContain))
             yield from _regexes(f, f"{where}.checks.regexMatch", g.checks.regexMatch)
         elif kind == "files":
             for key in ("mustContain", "mustNotContain"):
@@ -146,7 +146,9 @@ def _case(view: FileView, case: CaseView) -> Iterator[Problem]:
             yield from _script(view, case, where, g)
     if case.graders and total_weight <= 0:
         yield Problem(f, f"{case.field}.graders", "zero-weight", "the weights sum to zero: every score would be 0/0", "give at least one grader a positive weight")
-    yield from _conflicts(f, contains, excludes, "the answer")
+    for turn, needles in contains.items():  # a reply of one turn is also in 'all' of them
+        banned = excludes.get(turn, []) + (excludes.get("all", []) if turn != "all" else [])
+        yield from _conflicts(f, needles, banned, "the answer" if turn is None else "the replies (turn: all)" if turn == "all" else f"the reply of turn {turn}")
     for path, needles in per_file["mustContain"].items():
         yield from _conflicts(f, needles, per_file["mustNotContain"].get(path, []), f"file {path!r}")
     for glob, at in exists.items():
