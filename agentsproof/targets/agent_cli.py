@@ -84,6 +84,19 @@ class Harness:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
+def find_program(env_name: str, program: str, what: str, hint: str) -> tuple[str | None, str]:
+    """(path of ``program``, '') or (None, what is wrong): ``$env_name`` when set (it must be
+    an executable file), else ``program`` on PATH. ``what`` names it in the message."""
+    explicit = os.environ.get(env_name)
+    if explicit:
+        path = Path(explicit).expanduser()
+        if not path.is_file() or not os.access(path, os.X_OK):
+            return None, f"{env_name}={explicit} is not an executable file; {hint}"
+        return str(path), ""
+    found = shutil.which(program)
+    return (found, "") if found else (None, f"{what} was not found; {hint}")
+
+
 def installed_skills(trial: TrialInput) -> list[SkillFile]:
     """The skills a trial installs: ``trial.skills`` when given (either arm), else the
     with-arm's ``trial.skill`` (a skill, not an agent); none in a plain baseline."""

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 import uuid
 from pathlib import Path
@@ -59,6 +58,7 @@ from agentsproof.targets.agent_cli import (
     Harness,
     RunSettings,
     failure,
+    find_program,
     installed_skills,
     loopback_port,
     read_json_lines,
@@ -88,14 +88,7 @@ PERMISSION_MODES = ("acceptEdits", "auto", "bypassPermissions", "manual", "dontA
 
 def find_cli() -> tuple[str | None, str]:
     """(path of the claude binary, '') or (None, what is wrong)."""
-    explicit = os.environ.get(ENV_CLI_PATH)
-    if explicit:
-        path = Path(explicit).expanduser()
-        if not path.is_file() or not os.access(path, os.X_OK):
-            return None, f"{ENV_CLI_PATH}={explicit} is not an executable file; {HINT_CLI}"
-        return str(path), ""
-    found = shutil.which("claude")
-    return (found, "") if found else (None, f"the Claude Code CLI was not found; {HINT_CLI}")
+    return find_program(ENV_CLI_PATH, "claude", "the Claude Code CLI", HINT_CLI)
 
 
 class ClaudeCodeTargetSpec(Strict):

@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -59,6 +58,7 @@ from agentsproof.targets.agent_cli import (
     Harness,
     RunSettings,
     failure,
+    find_program,
     installed_skills,
     loopback_port,
     read_json_lines,
@@ -77,14 +77,8 @@ _ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 
 
 def find_cli() -> tuple[str | None, str]:
-    explicit = os.environ.get(ENV_CLI_PATH)
-    if explicit:
-        path = Path(explicit).expanduser()
-        if not path.is_file() or not os.access(path, os.X_OK):
-            return None, f"{ENV_CLI_PATH}={explicit} is not an executable file; {HINT_CLI}"
-        return str(path), ""
-    found = shutil.which("codex")
-    return (found, "") if found else (None, f"the Codex CLI was not found; {HINT_CLI}")
+    """(path of the codex binary, '') or (None, what is wrong)."""
+    return find_program(ENV_CLI_PATH, "codex", "the Codex CLI", HINT_CLI)
 
 
 class CodexTargetSpec(Strict):
