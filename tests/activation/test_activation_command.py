@@ -41,7 +41,8 @@ def targets_file(tmp_path: Path, trace: bool = True) -> Path:
     script = tmp_path / "agent.py"
     script.write_text(AGENT, encoding="utf-8")
     path = tmp_path / "targets.yaml"
-    spec = {"type": "command", "command": [sys.executable, str(script), "{prompt}"], "env": {"WRITE_TRACE": "1" if trace else "0"}}
+    # TESTS is named so that the sandbox shows it (read-only) when the checkout is under /tmp
+    spec = {"type": "command", "command": [sys.executable, str(script), "{prompt}", str(TESTS)], "env": {"WRITE_TRACE": "1" if trace else "0"}}
     path.write_text(yaml.safe_dump({"picker": spec}), encoding="utf-8")
     return path
 

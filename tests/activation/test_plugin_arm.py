@@ -109,9 +109,11 @@ def test_command_agent_plugin_arm_installs_every_skill(cli, tmp_path):
 
     plugin = plugin_with_task(tmp_path, planted=True)
     script = tmp_path / "agent.py"
-    script.write_text(BEST_AGENT.format(tests=str(Path(__file__).resolve().parents[1])))
+    tests = str(Path(__file__).resolve().parents[1])
+    script.write_text(BEST_AGENT.format(tests=tests))
     targets = tmp_path / "targets.yaml"
-    targets.write_text(yaml.safe_dump({"picker": {"type": "command", "command": [sys.executable, str(script)]}}))
+    # the tests folder is named so that the sandbox shows it (read-only) when the checkout is under /tmp
+    targets.write_text(yaml.safe_dump({"picker": {"type": "command", "command": [sys.executable, str(script), tests]}}))
     out_dir = tmp_path / "runs"
     code, out, err = cli(["eval", plugin / "skills" / "csv-summary" / "eval.yaml", "--target", "picker", "--targets", targets,
                           "--arms", "baseline,skill,plugin", "--output", out_dir, "--parallel", "3"])
