@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from agentsproof.core.units import seconds
 from agentsproof.llm.base import LLMError
 from agentsproof.model.activation import ActivationPrompt, ActivationSuite, ActivationTrial
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT, EvalItem, SkillFile
@@ -75,7 +76,7 @@ async def run_one(target: Target, job: ActivationJob, index: int, skills: list[S
         if isinstance(err, LLMError):
             reason = str(err)
         elif isinstance(err, asyncio.TimeoutError):
-            reason = f"trial timed out after {limit:g}s"
+            reason = f"trial timed out after {seconds(limit)}"
         else:
             reason = f"the {target.kind} target failed unexpectedly: {type(err).__name__}: {' '.join(str(err).split())}"
         return ActivationTrial(job.skill, job.prompt, index, None, error=reason[:MAX_REASON_CHARS], latency_s=time.perf_counter() - t0)

@@ -17,6 +17,7 @@ from dataclasses import field as _field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from agentsproof.core.units import seconds
 from agentsproof.model.oracle import Oracle
 from agentsproof.model.results import GraderResult
 
@@ -74,7 +75,7 @@ async def _run_command(oracle: Oracle, folder: Path, eval_dir: Path) -> tuple[st
         return "", f"cannot run the oracle: {err.strerror or err}"
     stdout = out.stdout.decode("utf-8", errors="replace")
     if out.timed_out:
-        return stdout, f"the oracle command timed out after {oracle.timeout:g}s"
+        return stdout, f"the oracle command timed out after {seconds(oracle.timeout)}"
     if out.returncode != 0:
         tail = " ".join(line for _, line in list(out.stderr)[-3:])[:300]
         return stdout, f"the oracle command exited {out.returncode}" + (f": {tail}" if tail else "")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentsproof.core.scrub import clip, scrub, scrub_model
+from agentsproof.core.units import seconds
 from agentsproof.grading.grade import Judge, TrialContext, combine, failed_gate, grade_all
 from agentsproof.llm.base import LLMError
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT, EvalItem
@@ -229,7 +230,7 @@ class DualArmRunner:
             if isinstance(err, LLMError):
                 reason = str(err)
             elif isinstance(err, asyncio.TimeoutError):
-                reason = f"trial timed out after {trial.timeout:g}s"
+                reason = f"trial timed out after {seconds(trial.timeout)}"
             else:
                 reason = self._unexpected(f"the {target.kind} target" if target.kind != "chat" else "the provider call", err)
             log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=reason))

@@ -31,6 +31,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from agentsproof.core.units import seconds
 from agentsproof.grading.base import GradeInput, GraderKind
 from agentsproof.grading.context import TrialContext
 from agentsproof.model.graders import MAX_WEIGHT, FieldError, Strict, workspace_glob
@@ -285,7 +286,7 @@ async def grade_script(spec: ScriptGrader, ctx: TrialContext) -> GraderResult:
     finally:
         remove_tree(Path(tmp))  # the script may have left anything there: never followed, nothing outside changed
     if run.timed_out:
-        return _errored(spec, f"timed out after {timeout:g}s; the command and every process it started were stopped")
+        return _errored(spec, f"timed out after {seconds(timeout)}; the command and every process it started were stopped")
     if run.stdout_cut:  # the score is on the last line: read it from the tail
         tail = run.stdout_tail.decode("utf-8", errors="replace").split("\n", 1)[-1]
         obj = _verdict(tail, whole=False)

@@ -33,6 +33,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from agentsproof.core.procgroup import Outcome, run_group
+from agentsproof.core.units import seconds
 from agentsproof.model.items import SkillFile
 from agentsproof.model.skillfolder import split_frontmatter
 from agentsproof.targets.base import TargetError, TrialInput
@@ -263,7 +264,7 @@ def stderr_tail(stderr: deque[tuple[float, str]]) -> str:
 def failure(out: Outcome, timeout: float, what: str) -> TargetError | None:
     """The error for a CLI that timed out or failed without a usable stream, or None."""
     if out.timed_out:
-        return TargetError(f"{what} timed out after {timeout:g}s" + stderr_tail(out.stderr), kind="timeout")
+        return TargetError(f"{what} timed out after {seconds(timeout)}" + stderr_tail(out.stderr), kind="timeout")
     if out.returncode != 0:
         return TargetError(f"{what} exited with code {out.returncode}" + stderr_tail(out.stderr))
     return None

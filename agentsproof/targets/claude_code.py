@@ -49,6 +49,7 @@ from pydantic import Field, model_validator
 
 from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.core.procgroup import Outcome
+from agentsproof.core.units import seconds
 from agentsproof.llm.base import scrub, url_secrets
 from agentsproof.model.graders import FieldError, Strict
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT
@@ -180,7 +181,7 @@ class ClaudeCodeTarget(Target):
                 prompt = conversation[-1]["content"]
                 left = deadline - time.monotonic()
                 if n and left <= 0:
-                    raise TargetError(f"Claude Code timed out after {timeout:g}s (at turn {n + 1})", kind="timeout")
+                    raise TargetError(f"Claude Code timed out after {seconds(timeout)} (at turn {n + 1})", kind="timeout")
                 out = await run_cli(RunSettings(
                     argv=self._argv(trial, staged, session, resume=n > 0), workspace=workspace, harness=harness,
                     env=self._env(harness), timeout=timeout if n == 0 else left, stdin_text=prompt, sandbox=self.bwrap,

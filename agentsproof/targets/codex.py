@@ -50,6 +50,7 @@ from pydantic import Field, model_validator
 
 from agentsproof.core.errors import InputError, ProviderUnavailable
 from agentsproof.core.procgroup import Outcome
+from agentsproof.core.units import seconds
 from agentsproof.llm.base import scrub, url_secrets
 from agentsproof.model.graders import FieldError, Strict
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT
@@ -187,7 +188,7 @@ class CodexTarget(Target):
                 prompt = conversation[-1]["content"]
                 left = deadline - time.monotonic()
                 if n and (thread is None or left <= 0):
-                    raise TargetError(f"Codex timed out after {timeout:g}s (at turn {n + 1})" if thread else
+                    raise TargetError(f"Codex timed out after {seconds(timeout)} (at turn {n + 1})" if thread else
                                       "Codex reported no thread id, so the conversation cannot go on", kind="timeout" if thread else "malformed")
                 out = await run_cli(RunSettings(
                     argv=self._argv(workspace, thread), workspace=workspace, harness=harness, env=self._env(harness),

@@ -63,6 +63,7 @@ from pydantic import Field, field_validator, model_validator
 from agentsproof.core.procgroup import MAX_OUTPUT_BYTES, Outcome, run_group
 from agentsproof.core.rmtree import remove_tree
 from agentsproof.core.scrub import clip, register, scrub
+from agentsproof.core.units import seconds
 from agentsproof.model.graders import FieldError, Strict
 from agentsproof.model.results import LogEvent
 from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord, agent_model
@@ -253,7 +254,7 @@ class CommandTarget(Target):
 
     def _record(self, out: Outcome, trial: TrialInput, workspace: Path, trace: Path, skill: Path | None, timeout: float) -> TrialRecord:
         if out.timed_out:
-            raise TargetError(f"agent timed out after {timeout:g}s" + _tail(out.stderr), kind="timeout")
+            raise TargetError(f"agent timed out after {seconds(timeout)}" + _tail(out.stderr), kind="timeout")
         if out.returncode != 0:
             what = (f"agent was killed by signal {_signal_name(-out.returncode)}" if out.returncode < 0
                     else f"agent exited with code {out.returncode}")

@@ -58,6 +58,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from agentsproof.core.errors import ProviderUnavailable
+from agentsproof.core.units import seconds
 from agentsproof.llm.base import LLMError
 from agentsproof.llm.copilot import TOKEN_ENVS, CopilotClient, copilot_status, login_source
 from agentsproof.llm.copilot_events import AgentEventCollector
@@ -204,7 +205,7 @@ class CopilotTarget(Target):
         except TimeoutError as exc:
             if not deadline.expired():  # the SDK's own timeout, not the trial's
                 raise _target_error(runtime.sdk_error(exc)) from None
-            raise TargetError(f"trial timed out after {timeout:g}s", kind="timeout") from None
+            raise TargetError(f"trial timed out after {seconds(timeout)}", kind="timeout") from None
         except LLMError as err:
             raise _target_error(err) from None
         except Exception as exc:  # noqa: BLE001 - SDK/CLI failures become errored trials

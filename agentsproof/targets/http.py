@@ -29,6 +29,7 @@ from pydantic import Field, field_validator, model_validator
 
 from agentsproof.core.errors import InputError
 from agentsproof.core.scrub import clip, register
+from agentsproof.core.units import seconds
 from agentsproof.llm.base import _SECRET_PARAM, scrub, scrub_url, url_secrets
 from agentsproof.llm.replies import (
     MAX_TOOL_CALLS,
@@ -216,12 +217,12 @@ class HttpTarget(Target):
             left = deadline - time.monotonic()
             try:
                 if left < MIN_ATTEMPT_S:
-                    raise TargetError(f"the agent did not answer within {timeout:g}s", kind="timeout")
+                    raise TargetError(f"the agent did not answer within {seconds(timeout)}", kind="timeout")
                 t0 = time.perf_counter()
                 try:
                     raw = await asyncio.wait_for(self._post(url, shown_url, body, left), left)
                 except TimeoutError:
-                    raise TargetError(f"the agent did not answer within {timeout:g}s", kind="timeout") from None
+                    raise TargetError(f"the agent did not answer within {seconds(timeout)}", kind="timeout") from None
                 return raw, time.perf_counter() - t0
             except TargetError as err:
                 wait = self.policy.wait_for(attempt, err.retry_after, self._rng) if err.retryable else 0.0
@@ -347,7 +348,7 @@ def _final(err: TargetError, attempt: int, budget: float | None) -> TargetError:
         return err
     where = f"after {attempt} attempt{'s' if attempt > 1 else ''}"
     if budget is not None:
-        where += f"; no retry fits in the {budget:g}s timeout"
+        where += f"; no retry fits in the {seconds(budget)} timeout"
     return TargetError(f"{err} ({where})", status=err.status, kind=err.kind)
 
 
