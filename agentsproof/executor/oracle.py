@@ -18,11 +18,11 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from agentsproof.core.units import seconds
+from agentsproof.grading.script import SCRIPT_INTERPRETERS  # the script grader's rule: a script is run by its extension
 from agentsproof.model.oracle import Oracle
 from agentsproof.model.results import GraderResult
 
 NOT_CHECKED = ("tool_calls", "skill_used", "pairwise")
-INTERPRETERS = {".py": "python3", ".sh": "sh", ".bash": "bash", ".js": "node", ".mjs": "node"}
 
 
 @dataclass
@@ -66,7 +66,7 @@ async def _run_command(oracle: Oracle, folder: Path, eval_dir: Path) -> tuple[st
         path = (eval_dir / oracle.script).resolve()
         if not path.is_file():
             return "", f"script {oracle.script!r} not found beside the eval file"
-        interpreter = INTERPRETERS.get(PurePosixPath(oracle.script).suffix.lower())
+        interpreter = SCRIPT_INTERPRETERS.get(PurePosixPath(oracle.script).suffix.lower())
         argv = [interpreter, str(path)] if interpreter else [str(path)]
     env = {**os.environ, "AGENTSPROOF_WORKSPACE": str(folder), "AGENTSPROOF_EVAL_DIR": str(eval_dir)}
     try:
