@@ -2,25 +2,31 @@
 
 An item's delta is the mean of its per-case deltas ``d_j = mean(with_j) − mean(without_j)``
 over ``c`` cases. Its interval is ``delta ± h``, clipped to [−1, 1], so it always holds
-the delta it is printed beside. The half-width ``h`` is the larger of two:
+the delta it is printed beside. How ``h`` is found:
 
-- **within cases** — ``t(q, df) · √V_w``, df = the scored trials per arm (the two arms'
-  mean, summed over the cases; at least 1), with
-  ``V_w = Σ_j (v_with_j / n_with_j + v_without_j / n_without_j) / c²``, where each arm's
-  variance ``v`` is taken over its trials plus one 0 and one 1 pseudo-trial (for pass/fail
-  scores ``p̃(1 − p̃)`` with ``p̃ = (passes + 1)/(n + 2)``, the Agresti–Caffo variance;
-  the pseudo-trials only widen, they never move the centre). This is the whole interval
-  of a one-case item: an arm whose trials all scored alike still has spread, and a
-  t quantile with few trials keeps one or three trials per arm honest;
-- **between cases** (two or more cases) — ``t(q, c − 1) · √(V_b · c/(c − 1))`` with
-  ``V_b = s²(d_j)/c``: the cases are a sample of the tasks the skill will meet, so their
-  spread is the uncertainty of the item's grade. The factor ``c/(c − 1)`` is a
-  small-sample correction: without it three or five cases with effects spread evenly
-  held the true delta about 93 % of the time, not 95 %.
+- **One case**: a Welch interval, ``t(q, df) · √V_w`` with
+  ``V_w = v_with / n_with + v_without / n_without`` and Welch–Satterthwaite ``df``. Each
+  arm's variance ``v``: for pass/fail scores ``p̃(1 − p̃)`` with ``p̃ = (passes + 1)/(n + 2)``
+  (Agresti–Caffo: a 0 and a 1 pseudo-trial, so an arm whose trials all agreed still has
+  spread); for graded or continuous scores the sample variance with a 0 and a 1
+  pseudo-trial of weight 0.15 each (enough that identical scores keep some spread, little
+  enough not to swamp a real variance); with a single trial, the variance of it, a 0 and a 1.
+- **Two or more cases**: the cases are a sample of the tasks the skill will meet, so their
+  spread is the uncertainty of the grade: ``t(q, c − 1) · √(s²(d_j)/(c − 1))`` — the usual
+  t interval of the per-case deltas, with ``s²/(c − 1)`` in place of ``s²/c`` as a
+  small-sample correction (with 3–5 cases whose effects are spread evenly, ``s²/c`` held the
+  true delta only about 92 % of the time). Two guards: when every case has the same delta
+  (``s = 0``, common with pass/fail scores and few trials) the cases show no spread to
+  measure, and the within-case Welch interval of all cases (``V_w`` summed over the cases,
+  divided by ``c²``) is used instead; with about one trial per case and arm the half-width
+  is at least half of that within-case ``√V_w`` (one trial per case makes the per-case
+  deltas few-valued and skewed).
 
-Coverage is measured, not argued: ``bench/coverage.py`` (docs/statistics.md shows the
-table). Everything here is arithmetic on arrays, so the bench runs the very same function
-on thousands of simulated items at once.
+The interval is not tuned to a model: it is the textbook t interval of the per-case
+deltas (cases ≥ 2) or Welch's (one case), with small, stated guards. Coverage is measured,
+not argued: ``bench/coverage.py`` (docs/statistics.md shows the table, beside the
+interval a known spread would give). Everything here is arithmetic on arrays, so the bench
+runs the very same function on thousands of simulated items at once.
 """
 
 from __future__ import annotations
@@ -31,21 +37,31 @@ import numpy as np
 from scipy.stats import t as student_t
 
 WALD_METHOD = (
-    "case-clustered t interval centred on the delta: delta ± max(t(trials per arm)·√(within-case variance, each arm "
-    "with one 0 and one 1 pseudo-trial), t(cases − 1)·√(between-case variance · c/(c − 1))); coverage in "
-    "bench/coverage.py"
+    "case-clustered t interval centred on the delta: one case, Welch's (pass/fail arms with Agresti–Caffo "
+    "pseudo-trials); several cases, t(cases − 1)·√(s²(per-case deltas)/(cases − 1)), the within-case interval "
+    "when every case has the same delta; coverage in bench/coverage.py"
 )
+
+PSEUDO_WEIGHT = 0.15  # weight of the 0 and the 1 pseudo-trial in a graded/continuous arm's variance
+ONE_TRIAL_FLOOR = 0.5  # share of the within-case half-width kept as a floor with ~one trial per case
 
 
 def arm_moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(n, mean, smoothed variance) over the last axis: the variance of the trials plus a 0 and a 1."""
+    """(n, mean, variance used for the interval) over the last axis (see the module docstring)."""
     x = np.asarray(x, dtype=float)
-    n = np.full(x.shape[:-1], x.shape[-1], dtype=float)
+    k = x.shape[-1]
+    n = np.full(x.shape[:-1], k, dtype=float)
     s = x.sum(axis=-1)
     q = (x * x).sum(axis=-1)
-    m_aug = (s + 1.0) / (n + 2.0)
-    var = np.maximum(0.0, (q + 1.0) / (n + 2.0) - m_aug * m_aug)
-    return n, s / n, var
+    m_ac = (s + 1.0) / (k + 2.0)
+    with_pseudo = np.maximum(0.0, (q + 1.0) / (k + 2.0) - m_ac * m_ac)  # trials plus a 0 and a 1
+    if k < 2:
+        return n, s / n, with_pseudo
+    binary = np.all((x == 0.0) | (x == 1.0), axis=-1)
+    w = PSEUDO_WEIGHT
+    m_w = (s + w) / (k + 2 * w)
+    weighted = np.maximum(0.0, (q + w) / (k + 2 * w) - m_w * m_w) * (k + 2 * w) / (k + 2 * w - 1)
+    return n, s / n, np.where(binary, with_pseudo, weighted)
 
 
 def interval_from_moments(
@@ -56,16 +72,27 @@ def interval_from_moments(
     """(low, high, delta) for items whose cases lie along the last axis (one value per item).
 
     Every argument has shape (..., cases); ``n`` counts scored trials (≥ 1 each)."""
+    n_w = np.asarray(n_w, float)
+    n_wo = np.asarray(n_wo, float)
     d = np.asarray(mean_w, float) - np.asarray(mean_wo, float)
     c = d.shape[-1]
     delta = d.mean(axis=-1)
-    v_within = (var_w / n_w + var_wo / n_wo).sum(axis=-1) / c**2
-    df_within = np.maximum(1.0, ((n_w + n_wo) / 2).sum(axis=-1))  # the trials per arm
+    a = np.asarray(var_w, float) / n_w
+    b = np.asarray(var_wo, float) / n_wo
+    v_within = (a + b).sum(axis=-1) / c**2
+    denom = (a * a / np.maximum(n_w - 1, 1) + b * b / np.maximum(n_wo - 1, 1)).sum(axis=-1)
+    df_cap = np.maximum(1.0, (np.maximum(n_w - 1, 1) + np.maximum(n_wo - 1, 1)).sum(axis=-1))
+    df_within = np.clip((a + b).sum(axis=-1) ** 2 / np.maximum(denom, 1e-300), 1.0, df_cap)
     tail = 1 - (1 - level) / 2
-    half = student_t.ppf(tail, df_within) * np.sqrt(v_within)
-    if c > 1:
-        v_between = d.var(axis=-1, ddof=1) / c * (c / (c - 1))
-        half = np.maximum(half, student_t.ppf(tail, c - 1) * np.sqrt(v_between))
+    half_within = student_t.ppf(tail, df_within) * np.sqrt(v_within)
+    if c == 1:
+        half = half_within
+    else:
+        spread = d.std(axis=-1, ddof=1)
+        half_between = student_t.ppf(tail, c - 1) * spread / np.sqrt(c - 1)
+        one_trial = ((n_w + n_wo) / 2).mean(axis=-1) < 2
+        floor = np.where(spread < 1e-9, half_within, np.where(one_trial, ONE_TRIAL_FLOOR * np.sqrt(v_within), 0.0))
+        half = np.maximum(half_between, floor)
     return np.clip(delta - half, -1.0, 1.0), np.clip(delta + half, -1.0, 1.0), delta
 
 

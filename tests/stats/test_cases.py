@@ -58,11 +58,42 @@ def test_two_level_is_seeded_and_nested_by_level():
 
 
 def test_one_case_interval_known_value():
-    """3/3 against 0/3: delta 1, each arm's variance with a 0 and a 1 added is 0.16, so the
-    half-width is t(0.975, 3 trials per arm) · √(0.16/3 + 0.16/3) = 3.1824 · 0.3266."""
+    """3/3 against 0/3: delta 1, each arm's Agresti–Caffo variance is 0.16 (a 0 and a 1
+    added), Welch's df is 4 (two equal arms of 3 trials), so the half-width is
+    t(0.975, 4) · √(0.16/3 + 0.16/3) = 2.7764 · 0.3266."""
     lo, hi = delta_interval([([1.0] * 3, [0.0] * 3)])
-    assert (lo, hi) == pytest.approx((1 - 3.182446 * (0.32 / 3) ** 0.5, 1.0), abs=1e-5)
+    assert (lo, hi) == pytest.approx((1 - 2.776445 * (0.32 / 3) ** 0.5, 1.0), abs=1e-5)
     assert delta_interval([([], [0.0])]) is None
+
+
+def test_graded_arm_variance_uses_light_pseudo_trials():
+    """Scores 0.5, 0.75 (mean 0.625, sample variance 0.03125) against 0.25, 0.25: the graded
+    arm gets a 0 and a 1 of weight 0.15, the all-equal arm keeps a little spread from them."""
+    from agentsproof.stats.wald import arm_moments
+
+    n, m, v = arm_moments(np.array([0.5, 0.75]))
+    w = 0.15
+    mw = (1.25 + w) / (2 + 2 * w)
+    expected = ((0.25 + 0.5625 + w) / (2 + 2 * w) - mw**2) * (2 + 2 * w) / (1 + 2 * w)
+    assert (n, m, v) == pytest.approx((2, 0.625, expected))
+    _, _, v_same = arm_moments(np.array([0.25, 0.25]))
+    assert 0 < v_same < 0.25 / 2
+
+
+def test_cases_that_all_agree_fall_back_to_the_within_case_interval():
+    """Three cases each 3/3 against 0/3: no spread between cases, so the interval is the
+    within-case Welch interval of all nine trials per arm, not a zero-width one."""
+    lo, hi = delta_interval([([1.0] * 3, [0.0] * 3)] * 3)
+    assert hi == 1.0
+    # V_w = 3 · (0.16/3 + 0.16/3) / 9, Welch df = 3 cases · 4 = 12
+    assert lo == pytest.approx(1 - 2.178813 * (3 * 0.32 / 3 / 9) ** 0.5, abs=1e-5)
+
+
+def test_spread_between_cases_is_the_t_interval_of_the_case_deltas():
+    """Per-case deltas 1, 0.75, 0.5 (c = 3): 0.75 ± t(0.975, 2) · s / √(c − 1) with s = 0.25."""
+    cases = [([1.0] * 4, [0.0] * 4), ([1.0, 1.0, 1.0, 0.0], [0.0] * 4), ([1.0, 1.0, 0.0, 0.0], [0.0] * 4)]
+    lo, hi = delta_interval(cases)
+    assert (lo, hi) == pytest.approx((0.75 - 4.302653 * 0.25 / 2**0.5, 1.0), abs=1e-5)
 
 
 @pytest.mark.parametrize(
