@@ -3,9 +3,11 @@
 With ``--arms baseline,skill,plugin`` an item has three arms: the baseline, the skill
 alone (``with``) and the skill with every skill of its plugin installed (``plugin``). The
 skill's delta alone is ``with − baseline``, within its plugin ``plugin − baseline``; the
-interference is their difference, ``plugin − with``, with the same smoothed percentile
-bootstrap as an item's delta (:func:`agentsproof.stats.intervals.delta_ci`, the two arms
-taken as independent samples). Pure: no I/O.
+interference is their difference, ``plugin − with``: the mean over the cases of each
+case's ``mean(plugin) − mean(with)``, with the same interval as an item's delta
+(:func:`agentsproof.stats.cases.delta_interval`, the plugin arm in the place of ``with``
+and the skill alone in the place of the baseline), so it holds the difference it is
+printed beside. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -29,22 +31,37 @@ def _mean(xs: list[float]) -> float | None:
     return sum(xs) / len(xs) if xs else None
 
 
+def _per_case(item: Any) -> list[tuple[list[float], list[float]]]:
+    """(plugin scores, alone scores) per case, in case order; cases missing either arm dropped."""
+    table: dict[str, tuple[list[float], list[float]]] = {}
+    for arm, k in ((item.plugin_arm, 0), (item.with_arm, 1)):
+        for t in sorted(arm.trials, key=lambda t: t.index):
+            name = t.case if t.case is not None else item.task_name
+            table.setdefault(name, ([], []))
+            if t.status == "scored" and t.score is not None:
+                table[name][k].append(t.score)
+    return [(p, w) for p, w in table.values() if p and w]
+
+
 def interference(item: Any, skill_name: str | None = None) -> dict[str, Any]:
     """The verdict for an item with a plugin arm (``item``: an ItemResult)."""
-    from agentsproof.stats.intervals import DELTA_CI_METHOD, delta_ci
+    from agentsproof.stats.cases import delta_interval
+    from agentsproof.stats.wald import WALD_METHOD
 
     w, wo, p = _scores(item.with_arm), _scores(item.without_arm), _scores(item.plugin_arm)
     mw, mwo, mp = _mean(w), _mean(wo), _mean(p)
     out: dict[str, Any] = {
         "delta_alone": None if mw is None or mwo is None else mw - mwo,
         "delta_in_plugin": None if mp is None or mwo is None else mp - mwo,
-        "difference": None if mp is None or mw is None else mp - mw,
+        "difference": None,
         "ci": None,
         "verdict": "unknown",
-        "method": "plugin − alone: " + DELTA_CI_METHOD,
+        "method": "plugin − alone, per case: " + WALD_METHOD,
     }
-    ci = delta_ci(p, w) if p and w else None
+    cases = _per_case(item) if p and w else []
+    ci = delta_interval(cases) if cases else None
     if ci is not None:
+        out["difference"] = sum(sum(a) / len(a) - sum(b) / len(b) for a, b in cases) / len(cases)
         out["ci"] = [ci[0], ci[1]]
         out["verdict"] = "interferes" if ci[1] < 0 else "helps" if ci[0] > 0 else "none shown"
     out["meaning"] = VERDICTS[out["verdict"]]
