@@ -13,8 +13,8 @@ MARK = "PAIRSKILL"
 WITH, WITHOUT = "hello friend", "good day"
 
 
-def _plugin(tmp_path, trials=2, tasks=3):  # trials per case
-    graders = [{"type": "deterministic", "checks": ["hello"]}, {"type": "pairwise"}]
+def _plugin(tmp_path, trials=2, tasks=3, extra=()):  # trials per case
+    graders = [{"type": "deterministic", "checks": ["hello"]}, *extra, {"type": "pairwise"}]
     ev = {"version": "2", "judge_models": ["j1", "j2", "j3"], "defaults": {"trials": trials},
           "tasks": [{"name": f"t{k}", "instruction": f"TASK-{k} greet me", "graders": graders} for k in range(tasks)]}
     make_plugin(tmp_path, skills={"greeter": {"prompt": f"{MARK}: greet with hello.\n", "eval": ev}})
@@ -118,3 +118,13 @@ def test_one_failing_panel_model_errors_the_pair_with_its_reason(byok_env, tmp_p
     assert all(row["models"][1] is None and row["position_consistent"][1] is None and "j2" in row["error"] for row in errored)
     md = (out / "demo-plugin" / "greeter-eval.md").read_text(encoding="utf-8")
     assert "2 errored" in md and "the models split on 2 of 4 pairs (50%)" in md
+
+
+def test_the_plan_counts_every_panel_model(byok_env, tmp_path):
+    path = _plugin(tmp_path, extra=[{"type": "assertions", "assertions": ["greets"]}])
+    code, out, err = run_cli(["eval", path, "--model", "gpt-4o", "--plan"])
+    assert code == 0, err
+    assert byok_env.requests == []
+    lines = {ln.split()[0]: ln.split() for ln in out.splitlines() if ln.startswith("  ")}
+    assert lines["pairwise"][3] == "36"  # 6 pairs x 2 orders x 3 models, as the run above makes
+    assert lines["judges"][2] == "36"  # 12 trials x 1 assertion x 3 models
