@@ -128,3 +128,24 @@ def test_the_plan_counts_every_panel_model(byok_env, tmp_path):
     lines = {ln.split()[0]: ln.split() for ln in out.splitlines() if ln.startswith("  ")}
     assert lines["pairwise"][3] == "36"  # 6 pairs x 2 orders x 3 models, as the run above makes
     assert lines["judges"][2] == "36"  # 12 trials x 1 assertion x 3 models
+
+
+def test_regrade_asks_the_panel_again(byok_env, tmp_path, monkeypatch):
+    srv = byok_env
+    _arms(srv)
+    srv.add(Rule(reply=_panel_judge, system_contains=PAIR))
+    out = tmp_path / "out"
+    assert run_cli(["eval", _plugin(tmp_path), "--model", "m", "--output", out])[0] == 0
+    run_json = out / "demo-plugin" / "greeter-eval.json"
+    monkeypatch.setitem(PREFERS, "j3", {"TASK-0": "with", "TASK-1": "with", "TASK-2": "without"})  # j3 now reads both orders
+    def trials() -> int:
+        return sum(r["model"] == "m" for r in srv.requests)
+
+    ran, asked = trials(), len(_pair_requests(srv))
+    code, _, err = run_cli(["regrade", run_json, "--model", "m"])
+    assert code == 0, err
+    assert trials() == ran and len(_pair_requests(srv)) == asked + 36  # no trial ran; every model asked both orders again
+    pw = read_json(run_json.with_name("greeter-eval-regraded.json"))["items"][0]["stats"]["pairwise"]
+    # TASK-1 is now with (j1, j3) over without (j2)
+    assert (pw["with_preferred"], pw["ties"], pw["without_preferred"]) == (4, 0, 2)
+    assert {m["model"]: m["position_consistency"] for m in pw["panel"]["members"]} == {"j1": 1.0, "j2": 1.0, "j3": 1.0}
