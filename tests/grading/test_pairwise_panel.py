@@ -63,7 +63,9 @@ def test_the_panel_majority_its_split_rate_and_a_position_inconsistent_member(by
     out = tmp_path / "out"
     code, _, err = run_cli(["eval", _plugin(tmp_path), "--model", "m", "--output", out])
     assert code == 0, err
-    pw = read_json(out / "demo-plugin" / "greeter-eval.json")["items"][0]["stats"]["pairwise"]
+    stats = read_json(out / "demo-plugin" / "greeter-eval.json")["items"][0]["stats"]
+    assert "judge_panel" not in stats  # no verdict scored per trial: the panel's record is the pairwise one
+    pw = stats["pairwise"]
     # TASK-0: all three prefer the with-arm; TASK-1: with / without / tie -> no majority, a
     # tie; TASK-2: j2 and j3 outvote j1 -> without. Two pairs per task.
     assert (pw["pairs"], pw["with_preferred"], pw["ties"], pw["without_preferred"]) == (6, 2, 2, 2)
