@@ -4,7 +4,8 @@
 Per item: trial calls (2 × trials per arm for a chat target, 2 more per trial for the plugin
 arm's choose-then-answer; an agent target's own model calls are outside the harness and not
 counted), judge calls per trial (one per
-``llm_rubric``, one per assertion), pairwise calls (two per trial pair). The retry budget
+``llm_rubric``, one per assertion), pairwise calls (two per trial pair); a judge panel
+(``judge_models``) multiplies both by its size. The retry budget
 is the most a run can make: every judge call asked again up to ``JUDGE_ATTEMPTS`` times
 and every call retried ``AGENTSPROOF_MAX_RETRIES`` times on 429/5xx. Tokens are
 estimated — a prompt at about 4 characters a token, an answer at ``ANSWER_TOKENS``, a
@@ -72,13 +73,14 @@ def plan_items(items: Sequence[EvalItem]) -> Plan:
             else:
                 plan.agent_trials += 3 if plugin else 2
             judge_in = JUDGE_FRAME_TOKENS + prompt + ANSWER_TOKENS
+            panel = max(1, len(it.judge_models))  # eval.yaml judge_models: each verdict asked of every model
             for g in case.graders:
                 texts = kind(g.type).judge_texts
                 for text in texts(g) if texts is not None else ():
-                    plan.judges.add(3 if plugin else 2, judge_in + _tok(text), VERDICT_TOKENS)
+                    plan.judges.add((3 if plugin else 2) * panel, judge_in + _tok(text), VERDICT_TOKENS)
             spec = pairwise_spec(case.graders)
             if spec is not None:
-                plan.pairwise.add(2, JUDGE_FRAME_TOKENS + prompt + 2 * ANSWER_TOKENS + _tok(spec.criteria or ""), VERDICT_TOKENS)
+                plan.pairwise.add(2 * panel, JUDGE_FRAME_TOKENS + prompt + 2 * ANSWER_TOKENS + _tok(spec.criteria or ""), VERDICT_TOKENS)
     return plan
 
 

@@ -5,6 +5,10 @@ pass runs once per command, after the runner, through the same judge (and client
 and budget) as every other judge call; a pair whose answers are not both scored is left
 out. Its result goes into the item's ``stats["pairwise"]``: counts, the with-arm
 preference rate (a tie counts half) and its 95 % percentile-bootstrap interval over pairs.
+
+With a judge panel (eval.yaml ``judge_models``) every model is asked both orders and the
+figures come from the panel's verdicts; ``stats["pairwise"]["panel"]`` adds how often the
+models split, each model's position consistency, and every pair's verdicts.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import numpy as np
 
 from agentsproof.executor.runner import ItemRun
 from agentsproof.grading.judge import Judge
-from agentsproof.grading.pairwise import PairVerdict, PairwiseGrader, judge_pair
+from agentsproof.grading.pairwise import PairVerdict, PairwiseGrader, judge_pair, judge_pair_panel
 from agentsproof.model.results import Usage
 from agentsproof.stats.intervals import BOOTSTRAP_RESAMPLES, SEED
 
@@ -36,16 +40,52 @@ async def judge_item(run: ItemRun, judge: Judge, sem: asyncio.Semaphore) -> dict
     with_by = {t.index: t for t in run.with_arm.trials if t.status == "scored"}
     without_by = {t.index: t for t in run.without_arm.trials if t.status == "scored"}
 
-    async def one(i: int) -> PairVerdict | None:
+    models = tuple(it.judge_models)
+
+    async def one(i: int) -> tuple[int, PairVerdict] | None:
         case = it.case_at(i)
         spec = pairwise_spec(case.graders)
         if spec is None:
             return None
         async with sem:
-            return await judge_pair(judge.within(it.timeout), spec, case.prompt, with_by[i].response, without_by[i].response)
+            bounded = judge.within(it.timeout)
+            if models:
+                return i, await judge_pair_panel(bounded, models, spec, case.prompt, with_by[i].response, without_by[i].response)
+            return i, await judge_pair(bounded, spec, case.prompt, with_by[i].response, without_by[i].response)
 
-    verdicts = [v for v in await asyncio.gather(*(one(i) for i in sorted(set(with_by) & set(without_by)))) if v is not None]
-    return summarize(verdicts)
+    done = [v for v in await asyncio.gather(*(one(i) for i in sorted(set(with_by) & set(without_by)))) if v is not None]
+    out = summarize([v for _, v in done])
+    if models:
+        out["panel"] = panel_summary(models, done)
+        out["method"] += "; judge panel: each model asked both orders, the pair's verdict is the models' majority (a tie for first place = tie)"
+    return out
+
+
+def panel_summary(models: tuple[str, ...], done: Sequence[tuple[int, PairVerdict]]) -> dict[str, Any]:
+    """How the panel judged the pairs: splits, each model's position consistency, every pair's verdicts."""
+    judged = [v for _, v in done if v.winner is not None]
+    split = sum(v.split for v in judged)
+    members = []
+    for k, m in enumerate(models):
+        own = [v.members[k] for v in judged]
+        consistent = sum(not o.disagreement for o in own)
+        usage = Usage()
+        for _, v in done:
+            if v.members:
+                usage = usage + v.members[k].usage
+        members.append({
+            "model": m, "pairs": len(own), "position_consistent": consistent,
+            "position_consistency": consistent / len(own) if own else None,
+            "with_preferred": sum(o.winner == "with" for o in own), "without_preferred": sum(o.winner == "without" for o in own),
+            "ties": sum(o.winner == "tie" for o in own),
+            "errored": sum(1 for _, v in done if v.members and v.members[k].error is not None),
+            "usage": usage.model_dump(),
+        })
+    rows = [{"trial": i, "verdict": v.winner, "models": [o.winner for o in v.members],
+             "position_consistent": [None if o.winner is None else not o.disagreement for o in v.members],
+             **({"error": v.error} if v.error else {})} for i, v in done]
+    return {"models": list(models), "combine": "majority", "pairs": len(judged), "disagreements": split,
+            "disagreement_rate": split / len(judged) if judged else None, "members": members, "verdicts": rows}
 
 
 def summarize(verdicts: Sequence[PairVerdict]) -> dict[str, Any]:

@@ -351,7 +351,7 @@ class DualArmRunner:
                       plugin_arm=plugin_arm.summarize() if plugin_arm else None)
         if item.judge_models and self.judge is not None:
             tally = self._panel_tallies.get(item.id)
-            if tally is not None:
+            if tally is not None and _judged_per_trial(item):  # a panel of pairwise verdicts only: stats.pairwise.panel
                 run.judge_panel = tally.as_dict(tuple(item.judge_models), item.judge_combine)
         stop_label = getattr(self.policy, "stop_label", None)
         if stop_label is not None and done:
@@ -363,6 +363,13 @@ class DualArmRunner:
 
     async def run(self, items: Sequence[EvalItem]) -> list[ItemRun]:
         return list(await asyncio.gather(*(self.run_item(it) for it in items)))
+
+
+def _judged_per_trial(item: EvalItem) -> bool:
+    """The item has a judged grader scored per trial (not only a per-pair one such as ``pairwise``)."""
+    from agentsproof.grading.registry import kind
+
+    return any((k := kind(g.type)).judged and not k.per_pair for c in (item.cases or (item.case_at(0),)) for g in c.graders)
 
 
 def _scores(arm: ArmResult) -> list[float]:

@@ -5,17 +5,24 @@ answers ``A``, ``B`` or ``tie``. It is asked twice, with the order swapped; the 
 is an answer only when both calls name the same answer, otherwise a tie (a judge that
 prefers whichever answer comes first therefore produces ties, not wins). The schema is a
 string enum, which every provider can constrain — the embedded model's grammar included.
+
+A judge panel (eval.yaml ``judge_models``) asks each model both orders; each model's
+verdict is reconciled as above, and the pair's verdict is the panel's majority of them
+(:func:`agentsproof.grading.judge.combine_verdicts`: the verdict most models gave, a tie
+for first place is a tie). One model failing errors the pair, as it errors a panel's score.
 """
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import Field
 
 from agentsproof.grading.base import GraderKind
-from agentsproof.grading.judge import Judge, JudgeError, judge_json, verdict_text
+from agentsproof.grading.judge import Judge, JudgeError, combine_verdicts, judge_json, verdict_text
 from agentsproof.model.graders import Strict
 from agentsproof.model.results import Usage
 
@@ -66,11 +73,21 @@ class PairVerdict:
     winner: str | None
     """'with', 'without' or 'tie'; None when a call errored."""
     disagreement: bool = False
-    """The two orders named different answers (counted as a tie)."""
+    """A tie that comes from disagreement: the two orders named different answers — with a
+    panel, a tie other than every model answering tie both ways."""
     error: str | None = None
     usage: Usage = field(default_factory=Usage)
     calls: int = 0
     reasoning: str = ""
+    model: str | None = None
+    """The panel model this verdict is from (None: the run's single judge, or the panel's verdict)."""
+    members: tuple[PairVerdict, ...] = ()
+    """A panel's verdict: each model's own verdict, in ``judge_models`` order."""
+
+    @property
+    def split(self) -> bool:
+        """A panel's models did not all reach the same verdict."""
+        return len({m.winner for m in self.members}) > 1
 
 
 async def judge_pair(judge: Judge, spec: PairwiseGrader, task: str, with_answer: str, without_answer: str) -> PairVerdict:
@@ -89,6 +106,24 @@ async def judge_pair(judge: Judge, spec: PairwiseGrader, task: str, with_answer:
     agree = picks[0] == picks[1]
     winner = picks[0] if agree else "tie"
     return PairVerdict(winner, disagreement=not agree, usage=usage, calls=calls, reasoning=" | ".join(notes)[:600])
+
+
+async def judge_pair_panel(judge: Judge, models: tuple[str, ...], spec: PairwiseGrader, task: str, with_answer: str, without_answer: str) -> PairVerdict:
+    """Each panel model asked both orders (:func:`judge_pair`), their verdicts combined by majority."""
+    members = await asyncio.gather(*(
+        judge_pair(dataclasses.replace(judge, model=m, panel=(), tally=None), spec, task, with_answer, without_answer) for m in models
+    ))
+    members = [dataclasses.replace(v, model=m) for m, v in zip(models, members, strict=True)]
+    usage = Usage()
+    for v in members:
+        usage = usage + v.usage
+    calls = sum(v.calls for v in members)
+    failed = next((v for v in members if v.error is not None), None)
+    if failed is not None:
+        return PairVerdict(None, error=f"judge model {failed.model}: {failed.error}", usage=usage, calls=calls, members=tuple(members))
+    winner, _ = combine_verdicts([v.winner for v in members], "majority")
+    genuine_tie = all(v.winner == "tie" and not v.disagreement for v in members)
+    return PairVerdict(winner, disagreement=winner == "tie" and not genuine_tie, usage=usage, calls=calls, members=tuple(members))
 
 
 GRADER = GraderKind(type="pairwise", config=PairwiseGrader, grade=None, judged=True, per_pair=True)
