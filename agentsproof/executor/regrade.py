@@ -132,7 +132,15 @@ def check_recorded(item: EvalItem, saved: ItemResult, store: FileStore | None) -
 
 
 async def regrade_item(item: EvalItem, saved: ItemResult, store: FileStore | None, judge: Judge | None, parallel: int = 4) -> ItemRun:
+    """``saved`` graded again; with eval.yaml ``judge_models`` every judged verdict is asked
+    of the panel, as in a run, and the item's ``judge_panel`` record is made anew."""
     limit = asyncio.Semaphore(max(1, parallel))
+    tally = None
+    if judge is not None and item.judge_models:
+        from agentsproof.grading.judge import PanelTally
+
+        tally = PanelTally()
+        judge = judge.with_panel(tuple(item.judge_models), item.judge_combine, tally)
 
     async def one(t: TrialResult) -> TrialResult:
         async with limit:
@@ -142,7 +150,10 @@ async def regrade_item(item: EvalItem, saved: ItemResult, store: FileStore | Non
     for arm in (saved.with_arm, saved.without_arm):
         trials = list(await asyncio.gather(*(one(t) for t in arm.trials)))
         arms.append(ArmResult(arm=arm.arm, system_prompt_kind=arm.system_prompt_kind, trials=trials).summarize())
-    return ItemRun(item=item, with_arm=arms[0], without_arm=arms[1], incomplete=saved.status == "incomplete")
+    run = ItemRun(item=item, with_arm=arms[0], without_arm=arms[1], incomplete=saved.status == "incomplete")
+    if tally is not None and tally.verdicts:
+        run.judge_panel = tally.as_dict(tuple(item.judge_models), item.judge_combine)
+    return run
 
 
 def per_pair(items: Sequence[EvalItem]) -> bool:

@@ -55,3 +55,23 @@ def test_a_panel_of_one_is_refused(byok_env, tmp_path):
     make_plugin(tmp_path, skills={"greeter": {"prompt": "x\n", "eval": ev}})
     code, _, err = run_cli(["eval", tmp_path / "demo-plugin" / "skills" / "greeter" / "eval.yaml", "--model", "m"])
     assert code == 30 and "judge_models" in err
+
+
+def test_regrade_asks_the_scoring_panel_again(byok_env, tmp_path):
+    """``regrade`` of an eval with ``judge_models`` asks every panel model, not the single judge."""
+    byok_env.add(
+        Rule(reply=json.dumps({"evidence": "no", "passed": False}), model="j3", judge=True),
+        Rule(reply="hello", system_contains="PMARK", judge=False), Rule(reply="hi", judge=False),
+    )
+    make_plugin(tmp_path, skills={"greeter": {"prompt": "PMARK: say hello.\n", "eval": _eval()}})
+    out = tmp_path / "runs"
+    code, _, err = run_cli(["eval", tmp_path / "demo-plugin" / "skills" / "greeter" / "eval.yaml", "--model", "m", "--output", out])
+    assert code == 0, err
+    before = len(byok_env.judge_requests())
+    code, _, err = run_cli(["regrade", out / "demo-plugin" / "greeter-eval.json", "--model", "m"])
+    assert code == 0, err
+    again = byok_env.judge_requests()[before:]
+    assert len(again) == 24 and {r["model"] for r in again} == {"j1", "j2", "j3"}  # 8 trials x 3 models
+    it = read_json(out / "demo-plugin" / "greeter-eval-regraded.json")["items"][0]
+    assert it["with_arm"]["mean_score"] == 1.0
+    assert it["stats"]["judge_panel"]["verdicts"] == 8 and it["stats"]["judge_panel"]["disagreements"] == 4
