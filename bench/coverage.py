@@ -165,6 +165,16 @@ def delta_grid(args: argparse.Namespace) -> list[dict]:
     return rows
 
 
+def mid_p(x: int, n: int, level: float = LEVEL) -> tuple[float, float]:
+    """The mid-p exact interval (comparison only): half the observed outcome's probability counted in each tail."""
+    from scipy.optimize import brentq
+
+    a = (1 - level) / 2
+    lo = 0.0 if x == 0 else brentq(lambda p: binom.sf(x, n, p) + 0.5 * binom.pmf(x, n, p) - a, 1e-12, 1 - 1e-12)
+    hi = 1.0 if x == n else brentq(lambda p: binom.cdf(x - 1, n, p) + 0.5 * binom.pmf(x, n, p) - a, 1e-12, 1 - 1e-12)
+    return lo, hi
+
+
 def pass_rate_grid() -> list[tuple[int, str, float, float, float, float]]:
     """(trials, interval, min, mean, max coverage, mean width) over pass chances 0.05 … 0.95, exact."""
     chances = np.round(np.arange(0.05, 0.951, 0.05), 2)
@@ -174,6 +184,7 @@ def pass_rate_grid() -> list[tuple[int, str, float, float, float, float]]:
         intervals = {
             "Clopper–Pearson (report)": [clopper_pearson(int(x), n) for x in xs],
             "Wilson (before)": [wilson(int(x), n) for x in xs],
+            "mid-p (comparison)": [mid_p(int(x), n) for x in xs],
         }
         pk = [pass_k_interval(n, int(x), n) for x in xs]
         for name, ivs in intervals.items():
