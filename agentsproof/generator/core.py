@@ -51,8 +51,8 @@ DEFAULT_CHECK_TRIALS = 2
 DEFAULT_TRIALS = 3
 """``defaults.trials`` of a generated eval: trials per arm and case. With the five cases
 every generated eval has, 3 make 15 per arm (the --reliable count), which settles a
-clear-cut skill (pass chance 0.95 against 0.05) as "A (CI within A)" in about 98 % of runs;
-1 per case settled it in about 60 % (tests/stats/test_generated_defaults.py)."""
+clear-cut skill (pass chance 0.95 against 0.05) as "A (CI within A)" in about 97 % of runs;
+1 per case settles it in about 62 % (tests/stats/test_generated_defaults.py)."""
 DEFAULT_CHECK_RETRIES = 1
 
 
