@@ -27,7 +27,8 @@ figure is undefined (printed "—", no claim made).
   correlation ICC, so flags of one item go together): the figures `judge_check` computes,
   through `consistency` and `consistency_by_item`, against the true mean chance c.
 
-    python bench/agreement.py [--sims 1000] [--seed 0] [--markdown]
+    python bench/agreement.py [--sims 1000] [--seed 0] [--markdown [--full]]
+    python bench/agreement.py --before --sims 300   # κ: the bootstrap used before, beside today's
 
 The full grid runs in about a minute on one core.
 """
@@ -183,23 +184,104 @@ def consistency_cells(rng: np.random.Generator, sims: int) -> list[Cell]:
     return out
 
 
+def before_kappa(rng: np.random.Generator, sims: int, resamples: int = 2000) -> list[tuple[str, int, Cell, Cell]]:
+    """The κ interval judge-check printed before (percentile bootstrap over items, widened
+    to hold κ̂) beside today's, on the same tables. Resampling n items of a table is one
+    multinomial draw of its cell shares, so the bootstrap is drawn that way."""
+    from agentsproof.stats.agreement import kappa_tables
+
+    out = []
+    for name, m in SHARES.items():
+        shares = np.asarray(m)
+        k = len(shares)
+        for kappa in KAPPAS:
+            chances = ((1 - kappa) * np.outer(shares, shares) + kappa * np.diag(shares)).ravel()
+            for n in SIZES:
+                tables = rng.multinomial(n, chances, size=sims).reshape(sims, k, k)
+                value, lo, hi = kappa_interval(tables)
+                old, new = Cell("kappa before", "", n, kappa), Cell("kappa", "", n, kappa)
+                for r in range(sims):
+                    new.add(None if math.isnan(value[r]) else float(value[r]), (float(lo[r]), float(hi[r])))
+                    if math.isnan(value[r]):
+                        old.add(None, None)
+                        continue
+                    boot = kappa_tables(rng.multinomial(n, tables[r].ravel() / n, size=resamples).reshape(-1, k, k))[0]
+                    boot = boot[~np.isnan(boot)]
+                    b_lo, b_hi = np.quantile(boot, [0.025, 0.975])
+                    old.add(float(value[r]), (min(float(b_lo), float(value[r])), max(float(b_hi), float(value[r]))))
+                out.append((f"shares {name}, κ {kappa:g}", n, old, new))
+    return out
+
+
+def print_before(rng: np.random.Generator, sims: int, markdown: bool) -> None:
+    rows = before_kappa(rng, sims)
+    if markdown:  # per true κ and size: the lowest coverage over the label shares, the mean width
+        print("| true κ | n | bootstrap: lowest coverage | its mean width | this method: lowest coverage | its mean width |")
+        print("|--:|--:|--:|--:|--:|--:|")
+        for kappa in KAPPAS:
+            for n in SIZES:
+                mine = [r for r in rows if r[1] == n and r[0].endswith(f"κ {kappa:g}")]
+                old = [r[2] for r in mine if r[2].shown]
+                new = [r[3] for r in mine if r[3].shown]
+                wo = sum(c.width / c.shown for c in old) / len(old)
+                wn = sum(c.width / c.shown for c in new) / len(new)
+                print(f"| {kappa:g} | {n} | {min(c.coverage for c in old):.3f} | {wo:.2f} | {min(c.coverage for c in new):.3f} | {wn:.2f} |")
+    else:
+        for params, n, old, new in rows:
+            o, w = old.row(), new.row()
+            print(f"{params:<32} {n:>4}  bootstrap {o[4]} width {o[5]}   now {w[4]} width {w[5]}")
+    worst_old = min((r[2] for r in rows if r[2].shown), key=lambda c: c.coverage)
+    worst_new = min((r[3] for r in rows if r[3].shown), key=lambda c: c.coverage)
+    print(f"\nlowest coverage: bootstrap {worst_old.coverage:.3f}, this method {worst_new.coverage:.3f}; "
+          f"cells below 0.93: bootstrap {sum(r[2].coverage < 0.93 for r in rows if r[2].shown)}, "
+          f"this method {sum(r[3].coverage < 0.93 for r in rows if r[3].shown)} of {len(rows)}")
+
+
 HEAD = ["interval", "cell", "n", "truth", "coverage", "mean width", "holds estimate", "undefined"]
+
+
+def condensed(cells: list[Cell]) -> list[list[str]]:
+    """Per interval and gold-set size: the lowest coverage (and its cell), the median, the
+    range of mean widths, whether every run held its estimate."""
+    rows = []
+    for block in dict.fromkeys(c.block for c in cells):
+        for n in SIZES:
+            mine = [c for c in cells if c.block == block and c.n == n and c.shown]
+            if not mine:
+                continue
+            low = min(mine, key=lambda c: c.coverage)
+            widths = [c.width / c.shown for c in mine]
+            cov = sorted(c.coverage for c in mine)
+            rows.append([block, str(n), str(len(mine)), f"{low.coverage:.3f} ({low.params})", f"{cov[len(cov) // 2]:.3f}",
+                         f"{min(widths):.2f}–{max(widths):.2f}", "yes" if all(c.held for c in mine) else "**NO**"])
+    return rows
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sims", type=int, default=1000, help="simulated gold sets per cell (default 1000)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--markdown", action="store_true", help="print Markdown tables (for docs/statistics.md)")
+    ap.add_argument("--markdown", action="store_true", help="Markdown: per interval and size, the lowest and median coverage")
+    ap.add_argument("--full", action="store_true", help="with --markdown: every cell")
+    ap.add_argument("--before", action="store_true",
+                    help="only kappa: the percentile bootstrap judge-check used before, beside today's method (use --sims 300)")
     args = ap.parse_args()
+    if args.before:
+        print_before(np.random.default_rng([args.seed, 9]), args.sims, args.markdown)
+        return
     cells = []
     for i, make in enumerate((kappa_cells, spearman_cells, consistency_cells)):
         cells += make(np.random.default_rng([args.seed, i]), args.sims)
-    if args.markdown:
+    if args.markdown and args.full:
         print("| " + " | ".join(HEAD) + " |")
         print("|" + "|".join(["---", "---", "--:", "--:", "--:", "--:", "---", "--:"]) + "|")
         for c in cells:
             print("| " + " | ".join(c.row()) + " |")
+    elif args.markdown:
+        print("| interval | n | cells | lowest coverage (its cell) | median coverage | mean widths | holds estimate |")
+        print("|---|--:|--:|---|--:|--:|---|")
+        for r in condensed(cells):
+            print("| " + " | ".join(r) + " |")
     else:
         print(f"{HEAD[0]:<21} {HEAD[1]:<34} {'n':>4} {'truth':>6} {'cover':>6} {'width':>6} {'held':>5} {'undef':>6}")
         for c in cells:
@@ -211,8 +293,10 @@ def main() -> None:
         low = min(mine, key=lambda c: c.coverage)
         below = sum(c.coverage < 0.93 for c in mine)
         held = all(c.held for c in mine)
+        undefined = max(c.undefined / (c.undefined + c.shown) for c in cells if c.block == block)
         line = (f"{block}: {len(mine)} cells, lowest coverage {low.coverage:.3f} ({low.params}, n {low.n}), "
-                f"{below} below 0.93, estimate held in every run: {'yes' if held else 'NO'}")
+                f"{below} below 0.93, estimate held in every run: {'yes' if held else 'NO'}, "
+                f"undefined in at most {undefined:.1%} of a cell's sets")
         print(("- " if args.markdown else "") + line)
 
 

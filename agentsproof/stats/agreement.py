@@ -3,8 +3,8 @@
 - **accuracy** — the share of items where the judge's label equals the person's, with the
   exact (Clopper–Pearson) interval of :func:`agentsproof.stats.intervals.clopper_pearson`;
 - **Cohen's κ** — (p_o − p_e)/(1 − p_e): agreement beyond what the two label rates give by
-  chance. Interval: :func:`kappa_interval`, the wider of a Wald-t interval and the exact
-  interval of the disagreement rate mapped onto κ;
+  chance. Interval: :func:`kappa_interval`, the wider of a Wald-t interval on κ and a
+  t interval on log(1 − κ);
 - **Spearman's ρ** for scores (average ranks for ties), interval by Fisher's z with the
   Bonett–Wright standard error √((1 + ρ²/2)/(n − 3)).
 
@@ -25,8 +25,10 @@ from agentsproof.stats.intervals import clopper_pearson
 
 KAPPA_FLOOR = 0.6
 """Below this Cohen's κ an eval's report warns that its judge is not measured as reliable."""
-KAPPA_WALD_PSEUDO = 2.0
+KAPPA_WALD_PSEUDO = 4.0
 """Pseudo-counts (spread evenly over the k × k cells) behind the Wald standard error of κ."""
+KAPPA_LOG_PSEUDO = 2.0
+"""Pseudo-counts behind the standard error of log(1 − κ)."""
 
 
 def accuracy(judge: Sequence[Hashable], human: Sequence[Hashable]) -> dict[str, object] | None:
@@ -37,8 +39,9 @@ def accuracy(judge: Sequence[Hashable], human: Sequence[Hashable]) -> dict[str, 
     return {"n": n, "value": hits / n, "ci": list(clopper_pearson(hits, n) or (0.0, 1.0))}
 
 
-KAPPA_METHOD = ("Cohen's kappa, the wider of a Wald-t interval (Fleiss–Cohen–Everitt standard error, 2 pseudo-counts) "
-                "and the exact interval of the disagreement rate mapped through 1 − d/(1 − p_e)")
+KAPPA_METHOD = ("Cohen's kappa, the wider of a Wald-t interval (Fleiss–Cohen–Everitt standard error) and a t interval "
+                "on log(1 − kappa) (delta method), standard errors from the table with pseudo-counts; "
+                "with no disagreement the exact bound of the disagreement rate")
 
 
 def kappa_table(judge: Sequence[Hashable], human: Sequence[Hashable]) -> np.ndarray:
@@ -103,13 +106,15 @@ def kappa_interval(tables: np.ndarray, level: float = 0.95) -> tuple[np.ndarray,
     """(κ̂, lower, upper) of each count table (shape (R, k, k)); NaN where κ is undefined.
 
     κ = 1 − d/c (d: the share of disagreements, c = 1 − p_e: the disagreement chance
-    alone would give). The interval is the wider of two:
+    alone would give). The interval is the wider of two, both with Student's t quantile on
+    n − 1 degrees of freedom and standard errors read off the table with pseudo-counts
+    spread evenly over its cells (so no standard error collapses to 0 on a small table):
 
-    - Wald on κ with the large-sample variance of Fleiss, Cohen & Everitt (1969) read off
-      the table with ``KAPPA_WALD_PSEUDO`` pseudo-counts spread over its cells (so no
-      variance collapses to 0) and Student's t quantile on n − 1 degrees of freedom;
-    - the exact (Clopper–Pearson) interval of d mapped through 1 − d/ĉ: it carries the
-      skew of κ̂ near 1 and stays honest with no disagreement at all.
+    - Wald on κ with the large-sample variance of Fleiss, Cohen & Everitt (1969)
+      (``KAPPA_WALD_PSEUDO`` pseudo-counts);
+    - the delta method on log(1 − κ) = log d − log c (``KAPPA_LOG_PSEUDO`` pseudo-counts),
+      centred on κ̂: skewed the way κ̂ is near 1. With no disagreement at all (κ̂ = 1) its
+      lower end is the exact (Clopper–Pearson) upper bound of d over ĉ, 1 − d_hi/ĉ.
 
     Clipped to [−1, 1] and widened to hold κ̂. Coverage by simulation: bench/agreement.py."""
     from scipy.stats import t as student
@@ -118,19 +123,29 @@ def kappa_interval(tables: np.ndarray, level: float = 0.95) -> tuple[np.ndarray,
     k = t.shape[1]
     n = t.sum(axis=(1, 2))
     kappa, pe_raw, _, _ = kappa_tables(t)
-    q = student.ppf(1 - (1 - level) / 2, np.maximum(n - 1, 1))
-    p, rows, cols, ks = _smoothed_cells(t, KAPPA_WALD_PSEUDO)
-    pe = (rows * cols).sum(axis=1)
-    diag = sum(p[:, i, i] * (1 - (rows[:, i] + cols[:, i]) * (1 - ks)) ** 2 for i in range(k))
-    off = sum(p[:, i, j] * (cols[:, i] + rows[:, j]) ** 2 for i in range(k) for j in range(k) if i != j) * (1 - ks) ** 2
-    var = (diag + off - (ks - pe * (1 - ks)) ** 2) / ((1 - pe) ** 2 * n)
-    se = np.sqrt(np.maximum(var, 0.0))
-    disagreements = n - np.trace(t, axis1=1, axis2=2)
-    d_lo, d_hi = _exact_bounds(disagreements, n, level)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        chance = 1 - pe_raw
-        lo = np.minimum(kappa - q * se, 1 - d_hi / chance)
-        hi = np.maximum(kappa + q * se, 1 - d_lo / chance)
+    with np.errstate(invalid="ignore", divide="ignore"):  # a one-label table: NaN, set below
+        q = student.ppf(1 - (1 - level) / 2, np.maximum(n - 1, 1))
+        # Wald on κ, Fleiss–Cohen–Everitt variance on the smoothed table
+        p, rows, cols, ks = _smoothed_cells(t, KAPPA_WALD_PSEUDO)
+        pe = (rows * cols).sum(axis=1)
+        diag = sum(p[:, i, i] * (1 - (rows[:, i] + cols[:, i]) * (1 - ks)) ** 2 for i in range(k))
+        off = sum(p[:, i, j] * (cols[:, i] + rows[:, j]) ** 2 for i in range(k) for j in range(k) if i != j) * (1 - ks) ** 2
+        var = (diag + off - (ks - pe * (1 - ks)) ** 2) / ((1 - pe) ** 2 * n)
+        se = np.sqrt(np.maximum(var, 0.0))
+        lo, hi = kappa - q * se, kappa + q * se
+        # delta method on log(1 − κ) = log d − log c, smoothed table, centred on κ̂
+        p, rows, cols, _ = _smoothed_cells(t, KAPPA_LOG_PSEUDO)
+        d = 1 - np.trace(p, axis1=1, axis2=2)
+        c = 1 - (rows * cols).sum(axis=1)
+        grad = (1 - np.eye(k))[None, :, :] / d[:, None, None] + (cols[:, :, None] + rows[:, None, :]) / c[:, None, None]
+        m1 = (p * grad).sum(axis=(1, 2))
+        se_log = np.sqrt(np.maximum((p * grad * grad).sum(axis=(1, 2)) - m1 * m1, 0.0) / n)
+        disagreements = n - np.trace(t, axis1=1, axis2=2)
+        _, d_hi = _exact_bounds(disagreements, n, level)
+        perfect = disagreements == 0
+        centre = np.log(np.where(perfect, 1.0, 1 - kappa))
+        lo = np.minimum(lo, np.where(perfect, 1 - d_hi / (1 - pe_raw), 1 - np.exp(centre + q * se_log)))
+        hi = np.maximum(hi, np.where(perfect, 1.0, 1 - np.exp(centre - q * se_log)))
     lo = np.clip(np.minimum(lo, kappa), -1.0, 1.0)
     hi = np.clip(np.maximum(hi, kappa), -1.0, 1.0)
     undefined = np.isnan(kappa)
