@@ -27,7 +27,7 @@ KAPPA_FLOOR = 0.6
 """Below this Cohen's κ an eval's report warns that its judge is not measured as reliable."""
 KAPPA_WALD_PSEUDO = 4.0
 """Pseudo-counts (spread evenly over the k × k cells) behind the Wald standard error of κ."""
-KAPPA_LOG_PSEUDO = 2.0
+KAPPA_LOG_PSEUDO = 1.0
 """Pseudo-counts behind the standard error of log(1 − κ)."""
 
 
