@@ -154,7 +154,7 @@ def render(report: dict[str, Any]) -> list[str]:
             if kappa is not None and kappa < report["kappa_floor"]:
                 lines.append(f"    warning: kappa {kappa:.2f} is below {report['kappa_floor']}: this judge's {kind} verdicts do not match people well enough to trust")
     lines.append("intervals: 95 %; accuracy and self-consistency exact (Clopper–Pearson), position consistency exact over items, "
-                 "kappa Wald-t or exact disagreement (the wider), Spearman Fisher z; coverage: bench/agreement.py")
+                 "kappa the wider of Wald-t and t on log(1 - kappa), Spearman Fisher z; coverage: docs/statistics.md")
     return lines
 
 
