@@ -12,7 +12,11 @@ figure is undefined (printed "—", no claim made).
   the population κ, (p_o − p_e)/(1 − p_e), is exactly the κ of the grid: the truth is
   exact, not estimated. The table of a gold set of n items is one multinomial draw;
   `kappa_interval` takes the tables of all sets of a cell at once (the same function
-  `cohen_kappa` calls with one). **Accuracy** is checked on the same sets: its truth is p_o.
+  `cohen_kappa` calls with one). Also a **lenient judge**, passing more often than the
+  person (pass shares 0.65 vs 0.5 and 0.35 vs 0.2): the cell chances mix independence
+  and the most agreeing table those shares allow; p_e is the same for both and p_o is
+  linear in the weight, so the weight sets the population κ exactly (0 to 0.6).
+  **Accuracy** is checked on the same sets: its truth is p_o.
 - **Spearman's ρ** (rubric scores): the person's and the judge's scores are a standard
   bivariate normal pair with correlation r = 2 sin(πρ/6), whose Spearman correlation is
   exactly ρ (Pearson–Kendall) — the truth of the **continuous** rows. The **5-level**
@@ -51,6 +55,9 @@ from agentsproof.stats.agreement import accuracy, consistency, consistency_by_it
 SIZES = (10, 20, 28, 50, 100, 300)
 KAPPAS = (0.0, 0.2, 0.4, 0.6, 0.8, 0.95)
 SHARES = {"0.5": (0.5, 0.5), "0.2": (0.2, 0.8), "0.8": (0.8, 0.2), "A/B/tie 0.4/0.4/0.2": (0.4, 0.4, 0.2)}
+LENIENT = ((0.65, 0.5), (0.35, 0.2))
+"""A judge that passes more often than the person (pass shares judge/person): κ at most 0.70 and 0.63."""
+LENIENT_KAPPAS = (0.0, 0.2, 0.4, 0.6)
 RHOS = (0.0, 0.3, 0.6, 0.9)
 CONSISTENCY = (0.6, 0.8, 0.95)
 ICCS = (0.0, 0.5)
@@ -87,29 +94,50 @@ class Cell:
                 f"{self.undefined / total:.1%}"]
 
 
-def kappa_cells(rng: np.random.Generator, sims: int) -> list[Cell]:
+def _lenient(judge: float, person: float, kappa: float) -> np.ndarray:
+    """Cell chances with pass shares ``judge`` (rows) and ``person`` (columns) and population
+    κ exactly ``kappa``: a mixture of independence and the most agreeing table those shares
+    allow (p_e is the same for both, p_o is linear in the weight, so κ is too)."""
+    ind = np.outer([judge, 1 - judge], [person, 1 - person])
+    both = min(judge, person)
+    top = np.array([[both, judge - both], [person - both, 1 - judge - person + both]])
+    pe = float((ind.sum(axis=1) * ind.sum(axis=0)).sum())
+    top_kappa = (float(np.trace(top)) - pe) / (1 - pe)
+    w = kappa / top_kappa
+    return (1 - w) * ind + w * top
+
+
+def _settings() -> list[tuple[str, float, np.ndarray]]:
     out = []
     for name, m in SHARES.items():
         shares = np.asarray(m)
-        k = len(shares)
         for kappa in KAPPAS:
-            chances = ((1 - kappa) * np.outer(shares, shares) + kappa * np.diag(shares)).ravel()
-            p_o = float(np.trace(chances.reshape(k, k)))
-            for n in SIZES:
-                tables = rng.multinomial(n, chances, size=sims).reshape(sims, k, k)
-                value, lo, hi = kappa_interval(tables)
-                kc = Cell("kappa", f"shares {name}, κ {kappa:g}", n, kappa)
-                ac = Cell("accuracy", f"shares {name}, κ {kappa:g}", n, p_o)
-                memo: dict[int, dict[str, Any] | None] = {}
-                for r in range(sims):
-                    kc.add(None if math.isnan(value[r]) else float(value[r]), (float(lo[r]), float(hi[r])))
-                    hits = int(np.trace(tables[r]))
-                    if hits not in memo:  # the exact function the command calls, once per count
-                        memo[hits] = accuracy([True] * n, [True] * hits + [False] * (n - hits))
-                    got = memo[hits]
-                    assert got is not None
-                    ac.add(got["value"], got["ci"])
-                out += [kc, ac]
+            out.append((f"shares {name}, κ {kappa:g}", kappa, (1 - kappa) * np.outer(shares, shares) + kappa * np.diag(shares)))
+    for judge, person in LENIENT:
+        for kappa in LENIENT_KAPPAS:
+            out.append((f"lenient judge {judge:g}/person {person:g}, κ {kappa:g}", kappa, _lenient(judge, person, kappa)))
+    return out
+
+
+def kappa_cells(rng: np.random.Generator, sims: int) -> list[Cell]:
+    out = []
+    for name, kappa, table in _settings():
+        k = table.shape[0]
+        p_o = float(np.trace(table))
+        for n in SIZES:
+            tables = rng.multinomial(n, table.ravel(), size=sims).reshape(sims, k, k)
+            value, lo, hi = kappa_interval(tables)
+            kc, ac = Cell("kappa", name, n, kappa), Cell("accuracy", name, n, p_o)
+            memo: dict[int, dict[str, Any] | None] = {}
+            for r in range(sims):
+                kc.add(None if math.isnan(value[r]) else float(value[r]), (float(lo[r]), float(hi[r])))
+                hits = int(np.trace(tables[r]))
+                if hits not in memo:  # the exact function the command calls, once per count
+                    memo[hits] = accuracy([True] * n, [True] * hits + [False] * (n - hits))
+                got = memo[hits]
+                assert got is not None
+                ac.add(got["value"], got["ci"])
+            out += [kc, ac]
     return out
 
 
