@@ -24,7 +24,7 @@ from agentsproof.grading.assertions import AssertionsGrader, grade_assertions
 from agentsproof.grading.judge import Judge
 from agentsproof.grading.llm_rubric import LLMRubricGrader, grade_rubric
 from agentsproof.grading.pairwise import PairwiseGrader, judge_pair
-from agentsproof.stats.agreement import KAPPA_FLOOR, accuracy, cohen_kappa, consistency, spearman
+from agentsproof.stats.agreement import KAPPA_FLOOR, accuracy, cohen_kappa, consistency, consistency_by_item, spearman
 
 ASKS = 2
 """Each item is judged this many times (self-consistency)."""
@@ -100,8 +100,7 @@ def _kind_figures(kind: str, items: list[GoldItem], verdicts: list[Verdicts]) ->
         out["kappa"] = cohen_kappa(first, human)
         out["self_consistency"] = consistency(first, second)
     if kind == "pairwise":
-        flags = [f for _, v in done for f in v.position_consistent]
-        out["position_consistency"] = consistency(flags, [True] * len(flags))
+        out["position_consistency"] = consistency_by_item([v.position_consistent for _, v in done])
     return out
 
 
@@ -154,7 +153,8 @@ def render(report: dict[str, Any]) -> list[str]:
             kappa = (k.get("kappa") or {}).get("value")
             if kappa is not None and kappa < report["kappa_floor"]:
                 lines.append(f"    warning: kappa {kappa:.2f} is below {report['kappa_floor']}: this judge's {kind} verdicts do not match people well enough to trust")
-    lines.append("intervals: 95 %; accuracy and consistency exact (Clopper–Pearson), kappa bootstrap over items, Spearman Fisher z")
+    lines.append("intervals: 95 %; accuracy and self-consistency exact (Clopper–Pearson), position consistency exact over items, "
+                 "kappa the wider of Wald-t and t on log(1 - kappa), Spearman Fisher z; coverage: docs/statistics.md")
     return lines
 
 

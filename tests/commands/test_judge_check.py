@@ -9,7 +9,7 @@ import pytest
 from conftest import Rule, run_cli
 
 from agentsproof.commands.gold import load_gold
-from agentsproof.stats.agreement import cohen_kappa, spearman
+from agentsproof.stats.agreement import cohen_kappa, consistency, spearman
 
 SHIPPED = Path(__file__).resolve().parents[2] / "evals" / "judge-gold" / "judge-gold.jsonl"
 
@@ -91,3 +91,73 @@ def test_kappa_and_spearman_known_values():
     assert cohen_kappa([1, 1], [1, 1])["value"] is None  # one label only: chance agreement is 1
     s = spearman([1, 2, 3, 4, 5], [5, 6, 7, 8, 7])
     assert s["value"] == pytest.approx(0.8207826816681233) and -1 <= s["ci"][0] < s["value"] < s["ci"][1] <= 1
+
+
+def _inside(stat: dict) -> bool:
+    lo, hi = stat["ci"]
+    return -1.0 <= lo <= stat["value"] <= hi <= 1.0
+
+
+def test_kappa_with_no_disagreement_is_a_real_interval():
+    # 10 items, all agreed, half pass: kappa 1; the exact bound on 0 disagreements in 10
+    # (d <= 0.308) over the chance disagreement 0.5 gives a lower end near 0.38, not 1
+    k = cohen_kappa([1] * 5 + [0] * 5, [1] * 5 + [0] * 5)
+    assert k["value"] == pytest.approx(1.0) and k["ci"][1] == 1.0
+    assert 0.3 < k["ci"][0] < 0.45 and _inside(k)
+
+
+def test_kappa_degenerate_label_sets():
+    both = cohen_kappa([True] * 12, [True] * 12)  # one and the same label: kappa undefined, no interval
+    assert both["value"] is None and both["ci"] is None and "undefined" in both["method"]
+    one = cohen_kappa([True] * 8 + [False] * 4, [True] * 12)  # the person used one label: kappa 0, wide
+    assert one["value"] == pytest.approx(0.0) and _inside(one) and one["ci"][1] - one["ci"][0] > 0.5
+    worst = cohen_kappa([1, 0, 1, 0], [0, 1, 0, 1])  # every item disagrees: kappa -1 is held
+    assert worst["value"] == pytest.approx(-1.0) and _inside(worst)
+
+
+def test_kappa_interval_holds_its_estimate_on_every_table():
+    import numpy as np
+
+    from agentsproof.stats.agreement import kappa_interval
+
+    rng = np.random.default_rng(5)
+    for k in (2, 3):
+        for n in (2, 5, 10, 28, 300):
+            tables = np.stack([rng.multinomial(n, rng.dirichlet(np.full(k * k, 0.3))) for _ in range(2000)]).reshape(-1, k, k)
+            value, lo, hi = kappa_interval(tables)
+            ok = ~np.isnan(value)
+            assert ok.any()
+            assert np.all(lo[ok] <= value[ok] + 1e-12) and np.all(value[ok] <= hi[ok] + 1e-12)
+            assert np.all(lo[ok] >= -1) and np.all(hi[ok] <= 1) and np.all(hi[ok] - lo[ok] > 0)
+            assert np.all(np.isnan(lo[~ok])) and np.all(np.isnan(hi[~ok]))
+    # the batch function is the one cohen_kappa calls
+    one = cohen_kappa(["A", "B", "tie", "A", "B"], ["A", "B", "A", "A", "tie"])
+    table = np.array([[[2, 0, 0], [0, 1, 1], [1, 0, 0]]])  # judge by row, person by column (labels sorted: A, B, tie)
+    v, lo, hi = kappa_interval(table)
+    assert one["value"] == pytest.approx(v[0]) and one["ci"] == pytest.approx([lo[0], hi[0]])
+
+
+def test_spearman_of_perfect_agreement_is_not_a_point():
+    s = spearman([0, 0.25, 0.5, 0.75, 1, 0.5, 0.25, 1, 0, 0.75], [0, 0.25, 0.5, 0.75, 1, 0.5, 0.25, 1, 0, 0.75])
+    assert s["value"] == pytest.approx(1.0) and s["ci"][1] == 1.0 and s["ci"][0] < 0.95 and _inside(s)
+    low = spearman([1, 2, 3, 4, 5, 6], [6, 5, 4, 3, 2, 1])
+    assert low["value"] == pytest.approx(-1.0) and low["ci"][0] == -1.0 and low["ci"][1] > -0.95 and _inside(low)
+    flat = spearman([0.5] * 6, [0, 0.25, 0.5, 0.75, 1, 1])
+    assert flat["value"] is None and flat["ci"] is None
+
+
+def test_position_consistency_counts_items_not_flags():
+    from agentsproof.stats.agreement import consistency_by_item
+
+    # 20 items, two asks each; the flags of an item always agree: 20 independent units, not 40
+    clustered = consistency_by_item([[True, True]] * 14 + [[False, False]] * 6)
+    flat = consistency([True] * 28 + [False] * 12, [True] * 40)
+    items = consistency([True] * 14 + [False] * 6, [True] * 20)
+    assert clustered["value"] == flat["value"] == pytest.approx(0.7)
+    assert clustered["ci"] == pytest.approx(items["ci"]) and clustered["ci"][0] < flat["ci"][0]
+    # flags that vary within items, as independent flags would: every flag counts (never more)
+    mixed = consistency_by_item([[True, False]] * 12 + [[True, True]] * 8)
+    assert mixed["value"] == pytest.approx(0.7) and mixed["ci"] == pytest.approx(flat["ci"])
+    every = consistency_by_item([[True, True]] * 10)  # nothing to estimate the clustering from: items count
+    assert every["value"] == 1.0 and every["ci"][1] == 1.0 and every["ci"][0] == pytest.approx(0.025 ** (1 / 10))
+    assert consistency_by_item([]) is None
