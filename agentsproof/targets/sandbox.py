@@ -119,7 +119,8 @@ MASKED = (Path("/tmp"), Path("/run"))
 def runtime_paths(argv: list[str], workspaces_root: Path) -> list[str]:
     """What must stay visible, read-only, inside the masked folders: the Python running
     agentsproof (the loopback relay runs on it), the relay script, and the absolute paths the
-    command line names (an agent script, a venv's interpreter and its venv) — e.g. when the
+    command line names (an agent script, a venv's interpreter and its venv, the
+    ``node_modules`` folder an npm-installed CLI lives in) — e.g. when the
     checkout or the venv lives under /tmp. Never a masked folder itself, nor a folder that
     holds the workspaces."""
     candidates = [Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), RELAY_SCRIPT.parent]
@@ -133,6 +134,10 @@ def runtime_paths(argv: list[str], workspaces_root: Path) -> list[str]:
                 candidates.append(p.resolve())
             except OSError:
                 pass
+            for q in (p, candidates[-1]):
+                top = next((a for a in reversed(q.parents) if a.name == "node_modules"), None)
+                if top is not None:
+                    candidates.append(top)  # an npm-installed CLI needs its whole package tree (JS, native binaries)
     out: list[str] = []
     for c in sorted({Path(os.path.abspath(c)) for c in candidates}, key=lambda p: len(p.parts)):
         if not any(c != m and c.is_relative_to(m) for m in MASKED):

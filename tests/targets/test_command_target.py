@@ -548,3 +548,20 @@ def test_items_whose_ids_read_alike_get_their_own_workspaces(tmp_path: Path) -> 
     b = spaces.create("suite-case-1", "with", 0)
     assert a != b and a.is_dir() and b.is_dir()
     assert a.parent.name.startswith("suite-case-1-") and a.name == "with-1"
+
+
+def test_sandbox_keeps_an_npm_installed_cli_under_tmp_whole() -> None:
+    """``node_modules/.bin/codex`` is a link into its package, which loads other files of the
+    install (native binaries in sibling packages): the whole node_modules folder is mounted."""
+    base = Path("/tmp") / f"apx-npm-{os.getpid()}"
+    pkg = base / "node_modules" / "@openai" / "codex" / "bin"
+    pkg.mkdir(parents=True, exist_ok=True)
+    try:
+        (pkg / "codex.js").write_text("")
+        (base / "node_modules" / ".bin").mkdir(exist_ok=True)
+        (base / "node_modules" / ".bin" / "codex").symlink_to("../@openai/codex/bin/codex.js")
+        root = Path("/tmp") / f"apx-ws-{os.getpid()}"
+        paths = sandbox_mod.runtime_paths([str(base / "node_modules" / ".bin" / "codex")], root)
+        assert str(base / "node_modules") in paths and str(base) not in paths
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
