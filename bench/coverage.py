@@ -125,6 +125,7 @@ def delta_grid(args: argparse.Namespace) -> list[dict]:
                 for n in TRIALS:
                     covs, widths, holds, old_covs, old_widths, old_holds = [], [], [], [], [], []
                     known_covs, known_widths, before_covs, before_widths = [], [], [], []
+                    kept = []  # (estimate, half-width, target) per delta, for the tightening check
                     for delta in DELTAS:
                         cell += 1
                         rng = np.random.default_rng([args.seed, cell])
@@ -135,6 +136,7 @@ def delta_grid(args: argparse.Namespace) -> list[dict]:
                         covs.append(np.mean((lo <= target + eps) & (target <= hi + eps)))
                         widths.append(np.mean(hi - lo))
                         holds.append(np.mean((lo <= est + eps) & (est <= hi + eps)))
+                        kept.append((est, np.maximum(hi - est, est - lo), target))
                         sd = float(np.std(est - target))
                         klo, khi = np.clip(est - 1.959964 * sd, -1, 1), np.clip(est + 1.959964 * sd, -1, 1)
                         known_covs.append(np.mean((klo <= target + eps) & (target <= khi + eps)))
@@ -161,8 +163,64 @@ def delta_grid(args: argparse.Namespace) -> list[dict]:
                         "old_min": min(old_covs) if old_covs else None,
                         "old_width": float(np.mean(old_widths)) if old_widths else None,
                         "old_holds": min(old_holds) if old_holds else None,
+                        "tightened_min": tightened_min(kept) if np.mean(covs) > LEVEL + 0.02 else None,
                     })
     return rows
+
+
+def tightened_min(kept: list[tuple[np.ndarray, np.ndarray, object]]) -> float:
+    """A row whose mean coverage is above the band: shrink every half-width by the largest
+    factor that brings the mean coverage over the deltas to the band's top (level + 2 points)
+    or below, and return the lowest delta's coverage then (with discrete scores coverage
+    jumps as the factor moves, so the mean may land well below the top). Below level − 2
+    points: no rescaling of this interval brings the row into the band without some delta
+    falling out of it at the bottom."""
+    eps = 1e-12
+
+    def covs(k: float) -> list[float]:
+        return [float(np.mean((np.clip(e - k * h, -1, 1) <= t + eps) & (t <= np.clip(e + k * h, -1, 1) + eps))) for e, h, t in kept]
+
+    lo_k, hi_k = 0.0, 1.0
+    for _ in range(30):
+        mid = (lo_k + hi_k) / 2
+        if np.mean(covs(mid)) > LEVEL + 0.02:
+            hi_k = mid
+        else:
+            lo_k = mid
+    return min(covs(lo_k))
+
+
+def transfer_check(runs: int = 4000, seed: int = 7) -> list[str]:
+    """Would a shrink factor fitted to this grid's continuous scores (Beta, concentration 4)
+    still hold on other score distributions? One case, 3 and 6 trials per arm: fit the factor
+    that brings the mean coverage to 97 %, then measure it on concentration 1 and 0.5."""
+    def cov(k: float, n: int, conc: float) -> np.ndarray:
+        out = []
+        for i, d in enumerate(DELTAS):
+            rng = np.random.default_rng([seed, n, i])
+            b = (1 - d) / 2 * 0.96 + 0.02
+            pw, pb = np.clip(b + d, 0.02, 0.98), np.clip(b, 0.02, 0.98)
+            xw = rng.beta(pw * conc, (1 - pw) * conc, (runs, 1, n))
+            xo = rng.beta(pb * conc, (1 - pb) * conc, (runs, 1, n))
+            lo, hi, e = new_method(xw, xwo=xo)
+            h = np.maximum(hi - e, e - lo)
+            t = pw - pb
+            out.append(np.mean((np.clip(e - k * h, -1, 1) <= t + 1e-12) & (t <= np.clip(e + k * h, -1, 1) + 1e-12)))
+        return np.asarray(out)
+
+    lines = []
+    for n in (3, 6):
+        lo_k, hi_k = 0.0, 1.0
+        for _ in range(25):
+            mid = (lo_k + hi_k) / 2
+            lo_k, hi_k = (lo_k, mid) if cov(mid, n, 4.0).mean() > LEVEL + 0.02 else (mid, hi_k)
+        parts = []
+        for conc in (4.0, 1.0, 0.5):
+            fitted, plain = cov(lo_k, n, conc), cov(1.0, n, conc)
+            parts.append(f"concentration {conc:g}: fitted mean {fitted.mean():.1%} (lowest {fitted.min():.1%}), "
+                         f"as printed {plain.mean():.1%} ({plain.min():.1%})")
+        lines.append(f"1 case × {n} continuous trials, factor {lo_k:.2f} fitted on concentration 4 — " + "; ".join(parts))
+    return lines
 
 
 def mid_p(x: int, n: int, level: float = LEVEL) -> tuple[float, float]:
@@ -262,10 +320,15 @@ def main() -> None:
           f"rows whose mean coverage is outside {band[0]:.0%}–{band[1]:.0%}: {len(out)} "
           f"({len(coarse)} of them where even the known-spread interval leaves the band at some delta); "
           f"interval held its own delta in every run: {'yes' if all(r['holds'] == 1.0 for r in rows) else 'NO'}")
-    rest = [r for r in out if r not in coarse]
+    above = [r for r in out if r["tightened_min"] is not None]
+    stuck = [r for r in above if r["tightened_min"] < band[0]]
+    print(f"  of the {len(above)} rows above the band, {len(stuck)} cannot be brought into it by narrowing the interval: "
+          f"shrunk by one factor until the row's mean coverage is {band[1]:.0%}, some delta falls below {band[0]:.0%}")
+    rest = [r for r in above if r not in stuck]
     if rest:
-        print("  outside the band although the data could allow it: " + "; ".join(
-            f"{r['kind']}{' varying' if r['varies'] else ''} {r['cases']}×{r['trials']} ({r['mean']:.1%})" for r in rest))
+        print("  rows that narrowing would bring into the band: " + "; ".join(
+            f"{r['kind']}{' varying' if r['varies'] else ''} {r['cases']}×{r['trials']} ({r['mean']:.1%}, "
+            f"lowest delta then {r['tightened_min']:.1%})" for r in rest))
     print(f"before: lowest cell {min(r['before_min'] for r in rows):.1%}; rows whose mean coverage is outside the band: "
           f"{sum(outside(r['before_mean']) for r in rows)}; mean width {np.mean([r['before_width'] for r in rows]):.3f} "
           f"(now {np.mean([r['width'] for r in rows]):.3f})")
@@ -274,6 +337,9 @@ def main() -> None:
         print(f"bootstrap: lowest cell {min(r['old_min'] for r in olds):.1%}, held its own delta in every run: "
               f"{'yes' if all(r['old_holds'] == 1.0 for r in olds) else 'no'} "
               f"(lowest share {min(r['old_holds'] for r in olds):.0%})")
+    print("\nA shrink factor fitted to the grid, tried on other score distributions:")
+    for line in transfer_check():
+        print("  " + line)
     print("\nPass rate and pass@k (exact over pass chances 0.05 … 0.95)")
     if md:
         print("| trials | interval | coverage min | mean | max | width |\n|---|---|---|---|---|---|")
