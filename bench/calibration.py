@@ -16,7 +16,8 @@ and a verdict against the 95 % bar. The response cache is off (``--no-cache``), 
 repeat makes its own calls.
 
 ``--save FILE`` keeps every run's raw per-case scores (both arms, from the JSON report the
-run writes) and the grade the report gave, written after each run; ``--from FILE``
+run writes) and the grade the report gave, written after each run; run again with the same
+``--save FILE`` and it carries on with the seeds not yet in it. ``--from FILE``
 re-scores saved runs with the statistics code as it is now (``stats.cases.delta_interval``
 and the report's grade rule) without calling the model — so a new interval can be judged
 on the same model outputs.
@@ -179,11 +180,21 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         "version": RESULTS_VERSION,
         "command": f"agentsproof eval-all {PLUGIN.relative_to(ROOT)} --provider local --no-cache --parallel 1",
         "bench": "python bench/calibration.py " + " ".join(sys.argv[1:]),
-        "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "settings": {"repeats": args.repeats, "jobs": args.jobs, "threads": args.threads, "first_seed": args.seed,
                      "max_tokens_override": args.max_tokens, "commit": _commit()},
         "runs": [],
     }
+    if args.save and args.save.is_file():  # carry on where a stopped measurement left off
+        before = json.loads(args.save.read_text())
+        if before.get("settings", {}).get("max_tokens_override") == args.max_tokens:
+            doc["runs"] = [r for r in before.get("runs", []) if not r.get("error")]
+            doc["started"] = before.get("started", doc["started"])
+            doc["resumed"] = [*before.get("resumed", []), doc["settings"]["commit"]]
+    done = {r["seed"] for r in doc["runs"]}
+    todo = [r for r in range(args.repeats) if args.seed + r not in done]
+    if done:
+        print(f"{len(done)} runs already in {args.save}; running the {len(todo)} missing seeds", flush=True)
     lock = threading.Lock()
     t0 = time.time()
     with tempfile.TemporaryDirectory(prefix="calibration-") as tmp:
@@ -197,7 +208,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                 print(line(r, run), flush=True)
             return run
         with ThreadPoolExecutor(args.jobs) as pool:
-            list(pool.map(job, range(args.repeats)))
+            list(pool.map(job, todo))
     doc["seconds"] = round(time.time() - t0)
     if args.save:
         _write(args.save, doc)
