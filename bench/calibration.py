@@ -20,7 +20,9 @@ run writes) and the grade the report gave, written after each run; run again wit
 ``--save FILE`` and it carries on with the seeds not yet in it. ``--from FILE``
 re-scores saved runs with the statistics code as it is now (``stats.cases.delta_interval``
 and the report's grade rule) without calling the model — so a new interval can be judged
-on the same model outputs.
+on the same model outputs. Both print, beside the placebo's measured share, what a truly null
+placebo would give at its pooled per-case pass rates (simulated; ``--null-rates`` and
+``--null-trials`` to try other designs).
 
     python bench/calibration.py --repeats 40 --jobs 2 --save bench/results/calibration-40.json
     python bench/calibration.py --from bench/results/calibration-40.json
@@ -162,6 +164,43 @@ def table(runs: list[dict[str, Any]], source: str) -> bool:
     return ok_all
 
 
+def null_share(rates: list[float], trials: int, sims: int, seed: int = 23) -> tuple[float, float, float]:
+    """A placebo with a true delta of 0: both arms of each case pass with the same chance
+    (``rates``), ``trials`` trials per case per arm. Simulated ``sims`` times and scored by
+    :func:`rescore`: (share in the right direction, share graded A or B, share whose
+    interval excludes 0)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    hits = ab = excl = 0
+    for _ in range(sims):
+        cases = [{"with": list((rng.random(trials) < p).astype(float)), "without": list((rng.random(trials) < p).astype(float))}
+                 for p in rates]
+        s = rescore(cases)
+        hits += right("placebo", s["grade"], s["ci"])
+        ab += s["grade"] in ("A", "B")
+        excl += not (s["ci"][0] <= 0 <= s["ci"][1])
+    return hits / sims, ab / sims, excl / sims
+
+
+def placebo_null(runs: list[dict[str, Any]], rates: list[float] | None, trials: int | None, sims: int) -> None:
+    """What a truly null placebo should give: with the per-case pass rates pooled from both
+    arms of the saved placebo runs (or ``rates``), at the saved trials per case (or ``trials``)."""
+    saved = [r["skills"]["placebo"]["cases"] for r in runs if "placebo" in r["skills"]]
+    if rates is None:
+        if not saved:
+            return
+        names = [c["name"] for c in saved[0]]
+        pooled = {n: [s for cases in saved for c in cases if c["name"] == n for s in c["with"] + c["without"]] for n in names}
+        rates = [sum(v) / len(v) for v in pooled.values()]
+        print("placebo pass rates, both arms pooled: " + ", ".join(f"{n} {r:.2f}" for n, r in zip(names, rates, strict=True)))
+    if trials is None:
+        trials = len(saved[0][0]["with"]) if saved else 2
+    share, ab, excl = null_share(rates, trials, sims)
+    print(f"a true null at those rates, {trials} trials per case per arm ({sims} simulated runs): right direction {share:.1%} "
+          f"(grade A/B {ab:.1%}, interval excluding 0 {excl:.1%})")
+
+
 def line(r: int, run: dict[str, Any]) -> str:
     parts = []
     for name in SKILLS:
@@ -239,6 +278,10 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=2300, help="the first run's sampling seed (run r: seed + r)")
     ap.add_argument("--save", type=Path, metavar="FILE", help="keep every run's per-case scores here (JSON, rewritten after each run)")
     ap.add_argument("--from", dest="source", type=Path, metavar="FILE", help="re-score the runs saved in FILE; no model call")
+    ap.add_argument("--null-rates", type=lambda v: [float(x) for x in v.split(",")], metavar="P,P,...",
+                    help="with --from: simulate a true-null placebo with these per-case pass rates (default: pooled from the saved placebo runs)")
+    ap.add_argument("--null-trials", type=int, help="with --from: trials per case per arm of that simulation (default: the saved runs')")
+    ap.add_argument("--null-sims", type=int, default=4000)
     args = ap.parse_args()
     if args.source is not None:
         doc = json.loads(args.source.read_text())
@@ -247,11 +290,13 @@ def main() -> None:
         print(f"{len(runs)} saved runs of {doc['command']} ({doc.get('started', '?')}, commit {s.get('commit')}, "
               f"seeds {min(r['seed'] for r in runs)}..{max(r['seed'] for r in runs)}, max tokens override {s.get('max_tokens_override')})")
         table(runs, f"saved in {args.source}")
+        placebo_null(runs, args.null_rates, args.null_trials, args.null_sims)
         return
     doc = measure(args)
     print(f"\n{args.repeats} runs of {doc['command']} (seeds {args.seed}..{args.seed + args.repeats - 1}, "
           f"max tokens {'override ' + str(args.max_tokens) if args.max_tokens else 'from the evals'}), {doc['seconds']} s")
     table(doc["runs"], "this run")
+    placebo_null(doc["runs"], None, None, args.null_sims)
 
 
 if __name__ == "__main__":
