@@ -39,6 +39,7 @@ _ITEM_FIELDS = {
     "workspace": "the workspace files",
     "target_settings": "the target settings",
     "cases": "the tasks",
+    "max_tokens": "the reply cap (defaults.max_tokens)",
 }
 _RUN_FIELDS = {
     "command": "the command",
@@ -66,6 +67,8 @@ def item_fingerprint(item: EvalItem, targets: dict[str, dict[str, Any]] | None =
     }
     if item.model:
         out["model"] = item.model
+    if item.max_tokens is not None:
+        out["max_tokens"] = item.max_tokens
     if item.cases:
         out["cases"] = _sha([[c.name, c.prompt, [g.model_dump(mode="json") for g in c.graders]] for c in item.cases])
         if any(c.turns for c in item.cases):

@@ -23,6 +23,9 @@ from agentsproof.model.oracle import Oracle
 
 MAX_TIMEOUT = 86_400.0
 """One day: longer per-trial timeouts are a typo, not a plan."""
+MAX_REPLY_TOKENS = 1_000_000
+"""A larger ``defaults.max_tokens`` is a typo: no model replies at that length."""
+AGENT_MAX_TOKENS_WARNING = "defaults.max_tokens caps chat replies only; an agent target sets its own limits, so it is ignored here"
 
 class Defaults(_Strict):
     trials: int = Field(DEFAULT_TRIALS, ge=1, le=1000, strict=True, description="Trials per arm.")
@@ -31,6 +34,10 @@ class Defaults(_Strict):
     )
     threshold: float = Field(
         DEFAULT_THRESHOLD, ge=0, le=1, strict=True, allow_inf_nan=False, description="Pass rate required in the with-skill arm."
+    )
+    max_tokens: int | None = Field(
+        None, ge=1, le=MAX_REPLY_TOKENS, strict=True,
+        description="Reply cap (tokens) of every chat call of the agent under test, in both arms (not the judge's). Default: the provider's own.",
     )
 
 
@@ -276,6 +283,8 @@ def load_eval(path: str | Path) -> LoadedEval:
     if cfg.execution.mode == "agent":
         # tools the skill declares do run in an agent trial: that warning is for chat trials only
         warnings = [w for w in warnings if "chat trial" not in w]
+        if cfg.defaults.max_tokens is not None:
+            warnings.append(AGENT_MAX_TOKENS_WARNING)
     judge_gold = None
     if cfg.judge is not None and cfg.judge.gold is not None:
         judge_gold = confined(cfg.judge.gold, p, "judge.gold")

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentsproof.core.errors import InputError
-from agentsproof.formats.evalfile import LoadedEval
+from agentsproof.formats.evalfile import AGENT_MAX_TOKENS_WARNING, LoadedEval
 from agentsproof.grading.assertions import AssertionsGrader
 from agentsproof.grading.llm_rubric import LLMRubricGrader
 from agentsproof.grading.registry import GraderConfig
@@ -106,6 +106,9 @@ def item_from_eval(
     seeds = [ev.task_workspaces.get(i, ev.workspace) if agent else None for i in range(len(tasks))]
     cases = tuple(Case(t.name, t.instruction, list(t.graders), seeds[i], tuple(t.turns), _user(t.user)) for i, t in enumerate(tasks)) if len(tasks) > 1 else ()
     per_case = trials if trials is not None else cfg.defaults.trials
+    warnings = tuple(w for w in ev.warnings if not agent or "chat trial" not in w)
+    if agent and cfg.defaults.max_tokens is not None and AGENT_MAX_TOKENS_WARNING not in warnings:
+        warnings += (AGENT_MAX_TOKENS_WARNING,)  # --target made a chat eval an agent one
     workspace_sha = ""
     if agent:
         workspace_sha = seed_digest(ev.workspace)
@@ -129,7 +132,8 @@ def item_from_eval(
         threshold=threshold if threshold is not None else cfg.defaults.threshold,
         eval_path=str(ev.path.resolve()),
         source_sha256=sha256_text(ev.system_prompt or ev.source_text),
-        warnings=tuple(w for w in ev.warnings if not agent or "chat trial" not in w),
+        warnings=warnings,
+        max_tokens=None if agent else cfg.defaults.max_tokens,
         target=name,
         workspace_seed=seeds[0],
         turns=tuple(task.turns),

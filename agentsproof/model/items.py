@@ -116,6 +116,9 @@ class EvalItem:
     judge_models: tuple[str, ...] = ()
     """eval.yaml ``judge_models``: a judge panel for this item's judged graders."""
     judge_combine: str = "mean"
+    max_tokens: int | None = None
+    """eval.yaml ``defaults.max_tokens``: the reply cap of the chat target's calls (both
+    arms; not the judge's). None: the provider's own."""
 
     def case_at(self, index: int) -> Case:
         """The case trial ``index`` runs (round robin, so a batch of trials covers the cases evenly)."""

@@ -30,9 +30,16 @@ class ChatTarget(Target):
         self.max_tokens = max_tokens
         self.max_concurrency = client.max_concurrency
 
-    async def _request(self, trial: TrialInput, messages: list[dict[str, str]], schema: dict[str, Any] | None = None) -> Any:
+    def _cap(self, trial: TrialInput) -> int | None:
+        """The reply cap: the item's (eval.yaml ``defaults.max_tokens``), else the target's."""
+        return trial.item.max_tokens if trial.item.max_tokens is not None else self.max_tokens
+
+    async def _request(
+        self, trial: TrialInput, messages: list[dict[str, str]], schema: dict[str, Any] | None = None, *, cap: bool = True,
+    ) -> Any:
         req = ChatRequest(
-            messages=messages, model=trial.item.model or self.model, temperature=self.temperature, max_tokens=self.max_tokens,
+            messages=messages, model=trial.item.model or self.model, temperature=self.temperature,
+            max_tokens=self._cap(trial) if cap else self.max_tokens,
             timeout=trial.timeout, budget=trial.timeout, json_schema=schema,
         )
         try:
@@ -51,7 +58,8 @@ class ChatTarget(Target):
 
         skills = [s for s in trial.skills if s.kind == "skill"]
         messages = [{"role": "system", "content": cat.choice_system(skills, trial.system)}, {"role": "user", "content": trial.prompt}]
-        first = await self._request(trial, messages, cat.CHOICE_SCHEMA)
+        # the choice is a short JSON object the simulator reads, not a reply: never cut it off
+        first = await self._request(trial, messages, cat.CHOICE_SCHEMA, cap=False)
         name, note = cat.parse_choice(first.text, [s.name for s in skills])
         log = [LogEvent(t=first.latency_s, role="info", text=note)] if note else []
         usage, cost, latency, answer = first.usage, first.cost_usd, first.latency_s, first.text
@@ -82,7 +90,7 @@ class ChatTarget(Target):
             left = deadline - loop.time()
             if n and left <= 0:
                 raise LLMError(f"trial timed out after {seconds(trial.timeout)} (at turn {n + 1})", kind="timeout")
-            one = await self._call(messages, trial.timeout if n == 0 else left, trial.timeout, trial.item.model or self.model)
+            one = await self._call(messages, trial.timeout if n == 0 else left, trial.timeout, trial.item.model or self.model, self._cap(trial))
             if record is None:
                 record = one
             else:
@@ -103,12 +111,12 @@ class ChatTarget(Target):
             messages.append({"role": "user", "content": follow_up})
             n += 1
 
-    async def _call(self, messages: list[dict[str, str]], budget: float, timeout: float, model: str) -> TrialRecord:
+    async def _call(self, messages: list[dict[str, str]], budget: float, timeout: float, model: str, max_tokens: int | None) -> TrialRecord:
         req = ChatRequest(
             messages=list(messages),
             model=model,
             temperature=self.temperature,
-            max_tokens=self.max_tokens,
+            max_tokens=max_tokens,
             timeout=budget,
             budget=budget,
         )

@@ -70,6 +70,11 @@ YAML_CASES: dict[str, tuple[Case, list[str]]] = {
     "trials is zero": (_eval_yaml(_with(defaults={"trials": 0})), ["defaults.trials"]),
     "threshold above 1": (_eval_yaml(_with(defaults={"threshold": 1.5})), ["defaults.threshold"]),
     "timeout negative": (_eval_yaml(_with(defaults={"timeout": -1})), ["defaults.timeout"]),
+    "max_tokens zero": (_eval_yaml(_with(defaults={"max_tokens": 0})), ["defaults.max_tokens"]),
+    "max_tokens a fraction": (_eval_yaml(_with(defaults={"max_tokens": 32.5})), ["defaults.max_tokens"]),
+    "max_tokens a word": (_eval_yaml(_with(defaults={"max_tokens": "32"})), ["defaults.max_tokens"]),
+    "max_tokens true": (_eval_yaml(_with(defaults={"max_tokens": True})), ["defaults.max_tokens"]),
+    "max_tokens huge": (_eval_yaml(_with(defaults={"max_tokens": 10**12})), ["defaults.max_tokens"]),
     "invalid regex": (
         _eval_yaml(_grader({"type": "deterministic", "checks": {"regexMatch": ["ok", "(unclosed"]}})),
         ["task.graders[0].checks.regexMatch", "(unclosed"],
