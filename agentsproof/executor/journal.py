@@ -40,6 +40,10 @@ _ITEM_FIELDS = {
     "target_settings": "the target settings",
     "cases": "the tasks",
     "max_tokens": "the reply cap (defaults.max_tokens)",
+    "model": "the item's model",
+    "turns": "the turns",
+    "case_turns": "the tasks' turns",
+    "users": "the simulated user",
 }
 _RUN_FIELDS = {
     "command": "the command",
