@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 import uuid
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -49,15 +48,17 @@ from pydantic import Field, model_validator
 
 from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.core.procgroup import Outcome
-from agentsproof.core.units import seconds
-from agentsproof.llm.base import scrub, url_secrets
+from agentsproof.llm.base import url_secrets
 from agentsproof.model.graders import FieldError, Strict
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT
-from agentsproof.model.results import LogEvent, Usage
+from agentsproof.model.results import Usage
 from agentsproof.model.skillfolder import split_frontmatter
 from agentsproof.targets.agent_cli import (
+    AgentCliTarget,
     Harness,
     RunSettings,
+    Turn,
+    converse,
     failure,
     find_program,
     installed_skills,
@@ -65,9 +66,10 @@ from agentsproof.targets.agent_cli import (
     read_json_lines,
     run_cli,
     stage_skills,
+    turns_log,
     watched_skill,
 )
-from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord, agent_model, next_user_message
+from agentsproof.targets.base import TargetError, TrialInput, TrialRecord, agent_model
 from agentsproof.targets.claude_stream import SKILL_TOOL, ClaudeStream
 from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, TARGETS_FILE
 
@@ -119,7 +121,7 @@ class ClaudeCodeTargetSpec(Strict):
         return self
 
 
-class ClaudeCodeTarget(Target):
+class ClaudeCodeTarget(AgentCliTarget):
 
     spec_model = ClaudeCodeTargetSpec
     """Its targets.yaml entry (``type: claude-code``)."""
@@ -156,12 +158,6 @@ class ClaudeCodeTarget(Target):
             out["loopback_ports"] = list(s.loopback_ports)
         return out
 
-    async def run(self, trial: TrialInput) -> TrialRecord:
-        try:
-            return await self._run(trial)
-        except TargetError as err:
-            raise TargetError(scrub(str(err), self._secrets), kind=err.kind, retryable=err.retryable, status=err.status) from None
-
     async def _run(self, trial: TrialInput) -> TrialRecord:
         """The prompt, then each of ``trial.turns`` with ``--resume`` of the same session,
         within one timeout; the answer is the reply to the last one."""
@@ -170,36 +166,25 @@ class ClaudeCodeTarget(Target):
         workspace = Path(os.path.realpath(trial.workspace))
         timeout = self.spec.timeout or trial.timeout
         harness = Harness.create("agentsproof-claude-")
-        turns: list[tuple[ClaudeStream, Outcome, list[str]]] = []
         try:
             staged = self._install(trial, harness)
             session = str(uuid.uuid4())
-            deadline = time.monotonic() + timeout
-            conversation = [{"role": "user", "content": trial.prompt}]
-            n = 0
-            while True:
-                prompt = conversation[-1]["content"]
-                left = deadline - time.monotonic()
-                if n and left <= 0:
-                    raise TargetError(f"Claude Code timed out after {seconds(timeout)} (at turn {n + 1})", kind="timeout")
+
+            async def one_turn(n: int, prompt: str, left: float) -> Turn:
                 out = await run_cli(RunSettings(
                     argv=self._argv(trial, staged, session, resume=n > 0), workspace=workspace, harness=harness,
-                    env=self._env(harness), timeout=timeout if n == 0 else left, stdin_text=prompt, sandbox=self.bwrap,
+                    env=self._env(harness), timeout=left, stdin_text=prompt, sandbox=self.bwrap,
                     loopback_ports=self._ports(),
                 ))
                 events, notes = read_json_lines(harness.stream)
                 stream = ClaudeStream(staged=staged).take_all(events)
                 self._check(stream, out, timeout)
-                turns.append((stream, out, notes))
-                conversation.append({"role": "assistant", "content": (stream.answer() or "").strip()})
-                follow_up = await next_user_message(trial, conversation)
-                if follow_up is None:
-                    break
-                conversation.append({"role": "user", "content": follow_up})
-                n += 1
+                return stream, out, notes
+
+            turns, follow_ups = await converse(trial, timeout, "Claude Code", one_turn)
         finally:
             harness.remove()
-        return self._record(trial, turns, [m["content"] for m in conversation if m["role"] == "user"][1:])
+        return self._record(trial, turns, follow_ups)
 
     def _check(self, stream: ClaudeStream, out: Outcome, timeout: float) -> None:
         problem = failure(out, timeout, "Claude Code")
@@ -213,26 +198,15 @@ class ClaudeCodeTarget(Target):
         if stream.answer() is None:
             raise TargetError("Claude Code finished without an answer", retryable=True, kind="malformed")
 
-    def _record(self, trial: TrialInput, turns: list[tuple[ClaudeStream, Outcome, list[str]]], follow_ups: list[str]) -> TrialRecord:
-        log: list[LogEvent] = []
-        trajectory = []
+    def _record(self, trial: TrialInput, turns: list[Turn], follow_ups: list[str]) -> TrialRecord:
+        log, trajectory, invoked, latency = turns_log(
+            turns, follow_ups, self._secrets,
+            lambda stream: [f"kept the first tool calls, dropped {stream.dropped}"] if stream.dropped else [],
+        )
         usage = Usage()
-        costs: list[float | None] = []
-        invoked: list[str] = []
-        latency = 0.0
-        for n, (stream, out, notes) in enumerate(turns):
-            if n:
-                log.append(LogEvent(t=latency, role="assistant", text=(turns[n - 1][0].answer() or "").strip()))
-                log.append(LogEvent(t=latency, role="user", text=follow_ups[n - 1]))
-            log += [LogEvent(t=latency + t, role="info", text=scrub("stderr: " + line, self._secrets)) for t, line in out.stderr]
-            log += [LogEvent(t=latency + out.latency_s, role="info", text=note) for note in [*notes, *out.notes]]
-            if stream.dropped:
-                log.append(LogEvent(t=latency + out.latency_s, role="info", text=f"kept the first tool calls, dropped {stream.dropped}"))
-            trajectory += stream.trajectory()
+        for stream, _, _ in turns:
             usage = usage + stream.usage()
-            costs.append(stream.cost())
-            invoked += [name for name in stream.invoked if name not in invoked]
-            latency += out.latency_s
+        costs = [stream.cost() for stream, _, _ in turns]
         last = turns[-1][0]
         last.invoked = invoked
         used, names = self._skill_use(trial, last)
@@ -316,7 +290,4 @@ class ClaudeCodeTarget(Target):
         invoked = list(dict.fromkeys(stream.invoked))
         watched = watched_skill(trial)
         return (watched is not None and watched in invoked, invoked)
-
-    async def aclose(self) -> None:
-        return None
 

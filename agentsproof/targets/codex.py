@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -50,14 +49,16 @@ from pydantic import Field, model_validator
 
 from agentsproof.core.errors import InputError, ProviderUnavailable
 from agentsproof.core.procgroup import Outcome
-from agentsproof.core.units import seconds
 from agentsproof.llm.base import scrub, url_secrets
 from agentsproof.model.graders import FieldError, Strict
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT
-from agentsproof.model.results import LogEvent, Usage
+from agentsproof.model.results import Usage
 from agentsproof.targets.agent_cli import (
+    AgentCliTarget,
     Harness,
     RunSettings,
+    Turn,
+    converse,
     failure,
     find_program,
     installed_skills,
@@ -65,9 +66,10 @@ from agentsproof.targets.agent_cli import (
     read_json_lines,
     run_cli,
     stage_skills,
+    turns_log,
     watched_skill,
 )
-from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord, agent_model, next_user_message
+from agentsproof.targets.base import TargetError, TrialInput, TrialRecord, agent_model
 from agentsproof.targets.codex_events import CodexEvents
 from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, TARGETS_FILE
 
@@ -110,7 +112,7 @@ class CodexTargetSpec(Strict):
         return self
 
 
-class CodexTarget(Target):
+class CodexTarget(AgentCliTarget):
 
     spec_model = CodexTargetSpec
     """Its targets.yaml entry (``type: codex``)."""
@@ -163,12 +165,6 @@ class CodexTarget(Target):
             out["loopback_ports"] = list(s.loopback_ports)
         return out
 
-    async def run(self, trial: TrialInput) -> TrialRecord:
-        try:
-            return await self._run(trial)
-        except TargetError as err:
-            raise TargetError(scrub(str(err), self._secrets), kind=err.kind, retryable=err.retryable, status=err.status) from None
-
     async def _run(self, trial: TrialInput) -> TrialRecord:
         """The prompt, then each of ``trial.turns`` with ``codex exec resume`` on the same
         thread, within one timeout; the answer is the reply to the last one."""
@@ -177,37 +173,31 @@ class CodexTarget(Target):
         workspace = Path(os.path.realpath(trial.workspace))
         timeout = self.spec.timeout or trial.timeout
         harness = Harness.create("agentsproof-codex-")
-        turns: list[tuple[CodexEvents, Outcome, list[str]]] = []
+        thread: str | None = None
+
+        def ready(n: int) -> None:
+            if thread is None:
+                raise TargetError("Codex reported no thread id, so the conversation cannot go on", kind="malformed")
+
         try:
             staged = self._install(trial, harness)
-            deadline = time.monotonic() + timeout
-            thread: str | None = None
-            conversation = [{"role": "user", "content": trial.prompt}]
-            n = 0
-            while True:
-                prompt = conversation[-1]["content"]
-                left = deadline - time.monotonic()
-                if n and (thread is None or left <= 0):
-                    raise TargetError(f"Codex timed out after {seconds(timeout)} (at turn {n + 1})" if thread else
-                                      "Codex reported no thread id, so the conversation cannot go on", kind="timeout" if thread else "malformed")
+
+            async def one_turn(n: int, prompt: str, left: float) -> Turn:
+                nonlocal thread
                 out = await run_cli(RunSettings(
                     argv=self._argv(workspace, thread), workspace=workspace, harness=harness, env=self._env(harness),
-                    timeout=timeout if n == 0 else left, stdin_text=prompt, sandbox=self.bwrap, loopback_ports=self._ports(),
+                    timeout=left, stdin_text=prompt, sandbox=self.bwrap, loopback_ports=self._ports(),
                 ))
                 events, notes = read_json_lines(harness.stream)
                 seen = CodexEvents(staged=staged).take_all(events)
                 self._check(seen, out, timeout)
-                turns.append((seen, out, notes))
                 thread = thread or seen.thread_id
-                conversation.append({"role": "assistant", "content": (seen.answer() or "").strip()})
-                follow_up = await next_user_message(trial, conversation)
-                if follow_up is None:
-                    break
-                conversation.append({"role": "user", "content": follow_up})
-                n += 1
+                return seen, out, notes
+
+            turns, follow_ups = await converse(trial, timeout, "Codex", one_turn, ready)
         finally:
             harness.remove()
-        return self._record(trial, turns, [m["content"] for m in conversation if m["role"] == "user"][1:])
+        return self._record(trial, turns, follow_ups)
 
     def _check(self, seen: CodexEvents, out: Outcome, timeout: float) -> None:
         problem = failure(out, timeout, "Codex")
@@ -218,23 +208,13 @@ class CodexTarget(Target):
         if seen.answer() is None:
             raise TargetError("Codex finished without an answer", retryable=True, kind="malformed")
 
-    def _record(self, trial: TrialInput, turns: list[tuple[CodexEvents, Outcome, list[str]]], follow_ups: list[str]) -> TrialRecord:
-        log: list[LogEvent] = []
-        trajectory = []
+    def _record(self, trial: TrialInput, turns: list[Turn], follow_ups: list[str]) -> TrialRecord:
+        log, trajectory, invoked, latency = turns_log(
+            turns, follow_ups, self._secrets, lambda seen: ["codex: " + w for w in seen.warnings if w],
+        )
         usage = Usage()
-        invoked: list[str] = []
-        latency = 0.0
-        for n, (seen, out, notes) in enumerate(turns):
-            if n:
-                log.append(LogEvent(t=latency, role="assistant", text=(turns[n - 1][0].answer() or "").strip()))
-                log.append(LogEvent(t=latency, role="user", text=follow_ups[n - 1]))
-            log += [LogEvent(t=latency + t, role="info", text=scrub("stderr: " + line, self._secrets)) for t, line in out.stderr]
-            log += [LogEvent(t=latency + out.latency_s, role="info", text=note) for note in [*notes, *out.notes]]
-            log += [LogEvent(t=latency + out.latency_s, role="info", text="codex: " + w) for w in seen.warnings if w]
-            trajectory += seen.trajectory()
+        for seen, _, _ in turns:
             usage = usage + seen.usage
-            invoked += [name for name in seen.invoked if name not in invoked]
-            latency += out.latency_s
         last = turns[-1][0]
         last.invoked = invoked
         used, names = self._skill_use(trial, last)
@@ -303,9 +283,6 @@ class CodexTarget(Target):
             return (skill is not None, [skill.name] if skill is not None and skill.kind != "agent" else [])
         watched = watched_skill(trial)
         return (watched is not None and watched in seen.invoked, list(seen.invoked))
-
-    async def aclose(self) -> None:
-        return None
 
 
 def _agent(trial: TrialInput) -> bool:
