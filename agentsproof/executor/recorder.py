@@ -17,10 +17,10 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from agentsproof.core.filemode import write_atomic
 from agentsproof.model.results import FileRecord
 
 DEFAULT_FILE_CAP = 1_000_000
@@ -57,15 +57,7 @@ class FileStore:
         digest = hashlib.sha256(data).hexdigest()
         dest = self.path(digest)
         if not dest.exists():
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=".tmp-")
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(data)
-                os.replace(tmp, dest)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            write_atomic(dest, data, mode=0o600)
         return digest
 
     def get(self, digest: str) -> bytes | None:

@@ -10,11 +10,10 @@ skipped and named in the output. Every file is read with the rules of
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from agentsproof.core.errors import InputError
-from agentsproof.core.filemode import as_user_file
+from agentsproof.core.filemode import write_atomic
 from agentsproof.core.inputs import display, read_regular, safe_name
 from agentsproof.generator.plugin import PluginItem
 from agentsproof.model.skillfolder import folder_files
@@ -22,20 +21,6 @@ from agentsproof.model.skillfolder import folder_files
 MAX_COPY_FILE_BYTES = 5_000_000
 MAX_COPY_TOTAL_BYTES = 50_000_000
 REJECTED_DIR = ".rejected"
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that readers see the old file or the new one, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    as_user_file(fd)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def write_seeds(seeds: dict[str, dict[str, str]], folder: Path) -> None:
@@ -46,7 +31,7 @@ def write_seeds(seeds: dict[str, dict[str, str]], folder: Path) -> None:
             path = (base / rel).resolve()
             if not path.is_relative_to(base):  # the validator refuses such paths; never write outside
                 raise InputError(display(folder), rel, "is outside the workspace folder")
-            atomic_write(path, text.encode("utf-8"))
+            write_atomic(path, text.encode("utf-8"))
 
 
 def item_files(item: PluginItem) -> tuple[list[tuple[str, Path]], list[str]]:
@@ -87,7 +72,7 @@ def copy_item_files(item: PluginItem, target: Path) -> list[str]:
         except InputError as err:
             skipped.append(f"{rel} ({err.message})")
             continue
-        atomic_write(dest, data)
+        write_atomic(dest, data)
     return skipped
 
 
@@ -96,7 +81,7 @@ def save_rejected(out: Path, item: PluginItem, number: int, reply: str, reason: 
     path = out / REJECTED_DIR / f"{item.kind}s-{safe_name(item.name)}-{number}.yaml"
     header = "".join(f"# {line}\n" for line in f"rejected: {reason}".splitlines() or ["rejected"])
     try:
-        atomic_write(path, (header + reply).encode("utf-8", "replace"))
+        write_atomic(path, (header + reply).encode("utf-8", "replace"))
     except OSError:
         return None
     return path

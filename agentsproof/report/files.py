@@ -14,30 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from agentsproof.core.filemode import as_user_file
-from agentsproof.core.scrub import active, scrub
+from agentsproof.core.scrub import scrub
 from agentsproof.model.results import RunResult
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to a temporary file beside ``path`` and rename it over ``path``:
-    a reader sees the old file or the new one, never a part; an existing symlink at
-    ``path`` is replaced, not followed."""
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    as_user_file(fd)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(scrub(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape") if active() else data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def _render_to_temp(chunks: Any, folder: Path, name: str) -> str:
