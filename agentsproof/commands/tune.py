@@ -310,18 +310,16 @@ def tune_description(skill_dir: Path, opts: TuneOptions) -> TuneResult:
 
 
 def _write(source: Path, description: str) -> None:
-    """Replace the description line of SKILL.md in place (atomically; a symlink is refused)."""
-    import os
-    import tempfile
+    """Replace the description line of SKILL.md in place (atomically, keeping the file's
+    mode; a symlink is refused)."""
+    import stat
+
+    from agentsproof.core.filemode import write_atomic
 
     if source.is_symlink():
         raise InputError(str(source), "--write", "is a symlink; not written")
     text = source.read_text(encoding="utf-8")
-    new = replace_description(text, description)
-    fd, tmp = tempfile.mkstemp(prefix=".SKILL.md.", dir=source.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(new)
-    os.replace(tmp, source)
+    write_atomic(source, replace_description(text, description).encode("utf-8"), mode=stat.S_IMODE(source.stat().st_mode))
 
 
 def render(result: TuneResult) -> str:

@@ -76,8 +76,10 @@ def test_a_description_in_the_users_words_gains_and_write_changes_only_that_line
     asks = [m["content"] for r in byok_env.requests for m in r["messages"] if m["role"] == "user" and MARKER in m["content"]]
     assert asks and not any(p.text in a for p in held for a in asks)
     assert any(p.text in asks[0] for p in train if p.expect)  # it saw the train prompts it missed
+    (skill / "SKILL.md").chmod(0o644)
     code, out, err = cli(["tune-description", skill, "--model", "m", "--rounds", "2", "--write"])
     assert code == 0 and "Wrote the new description" in out, err
+    assert (skill / "SKILL.md").stat().st_mode & 0o777 == 0o644  # the file keeps its mode (not mkstemp's 0600)
     text = (skill / "SKILL.md").read_text()
     assert text == replace_description(SKILL, better) and "CHARTBODY" in text
     assert yaml.safe_load(text.split("---")[1])["description"] == better
