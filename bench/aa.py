@@ -26,25 +26,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
+import fixtures  # noqa: E402
 from openai_server import Rule, ScriptedServer  # noqa: E402
 
 
 def write_plugin(root: Path, skills: int, cases: int, trials: int) -> Path:
-    plugin = root / "aa-plugin"
-    for i in range(skills):
-        d = plugin / "skills" / f"skill-{i:02d}"
-        d.mkdir(parents=True)
-        (d / "SKILL.md").write_text(f"AASKILL {i}: answer in haiku.\n", encoding="utf-8")
-        tasks = "\n".join(
-            f"  - name: case-{k}\n    instruction: Case {k} of skill {i}, describe the weather.\n"
-            "    graders:\n      - {type: llm_rubric, rubric: The answer is a haiku about the weather.}"
-            for k in range(cases)
-        )
-        (d / "eval.yaml").write_text(
-            f'version: "2"\nskill: SKILL.md\ndefaults: {{trials: {trials}, timeout: 60, threshold: 0.5}}\ntasks:\n{tasks}\n',
-            encoding="utf-8",
-        )
-    return plugin
+    return fixtures.write_plugin(root, "aa-plugin", skills, cases, trials, skill_text=lambda i: f"AASKILL {i}: answer in haiku.\n",
+                                 instruction=lambda k, i: f"Case {k} of skill {i}, describe the weather.",
+                                 grader="{type: llm_rubric, rubric: The answer is a haiku about the weather.}")
 
 
 def noisy(seed: int):

@@ -28,25 +28,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
+import fixtures  # noqa: E402
 from openai_server import Rule, ScriptedServer  # noqa: E402
 
 
 def write_plugin(root: Path, skills: int, cases: int, trials: int) -> Path:
-    plugin = root / "null-plugin"
-    for i in range(skills):
-        d = plugin / "skills" / f"skill-{i:02d}"
-        d.mkdir(parents=True)
-        (d / "SKILL.md").write_text(f"NULLSKILL {i}: be yourself.\n", encoding="utf-8")
-        tasks = "\n".join(
-            f"  - name: case-{k}\n    instruction: Case {k} of skill {i}, greet the user.\n"
-            "    graders:\n      - {type: deterministic, checks: [hello]}"
-            for k in range(cases)
-        )
-        (d / "eval.yaml").write_text(
-            f'version: "2"\nskill: SKILL.md\ndefaults: {{trials: {trials}, timeout: 60, threshold: 0.5}}\ntasks:\n{tasks}\n',
-            encoding="utf-8",
-        )
-    return plugin
+    return fixtures.write_plugin(root, "null-plugin", skills, cases, trials, skill_text=lambda i: f"NULLSKILL {i}: be yourself.\n",
+                                 instruction=lambda k, i: f"Case {k} of skill {i}, greet the user.",
+                                 grader="{type: deterministic, checks: [hello]}")
 
 
 def noisy_reply(seed: int, p_pass: float):
