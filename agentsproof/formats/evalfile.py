@@ -283,8 +283,6 @@ def load_eval(path: str | Path) -> LoadedEval:
     if cfg.execution.mode == "agent":
         # tools the skill declares do run in an agent trial: that warning is for chat trials only
         warnings = [w for w in warnings if "chat trial" not in w]
-        if cfg.defaults.max_tokens is not None:
-            warnings.append(AGENT_MAX_TOKENS_WARNING)
     judge_gold = None
     if cfg.judge is not None and cfg.judge.gold is not None:
         judge_gold = confined(cfg.judge.gold, p, "judge.gold")

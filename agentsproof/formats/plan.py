@@ -107,8 +107,8 @@ def item_from_eval(
     cases = tuple(Case(t.name, t.instruction, list(t.graders), seeds[i], tuple(t.turns), _user(t.user)) for i, t in enumerate(tasks)) if len(tasks) > 1 else ()
     per_case = trials if trials is not None else cfg.defaults.trials
     warnings = tuple(w for w in ev.warnings if not agent or "chat trial" not in w)
-    if agent and cfg.defaults.max_tokens is not None and AGENT_MAX_TOKENS_WARNING not in warnings:
-        warnings += (AGENT_MAX_TOKENS_WARNING,)  # --target made a chat eval an agent one
+    if agent and cfg.defaults.max_tokens is not None:
+        warnings += (AGENT_MAX_TOKENS_WARNING,)  # execution: {mode: agent}, or --target
     workspace_sha = ""
     if agent:
         workspace_sha = seed_digest(ev.workspace)
