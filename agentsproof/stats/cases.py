@@ -157,18 +157,21 @@ def stratified_permutation_p(cases: CaseScores, resamples: int = PERMUTATION_RES
     return (b + 1) / (resamples + 1)
 
 
-def by_case(item: Any) -> list[tuple[str, list[float], list[float], int]]:
-    """(case name, with scores, without scores, errored trials) per case, in case order."""
+def by_case(item: Any, arms: tuple[Any, Any] | None = None) -> list[tuple[str, list[float], list[float], int]]:
+    """(case name, first arm's scores, second arm's scores, errored trials) per case, in case
+    order; the arms are the item's with and without arms unless ``arms`` names two others
+    (the interference verdict compares the plugin arm with the skill alone)."""
+    first, second = arms if arms is not None else (item.with_arm, item.without_arm)
     order: list[str] = []
     table: dict[str, tuple[list[float], list[float], list[int]]] = {}
-    trials = sorted(item.with_arm.trials + item.without_arm.trials, key=lambda t: (t.index, t.arm))
-    for t in trials:
+    tagged = sorted(((t, k) for k, arm in enumerate((first, second)) for t in arm.trials), key=lambda tk: (tk[0].index, tk[0].arm))
+    for t, k in tagged:
         name = t.case if t.case is not None else item.task_name
         if name not in table:
             order.append(name)
             table[name] = ([], [], [0])
         if t.status == "scored" and t.score is not None:
-            table[name][0 if t.arm == "with" else 1].append(t.score)
+            table[name][k].append(t.score)
         elif t.status == "errored":
             table[name][2][0] += 1
     return [(n, table[n][0], table[n][1], table[n][2][0]) for n in order]

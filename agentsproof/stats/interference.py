@@ -31,21 +31,9 @@ def _mean(xs: list[float]) -> float | None:
     return sum(xs) / len(xs) if xs else None
 
 
-def _per_case(item: Any) -> list[tuple[list[float], list[float]]]:
-    """(plugin scores, alone scores) per case, in case order; cases missing either arm dropped."""
-    table: dict[str, tuple[list[float], list[float]]] = {}
-    for arm, k in ((item.plugin_arm, 0), (item.with_arm, 1)):
-        for t in sorted(arm.trials, key=lambda t: t.index):
-            name = t.case if t.case is not None else item.task_name
-            table.setdefault(name, ([], []))
-            if t.status == "scored" and t.score is not None:
-                table[name][k].append(t.score)
-    return [(p, w) for p, w in table.values() if p and w]
-
-
 def interference(item: Any, skill_name: str | None = None) -> dict[str, Any]:
     """The verdict for an item with a plugin arm (``item``: an ItemResult)."""
-    from agentsproof.stats.cases import delta_interval
+    from agentsproof.stats.cases import by_case, delta_interval
     from agentsproof.stats.wald import WALD_METHOD
 
     w, wo, p = _scores(item.with_arm), _scores(item.without_arm), _scores(item.plugin_arm)
@@ -58,7 +46,7 @@ def interference(item: Any, skill_name: str | None = None) -> dict[str, Any]:
         "verdict": "unknown",
         "method": "plugin − alone, per case: " + WALD_METHOD,
     }
-    cases = _per_case(item) if p and w else []
+    cases = [(a, b) for _, a, b, _ in by_case(item, (item.plugin_arm, item.with_arm)) if a and b] if p and w else []
     ci = delta_interval(cases) if cases else None
     if ci is not None:
         out["difference"] = sum(sum(a) / len(a) - sum(b) / len(b) for a, b in cases) / len(cases)
