@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agentsproof.executor.recorder import FileStore
-from agentsproof.executor.runner import ItemRun
+from agentsproof.executor.runner import ItemRun, panel_record
 from agentsproof.grading.grade import Judge, TrialContext, combine, failed_gate, grade_all
 from agentsproof.grading.registry import kind
 from agentsproof.model.items import EvalItem
@@ -151,8 +151,7 @@ async def regrade_item(item: EvalItem, saved: ItemResult, store: FileStore | Non
         trials = list(await asyncio.gather(*(one(t) for t in arm.trials)))
         arms.append(ArmResult(arm=arm.arm, system_prompt_kind=arm.system_prompt_kind, trials=trials).summarize())
     run = ItemRun(item=item, with_arm=arms[0], without_arm=arms[1], incomplete=saved.status == "incomplete")
-    if tally is not None and tally.verdicts:
-        run.judge_panel = tally.as_dict(tuple(item.judge_models), item.judge_combine)
+    run.judge_panel = panel_record(item, tally)
     return run
 
 

@@ -350,9 +350,7 @@ class DualArmRunner:
         run = ItemRun(item=item, with_arm=with_arm.summarize(), without_arm=without_arm.summarize(), incomplete=incomplete,
                       plugin_arm=plugin_arm.summarize() if plugin_arm else None)
         if item.judge_models and self.judge is not None:
-            tally = self._panel_tallies.get(item.id)
-            if tally is not None and _judged_per_trial(item):  # a panel of pairwise verdicts only: stats.pairwise.panel
-                run.judge_panel = tally.as_dict(tuple(item.judge_models), item.judge_combine)
+            run.judge_panel = panel_record(item, self._panel_tallies.get(item.id))
         stop_label = getattr(self.policy, "stop_label", None)
         if stop_label is not None and done:
             extra = {"cases": _case_scores(item, with_arm, without_arm)} if item.cases else {}
@@ -365,11 +363,13 @@ class DualArmRunner:
         return list(await asyncio.gather(*(self.run_item(it) for it in items)))
 
 
-def _judged_per_trial(item: EvalItem) -> bool:
-    """The item has a judged grader scored per trial (not only a per-pair one such as ``pairwise``)."""
+def panel_record(item: EvalItem, tally: Any) -> dict[str, Any] | None:
+    """The item's ``judge_panel`` record from its panel's tally; None without a tally, or when
+    the panel judged only per-pair verdicts (``pairwise``: its record is ``stats.pairwise.panel``)."""
     from agentsproof.grading.registry import kind
 
-    return any((k := kind(g.type)).judged and not k.per_pair for c in (item.cases or (item.case_at(0),)) for g in c.graders)
+    per_trial = any((k := kind(g.type)).judged and not k.per_pair for c in (item.cases or (item.case_at(0),)) for g in c.graders)
+    return tally.as_dict(tuple(item.judge_models), item.judge_combine) if tally is not None and per_trial else None
 
 
 def _scores(arm: ArmResult) -> list[float]:
