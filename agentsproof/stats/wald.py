@@ -80,8 +80,9 @@ def interval_from_moments(
     a = np.asarray(var_w, float) / n_w
     b = np.asarray(var_wo, float) / n_wo
     v_within = (a + b).sum(axis=-1) / c**2
-    denom = (a * a / np.maximum(n_w - 1, 1) + b * b / np.maximum(n_wo - 1, 1)).sum(axis=-1)
-    df_cap = np.maximum(1.0, (np.maximum(n_w - 1, 1) + np.maximum(n_wo - 1, 1)).sum(axis=-1))
+    dof_w, dof_wo = np.maximum(n_w - 1, 1), np.maximum(n_wo - 1, 1)  # each arm's degrees of freedom (at least 1)
+    denom = (a * a / dof_w + b * b / dof_wo).sum(axis=-1)
+    df_cap = np.maximum(1.0, (dof_w + dof_wo).sum(axis=-1))
     df_within = np.clip((a + b).sum(axis=-1) ** 2 / np.maximum(denom, 1e-300), 1.0, df_cap)
     tail = 1 - (1 - level) / 2
     half_within = student_t.ppf(tail, df_within) * np.sqrt(v_within)
