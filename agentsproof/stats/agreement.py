@@ -21,7 +21,7 @@ from collections.abc import Hashable, Sequence
 
 import numpy as np
 
-from agentsproof.stats.intervals import clopper_pearson
+from agentsproof.stats.intervals import clopper_pearson, clopper_pearson_bounds
 
 KAPPA_FLOOR = 0.6
 """Below this Cohen's κ an eval's report warns that its judge is not measured as reliable."""
@@ -91,17 +91,6 @@ def _smoothed_cells(tables: np.ndarray, total: float) -> tuple[np.ndarray, np.nd
     return p, rows, cols, kappa
 
 
-def _exact_bounds(hits: np.ndarray, n: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
-    """Clopper–Pearson bounds of ``hits`` out of ``n``, element by element."""
-    from scipy.stats import beta
-
-    a = (1 - level) / 2
-    with np.errstate(invalid="ignore", divide="ignore"):
-        lo = np.where(hits > 0, beta.ppf(a, np.maximum(hits, 1e-9), n - hits + 1), 0.0)
-        hi = np.where(hits < n, beta.ppf(1 - a, hits + 1, np.maximum(n - hits, 1e-9)), 1.0)
-    return lo, hi
-
-
 def kappa_interval(tables: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(κ̂, lower, upper) of each count table (shape (R, k, k)); NaN where κ is undefined.
 
@@ -141,7 +130,7 @@ def kappa_interval(tables: np.ndarray, level: float = 0.95) -> tuple[np.ndarray,
         m1 = (p * grad).sum(axis=(1, 2))
         se_log = np.sqrt(np.maximum((p * grad * grad).sum(axis=(1, 2)) - m1 * m1, 0.0) / n)
         disagreements = n - np.trace(t, axis1=1, axis2=2)
-        _, d_hi = _exact_bounds(disagreements, n, level)
+        _, d_hi = clopper_pearson_bounds(disagreements, n, level)
         perfect = disagreements == 0
         centre = np.log(np.where(perfect, 1.0, 1 - kappa))
         lo = np.minimum(lo, np.where(perfect, 1 - d_hi / (1 - pe_raw), 1 - np.exp(centre + q * se_log)))

@@ -49,11 +49,19 @@ def clopper_pearson(passed: int, total: int, level: float = 0.95) -> tuple[float
     errs on the safe side only."""
     if total <= 0:
         return None
+    lo, hi = clopper_pearson_bounds(np.asarray(passed), np.asarray(total), level)
+    return float(lo), float(hi)
+
+
+def clopper_pearson_bounds(passed: np.ndarray, total: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`clopper_pearson`, element by element over arrays of counts (every total ≥ 1)."""
     from scipy.stats import beta  # scipy: only once a pass rate is judged
 
     a = 1 - level
-    lo = 0.0 if passed <= 0 else float(beta.ppf(a / 2, passed, total - passed + 1))
-    hi = 1.0 if passed >= total else float(beta.ppf(1 - a / 2, passed + 1, total - passed))
+    passed, total = np.asarray(passed, dtype=float), np.asarray(total, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lo = np.where(passed > 0, beta.ppf(a / 2, np.maximum(passed, 1e-9), total - passed + 1), 0.0)
+        hi = np.where(passed < total, beta.ppf(1 - a / 2, passed + 1, np.maximum(total - passed, 1e-9)), 1.0)
     return lo, hi
 
 
