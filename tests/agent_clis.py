@@ -10,8 +10,12 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from agentsproof.model.items import BASELINE_SYSTEM_PROMPT, EvalItem, SkillFile
+from agentsproof.targets.base import TrialInput, TrialRecord
 
 REPO = Path(__file__).resolve().parents[1]
 CLIS = {
@@ -57,3 +61,34 @@ def plant_home_skills(home: Path, marker: str) -> list[Path]:
         memory.parent.mkdir(parents=True, exist_ok=True)
         memory.write_text(f"{marker}: the user's own instructions\n")
     return out
+
+
+def make_target(kind: str, model: str, **spec: Any):
+    """A built-in agent target of ``kind`` (``claude-code``, ``codex``) from a targets.yaml entry."""
+    from agentsproof.targets.config import parse_targets
+    from agentsproof.targets.registry import build_target
+
+    defs = parse_targets({"agent": {"type": kind, **spec}}, "targets.yaml")
+    return build_target(defs["agent"], model=model)
+
+
+def agent_trial(tmp_path: Path, arm: str, skill_text: str, *, prompt: str = "Do the task.", skill: SkillFile | None = None,
+                timeout: float = 90.0, name: str = "") -> TrialInput:
+    """One trial of the item ``csv-summary`` (its skill ``skill_text``) in a fresh workspace."""
+    workspace = tmp_path / "runs" / f"item{name}" / f"ws-{arm}"
+    workspace.mkdir(parents=True)
+    item = EvalItem(id="it1", name="csv-summary", kind="skill", source_path="SKILL.md", system_prompt=skill_text, task_name="t1",
+                    prompt=prompt, graders=[], trials=1, timeout=timeout, threshold=0.5)
+    if arm == "with" and skill is None:
+        skill = SkillFile(name="csv-summary", kind="skill", text=skill_text)
+    system = (skill.text if skill else skill_text) if arm == "with" else BASELINE_SYSTEM_PROMPT
+    return TrialInput(item=item, arm=arm, index=0, system=system, prompt=prompt, timeout=timeout, workspace=workspace,
+                      skill=skill if arm == "with" else None)
+
+
+async def run_all(target: Any, *trials: TrialInput) -> list[TrialRecord]:
+    """The trials one after the other, the target closed after."""
+    try:
+        return [await target.run(t) for t in trials]
+    finally:
+        await target.aclose()

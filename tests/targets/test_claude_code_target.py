@@ -9,19 +9,19 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
-
-from agent_clis import plant_home_skills, require
+from agent_clis import agent_trial, plant_home_skills, require, run_all
+from agent_clis import make_target as agent_cli_target
 from anthropic_server import AnthropicServer, offered_tools, tool_results, tool_use
 from conftest import Rule
 
-from agentsproof.model.items import BASELINE_SYSTEM_PROMPT, EvalItem, SkillFile
-from agentsproof.targets.base import TargetError, TrialInput, TrialRecord
+from agentsproof.model.items import BASELINE_SYSTEM_PROMPT, SkillFile
+from agentsproof.targets.base import TargetError, TrialInput
 from agentsproof.targets.config import parse_targets
 
 MODEL = "claude-test-model"
@@ -51,30 +51,11 @@ def claude_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Anth
 
 
 def make_target(**spec: Any):
-    from agentsproof.targets.registry import build_target
-
-    defs = parse_targets({"agent": {"type": "claude-code", **spec}}, "targets.yaml")
-    return build_target(defs["agent"], model=MODEL)
+    return agent_cli_target("claude-code", MODEL, **spec)
 
 
-def trial(tmp_path: Path, arm: str, *, prompt: str = "Do the task.", skill: SkillFile | None = None, timeout: float = 90.0,
-          name: str = "") -> TrialInput:
-    workspace = tmp_path / "runs" / f"item{name}" / f"ws-{arm}"
-    workspace.mkdir(parents=True)
-    item = EvalItem(id="it1", name="csv-summary", kind="skill", source_path="SKILL.md", system_prompt=SKILL_TEXT, task_name="t1",
-                    prompt=prompt, graders=[], trials=1, timeout=timeout, threshold=0.5)
-    if arm == "with" and skill is None:
-        skill = SkillFile(name="csv-summary", kind="skill", text=SKILL_TEXT)
-    system = (skill.text if skill else SKILL_TEXT) if arm == "with" else BASELINE_SYSTEM_PROMPT
-    return TrialInput(item=item, arm=arm, index=0, system=system, prompt=prompt, timeout=timeout, workspace=workspace,
-                      skill=skill if arm == "with" else None)
-
-
-async def run_all(target, *trials: TrialInput) -> list[TrialRecord]:
-    try:
-        return [await target.run(t) for t in trials]
-    finally:
-        await target.aclose()
+def trial(tmp_path: Path, arm: str, **kw: Any) -> TrialInput:
+    return agent_trial(tmp_path, arm, SKILL_TEXT, **kw)
 
 
 def script(*steps: list[dict[str, Any]] | Callable[[dict[str, Any]], list[dict[str, Any]]], final: str | Callable[[dict[str, Any]], str]):
