@@ -44,7 +44,7 @@ import uuid
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.core.procgroup import Outcome
@@ -71,7 +71,7 @@ from agentsproof.targets.agent_cli import (
 )
 from agentsproof.targets.base import TargetError, TrialInput, TrialRecord, agent_model
 from agentsproof.targets.claude_stream import SKILL_TOOL, ClaudeStream
-from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, TARGETS_FILE
+from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, TARGETS_FILE, env_mapping
 
 ENV_CLI_PATH = "CLAUDE_CLI_PATH"
 HINT_CLI = "install Claude Code: npm install -g @anthropic-ai/claude-code (or set CLAUDE_CLI_PATH to the claude binary)"
@@ -113,6 +113,11 @@ class ClaudeCodeTargetSpec(Strict):
     timeout: float | None = Field(None, gt=0, le=MAX_TARGET_TIMEOUT, allow_inf_nan=False)
     sandbox: bool = Field(False, strict=True, description="Run under bubblewrap: workspace read-write, no network but the API's loopback port.")
     loopback_ports: list[Annotated[int, Field(ge=1, le=65535, strict=True)]] = Field(default_factory=list, max_length=32)
+
+    @field_validator("env")
+    @classmethod
+    def _env(cls, value: dict[str, str]) -> dict[str, str]:
+        return env_mapping(value)
 
     @model_validator(mode="after")
     def _ports_need_sandbox(self) -> ClaudeCodeTargetSpec:

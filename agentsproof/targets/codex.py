@@ -45,7 +45,7 @@ import os
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from agentsproof.core.errors import InputError, ProviderUnavailable
 from agentsproof.core.procgroup import Outcome
@@ -71,7 +71,7 @@ from agentsproof.targets.agent_cli import (
 )
 from agentsproof.targets.base import TargetError, TrialInput, TrialRecord, agent_model
 from agentsproof.targets.codex_events import CodexEvents
-from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, TARGETS_FILE
+from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, TARGETS_FILE, env_mapping, http_url
 
 ENV_CLI_PATH = "CODEX_CLI_PATH"
 HINT_CLI = "install Codex: npm install -g @openai/codex (or set CODEX_CLI_PATH to the codex binary)"
@@ -105,10 +105,29 @@ class CodexTargetSpec(Strict):
     env: dict[str, str] = Field(default_factory=dict, description="Extra environment variables ('${VAR}' allowed).")
     timeout: float | None = Field(None, gt=0, le=MAX_TARGET_TIMEOUT, allow_inf_nan=False)
 
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        return None if value is None else http_url(value)
+
+    @field_validator("env")
+    @classmethod
+    def _env(cls, value: dict[str, str]) -> dict[str, str]:
+        return env_mapping(value)
+
     @model_validator(mode="after")
     def _ports_need_sandbox(self) -> CodexTargetSpec:
         if self.loopback_ports and self.sandbox is False:
             raise FieldError("loopback_ports", "only applies with the sandbox")
+        return self
+
+    @model_validator(mode="after")
+    def _key_is_set(self, info: Any) -> CodexTargetSpec:
+        """Once expanded for a run (:meth:`TargetDef.expanded`), the key's variable must be
+        set: Codex would otherwise retry for minutes before each trial errors."""
+        if (info.context or {}).get("expanded") and not (os.environ.get(self.api_key_env) or "").strip():
+            state = "is empty" if self.api_key_env in os.environ else "is not set"
+            raise FieldError("api_key_env", f"environment variable {self.api_key_env} {state} (Codex reads the API key from it)")
         return self
 
 
