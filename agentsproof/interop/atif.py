@@ -165,7 +165,7 @@ def _int(value: Any) -> int:
 def read_trajectory(path: Path, src: str) -> Imported:
     from agentsproof.core.inputs import read_json_file
 
-    data = read_json_file(path, max_bytes=MAX_TRAJECTORY_BYTES)
+    data = read_json_file(path, max_bytes=MAX_TRAJECTORY_BYTES, allow_nul=True)  # an agent's output may hold a NUL
     if not isinstance(data, dict):
         raise InputError(src, None, "expected an ATIF trajectory (a JSON object)")
     version = data.get("schema_version")
