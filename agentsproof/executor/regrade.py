@@ -123,12 +123,44 @@ def check_recorded(item: EvalItem, saved: ItemResult, store: FileStore | None) -
             if not needs:
                 continue
             for rec in t.files:
-                if rec.status != "deleted" and (not rec.sha256 or store is None or not store.path(rec.sha256).is_file()):
-                    why = "was not recorded (over the size cap, or a report from before the flight recorder)" if not rec.sha256 else "is missing from the file store"
+                if not _inside_workspace(rec.path):
+                    raise NotRecorded(
+                        f"item {item.id!r} case {case.name!r}: the {t.arm}-arm trial #{t.index + 1} records the file {rec.path!r}, "
+                        "which is not a path inside its workspace (the record was altered)"
+                    )
+                if rec.status == "deleted":
+                    continue
+                why = _content_problem(rec.sha256, store)
+                if why:
                     raise NotRecorded(
                         f"item {item.id!r} case {case.name!r}: grader {needs[0]!r} needs the file {rec.path!r} of the "
                         f"{t.arm}-arm trial #{t.index + 1}, whose content {why}"
                     )
+
+
+def _inside_workspace(path: str) -> bool:
+    """True for a relative, '/'-separated path with no '..', '.' or empty part (what the
+    recorder writes); anything else was not written by a run."""
+    from pathlib import PurePosixPath
+
+    if not path or "\x00" in path or "\\" in path or path.startswith("/"):
+        return False
+    parts = path.split("/")
+    return all(p not in ("", ".", "..") for p in parts) and not PurePosixPath(path).is_absolute()
+
+
+def _content_problem(digest: str | None, store: FileStore | None) -> str | None:
+    """Why a recorded file's content cannot be had (None: it can): not recorded, missing
+    from the store, or not what its digest says (the store was altered)."""
+    if not digest:
+        return "was not recorded (over the size cap, or a report from before the flight recorder)"
+    if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+        return f"has a digest {digest[:80]!r} that is not a SHA-256 (the record was altered)"
+    if store is None or not store.path(digest).is_file():
+        return "is missing from the file store"
+    if store.get(digest) is None:
+        return "in the file store does not match its digest (the store was altered)"
+    return None
 
 
 async def regrade_item(item: EvalItem, saved: ItemResult, store: FileStore | None, judge: Judge | None, parallel: int = 4) -> ItemRun:
