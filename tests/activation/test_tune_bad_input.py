@@ -9,7 +9,6 @@ import json
 
 import pytest
 import yaml
-
 from conftest import Rule, assert_refused
 from openai_server import skill_loader
 from test_tune_description import ORIGINAL, SKILL, plugin, serve
