@@ -37,8 +37,9 @@ def clip(s: str, limit: int) -> str:
     if len(s) <= limit:
         return s
     n = len(s)
-    marker = _MARKER.format(n=n)
-    keep = max(0, limit - len(marker))
+    keep = max(0, limit - len(_MARKER.format(n=n)))
+    if keep + len(_MARKER.format(n=n - keep)) < limit:  # the count lost a digit: one more character fits
+        keep += limit - keep - len(_MARKER.format(n=n - keep))
     return (s[:keep] + _MARKER.format(n=n - keep))[:limit]
 
 
@@ -72,7 +73,7 @@ def _number(key: str, v: Any, spec: dict[str, Any], notes: list[str]) -> int | f
     lo, hi = spec["min"], spec["max"]
     out: int | float = v
     if spec.get("integer") and not isinstance(v, int):
-        out = round(v)
+        out = math.floor(v + 0.5)  # half up, as JavaScript's Math.round (the TypeScript SDK)
         notes.append(f"{key}: {v!r} rounded to {out}")
     if out < lo or out > hi:
         clamped = lo if out < lo else hi

@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { AgentsProof, AgentRun, AgentsProofError, DEFAULT_BASE_URL, sniffUsage, safeStringify, traceLlm, traceTool } from '../lib/index.js';
 import { SDK_DIR, deadPort, sleep, startRecorder, waitFor } from './helpers.mjs';
@@ -114,10 +115,13 @@ test('a step refused with a server error is retried once, in place (order kept);
   const errors = [];
   const run = new AgentsProof({ apiKey: 'k', baseUrl: rec.baseUrl, onError: (e, c) => errors.push([c.step, e.status]) }).startRun({ projectSlug: 'p', input: 1 });
   for (let i = 0; i < 5; i++) run.logStep({ type: 'tool_call', name: `s${i}` });
-  await run.complete(null);
+  const res = await run.complete(null);
   const sent = rec.requests.filter((r) => r.path.endsWith('/steps')).map((r) => r.body.step_index);
   assert.deepEqual(sent, [0, 1, 1, 2, 3, 4]);
-  assert.deepEqual(errors, [[3, 422]]);
+  assert.deepEqual(errors, [[3, 422], [undefined, null]]); // the refusal, then where complete() kept it
+  // the refused step is not dropped: spooled (as a run already delivered) for `agentsproof sync`
+  const record = JSON.parse(readFileSync(res.spooled, 'utf8'));
+  assert.deepEqual([record.completed, record.remoteRunId, record.steps.map((s) => s.name)], [false, run.remoteRunId, ['s3']]);
 });
 
 test('a script awaiting complete() during a step retry is neither cut short nor kept alive by timers', async (t) => {
