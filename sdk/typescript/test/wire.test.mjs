@@ -468,3 +468,17 @@ test('sleep helper sanity (the recorder really delays)', async (t) => {
   assert.ok(Date.now() - t0 >= 180);
   await sleep(0);
 });
+
+test('URL credentials never reach a spooled record or an error: the base URL is used without them', async () => {
+  const port = await deadPort();
+  const spoolDir = (await import('node:fs')).mkdtempSync((await import('node:path')).join((await import('node:os')).tmpdir(), 'ap-ts-cred-'));
+  const ap = new AgentsProof({ apiKey: 'k', baseUrl: `http://user:hunter2@127.0.0.1:${port}/api`, spoolDir, completeTimeoutMs: 1500 });
+  assert.equal(ap.baseUrl, `http://127.0.0.1:${port}/api`);
+  const run = ap.startRun({ projectSlug: 'p', input: 1, clientRunId: 'cred-run' });
+  run.logStep({ type: 'tool_call', name: 's' });
+  const err = await run.complete('x').then(() => null, (e) => e);
+  assert.ok(err instanceof AgentsProofError && err.spooled, String(err));
+  const text = readFileSync(err.spooled, 'utf8');
+  assert.ok(!text.includes('hunter2') && !err.message.includes('hunter2'), text);
+  assert.equal(JSON.parse(text).reason.includes('user:'), false);
+});
