@@ -10,16 +10,28 @@ SDK reads ``expected_output`` and the TypeScript SDK reads ``expectedOutput``.
 
 from __future__ import annotations
 
+import json
 import math
 import re
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 API_PREFIX = "/api"
 API_KEY_HEADER = "x-api-key"
+
+WIRE_LIMITS_FILE = Path(__file__).resolve().parent.parent / "data" / "wire_limits.json"
+LIMITS: dict[str, Any] = json.loads(WIRE_LIMITS_FILE.read_text(encoding="utf-8"))
+"""The one table of field limits (``agentsproof/data/wire_limits.json``): these models read
+it, the Python SDK fits values to it, the TypeScript SDK embeds a copy at build time."""
+_RUN, _STEP, _CASE = LIMITS["run"], LIMITS["step"], LIMITS["caseResult"]
+_NUM = _STEP["numbers"]
+
 STEP_TYPES = ("llm_call", "tool_call", "tool_result", "memory_read", "memory_write")
 StepType = Literal["llm_call", "tool_call", "tool_result", "memory_read", "memory_write"]
+if list(STEP_TYPES) != _STEP["types"]:  # pragma: no cover - a test keeps them equal
+    raise RuntimeError(f"{WIRE_LIMITS_FILE}: step.types differ from protocol.StepType")
 
 _SLUG = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
 
@@ -92,17 +104,17 @@ class _In(BaseModel):
 class RunCreate(_In):
     """``POST /api/runs``."""
 
-    label: str | None = Field(None, max_length=500)
+    label: str | None = Field(None, max_length=_RUN["text"]["label"])
     input: Any = None
-    projectSlug: str | None = Field(None, max_length=100)
-    clientRunId: str | None = Field(None, max_length=200)
-    goldenId: str | None = Field(None, max_length=100)
-    goal: str | None = Field(None, max_length=20_000)
+    projectSlug: str | None = Field(None, max_length=_RUN["ids"]["projectSlug"])
+    clientRunId: str | None = Field(None, max_length=_RUN["ids"]["clientRunId"])
+    goldenId: str | None = Field(None, max_length=_RUN["ids"]["goldenId"])
+    goal: str | None = Field(None, max_length=_RUN["text"]["goal"])
     expectedOutput: Any = None
-    expectedBehavior: str | None = Field(None, max_length=20_000)
-    successCriteria: list[str] | None = Field(None, max_length=200)
-    traceAssertions: list[str] | None = Field(None, max_length=200)
-    failureModes: list[str] | None = Field(None, max_length=200)
+    expectedBehavior: str | None = Field(None, max_length=_RUN["text"]["expectedBehavior"])
+    successCriteria: list[str] | None = Field(None, max_length=_RUN["lists"]["successCriteria"])
+    traceAssertions: list[str] | None = Field(None, max_length=_RUN["lists"]["traceAssertions"])
+    failureModes: list[str] | None = Field(None, max_length=_RUN["lists"]["failureModes"])
     metadata: dict[str, Any] | None = None
 
 
@@ -114,14 +126,14 @@ class StepIn(_In):
     """``POST /api/runs/{id}/steps``: one step, snake_case as the SDKs send it."""
 
     type: StepType
-    name: str | None = Field(None, max_length=500)
+    name: str | None = Field(None, max_length=_STEP["text"]["name"])
     input: Any = None
     output: Any = None
-    latency_ms: float | None = Field(None, ge=0, le=1e12)
-    token_count: int | None = Field(None, ge=0, le=10**12)
-    cost_usd: float | None = Field(None, ge=0, le=1e9)
-    step_index: int | None = Field(None, ge=0, le=1_000_000)
-    created_at: str | None = Field(None, max_length=64)
+    latency_ms: float | None = Field(None, ge=_NUM["latency_ms"]["min"], le=_NUM["latency_ms"]["max"])
+    token_count: int | None = Field(None, ge=_NUM["token_count"]["min"], le=_NUM["token_count"]["max"])
+    cost_usd: float | None = Field(None, ge=_NUM["cost_usd"]["min"], le=_NUM["cost_usd"]["max"])
+    step_index: int | None = Field(None, ge=_STEP["step_index"]["min"], le=_STEP["step_index"]["max"])
+    created_at: str | None = Field(None, max_length=_STEP["text"]["created_at"])
 
 
 class StepAccepted(BaseModel):
@@ -172,11 +184,11 @@ class SuiteCases(BaseModel):
 class CaseResultIn(_In):
     """``POST /api/proof-runs/{id}/case-results``."""
 
-    goldenId: str = Field(..., max_length=100)
-    runId: str | None = Field(None, max_length=100)
+    goldenId: str = Field(..., max_length=_CASE["text"]["goldenId"])
+    runId: str | None = Field(None, max_length=_CASE["text"]["runId"])
     score: float | None = Field(None, ge=0, le=1)
     passed: bool = False
-    failureSummary: str | None = Field(None, max_length=20_000)
+    failureSummary: str | None = Field(None, max_length=_CASE["text"]["failureSummary"])
 
 
 class CaseResultAccepted(BaseModel):
