@@ -60,7 +60,7 @@ def convert_cmd(path: Path, to: str, out: Path | None, skill: Path | None) -> No
       agentsproof convert runs/cases/cases-tc-eval.json --to agentprobe-report --out before.json
     """
     from agentsproof.core.inputs import display
-    from agentsproof.interop.convert import convert
+    from agentsproof.interop.convert import convert, write_converted
 
     text, warnings = convert(path, to, skill)
     for w in warnings:
@@ -68,11 +68,7 @@ def convert_cmd(path: Path, to: str, out: Path | None, skill: Path | None) -> No
     if out is None:
         click.echo(text, nl=False)
         return
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text, encoding="utf-8")
-    except OSError as err:
-        raise InputError(str(out), "--out", f"cannot write: {err.strerror or err}") from None
+    write_converted(out, text, [path, skill])
     click.echo(f"wrote {display(out)}", err=True)
 
 
