@@ -354,15 +354,28 @@ def tune_description(skill_dir: Path, opts: TuneOptions) -> TuneResult:
 
 def _write(source: Path, description: str) -> None:
     """Replace the description line of SKILL.md in place (atomically, keeping the file's
-    mode; a symlink is refused)."""
+    mode), through :mod:`agentsproof.core.safepath`: the skill's folder and SKILL.md are
+    opened without following a link, so a skill folder (or SKILL.md) that is a symlink —
+    whose SKILL.md lies outside the plugin — is refused, not rewritten."""
+    import os
     import stat
 
-    from agentsproof.core.filemode import write_atomic
+    from agentsproof.core import safepath
+    from agentsproof.core.inputs import MAX_SOURCE_FILE_BYTES, display
 
-    if source.is_symlink():
-        raise InputError(str(source), "--write", "is a symlink; not written")
-    text = source.read_text(encoding="utf-8")
-    write_atomic(source, replace_description(text, description).encode("utf-8"), mode=stat.S_IMODE(source.stat().st_mode))
+    folder = Path(os.path.abspath(source.parent))  # absolute, links not resolved: the folder itself is checked
+    try:
+        fd = safepath.open_dir(folder.parent, [folder.name], create=False)
+        try:
+            st = os.stat("SKILL.md", dir_fd=fd, follow_symlinks=False)
+        finally:
+            os.close(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise safepath.UnsafePath(f"{display(source)} is a symlink (or not a regular file); refusing to write through it")
+        text = safepath.read_file(source, MAX_SOURCE_FILE_BYTES).decode("utf-8")
+        safepath.write_file(folder.parent, f"{folder.name}/SKILL.md", replace_description(text, description).encode("utf-8"), mode=stat.S_IMODE(st.st_mode))
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(display(source), "--write", f"not written: {getattr(err, 'strerror', None) or err}") from None
 
 
 def render(result: TuneResult) -> str:

@@ -204,29 +204,35 @@ def start(path: Path, fingerprint: dict[str, Any], prior: dict[TrialKey, TrialRe
     from agentsproof.core.errors import OutputError
     from agentsproof.core.inputs import display
 
-    tmp = path.with_name(path.name + ".tmp")
     try:
-        return _start(path, tmp, fingerprint, prior)
+        return _start(path, fingerprint, prior)
     except OSError as err:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
         raise OutputError(f"{display(path)}: cannot write the journal: {err.strerror or err}") from None
 
 
-def _start(path: Path, tmp: Path, fingerprint: dict[str, Any], prior: dict[TrialKey, TrialResult] | None) -> Journal:
-    path.parent.mkdir(parents=True, exist_ok=True)
+def _start(path: Path, fingerprint: dict[str, Any], prior: dict[TrialKey, TrialResult] | None) -> Journal:
+    """Written through :mod:`agentsproof.core.safepath` (a temporary file renamed into place:
+    a link planted beside the report is never written through), then reopened to append
+    without following a link."""
+    from agentsproof.core.safepath import Staged
+
     spans: dict[TrialKey, tuple[int, int]] = {}
-    with open(tmp, "wb") as fh:
-        fh.write((json.dumps({"type": "header", "fingerprint": fingerprint}) + "\n").encode("utf-8", "surrogateescape"))
+    staged = Staged(path.parent, path.name)
+    try:
+        head = (json.dumps({"type": "header", "fingerprint": fingerprint}) + "\n").encode("utf-8", "surrogateescape")
+        staged.write(head)
+        end = len(head)
         for (item_id, arm, index), trial in (prior or {}).items():
             line = _trial_line(item_id, arm, index, trial).encode("utf-8", "surrogateescape")
-            spans[(item_id, arm, index)] = (fh.tell(), len(line))
-            fh.write(line)
-        end = fh.tell()
-    os.replace(tmp, path)
-    return Journal(path=path, _fh=open(path, "ab"), offset=end, prior_spans=spans)
+            spans[(item_id, arm, index)] = (end, len(line))
+            staged.write(line)
+            end += len(line)
+    except BaseException:
+        staged.discard()
+        raise
+    staged.commit()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+    return Journal(path=path, _fh=os.fdopen(fd, "ab"), offset=end, prior_spans=spans)
 
 
 def load(path: Path, fingerprint: dict[str, Any]) -> dict[TrialKey, TrialResult]:

@@ -110,13 +110,14 @@ def write(stats: ActivationStats, paths: dict[str, Path], title: str, settings: 
     """The JSON report (every number and every trial) and the Markdown one, at ``paths``."""
     from dataclasses import asdict
 
-    for p in paths.values():
-        p.parent.mkdir(parents=True, exist_ok=True)
+    from agentsproof.core.safepath import write_file
+
     data = {"title": title, "settings": settings, **as_dict(stats), "trial_log": [asdict(t) for t in trials]}
-    paths["json"].write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    paths["md"].write_text(markdown(stats, title, settings) + "\n", encoding="utf-8")
+    texts = {"json": json.dumps(data, indent=2, ensure_ascii=False) + "\n", "md": markdown(stats, title, settings) + "\n"}
     if "html" in paths:
-        paths["html"].write_text(html(stats, title, settings), encoding="utf-8")
+        texts["html"] = html(stats, title, settings)
+    for fmt, text in texts.items():  # through core.safepath: atomically, never through a link
+        write_file(paths[fmt].parent, paths[fmt].name, text.encode("utf-8"))
     return paths
 
 

@@ -128,15 +128,22 @@ def watched_skill(trial: TrialInput) -> str | None:
 
 
 def stage_skills(skills: list[SkillFile], folder: Path) -> dict[str, Path]:
-    """Write each skill as ``folder/<name>/SKILL.md`` with its folder's files; name → its folder."""
+    """Write each skill as ``folder/<name>/SKILL.md`` with its folder's files; name → its folder.
+    Every write goes through :mod:`agentsproof.core.safepath`: a name that is not one plain
+    path component (``/V/pwn``, ``../x``) is refused, and nothing is written through a link."""
+    from agentsproof.core import safepath
+
     out: dict[str, Path] = {}
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for skill in skills:
+            why = safepath.name_problem(skill.name)
+            if why is not None:
+                raise TargetError(f"cannot stage the skill: its name {why}")
             dest = folder / skill.name
-            if dest.exists():
+            if os.path.lexists(dest):
                 continue  # the same name twice: the first one wins
-            dest.mkdir()
+            safepath.make_dir(folder, skill.name)
             total = 0
             for rel, path in skill.files:
                 if path.is_symlink() or not path.is_file():
@@ -144,12 +151,11 @@ def stage_skills(skills: list[SkillFile], folder: Path) -> dict[str, Path]:
                 total += path.stat().st_size
                 if total > MAX_STAGED_BYTES:
                     break
-                target = Path(os.path.normpath(dest / rel))
-                if not target.is_relative_to(dest):
-                    continue
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(path, target)
-            (dest / "SKILL.md").write_text(with_front_matter(skill), encoding="utf-8")
+                try:
+                    safepath.write_file(dest, rel, safepath.read_file(path, MAX_STAGED_BYTES), exist="fail")
+                except (safepath.UnsafePath, FileExistsError):
+                    continue  # a path that leaves the skill's folder, or a link met on the way
+            safepath.write_file(dest, "SKILL.md", with_front_matter(skill).encode("utf-8"))
             out[skill.name] = dest
     except OSError as exc:
         raise TargetError(f"could not stage the skill: {exc.strerror or exc}") from None
