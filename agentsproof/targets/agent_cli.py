@@ -11,7 +11,9 @@ each target adds its credentials and settings, then the targets.yaml ``env``.
 
 **Skills** are staged with :func:`stage_skills`: ``<folder>/<name>/SKILL.md`` plus the
 other files of the skill's folder (regular files, bounded), front matter added when the
-file has none (the CLIs skip a SKILL.md without a name and description).
+file has none (the CLIs skip a SKILL.md without a name and description). The skills of
+``TrialInput.skills`` (activation suites, the plugin arm) are always staged, whatever
+``inject`` says; :func:`offered_note` is the trial's record of how.
 
 **Turns.** :func:`converse` sends the prompt, then each follow-up (``trial.turns``, then
 the simulated user's) within the trial's one timeout; :func:`turns_log` joins the turns'
@@ -125,6 +127,19 @@ def watched_skill(trial: TrialInput) -> str | None:
     if not installed_skills(trial):
         return None
     return trial.item.skill.name if trial.item.skill is not None else trial.item.name
+
+
+def offered_note(trial: TrialInput, inject: str, how: str) -> str:
+    """What the trial log says about the skills of ``trial.skills`` (activation suites, the
+    plugin arm), ``how`` the target offered them; empty when the trial has none."""
+    names = [s.name for s in installed_skills(trial)] if trial.skills else []
+    if not names:
+        return ""
+    shown = ", ".join(names[:10]) + (f", … ({len(names) - 10} more)" if len(names) > 10 else "")
+    note = f"offered {len(names)} skill{'s' if len(names) != 1 else ''} ({shown}) {how}"
+    if inject == "system":
+        note += "; inject: system puts one skill in the system prompt, so several are staged as skills"
+    return note
 
 
 def stage_skills(skills: list[SkillFile], folder: Path) -> dict[str, Path]:

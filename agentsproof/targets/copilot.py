@@ -94,6 +94,7 @@ class CopilotTarget(Target):
     """Its targets.yaml entry (``type: copilot``)."""
     kind = "copilot"
     uses_workspace = True
+    offers_skills = True
 
     def __init__(
         self, name: str, spec: CopilotTargetSpec, shown: CopilotTargetSpec | None = None, *, model: str | None = None,
