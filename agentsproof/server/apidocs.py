@@ -37,6 +37,15 @@ def type_of(schema: Any) -> str:
     return str(kind)
 
 
+def _constraints(schema: dict[str, Any]) -> dict[str, Any]:
+    """A field's constraints, those of an optional field's alternatives (``anyOf``) included."""
+    found = {c: schema[c] for c in CONSTRAINTS if c in schema}
+    for alt in schema.get("anyOf") or schema.get("oneOf") or []:
+        if isinstance(alt, dict):
+            found.update({c: alt[c] for c in CONSTRAINTS if c in alt and c not in found})
+    return found
+
+
 def _body(op: dict[str, Any]) -> str:
     content = (op.get("requestBody") or {}).get("content") or {}
     return "; ".join(f"{type_of(v.get('schema'))} ({mime})" for mime, v in content.items())
@@ -70,7 +79,7 @@ def context(doc: dict[str, Any]) -> dict[str, Any]:
         required = set(schema.get("required") or [])
         fields = []
         for fname, f in (schema.get("properties") or {}).items():
-            cons = ", ".join(f"{c} {f[c]!r}" for c in CONSTRAINTS if c in f)
+            cons = ", ".join(f"{c} {v!r}" for c, v in _constraints(f).items())
             fields.append({"name": fname, "type": type_of(f), "required": fname in required, "constraints": cons})
         schemas.append({"name": name, "description": (schema.get("description") or "").strip(), "fields": fields})
     info = doc.get("info") or {}
