@@ -189,3 +189,39 @@ def test_serve_reads_its_settings_through_envcfg(tmp_path):
         assert res.returncode == 30, (name, res.returncode, res.stderr[-500:])
         lines = res.stderr.strip().splitlines()
         assert lines[-1].startswith(f"error: environment: {name}: ") and "internal error" not in res.stderr and "Traceback" not in res.stderr
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_migration_to_per_project_golden_ids_keeps_older_goldens(backend, request, tmp_path):
+    """A database at revision 0002 (golden ids global) with goldens is upgraded: every golden
+    is kept as it was, and an id may then be used by a second project."""
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import text
+
+    import agentsproof.server.db as server_db
+
+    url = server_db.resolve_db_url(make_db_url(request, backend, tmp_path))
+    engine = server_db.make_engine(url)
+    cfg = Config()
+    cfg.set_main_option("script_location", str(server_db.Path(server_db.__file__).parent / "migrations"))
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0002")
+        conn.execute(text("INSERT INTO projects (slug, created_at) VALUES ('staging', CURRENT_TIMESTAMP)"))
+        conn.execute(text("INSERT INTO goldens (id, project_id, suite_slug, name, input, goal, approved, created_at, updated_at) "
+                          "VALUES ('case-001', (SELECT id FROM projects WHERE slug = 'staging'), 'core', 'old golden', '\"q\"', 'the goal', true, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"))
+    engine.dispose()
+    srv_url = url.replace("postgresql+psycopg://", "postgresql://")
+    with running_server(tmp_path / "srv", db_url=srv_url) as srv:
+        key = srv.create_key("staging")
+        with api(srv, key) as c:
+            assert [(g["id"], g["name"], g["input"], g["goal"], g["suite"], g["approved"]) for g in c.get("goldens").json()] == [
+                ("case-001", "old golden", "q", "the goal", "core", True)]
+            assert [g["id"] for g in c.get("proof-suites/core/cases", params={"projectSlug": "staging"}).json()["cases"]] == ["case-001"]
+        gl = tmp_path / "prod.jsonl"
+        gl.write_text(json.dumps({"id": "case-001", "name": "prod golden", "input": "p"}) + "\n")
+        res = srv.cli("golden", "import", str(gl), "--project", "prod", "--suite", "core")
+        assert res.returncode == 0, res.stderr
+        with api(srv, key) as c:
+            assert c.get("goldens").json()[0]["name"] == "old golden"
