@@ -36,21 +36,29 @@ if list(STEP_TYPES) != _STEP["types"]:  # pragma: no cover - a test keeps them e
 _SLUG = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
 
 
+MAX_DEPTH = 64
+"""Deepest nesting of objects and lists a body may hold; a deeper body gets 422 (the
+values below it are checked like any other, so nothing unchecked is ever stored)."""
+
+
 def bad_text(value: Any, path: str = "", depth: int = 0) -> str | None:
     """Where ``value`` holds something no page or database can keep, and what: a NUL
-    character (PostgreSQL stores none), a lone UTF-16 surrogate (no UTF-8 encoding) or a
-    non-finite number (NaN/Infinity are not JSON). ``None`` when it is clean. The answer
-    names the field (``metadata.k[2]``) and never repeats the bad text itself."""
+    character (PostgreSQL stores none), a lone UTF-16 surrogate (no UTF-8 encoding), a
+    non-finite number (NaN/Infinity are not JSON) or nesting deeper than
+    :data:`MAX_DEPTH`. ``None`` when it is clean. The answer names the field
+    (``metadata.k[2]``) and never repeats the bad text itself."""
     if isinstance(value, str):
         if "\x00" in value:
-            return f"{path or 'body'}: text must not contain NUL (\\u0000) characters"
+            return f"{_where(path)}: text must not contain NUL (\\u0000) characters"
         if _SURROGATE.search(value):
-            return f"{path or 'body'}: text holds a lone UTF-16 surrogate (not valid Unicode)"
+            return f"{_where(path)}: text holds a lone UTF-16 surrogate (not valid Unicode)"
         return None
     if isinstance(value, float):
-        return None if math.isfinite(value) else f"{path or 'body'}: numbers must be finite (no NaN or Infinity)"
-    if depth > 64:
+        return None if math.isfinite(value) else f"{_where(path)}: numbers must be finite (no NaN or Infinity)"
+    if not isinstance(value, (dict, list)):
         return None
+    if depth >= MAX_DEPTH:
+        return f"{_where(path)}: nested deeper than {MAX_DEPTH} levels"
     if isinstance(value, dict):
         for k, v in value.items():
             key = k if isinstance(k, str) else str(k)
@@ -58,7 +66,7 @@ def bad_text(value: Any, path: str = "", depth: int = 0) -> str | None:
             found = bad_text(key, sub, depth + 1) or bad_text(v, sub, depth + 1)
             if found:
                 return found
-    elif isinstance(value, list):
+    else:
         for i, v in enumerate(value):
             found = bad_text(v, f"{path}[{i}]", depth + 1)
             if found:
@@ -69,23 +77,17 @@ def bad_text(value: Any, path: str = "", depth: int = 0) -> str | None:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def _where(path: str) -> str:
+    """The field named in a message: ``body`` for the whole body; a very deep path keeps its two ends."""
+    if not path:
+        return "body"
+    return path if len(path) <= 240 else path[:120] + "…" + path[-119:]
+
+
 def _safe_key(key: str) -> str:
     """A field name fit for a message: bad characters replaced, at most 60 characters."""
     clean = _SURROGATE.sub("\ufffd", key).replace("\x00", "\ufffd")
     return clean if len(clean) <= 60 else clean[:60] + "…"
-
-
-def has_nul(value: Any, depth: int = 0) -> bool:
-    """True when a string anywhere in ``value`` holds a NUL character (PostgreSQL stores none)."""
-    if isinstance(value, str):
-        return "\x00" in value
-    if depth > 64:
-        return False
-    if isinstance(value, dict):
-        return any(has_nul(k, depth + 1) or has_nul(v, depth + 1) for k, v in value.items())
-    if isinstance(value, list):
-        return any(has_nul(v, depth + 1) for v in value)
-    return False
 
 
 class _In(BaseModel):
