@@ -368,6 +368,209 @@ async function writeSpool(record, option) {
   }
 }
 
+const RESEND_MAX_RUNS = 50; // what a client re-sends at its start, at most (as the Python SDK)
+const RESEND_BUDGET_MS = 60_000;
+
+/** `url` as compared between a spooled record and a client: no credentials, no trailing slash. */
+function sameServer(url) {
+  try {
+    const u = new URL(String(url));
+    u.username = '';
+    u.password = '';
+    u.hash = '';
+    return u.toString().replace(/\/+$/, '');
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * One HTTP exchange for the background re-send, on node:http(s) with an unref'd socket, so
+ * it never keeps a finished script alive. Resolves to the parsed body; rejects with an
+ * AgentsProofError (status set for an HTTP error).
+ */
+async function backgroundRequest(conn, what, path, body, timeoutMs) {
+  const url = new URL(`${conn.baseUrl}${path}`);
+  const mod = url.protocol === 'https:' ? await import('node:https') : await import('node:http');
+  const data = body === undefined ? undefined : Buffer.from(safeStringify(body), 'utf8');
+  return new Promise((resolve, reject) => {
+    const headers = { 'x-api-key': conn.apiKey ?? '' };
+    if (data) { headers['Content-Type'] = 'application/json'; headers['Content-Length'] = String(data.length); }
+    const req = mod.request(url, { method: 'POST', headers, agent: false }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('error', (err) => reject(errorFromException(what, err)));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let parsed;
+        try { parsed = text ? JSON.parse(text) : undefined; } catch { parsed = text; }
+        if (res.statusCode >= 200 && res.statusCode < 300) resolve(parsed);
+        else reject(errorFromResponse(what, res.statusCode, parsed));
+      });
+    });
+    req.on('socket', (s) => s.unref());
+    req.setTimeout(timeoutMs, () => req.destroy(Object.assign(new Error('timed out'), { name: 'TimeoutError' })));
+    req.on('error', (err) => reject(errorFromException(what, err)));
+    req.end(data);
+  });
+}
+
+/**
+ * Take the lock the Python SDK and `agentsproof sync` take on a spool file: flock(LOCK_EX |
+ * LOCK_NB) on `fh`'s open file description, through flock(1) (Node has no flock): the lock
+ * stays with `fh` after the helper exits and goes when `fh` is closed. Resolves to true
+ * (held), false (another process holds it), or null (no flock(1) here).
+ */
+function lockFile(spawn, fh) {
+  return new Promise((resolve) => {
+    let child;
+    try {
+      child = spawn('flock', ['-n', '-x', '3'], { stdio: ['ignore', 'ignore', 'ignore', fh.fd] });
+    } catch {
+      resolve(null);
+      return;
+    }
+    child.unref();
+    child.on('error', (err) => resolve(err && err.code === 'ENOENT' ? null : false));
+    child.on('exit', (code) => resolve(code === 0));
+  });
+}
+
+/** Write `record` to `file` atomically, owner-only (as the Python SDK's spool does). */
+async function rewriteSpool(fs, nodePath, file, record) {
+  const tmp = nodePath.join(nodePath.dirname(file), `.${nodePath.basename(file)}.tmp`);
+  await fs.writeFile(tmp, safeStringify(record), { mode: 0o600 });
+  await fs.rename(tmp, file);
+}
+
+async function keepFailed(fs, nodePath, file, record) {
+  const failed = nodePath.join(nodePath.dirname(file), 'failed');
+  await fs.mkdir(failed, { recursive: true, mode: 0o700 });
+  let target = nodePath.join(failed, nodePath.basename(file));
+  try {
+    await fs.lstat(target);
+    target = nodePath.join(failed, `${nodePath.basename(file, '.json')}-${new Date().toISOString().replace(/[^0-9]/g, '')}.json`);
+  } catch { /* free */ }
+  await rewriteSpool(fs, nodePath, target, record);
+  return target;
+}
+
+/**
+ * Upload one spooled run (the Python SDK's spool.upload): create it unless the file has its
+ * server id (written back at once), its steps (one refused for good goes to failed/), complete.
+ */
+async function uploadSpooled(fs, nodePath, conn, file, record, timeoutMs) {
+  let runId = record.remoteRunId;
+  if (!runId) {
+    const created = await backgroundRequest(conn, 'create run', '/runs', record.run, timeoutMs);
+    runId = created && created.runId;
+    if (!runId) throw new AgentsProofError('AgentsProof: failed to create run \u2014 no runId in the response', { status: 200, code: 'bad_response' });
+    record.remoteRunId = runId;
+    await rewriteSpool(fs, nodePath, file, record);
+  }
+  const refused = [];
+  for (const step of Array.isArray(record.steps) ? record.steps : []) {
+    try {
+      await backgroundRequest(conn, 'log step', `/runs/${encodeURIComponent(runId)}/steps`, step, timeoutMs);
+    } catch (err) {
+      if (retryable(err)) throw err;
+      refused.push(step);
+    }
+  }
+  if (refused.length) await keepFailed(fs, nodePath, file, { ...record, steps: refused, completed: false, reason: 'steps refused by the server' });
+  if (record.completed) {
+    const done = await backgroundRequest(conn, 'complete run', `/runs/${encodeURIComponent(runId)}/complete`, { output: record.output ?? null }, timeoutMs);
+    return { runId, publicUrl: (done && (done.publicUrl ?? done.public_url)) ?? null };
+  }
+  return { runId, publicUrl: null };
+}
+
+/**
+ * What a client does at its start, in the background: upload the runs spooled earlier for
+ * its own base URL (at most RESEND_MAX_RUNS of them, for at most RESEND_BUDGET_MS), each
+ * under the same lock `agentsproof sync` takes; it stops at the first one the server cannot
+ * take now. Nothing here keeps the process alive (unref'd sockets and helpers). Resolves to
+ * [{ file, ok, message }]; never rejects.
+ */
+async function resendSpooled(conn, option, timeoutMs, onError) {
+  const results = [];
+  if (!globalThis.process?.versions?.node) return results; // no file system (browsers)
+  try {
+    const fs = await import('node:fs/promises');
+    const { constants } = await import('node:fs');
+    const nodePath = await import('node:path');
+    const os = await import('node:os');
+    const { spawn } = await import('node:child_process');
+    const dir = spoolDir(nodePath, os, option);
+    const mine = sameServer(conn.baseUrl);
+    const deadline = Date.now() + RESEND_BUDGET_MS;
+    let names;
+    try {
+      names = (await fs.readdir(dir)).filter((n) => n.endsWith('.json') && !n.startsWith('.')).sort();
+    } catch {
+      return results; // no spool folder: nothing to send
+    }
+    for (const name of names) {
+      if (results.length >= RESEND_MAX_RUNS || Date.now() >= deadline) break;
+      const file = nodePath.join(dir, name);
+      let fh = null;
+      try {
+        const st = await fs.lstat(file);
+        if (!st.isFile()) continue; // never a symlink or a folder
+        fh = await fs.open(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+        let record;
+        try {
+          record = JSON.parse(await fh.readFile('utf8'));
+        } catch {
+          continue; // unreadable: left for `agentsproof sync` to report
+        }
+        if (!record || typeof record !== 'object' || record.format !== SPOOL_FORMAT || !record.run) continue;
+        if (sameServer(record.baseUrl || '') !== mine) continue; // meant for another server
+        const locked = process.platform === 'win32' ? true : await lockFile(spawn, fh);
+        if (locked === null) return results; // no flock(1): `agentsproof sync` sends them
+        const now = await fs.lstat(file).catch(() => null);
+        const held = await fh.stat();
+        if (!locked || !now || now.ino !== held.ino) {
+          results.push({ file, ok: false, message: 'being sent by another process' });
+          continue;
+        }
+        try { // read again under the lock: a sync may have written the server's run id meanwhile
+          const buf = Buffer.alloc(held.size);
+          await fh.read(buf, 0, held.size, 0);
+          record = JSON.parse(buf.toString('utf8'));
+        } catch {
+          continue;
+        }
+        if (!record || record.format !== SPOOL_FORMAT || !record.run) continue;
+        try {
+          const res = await uploadSpooled(fs, nodePath, conn, file, record, timeoutMs);
+          await fs.unlink(file).catch(() => {});
+          results.push({ file, ok: true, message: `run ${res.runId}: ${res.publicUrl || 'not completed by the agent'}`, runId: res.runId, publicUrl: res.publicUrl });
+        } catch (err) {
+          if (err && err.status && !retryable(err)) {
+            const failed = nodePath.join(dir, 'failed');
+            await fs.mkdir(failed, { recursive: true, mode: 0o700 });
+            await fs.rename(file, nodePath.join(failed, name));
+            const message = `refused by the server (${scrubUrls(err.message)}); moved to ${failed}`;
+            results.push({ file, ok: false, message });
+            report(onError, new AgentsProofError(`AgentsProof: spooled run ${name} ${message}`, { status: err.status, code: err.code, body: err.body }), { op: 'resend', file });
+            continue;
+          }
+          results.push({ file, ok: false, message: `kept for the next sync: ${scrubUrls(err && err.message ? err.message : err)}` });
+          break; // the server is down (or the key is wrong): the next start, or `agentsproof sync`, tries again
+        }
+      } catch (err) {
+        results.push({ file, ok: false, message: `kept for the next sync: ${scrubUrls(err && err.message ? err.message : err)}` });
+      } finally {
+        if (fh) await fh.close().catch(() => {});
+      }
+    }
+  } catch {
+    // a background job never reaches the agent
+  }
+  return results;
+}
+
 /** The one error type this SDK rejects with (from complete() and runProofSuite() only). */
 export class AgentsProofError extends Error {
   /**
@@ -1020,6 +1223,14 @@ export class AgentsProof {
     this.spoolDir = o.spoolDir;
     this._cfg = {};
     for (const k of Object.keys(DEFAULTS)) if (o[k] !== undefined) this._cfg[k] = o[k];
+    /**
+     * The background re-send of runs spooled earlier for this base URL (started here unless
+     * resendSpooled is false): resolves to [{ file, ok, message }], never rejects. It does
+     * not keep the process alive, so awaiting it needs something else that does.
+     */
+    this.resent = o.resendSpooled === false
+      ? Promise.resolve([])
+      : resendSpooled({ apiKey: this.apiKey, baseUrl: this.baseUrl }, this.spoolDir, this._cfg.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs, this.onError);
   }
 
   _runOptions(options) {
