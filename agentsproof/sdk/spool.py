@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import re
+import stat
 import tempfile
 import urllib.parse
 from collections.abc import Iterator
@@ -83,20 +84,39 @@ def write(record: dict[str, Any], directory: Path | None = None) -> Path | None:
         return None
 
 
-def _rewrite(path: Path, record: dict[str, Any]) -> None:
+def _rewrite(path: Path, record: dict[str, Any], lock: _Lock | None = None) -> None:
+    """Replace ``path`` with ``record``, atomically. With ``lock``, the new file is locked
+    *before* it takes the name, so a file being sent never stands unlocked for a moment (the
+    old one is replaced, and another process could otherwise lock the new one and send the
+    same run at once)."""
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(record, ensure_ascii=True), encoding="utf-8")
-    os.chmod(tmp, 0o600)
+    tmp.unlink(missing_ok=True)  # a leftover of an interrupted rewrite (never followed: unlink removes a link itself)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        os.write(fd, json.dumps(record, ensure_ascii=True).encode("ascii"))
+        if lock is not None:
+            lock.adopt(fd)
+            fd = -1
+    finally:
+        if fd >= 0:
+            os.close(fd)
     os.replace(tmp, path)
 
 
 def pending(directory: Path | None = None) -> Iterator[Path]:
     d = Path(directory) if directory else spool_dir()
     if d.is_dir():
-        yield from sorted(p for p in d.glob("*.json") if p.is_file())
+        yield from sorted(p for p in d.glob("*.json") if _regular(p))  # never a link someone planted
 
 
-def upload(transport: Transport, record: dict[str, Any], path: Path | None = None) -> dict[str, Any]:
+def _regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.lstat().st_mode)
+    except OSError:
+        return False
+
+
+def upload(transport: Transport, record: dict[str, Any], path: Path | None = None, lock: _Lock | None = None) -> dict[str, Any]:
     """Send one spooled run: create it (unless the server already has it), steps, complete.
 
     The server's run id is written back into the file as soon as it is known, so a sync
@@ -109,7 +129,7 @@ def upload(transport: Transport, record: dict[str, Any], path: Path | None = Non
         run_id = transport.request("POST", "/runs", record["run"])["runId"]
         record["remoteRunId"] = run_id
         if path is not None:
-            _rewrite(path, record)
+            _rewrite(path, record, lock)
     refused: list[dict[str, Any]] = []
     for step in record.get("steps", []):
         try:
@@ -165,10 +185,16 @@ def sync(*, api_key: str | None, base_url: str | None = None, directory: Path | 
     return results
 
 
-def _read(path: Path) -> dict[str, Any] | str:
-    """The spooled record in ``path``, or why it cannot be read."""
+def _read(path: Path, fd: int | None = None) -> dict[str, Any] | str:
+    """The spooled record in ``path`` (or the open ``fd`` of it), or why it cannot be read.
+    A symlink is never followed."""
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
+        if fd is None:
+            with open(os.open(path, os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)), "rb") as f:
+                data = f.read()
+        else:
+            data = os.pread(fd, os.fstat(fd).st_size, 0)
+        record = json.loads(data.decode("utf-8"))
         if not isinstance(record, dict) or record.get("format") != FORMAT or "run" not in record:
             raise ValueError(f"not an {FORMAT} file")
     except (OSError, ValueError) as err:
@@ -180,12 +206,18 @@ def send_file(transport: Transport, path: Path, record: dict[str, Any]) -> SyncR
     """Upload one spooled run and delete its file; a run refused for good moves to ``failed/``.
 
     The file is locked while it is sent (``flock``), so an ``agentsproof sync`` and a client
-    re-sending at its start never upload the same run at the same time."""
-    with _locked(path) as mine:
-        if not mine or not path.exists():
+    re-sending at its start never upload the same run at the same time. The record is read
+    again from the locked file (another process may have sent part of it meanwhile)."""
+    with _locked(path) as lock:
+        if lock is None:
             return SyncResult(path, False, "being sent by another process")
+        if lock.fd is not None:
+            fresh = _read(path, lock.fd)
+            if isinstance(fresh, str):
+                return SyncResult(path, False, fresh)
+            record = fresh
         try:
-            res = upload(transport, record, path)
+            res = upload(transport, record, path, lock)
         except HTTPStatusError as err:
             if not err.retryable:
                 failed = path.parent / "failed"
@@ -199,28 +231,58 @@ def send_file(transport: Transport, path: Path, record: dict[str, Any]) -> SyncR
         return SyncResult(path, True, f"run {res.get('runId')}: {res.get('publicUrl') or 'not completed by the agent'}")
 
 
+class _Lock:
+    """The flock'd descriptors of one spooled run: the file as it was opened, and each file
+    that replaced it while it was being sent (locked before it took the name)."""
+
+    def __init__(self, fd: int | None):
+        self.fd = fd
+        self._fds = [fd] if fd is not None else []
+
+    def adopt(self, fd: int) -> None:
+        try:
+            import fcntl
+        except ImportError:  # no flock (Windows)
+            os.close(fd)
+            return
+        fcntl.flock(fd, fcntl.LOCK_EX)  # a file nobody else can name yet: never waits
+        self._fds.append(fd)
+
+    def close(self) -> None:
+        for fd in self._fds:
+            os.close(fd)
+        self._fds = []
+
+
 @contextmanager
-def _locked(path: Path) -> Iterator[bool]:
-    """Hold an exclusive, non-blocking lock on ``path``; yields False when another process holds it."""
+def _locked(path: Path) -> Iterator[_Lock | None]:
+    """Hold an exclusive, non-blocking lock on ``path``; yields None when another process
+    holds it, or when ``path`` is no longer the file that was locked (sent and removed, or
+    replaced, meanwhile) or is a link."""
     try:
         import fcntl
     except ImportError:  # no flock (Windows): upload is idempotent anyway
-        yield True
+        yield _Lock(None)
         return
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
-        yield False
+        yield None
         return
+    lock = _Lock(fd)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            now, held = os.stat(path, follow_symlinks=False), os.fstat(fd)
         except OSError:
-            yield False
+            yield None
             return
-        yield True
+        if (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino):
+            yield None
+            return
+        yield lock
     finally:
-        os.close(fd)
+        lock.close()
 
 
 RESEND_MAX_RUNS = 50

@@ -154,3 +154,46 @@ def test_the_spool_never_stores_url_credentials(tmp_path):
     path = spool.write({"baseUrl": "http://user:hunter2@127.0.0.1:9/api", "run": {"clientRunId": "c/../x"}}, tmp_path)
     assert path == tmp_path / "c_.._x.json"
     assert "hunter2" not in path.read_text() and json.loads(path.read_text())["baseUrl"] == "http://127.0.0.1:9/api"
+
+
+def test_a_file_rewritten_while_it_is_sent_stays_locked(tmp_path):
+    """The server's run id is written back into the spooled file (a new file takes its name):
+    that new file is locked before it does, so a `sync` in another process cannot send the
+    same run meanwhile."""
+    from agentsproof.sdk import spool
+
+    _offline_run(tmp_path)
+    path = tmp_path / "client-run-1.json"
+    srv = RecordingServer().start()
+    try:
+        with spool._locked(path) as lock:
+            assert lock is not None
+            record = json.loads(path.read_text())
+            spool._rewrite(path, {**record, "remoteRunId": "run-9"}, lock)
+            env = {"AGENTSPROOF_API_KEY": KEY, "AGENTSPROOF_SPOOL_DIR": str(tmp_path)}
+            code, out, err = run_cli(["sync", "--base-url", srv.base_url], env=env)
+            assert "being sent by another process" in out + err
+            assert srv.requests == []
+        assert json.loads(path.read_text())["remoteRunId"] == "run-9"
+    finally:
+        srv.stop()
+
+
+def test_sync_never_follows_a_link_planted_in_the_spool(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    _offline_run(outside)
+    target = outside / "client-run-1.json"
+    before = target.read_bytes()
+    spool_dir = tmp_path / "spool"
+    spool_dir.mkdir()
+    (spool_dir / "planted.json").symlink_to(target)
+    srv = RecordingServer().start()
+    try:
+        env = {"AGENTSPROOF_API_KEY": KEY, "AGENTSPROOF_SPOOL_DIR": str(spool_dir)}
+        code, out, err = run_cli(["sync", "--base-url", srv.base_url], env=env)
+        assert code == 0, err
+        assert srv.requests == []
+    finally:
+        srv.stop()
+    assert target.read_bytes() == before and (spool_dir / "planted.json").is_symlink()
