@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from agentsproof.cli.options import provider_options
+from agentsproof.cli.options import FiniteRange, provider_options
 from agentsproof.core.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
 from agentsproof.model.activation import DEFAULT_MIN_PRECISION, DEFAULT_MIN_RECALL
 
@@ -29,7 +29,7 @@ def arms_option(f: Any) -> Any:
 @click.option("--targets", "targets_file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="A targets.yaml to look in first.")
 @click.option("--trials", type=click.IntRange(1, 100), default=1, show_default=True, help="Runs of every prompt.")
 @click.option("--parallel", type=click.IntRange(1, 512), default=1, show_default=True, help="Concurrent trials.")
-@click.option("--timeout", type=click.FloatRange(1, 3600), default=120.0, show_default=True, help="Seconds per trial.")
+@click.option("--timeout", type=FiniteRange(1, 3600), default=120.0, show_default=True, help="Seconds per trial.")
 @click.option("--skill", "skills", multiple=True, metavar="NAME", help="Only this skill's suite (repeatable); every skill stays installed.")
 @click.option("--output", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"), show_default=True, help="Output directory.")
 @click.option("--ci", is_flag=True, help=f"Exit 1 when a skill's recall or precision is below its floor (activation.min_recall / min_precision; default {DEFAULT_MIN_RECALL} / {DEFAULT_MIN_PRECISION}).")
@@ -78,10 +78,10 @@ def activation_cmd(plugin_dir: Path, ci: bool, **kw: Any) -> None:
 @click.option("--targets", "targets_file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="A targets.yaml to look in first.")
 @click.option("--trials", type=click.IntRange(1, 100), default=1, show_default=True, help="Runs of every prompt per candidate.")
 @click.option("--parallel", type=click.IntRange(1, 512), default=1, show_default=True, help="Concurrent trials.")
-@click.option("--timeout", type=click.FloatRange(1, 3600), default=120.0, show_default=True, help="Seconds per trial (and per proposal call).")
+@click.option("--timeout", type=FiniteRange(1, 3600), default=120.0, show_default=True, help="Seconds per trial (and per proposal call).")
 @click.option("--rounds", type=click.IntRange(1, 20), default=3, show_default=True, help="Proposal rounds at most (it stops when the held-out score stops improving).")
 @click.option("--candidates", type=click.IntRange(1, 10), default=3, show_default=True, help="Descriptions proposed per round.")
-@click.option("--holdout", type=click.FloatRange(0.1, 0.9), default=0.4, show_default=True, help="Share of each kind of prompt kept out of the search.")
+@click.option("--holdout", type=FiniteRange(0.1, 0.9), default=0.4, show_default=True, help="Share of each kind of prompt kept out of the search.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the train/held-out split.")
 @click.option("--write", is_flag=True, help="Replace the description line of SKILL.md when the held-out gain's interval is above 0.")
 def tune_description_cmd(skill_dir: Path, rounds: int, candidates: int, holdout: float, seed: int, write: bool, **kw: Any) -> None:

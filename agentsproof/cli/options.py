@@ -18,6 +18,20 @@ import click
 from agentsproof.core.errors import InputError
 from agentsproof.llm.registry import PROVIDERS
 
+
+class FiniteRange(click.FloatRange):
+    """``click.FloatRange`` that also refuses ``nan`` and ``inf`` (``nan`` compares false
+    with both bounds, so click lets it through any range)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        import math
+
+        number = super().convert(value, param, ctx)
+        if isinstance(number, float) and not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number
+
+
 PRESETS = {"smoke": 5, "reliable": 15, "regression": 30}
 
 
@@ -49,7 +63,7 @@ def budget_options(f: Callable) -> Callable:
     )(f)
     f = click.option(
         "--max-cost",
-        type=click.FloatRange(0, None, min_open=True),
+        type=FiniteRange(0, None, min_open=True),
         metavar="USD",
         help="Stop cleanly before a call would take the run's cost past USD (incomplete report, exit 30).",
     )(f)
@@ -213,4 +227,4 @@ def run_options(f: Callable) -> Callable:
 
 
 def threshold_option(f: Callable) -> Callable:
-    return click.option("--threshold", type=click.FloatRange(0, 1), help="Pass rate required in the with-skill arm (default: from eval.yaml).")(f)
+    return click.option("--threshold", type=FiniteRange(0, 1), help="Pass rate required in the with-skill arm (default: from eval.yaml).")(f)

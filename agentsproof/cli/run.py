@@ -11,6 +11,7 @@ import click
 
 from agentsproof.cli.activation import arms_option
 from agentsproof.cli.options import (
+    FiniteRange,
     budget_options,
     p_adjust_option,
     provider_options,
@@ -102,8 +103,8 @@ def eval_all_cmd(directory: Path, **opts: Any) -> None:
 @click.command("tc-eval")
 @click.argument("path", type=click.Path(path_type=Path))
 @trial_options("default: 1")
-@click.option("--threshold", type=click.FloatRange(0, 1), help="Pass rate required per case in the with-skill arm (default 0.6; EVAL.yaml: 0.8).")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=300.0, show_default=True, help="Seconds per trial.")
+@click.option("--threshold", type=FiniteRange(0, 1), help="Pass rate required per case in the with-skill arm (default 0.6; EVAL.yaml: 0.8).")
+@click.option("--timeout", type=FiniteRange(min=0, min_open=True), default=300.0, show_default=True, help="Seconds per trial.")
 @click.option("--skill", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="A JSONL dataset's, EVAL.yaml's or promptfooconfig.yaml's with-arm skill (without one the model or --target runs alone).")
 @provider_options
 @run_options

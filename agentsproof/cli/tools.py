@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from agentsproof.cli.options import provider_options
+from agentsproof.cli.options import FiniteRange, provider_options
 from agentsproof.cli.run import finish
 from agentsproof.core.errors import EXIT_FAILED, EXIT_OK, InputError
 
@@ -92,7 +92,7 @@ def doctor_cmd(**opts: Any) -> None:
 @click.command("compare")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path), metavar="BEFORE AFTER | [RUNS_DIR]")
 @click.option("--last", type=click.IntRange(2, 1000), metavar="N", help="Compare the newest run in RUNS_DIR (default runs/) with the one N-1 runs before it (history/ copies).")
-@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True, help="Significance level for BETTER / WORSE.")
+@click.option("--alpha", type=FiniteRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True, help="Significance level for BETTER / WORSE.")
 @click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write the comparison as Markdown to this file.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON on stdout instead of the table.")
 @click.option("--ci", is_flag=True, help="Exit 1 when any item or case is WORSE.")
@@ -164,10 +164,10 @@ def merge_cmd(results: tuple[Path, ...], output: Path, ci: bool) -> None:
 
 
 @click.command("runs-needed")
-@click.option("--before", type=click.FloatRange(0, 1), required=True, help="True pass rate before the change (0..1).")
-@click.option("--after", type=click.FloatRange(0, 1), required=True, help="True pass rate after the change (0..1).")
-@click.option("--power", "target", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.8, show_default=True, help="Chance of detecting the change.")
-@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True, help="Significance level of compare.")
+@click.option("--before", type=FiniteRange(0, 1), required=True, help="True pass rate before the change (0..1).")
+@click.option("--after", type=FiniteRange(0, 1), required=True, help="True pass rate after the change (0..1).")
+@click.option("--power", "target", type=FiniteRange(0, 1, min_open=True, max_open=True), default=0.8, show_default=True, help="Chance of detecting the change.")
+@click.option("--alpha", type=FiniteRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True, help="Significance level of compare.")
 def runs_needed_cmd(before: float, after: float, target: float, alpha: float) -> None:
     """How many runs per side compare needs to detect a change in pass rate.
 
