@@ -247,7 +247,7 @@ def test_an_oracle_script_outside_the_eval_is_refused_at_load(script: str, tmp_p
 
 # ------------------------------------------------------------------ the static check
 
-LAYERS = ("commands", "report", "interop", "executor")
+LAYERS = ("cli", "commands", "generator", "report", "interop", "executor")
 RAW_WRITE = re.compile(
     r"""\.write_text\(|\.write_bytes\(|copytree\(|shutil\.copy|shutil\.move\(|os\.replace\(|os\.rename\(|mkstemp\(|write_atomic\("""
     r"""|\bopen\([^)]*["'](?:w|a|x|r\+)b?["']|os\.O_WRONLY|os\.O_RDWR|os\.symlink\("""

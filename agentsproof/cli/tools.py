@@ -130,9 +130,12 @@ def compare_cmd(paths: tuple[Path, ...], last: int | None, alpha: float, markdow
     else:
         click.echo(render_terminal(cmp))
     if markdown_path is not None:
-        try:
+        from agentsproof.core.safepath import refuse_overwrite, write_file
+
+        refuse_overwrite(markdown_path, [before, after], "command line", "--markdown")
+        try:  # through core.safepath: a link at that name is replaced, never written through
             markdown_path.parent.mkdir(parents=True, exist_ok=True)
-            markdown_path.write_text(render_markdown(cmp), encoding="utf-8")
+            write_file(markdown_path.parent, markdown_path.name, render_markdown(cmp).encode("utf-8"))
         except OSError as err:
             raise InputError(str(markdown_path), None, f"cannot write: {err.strerror or err}") from None
     sys.exit(EXIT_FAILED if ci and cmp.worse else EXIT_OK)

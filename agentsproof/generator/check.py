@@ -221,6 +221,7 @@ def run_check(
     ``write_files(folder)`` puts the item's files there; the eval goes in as eval.yaml.
     ``trials`` per arm are spread over the cases, at least one per case."""
     from agentsproof.core.errors import AgentsproofError
+    from agentsproof.core.safepath import write_file
     from agentsproof.executor.session import SessionOptions, run_items
     from agentsproof.formats.evalfile import load_eval
     from agentsproof.formats.plan import item_from_eval
@@ -230,7 +231,7 @@ def run_check(
         folder = Path(tmp) / f"{kind}s" / name
         folder.mkdir(parents=True)
         write_files(folder)
-        (folder / "eval.yaml").write_text(eval_text, encoding="utf-8")
+        write_file(folder, "eval.yaml", eval_text.encode("utf-8"))
         try:
             ev = load_eval(folder / "eval.yaml")
             cases = len(ev.config.run_tasks())

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from agentsproof.core.errors import EXIT_ERROR, EXIT_OK, InputError
-from agentsproof.core.filemode import write_atomic
+from agentsproof.core.safepath import write_file
 from agentsproof.executor.session import prepare_provider
 from agentsproof.generator.core import DEFAULT_CHECK_RETRIES, DEFAULT_CHECK_TRIALS, DEFAULT_TRIALS, GenerateSettings, ItemOutcome, generate_all
 from agentsproof.generator.files import REJECTED_DIR, copy_item_files, item_files, write_seeds
@@ -39,7 +39,7 @@ def write_item(outcome: ItemOutcome, out: Path) -> tuple[bool, list[str]]:
     existed = eval_path.exists()
     skipped = copy_item_files(outcome.item, target)
     write_seeds(outcome.generated.seeds, target)
-    write_atomic(eval_path, outcome.generated.text.encode("utf-8"))
+    write_file(target, "eval.yaml", outcome.generated.text.encode("utf-8"))
     return existed, skipped
 
 

@@ -13,8 +13,8 @@ import os
 from pathlib import Path
 
 from agentsproof.core.errors import InputError
-from agentsproof.core.filemode import write_atomic
 from agentsproof.core.inputs import display, read_regular, safe_name
+from agentsproof.core.safepath import UnsafePath, write_file
 from agentsproof.generator.plugin import PluginItem
 from agentsproof.model.skillfolder import folder_files
 
@@ -24,14 +24,14 @@ REJECTED_DIR = ".rejected"
 
 
 def write_seeds(seeds: dict[str, dict[str, str]], folder: Path) -> None:
-    """An agent eval's workspace seed files (paths checked by the validator: relative, no ..)."""
+    """An agent eval's workspace seed files (paths checked by the validator: relative, no ..),
+    written through :mod:`agentsproof.core.safepath` (never outside ``folder``, never through a link)."""
     for sub, files in seeds.items():
-        base = (folder / sub).resolve()
         for rel, text in files.items():
-            path = (base / rel).resolve()
-            if not path.is_relative_to(base):  # the validator refuses such paths; never write outside
-                raise InputError(display(folder), rel, "is outside the workspace folder")
-            write_atomic(path, text.encode("utf-8"))
+            try:
+                write_file(folder, f"{sub}/{rel}", text.encode("utf-8"))
+            except UnsafePath as err:  # the validator refuses such paths; never write outside
+                raise InputError(display(folder), rel, err.strerror or "is outside the workspace folder") from None
 
 
 def item_files(item: PluginItem) -> tuple[list[tuple[str, Path]], list[str]]:
@@ -72,16 +72,17 @@ def copy_item_files(item: PluginItem, target: Path) -> list[str]:
         except InputError as err:
             skipped.append(f"{rel} ({err.message})")
             continue
-        write_atomic(dest, data)
+        write_file(target, rel, data)
     return skipped
 
 
 def save_rejected(out: Path, item: PluginItem, number: int, reply: str, reason: str) -> Path | None:
     """Keep a rejected reply under ``<out>/.rejected/`` with its reason on top; None if that fails."""
-    path = out / REJECTED_DIR / f"{item.kind}s-{safe_name(item.name)}-{number}.yaml"
+    name = f"{item.kind}s-{safe_name(item.name)}-{number}.yaml"
+    path = out / REJECTED_DIR / name
     header = "".join(f"# {line}\n" for line in f"rejected: {reason}".splitlines() or ["rejected"])
     try:
-        write_atomic(path, (header + reply).encode("utf-8", "replace"))
+        write_file(out, f"{REJECTED_DIR}/{name}", (header + reply).encode("utf-8", "replace"))
     except OSError:
         return None
     return path

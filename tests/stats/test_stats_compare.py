@@ -118,3 +118,21 @@ def test_compare_cli_bad_input(tmp_path):
         assert len(lines) == 1 and lines[0].startswith("error:") and name in lines[0], (name, err)
     code, _, err = run_cli(["compare", good, tmp_path / "nope.json"])
     assert code == 30 and "nope.json: file not found" in err
+
+
+def test_compare_markdown_never_replaces_an_input_nor_writes_through_a_link(tmp_path):
+    b = _save(tmp_path, "before.json", run([item(passfail(10, 0), passfail(0, 10), id="skills/a")]))
+    a = _save(tmp_path, "after.json", run([item(passfail(2, 8), passfail(0, 10), id="skills/a")]))
+    kept = b.read_bytes()
+    code, out, err = run_cli(["compare", b, a, "--markdown", b])
+    assert code == 30 and "--markdown" in err and err.count("\n") == 1, err
+    assert b.read_bytes() == kept
+    outside = tmp_path / "outside.md"
+    outside.write_text("theirs\n")
+    outside.chmod(0o444)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "cmp.md").symlink_to(outside)
+    code, out, err = run_cli(["compare", b, a, "--markdown", tmp_path / "out" / "cmp.md"])
+    assert code == 0, err
+    assert outside.read_text() == "theirs\n"  # the link is replaced by the report, never written through
+    assert not (tmp_path / "out" / "cmp.md").is_symlink() and "WORSE" in (tmp_path / "out" / "cmp.md").read_text()
