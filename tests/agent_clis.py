@@ -92,3 +92,44 @@ async def run_all(target: Any, *trials: TrialInput) -> list[TrialRecord]:
         return [await target.run(t) for t in trials]
     finally:
         await target.aclose()
+
+
+def claude_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, secret: str, home_marker: str):
+    """(for a fixture: ``yield from``) Claude Code aimed at a fresh scripted Messages server,
+    with a HOME full of the user's own skills (``home_marker`` in each) that must never load."""
+    from anthropic_server import AnthropicServer
+
+    require("claude", monkeypatch)
+    home = tmp_path / "home"
+    plant_home_skills(home, home_marker)
+    monkeypatch.setenv("HOME", str(home))
+    for name in ("ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_MODEL", "CLAUDE_CONFIG_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    srv = AnthropicServer()
+    srv.start()
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", secret)
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+def codex_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, secret: str, home_marker: str):
+    """(for a fixture: ``yield from``) Codex aimed at a fresh scripted Responses server, with
+    a HOME full of the user's own skills that must never load."""
+    from conftest import ScriptedServer
+
+    require("codex", monkeypatch)
+    home = tmp_path / "home"
+    plant_home_skills(home, home_marker)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    srv = ScriptedServer()
+    srv.start()
+    monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    try:
+        yield srv
+    finally:
+        srv.stop()

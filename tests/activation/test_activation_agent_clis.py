@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from agent_clis import plant_home_skills, require
+from agent_clis import claude_server, codex_server
 from anthropic_server import AnthropicServer, tool_results, tool_use
 from conftest import Rule, ScriptedServer, read_json
 from openai_server import response_outputs, responses_as_chat, tool_call, tool_reply, trigger_words
@@ -94,20 +94,7 @@ def targets_file(tmp_path: Path, kind: str) -> Path:
 
 @pytest.fixture
 def claude_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[AnthropicServer]:
-    require("claude", monkeypatch)
-    home = tmp_path / "home"
-    plant_home_skills(home, HOMEMARK)
-    monkeypatch.setenv("HOME", str(home))
-    for name in ("ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_MODEL", "CLAUDE_CONFIG_DIR"):
-        monkeypatch.delenv(name, raising=False)
-    srv = AnthropicServer()
-    srv.start()
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
-    try:
-        yield srv
-    finally:
-        srv.stop()
+    yield from claude_server(monkeypatch, tmp_path, SECRET, HOMEMARK)
 
 
 def claude_texts(req: dict[str, Any]) -> str:
@@ -155,19 +142,7 @@ def test_claude_code_activation_offers_every_skill_with_inject_system(claude_env
 
 @pytest.fixture
 def codex_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[ScriptedServer]:
-    require("codex", monkeypatch)
-    home = tmp_path / "home"
-    plant_home_skills(home, HOMEMARK)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("CODEX_HOME", raising=False)
-    srv = ScriptedServer()
-    srv.start()
-    monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
-    try:
-        yield srv
-    finally:
-        srv.stop()
+    yield from codex_server(monkeypatch, tmp_path, SECRET, HOMEMARK)
 
 
 def codex_system(req: dict[str, Any]) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_clis import agent_trial, plant_home_skills, require, run_all
+from agent_clis import agent_trial, claude_server, run_all
 from agent_clis import make_target as agent_cli_target
 from anthropic_server import AnthropicServer, offered_tools, tool_results, tool_use
 from conftest import Rule
@@ -33,21 +33,7 @@ SKILL_TEXT = f"---\nname: csv-summary\ndescription: Summarises CSV files (DESCMA
 
 @pytest.fixture
 def claude_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[AnthropicServer]:
-    """Claude Code aimed at a fresh scripted server; a HOME full of the user's own skills."""
-    require("claude", monkeypatch)
-    home = tmp_path / "home"
-    plant_home_skills(home, HOMEMARK)
-    monkeypatch.setenv("HOME", str(home))
-    for name in ("ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_MODEL", "CLAUDE_CONFIG_DIR"):
-        monkeypatch.delenv(name, raising=False)
-    srv = AnthropicServer()
-    srv.start()
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
-    try:
-        yield srv
-    finally:
-        srv.stop()
+    yield from claude_server(monkeypatch, tmp_path, SECRET, HOMEMARK)
 
 
 def make_target(**spec: Any):

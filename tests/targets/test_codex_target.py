@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_clis import agent_trial, plant_home_skills, require, run_all
+from agent_clis import agent_trial, codex_server, run_all
 from agent_clis import make_target as agent_cli_target
 from conftest import Rule, ScriptedServer
 from openai_server import response_outputs, response_tools, responses_as_chat, tool_call, tool_reply
@@ -33,19 +33,7 @@ SKILL_TEXT = f"---\nname: csv-summary\ndescription: Summarises CSV files (DESCMA
 
 @pytest.fixture
 def codex_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[ScriptedServer]:
-    require("codex", monkeypatch)
-    home = tmp_path / "home"
-    plant_home_skills(home, HOMEMARK)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("CODEX_HOME", raising=False)
-    srv = ScriptedServer()
-    srv.start()
-    monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
-    try:
-        yield srv
-    finally:
-        srv.stop()
+    yield from codex_server(monkeypatch, tmp_path, SECRET, HOMEMARK)
 
 
 def make_target(**spec: Any):
