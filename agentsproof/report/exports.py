@@ -64,7 +64,7 @@ def item_facts(item: ItemResult) -> dict[str, str]:
         "pass_rate": _pct(item.pass_rate),
         "pass_rate_ci": _interval(w.get("pass_rate_ci"), pct=True),
         "passed_trials": f"{item.with_arm.passed_trials}/{item.with_arm.scored}",
-        "errored_trials": str(item.with_arm.errored + item.without_arm.errored),
+        "errored_trials": str(item.with_arm.errored + item.without_arm.errored + (item.plugin_arm.errored if item.plugin_arm else 0)),
         "threshold": f"{item.threshold:g}",
     }
     if not single_arm(item):
@@ -148,10 +148,10 @@ def render_junit(run: RunResult) -> str:
     # Trials run in parallel, so an item's summed trial time can exceed the run's wall time;
     # each testcase gets its share of the wall time (by its trials' time), so the cases add
     # up to the suite's time, as JUnit readers expect.
-    busy = [sum(t.latency_s for t in it.with_arm.trials + it.without_arm.trials) for it in run.items]
+    busy = [sum(t.latency_s for t in _all_trials(it)) for it in run.items]
     scale = min(1.0, run.duration_s / sum(busy)) if sum(busy) > 0 else 0.0
     for it, spent in zip(run.items, busy, strict=True):
-        trials = it.with_arm.trials + it.without_arm.trials
+        trials = _all_trials(it)  # the plugin arm's too
         case = ET.SubElement(
             suite, "testcase", name=_x(it.name), classname=_x(f"{run.plugin}.{it.kind}s"),
             time=_secs(math.floor(spent * scale * 1000) / 1000),  # rounded down: the sum never passes the suite's
@@ -160,7 +160,7 @@ def render_junit(run: RunResult) -> str:
             ET.SubElement(case, "skipped", message=_x(it.status_reason or "not run"))
         elif it.status == "errored":
             err = ET.SubElement(case, "error", type="errored", message=_x(it.status_reason or "errored"))
-            err.text = _x("\n".join(_errored_lines(trials + (it.plugin_arm.trials if it.plugin_arm else []))))
+            err.text = _x("\n".join(_errored_lines(trials)))
         elif not it.passed:
             reasons = failure_reasons(it)
             fail = ET.SubElement(case, "failure", type="failed", message=_x("; ".join(reasons)))
@@ -168,11 +168,15 @@ def render_junit(run: RunResult) -> str:
         facts = item_facts(it)
         out = ET.SubElement(case, "system-out")
         out.text = _x(" · ".join(f"{k} {v}" for k, v in facts.items()))
-        errored = _errored_lines(trials + (it.plugin_arm.trials if it.plugin_arm else []))  # the plugin arm's too
+        errored = _errored_lines(trials)
         if errored and it.status != "errored":
             ET.SubElement(case, "system-err").text = _x("\n".join(errored))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _all_trials(item: ItemResult) -> list[TrialResult]:
+    return item.with_arm.trials + item.without_arm.trials + (item.plugin_arm.trials if item.plugin_arm else [])
 
 
 def _errored_lines(trials: list[TrialResult]) -> list[str]:

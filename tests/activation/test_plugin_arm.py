@@ -138,6 +138,11 @@ def test_a_target_that_cannot_offer_skills_errors_the_plugin_arm_and_activation(
     assert all(t["error"] == reason for t in item["plugin_arm"]["trials"])
     assert item["interference"]["verdict"] == "unknown"
     assert reason in (tmp_path / "junit.xml").read_text()
+    import xml.etree.ElementTree as ET
+
+    props = {p.get("name"): p.get("value") for p in ET.parse(tmp_path / "junit.xml").iter("property")}
+    arms = [item[a] for a in ("with_arm", "without_arm", "plugin_arm") if item.get(a)]
+    assert props[f"{item['id']}.errored_trials"] == str(sum(1 for a in arms for t in a["trials"] if t["status"] == "errored"))  # the plugin arm's too
     code, out, err = cli(["activation", plugin, "--target", "web", "--targets", targets, "--output", out_dir])
     report = read_json(out_dir / "tables-plugin" / "tables-plugin-activation.json")
     assert report["errored"] == report["trials"] > 0
