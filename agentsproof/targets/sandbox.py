@@ -149,6 +149,27 @@ def runtime_paths(argv: list[str], workspaces_root: Path) -> list[str]:
     return out
 
 
+def dotdot_dirs(argv: list[str], mounted: list[str]) -> list[str]:
+    """The folders a ``..`` in an absolute argument passes through that the masked /tmp and
+    /run would hide (``{here}/../agent.py`` with the targets file under /tmp): made as empty
+    folders in the sandbox, so the path resolves to the file :func:`runtime_paths` mounted
+    (its normalised form) without showing anything else of the folder it names."""
+    out: list[str] = []
+    for arg in argv:
+        if not (os.path.isabs(arg) and ".." in Path(arg).parts and os.path.exists(arg)):
+            continue
+        cur = Path("/")
+        for part in Path(arg).parts[1:]:
+            if part == "..":
+                hidden = any(cur != m and cur.is_relative_to(m) for m in MASKED)
+                if hidden and cur.is_dir() and not any(cur.is_relative_to(Path(m)) for m in mounted) and str(cur) not in out:
+                    out.append(str(cur))
+                cur = cur.parent
+            elif part not in ("", "."):
+                cur = cur / part
+    return out
+
+
 def bwrap_argv(
     bw: Bwrap, *, workspace: Path, workspaces_root: Path, harness: Path, argv: list[str], sockets: dict[int, Path], named: list[str],
 ) -> list[str]:
@@ -161,8 +182,11 @@ def bwrap_argv(
     empty the relay runs first inside the sandbox and starts ``argv`` itself."""
     ws, root, hv = str(workspace), str(workspaces_root), str(harness)
     out = [bw.path, *_base_flags(bw.unshare_pid)]
-    for path in runtime_paths(named, workspaces_root):
+    mounted = runtime_paths(named, workspaces_root)
+    for path in mounted:
         out += ["--ro-bind", path, path]
+    for folder in dotdot_dirs(named, mounted):
+        out += ["--dir", folder]
     if workspaces_root != Path("/"):
         out += ["--tmpfs", root]
     out += ["--bind", ws, ws, "--bind", hv, hv, "--chdir", ws, "--"]

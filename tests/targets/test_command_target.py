@@ -7,6 +7,7 @@ trial outlives it (timeout, normal exit with a background child, cancellation).
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import json
 import os
@@ -575,3 +576,20 @@ def test_sandbox_keeps_an_npm_installed_cli_under_tmp_whole() -> None:
         assert str(base / "node_modules") in paths and str(base) not in paths
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+@needs_bwrap
+def test_sandbox_runs_a_command_named_through_dotdot_under_tmp(tmp_path: Path, spaces: ws_mod.Workspaces) -> None:
+    """``{here}/../agent.py`` (evals/agent-plugin does this) with the files under /tmp: the
+    sandbox mounts the normalised path, and the command line's ``..`` must still resolve."""
+    assert str(tmp_path).startswith("/tmp/")
+    (tmp_path / "targets").mkdir()
+    (tmp_path / "targets" / "other.txt").write_text("not for the agent")
+    _agent(tmp_path, "import os, pathlib\nhere = os.path.dirname(__file__)\n"
+                     "pathlib.Path('out.txt').write_text(repr([sorted(os.listdir(here)), os.listdir(os.path.join(here, 'targets'))]))\n")
+    named = str(tmp_path / "targets" / ".." / "agent.py")
+    trial = _trial(spaces, "without")
+    _run(_target([sys.executable, named], sandbox=True), trial)
+    listed, passed_through = ast.literal_eval((trial.workspace / "out.txt").read_text())
+    assert "agent.py" in listed and "targets" in listed
+    assert passed_through == []  # the folder the path passes through is there, empty: nothing of it is shown
