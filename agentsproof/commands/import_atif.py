@@ -15,11 +15,22 @@ from agentsproof.model.results import ArmResult, ItemResult, RunResult, TrialRes
 WORKSPACE_GRADERS = ("files", "script")
 
 
-def _pick_item(imp: Any, items: list[Any], src: str) -> Any:
+def _pick_item(imp: Any, items: list[Any], src: str, copies: dict[str, Any]) -> Any:
+    """The eval's item the trajectory is a trial of. One a matrix run (``--target a,b``)
+    wrote names ``<item>@<agent>``: it is a trial of that agent's copy of the item, kept
+    apart from the other agents' (``copies``, made as the matrix run made them)."""
+    from agentsproof.report.matrix import base_id
+
     if imp.item is not None:
         for it in items:
             if it.id == imp.item:
                 return it
+        base = base_id(imp.item, imp.agent)
+        for it in items if base != imp.item else []:
+            if it.id == base:
+                if imp.item not in copies:
+                    copies[imp.item] = dataclasses.replace(it, id=imp.item, target=imp.agent)
+                return copies[imp.item]
     if len(items) == 1:
         return items[0]
     user = next((e.text for e in imp.trial.log if e.role == "user"), "").strip()
@@ -66,11 +77,15 @@ def import_atif(
     refuse_inputs(out, stem, [eval_file, *paths])  # before any judge call
     per: dict[str, dict[str, list[TrialResult]]] = {it.id: {"with": [], "without": []} for it in items}
     by_id = {it.id: it for it in items}
+    copies: dict[str, Any] = {}  # a matrix run's items, per agent
     counters: dict[tuple[str, str, int], int] = {}
     for p in paths:
         src = display(p)
         imp = read_trajectory(p, src)
-        item = _pick_item(imp, items, src)
+        item = _pick_item(imp, items, src, copies)
+        if item.id not in by_id:
+            by_id[item.id] = item
+            per[item.id] = {"with": [], "without": []}
         case = _case_index(item, imp)
         if case is None:
             raise InputError(src, "steps", f"its user message is none of the instructions of {item.name!r}'s tasks")

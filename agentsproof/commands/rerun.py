@@ -75,27 +75,30 @@ def retry_items(
     skill the original run was given with ``--skill`` (a dataset's always) must be given again."""
     out: dict[str, EvalItem] = {}
     hooks: list[Callable[[Any], None]] = []
-    cache: dict[str, dict[str, EvalItem]] = {}
+    cache: dict[tuple[str, str | None], dict[str, EvalItem]] = {}
     for n, it in enumerate(saved.items):
         if not it.eval_path:
             raise InputError(str(saved_path), f"items.{n}.eval_path", "missing; cannot tell which eval file to re-run")
         file = _eval_file(it.eval_path, saved_path, f"items.{n}.eval_path")
+        base, agent = _matrix_id(it)  # a matrix run's ``<item>@<agent>``: built as <item>, on that agent
         if saved.command == "eval":  # an eval.yaml (an EVAL.yaml's `eval` run is a tc-eval run)
-            out[it.id] = _same_id(_eval_yaml_item(file, it, saved), it, saved_path)
+            out[it.id] = _as_run(_same_id(_eval_yaml_item(file, it, saved), it, base, saved_path), it, agent)
             continue
-        if it.eval_path not in cache:
+        key = (it.eval_path, it.target if agent else None)
+        if key not in cache:
             if saved.command == "eval-all":
                 kind, built, hook = _eval_all_file(file, it, saved)
                 if kind == "eval.yaml":  # one item per eval.yaml: it must still be the same one
-                    built = [_same_id(built[0], it, saved_path)]
+                    built = [_same_id(built[0], it, base, saved_path)]
             else:
                 built, hook = _tc_eval_file(file, n, it, saved, saved_path, skill)
-            cache[it.eval_path] = {b.id: b for b in built}
-            if hook is not None:
-                hooks.append(hook)
-        found = cache[it.eval_path].get(it.id)
+            cache[key] = {b.id: b for b in built}
+            if hook is not None and not any(k[0] == it.eval_path for k in cache if k != key):
+                hooks.append(hook)  # once per file, however many agents ran it
+        found = cache[key].get(base)
         if found is None:
-            raise InputError(it.eval_path, None, f"case {it.id!r} of {saved_path} is no longer in this file")
+            raise InputError(it.eval_path, None, f"case {base!r} of {saved_path} is no longer in this file")
+        found = _as_run(found, it, agent)
         found.trials = it.trials_requested
         out[it.id] = found
     _check_given_path(saved, saved_path, path)
@@ -107,10 +110,26 @@ def retry_items(
     return out, after if hooks else None
 
 
-def _same_id(built: EvalItem, it: ItemResult, saved_path: Path) -> EvalItem:
-    if built.id != it.id:
-        raise InputError(it.eval_path, None, f"now defines {built.id!r}, not {it.id!r} as in {saved_path}")
+def _same_id(built: EvalItem, it: ItemResult, base: str, saved_path: Path) -> EvalItem:
+    if built.id != base:
+        raise InputError(it.eval_path, None, f"now defines {built.id!r}, not {base!r} as in {saved_path}")
     return built
+
+
+def _matrix_id(it: ItemResult) -> tuple[str, str | None]:
+    """(the item's own id, the agent) for an item a matrix run (``--target a,b``) copied per
+    agent as ``<item>@<agent>``; (its id, None) for any other item."""
+    from agentsproof.report.matrix import base_id
+
+    if it.target and it.target != "chat" and it.id != base_id(it.id, it.target):
+        return base_id(it.id, it.target), it.target
+    return it.id, None
+
+
+def _as_run(built: EvalItem, it: ItemResult, agent: str | None) -> EvalItem:
+    """The item as the saved run ran it: a matrix copy gets its ``@<agent>`` id and agent back
+    (what :func:`agentsproof.commands.matrix.expand` did), anything else is as built."""
+    return dataclasses.replace(built, id=it.id, target=agent) if agent else built
 
 
 def _target(it: ItemResult) -> str | None:
