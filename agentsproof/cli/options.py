@@ -28,7 +28,7 @@ class FiniteRange(click.FloatRange):
 
         number = super().convert(value, param, ctx)
         if isinstance(number, float) and not math.isfinite(number):
-            self.fail(f"{value!r} is not a finite number.", param, ctx)
+            self.fail(f"{value!r} is not a finite number in the range {self._describe_range()}.", param, ctx)
         return number
 
 
