@@ -7,7 +7,7 @@ import dataclasses
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,11 +45,12 @@ def _session(
     prior: dict[tuple[str, str, int], TrialResult] | None = None,
     base_duration_s: float = 0.0,
     record_dir: Path | None = None,
+    caps: Sequence[int] = (),
 ) -> SessionOptions:
     from agentsproof.commands.console import Progress
 
     progress = Progress()
-    policy, settings = policy_for(cfg, settings)
+    policy, settings = policy_for(cfg, settings, caps)
     return SessionOptions(
         run=cfg,
         settings=settings,
@@ -66,15 +67,16 @@ def _session(
     )
 
 
-def policy_for(cfg: RunConfig, settings: RunSettings) -> tuple[BatchPolicy, RunSettings]:
+def policy_for(cfg: RunConfig, settings: RunSettings, caps: Sequence[int] = ()) -> tuple[BatchPolicy, RunSettings]:
     """The runner's BatchPolicy for a command's options, and the settings that record it
-    (``--adaptive``: the stopping rule, agentsproof.stats.adaptive)."""
+    (``--adaptive``: the stopping rule, agentsproof.stats.adaptive). ``caps``: the items'
+    trials per arm (the runner's cap of each item), whose looks the settings record."""
     if not cfg.adaptive:
         return run_all_at_once, settings
     from agentsproof.stats.adaptive import AdaptivePolicy
 
     policy = AdaptivePolicy()
-    return policy, dataclasses.replace(settings, adaptive=policy.describe(cfg.trials_per_item or cfg.trials))
+    return policy, dataclasses.replace(settings, adaptive=policy.describe(caps))
 
 
 def adaptive_defaults(cfg: RunConfig) -> RunConfig:
@@ -252,6 +254,7 @@ def _run(
     _check_writable(targets, cfg)
     session = _session(
         cfg, settings, journal=journal_path(targets["json"]), record_dir=_record_dir(targets), target_defs=target_defs,
+        caps=[it.trials for it in items],
         workspaces_dir=_workspaces_dir(targets) if cfg.keep_workspaces and target_defs else None,
         spill=after is None and cfg.atif is None,  # ``after`` edits the trials in memory (datasets), --atif writes them: they stay there
     )

@@ -73,7 +73,8 @@ def finalize_item(run: ItemRun) -> ItemResult:
     from agentsproof.core.units import tidy
     from agentsproof.stats import item_stats
 
-    res.stats = tidy(item_stats(res))  # type: ignore[assignment]
+    level = run.adaptive_stop["level"] if run.adaptive_stop and run.adaptive_stop.get("level") else 0.95
+    res.stats = tidy(item_stats(res, level))  # type: ignore[assignment]
     if res.delta is not None:
         res.delta = tidy(res.delta)  # type: ignore[assignment]
     if res.not_run:  # nothing ran: not a verdict on its power

@@ -21,6 +21,7 @@ anyway; its label is then the statement the interval supports, or "unsettled at 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -139,19 +140,27 @@ class AdaptivePolicy:
         ci = corrected_interval(with_scores, without_scores, len(looks), self.alpha, cases)
         grade, futile = statement(ci, done=done, cap=cap)
         if grade is not None:
-            label, kind = f"settled: {grade}", "grade"
+            label, kind = f"CI within {grade}", "grade"
         elif futile is not None:
             label, kind = futile, "futility"
         else:
             label, kind = UNSETTLED, "cap"
-        return {"trials": done, "cap": cap, "label": label, "kind": kind,
+        return {"trials": done, "cap": cap, "label": label, "kind": kind, "looks": [n for n in looks if n <= done],
                 "interval": list(ci) if ci is not None else None, "level": 1 - self.alpha / len(looks)}
 
-    def describe(self, cap: int | None = None) -> dict[str, Any]:
-        return {
+    def describe(self, caps: Sequence[int] = ()) -> dict[str, Any]:
+        """The rule as the settings record it; ``caps``: every item's cap (trials per arm),
+        so ``looks`` are the looks the runner uses (``looks_by_cap`` when the caps differ)."""
+        distinct = sorted(set(caps))
+        out: dict[str, Any] = {
             "alpha": self.alpha,
-            "looks": planned_looks(cap) if cap else list(LOOKS),
+            "looks": planned_looks(distinct[-1]) if distinct else list(LOOKS),
             "correction": "Bonferroni over the planned looks",
             "interval": "the report's delta interval (case-clustered t interval) at level 1 - alpha/looks",
             "stops": f"a grade; '{NO_EFFECT}' (high < +0.15); '{NO_HARM}' (low >= 0, no grade reachable by the cap)",
+            "printed_interval": "the report prints the interval of the stopping rule, at level 1 - alpha/looks "
+            "(Bonferroni: it holds the true delta with at least 1 - alpha however the run stopped)",
         }
+        if len(distinct) > 1:
+            out["looks_by_cap"] = {str(c): planned_looks(c) for c in distinct}
+        return out

@@ -31,6 +31,10 @@ from agentsproof.stats.wald import WALD_METHOD
 MIN_SCORED_PER_ARM = 3
 PASS_K: int | None = None
 """k of pass@k and pass^k; None: the number of scored with-arm trials (the run's own k)."""
+PASS_K_EQUALS_N = (
+    "k = n: the n trials are one set of k, so the unbiased estimate is 1 or 0 (did they all / any pass?), "
+    "not a rate; the interval is the estimate"
+)
 
 
 EMPTY_ARM_STATS: dict[str, Any] = dict.fromkeys(("n", "errored", "mean", "sd", "pass_rate", "pass_rate_ci"))
@@ -39,7 +43,7 @@ EMPTY_ITEM_STATS: dict[str, Any] = dict.fromkeys(
     (
         "delta", "delta_ci", "delta_ci_method", "p_value", "p_value_method", "normalized_gain", "pass_at_k",
         "pass_hat_k", "grade_low", "grade_high", "grade_label", "enough_data", "note", "cases", "verdict",
-        "verdict_reasons", "pass_rate_ci_method",
+        "verdict_reasons", "pass_rate_ci_method", "delta_ci_level",
     )
 )  # fmt: skip
 """Every per-item key of the stats contract, unset (the arms and check lists aside)."""
@@ -71,7 +75,9 @@ def grade_label(grade: str | None, low: str | None, high: str | None) -> str | N
     return f"{grade} (CI spans {low}–{high})"
 
 
-def item_stats(item: ItemResult) -> dict[str, Any]:
+def item_stats(item: ItemResult, level: float = 0.95) -> dict[str, Any]:
+    """``level``: the delta interval's (0.95; ``--adaptive``: the stopping rule's level, so
+    the printed interval is the one the stop was decided on and holds after any stop)."""
     w, wo = arm_stats(item.with_arm), arm_stats(item.without_arm)
     ws, wos = scores(item.with_arm), scores(item.without_arm)
     out: dict[str, Any] = {
@@ -88,8 +94,10 @@ def item_stats(item: ItemResult) -> dict[str, Any]:
         k = w["n"] if PASS_K is None else min(PASS_K, w["n"])
         c = sum(1 for t in item.with_arm.trials if t.status == "scored" and t.passed)
         cis = pass_k_interval(w["n"], c, k) or {}
-        out["pass_at_k"] = {"k": k, "value": pass_at_k(w["n"], c, k), "ci": cis.get("pass_at_k")}
-        out["pass_hat_k"] = {"k": k, "value": pass_hat_k(w["n"], c, k), "ci": cis.get("pass_hat_k")}
+        for key, est in (("pass_at_k", pass_at_k), ("pass_hat_k", pass_hat_k)):
+            out[key] = {"k": k, "value": est(w["n"], c, k), "ci": cis.get(key)}
+            if k == w["n"]:  # one set of k trials: the estimate is 0 or 1, an outcome, not a rate
+                out[key].update(value=None, note=PASS_K_EQUALS_N)
     groups = by_case(item)
     out["cases"] = case_stats(item)
     out["verdict"], out["verdict_reasons"] = power_verdict(len(groups), None, None)
@@ -102,7 +110,8 @@ def item_stats(item: ItemResult) -> dict[str, Any]:
     delta = (mean_case_delta(per_case) if several else None)
     delta = sum(ws) / len(ws) - sum(wos) / len(wos) if delta is None else delta
     out["delta"] = delta
-    ci = delta_interval(per_case)
+    ci = delta_interval(per_case, level)
+    out["delta_ci_level"] = level
     if ci is not None:
         ci = (min(ci[0], delta), max(ci[1], delta))  # centred on the delta; this only absorbs rounding
         out["delta_ci"] = [ci[0], ci[1]]

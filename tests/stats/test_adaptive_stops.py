@@ -33,6 +33,6 @@ def test_stop_label_names_the_stop_and_its_interval():
     assert label["label"] == NO_EFFECT and label["kind"] == "futility" and label["interval"][1] < 0.15
     assert label["level"] == pytest.approx(1 - 0.05 / 9)
     clear = policy.stop_label([1.0] * 8, [0.0] * 8, 8, 15)
-    assert clear["label"] == "settled: A" and clear["kind"] == "grade"
+    assert clear["label"] == "CI within A" and clear["kind"] == "grade"
     unclear = policy.stop_label([1.0, 0.0] * 4, [0.0, 1.0] * 4, 8, 15)
     assert unclear["kind"] == "cap" and unclear["label"] == "unsettled at the cap"

@@ -22,7 +22,7 @@ from agentsproof.stats.intervals import (
 CONTRACT = {
     "with", "without", "delta", "delta_ci", "delta_ci_method", "p_value", "p_value_method", "normalized_gain",
     "pass_at_k", "pass_hat_k", "grade_low", "grade_high", "grade_label", "enough_data", "note", "flaky_checks",
-    "non_discriminating_checks", "cases", "verdict", "verdict_reasons", "pass_rate_ci_method",
+    "non_discriminating_checks", "cases", "verdict", "verdict_reasons", "pass_rate_ci_method", "delta_ci_level",
 }
 
 
@@ -44,7 +44,7 @@ def test_clopper_pearson_known_values(passed, total, lo, hi):
     assert clopper_pearson(0, 0) is None
 
 
-@pytest.mark.parametrize("n,c,k", [(5, 5, 5), (5, 1, 5), (10, 3, 3), (3, 0, 3), (30, 29, 30)])
+@pytest.mark.parametrize("n,c,k", [(10, 3, 3), (30, 29, 20), (6, 6, 2), (6, 0, 5)])
 def test_pass_k_intervals_hold_their_estimates(n, c, k):
     cis = pass_k_interval(n, c, k)
     lo, hi = cis["pass_at_k"]
@@ -114,7 +114,9 @@ def test_item_stats_contract_and_values():
     assert s["p_value"] < 0.05 and "exact permutation" in s["p_value_method"]
     assert s["normalized_gain"] == pytest.approx(0.8 / 0.9)
     # k is the run's own: 5 scored with-arm trials (pass@5, pass^5)
-    assert s["pass_at_k"]["k"] == 5 and s["pass_at_k"]["value"] == 1.0 and s["pass_hat_k"]["value"] == 1.0
+    # with k = n the unbiased estimate is an outcome (0 or 1), not a rate: only the interval is given
+    assert s["pass_at_k"]["k"] == 5 and s["pass_at_k"]["value"] is None and s["pass_hat_k"]["value"] is None
+    assert "not a rate" in s["pass_hat_k"]["note"]
     assert s["pass_at_k"]["ci"][1] == 1.0 and s["pass_hat_k"]["ci"] == pytest.approx([0.025, 1.0])
     assert s["enough_data"] is True and s["note"] is None
     from agentsproof.model.results import compute_grade
@@ -128,6 +130,15 @@ def test_grade_label_spans_bands_on_weak_evidence():
     s = item([1, 0, 1, 0.5], [0.5, 0, 1, 0]).stats
     assert s["grade_low"] == "F" and s["grade_high"] == "A"
     assert s["grade_label"] == "B (CI spans F–A)"  # delta 0.625 - 0.375 = 0.25
+
+
+@pytest.mark.parametrize("c", [1, 2, 3, 4])
+def test_pass_hat_k_with_k_equal_n_prints_no_zero(c):
+    """4 of 5 trials passed: pass^5 is unknown but not 0 (its interval reaches well above 0.2)."""
+    s = item([1.0] * c + [0.0] * (5 - c), [0.0] * 5).stats
+    assert s["pass_hat_k"]["k"] == 5 and s["pass_hat_k"]["value"] is None
+    lo, hi = s["pass_hat_k"]["ci"]
+    assert lo < hi and hi > (c / 5) ** 5
 
 
 def test_too_few_trials_says_so():
