@@ -7,6 +7,7 @@ from typing import Any
 from agentsproof.model.results import ArmResult, ItemResult, compute_grade
 from agentsproof.stats.cases import (
     by_case,
+    case_deltas,
     case_stats,
     delta_interval,
     mean_case_delta,
@@ -26,7 +27,21 @@ from agentsproof.stats.intervals import (
     permutation_p,
     sample_sd,
 )
-from agentsproof.stats.wald import WALD_METHOD
+from agentsproof.stats.tasks import BETTING_METHOD, SIGN_FLIP_METHOD, sign_flip_p
+from agentsproof.stats.wald import CASES, TASKS, WALD_METHOD, default_question
+
+QUESTION_NAMES = {CASES: "on these cases (a)", TASKS: "on tasks like these (b)"}
+QUESTION_NOTES = {
+    CASES: (
+        "the grade, its interval, 'settled' and --adaptive are about these cases (the trials the only randomness): "
+        "with fewer than 5 cases the eval is read as a fixed set; questions.tasks says what the cases show of other tasks"
+    ),
+    TASKS: (
+        "the grade, its interval, 'settled' and --adaptive are about tasks like these (the cases a sample of tasks), "
+        "with an interval that assumes nothing about how task effects are spread: a few cases cannot rule out that "
+        "unseen tasks differ (5 cases that all gain +1 still span about [-0.2, +1]); questions.cases is the effect on these cases"
+    ),
+}
 
 MIN_SCORED_PER_ARM = 3
 PASS_K: int | None = None
@@ -43,7 +58,7 @@ EMPTY_ITEM_STATS: dict[str, Any] = dict.fromkeys(
     (
         "delta", "delta_ci", "delta_ci_method", "p_value", "p_value_method", "normalized_gain", "pass_at_k",
         "pass_hat_k", "grade_low", "grade_high", "grade_label", "enough_data", "note", "cases", "verdict",
-        "verdict_reasons", "pass_rate_ci_method", "delta_ci_level",
+        "verdict_reasons", "pass_rate_ci_method", "delta_ci_level", "question", "question_note", "questions",
     )
 )  # fmt: skip
 """Every per-item key of the stats contract, unset (the arms and check lists aside)."""
@@ -84,8 +99,8 @@ def item_stats(item: ItemResult, level: float = 0.95) -> dict[str, Any]:
         "with": w,
         "without": wo,
         **EMPTY_ITEM_STATS,
-        "delta_ci_method": WALD_METHOD,
         "pass_rate_ci_method": PASS_RATE_CI_METHOD,
+        "delta_ci_method": WALD_METHOD,
         "enough_data": False,
         "flaky_checks": flaky_checks(item.with_arm, item.without_arm),
         "non_discriminating_checks": non_discriminating_checks(item.without_arm),
@@ -110,20 +125,38 @@ def item_stats(item: ItemResult, level: float = 0.95) -> dict[str, Any]:
     delta = (mean_case_delta(per_case) if several else None)
     delta = sum(ws) / len(ws) - sum(wos) / len(wos) if delta is None else delta
     out["delta"] = delta
-    ci = delta_interval(per_case, level)
     out["delta_ci_level"] = level
-    if ci is not None:
-        ci = (min(ci[0], delta), max(ci[1], delta))  # centred on the delta; this only absorbs rounding
-        out["delta_ci"] = [ci[0], ci[1]]
-        out["grade_low"] = compute_grade(ci[0])
-        out["grade_high"] = compute_grade(ci[1])
+    n_usable = len(case_deltas(per_case))
+    question = default_question(n_usable)
+    out["question"] = question
+    out["question_note"] = QUESTION_NOTES[question]
+    answers: dict[str, Any] = {}
+    for q in (CASES, TASKS):
+        ci = delta_interval(per_case, level, q) if q == CASES or n_usable >= 2 else None
+        if ci is not None:
+            ci = (min(ci[0], delta), max(ci[1], delta))  # it holds the delta; this only absorbs rounding
+        answers[q] = {"delta_ci": list(ci) if ci else None, "method": WALD_METHOD if q == CASES else BETTING_METHOD}
     if several:
-        out["p_value"] = stratified_permutation_p(per_case)
-        out["p_value_method"] = f"one-sided stratified permutation test (labels shuffled within each case), {PERMUTATION_RESAMPLES} relabellings, seed {SEED}"
+        answers[CASES]["p_value"] = stratified_permutation_p(per_case)
+        answers[CASES]["p_value_method"] = (
+            f"one-sided stratified permutation test (labels shuffled within each case), {PERMUTATION_RESAMPLES} relabellings, seed {SEED}"
+        )
     else:
         perm = permutation_p(ws, wos)
         if perm is not None:
-            out["p_value"], out["p_value_method"] = perm
+            answers[CASES]["p_value"], answers[CASES]["p_value_method"] = perm
+    if n_usable >= 2:
+        answers[TASKS]["p_value"] = sign_flip_p(case_deltas(per_case))
+        answers[TASKS]["p_value_method"] = SIGN_FLIP_METHOD
+    out["questions"] = answers
+    chosen = answers[question]
+    out["delta_ci_method"] = f"{QUESTION_NAMES[question]}: {chosen['method']}"
+    out["p_value"], out["p_value_method"] = chosen.get("p_value"), chosen.get("p_value_method")
+    if chosen["delta_ci"] is not None:
+        lo, hi = chosen["delta_ci"]
+        out["delta_ci"] = [lo, hi]
+        out["grade_low"] = compute_grade(lo)
+        out["grade_high"] = compute_grade(hi)
     out["verdict"], out["verdict_reasons"] = power_verdict(len(groups), out["grade_low"], out["grade_high"])
     out["normalized_gain"] = hake_gain(w["mean"], wo["mean"])
     grade = item.grade or compute_grade(delta)

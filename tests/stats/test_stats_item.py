@@ -22,7 +22,7 @@ from agentsproof.stats.intervals import (
 CONTRACT = {
     "with", "without", "delta", "delta_ci", "delta_ci_method", "p_value", "p_value_method", "normalized_gain",
     "pass_at_k", "pass_hat_k", "grade_low", "grade_high", "grade_label", "enough_data", "note", "flaky_checks",
-    "non_discriminating_checks", "cases", "verdict", "verdict_reasons", "pass_rate_ci_method", "delta_ci_level",
+    "non_discriminating_checks", "cases", "verdict", "verdict_reasons", "pass_rate_ci_method", "delta_ci_level", "question", "question_note", "questions",
 }
 
 
@@ -110,7 +110,8 @@ def test_item_stats_contract_and_values():
     assert s["delta"] == pytest.approx(0.8)
     lo, hi = s["delta_ci"]
     assert -1 <= lo < 0.8 < hi <= 1
-    assert "case-clustered t interval" in s["delta_ci_method"]
+    assert s["question"] == "cases" and s["delta_ci_method"].startswith("on these cases (a): the within-case Welch")
+    assert s["questions"]["tasks"]["delta_ci"] is None  # one case says nothing of other tasks
     assert s["p_value"] < 0.05 and "exact permutation" in s["p_value_method"]
     assert s["normalized_gain"] == pytest.approx(0.8 / 0.9)
     # k is the run's own: 5 scored with-arm trials (pass@5, pass^5)
@@ -139,6 +140,26 @@ def test_pass_hat_k_with_k_equal_n_prints_no_zero(c):
     assert s["pass_hat_k"]["k"] == 5 and s["pass_hat_k"]["value"] is None
     lo, hi = s["pass_hat_k"]["ci"]
     assert lo < hi and hi > (c / 5) ** 5
+
+
+def test_five_cases_answer_tasks_like_these_with_a_case_level_p():
+    """The issue's item (5 cases × 6 trials: 1 vs 0 on three, 0.2 vs 0.8 on two; delta +0.36):
+    the grade answers (b), its p-value is the sign-flip test over cases (7/32, not the
+    trial permutation's 0.01), so no A/B rests on it; (a) is reported beside."""
+    cases = [([1.0] * 6, [0.0] * 6)] * 3 + [([1.0, 0, 0, 0, 0, 0], [1.0, 1, 1, 1, 1, 0])] * 2
+    it = item([x for w, _ in cases for x in w], [x for _, wo in cases for x in wo])
+    for k, t in enumerate(it.with_arm.trials + it.without_arm.trials):
+        t.case = f"c{(k % 30) // 6}"
+    from agentsproof.stats import item_stats
+
+    s = item_stats(it)
+    assert s["question"] == "tasks" and "tasks like these" in s["question_note"]
+    assert s["p_value"] == pytest.approx(7 / 32) and "sign-flip" in s["p_value_method"]
+    assert s["questions"]["cases"]["p_value"] < 0.05
+    lo, hi = s["delta_ci"]
+    assert lo < 0 < hi and s["verdict"] == "underpowered"
+    a_lo, a_hi = s["questions"]["cases"]["delta_ci"]
+    assert lo <= a_lo and a_hi <= hi
 
 
 def test_too_few_trials_says_so():
