@@ -66,6 +66,7 @@ def test_v2_tasks_are_cases_of_one_item(byok_env, tmp_path):
     md = (out / "demo-plugin" / "greeter-eval.md").read_text()
     for report in (html, md):
         assert "case-5" in report and "3 won" in report
+        assert "tasks like these (b)" in report and "on these cases (a): [" in report  # the question the grade answers, and the other one
 
 
 def test_item_delta_is_the_mean_of_case_deltas(byok_env, tmp_path):
