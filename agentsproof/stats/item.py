@@ -83,10 +83,15 @@ def arm_stats(arm: ArmResult) -> dict[str, Any]:
 
 
 def grade_label(grade: str | None, low: str | None, high: str | None) -> str | None:
+    """``B (CI spans C–A)``, ``A (CI within A)``; a point F whose interval reaches 0 or above
+    is ``F (harm not shown: CI spans F–C)``: the delta is below 0, the harm is not shown
+    (under either --ci rule the report says so; the default rule still fails a point F)."""
     if grade is None or low is None or high is None:
         return None
     if low == high:
         return f"{grade} (CI within {low})"
+    if grade == "F":
+        return f"F (harm not shown: CI spans {low}–{high})"
     return f"{grade} (CI spans {low}–{high})"
 
 

@@ -162,6 +162,22 @@ def test_five_cases_answer_tasks_like_these_with_a_case_level_p():
     assert lo <= a_lo and a_hi <= hi
 
 
+def test_a_point_f_whose_interval_reaches_zero_says_harm_not_shown():
+    s = item([1, 0, 1, 0, 0], [1, 0, 1, 1, 0]).stats  # delta −0.20, the interval well across 0
+    assert s["grade_low"] == "F" and s["grade_high"] != "F"
+    assert s["grade_label"] == f"F (harm not shown: CI spans F–{s['grade_high']})"
+    clear = item([0.0] * 15, [1.0] * 15).stats  # a harm the interval does show
+    assert clear["grade_label"] == "F (CI within F)"
+
+
+def test_grade_ends_come_from_the_printed_numbers():
+    """The label's ends are the grades of the interval as printed (two decimals): an end of
+    +0.1496 prints "+0.15" and is a B, not the C its unrounded value would give."""
+    from agentsproof.model.results import compute_grade
+
+    assert compute_grade(0.1496) == "B" and compute_grade(-0.004) == "C"
+
+
 def test_too_few_trials_says_so():
     s = item([1, None, 1], [0, 0, None]).stats
     assert s["enough_data"] is False
