@@ -54,7 +54,7 @@ def activation_cmd(plugin_dir: Path, ci: bool, **kw: Any) -> None:
     kw.pop("judge_model", None)
     kw["skills"] = tuple(kw.pop("skills") or ())
     run = run_plugin_activation(plugin_dir, ActivationOptions(**kw))
-    click.echo(markdown(run.stats, run.plugin.name, run.settings))
+    click.echo(markdown(run.stats, run.plugin.name, run.settings, run.trials))
     if run.plugin.without_suite:
         click.echo(f"note: no activation suite for {', '.join(run.plugin.without_suite)} (installed, scored only as a sibling)", err=True)
     for _kind, path in run.paths.items():

@@ -35,7 +35,9 @@ class _Group(click.Group):
             click.echo("\nerror: interrupted", err=True)
             sys.exit(EXIT_ERROR)
         except AgentsproofError as err:
-            click.echo(f"error: {err}", err=True)
+            from agentsproof.core.termtext import term_text
+
+            click.echo(f"error: {term_text(err)}", err=True)  # one line, whatever key or name it quotes
             sys.exit(err.exit_code)
         except click.UsageError as err:
             # Bad flags are bad input too: one line, exit 30.

@@ -43,7 +43,7 @@ def schema_cmd(which: str) -> None:
 @click.command("convert")
 @click.argument("path", type=click.Path(path_type=Path), metavar="FILE")
 @click.option("--to", "to", required=True, type=click.Choice(["EVAL.yaml", "eval-yaml", "evals-json", "agentprobe-report"]), help="The format to write (eval-yaml: the same as EVAL.yaml).")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="Write here instead of stdout.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="Write here instead of stdout (never over FILE itself, never through a symlink).")
 @click.option("--skill", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="The skill an EVAL.yaml is for, when it is not skills/<name>/SKILL.md (for skill_name).")
 def convert_cmd(path: Path, to: str, out: Path | None, skill: Path | None) -> None:
     """Convert between evals.json, eval.yaml, promptfooconfig.yaml and EVAL.yaml, or a run to an agentprobe report.
@@ -60,7 +60,7 @@ def convert_cmd(path: Path, to: str, out: Path | None, skill: Path | None) -> No
       agentsproof convert runs/cases/cases-tc-eval.json --to agentprobe-report --out before.json
     """
     from agentsproof.core.inputs import display
-    from agentsproof.interop.convert import convert
+    from agentsproof.interop.convert import convert, write_converted
 
     text, warnings = convert(path, to, skill)
     for w in warnings:
@@ -68,11 +68,7 @@ def convert_cmd(path: Path, to: str, out: Path | None, skill: Path | None) -> No
     if out is None:
         click.echo(text, nl=False)
         return
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text, encoding="utf-8")
-    except OSError as err:
-        raise InputError(str(out), "--out", f"cannot write: {err.strerror or err}") from None
+    write_converted(out, text, [path, skill])
     click.echo(f"wrote {display(out)}", err=True)
 
 

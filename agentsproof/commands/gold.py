@@ -50,9 +50,27 @@ def _text(obj: dict[str, Any], key: str, where: str, *, required: bool = True) -
     return v
 
 
+KEYS = {
+    "rubric": ("id", "task", "answer", "rubric", "score"),
+    "assertion": ("id", "task", "answer", "assertion", "label"),
+    "pairwise": ("id", "task", "answer_a", "answer_b", "preference", "criteria"),
+}
+"""The keys each kind of line may have: any other is refused (a misspelt ``scroe`` would
+otherwise be silently dropped, or a line of one kind read as another)."""
+
+
+def _known_keys(obj: dict[str, Any], kind: str, where: str) -> None:
+    unknown = sorted(str(k) for k in obj if k not in KEYS[kind])
+    if unknown:
+        raise InputError(where, unknown[0], f"unknown key for a {kind} item; expected only {', '.join(KEYS[kind])}")
+
+
 def parse_line(obj: Any, where: str, number: int) -> GoldItem:
     if not isinstance(obj, dict):
         raise InputError(where, None, "each line must be a JSON object")
+    kind = "rubric" if "rubric" in obj else "assertion" if "assertion" in obj else "pairwise" if "answer_a" in obj or "preference" in obj else None
+    if kind is not None:
+        _known_keys(obj, kind, where)
     task = _text(obj, "task", where)
     ident = str(obj.get("id") or f"line-{number}")
     if "rubric" in obj:

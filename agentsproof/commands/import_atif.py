@@ -45,7 +45,7 @@ def import_atif(
     folder: Path, eval_file: Path, *, output: Path | None = None, arm: str = "with", provider: str | None = None,
     model: str | None = None, judge_model: str | None = None, cache: bool = True, parallel: int = 4,
 ) -> tuple[RunResult, dict[str, Path]]:
-    from agentsproof.commands.regrade import grade_run, write_regraded
+    from agentsproof.commands.regrade import grade_run, refuse_inputs, write_regraded
     from agentsproof.core.inputs import display, safe_name
     from agentsproof.executor.recorder import FileStore
     from agentsproof.executor.results import build_run
@@ -61,6 +61,9 @@ def import_atif(
     paths = list(find_trajectories(folder))
     if not paths:
         raise InputError(display(folder), None, "has no *.json ATIF trajectory below it")
+    out = output or Path("runs") / safe_name(loaded.plugin, "plugin")
+    stem = f"{safe_name(loaded.name, 'item')}-imported"
+    refuse_inputs(out, stem, [eval_file, *paths])  # before any judge call
     per: dict[str, dict[str, list[TrialResult]]] = {it.id: {"with": [], "without": []} for it in items}
     by_id = {it.id: it for it in items}
     counters: dict[tuple[str, str, int], int] = {}
@@ -114,5 +117,4 @@ def import_atif(
         provider=provider, model=model, judge_model=judge_model, cache=cache, parallel=parallel, started=started,
     )
     run.regraded = {**(run.regraded or {}), "imported": "atif", "trajectories": len(paths), "changes": []}
-    out = output or Path("runs") / safe_name(loaded.plugin, "plugin")
-    return run, write_regraded(run, out, f"{safe_name(loaded.name, 'item')}-imported")
+    return run, write_regraded(run, out, stem)

@@ -159,8 +159,9 @@ def render(report: dict[str, Any]) -> list[str]:
 
 
 def write_json(report: dict[str, Any], path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    from agentsproof.core.safepath import write_file
+
+    write_file(path.parent, path.name, (json.dumps(report, indent=2) + "\n").encode("utf-8"))
 
 
 def attach_gold_agreement(run: Any, items: list[Any], cfg: Any) -> list[str]:

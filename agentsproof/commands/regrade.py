@@ -100,6 +100,10 @@ def regrade(
 
     started = time.perf_counter()
     saved = load_run(run_path)
+    out = output or Path(run_path).resolve().parent
+    stem = Path(run_path).stem
+    stem = stem if stem.endswith("-regraded") else stem + "-regraded"
+    refuse_inputs(out, stem, [Path(run_path), eval_file])  # before any judge call
     source = _with_eval(saved, eval_file, run_path) if eval_file is not None else saved
     items, after = retry_items(source, run_path, None)
     folder = store_dir(Path(run_path))
@@ -116,9 +120,6 @@ def regrade(
         saved, items, store, after=after, origin=origin, evals=[it.eval_path for it in source.items if it.eval_path],
         provider=provider, model=model, judge_model=judge_model, cache=cache, parallel=parallel, started=started,
     )
-    out = output or Path(run_path).resolve().parent
-    stem = Path(run_path).stem
-    stem = stem if stem.endswith("-regraded") else stem + "-regraded"
     return run, write_regraded(run, out, stem)
 
 
@@ -151,8 +152,21 @@ def grade_run(
     return run
 
 
+def regraded_targets(out: Path, stem: str) -> dict[str, Path]:
+    return {fmt: out / f"{stem}.{fmt}" for fmt in ("json", "md", "html")}
+
+
+def refuse_inputs(out: Path, stem: str, inputs: list[Path | None]) -> None:
+    """InputError when a report this command writes would replace one of its inputs (e.g.
+    ``regrade X-regraded.json`` beside itself): give --output."""
+    from agentsproof.core.safepath import refuse_overwrite
+
+    for path in regraded_targets(out, stem).values():
+        refuse_overwrite(path, inputs, "command line", "--output")
+
+
 def write_regraded(run: RunResult, out: Path, stem: str) -> dict[str, Path]:
-    targets = {fmt: out / f"{stem}.{fmt}" for fmt in ("json", "md", "html")}
+    targets = regraded_targets(out, stem)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as err:

@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from agentsproof.commands.activation import ActivationOptions, build_target
-from agentsproof.core.errors import InputError
+from agentsproof.core.errors import InputError, LLMError
+from agentsproof.core.scrub import clip
 from agentsproof.model.activation import ActivationPrompt, ActivationSuite, ActivationTrial
 from agentsproof.model.items import SkillFile
 
@@ -155,7 +156,46 @@ def proposal_request(name: str, current: str, body: str, missed: list[str], fire
     return "\n".join(lines)
 
 
+MAX_REPLY_CHARS = 200_000
+"""A proposal reply longer than this is not read (a few descriptions fit in far less)."""
+HOLDOUT_RANGE = (0.1, 0.9)
+
+
+def clean_description(text: str) -> str | None:
+    """A proposed description as it may be tried and written into SKILL.md: on one line,
+    without control or format characters (NUL, BEL, ESC, bidi overrides) or lone
+    surrogates, at most ``MAX_DESCRIPTION_CHARS``; None when nothing is left, or when the
+    proposal is far over the cap (not a description at all)."""
+    import unicodedata
+
+    if len(text) > 4 * MAX_DESCRIPTION_CHARS:
+        return None
+    kept = "".join(
+        " " if ch.isspace() else ch
+        for ch in text
+        if ch.isspace() or unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Co", "Cn")
+    )
+    one = " ".join(kept.split())[:MAX_DESCRIPTION_CHARS].strip()
+    return one or None
+
+
+def check_options(opts: TuneOptions) -> None:
+    """InputError naming the flag for a value click's ranges let through (NaN compares
+    false with both ends of a range)."""
+    import math
+
+    lo, hi = HOLDOUT_RANGE
+    if not (isinstance(opts.holdout, (int, float)) and math.isfinite(opts.holdout) and lo <= opts.holdout <= hi):
+        raise InputError("command line", "--holdout", f"{opts.holdout!r} is not a number from {lo} to {hi} (the share of prompts held out)")
+    if not math.isfinite(opts.run.timeout) or opts.run.timeout <= 0:
+        raise InputError("command line", "--timeout", f"{opts.run.timeout!r} is not a positive number of seconds")
+
+
 def parse_proposals(text: str) -> list[str]:
+    """The descriptions of a proposal reply, each cleaned (:func:`clean_description`);
+    a reply over ``MAX_REPLY_CHARS`` proposes nothing."""
+    if not isinstance(text, str) or len(text) > MAX_REPLY_CHARS:
+        return []
     try:
         obj = json.loads(text)
     except ValueError:
@@ -169,10 +209,9 @@ def parse_proposals(text: str) -> list[str]:
         return []
     out = []
     for d in items:
-        if isinstance(d, str) and d.strip():
-            one = " ".join(d.split())[:MAX_DESCRIPTION_CHARS]
-            if one not in out:
-                out.append(one)
+        one = clean_description(d) if isinstance(d, str) else None
+        if one is not None and one not in out:
+            out.append(one)
     return out
 
 
@@ -240,6 +279,7 @@ def tune_description(skill_dir: Path, opts: TuneOptions) -> TuneResult:
     from agentsproof.model.skillfolder import split_frontmatter
     from agentsproof.stats.activation import correct_share, paired_gain, score
 
+    check_options(opts)
     suite, skills, source = find_suite(skill_dir)
     own = suite.skill
     train, held = split(suite.prompts, opts.holdout, opts.seed)
@@ -269,8 +309,11 @@ def tune_description(skill_dir: Path, opts: TuneOptions) -> TuneResult:
                 fired = sorted({t.prompt.text for t in wrong if not t.prompt.expect})
                 body = split_frontmatter(own.text)[1]
                 request = proposal_request(own.name, best.description, body, missed, fired, opts.candidates)
-                proposals = [p for p in await _propose(client, str(model or ""), request, opts.run.timeout)
-                             if p not in {s.description for s in [original, *tried]}][: opts.candidates]
+                try:
+                    proposed = await _propose(client, str(model or ""), request, opts.run.timeout)
+                except LLMError as err:  # the proposer failed (down, a reply over the size cap): the search stops here
+                    return best, f"round {r}: the proposal call failed: {clip(str(err), 300)}"
+                proposals = [p for p in proposed if p not in {s.description for s in [original, *tried]}][: opts.candidates]
                 if not proposals:
                     return best, f"round {r}: the model proposed nothing new"
                 scored = []
@@ -311,31 +354,49 @@ def tune_description(skill_dir: Path, opts: TuneOptions) -> TuneResult:
 
 def _write(source: Path, description: str) -> None:
     """Replace the description line of SKILL.md in place (atomically, keeping the file's
-    mode; a symlink is refused)."""
+    mode), through :mod:`agentsproof.core.safepath`: the skill's folder and SKILL.md are
+    opened without following a link, so a skill folder (or SKILL.md) that is a symlink —
+    whose SKILL.md lies outside the plugin — is refused, not rewritten."""
+    import os
     import stat
 
-    from agentsproof.core.filemode import write_atomic
+    from agentsproof.core import safepath
+    from agentsproof.core.inputs import MAX_SOURCE_FILE_BYTES, display
 
-    if source.is_symlink():
-        raise InputError(str(source), "--write", "is a symlink; not written")
-    text = source.read_text(encoding="utf-8")
-    write_atomic(source, replace_description(text, description).encode("utf-8"), mode=stat.S_IMODE(source.stat().st_mode))
+    folder = Path(os.path.abspath(source.parent))  # absolute, links not resolved: the folder itself is checked
+    try:
+        fd = safepath.open_dir(folder.parent, [folder.name], create=False)
+        try:
+            st = os.stat("SKILL.md", dir_fd=fd, follow_symlinks=False)
+        finally:
+            os.close(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise safepath.UnsafePath(f"{display(source)} is a symlink (or not a regular file); refusing to write through it")
+        text = safepath.read_file(source, MAX_SOURCE_FILE_BYTES).decode("utf-8")
+        safepath.write_file(folder.parent, f"{folder.name}/SKILL.md", replace_description(text, description).encode("utf-8"), mode=stat.S_IMODE(st.st_mode))
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(display(source), "--write", f"not written: {getattr(err, 'strerror', None) or err}") from None
 
 
 def render(result: TuneResult) -> str:
     """The Markdown report of a tuning run."""
+    from agentsproof.core.mdtext import md_text
+
     def pct(v: float | None) -> str:
         return "—" if v is None else f"{v:.2f}"
+
+    def cell(description: str) -> str:  # a "|" in it would end the cell
+        return md_text(description, limit=MAX_DESCRIPTION_CHARS + 1)
 
     lines = [
         f"# tune-description: {result.skill}", "",
         f"{len(result.train)} train prompts, {len(result.heldout)} held-out prompts; stopped: {result.stopped}.", "",
         "| description | round | train F1 | held-out accuracy |", "|---|---|---|---|",
-        f"| (original) {result.original.description} | 0 | {pct(result.original.train_f1)} | {pct(result.original.heldout_accuracy)} |",
+        f"| (original) {cell(result.original.description)} | 0 | {pct(result.original.train_f1)} | {pct(result.original.heldout_accuracy)} |",
     ]
     for s in result.tried:
         mark = " **(kept)**" if s is result.best else ""
-        lines.append(f"| {s.description}{mark} | {s.round} | {pct(s.train_f1)} | {pct(s.heldout_accuracy)} |")
+        lines.append(f"| {cell(s.description)}{mark} | {s.round} | {pct(s.train_f1)} | {pct(s.heldout_accuracy)} |")
     ci = f" [{result.gain_ci[0]:+.2f}, {result.gain_ci[1]:+.2f}]" if result.gain_ci else ""
     lines += ["", f"**Verdict: {result.verdict}** — held-out accuracy, kept − original: {result.gain:+.2f}{ci} (95 %, paired over prompts)."]
     if result.best is not result.original:

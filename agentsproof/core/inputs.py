@@ -251,8 +251,9 @@ def json_depth_ok(text: str, limit: int = MAX_DEPTH) -> bool:
     return json_depth(text.encode("utf-8", "surrogatepass")) <= limit
 
 
-def load_json_text(text: str, source: str) -> Any:
-    """Parse JSON strictly (duplicate keys, depth, number size, no NaN/Infinity)."""
+def load_json_text(text: str, source: str, *, allow_nul: bool = False) -> Any:
+    """Parse JSON strictly (duplicate keys, depth, number size, no NaN/Infinity; no NUL in
+    a string unless ``allow_nul``: a recorded trajectory may hold one)."""
     if not json_depth_ok(text):
         raise InputError(source, None, f"invalid JSON: nested deeper than {MAX_DEPTH} levels")
     try:
@@ -265,13 +266,15 @@ def load_json_text(text: str, source: str) -> Any:
         raise InputError(source, f"line {exc.lineno}", f"invalid JSON: {exc.msg}") from None
     except (ValueError, RecursionError) as exc:
         raise InputError(source, None, f"invalid JSON: {exc}") from None
-    _check_values(data, source)
+    _check_values(data, source, allow_nul=allow_nul)
     return data
 
 
-def _check_values(data: Any, source: str) -> None:
-    """Non-finite floats anywhere (YAML's .inf / .nan) are refused, naming the field."""
-    stack: list[tuple[Any, str]] = [(data, "")]
+def _check_values(data: Any, source: str, *, allow_nul: bool = False, where: str = "") -> None:
+    """Non-finite floats anywhere (YAML's .inf / .nan) are refused, naming the field; so
+    is a NUL character in any text or key (an instruction, a prompt, an env value: no
+    process argument, environment or C string can hold one) unless ``allow_nul``."""
+    stack: list[tuple[Any, str]] = [(data, where)]
     seen: set[int] = set()
     while stack:
         value, where = stack.pop()
@@ -281,10 +284,22 @@ def _check_values(data: Any, source: str) -> None:
             seen.add(id(value))
         if isinstance(value, float) and not math.isfinite(value):
             raise InputError(source, where or None, f"{value} is not a finite number")
+        if isinstance(value, str) and not allow_nul and "\x00" in value:
+            raise InputError(source, where or None, "holds a NUL character (no prompt, command argument or environment value can)")
         if isinstance(value, dict):
-            stack.extend((v, f"{where}.{k}" if where else str(k)) for k, v in value.items())
+            for k, v in value.items():
+                name = str(k).replace("\x00", "\\0")
+                if not allow_nul and "\x00" in str(k):
+                    raise InputError(source, f"{where}.{name}" if where else name, "the key holds a NUL character")
+                stack.append((v, f"{where}.{k}" if where else str(k)))
         elif isinstance(value, list):
             stack.extend((v, f"{where}[{i}]") for i, v in enumerate(value))
+
+
+def check_values(data: Any, source: str, where: str = "") -> None:
+    """The checks every parsed input file gets (finite numbers, no NUL), for a value parsed
+    elsewhere (a line of a JSON Lines file); ``where`` prefixes the field named."""
+    _check_values(data, source, where=where)
 
 
 def read_yaml_file(path: Path, *, max_bytes: int = MAX_EVAL_FILE_BYTES) -> Any:
@@ -292,9 +307,9 @@ def read_yaml_file(path: Path, *, max_bytes: int = MAX_EVAL_FILE_BYTES) -> Any:
     return load_yaml_text(read_text(path, source=src, field=None, max_bytes=max_bytes), src)
 
 
-def read_json_file(path: Path, *, max_bytes: int = MAX_EVAL_FILE_BYTES) -> Any:
+def read_json_file(path: Path, *, max_bytes: int = MAX_EVAL_FILE_BYTES, allow_nul: bool = False) -> Any:
     src = display(path)
-    return load_json_text(read_text(path, source=src, field=None, max_bytes=max_bytes), src)
+    return load_json_text(read_text(path, source=src, field=None, max_bytes=max_bytes), src, allow_nul=allow_nul)
 
 
 # ---------------------------------------------------------------------------------------

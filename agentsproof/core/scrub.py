@@ -234,7 +234,9 @@ def active() -> bool:
 
 
 class ScrubbingStream:
-    """A text stream that masks registered secrets in everything written to it."""
+    """A text stream that masks registered secrets in everything written to it, and shows
+    control characters as escapes (:func:`agentsproof.core.termtext.console_text`): no
+    key or name from an input file can send a terminal escape sequence."""
 
     def __init__(self, inner: IO[str]):
         self._inner = inner
@@ -242,7 +244,9 @@ class ScrubbingStream:
     def write(self, text: str) -> int:
         if not isinstance(text, str):
             raise TypeError("write() argument must be str")
-        self._inner.write(scrub(text))
+        from agentsproof.core.termtext import console_text
+
+        self._inner.write(console_text(scrub(text)))
         return len(text)
 
     def __getattr__(self, name: str) -> Any:

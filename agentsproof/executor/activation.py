@@ -6,7 +6,9 @@ nothing to grade; the target reports ``skills_invoked`` (see
 :mod:`agentsproof.targets.copilot`, :mod:`agentsproof.targets.command` and the chat
 target's simulation, :mod:`agentsproof.targets.catalogue`). A target that cannot tell
 (``skills_invoked`` is None), a failure or a timeout makes the trial *errored*, with its
-reason; errored trials are left out of every score and counted.
+reason; errored trials are left out of every score and counted. So is every trial of a
+target that cannot offer several skills (``Target.offers_skills`` false). A trial keeps
+the target's line on how it offered them (``ActivationTrial.offered``).
 """
 
 from __future__ import annotations
@@ -60,6 +62,8 @@ async def run_one(target: Target, job: ActivationJob, index: int, skills: list[S
     folder = None
     t0 = time.perf_counter()
     try:
+        if not target.offers_skills:
+            raise LLMError(f"the {target.kind} target cannot offer several skills to its agent, so it cannot run an activation suite")
         if target.uses_workspace:
             if workspaces is None:
                 raise LLMError("an agent target needs a workspace")
@@ -71,7 +75,8 @@ async def run_one(target: Target, job: ActivationJob, index: int, skills: list[S
         if rec.skills_invoked is None:
             raise LLMError(f"the {target.kind} target cannot tell which skills the agent loaded")
         fired = list(dict.fromkeys(rec.skills_invoked))
-        return ActivationTrial(job.skill, job.prompt, index, fired, latency_s=rec.latency_s or time.perf_counter() - t0, cost_usd=rec.cost_usd)
+        return ActivationTrial(job.skill, job.prompt, index, fired, latency_s=rec.latency_s or time.perf_counter() - t0, cost_usd=rec.cost_usd,
+                               offered=rec.skills_offered)
     except (TimeoutError, Exception) as err:  # noqa: BLE001 - an errored trial, never the end of the run
         if isinstance(err, LLMError):
             reason = str(err)

@@ -204,29 +204,35 @@ def start(path: Path, fingerprint: dict[str, Any], prior: dict[TrialKey, TrialRe
     from agentsproof.core.errors import OutputError
     from agentsproof.core.inputs import display
 
-    tmp = path.with_name(path.name + ".tmp")
     try:
-        return _start(path, tmp, fingerprint, prior)
+        return _start(path, fingerprint, prior)
     except OSError as err:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
         raise OutputError(f"{display(path)}: cannot write the journal: {err.strerror or err}") from None
 
 
-def _start(path: Path, tmp: Path, fingerprint: dict[str, Any], prior: dict[TrialKey, TrialResult] | None) -> Journal:
-    path.parent.mkdir(parents=True, exist_ok=True)
+def _start(path: Path, fingerprint: dict[str, Any], prior: dict[TrialKey, TrialResult] | None) -> Journal:
+    """Written through :mod:`agentsproof.core.safepath` (a temporary file renamed into place:
+    a link planted beside the report is never written through), then reopened to append
+    without following a link."""
+    from agentsproof.core.safepath import Staged
+
     spans: dict[TrialKey, tuple[int, int]] = {}
-    with open(tmp, "wb") as fh:
-        fh.write((json.dumps({"type": "header", "fingerprint": fingerprint}) + "\n").encode("utf-8", "surrogateescape"))
+    staged = Staged(path.parent, path.name)
+    try:
+        head = (json.dumps({"type": "header", "fingerprint": fingerprint}) + "\n").encode("utf-8", "surrogateescape")
+        staged.write(head)
+        end = len(head)
         for (item_id, arm, index), trial in (prior or {}).items():
             line = _trial_line(item_id, arm, index, trial).encode("utf-8", "surrogateescape")
-            spans[(item_id, arm, index)] = (fh.tell(), len(line))
-            fh.write(line)
-        end = fh.tell()
-    os.replace(tmp, path)
-    return Journal(path=path, _fh=open(path, "ab"), offset=end, prior_spans=spans)
+            spans[(item_id, arm, index)] = (end, len(line))
+            staged.write(line)
+            end += len(line)
+    except BaseException:
+        staged.discard()
+        raise
+    staged.commit()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+    return Journal(path=path, _fh=os.fdopen(fd, "ab"), offset=end, prior_spans=spans)
 
 
 def load(path: Path, fingerprint: dict[str, Any]) -> dict[TrialKey, TrialResult]:
@@ -255,6 +261,8 @@ def load(path: Path, fingerprint: dict[str, Any]) -> dict[TrialKey, TrialResult]
     for n, line in enumerate(lines[1:], start=2):
         try:
             record = _record(line)
+        except _BadValue as err:
+            raise InputError(src, f"line {n}: {err.field}", f"{err}; run without --resume to start over") from None
         except (ValueError, KeyError, TypeError, RecursionError) as err:
             if n == len(lines) and isinstance(err, json.JSONDecodeError):
                 break  # the line being written when the run was killed (cut off: not JSON)
@@ -281,5 +289,38 @@ def _record(line: str) -> tuple[TrialKey, TrialResult] | None:
     trial = TrialResult.model_validate(rec["trial"])
     if trial.arm != arm or trial.index != index:
         raise ValueError("the trial's arm or index is not the line's")
+    check_trial(trial)
     return (item, arm, index), trial
+
+
+class _BadValue(ValueError):
+    """A journalled trial holds a value no run could have written (``field`` names it)."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field = field
+
+
+def _score(value: float | None, field: str, *, required: bool = False) -> None:
+    if value is None:
+        if required:
+            raise _BadValue(field, "a scored trial has no score")
+        return
+    if not 0.0 <= value <= 1.0:  # every grader scores 0..1, and so does their weighted mean
+        raise _BadValue(field, f"{value!r} is outside 0..1, the range of a score")
+
+
+def check_trial(trial: TrialResult) -> None:
+    """_BadValue unless every number of ``trial`` is one a run can write: its score and
+    each grader's within 0..1 (a scored trial has one), weights, latency and cost not
+    negative. (NaN and infinities are refused by the JSON reader before this.)"""
+    _score(trial.score, "trial.score", required=trial.status == "scored")
+    for i, g in enumerate(trial.graders):
+        _score(g.score, f"trial.graders[{i}].score")
+        if g.weight < 0:
+            raise _BadValue(f"trial.graders[{i}].weight", f"{g.weight!r} is negative")
+    if trial.latency_s < 0:
+        raise _BadValue("trial.latency_s", f"{trial.latency_s!r} is negative")
+    if trial.cost_usd is not None and trial.cost_usd < 0:
+        raise _BadValue("trial.cost_usd", f"{trial.cost_usd!r} is negative")
 

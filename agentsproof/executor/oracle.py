@@ -63,7 +63,11 @@ async def _run_command(oracle: Oracle, folder: Path, eval_dir: Path) -> tuple[st
         argv = list(oracle.run)
     else:
         assert oracle.script is not None
+        from agentsproof.core.inputs import eval_root
+
         path = (eval_dir / oracle.script).resolve()
+        if not path.is_relative_to(eval_root(eval_dir / "eval.yaml")):  # checked at load too: the script grader's rule
+            return "", f"script {oracle.script!r} leads out of the eval's folder (a symlink); not run"
         if not path.is_file():
             return "", f"script {oracle.script!r} not found beside the eval file"
         interpreter = SCRIPT_INTERPRETERS.get(PurePosixPath(oracle.script).suffix.lower())

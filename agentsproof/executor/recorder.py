@@ -9,7 +9,7 @@ a re-grade that needs it says so by name. Registered secrets are masked in what 
 stored, as in every other output.
 
 Files are read without following symlinks (an agent could have planted one), and only
-regular files are stored. Identical contents are stored once.
+regular files are stored; the store is written through :mod:`agentsproof.core.safepath`. Identical contents are stored once.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 
-from agentsproof.core.filemode import write_atomic
 from agentsproof.model.results import FileRecord
 
 DEFAULT_FILE_CAP = 1_000_000
@@ -49,15 +48,19 @@ class FileStore:
         default_file, default_trial = caps() if file_cap is None or trial_cap is None else (0, 0)
         self.file_cap = default_file if file_cap is None else file_cap
         self.trial_cap = default_trial if trial_cap is None else trial_cap
+        self.warned: set[str] = set()
 
     def path(self, digest: str) -> Path:
         return self.root / digest[:2] / digest
 
     def put(self, data: bytes) -> str:
+        """Store ``data`` (once) as ``<root>/<sha256[:2]>/<sha256>``, through
+        :mod:`agentsproof.core.safepath`: a symlink planted at the store, its sub-folder or
+        the file is refused (UnsafePath, an OSError), never written through."""
+        from agentsproof.core.safepath import write_file
+
         digest = hashlib.sha256(data).hexdigest()
-        dest = self.path(digest)
-        if not dest.exists():
-            write_atomic(dest, data, mode=0o600)
+        write_file(self.root.parent, f"{self.root.name}/{digest[:2]}/{digest}", data, mode=0o600, exist="keep")
         return digest
 
     def get(self, digest: str) -> bytes | None:
@@ -83,8 +86,19 @@ class FileStore:
             if data is None:
                 continue
             data = _masked(data)
+            try:
+                rec.sha256 = self.put(data)
+            except OSError as err:  # e.g. a symlink planted at the store: its content is not kept
+                self._warn(f"the flight recorder cannot store produced files: {err.strerror or err}")
+                continue
             left -= len(data)
-            rec.sha256 = self.put(data)
+
+    def _warn(self, line: str) -> None:
+        if line not in self.warned:
+            import sys
+
+            self.warned.add(line)
+            print(f"warning: {line}", file=sys.stderr)
 
 
 def _masked(data: bytes) -> bytes:

@@ -14,7 +14,6 @@ content (over the cap, or a report from before the recorder).
 from __future__ import annotations
 
 import asyncio
-import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -40,28 +39,57 @@ def _needs_workspace(graders: Sequence[Any]) -> list[str]:
 
 
 def _rebuild(item: EvalItem, trial: TrialResult, store: FileStore | None, folder: Path, needing: str) -> None:
-    """The trial's workspace as grading saw it: the seed, then the recorded changes."""
+    """The trial's workspace as grading saw it, in the new folder ``folder``: the seed (by
+    the one tree copier, :mod:`agentsproof.core.treecopy`: links copied as links, bounded),
+    then the recorded changes, each written without following a link
+    (:mod:`agentsproof.core.safepath`)."""
+    from agentsproof.core import safepath
+    from agentsproof.core.treecopy import TreeProblem, copy_tree
+
     seed = item.case_at(trial.index).workspace_seed
-    if seed is not None and seed.is_dir():
-        shutil.copytree(seed, folder, symlinks=False, dirs_exist_ok=True)
-    for rel, data in item.workspace_files:
-        dest = folder / rel
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_bytes(data)
-    for rec in trial.files:
-        dest = (folder / rec.path).resolve()
-        if not dest.is_relative_to(folder.resolve()):
-            raise NotRecorded(f"{needing}: the recorded file {rec.path!r} is outside the workspace")
-        if rec.status == "deleted":
-            if dest.is_file():
-                dest.unlink()
-            continue
-        content = store.get(rec.sha256) if store is not None and rec.sha256 else None
-        if content is None:
-            why = "its content was not recorded (over the size cap, or a report from before the flight recorder)" if not rec.sha256 else "its content is missing from the file store"
-            raise NotRecorded(f"{needing} needs the file {rec.path!r} of the {trial.arm}-arm trial #{trial.index + 1}, but {why}")
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_bytes(content)
+    try:
+        if seed is not None and seed.is_dir():
+            copy_tree(seed, folder)
+        else:
+            folder.mkdir()
+    except TreeProblem as err:
+        raise NotRecorded(f"{needing}: the workspace seed {seed} cannot be copied: {err}") from None
+    try:
+        for rel, data in item.workspace_files:
+            safepath.write_file(folder, rel, data)
+        for rec in trial.files:
+            if rec.status == "deleted":
+                _delete(folder, rec.path)
+                continue
+            content = store.get(rec.sha256) if store is not None and rec.sha256 else None
+            if content is None:
+                safepath.parts(rec.path)  # a path that leaves the workspace is named as such first
+                why = "its content was not recorded (over the size cap, or a report from before the flight recorder)" if not rec.sha256 else "its content is missing from the file store"
+                raise NotRecorded(f"{needing} needs the file {rec.path!r} of the {trial.arm}-arm trial #{trial.index + 1}, but {why}")
+            safepath.write_file(folder, rec.path, content)
+    except safepath.UnsafePath as err:
+        raise NotRecorded(f"{needing}: a recorded file is outside the workspace: {err.strerror}") from None
+
+
+def _delete(folder: Path, rel: str) -> None:
+    """Remove the recorded-deleted file ``rel`` (a regular file only; no link is followed)."""
+    import os
+    import stat
+
+    from agentsproof.core import safepath
+
+    names = safepath.parts(rel)
+    try:
+        fd = safepath.open_dir(folder, names[:-1], create=False)
+    except (FileNotFoundError, safepath.UnsafePath):
+        return
+    try:
+        if stat.S_ISREG(os.stat(names[-1], dir_fd=fd, follow_symlinks=False).st_mode):
+            os.unlink(names[-1], dir_fd=fd)
+    except FileNotFoundError:
+        pass
+    finally:
+        os.close(fd)
 
 
 async def regrade_trial(item: EvalItem, trial: TrialResult, store: FileStore | None, judge: Judge | None) -> TrialResult:
@@ -78,7 +106,6 @@ async def regrade_trial(item: EvalItem, trial: TrialResult, store: FileStore | N
         folder = None
         if tmp is not None:
             folder = Path(tmp) / "workspace"
-            folder.mkdir()
             label = f"item {item.id!r} case {case.name!r}: grader {needs[0]!r}"
             _rebuild(item, trial, store, folder, label)
         ctx = TrialContext(
@@ -88,7 +115,9 @@ async def regrade_trial(item: EvalItem, trial: TrialResult, store: FileStore | N
         graders = await grade_all(trial.response, case.graders, judge, case.prompt, timeout=item.timeout, context=ctx)
     finally:
         if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
+            from agentsproof.core.rmtree import remove_tree
+
+            remove_tree(Path(tmp))
     score = combine(graders)
     if score is None:
         reason = "; ".join(f"grader {g.type} errored: {g.error}" for g in graders if g.errored)
@@ -123,12 +152,44 @@ def check_recorded(item: EvalItem, saved: ItemResult, store: FileStore | None) -
             if not needs:
                 continue
             for rec in t.files:
-                if rec.status != "deleted" and (not rec.sha256 or store is None or not store.path(rec.sha256).is_file()):
-                    why = "was not recorded (over the size cap, or a report from before the flight recorder)" if not rec.sha256 else "is missing from the file store"
+                if not _inside_workspace(rec.path):
+                    raise NotRecorded(
+                        f"item {item.id!r} case {case.name!r}: the {t.arm}-arm trial #{t.index + 1} records the file {rec.path!r}, "
+                        "which is not a path inside its workspace (the record was altered)"
+                    )
+                if rec.status == "deleted":
+                    continue
+                why = _content_problem(rec.sha256, store)
+                if why:
                     raise NotRecorded(
                         f"item {item.id!r} case {case.name!r}: grader {needs[0]!r} needs the file {rec.path!r} of the "
                         f"{t.arm}-arm trial #{t.index + 1}, whose content {why}"
                     )
+
+
+def _inside_workspace(path: str) -> bool:
+    """True for a relative, '/'-separated path with no '..', '.' or empty part (what the
+    recorder writes); anything else was not written by a run."""
+    from pathlib import PurePosixPath
+
+    if not path or "\x00" in path or "\\" in path or path.startswith("/"):
+        return False
+    parts = path.split("/")
+    return all(p not in ("", ".", "..") for p in parts) and not PurePosixPath(path).is_absolute()
+
+
+def _content_problem(digest: str | None, store: FileStore | None) -> str | None:
+    """Why a recorded file's content cannot be had (None: it can): not recorded, missing
+    from the store, or not what its digest says (the store was altered)."""
+    if not digest:
+        return "was not recorded (over the size cap, or a report from before the flight recorder)"
+    if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+        return f"has a digest {digest[:80]!r} that is not a SHA-256 (the record was altered)"
+    if store is None or not store.path(digest).is_file():
+        return "is missing from the file store"
+    if store.get(digest) is None:
+        return "in the file store does not match its digest (the store was altered)"
+    return None
 
 
 async def regrade_item(item: EvalItem, saved: ItemResult, store: FileStore | None, judge: Judge | None, parallel: int = 4) -> ItemRun:

@@ -183,6 +183,10 @@ class DualArmRunner:
         t0 = time.perf_counter()
         log = [LogEvent(t=0.0, role="system", text=system), LogEvent(t=0.0, role="user", text=case.prompt)]
         limit = target.timeout or item.timeout
+        if skills and not target.offers_skills:  # never a plugin arm run as if its skills were there
+            reason = f"the {target.kind} target cannot offer the plugin's skills to its agent, so it cannot run the plugin arm"
+            log.append(LogEvent(t=0.0, role="error", text=reason))
+            return TrialResult(index=index, arm=arm, status="errored", error=reason, latency_s=0.0, log=log)
         if not target.uses_workspace:
             trial = TrialInput(item=item, arm=arm, index=index, system=system, prompt=case.prompt, timeout=limit, skills=skills,
                                skill=item.skill if arm == "plugin" else None, turns=list(case.turns), next_turn=self._user(case))

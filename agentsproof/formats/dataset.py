@@ -53,7 +53,7 @@ def _strings(value: Any, src: str, where: str) -> tuple[str, ...]:
 
 
 def load_dataset(path: Path) -> Dataset:
-    from agentsproof.core.inputs import decode_text, display, read_regular
+    from agentsproof.core.inputs import check_values, decode_text, display, read_regular
 
     src = display(path)
     if not path.exists():
@@ -71,6 +71,7 @@ def load_dataset(path: Path) -> Dataset:
             raise InputError(src, at, f"not JSON: {err}") from None
         if not isinstance(row, dict):
             raise InputError(src, at, "expected a JSON object (one case per line)")
+        check_values(row, src, at + ":")
         unknown = sorted(set(row) - KEYS)
         if unknown:
             raise InputError(src, f"{at}: {unknown[0]}", f"unknown key; expected one of {', '.join(sorted(KEYS))}")

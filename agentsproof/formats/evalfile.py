@@ -136,6 +136,16 @@ class SkillEvalConfig(_Strict):
             return str(int(value)) if float(value).is_integer() else str(value)
         return value
 
+    @field_validator("name")
+    @classmethod
+    def _plain_name(cls, value: str | None) -> str | None:
+        from agentsproof.core.safepath import name_problem
+
+        why = name_problem(value) if value is not None else None
+        if why is not None:  # it names the folder an agent target stages the skill in
+            raise ValueError(f"{why} (a skill's name is one folder name: no '/', '\\', '..' or control characters)")
+        return value
+
     @model_validator(mode="after")
     def _shape(self) -> SkillEvalConfig:
         if (self.skill is None) == (self.agent is None):
@@ -288,6 +298,10 @@ def load_eval(path: str | Path) -> LoadedEval:
         judge_gold = confined(cfg.judge.gold, p, "judge.gold")
         if not judge_gold.is_file():
             raise InputError(src, "judge.gold", f"file {cfg.judge.gold!r} not found (looked in {display(p.parent)})")
+    oracles = [("oracle", cfg.oracle), *((f"{cfg.task_field(i)}.oracle", t.oracle) for i, t in enumerate(cfg.tasks or ([cfg.task] if cfg.task else [])))]
+    for where, oracle in oracles:
+        if oracle is not None and oracle.script is not None:  # a link beside the eval leading to /bin/sh is refused too
+            confined(oracle.script, p, f"{where}.script")
     return LoadedEval(
         path=p, config=cfg, source_path=source, source_text=text, system_prompt=built.system_prompt,
         warnings=warnings, workspace=workspace, task_workspaces=task_workspaces, judge_gold=judge_gold,

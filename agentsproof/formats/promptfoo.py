@@ -95,7 +95,10 @@ def _csv_tests(src: str, where: str, target: Path) -> list[dict[str, Any]]:
     from agentsproof.core.inputs import MAX_EVAL_FILE_BYTES, read_text
 
     text = read_text(target, source=src, field=where, max_bytes=MAX_EVAL_FILE_BYTES, what="tests file")
-    rows = list(csv.DictReader(io.StringIO(text)))
+    try:
+        rows = list(csv.DictReader(io.StringIO(text)))
+    except csv.Error as err:
+        raise _err(src, where, f"{target.name} is not CSV: {err}") from None
     tests: list[dict[str, Any]] = []
     for n, row in enumerate(rows):
         at = f"{where} ({target.name} row {n + 2})"
@@ -103,6 +106,9 @@ def _csv_tests(src: str, where: str, target: Path) -> list[dict[str, Any]]:
         for key, value in row.items():
             if key is None or value is None:
                 raise _err(src, at, "has more cells than the header has columns")
+            if "\x00" in key or "\x00" in value:
+                column = key.replace("\x00", "\\0")
+                raise _err(src, f"{at}: {column}", "holds a NUL character (no prompt or check can)")
             if key.startswith("__expected"):
                 if not value.strip():
                     continue

@@ -34,7 +34,7 @@ from pydantic import Field, field_validator, model_validator
 from agentsproof.core.units import seconds
 from agentsproof.grading.base import GradeInput, GraderKind
 from agentsproof.grading.context import TrialContext
-from agentsproof.model.graders import MAX_WEIGHT, FieldError, Strict, workspace_glob
+from agentsproof.model.graders import MAX_WEIGHT, FieldError, Strict, script_path
 from agentsproof.model.results import CheckResult, GraderResult
 
 MAX_SCRIPT_TIMEOUT = 3600.0
@@ -106,12 +106,7 @@ class ScriptGrader(Strict):
     @field_validator("script")
     @classmethod
     def _script_path(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        path = workspace_glob(value)
-        if any(ch in path for ch in "*?["):
-            raise ValueError(f"{value!r} is a glob; give one file")
-        return path
+        return None if value is None else script_path(value)
 
     @model_validator(mode="after")
     def _one_form(self) -> ScriptGrader:

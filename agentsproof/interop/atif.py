@@ -95,8 +95,11 @@ def trajectory(run: RunResult, item_id: str, target: str, trial: TrialResult) ->
 
 
 def write_atif(run: RunResult, folder: Path, store: Path | None = None) -> list[Path]:
-    """Every agent trial of ``run`` as an ATIF file below ``folder``; the paths written."""
+    """Every agent trial of ``run`` as an ATIF file below ``folder``; the paths written.
+    Every file goes through :mod:`agentsproof.core.safepath`: a symlink planted in
+    ``folder`` (an item's folder, ``files/``) is refused, never written through."""
     from agentsproof.core.inputs import safe_name
+    from agentsproof.core.safepath import write_file
 
     written: list[Path] = []
     try:
@@ -106,26 +109,33 @@ def write_atif(run: RunResult, folder: Path, store: Path | None = None) -> list[
                 continue
             for arm in (it.with_arm, it.without_arm):
                 for t in arm.trials:
-                    dest = folder / safe_name(it.id) / f"{t.arm}-{t.index + 1}.json"
-                    dest.parent.mkdir(parents=True, exist_ok=True)
-                    dest.write_text(json.dumps(trajectory(run, it.id, it.target, t), indent=1), encoding="utf-8")
-                    written.append(dest)
-                    _copy_files(t, store, folder / "files")
+                    rel = f"{safe_name(it.id)}/{t.arm}-{t.index + 1}.json"
+                    write_file(folder, rel, json.dumps(trajectory(run, it.id, it.target, t), indent=1).encode("utf-8"))
+                    written.append(folder / rel)
+                    _copy_files(t, store, folder)
     except OSError as err:
         raise InputError(str(folder), "--atif", f"cannot write: {err.strerror or err}") from None
     return written
 
 
-def _copy_files(t: TrialResult, store: Path | None, dest: Path) -> None:
+def _copy_files(t: TrialResult, store: Path | None, folder: Path) -> None:
+    """The trial's recorded files, from the store to ``folder/files/`` (read without
+    following a link; an entry of the store that is not a regular file is skipped)."""
+    from agentsproof.core.safepath import UnsafePath, copy_file
+
     if store is None:
         return
     for rec in t.files:
-        if rec.sha256:
+        if rec.sha256 and len(rec.sha256) == 64 and all(c in "0123456789abcdef" for c in rec.sha256):
             src = store / rec.sha256[:2] / rec.sha256
-            out = dest / rec.sha256[:2] / rec.sha256
-            if src.is_file() and not src.is_symlink() and not out.exists():
-                out.parent.mkdir(parents=True, exist_ok=True)
-                out.write_bytes(src.read_bytes())
+            try:
+                copy_file(src, folder, f"files/{rec.sha256[:2]}/{rec.sha256}", cap=1 << 40, exist="keep")
+            except FileNotFoundError:
+                continue
+            except UnsafePath as err:
+                if err.filename == str(src):  # the store's entry, not the destination
+                    continue
+                raise
 
 
 # ------------------------------------------------------------------ import
@@ -165,7 +175,7 @@ def _int(value: Any) -> int:
 def read_trajectory(path: Path, src: str) -> Imported:
     from agentsproof.core.inputs import read_json_file
 
-    data = read_json_file(path, max_bytes=MAX_TRAJECTORY_BYTES)
+    data = read_json_file(path, max_bytes=MAX_TRAJECTORY_BYTES, allow_nul=True)  # an agent's output may hold a NUL
     if not isinstance(data, dict):
         raise InputError(src, None, "expected an ATIF trajectory (a JSON object)")
     version = data.get("schema_version")

@@ -57,6 +57,24 @@ def convert(path: Path, to: str, skill: Path | None = None) -> tuple[str, list[s
     return _dump_yaml(*eval_yaml_to_eval_yaml(path))
 
 
+def write_converted(out: Path, text: str, inputs: list[Path | None]) -> None:
+    """``convert --out``: the converted text written to ``out`` through
+    :mod:`agentsproof.core.safepath` (atomically); refused in one line when ``out`` is one of
+    the command's ``inputs`` (the source would be lost) or is a symlink (never written through)."""
+    from agentsproof.core.inputs import display
+    from agentsproof.core.safepath import refuse_overwrite, write_file
+
+    refuse_overwrite(out, inputs, "command line", "--out")
+    if out.is_symlink():
+        raise InputError("command line", "--out", f"{display(out)} is a symlink; not written through (give the file itself)")
+    if not out.name or out.name in (".", ".."):
+        raise InputError("command line", "--out", f"{display(out)} names no file")
+    try:
+        write_file(out.parent, out.name, text.encode("utf-8"))
+    except OSError as err:
+        raise InputError(display(out), "--out", f"cannot write: {err.strerror or err}") from None
+
+
 def _dump_yaml(data: dict[str, Any], warnings: list[str]) -> tuple[str, list[str]]:
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100), warnings
 

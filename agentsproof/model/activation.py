@@ -65,3 +65,5 @@ class ActivationTrial:
     error: str | None = None
     latency_s: float = 0.0
     cost_usd: float | None = None
+    offered: str | None = None
+    """How the target offered the skills (e.g. staged as Claude Code skills), when it says."""

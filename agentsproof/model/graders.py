@@ -84,6 +84,15 @@ def workspace_glob(pattern: str) -> str:
     return text
 
 
+def script_path(value: str) -> str:
+    """A ``script:`` file (a script grader's or an oracle's): one relative path that stays
+    inside its folder (:func:`workspace_glob`'s rule: no absolute path, no ``..`` out), not a glob."""
+    path = workspace_glob(value)
+    if any(ch in path for ch in "*?["):
+        raise ValueError(f"{value!r} is a glob; give one file")
+    return path
+
+
 def one_or_many(value: Any) -> Any:
     """``"a.md"`` is shorthand for ``["a.md"]``."""
     return [value] if isinstance(value, str) else value

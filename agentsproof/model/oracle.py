@@ -21,7 +21,7 @@ from typing import Annotated
 
 from pydantic import Field, field_validator, model_validator
 
-from agentsproof.model.graders import FieldError, Strict
+from agentsproof.model.graders import FieldError, Strict, script_path
 
 MAX_ORACLE_TIMEOUT = 3600.0
 
@@ -40,6 +40,11 @@ class Oracle(Strict):
         if (isinstance(value, str) and not value.strip()) or (isinstance(value, list) and not value):
             raise ValueError("is empty; give the command that makes the expected workspace")
         return value
+
+    @field_validator("script")
+    @classmethod
+    def _script_path(cls, value: str | None) -> str | None:
+        return None if value is None else script_path(value)  # the script grader's rule
 
     @model_validator(mode="after")
     def _one(self) -> Oracle:

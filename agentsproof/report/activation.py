@@ -71,12 +71,27 @@ def matrix_lines(stats: ActivationStats) -> list[str]:
     return out
 
 
-def markdown(stats: ActivationStats, title: str, settings: dict[str, Any] | None = None) -> str:
+def errored_reasons(trials: list[Any] | None) -> list[tuple[str, int]]:
+    """Each distinct reason of the errored trials, with how many trials had it, most first."""
+    counts: dict[str, int] = {}
+    for t in trials or []:
+        if getattr(t, "error", None):
+            counts[t.error] = counts.get(t.error, 0) + 1
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def markdown(stats: ActivationStats, title: str, settings: dict[str, Any] | None = None, trials: list[Any] | None = None) -> str:
     lines = [f"# Activation: {title}", ""]
     if settings:
         lines += ["  ".join(f"{k}: {v}" for k, v in settings.items() if v not in (None, "")), ""]
     lines += [f"{stats.trials} trials, {stats.errored} errored (left out of the scores). Intervals: 95 %.", ""]
     lines += table(stats) + [""]
+    reasons = errored_reasons(trials)
+    if reasons:
+        lines += ["## Errored trials", "", *(f"- {n} × {' '.join(r.split())}" for r, n in reasons[:MAX_LISTED])]
+        if len(reasons) > MAX_LISTED:
+            lines.append(f"- … and {len(reasons) - MAX_LISTED} more reasons (activation.json)")
+        lines.append("")
     problems = []
     for s in stats.skills:
         part = _misfires("dormancy violations (its should-not prompts loaded it)", s.dormancy, False)
@@ -110,13 +125,14 @@ def write(stats: ActivationStats, paths: dict[str, Path], title: str, settings: 
     """The JSON report (every number and every trial) and the Markdown one, at ``paths``."""
     from dataclasses import asdict
 
-    for p in paths.values():
-        p.parent.mkdir(parents=True, exist_ok=True)
+    from agentsproof.core.safepath import write_file
+
     data = {"title": title, "settings": settings, **as_dict(stats), "trial_log": [asdict(t) for t in trials]}
-    paths["json"].write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    paths["md"].write_text(markdown(stats, title, settings) + "\n", encoding="utf-8")
+    texts = {"json": json.dumps(data, indent=2, ensure_ascii=False) + "\n", "md": markdown(stats, title, settings, trials) + "\n"}
     if "html" in paths:
-        paths["html"].write_text(html(stats, title, settings), encoding="utf-8")
+        texts["html"] = html(stats, title, settings, trials)
+    for fmt, text in texts.items():  # through core.safepath: atomically, never through a link
+        write_file(paths[fmt].parent, paths[fmt].name, text.encode("utf-8"))
     return paths
 
 
@@ -140,7 +156,7 @@ def plugin_arm_collisions(items: list[Any]) -> list[dict[str, Any]]:
     return pairs
 
 
-def html(stats: ActivationStats, title: str, settings: dict[str, Any] | None = None) -> str:
+def html(stats: ActivationStats, title: str, settings: dict[str, Any] | None = None, trials: list[Any] | None = None) -> str:
     """A self-contained HTML page of the same report (no scripts, no outside resources)."""
     from html import escape as e
 
@@ -164,6 +180,9 @@ def html(stats: ActivationStats, title: str, settings: dict[str, Any] | None = N
         parts.append(row([e(s.skill), _pct(s.precision) + _ci(s.precision_ci), _pct(s.recall) + _ci(s.recall_ci),
                           _pct(s.f1) + _ci(s.f1_ci), str(s.tp), str(s.fn), str(s.fp), str(s.errored), gate]))
     parts.append("</table>")
+    reasons = errored_reasons(trials)
+    if reasons:
+        parts.append("<h2>Errored trials</h2><ul>" + "".join(f"<li>{n} × {e(r)}</li>" for r, n in reasons) + "</ul>")
     for s in stats.skills:
         groups = [("dormancy violations", s.dormancy, False), ("collisions", s.collisions, True), ("missed", s.missed, False)]
         if not any(g[1] for g in groups):

@@ -160,7 +160,7 @@ def render_junit(run: RunResult) -> str:
             ET.SubElement(case, "skipped", message=_x(it.status_reason or "not run"))
         elif it.status == "errored":
             err = ET.SubElement(case, "error", type="errored", message=_x(it.status_reason or "errored"))
-            err.text = _x("\n".join(_errored_lines(trials)))
+            err.text = _x("\n".join(_errored_lines(trials + (it.plugin_arm.trials if it.plugin_arm else []))))
         elif not it.passed:
             reasons = failure_reasons(it)
             fail = ET.SubElement(case, "failure", type="failed", message=_x("; ".join(reasons)))
@@ -168,7 +168,7 @@ def render_junit(run: RunResult) -> str:
         facts = item_facts(it)
         out = ET.SubElement(case, "system-out")
         out.text = _x(" · ".join(f"{k} {v}" for k, v in facts.items()))
-        errored = _errored_lines(trials)
+        errored = _errored_lines(trials + (it.plugin_arm.trials if it.plugin_arm else []))  # the plugin arm's too
         if errored and it.status != "errored":
             ET.SubElement(case, "system-err").text = _x("\n".join(errored))
     ET.indent(root)

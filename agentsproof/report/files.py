@@ -13,37 +13,24 @@ import os
 from pathlib import Path
 from typing import Any
 
-from agentsproof.core.filemode import as_user_file
+from agentsproof.core.safepath import Staged
 from agentsproof.core.scrub import scrub
 from agentsproof.model.results import RunResult
 
 
-def _render_to_temp(chunks: Any, folder: Path, name: str) -> str:
-    """Write the pieces of a report to a temporary file in ``folder``; its path."""
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
-    as_user_file(fd)
+def _render(chunks: Any, path: Path) -> Staged:
+    """The pieces of a report written to a temporary file beside ``path`` (not yet in place)."""
+    staged = Staged(path.parent, path.name)
     try:
-        with os.fdopen(fd, "wb", buffering=1 << 20) as fh:
-            for piece in chunks:
-                # Undecodable bytes from file names (surrogates) become "?" instead of failing;
-                # every piece passes the scrubber (the trials were scrubbed already: this is
-                # the last guard, for text a report adds of its own).
-                fh.write(scrub(piece).encode("utf-8", "replace"))
-            fh.flush()
-            os.fsync(fh.fileno())
+        for piece in chunks:
+            # Undecodable bytes from file names (surrogates) become "?" instead of failing;
+            # every piece passes the scrubber (the trials were scrubbed already: this is
+            # the last guard, for text a report adds of its own).
+            staged.write(scrub(piece).encode("utf-8", "replace"))
     except BaseException:
-        _unlink(tmp)
+        staged.discard()
         raise
-    return tmp
-
-
-def _unlink(path: str) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
+    return staged
 
 
 def write_reports(run: RunResult, targets: dict[str, Path]) -> dict[str, Path]:
@@ -51,7 +38,9 @@ def write_reports(run: RunResult, targets: dict[str, Path]) -> dict[str, Path]:
 
     Every format is rendered (into a temporary file beside its target) before any report
     is put in place; each file appears atomically. A format that cannot be written does not
-    stop the others: OutputError afterwards names what was lost and why."""
+    stop the others: OutputError afterwards names what was lost and why. Every file goes
+    through :mod:`agentsproof.core.safepath` (the history copy too: a ``history`` that is
+    a symlink is refused, never written through)."""
     from agentsproof.core.errors import OutputError
     from agentsproof.core.inputs import display
     from agentsproof.report.stream import stream_writers
@@ -60,34 +49,30 @@ def write_reports(run: RunResult, targets: dict[str, Path]) -> dict[str, Path]:
     for fmt in targets:
         if fmt not in streams and fmt not in _writers():
             raise ValueError(f"unknown report format {fmt!r}; known: {', '.join(_writers())}")
-    temps: dict[str, str] = {}
+    staged: dict[str, Staged] = {}
     failed: list[str] = []
     try:
         for fmt, path in targets.items():
             chunks = streams[fmt](run) if fmt in streams else [_writers()[fmt](run)]
             try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                temps[fmt] = _render_to_temp(chunks, path.parent, path.name)
+                staged[fmt] = _render(chunks, path)
             except OSError as err:
                 failed.append(f"{display(path)}: {err.strerror or err}")
     except BaseException:
-        for tmp in temps.values():
-            _unlink(tmp)
+        for st in staged.values():
+            st.discard()
         raise
     written: dict[str, Path] = {}
-    for fmt, tmp in temps.items():
+    for fmt, st in staged.items():
         path = targets[fmt]
         try:
-            os.replace(tmp, path)
+            st.commit(durable=True)
             written[fmt] = path
         except OSError as err:
-            _unlink(tmp)
             failed.append(f"{display(path)}: {err.strerror or err}")
     if "json" in written:
         try:
-            copy = history_path(written["json"], run.created_at)
-            copy.parent.mkdir(parents=True, exist_ok=True)
-            _copy_atomic(written["json"], copy)
+            _copy_to_history(written["json"], run.created_at)
         except OSError as err:
             failed.append(f"history copy: {err.strerror or err}")
     if failed:
@@ -96,22 +81,20 @@ def write_reports(run: RunResult, targets: dict[str, Path]) -> dict[str, Path]:
     return written
 
 
-def _copy_atomic(src: Path, dest: Path) -> None:
-    """``src`` copied to ``dest`` through a temporary file and a rename."""
-    import shutil
-    import tempfile
+def _copy_to_history(json_report: Path, created_at: str) -> Path:
+    """The JSON report copied to ``history/<stamp>/`` beside it (a new folder when that one
+    has it already); never through a link planted there."""
+    from agentsproof.core.safepath import copy_file
 
-    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
-    as_user_file(fd)
-    try:
-        with os.fdopen(fd, "wb") as out, open(src, "rb") as inp:
-            shutil.copyfileobj(inp, out, 1 << 20)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, dest)
-    except BaseException:
-        _unlink(tmp)
-        raise
+    folder = json_report.parent
+    for _ in range(1000):
+        dest = history_path(json_report, created_at)
+        try:
+            copy_file(json_report, folder, dest.relative_to(folder), cap=1 << 40, exist="fail")
+            return dest
+        except FileExistsError:
+            continue
+    raise OSError(f"{dest}: too many runs at the same second")
 
 
 def report_targets(command: str, output: Path, plugin: str, stem: str, kind: str | None = None) -> dict[str, Path]:
@@ -150,7 +133,7 @@ def history_path(json_report: Path, created_at: str) -> Path:
     stamp = f"{stamp[:8]}T{stamp[8:]}Z" if len(stamp) == 14 else stamp
     folder = json_report.parent / "history" / stamp
     n = 2
-    while (folder / json_report.name).exists():
+    while os.path.lexists(folder / json_report.name):
         folder = json_report.parent / "history" / f"{stamp}-{n}"
         n += 1
     return folder / json_report.name

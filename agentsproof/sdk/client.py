@@ -21,9 +21,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agentsproof.sdk import suite
+from agentsproof.sdk import spool, suite
 from agentsproof.sdk._base import TrackedRun
 from agentsproof.sdk.jsonable import to_jsonable
+from agentsproof.sdk.limits import fit_run
 from agentsproof.sdk.run import AgentRun
 from agentsproof.sdk.transport import Transport, TransportError, Unreachable
 from agentsproof.sdk.usage import Prices
@@ -32,7 +33,7 @@ from agentsproof.sdk.worker import DEFAULT_QUEUE_SIZE, BackgroundWorker
 log = logging.getLogger("agentsproof.sdk")
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8787/api"
-OFFLINE_SECONDS = 5.0
+OFFLINE_SECONDS = 1.0
 """After a connection failure, background sends pause this long (runs complete to the spool)."""
 
 
@@ -55,11 +56,14 @@ class AgentsProof:
     for queued steps; ``complete_timeout`` (default ``timeout``) bounds the whole of
     ``complete``: past it the run is spooled and ``complete`` returns, whatever the server does; ``spool_dir`` overrides where undelivered runs go; ``prices`` maps a
     model name to (USD per 1M input tokens, USD per 1M output tokens) for cost sniffing.
+    ``resend_spooled`` (default True): at construction, a background thread uploads the runs
+    spooled earlier for this base URL (bounded: ``spool.RESEND_MAX_RUNS`` runs,
+    ``spool.RESEND_BUDGET`` seconds); ``agentsproof sync`` does the same by hand.
     """
 
     def __init__(self, api_key: str | None = None, base_url: str | None = None, *, timeout: float = 10.0,
                  flush_timeout: float = 10.0, complete_timeout: float | None = None, queue_size: int = DEFAULT_QUEUE_SIZE,
-                 spool_dir: str | Path | None = None, prices: Prices | None = None) -> None:
+                 spool_dir: str | Path | None = None, prices: Prices | None = None, resend_spooled: bool = True) -> None:
         self._api_key = api_key if api_key is not None else os.environ.get("AGENTSPROOF_API_KEY")
         self.base_url = resolve_base_url(base_url)
         self.flush_timeout = flush_timeout
@@ -73,7 +77,11 @@ class AgentsProof:
         self._warned: set[str] = set()
         self._warn_lock = threading.Lock()
         self._open_runs: weakref.WeakSet[TrackedRun] = weakref.WeakSet()
+        self._resender: threading.Thread | None = None
         _CLIENTS.add(self)
+        if resend_spooled:
+            self._resender = threading.Thread(target=self._resend, name="agentsproof.sdk.resend", daemon=True)
+            self._resender.start()
 
     def __repr__(self) -> str:  # the key never shows up in a log or traceback
         return f"AgentsProof(base_url={self.base_url!r})"
@@ -87,7 +95,7 @@ class AgentsProof:
                   metadata: dict | None = None, client_run_id: str | None = None) -> AgentRun:
         """Start a run; returns at once (the server is told in the background)."""
         body = {
-            "label": label[:500] if isinstance(label, str) else to_jsonable(label),
+            "label": to_jsonable(label),
             "input": to_jsonable(input),
             "projectSlug": project_slug,
             "clientRunId": client_run_id or uuid.uuid4().hex,
@@ -100,7 +108,8 @@ class AgentsProof:
             "failureModes": _str_list(failure_modes),
             "metadata": to_jsonable(metadata or {}),
         }
-        return AgentRun(self, to_jsonable(body))  # every string valid Unicode (surrogate-escaped ones included)
+        # every string valid Unicode (surrogate-escaped ones included), every field within the server's limits
+        return AgentRun(self, fit_run(to_jsonable(body)))
 
     def flush(self, timeout: float | None = None) -> int:
         """Wait for queued steps (at most ``timeout`` s); returns how many are still pending."""
@@ -117,6 +126,17 @@ class AgentsProof:
         return await suite.arun_proof_suite(self, project_slug=project_slug, suite_slug=suite_slug, handler=handler)
 
     # ------------------------------------------------------------------ internals
+
+    def _resend(self) -> None:
+        """Upload earlier spooled runs for this server (background thread, never raises)."""
+        try:
+            for res in spool.resend(self._transport, self._spool_dir):
+                if res.ok:
+                    log.info("agentsproof: spooled %s re-sent: %s", res.path.name, res.message)
+                else:
+                    log.debug("agentsproof: spooled %s not re-sent: %s", res.path.name, res.message)
+        except Exception:  # noqa: BLE001 - a background job never reaches the agent
+            log.debug("agentsproof: re-sending spooled runs failed", exc_info=True)
 
     def _online(self) -> bool:
         return time.monotonic() >= self._offline_until

@@ -42,7 +42,10 @@ _SURROGATES = re.compile("[\ud800-\udfff]")
 def text(s: str) -> str:
     """``s`` as valid Unicode, so it always encodes to UTF-8: bytes a surrogate-escaped
     string stands for (``os.fsdecode``, ``errors="surrogateescape"``) are decoded back where
-    they form UTF-8, and every other lone surrogate becomes U+FFFD."""
+    they form UTF-8, and every other lone surrogate becomes U+FFFD; so does NUL (U+0000),
+    which no PostgreSQL text can hold."""
+    if "\x00" in s:
+        s = s.replace("\x00", "\ufffd")
     if not _SURROGATES.search(s):
         return s
     try:
@@ -57,9 +60,25 @@ def _str(s: str) -> str:
     return s if len(s) <= MAX_STR else s[:MAX_STR] + f"…[truncated {len(s) - MAX_STR} chars]"
 
 
+MAX_INT_BITS = 63
+"""Integers wider than a signed 64-bit one become text: no database column, JavaScript number
+or JSON parser (Python's refuses over 4,300 digits) takes every size."""
+
+
+def big_int(v: int) -> str:
+    """An integer too wide for the wire, as text: its digits, or its size past 4,000 digits
+    (``str()`` itself refuses an integer of over 4,300 digits)."""
+    digits = int(v.bit_length() * 0.30102999566398120) + 1
+    if digits <= 4000:
+        return str(v)
+    return f"<integer of about {digits} digits>"
+
+
 def _conv(v: Any, depth: int, seen: set[int]) -> Any:
-    if isinstance(v, bool) or v is None or isinstance(v, int) and not isinstance(v, enum.Enum):
+    if isinstance(v, bool) or v is None:
         return v
+    if isinstance(v, int) and not isinstance(v, enum.Enum):
+        return v if v.bit_length() <= MAX_INT_BITS else big_int(int(v))
     if isinstance(v, float):
         return v if math.isfinite(v) else str(v)
     if isinstance(v, str):

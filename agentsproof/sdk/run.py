@@ -23,7 +23,8 @@ from typing import Any
 from agentsproof.sdk import spool
 from agentsproof.sdk._base import RunClient
 from agentsproof.sdk.jsonable import to_jsonable
-from agentsproof.sdk.transport import HTTPStatusError, TransportError
+from agentsproof.sdk.limits import fit_step
+from agentsproof.sdk.transport import HTTPStatusError, TransportError, Unreachable
 from agentsproof.sdk.usage import usage_of
 
 log = logging.getLogger("agentsproof.sdk")
@@ -38,6 +39,20 @@ def _call_input(args: tuple, kwargs: dict) -> Any:
 
 
 PREVIEW_CHARS = 20_000
+RETRY_DELAY = 0.25
+"""First wait before sending again after a failure (doubled each time up to ``MAX_RETRY_DELAY``), as in the TypeScript SDK."""
+MAX_RETRY_DELAY = 2.0
+UNREACHABLE_GRACE = 3.0
+"""How long ``complete`` keeps trying a server that refuses connections (a restart) before spooling."""
+_NUMBERS = ("latency_ms", "token_count", "cost_usd")
+
+
+def _number(v: Any) -> Any:
+    """A step's number as given (NaN included, for ``fit_step`` to drop with a note);
+    anything else made plain (numpy and Decimal numbers become floats)."""
+    if isinstance(v, (int, float)):
+        return v
+    return to_jsonable(v)
 
 
 def shrunk(payload: dict[str, Any], keys: tuple[str, ...] = ("input", "output")) -> dict[str, Any]:
@@ -68,7 +83,9 @@ class AgentRun:
         self._steps: list[dict[str, Any]] = []
         self._sent: set[int] = set()
         self._remote_run_id: str | None = None
-        self._refused: str | None = None  # the server rejected the run for good (4xx)
+        self._refused: str | None = None  # the server rejected the run for good (4xx): it is spooled
+        self._refused_steps: dict[int, str] = {}  # step index -> why the server refused it (spooled)
+        self._deadline = 0.0
         self._completed = False
         self._result: dict[str, Any] | None = None
         self._output: Any = None
@@ -79,17 +96,20 @@ class AgentRun:
 
     # ------------------------------------------------------------------ server side
 
-    def _create(self) -> str | None:
-        """The server's run id, creating the run if needed; raises TransportError."""
+    def _create(self, timeout: float | None = None) -> str | None:
+        """The server's run id, creating the run if needed; raises TransportError.
+
+        Every attempt sends the same body, so the same ``clientRunId``: a retry after a
+        timeout finds the run the server created meanwhile instead of making a second one."""
         with self._create_lock:
             if self._remote_run_id is None and self._refused is None:
                 try:
-                    res = self._client._transport.request("POST", "/runs", self._body)
+                    res = self._client._transport.request("POST", "/runs", self._body, timeout=timeout)
                     self._remote_run_id = str(res["runId"])
                 except HTTPStatusError as err:
-                    if not err.retryable:
+                    if err.refused:
                         self._refused = f"run refused: {err}"
-                        self._client._warn_once("refused", "agentsproof: the server refused a run (%s); it is not recorded", err)
+                        self._client._warn_once("refused", "agentsproof: the server refused a run (%s); it is spooled", err)
                     raise
                 except (KeyError, TypeError) as err:
                     raise TransportError(f"unexpected /runs response: {err}") from err
@@ -103,29 +123,44 @@ class AgentRun:
                 self._client._failed(err)
 
     def _send_step(self, step: dict[str, Any]) -> None:
-        """Worker job: post one step unless the server is unreachable (then complete/spool handles it)."""
+        """Worker job: post one step unless the server is unreachable (then complete/spool handles it).
+
+        A refused connection or a server error is retried once in place after
+        ``RETRY_DELAY`` (the server ignores a step index it already has)."""
         if not self._client._online() or self._refused:
             return
         try:
             rid = self._create()
             if rid is None:
                 return
-            self._post_step(rid, step)
-            self._sent.add(step["step_index"])
+            try:
+                self._post_step(rid, step)
+            except TransportError as err:
+                if not isinstance(err, Unreachable) and not (isinstance(err, HTTPStatusError) and err.status >= 500):
+                    raise
+                time.sleep(RETRY_DELAY)
+                self._post_step(rid, step)
         except HTTPStatusError as err:
-            if not err.retryable:  # a malformed step will not get better by retrying
-                self._sent.add(step["step_index"])
             self._client._failed(err)
         except TransportError as err:
             self._client._failed(err)
 
-    def _post_step(self, rid: str, step: dict[str, Any]) -> None:
+    def _post_step(self, rid: str, step: dict[str, Any], timeout: float | None = None) -> None:
+        """Send one step: acknowledged when the server took it; a step refused for good
+        (4xx other than auth) is kept in ``_refused_steps`` for the spool, never dropped."""
         try:
-            self._client._transport.request("POST", f"/runs/{rid}/steps", step)
+            try:
+                self._client._transport.request("POST", f"/runs/{rid}/steps", step, timeout=timeout)
+            except HTTPStatusError as err:
+                if err.status != 413:
+                    raise
+                self._client._transport.request("POST", f"/runs/{rid}/steps", shrunk(step), timeout=timeout)
         except HTTPStatusError as err:
-            if err.status != 413:
-                raise
-            self._client._transport.request("POST", f"/runs/{rid}/steps", shrunk(step))
+            if err.refused:
+                self._refused_steps[step["step_index"]] = str(err)
+            raise
+        self._refused_steps.pop(step["step_index"], None)
+        self._sent.add(step["step_index"])
 
     @property
     def remote_run_id(self) -> str | None:
@@ -146,15 +181,11 @@ class AgentRun:
         """Record one step (type, name, input, output, latency_ms, token_count, cost_usd); never blocks."""
         try:
             merged = {**(payload or {}), **fields}
-            step = {to_jsonable(str(k)): to_jsonable(v) for k, v in merged.items()}
-            for k in ("latency_ms", "token_count", "cost_usd"):  # a number JSON has none for (NaN, inf) is left out
-                if isinstance(step.get(k), str) and step[k].lower().lstrip("+-") in ("nan", "inf", "infinity"):
-                    step.pop(k)  # to_jsonable spelled the float out
-            if isinstance(step.get("name"), str):
-                step["name"] = step["name"][:500]
+            step = {to_jsonable(str(k)): _number(v) if k in _NUMBERS else to_jsonable(v) for k, v in merged.items()}
             with self._lock:
                 step["step_index"] = len(self._steps)
                 step["created_at"] = datetime.now(UTC).isoformat()
+                step = fit_step(step)  # within the server's limits, changes noted in its output
                 self._steps.append(step)
             if not self._client._worker.submit(functools.partial(self._send_step, step)):
                 self._client._warn_once("full", "agentsproof: step queue full; steps will be sent when the run completes")
@@ -236,6 +267,7 @@ class AgentRun:
                 return dict(self._result or {"publicUrl": None})
             self._completed = True
             self._output = to_jsonable(output)
+            self._deadline = time.monotonic() + self._client.complete_timeout
         box: dict[str, dict[str, Any]] = {}
         worker = threading.Thread(target=self._finish_into, args=(box,), name="agentsproof-complete", daemon=True)
         worker.start()
@@ -265,45 +297,79 @@ class AgentRun:
         return await asyncio.to_thread(self.complete, output)
 
     def _finish(self) -> dict[str, Any]:
+        """Deliver the run, retrying with back-off until ``complete_timeout`` (a server that
+        refuses connections gets ``UNREACHABLE_GRACE`` seconds to come back, as in the
+        TypeScript SDK); whatever the server did not take is spooled."""
         client = self._client
-        client._worker.flush(client.flush_timeout)
-        if self._refused:
-            return {"publicUrl": None, "error": self._refused}
-        reason = client._last_error or "server unreachable"
-        if client._online():
+        deadline = self._deadline or time.monotonic() + client.complete_timeout
+        left = lambda: deadline - time.monotonic()  # noqa: E731
+        client._worker.flush(max(0.0, min(client.flush_timeout, left())))
+        delay, down_since = RETRY_DELAY, None
+        while True:
+            if self._refused:
+                return self._spool(completed=True, reason=self._refused)
             try:
-                rid = self._create()
-                if rid is None:  # refused meanwhile (by a step job still in flight after the flush timed out)
-                    return {"publicUrl": None, "error": self._refused}
-                for step in list(self._steps):
-                    if step["step_index"] not in self._sent:
-                        try:
-                            self._post_step(rid, step)
-                        except HTTPStatusError as err:
-                            if err.retryable:
-                                raise
-                        self._sent.add(step["step_index"])
-                try:
-                    res = client._transport.request("POST", f"/runs/{rid}/complete", {"output": self._output})
-                except HTTPStatusError as err:
-                    if err.status != 413:
-                        raise
-                    res = client._transport.request("POST", f"/runs/{rid}/complete", shrunk({"output": self._output}))
-                client._forget(self)
-                return dict(res or {}, runId=(res or {}).get("runId", rid))
+                return self._deliver(left)
             except HTTPStatusError as err:
                 client._failed(err)
-                if not err.retryable:
-                    return {"publicUrl": None, "runId": self._remote_run_id, "error": str(err)}
                 reason = str(err)
+                if not err.transient:  # auth: a later `agentsproof sync` with the right key; refused: kept
+                    return self._spool(completed=True, reason=self._refused or reason)
+                down_since = None
             except TransportError as err:
                 client._failed(err)
                 reason = str(err)
-        return self._spool(completed=True, reason=reason)
+                down_since = down_since or time.monotonic()
+                if time.monotonic() - down_since >= UNREACHABLE_GRACE:
+                    return self._spool(completed=True, reason=reason)
+            if left() <= delay:
+                return self._spool(completed=True, reason=reason)
+            time.sleep(delay)
+            delay = min(delay * 2, MAX_RETRY_DELAY)
+
+    def _deliver(self, left: Callable[[], float]) -> dict[str, Any]:
+        """One attempt: create (if needed), the steps the server lacks, complete; raises TransportError."""
+        client = self._client
+        budget = lambda: max(0.05, min(client._transport.timeout, left()))  # noqa: E731
+        rid = self._create(budget())
+        if rid is None:
+            raise TransportError(self._refused or "run not created")
+        for step in list(self._steps):
+            idx = step["step_index"]
+            if idx not in self._sent and idx not in self._refused_steps:
+                try:
+                    self._post_step(rid, step, budget())
+                except HTTPStatusError as err:
+                    if not err.refused:
+                        raise
+        try:
+            try:
+                res = client._transport.request("POST", f"/runs/{rid}/complete", {"output": self._output}, timeout=budget())
+            except HTTPStatusError as err:
+                if err.status != 413:
+                    raise
+                res = client._transport.request("POST", f"/runs/{rid}/complete", shrunk({"output": self._output}), timeout=budget())
+        except HTTPStatusError as err:
+            if err.refused:
+                self._refused = f"complete refused: {err}"
+            raise
+        client._forget(self)
+        out = dict(res or {}, runId=(res or {}).get("runId", rid))
+        if self._refused_steps:  # delivered, but for steps the server would not take: those are kept
+            refused = [s for s in self._steps if s["step_index"] in self._refused_steps]
+            reason = "; ".join(sorted(set(self._refused_steps.values())))
+            record = {"baseUrl": client.base_url, "reason": f"steps refused: {reason}", "remoteRunId": rid,
+                      "run": self._body, "steps": refused, "completed": False, "output": None}
+            path = spool.write(record, client._spool_dir)
+            out["spooled"] = str(path) if path else None
+            log.warning("agentsproof: run %s: %d step(s) refused by the server (%s); spooled to %s",
+                        self.run_id, len(refused), reason, path)
+        return out
 
     def _needs_spool(self) -> bool:
         """True for an unfinished run of this process the server does not fully have."""
-        return self._pid == os.getpid() and not self._completed and not self._refused and (self._remote_run_id is None or len(self._sent) < len(self._steps))
+        return self._pid == os.getpid() and not self._completed and (
+            self._refused is not None or self._remote_run_id is None or len(self._sent) < len(self._steps))
 
     def _spool(self, *, completed: bool, reason: str) -> dict[str, Any]:
         record = {"baseUrl": self._client.base_url, "reason": reason, "remoteRunId": self._remote_run_id,

@@ -19,6 +19,7 @@ import re
 import tempfile
 import urllib.parse
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,12 +49,22 @@ def _safe_url(url: str) -> str:
     return urllib.parse.urlunsplit((p.scheme, netloc, p.path, p.query, ""))
 
 
+_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]*@")
+
+
+def scrub_urls(text: str) -> str:
+    """``text`` with the user:password@ part of every URL in it removed."""
+    return _URL_CREDENTIALS.sub(r"\1", text)
+
+
 def write(record: dict[str, Any], directory: Path | None = None) -> Path | None:
     """Write one run record; returns its path, or None (logged) when the disk refuses."""
     d = Path(directory) if directory else spool_dir()
     name = re.sub(r"[^A-Za-z0-9._-]", "_", str(record["run"].get("clientRunId") or "run"))[:120]
     record = {"format": FORMAT, "spooledAt": datetime.now(UTC).isoformat(), **record}
     record["baseUrl"] = _safe_url(record.get("baseUrl") or "")
+    if isinstance(record.get("reason"), str):
+        record["reason"] = scrub_urls(record["reason"])
     try:
         d.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd, tmp = tempfile.mkstemp(prefix=".spool-", suffix=".tmp", dir=d)
@@ -99,17 +110,31 @@ def upload(transport: Transport, record: dict[str, Any], path: Path | None = Non
         record["remoteRunId"] = run_id
         if path is not None:
             _rewrite(path, record)
+    refused: list[dict[str, Any]] = []
     for step in record.get("steps", []):
         try:
             transport.request("POST", f"/runs/{run_id}/steps", step)
         except HTTPStatusError as err:
             if err.retryable:
                 raise
-            log.warning("agentsproof sync: step %s of run %s refused (%s); skipped", step.get("step_index"), run_id, err.status)
+            log.warning("agentsproof sync: step %s of run %s refused (%s); kept in failed/", step.get("step_index"), run_id, err.status)
+            refused.append(step)
+    if refused and path is not None:  # never discarded: what the server will not take waits in failed/ for a person
+        _keep_failed(path, {**record, "steps": refused, "completed": False, "reason": "steps refused by the server"})
     if record.get("completed"):
         done = transport.request("POST", f"/runs/{run_id}/complete", {"output": record.get("output")})
         return dict(done or {}, runId=(done or {}).get("runId", run_id))
     return {"runId": run_id}
+
+
+def _keep_failed(path: Path, record: dict[str, Any]) -> Path:
+    failed = path.parent / "failed"
+    failed.mkdir(exist_ok=True, mode=0o700)
+    target = failed / path.name
+    if target.exists():
+        target = failed / f"{path.stem}-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S%f')}.json"
+    _rewrite(target, record)
+    return target
 
 
 @dataclass
@@ -128,18 +153,37 @@ def sync(*, api_key: str | None, base_url: str | None = None, directory: Path | 
     results: list[SyncResult] = []
     transports: dict[str, Transport] = {}
     for path in pending(directory):
-        try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-            if record.get("format") != FORMAT or "run" not in record:
-                raise ValueError(f"not an {FORMAT} file")
-        except (OSError, ValueError) as err:
-            results.append(SyncResult(path, False, f"unreadable: {err}"))
+        record = _read(path)
+        if isinstance(record, str):
+            results.append(SyncResult(path, False, record))
             continue
         url = base_url or record.get("baseUrl")
         if not url:
             results.append(SyncResult(path, False, "no base URL stored; pass --base-url"))
             continue
-        transport = transports.setdefault(url, Transport(url, api_key, timeout))
+        results.append(send_file(transports.setdefault(url, Transport(url, api_key, timeout)), path, record))
+    return results
+
+
+def _read(path: Path) -> dict[str, Any] | str:
+    """The spooled record in ``path``, or why it cannot be read."""
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(record, dict) or record.get("format") != FORMAT or "run" not in record:
+            raise ValueError(f"not an {FORMAT} file")
+    except (OSError, ValueError) as err:
+        return f"unreadable: {err}"
+    return record
+
+
+def send_file(transport: Transport, path: Path, record: dict[str, Any]) -> SyncResult:
+    """Upload one spooled run and delete its file; a run refused for good moves to ``failed/``.
+
+    The file is locked while it is sent (``flock``), so an ``agentsproof sync`` and a client
+    re-sending at its start never upload the same run at the same time."""
+    with _locked(path) as mine:
+        if not mine or not path.exists():
+            return SyncResult(path, False, "being sent by another process")
         try:
             res = upload(transport, record, path)
         except HTTPStatusError as err:
@@ -147,13 +191,60 @@ def sync(*, api_key: str | None, base_url: str | None = None, directory: Path | 
                 failed = path.parent / "failed"
                 failed.mkdir(exist_ok=True, mode=0o700)
                 os.replace(path, failed / path.name)
-                results.append(SyncResult(path, False, f"refused by the server ({err}); moved to {failed}"))
-            else:
-                results.append(SyncResult(path, False, f"kept for the next sync: {err}"))
-            continue
+                return SyncResult(path, False, f"refused by the server ({scrub_urls(str(err))}); moved to {failed}")
+            return SyncResult(path, False, f"kept for the next sync: {err}")
         except (TransportError, KeyError, TypeError) as err:
-            results.append(SyncResult(path, False, f"kept for the next sync: {type(err).__name__}: {err}"))
-            continue
+            return SyncResult(path, False, f"kept for the next sync: {type(err).__name__}: {err}")
         path.unlink(missing_ok=True)
-        results.append(SyncResult(path, True, f"run {res.get('runId')}: {res.get('publicUrl') or 'not completed by the agent'}"))
+        return SyncResult(path, True, f"run {res.get('runId')}: {res.get('publicUrl') or 'not completed by the agent'}")
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[bool]:
+    """Hold an exclusive, non-blocking lock on ``path``; yields False when another process holds it."""
+    try:
+        import fcntl
+    except ImportError:  # no flock (Windows): upload is idempotent anyway
+        yield True
+        return
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        yield False
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)
+
+
+RESEND_MAX_RUNS = 50
+RESEND_BUDGET = 60.0
+
+
+def resend(transport: Transport, directory: Path | None = None, *, max_runs: int = RESEND_MAX_RUNS,
+           budget: float = RESEND_BUDGET) -> list[SyncResult]:
+    """What a client does at its start, in a background thread: upload the spooled runs that
+    were meant for its own server (the same base URL), at most ``max_runs`` of them and for
+    at most ``budget`` seconds; it stops at the first one the server cannot take now."""
+    import time
+
+    deadline = time.monotonic() + budget
+    mine = _safe_url(transport.base_url)
+    results: list[SyncResult] = []
+    for path in pending(directory):
+        if len(results) >= max_runs or time.monotonic() >= deadline:
+            break
+        record = _read(path)
+        if isinstance(record, str) or _safe_url(str(record.get("baseUrl") or "")) != mine:
+            continue
+        res = send_file(transport, path, record)
+        results.append(res)
+        if not res.ok and res.message.startswith("kept"):
+            break  # the server is down (or the key is wrong): the next start, or `agentsproof sync`, tries again
     return results

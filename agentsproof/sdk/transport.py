@@ -42,6 +42,17 @@ class HTTPStatusError(TransportError):
         """Worth keeping the data for a later ``agentsproof sync``: auth, rate limit, server errors."""
         return self.status in (401, 403, 408, 429) or self.status >= 500
 
+    @property
+    def transient(self) -> bool:
+        """Worth sending again in a moment: timeout, rate limit, server error."""
+        return self.status in (408, 429) or self.status >= 500
+
+    @property
+    def refused(self) -> bool:
+        """The server will not take this body (a 4xx other than auth, timeout, rate limit):
+        kept in the spool, never sent again as is by the live client."""
+        return not self.retryable
+
 
 def encode(body: Any) -> bytes:
     """JSON bytes for any body: text that would not encode (lone surrogates) and numbers

@@ -74,8 +74,7 @@ def _own_run(s: Session, p: Project, run_id: str) -> Run:
 
 
 def _own_golden(s: Session, p: Project, gid: str | None) -> Golden | None:
-    g = s.get(Golden, gid) if gid and len(gid) <= 40 else None
-    return g if g is not None and g.project_id == p.id else None
+    return store.golden_of(s, p.id, gid)
 
 
 def queue_grade(s: Session, run_id: str, delay: float) -> None:
@@ -239,8 +238,7 @@ def create_golden(body: dict[str, Any], p: ProjectDep, s: SessionDep) -> dict[st
         g = store.upsert_golden(s, p, suite, fields, approved if isinstance(approved, bool) else None)
     except InputError as err:
         s.rollback()
-        status = 404 if "another project" in err.message else 422
-        raise HTTPException(status, str(err)) from None
+        raise HTTPException(422, str(err)) from None
     s.commit()
     return store.golden_dict(g)
 

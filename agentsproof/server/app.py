@@ -7,7 +7,6 @@ with the app's lifespan and resumes any grading left pending in the database.
 from __future__ import annotations
 
 import json
-import os
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,9 +15,12 @@ from urllib.parse import urlsplit
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
+from agentsproof.core.envcfg import env_int, env_number
 from agentsproof.server.db import Database
 
 DEFAULT_MAX_BODY = 2 * 1024 * 1024
+DEFAULT_HEADER_TIMEOUT = 10.0
+DEFAULT_BODY_TIMEOUT = 60.0
 RETRY_AFTER = 5
 """Seconds a client is told to wait (``Retry-After``) while the database is down."""
 
@@ -37,13 +39,22 @@ class Settings:
     """The interface ``serve`` binds; its name is an allowed Host by default."""
     allowed_hosts: list[str] | None = None
     """Host header names served (``*`` = any); default: ``host``, loopback names and --public-url's host."""
-    max_body: int = field(default_factory=lambda: int(os.environ.get("AGENTSPROOF_MAX_BODY", DEFAULT_MAX_BODY)))
-    grade_delay: float = field(default_factory=lambda: float(os.environ.get("AGENTSPROOF_GRADE_DELAY", "1.0")))
+    max_body: int = field(default_factory=lambda: env_int("AGENTSPROOF_MAX_BODY", DEFAULT_MAX_BODY, lo=0))
+    """Largest request body in bytes (0 = no cap); larger ones get 413."""
+    grade_delay: float = field(default_factory=lambda: env_number("AGENTSPROOF_GRADE_DELAY", 1.0, lo=0, hi=3600))
     """Seconds between complete and grading, so fire-and-forget steps can land first."""
-    proof_wait: float = field(default_factory=lambda: float(os.environ.get("AGENTSPROOF_PROOF_WAIT", "20")))
+    proof_wait: float = field(default_factory=lambda: env_number("AGENTSPROOF_PROOF_WAIT", 20.0, lo=0, hi=600))
     """How long completing a proof run waits for its case runs' grades before answering with a pending score."""
-    proof_run_ttl: float = field(default_factory=lambda: float(os.environ.get("AGENTSPROOF_PROOF_RUN_TTL", str(24 * 3600))))
+    proof_run_ttl: float = field(default_factory=lambda: env_number("AGENTSPROOF_PROOF_RUN_TTL", 24 * 3600.0, lo=1, hi=365 * 24 * 3600))
     """Seconds after which a proof run with no activity that was never completed expires."""
+    proof_run_purge: float = field(default_factory=lambda: env_number("AGENTSPROOF_PROOF_RUN_PURGE", 24 * 3600.0, lo=0, hi=365 * 24 * 3600))
+    """Seconds after its expiry that a proof run which never received a case result is deleted."""
+    orphan_run_ttl: float = field(default_factory=lambda: env_number("AGENTSPROOF_ORPHAN_RUN_TTL", 24 * 3600.0, lo=1, hi=365 * 24 * 3600))
+    """Seconds after which a run never completed and without any step (its creator never heard back) is deleted."""
+    header_timeout: float = field(default_factory=lambda: env_number("AGENTSPROOF_HEADER_TIMEOUT", DEFAULT_HEADER_TIMEOUT, lo=0.1, hi=3600))
+    """Seconds a connection has to send a request's headers (from connecting, or from the previous answer)."""
+    body_timeout: float = field(default_factory=lambda: env_number("AGENTSPROOF_BODY_TIMEOUT", DEFAULT_BODY_TIMEOUT, lo=0.1, hi=3600))
+    """Seconds a request has to send its whole body once its headers are in."""
     worker: bool = True
 
     def host_names(self) -> set[str]:
@@ -158,11 +169,12 @@ def _error_list(errors: Any) -> list[dict[str, Any]]:
 
 
 def create_app(settings: Settings) -> Any:
-    from agentsproof.server import api, pages
+    from agentsproof.server import api, apidocs, pages
     from agentsproof.server.worker import GradingWorker
 
     db = Database(settings.db_url)
-    worker = GradingWorker(db, provider=settings.provider, model=settings.model, proof_run_ttl=settings.proof_run_ttl) if settings.worker else None
+    worker = GradingWorker(db, provider=settings.provider, model=settings.model, proof_run_ttl=settings.proof_run_ttl,
+                           proof_run_purge=settings.proof_run_purge, orphan_run_ttl=settings.orphan_run_ttl) if settings.worker else None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -177,7 +189,7 @@ def create_app(settings: Settings) -> Any:
             worker.stop()
         db.close()
 
-    app = FastAPI(title="AgentsProof server", version="1", lifespan=lifespan, default_response_class=SafeJSONResponse, docs_url="/api/docs", openapi_url="/api/openapi.json", redoc_url=None)
+    app = FastAPI(title="AgentsProof server", version="1", lifespan=lifespan, default_response_class=SafeJSONResponse, docs_url=None, openapi_url="/api/openapi.json", redoc_url=None)
     app.state.db = db
     app.state.settings = settings
     app.state.public_url = (settings.public_url or "").rstrip("/") or None
@@ -186,6 +198,7 @@ def create_app(settings: Settings) -> Any:
     app.state.wake_worker = worker.wake if worker else (lambda: None)
     app.include_router(api.router)
     app.include_router(pages.router)
+    app.include_router(apidocs.router)
 
     from fastapi.exceptions import RequestValidationError
     from sqlalchemy.exc import DataError, InterfaceError, OperationalError
@@ -196,8 +209,11 @@ def create_app(settings: Settings) -> Any:
         return SafeJSONResponse({"detail": _error_list(exc.errors())}, status_code=422)
 
     @app.exception_handler(DataError)
-    async def _bad_data(request: Request, exc: DataError) -> JSONResponse:  # e.g. NUL in a path or query on PostgreSQL
-        return JSONResponse({"detail": "invalid data for the database (text with NUL characters?)"}, status_code=422)
+    async def _bad_data(request: Request, exc: DataError) -> Any:  # e.g. NUL in a path or query on PostgreSQL
+        message = "invalid data for the database (text with NUL characters?)"
+        if not request.url.path.startswith(api.P.API_PREFIX + "/"):  # a page answers with a page
+            return pages.render("not_found.html", 422, message=message)
+        return JSONResponse({"detail": message}, status_code=422)
 
     async def _db_down(request: Request, exc: Exception) -> JSONResponse:
         db.outage.down(exc)

@@ -80,7 +80,9 @@ def serve(host: str, port: int, db: str | None, runs_dir: Path | None, provider:
                         host=host, allowed_hosts=names or None)
     app = create_app(settings)
     click.echo(f"agentsproof server on http://{host}:{port}/ (API http://{host}:{port}/api, database {safe_url(url)})", err=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+    from agentsproof.server.timeouts import timed_protocol
+
+    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, http=timed_protocol(settings.header_timeout, settings.body_timeout))
 
 
 def _warn_judge(provider: str, model: str | None) -> None:
@@ -153,7 +155,7 @@ def golden() -> None:
     Example:
       agentsproof golden import goldens.jsonl --project shop --suite regression --approve
       agentsproof golden list --project shop
-      agentsproof golden approve 3f2a9c01d4e5b6a7
+      agentsproof golden approve 3f2a9c01d4e5b6a7 --project shop
     """
 
 
@@ -209,15 +211,26 @@ def golden_list(project: str | None, db: str | None) -> None:
 
 @golden.command("approve")
 @click.argument("golden_id")
+@click.option("--project", default=None, metavar="SLUG", help="Project of the golden (needed when several projects have a golden with that id).")
 @db_option
-def golden_approve(golden_id: str, db: str | None) -> None:
-    """Approve a golden so its suite serves it."""
-    from agentsproof.server.models import Golden, utcnow
+def golden_approve(golden_id: str, project: str | None, db: str | None) -> None:
+    """Approve a golden so its suite serves it (golden ids are per project)."""
+    from sqlalchemy import select
+
+    from agentsproof.server.models import Golden, Project, utcnow
 
     with _session(db) as s:
-        g = s.get(Golden, golden_id)
-        if g is None:
-            raise InputError("command line", "ID", f"no golden {golden_id!r}; see `agentsproof golden list`")
+        q = select(Golden, Project.slug).join(Project, Project.id == Golden.project_id).where(Golden.id == golden_id)
+        if project:
+            q = q.where(Project.slug == project)
+        rows = s.execute(q).all()
+        if not rows:
+            where = f" in project {project!r}" if project else ""
+            raise InputError("command line", "ID", f"no golden {golden_id!r}{where}; see `agentsproof golden list`")
+        if len(rows) > 1:
+            slugs = ", ".join(sorted(slug for _, slug in rows))
+            raise InputError("command line", "--project", f"golden {golden_id!r} exists in several projects ({slugs}); name one with --project")
+        g = rows[0][0]
         g.approved, g.updated_at = True, utcnow()
         s.commit()
     click.echo(f"approved {golden_id}")

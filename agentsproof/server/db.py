@@ -9,6 +9,7 @@ migrations up to head first, so a new file or an empty database just works.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import threading
@@ -60,7 +61,8 @@ def make_engine(url: str):
         if path and path != ":memory:":
             _create_private(Path(path).expanduser())
         engine = create_engine(
-            url, connect_args={"check_same_thread": False, "timeout": 30}, pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW
+            url, connect_args={"check_same_thread": False, "timeout": 30}, pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW,
+            json_serializer=json_out, json_deserializer=json_in,
         )
 
         @event.listens_for(engine, "connect")
@@ -76,7 +78,28 @@ def make_engine(url: str):
             dbapi_conn.text_factory = _lenient_text
 
         return engine
-    return create_engine(url, pool_pre_ping=True, pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW)
+    return create_engine(url, pool_pre_ping=True, pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW, json_serializer=json_out, json_deserializer=json_in)
+
+
+def json_out(value: object) -> str:
+    """JSON as stored: always valid JSON, never the ``NaN`` / ``Infinity`` that SQLite's JSON
+    functions and PostgreSQL's json type refuse. The API refuses such numbers in a request;
+    one in anything else (a pushed CLI report, say) is stored as ``null``."""
+    try:
+        return json.dumps(value, allow_nan=False)
+    except ValueError:
+        from agentsproof.server.protocol import renderable
+
+        return json.dumps(renderable(value), allow_nan=False)
+
+
+def json_in(text: str) -> object:
+    """A stored JSON value; a row no JSON parser reads (written by an older server or another
+    tool, or nested too deep) comes back as its text, so its page still shows."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return text
 
 
 def _lenient_text(raw: bytes) -> str:

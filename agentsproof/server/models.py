@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, PrimaryKeyConstraint, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -39,8 +39,11 @@ class ApiKey(Base):
 
 
 class Golden(Base):
+    """A golden; its id is unique within its project (two projects may both have ``case-001``)."""
+
     __tablename__ = "goldens"
-    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    __table_args__ = (PrimaryKeyConstraint("project_id", "id", name="pk_goldens_project_id"),)
+    id: Mapped[str] = mapped_column(String(40))
     project_id: Mapped[int] = mapped_column(ForeignKey("projects.id"), index=True)
     suite_slug: Mapped[str | None] = mapped_column(String(100), nullable=True, index=True)
     name: Mapped[str] = mapped_column(String(500), default="")

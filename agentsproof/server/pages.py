@@ -16,13 +16,13 @@ from urllib.parse import parse_qs, urlencode
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from jinja2 import DictLoader, Environment, select_autoescape
-from sqlalchemy import String, cast, false, func, select
+from sqlalchemy import String, case, cast, false, func, select
 from sqlalchemy.orm import Session
 
 from agentsproof.core.errors import InputError
 from agentsproof.server import store
 from agentsproof.server.models import CaseResult, Golden, Grade, Project, ProofRun, Run
-from agentsproof.server.protocol import renderable
+from agentsproof.server.protocol import bad_text, renderable
 from agentsproof.server.templates import TEMPLATES
 from agentsproof.server.views import case_score, run_view
 
@@ -91,6 +91,10 @@ def runs(request: Request, slug: str, label: str = "", meta: str = "", golden: s
         q = select(Run, Grade.status, Grade.overall_score).outerjoin(Grade, Grade.run_id == Run.id).where(Run.project_id == p.id)
         error = None
         try:
+            for k, v in f.items():
+                found = bad_text(v, k)
+                if found:
+                    raise InputError("filter", k, found.partition(": ")[2])
             if f["label"]:
                 q = q.where(Run.label.contains(f["label"], autoescape=True))
             if f["golden"]:
@@ -99,7 +103,7 @@ def runs(request: Request, slug: str, label: str = "", meta: str = "", golden: s
                 key, sep, value = f["meta"].partition("=")
                 if not sep or not key.strip():
                     raise InputError("filter", "metadata", "use key=value")
-                q = q.where(cast(Run.meta[key.strip()].as_string(), String) == value.strip())
+                q = q.where(meta_text(s, key.strip()) == value.strip())
             if f["since"]:
                 q = q.where(Run.created_at >= _day(f["since"], "from"))
             if f["until"]:
@@ -118,11 +122,26 @@ def runs(request: Request, slug: str, label: str = "", meta: str = "", golden: s
         rows = s.execute(q.order_by(Run.created_at.desc(), Run.id).offset((page - 1) * PAGE_SIZE).limit(PAGE_SIZE)).all()
         items = [
             {"id": r.id, "label": r.label, "golden_id": r.golden_id, "public_id": None if r.public_revoked else r.public_id, "status": r.status,
-             "created_at": store.fmt_time(r.created_at), "meta": ", ".join(f"{k}={v}" for k, v in (r.meta or {}).items()), "grade_status": gs, "score": sc}
+             "created_at": store.fmt_time(r.created_at), "meta": _meta_line(r.meta), "grade_status": gs, "score": sc}
             for r, gs, sc in rows
         ]
     qs = urlencode({k: v for k, v in f.items() if v})
     return render("runs.html", project=slug, runs=items, f=f, total=total, page=page, pages=pages, qs=qs, error=error)
+
+
+def _meta_line(meta: Any) -> str:
+    """A run's metadata in one line (``k=v, ...``); an old row holding something else is shown as it is."""
+    if isinstance(meta, dict):
+        return ", ".join(f"{k}={v}" for k, v in meta.items())
+    return "" if meta is None else str(meta)
+
+
+def meta_text(s: Session, key: str) -> Any:
+    """SQL for the text of ``metadata[key]``, NULL for a row whose stored JSON the database
+    cannot read (written before values were checked): such a row just does not match."""
+    if s.get_bind().dialect.name == "postgresql":
+        return func.agentsproof_json_text(Run.meta, key)  # migration 0004
+    return case((func.json_valid(Run.meta) == 1, cast(Run.meta[key].as_string(), String)))
 
 
 @router.get("/r/{public_id}", response_class=HTMLResponse)
@@ -156,7 +175,7 @@ def proof_report(request: Request, public_id: str) -> HTMLResponse:
             return _not_found("no such proof run")
         cases = []
         for c in s.scalars(select(CaseResult).where(CaseResult.proof_run_id == pr.id).order_by(CaseResult.id)):
-            g = s.get(Golden, c.golden_id)
+            g = store.golden_of(s, pr.project_id, c.golden_id)
             run = s.get(Run, c.run_id) if c.run_id else None
             cases.append({"golden_name": g.name if g else c.golden_id, "passed": c.passed, "score": case_score(s, c), "failure_summary": c.failure_summary,
                           "public_id": run.public_id if run is not None and not run.public_revoked else None})
@@ -265,7 +284,7 @@ async def save_golden(request: Request, slug: str, gid: str | None = None) -> An
     form = await _form(request)
     with _db(request) as s:
         p = _project(s, slug)
-        if p is None or (gid and (s.get(Golden, gid) is None or s.get(Golden, gid).project_id != p.id)):
+        if p is None or (gid and store.golden_of(s, p.id, gid) is None):
             return _not_found("no such project or golden")
         try:
             suite = form.get("suite", "").strip()
@@ -283,8 +302,8 @@ async def save_golden(request: Request, slug: str, gid: str | None = None) -> An
 def edit_golden(request: Request, slug: str, gid: str) -> HTMLResponse:
     with _db(request) as s:
         p = _project(s, slug)
-        g = s.get(Golden, gid) if p and len(gid) <= 40 else None
-        if p is None or g is None or g.project_id != p.id:
+        g = store.golden_of(s, p.id, gid) if p else None
+        if p is None or g is None:
             return _not_found("no such golden")
         return render("golden_edit.html", project=slug, g=store.golden_dict(g), error=None)
 
@@ -294,8 +313,8 @@ async def approve_golden(request: Request, slug: str, gid: str) -> Any:
     await _form(request)
     with _db(request) as s:
         p = _project(s, slug)
-        g = s.get(Golden, gid) if p and len(gid) <= 40 else None
-        if p is None or g is None or g.project_id != p.id:
+        g = store.golden_of(s, p.id, gid) if p else None
+        if p is None or g is None:
             return _not_found("no such golden")
         g.approved = True
         s.commit()

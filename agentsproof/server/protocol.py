@@ -10,35 +10,55 @@ SDK reads ``expected_output`` and the TypeScript SDK reads ``expectedOutput``.
 
 from __future__ import annotations
 
+import json
 import math
 import re
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 API_PREFIX = "/api"
 API_KEY_HEADER = "x-api-key"
+
+WIRE_LIMITS_FILE = Path(__file__).resolve().parent.parent / "data" / "wire_limits.json"
+LIMITS: dict[str, Any] = json.loads(WIRE_LIMITS_FILE.read_text(encoding="utf-8"))
+"""The one table of field limits (``agentsproof/data/wire_limits.json``): these models read
+it, the Python SDK fits values to it, the TypeScript SDK embeds a copy at build time."""
+_RUN, _STEP, _CASE = LIMITS["run"], LIMITS["step"], LIMITS["caseResult"]
+_NUM = _STEP["numbers"]
+
 STEP_TYPES = ("llm_call", "tool_call", "tool_result", "memory_read", "memory_write")
 StepType = Literal["llm_call", "tool_call", "tool_result", "memory_read", "memory_write"]
+if list(STEP_TYPES) != _STEP["types"]:  # pragma: no cover - a test keeps them equal
+    raise RuntimeError(f"{WIRE_LIMITS_FILE}: step.types differ from protocol.StepType")
 
 _SLUG = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
 
 
+MAX_DEPTH = 64
+"""Deepest nesting of objects and lists a body may hold; a deeper body gets 422 (the
+values below it are checked like any other, so nothing unchecked is ever stored)."""
+
+
 def bad_text(value: Any, path: str = "", depth: int = 0) -> str | None:
     """Where ``value`` holds something no page or database can keep, and what: a NUL
-    character (PostgreSQL stores none), a lone UTF-16 surrogate (no UTF-8 encoding) or a
-    non-finite number (NaN/Infinity are not JSON). ``None`` when it is clean. The answer
-    names the field (``metadata.k[2]``) and never repeats the bad text itself."""
+    character (PostgreSQL stores none), a lone UTF-16 surrogate (no UTF-8 encoding), a
+    non-finite number (NaN/Infinity are not JSON) or nesting deeper than
+    :data:`MAX_DEPTH`. ``None`` when it is clean. The answer names the field
+    (``metadata.k[2]``) and never repeats the bad text itself."""
     if isinstance(value, str):
         if "\x00" in value:
-            return f"{path or 'body'}: text must not contain NUL (\\u0000) characters"
+            return f"{_where(path)}: text must not contain NUL (\\u0000) characters"
         if _SURROGATE.search(value):
-            return f"{path or 'body'}: text holds a lone UTF-16 surrogate (not valid Unicode)"
+            return f"{_where(path)}: text holds a lone UTF-16 surrogate (not valid Unicode)"
         return None
     if isinstance(value, float):
-        return None if math.isfinite(value) else f"{path or 'body'}: numbers must be finite (no NaN or Infinity)"
-    if depth > 64:
+        return None if math.isfinite(value) else f"{_where(path)}: numbers must be finite (no NaN or Infinity)"
+    if not isinstance(value, (dict, list)):
         return None
+    if depth >= MAX_DEPTH:
+        return f"{_where(path)}: nested deeper than {MAX_DEPTH} levels"
     if isinstance(value, dict):
         for k, v in value.items():
             key = k if isinstance(k, str) else str(k)
@@ -46,7 +66,7 @@ def bad_text(value: Any, path: str = "", depth: int = 0) -> str | None:
             found = bad_text(key, sub, depth + 1) or bad_text(v, sub, depth + 1)
             if found:
                 return found
-    elif isinstance(value, list):
+    else:
         for i, v in enumerate(value):
             found = bad_text(v, f"{path}[{i}]", depth + 1)
             if found:
@@ -57,23 +77,17 @@ def bad_text(value: Any, path: str = "", depth: int = 0) -> str | None:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def _where(path: str) -> str:
+    """The field named in a message: ``body`` for the whole body; a very deep path keeps its two ends."""
+    if not path:
+        return "body"
+    return path if len(path) <= 240 else path[:120] + "…" + path[-119:]
+
+
 def _safe_key(key: str) -> str:
     """A field name fit for a message: bad characters replaced, at most 60 characters."""
     clean = _SURROGATE.sub("\ufffd", key).replace("\x00", "\ufffd")
     return clean if len(clean) <= 60 else clean[:60] + "…"
-
-
-def has_nul(value: Any, depth: int = 0) -> bool:
-    """True when a string anywhere in ``value`` holds a NUL character (PostgreSQL stores none)."""
-    if isinstance(value, str):
-        return "\x00" in value
-    if depth > 64:
-        return False
-    if isinstance(value, dict):
-        return any(has_nul(k, depth + 1) or has_nul(v, depth + 1) for k, v in value.items())
-    if isinstance(value, list):
-        return any(has_nul(v, depth + 1) for v in value)
-    return False
 
 
 class _In(BaseModel):
@@ -92,17 +106,17 @@ class _In(BaseModel):
 class RunCreate(_In):
     """``POST /api/runs``."""
 
-    label: str | None = Field(None, max_length=500)
+    label: str | None = Field(None, max_length=_RUN["text"]["label"])
     input: Any = None
-    projectSlug: str | None = Field(None, max_length=100)
-    clientRunId: str | None = Field(None, max_length=200)
-    goldenId: str | None = Field(None, max_length=100)
-    goal: str | None = Field(None, max_length=20_000)
+    projectSlug: str | None = Field(None, max_length=_RUN["ids"]["projectSlug"])
+    clientRunId: str | None = Field(None, max_length=_RUN["ids"]["clientRunId"])
+    goldenId: str | None = Field(None, max_length=_RUN["ids"]["goldenId"])
+    goal: str | None = Field(None, max_length=_RUN["text"]["goal"])
     expectedOutput: Any = None
-    expectedBehavior: str | None = Field(None, max_length=20_000)
-    successCriteria: list[str] | None = Field(None, max_length=200)
-    traceAssertions: list[str] | None = Field(None, max_length=200)
-    failureModes: list[str] | None = Field(None, max_length=200)
+    expectedBehavior: str | None = Field(None, max_length=_RUN["text"]["expectedBehavior"])
+    successCriteria: list[str] | None = Field(None, max_length=_RUN["lists"]["successCriteria"])
+    traceAssertions: list[str] | None = Field(None, max_length=_RUN["lists"]["traceAssertions"])
+    failureModes: list[str] | None = Field(None, max_length=_RUN["lists"]["failureModes"])
     metadata: dict[str, Any] | None = None
 
 
@@ -114,14 +128,14 @@ class StepIn(_In):
     """``POST /api/runs/{id}/steps``: one step, snake_case as the SDKs send it."""
 
     type: StepType
-    name: str | None = Field(None, max_length=500)
+    name: str | None = Field(None, max_length=_STEP["text"]["name"])
     input: Any = None
     output: Any = None
-    latency_ms: float | None = Field(None, ge=0, le=1e12)
-    token_count: int | None = Field(None, ge=0, le=10**12)
-    cost_usd: float | None = Field(None, ge=0, le=1e9)
-    step_index: int | None = Field(None, ge=0, le=1_000_000)
-    created_at: str | None = Field(None, max_length=64)
+    latency_ms: float | None = Field(None, ge=_NUM["latency_ms"]["min"], le=_NUM["latency_ms"]["max"])
+    token_count: int | None = Field(None, ge=_NUM["token_count"]["min"], le=_NUM["token_count"]["max"])
+    cost_usd: float | None = Field(None, ge=_NUM["cost_usd"]["min"], le=_NUM["cost_usd"]["max"])
+    step_index: int | None = Field(None, ge=_STEP["step_index"]["min"], le=_STEP["step_index"]["max"])
+    created_at: str | None = Field(None, max_length=_STEP["text"]["created_at"])
 
 
 class StepAccepted(BaseModel):
@@ -172,11 +186,11 @@ class SuiteCases(BaseModel):
 class CaseResultIn(_In):
     """``POST /api/proof-runs/{id}/case-results``."""
 
-    goldenId: str = Field(..., max_length=100)
-    runId: str | None = Field(None, max_length=100)
+    goldenId: str = Field(..., max_length=_CASE["text"]["goldenId"])
+    runId: str | None = Field(None, max_length=_CASE["text"]["runId"])
     score: float | None = Field(None, ge=0, le=1)
     passed: bool = False
-    failureSummary: str | None = Field(None, max_length=20_000)
+    failureSummary: str | None = Field(None, max_length=_CASE["text"]["failureSummary"])
 
 
 class CaseResultAccepted(BaseModel):

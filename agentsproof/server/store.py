@@ -150,11 +150,17 @@ def read_goldens_jsonl(path: Path) -> list[dict[str, Any]]:
     return goldens
 
 
+def golden_of(s: Session, project_id: int, gid: str | None) -> Golden | None:
+    """The project's golden with id ``gid``; ids are per project, so another project's
+    golden of that id is no answer at all (exactly as for an id that does not exist)."""
+    if not gid or len(gid) > 40:
+        return None
+    return s.scalar(select(Golden).where(Golden.project_id == project_id, Golden.id == gid))
+
+
 def upsert_golden(s: Session, project: Project, suite: str | None, fields: dict[str, Any], approve: bool | None = None) -> Golden:
     gid = fields.get("id")
-    g = s.get(Golden, gid) if gid else None
-    if g is not None and g.project_id != project.id:
-        raise InputError("golden", "id", f"{gid!r} belongs to another project")
+    g = golden_of(s, project.id, gid)
     if g is None:
         g = Golden(id=gid or new_id(8), project_id=project.id, approved=False, name="")
         s.add(g)

@@ -145,6 +145,26 @@ RESULTS = """{% extends "base.html" %}{% block title %}CLI results{% endblock %}
 {{ t.svg }}</div>{% else %}<p class="muted">No results pushed yet.</p>{% endfor %}
 {% endblock %}"""
 
+API_DOCS = """{% extends "base.html" %}{% block title %}API{% endblock %}{% block main %}
+<h1>{{ title }} <span class="muted">API {{ version }}</span></h1>
+<p class="muted">Every route below <code>/api</code> needs the header <code>x-api-key</code> (from <code>agentsproof keys create</code>),
+except <code>/api/health</code>. The OpenAPI document: <a href="/api/openapi.json">/api/openapi.json</a>.</p>
+<h2>Routes</h2>
+<table id="routes"><tr><th>Method</th><th>Path</th><th>Summary</th></tr>
+{% for op in ops %}<tr><td><b>{{ op.method }}</b></td><td><a href="#{{ op.anchor }}"><code>{{ op.path }}</code></a></td><td>{{ op.summary }}</td></tr>{% endfor %}</table>
+{% for op in ops %}<div class="card op" id="{{ op.anchor }}"><h3><b>{{ op.method }}</b> <code>{{ op.path }}</code></h3>
+{% if op.description %}<pre>{{ op.description }}</pre>{% endif %}
+{% if op.params %}<table><tr><th>Parameter</th><th>In</th><th>Type</th><th>Required</th></tr>
+{% for p in op.params %}<tr><td><code>{{ p.name }}</code></td><td>{{ p.where }}</td><td>{{ p.type }}</td><td>{{ "yes" if p.required else "" }}</td></tr>{% endfor %}</table>{% endif %}
+{% if op.body %}<p>Body: {{ op.body }}</p>{% endif %}
+<p>Answers: {% for r in op.responses %}<span class="badge">{{ r.status }}</span> {{ r.text }}{% if not loop.last %} · {% endif %}{% endfor %}</p></div>{% endfor %}
+<h2>Schemas</h2>
+{% for s in schemas %}<div class="card schema" id="schema-{{ s.name }}"><h3>{{ s.name }}</h3>{% if s.description %}<p>{{ s.description }}</p>{% endif %}
+<table><tr><th>Field</th><th>Type</th><th>Required</th><th>Constraints</th></tr>
+{% for f in s.fields %}<tr><td><code>{{ f.name }}</code></td><td>{{ f.type }}</td><td>{{ "yes" if f.required else "" }}</td><td>{{ f.constraints }}</td></tr>{% endfor %}
+</table></div>{% endfor %}
+{% endblock %}"""
+
 NOT_FOUND = """{% extends "base.html" %}{% block title %}Not found{% endblock %}{% block main %}<h1>Not found</h1><p>{{ message }}</p>{% endblock %}"""
 
 TEMPLATES = {
@@ -159,4 +179,5 @@ TEMPLATES = {
     "golden_edit.html": GOLDEN_EDIT,
     "results.html": RESULTS,
     "not_found.html": NOT_FOUND,
+    "api_docs.html": API_DOCS,
 }

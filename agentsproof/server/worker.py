@@ -27,13 +27,17 @@ MAX_BACKOFF = 3600.0
 
 class GradingWorker:
     def __init__(self, db: Any, *, provider: str | None = None, model: str | None = None, poll: float = 0.5,
-                 proof_run_ttl: float | None = None):
+                 proof_run_ttl: float | None = None, proof_run_purge: float | None = None, orphan_run_ttl: float | None = None):
         self.db = db
         self.proof_run_ttl = proof_run_ttl
+        self.proof_run_purge = proof_run_purge
+        self.orphan_run_ttl = orphan_run_ttl
         self._next_sweep = 0.0
         self.provider_flag, self.model_flag = provider, model
         self.poll = poll
-        self.retry_delay = float(os.environ.get("AGENTSPROOF_GRADE_RETRY_DELAY", "30"))
+        from agentsproof.core.envcfg import env_number
+
+        self.retry_delay = env_number("AGENTSPROOF_GRADE_RETRY_DELAY", 30.0, lo=0, hi=MAX_BACKOFF)
         self._event = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -96,17 +100,25 @@ class GradingWorker:
             log.exception(what)
 
     def _sweep(self) -> None:
-        """Expire proof runs nobody completed (at most every few seconds)."""
+        """Expire proof runs nobody completed and delete rows nobody will use (``cleanup.py``),
+        at most every few seconds."""
         import time
 
-        if self.proof_run_ttl is None or time.monotonic() < self._next_sweep:
+        ttls = [t for t in (self.proof_run_ttl, self.proof_run_purge, self.orphan_run_ttl) if t]
+        if not ttls or time.monotonic() < self._next_sweep:
             return
-        self._next_sweep = time.monotonic() + max(0.5, min(60.0, self.proof_run_ttl / 4))
+        self._next_sweep = time.monotonic() + max(0.5, min(60.0, min(ttls) / 4))
+        from agentsproof.server.cleanup import purge_orphan_runs, purge_proof_runs
         from agentsproof.server.proofs import expire
 
         with self.db.session() as s:
-            if expire(s, self.proof_run_ttl):
-                s.commit()
+            if self.proof_run_ttl is not None:
+                expire(s, self.proof_run_ttl)
+            if self.proof_run_purge is not None:
+                purge_proof_runs(s, self.proof_run_purge)
+            if self.orphan_run_ttl is not None:
+                purge_orphan_runs(s, self.orphan_run_ttl)
+            s.commit()
 
     def _claim(self) -> str | None:
         with self.db.session() as s:

@@ -11,7 +11,9 @@ each target adds its credentials and settings, then the targets.yaml ``env``.
 
 **Skills** are staged with :func:`stage_skills`: ``<folder>/<name>/SKILL.md`` plus the
 other files of the skill's folder (regular files, bounded), front matter added when the
-file has none (the CLIs skip a SKILL.md without a name and description).
+file has none (the CLIs skip a SKILL.md without a name and description). The skills of
+``TrialInput.skills`` (activation suites, the plugin arm) are always staged, whatever
+``inject`` says; :func:`offered_note` is the trial's record of how.
 
 **Turns.** :func:`converse` sends the prompt, then each follow-up (``trial.turns``, then
 the simulated user's) within the trial's one timeout; :func:`turns_log` joins the turns'
@@ -127,16 +129,36 @@ def watched_skill(trial: TrialInput) -> str | None:
     return trial.item.skill.name if trial.item.skill is not None else trial.item.name
 
 
+def offered_note(trial: TrialInput, inject: str, how: str) -> str:
+    """What the trial log says about the skills of ``trial.skills`` (activation suites, the
+    plugin arm), ``how`` the target offered them; empty when the trial has none."""
+    names = [s.name for s in installed_skills(trial)] if trial.skills else []
+    if not names:
+        return ""
+    shown = ", ".join(names[:10]) + (f", … ({len(names) - 10} more)" if len(names) > 10 else "")
+    note = f"offered {len(names)} skill{'s' if len(names) != 1 else ''} ({shown}) {how}"
+    if inject == "system":
+        note += "; inject: system puts one skill in the system prompt, so several are staged as skills"
+    return note
+
+
 def stage_skills(skills: list[SkillFile], folder: Path) -> dict[str, Path]:
-    """Write each skill as ``folder/<name>/SKILL.md`` with its folder's files; name → its folder."""
+    """Write each skill as ``folder/<name>/SKILL.md`` with its folder's files; name → its folder.
+    Every write goes through :mod:`agentsproof.core.safepath`: a name that is not one plain
+    path component (``/V/pwn``, ``../x``) is refused, and nothing is written through a link."""
+    from agentsproof.core import safepath
+
     out: dict[str, Path] = {}
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for skill in skills:
+            why = safepath.name_problem(skill.name)
+            if why is not None:
+                raise TargetError(f"cannot stage the skill: its name {why}")
             dest = folder / skill.name
-            if dest.exists():
+            if os.path.lexists(dest):
                 continue  # the same name twice: the first one wins
-            dest.mkdir()
+            safepath.make_dir(folder, skill.name)
             total = 0
             for rel, path in skill.files:
                 if path.is_symlink() or not path.is_file():
@@ -144,12 +166,11 @@ def stage_skills(skills: list[SkillFile], folder: Path) -> dict[str, Path]:
                 total += path.stat().st_size
                 if total > MAX_STAGED_BYTES:
                     break
-                target = Path(os.path.normpath(dest / rel))
-                if not target.is_relative_to(dest):
-                    continue
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(path, target)
-            (dest / "SKILL.md").write_text(with_front_matter(skill), encoding="utf-8")
+                try:
+                    safepath.write_file(dest, rel, safepath.read_file(path, MAX_STAGED_BYTES), exist="fail")
+                except (safepath.UnsafePath, FileExistsError):
+                    continue  # a path that leaves the skill's folder, or a link met on the way
+            safepath.write_file(dest, "SKILL.md", with_front_matter(skill).encode("utf-8"))
             out[skill.name] = dest
     except OSError as exc:
         raise TargetError(f"could not stage the skill: {exc.strerror or exc}") from None

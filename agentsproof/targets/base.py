@@ -76,6 +76,9 @@ class TrialRecord:
     replies: list[str] = field(default_factory=list)
     """The reply to each user message, in order (the last is ``answer``); targets with a
     session fill it, empty means ``[answer]`` (graders with ``turn:`` read it)."""
+    skills_offered: str | None = None
+    """How the target offered ``TrialInput.skills`` (activation suites, the plugin arm), as
+    one line for the trial's record; None: no several skills, or the target does not say."""
 
 
 async def next_user_message(trial: TrialInput, conversation: list[dict[str, str]]) -> str | None:
@@ -124,6 +127,10 @@ class Target(abc.ABC):
     timeout: float | None = None
     """The target's own seconds per trial (targets.yaml ``timeout``), which replaces the
     eval's; None: the eval's ``timeout``."""
+    offers_skills: bool = False
+    """True when the target offers every skill of ``TrialInput.skills`` (activation suites,
+    the plugin arm) to its agent; a target that cannot has those trials errored, never run
+    as if the skills were there."""
 
     async def prepare(self, trial: TrialInput) -> None:
         """Set the workspace up before the agent starts (e.g. install the with-arm's skill).

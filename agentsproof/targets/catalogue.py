@@ -4,7 +4,8 @@ A chat call has no skills to load, so the chat target plays the part an agent's 
 plays (Copilot's ``skill`` tool, Claude Code's ``Skill``): the system message lists every
 installed skill's name and description in an ``<available_skills>`` catalogue and offers a
 ``skill`` tool; the model "calls" it by answering with ``{"skill": "<name>"}`` (or
-``{"skill": null}`` to go on without one). Only the name and description are shown, never the
+``{"skill": null}`` to go on without one; any other reply, or a name that is not installed,
+errors the trial with the reason, never counted as "no skill loaded"). Only the name and description are shown, never the
 body, as a real agent shows them. A chosen skill's text then comes back as the tool's result
 and the model answers with it (skipped when the trial grades nothing: an activation prompt).
 
@@ -21,6 +22,8 @@ import json
 import re
 from typing import Any
 
+from agentsproof.core.errors import TargetError
+from agentsproof.core.scrub import clip
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT, SkillFile
 from agentsproof.model.skillfolder import split_frontmatter
 
@@ -78,8 +81,10 @@ def loaded_message(skill: SkillFile) -> str:
 _OBJECT = re.compile(r"\{.*\}", re.S)
 
 
-def parse_choice(text: str, names: list[str]) -> tuple[str | None, str | None]:
-    """(the skill the reply chose or None, a note when the reply was not a valid choice)."""
+def parse_choice(text: str, names: list[str]) -> str | None:
+    """The skill the reply chose, or None for ``{"skill": null}``; a reply that is not a valid
+    choice (not a JSON object with ``skill``, not a name, a name not installed) raises
+    :class:`TargetError`: the trial is errored with that reason, never counted as "no skill"."""
     try:
         obj = json.loads(text)
     except ValueError:
@@ -89,12 +94,16 @@ def parse_choice(text: str, names: list[str]) -> tuple[str | None, str | None]:
         except ValueError:
             obj = None
     if not isinstance(obj, dict) or "skill" not in obj:
-        return None, "the model's skill choice was not a JSON object with 'skill': no skill loaded"
+        raise _invalid(f"the reply was not a JSON object with 'skill': {clip(' '.join(str(text or '').split()), 80)!r}")
     choice = obj["skill"]
     if choice is None or (isinstance(choice, str) and choice.strip().lower() in ("", "none", "null")):
-        return None, None
+        return None
     if not isinstance(choice, str):
-        return None, "the model's skill choice was not a name: no skill loaded"
+        raise _invalid(f"the model's choice was not a name: {clip(json.dumps(choice, default=str), 80)}")
     if choice.strip() not in names:
-        return None, f"the model chose {choice.strip()[:80]!r}, which is not an installed skill: no skill loaded"
-    return choice.strip(), None
+        raise _invalid(f"the model chose {clip(choice.strip(), 80)!r}, which is not an installed skill ({clip(', '.join(names), 200)})")
+    return choice.strip()
+
+
+def _invalid(why: str) -> TargetError:
+    return TargetError(f"invalid simulated skill choice: {why}", kind="malformed")

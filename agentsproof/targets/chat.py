@@ -21,6 +21,7 @@ MAX_ARGUMENT_CHARS = 2_000
 
 class ChatTarget(Target):
     kind = "chat"
+    offers_skills = True  # the simulated skill tool (targets/catalogue.py)
     name = "chat"
 
     def __init__(self, client: LLMClient, model: str, *, temperature: float | None = None, max_tokens: int | None = None):
@@ -53,15 +54,13 @@ class ChatTarget(Target):
     async def _choose(self, trial: TrialInput) -> TrialRecord:
         """The simulated skill tool: one call to choose, then (when a skill was chosen and
         the trial grades something) one call to answer with it."""
-        from agentsproof.model.results import LogEvent
         from agentsproof.targets import catalogue as cat
 
         skills = [s for s in trial.skills if s.kind == "skill"]
         messages = [{"role": "system", "content": cat.choice_system(skills, trial.system)}, {"role": "user", "content": trial.prompt}]
         # the choice is a short JSON object the simulator reads, not a reply: never cut it off
         first = await self._request(trial, messages, cat.CHOICE_SCHEMA, cap=False)
-        name, note = cat.parse_choice(first.text, [s.name for s in skills])
-        log = [LogEvent(t=first.latency_s, role="info", text=note)] if note else []
+        name = cat.parse_choice(first.text, [s.name for s in skills])  # an invalid choice: an errored trial
         usage, cost, latency, answer = first.usage, first.cost_usd, first.latency_s, first.text
         trajectory = [ToolCall(name=cat.SKILL_TOOL, arguments=f'{{"skill": "{name}"}}')] if name else []
         if name is not None and trial.item.case_at(trial.index).graders:
@@ -74,7 +73,7 @@ class ChatTarget(Target):
         chosen = trial.skill is not None and name == trial.skill.name
         return TrialRecord(answer=answer, trajectory=trajectory, usage=usage, cost_usd=cost, latency_s=latency,
                            cached=first.cached, skill_used=chosen if trial.skill is not None else None,
-                           skills_invoked=[name] if name else [], log=log)
+                           skills_invoked=[name] if name else [])
 
     async def run(self, trial: TrialInput) -> TrialRecord:
         """One chat call; in a multi-turn trial, one more per user message (``turns``, then

@@ -18,7 +18,10 @@ one). ``inject: skill``: the skill is installed the way a user installs it, as
 ``$CLAUDE_CONFIG_DIR/skills/<name>/`` with its folder, listed to the model and loaded with
 the ``Skill`` tool (added to the tools); an agent item becomes a custom agent (``--agents``)
 selected for the session (``--agent``). Both keep the generic system prompt. Every skill of
-``TrialInput.skills`` is installed the same way.
+``TrialInput.skills`` (activation suites, the plugin arm) is installed the same way whatever
+``inject`` says (a system prompt holds one skill, not a choice among several), with the
+Skill tool and the arm's own system prompt (the generic one, or an agent's in its plugin
+arm); the trial log says how they were offered.
 
 **Tools and permissions.** ``tools`` are the only built-in tools offered (``--tools``) and
 are pre-approved (``--allowedTools``); ``permission_mode`` (default ``acceptEdits``) decides
@@ -33,7 +36,7 @@ summed over the turns and the conversation goes to the trial log.
 **Recorded.** The answer (the ``result``), every tool call with its result, outcome and
 latency, tokens (cache reads and writes included) and the cost Claude Code reports;
 ``skill_used``/``skills_invoked`` from the ``Skill`` tool calls and from tool calls that
-name a file of a staged skill (``inject: system``: True in the with-arm).
+name a file of a staged skill (``inject: system``, one skill: True in the with-arm).
 """
 
 from __future__ import annotations
@@ -44,14 +47,14 @@ import uuid
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.core.procgroup import Outcome
 from agentsproof.llm.base import url_secrets
 from agentsproof.model.graders import FieldError, Strict
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT
-from agentsproof.model.results import Usage
+from agentsproof.model.results import LogEvent, Usage
 from agentsproof.model.skillfolder import split_frontmatter
 from agentsproof.targets.agent_cli import (
     AgentCliTarget,
@@ -63,6 +66,7 @@ from agentsproof.targets.agent_cli import (
     find_program,
     installed_skills,
     loopback_port,
+    offered_note,
     read_json_lines,
     run_cli,
     stage_skills,
@@ -71,7 +75,7 @@ from agentsproof.targets.agent_cli import (
 )
 from agentsproof.targets.base import TargetError, TrialInput, TrialRecord, agent_model
 from agentsproof.targets.claude_stream import SKILL_TOOL, ClaudeStream
-from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, TARGETS_FILE
+from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, TARGETS_FILE, env_mapping
 
 ENV_CLI_PATH = "CLAUDE_CLI_PATH"
 HINT_CLI = "install Claude Code: npm install -g @anthropic-ai/claude-code (or set CLAUDE_CLI_PATH to the claude binary)"
@@ -114,6 +118,11 @@ class ClaudeCodeTargetSpec(Strict):
     sandbox: bool = Field(False, strict=True, description="Run under bubblewrap: workspace read-write, no network but the API's loopback port.")
     loopback_ports: list[Annotated[int, Field(ge=1, le=65535, strict=True)]] = Field(default_factory=list, max_length=32)
 
+    @field_validator("env")
+    @classmethod
+    def _env(cls, value: dict[str, str]) -> dict[str, str]:
+        return env_mapping(value)
+
     @model_validator(mode="after")
     def _ports_need_sandbox(self) -> ClaudeCodeTargetSpec:
         if self.loopback_ports and not self.sandbox:
@@ -127,6 +136,7 @@ class ClaudeCodeTarget(AgentCliTarget):
     """Its targets.yaml entry (``type: claude-code``)."""
     kind = "claude-code"
     uses_workspace = True
+    offers_skills = True
 
     def __init__(self, name: str, spec: ClaudeCodeTargetSpec, shown: ClaudeCodeTargetSpec | None = None, *,
                  model: str | None = None, source: str = TARGETS_FILE):
@@ -203,6 +213,9 @@ class ClaudeCodeTarget(AgentCliTarget):
             turns, follow_ups, self._secrets,
             lambda stream: [f"kept the first tool calls, dropped {stream.dropped}"] if stream.dropped else [],
         )
+        offered = offered_note(trial, self.spec.inject, "as Claude Code skills ($CLAUDE_CONFIG_DIR/skills/<name>/SKILL.md, the Skill tool)")
+        if offered:
+            log.insert(0, LogEvent(t=0.0, role="info", text=offered))
         usage = Usage()
         for stream, _, _ in turns:
             usage = usage + stream.usage()
@@ -214,7 +227,7 @@ class ClaudeCodeTarget(AgentCliTarget):
         return TrialRecord(
             answer=(last.answer() or "").strip(), trajectory=trajectory, usage=usage, cost_usd=cost,
             latency_s=latency, skill_used=used, skills_invoked=names, log=log,
-            replies=[(stream.answer() or "").strip() for stream, _, _ in turns],
+            replies=[(stream.answer() or "").strip() for stream, _, _ in turns], skills_offered=offered or None,
         )
 
     # -- set-up ----------------------------------------------------------------
@@ -230,8 +243,10 @@ class ClaudeCodeTarget(AgentCliTarget):
             (harness.config / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
         except OSError as exc:
             raise TargetError(f"cannot prepare Claude Code's config folder: {exc.strerror or exc}") from None
-        if self.spec.inject != "skill":
+        if self.spec.inject != "skill" and not trial.skills:
             return {}
+        # several skills (activation suites, the plugin arm) are staged whatever ``inject`` says:
+        # a system prompt holds one skill, not a choice among them
         return stage_skills(installed_skills(trial), harness.config / "skills")
 
     def _agent(self, trial: TrialInput) -> dict[str, Any] | None:
@@ -246,7 +261,9 @@ class ClaudeCodeTarget(AgentCliTarget):
         tools = list(dict.fromkeys(self.spec.tools))
         if staged:
             tools = list(dict.fromkeys([*tools, SKILL_TOOL]))
-        system = trial.system if self.spec.inject == "system" else BASELINE_SYSTEM_PROMPT
+        system = trial.system if self.spec.inject == "system" and not trial.skills else BASELINE_SYSTEM_PROMPT
+        if trial.skills and trial.item.kind == "agent" and trial.arm == "plugin":
+            system = trial.system  # an agent's plugin arm: the agent's text, its plugin's skills offered
         argv = [
             self.cli, "-p", "--output-format", "stream-json", "--verbose",
             "--resume" if resume else "--session-id", session,
@@ -279,7 +296,7 @@ class ClaudeCodeTarget(AgentCliTarget):
         return [*self.spec.loopback_ports, *([port] if port else [])]
 
     def _skill_use(self, trial: TrialInput, stream: ClaudeStream) -> tuple[bool, list[str]]:
-        if self.spec.inject == "system":
+        if self.spec.inject == "system" and not trial.skills:
             skill = trial.skill if trial.with_skill else None
             return (skill is not None, [skill.name] if skill is not None and skill.kind != "agent" else [])
         agent = self._agent(trial)

@@ -17,7 +17,9 @@ one, Codex's own OpenAI provider with that key.
 Codex's base instructions (``model_instructions_file``); the baseline gets the generic one.
 ``inject: skill``: the skill is installed where Codex loads a user's skills,
 ``$CODEX_HOME/skills/<name>/`` with its folder; Codex lists it to the model, which reads
-its SKILL.md when it decides to. Every skill of ``TrialInput.skills`` is installed too.
+its SKILL.md when it decides to. Every skill of ``TrialInput.skills`` (activation suites,
+the plugin arm) is installed so whatever ``inject`` says, with the arm's own instructions
+(the generic ones, or an agent's), and the trial log says how they were offered.
 Codex has no custom agents: an agent item's text replaces the base instructions either way.
 
 **Sandbox.** ``sandbox_mode`` and ``approval_policy`` are Codex's own (approval defaults
@@ -35,7 +37,7 @@ turns and the conversation goes to the trial log.
 **Recorded.** The answer (the last agent message), every command, file change, MCP call
 and web search with its output and outcome, tokens (cached input included); no cost
 (Codex reports none). ``skill_used``/``skills_invoked`` from commands and file changes that
-name a file of a staged skill (``inject: system``: True in the with-arm).
+name a file of a staged skill (``inject: system``, one skill: True in the with-arm).
 """
 
 from __future__ import annotations
@@ -45,14 +47,14 @@ import os
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from agentsproof.core.errors import InputError, ProviderUnavailable
 from agentsproof.core.procgroup import Outcome
 from agentsproof.llm.base import scrub, url_secrets
 from agentsproof.model.graders import FieldError, Strict
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT
-from agentsproof.model.results import Usage
+from agentsproof.model.results import LogEvent, Usage
 from agentsproof.targets.agent_cli import (
     AgentCliTarget,
     Harness,
@@ -63,6 +65,7 @@ from agentsproof.targets.agent_cli import (
     find_program,
     installed_skills,
     loopback_port,
+    offered_note,
     read_json_lines,
     run_cli,
     stage_skills,
@@ -71,7 +74,7 @@ from agentsproof.targets.agent_cli import (
 )
 from agentsproof.targets.base import TargetError, TrialInput, TrialRecord, agent_model
 from agentsproof.targets.codex_events import CodexEvents
-from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, TARGETS_FILE
+from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, TARGETS_FILE, env_mapping, http_url
 
 ENV_CLI_PATH = "CODEX_CLI_PATH"
 HINT_CLI = "install Codex: npm install -g @openai/codex (or set CODEX_CLI_PATH to the codex binary)"
@@ -105,10 +108,29 @@ class CodexTargetSpec(Strict):
     env: dict[str, str] = Field(default_factory=dict, description="Extra environment variables ('${VAR}' allowed).")
     timeout: float | None = Field(None, gt=0, le=MAX_TARGET_TIMEOUT, allow_inf_nan=False)
 
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        return None if value is None else http_url(value)
+
+    @field_validator("env")
+    @classmethod
+    def _env(cls, value: dict[str, str]) -> dict[str, str]:
+        return env_mapping(value)
+
     @model_validator(mode="after")
     def _ports_need_sandbox(self) -> CodexTargetSpec:
         if self.loopback_ports and self.sandbox is False:
             raise FieldError("loopback_ports", "only applies with the sandbox")
+        return self
+
+    @model_validator(mode="after")
+    def _key_is_set(self, info: Any) -> CodexTargetSpec:
+        """Once expanded for a run (:meth:`TargetDef.expanded`), the key's variable must be
+        set: Codex would otherwise retry for minutes before each trial errors."""
+        if (info.context or {}).get("expanded") and not (os.environ.get(self.api_key_env) or "").strip():
+            state = "is empty" if self.api_key_env in os.environ else "is not set"
+            raise FieldError("api_key_env", f"environment variable {self.api_key_env} {state} (Codex reads the API key from it)")
         return self
 
 
@@ -118,6 +140,7 @@ class CodexTarget(AgentCliTarget):
     """Its targets.yaml entry (``type: codex``)."""
     kind = "codex"
     uses_workspace = True
+    offers_skills = True
 
     def __init__(self, name: str, spec: CodexTargetSpec, shown: CodexTargetSpec | None = None, *,
                  model: str | None = None, source: str = TARGETS_FILE):
@@ -212,6 +235,9 @@ class CodexTarget(AgentCliTarget):
         log, trajectory, invoked, latency = turns_log(
             turns, follow_ups, self._secrets, lambda seen: ["codex: " + w for w in seen.warnings if w],
         )
+        offered = offered_note(trial, self.spec.inject, "as Codex skills ($CODEX_HOME/skills/<name>/SKILL.md)")
+        if offered:
+            log.insert(0, LogEvent(t=0.0, role="info", text=offered))
         usage = Usage()
         for seen, _, _ in turns:
             usage = usage + seen.usage
@@ -219,21 +245,24 @@ class CodexTarget(AgentCliTarget):
         last.invoked = invoked
         used, names = self._skill_use(trial, last)
         return TrialRecord(answer=(last.answer() or "").strip(), trajectory=trajectory, usage=usage, latency_s=latency,
-                           skill_used=used, skills_invoked=names, log=log, replies=[(seen.answer() or "").strip() for seen, _, _ in turns])
+                           skill_used=used, skills_invoked=names, log=log, replies=[(seen.answer() or "").strip() for seen, _, _ in turns],
+                           skills_offered=offered or None)
 
     # -- set-up ----------------------------------------------------------------
 
     def _install(self, trial: TrialInput, harness: Harness) -> dict[str, Path]:
         """CODEX_HOME: config.toml, the base instructions, and the skills of ``inject: skill``."""
         instructions = harness.root / "instructions.md"
-        text = trial.system if self.spec.inject == "system" or _agent(trial) else BASELINE_SYSTEM_PROMPT
+        # several skills (activation, the plugin arm): the arm's own text (generic, or an agent's)
+        text = trial.system if self.spec.inject == "system" or _agent(trial) or trial.skills else BASELINE_SYSTEM_PROMPT
         try:
             instructions.write_text(text, encoding="utf-8")
             (harness.config / "config.toml").write_text(self._config(instructions), encoding="utf-8")
         except OSError as exc:
             raise TargetError(f"cannot prepare Codex's home: {exc.strerror or exc}") from None
-        if self.spec.inject != "skill":
+        if self.spec.inject != "skill" and not trial.skills:
             return {}
+        # several skills are staged whatever ``inject`` says: instructions hold one skill, not a choice
         return stage_skills(installed_skills(trial), harness.config / "skills")
 
     def _config(self, instructions: Path) -> str:
@@ -278,7 +307,7 @@ class CodexTarget(AgentCliTarget):
         return [*self.spec.loopback_ports, *([port] if port else [])]
 
     def _skill_use(self, trial: TrialInput, seen: CodexEvents) -> tuple[bool, list[str]]:
-        if self.spec.inject == "system" or _agent(trial):
+        if (self.spec.inject == "system" and not trial.skills) or _agent(trial):
             skill = trial.skill if trial.with_skill else None
             return (skill is not None, [skill.name] if skill is not None and skill.kind != "agent" else [])
         watched = watched_skill(trial)

@@ -140,6 +140,7 @@ class CommandTarget(Target):
     """Its targets.yaml entry (``type: command``)."""
     kind = "command"
     uses_workspace = True
+    offers_skills = True
 
     def __init__(self, name: str, spec: CommandTargetSpec, shown: CommandTargetSpec, *, model: str | None = None, source: str = TARGETS_FILE):
         """``spec`` has ``${VAR}`` expanded; ``shown`` is as written (for reports).

@@ -58,6 +58,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from agentsproof.core.errors import ProviderUnavailable
+from agentsproof.core.safepath import UnsafePath
 from agentsproof.core.units import seconds
 from agentsproof.llm.base import LLMError
 from agentsproof.llm.copilot import TOKEN_ENVS, CopilotClient, copilot_status, login_source
@@ -93,6 +94,7 @@ class CopilotTarget(Target):
     """Its targets.yaml entry (``type: copilot``)."""
     kind = "copilot"
     uses_workspace = True
+    offers_skills = True
 
     def __init__(
         self, name: str, spec: CopilotTargetSpec, shown: CopilotTargetSpec | None = None, *, model: str | None = None,
@@ -281,7 +283,7 @@ class CopilotTarget(Target):
                 _stage_one(root, skill)
         except OSError as exc:
             shutil.rmtree(root, ignore_errors=True)
-            raise TargetError(f"could not stage the skill for Copilot: {exc}") from None
+            raise TargetError(f"could not stage the skill for Copilot: {exc.strerror if isinstance(exc, UnsafePath) else exc}") from None
         return root
 
     def _skill_used(self, trial: TrialInput, staged: Path | None, events: AgentEventCollector, arguments: list[str]) -> bool:
@@ -301,20 +303,25 @@ class CopilotTarget(Target):
 
 
 def _stage_one(root: Path, skill: SkillFile) -> None:
+    """``root/<name>/SKILL.md`` and the skill's files, through :mod:`agentsproof.core.safepath`
+    (a name that is not one plain path component is refused; no link is written through)."""
+    from agentsproof.core import safepath
+
+    why = safepath.name_problem(skill.name)
+    if why is not None:
+        raise safepath.UnsafePath(f"its name {why}")
     folder = root / skill.name
-    folder.mkdir()
+    folder.mkdir()  # root is a fresh private folder; a name given twice is refused here
     total = 0
     for rel, path in skill.files:
         total += path.stat().st_size
         if total > MAX_STAGED_BYTES:
             break
-        dest = folder / rel
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, dest)
+        safepath.write_file(folder, rel, safepath.read_file(path, MAX_STAGED_BYTES), exist="fail")
     text = skill.text
     if not split_frontmatter(text)[0]:  # Copilot skips a SKILL.md without front matter
         text = f"---\nname: {skill.name}\n---\n{text}"
-    (folder / "SKILL.md").write_text(text, encoding="utf-8")
+    safepath.write_file(folder, "SKILL.md", text.encode("utf-8"))
 
 
 def _invoked(events: AgentEventCollector, staged: Path | None) -> list[str] | None:

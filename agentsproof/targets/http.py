@@ -45,7 +45,7 @@ from agentsproof.model.graders import FieldError, Strict
 from agentsproof.model.results import LogEvent, ToolCall
 from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord
 from agentsproof.targets.http_reply import lookup, openai_usage, overlap, put, tool_call
-from agentsproof.targets.spec import ENV_REF, MAX_TARGET_TIMEOUT
+from agentsproof.targets.spec import ENV_REF, MAX_TARGET_TIMEOUT, http_url
 
 SOURCE = "targets.yaml"
 RETRY_STATUS = frozenset({408, 429, 502, 503, 504})
@@ -80,9 +80,8 @@ class HttpTargetSpec(Strict):
     @field_validator("url", "with_url")
     @classmethod
     def _http(cls, value: str | None) -> str | None:
-        if value is not None and not ENV_REF.search(value) and not re.match(r"^https?://", value):
-            raise ValueError(f"{value!r} is not an http:// or https:// URL")
-        return value
+        # scheme, host and port; a ${VAR} URL is checked again once expanded (TargetDef.expanded)
+        return None if value is None else http_url(value)
 
     @field_validator("token_env")
     @classmethod

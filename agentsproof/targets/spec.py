@@ -29,6 +29,33 @@ def relative(value: str | None) -> str | None:
         raise ValueError(str(exc)) from None
 
 
+def http_url(value: str) -> str:
+    """``value`` when it is an http(s) URL a client can connect to; ValueError saying what
+    is wrong (without quoting it: once ``${VAR}`` is expanded it may hold a secret).
+    A value still holding a ``${VAR}`` reference is checked once it is expanded."""
+    from urllib.parse import urlsplit
+
+    if ENV_REF.search(value):
+        return value
+    if any(ch.isspace() or not ch.isprintable() for ch in value):
+        raise ValueError("is not a URL: it holds a space or a control character")
+    try:
+        parts = urlsplit(value)
+        scheme, host, port = parts.scheme.lower(), parts.hostname, parts.port
+    except ValueError as exc:
+        what = str(exc)
+        if "range" in what:
+            raise ValueError(f"has a port outside 1..65535 ({what})") from None
+        raise ValueError(f"is not a valid URL ({what})") from None
+    if scheme not in ("http", "https"):
+        raise ValueError("is not an http:// or https:// URL")
+    if not host:
+        raise ValueError("has no host (expected http://HOST[:PORT]/...)")
+    if port is not None and not 1 <= port <= 65535:
+        raise ValueError(f"has port {port}, outside 1..65535")
+    return value
+
+
 def env_mapping(env: dict[str, str]) -> dict[str, str]:
     """A target's ``env``, checked at load: every key a name a process environment can hold
     (not empty, no ``=``, no NUL) and no value with a NUL (which no process can be given).
@@ -65,7 +92,8 @@ class TargetDef:
         written = self.spec.model_dump(by_alias=True)
         data = _expand(written, self.source, self.name, self.folder)
         try:
-            return type(self.spec).model_validate(data)
+            # ``expanded``: the checks that need the run's environment (a key's variable set)
+            return type(self.spec).model_validate(data, context={"expanded": True})
         except ValidationError as exc:
             field, msg = format_validation_error(exc)
             raise InputError(self.source, f"{self.name}.{field}", _expanded_reason(written, field, msg)) from None

@@ -64,7 +64,8 @@ def parse_trace(path: Path, workspace: Path, mentions: list[str], skill_name: st
     One JSON object a line: ``tool``/``name``; ``arguments``/``args``/``input`` (text, or
     any JSON, kept as JSON text); ``result``/``output`` (summarised); ``latency_s`` or
     ``duration_ms``; ``ok`` or ``error``. ``{"type": "skill", "name": ...}`` (the name
-    optional) and ``{"skill_used": true}`` mark the skill as used, as does any step whose
+    optional), ``{"skill": "<its name>"}`` and ``{"skill_used": true}`` mark the skill as
+    used (``{"skill": "<another name>"}`` is another skill's load, not malformed), as does any step whose
     arguments or result mention the installed skill file. Malformed lines are skipped and
     counted in a note; at most :data:`MAX_TRACE_STEPS` steps and :data:`MAX_TRACE_BYTES`."""
     inside = workspace if path.is_relative_to(workspace) else path.parent
@@ -90,6 +91,10 @@ def parse_trace(path: Path, workspace: Path, mentions: list[str], skill_name: st
             used = True
         if obj.get("type") == "skill":
             used = used or obj.get("name") in (None, skill_name) or any(m and m in line for m in mentions)
+            continue
+        if "skill" in obj and _first(obj, "tool", "name") is None:  # {"skill": "<name>"}: a load (skills_in_trace)
+            loaded = obj["skill"]
+            used = used or (isinstance(loaded, str) and loaded.strip() == skill_name)
             continue
         name = _first(obj, "tool", "name")
         if not isinstance(name, str) or not name.strip():

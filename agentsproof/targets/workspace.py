@@ -85,7 +85,9 @@ class Workspaces:
         self._made: dict[Path, tuple[int, int]] = {}
         try:
             if keep_in is not None:
-                keep_in.mkdir(parents=True, exist_ok=True)
+                from agentsproof.core.safepath import make_dir
+
+                make_dir(keep_in.parent, keep_in.name)  # a symlink planted as <report>.workspaces is refused
                 stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
                 self.root = Path(tempfile.mkdtemp(prefix=f"run-{stamp}-", dir=keep_in)).resolve()
             else:

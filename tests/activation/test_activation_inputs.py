@@ -14,6 +14,7 @@ from openai_server import skill_loader
 from plugins import write_plugin
 
 from agentsproof.formats.activation import load_plugin_suites
+from agentsproof.targets.base import TargetError
 from agentsproof.targets.catalogue import parse_choice
 
 
@@ -74,17 +75,40 @@ def test_provider_failures_are_errored_trials_with_their_reason(byok_env, cli, t
     assert report["errored"] == 1 and code == 0 and "1 errored" in out
 
 
-@pytest.mark.parametrize("reply, chosen, noted", [
-    ('{"skill": "a"}', "a", False),
-    ('{"skill": null}', None, False),
-    ('Sure! {"skill": "b"} is best.', "b", False),
-    ('{"skill": "zzz"}', None, True),
-    ("I would use a.", None, True),
-    ('{"skill": 3}', None, True),
+@pytest.mark.parametrize("reply, chosen", [
+    ('{"skill": "a"}', "a"),
+    ('{"skill": null}', None),
+    ('Sure! {"skill": "b"} is best.', "b"),
 ])
-def test_the_simulated_skill_tool_reads_the_models_choice(reply, chosen, noted):
-    name, note = parse_choice(reply, ["a", "b"])
-    assert name == chosen and (note is not None) == noted
+def test_the_simulated_skill_tool_reads_the_models_choice(reply, chosen):
+    assert parse_choice(reply, ["a", "b"]) == chosen
+
+
+@pytest.mark.parametrize("reply, why", [
+    ('{"skill": "fake evidence"}', "the model chose 'fake evidence', which is not an installed skill (a, b)"),
+    ("I would use a.", "not a JSON object with 'skill'"),
+    ('{"skill": 3}', "not a name: 3"),
+])
+def test_an_invalid_simulated_choice_is_an_error_not_no_skill(reply, why):
+    with pytest.raises(TargetError, match="invalid simulated skill choice") as info:
+        parse_choice(reply, ["a", "b"])
+    assert why in str(info.value)
+
+
+def test_an_invalid_choice_errors_the_trial_and_every_report_names_it(byok_env, cli, tmp_path):
+    byok_env.add(Rule(reply='{"skill": "fake evidence"}', user_contains="haiku"), Rule(reply=skill_loader()))
+    code, out, err = cli(["activation", write_plugin(tmp_path), "--model", "m", "--output", tmp_path / "runs"])
+    assert code == 0, err
+    folder = tmp_path / "runs" / "tables-plugin"
+    report = read_json(folder / "tables-plugin-activation.json")
+    bad = [t for t in report["trial_log"] if t["error"]]
+    assert bad and all("haiku" in t["prompt"]["text"] and t["fired"] is None for t in bad)
+    reason = "invalid simulated skill choice: the model chose 'fake evidence', which is not an installed skill"
+    assert all(reason in t["error"] for t in bad) and report["errored"] == len(bad)
+    for page in ("tables-plugin-activation.md", "tables-plugin-activation.html"):
+        text = (folder / page).read_text()
+        assert "Errored trials" in text and f"{len(bad)} × " in text and "fake evidence" in text, page
+    assert "Errored trials" in out and "fake evidence" in out  # the terminal shows the Markdown
 
 
 def test_plan_counts_the_plugin_arm(byok_env, cli, tmp_path):

@@ -123,3 +123,23 @@ def test_command_agent_plugin_arm_installs_every_skill(cli, tmp_path):
     assert all(t["skills_invoked"] == ["table-digest"] for t in item["plugin_arm"]["trials"])
     # six trials per arm (the eval's default): enough for the interval to leave 0
     assert item["interference"]["verdict"] == "interferes" and item["interference"]["siblings_loaded"] == {"table-digest": 6}
+
+
+def test_a_target_that_cannot_offer_skills_errors_the_plugin_arm_and_activation(byok_env, cli, tmp_path):
+    plugin = plugin_with_task(tmp_path, planted=False)
+    targets = tmp_path / "targets.yaml"  # an http agent takes one skill text, never a choice among several
+    targets.write_text(yaml.safe_dump({"web": {"type": "http", "url": "http://127.0.0.1:9/ask", "skill_field": "skill"}}))
+    out_dir = tmp_path / "runs"
+    code, out, err = cli(["eval", plugin / "skills" / "csv-summary" / "eval.yaml", "--target", "web", "--targets", targets,
+                          "--trials", "2", "--arms", "baseline,skill,plugin", "--output", out_dir, "--junit", tmp_path / "junit.xml"])
+    item = read_json(next(out_dir.rglob("*-eval.json")))["items"][0]
+    reason = "the http target cannot offer the plugin's skills to its agent, so it cannot run the plugin arm"
+    assert item["plugin_arm"]["trials"] and all(t["status"] == "errored" for t in item["plugin_arm"]["trials"])
+    assert all(t["error"] == reason for t in item["plugin_arm"]["trials"])
+    assert item["interference"]["verdict"] == "unknown"
+    assert reason in (tmp_path / "junit.xml").read_text()
+    code, out, err = cli(["activation", plugin, "--target", "web", "--targets", targets, "--output", out_dir])
+    report = read_json(out_dir / "tables-plugin" / "tables-plugin-activation.json")
+    assert report["errored"] == report["trials"] > 0
+    assert all("the http target cannot offer several skills" in t["error"] for t in report["trial_log"])
+    assert code == 30 and "every activation trial errored" in err

@@ -16,8 +16,21 @@ def _files_outside(tmp_path: Path, output: Path) -> list[Path]:
     return [p for p in tmp_path.rglob("*.html") if not p.resolve().is_relative_to(output.resolve())]
 
 
-@pytest.mark.parametrize("name", ["../../escaped", "/tmp/agentsproof-absolute-name", "a/b\\c", "..", "   "])
-def test_hostile_item_names_stay_inside_output(name, byok_env, tmp_path):
+@pytest.mark.parametrize("name", ["../../escaped", "/tmp/agentsproof-absolute-name", "a/b\\c", "..", "   ", "two\nlines"])
+def test_hostile_item_names_are_refused_at_load(name, byok_env, tmp_path):
+    plugin = make_plugin(tmp_path / "src", skills={"s": {"eval": simple_eval(name=name)}})
+    out = tmp_path / "work" / "runs"
+    code, _, err = run_cli(["eval", plugin / "skills" / "s" / "eval.yaml", "--model", "m", "--output", out])
+    assert code == 30, err
+    line = err.strip()
+    assert "\n" not in line and "eval.yaml: name:" in line and "Traceback" not in err
+    assert not out.exists() and not _files_outside(tmp_path, out)
+    assert not Path("/tmp/agentsproof-absolute-name-eval.html").exists()
+    assert byok_env.requests == [], "refused before any model call"
+
+
+@pytest.mark.parametrize("name", ["weird: name*?", "ünïcode name", "-.-"])
+def test_odd_item_names_stay_inside_output(name, byok_env, tmp_path):
     plugin = make_plugin(tmp_path / "src", skills={"s": {"eval": simple_eval(name=name)}})
     out = tmp_path / "work" / "runs"
     code, _, err = run_cli(["eval", plugin / "skills" / "s" / "eval.yaml", "--model", "m", "--output", out])
@@ -25,7 +38,6 @@ def test_hostile_item_names_stay_inside_output(name, byok_env, tmp_path):
     written = sorted(p for p in out.rglob("*") if p.is_file())
     assert len(written) == 5 and all(p.resolve().is_relative_to(out.resolve()) for p in written)  # md, json, html, journal, history copy
     assert not _files_outside(tmp_path, out)
-    assert not Path("/tmp/agentsproof-absolute-name-eval.html").exists()
 
 
 def test_existing_symlink_at_a_report_path_is_replaced_not_followed(byok_env, tmp_path):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime as dt
+import json
 import logging
 import time
 
@@ -187,14 +188,29 @@ def test_wrong_key_never_raises_and_never_logs_the_key(rec, tmp_path, caplog):
     assert KEY not in repr(ap)
 
 
-def test_a_run_the_server_rejects_is_not_spooled(rec, tmp_path):
+def test_a_run_the_server_refuses_is_spooled_never_dropped(rec, tmp_path):
     rec.fail[("POST", r"/api/runs")] = 404  # e.g. an unknown golden_id
     ap = AgentsProof(api_key=KEY, base_url=rec.base_url, spool_dir=tmp_path)
-    run = ap.start_run(project_slug="p", golden_id="nope")
+    run = ap.start_run(project_slug="p", golden_id="nope", client_run_id="refused-run")
     run.log_step({"type": "tool_call", "name": "s"})
     res = run.complete("out")
     assert res["publicUrl"] is None and "404" in res["error"]
-    assert rec.of("POST", r"/api/runs/.*") == [] and list(tmp_path.glob("*.json")) == []
+    assert len(rec.of("POST", r"/api/runs")) == 1  # refused for good: not sent again as is
+    assert rec.of("POST", r"/api/runs/.*") == [] and res["spooled"] == str(tmp_path / "refused-run.json")
+    record = json.loads((tmp_path / "refused-run.json").read_text())
+    assert record["completed"] is True and record["output"] == "out" and [s["name"] for s in record["steps"]] == ["s"]
+
+
+def test_a_step_the_server_refuses_is_spooled_and_the_run_still_completes(rec, tmp_path):
+    rec.fail[("POST", r"/api/runs/run-1/steps")] = 422
+    ap = AgentsProof(api_key=KEY, base_url=rec.base_url, spool_dir=tmp_path)
+    run = ap.start_run(project_slug="p", client_run_id="step-refused")
+    run.log_step({"type": "tool_call", "name": "s", "output": "kept"})
+    res = run.complete("out")
+    assert res["publicUrl"] and res["spooled"] == str(tmp_path / "step-refused.json")
+    record = json.loads((tmp_path / "step-refused.json").read_text())
+    assert record["remoteRunId"] == "run-1" and record["completed"] is False
+    assert [s["output"] for s in record["steps"]] == ["kept"] and "422" in record["reason"]
 
 
 def test_base_url_from_env_then_default(monkeypatch, rec, tmp_path):

@@ -54,10 +54,11 @@ def test_burst_of_concurrent_steps_is_stored(backend, request, tmp_path):
                 assert len(json.loads(resp.read())["steps"]) == STEPS
 
 
-def test_a_client_run_id_creates_one_run(tmp_path):
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_client_run_id_creates_one_run(backend, request, tmp_path):
     """An SDK that retries POST /runs after a timeout (or a sync that uploads twice) gets
     the run it already created, concurrently too."""
-    with running_server(tmp_path) as srv:
+    with running_server(tmp_path, db_url=make_db_url(request, backend, tmp_path)) as srv:
         key = srv.create_key("idem")
 
         def create(client_run_id: str | None) -> str:

@@ -207,3 +207,38 @@ def test_cross_site_form_posts_are_refused(site):
     assert site.cli("golden", "list", "--project", "shop").stdout == before
     ok = httpx.post(site.root_url + "/projects/shop/goldens", data=form, headers={"Origin": site.root_url})
     assert ok.status_code == 303
+
+
+def test_api_docs_page_renders_offline(site, browser):
+    """/api/docs needs nothing but this server: every request that would leave loopback is
+    refused and recorded, and the page still shows every route and schema."""
+    ctx = browser.new_context()
+    outside: list[str] = []
+
+    def gate(route):
+        url = route.request.url
+        if url.startswith(site.root_url + "/"):
+            return route.continue_()
+        outside.append(url)
+        return route.abort()
+
+    ctx.route("**/*", gate)
+    pg = ctx.new_page()
+    errors: list[str] = []
+    pg.on("console", lambda m: errors.append(m.text) if m.type in ("error", "warning") else None)
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        resp = pg.goto(site.root_url + "/api/docs")
+        assert resp is not None and resp.status == 200
+        assert outside == [] and errors == []
+        assert pg.locator("script").count() == 0
+        assert pg.locator("h1").inner_text().startswith("AgentsProof server")
+        routes = pg.locator("#routes").inner_text()
+        for method, path in (("POST", "/api/runs"), ("POST", "/api/runs/{run_id}/steps"), ("GET", "/api/proof-suites/{suite_slug}/cases")):
+            assert method in routes and path in routes, routes
+        run_create = pg.locator("#schema-RunCreate").inner_text()
+        assert "clientRunId" in run_create and "maxLength 200" in run_create
+        pg.click("a:has-text('/api/runs/{run_id}/complete')")
+        assert pg.locator(".op:target").count() == 1
+    finally:
+        ctx.close()

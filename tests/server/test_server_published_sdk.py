@@ -14,6 +14,7 @@ import textwrap
 import zipfile
 
 import pytest
+from pg import make_db_url, pg_cluster  # noqa: F401 - fixture
 from server_helpers import api, wait_grade
 
 from serverkit import running_server
@@ -111,3 +112,34 @@ def test_published_python_sdk_round_trip(tmp_path, published_sdk):
         assert "Proof case: adds" in linked and "1 run(s)" in linked
         page = httpx.get(suite["publicUrl"]).text
         assert "adds" in page and "explodes" in page and "handler failed" in page and "not approved" not in page
+
+
+REPEAT = """
+import json, sys
+sys.path.insert(0, {site!r})
+from agentsproof import AgentsProof
+
+ap = AgentsProof(api_key={key!r}, base_url={base!r})
+run = ap.start_run(project_slug="shop", input="q", label="created twice")
+first = run.remote_run_id
+kwargs = dict(project_slug="shop", input="q", label="created twice", golden_id=None, goal=None, expected_output=None, expected_behavior=None,
+              success_criteria=None, trace_assertions=None, failure_modes=None, metadata={{}})
+run._init_remote(**kwargs)  # the SDK's own create request, sent again with its clientRunId (a retry)
+print(json.dumps({{"client_run_id": run.run_id, "first": first, "second": run.remote_run_id}}))
+"""
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_published_sdk_create_repeated_with_its_client_run_id_is_one_run(backend, request, tmp_path, published_sdk):
+
+    with running_server(tmp_path, db_url=make_db_url(request, backend, tmp_path)) as srv:
+        key = srv.create_key("shop")
+        code = REPEAT.format(site=str(published_sdk), key=key, base=srv.base_url)
+        res = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        assert res.returncode == 0, res.stderr
+        out = json.loads(res.stdout.strip().splitlines()[-1])
+        assert out["first"] == out["second"]
+        with api(srv, key) as c:
+            assert c.get(f"runs/{out['first']}").json()["clientRunId"] == out["client_run_id"]
+            again = c.post("runs", json={"projectSlug": "shop", "clientRunId": out["client_run_id"], "input": "q"})
+            assert again.json()["runId"] == out["first"]

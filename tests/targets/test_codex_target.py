@@ -182,6 +182,7 @@ def test_a_missing_cli_is_refused_before_the_run(monkeypatch, tmp_path):
     from agentsproof.core.errors import ProviderUnavailable
 
     monkeypatch.setenv("CODEX_CLI_PATH", str(tmp_path / "nope"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # an unset key is refused first (tests/cli/test_bad_input_round3.py)
     with pytest.raises(ProviderUnavailable, match="target 'agent' \\(codex\\).*CODEX_CLI_PATH"):
         make_target()
 
@@ -192,6 +193,8 @@ def test_config_and_describe(monkeypatch, tmp_path):
     fake.chmod(0o755)
     monkeypatch.setenv("CODEX_CLI_PATH", str(fake))
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("MY_KEY", "sk-test")
     target = make_target(sandbox=False, approval_policy="on-failure")
     assert target.describe() == {"target": "agent", "target_type": "codex", "inject": "system", "model": MODEL, "model_source": "--model", "sandbox": False,
                                  "sandbox_mode": "workspace-write", "approval_policy": "on-failure", "env": []}

@@ -379,6 +379,8 @@ def test_trace_file_in_the_workspace_and_step_cap(tmp_path: Path, spaces: ws_mod
         ('trace({"type": "skill", "name": "other-skill"})', False),
         ('trace({"type": "skill", "name": "x", "path": os.environ["AGENTSPROOF_SKILL_FILE"]})', True),
         ('trace({"skill_used": True})', True),
+        ('trace({"skill": "demo"})', True),  # the documented activation line is a use too
+        ('trace({"skill": "other-skill"})', False),
         ('trace({"tool": "bash", "args": "cat .agents/skills/demo/SKILL.md"})', True),
         ('trace({"tool": "bash", "args": "cat README.md"})', False),
         ('pass', None),
@@ -388,6 +390,14 @@ def test_skill_used(tmp_path: Path, spaces: ws_mod.Workspaces, skill: SkillFile,
     body = PRELUDE + lines + '\nprint("ok")\n'
     rec = _run(_target([sys.executable, _agent(tmp_path, body)]), _trial(spaces, "with", skill))
     assert rec.skill_used is expected
+
+
+def test_the_documented_skill_line_is_a_use_not_a_malformed_line(tmp_path: Path, spaces: ws_mod.Workspaces, skill: SkillFile) -> None:
+    body = PRELUDE + 'trace({"skill": "other-skill"}, {"skill": "demo"}, {"tool": "bash", "args": "ls"})\nprint("ok")\n'
+    rec = _run(_target([sys.executable, _agent(tmp_path, body)]), _trial(spaces, "with", skill))
+    assert rec.skill_used is True and rec.skills_invoked == ["demo"]  # only installed skills are named
+    assert [s.name for s in rec.trajectory] == ["bash"]
+    assert not [e.text for e in rec.log if "malformed" in e.text]
 
 
 def test_stderr_lines_go_to_the_log(tmp_path: Path, spaces: ws_mod.Workspaces) -> None:

@@ -235,6 +235,10 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
     if "assert" in data and "assertions" in data:
         raise _err(src, "assertions", "is the same as 'assert'; keep one")
     name = _text(src, "name", data["name"]) if data.get("name") is not None else None
+    if name is not None:
+        from agentsproof.core.safepath import check_name
+
+        check_name(name, src, "name")
     desc = _text(src, "description", data["description"], empty_ok=True) if data.get("description") is not None else None
     target, target_field = _suite_target(src, data)
     prompts = _list(src, "prompts", data.get("prompts"))

@@ -45,7 +45,7 @@ def tests_file(src: str, ref: str, path: Path) -> list[Any]:
     """``tests: ./cases.yaml`` (a list of tests) or ``./cases.jsonl`` (one test per line)."""
     import json
 
-    from agentsproof.core.inputs import MAX_EVAL_FILE_BYTES, confined, read_text
+    from agentsproof.core.inputs import MAX_EVAL_FILE_BYTES, check_values, confined, read_text
     from agentsproof.core.validation import read_yaml
 
     rel = ref.removeprefix("file://")
@@ -61,6 +61,7 @@ def tests_file(src: str, ref: str, path: Path) -> list[Any]:
                     out.append(json.loads(line))
                 except ValueError as err:
                     raise _err(src, "tests", f"{rel} line {n} is not JSON: {err}") from None
+                check_values(out[-1], src, f"tests ({rel} line {n})")
         return out
     data = read_yaml(target)
     if not isinstance(data, list):

@@ -22,8 +22,12 @@ class Problem:
     severity: Severity = "error"
 
     def line(self) -> str:
+        """One printable line: a key or name quoted from the file shows its control
+        characters escaped (:func:`agentsproof.core.termtext.term_text`)."""
+        from agentsproof.core.termtext import term_text
+
         where = f"{self.file}: {self.field}" if self.field else self.file
-        return f"{where}: {self.severity}: {self.message} (fix: {self.fix}) [{self.rule}]"
+        return term_text(f"{where}: {self.severity}: {self.message} (fix: {self.fix}) [{self.rule}]")
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)

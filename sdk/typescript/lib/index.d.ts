@@ -54,6 +54,12 @@ export interface ClientOptions {
    */
   spoolDir?: string;
   /**
+   * At construction, upload in the background the runs spooled earlier for this base URL
+   * (at most 50 runs, 60 s, stopping at the first the server cannot take; each file locked
+   * as `agentsproof sync` locks it). Never keeps the process alive. Default true (Node only).
+   */
+  resendSpooled?: boolean;
+  /**
    * Prices for the automatic cost of sniffed LLM responses: model name (or prefix of a dated
    * snapshot name) -> [USD per 1M input tokens, USD per 1M output tokens].
    */
@@ -180,12 +186,23 @@ export interface ProofSuiteResult {
   [key: string]: unknown;
 }
 
+/** One spooled run the client tried to re-send at its start. */
+export interface ResendResult {
+  file: string;
+  ok: boolean;
+  message: string;
+  runId?: string;
+  publicUrl?: string | null;
+}
+
 export declare class AgentsProof {
   constructor(options?: ClientOptions);
   readonly apiKey: string;
   readonly baseUrl: string;
   onError?: ErrorHandler;
   prices?: Prices;
+  /** The background re-send started by the constructor (`[]` with resendSpooled: false); never rejects, does not keep the process alive. */
+  readonly resent: Promise<ResendResult[]>;
   /** Start a traced run. Returns at once; never throws because of the server. */
   startRun(options: RunOptions): AgentRun;
   /** Run approved goldens locally against your agent; rejects with AgentsProofError if the suite cannot be loaded or completed. */

@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { AgentsProof, AgentRun, AgentsProofError, DEFAULT_BASE_URL, sniffUsage, safeStringify, traceLlm, traceTool } from '../lib/index.js';
 import { SDK_DIR, deadPort, sleep, startRecorder, waitFor } from './helpers.mjs';
@@ -114,10 +115,13 @@ test('a step refused with a server error is retried once, in place (order kept);
   const errors = [];
   const run = new AgentsProof({ apiKey: 'k', baseUrl: rec.baseUrl, onError: (e, c) => errors.push([c.step, e.status]) }).startRun({ projectSlug: 'p', input: 1 });
   for (let i = 0; i < 5; i++) run.logStep({ type: 'tool_call', name: `s${i}` });
-  await run.complete(null);
+  const res = await run.complete(null);
   const sent = rec.requests.filter((r) => r.path.endsWith('/steps')).map((r) => r.body.step_index);
   assert.deepEqual(sent, [0, 1, 1, 2, 3, 4]);
-  assert.deepEqual(errors, [[3, 422]]);
+  assert.deepEqual(errors, [[3, 422], [undefined, null]]); // the refusal, then where complete() kept it
+  // the refused step is not dropped: spooled (as a run already delivered) for `agentsproof sync`
+  const record = JSON.parse(readFileSync(res.spooled, 'utf8'));
+  assert.deepEqual([record.completed, record.remoteRunId, record.steps.map((s) => s.name)], [false, run.remoteRunId, ['s3']]);
 });
 
 test('a script awaiting complete() during a step retry is neither cut short nor kept alive by timers', async (t) => {
@@ -463,4 +467,18 @@ test('sleep helper sanity (the recorder really delays)', async (t) => {
   await fetch(`${rec.baseUrl}/runs/x/steps`, { method: 'POST', body: '{"step_index":0}' });
   assert.ok(Date.now() - t0 >= 180);
   await sleep(0);
+});
+
+test('URL credentials never reach a spooled record or an error: the base URL is used without them', async () => {
+  const port = await deadPort();
+  const spoolDir = (await import('node:fs')).mkdtempSync((await import('node:path')).join((await import('node:os')).tmpdir(), 'ap-ts-cred-'));
+  const ap = new AgentsProof({ apiKey: 'k', baseUrl: `http://user:hunter2@127.0.0.1:${port}/api`, spoolDir, completeTimeoutMs: 1500 });
+  assert.equal(ap.baseUrl, `http://127.0.0.1:${port}/api`);
+  const run = ap.startRun({ projectSlug: 'p', input: 1, clientRunId: 'cred-run' });
+  run.logStep({ type: 'tool_call', name: 's' });
+  const err = await run.complete('x').then(() => null, (e) => e);
+  assert.ok(err instanceof AgentsProofError && err.spooled, String(err));
+  const text = readFileSync(err.spooled, 'utf8');
+  assert.ok(!text.includes('hunter2') && !err.message.includes('hunter2'), text);
+  assert.equal(JSON.parse(text).reason.includes('user:'), false);
 });

@@ -1,0 +1,95 @@
+"""Read deadlines for ``serve``'s connections, so slow clients cannot hold them.
+
+uvicorn closes an idle keep-alive connection, but a client that sends one byte now and then
+is never idle: it could hold a connection (and a file descriptor) for ever. Each connection
+here gets a deadline for what it is sending:
+
+* **headers**: from connecting (or from the previous answer on a kept-alive connection),
+  a request's headers must be complete within ``header_timeout`` seconds;
+* **body**: once the headers are in, the whole body must be within ``body_timeout``.
+
+Past a deadline the client gets ``408 Request Timeout`` (when no answer has started) and
+the connection is closed; a request being answered (body read) has no deadline, so a slow
+handler is never cut. The protocol is uvicorn's own h11 one with these timers added.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+TIMEOUT_RESPONSE = (
+    b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\nconnection: close\r\n"
+    b"content-length: 16\r\n\r\nrequest timeout\n"
+)
+
+
+def timed_protocol(header_timeout: float, body_timeout: float) -> type[asyncio.Protocol]:
+    """uvicorn's h11 protocol class with the header and body deadlines."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class TimedH11Protocol(H11Protocol):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._timer: asyncio.TimerHandle | None = None
+            self._phase = ""
+            self._timed_cycle: Any = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._update()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            self._update()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._update()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._cancel()
+            super().connection_lost(exc)
+
+        # -- the deadlines -----------------------------------------------------------
+        def _update(self) -> None:
+            """Arm the timer the connection's state calls for (a phase keeps its first deadline)."""
+            if self.transport is None or self.transport.is_closing():
+                return
+            cycle = self.cycle
+            if cycle is None or cycle.response_complete:
+                if self._phase != "headers":
+                    self._arm("headers", header_timeout, None)
+            elif cycle.more_body:
+                if self._phase != "body" or self._timed_cycle is not cycle:
+                    self._arm("body", body_timeout, cycle)
+            elif self._phase != "answering":
+                self._cancel()
+                self._phase = "answering"
+
+        def _arm(self, phase: str, seconds: float, cycle: Any) -> None:
+            self._cancel()
+            self._phase, self._timed_cycle = phase, cycle
+            self._timer = self.loop.call_later(seconds, self._expired)
+
+        def _cancel(self) -> None:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+
+        def _expired(self) -> None:
+            self._timer = None
+            if self.transport is None or self.transport.is_closing():
+                return
+            cycle = self.cycle if self._phase == "body" else None
+            if cycle is not None:
+                if cycle.response_started:
+                    cycle.disconnected = True
+                    self.transport.close()
+                    return
+                cycle.disconnected = True  # the handler now sees the client gone; its answer is dropped
+            self._unset_keepalive_if_required()
+            self.transport.write(TIMEOUT_RESPONSE)
+            self.transport.close()
+
+    return TimedH11Protocol

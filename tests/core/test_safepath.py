@@ -1,0 +1,121 @@
+"""core/safepath (the one rule for every write) and core/treecopy (the one tree copier), on
+the real file system: bad names refused, a link planted at any depth below the root refused
+(its target untouched), a link at the file's own name replaced, never followed; a tree with
+link loops copied as links, bounded."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from agentsproof.core import safepath
+from agentsproof.core.errors import InputError
+from agentsproof.core.treecopy import TreeProblem, copy_tree
+
+
+@pytest.mark.parametrize("name", ["/V/pwn", "../../../../V/pwn", "..", ".", "", "   ", "a\\b", "two\nlines", "nul\x00", "x" * 256])
+def test_bad_names_are_refused(name: str) -> None:
+    assert safepath.name_problem(name) is not None
+    with pytest.raises(InputError) as err:
+        safepath.check_name(name, "eval.yaml", "name")
+    assert str(err.value).startswith("eval.yaml: name: ") and "\n" not in str(err.value).replace(repr(name), "")
+
+
+@pytest.mark.parametrize("name", ["csv-summary", "My Skill", "ünïcode", "-.-", "a.b"])
+def test_plain_names_pass(name: str) -> None:
+    assert safepath.name_problem(name) is None
+
+
+@pytest.mark.parametrize("rel", ["/etc/passwd", "../x", "a/../../x", "a/\x01/b", "~/x", "C:/x"])
+def test_relative_paths_that_leave_are_refused(rel: str, tmp_path: Path) -> None:
+    with pytest.raises(safepath.UnsafePath):
+        safepath.write_file(tmp_path / "root", rel, b"x")
+    assert not any(p.is_file() for p in tmp_path.rglob("*"))
+
+
+def _victim(tmp_path: Path) -> Path:
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("untouched")
+    return victim
+
+
+@pytest.mark.parametrize("depth", [0, 1])  # history/ or history/<stamp>/ is the link
+def test_a_link_planted_below_the_root_is_refused_not_written_through(depth: int, tmp_path: Path) -> None:
+    victim = _victim(tmp_path)
+    root = tmp_path / "root"
+    rel = ["history", "20260101T000000Z", "run.json"]
+    (root / Path(*rel[:depth])).mkdir(parents=True, exist_ok=True)
+    (root / Path(*rel[: depth + 1])).symlink_to(victim, target_is_directory=True)
+    with pytest.raises(safepath.UnsafePath) as err:
+        safepath.write_file(root, "/".join(rel), b"{}")
+    assert "is a symlink; refusing to write through it" in (err.value.strerror or "")
+    assert sorted(p.name for p in victim.iterdir()) == ["keep.txt"] and (victim / "keep.txt").read_text() == "untouched"
+
+
+def test_a_link_at_the_file_name_is_replaced_never_followed(tmp_path: Path) -> None:
+    victim = _victim(tmp_path)
+    (tmp_path / "root").mkdir()
+    (tmp_path / "root" / "report.json").symlink_to(victim / "keep.txt")
+    assert safepath.write_file(tmp_path / "root", "report.json", b"new")
+    assert not (tmp_path / "root" / "report.json").is_symlink() and (tmp_path / "root" / "report.json").read_bytes() == b"new"
+    assert (victim / "keep.txt").read_text() == "untouched"
+    assert [p.name for p in (tmp_path / "root").iterdir()] == ["report.json"]  # no temporary file left
+
+
+def test_keep_and_fail_never_replace_and_refuse_a_link(tmp_path: Path) -> None:
+    victim = _victim(tmp_path)
+    root = tmp_path / "root"
+    assert safepath.write_file(root, "ab/file", b"one", exist="keep")
+    assert not safepath.write_file(root, "ab/file", b"two", exist="keep") and (root / "ab" / "file").read_bytes() == b"one"
+    with pytest.raises(FileExistsError):
+        safepath.write_file(root, "ab/file", b"two", exist="fail")
+    (root / "ab" / "link").symlink_to(victim / "keep.txt")
+    with pytest.raises(safepath.UnsafePath):
+        safepath.write_file(root, "ab/link", b"two", exist="keep")
+    with pytest.raises(FileExistsError):
+        safepath.write_file(root, "ab/link", b"two", exist="fail")
+    assert (victim / "keep.txt").read_text() == "untouched" and sorted(os.listdir(root / "ab")) == ["file", "link"]
+
+
+def test_copy_file_reads_no_link(tmp_path: Path) -> None:
+    victim = _victim(tmp_path)
+    (tmp_path / "src").symlink_to(victim / "keep.txt")
+    with pytest.raises(safepath.UnsafePath) as err:
+        safepath.copy_file(tmp_path / "src", tmp_path / "out", "x", cap=100)
+    assert err.value.filename == str(tmp_path / "src") and not (tmp_path / "out" / "x").exists()
+
+
+def test_refuse_overwrite_sees_the_same_file_by_any_name(tmp_path: Path) -> None:
+    src = tmp_path / "evals.json"
+    src.write_text("{}")
+    (tmp_path / "alias.json").symlink_to(src)
+    for out in (src, tmp_path / "alias.json", tmp_path / "." / "evals.json"):
+        with pytest.raises(InputError) as err:
+            safepath.refuse_overwrite(out, [src], "command line", "--out")
+        assert "is an input of this command" in str(err.value)
+    safepath.refuse_overwrite(tmp_path / "EVAL.yaml", [src, None], "command line", "--out")
+
+
+def test_tree_copy_keeps_link_loops_as_links(tmp_path: Path) -> None:
+    seed = tmp_path / "seed"
+    (seed / "sub").mkdir(parents=True)
+    (seed / "sub" / "f.txt").write_text("data")
+    (seed / "a").symlink_to(".")
+    (seed / "b").symlink_to(".")
+    (seed / "sub" / "up").symlink_to("..")
+    copy_tree(seed, tmp_path / "copy")
+    entries = sorted(p.relative_to(tmp_path / "copy").as_posix() for p in (tmp_path / "copy").rglob("*"))
+    assert entries == ["a", "b", "sub", "sub/f.txt", "sub/up"]
+    assert os.readlink(tmp_path / "copy" / "a") == "." and (tmp_path / "copy" / "sub" / "f.txt").read_text() == "data"
+
+
+def test_tree_copy_refuses_a_link_out(tmp_path: Path) -> None:
+    victim = _victim(tmp_path)
+    seed = tmp_path / "seed"
+    seed.mkdir()
+    (seed / "out").symlink_to(victim)
+    with pytest.raises(TreeProblem, match="leads out of the folder"):
+        copy_tree(seed, tmp_path / "copy")
