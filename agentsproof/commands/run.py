@@ -108,6 +108,7 @@ def _settings(cfg: RunConfig) -> RunSettings:
         max_calls=cfg.max_calls,
         baseline=_baseline(cfg),
         config=_config(cfg),
+        ci_rule=_ci_rule(cfg),
     )
 
 
@@ -117,8 +118,14 @@ def tc_settings(
     """What tc-eval records (an evals.json, an EVAL.yaml, a JSONL dataset): trials,
     threshold and timeout always."""
     return RunSettings(
-        trials=trials, threshold=threshold, timeout=timeout, eval_yaml=eval_yaml, dataset=dataset, baseline=_baseline(cfg), config=_config(cfg)
+        trials=trials, threshold=threshold, timeout=timeout, eval_yaml=eval_yaml, dataset=dataset, baseline=_baseline(cfg), config=_config(cfg),
+        ci_rule=_ci_rule(cfg),
     )
+
+
+def _ci_rule(cfg: RunConfig) -> str | None:
+    """``--ci-rule interval`` is recorded (how the items' pass/fail was decided); the default is not."""
+    return "interval" if cfg.ci_rule == "interval" else None
 
 
 def _baseline(cfg: RunConfig) -> str | None:

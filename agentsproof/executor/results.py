@@ -13,7 +13,7 @@ from agentsproof.model.results import ItemResult, RunResult, Summary, compute_gr
 from agentsproof.model.settings import RunSettings
 
 
-def finalize_item(run: ItemRun) -> ItemResult:
+def finalize_item(run: ItemRun, ci_rule: str = "point") -> ItemResult:
     it = run.item
     w, wo = run.with_arm, run.without_arm
     res = ItemResult(
@@ -81,6 +81,10 @@ def finalize_item(run: ItemRun) -> ItemResult:
         res.stats["verdict"], res.stats["verdict_reasons"] = "not run", ["the run stopped before any trial of this item started"]
     if run.adaptive_stop is not None:
         res.stats["adaptive_stop"] = run.adaptive_stop
+    if ci_rule == "interval" and res.status != "errored" and not res.not_run and res.grade is not None:
+        from agentsproof.stats.item import interval_rule_passes
+
+        res.passed = interval_rule_passes(res.stats, res.threshold)  # the same stats the report prints
     if run.judge_panel is not None:
         res.stats["judge_panel"] = run.judge_panel
     res.suggestions = suggestions_for(res)

@@ -95,6 +95,30 @@ def grade_label(grade: str | None, low: str | None, high: str | None) -> str | N
     return f"{grade} (CI spans {low}–{high})"
 
 
+HARM_NOT_SHOWN = "F (harm not shown"
+"""How the label of a point F whose interval reaches 0 begins (:func:`grade_label`)."""
+
+
+def harm_not_shown(stats: dict[str, Any] | None) -> bool:
+    """A point F whose delta interval reaches 0 or above: the delta is below 0, harm is not shown."""
+    return str((stats or {}).get("grade_label") or "").startswith(HARM_NOT_SHOWN)
+
+
+def interval_rule_passes(stats: dict[str, Any], threshold: float) -> bool:
+    """``--ci-rule interval``: an item fails only when its delta interval lies below 0 (its
+    printed top, two decimals, is an F) or its pass rate's interval lies below the threshold
+    (its printed top below it); a point F whose interval reaches 0 passes. Without an interval
+    (too few trials) the point values decide, as under the default rule."""
+    ci = stats.get("delta_ci")
+    rate_ci = (stats.get("with") or {}).get("pass_rate_ci")
+    if ci is None or rate_ci is None:
+        delta, rate = stats.get("delta"), (stats.get("with") or {}).get("pass_rate")
+        return delta is not None and compute_grade(delta) != "F" and (rate or 0.0) >= threshold - 1e-9
+    harm_shown = compute_grade(ci[1]) == "F"
+    rate_low_shown = round(round(rate_ci[1], 9), 2) < round(threshold, 9) - 1e-9
+    return not harm_shown and not rate_low_shown
+
+
 def item_stats(item: ItemResult, level: float = 0.95) -> dict[str, Any]:
     """``level``: the delta interval's (0.95; ``--adaptive``: the stopping rule's level, so
     the printed interval is the one the stop was decided on and holds after any stop)."""
