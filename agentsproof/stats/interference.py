@@ -7,7 +7,8 @@ interference is their difference, ``plugin − with``: the mean over the cases o
 case's ``mean(plugin) − mean(with)``, with the same interval as an item's delta
 (:func:`agentsproof.stats.cases.delta_interval`, the plugin arm in the place of ``with``
 and the skill alone in the place of the baseline), so it holds the difference it is
-printed beside. Pure: no I/O.
+printed beside and answers the same question: (b), on tasks like these, from 5 cases,
+else (a), on these cases (``question`` and ``method`` name it). Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ def _mean(xs: list[float]) -> float | None:
 def interference(item: Any, skill_name: str | None = None) -> dict[str, Any]:
     """The verdict for an item with a plugin arm (``item``: an ItemResult)."""
     from agentsproof.stats.cases import by_case, delta_interval
-    from agentsproof.stats.wald import WALD_METHOD
+    from agentsproof.stats.tasks import BETTING_METHOD
+    from agentsproof.stats.wald import TASKS, WALD_METHOD, default_question
 
     w, wo, p = _scores(item.with_arm), _scores(item.without_arm), _scores(item.plugin_arm)
     mw, mwo, mp = _mean(w), _mean(wo), _mean(p)
@@ -44,9 +46,15 @@ def interference(item: Any, skill_name: str | None = None) -> dict[str, Any]:
         "difference": None,
         "ci": None,
         "verdict": "unknown",
-        "method": "plugin − alone, per case: " + WALD_METHOD,
+        "question": None,
+        "method": None,
     }
     cases = [(a, b) for _, a, b, _ in by_case(item, (item.plugin_arm, item.with_arm)) if a and b] if p and w else []
+    if cases:  # the question delta_interval answers by default for this many cases, and its method
+        out["question"] = default_question(len(cases))
+        how = BETTING_METHOD if out["question"] == TASKS else WALD_METHOD
+        where = "on tasks like these (b)" if out["question"] == TASKS else "on these cases (a)"
+        out["method"] = f"plugin − alone, {where}: {how}"
     ci = delta_interval(cases) if cases else None
     if ci is not None:
         out["difference"] = sum(sum(a) / len(a) - sum(b) / len(b) for a, b in cases) / len(cases)
