@@ -19,6 +19,11 @@ from agentsproof.stats.adaptive import NO_EFFECT, NO_HARM, AdaptivePolicy, state
         ((0.01, 0.9), 15, 15, (None, NO_HARM)),  # at the cap: the statement that holds
         ((0.0, 0.6), 14, 15, (None, NO_HARM)),  # too wide to settle any grade by the cap
         ((-0.01, 0.6), 14, 15, (None, None)),
+        # the ends as printed (two decimals), like the grades
+        ((-0.2, 0.1496), 5, 15, (None, None)),  # prints "+0.15": B is not ruled out
+        ((-0.2, 0.1449), 5, 15, (None, NO_EFFECT)),  # prints "+0.14"
+        ((-0.004, 0.6), 14, 15, (None, NO_HARM)),  # prints "-0.00": a C bottom, F ruled out
+        ((-0.006, 0.6), 14, 15, (None, None)),  # prints "-0.01": an F bottom
     ],
 )
 def test_statement(ci, done, cap, expected):
