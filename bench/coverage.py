@@ -23,9 +23,9 @@ The simulated item: case j has true delta δ_j and baseline chance b_j; each tri
 with-arm scores with mean b_j + δ_j, each baseline trial with mean b_j. Without variation
 δ_j = δ and b_j = (1 − δ)/2 (the hardest, most variable baseline). With variation
 δ_j = δ + U(−a, a), a = min(0.3, edge − |δ|), and b_j uniform over what keeps both arms
-in range, so the population mean delta is exactly δ. The target is δ (the delta for the
-tasks the cases stand for); with one case and variation it is that case's own δ_j, since
-one case cannot show the spread of others. Scores: binary — pass with the chance;
+in range, so the population mean delta is exactly δ. The target is what the item's default
+question answers: from 5 cases δ (the delta for the tasks the cases stand for, question
+(b)); below 5 the mean of these cases' own δ_j (question (a); one case: its own δ_j). Scores: binary — pass with the chance;
 graded — share of 4 independent checks passed; continuous — Beta with that mean and
 concentration 4 (means kept within 0.02–0.98).
 
@@ -148,7 +148,9 @@ def delta_grid(args: argparse.Namespace) -> list[dict]:
                         rng = np.random.default_rng([args.seed, cell])
                         xw, xwo, dj = simulate(rng, args.runs, c, n, delta, kind, varies)
                         lo, hi, est = new_method(xw, xwo)
-                        target = dj[:, 0] if (varies and c == 1) else delta
+                        # what the item's default question answers: (b) the population delta from 5
+                        # cases, (a) these cases' own mean delta below (one case: its own delta)
+                        target = dj.mean(-1) if (varies and c < 5) else delta
                         eps = 1e-12
                         covs.append(np.mean((lo <= target + eps) & (target <= hi + eps)))
                         widths.append(np.mean(hi - lo))
