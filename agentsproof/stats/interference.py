@@ -24,6 +24,13 @@ VERDICTS = {
 }
 
 
+def verdict_of(ci: tuple[float, float]) -> str:
+    """The verdict of an interval of plugin − alone, on its ends as printed (two decimals,
+    like the grades): a top of −0.004 prints "−0.00", which includes 0, so none is shown."""
+    top, bottom = round(round(ci[1], 9), 2), round(round(ci[0], 9), 2)
+    return "interferes" if top < 0 else "helps" if bottom > 0 else "none shown"
+
+
 def _scores(arm: Any) -> list[float]:
     return [t.score for t in arm.trials if t.status == "scored" and t.score is not None]
 
@@ -59,7 +66,7 @@ def interference(item: Any, skill_name: str | None = None) -> dict[str, Any]:
     if ci is not None:
         out["difference"] = sum(sum(a) / len(a) - sum(b) / len(b) for a, b in cases) / len(cases)
         out["ci"] = [ci[0], ci[1]]
-        out["verdict"] = "interferes" if ci[1] < 0 else "helps" if ci[0] > 0 else "none shown"
+        out["verdict"] = verdict_of(ci)
     out["meaning"] = VERDICTS[out["verdict"]]
     known = [t.skills_invoked for t in item.plugin_arm.trials if t.skills_invoked is not None]
     name = skill_name or item.name

@@ -32,3 +32,13 @@ def test_one_case_answers_these_cases_with_the_welch_interval():
     out = interference(res)
     assert out["question"] == "cases"
     assert out["method"] == "plugin − alone, on these cases (a): " + WALD_METHOD
+
+
+
+def test_verdict_reads_the_printed_ends():
+    from agentsproof.stats.interference import verdict_of
+
+    assert verdict_of((-0.3, -0.004)) == "none shown"  # prints [-0.30, -0.00]: includes 0
+    assert verdict_of((-0.3, -0.006)) == "interferes"  # prints -0.01
+    assert verdict_of((0.004, 0.3)) == "none shown"  # prints +0.00
+    assert verdict_of((0.006, 0.3)) == "helps"
