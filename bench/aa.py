@@ -6,7 +6,10 @@ judge with a **random score** (uniform on 0, 0.25 … 1, seeded): the judge is p
 ``eval-all --aa`` runs the baseline against itself through the real CLI path (client,
 runner, judge grader, statistics), again and again; every item's true delta is 0. The
 script prints the share of items the run *called* A, B or F (interval inside one band),
-the share whose point grade was A/B/F, and whether the called share stays ≤ alpha.
+the share whose point grade was A/B/F, whether the called share stays ≤ alpha, and the
+run's verdict (``within_alpha``: the exact binomial test of its calls across items,
+``calls_p ≥ alpha``): how many runs of a calibrated A/A plugin it wrongly turns false
+(at most alpha of them when the intervals hold their level).
 
     python bench/aa.py [--runs 20] [--skills 10] [--cases 5] [--trials 3] [--seed 0]
 """
@@ -66,7 +69,8 @@ def main() -> None:
 
     os.environ["AGENTSPROOF_NO_CACHE"] = "1"
     os.environ["AGENTSPROOF_RETRY_BASE_DELAY"] = "0"
-    called = point = items = 0
+    called = point = items = verdict_false = 0
+    smallest_p = 1.0
     by_grade = {"A": 0, "B": 0, "F": 0}
     with tempfile.TemporaryDirectory() as tmp, ScriptedServer() as srv:
         os.environ.update(
@@ -85,12 +89,16 @@ def main() -> None:
             for g in by_grade:
                 by_grade[g] += aa["called"][g]
             point += sum(v for g, v in aa["point_grades"].items() if g != "C")
+            verdict_false += not aa["within_alpha"]
+            smallest_p = min(smallest_p, aa["calls_p"] if aa["calls_p"] is not None else 1.0)
     share = called / max(1, items)
     print(f"{args.runs} eval-all --aa runs of a {args.skills}-skill plugin; {args.cases} cases x {args.trials} trials per arm "
           f"and case; judge = uniform random score; {items} items")
     print(f"called A/B/F (interval inside one band): {called} ({share:.1%}; A {by_grade['A']}, B {by_grade['B']}, F {by_grade['F']})"
           f" — target <= 5 %: {'met' if share <= 0.05 else 'NOT met'}")
     print(f"point grade A/B/F (no interval): {point} ({point / max(1, items):.1%}) — why a grade needs its interval")
+    print(f"run verdict within_alpha false (binomial test of the calls, calls_p < 0.05): {verdict_false} of {args.runs} runs "
+          f"(smallest calls_p {smallest_p:.2f})")
 
 
 if __name__ == "__main__":

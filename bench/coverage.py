@@ -23,9 +23,9 @@ The simulated item: case j has true delta δ_j and baseline chance b_j; each tri
 with-arm scores with mean b_j + δ_j, each baseline trial with mean b_j. Without variation
 δ_j = δ and b_j = (1 − δ)/2 (the hardest, most variable baseline). With variation
 δ_j = δ + U(−a, a), a = min(0.3, edge − |δ|), and b_j uniform over what keeps both arms
-in range, so the population mean delta is exactly δ. The target is δ (the delta for the
-tasks the cases stand for); with one case and variation it is that case's own δ_j, since
-one case cannot show the spread of others. Scores: binary — pass with the chance;
+in range, so the population mean delta is exactly δ. The target is what the item's default
+question answers: from 5 cases δ (the delta for the tasks the cases stand for, question
+(b)); below 5 the mean of these cases' own δ_j (question (a); one case: its own δ_j). Scores: binary — pass with the chance;
 graded — share of 4 independent checks passed; continuous — Beta with that mean and
 concentration 4 (means kept within 0.02–0.98).
 
@@ -33,7 +33,24 @@ Pass rates: exact, by enumerating the binomial outcomes for pass chances 0.05 �
 the interval the report prints (Clopper–Pearson), Wilson (the one before) and pass@k
 (k = n, the report's default) through the pass-rate interval.
 
+Issue 32 adds (``--parts``; default all):
+
+- **questions** — both questions on one grid: 1, 3, 5, 10 cases × 1, 3, 6, 15, 30 trials ×
+  binary / graded / continuous × task effects none, symmetric, **skewed** (a quarter of the
+  tasks gain 4δ, the rest 0: a specialised skill) and **mirror** (three quarters gain 4δ/3,
+  a quarter 0) × true deltas −0.2 … +0.6 (a skewed cell only where 4δ fits in range).
+  (a) is scored against these cases' own mean delta, (b) against the population delta;
+  per row coverage, width against the known-variance interval (delta ± 1.96 SD, SD measured
+  in the cell), and the share "settled wrong" (the interval inside one band that is not the
+  truth's; for (b), and for (a) from 5 cases, only where ``settled`` applies: 5 cases or more);
+- **others** — the pairwise preference interval (stats.preference: clustered, ties as
+  halves) on 5–30 pairs, 1–10 cases; the activation recall/precision interval
+  (stats.activation.proportion), exact over the binomial outcomes;
+- the interval printed after an ``--adaptive`` stop is measured by ``bench/adaptive.py``
+  (it needs the policy's loop).
+
     .venv/bin/python bench/coverage.py [--runs 2000] [--compare-runs 0] [--markdown]
+        [--parts delta,questions,others,pass] [--q-runs 400] [--full]
 """
 
 from __future__ import annotations
@@ -131,7 +148,9 @@ def delta_grid(args: argparse.Namespace) -> list[dict]:
                         rng = np.random.default_rng([args.seed, cell])
                         xw, xwo, dj = simulate(rng, args.runs, c, n, delta, kind, varies)
                         lo, hi, est = new_method(xw, xwo)
-                        target = dj[:, 0] if (varies and c == 1) else delta
+                        # what the item's default question answers: (b) the population delta from 5
+                        # cases, (a) these cases' own mean delta below (one case: its own delta)
+                        target = dj.mean(-1) if (varies and c < 5) else delta
                         eps = 1e-12
                         covs.append(np.mean((lo <= target + eps) & (target <= hi + eps)))
                         widths.append(np.mean(hi - lo))
@@ -267,6 +286,233 @@ def pass_rate_grid() -> list[tuple[int, str, float, float, float, float]]:
     return out
 
 
+
+# ---- the two questions, skewed task effects, and the other intervals (issue 32) -------------------
+
+MODES = ("none", "symmetric", "skewed", "mirror")
+"""How task effects spread around the population delta δ: none (every task δ); symmetric
+(δ + U(−a, a)); skewed (a quarter of tasks gain 4δ, the rest 0: a specialised skill);
+mirror (three quarters gain 4δ/3, a quarter 0: a skill that fails a few tasks)."""
+Q_CASES = (1, 3, 5, 10)
+Q_TRIALS = (1, 3, 6, 15, 30)
+Q_DELTAS = (-0.2, 0.0, 0.1, 0.2, 0.25, 0.4, 0.6)
+
+
+def task_effects(rng: np.random.Generator, runs: int, c: int, delta: float, mode: str, edge: float) -> np.ndarray | None:
+    """Per-case true deltas (runs, c) drawn from the population of tasks, or None when the
+    mode cannot reach ``delta`` inside [−edge, edge]."""
+    if mode == "none":
+        return np.full((runs, c), delta)
+    if mode == "symmetric":
+        a = min(0.3, edge - abs(delta))
+        return delta + rng.uniform(-a, a, (runs, c))
+    share = 0.25 if mode == "skewed" else 0.75
+    gain = delta / share
+    if abs(gain) > edge + 1e-9:
+        return None
+    return np.where(rng.random((runs, c)) < share, gain, 0.0)
+
+
+def simulate_tasks(rng: np.random.Generator, runs: int, c: int, n: int, delta: float, kind: str, mode: str):
+    """(with, without, per-case true deltas) like :func:`simulate`, task effects per ``mode``;
+    None when the mode cannot reach ``delta``."""
+    edge = 0.96 if kind == "continuous" else 1.0
+    floor = 1.0 - edge
+    dj = task_effects(rng, runs, c, delta, mode, edge - floor)
+    if dj is None:
+        return None
+    if mode == "none":
+        base = np.full((runs, c), np.clip((1 - delta) / 2, floor, edge))
+    else:
+        lo = np.maximum(floor, floor - dj)
+        hi = np.minimum(edge, edge - dj)
+        base = lo + (hi - lo) * rng.random((runs, c))
+
+    def draw(p: np.ndarray) -> np.ndarray:
+        p = np.clip(p, 0.0, 1.0)[..., None] * np.ones(n)
+        if kind == "binary":
+            return (rng.random((runs, c, n)) < p).astype(float)
+        if kind == "graded":
+            return rng.binomial(4, p) / 4.0
+        return rng.beta(np.maximum(p * 4.0, 1e-9), np.maximum((1 - p) * 4.0, 1e-9))
+
+    return draw(base + dj), draw(base), dj
+
+
+def grades(x: np.ndarray) -> np.ndarray:
+    """compute_grade over an array, on the printed (two-decimal) values: 3 A, 2 B, 1 C, 0 F."""
+    d = np.round(np.round(x, 9), 2)
+    return (d >= 0.0).astype(int) + (d >= 0.15) + (d >= 0.30)
+
+
+def question_grid(args: argparse.Namespace) -> list[dict]:
+    """Per (scores, mode, cases, trials) row and question, over Q_DELTAS: coverage (lowest and
+    mean over the deltas), width against the known-variance interval, and the share of items
+    whose interval sits in one band that is not the truth's ("settled wrong"; with the 5-case
+    rule of ``settled`` for the question the grade uses)."""
+    from agentsproof.stats.wald import CASES as QA
+    from agentsproof.stats.wald import TASKS as QB
+
+    rows = []
+    cell = 10_000
+    for kind in args.kinds:
+        for mode in MODES:
+            for c in Q_CASES:
+                for n in Q_TRIALS:
+                    per_q: dict[str, dict[str, list[float]]] = {q: {"cov": [], "w": [], "kw": [], "wrong": []} for q in (QA, QB)}
+                    for delta in Q_DELTAS:
+                        cell += 1
+                        rng = np.random.default_rng([args.seed, cell])
+                        sim = simulate_tasks(rng, args.q_runs, c, n, delta, kind, mode)
+                        if sim is None:
+                            continue
+                        xw, xwo, dj = sim
+                        moments = (*arm_moments(xw), *arm_moments(xwo))
+                        for q in (QA, QB):
+                            if q == QB and c == 1:
+                                continue  # one case shows nothing of other tasks: (b) is [−1, 1]
+                            lo, hi, est = interval_from_moments(*moments, level=LEVEL, question=q)
+                            target = dj.mean(-1) if q == QA else np.full(len(est), delta)
+                            eps = 1e-9
+                            inside = (lo <= target + eps) & (target <= hi + eps)
+                            sd = float(np.std(est - target))
+                            one_band = grades(lo) == grades(hi)
+                            if q == QB or c >= 5:  # the verdict's 5-case rule, for the question it is about
+                                wrong = one_band & (grades(lo) != grades(target)) & (c >= 5)
+                            else:
+                                wrong = one_band & (grades(lo) != grades(target))
+                            rec = per_q[q]
+                            rec["cov"].append(float(inside.mean()))
+                            rec["w"].append(float(np.mean(hi - lo)))
+                            rec["kw"].append(float(np.mean(np.clip(est + 1.959964 * sd, -1, 1) - np.clip(est - 1.959964 * sd, -1, 1))))
+                            rec["wrong"].append(float(wrong.mean()))
+                    for q, rec in per_q.items():
+                        if not rec["cov"]:
+                            continue
+                        rows.append({"kind": kind, "mode": mode, "cases": c, "trials": n, "question": q,
+                                     "min": min(rec["cov"]), "mean": float(np.mean(rec["cov"])), "max": max(rec["cov"]),
+                                     "ratio": float(np.mean(rec["w"]) / max(1e-9, np.mean(rec["kw"]))),
+                                     "width": float(np.mean(rec["w"])), "wrong": max(rec["wrong"])})
+    return rows
+
+
+def print_question_grid(rows: list[dict], md: bool, full: bool = False) -> None:
+    lo_t, hi_t = 0.93, 0.985
+    print(f"\nThe two questions: (a) on these cases (target: these cases' own mean delta), (b) on tasks like these "
+          f"(target: the population delta); true deltas {Q_DELTAS}; width ratio = mean width / the known-variance "
+          f"interval's (delta ± 1.96 SD, SD measured in the cell); settled wrong = the largest share over the deltas of "
+          f"items whose interval sits in one band that is not the truth's")
+    # the compact table (docs/statistics.md): per scores × task effects × cases × question, over 1–30 trials
+    summary_head = ["scores", "task effects", "cases", "question", "coverage min", "mean", "max", "width × known (range)",
+                    "settled wrong (max)"]
+    print("| " + " | ".join(summary_head) + " |\n|" + "---|" * len(summary_head) if md else "  ".join(summary_head))
+    keys = sorted({(r["kind"], r["mode"], r["cases"], r["question"]) for r in rows},
+                  key=lambda k: (KINDS.index(k[0]), MODES.index(k[1]), k[2], k[3]))
+    for kind, mode, c, q in keys:
+        sub = [r for r in rows if (r["kind"], r["mode"], r["cases"], r["question"]) == (kind, mode, c, q)]
+        cells = [kind, mode, str(c), "(a)" if q == "cases" else "(b)", f"{min(r['min'] for r in sub):.1%}",
+                 f"{np.mean([r['mean'] for r in sub]):.1%}", f"{max(r['max'] for r in sub):.1%}",
+                 f"{min(r['ratio'] for r in sub):.2f}–{max(r['ratio'] for r in sub):.2f}", f"{max(r['wrong'] for r in sub):.1%}"]
+        print("| " + " | ".join(cells) + " |" if md else "  ".join(cells))
+    if not full:
+        rows_to_print: list[dict] = []
+    else:
+        rows_to_print = rows
+    head = ["scores", "task effects", "cases", "trials/case/arm", "question", "coverage min", "mean", "max", "width",
+            "× known", "settled wrong"]
+    if md and rows_to_print:
+        print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
+    for r in rows_to_print:
+        flag = "" if lo_t <= r["min"] and r["max"] <= hi_t else " *"
+        cells = [r["kind"], r["mode"], str(r["cases"]), str(r["trials"]), "(a)" if r["question"] == "cases" else "(b)",
+                 f"{r['min']:.1%}{flag}", f"{r['mean']:.1%}", f"{r['max']:.1%}", f"{r['width']:.2f}", f"{r['ratio']:.2f}",
+                 f"{r['wrong']:.1%}"]
+        if md:
+            print("| " + " | ".join(cells) + " |")
+        else:
+            print(f"{cells[0]:<11}{cells[1]:<10}{cells[2]:>5}{cells[3]:>7} {cells[4]:>4}  {cells[5]:>8}{cells[6]:>7}{cells[7]:>7}"
+                  f"{cells[8]:>7}{cells[9]:>7}{cells[10]:>8}")
+    for q, name in (("cases", "(a)"), ("tasks", "(b)")):
+        sub = [r for r in rows if r["question"] == q]
+        if not sub:
+            continue
+        below = [r for r in sub if r["min"] < lo_t]
+        above = [r for r in sub if r["max"] > hi_t]
+        wide = [r for r in sub if r["ratio"] > 1.3]
+        print(f"{name}: {len(sub)} rows; lowest coverage {min(r['min'] for r in sub):.1%}; rows with a delta below 93 %: "
+              f"{len(below)}; above 98.5 %: {len(above)}; width > 1.3x known: {len(wide)}; settled wrong at most "
+              f"{max(r['wrong'] for r in sub):.1%} (target < 5 %)")
+        if below:
+            print("   below 93 %: " + "; ".join(f"{r['kind']} {r['mode']} {r['cases']}x{r['trials']} {r['min']:.1%}" for r in below[:12])
+                  + (" …" if len(below) > 12 else ""))
+
+
+def pairwise_cells(runs: int, seed: int) -> list[tuple[str, float, float, float]]:
+    """(cell, coverage, mean width, known-variance width) of the preference interval
+    (stats.preference): win/loss/tie verdicts with known chances, one case or several
+    cases with different rates (clustered)."""
+    from agentsproof.stats.preference import preference_interval
+
+    out = []
+    rng = np.random.default_rng([seed, 32])
+    for pairs, cases in ((5, 1), (10, 1), (30, 1), (10, 5), (30, 5), (30, 10)):
+        for rate, ties in ((0.5, 0.0), (0.8, 0.2), (0.95, 0.0), (0.7, 0.4)):
+            held, widths, ests = 0, [], []
+            for _ in range(runs):
+                # each case's own rate around the item's (clustered), ties with a fixed chance
+                case_rate = np.clip(rate + (rng.uniform(-0.15, 0.15, cases) if cases > 1 else np.zeros(1)), 0.0, 1.0)
+                which = np.arange(pairs) % cases
+                r_pair = case_rate[which]
+                tie = rng.random(pairs) < ties
+                # E[verdict] = r_pair: a tie is ½, a non-tie a win with chance (r − ties/2)/(1 − ties)
+                p_win = np.clip((r_pair - ties / 2) / max(1e-9, 1 - ties), 0, 1)
+                win = rng.random(pairs) < p_win
+                v = np.where(tie, 0.5, win.astype(float))
+                truth = float(case_rate.mean()) if cases > 1 else rate
+                ci = preference_interval(list(v), [f"c{k}" for k in which] if cases > 1 else None)
+                assert ci is not None
+                held += ci[0] - 1e-9 <= truth <= ci[1] + 1e-9
+                widths.append(ci[1] - ci[0])
+                ests.append(float(v.mean()) - truth)
+            sd = float(np.std(ests))
+            out.append((f"{pairs} pairs, {cases} case{'s' if cases > 1 else ''}, true rate {rate:.2f}, ties {ties:.0%}",
+                        held / runs, float(np.mean(widths)), 2 * 1.959964 * sd))
+    return out
+
+
+def activation_cells() -> list[tuple[str, float, float]]:
+    """(cell, lowest coverage, mean coverage) of the activation recall interval
+    (stats.activation.proportion: Clopper–Pearson on the effective count), exact over the
+    binomial outcomes for true recalls 0.5 … 0.99, one trial per prompt."""
+    from agentsproof.stats.activation import proportion
+
+    out = []
+    for prompts in (3, 5, 10, 30):
+        covs = []
+        for r in (0.5, 0.7, 0.8, 0.9, 0.95, 0.99):
+            xs = np.arange(prompts + 1)
+            pm = binom.pmf(xs, prompts, r)
+            ivs = [proportion(int(x), prompts, prompts) for x in xs]
+            covs.append(float(sum(p for p, iv in zip(pm, ivs, strict=True) if iv is not None and iv[0] <= r <= iv[1])))
+        out.append((f"recall on {prompts} prompts (one trial each), true 0.5 … 0.99", min(covs), float(np.mean(covs))))
+    return out
+
+
+def print_other_cells(args: argparse.Namespace, md: bool) -> None:
+    print(f"\nPairwise preference (stats.preference), {args.q_runs} runs per cell")
+    if md:
+        print("| cell | coverage | width | known-variance width |\n|---|---|---|---|")
+    for name, cov, w, kw in pairwise_cells(args.q_runs, args.seed):
+        print(f"| {name} | {cov:.1%} | {w:.2f} | {kw:.2f} |" if md else f"  {name:<48} coverage {cov:6.1%}  width {w:.2f}  known {kw:.2f}")
+    print("\nActivation recall/precision (stats.activation.proportion), exact")
+    if md:
+        print("| cell | coverage min | mean |\n|---|---|---|")
+    for name, lo, mean in activation_cells():
+        print(f"| {name} | {lo:.1%} | {mean:.1%} |" if md else f"  {name:<52} min {lo:6.1%}  mean {mean:6.1%}")
+    print("\nPost-stop (--adaptive): see bench/adaptive.py, which runs the real policy and prints the coverage of the "
+          "interval printed after each stop, per cell and per look")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=2000, help="simulated items per cell (>= 500)")
@@ -274,9 +520,24 @@ def main() -> None:
     ap.add_argument("--kinds", default=",".join(KINDS), help="comma-separated: binary,graded,continuous")
     ap.add_argument("--seed", type=int, default=23)
     ap.add_argument("--markdown", action="store_true", help="print Markdown tables (for docs/statistics.md)")
+    ap.add_argument("--parts", default="delta,questions,others,pass",
+                    help="comma-separated: delta (the symmetric grid above), questions (both questions, skewed effects), "
+                         "others (pairwise, activation), pass (pass rates)")
+    ap.add_argument("--full", action="store_true", help="questions part: every row (cases × trials), not only the summary")
+    ap.add_argument("--q-runs", type=int, default=400, help="simulated items per cell of the questions and pairwise parts")
     args = ap.parse_args()
     args.kinds = [k for k in args.kinds.split(",") if k]
+    parts = set(args.parts.split(","))
     t0 = time.time()
+    if "questions" in parts:
+        print_question_grid(question_grid(args), args.markdown, args.full)
+    if "others" in parts:
+        print_other_cells(args, args.markdown)
+    if "delta" not in parts:
+        if "pass" in parts:
+            print_pass_rates(args.markdown)
+        print(f"\n{time.time() - t0:.0f} s")
+        return
     rows = delta_grid(args)
     md = args.markdown
     boot = bool(args.compare_runs)
@@ -340,6 +601,12 @@ def main() -> None:
     print("\nA shrink factor fitted to the grid, tried on other score distributions:")
     for line in transfer_check():
         print("  " + line)
+    if "pass" in parts:
+        print_pass_rates(md)
+    print(f"\n{time.time() - t0:.0f} s")
+
+
+def print_pass_rates(md: bool) -> None:
     print("\nPass rate and pass@k (exact over pass chances 0.05 … 0.95)")
     if md:
         print("| trials | interval | coverage min | mean | max | width |\n|---|---|---|---|---|---|")
@@ -348,7 +615,6 @@ def main() -> None:
             print(f"| {n} | {name} | {lo:.1%} | {mean:.1%} | {hi:.1%} | {width:.2f} |")
         else:
             print(f"{n:>4} {name:<36} min {lo:6.1%}  mean {mean:6.1%}  max {hi:6.1%}  width {width:.2f}")
-    print(f"\n{time.time() - t0:.0f} s")
 
 
 if __name__ == "__main__":

@@ -136,7 +136,15 @@ def run_options(f: Callable) -> Callable:
         help="Stop after this many errored trials in a row, write an incomplete report, exit 30 (0: never).",
     )(f)
     f = click.option("--output", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"), show_default=True, help="Output directory.")(f)
-    f = click.option("--ci", is_flag=True, help="Exit 1 when an eval is below its threshold or graded F.")(f)
+    f = click.option(
+        "--ci-rule",
+        type=click.Choice(["point", "interval"]),
+        default="point",
+        show_default=True,
+        help="Which items fail: point (graded F or pass rate below the threshold) or interval (only when the delta's "
+        "interval lies below 0 or the pass rate's below the threshold). See docs/statistics.md.",
+    )(f)
+    f = click.option("--ci", is_flag=True, help="Exit 1 when an eval is below its threshold or graded F (see --ci-rule).")(f)
     f = click.option("--parallel", type=click.IntRange(1, 512), default=1, show_default=True, help="Concurrent trials across the whole command.")(f)
     f = click.option(
         "--aa",

@@ -23,7 +23,7 @@ from agentsproof.cli.options import (
 from agentsproof.core.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
 
 
-def finish(run: Any, written: dict[str, Path], ci: bool, fail_on_underpowered: bool = False) -> None:
+def finish(run: Any, written: dict[str, Path], ci: bool, fail_on_underpowered: bool = False, ci_rule: str = "point") -> None:
     from agentsproof.commands.console import print_run
 
     if run is None:  # --plan: printed, nothing ran
@@ -32,6 +32,16 @@ def finish(run: Any, written: dict[str, Path], ci: bool, fail_on_underpowered: b
     if run.incomplete or run.overall.errored:
         sys.exit(EXIT_ERROR)
     if ci and run.overall.failed:
+        if ci_rule == "point":
+            from agentsproof.stats.item import harm_not_shown
+
+            unshown = [it.id for it in run.items if not it.passed and it.grade == "F" and harm_not_shown(it.stats)]
+            if unshown:
+                click.echo(
+                    f"--ci: {len(unshown)} item(s) fail on a point F whose harm is not shown (the delta's interval reaches 0): "
+                    f"{', '.join(unshown[:5])}{' …' if len(unshown) > 5 else ''}; --ci-rule interval fails only a shown harm",
+                    err=True,
+                )
         sys.exit(EXIT_FAILED)
     if ci and fail_on_underpowered and any((it.stats or {}).get("verdict") == "underpowered" for it in run.items):
         sys.exit(EXIT_FAILED)
@@ -67,7 +77,7 @@ def eval_cmd(path: Path, **opts: Any) -> None:
 
     cfg = RunConfig.from_cli(opts)
     run, written = run_eval(path, cfg)
-    finish(run, written, cfg.ci, cfg.fail_on_underpowered)
+    finish(run, written, cfg.ci, cfg.fail_on_underpowered, cfg.ci_rule)
 
 
 @click.command("eval-all")
@@ -97,7 +107,7 @@ def eval_all_cmd(directory: Path, **opts: Any) -> None:
 
     cfg = RunConfig.from_cli(opts)
     run, written = run_eval_all(directory, cfg)
-    finish(run, written, cfg.ci, cfg.fail_on_underpowered)
+    finish(run, written, cfg.ci, cfg.fail_on_underpowered, cfg.ci_rule)
 
 
 @click.command("tc-eval")
@@ -131,7 +141,7 @@ def tc_eval_cmd(path: Path, **opts: Any) -> None:
 
     cfg = RunConfig.from_cli(opts)
     run, written = run_tc_eval(path, cfg)
-    finish(run, written, cfg.ci, cfg.fail_on_underpowered)
+    finish(run, written, cfg.ci, cfg.fail_on_underpowered, cfg.ci_rule)
 
 
 @click.command("eval-generate")

@@ -7,7 +7,7 @@ import dataclasses
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,11 +45,12 @@ def _session(
     prior: dict[tuple[str, str, int], TrialResult] | None = None,
     base_duration_s: float = 0.0,
     record_dir: Path | None = None,
+    caps: Sequence[int] = (),
 ) -> SessionOptions:
     from agentsproof.commands.console import Progress
 
     progress = Progress()
-    policy, settings = policy_for(cfg, settings)
+    policy, settings = policy_for(cfg, settings, caps)
     return SessionOptions(
         run=cfg,
         settings=settings,
@@ -66,15 +67,16 @@ def _session(
     )
 
 
-def policy_for(cfg: RunConfig, settings: RunSettings) -> tuple[BatchPolicy, RunSettings]:
+def policy_for(cfg: RunConfig, settings: RunSettings, caps: Sequence[int] = ()) -> tuple[BatchPolicy, RunSettings]:
     """The runner's BatchPolicy for a command's options, and the settings that record it
-    (``--adaptive``: the stopping rule, agentsproof.stats.adaptive)."""
+    (``--adaptive``: the stopping rule, agentsproof.stats.adaptive). ``caps``: the items'
+    trials per arm (the runner's cap of each item), whose looks the settings record."""
     if not cfg.adaptive:
         return run_all_at_once, settings
     from agentsproof.stats.adaptive import AdaptivePolicy
 
     policy = AdaptivePolicy()
-    return policy, dataclasses.replace(settings, adaptive=policy.describe(cfg.trials_per_item or cfg.trials))
+    return policy, dataclasses.replace(settings, adaptive=policy.describe(caps))
 
 
 def adaptive_defaults(cfg: RunConfig) -> RunConfig:
@@ -106,6 +108,7 @@ def _settings(cfg: RunConfig) -> RunSettings:
         max_calls=cfg.max_calls,
         baseline=_baseline(cfg),
         config=_config(cfg),
+        ci_rule=_ci_rule(cfg),
     )
 
 
@@ -115,8 +118,14 @@ def tc_settings(
     """What tc-eval records (an evals.json, an EVAL.yaml, a JSONL dataset): trials,
     threshold and timeout always."""
     return RunSettings(
-        trials=trials, threshold=threshold, timeout=timeout, eval_yaml=eval_yaml, dataset=dataset, baseline=_baseline(cfg), config=_config(cfg)
+        trials=trials, threshold=threshold, timeout=timeout, eval_yaml=eval_yaml, dataset=dataset, baseline=_baseline(cfg), config=_config(cfg),
+        ci_rule=_ci_rule(cfg),
     )
+
+
+def _ci_rule(cfg: RunConfig) -> str | None:
+    """``--ci-rule interval`` is recorded (how the items' pass/fail was decided); the default is not."""
+    return "interval" if cfg.ci_rule == "interval" else None
 
 
 def _baseline(cfg: RunConfig) -> str | None:
@@ -252,6 +261,7 @@ def _run(
     _check_writable(targets, cfg)
     session = _session(
         cfg, settings, journal=journal_path(targets["json"]), record_dir=_record_dir(targets), target_defs=target_defs,
+        caps=[it.trials for it in items],
         workspaces_dir=_workspaces_dir(targets) if cfg.keep_workspaces and target_defs else None,
         spill=after is None and cfg.atif is None,  # ``after`` edits the trials in memory (datasets), --atif writes them: they stay there
     )

@@ -4,7 +4,9 @@ Trial ``i`` of both arms ran the same case (the same prompt), so the pair is fai
 pass runs once per command, after the runner, through the same judge (and client, cache
 and budget) as every other judge call; a pair whose answers are not both scored is left
 out. Its result goes into the item's ``stats["pairwise"]``: counts, the with-arm
-preference rate (a tie counts half) and its 95 % percentile-bootstrap interval over pairs.
+preference rate (a tie counts half) and its 95 % interval
+(:func:`agentsproof.stats.preference.preference_interval`: Clopper–Pearson on the
+pseudo-counts, clustered by case).
 
 With a judge panel (eval.yaml ``judge_models``) every model is asked both orders and the
 figures come from the panel's verdicts; ``stats["pairwise"]["panel"]`` adds how often the
@@ -17,13 +19,11 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from agentsproof.executor.runner import ItemRun
 from agentsproof.grading.judge import Judge
 from agentsproof.grading.pairwise import PairVerdict, PairwiseGrader, judge_pair, judge_pair_panel
 from agentsproof.model.results import Usage
-from agentsproof.stats.intervals import BOOTSTRAP_RESAMPLES, SEED
+from agentsproof.stats.preference import PREFERENCE_METHOD, preference_interval
 
 
 def pairwise_spec(graders: Sequence[Any]) -> PairwiseGrader | None:
@@ -54,7 +54,7 @@ async def judge_item(run: ItemRun, judge: Judge, sem: asyncio.Semaphore) -> dict
             return i, await judge_pair(bounded, spec, case.prompt, with_by[i].response, without_by[i].response)
 
     done = [v for v in await asyncio.gather(*(one(i) for i in sorted(set(with_by) & set(without_by)))) if v is not None]
-    out = summarize([v for _, v in done])
+    out = summarize([v for _, v in done], [it.case_at(i).name for i, _ in done])
     if models:
         out["panel"] = panel_summary(models, done)
         out["method"] += "; judge panel: each model asked both orders, the pair's verdict is the models' majority (a tie for first place = tie)"
@@ -88,7 +88,10 @@ def panel_summary(models: tuple[str, ...], done: Sequence[tuple[int, PairVerdict
             "disagreement_rate": split / len(judged) if judged else None, "members": members, "verdicts": rows}
 
 
-def summarize(verdicts: Sequence[PairVerdict]) -> dict[str, Any]:
+def summarize(verdicts: Sequence[PairVerdict], cases: Sequence[str] | None = None) -> dict[str, Any]:
+    """The pairwise block; ``cases``: each verdict's case (the interval is clustered by case)."""
+    names = list(cases) if cases is not None else [""] * len(verdicts)
+    judged_cases = [c for v, c in zip(verdicts, names, strict=True) if v.winner is not None]
     judged = [v for v in verdicts if v.winner is not None]
     wins = sum(v.winner == "with" for v in judged)
     losses = sum(v.winner == "without" for v in judged)
@@ -101,18 +104,16 @@ def summarize(verdicts: Sequence[PairVerdict]) -> dict[str, Any]:
         "disagreements": sum(v.disagreement for v in judged), "errored": len(verdicts) - len(judged),
         "rate": None, "rate_ci": None, "calls": sum(v.calls for v in verdicts), "usage": usage.model_dump(),
         "method": "judge asked twice with the order swapped; disagreement = tie; rate = (with preferred + ties/2) / pairs; "
-        f"95% percentile bootstrap over pairs, {BOOTSTRAP_RESAMPLES} resamples, seed {SEED}",
+        f"95% interval: {PREFERENCE_METHOD}",
     }
     errors = [v.error for v in verdicts if v.error]
     if errors:
         out["first_error"] = errors[0]
     if judged:
-        values = np.array([1.0 if v.winner == "with" else 0.0 if v.winner == "without" else 0.5 for v in judged])
-        out["rate"] = float(values.mean())
-        rng = np.random.default_rng(SEED)
-        means = values[rng.integers(0, len(values), (BOOTSTRAP_RESAMPLES, len(values)))].mean(axis=1)
-        lo, hi = np.quantile(means, [0.025, 0.975])
-        out["rate_ci"] = [float(lo), float(hi)]
+        values = [1.0 if v.winner == "with" else 0.0 if v.winner == "without" else 0.5 for v in judged]
+        out["rate"] = sum(values) / len(values)
+        ci = preference_interval(values, judged_cases)
+        out["rate_ci"] = list(ci) if ci else None
     return out
 
 

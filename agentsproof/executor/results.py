@@ -13,7 +13,7 @@ from agentsproof.model.results import ItemResult, RunResult, Summary, compute_gr
 from agentsproof.model.settings import RunSettings
 
 
-def finalize_item(run: ItemRun) -> ItemResult:
+def finalize_item(run: ItemRun, ci_rule: str = "point") -> ItemResult:
     it = run.item
     w, wo = run.with_arm, run.without_arm
     res = ItemResult(
@@ -73,13 +73,18 @@ def finalize_item(run: ItemRun) -> ItemResult:
     from agentsproof.core.units import tidy
     from agentsproof.stats import item_stats
 
-    res.stats = tidy(item_stats(res))  # type: ignore[assignment]
+    level = run.adaptive_stop["level"] if run.adaptive_stop and run.adaptive_stop.get("level") else 0.95
+    res.stats = tidy(item_stats(res, level))  # type: ignore[assignment]
     if res.delta is not None:
         res.delta = tidy(res.delta)  # type: ignore[assignment]
     if res.not_run:  # nothing ran: not a verdict on its power
         res.stats["verdict"], res.stats["verdict_reasons"] = "not run", ["the run stopped before any trial of this item started"]
     if run.adaptive_stop is not None:
         res.stats["adaptive_stop"] = run.adaptive_stop
+    if ci_rule == "interval" and res.status != "errored" and not res.not_run and res.grade is not None:
+        from agentsproof.stats.item import interval_rule_passes
+
+        res.passed = interval_rule_passes(res.stats, res.threshold)  # the same stats the report prints
     if run.judge_panel is not None:
         res.stats["judge_panel"] = run.judge_panel
     res.suggestions = suggestions_for(res)

@@ -182,7 +182,7 @@ async def run_items_async(
         if opts.on_item is not None:
             opts.on_item(run)
         if spiller is not None:  # graded while its trials are at hand, then spilled when the run is large
-            finalized[id(run)] = finalize_item(run)
+            finalized[id(run)] = finalize_item(run, cfg.ci_rule)
             spiller.item_done(run.item.id, [run.with_arm, run.without_arm])
 
     judge = Judge(client=client, model=prepared.judge_model) if client is not None and any(_needs_judge(i) for i in items) else None
@@ -231,7 +231,7 @@ async def run_items_async(
                 book.close()
             if spaces is not None:
                 spaces.close()
-    results = [finalized.pop(id(r)) if id(r) in finalized else finalize_item(r) for r in runs]
+    results = [finalized.pop(id(r)) if id(r) in finalized else finalize_item(r, cfg.ci_rule) for r in runs]
     for res in results:
         if res.id in pairwise:
             res.stats["pairwise"] = pairwise[res.id]

@@ -19,12 +19,14 @@ GRADE_BANDS: list[tuple[Grade, float]] = [("A", 0.30), ("B", 0.15), ("C", 0.0)]
 
 
 def compute_grade(delta: float) -> Grade:
-    """A ≥ +0.30, B ≥ +0.15, C ≥ 0.00, F < 0.
+    """A ≥ +0.30, B ≥ +0.15, C ≥ 0.00, F < 0, on the delta **as printed** (two decimals).
 
+    A grade is read beside the number it is printed with: +0.1499 prints "+0.15" and is
+    a B, −0.0001 prints "+0.00" and is a C (the label never contradicts its own numbers).
     Deltas are rounded to 9 decimals first, so 0.45 − 0.15 (= 0.30000000000000004 or
     0.29999999999999993 in binary floating point) lands on the boundary it means.
     """
-    d = round(delta, 9)
+    d = round(round(delta, 9), 2)
     for grade, low in GRADE_BANDS:
         if d >= low:
             return grade

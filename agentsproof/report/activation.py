@@ -139,7 +139,7 @@ def write(stats: ActivationStats, paths: dict[str, Path], title: str, settings: 
 def plugin_arm_collisions(items: list[Any]) -> list[dict[str, Any]]:
     """From the plugin arms of a run (eval-all ``--arms baseline,skill,plugin``): every pair
     (skill under test, sibling that loaded in its plugin-arm trials), worst first, with the
-    share of those trials and its 95 % Wilson interval (each trial an independent run)."""
+    share of those trials and its 95 % Clopper–Pearson interval (each trial an independent run)."""
     from agentsproof.stats.activation import proportion
 
     pairs = []

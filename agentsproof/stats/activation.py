@@ -7,27 +7,26 @@ skill T expects S to stay quiet too, unless the same text is also one of S's sho
 prompts: territories are taken as exclusive. A should-not prompt of T says nothing about S
 (it is often a sibling's task on purpose). Errored trials count nowhere, and are counted.
 
-**Intervals** (95 %). Precision and recall are proportions of trials: Wilson intervals
-(:func:`agentsproof.stats.intervals.wilson`) on an effective sample of at most one unit per
-distinct prompt, so repeated trials of one prompt never pass for independent evidence. F1
-grows with both, so ``[F1(P_low, R_low), F1(P_high, R_high)]`` from 97.5 % intervals on each
-holds F1 whenever both hold: at least 95 % by the union bound (``bench/activation_intervals.py``
-simulates the coverage of all three).
+**Intervals** (95 %). Precision and recall are proportions of trials: Clopper–Pearson
+intervals (:func:`agentsproof.stats.intervals.clopper_pearson_bounds`, exact: never below
+95 %) on an effective sample of at most one unit per distinct prompt, so repeated trials of
+one prompt never pass for independent evidence (the rate stays, the count shrinks; the
+Beta quantiles take the fractional count). Wilson's interval, used before, fell to 83–93 %
+with 3–30 prompts near a rate of 1. F1 grows with both, so ``[F1(P_low, R_low), F1(P_high,
+R_high)]`` from 97.5 % intervals on each holds F1 whenever both hold: at least 95 % by the
+union bound (``bench/activation_intervals.py`` and ``bench/coverage.py`` measure all three).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from statistics import NormalDist
 from typing import Any
 
 from agentsproof.model.activation import ActivationSuite, ActivationTrial
-from agentsproof.stats.intervals import wilson
 
 LEVEL = 0.95
-Z = NormalDist().inv_cdf(1 - (1 - LEVEL) / 2)
-Z_F1 = NormalDist().inv_cdf(1 - (1 - LEVEL) / 4)
+LEVEL_F1 = 1 - (1 - LEVEL) / 2
 """Each of precision and recall at 97.5 %, so that the F1 interval holds 95 % (union bound)."""
 NONE = "(none)"
 """The confusion matrix's column for trials that loaded no skill."""
@@ -113,13 +112,17 @@ class ActivationStats:
         return [(s.skill, s.below_floor) for s in self.skills if s.below_floor]
 
 
-def proportion(successes: int, total: int, units: int, z: float = Z) -> Interval:
-    """Wilson interval for ``successes / total`` counting at most ``units`` independent units
-    (distinct prompts): the rate stays, the sample shrinks to ``min(total, units)``."""
+def proportion(successes: int, total: int, units: int, level: float = LEVEL) -> Interval:
+    """Clopper–Pearson interval for ``successes / total`` counting at most ``units``
+    independent units (distinct prompts): the rate stays, the sample shrinks to
+    ``min(total, units)`` (a fractional success count is fine for the Beta quantiles)."""
     n = min(total, units)
     if total <= 0 or n <= 0:
         return None
-    return wilson(successes / total * n, n, z)  # type: ignore[arg-type]
+    from agentsproof.stats.intervals import clopper_pearson_bounds  # scipy: only once a rate is judged
+
+    lo, hi = clopper_pearson_bounds(successes / total * n, n, level)  # type: ignore[arg-type]
+    return float(lo), float(hi)
 
 
 def f1_score(precision: float | None, recall: float | None) -> float | None:
@@ -130,7 +133,7 @@ def f1_score(precision: float | None, recall: float | None) -> float | None:
 
 def _f1_interval(p: tuple[int, int, int], r: tuple[int, int, int]) -> Interval:
     """(successes, total, units) of precision and of recall → the F1 interval."""
-    pi, ri = proportion(*p, z=Z_F1), proportion(*r, z=Z_F1)
+    pi, ri = proportion(*p, level=LEVEL_F1), proportion(*r, level=LEVEL_F1)
     if ri is None:
         return None
     if pi is None:  # the skill never loaded: precision is undefined, F1 is 0 by convention
@@ -221,7 +224,7 @@ def collisions(matrix: dict[str, dict[str, int]], rows: dict[str, int], suites: 
     """Pairs of skills that load on each other's should prompts, worst first. ``a`` is a
     suite's skill; ``b`` another suite's skill (both directions count) or an installed skill
     without a suite (only its loads on ``a``'s prompts count). The rate is the cross-loads
-    over the should trials counted, with its Wilson interval (units: the distinct prompts)."""
+    over the should trials counted, with its Clopper–Pearson interval (units: the distinct prompts)."""
     names = list(matrix)
     columns = [c for c in next(iter(matrix.values()), {}) if c != NONE]
     units = {n: len({t.prompt.text for t in scored if t.skill == n and t.prompt.expect}) for n in names}
@@ -253,7 +256,7 @@ def as_dict(stats: ActivationStats) -> dict[str, Any]:
     data = asdict(stats)
     data["level"] = LEVEL
     data["method"] = (
-        "precision/recall: Wilson on at most one unit per distinct prompt; F1: from 97.5 % Wilson bounds of both (union bound)"
+        "precision/recall: Clopper–Pearson on at most one unit per distinct prompt; F1: from 97.5 % Clopper–Pearson bounds of both (union bound)"
     )
     return data
 

@@ -7,20 +7,26 @@ number of planned looks (Bonferroni). It stops with the first statement that int
 supports:
 
 - **a grade** — the interval lies inside one grade band (success);
-- **"no meaningful effect: C or F"** — the interval rules out B or better (high < +0.15):
+- **"no meaningful effect: C or F"** — the interval rules out B or better (its printed
+  top, two decimals, below +0.15):
   futility, the skill does not help enough to matter;
-- **"does no harm: C or better"** — the interval rules out F (low ≥ 0) and, at the
+- **"does no harm: C or better"** — the interval rules out F (printed bottom ≥ 0.00) and, at the
   current width, no single grade can be settled by the cap (the width is projected to
   shrink as 1/√trials), so more trials would not change the decision.
 
 Every statement is implied by the interval holding the true delta, so a settled statement
 is wrong only if some look's interval missed — at most K × alpha/K = alpha over the whole
-run, however the looks fall (``bench/adaptive.py`` measures it). At the cap the run stops
+run, however the looks fall. For the same reason the interval the report prints after the
+stop (this one, at level 1 − alpha/K) holds the true delta with at least 1 − alpha after
+any stop: it fails only when some look's interval missed. ``bench/adaptive.py`` measures
+both, per cell and per look (docs/statistics.md); a confidence sequence would give the same
+guarantee for unplanned looks, which the runner never takes. At the cap the run stops
 anyway; its label is then the statement the interval supports, or "unsettled at the cap".
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -67,9 +73,11 @@ def statement(ci: tuple[float, float] | None, *, done: int = 0, cap: int = 0) ->
     g_lo, g_hi = compute_grade(lo), compute_grade(hi)
     if g_lo == g_hi:
         return g_lo, None
-    if round(hi, 9) < MEANINGFUL:
+    # both rules read the ends as printed (two decimals), like the grades: a top of +0.1496
+    # prints "+0.15", a B, so it does not rule out B; a bottom of −0.004 prints "−0.00", a C
+    if g_hi in ("C", "F"):  # the printed top is below +0.15: B or better ruled out
         return None, NO_EFFECT
-    if round(lo, 9) >= 0.0:
+    if g_lo != "F":  # the printed bottom is at least 0.00: F ruled out
         if done >= cap:
             return None, NO_HARM
         half = (hi - lo) / 2
@@ -139,19 +147,28 @@ class AdaptivePolicy:
         ci = corrected_interval(with_scores, without_scores, len(looks), self.alpha, cases)
         grade, futile = statement(ci, done=done, cap=cap)
         if grade is not None:
-            label, kind = f"settled: {grade}", "grade"
+            label, kind = f"CI within {grade}", "grade"
         elif futile is not None:
             label, kind = futile, "futility"
         else:
             label, kind = UNSETTLED, "cap"
-        return {"trials": done, "cap": cap, "label": label, "kind": kind,
+        return {"trials": done, "cap": cap, "label": label, "kind": kind, "looks": [n for n in looks if n <= done],
                 "interval": list(ci) if ci is not None else None, "level": 1 - self.alpha / len(looks)}
 
-    def describe(self, cap: int | None = None) -> dict[str, Any]:
-        return {
+    def describe(self, caps: Sequence[int] = ()) -> dict[str, Any]:
+        """The rule as the settings record it; ``caps``: every item's cap (trials per arm),
+        so ``looks`` are the looks the runner uses (``looks_by_cap`` when the caps differ)."""
+        distinct = sorted(set(caps))
+        out: dict[str, Any] = {
             "alpha": self.alpha,
-            "looks": planned_looks(cap) if cap else list(LOOKS),
+            "looks": planned_looks(distinct[-1]) if distinct else list(LOOKS),
             "correction": "Bonferroni over the planned looks",
-            "interval": "the report's delta interval (case-clustered t interval) at level 1 - alpha/looks",
+            "interval": "the report's delta interval at level 1 - alpha/looks: on tasks like these (the betting interval) "
+            "from 5 cases, else on these cases (the within-case Welch interval)",
             "stops": f"a grade; '{NO_EFFECT}' (high < +0.15); '{NO_HARM}' (low >= 0, no grade reachable by the cap)",
+            "printed_interval": "the report prints the interval of the stopping rule, at level 1 - alpha/looks "
+            "(Bonferroni: it holds the true delta with at least 1 - alpha however the run stopped)",
         }
+        if len(distinct) > 1:
+            out["looks_by_cap"] = {str(c): planned_looks(c) for c in distinct}
+        return out

@@ -2,16 +2,19 @@
 
 An item with several tasks runs trial ``i`` of both arms on case ``i % cases``. Its
 delta is the **mean of the per-case deltas**, so a case with more scored trials does not
-weigh more. Its interval (:func:`delta_interval`, for every item and ``--adaptive``) is the
-case-clustered t interval of :mod:`agentsproof.stats.wald`. The older **two-level
+weigh more. Its interval (:func:`delta_interval`, for every item and ``--adaptive``) answers
+one of two questions (:mod:`agentsproof.stats.wald`): (a) the effect on these cases, or
+(b) on tasks like these (the default from 5 cases). The older **two-level
 bootstrap** (:func:`two_level_interval`: cases resampled, then each arm's trials, each arm
 smoothed with a 0 and a 1 pseudo-trial) stays only as the comparison in
 ``bench/coverage.py``: its smoothing shrank every case's delta by n/(n + 2), so its
 interval could exclude the delta it was printed beside.
 
 Per case: delta, interval, and **win / tie / loss** (tie: |delta| ≤ ``TIE_BAND``), with an
-exact one-sided sign test over the wins and losses. The item's p-value is a stratified
-permutation test (arm labels relabelled within each case).
+exact one-sided sign test over the wins and losses. The item's p-value answers the same
+question as its grade: for (a), the effect on these cases, a stratified permutation test
+(arm labels relabelled within each case); for (b), on tasks like these, a sign-flip test
+over the per-case deltas (:mod:`agentsproof.stats.tasks`).
 """
 
 from __future__ import annotations
@@ -97,16 +100,22 @@ def two_level_interval(
     return float(max(-1.0, lo)), float(min(1.0, hi))
 
 
-def delta_interval(cases: CaseScores, level: float = 0.95) -> tuple[float, float] | None:
-    """THE interval of an item's delta, for reports and ``--adaptive`` alike: the
-    case-clustered t interval of :mod:`agentsproof.stats.wald`, centred on the delta (so it
-    always holds it). For one set of scores a higher level gives a wider interval around
-    the same centre (the intervals nest)."""
-    return wald_delta_interval(cases, level)
+def delta_interval(cases: CaseScores, level: float = 0.95, question: str | None = None) -> tuple[float, float] | None:
+    """THE interval of an item's delta, for reports and ``--adaptive`` alike
+    (:mod:`agentsproof.stats.wald`): ``question`` ``"cases"`` (a), the effect on these
+    cases; ``"tasks"`` (b), on tasks like these; None, the item's default (b from 5 cases,
+    else a). It always holds the delta, and a higher level gives a wider interval (the
+    intervals nest)."""
+    return wald_delta_interval(cases, level, question)
+
+
+def case_deltas(cases: CaseScores) -> list[float]:
+    """The per-case deltas mean(with) − mean(without) of the cases whose arms both scored."""
+    return [float(np.mean(w)) - float(np.mean(wo)) for w, wo in cases if len(w) and len(wo)]
 
 
 def mean_case_delta(cases: CaseScores) -> float | None:
-    deltas = [float(np.mean(w)) - float(np.mean(wo)) for w, wo in cases if len(w) and len(wo)]
+    deltas = case_deltas(cases)
     return sum(deltas) / len(deltas) if deltas else None
 
 

@@ -7,7 +7,8 @@ interference is their difference, ``plugin − with``: the mean over the cases o
 case's ``mean(plugin) − mean(with)``, with the same interval as an item's delta
 (:func:`agentsproof.stats.cases.delta_interval`, the plugin arm in the place of ``with``
 and the skill alone in the place of the baseline), so it holds the difference it is
-printed beside. Pure: no I/O.
+printed beside and answers the same question: (b), on tasks like these, from 5 cases,
+else (a), on these cases (``question`` and ``method`` name it). Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -23,6 +24,13 @@ VERDICTS = {
 }
 
 
+def verdict_of(ci: tuple[float, float]) -> str:
+    """The verdict of an interval of plugin − alone, on its ends as printed (two decimals,
+    like the grades): a top of −0.004 prints "−0.00", which includes 0, so none is shown."""
+    top, bottom = round(round(ci[1], 9), 2), round(round(ci[0], 9), 2)
+    return "interferes" if top < 0 else "helps" if bottom > 0 else "none shown"
+
+
 def _scores(arm: Any) -> list[float]:
     return [t.score for t in arm.trials if t.status == "scored" and t.score is not None]
 
@@ -34,7 +42,8 @@ def _mean(xs: list[float]) -> float | None:
 def interference(item: Any, skill_name: str | None = None) -> dict[str, Any]:
     """The verdict for an item with a plugin arm (``item``: an ItemResult)."""
     from agentsproof.stats.cases import by_case, delta_interval
-    from agentsproof.stats.wald import WALD_METHOD
+    from agentsproof.stats.tasks import BETTING_METHOD
+    from agentsproof.stats.wald import TASKS, WALD_METHOD, default_question
 
     w, wo, p = _scores(item.with_arm), _scores(item.without_arm), _scores(item.plugin_arm)
     mw, mwo, mp = _mean(w), _mean(wo), _mean(p)
@@ -44,14 +53,20 @@ def interference(item: Any, skill_name: str | None = None) -> dict[str, Any]:
         "difference": None,
         "ci": None,
         "verdict": "unknown",
-        "method": "plugin − alone, per case: " + WALD_METHOD,
+        "question": None,
+        "method": None,
     }
     cases = [(a, b) for _, a, b, _ in by_case(item, (item.plugin_arm, item.with_arm)) if a and b] if p and w else []
+    if cases:  # the question delta_interval answers by default for this many cases, and its method
+        out["question"] = default_question(len(cases))
+        how = BETTING_METHOD if out["question"] == TASKS else WALD_METHOD
+        where = "on tasks like these (b)" if out["question"] == TASKS else "on these cases (a)"
+        out["method"] = f"plugin − alone, {where}: {how}"
     ci = delta_interval(cases) if cases else None
     if ci is not None:
         out["difference"] = sum(sum(a) / len(a) - sum(b) / len(b) for a, b in cases) / len(cases)
         out["ci"] = [ci[0], ci[1]]
-        out["verdict"] = "interferes" if ci[1] < 0 else "helps" if ci[0] > 0 else "none shown"
+        out["verdict"] = verdict_of(ci)
     out["meaning"] = VERDICTS[out["verdict"]]
     known = [t.skills_invoked for t in item.plugin_arm.trials if t.skills_invoked is not None]
     name = skill_name or item.name

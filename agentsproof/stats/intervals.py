@@ -68,11 +68,14 @@ def clopper_pearson_bounds(passed: np.ndarray, total: np.ndarray, level: float =
 def pass_k_interval(n: int, c: int, k: int, level: float = 0.95) -> dict[str, list[float]] | None:
     """Intervals of pass@k = 1 − (1 − p)^k and pass^k = p^k: the pass-rate interval mapped
     through each (both are monotone in p, so the coverage is the pass rate's), widened to
-    hold the unbiased estimates the report prints beside them."""
+    hold the unbiased estimates the report prints beside them when k < n (with k = n the
+    estimate is an outcome, 0 or 1, and the report prints only the interval)."""
     ci = clopper_pearson(c, n, level)
     if ci is None:
         return None
     lo, hi = ci
+    if k >= n:
+        return {"pass_at_k": [1 - (1 - lo) ** k, 1 - (1 - hi) ** k], "pass_hat_k": [lo**k, hi**k]}
     at, hat = pass_at_k(n, c, k), pass_hat_k(n, c, k)
     return {
         "pass_at_k": [min(at, 1 - (1 - lo) ** k), max(at, 1 - (1 - hi) ** k)],

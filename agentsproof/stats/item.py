@@ -7,6 +7,7 @@ from typing import Any
 from agentsproof.model.results import ArmResult, ItemResult, compute_grade
 from agentsproof.stats.cases import (
     by_case,
+    case_deltas,
     case_stats,
     delta_interval,
     mean_case_delta,
@@ -26,11 +27,29 @@ from agentsproof.stats.intervals import (
     permutation_p,
     sample_sd,
 )
-from agentsproof.stats.wald import WALD_METHOD
+from agentsproof.stats.tasks import BETTING_METHOD, SIGN_FLIP_METHOD, sign_flip_p
+from agentsproof.stats.wald import CASES, TASKS, WALD_METHOD, default_question
+
+QUESTION_NAMES = {CASES: "on these cases (a)", TASKS: "on tasks like these (b)"}
+QUESTION_NOTES = {
+    CASES: (
+        "the grade, its interval, 'settled' and --adaptive are about these cases (the trials the only randomness): "
+        "with fewer than 5 cases the eval is read as a fixed set; questions.tasks says what the cases show of other tasks"
+    ),
+    TASKS: (
+        "the grade, its interval, 'settled' and --adaptive are about tasks like these (the cases a sample of tasks), "
+        "with an interval that assumes nothing about how task effects are spread: a few cases cannot rule out that "
+        "unseen tasks differ (5 cases that all gain +1 still span about [-0.2, +1]); questions.cases is the effect on these cases"
+    ),
+}
 
 MIN_SCORED_PER_ARM = 3
 PASS_K: int | None = None
 """k of pass@k and pass^k; None: the number of scored with-arm trials (the run's own k)."""
+PASS_K_EQUALS_N = (
+    "k = n: the n trials are one set of k, so the unbiased estimate is 1 or 0 (did they all / any pass?), "
+    "not a rate; the interval is the estimate"
+)
 
 
 EMPTY_ARM_STATS: dict[str, Any] = dict.fromkeys(("n", "errored", "mean", "sd", "pass_rate", "pass_rate_ci"))
@@ -39,7 +58,7 @@ EMPTY_ITEM_STATS: dict[str, Any] = dict.fromkeys(
     (
         "delta", "delta_ci", "delta_ci_method", "p_value", "p_value_method", "normalized_gain", "pass_at_k",
         "pass_hat_k", "grade_low", "grade_high", "grade_label", "enough_data", "note", "cases", "verdict",
-        "verdict_reasons", "pass_rate_ci_method",
+        "verdict_reasons", "pass_rate_ci_method", "delta_ci_level", "question", "question_note", "questions",
     )
 )  # fmt: skip
 """Every per-item key of the stats contract, unset (the arms and check lists aside)."""
@@ -64,22 +83,53 @@ def arm_stats(arm: ArmResult) -> dict[str, Any]:
 
 
 def grade_label(grade: str | None, low: str | None, high: str | None) -> str | None:
+    """``B (CI spans C–A)``, ``A (CI within A)``; a point F whose interval reaches 0 or above
+    is ``F (harm not shown: CI spans F–C)``: the delta is below 0, the harm is not shown
+    (under either --ci rule the report says so; the default rule still fails a point F)."""
     if grade is None or low is None or high is None:
         return None
     if low == high:
         return f"{grade} (CI within {low})"
+    if grade == "F":
+        return f"F (harm not shown: CI spans {low}–{high})"
     return f"{grade} (CI spans {low}–{high})"
 
 
-def item_stats(item: ItemResult) -> dict[str, Any]:
+HARM_NOT_SHOWN = "F (harm not shown"
+"""How the label of a point F whose interval reaches 0 begins (:func:`grade_label`)."""
+
+
+def harm_not_shown(stats: dict[str, Any] | None) -> bool:
+    """A point F whose delta interval reaches 0 or above: the delta is below 0, harm is not shown."""
+    return str((stats or {}).get("grade_label") or "").startswith(HARM_NOT_SHOWN)
+
+
+def interval_rule_passes(stats: dict[str, Any], threshold: float) -> bool:
+    """``--ci-rule interval``: an item fails only when its delta interval lies below 0 (its
+    printed top, two decimals, is an F) or its pass rate's interval lies below the threshold
+    (its printed top below it); a point F whose interval reaches 0 passes. Without an interval
+    (too few trials) the point values decide, as under the default rule."""
+    ci = stats.get("delta_ci")
+    rate_ci = (stats.get("with") or {}).get("pass_rate_ci")
+    if ci is None or rate_ci is None:
+        delta, rate = stats.get("delta"), (stats.get("with") or {}).get("pass_rate")
+        return delta is not None and compute_grade(delta) != "F" and (rate or 0.0) >= threshold - 1e-9
+    harm_shown = compute_grade(ci[1]) == "F"
+    rate_low_shown = round(round(rate_ci[1], 9), 2) < round(threshold, 9) - 1e-9
+    return not harm_shown and not rate_low_shown
+
+
+def item_stats(item: ItemResult, level: float = 0.95) -> dict[str, Any]:
+    """``level``: the delta interval's (0.95; ``--adaptive``: the stopping rule's level, so
+    the printed interval is the one the stop was decided on and holds after any stop)."""
     w, wo = arm_stats(item.with_arm), arm_stats(item.without_arm)
     ws, wos = scores(item.with_arm), scores(item.without_arm)
     out: dict[str, Any] = {
         "with": w,
         "without": wo,
         **EMPTY_ITEM_STATS,
-        "delta_ci_method": WALD_METHOD,
         "pass_rate_ci_method": PASS_RATE_CI_METHOD,
+        "delta_ci_method": WALD_METHOD,
         "enough_data": False,
         "flaky_checks": flaky_checks(item.with_arm, item.without_arm),
         "non_discriminating_checks": non_discriminating_checks(item.without_arm),
@@ -88,8 +138,10 @@ def item_stats(item: ItemResult) -> dict[str, Any]:
         k = w["n"] if PASS_K is None else min(PASS_K, w["n"])
         c = sum(1 for t in item.with_arm.trials if t.status == "scored" and t.passed)
         cis = pass_k_interval(w["n"], c, k) or {}
-        out["pass_at_k"] = {"k": k, "value": pass_at_k(w["n"], c, k), "ci": cis.get("pass_at_k")}
-        out["pass_hat_k"] = {"k": k, "value": pass_hat_k(w["n"], c, k), "ci": cis.get("pass_hat_k")}
+        for key, est in (("pass_at_k", pass_at_k), ("pass_hat_k", pass_hat_k)):
+            out[key] = {"k": k, "value": est(w["n"], c, k), "ci": cis.get(key)}
+            if k == w["n"]:  # one set of k trials: the estimate is 0 or 1, an outcome, not a rate
+                out[key].update(value=None, note=PASS_K_EQUALS_N)
     groups = by_case(item)
     out["cases"] = case_stats(item)
     out["verdict"], out["verdict_reasons"] = power_verdict(len(groups), None, None)
@@ -102,19 +154,38 @@ def item_stats(item: ItemResult) -> dict[str, Any]:
     delta = (mean_case_delta(per_case) if several else None)
     delta = sum(ws) / len(ws) - sum(wos) / len(wos) if delta is None else delta
     out["delta"] = delta
-    ci = delta_interval(per_case)
-    if ci is not None:
-        ci = (min(ci[0], delta), max(ci[1], delta))  # centred on the delta; this only absorbs rounding
-        out["delta_ci"] = [ci[0], ci[1]]
-        out["grade_low"] = compute_grade(ci[0])
-        out["grade_high"] = compute_grade(ci[1])
+    out["delta_ci_level"] = level
+    n_usable = len(case_deltas(per_case))
+    question = default_question(n_usable)
+    out["question"] = question
+    out["question_note"] = QUESTION_NOTES[question]
+    answers: dict[str, Any] = {}
+    for q in (CASES, TASKS):
+        ci = delta_interval(per_case, level, q) if q == CASES or n_usable >= 2 else None
+        if ci is not None:
+            ci = (min(ci[0], delta), max(ci[1], delta))  # it holds the delta; this only absorbs rounding
+        answers[q] = {"delta_ci": list(ci) if ci else None, "method": WALD_METHOD if q == CASES else BETTING_METHOD}
     if several:
-        out["p_value"] = stratified_permutation_p(per_case)
-        out["p_value_method"] = f"one-sided stratified permutation test (labels shuffled within each case), {PERMUTATION_RESAMPLES} relabellings, seed {SEED}"
+        answers[CASES]["p_value"] = stratified_permutation_p(per_case)
+        answers[CASES]["p_value_method"] = (
+            f"one-sided stratified permutation test (labels shuffled within each case), {PERMUTATION_RESAMPLES} relabellings, seed {SEED}"
+        )
     else:
         perm = permutation_p(ws, wos)
         if perm is not None:
-            out["p_value"], out["p_value_method"] = perm
+            answers[CASES]["p_value"], answers[CASES]["p_value_method"] = perm
+    if n_usable >= 2:
+        answers[TASKS]["p_value"] = sign_flip_p(case_deltas(per_case))
+        answers[TASKS]["p_value_method"] = SIGN_FLIP_METHOD
+    out["questions"] = answers
+    chosen = answers[question]
+    out["delta_ci_method"] = f"{QUESTION_NAMES[question]}: {chosen['method']}"
+    out["p_value"], out["p_value_method"] = chosen.get("p_value"), chosen.get("p_value_method")
+    if chosen["delta_ci"] is not None:
+        lo, hi = chosen["delta_ci"]
+        out["delta_ci"] = [lo, hi]
+        out["grade_low"] = compute_grade(lo)
+        out["grade_high"] = compute_grade(hi)
     out["verdict"], out["verdict_reasons"] = power_verdict(len(groups), out["grade_low"], out["grade_high"])
     out["normalized_gain"] = hake_gain(w["mean"], wo["mean"])
     grade = item.grade or compute_grade(delta)

@@ -1,4 +1,13 @@
-"""THE interval of an item's delta: a case-clustered t interval centred on the delta itself.
+"""THE interval of an item's delta, for either question it can answer.
+
+**Two questions.** (a) *On these cases*: the eval's cases are a fixed, hand-written set
+and the trials the only randomness — the within-case Welch interval below, pooled over
+the cases. (b) *On tasks like these*: the cases are a sample of the tasks the skill will
+meet — the betting interval of the per-case deltas (:mod:`agentsproof.stats.tasks`), which
+assumes nothing about how task effects are spread. An item's grade label, ``settled`` and
+``--adaptive`` answer (b) from :data:`MIN_CASES_FOR_TASKS` cases and (a) below; the report
+gives both. What follows is how (a), and the older t form of (b) (:data:`TASKS_T`, kept
+for the bench), are computed.
 
 An item's delta is the mean of its per-case deltas ``d_j = mean(with_j) − mean(without_j)``
 over ``c`` cases. Its interval is ``delta ± h``, clipped to [−1, 1], so it always holds
@@ -37,9 +46,8 @@ import numpy as np
 from scipy.stats import t as student_t
 
 WALD_METHOD = (
-    "case-clustered t interval centred on the delta: one case, Welch's (pass/fail arms with Agresti–Caffo "
-    "pseudo-trials); several cases, t(cases − 1)·√(s²(per-case deltas)/(cases − 1)), the within-case interval "
-    "when every case has the same delta; coverage in bench/coverage.py"
+    "the within-case Welch interval over all trials (pass/fail arms with Agresti–Caffo "
+    "pseudo-trials), centred on the delta; coverage in bench/coverage.py"
 )
 
 PSEUDO_WEIGHT = 0.15  # weight of the 0 and the 1 pseudo-trial in a graded/continuous arm's variance
@@ -64,14 +72,36 @@ def arm_moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return n, s / n, np.where(binary, with_pseudo, weighted)
 
 
+CASES = "cases"
+"""Question (a): the effect on these cases (the trials the only randomness)."""
+TASKS = "tasks"
+"""Question (b): the effect on tasks like these (the cases a sample of tasks)."""
+TASKS_T = "tasks-t"
+"""The t interval of the per-case deltas, (b)'s interval before it assumed nothing: kept
+only as the comparison in ``bench/coverage.py`` (it under-covers skewed task effects)."""
+MIN_CASES_FOR_TASKS = 5
+"""From this many cases an item's grade answers (b) by default; below, (a)."""
+
+
+def default_question(cases: int) -> str:
+    """The question an item's grade, ``settled`` and ``--adaptive`` answer: (b) from
+    MIN_CASES_FOR_TASKS cases, else (a) (fewer cases cannot say much about other tasks)."""
+    return TASKS if cases >= MIN_CASES_FOR_TASKS else CASES
+
+
 def interval_from_moments(
     n_w: np.ndarray, mean_w: np.ndarray, var_w: np.ndarray,
     n_wo: np.ndarray, mean_wo: np.ndarray, var_wo: np.ndarray,
     level: float = 0.95,
+    question: str | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(low, high, delta) for items whose cases lie along the last axis (one value per item).
 
-    Every argument has shape (..., cases); ``n`` counts scored trials (≥ 1 each)."""
+    Every argument has shape (..., cases); ``n`` counts scored trials (≥ 1 each).
+    ``question``: :data:`CASES` (the within-case Welch interval of all the trials),
+    :data:`TASKS` (the betting interval of the per-case deltas, :mod:`agentsproof.stats.tasks`;
+    [−1, 1] with one case: one case shows nothing of other tasks) or None (the default for
+    the number of cases, :func:`default_question`)."""
     n_w = np.asarray(n_w, float)
     n_wo = np.asarray(n_wo, float)
     d = np.asarray(mean_w, float) - np.asarray(mean_wo, float)
@@ -86,7 +116,15 @@ def interval_from_moments(
     df_within = np.clip((a + b).sum(axis=-1) ** 2 / np.maximum(denom, 1e-300), 1.0, df_cap)
     tail = 1 - (1 - level) / 2
     half_within = student_t.ppf(tail, df_within) * np.sqrt(v_within)
-    if c == 1:
+    question = question or default_question(c)
+    if question == TASKS:
+        if c == 1:
+            return np.full(delta.shape, -1.0), np.full(delta.shape, 1.0), delta
+        from agentsproof.stats.tasks import betting_interval
+
+        lo, hi = betting_interval(d, level)
+        return np.minimum(lo, delta), np.maximum(hi, delta), delta
+    if c == 1 or question == CASES:
         half = half_within
     else:
         spread = d.std(axis=-1, ddof=1)
@@ -98,10 +136,10 @@ def interval_from_moments(
 
 
 def wald_delta_interval(
-    cases: Sequence[tuple[Sequence[float], Sequence[float]]], level: float = 0.95
+    cases: Sequence[tuple[Sequence[float], Sequence[float]]], level: float = 0.95, question: str | None = None
 ) -> tuple[float, float] | None:
-    """The item interval from per-case (with scores, without scores); cases with an empty arm
-    are left out, None when none is left."""
+    """The item interval from per-case (with scores, without scores) for ``question`` (see
+    :func:`interval_from_moments`); cases with an empty arm are left out, None when none is left."""
     usable = [(w, wo) for w, wo in cases if len(w) and len(wo)]
     if not usable:
         return None
@@ -110,5 +148,5 @@ def wald_delta_interval(
         for k, v in enumerate((*arm_moments(np.asarray(w, float)), *arm_moments(np.asarray(wo, float)))):
             cols[k].append(float(v))
     n_w, m_w, v_w, n_wo, m_wo, v_wo = (np.asarray(col) for col in cols)
-    lo, hi, _ = interval_from_moments(n_w, m_w, v_w, n_wo, m_wo, v_wo, level=level)
+    lo, hi, _ = interval_from_moments(n_w, m_w, v_w, n_wo, m_wo, v_wo, level=level, question=question)
     return float(lo), float(hi)

@@ -71,7 +71,8 @@ def test_a_judge_reading_the_answers_prefers_the_with_arm_and_the_report_shows_i
     pw = item["stats"]["pairwise"]
     assert pw["pairs"] == 6 and pw["with_preferred"] == 6 and pw["rate"] == 1.0 and pw["disagreements"] == 0
     lo, hi = pw["rate_ci"]
-    assert lo == hi == 1.0
+    # 6 wins of 6 (3 cases that all agree): Clopper–Pearson, not a bootstrap's [1.00, 1.00]
+    assert hi == 1.0 and lo == pytest.approx(0.025 ** (1 / 6))
     # pairwise is not a trial grader: the trial score is the deterministic check alone
     assert [g["type"] for g in item["with_arm"]["trials"][0]["graders"]] == ["deterministic"]
     assert pw["usage"]["total_tokens"] > 0

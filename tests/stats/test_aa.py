@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import random
 import threading
+
+import pytest
 
 from conftest import Rule, make_plugin, read_json, run_cli
 
@@ -53,7 +56,9 @@ def test_aa_runs_the_baseline_in_both_arms_and_reports_the_noise_floor(byok_env,
         if compute_grade(lo) == compute_grade(hi) != "C":
             called[compute_grade(lo)] += 1  # the interval inside one band: a call (about 5 % of items by chance)
     assert aa["called"] == called
-    assert aa["within_alpha"] is (aa["called_share"] <= 0.05)
+    calls = sum(called.values())
+    assert aa["calls_p"] == pytest.approx(sum(math.comb(3, j) * 0.05**j * 0.95 ** (3 - j) for j in range(calls, 4)))
+    assert aa["within_alpha"] is (aa["calls_p"] >= 0.05)
     assert (f"A/A run (--aa, the baseline against itself): 3 items; called A {called['A']}, B {called['B']}, "
             f"F {called['F']}") in stdout
     html = (out / "demo-plugin" / "demo-plugin-eval.html").read_text(encoding="utf-8")
@@ -64,3 +69,27 @@ def test_aa_conflicts_with_baseline_none(byok_env, tmp_path):
     plugin = _plugin(tmp_path, skills=1)
     code, _, err = run_cli(["eval-all", plugin, "--model", "m", "--aa", "--baseline", "none"])
     assert code == 30 and "--aa" in err and "--baseline none" in err
+
+
+def test_aa_verdict_is_a_binomial_test_across_items():
+    """One call in ten items is what chance gives (P(X >= 1 | 10, 0.05) = 0.40): the run is
+    within alpha; four calls in ten are not (P = 0.001)."""
+    from types import SimpleNamespace
+
+    from agentsproof.stats.aa import aa_summary
+
+    def items(calls: int, n: int = 10):
+        out = []
+        for k in range(n):
+            called = k < calls
+            stats = {"delta_ci": [-0.4, -0.1] if called else [-0.2, 0.2],
+                     "grade_low": "F", "grade_high": "F" if called else "B"}
+            out.append(SimpleNamespace(id=f"i{k}", delta=-0.2 if called else 0.0, grade="F" if called else "C", stats=stats))
+        return out
+
+    one = aa_summary(items(1))
+    assert one["called_share"] == 0.1 and one["within_alpha"] is True
+    assert one["calls_p"] == pytest.approx(1 - 0.95**10)
+    four = aa_summary(items(4))
+    assert four["within_alpha"] is False and four["calls_p"] < 0.05
+    assert aa_summary(items(0))["within_alpha"] is True

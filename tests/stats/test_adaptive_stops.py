@@ -19,6 +19,11 @@ from agentsproof.stats.adaptive import NO_EFFECT, NO_HARM, AdaptivePolicy, state
         ((0.01, 0.9), 15, 15, (None, NO_HARM)),  # at the cap: the statement that holds
         ((0.0, 0.6), 14, 15, (None, NO_HARM)),  # too wide to settle any grade by the cap
         ((-0.01, 0.6), 14, 15, (None, None)),
+        # the ends as printed (two decimals), like the grades
+        ((-0.2, 0.1496), 5, 15, (None, None)),  # prints "+0.15": B is not ruled out
+        ((-0.2, 0.1449), 5, 15, (None, NO_EFFECT)),  # prints "+0.14"
+        ((-0.004, 0.6), 14, 15, (None, NO_HARM)),  # prints "-0.00": a C bottom, F ruled out
+        ((-0.006, 0.6), 14, 15, (None, None)),  # prints "-0.01": an F bottom
     ],
 )
 def test_statement(ci, done, cap, expected):
@@ -33,6 +38,6 @@ def test_stop_label_names_the_stop_and_its_interval():
     assert label["label"] == NO_EFFECT and label["kind"] == "futility" and label["interval"][1] < 0.15
     assert label["level"] == pytest.approx(1 - 0.05 / 9)
     clear = policy.stop_label([1.0] * 8, [0.0] * 8, 8, 15)
-    assert clear["label"] == "settled: A" and clear["kind"] == "grade"
+    assert clear["label"] == "CI within A" and clear["kind"] == "grade"
     unclear = policy.stop_label([1.0, 0.0] * 4, [0.0, 1.0] * 4, 8, 15)
     assert unclear["kind"] == "cap" and unclear["label"] == "unsettled at the cap"

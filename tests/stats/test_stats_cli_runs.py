@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from conftest import Rule, make_plugin, read_json, run_cli, simple_eval, write_tc_eval
 
 MARK = "SKILLMARK"
@@ -138,10 +140,33 @@ def test_adaptive_stops_early_on_a_clear_cut_skill(byok_env, tmp_path):
     assert data["settings"]["adaptive"]["correction"].startswith("Bonferroni")
     assert data["settings"]["adaptive"]["looks"] == [5, 8, 11, 15]
     stop = it["stats"]["adaptive_stop"]
-    assert stop["label"] == "settled: A" and stop["kind"] == "grade" and stop["trials"] == n and stop["cap"] == 15
-    assert f"adaptive stop: settled: A after {n} of 15 trials per arm" in stdout
+    assert stop["label"] == "CI within A" and stop["kind"] == "grade" and stop["trials"] == n and stop["cap"] == 15
+    assert stop["looks"] == [k for k in (5, 8, 11, 15) if k <= n]
+    assert f"adaptive stop: CI within A after {n} of 15 trials per arm" in stdout
+    # one case: the verdict is underpowered, and nothing beside it says "settled"
+    row = next(line for line in stdout.splitlines() if "[underpowered]" in line)
+    assert "settled" not in stdout.replace("unsettled", "")
+    assert "A (CI within A)" in row
+    # the printed interval is the stopping rule's (level 1 - 0.05/4), not a 95 % one
+    assert it["stats"]["delta_ci"] == pytest.approx(stop["interval"]) and it["stats"]["delta_ci_level"] == pytest.approx(stop["level"])
     md = (out / "demo-plugin" / "greeter-eval.md").read_text(encoding="utf-8")
-    assert "- adaptive stop: settled: A after" in md
+    assert "- adaptive stop: CI within A after" in md
+
+
+def test_adaptive_records_the_looks_of_the_items_cap(byok_env, tmp_path):
+    """--trials 6 on an item of 5 cases is a cap of 30 trials per arm: the looks recorded
+    are those of 30, not of 6 (the per-case count)."""
+    srv = byok_env
+    srv.add(Rule(reply="HELLO", judge=False))
+    tasks = [{"name": f"t{k}", "instruction": f"TASK-{k} say hi", "graders": [{"type": "deterministic", "checks": ["hello"]}]} for k in range(5)]
+    make_plugin(tmp_path, skills={"greeter": {"prompt": SKILL_TEXT, "eval": {"version": "2", "defaults": {"trials": 6}, "tasks": tasks}}})
+    path = tmp_path / "demo-plugin" / "skills" / "greeter" / "eval.yaml"
+    out = tmp_path / "runs"
+    code, _, err = run_cli(["eval", path, "--model", "m", "--output", out, "--adaptive", "--trials", "6"])
+    assert code == 0, err
+    data = report(out)
+    assert data["items"][0]["trials_requested"] == 30
+    assert data["settings"]["adaptive"]["looks"] == [5, 8, 11, 15, 20, 25, 30]
 
 
 def test_adaptive_runs_to_the_cap_when_the_grade_is_unclear(byok_env, tmp_path):

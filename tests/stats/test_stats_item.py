@@ -22,7 +22,7 @@ from agentsproof.stats.intervals import (
 CONTRACT = {
     "with", "without", "delta", "delta_ci", "delta_ci_method", "p_value", "p_value_method", "normalized_gain",
     "pass_at_k", "pass_hat_k", "grade_low", "grade_high", "grade_label", "enough_data", "note", "flaky_checks",
-    "non_discriminating_checks", "cases", "verdict", "verdict_reasons", "pass_rate_ci_method",
+    "non_discriminating_checks", "cases", "verdict", "verdict_reasons", "pass_rate_ci_method", "delta_ci_level", "question", "question_note", "questions",
 }
 
 
@@ -44,7 +44,7 @@ def test_clopper_pearson_known_values(passed, total, lo, hi):
     assert clopper_pearson(0, 0) is None
 
 
-@pytest.mark.parametrize("n,c,k", [(5, 5, 5), (5, 1, 5), (10, 3, 3), (3, 0, 3), (30, 29, 30)])
+@pytest.mark.parametrize("n,c,k", [(10, 3, 3), (30, 29, 20), (6, 6, 2), (6, 0, 5)])
 def test_pass_k_intervals_hold_their_estimates(n, c, k):
     cis = pass_k_interval(n, c, k)
     lo, hi = cis["pass_at_k"]
@@ -110,11 +110,14 @@ def test_item_stats_contract_and_values():
     assert s["delta"] == pytest.approx(0.8)
     lo, hi = s["delta_ci"]
     assert -1 <= lo < 0.8 < hi <= 1
-    assert "case-clustered t interval" in s["delta_ci_method"]
+    assert s["question"] == "cases" and s["delta_ci_method"].startswith("on these cases (a): the within-case Welch")
+    assert s["questions"]["tasks"]["delta_ci"] is None  # one case says nothing of other tasks
     assert s["p_value"] < 0.05 and "exact permutation" in s["p_value_method"]
     assert s["normalized_gain"] == pytest.approx(0.8 / 0.9)
     # k is the run's own: 5 scored with-arm trials (pass@5, pass^5)
-    assert s["pass_at_k"]["k"] == 5 and s["pass_at_k"]["value"] == 1.0 and s["pass_hat_k"]["value"] == 1.0
+    # with k = n the unbiased estimate is an outcome (0 or 1), not a rate: only the interval is given
+    assert s["pass_at_k"]["k"] == 5 and s["pass_at_k"]["value"] is None and s["pass_hat_k"]["value"] is None
+    assert "not a rate" in s["pass_hat_k"]["note"]
     assert s["pass_at_k"]["ci"][1] == 1.0 and s["pass_hat_k"]["ci"] == pytest.approx([0.025, 1.0])
     assert s["enough_data"] is True and s["note"] is None
     from agentsproof.model.results import compute_grade
@@ -128,6 +131,51 @@ def test_grade_label_spans_bands_on_weak_evidence():
     s = item([1, 0, 1, 0.5], [0.5, 0, 1, 0]).stats
     assert s["grade_low"] == "F" and s["grade_high"] == "A"
     assert s["grade_label"] == "B (CI spans F–A)"  # delta 0.625 - 0.375 = 0.25
+
+
+@pytest.mark.parametrize("c", [1, 2, 3, 4])
+def test_pass_hat_k_with_k_equal_n_prints_no_zero(c):
+    """4 of 5 trials passed: pass^5 is unknown but not 0 (its interval reaches well above 0.2)."""
+    s = item([1.0] * c + [0.0] * (5 - c), [0.0] * 5).stats
+    assert s["pass_hat_k"]["k"] == 5 and s["pass_hat_k"]["value"] is None
+    lo, hi = s["pass_hat_k"]["ci"]
+    assert lo < hi and hi > (c / 5) ** 5
+
+
+def test_five_cases_answer_tasks_like_these_with_a_case_level_p():
+    """The issue's item (5 cases × 6 trials: 1 vs 0 on three, 0.2 vs 0.8 on two; delta +0.36):
+    the grade answers (b), its p-value is the sign-flip test over cases (7/32, not the
+    trial permutation's 0.01), so no A/B rests on it; (a) is reported beside."""
+    cases = [([1.0] * 6, [0.0] * 6)] * 3 + [([1.0, 0, 0, 0, 0, 0], [1.0, 1, 1, 1, 1, 0])] * 2
+    it = item([x for w, _ in cases for x in w], [x for _, wo in cases for x in wo])
+    for k, t in enumerate(it.with_arm.trials + it.without_arm.trials):
+        t.case = f"c{(k % 30) // 6}"
+    from agentsproof.stats import item_stats
+
+    s = item_stats(it)
+    assert s["question"] == "tasks" and "tasks like these" in s["question_note"]
+    assert s["p_value"] == pytest.approx(7 / 32) and "sign-flip" in s["p_value_method"]
+    assert s["questions"]["cases"]["p_value"] < 0.05
+    lo, hi = s["delta_ci"]
+    assert lo < 0 < hi and s["verdict"] == "underpowered"
+    a_lo, a_hi = s["questions"]["cases"]["delta_ci"]
+    assert lo <= a_lo and a_hi <= hi
+
+
+def test_a_point_f_whose_interval_reaches_zero_says_harm_not_shown():
+    s = item([1, 0, 1, 0, 0], [1, 0, 1, 1, 0]).stats  # delta −0.20, the interval well across 0
+    assert s["grade_low"] == "F" and s["grade_high"] != "F"
+    assert s["grade_label"] == f"F (harm not shown: CI spans F–{s['grade_high']})"
+    clear = item([0.0] * 15, [1.0] * 15).stats  # a harm the interval does show
+    assert clear["grade_label"] == "F (CI within F)"
+
+
+def test_grade_ends_come_from_the_printed_numbers():
+    """The label's ends are the grades of the interval as printed (two decimals): an end of
+    +0.1496 prints "+0.15" and is a B, not the C its unrounded value would give."""
+    from agentsproof.model.results import compute_grade
+
+    assert compute_grade(0.1496) == "B" and compute_grade(-0.004) == "C"
 
 
 def test_too_few_trials_says_so():
