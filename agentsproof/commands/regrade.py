@@ -131,9 +131,12 @@ def grade_run(
     from agentsproof.executor.results import build_run, finalize_item
 
     (runs, pairwise), judge_calls, judge_name = asyncio.run(_grade(saved, items, store, provider, model, judge_model, cache, parallel))
+    from agentsproof.model.settings import RunSettings
+
+    ci_rule = RunSettings.from_dict(saved.settings).ci_rule or "point"  # the run's own pass rule
     results = []
     for r, prev in zip(runs, saved.items, strict=True):
-        res = finalize_item(r)
+        res = finalize_item(r, ci_rule)
         res.oracle = prev.oracle  # the preflight is not re-run: it is the eval's, not the trials'
         if res.id in pairwise:
             res.stats["pairwise"] = pairwise[res.id]

@@ -58,6 +58,10 @@ def test_interval_rule_passes_a_point_f_whose_harm_is_not_shown(byok_env, tmp_pa
     it = data["items"][0]
     assert it["grade"] == "F" and it["passed"] is True
     assert it["stats"]["grade_label"].startswith("F (harm not shown")  # marked under either rule
+    code, _, err = run_cli(["regrade", out / "demo-plugin" / "greeter-eval.json"])  # re-graded under the run's own rule
+    assert code == 0, err
+    again = read_json(out / "demo-plugin" / "greeter-eval-regraded.json")["items"][0]
+    assert again["grade"] == "F" and again["passed"] is True
 
 
 def test_interval_rule_fails_a_shown_harm(byok_env, tmp_path):
