@@ -88,11 +88,9 @@ def _show(v: Any) -> str:
     return clip(text, 80)
 
 
-def fit_run(body: dict[str, Any]) -> dict[str, Any]:
-    """A run-creation body (already plain JSON) that fits the server's limits, changes noted."""
-    out = dict(body)
-    notes: list[str] = []
-    for key, limit in _RUN["text"].items():
+def _fit_texts(out: dict[str, Any], limits: dict[str, int], notes: list[str]) -> None:
+    """Each text field of ``out`` named in ``limits`` made text and cut to its limit (noted)."""
+    for key, limit in limits.items():
         v = out.get(key)
         if v is None:
             continue
@@ -100,6 +98,13 @@ def fit_run(body: dict[str, Any]) -> dict[str, Any]:
         if len(s) > limit:
             notes.append(f"{key}: {len(s)} characters, cut to {limit}")
         out[key] = clip(s, limit)
+
+
+def fit_run(body: dict[str, Any]) -> dict[str, Any]:
+    """A run-creation body (already plain JSON) that fits the server's limits, changes noted."""
+    out = dict(body)
+    notes: list[str] = []
+    _fit_texts(out, _RUN["text"], notes)
     for key in _RUN["ids"]:
         v = out.get(key)
         if v is not None and not isinstance(v, str):
@@ -140,14 +145,7 @@ def fit_step(step: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(kind, str) or _norm(kind) != mapped:  # not just a spelling ("LLM-call")
             notes.append(f"type: {_show(kind)} is not a step type; sent as {mapped}")
         out["type"] = mapped
-    for key, limit in _STEP["text"].items():
-        v = out.get(key)
-        if v is None:
-            continue
-        s = _as_text(v)
-        if len(s) > limit:
-            notes.append(f"{key}: {len(s)} characters, cut to {limit}")
-        out[key] = clip(s, limit)
+    _fit_texts(out, _STEP["text"], notes)
     for key, spec in _STEP["numbers"].items():
         if key in out and out[key] is not None:
             value = _number(key, out[key], spec, notes)
