@@ -28,7 +28,7 @@ def schema_cmd(which: str) -> None:
     """
     import json
 
-    from agentsproof.formats.evalfile import SkillEvalConfig
+    from agentsproof.formats.eval_yaml.models import SkillEvalConfig
     from agentsproof.model.tc_eval import evals_json_schema
     from agentsproof.report.render import json_schema
     from agentsproof.targets.config import targets_json_schema

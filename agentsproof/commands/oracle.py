@@ -23,7 +23,7 @@ def preflight(loaded: Loaded, cfg: RunConfig) -> dict[str, dict[str, Any]]:
         return {}
     from agentsproof.core.inputs import display
     from agentsproof.executor.oracle import oracle_tasks
-    from agentsproof.formats.evalfile import load_eval
+    from agentsproof.formats.eval_yaml.models import load_eval
 
     item = loaded.items[0]
     ev = load_eval(loaded.path)

@@ -183,7 +183,7 @@ def _tc_eval_file(
 def _given_skill(n: int, it: ItemResult, saved_path: Path, skill: Path | None, layout: Path | None) -> Path | None:
     """The ``--skill`` to build an EVAL.yaml's or a dataset's items with; None for the skill
     found by layout (``layout``; a dataset has none) or for no skill, as in the original run."""
-    from agentsproof.formats.plan import sha256_text
+    from agentsproof.formats.eval_yaml.items import sha256_text
     from agentsproof.model.items import BASELINE_SYSTEM_PROMPT
 
     field = f"items.{n}.source_path"

@@ -16,7 +16,7 @@ from agentsproof.executor.runner import BatchPolicy, run_all_at_once
 from agentsproof.executor.session import SessionOptions, prepare_provider, run_items
 from agentsproof.formats import registry as formats
 from agentsproof.formats.base import ItemRequest, Loaded
-from agentsproof.formats.plan import plugin_name_for_dir
+from agentsproof.formats.eval_yaml.items import plugin_name_for_dir
 from agentsproof.model.items import EvalItem
 from agentsproof.model.options import RunConfig
 from agentsproof.model.results import RunResult, TrialResult

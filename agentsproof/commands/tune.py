@@ -218,7 +218,7 @@ def parse_proposals(text: str) -> list[str]:
 def find_suite(skill_dir: Path) -> tuple[ActivationSuite, list[SkillFile], Path]:
     """The skill's suite, every skill of its plugin (this one included), and its SKILL.md."""
     from agentsproof.formats.activation import _eval_files, eval_suite_yaml, eval_yaml_suite, plugin_skills_for
-    from agentsproof.formats.evalyaml.items import is_eval_yaml
+    from agentsproof.formats.agentevals.items import is_eval_yaml
 
     folder = Path(skill_dir)
     source = folder / "SKILL.md"
@@ -227,7 +227,7 @@ def find_suite(skill_dir: Path) -> tuple[ActivationSuite, list[SkillFile], Path]
     skills = plugin_skills_for(source)
     if skills is None:
         from agentsproof.core.inputs import MAX_SOURCE_FILE_BYTES, display, read_text
-        from agentsproof.formats.plan import skill_file
+        from agentsproof.formats.eval_yaml.items import skill_file
 
         text = read_text(source, source=display(source), field=None, max_bytes=MAX_SOURCE_FILE_BYTES, what="skill file")
         skills = [skill_file(folder.resolve().name, "skill", text, source)]
@@ -247,7 +247,7 @@ def find_suite(skill_dir: Path) -> tuple[ActivationSuite, list[SkillFile], Path]
 
 
 def description_of(skill: SkillFile) -> str:
-    from agentsproof.targets.catalogue import description_of as of
+    from agentsproof.targets.skill_choice import description_of as of
 
     return of(skill)
 

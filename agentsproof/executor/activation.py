@@ -4,7 +4,7 @@ all of the plugin's skills installed; the only result is which skills the agent 
 A trial is one :class:`~agentsproof.targets.base.TrialInput` with ``skills`` set and
 nothing to grade; the target reports ``skills_invoked`` (see
 :mod:`agentsproof.targets.copilot`, :mod:`agentsproof.targets.command` and the chat
-target's simulation, :mod:`agentsproof.targets.catalogue`). A target that cannot tell
+target's simulation, :mod:`agentsproof.targets.skill_choice`). A target that cannot tell
 (``skills_invoked`` is None), a failure or a timeout makes the trial *errored*, with its
 reason; errored trials are left out of every score and counted. So is every trial of a
 target that cannot offer several skills (``Target.offers_skills`` false). A trial keeps

@@ -48,7 +48,7 @@ def eval_yaml_suite(path: Path, skill: SkillFile) -> ActivationSuite | None:
     """The ``activation:`` block of an eval.yaml (None when it has none)."""
     from agentsproof.core.inputs import display
     from agentsproof.core.validation import read_yaml
-    from agentsproof.formats.evalfile import parse_eval_config
+    from agentsproof.formats.eval_yaml.models import parse_eval_config
 
     cfg = parse_eval_config(read_yaml(path), display(path))
     if cfg.activation is None:
@@ -61,7 +61,7 @@ def eval_suite_yaml(path: Path, skill: SkillFile) -> ActivationSuite | None:
     """The tests of an EVAL.yaml that say whether the skill should load (None when none do)."""
     from agentsproof.core.inputs import display
     from agentsproof.core.validation import read_yaml
-    from agentsproof.formats.evalyaml.parse import parse_suite
+    from agentsproof.formats.agentevals.parse import parse_suite
 
     suite = parse_suite(read_yaml(path), path)
     prompts = []
@@ -99,8 +99,8 @@ def load_plugin_suites(plugin_dir: Path) -> PluginSuites:
     knows) with the activation suites of the eval files in its folder (``eval.yaml``,
     ``EVAL.yaml``, or the same under ``evals/``); InputError for a bad file or no suite at all."""
     from agentsproof.core.inputs import MAX_SOURCE_FILE_BYTES, display, read_text
+    from agentsproof.formats.eval_yaml.items import skill_file
     from agentsproof.formats.layout import find_layout
-    from agentsproof.formats.plan import skill_file
 
     layout = find_layout(Path(plugin_dir), option="PLUGIN_DIR")
     out = PluginSuites(name=layout.name, plugin_dir=Path(plugin_dir), skills=[])
@@ -112,7 +112,7 @@ def load_plugin_suites(plugin_dir: Path) -> PluginSuites:
         if item.folder is None:
             continue
         for path in _eval_files(item.folder):
-            from agentsproof.formats.evalyaml.items import is_eval_yaml
+            from agentsproof.formats.agentevals.items import is_eval_yaml
 
             found = eval_suite_yaml(path, made) if is_eval_yaml(path) else eval_yaml_suite(path, made)
             if found is not None:
@@ -155,8 +155,8 @@ def plugin_skills_for(source: Path) -> list[SkillFile] | None:
     """Every skill and agent of the nearest plugin (a folder :func:`find_layout` reads) that
     holds ``source`` (a SKILL.md or agent file); None when there is none."""
     from agentsproof.core.inputs import MAX_SOURCE_FILE_BYTES, display, read_text
+    from agentsproof.formats.eval_yaml.items import skill_file
     from agentsproof.formats.layout import find_layout
-    from agentsproof.formats.plan import skill_file
 
     here = Path(source).resolve()
     for folder in list(here.parents)[1:6]:

@@ -161,7 +161,7 @@ def dataset_items(ds: Dataset, *, skill: tuple[Path, str] | None, trials: int, t
     run is single-armed (the model or target alone, with the plain baseline prompt)."""
     import dataclasses
 
-    from agentsproof.formats.plan import sha256_text
+    from agentsproof.formats.eval_yaml.items import sha256_text
     from agentsproof.model.items import BASELINE_SYSTEM_PROMPT, EvalItem, SkillFile
 
     agent = target is not None and target != "chat"

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 from agentsproof.core.errors import InputError
 from agentsproof.core.validation import format_validation_error
 from agentsproof.formats.base import ItemRequest, Loaded
-from agentsproof.formats.plan import case_graders, seed_digest, sha256_text, skill_file, workspace_name
+from agentsproof.formats.eval_yaml.items import case_graders, seed_digest, sha256_text, skill_file, workspace_name
 from agentsproof.model.items import EvalItem
 from agentsproof.model.tc_eval import MAX_FILE_BYTES, LoadedCase, LoadedTCEval, TCEvalConfig
 

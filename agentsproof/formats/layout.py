@@ -323,7 +323,7 @@ def plugin_evals(directory: Path) -> list[Path]:
             f"no eval.yaml files found below this directory or in the folders of its {len(layout.items)} items; "
             f"write them with `agentsproof eval-generate --plugin-dir {directory}`",
         )
-    from agentsproof.formats.evalyaml.items import drop_duplicates
+    from agentsproof.formats.agentevals.items import drop_duplicates
 
     return drop_duplicates(sorted(dict.fromkeys(found)))
 
@@ -336,7 +336,7 @@ def discover_evals(directory: str | Path) -> list[Path]:
         raise InputError(str(d), None, "directory not found")
     if not d.is_dir():
         raise InputError(str(d), None, "is a file, not a directory (run one eval file with `agentsproof eval`)")
-    from agentsproof.formats.evalyaml.items import drop_duplicates
+    from agentsproof.formats.agentevals.items import drop_duplicates
     from agentsproof.formats.registry import discoverable
 
     found = drop_duplicates(sorted(

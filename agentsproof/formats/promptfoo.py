@@ -17,7 +17,7 @@
             value: A natural French greeting
 
 Each (prompt, test) is one case (an EVAL.yaml test, graded by the same assertion table:
-:mod:`agentsproof.formats.evalyaml.asserts`); ``defaultTest``'s vars and assertions apply to
+:mod:`agentsproof.formats.agentevals.asserts`); ``defaultTest``'s vars and assertions apply to
 every test. One provider (or none) stands for the configured model (``--model``); several
 run each case once per provider, on the provider's model (``openai:gpt-4o`` → ``gpt-4o``,
 or its ``config.model``) through the configured provider. ``--skill FILE`` adds the
@@ -230,7 +230,7 @@ def to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[tuple[str, str | None
     """The config as an EVAL.yaml mapping (one test per prompt × test), and its providers."""
     from agentsproof.core.inputs import display
     from agentsproof.core.validation import read_yaml
-    from agentsproof.formats.evalyaml.parse import render, render_entry
+    from agentsproof.formats.agentevals.parse import render, render_entry
 
     src = display(path)
     data = read_yaml(path)
@@ -311,7 +311,7 @@ def _input(src: str, where: str, text: str) -> Any:
 
 
 def _check_type(src: str, where: str, entry: Any) -> Any:
-    from agentsproof.formats.evalyaml.asserts import EXTRA
+    from agentsproof.formats.agentevals.asserts import EXTRA
 
     if isinstance(entry, dict):
         kind = entry.get("type")
@@ -334,9 +334,9 @@ class PromptfooConfig:
         import dataclasses
 
         from agentsproof.core.inputs import display
-        from agentsproof.formats.evalyaml.asserts import build_graders
-        from agentsproof.formats.evalyaml.items import LoadedSuite, find_skill, label_checks, skill_name, suite_items
-        from agentsproof.formats.evalyaml.parse import parse_suite
+        from agentsproof.formats.agentevals.asserts import build_graders
+        from agentsproof.formats.agentevals.items import LoadedSuite, find_skill, label_checks, skill_name, suite_items
+        from agentsproof.formats.agentevals.parse import parse_suite
 
         src = display(path)
         data, providers = to_eval_yaml(Path(path))

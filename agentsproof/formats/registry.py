@@ -14,8 +14,8 @@ from pathlib import Path
 from agentsproof.formats.base import InputFormat, ItemRequest, Loaded
 
 FORMATS: dict[str, str] = {
-    "eval.yaml": "agentsproof.formats.eval_yaml:FORMAT",
-    "EVAL.yaml": "agentsproof.formats.evalyaml.format:FORMAT",
+    "eval.yaml": "agentsproof.formats.eval_yaml.format:FORMAT",
+    "EVAL.yaml": "agentsproof.formats.agentevals.format:FORMAT",
     "evals.json": "agentsproof.formats.evals_json:FORMAT",
     "jsonl": "agentsproof.formats.dataset:FORMAT",
     "promptfoo": "agentsproof.formats.promptfoo:FORMAT",

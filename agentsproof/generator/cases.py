@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from agentsproof.formats.evalfile import SkillEvalConfig
+from agentsproof.formats.eval_yaml.models import SkillEvalConfig
 from agentsproof.stats.cases import MIN_CASES
 
 SHINGLE = 3

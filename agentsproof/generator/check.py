@@ -223,8 +223,8 @@ def run_check(
     from agentsproof.core.errors import AgentsproofError
     from agentsproof.core.safepath import write_file
     from agentsproof.executor.session import SessionOptions, run_items
-    from agentsproof.formats.evalfile import load_eval
-    from agentsproof.formats.plan import item_from_eval
+    from agentsproof.formats.eval_yaml.items import item_from_eval
+    from agentsproof.formats.eval_yaml.models import load_eval
     from agentsproof.model.options import RunConfig
 
     with tempfile.TemporaryDirectory(prefix="agentsproof-check-") as tmp:

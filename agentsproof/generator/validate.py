@@ -3,7 +3,7 @@
 Normalization fixes what is unambiguous without asking the model again: the version
 becomes "2" (a v1 ``tasks`` list stays a list: in version 2 every task is a case), the
 ``skill:``/``agent:`` reference becomes the copied file's name, and ``defaults.trials``
-becomes ``--trials``. Everything else must pass :func:`agentsproof.formats.evalfile.parse_eval_config`
+becomes ``--trials``. Everything else must pass :func:`agentsproof.formats.eval_yaml.models.parse_eval_config`
 unchanged, plus one design rule: no instruction may name the skill/agent, its file or
 its technique (the file's title). The cases themselves are reviewed by
 :mod:`agentsproof.generator.cases`.
@@ -19,7 +19,7 @@ import yaml
 
 from agentsproof.core.errors import InputError
 from agentsproof.core.validation import yaml_problem
-from agentsproof.formats.evalfile import SkillEvalConfig, parse_eval_config
+from agentsproof.formats.eval_yaml.models import SkillEvalConfig, parse_eval_config
 from agentsproof.generator.plugin import PluginItem
 
 _FENCE = re.compile(r"```[ \t]*(?:ya?ml)?[ \t]*\n(.*?)(?:\n[ \t]*```|\Z)", re.S | re.I)

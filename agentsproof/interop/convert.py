@@ -26,7 +26,7 @@ CRITERIA = "The response delivers what the expected output describes."
 def convert(path: Path, to: str, skill: Path | None = None) -> tuple[str, list[str]]:
     """(the converted text, lossy-field warnings)."""
     from agentsproof.core.inputs import display, read_json_file
-    from agentsproof.formats.evalyaml import is_eval_yaml
+    from agentsproof.formats.agentevals.items import is_eval_yaml
 
     if not path.is_file():
         raise InputError(display(path), None, "file not found")
@@ -83,8 +83,8 @@ def _dump_yaml(data: dict[str, Any], warnings: list[str]) -> tuple[str, list[str
 
 
 def evals_json_to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[str]]:
+    from agentsproof.formats.eval_yaml.items import ASSERTION_WEIGHT_WITH_RUBRIC, RUBRIC_WEIGHT_WITH_ASSERTIONS
     from agentsproof.formats.evals_json import load_tc_eval, tc_eval_name
-    from agentsproof.formats.plan import ASSERTION_WEIGHT_WITH_RUBRIC, RUBRIC_WEIGHT_WITH_ASSERTIONS
 
     tc = load_tc_eval(path)
     warnings: list[str] = []
@@ -118,8 +118,8 @@ def evals_json_to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[str]]:
 
 def eval_yaml_to_evals_json(path: Path, skill: Path | None) -> tuple[dict[str, Any], list[str]]:
     from agentsproof.core.validation import read_yaml
-    from agentsproof.formats.evalyaml.items import find_skill
-    from agentsproof.formats.evalyaml.parse import parse_suite
+    from agentsproof.formats.agentevals.items import find_skill
+    from agentsproof.formats.agentevals.parse import parse_suite
 
     raw = read_yaml(path)
     suite = parse_suite(raw, path)
@@ -208,7 +208,7 @@ def promptfoo_to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[str]]:
 
 
 def eval_yaml_to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[str]]:
-    from agentsproof.formats.evalfile import load_eval
+    from agentsproof.formats.eval_yaml.models import load_eval
 
     ev = load_eval(path)
     cfg = ev.config

@@ -1,7 +1,7 @@
 """The chat target: one chat completion with the arm's system prompt (the default mode).
 
 With several skills installed (``trial.skills``: activation suites, the plugin arm) it
-simulates an agent choosing among them: see :mod:`agentsproof.targets.catalogue`.
+simulates an agent choosing among them: see :mod:`agentsproof.targets.skill_choice`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ MAX_ARGUMENT_CHARS = 2_000
 
 class ChatTarget(Target):
     kind = "chat"
-    offers_skills = True  # the simulated skill tool (targets/catalogue.py)
+    offers_skills = True  # the simulated skill tool (targets/skill_choice.py)
     name = "chat"
 
     def __init__(self, client: LLMClient, model: str, *, temperature: float | None = None, max_tokens: int | None = None):
@@ -54,7 +54,7 @@ class ChatTarget(Target):
     async def _choose(self, trial: TrialInput) -> TrialRecord:
         """The simulated skill tool: one call to choose, then (when a skill was chosen and
         the trial grades something) one call to answer with it."""
-        from agentsproof.targets import catalogue as cat
+        from agentsproof.targets import skill_choice as cat
 
         skills = [s for s in trial.skills if s.kind == "skill"]
         messages = [{"role": "system", "content": cat.choice_system(skills, trial.system)}, {"role": "user", "content": trial.prompt}]

@@ -190,7 +190,7 @@ def test_retry_items_use_the_skill_given_again(tmp_path):
     from types import SimpleNamespace
 
     from agentsproof.formats.dataset import dataset_items, load_dataset
-    from agentsproof.formats.evalyaml.items import find_skill
+    from agentsproof.formats.agentevals.items import find_skill
     from agentsproof.commands.rerun import retry_items
 
     skill = tmp_path / "my-skill.md"

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from agentsproof.formats.evalfile import load_eval
+from agentsproof.formats.eval_yaml.models import load_eval
 from agentsproof.executor.journal import journal_path
-from agentsproof.formats.plan import item_from_eval
+from agentsproof.formats.eval_yaml.items import item_from_eval
 from agentsproof.executor.session import SessionOptions, run_items
 from agentsproof.model.options import RunConfig
 from agentsproof.executor.spill import JournalTrials

@@ -55,7 +55,7 @@ def test_label_missing_from_providers_yaml_is_one_line(byok_env, tmp_path):
     suite = root / ASSERT.relative_to(REAL)
     suite.write_text(suite.read_text().replace("  - llm\n", "  - nosuch\n", 1))
     from agentsproof.core.errors import InputError
-    from agentsproof.formats.evalyaml.providers import resolve_label
+    from agentsproof.formats.agentevals.providers import resolve_label
 
     code, _, err = run_cli(["eval", suite, "--model", "m", "--output", tmp_path / "out"])
     assert code == 30 and len(err.strip().splitlines()) == 1, err
@@ -67,7 +67,7 @@ def test_label_missing_from_providers_yaml_is_one_line(byok_env, tmp_path):
 
 @pytest.mark.parametrize(("kind", "target"), [("copilot-cli", "copilot"), ("openai:gpt-4o", "chat")])
 def test_provider_kinds(tmp_path, kind, target):
-    from agentsproof.formats.evalyaml.providers import resolve_label
+    from agentsproof.formats.agentevals.providers import resolve_label
 
     (tmp_path / ".agentv").mkdir()
     (tmp_path / ".agentv" / "providers.yaml").write_text(f"providers:\n  - id: {kind}\n    label: mine\n    config: {{model: x}}\n")
@@ -101,7 +101,7 @@ def test_evaluate_options_repeat_is_the_trials_and_the_rest_is_said(byok_env, tm
 
 def test_environment_host_workdir_seeds_agent_trials_and_docker_is_refused(tmp_path):
     from agentsproof.core.errors import InputError
-    from agentsproof.formats.evalyaml.parse import parse_suite
+    from agentsproof.formats.agentevals.parse import parse_suite
 
     (tmp_path / "workspace-template").mkdir()
     (tmp_path / "evals").mkdir()
@@ -117,7 +117,7 @@ def test_environment_host_workdir_seeds_agent_trials_and_docker_is_refused(tmp_p
 
 
 def test_tests_from_a_file(tmp_path):
-    from agentsproof.formats.evalyaml.parse import parse_suite
+    from agentsproof.formats.agentevals.parse import parse_suite
 
     (tmp_path / "cases.yaml").write_text("- id: a\n  input: hi\n  assert: [says hi]\n")
     (tmp_path / "cases.jsonl").write_text('{"id": "b", "input": "yo", "assert": ["says yo"]}\n')
@@ -129,8 +129,8 @@ def test_regex_flags_judge_prompt_files_and_extensions(tmp_path):
     import re
 
     from agentsproof.core.errors import InputError
-    from agentsproof.formats.evalyaml.asserts import build_graders
-    from agentsproof.formats.evalyaml.parse import parse_suite
+    from agentsproof.formats.agentevals.asserts import build_graders
+    from agentsproof.formats.agentevals.parse import parse_suite
 
     (tmp_path / "grader.md").write_text("Question: {{ input }}\nAnswer: {{ output }}\nScore 0 to 1.\n")
     path = tmp_path / "s.eval.yaml"

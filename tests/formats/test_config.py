@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentsproof.formats.evalfile import DEFAULT_THRESHOLD, DEFAULT_TIMEOUT, DEFAULT_TRIALS, load_eval, parse_eval_config
+from agentsproof.formats.eval_yaml.models import DEFAULT_THRESHOLD, DEFAULT_TIMEOUT, DEFAULT_TRIALS, load_eval, parse_eval_config
 from agentsproof.formats.layout import discover_evals
 from agentsproof.grading.llm_rubric import LLMRubricGrader
 from agentsproof.grading.deterministic import DeterministicGrader

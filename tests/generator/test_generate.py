@@ -13,7 +13,7 @@ from typing import Any, Callable
 import pytest
 import yaml
 
-from agentsproof.formats.evalfile import load_eval
+from agentsproof.formats.eval_yaml.models import load_eval
 from agentsproof.generator import prompt as prompt_mod
 from agentsproof.generator.plugin import PluginItem
 from agentsproof.generator.validate import InvalidEval, build_eval, dump_eval, eval_dict

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from agentsproof.formats.evalfile import load_eval
+from agentsproof.formats.eval_yaml.models import load_eval
 from agentsproof.generator.cases import example_text, overlap, shingle_similarity, words
 from agentsproof.generator.plugin import PluginItem
 from agentsproof.generator.validate import InvalidEval, build_eval, technique_names

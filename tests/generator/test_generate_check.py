@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agentsproof.formats.evalfile import load_eval
+from agentsproof.formats.eval_yaml.models import load_eval
 from conftest import Rule
 from generated_evals import PROBLEMS, eval_reply
 

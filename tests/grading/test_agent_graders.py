@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from agentsproof.grading import tracecheck
-from agentsproof.formats.evalfile import parse_eval_config
+from agentsproof.formats.eval_yaml.models import parse_eval_config
 from agentsproof.grading.skill_used import SkillUsedGrader
 from agentsproof.grading.tool_calls import ToolCallsGrader
 from agentsproof.grading.script import ScriptGrader

@@ -50,7 +50,7 @@ def test_evals_json_to_eval_yaml_and_back_gives_the_same_cases(tmp_path):
 
 
 def test_converted_eval_yaml_runs_the_same_graders_as_the_evals_json(tmp_path):
-    from agentsproof.formats.evalyaml.items import load_suite, suite_items
+    from agentsproof.formats.agentevals.items import load_suite, suite_items
     from agentsproof.formats.evals_json import items_from_tc_eval
     from agentsproof.formats.evals_json import load_tc_eval
 
@@ -89,8 +89,8 @@ task:
 
 
 def test_eval_yaml_to_eval_yaml_keeps_the_graders_and_names_lossy_fields(tmp_path):
-    from agentsproof.formats.evalfile import load_eval
-    from agentsproof.formats.evalyaml.items import load_suite, suite_items
+    from agentsproof.formats.eval_yaml.models import load_eval
+    from agentsproof.formats.agentevals.items import load_suite, suite_items
 
     folder = tmp_path / "skills" / "summ"
     folder.mkdir(parents=True)
@@ -170,8 +170,8 @@ def test_agent_graders_convert_to_typed_assertions_and_back_to_the_same_graders(
     assertions that build the same graders (not lossy)."""
     import yaml
 
-    from agentsproof.formats.evalfile import load_eval
-    from agentsproof.formats.evalyaml.items import load_suite, suite_items
+    from agentsproof.formats.eval_yaml.models import load_eval
+    from agentsproof.formats.agentevals.items import load_suite, suite_items
 
     folder = tmp_path / "skills" / "summ"
     folder.mkdir(parents=True)
@@ -201,7 +201,7 @@ def _tasks_eval(version: str) -> str:
 
 
 def test_version_2_eval_yaml_keeps_every_case(tmp_path):
-    from agentsproof.formats.evalyaml.items import load_suite, suite_items
+    from agentsproof.formats.agentevals.items import load_suite, suite_items
 
     folder = tmp_path / "skills" / "five"
     folder.mkdir(parents=True)

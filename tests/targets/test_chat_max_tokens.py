@@ -99,8 +99,8 @@ def test_the_plugin_arms_skill_choice_is_not_cut_off(byok_env, tmp_path):
 
 
 def test_an_agent_target_warns_that_it_ignores_the_cap(tmp_path):
-    from agentsproof.formats.evalfile import AGENT_MAX_TOKENS_WARNING, load_eval
-    from agentsproof.formats.plan import item_from_eval
+    from agentsproof.formats.eval_yaml.models import AGENT_MAX_TOKENS_WARNING, load_eval
+    from agentsproof.formats.eval_yaml.items import item_from_eval
 
     plugin = make_plugin(tmp_path, skills={"greeter": {"eval": _eval(7)}})
     ev = load_eval(plugin / "skills" / "greeter" / "eval.yaml")

@@ -103,7 +103,7 @@ async def test_inject_skill_installs_it_where_codex_loads_it(codex_env, tmp_path
     (source / "references").mkdir(parents=True)
     (source / "SKILL.md").write_text(SKILL_TEXT)
     (source / "references" / "guide.md").write_text("GUIDEMARK: sum the columns\n")
-    from agentsproof.formats.plan import skill_file
+    from agentsproof.formats.eval_yaml.items import skill_file
 
     skill = skill_file("csv-summary", "skill", SKILL_TEXT, source / "SKILL.md")
     roots: dict[str, str] = {}

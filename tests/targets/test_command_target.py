@@ -93,7 +93,7 @@ def skill(tmp_path: Path) -> SkillFile:
     secret = tmp_path / "private.txt"
     secret.write_text("not for the agent")
     (folder / "link.txt").symlink_to(secret)
-    from agentsproof.formats.plan import skill_file
+    from agentsproof.formats.eval_yaml.items import skill_file
 
     return skill_file("demo", "skill", (folder / "SKILL.md").read_text(), folder / "SKILL.md")
 

@@ -131,8 +131,8 @@ def _view(path: Path, kind: str, src: str) -> FileView:
 
 
 def _eval_yaml_view(path: Path, src: str) -> FileView:
-    from agentsproof.formats.evalfile import load_eval
-    from agentsproof.formats.plan import item_from_eval
+    from agentsproof.formats.eval_yaml.items import item_from_eval
+    from agentsproof.formats.eval_yaml.models import load_eval
 
     ev = load_eval(path)
     item_from_eval(ev, trials=None, threshold=None, target=None, all_tasks=True)  # what a run builds (its errors too)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentsproof.core.errors import InputError
-from agentsproof.formats.evalfile import AGENT_MAX_TOKENS_WARNING, LoadedEval
+from agentsproof.formats.eval_yaml.models import AGENT_MAX_TOKENS_WARNING, LoadedEval
 from agentsproof.grading.assertions import AssertionsGrader
 from agentsproof.grading.llm_rubric import LLMRubricGrader
 from agentsproof.grading.registry import GraderConfig

@@ -1,7 +1,7 @@
 """eval.yaml (versions 1 and 2): one skill or agent, its tasks and graders, as one item.
 
-The models and the loader are in :mod:`agentsproof.formats.evalfile`; how a loaded file
-becomes an item in :func:`agentsproof.formats.plan.item_from_eval`.
+The models and the loader are in :mod:`agentsproof.formats.eval_yaml.models`; how a loaded file
+becomes an item in :func:`agentsproof.formats.eval_yaml.items.item_from_eval`.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 
 from agentsproof.core.errors import InputError
 from agentsproof.formats.base import ItemRequest, Loaded
-from agentsproof.formats.evalfile import load_eval
-from agentsproof.formats.plan import item_from_eval, plugin_name_for_eval
+from agentsproof.formats.eval_yaml.items import item_from_eval, plugin_name_for_eval
+from agentsproof.formats.eval_yaml.models import load_eval
 
 NAMES = ("eval.yaml", "eval.yml")
 
@@ -21,7 +21,7 @@ class EvalYaml:
 
     def detect(self, path: Path) -> bool:
         """A folder holding an eval.yaml, a file named eval.yaml, or a YAML file that is not an EVAL.yaml."""
-        from agentsproof.formats.evalyaml.items import is_eval_yaml
+        from agentsproof.formats.agentevals.items import is_eval_yaml
 
         if path.is_dir() or path.name in NAMES:
             return True

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agentsproof.formats.agentevals.items import NAMES, is_eval_yaml, label_checks, load_suite, suite_items
 from agentsproof.formats.base import ItemRequest, Loaded
-from agentsproof.formats.evalyaml.items import NAMES, is_eval_yaml, label_checks, load_suite, suite_items
 
 
 class EvalYamlSuite:

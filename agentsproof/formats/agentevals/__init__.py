@@ -3,9 +3,7 @@
 - :mod:`.parse`: strict parsing of both dialects into one plain model;
 - :mod:`.asserts`: assertions → agentsproof graders;
 - :mod:`.items`: the skill, the target and one runner item per test;
-- :mod:`.command`: ``eval`` / ``tc-eval`` / ``eval-all`` on EVAL.yaml files.
+- :mod:`.providers`: the file's targets and providers;
+- :mod:`.suite_files`: the files a suite names;
+- :mod:`.format`: the input format ``eval``, ``tc-eval`` and ``eval-all`` read.
 """
-
-from agentsproof.formats.evalyaml.items import is_eval_yaml, load_suite, suite_items
-
-__all__ = ["is_eval_yaml", "load_suite", "suite_items"]

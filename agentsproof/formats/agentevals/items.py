@@ -5,7 +5,7 @@ The skill is ``--skill FILE``, else found as the reference lays skills out
 file). With a skill, the with-arm gets it and the baseline arm does not; without one the
 run is single-armed (the model, or the target, alone). ``execution.target`` (or
 ``target``) is a targets.yaml name, as ``--target`` is; the one ``providers`` entry is a
-targets.yaml name or an agentv provider label (:mod:`agentsproof.formats.evalyaml.providers`);
+targets.yaml name or an agentv provider label (:mod:`agentsproof.formats.agentevals.providers`);
 ``default`` means the chat model unless a targets.yaml or .agentv/providers.yaml defines it.
 """
 
@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from agentsproof.core.errors import InputError
-from agentsproof.formats.evalyaml.asserts import build_graders
-from agentsproof.formats.evalyaml.parse import EvalSuite, parse_suite
+from agentsproof.formats.agentevals.asserts import build_graders
+from agentsproof.formats.agentevals.parse import EvalSuite, parse_suite
 
 EVAL_YAML_THRESHOLD = 0.8
 """agentv's pass mark for a test's score; also the default pass rate of a case."""
@@ -30,7 +30,7 @@ class LoadedSuite:
     suite: EvalSuite
     skill: tuple[Path, str] | None
     graders: dict[str, Any] = field(default_factory=dict)
-    """Per test id: its :class:`~agentsproof.formats.evalyaml.asserts.Builder`."""
+    """Per test id: its :class:`~agentsproof.formats.agentevals.asserts.Builder`."""
 
     @property
     def name(self) -> str:
@@ -47,7 +47,7 @@ def is_eval_yaml(path: Path) -> bool:
     if path.suffix.lower() not in (".yaml", ".yml") or not path.is_file():
         return False
     from agentsproof.core.validation import read_yaml
-    from agentsproof.formats.evalyaml.parse import looks_like_eval_yaml
+    from agentsproof.formats.agentevals.parse import looks_like_eval_yaml
 
     return looks_like_eval_yaml(read_yaml(path))
 
@@ -108,7 +108,7 @@ def _target(loaded: LoadedSuite, cfg_target: str | None, targets_file: Path | No
     try:
         find_target(name, loaded.suite.path, targets_file)
     except InputError as err:
-        from agentsproof.formats.evalyaml.providers import find_providers_file, resolve_label, say_once
+        from agentsproof.formats.agentevals.providers import find_providers_file, resolve_label, say_once
 
         if name == "default" and find_providers_file(loaded.suite.path) is None:
             return "chat"  # agentv's name for "the model you configured"
@@ -126,13 +126,13 @@ def suite_items(
 ) -> list[Any]:
     """One runner item per test; single-armed when there is no skill."""
     from agentsproof.core.inputs import MAX_ATTACHED_FILE_BYTES, display, read_text
-    from agentsproof.formats.plan import seed_digest, sha256_text, skill_file, workspace_name
+    from agentsproof.formats.eval_yaml.items import seed_digest, sha256_text, skill_file, workspace_name
     from agentsproof.model.items import BASELINE_SYSTEM_PROMPT, EvalItem
 
     suite, skill = loaded.suite, loaded.skill
     name = _target(loaded, target, targets_file)
     agent = name != "chat"
-    from agentsproof.formats.evalyaml.providers import say_once
+    from agentsproof.formats.agentevals.providers import say_once
 
     for note in suite.notes:
         say_once(display(suite.path), note)

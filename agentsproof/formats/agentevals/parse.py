@@ -27,7 +27,7 @@ The reference's dialect::
 Both may be mixed. agentv skips what it does not know; we name it: an unknown key, a
 wrong type or an unsupported assertion is one error line naming the field. Templates
 ``{{ name }}`` are filled from the test's ``vars``. Assertions become graders in
-:mod:`agentsproof.formats.evalyaml.asserts`.
+:mod:`agentsproof.formats.agentevals.asserts`.
 """
 
 from __future__ import annotations
@@ -223,7 +223,7 @@ def _list(src: str, where: str, value: Any) -> list[Any]:
 
 def parse_suite(data: Any, path: Path) -> EvalSuite:
     from agentsproof.core.inputs import display
-    from agentsproof.formats.evalyaml.suite_files import environment_workdir, tests_file
+    from agentsproof.formats.agentevals.suite_files import environment_workdir, tests_file
 
     src = display(path)
     if not isinstance(data, dict):
