@@ -74,6 +74,18 @@ LEVEL = 0.95
 COMPARE_DELTAS = (-0.6, 0.0, 0.6)
 
 
+def _draw(rng: np.random.Generator, p: np.ndarray, kind: str, n: int) -> np.ndarray:
+    """``n`` trials per (run, case) with pass chance / mean score ``p``: pass/fail, graded
+    (quarters) or continuous (Beta with concentration 4)."""
+    runs, c = p.shape
+    p = np.clip(p, 0.0, 1.0)[..., None] * np.ones(n)
+    if kind == "binary":
+        return (rng.random((runs, c, n)) < p).astype(float)
+    if kind == "graded":
+        return rng.binomial(4, p) / 4.0
+    return rng.beta(np.maximum(p * 4.0, 1e-9), np.maximum((1 - p) * 4.0, 1e-9))
+
+
 def simulate(rng: np.random.Generator, runs: int, c: int, n: int, delta: float, kind: str, varies: bool):
     """(with scores, without scores, per-case true deltas): arrays (runs, c, n), (runs, c, n), (runs, c)."""
     edge = 0.96 if kind == "continuous" else 1.0
@@ -88,16 +100,7 @@ def simulate(rng: np.random.Generator, runs: int, c: int, n: int, delta: float, 
         dj = np.full((runs, c), delta)
         base = np.full((runs, c), (1 - delta) / 2)
 
-    def draw(p: np.ndarray) -> np.ndarray:
-        p = np.clip(p, 0.0, 1.0)[..., None] * np.ones(n)
-        if kind == "binary":
-            return (rng.random((runs, c, n)) < p).astype(float)
-        if kind == "graded":
-            return rng.binomial(4, p) / 4.0
-        k = 4.0
-        return rng.beta(np.maximum(p * k, 1e-9), np.maximum((1 - p) * k, 1e-9))
-
-    return draw(base + dj), draw(base), dj
+    return _draw(rng, base + dj, kind, n), _draw(rng, base, kind, n), dj
 
 
 def new_method(xw: np.ndarray, xwo: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -328,15 +331,7 @@ def simulate_tasks(rng: np.random.Generator, runs: int, c: int, n: int, delta: f
         hi = np.minimum(edge, edge - dj)
         base = lo + (hi - lo) * rng.random((runs, c))
 
-    def draw(p: np.ndarray) -> np.ndarray:
-        p = np.clip(p, 0.0, 1.0)[..., None] * np.ones(n)
-        if kind == "binary":
-            return (rng.random((runs, c, n)) < p).astype(float)
-        if kind == "graded":
-            return rng.binomial(4, p) / 4.0
-        return rng.beta(np.maximum(p * 4.0, 1e-9), np.maximum((1 - p) * 4.0, 1e-9))
-
-    return draw(base + dj), draw(base), dj
+    return _draw(rng, base + dj, kind, n), _draw(rng, base, kind, n), dj
 
 
 def grades(x: np.ndarray) -> np.ndarray:
