@@ -5,7 +5,8 @@ command run in a fresh copy of the task's workspace seed (its changes are then w
 ``files`` and ``script`` graders see, as after an agent trial). A grader *fails* the oracle
 when it errors, when one of its checks fails, or when its score is below the eval's
 threshold. Graders that read what only an agent leaves (``tool_calls``, ``skill_used``) and
-pairwise graders are not checked: a command has no trajectory and loads no skill.
+pairwise graders are not checked: a command has no trajectory and loads no skill (each
+grader says so itself: ``GraderKind.checks_oracle`` in its registered entry).
 """
 
 from __future__ import annotations
@@ -22,7 +23,12 @@ from agentsproof.grading.script import SCRIPT_INTERPRETERS  # the script grader'
 from agentsproof.model.oracle import Oracle
 from agentsproof.model.results import GraderResult
 
-NOT_CHECKED = ("tool_calls", "skill_used", "pairwise")
+
+def _checked(spec: Any) -> bool:
+    """The grader's registered entry says the oracle's output can be graded with it."""
+    from agentsproof.grading.registry import kind
+
+    return kind(spec.type).checks_oracle
 
 
 @dataclass
@@ -101,8 +107,9 @@ def _failures(j: int, spec: Any, res: GraderResult, threshold: float) -> list[st
 async def check_oracle(task: OracleTask, *, eval_dir: Path, judge: Any, threshold: float, timeout: float | None) -> OracleOutcome:
     from agentsproof.grading.grade import TrialContext, combine, grade_all
 
-    graders = [g for g in task.graders if g.type not in NOT_CHECKED]
-    skipped = [f"graders[{j}] ({g.type})" for j, g in enumerate(task.graders) if g.type in NOT_CHECKED]
+    index = [j for j, g in enumerate(task.graders) if _checked(g)]
+    graders = [task.graders[j] for j in index]
+    skipped = [f"graders[{j}] ({g.type})" for j, g in enumerate(task.graders) if j not in index]
     answer = task.oracle.answer or ""
     folder = None
     spaces = None
@@ -126,7 +133,6 @@ async def check_oracle(task: OracleTask, *, eval_dir: Path, judge: Any, threshol
     finally:
         if spaces is not None:
             spaces.close()
-    index = [j for j, g in enumerate(task.graders) if g.type not in NOT_CHECKED]
     failing = [line for j, spec, res in zip(index, graders, results, strict=True) for line in _failures(j, spec, res, threshold)]
     return OracleOutcome(task.name, task.field, combine(results), results, failing, skipped)
 
@@ -146,13 +152,15 @@ def oracle_tasks(ev: Any, agent: bool, all_tasks: bool = True) -> list[OracleTas
 
 
 def answer_failures(answer: str, graders: Sequence[Any]) -> list[str]:
-    """What the deterministic graders (the instant ones, no judge, no workspace) find wrong
-    with a reference answer; eval-generate checks a generated oracle with it."""
-    from agentsproof.grading.deterministic import grade_deterministic
+    """What the instant graders (those with a ``grade_answer`` hook: no judge, no workspace;
+    the deterministic one) find wrong with a reference answer; eval-generate checks a
+    generated oracle with it."""
+    from agentsproof.grading.registry import kind
 
     out = []
     for j, g in enumerate(graders):
-        if g.type == "deterministic":
-            res = grade_deterministic(answer, g)
-            out += [f"graders[{j}] (deterministic): {c.kind} {c.target!r}: {c.evidence}" for c in res.checks if not c.passed]
+        instant = kind(g.type).grade_answer
+        if instant is not None:
+            res = instant(answer, g)
+            out += [f"graders[{j}] ({g.type}): {c.kind} {c.target!r}: {c.evidence}" for c in res.checks if not c.passed]
     return out

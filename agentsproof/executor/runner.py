@@ -276,7 +276,7 @@ class DualArmRunner:
             log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=reason))
             return TrialResult(status="errored", error=reason, **base)
         for g in graders:
-            if g.type != "deterministic":
+            if _logged(g.type):
                 detail = str(g.error) if g.errored else f"score {g.score:.2f}: {g.reasoning or ''}".strip()
                 log.append(LogEvent(t=time.perf_counter() - t0, role="judge", text=f"{g.type}: {detail}"))
         score = combine(graders)
@@ -374,6 +374,13 @@ def panel_record(item: EvalItem, tally: Any) -> dict[str, Any] | None:
 
     per_trial = any((k := kind(g.type)).judged and not k.per_pair for c in (item.cases or (item.case_at(0),)) for g in c.graders)
     return tally.as_dict(tuple(item.judge_models), item.judge_combine) if tally is not None and per_trial else None
+
+
+def _logged(type_name: str) -> bool:
+    """The grader's registered entry wants its score and reasoning in the trial's log."""
+    from agentsproof.grading.registry import GRADERS, kind
+
+    return type_name not in GRADERS or kind(type_name).logged
 
 
 def _scores(arm: ArmResult) -> list[float]:

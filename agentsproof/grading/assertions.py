@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from agentsproof.grading.base import GradeInput, GraderKind
+from agentsproof.grading.hooks import ConvertCase, Finding, LintCase, LintFact
 from agentsproof.grading.judge import Judge, JudgeError, judge_json, verdict_text
 from agentsproof.model.graders import MAX_WEIGHT, TurnScoped
 from agentsproof.model.results import CheckResult, GraderResult, Usage
@@ -95,4 +97,17 @@ async def grade(spec: AssertionsGrader, given: GradeInput) -> GraderResult:
     return await grade_assertions(given.judged_answer(), spec, given.need_judge(), given.task)
 
 
-GRADER = GraderKind(type="assertions", config=AssertionsGrader, grade=grade, judged=True, judge_texts=lambda spec: list(spec.assertions))
+def lint(spec: AssertionsGrader, case: LintCase) -> Iterator[LintFact]:
+    if not any(a.strip() for a in spec.assertions):
+        yield Finding(f"{case.where}.assertions", "empty-grader", "are all blank: the judge has nothing to check", "write the assertions, or remove the grader")
+
+
+def to_agentevals(spec: AssertionsGrader, case: ConvertCase) -> list[Any]:
+    """Plain assertions; with a weight, one ``rubrics`` assertion that carries it."""
+    return list(spec.assertions) if not case.weight else [{"type": "rubrics", "criteria": list(spec.assertions), **case.weight}]
+
+
+GRADER = GraderKind(
+    type="assertions", config=AssertionsGrader, grade=grade, judged=True, judge_texts=lambda spec: list(spec.assertions),
+    lint=lint, to_agentevals=to_agentevals,
+)

@@ -3,20 +3,22 @@
 A grader type is one module under ``agentsproof/grading/`` that defines its eval.yaml
 config (a pydantic model with ``type: Literal["<name>"]``), an async ``grade(spec, given)``
 and a module-level ``GRADER = GraderKind(...)`` tying them together, plus one line in
-:mod:`agentsproof.grading.registry`. The runner, the eval-file models and the reports
-find it from there; nothing else changes.
+:mod:`agentsproof.grading.registry`. The runner, the oracle preflight, ``lint``,
+``convert``, the eval-file models and the reports find it from there and ask its hooks
+(the fields below; each has a default); nothing else changes.
 """
 
 from __future__ import annotations
 
 import builtins
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
 
 from agentsproof.grading.context import TrialContext, judged_response
+from agentsproof.grading.hooks import ConvertCase, LintCase, LintFact
 from agentsproof.grading.judge import Judge
 from agentsproof.model.results import GraderResult
 
@@ -70,3 +72,22 @@ class GraderKind:
     """The texts its judge calls add to each prompt, one per call (for ``--plan``'s estimate)."""
     rewrite: Callable[[Any], Any] | None = None
     """Applied to a raw grader mapping before the type is read (another tool's spelling of it)."""
+    lint: Callable[[Any, LintCase], Iterable[LintFact]] | None = None
+    """``lint(spec, case)`` → what ``agentsproof lint`` checks in its config without a model
+    (:mod:`agentsproof.grading.hooks`); None: the checks every grader gets (weights) only."""
+    to_agentevals: Callable[[Any, ConvertCase], list[Any]] | None = None
+    """``to_agentevals(spec, case)`` → its EVAL.yaml assertions for ``convert`` (warnings in
+    ``case``); None: it has no EVAL.yaml form and is left out with a warning saying so."""
+    oracle_checked: bool = True
+    """The oracle preflight runs it on the oracle's output; False for a grader that reads what
+    a reference command cannot leave (a trajectory, skill loading). A ``per_pair`` one never is."""
+    grade_answer: Callable[[str, Any], GraderResult] | None = None
+    """``grade_answer(answer, spec)``: graded at once from the answer alone (no judge, no
+    workspace); eval-generate checks a generated reference answer with it."""
+    logged: bool = True
+    """The runner adds its score and reasoning to the trial's log (False: its checks say it all)."""
+
+    @property
+    def checks_oracle(self) -> bool:
+        """The oracle preflight grades the oracle's output with it."""
+        return self.oracle_checked and not self.per_pair

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from agentsproof.grading import regex
 from agentsproof.grading.base import GradeInput, GraderKind
+from agentsproof.grading.hooks import ConvertCase, LintCase, LintFact, Needle, Patterns
 from agentsproof.model.graders import MAX_WEIGHT, Checks, FieldError, TurnScoped
 from agentsproof.model.results import CheckResult, GraderResult
 
@@ -88,4 +90,34 @@ async def grade(spec: DeterministicGrader, given: GradeInput) -> GraderResult:
     return grade_deterministic(given.answer, spec)
 
 
-GRADER = GraderKind(type="deterministic", config=DeterministicGrader, grade=grade)
+def _answer_label(turn: Any) -> str:
+    return "the answer" if turn is None else "the replies (turn: all)" if turn == "all" else f"the reply of turn {turn}"
+
+
+def lint(spec: DeterministicGrader, case: LintCase) -> Iterator[LintFact]:
+    """Its texts (a reply of one turn is also in ``turn: all``) and its patterns."""
+    where, cs, turn = case.where, spec.checks.caseSensitive, spec.turn
+    scope, label = ("answer", turn), _answer_label(turn)
+    within = ("answer", "all") if turn != "all" else None
+    for i, n in enumerate(spec.checks.mustContain):
+        yield Needle(scope, label, True, n, cs, f"{where}.checks.mustContain[{i}]", within)
+    for i, n in enumerate(spec.checks.mustNotContain):
+        yield Needle(scope, label, False, n, cs, f"{where}.checks.mustNotContain[{i}]", within)
+    yield Patterns(f"{where}.checks.regexMatch", spec.checks.regexMatch)
+
+
+def to_agentevals(spec: DeterministicGrader, case: ConvertCase) -> list[Any]:
+    """One EVAL.yaml assertion per check."""
+    cs, w = spec.checks.caseSensitive, case.weight
+    out: list[Any] = [{"type": "contains" if cs else "icontains", "value": v, **w} for v in spec.checks.mustContain]
+    out += [{"type": "not-contains" if cs else "not-icontains", "value": v, **w} for v in spec.checks.mustNotContain]
+    out += [{"type": "regex", "value": v, **w} for v in spec.checks.regexMatch]
+    if w and len(out) > 1:
+        case.warn(f"{case.where}.weight: one grader's checks become {len(out)} assertions, each with the weight")
+    return out
+
+
+GRADER = GraderKind(
+    type="deterministic", config=DeterministicGrader, grade=grade, lint=lint, to_agentevals=to_agentevals,
+    grade_answer=lambda answer, spec: grade_deterministic(answer, spec), logged=False,
+)

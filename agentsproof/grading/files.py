@@ -13,7 +13,7 @@ every file the glob matches and fails when it matches none. Score = passed check
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -23,6 +23,7 @@ from agentsproof.grading import regex
 from agentsproof.grading.base import GradeInput, GraderKind
 from agentsproof.grading.context import TrialContext
 from agentsproof.grading.deterministic import _find, _snippet
+from agentsproof.grading.hooks import LintCase, LintFact, Needle, Patterns, Presence, typed_assertion
 from agentsproof.grading.workspace_files import Entry, Workspace
 from agentsproof.model.graders import MAX_WEIGHT, FieldError, Strict, check_regexes, one_or_many, workspace_glob
 from agentsproof.model.results import CheckResult, GraderResult
@@ -283,4 +284,17 @@ async def grade(spec: FilesGrader, given: GradeInput) -> GraderResult:
     return grade_files(spec, given.context)
 
 
-GRADER = GraderKind(type="files", config=FilesGrader, grade=grade, agent_only=True)
+def lint(spec: FilesGrader, case: LintCase) -> Iterator[LintFact]:
+    """Its texts per file, its patterns, the paths that must exist or be absent."""
+    where = case.where
+    for key, present in (("mustContain", True), ("mustNotContain", False)):
+        for path, needles in getattr(spec, key).items():
+            for i, n in enumerate(needles):
+                yield Needle(("file", path), f"file {path!r}", present, n, spec.caseSensitive, f"{where}.{key}[{path!r}][{i}]")
+    for path, patterns in spec.regexMatch.items():
+        yield Patterns(f"{where}.regexMatch[{path!r}]", patterns)
+    yield from (Presence(p, True, f"{where}.exists[{i}]") for i, p in enumerate(spec.exists))
+    yield from (Presence(p, False, f"{where}.absent[{i}]") for i, p in enumerate(spec.absent))
+
+
+GRADER = GraderKind(type="files", config=FilesGrader, grade=grade, agent_only=True, lint=lint, to_agentevals=typed_assertion)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any, Literal
 
 from pydantic import Field
 
 from agentsproof.grading.base import GradeInput, GraderKind
+from agentsproof.grading.hooks import ConvertCase, Finding, LintCase, LintFact
 from agentsproof.grading.judge import Judge, JudgeError, judge_json, verdict_text
 from agentsproof.llm.replies import MAX_NUMBER_CHARS
 from agentsproof.model.graders import MAX_WEIGHT, TurnScoped
@@ -86,4 +88,16 @@ async def grade(spec: LLMRubricGrader, given: GradeInput) -> GraderResult:
     return await grade_rubric(given.judged_answer(), spec, given.need_judge(), given.task)
 
 
-GRADER = GraderKind(type="llm_rubric", config=LLMRubricGrader, grade=grade, judged=True, judge_texts=lambda spec: [spec.rubric])
+def lint(spec: LLMRubricGrader, case: LintCase) -> Iterator[LintFact]:
+    if not spec.rubric.strip():
+        yield Finding(f"{case.where}.rubric", "empty-grader", "is blank: the judge has nothing to score", "write what a good answer does, or remove the grader")
+
+
+def to_agentevals(spec: LLMRubricGrader, case: ConvertCase) -> list[Any]:
+    return [{"type": "llm-rubric", "value": spec.rubric, **case.weight}]
+
+
+GRADER = GraderKind(
+    type="llm_rubric", config=LLMRubricGrader, grade=grade, judged=True, judge_texts=lambda spec: [spec.rubric],
+    lint=lint, to_agentevals=to_agentevals,
+)

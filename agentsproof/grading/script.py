@@ -26,6 +26,7 @@ import os
 import shlex
 import signal
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal
 
@@ -34,6 +35,7 @@ from pydantic import Field, field_validator, model_validator
 from agentsproof.core.units import seconds
 from agentsproof.grading.base import GradeInput, GraderKind
 from agentsproof.grading.context import TrialContext
+from agentsproof.grading.hooks import ConvertCase, Finding, LintCase, LintFact
 from agentsproof.model.graders import MAX_WEIGHT, FieldError, Strict, script_path
 from agentsproof.model.results import CheckResult, GraderResult
 
@@ -301,4 +303,52 @@ async def grade(spec: ScriptGrader, given: GradeInput) -> GraderResult:
     return await grade_script(spec, given.context)
 
 
-GRADER = GraderKind(type="script", config=ScriptGrader, grade=grade, runs_last=True, rewrite=_skillgrade_forms)
+LINT_INTERPRETERS = ("python", "python3", "sh", "bash", "node", "pytest")
+"""Commands lint recognises as running a script file named next (``python3 check.py``)."""
+
+
+def _run_file(run: str | list[str]) -> str | None:
+    """The script a ``run:`` command runs with an interpreter (``python3 check.py``), if any."""
+    try:
+        argv = shlex.split(run) if isinstance(run, str) else list(run)
+    except ValueError:
+        return None
+    if len(argv) >= 2 and Path(argv[0]).name in LINT_INTERPRETERS and not argv[1].startswith("-"):
+        target = argv[1]
+        if Path(target).suffix in (".py", ".sh", ".bash", ".js", ".mjs", ".cjs") and not Path(target).is_absolute() and "$" not in target:
+            return target
+    return None
+
+
+def lint(spec: ScriptGrader, case: LintCase) -> Iterator[LintFact]:
+    """Its script must be beside the eval file or in the workspace seed, and readable; a
+    ``run:`` command's script file must be in the seed of an agent eval."""
+    where, seed = case.where, case.workspace
+    if spec.script is None:
+        rel = _run_file(spec.run) if spec.run is not None else None
+        if rel is not None and case.agent_mode and not (seed is not None and (seed / rel).is_file()):
+            yield Finding(f"{where}.run", "missing-file",
+                          f"runs {rel!r} in the workspace, and the workspace seed has no such file: the grader fails unless the agent writes it",
+                          "add it to the workspace: folder, or use 'script:' with the file beside the eval file")
+        return
+    beside = case.eval_path.parent / spec.script
+    seeded = seed / spec.script if seed is not None else None
+    found = beside if beside.is_file() else seeded if seeded is not None and seeded.is_file() else None
+    if found is None:
+        places = f"beside {case.eval_path.name}" + (f" or in the workspace folder {seed.name}/" if seed else " (and the eval has no workspace: folder)")
+        yield Finding(f"{where}.script", "missing-file", f"{spec.script!r} is not {places}", "add the script there or correct the path")
+    elif not os.access(found, os.R_OK):
+        yield Finding(f"{where}.script", "unreadable-file", f"{spec.script!r} cannot be read", f"make {found.name} readable (chmod +r)")
+
+
+def to_agentevals(spec: ScriptGrader, case: ConvertCase) -> list[Any]:
+    """A ``run:`` command becomes a code-grader; a ``script:`` file has no EVAL.yaml form."""
+    if spec.run is None:
+        return case.left_out(spec.type)
+    case.warn(f"{case.where}: a code-grader runs in the trial's workspace with the answer on stdin; check the command still fits")
+    return [{"type": "code-grader", "command": spec.run, **case.weight}]
+
+
+GRADER = GraderKind(
+    type="script", config=ScriptGrader, grade=grade, runs_last=True, rewrite=_skillgrade_forms, lint=lint, to_agentevals=to_agentevals,
+)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
 from agentsproof.grading.base import GradeInput, GraderKind
 from agentsproof.grading.context import TrialContext
+from agentsproof.grading.hooks import ConvertCase
 from agentsproof.model.graders import MAX_WEIGHT, Strict
 from agentsproof.model.results import CheckResult, GraderResult
 
@@ -39,4 +40,11 @@ async def grade(spec: SkillUsedGrader, given: GradeInput) -> GraderResult:
     return grade_skill_used(spec, given.context)
 
 
-GRADER = GraderKind(type="skill_used", config=SkillUsedGrader, grade=grade, agent_only=True)
+def to_agentevals(spec: SkillUsedGrader, case: ConvertCase) -> list[Any]:
+    return [{"type": "skill-used" if spec.expected else "not-skill-used", "value": case.skill, **case.weight}]
+
+
+GRADER = GraderKind(
+    type="skill_used", config=SkillUsedGrader, grade=grade, agent_only=True, to_agentevals=to_agentevals,
+    oracle_checked=False,  # a reference command loads no skill
+)

@@ -8,6 +8,7 @@ that passed.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -15,6 +16,7 @@ from pydantic import Field, field_validator, model_validator
 from agentsproof.grading import tracecheck
 from agentsproof.grading.base import GradeInput, GraderKind
 from agentsproof.grading.context import TrialContext
+from agentsproof.grading.hooks import Finding, LintCase, LintFact, typed_assertion
 from agentsproof.model.graders import MAX_WEIGHT, FieldError, Strict, one_or_many
 from agentsproof.model.results import CheckResult, GraderResult
 
@@ -76,4 +78,20 @@ async def grade(spec: ToolCallsGrader, given: GradeInput) -> GraderResult:
     return grade_tool_calls(spec, given.context)
 
 
-GRADER = GraderKind(type="tool_calls", config=ToolCallsGrader, grade=grade)
+def lint(spec: ToolCallsGrader, case: LintCase) -> Iterator[LintFact]:
+    """A call both required and banned; more required calls than ``max_steps`` allows."""
+    where, banned = case.where, set(spec.must_not_call)
+    for key in ("must_call", "sequence"):
+        for i, name in enumerate(getattr(spec, key)):
+            if name in banned:
+                yield Finding(f"{where}.{key}[{i}]", "impossible-check", f"{name!r} must be called and is in must_not_call", "remove it from one of the two")
+    need = max(len(set(spec.must_call)), len(spec.sequence))
+    if spec.max_steps is not None and need > spec.max_steps:
+        yield Finding(f"{where}.max_steps", "impossible-check", f"{spec.max_steps} steps cannot hold the {need} calls must_call/sequence require",
+                      f"raise max_steps to at least {need}")
+
+
+GRADER = GraderKind(
+    type="tool_calls", config=ToolCallsGrader, grade=grade, lint=lint, to_agentevals=typed_assertion,
+    oracle_checked=False,  # a reference command leaves no trajectory
+)

@@ -242,28 +242,13 @@ def eval_yaml_to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[str]]:
 
 
 def _grader_to_asserts(g: Any, where: str, skill: str, warnings: list[str]) -> list[Any]:
-    w = {"weight": g.weight} if getattr(g, "weight", 1.0) != 1.0 else {}
+    """The grader's EVAL.yaml assertions, from its registered ``to_agentevals`` hook
+    (:class:`agentsproof.grading.base.GraderKind`); a grader without one is left out, saying so."""
+    from agentsproof.grading.hooks import ConvertCase
+    from agentsproof.grading.registry import kind
+
     if getattr(g, "turn", None) is not None:
         warnings.append(f"{where}.turn: EVAL.yaml has no turn-scoped grader; it grades the last reply")
-    if g.type == "deterministic":
-        cs = g.checks.caseSensitive
-        out = [{"type": "contains" if cs else "icontains", "value": v, **w} for v in g.checks.mustContain]
-        out += [{"type": "not-contains" if cs else "not-icontains", "value": v, **w} for v in g.checks.mustNotContain]
-        out += [{"type": "regex", "value": v, **w} for v in g.checks.regexMatch]
-        if w and len(out) > 1:
-            warnings.append(f"{where}.weight: one grader's checks become {len(out)} assertions, each with the weight")
-        return out
-    if g.type == "llm_rubric":
-        return [{"type": "llm-rubric", "value": g.rubric, **w}]
-    if g.type == "assertions":
-        return list(g.assertions) if not w else [{"type": "rubrics", "criteria": list(g.assertions), **w}]
-    if g.type == "skill_used":
-        return [{"type": "skill-used" if g.expected else "not-skill-used", "value": skill, **w}]
-    if g.type == "script" and g.run is not None:
-        warnings.append(f"{where}: a code-grader runs in the trial's workspace with the answer on stdin; check the command still fits")
-        return [{"type": "code-grader", "command": g.run, **w}]
-    if g.type in ("files", "tool_calls"):  # agentsproof's own typed assertions, the same fields
-        fields = g.model_dump(by_alias=True, exclude={"type", "weight"}, exclude_defaults=True)
-        return [{"type": g.type.replace("_", "-"), **fields, **w}]
-    warnings.append(f"{where}: a {g.type!r} grader has no EVAL.yaml form; it is left out")
-    return []
+    case = ConvertCase(where, skill, {"weight": g.weight} if getattr(g, "weight", 1.0) != 1.0 else {}, warnings)
+    hook = kind(g.type).to_agentevals
+    return hook(g, case) if hook is not None else case.left_out(g.type)

@@ -4,20 +4,23 @@ A format's adapter (:mod:`.lint`) turns its file into :class:`CaseView` values (
 case and grader is in the file, its prompt, its workspace seed); the checks here find what
 no model is needed to know: checks that cannot pass, graders with nothing to check,
 missing or unreadable fixtures and scripts, duplicate names, too few cases, and
-instructions that quote the skill.
+instructions that quote the skill. What a grader's config says is its own ``lint`` hook's
+to tell (:mod:`agentsproof.grading.hooks`); here the facts of a case's graders are put
+together (a text one must contain and another must not) and turned into problems.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentsproof.formats.lint.problems import MIN_CASES, Problem
 from agentsproof.formats.lint.regexes import impossible
+from agentsproof.grading.hooks import Finding, LintCase, LintFact, Needle, Patterns
 
 MAX_FIXTURE_FILES = 10_000
 QUOTE_LINE_CHARS = 40
@@ -111,55 +114,51 @@ def _fold(text: str, sensitive: bool) -> str:
     return text if sensitive else text.casefold()
 
 
+def _facts(view: FileView, case: CaseView, where: str, g: Any) -> Iterator[LintFact]:
+    """What the grader's own lint hook says (:mod:`agentsproof.grading.hooks`); nothing for an unregistered type."""
+    from agentsproof.grading.registry import GRADERS, kind
+
+    name = getattr(g, "type", "")
+    hook = kind(name).lint if isinstance(name, str) and name in GRADERS else None
+    if hook is not None:
+        yield from hook(g, LintCase(where, view.path, view.agent_mode, case.workspace))
+
+
 def _case(view: FileView, case: CaseView) -> Iterator[Problem]:
     f = view.file
-    contains: dict[Any, list[tuple[str, bool, str]]] = {}  # by turn: (needle, case sensitive, field)
-    excludes: dict[Any, list[tuple[str, bool, str]]] = {}
-    per_file: dict[str, dict[str, list[tuple[str, bool, str]]]] = {"mustContain": {}, "mustNotContain": {}}
+    contains: dict[tuple[str, Hashable], list[Needle]] = {}  # by place (an answer's turn, a file), each in the order first seen
+    excludes: dict[tuple[str, Hashable], list[Needle]] = {}
     exists: dict[str, str] = {}
     absent: dict[str, str] = {}
     total_weight = 0.0
     for j, g in enumerate(case.graders):
-        where = _gfield(case, j)
-        kind = getattr(g, "type", "")
         total_weight += float(getattr(g, "weight", 1.0) or 0.0)
-        if kind == "deterministic":
-            cs = g.checks.caseSensitive
-            contains.setdefault(g.turn, []).extend((n, cs, f"{where}.checks.mustContain[{i}]") for i, n in enumerate(g.checks.mustContain))
-            excludes.setdefault(g.turn, []).extend((n, cs, f"{where}.checks.mustNotContain[{i}]") for i, n in enumerate(g.checks.mustNotContain))
-            yield from _regexes(f, f"{where}.checks.regexMatch", g.checks.regexMatch)
-        elif kind == "files":
-            for key in ("mustContain", "mustNotContain"):
-                for path, needles in getattr(g, key).items():
-                    per_file[key].setdefault(path, []).extend((n, g.caseSensitive, f"{where}.{key}[{path!r}][{i}]") for i, n in enumerate(needles))
-            for path, patterns in g.regexMatch.items():
-                yield from _regexes(f, f"{where}.regexMatch[{path!r}]", patterns)
-            exists.update({p: f"{where}.exists[{i}]" for i, p in enumerate(g.exists)})
-            absent.update({p: f"{where}.absent[{i}]" for i, p in enumerate(g.absent)})
-        elif kind == "tool_calls":
-            yield from _tool_calls(f, where, g)
-        elif kind == "llm_rubric" and not g.rubric.strip():
-            yield Problem(f, f"{where}.rubric", "empty-grader", "is blank: the judge has nothing to score", "write what a good answer does, or remove the grader")
-        elif kind == "assertions" and not any(a.strip() for a in g.assertions):
-            yield Problem(f, f"{where}.assertions", "empty-grader", "are all blank: the judge has nothing to check", "write the assertions, or remove the grader")
-        elif kind == "script":
-            yield from _script(view, case, where, g)
+        for fact in _facts(view, case, _gfield(case, j), g):
+            if isinstance(fact, Finding):
+                yield Problem(f, fact.field, fact.rule, fact.message, fact.fix, fact.severity)
+            elif isinstance(fact, Patterns):
+                yield from _regexes(f, fact.field, fact.patterns)
+            elif isinstance(fact, Needle):
+                (contains if fact.present else excludes).setdefault(fact.scope, []).append(fact)
+            else:
+                (exists if fact.exists else absent)[fact.glob] = fact.field
     if case.graders and total_weight <= 0:
         yield Problem(f, f"{case.field}.graders", "zero-weight", "the weights sum to zero: every score would be 0/0", "give at least one grader a positive weight")
-    for turn, needles in contains.items():  # a reply of one turn is also in 'all' of them
-        banned = excludes.get(turn, []) + (excludes.get("all", []) if turn != "all" else [])
-        yield from _conflicts(f, needles, banned, "the answer" if turn is None else "the replies (turn: all)" if turn == "all" else f"the reply of turn {turn}")
-    for path, needles in per_file["mustContain"].items():
-        yield from _conflicts(f, needles, per_file["mustNotContain"].get(path, []), f"file {path!r}")
+    for scope in sorted(contains, key=lambda s: s[0]):  # answers before files; stable: each in the order first seen
+        needles = contains[scope]
+        banned = excludes.get(scope, []) + (excludes.get(needles[0].within, []) if needles[0].within is not None else [])
+        yield from _conflicts(f, needles, banned, needles[0].label)
     for glob, at in exists.items():
         if glob in absent:
             yield Problem(f, absent[glob], "impossible-check", f"{glob!r} must exist ({at}) and be absent", "keep one of the two")
     yield from _quotes(view, case)
 
 
-def _conflicts(f: str, contains: list[tuple[str, bool, str]], excludes: list[tuple[str, bool, str]], what: str) -> Iterator[Problem]:
-    for needle, cs_a, at_a in contains:
-        for bad, cs_b, at_b in excludes:
+def _conflicts(f: str, contains: list[Needle], excludes: list[Needle], what: str) -> Iterator[Problem]:
+    for a in contains:
+        needle, cs_a, at_a = a.text, a.case_sensitive, a.field
+        for b in excludes:
+            bad, cs_b, at_b = b.text, b.case_sensitive, b.field
             sensitive = cs_a and cs_b
             if _fold(bad, sensitive) in _fold(needle, sensitive):
                 same = _fold(bad, sensitive) == _fold(needle, sensitive)
@@ -173,53 +172,6 @@ def _regexes(f: str, where: str, patterns: Sequence[str]) -> Iterator[Problem]:
         reason = impossible(pattern)
         if reason:
             yield Problem(f, f"{where}[{i}]", "impossible-regex", f"{pattern!r} can never match: {reason}", "correct the pattern so that some text matches it")
-
-
-def _tool_calls(f: str, where: str, g: Any) -> Iterator[Problem]:
-    banned = set(g.must_not_call)
-    for key in ("must_call", "sequence"):
-        for i, name in enumerate(getattr(g, key)):
-            if name in banned:
-                yield Problem(f, f"{where}.{key}[{i}]", "impossible-check", f"{name!r} must be called and is in must_not_call", "remove it from one of the two")
-    need = max(len(set(g.must_call)), len(g.sequence))
-    if g.max_steps is not None and need > g.max_steps:
-        yield Problem(f, f"{where}.max_steps", "impossible-check", f"{g.max_steps} steps cannot hold the {need} calls must_call/sequence require", f"raise max_steps to at least {need}")
-
-
-INTERPRETERS = ("python", "python3", "sh", "bash", "node", "pytest")
-
-
-def _run_file(run: str | list[str]) -> str | None:
-    """The script a ``run:`` command runs with an interpreter (``python3 check.py``), if any."""
-    import shlex
-
-    try:
-        argv = shlex.split(run) if isinstance(run, str) else list(run)
-    except ValueError:
-        return None
-    if len(argv) >= 2 and Path(argv[0]).name in INTERPRETERS and not argv[1].startswith("-"):
-        target = argv[1]
-        if Path(target).suffix in (".py", ".sh", ".bash", ".js", ".mjs", ".cjs") and not Path(target).is_absolute() and "$" not in target:
-            return target
-    return None
-
-
-def _script(view: FileView, case: CaseView, where: str, g: Any) -> Iterator[Problem]:
-    if g.script is None:
-        rel = _run_file(g.run) if g.run is not None else None
-        if rel is not None and view.agent_mode and not (case.workspace is not None and (case.workspace / rel).is_file()):
-            yield Problem(view.file, f"{where}.run", "missing-file",
-                          f"runs {rel!r} in the workspace, and the workspace seed has no such file: the grader fails unless the agent writes it",
-                          "add it to the workspace: folder, or use 'script:' with the file beside the eval file")
-        return
-    beside = view.path.parent / g.script
-    seeded = case.workspace / g.script if case.workspace is not None else None
-    found = beside if beside.is_file() else seeded if seeded is not None and seeded.is_file() else None
-    if found is None:
-        places = f"beside {view.path.name}" + (f" or in the workspace folder {case.workspace.name}/" if case.workspace else " (and the eval has no workspace: folder)")
-        yield Problem(view.file, f"{where}.script", "missing-file", f"{g.script!r} is not {places}", "add the script there or correct the path")
-    elif not os.access(found, os.R_OK):
-        yield Problem(view.file, f"{where}.script", "unreadable-file", f"{g.script!r} cannot be read", f"make {found.name} readable (chmod +r)")
 
 
 def _fixtures(view: FileView, case: CaseView) -> Iterator[Problem]:
