@@ -10,9 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from agentsproof.core.errors import InputError
+from agentsproof.grading.registry import kind
 from agentsproof.model.results import ArmResult, ItemResult, RunResult, TrialResult
-
-WORKSPACE_GRADERS = ("files", "script")
 
 
 def _pick_item(imp: Any, items: list[Any], src: str, copies: dict[str, Any]) -> Any:
@@ -90,7 +89,7 @@ def import_atif(
         if case is None:
             raise InputError(src, "steps", f"its user message is none of the instructions of {item.name!r}'s tasks")
         graders = item.case_at(case).graders
-        needs = [g.type for g in graders if g.type in WORKSPACE_GRADERS]
+        needs = [g.type for g in graders if kind(g.type).reads_workspace]
         if needs and item.target != "chat" and not imp.has_files:
             raise InputError(src, None, f"grader {needs[0]!r} of {item.name!r} reads the workspace, and this trajectory records no files (ATIF has no place for them)")
         trial_arm = imp.trial.arm if imp.item is not None else arm

@@ -26,16 +26,15 @@ from agentsproof.grading.registry import kind
 from agentsproof.model.items import EvalItem
 from agentsproof.model.results import ArmResult, ItemResult, TrialResult
 
-WORKSPACE_GRADERS = ("files", "script")
-"""Graders that read the trial's workspace: they need every produced file's content."""
-
 
 class NotRecorded(Exception):
     """A grader needs something the saved trial did not record; ``str()`` names both."""
 
 
 def _needs_workspace(graders: Sequence[Any]) -> list[str]:
-    return [g.type for g in graders if g.type in WORKSPACE_GRADERS]
+    """The graders that read the trial's workspace (``reads_workspace`` in their registered
+    entry): they need every produced file's content."""
+    return [g.type for g in graders if kind(g.type).reads_workspace]
 
 
 def _rebuild(item: EvalItem, trial: TrialResult, store: FileStore | None, folder: Path, needing: str) -> None:

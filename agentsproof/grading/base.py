@@ -86,6 +86,9 @@ class GraderKind:
     workspace); eval-generate checks a generated reference answer with it."""
     logged: bool = True
     """The runner adds its score and reasoning to the trial's log (False: its checks say it all)."""
+    reads_workspace: bool = False
+    """It reads the files in the trial's workspace: ``regrade`` rebuilds the workspace from the
+    recorded files for it, and an imported trajectory without files cannot be graded by it."""
 
     @property
     def checks_oracle(self) -> bool:

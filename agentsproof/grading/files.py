@@ -297,4 +297,5 @@ def lint(spec: FilesGrader, case: LintCase) -> Iterator[LintFact]:
     yield from (Presence(p, False, f"{where}.absent[{i}]") for i, p in enumerate(spec.absent))
 
 
-GRADER = GraderKind(type="files", config=FilesGrader, grade=grade, agent_only=True, lint=lint, to_agentevals=typed_assertion)
+GRADER = GraderKind(type="files", config=FilesGrader, grade=grade, agent_only=True, lint=lint, to_agentevals=typed_assertion,
+                     reads_workspace=True)

@@ -351,4 +351,5 @@ def to_agentevals(spec: ScriptGrader, case: ConvertCase) -> list[Any]:
 
 GRADER = GraderKind(
     type="script", config=ScriptGrader, grade=grade, runs_last=True, rewrite=_skillgrade_forms, lint=lint, to_agentevals=to_agentevals,
+    reads_workspace=True,
 )

@@ -147,3 +147,15 @@ async def test_the_runner_grades_and_logs_it_through_its_entry(register: Any, sc
         assert [(g.type, g.score) for g in trial.graders] == [("word_count", 1.0)]  # scored by its grade hook ("OK": 1 word)
         judge_lines = [e.text for e in trial.log if e.role == "judge"]
         assert judge_lines == (["word_count: score 1.00: 1 words"] if logged else [])
+
+
+def test_regrade_rebuilds_the_workspace_for_it_when_its_entry_says_it_reads_one(register: Any) -> None:
+    from dataclasses import replace
+
+    from agentsproof.executor.regrade import _needs_workspace
+
+    spec = WordCountGrader(type="word_count", max_words=3)
+    register(WORD_COUNT)
+    assert _needs_workspace([spec]) == []
+    register(replace(WORD_COUNT, reads_workspace=True))
+    assert _needs_workspace([spec]) == ["word_count"]

@@ -30,11 +30,12 @@ from pydantic import BaseModel
 from agentsproof.core.errors import InputError
 from agentsproof.grading.assertions import AssertionsGrader
 from agentsproof.grading.deterministic import DeterministicGrader
-from agentsproof.grading.files import FilesGrader
+from agentsproof.grading.hooks import typed_assertion
 from agentsproof.grading.llm_rubric import LLMRubricGrader
+from agentsproof.grading.registry import kind as kind_of
+from agentsproof.grading.registry import kinds
 from agentsproof.grading.script import ScriptGrader
 from agentsproof.grading.skill_used import SkillUsedGrader
-from agentsproof.grading.tool_calls import ToolCallsGrader
 from agentsproof.model.graders import Checks
 
 COMMON = {"type", "weight", "required", "min_score", "metric", "name", "description"}
@@ -50,11 +51,18 @@ EXTRA: dict[str, set[str]] = {
     "script": {"command"},
     "code-grader": {"command"},
     "skill-trigger": {"skill", "should_trigger"},
-    # agentsproof's agent graders as typed assertions, with the fields eval.yaml gives them
-    "files": {"exists", "absent", "mustContain", "mustNotContain", "regexMatch", "json", "caseSensitive"},
-    "tool-calls": {"must_call", "must_not_call", "max_steps", "min_steps", "sequence"},
 }
-AGENT_GRADERS: dict[str, type[BaseModel]] = {"files": FilesGrader, "tool-calls": ToolCallsGrader}
+
+
+def _typed_graders() -> dict[str, type[BaseModel]]:
+    """agentsproof's graders that EVAL.yaml takes as typed assertions with the fields eval.yaml
+    gives them (``files``, ``tool-calls``): those whose registered ``to_agentevals`` hook is
+    :func:`agentsproof.grading.hooks.typed_assertion`, so ``convert`` writes what is read here."""
+    return {k.type.replace("_", "-"): k.config for k in kinds() if k.to_agentevals is typed_assertion}
+
+
+AGENT_GRADERS = _typed_graders()
+EXTRA.update({name: {f.alias or n for n, f in config.model_fields.items()} - {"type", "weight"} for name, config in AGENT_GRADERS.items()})
 RUBRIC_KEYS = {"id", "outcome", "operator", "weight", "required", "min_score", "score_ranges"}
 OPERATORS = {
     # agentv's guidance for each rubric operator, given to the judge with the outcome
@@ -78,8 +86,8 @@ def _gated(base: type) -> type:
     return type(f"Required{base.__name__}", (base,), namespace)
 
 
-_GATED = {base: _gated(base) for base in (DeterministicGrader, LLMRubricGrader, AssertionsGrader, ScriptGrader,
-                                          SkillUsedGrader, FilesGrader, ToolCallsGrader)}
+_BASES: tuple[type, ...] = (DeterministicGrader, LLMRubricGrader, AssertionsGrader, ScriptGrader, SkillUsedGrader, *AGENT_GRADERS.values())
+_GATED = {base: _gated(base) for base in _BASES}
 
 
 class Builder:
@@ -345,7 +353,7 @@ class Builder:
 
 
     def _agent_grader(self, where: str, entry: dict, kind: str, weight: float, gate: float | None, label: str) -> None:
-        """``files`` / ``tool-calls``: validated by the eval.yaml grader models themselves."""
+        """A typed assertion (``files``, ``tool-calls``): validated by the eval.yaml grader models themselves."""
         from pydantic import ValidationError
 
         from agentsproof.core.validation import format_validation_error
@@ -356,7 +364,7 @@ class Builder:
         except ValidationError as exc:
             field, msg = format_validation_error(exc)
             raise self.err(f"{where}.{field}", msg) from None
-        if kind == "files":
+        if kind_of(kind.replace("-", "_")).agent_only:  # e.g. files: it reads the workspace
             self.needs_agent = self.needs_agent or f"{where}.type"
         self.add(grader, label, gate)
 
