@@ -49,7 +49,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
 from agentsproof.core.errors import InputError
 from agentsproof.llm.base import scrub
@@ -81,7 +81,7 @@ class CodexTargetSpec(Strict):
         "system", description="system: the skill replaces Codex's base instructions; skill: installed in CODEX_HOME/skills."
     )
     model: str | None = Field(None, description="Default: the run's --model.")
-    base_url: str | None = Field(None, description="An OpenAI-compatible server speaking the Responses API; default: OPENAI_BASE_URL, else OpenAI.")
+    base_url: Annotated[str, AfterValidator(http_url)] | None = Field(None, description="An OpenAI-compatible server speaking the Responses API; default: OPENAI_BASE_URL, else OpenAI.")
     api_key_env: str = Field("OPENAI_API_KEY", pattern=_ENV_NAME, description="The variable holding the API key.")
     sandbox_mode: Literal["read-only", "workspace-write", "danger-full-access"] | None = Field(
         None, description="Codex's own sandbox; default: danger-full-access under bubblewrap, else workspace-write."
@@ -93,11 +93,6 @@ class CodexTargetSpec(Strict):
     loopback_ports: list[Annotated[int, Field(ge=1, le=65535, strict=True)]] = Field(default_factory=list, max_length=32)
     env: EnvMapping = Field(default_factory=dict, description="Extra environment variables ('${VAR}' allowed).")
     timeout: float | None = Field(None, gt=0, le=MAX_TARGET_TIMEOUT, allow_inf_nan=False)
-
-    @field_validator("base_url")
-    @classmethod
-    def _url(cls, value: str | None) -> str | None:
-        return None if value is None else http_url(value)
 
     @model_validator(mode="after")
     def _ports_need_sandbox(self) -> CodexTargetSpec:
