@@ -23,13 +23,13 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.core.procgroup import Outcome
 from agentsproof.core.units import seconds
 from agentsproof.llm.base import scrub, url_secrets
-from agentsproof.model.results import LogEvent, Usage
+from agentsproof.model.results import LogEvent, ToolCall, Usage
 from agentsproof.targets.agent_cli import (
     EventStream,
     Harness,
@@ -46,23 +46,24 @@ from agentsproof.targets.agent_cli import (
 from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord, agent_model, next_user_message
 from agentsproof.targets.spec import TARGETS_FILE
 
-Turn = tuple[Any, Outcome, list[str]]
-"""One turn: (the parsed event stream, an :class:`EventStream`; the CLI's outcome; notes
-from reading the stream)."""
+S = TypeVar("S", bound=EventStream)
+"""The CLI's own :class:`EventStream`."""
+Turn = tuple[S, Outcome, list[str]]
+"""One turn: (the parsed event stream; the CLI's outcome; notes from reading the stream)."""
 
 
 async def converse(
     trial: TrialInput, timeout: float, what: str,
-    one_turn: Callable[[int, str, float], Awaitable[Turn]],
+    one_turn: Callable[[int, str, float], Awaitable[Turn[S]]],
     ready: Callable[[int], None] | None = None,
-) -> tuple[list[Turn], list[str]]:
+) -> tuple[list[Turn[S]], list[str]]:
     """(the turns, the follow-ups sent): the prompt, then each follow-up of
     :func:`agentsproof.targets.base.next_user_message`, all within ``timeout``.
     ``one_turn(n, prompt, seconds left)`` runs turn ``n``; ``ready(n)`` may refuse a
     follow-up (raise) before the time left is checked."""
     deadline = time.monotonic() + timeout
     conversation = [{"role": "user", "content": trial.prompt}]
-    turns: list[Turn] = []
+    turns: list[Turn[S]] = []
     n = 0
     while True:
         left = deadline - time.monotonic()
@@ -83,13 +84,13 @@ async def converse(
 
 
 def turns_log(
-    turns: list[Turn], follow_ups: list[str], secrets: list[str], notes_of: Callable[[Any], list[str]],
-) -> tuple[list[LogEvent], list[Any], list[str], float]:
+    turns: list[Turn[S]], follow_ups: list[str], secrets: list[str], notes_of: Callable[[S], list[str]],
+) -> tuple[list[LogEvent], list[ToolCall], list[str], float]:
     """(log, trajectory, skills invoked in order, latency) of a trial's turns: each turn's
     stderr (secrets masked) and notes (``notes_of(stream)`` adds the target's own), the
     reply and follow-up between turns."""
     log: list[LogEvent] = []
-    trajectory: list[Any] = []
+    trajectory: list[ToolCall] = []
     invoked: list[str] = []
     latency = 0.0
     for n, (stream, out, notes) in enumerate(turns):
@@ -122,17 +123,17 @@ class AgentCliSpec(Protocol):
 
 
 @dataclass
-class TurnPlan:
+class TurnPlan(Generic[S]):
     """How a trial's turns are started: ``argv(n)`` is turn ``n``'s command line; ``took``
     sees each turn's checked stream (e.g. to learn the session to resume); ``ready(n)`` may
     refuse a follow-up (see :func:`converse`)."""
 
     argv: Callable[[int], list[str]]
-    took: Callable[[Any], None] | None = None
+    took: Callable[[S], None] | None = None
     ready: Callable[[int], None] | None = None
 
 
-class AgentCliTarget(Target):
+class AgentCliTarget(Target, Generic[S]):
     """A built-in agent CLI (see the module docstring); a subclass sets the class
     attributes and the hooks below."""
 
@@ -142,7 +143,8 @@ class AgentCliTarget(Target):
     """Its config folder as a message names it (``Claude Code's config folder``)."""
     offered_how: ClassVar[str]
     """How it offers several skills, for :func:`offered_note`."""
-    stream_type: ClassVar[type[EventStream]]
+    stream_type: type[S]
+    """The CLI's event reader."""
     uses_workspace = True
     offers_skills = True
 
@@ -194,25 +196,25 @@ class AgentCliTarget(Target):
         """The CLI's credentials and settings, over :meth:`Harness.env` and under ``env``."""
 
     @abc.abstractmethod
-    def _turns(self, trial: TrialInput, staged: dict[str, Path], workspace: Path) -> TurnPlan:
+    def _turns(self, trial: TrialInput, staged: dict[str, Path], workspace: Path) -> TurnPlan[S]:
         """How this trial's turns are started."""
 
     @abc.abstractmethod
-    def _told(self, stream: Any) -> bool:
+    def _told(self, stream: S) -> bool:
         """Whether the stream says how the run ended (then it wins over a failed exit)."""
 
     @abc.abstractmethod
-    def _reported_error(self, stream: Any) -> TargetError | None:
+    def _reported_error(self, stream: S) -> TargetError | None:
         """The error the CLI itself reported, or None."""
 
-    def _notes_of(self, stream: Any) -> list[str]:
+    def _notes_of(self, stream: S) -> list[str]:
         """The trial log's notes on one turn's stream."""
         return []
 
-    def _usage_of(self, stream: Any) -> Usage:
+    def _usage_of(self, stream: S) -> Usage:
         return Usage()
 
-    def _cost_of(self, stream: Any) -> float | None:
+    def _cost_of(self, stream: S) -> float | None:
         return None
 
     def _sandbox(self, source: str) -> Any:
@@ -258,7 +260,7 @@ class AgentCliTarget(Target):
             staged = self._install(trial, harness)
             plan = self._turns(trial, staged, workspace)
 
-            async def one_turn(n: int, prompt: str, left: float) -> Turn:
+            async def one_turn(n: int, prompt: str, left: float) -> Turn[S]:
                 out = await run_cli(RunSettings(
                     argv=plan.argv(n), workspace=workspace, harness=harness, env=self._env(harness),
                     timeout=left, stdin_text=prompt, sandbox=self.bwrap, loopback_ports=self._ports(),
@@ -297,7 +299,7 @@ class AgentCliTarget(Target):
         port = loopback_port(self._api_url())
         return [*self.spec.loopback_ports, *([port] if port else [])]
 
-    def _check(self, stream: Any, out: Outcome, timeout: float) -> None:
+    def _check(self, stream: S, out: Outcome, timeout: float) -> None:
         problem = failure(out, timeout, self.what)
         if problem is not None and (out.timed_out or not self._told(stream)):
             raise problem
@@ -307,7 +309,7 @@ class AgentCliTarget(Target):
         if stream.answer() is None:
             raise TargetError(f"{self.what} finished without an answer", retryable=True, kind="malformed")
 
-    def _record(self, trial: TrialInput, turns: list[Turn], follow_ups: list[str]) -> TrialRecord:
+    def _record(self, trial: TrialInput, turns: list[Turn[S]], follow_ups: list[str]) -> TrialRecord:
         log, trajectory, invoked, latency = turns_log(turns, follow_ups, self._secrets, self._notes_of)
         offered = offered_note(trial, self.spec.inject, self.offered_how)
         if offered:
@@ -326,7 +328,7 @@ class AgentCliTarget(Target):
             replies=[(stream.answer() or "").strip() for stream, _, _ in turns], skills_offered=offered or None,
         )
 
-    def _skill_use(self, trial: TrialInput, stream: Any) -> tuple[bool, list[str]]:
+    def _skill_use(self, trial: TrialInput, stream: S) -> tuple[bool, list[str]]:
         """(skill_used, skills_invoked): the with-arm's skill when it is in the prompt, else
         what the stream shows the agent loading."""
         if self._skill_in_prompt(trial):

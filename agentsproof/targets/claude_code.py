@@ -107,7 +107,7 @@ class ClaudeCodeTargetSpec(Strict):
         return self
 
 
-class ClaudeCodeTarget(AgentCliTarget):
+class ClaudeCodeTarget(AgentCliTarget[ClaudeStream]):
 
     spec_model = ClaudeCodeTargetSpec
     """Its targets.yaml entry (``type: claude-code``)."""
@@ -133,7 +133,7 @@ class ClaudeCodeTarget(AgentCliTarget):
 
     # -- a turn ----------------------------------------------------------------
 
-    def _turns(self, trial: TrialInput, staged: dict[str, Path], workspace: Path) -> TurnPlan:
+    def _turns(self, trial: TrialInput, staged: dict[str, Path], workspace: Path) -> TurnPlan[ClaudeStream]:
         """Each follow-up with ``--resume`` of the same session."""
         session = str(uuid.uuid4())
         return TurnPlan(argv=lambda n: self._argv(trial, staged, session, resume=n > 0))

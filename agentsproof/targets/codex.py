@@ -110,7 +110,7 @@ class CodexTargetSpec(Strict):
         return self
 
 
-class CodexTarget(AgentCliTarget):
+class CodexTarget(AgentCliTarget[CodexEvents]):
 
     spec_model = CodexTargetSpec
     """Its targets.yaml entry (``type: codex``)."""
@@ -162,7 +162,7 @@ class CodexTarget(AgentCliTarget):
 
     # -- a turn ----------------------------------------------------------------
 
-    def _turns(self, trial: TrialInput, staged: dict[str, Path], workspace: Path) -> TurnPlan:
+    def _turns(self, trial: TrialInput, staged: dict[str, Path], workspace: Path) -> TurnPlan[CodexEvents]:
         """Each follow-up with ``codex exec resume`` on the same thread."""
         thread = _Thread()
         return TurnPlan(argv=lambda n: self._argv(workspace, thread.id), took=thread.took, ready=thread.ready)
