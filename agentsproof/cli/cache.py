@@ -61,5 +61,4 @@ def cache_clear_cmd(cache_dir: Path | None) -> None:
     Example:
       agentsproof cache clear
     """
-    n = _cache(cache_dir).clear()
-    click.echo(f"cleared {n:,} cached responses")
+    click.echo(f"cleared {_cache(cache_dir).clear():,} cached responses")
