@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,14 +23,29 @@ def arms_option(f: Any) -> Any:
     )(f)
 
 
+def _trial_options(*, target: str, trials: str, timeout: str) -> Callable[[Any], Any]:
+    """``--target``, ``--targets``, ``--trials``, ``--parallel`` and ``--timeout`` of the
+    commands that run activation trials; ``target``, ``trials`` and ``timeout`` are their helps."""
+    options = [
+        click.option("--target", metavar="NAME", help=f"{target} (a targets.yaml name, or 'copilot'); default: the chat simulation."),
+        click.option("--targets", "targets_file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="A targets.yaml to look in first."),
+        click.option("--trials", type=click.IntRange(1, 100), default=1, show_default=True, help=trials),
+        click.option("--parallel", type=click.IntRange(1, 512), default=1, show_default=True, help="Concurrent trials."),
+        click.option("--timeout", type=FiniteRange(1, 3600), default=120.0, show_default=True, help=timeout),
+    ]
+
+    def wrap(f: Any) -> Any:
+        for option in reversed(options):  # as if stacked in this order above the function
+            f = option(f)
+        return f
+
+    return wrap
+
+
 @click.command("activation")
 @click.argument("plugin_dir", type=click.Path(path_type=Path), metavar="PLUGIN_DIR")
 @provider_options
-@click.option("--target", metavar="NAME", help="Load the skills in this agent (a targets.yaml name, or 'copilot'); default: the chat simulation.")
-@click.option("--targets", "targets_file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="A targets.yaml to look in first.")
-@click.option("--trials", type=click.IntRange(1, 100), default=1, show_default=True, help="Runs of every prompt.")
-@click.option("--parallel", type=click.IntRange(1, 512), default=1, show_default=True, help="Concurrent trials.")
-@click.option("--timeout", type=FiniteRange(1, 3600), default=120.0, show_default=True, help="Seconds per trial.")
+@_trial_options(target="Load the skills in this agent", trials="Runs of every prompt.", timeout="Seconds per trial.")
 @click.option("--skill", "skills", multiple=True, metavar="NAME", help="Only this skill's suite (repeatable); every skill stays installed.")
 @click.option("--output", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"), show_default=True, help="Output directory.")
 @click.option("--ci", is_flag=True, help=f"Exit 1 when a skill's recall or precision is below its floor (activation.min_recall / min_precision; default {DEFAULT_MIN_RECALL} / {DEFAULT_MIN_PRECISION}).")
@@ -74,11 +90,8 @@ def activation_cmd(plugin_dir: Path, ci: bool, **kw: Any) -> None:
 @click.command("tune-description")
 @click.argument("skill_dir", type=click.Path(path_type=Path), metavar="SKILL_DIR")
 @provider_options
-@click.option("--target", metavar="NAME", help="Score candidates in this agent (a targets.yaml name, or 'copilot'); default: the chat simulation.")
-@click.option("--targets", "targets_file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="A targets.yaml to look in first.")
-@click.option("--trials", type=click.IntRange(1, 100), default=1, show_default=True, help="Runs of every prompt per candidate.")
-@click.option("--parallel", type=click.IntRange(1, 512), default=1, show_default=True, help="Concurrent trials.")
-@click.option("--timeout", type=FiniteRange(1, 3600), default=120.0, show_default=True, help="Seconds per trial (and per proposal call).")
+@_trial_options(target="Score candidates in this agent", trials="Runs of every prompt per candidate.",
+                timeout="Seconds per trial (and per proposal call).")
 @click.option("--rounds", type=click.IntRange(1, 20), default=3, show_default=True, help="Proposal rounds at most (it stops when the held-out score stops improving).")
 @click.option("--candidates", type=click.IntRange(1, 10), default=3, show_default=True, help="Descriptions proposed per round.")
 @click.option("--holdout", type=FiniteRange(0.1, 0.9), default=0.4, show_default=True, help="Share of each kind of prompt kept out of the search.")

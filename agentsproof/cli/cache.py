@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from agentsproof.llm.cache import ResponseCache
 
 
 @click.group("cache")
@@ -23,12 +27,19 @@ def cache_group() -> None:
     """
 
 
-def _cache_option(f: Callable) -> Callable:
-    return click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Cache folder (default: $AGENTSPROOF_CACHE_DIR, else ~/.cache/agentsproof).")(f)
+def _cache_command(name: str) -> Callable[[Callable], Callable]:
+    """``cache NAME``, with ``--cache-dir``."""
+    option = click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Cache folder (default: $AGENTSPROOF_CACHE_DIR, else ~/.cache/agentsproof).")
+    return lambda f: cache_group.command(name)(option(f))
 
 
-@cache_group.command("info")
-@_cache_option
+def _cache(cache_dir: Path | None) -> ResponseCache:
+    from agentsproof.llm.cache import ResponseCache, default_cache_dir
+
+    return ResponseCache(cache_dir or default_cache_dir())
+
+
+@_cache_command("info")
 def cache_info_cmd(cache_dir: Path | None) -> None:
     """Where the cache is, how many responses it holds and its size bound.
 
@@ -36,16 +47,13 @@ def cache_info_cmd(cache_dir: Path | None) -> None:
     Example:
       agentsproof cache info
     """
-    from agentsproof.llm.cache import ResponseCache, default_cache_dir
-
-    info = ResponseCache(cache_dir or default_cache_dir()).info()
+    info = _cache(cache_dir).info()
     click.echo(f"cache: {info['path']}")
     click.echo(f"entries: {info['entries']:,}")
     click.echo(f"size: {info['bytes'] / 1e6:,.1f} MB of {info['max_bytes'] / 1e6:,.0f} MB (AGENTSPROOF_CACHE_MAX_MB)")
 
 
-@cache_group.command("clear")
-@_cache_option
+@_cache_command("clear")
 def cache_clear_cmd(cache_dir: Path | None) -> None:
     """Delete every cached response.
 
@@ -53,7 +61,4 @@ def cache_clear_cmd(cache_dir: Path | None) -> None:
     Example:
       agentsproof cache clear
     """
-    from agentsproof.llm.cache import ResponseCache, default_cache_dir
-
-    n = ResponseCache(cache_dir or default_cache_dir()).clear()
-    click.echo(f"cleared {n:,} cached responses")
+    click.echo(f"cleared {_cache(cache_dir).clear():,} cached responses")

@@ -59,16 +59,25 @@ def matrix_lines(stats: ActivationStats) -> list[str]:
     if not cols:
         return []
     out = ["| prompts of ↓ / loaded → | " + " | ".join(cols) + " | trials |", "|---|" + "---|" * (len(cols) + 1)]
+    for row, cells, n in _matrix_rows(stats, cols):
+        shown = [f"**{v}**" if bad else f"{v}" for v, bad in cells]
+        out.append(f"| {row} | " + " | ".join(shown) + f" | {n} |")
+    return out
+
+
+def _matrix_rows(stats: ActivationStats, cols: list[str]) -> list[tuple[str, list[tuple[int, bool]], int]]:
+    """(row, its cells as (count, wrong?), its trials) of the confusion matrix: a cell is
+    wrong when another skill loaded on the row's prompts, or the row's own loaded on fewer
+    than half of them."""
+    rows = []
     for row, cells in stats.matrix.items():
         n = stats.row_trials.get(row, 0)
         shown = []
         for col in cols:
             v = cells.get(col, 0)
-            bad = (col not in (row, NONE) and v > 0) or (col == row and v * 2 < n)
-            mark = "**" if bad else ""
-            shown.append(f"{mark}{v}{mark}")
-        out.append(f"| {row} | " + " | ".join(shown) + f" | {n} |")
-    return out
+            shown.append((v, (col not in (row, NONE) and v > 0) or (col == row and v * 2 < n)))
+        rows.append((row, shown, n))
+    return rows
 
 
 def errored_reasons(trials: list[Any] | None) -> list[tuple[str, int]]:
@@ -200,13 +209,8 @@ def html(stats: ActivationStats, title: str, settings: dict[str, Any] | None = N
     cols = list(next(iter(stats.matrix.values()), {}))
     if len(stats.matrix) > 1 and cols:
         parts.append("<h2>Confusion matrix</h2><table>" + row(["prompts of ↓ / loaded →", *[e(c) for c in cols], "trials"], "th"))
-        for r, cells in stats.matrix.items():
-            n = stats.row_trials.get(r, 0)
-            shown = []
-            for col in cols:
-                v = cells.get(col, 0)
-                bad = (col not in (r, NONE) and v > 0) or (col == r and v * 2 < n)
-                shown.append(f"<span class='bad'>{v}</span>" if bad else str(v))
+        for r, cells, n in _matrix_rows(stats, cols):
+            shown = [f"<span class='bad'>{v}</span>" if bad else str(v) for v, bad in cells]
             parts.append(row([e(r), *shown, str(n)]))
         parts.append("</table>")
     parts.append("</body></html>")

@@ -21,7 +21,7 @@ import asyncio
 import inspect
 import logging
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol, runtime_checkable
 
 from agentsproof.sdk.run import AgentRun
@@ -113,6 +113,18 @@ def _remote_id(run: AgentRun | None) -> str | None:
     return run.remote_run_id if run else None
 
 
+def _contexts(client: SuiteClient, project_slug: str, proof_run_id: str,
+              cases: list[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], ProofContext]]:
+    """Each golden case of the proof run with the context its handler gets."""
+    for golden in cases:
+        yield golden, ProofContext(client, project_slug, proof_run_id, golden)
+
+
+def _left_open(ctx: ProofContext) -> AgentRun | None:
+    """The case's run when the handler started it and left it open (it is completed for it)."""
+    return ctx.run if ctx.run is not None and not ctx.run._completed else None
+
+
 def _failure(err: BaseException) -> str:
     return str(err) or type(err).__name__
 
@@ -121,20 +133,19 @@ def run_proof_suite(client: SuiteClient, *, project_slug: str, suite_slug: str, 
     """Run every case of the suite through ``handler`` and complete the proof run; returns the
     server's ``ProofSuiteResult``. Raises ``ProofSuiteError`` if the suite cannot be loaded or completed."""
     proof_run_id, cases = _load(client, project_slug, suite_slug)
-    for golden in cases:
-        ctx = ProofContext(client, project_slug, proof_run_id, golden)
+    for golden, ctx in _contexts(client, project_slug, proof_run_id, cases):
         passed, failure = False, None
         try:
             result = handler(golden.get("input"), ctx)
             if inspect.isawaitable(result):
                 raise TypeError("handler returned an awaitable; use arun_proof_suite for async handlers")
-            if ctx.run is not None and not ctx.run._completed:
-                ctx.run.complete(result)
+            if (run := _left_open(ctx)) is not None:
+                run.complete(result)
             passed = True
         except Exception as err:  # noqa: BLE001 - a failing case is a result, not a crash
             failure = _failure(err)
-            if ctx.run is not None and not ctx.run._completed:
-                ctx.run.complete({"error": failure})
+            if (run := _left_open(ctx)) is not None:
+                run.complete({"error": failure})
         _report(client, proof_run_id, golden, _remote_id(ctx.run), passed, failure)
     return _finish(client, proof_run_id)
 
@@ -142,20 +153,19 @@ def run_proof_suite(client: SuiteClient, *, project_slug: str, suite_slug: str, 
 async def arun_proof_suite(client: SuiteClient, *, project_slug: str, suite_slug: str, handler: Callable[[Any, Any], Any]) -> dict[str, Any]:
     """Async ``run_proof_suite``: ``handler`` may be sync or async; HTTP calls run in a thread."""
     proof_run_id, cases = await asyncio.to_thread(_load, client, project_slug, suite_slug)
-    for golden in cases:
-        ctx = ProofContext(client, project_slug, proof_run_id, golden)
+    for golden, ctx in _contexts(client, project_slug, proof_run_id, cases):
         passed, failure = False, None
         try:
             result = handler(golden.get("input"), ctx)
             if inspect.isawaitable(result):
                 result = await result
-            if ctx.run is not None and not ctx.run._completed:
-                await ctx.run.acomplete(result)
+            if (run := _left_open(ctx)) is not None:
+                await run.acomplete(result)
             passed = True
         except Exception as err:  # noqa: BLE001
             failure = _failure(err)
-            if ctx.run is not None and not ctx.run._completed:
-                await ctx.run.acomplete({"error": failure})
+            if (run := _left_open(ctx)) is not None:
+                await run.acomplete({"error": failure})
         run_id = await asyncio.to_thread(_remote_id, ctx.run) if ctx.run else None
         await asyncio.to_thread(_report, client, proof_run_id, golden, run_id, passed, failure)
     return await asyncio.to_thread(_finish, client, proof_run_id)

@@ -15,10 +15,8 @@ file has none (the CLIs skip a SKILL.md without a name and description). The ski
 ``TrialInput.skills`` (activation suites, the plugin arm) are always staged, whatever
 ``inject`` says; :func:`offered_note` is the trial's record of how.
 
-**Turns.** :func:`converse` sends the prompt, then each follow-up (``trial.turns``, then
-the simulated user's) within the trial's one timeout; :func:`turns_log` joins the turns'
-logs, trajectories and skills into one trial's. :class:`AgentCliTarget` masks the target's
-secrets in every error it raises.
+**Events.** Each CLI's JSON stream is read by its own :class:`EventStream` (one event at
+a time). One trial, its turns and its record are :mod:`agentsproof.targets.agent_trial`'s.
 
 **Running.** :func:`run_cli` runs the CLI in the workspace in its own process group
 (:mod:`agentsproof.core.procgroup`), optionally under bubblewrap
@@ -33,21 +31,19 @@ import json
 import os
 import shutil
 import tempfile
-import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 from urllib.parse import urlsplit
 
 from agentsproof.core.procgroup import Outcome, run_group
 from agentsproof.core.units import seconds
-from agentsproof.llm.base import scrub
 from agentsproof.model.items import SkillFile
-from agentsproof.model.results import LogEvent
+from agentsproof.model.results import ToolCall
 from agentsproof.model.skillfolder import split_frontmatter
-from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord, next_user_message
+from agentsproof.targets.base import TargetError, TrialInput
 
 PASSED_ENV = (
     "PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "TERM",
@@ -313,75 +309,30 @@ def mentions(text: str, folders: dict[str, Path]) -> list[str]:
     return [name for name, folder in folders.items() if str(folder) in text]
 
 
-Turn = tuple[Any, Outcome, list[str]]
-"""One turn: (the parsed event stream — it has ``answer()``, ``trajectory()`` and
-``invoked`` — the CLI's outcome, notes from reading the stream)."""
+@dataclass
+class EventStream(abc.ABC):
+    """One CLI run's JSON stream, read one event at a time by the CLI's own reader
+    (:class:`agentsproof.targets.claude_stream.ClaudeStream`,
+    :class:`agentsproof.targets.codex_events.CodexEvents`)."""
 
+    staged: dict[str, Path] = field(default_factory=dict)
+    """Skill name → its staged folder (for ``skills_invoked``)."""
+    invoked: list[str] = field(default_factory=list)
+    """The staged skills the agent loaded, in order."""
 
-async def converse(
-    trial: TrialInput, timeout: float, what: str,
-    one_turn: Callable[[int, str, float], Awaitable[Turn]],
-    ready: Callable[[int], None] | None = None,
-) -> tuple[list[Turn], list[str]]:
-    """(the turns, the follow-ups sent): the prompt, then each follow-up of
-    :func:`agentsproof.targets.base.next_user_message`, all within ``timeout``.
-    ``one_turn(n, prompt, seconds left)`` runs turn ``n``; ``ready(n)`` may refuse a
-    follow-up (raise) before the time left is checked."""
-    deadline = time.monotonic() + timeout
-    conversation = [{"role": "user", "content": trial.prompt}]
-    turns: list[Turn] = []
-    n = 0
-    while True:
-        left = deadline - time.monotonic()
-        if n:
-            if ready is not None:
-                ready(n)
-            if left <= 0:
-                raise TargetError(f"{what} timed out after {seconds(timeout)} (at turn {n + 1})", kind="timeout")
-        turn = await one_turn(n, conversation[-1]["content"], timeout if n == 0 else left)
-        turns.append(turn)
-        conversation.append({"role": "assistant", "content": (turn[0].answer() or "").strip()})
-        follow_up = await next_user_message(trial, conversation)
-        if follow_up is None:
-            break
-        conversation.append({"role": "user", "content": follow_up})
-        n += 1
-    return turns, [m["content"] for m in conversation if m["role"] == "user"][1:]
-
-
-def turns_log(
-    turns: list[Turn], follow_ups: list[str], secrets: list[str], notes_of: Callable[[Any], list[str]],
-) -> tuple[list[LogEvent], list[Any], list[str], float]:
-    """(log, trajectory, skills invoked in order, latency) of a trial's turns: each turn's
-    stderr (secrets masked) and notes (``notes_of(stream)`` adds the target's own), the
-    reply and follow-up between turns."""
-    log: list[LogEvent] = []
-    trajectory: list[Any] = []
-    invoked: list[str] = []
-    latency = 0.0
-    for n, (stream, out, notes) in enumerate(turns):
-        if n:
-            log.append(LogEvent(t=latency, role="assistant", text=(turns[n - 1][0].answer() or "").strip()))
-            log.append(LogEvent(t=latency, role="user", text=follow_ups[n - 1]))
-        log += [LogEvent(t=latency + t, role="info", text=scrub("stderr: " + line, secrets)) for t, line in out.stderr]
-        log += [LogEvent(t=latency + out.latency_s, role="info", text=note) for note in [*notes, *out.notes, *notes_of(stream)]]
-        trajectory += stream.trajectory()
-        invoked += [name for name in stream.invoked if name not in invoked]
-        latency += out.latency_s
-    return log, trajectory, invoked, latency
-
-
-class AgentCliTarget(Target):
-    """A built-in agent CLI: every error of :meth:`_run` leaves with the target's secrets masked."""
-
-    _secrets: list[str]
-
-    async def run(self, trial: TrialInput) -> TrialRecord:
-        try:
-            return await self._run(trial)
-        except TargetError as err:
-            raise TargetError(scrub(str(err), self._secrets), kind=err.kind, retryable=err.retryable, status=err.status) from None
+    def take_all(self, events: list[dict[str, Any]]) -> Self:
+        for event in events:
+            self.take(event)
+        return self
 
     @abc.abstractmethod
-    async def _run(self, trial: TrialInput) -> TrialRecord:
-        """One trial (see :meth:`run`)."""
+    def take(self, event: dict[str, Any]) -> None:
+        """Read one event of the stream."""
+
+    @abc.abstractmethod
+    def trajectory(self) -> list[ToolCall]:
+        """The tool calls, in order."""
+
+    @abc.abstractmethod
+    def answer(self) -> str | None:
+        """The final answer, or None when the run gave none."""

@@ -47,35 +47,17 @@ import uuid
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
-from agentsproof.core.errors import ProviderUnavailable
-from agentsproof.core.procgroup import Outcome
-from agentsproof.llm.base import url_secrets
 from agentsproof.model.graders import FieldError, Strict
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT
-from agentsproof.model.results import LogEvent, Usage
+from agentsproof.model.results import Usage
 from agentsproof.model.skillfolder import split_frontmatter
-from agentsproof.targets.agent_cli import (
-    AgentCliTarget,
-    Harness,
-    RunSettings,
-    Turn,
-    converse,
-    failure,
-    find_program,
-    installed_skills,
-    loopback_port,
-    offered_note,
-    read_json_lines,
-    run_cli,
-    stage_skills,
-    turns_log,
-    watched_skill,
-)
-from agentsproof.targets.base import TargetError, TrialInput, TrialRecord, agent_model
+from agentsproof.targets.agent_cli import Harness, find_program
+from agentsproof.targets.agent_trial import AgentCliTarget, TurnPlan
+from agentsproof.targets.base import TargetError, TrialInput
 from agentsproof.targets.claude_stream import SKILL_TOOL, ClaudeStream
-from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, TARGETS_FILE, env_mapping
+from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, EnvMapping
 
 ENV_CLI_PATH = "CLAUDE_CLI_PATH"
 HINT_CLI = "install Claude Code: npm install -g @anthropic-ai/claude-code (or set CLAUDE_CLI_PATH to the claude binary)"
@@ -113,15 +95,10 @@ class ClaudeCodeTargetSpec(Strict):
         "system", description="system: the skill is the system prompt; skill: installed in the config dir's skills/ and loaded with the Skill tool."
     )
     model: str | None = Field(None, description="Default: the run's --model.")
-    env: dict[str, str] = Field(default_factory=dict, description="Extra environment variables ('${VAR}' allowed).")
+    env: EnvMapping = Field(default_factory=dict, description="Extra environment variables ('${VAR}' allowed).")
     timeout: float | None = Field(None, gt=0, le=MAX_TARGET_TIMEOUT, allow_inf_nan=False)
     sandbox: bool = Field(False, strict=True, description="Run under bubblewrap: workspace read-write, no network but the API's loopback port.")
     loopback_ports: list[Annotated[int, Field(ge=1, le=65535, strict=True)]] = Field(default_factory=list, max_length=32)
-
-    @field_validator("env")
-    @classmethod
-    def _env(cls, value: dict[str, str]) -> dict[str, str]:
-        return env_mapping(value)
 
     @model_validator(mode="after")
     def _ports_need_sandbox(self) -> ClaudeCodeTargetSpec:
@@ -130,124 +107,67 @@ class ClaudeCodeTargetSpec(Strict):
         return self
 
 
-class ClaudeCodeTarget(AgentCliTarget):
+class ClaudeCodeTarget(AgentCliTarget[ClaudeStream]):
 
     spec_model = ClaudeCodeTargetSpec
     """Its targets.yaml entry (``type: claude-code``)."""
     kind = "claude-code"
-    uses_workspace = True
-    offers_skills = True
+    what = "Claude Code"
+    home_what = "Claude Code's config folder"
+    offered_how = "as Claude Code skills ($CLAUDE_CONFIG_DIR/skills/<name>/SKILL.md, the Skill tool)"
+    stream_type = ClaudeStream
+    find_cli = staticmethod(find_cli)
+    spec: ClaudeCodeTargetSpec
+    shown: ClaudeCodeTargetSpec
 
-    def __init__(self, name: str, spec: ClaudeCodeTargetSpec, shown: ClaudeCodeTargetSpec | None = None, *,
-                 model: str | None = None, source: str = TARGETS_FILE):
-        cli, problem = find_cli()
-        if cli is None:
-            raise ProviderUnavailable(f"target {name!r} (claude-code): {problem}")
-        self.cli = cli
-        self.name = name
-        self.spec = spec
-        self.shown = shown or spec
-        self.run_model = model
-        self.model, self.model_source = agent_model(model, spec.model)
-        self.timeout = spec.timeout
-        self.bwrap = None
-        if spec.sandbox:
-            from agentsproof.targets.sandbox import find_bwrap
+    def _api_url(self) -> str | None:
+        return os.environ.get("ANTHROPIC_BASE_URL")
 
-            self.bwrap = find_bwrap(source, name)
-        self._secrets = [v for v in [*(os.environ.get(n) for n in CREDENTIAL_ENVS), *spec.env.values()] if v]
-        self._secrets += url_secrets(os.environ.get("ANTHROPIC_BASE_URL"))
+    def _credentials(self) -> list[str | None]:
+        return [os.environ.get(n) for n in CREDENTIAL_ENVS]
 
-    def describe(self) -> dict[str, Any]:
+    def _settings(self) -> dict[str, Any]:
         s = self.shown
-        out: dict[str, Any] = {
-            "target": self.name, "target_type": self.kind, "tools": list(s.tools), "permission_mode": s.permission_mode,
-            "inject": s.inject, "model": self.shown.model if self.model_source == "the target's model setting" else self.model, "model_source": self.model_source, "sandbox": s.sandbox, "env": sorted(s.env),
-        }
-        if s.loopback_ports:
-            out["loopback_ports"] = list(s.loopback_ports)
-        return out
+        return {"tools": list(s.tools), "permission_mode": s.permission_mode, "inject": s.inject, **self._model_shown(),
+                "sandbox": s.sandbox, "env": sorted(s.env)}
 
-    async def _run(self, trial: TrialInput) -> TrialRecord:
-        """The prompt, then each of ``trial.turns`` with ``--resume`` of the same session,
-        within one timeout; the answer is the reply to the last one."""
-        if trial.workspace is None:
-            raise TargetError("the claude-code target needs the trial's workspace")
-        workspace = Path(os.path.realpath(trial.workspace))
-        timeout = self.spec.timeout or trial.timeout
-        harness = Harness.create("agentsproof-claude-")
-        try:
-            staged = self._install(trial, harness)
-            session = str(uuid.uuid4())
+    # -- a turn ----------------------------------------------------------------
 
-            async def one_turn(n: int, prompt: str, left: float) -> Turn:
-                out = await run_cli(RunSettings(
-                    argv=self._argv(trial, staged, session, resume=n > 0), workspace=workspace, harness=harness,
-                    env=self._env(harness), timeout=left, stdin_text=prompt, sandbox=self.bwrap,
-                    loopback_ports=self._ports(),
-                ))
-                events, notes = read_json_lines(harness.stream)
-                stream = ClaudeStream(staged=staged).take_all(events)
-                self._check(stream, out, timeout)
-                return stream, out, notes
+    def _turns(self, trial: TrialInput, staged: dict[str, Path], workspace: Path) -> TurnPlan[ClaudeStream]:
+        """Each follow-up with ``--resume`` of the same session."""
+        session = str(uuid.uuid4())
+        return TurnPlan(argv=lambda n: self._argv(trial, staged, session, resume=n > 0))
 
-            turns, follow_ups = await converse(trial, timeout, "Claude Code", one_turn)
-        finally:
-            harness.remove()
-        return self._record(trial, turns, follow_ups)
+    def _told(self, stream: ClaudeStream) -> bool:
+        return stream.result is not None
 
-    def _check(self, stream: ClaudeStream, out: Outcome, timeout: float) -> None:
-        problem = failure(out, timeout, "Claude Code")
-        if problem is not None and (out.timed_out or stream.result is None):
-            raise problem
+    def _reported_error(self, stream: ClaudeStream) -> TargetError | None:
         error = stream.error()
-        if error is not None:  # Claude Code has retried what it retries: not again here
-            reason, status = error
-            kind = "auth" if status in (401, 403) else "http" if status else "error"
-            raise TargetError(reason, status=status, kind=kind)
-        if stream.answer() is None:
-            raise TargetError("Claude Code finished without an answer", retryable=True, kind="malformed")
+        if error is None:
+            return None
+        reason, status = error
+        kind = "auth" if status in (401, 403) else "http" if status else "error"
+        return TargetError(reason, status=status, kind=kind)
 
-    def _record(self, trial: TrialInput, turns: list[Turn], follow_ups: list[str]) -> TrialRecord:
-        log, trajectory, invoked, latency = turns_log(
-            turns, follow_ups, self._secrets,
-            lambda stream: [f"kept the first tool calls, dropped {stream.dropped}"] if stream.dropped else [],
-        )
-        offered = offered_note(trial, self.spec.inject, "as Claude Code skills ($CLAUDE_CONFIG_DIR/skills/<name>/SKILL.md, the Skill tool)")
-        if offered:
-            log.insert(0, LogEvent(t=0.0, role="info", text=offered))
-        usage = Usage()
-        for stream, _, _ in turns:
-            usage = usage + stream.usage()
-        costs = [stream.cost() for stream, _, _ in turns]
-        last = turns[-1][0]
-        last.invoked = invoked
-        used, names = self._skill_use(trial, last)
-        cost = None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
-        return TrialRecord(
-            answer=(last.answer() or "").strip(), trajectory=trajectory, usage=usage, cost_usd=cost,
-            latency_s=latency, skill_used=used, skills_invoked=names, log=log,
-            replies=[(stream.answer() or "").strip() for stream, _, _ in turns], skills_offered=offered or None,
-        )
+    def _notes_of(self, stream: ClaudeStream) -> list[str]:
+        return [f"kept the first tool calls, dropped {stream.dropped}"] if stream.dropped else []
+
+    def _usage_of(self, stream: ClaudeStream) -> Usage:
+        return stream.usage()
+
+    def _cost_of(self, stream: ClaudeStream) -> float | None:
+        return stream.cost()
 
     # -- set-up ----------------------------------------------------------------
 
-    def _install(self, trial: TrialInput, harness: Harness) -> dict[str, Path]:
-        """The hermetic config dir: settings, and the skills of ``inject: skill``."""
+    def _configure(self, trial: TrialInput, harness: Harness) -> None:
+        """The hermetic config dir's settings."""
         settings = {
             "enabledPlugins": {p: False for p in BUILTIN_PLUGINS},
             "autoMemoryEnabled": False,
             "includeCoAuthoredBy": False,
         }
-        try:
-            (harness.config / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
-        except OSError as exc:
-            raise TargetError(f"cannot prepare Claude Code's config folder: {exc.strerror or exc}") from None
-        if self.spec.inject != "skill" and not trial.skills:
-            return {}
-        # several skills (activation suites, the plugin arm) are staged whatever ``inject`` says:
-        # a system prompt holds one skill, not a choice among them
-        return stage_skills(installed_skills(trial), harness.config / "skills")
+        (harness.config / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
 
     def _agent(self, trial: TrialInput) -> dict[str, Any] | None:
         skill = trial.skill if trial.with_skill else None
@@ -281,30 +201,17 @@ class ClaudeCodeTarget(AgentCliTarget):
             argv += ["--agents", json.dumps(agent), "--agent", next(iter(agent))]
         return argv
 
-    def _env(self, harness: Harness) -> dict[str, str]:
-        env = harness.env()
-        env.update({k: v for k, v in os.environ.items() if k.startswith(PASSED_PREFIXES) and k != "ANTHROPIC_CONFIG_DIR"})
+    def _own_env(self, harness: Harness) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k.startswith(PASSED_PREFIXES) and k != "ANTHROPIC_CONFIG_DIR"}
         if "CLAUDE_CODE_OAUTH_TOKEN" in os.environ:
             env["CLAUDE_CODE_OAUTH_TOKEN"] = os.environ["CLAUDE_CODE_OAUTH_TOKEN"]
         env.update(QUIET_ENV)
         env["CLAUDE_CONFIG_DIR"] = str(harness.config)
-        env.update(self.spec.env)
         return env
 
-    def _ports(self) -> list[int]:
-        port = loopback_port(os.environ.get("ANTHROPIC_BASE_URL"))
-        return [*self.spec.loopback_ports, *([port] if port else [])]
-
     def _skill_use(self, trial: TrialInput, stream: ClaudeStream) -> tuple[bool, list[str]]:
-        if self.spec.inject == "system" and not trial.skills:
-            skill = trial.skill if trial.with_skill else None
-            return (skill is not None, [skill.name] if skill is not None and skill.kind != "agent" else [])
-        agent = self._agent(trial)
+        agent = self._agent(trial)  # only with inject: skill, so never with the skill in the prompt
         if agent is not None:
             listed = (stream.init or {}).get("agents")
-            name = next(iter(agent))
-            return (isinstance(listed, list) and name in listed, [])
-        invoked = list(dict.fromkeys(stream.invoked))
-        watched = watched_skill(trial)
-        return (watched is not None and watched in invoked, invoked)
-
+            return (isinstance(listed, list) and next(iter(agent)) in listed, [])
+        return super()._skill_use(trial, stream)

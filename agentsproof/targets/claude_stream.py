@@ -17,11 +17,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from agentsproof.model.results import ToolCall, Usage
-from agentsproof.targets.agent_cli import clip, mentions
+from agentsproof.targets.agent_cli import EventStream, clip, mentions
 
 ARGUMENT_CHARS = 2_000
 RESULT_CHARS = 300
@@ -40,22 +39,14 @@ class _Step:
 
 
 @dataclass
-class ClaudeStream:
+class ClaudeStream(EventStream):
     """Everything one ``claude -p`` run reported."""
 
-    staged: dict[str, Path] = field(default_factory=dict)
-    """Skill name → its staged folder (for ``skills_invoked``)."""
     steps: dict[str, _Step] = field(default_factory=dict)
     texts: list[str] = field(default_factory=list)
     result: dict[str, Any] | None = None
     init: dict[str, Any] | None = None
-    invoked: list[str] = field(default_factory=list)
     dropped: int = 0
-
-    def take_all(self, events: list[dict[str, Any]]) -> ClaudeStream:
-        for event in events:
-            self.take(event)
-        return self
 
     def take(self, event: dict[str, Any]) -> None:
         kind = event.get("type")

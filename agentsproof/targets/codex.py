@@ -44,37 +44,23 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
-from agentsproof.core.errors import InputError, ProviderUnavailable
-from agentsproof.core.procgroup import Outcome
-from agentsproof.llm.base import scrub, url_secrets
+from agentsproof.core.errors import InputError
+from agentsproof.llm.base import scrub
 from agentsproof.model.graders import FieldError, Strict
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT
-from agentsproof.model.results import LogEvent, Usage
-from agentsproof.targets.agent_cli import (
-    AgentCliTarget,
-    Harness,
-    RunSettings,
-    Turn,
-    converse,
-    failure,
-    find_program,
-    installed_skills,
-    loopback_port,
-    offered_note,
-    read_json_lines,
-    run_cli,
-    stage_skills,
-    turns_log,
-    watched_skill,
-)
-from agentsproof.targets.base import TargetError, TrialInput, TrialRecord, agent_model
+from agentsproof.model.results import Usage
+from agentsproof.targets.agent_cli import Harness, find_program, loopback_port
+from agentsproof.targets.agent_trial import AgentCliTarget, TurnPlan
+from agentsproof.targets.base import TargetError, TrialInput
 from agentsproof.targets.codex_events import CodexEvents
-from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, TARGETS_FILE, env_mapping, http_url
+from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, EnvMapping, http_url
 
 ENV_CLI_PATH = "CODEX_CLI_PATH"
 HINT_CLI = "install Codex: npm install -g @openai/codex (or set CODEX_CLI_PATH to the codex binary)"
@@ -95,7 +81,7 @@ class CodexTargetSpec(Strict):
         "system", description="system: the skill replaces Codex's base instructions; skill: installed in CODEX_HOME/skills."
     )
     model: str | None = Field(None, description="Default: the run's --model.")
-    base_url: str | None = Field(None, description="An OpenAI-compatible server speaking the Responses API; default: OPENAI_BASE_URL, else OpenAI.")
+    base_url: Annotated[str, AfterValidator(http_url)] | None = Field(None, description="An OpenAI-compatible server speaking the Responses API; default: OPENAI_BASE_URL, else OpenAI.")
     api_key_env: str = Field("OPENAI_API_KEY", pattern=_ENV_NAME, description="The variable holding the API key.")
     sandbox_mode: Literal["read-only", "workspace-write", "danger-full-access"] | None = Field(
         None, description="Codex's own sandbox; default: danger-full-access under bubblewrap, else workspace-write."
@@ -105,18 +91,8 @@ class CodexTargetSpec(Strict):
         None, strict=True, description="Run under bubblewrap; default: when the provider's URL is on loopback and bubblewrap works."
     )
     loopback_ports: list[Annotated[int, Field(ge=1, le=65535, strict=True)]] = Field(default_factory=list, max_length=32)
-    env: dict[str, str] = Field(default_factory=dict, description="Extra environment variables ('${VAR}' allowed).")
+    env: EnvMapping = Field(default_factory=dict, description="Extra environment variables ('${VAR}' allowed).")
     timeout: float | None = Field(None, gt=0, le=MAX_TARGET_TIMEOUT, allow_inf_nan=False)
-
-    @field_validator("base_url")
-    @classmethod
-    def _url(cls, value: str | None) -> str | None:
-        return None if value is None else http_url(value)
-
-    @field_validator("env")
-    @classmethod
-    def _env(cls, value: dict[str, str]) -> dict[str, str]:
-        return env_mapping(value)
 
     @model_validator(mode="after")
     def _ports_need_sandbox(self) -> CodexTargetSpec:
@@ -134,30 +110,29 @@ class CodexTargetSpec(Strict):
         return self
 
 
-class CodexTarget(AgentCliTarget):
+class CodexTarget(AgentCliTarget[CodexEvents]):
 
     spec_model = CodexTargetSpec
     """Its targets.yaml entry (``type: codex``)."""
     kind = "codex"
-    uses_workspace = True
-    offers_skills = True
+    what = "Codex"
+    home_what = "Codex's home"
+    offered_how = "as Codex skills ($CODEX_HOME/skills/<name>/SKILL.md)"
+    stream_type = CodexEvents
+    find_cli = staticmethod(find_cli)
+    spec: CodexTargetSpec
+    shown: CodexTargetSpec
 
-    def __init__(self, name: str, spec: CodexTargetSpec, shown: CodexTargetSpec | None = None, *,
-                 model: str | None = None, source: str = TARGETS_FILE):
-        cli, problem = find_cli()
-        if cli is None:
-            raise ProviderUnavailable(f"target {name!r} (codex): {problem}")
-        self.cli = cli
-        self.name = name
-        self.spec = spec
-        self.shown = shown or spec
-        self.run_model = model
-        self.model, self.model_source = agent_model(model, spec.model)
-        self.timeout = spec.timeout
-        self.base_url = spec.base_url or os.environ.get("OPENAI_BASE_URL") or None
-        self.bwrap = self._sandbox(source)
-        self._secrets = [v for v in [os.environ.get(spec.api_key_env), *spec.env.values()] if v]
-        self._secrets += url_secrets(self.base_url)
+    @cached_property
+    def base_url(self) -> str | None:
+        """The provider's URL: ``base_url``, else ``OPENAI_BASE_URL`` (read as the target is made)."""
+        return self.spec.base_url or os.environ.get("OPENAI_BASE_URL") or None
+
+    def _api_url(self) -> str | None:
+        return self.base_url
+
+    def _credentials(self) -> list[str | None]:
+        return [os.environ.get(self.spec.api_key_env)]
 
     def _sandbox(self, source: str) -> Any:
         from agentsproof.targets.sandbox import find_bwrap
@@ -175,95 +150,44 @@ class CodexTarget(AgentCliTarget):
     def sandbox_mode(self) -> str:
         return self.spec.sandbox_mode or ("danger-full-access" if self.bwrap is not None else "workspace-write")
 
-    def describe(self) -> dict[str, Any]:
+    def _settings(self) -> dict[str, Any]:
         s = self.shown
         out: dict[str, Any] = {
-            "target": self.name, "target_type": self.kind, "inject": s.inject, "model": self.shown.model if self.model_source == "the target's model setting" else self.model, "model_source": self.model_source,
-            "sandbox": self.bwrap is not None, "sandbox_mode": self.sandbox_mode, "approval_policy": s.approval_policy,
-            "env": sorted(s.env),
+            "inject": s.inject, **self._model_shown(), "sandbox": self.bwrap is not None, "sandbox_mode": self.sandbox_mode,
+            "approval_policy": s.approval_policy, "env": sorted(s.env),
         }
         if s.base_url:
             out["base_url"] = scrub(s.base_url, self._secrets)
-        if s.loopback_ports:
-            out["loopback_ports"] = list(s.loopback_ports)
         return out
 
-    async def _run(self, trial: TrialInput) -> TrialRecord:
-        """The prompt, then each of ``trial.turns`` with ``codex exec resume`` on the same
-        thread, within one timeout; the answer is the reply to the last one."""
-        if trial.workspace is None:
-            raise TargetError("the codex target needs the trial's workspace")
-        workspace = Path(os.path.realpath(trial.workspace))
-        timeout = self.spec.timeout or trial.timeout
-        harness = Harness.create("agentsproof-codex-")
-        thread: str | None = None
+    # -- a turn ----------------------------------------------------------------
 
-        def ready(n: int) -> None:
-            if thread is None:
-                raise TargetError("Codex reported no thread id, so the conversation cannot go on", kind="malformed")
+    def _turns(self, trial: TrialInput, staged: dict[str, Path], workspace: Path) -> TurnPlan[CodexEvents]:
+        """Each follow-up with ``codex exec resume`` on the same thread."""
+        thread = _Thread()
+        return TurnPlan(argv=lambda n: self._argv(workspace, thread.id), took=thread.took, ready=thread.ready)
 
-        try:
-            staged = self._install(trial, harness)
+    def _told(self, seen: CodexEvents) -> bool:
+        return seen.failure is not None
 
-            async def one_turn(n: int, prompt: str, left: float) -> Turn:
-                nonlocal thread
-                out = await run_cli(RunSettings(
-                    argv=self._argv(workspace, thread), workspace=workspace, harness=harness, env=self._env(harness),
-                    timeout=left, stdin_text=prompt, sandbox=self.bwrap, loopback_ports=self._ports(),
-                ))
-                events, notes = read_json_lines(harness.stream)
-                seen = CodexEvents(staged=staged).take_all(events)
-                self._check(seen, out, timeout)
-                thread = thread or seen.thread_id
-                return seen, out, notes
+    def _reported_error(self, seen: CodexEvents) -> TargetError | None:
+        return None if seen.failure is None else TargetError(f"Codex reported an error: {seen.failure}")
 
-            turns, follow_ups = await converse(trial, timeout, "Codex", one_turn, ready)
-        finally:
-            harness.remove()
-        return self._record(trial, turns, follow_ups)
+    def _notes_of(self, seen: CodexEvents) -> list[str]:
+        return ["codex: " + w for w in seen.warnings if w]
 
-    def _check(self, seen: CodexEvents, out: Outcome, timeout: float) -> None:
-        problem = failure(out, timeout, "Codex")
-        if problem is not None and (out.timed_out or seen.failure is None):
-            raise problem
-        if seen.failure is not None:
-            raise TargetError(f"Codex reported an error: {seen.failure}")
-        if seen.answer() is None:
-            raise TargetError("Codex finished without an answer", retryable=True, kind="malformed")
-
-    def _record(self, trial: TrialInput, turns: list[Turn], follow_ups: list[str]) -> TrialRecord:
-        log, trajectory, invoked, latency = turns_log(
-            turns, follow_ups, self._secrets, lambda seen: ["codex: " + w for w in seen.warnings if w],
-        )
-        offered = offered_note(trial, self.spec.inject, "as Codex skills ($CODEX_HOME/skills/<name>/SKILL.md)")
-        if offered:
-            log.insert(0, LogEvent(t=0.0, role="info", text=offered))
-        usage = Usage()
-        for seen, _, _ in turns:
-            usage = usage + seen.usage
-        last = turns[-1][0]
-        last.invoked = invoked
-        used, names = self._skill_use(trial, last)
-        return TrialRecord(answer=(last.answer() or "").strip(), trajectory=trajectory, usage=usage, latency_s=latency,
-                           skill_used=used, skills_invoked=names, log=log, replies=[(seen.answer() or "").strip() for seen, _, _ in turns],
-                           skills_offered=offered or None)
+    def _usage_of(self, seen: CodexEvents) -> Usage:
+        return seen.usage
 
     # -- set-up ----------------------------------------------------------------
 
-    def _install(self, trial: TrialInput, harness: Harness) -> dict[str, Path]:
-        """CODEX_HOME: config.toml, the base instructions, and the skills of ``inject: skill``."""
+    def _configure(self, trial: TrialInput, harness: Harness) -> None:
+        """CODEX_HOME: config.toml and the base instructions."""
         instructions = harness.root / "instructions.md"
         # several skills (activation, the plugin arm): the arm's own text (generic, or an agent's)
         text = trial.system if self.spec.inject == "system" or _agent(trial) or trial.skills else BASELINE_SYSTEM_PROMPT
-        try:
-            instructions.write_text(text, encoding="utf-8")
-            (harness.config / "config.toml").write_text(self._config(instructions), encoding="utf-8")
-        except OSError as exc:
-            raise TargetError(f"cannot prepare Codex's home: {exc.strerror or exc}") from None
-        if self.spec.inject != "skill" and not trial.skills:
-            return {}
-        # several skills are staged whatever ``inject`` says: instructions hold one skill, not a choice
-        return stage_skills(installed_skills(trial), harness.config / "skills")
+        instructions.write_text(text, encoding="utf-8")
+        (harness.config / "config.toml").write_text(self._config(instructions), encoding="utf-8")
 
     def _config(self, instructions: Path) -> str:
         lines = [
@@ -293,25 +217,30 @@ class CodexTarget(AgentCliTarget):
             argv += ["--model", self.model]
         return [*argv, *([thread] if thread else []), "-"]
 
-    def _env(self, harness: Harness) -> dict[str, str]:
-        env = harness.env()
+    def _own_env(self, harness: Harness) -> dict[str, str]:
+        env = {}
         key = os.environ.get(self.spec.api_key_env)
         if key:
             env[self.spec.api_key_env] = key
         env["CODEX_HOME"] = str(harness.config)
-        env.update(self.spec.env)
         return env
 
-    def _ports(self) -> list[int]:
-        port = loopback_port(self.base_url)
-        return [*self.spec.loopback_ports, *([port] if port else [])]
+    def _skill_in_prompt(self, trial: TrialInput) -> bool:
+        return super()._skill_in_prompt(trial) or _agent(trial)
 
-    def _skill_use(self, trial: TrialInput, seen: CodexEvents) -> tuple[bool, list[str]]:
-        if (self.spec.inject == "system" and not trial.skills) or _agent(trial):
-            skill = trial.skill if trial.with_skill else None
-            return (skill is not None, [skill.name] if skill is not None and skill.kind != "agent" else [])
-        watched = watched_skill(trial)
-        return (watched is not None and watched in seen.invoked, list(seen.invoked))
+
+@dataclass
+class _Thread:
+    """The thread a trial's follow-ups resume: the first one Codex reports."""
+
+    id: str | None = None
+
+    def took(self, seen: CodexEvents) -> None:
+        self.id = self.id or seen.thread_id
+
+    def ready(self, n: int) -> None:
+        if self.id is None:
+            raise TargetError("Codex reported no thread id, so the conversation cannot go on", kind="malformed")
 
 
 def _agent(trial: TrialInput) -> bool:

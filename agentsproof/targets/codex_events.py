@@ -13,11 +13,10 @@ a file in its folder (Codex reads a skill's SKILL.md with a shell command).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from agentsproof.model.results import ToolCall, Usage
-from agentsproof.targets.agent_cli import clip, mentions
+from agentsproof.targets.agent_cli import EventStream, clip, mentions
 
 ARGUMENT_CHARS = 2_000
 RESULT_CHARS = 300
@@ -26,8 +25,9 @@ TOOL_ITEMS = ("command_execution", "file_change", "mcp_tool_call", "web_search")
 
 
 @dataclass
-class CodexEvents:
-    staged: dict[str, Path] = field(default_factory=dict)
+class CodexEvents(EventStream):
+    """Everything one ``codex exec --json`` run reported."""
+
     items: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Completed (or last seen) items by id, in first-seen order."""
     messages: list[str] = field(default_factory=list)
@@ -35,12 +35,6 @@ class CodexEvents:
     thread_id: str | None = None
     failure: str | None = None
     warnings: list[str] = field(default_factory=list)
-    invoked: list[str] = field(default_factory=list)
-
-    def take_all(self, events: list[dict[str, Any]]) -> CodexEvents:
-        for event in events:
-            self.take(event)
-        return self
 
     def take(self, event: dict[str, Any]) -> None:
         kind = event.get("type")

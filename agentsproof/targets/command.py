@@ -67,7 +67,7 @@ from agentsproof.core.units import seconds
 from agentsproof.model.graders import FieldError, Strict
 from agentsproof.model.results import LogEvent
 from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord, agent_model
-from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, TARGETS_FILE, env_mapping, relative
+from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, TARGETS_FILE, EnvMapping, relative
 from agentsproof.targets.trace import parse_trace, read_bounded, skills_in_trace
 
 REASON_CHARS = 300
@@ -95,7 +95,7 @@ class CommandTargetSpec(Strict):
     trace_file: str | None = Field(
         None, description="A JSONL file of tool calls the agent writes (relative to the workspace); env AGENTSPROOF_TRACE_FILE names it."
     )
-    env: dict[str, str] = Field(default_factory=dict, description="Extra environment variables ('${VAR}' allowed).")
+    env: EnvMapping = Field(default_factory=dict, description="Extra environment variables ('${VAR}' allowed).")
     timeout: float | None = Field(None, gt=0, le=MAX_TARGET_TIMEOUT, allow_inf_nan=False, description="Seconds; default: the eval's.")
     sandbox: bool = Field(
         True, strict=True,
@@ -119,11 +119,6 @@ class CommandTargetSpec(Strict):
             if "\x00" in arg:
                 raise FieldError(f"[{i}]", "holds a NUL character, which no command argument can")
         return value
-
-    @field_validator("env")
-    @classmethod
-    def _env(cls, value: dict[str, str]) -> dict[str, str]:
-        return env_mapping(value)
 
     @model_validator(mode="after")
     def _ports_need_sandbox(self) -> CommandTargetSpec:

@@ -7,7 +7,9 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import AfterValidator
 
 from agentsproof.core.errors import InputError
 from agentsproof.core.scrub import register_var
@@ -69,6 +71,10 @@ def env_mapping(env: dict[str, str]) -> dict[str, str]:
         if "\x00" in value:
             raise FieldError(key, "holds a NUL character, which no environment variable can")
     return env
+
+
+EnvMapping = Annotated[dict[str, str], AfterValidator(env_mapping)]
+"""A target's ``env`` field, checked by :func:`env_mapping`."""
 
 
 @dataclass(frozen=True)

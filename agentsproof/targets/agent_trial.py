@@ -1,0 +1,339 @@
+"""One trial of a built-in agent CLI (``claude-code``, ``codex``): the steps they share.
+
+:class:`AgentCliTarget` runs every trial the same way, whichever the CLI: a hermetic
+harness (:mod:`agentsproof.targets.agent_cli`) with the CLI's own config written and the
+skills staged; the prompt, then each follow-up, as one CLI run each within the trial's one
+timeout (:func:`converse`); each run's JSON stream read by the CLI's own
+:class:`agentsproof.targets.agent_cli.EventStream`; a failed run mapped to a
+:class:`TargetError`; one :class:`TrialRecord` from all the turns (:func:`turns_log`),
+with tokens and cost summed and how the skills were offered and used. Every error leaves
+with the target's secrets masked.
+
+A subclass keeps only what differs: where its CLI is (:meth:`AgentCliTarget.find_cli`),
+its config files (:meth:`AgentCliTarget._configure`), its arguments for each turn
+(:meth:`AgentCliTarget._turns`), its environment, its event reader and what its stream
+says about the run's end.
+"""
+
+from __future__ import annotations
+
+import abc
+import os
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
+
+from agentsproof.core.errors import ProviderUnavailable
+from agentsproof.core.procgroup import Outcome
+from agentsproof.core.units import seconds
+from agentsproof.llm.base import scrub, url_secrets
+from agentsproof.model.results import LogEvent, ToolCall, Usage
+from agentsproof.targets.agent_cli import (
+    EventStream,
+    Harness,
+    RunSettings,
+    failure,
+    installed_skills,
+    loopback_port,
+    offered_note,
+    read_json_lines,
+    run_cli,
+    stage_skills,
+    watched_skill,
+)
+from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord, agent_model, next_user_message
+from agentsproof.targets.spec import TARGETS_FILE
+
+S = TypeVar("S", bound=EventStream)
+"""The CLI's own :class:`EventStream`."""
+Turn = tuple[S, Outcome, list[str]]
+"""One turn: (the parsed event stream; the CLI's outcome; notes from reading the stream)."""
+
+
+async def converse(
+    trial: TrialInput, timeout: float, what: str,
+    one_turn: Callable[[int, str, float], Awaitable[Turn[S]]],
+    ready: Callable[[int], None] | None = None,
+) -> tuple[list[Turn[S]], list[str]]:
+    """(the turns, the follow-ups sent): the prompt, then each follow-up of
+    :func:`agentsproof.targets.base.next_user_message`, all within ``timeout``.
+    ``one_turn(n, prompt, seconds left)`` runs turn ``n``; ``ready(n)`` may refuse a
+    follow-up (raise) before the time left is checked."""
+    deadline = time.monotonic() + timeout
+    conversation = [{"role": "user", "content": trial.prompt}]
+    turns: list[Turn[S]] = []
+    n = 0
+    while True:
+        left = deadline - time.monotonic()
+        if n:
+            if ready is not None:
+                ready(n)
+            if left <= 0:
+                raise TargetError(f"{what} timed out after {seconds(timeout)} (at turn {n + 1})", kind="timeout")
+        turn = await one_turn(n, conversation[-1]["content"], timeout if n == 0 else left)
+        turns.append(turn)
+        conversation.append({"role": "assistant", "content": (turn[0].answer() or "").strip()})
+        follow_up = await next_user_message(trial, conversation)
+        if follow_up is None:
+            break
+        conversation.append({"role": "user", "content": follow_up})
+        n += 1
+    return turns, [m["content"] for m in conversation if m["role"] == "user"][1:]
+
+
+def turns_log(
+    turns: list[Turn[S]], follow_ups: list[str], secrets: list[str], notes_of: Callable[[S], list[str]],
+) -> tuple[list[LogEvent], list[ToolCall], list[str], float]:
+    """(log, trajectory, skills invoked in order, latency) of a trial's turns: each turn's
+    stderr (secrets masked) and notes (``notes_of(stream)`` adds the target's own), the
+    reply and follow-up between turns."""
+    log: list[LogEvent] = []
+    trajectory: list[ToolCall] = []
+    invoked: list[str] = []
+    latency = 0.0
+    for n, (stream, out, notes) in enumerate(turns):
+        if n:
+            log.append(LogEvent(t=latency, role="assistant", text=(turns[n - 1][0].answer() or "").strip()))
+            log.append(LogEvent(t=latency, role="user", text=follow_ups[n - 1]))
+        log += [LogEvent(t=latency + t, role="info", text=scrub("stderr: " + line, secrets)) for t, line in out.stderr]
+        log += [LogEvent(t=latency + out.latency_s, role="info", text=note) for note in [*notes, *out.notes, *notes_of(stream)]]
+        trajectory += stream.trajectory()
+        invoked += [name for name in stream.invoked if name not in invoked]
+        latency += out.latency_s
+    return log, trajectory, invoked, latency
+
+
+class AgentCliSpec(Protocol):
+    """What every agent CLI's targets.yaml entry has."""
+
+    @property
+    def inject(self) -> str: ...
+    @property
+    def model(self) -> str | None: ...
+    @property
+    def env(self) -> dict[str, str]: ...
+    @property
+    def timeout(self) -> float | None: ...
+    @property
+    def sandbox(self) -> bool | None: ...
+    @property
+    def loopback_ports(self) -> list[int]: ...
+
+
+@dataclass
+class TurnPlan(Generic[S]):
+    """How a trial's turns are started: ``argv(n)`` is turn ``n``'s command line; ``took``
+    sees each turn's checked stream (e.g. to learn the session to resume); ``ready(n)`` may
+    refuse a follow-up (see :func:`converse`)."""
+
+    argv: Callable[[int], list[str]]
+    took: Callable[[S], None] | None = None
+    ready: Callable[[int], None] | None = None
+
+
+class AgentCliTarget(Target, Generic[S]):
+    """A built-in agent CLI (see the module docstring); a subclass sets the class
+    attributes and the hooks below."""
+
+    what: ClassVar[str]
+    """The CLI as the messages name it (``Claude Code``)."""
+    home_what: ClassVar[str]
+    """Its config folder as a message names it (``Claude Code's config folder``)."""
+    offered_how: ClassVar[str]
+    """How it offers several skills, for :func:`offered_note`."""
+    stream_type: type[S]
+    """The CLI's event reader."""
+    uses_workspace = True
+    offers_skills = True
+
+    spec: AgentCliSpec
+    shown: AgentCliSpec
+    _secrets: list[str]
+
+    def __init__(self, name: str, spec: AgentCliSpec, shown: AgentCliSpec | None = None, *,
+                 model: str | None = None, source: str = TARGETS_FILE):
+        cli, problem = self.find_cli()
+        if cli is None:
+            raise ProviderUnavailable(f"target {name!r} ({self.kind}): {problem}")
+        self.cli = cli
+        self.name = name
+        self.spec = spec
+        self.shown = shown or spec
+        self.run_model = model
+        self.model, self.model_source = agent_model(model, spec.model)
+        self.timeout = spec.timeout
+        self.bwrap = self._sandbox(source)
+        self._secrets = [v for v in [*self._credentials(), *spec.env.values()] if v]
+        self._secrets += url_secrets(self._api_url())
+
+    # -- what a subclass says --------------------------------------------------
+
+    @staticmethod
+    @abc.abstractmethod
+    def find_cli() -> tuple[str | None, str]:
+        """(path of the CLI, '') or (None, what is wrong)."""
+
+    @abc.abstractmethod
+    def _api_url(self) -> str | None:
+        """The URL of the model's API (its loopback port is let through the sandbox)."""
+
+    @abc.abstractmethod
+    def _credentials(self) -> list[str | None]:
+        """The values of the variables that hold its credentials (masked everywhere)."""
+
+    @abc.abstractmethod
+    def _settings(self) -> dict[str, Any]:
+        """What :meth:`describe` says after the target's name and type."""
+
+    @abc.abstractmethod
+    def _configure(self, trial: TrialInput, harness: Harness) -> None:
+        """Write the CLI's config into ``harness`` (an OSError is reported as such)."""
+
+    @abc.abstractmethod
+    def _own_env(self, harness: Harness) -> dict[str, str]:
+        """The CLI's credentials and settings, over :meth:`Harness.env` and under ``env``."""
+
+    @abc.abstractmethod
+    def _turns(self, trial: TrialInput, staged: dict[str, Path], workspace: Path) -> TurnPlan[S]:
+        """How this trial's turns are started."""
+
+    @abc.abstractmethod
+    def _told(self, stream: S) -> bool:
+        """Whether the stream says how the run ended (then it wins over a failed exit)."""
+
+    @abc.abstractmethod
+    def _reported_error(self, stream: S) -> TargetError | None:
+        """The error the CLI itself reported, or None."""
+
+    def _notes_of(self, stream: S) -> list[str]:
+        """The trial log's notes on one turn's stream."""
+        return []
+
+    def _usage_of(self, stream: S) -> Usage:
+        return Usage()
+
+    def _cost_of(self, stream: S) -> float | None:
+        return None
+
+    def _sandbox(self, source: str) -> Any:
+        """The bubblewrap to run under (``sandbox: true``), or None."""
+        if not self.spec.sandbox:
+            return None
+        from agentsproof.targets.sandbox import find_bwrap
+
+        return find_bwrap(source, self.name)
+
+    def _skill_in_prompt(self, trial: TrialInput) -> bool:
+        """Whether the with-arm's skill is in the prompt (not offered as a skill)."""
+        return self.spec.inject == "system" and not trial.skills
+
+    # -- what every agent CLI does ---------------------------------------------
+
+    def describe(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"target": self.name, "target_type": self.kind, **self._settings()}
+        if self.shown.loopback_ports:
+            out["loopback_ports"] = list(self.shown.loopback_ports)
+        return out
+
+    def _model_shown(self) -> dict[str, Any]:
+        """``model`` (as written when it is the target's own) and ``model_source``."""
+        model = self.shown.model if self.model_source == "the target's model setting" else self.model
+        return {"model": model, "model_source": self.model_source}
+
+    async def run(self, trial: TrialInput) -> TrialRecord:
+        try:
+            return await self._run(trial)
+        except TargetError as err:
+            raise TargetError(scrub(str(err), self._secrets), kind=err.kind, retryable=err.retryable, status=err.status) from None
+
+    async def _run(self, trial: TrialInput) -> TrialRecord:
+        """The prompt, then each of ``trial.turns`` in the same session, within one
+        timeout; the answer is the reply to the last one."""
+        if trial.workspace is None:
+            raise TargetError(f"the {self.kind} target needs the trial's workspace")
+        workspace = Path(os.path.realpath(trial.workspace))
+        timeout = self.spec.timeout or trial.timeout
+        harness = Harness.create(f"agentsproof-{self.kind.split('-')[0]}-")  # agentsproof-claude-, -codex-
+        try:
+            staged = self._install(trial, harness)
+            plan = self._turns(trial, staged, workspace)
+
+            async def one_turn(n: int, prompt: str, left: float) -> Turn[S]:
+                out = await run_cli(RunSettings(
+                    argv=plan.argv(n), workspace=workspace, harness=harness, env=self._env(harness),
+                    timeout=left, stdin_text=prompt, sandbox=self.bwrap, loopback_ports=self._ports(),
+                ))
+                events, notes = read_json_lines(harness.stream)
+                stream = self.stream_type(staged=staged).take_all(events)
+                self._check(stream, out, timeout)
+                if plan.took is not None:
+                    plan.took(stream)
+                return stream, out, notes
+
+            turns, follow_ups = await converse(trial, timeout, self.what, one_turn, plan.ready)
+        finally:
+            harness.remove()
+        return self._record(trial, turns, follow_ups)
+
+    def _install(self, trial: TrialInput, harness: Harness) -> dict[str, Path]:
+        """The hermetic config folder, and the skills of ``inject: skill``."""
+        try:
+            self._configure(trial, harness)
+        except OSError as exc:
+            raise TargetError(f"cannot prepare {self.home_what}: {exc.strerror or exc}") from None
+        if self.spec.inject != "skill" and not trial.skills:
+            return {}
+        # several skills (activation suites, the plugin arm) are staged whatever ``inject`` says:
+        # a system prompt holds one skill, not a choice among them
+        return stage_skills(installed_skills(trial), harness.config / "skills")
+
+    def _env(self, harness: Harness) -> dict[str, str]:
+        env = harness.env()
+        env.update(self._own_env(harness))
+        env.update(self.spec.env)
+        return env
+
+    def _ports(self) -> list[int]:
+        port = loopback_port(self._api_url())
+        return [*self.spec.loopback_ports, *([port] if port else [])]
+
+    def _check(self, stream: S, out: Outcome, timeout: float) -> None:
+        problem = failure(out, timeout, self.what)
+        if problem is not None and (out.timed_out or not self._told(stream)):
+            raise problem
+        error = self._reported_error(stream)  # the CLI has retried what it retries: not again here
+        if error is not None:
+            raise error
+        if stream.answer() is None:
+            raise TargetError(f"{self.what} finished without an answer", retryable=True, kind="malformed")
+
+    def _record(self, trial: TrialInput, turns: list[Turn[S]], follow_ups: list[str]) -> TrialRecord:
+        log, trajectory, invoked, latency = turns_log(turns, follow_ups, self._secrets, self._notes_of)
+        offered = offered_note(trial, self.spec.inject, self.offered_how)
+        if offered:
+            log.insert(0, LogEvent(t=0.0, role="info", text=offered))
+        usage = Usage()
+        for stream, _, _ in turns:
+            usage = usage + self._usage_of(stream)
+        costs = [self._cost_of(stream) for stream, _, _ in turns]
+        last = turns[-1][0]
+        last.invoked = invoked
+        used, names = self._skill_use(trial, last)
+        cost = None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
+        return TrialRecord(
+            answer=(last.answer() or "").strip(), trajectory=trajectory, usage=usage, cost_usd=cost,
+            latency_s=latency, skill_used=used, skills_invoked=names, log=log,
+            replies=[(stream.answer() or "").strip() for stream, _, _ in turns], skills_offered=offered or None,
+        )
+
+    def _skill_use(self, trial: TrialInput, stream: S) -> tuple[bool, list[str]]:
+        """(skill_used, skills_invoked): the with-arm's skill when it is in the prompt, else
+        what the stream shows the agent loading."""
+        if self._skill_in_prompt(trial):
+            skill = trial.skill if trial.with_skill else None
+            return (skill is not None, [skill.name] if skill is not None and skill.kind != "agent" else [])
+        invoked = list(dict.fromkeys(stream.invoked))
+        watched = watched_skill(trial)
+        return (watched is not None and watched in invoked, invoked)
