@@ -5,11 +5,11 @@ against the scripted OpenAI-compatible server, which runs in this process. When 
 chat request arrives, the server reads the child's CPU time (user + system, from
 /proc/PID/stat; the child is blocked waiting for the reply, so its clock stands still) and
 the wall time since the child was started. Target: <= 0.3 s CPU to the first call on the
-default path (AGENTSPROOF_OPENAI_CLIENT=http); the SDK path is shown beside it.
+default transport (the pooled one); httpx's own (AGENTSPROOF_HTTP_TRANSPORT=httpx) is shown beside it.
 
 Linux only (/proc). Several repetitions; the median and the best are printed.
 
-    python bench/startup.py [--reps 5] [--client http|sdk] [--json]
+    python bench/startup.py [--reps 5] [--client pool|httpx|both] [--json]
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def one_run(work: Path, base_url: str, client: str) -> tuple[float, float, float
         AGENTSPROOF_PROVIDER_KEY="sk-bench",
         AGENTSPROOF_MODEL="bench-model",
         AGENTSPROOF_NO_CACHE="1",
-        AGENTSPROOF_OPENAI_CLIENT=client,
+        AGENTSPROOF_HTTP_TRANSPORT="httpx" if client == "httpx" else "",
         PYTHONPATH=str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""),
     )
     out = work / f"runs-{time.monotonic_ns()}"
@@ -98,10 +98,10 @@ def main() -> int:
     global srv
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--client", choices=["http", "sdk", "both"], default="both", help="AGENTSPROOF_OPENAI_CLIENT of the child")
+    ap.add_argument("--client", choices=["pool", "httpx", "both"], default="both", help="the child's transport (AGENTSPROOF_HTTP_TRANSPORT)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    clients = ["http", "sdk"] if args.client == "both" else [args.client]
+    clients = ["pool", "httpx"] if args.client == "both" else [args.client]
     results: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory(prefix="agentsproof-startup-") as tmp, ScriptedServer() as server:
         srv = server
@@ -120,7 +120,7 @@ def main() -> int:
             "cpu_to_first_call_s_best": round(min(cpus), 3),
             "wall_to_first_call_s_median": round(statistics.median(walls), 3),
             "process_cpu_s_median": round(statistics.median(totals), 3),
-            "ok": statistics.median(cpus) <= TARGET_CPU_S if c == "http" else None,
+            "ok": statistics.median(cpus) <= TARGET_CPU_S if c == "pool" else None,
         }
     if args.json:
         print(json.dumps({"reps": args.reps, "target_cpu_s": TARGET_CPU_S, **results}))
@@ -129,7 +129,7 @@ def main() -> int:
         for c, r in results.items():
             verdict = {True: "ok", False: "MISSED", None: "(not the default path)"}[r["ok"]]
             print(
-                f"  AGENTSPROOF_OPENAI_CLIENT={c:4s}  CPU {r['cpu_to_first_call_s_median']:.3f} / {r['cpu_to_first_call_s_best']:.3f} s"
+                f"  transport {c:5s}  CPU {r['cpu_to_first_call_s_median']:.3f} / {r['cpu_to_first_call_s_best']:.3f} s"
                 f"   wall {r['wall_to_first_call_s_median']:.3f} s   whole process CPU {r['process_cpu_s_median']:.3f} s"
                 f"   target <= {TARGET_CPU_S} s: {verdict}"
             )

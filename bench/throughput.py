@@ -1,20 +1,24 @@
-"""Throughput of the harness: 1,000 LLM calls through `agentsproof eval-all`, on both
-OpenAI-compatible paths, beside the bare openai SDK and (with --with-promptfoo) promptfoo.
+"""Throughput of the harness: 1,000 LLM calls through `agentsproof eval-all` on each
+transport of the OpenAI-compatible client, beside the bare openai SDK on its two transports
+(aiohttp, httpx) and (with --with-promptfoo) promptfoo.
 
 The scripted OpenAI-compatible server (tests/openai_server.py) runs as its own process
 (default latency 0 ms), so its CPU is not counted. The harness runs exactly as a user runs
-it - `python -m agentsproof eval-all DIR --parallel 50` - in a child process, once per path
-(`AGENTSPROOF_OPENAI_CLIENT=http`, the default, and `sdk`), and its wall time and CPU time
-(user + system, from wait4) are measured. A child that only imports what a run needs gives
-the fixed start-up share; CPU per call is shown with and without it.
+it - `python -m agentsproof eval-all DIR --parallel 50` - in a child process, once per
+configuration of CONFIGS (`--paths`: the pooled transport of llm/http_pool.py, the default,
+and httpx's own, `AGENTSPROOF_HTTP_TRANSPORT=httpx`), and its wall time and CPU time (user +
+system, from wait4) are measured. A child that only imports what a run needs gives the fixed
+start-up share; CPU per call is shown with and without it. The bare SDK makes the same calls
+with no harness at all (no grading, statistics or reports): a transport of the library that
+costs more than the whole harness on ours does not pay for itself.
 
 Every tool runs in the same round, interleaved, --reps times; medians are printed, and
-ratios are taken between numbers of the same run. Targets: <= 1 ms harness CPU per call
-(http path, at 0 ms latency); with --with-promptfoo, agentsproof's wall time <= 0.25 of
-promptfoo's on the same workload (10 prompts x 2 arms x 50 repeats, a `contains` check,
+ratios are taken between numbers of the same round. Targets: <= 1 ms harness CPU per call
+(pooled transport, at 0 ms latency); with --with-promptfoo, agentsproof's wall time <= 0.25
+of promptfoo's on the same workload (10 prompts x 2 arms x 50 repeats, a `contains` check,
 cache off, 50 at a time). promptfoo is installed from npm into bench/.promptfoo/ (gitignored).
 
-    python bench/throughput.py [--calls 1000] [--latency 0] [--parallel 50] [--items 10] [--reps 3] [--with-promptfoo]
+    python bench/throughput.py [--calls 1000] [--latency 0] [--parallel 50] [--items 10] [--reps 3] [--paths pool,httpx] [--with-promptfoo]
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
@@ -56,9 +61,17 @@ task:
         regexMatch: ["^O"]
 """
 
+CONFIGS: dict[str, dict[str, str]] = {
+    "pool": {"AGENTSPROOF_HTTP_TRANSPORT": ""},
+    "httpx": {"AGENTSPROOF_HTTP_TRANSPORT": "httpx"},
+}
+"""The harness configurations compared: the OpenAI-compatible client on the pooled
+transport (``llm/http_pool.py``, the default) and on httpx's own (what a proxy gets). The
+library transports without the harness are the bare SDK runs (``SDK_ALONE``)."""
+
 IMPORTS = {
-    "http": "import agentsproof.cli, agentsproof.commands.run, agentsproof.llm.openai_http",
-    "sdk": "import agentsproof.cli, agentsproof.commands.run, agentsproof.llm.openai_http, agentsproof.llm.openai_compat",
+    "pool": "import agentsproof.cli, agentsproof.commands.run, agentsproof.llm.openai_http",
+    "httpx": "import agentsproof.cli, agentsproof.commands.run, agentsproof.llm.openai_http",
 }
 
 SDK_ALONE = """
@@ -66,8 +79,9 @@ import asyncio, os, sys
 import openai
 
 async def main(calls, parallel):
+    http_client = openai.DefaultAioHttpClient() if sys.argv[3] == "aiohttp" else openai.DefaultAsyncHttpxClient()
     client = openai.AsyncOpenAI(base_url=os.environ["AGENTSPROOF_PROVIDER_URL"], api_key="sk-bench", max_retries=0,
-                                http_client=openai.DefaultAioHttpClient())
+                                http_client=http_client)
     sem = asyncio.Semaphore(parallel)
     async def one():
         async with sem:
@@ -122,7 +136,7 @@ def timed_child(args: list[str], env: dict[str, str], cwd: Path | None = None) -
 
 def harness_run(path: str, plugin: Path, out: Path, args: argparse.Namespace, env: dict[str, str]) -> dict[str, float]:
     trials = args.calls // (2 * args.items)
-    env = {**env, "AGENTSPROOF_OPENAI_CLIENT": path}
+    env = {**env, **CONFIGS[path]}
     _, _, import_cpu, _ = timed_child([sys.executable, "-c", IMPORTS[path]], env)
     cmd = [
         sys.executable, "-m", "agentsproof", "eval-all", str(plugin),
@@ -151,13 +165,19 @@ def main() -> int:
     ap.add_argument("--parallel", type=int, default=50)
     ap.add_argument("--items", type=int, default=10, help="eval.yaml files the calls are spread over")
     ap.add_argument("--reps", type=int, default=3, help="rounds; every tool runs once per round, interleaved")
+    ap.add_argument("--paths", default=",".join(CONFIGS), help=f"harness configurations, comma-separated: {', '.join(CONFIGS)}")
     ap.add_argument("--with-promptfoo", action="store_true", help="also run promptfoo (npm install into bench/.promptfoo/ on first use)")
     ap.add_argument("--json", action="store_true", help="print the numbers as one JSON object")
     args = ap.parse_args()
     if args.calls % (2 * args.items):
         raise SystemExit("--calls must be a multiple of 2 x --items")
+    paths = [p.strip() for p in args.paths.split(",") if p.strip()]
+    if not paths or any(p not in CONFIGS for p in paths):
+        raise SystemExit(f"--paths: choose from {', '.join(CONFIGS)}")
+    base = paths[0]
+    bare = ("aiohttp", "httpx")
 
-    runs: dict[str, list[dict[str, float]]] = {"http": [], "sdk": [], "sdk_alone": [], "promptfoo": []}
+    runs: dict[str, list[dict[str, float]]] = {**{p: [] for p in paths}, **{f"sdk_alone_{t}": [] for t in bare}, "promptfoo": []}
     with tempfile.TemporaryDirectory(prefix="agentsproof-bench-") as tmp:
         work = Path(tmp)
         plugin = write_plugin(work, args.items)
@@ -172,20 +192,22 @@ def main() -> int:
                 PYTHONPATH=str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""),
             )
             for rep in range(args.reps):
-                for path in ("http", "sdk"):
+                for path in paths:
                     runs[path].append(harness_run(path, plugin, work / f"runs-{path}-{rep}", args, env))
-                code, wall, cpu, err = timed_child([sys.executable, "-c", SDK_ALONE, str(args.calls), str(args.parallel)], env)
-                if code != 0:
-                    raise SystemExit(f"bare SDK run exited {code}: {err[-2000:]}")
-                runs["sdk_alone"].append({"wall_s": wall, "cpu_s": cpu})
+                for transport in bare:
+                    cmd = [sys.executable, "-c", SDK_ALONE, str(args.calls), str(args.parallel), transport]
+                    code, wall, cpu, err = timed_child(cmd, env)
+                    if code != 0:
+                        raise SystemExit(f"bare SDK run ({transport}) exited {code}: {err[-2000:]}")
+                    runs[f"sdk_alone_{transport}"].append({"wall_s": wall, "cpu_s": cpu})
                 if args.with_promptfoo:
                     runs["promptfoo"].append(promptfoo_run(work, plugin, port, args, rep))
         finally:
             server.terminate()
             server.wait(timeout=10)
 
-    result: dict[str, object] = {"calls": args.calls, "parallel": args.parallel, "latency_s": args.latency, "reps": args.reps}
-    for path in ("http", "sdk"):
+    result: dict[str, Any] = {"calls": args.calls, "parallel": args.parallel, "latency_s": args.latency, "reps": args.reps}
+    for path in paths:
         wall, cpu, start = (median(runs[path], k) for k in ("wall_s", "cpu_s", "startup_cpu_s"))
         result[path] = {
             "wall_s": round(wall, 3),
@@ -193,15 +215,18 @@ def main() -> int:
             "cpu_per_call_ms": round(cpu / args.calls * 1000, 3),
             "startup_cpu_s": round(start, 3),
             "cpu_per_call_after_startup_ms": round(max(0.0, cpu - start) / args.calls * 1000, 3),
+            # this configuration's CPU ÷ the first one's, per round (same round, same load), median
+            f"cpu_to_{base}": round(statistics.median(r["cpu_s"] / b["cpu_s"] for r, b in zip(runs[path], runs[base], strict=True)), 3),
+            f"cpu_to_{base}_per_round": [round(r["cpu_s"] / b["cpu_s"], 3) for r, b in zip(runs[path], runs[base], strict=True)],
         }
-    result["sdk_alone"] = {k: round(median(runs["sdk_alone"], k), 3) for k in ("wall_s", "cpu_s")}
-    http_runs = runs["http"]
-    result["http_to_sdk_cpu_ratio"] = round(statistics.median(h["cpu_s"] / s["cpu_s"] for h, s in zip(http_runs, runs["sdk"])), 3)
-    per_call = result["http"]["cpu_per_call_after_startup_ms"]  # type: ignore[index]
+    for transport in bare:
+        key = f"sdk_alone_{transport}"
+        result[key] = {k: round(median(runs[key], k), 3) for k in ("wall_s", "cpu_s")}
+    per_call = result[base]["cpu_per_call_after_startup_ms"]
     result["cpu_ok"] = per_call <= TARGET_CPU_PER_CALL_S * 1000
     if runs["promptfoo"]:
         result["promptfoo"] = {k: round(median(runs["promptfoo"], k), 3) for k in ("wall_s", "cpu_s")}
-        ratios = [h["wall_s"] / p["wall_s"] for h, p in zip(http_runs, runs["promptfoo"])]
+        ratios = [h["wall_s"] / p["wall_s"] for h, p in zip(runs[base], runs["promptfoo"], strict=True)]
         result["wall_to_promptfoo_ratio"] = round(statistics.median(ratios), 3)
         result["wall_to_promptfoo_ratios"] = [round(r, 3) for r in ratios]
         result["promptfoo_ok"] = statistics.median(ratios) <= TARGET_PROMPTFOO_RATIO
@@ -211,18 +236,19 @@ def main() -> int:
         return 0 if ok else 1
     verdict = lambda b: "ok" if b else "MISSED"  # noqa: E731
     print(f"calls {args.calls} · parallel {args.parallel} · server latency {args.latency * 1000:.0f} ms · median of {args.reps} interleaved rounds")
-    for path in ("http", "sdk"):
-        r = result[path]  # type: ignore[index]
+    for path in paths:
+        r = result[path]
         print(
-            f"agentsproof ({path:4s}) wall {r['wall_s']:6.2f} s   CPU {r['cpu_s']:5.2f} s = {r['cpu_per_call_ms']:.3f} ms/call;"
-            f" start-up {r['startup_cpu_s']:.2f} s, {r['cpu_per_call_after_startup_ms']:.3f} ms/call after it"
+            f"agentsproof ({path:11s}) wall {r['wall_s']:6.2f} s   CPU {r['cpu_s']:5.2f} s = {r['cpu_per_call_ms']:.3f} ms/call;"
+            f" start-up {r['startup_cpu_s']:.2f} s, {r['cpu_per_call_after_startup_ms']:.3f} ms/call after it;"
+            f" CPU ÷ {base} {r[f'cpu_to_{base}']} (rounds {r[f'cpu_to_{base}_per_round']})"
         )
-    sa = result["sdk_alone"]  # type: ignore[index]
-    print(f"bare openai SDK    wall {sa['wall_s']:6.2f} s   CPU {sa['cpu_s']:5.2f} s (same calls, no harness)")
-    print(f"http ÷ sdk harness CPU (per round, median): {result['http_to_sdk_cpu_ratio']}")
-    print(f"target <= 1 ms harness CPU per call (http, after start-up): {verdict(result['cpu_ok'])}")
+    for transport in bare:
+        sa = result[f"sdk_alone_{transport}"]
+        print(f"bare openai SDK ({transport:7s}) wall {sa['wall_s']:6.2f} s   CPU {sa['cpu_s']:5.2f} s (same calls, no harness)")
+    print(f"target <= 1 ms harness CPU per call ({base}, after start-up): {verdict(result['cpu_ok'])}")
     if runs["promptfoo"]:
-        pf = result["promptfoo"]  # type: ignore[index]
+        pf = result["promptfoo"]
         print(f"promptfoo          wall {pf['wall_s']:6.2f} s   CPU {pf['cpu_s']:5.2f} s (same workload)")
         print(
             f"agentsproof ÷ promptfoo wall time (per round): {result['wall_to_promptfoo_ratios']}, median {result['wall_to_promptfoo_ratio']}"

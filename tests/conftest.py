@@ -77,11 +77,15 @@ def byok_env(monkeypatch: pytest.MonkeyPatch, scripted_server: ScriptedServer) -
     return scripted_server
 
 
-@pytest.fixture(params=["http", "sdk"])
+@pytest.fixture(params=["pool", "httpx"])
 def openai_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Runs a test on both OpenAI-compatible paths (``AGENTSPROOF_OPENAI_CLIENT``): plain
-    httpx (agentsproof.llm.openai_http) and the official SDK (agentsproof.llm.openai_compat)."""
-    monkeypatch.setenv("AGENTSPROOF_OPENAI_CLIENT", request.param)
+    """Runs a test on both transports of the OpenAI-compatible client
+    (agentsproof.llm.openai_http): the pooled one (agentsproof.llm.http_pool, the default)
+    and httpx's own (``AGENTSPROOF_HTTP_TRANSPORT=httpx``, what a configured proxy gets)."""
+    if request.param == "httpx":
+        monkeypatch.setenv("AGENTSPROOF_HTTP_TRANSPORT", "httpx")
+    else:
+        monkeypatch.delenv("AGENTSPROOF_HTTP_TRANSPORT", raising=False)
     return request.param
 
 

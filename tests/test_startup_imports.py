@@ -1,7 +1,7 @@
 """Start-up stays lean: the path from ``agentsproof eval ...`` to the first model call
 imports only what it needs. Structural, not timed: a fresh interpreter runs the real CLI
 against the scripted server (in the same process), which records ``sys.modules`` when the
-first chat request arrives. The heavy packages come later (reports) or never (the SDK)."""
+first chat request arrives. The heavy packages come later (reports) or never (the openai SDK)."""
 
 from __future__ import annotations
 
@@ -44,14 +44,14 @@ print(json.dumps(seen))
 """
 
 
-def _probe(args: list[str], client: str | None = None) -> dict[str, list[str]]:
+def _probe(args: list[str], transport: str | None = None) -> dict[str, list[str]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTSPROOF_")}
     env.update(
         AGENTSPROOF_PROVIDER_TYPE="openai", AGENTSPROOF_PROVIDER_KEY="sk-probe", AGENTSPROOF_NO_CACHE="1",
         PYTHONPATH=os.pathsep.join(sys.path),
     )
-    if client:
-        env["AGENTSPROOF_OPENAI_CLIENT"] = client
+    if transport:
+        env["AGENTSPROOF_HTTP_TRANSPORT"] = transport
     tests = str(Path(__file__).resolve().parent)
     out = subprocess.run([sys.executable, "-c", PROBE, tests, *map(str, args)], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
@@ -73,7 +73,7 @@ def test_eval_reaches_its_first_call_without_heavy_imports(eval_yaml, tmp_path):
     assert _heavy(seen["at_first_call"]) == []
     # the probe sees imports: after the run the reports have loaded jinja2 (and the statistics numpy)
     assert {"jinja2", "numpy", "agentsproof.report.views", "agentsproof.report.stream"} <= set(seen["at_exit"])
-    assert "openai" not in seen["at_exit"]  # the default path never loads the SDK
+    assert "openai" not in seen["at_exit"]  # the OpenAI-compatible client never loads the SDK
     assert (tmp_path / "runs").rglob("*.html")
 
 
@@ -83,10 +83,11 @@ def test_eval_all_reaches_its_first_call_without_heavy_imports(tmp_path):
     assert _heavy(seen["at_first_call"]) == []
 
 
-def test_the_sdk_path_is_the_one_that_loads_openai(eval_yaml, tmp_path):
-    seen = _probe(["eval", eval_yaml, "--model", "m", "--output", tmp_path / "runs"], client="sdk")
-    assert "openai" in seen["at_first_call"]
-    assert [m for m in _heavy(seen["at_first_call"]) if m.split(".")[0] not in ("openai", "aiohttp")] == []
+def test_httpx_own_transport_is_as_lean(eval_yaml, tmp_path):
+    # AGENTSPROOF_HTTP_TRANSPORT=httpx (what a configured proxy also gets): httpx's client, still no SDK
+    seen = _probe(["eval", eval_yaml, "--model", "m", "--output", tmp_path / "runs"], transport="httpx")
+    assert _heavy(seen["at_first_call"]) == [] and "httpx" in seen["at_first_call"]
+    assert "agentsproof.llm.http_pool" in seen["at_first_call"] and "openai" not in seen["at_exit"]
 
 
 def test_importing_the_cli_and_parsing_arguments_is_light(eval_yaml):

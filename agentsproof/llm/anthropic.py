@@ -27,7 +27,6 @@ POST and one JSON body.
 from __future__ import annotations
 
 import json
-import math
 import os
 import time
 from typing import Any
@@ -39,6 +38,8 @@ from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.core.scrub import clip
 from agentsproof.llm import prices
 from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError, scrub, scrub_url, url_secrets
+from agentsproof.llm.openai_wire import RETRYABLE_STATUS as OPENAI_RETRYABLE
+from agentsproof.llm.openai_wire import retry_after
 from agentsproof.llm.provider_spec import BuildOptions, ProviderSpec
 from agentsproof.llm.replies import MAX_NAME_CHARS, MAX_TOOL_CALLS, ReplyError, load_json, read_capped, token_count
 from agentsproof.model.results import Usage
@@ -48,7 +49,7 @@ API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
 ENV_MAX_TOKENS = "AGENTSPROOF_ANTHROPIC_MAX_TOKENS"
 VERDICT_TOOL = "record_verdict"
-RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
+RETRYABLE_STATUS = OPENAI_RETRYABLE | {529}  # 529: overloaded
 CONTEXT_MARKERS = ("prompt is too long", "context window", "context length", "too many tokens", "exceeds the maximum")
 MAX_ERROR_CHARS = 300
 MAX_ERROR_BODY_CHARS = 16_384
@@ -79,27 +80,6 @@ def max_tokens_from_env() -> int:
         return env_int(ENV_MAX_TOKENS, DEFAULT_MAX_TOKENS, lo=1, hi=1_000_000)
     except InputError as err:
         raise LLMError(err.format(), kind="config") from None
-
-
-def retry_after(headers: httpx.Headers) -> float | None:
-    """Seconds from ``retry-after-ms`` / ``retry-after`` (seconds or an HTTP date); None if absent or odd."""
-    for name in ("retry-after-ms", "retry-after"):
-        raw = (headers.get(name) or "")[:100].strip()
-        if not raw:
-            continue
-        try:
-            value = float(raw)
-        except ValueError:
-            from email.utils import parsedate_to_datetime
-
-            try:
-                value = parsedate_to_datetime(raw).timestamp() - time.time()
-            except (TypeError, ValueError, OverflowError, IndexError):
-                continue
-            return max(0.0, value) if math.isfinite(value) else None
-        if math.isfinite(value) and value >= 0:
-            return value / 1000.0 if name == "retry-after-ms" else value
-    return None
 
 
 def build_body(request: ChatRequest, *, prompt_cache: bool, max_tokens: int, force_tool: bool) -> dict[str, Any]:

@@ -3,10 +3,9 @@
 Configured by ``AGENTSPROOF_PROVIDER_URL`` and ``AGENTSPROOF_PROVIDER_KEY``. The URL may
 carry credentials (``https://user:pw@host/v1`` is sent as HTTP basic auth, ``?api-key=K`` on
 every request); they are scrubbed from every output. ``ollama`` defaults to its local URL,
-``openai`` without a URL to ``OPENAI_BASE_URL`` or the public API. The calls go over plain
-httpx (:mod:`agentsproof.llm.openai_http`) or the ``openai`` SDK
-(:mod:`agentsproof.llm.openai_compat`, always for azure); the path is picked when the client
-is built, so loading these specs imports neither.
+``openai`` without a URL to ``OPENAI_BASE_URL`` or the public API. All three go through one
+client, :mod:`agentsproof.llm.openai_http` (httpx on a pooled transport), imported when the
+client is built, so loading these specs imports no HTTP library.
 """
 
 from __future__ import annotations
@@ -36,7 +35,6 @@ def build(provider: str, options: BuildOptions) -> LLMClient:
         raise ProviderUnavailable(f"provider openai: set {ENV_KEY} (and {ENV_URL} for a compatible server)")
     from agentsproof.llm.openai_http import openai_client
 
-    # plain httpx by default, the openai SDK for azure or AGENTSPROOF_OPENAI_CLIENT=sdk
     return openai_client(provider=provider, base_url=url, api_key=key)
 
 

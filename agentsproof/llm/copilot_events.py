@@ -19,10 +19,10 @@ from typing import Any
 
 from agentsproof.core.scrub import clip
 from agentsproof.llm.base import LLMError
+from agentsproof.llm.openai_wire import RETRYABLE_STATUS
 from agentsproof.llm.replies import MAX_NAME_CHARS, MAX_TOOL_CALLS, cost_value, token_count
 from agentsproof.model.results import ToolCall, Usage
 
-RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 MAX_ARGUMENT_CHARS = 2_000
 """A trajectory step keeps this much of a tool call's arguments."""
 MAX_RESULT_CHARS = 300

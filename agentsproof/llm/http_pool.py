@@ -34,9 +34,14 @@ DISCONNECTED = "Server disconnected without sending a response."
 Origin = tuple[str, str, int]
 
 
+TRANSPORT_ENV = "AGENTSPROOF_HTTP_TRANSPORT"
+"""``httpx``: httpx's own client and transport instead of the pooled one (for comparisons)."""
+
+
 def lean_transport(max_connections: int) -> PoolTransport | None:
-    """The pooled transport, or None when the environment names a proxy (httpx handles those)."""
-    if any(os.environ.get(name) for name in PROXY_ENVS):
+    """The pooled transport, or None when the environment names a proxy (httpx handles
+    those) or ``AGENTSPROOF_HTTP_TRANSPORT=httpx`` asks for httpx's own transport."""
+    if any(os.environ.get(name) for name in PROXY_ENVS) or os.environ.get(TRANSPORT_ENV, "").strip().lower() == "httpx":
         return None
     return PoolTransport(max_connections)
 

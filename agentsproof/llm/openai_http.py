@@ -1,12 +1,13 @@
-"""The lean HTTP path to OpenAI-compatible endpoints: chat completions on plain httpx.
+"""The one client for OpenAI-compatible endpoints (``openai``, ``azure``, ``ollama``):
+chat completions on httpx and the pooled transport of :mod:`agentsproof.llm.http_pool`.
 
-No ``openai`` import: one ``httpx.AsyncClient`` on the pooled transport of
-:mod:`agentsproof.llm.http_pool`, a JSON body built once per call,
-the reply read within :data:`~agentsproof.llm.replies.MAX_REPLY_BYTES` and parsed by
-:mod:`agentsproof.llm.replies`. Failures become the same :class:`LLMError` (kind,
-retryable, status, retry_after, message) as on the SDK path
-(:mod:`agentsproof.llm.openai_compat`), which stays for Azure's credential flows and as
-the fallback: ``AGENTSPROOF_OPENAI_CLIENT=sdk``. :func:`openai_client` picks the path.
+No ``openai`` import: a JSON body built once per call, the reply read within
+:data:`~agentsproof.llm.replies.MAX_REPLY_BYTES` and parsed by
+:mod:`agentsproof.llm.replies`, failures as :class:`LLMError` (kind, retryable, status,
+retry_after, message) with the wire details in :mod:`agentsproof.llm.openai_wire`. Azure is
+the same request on its own route: ``{endpoint}/openai/deployments/{model}/chat/completions``
+with ``api-version`` in the query and the key in an ``api-key`` header, as the official SDK
+sends it. Why not the SDK or httpx's own pool: docs/benchmarks.md (``bench/throughput.py``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import os
 import sys
 import time
 from typing import Any
+from urllib.parse import quote
 
 if "httpx" not in sys.modules:
     # httpx's package imports its own command-line tool (httpx._main: rich, pygments, click)
@@ -42,27 +44,14 @@ from agentsproof.llm.openai_wire import (  # noqa: E402
 )
 from agentsproof.llm.replies import MAX_REPLY_BYTES, ReplyError, load_json, read_capped  # noqa: E402
 
-CLIENT_ENV = "AGENTSPROOF_OPENAI_CLIENT"
-CLIENT_CHOICES = ("http", "sdk")
-
-
-def client_path(provider: str) -> str:
-    """``http`` or ``sdk``: ``AGENTSPROOF_OPENAI_CLIENT`` when set, else http for openai and
-    ollama, sdk for azure (its credential flows live in the SDK). Azure always takes the SDK."""
-    raw = os.environ.get(CLIENT_ENV, "").strip().lower()
-    if raw and raw not in CLIENT_CHOICES:
-        raise LLMError(f"{CLIENT_ENV}: {raw[:40]!r} is not one of {', '.join(CLIENT_CHOICES)}")
-    if provider == "azure":
-        return "sdk"
-    return raw or "http"
+DEFAULT_AZURE_API_VERSION = "2024-10-21"
+AZURE_API_VERSION_ENV = "AGENTSPROOF_AZURE_API_VERSION"
+_SEGMENT_SAFE = "!$&'()*+,;=:@"
+"""What a URL path segment may hold unescaped (RFC 3986 ``pchar`` beside the unreserved set)."""
 
 
 def openai_client(*, provider: str = "openai", **kwargs: Any) -> LLMClient:
-    """The client for an OpenAI-compatible endpoint on the path :func:`client_path` picks."""
-    if client_path(provider) == "sdk":
-        from agentsproof.llm.openai_compat import OpenAICompatibleClient
-
-        return OpenAICompatibleClient(provider=provider, **kwargs)
+    """The client for an OpenAI-compatible endpoint (``provider``: openai, azure or ollama)."""
     return OpenAIHttpClient(provider=provider, **kwargs)
 
 
@@ -79,22 +68,35 @@ class OpenAIHttpClient(LLMClient):
         timeout: float = 600.0,
         max_connections: int = 100,
     ):
-        if provider == "azure":
-            raise LLMError("azure runs on the openai SDK path (AGENTSPROOF_OPENAI_CLIENT=sdk)")
         self.name = provider
         self._secrets = [s for s in [api_key or ""] + url_secrets(base_url) if s]
         self.base_url = scrub_url(base_url, self._secrets)
         """The URL as reports show it: credentials replaced by ``***``."""
         endpoint, query, extra_headers = split_url(base_url)
-        if provider == "ollama":
-            endpoint = endpoint or DEFAULT_OLLAMA_URL
-            api_key = api_key or "ollama"
-        if not endpoint:
-            endpoint = os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
-        self._url = endpoint.rstrip("/") + "/chat/completions"
+        auth: dict[str, str]
+        self._azure_base: str | None = None
+        if provider == "azure":
+            if not endpoint:
+                raise LLMError("azure needs AGENTSPROOF_PROVIDER_URL (the resource endpoint)")
+            # the SDK's route: the deployment (the model name) in the path unless the URL names one
+            base = endpoint.rstrip("/") + "/openai"
+            if "/deployments" in httpx.URL(base).path:
+                url = base + "/chat/completions"
+            else:
+                url, self._azure_base = "", base  # the URL is built per deployment: _target_for
+            query = {**query, "api-version": api_version or os.environ.get(AZURE_API_VERSION_ENV, DEFAULT_AZURE_API_VERSION)}
+            auth = {"api-key": api_key or "missing-key"}
+        else:
+            if provider == "ollama":
+                endpoint = endpoint or DEFAULT_OLLAMA_URL
+                api_key = api_key or "ollama"
+            if not endpoint:
+                endpoint = os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+            url = endpoint.rstrip("/") + "/chat/completions"
+            auth = {"Authorization": f"Bearer {api_key or 'missing-key'}"}
         self._params = query or None
         self._headers = {
-            "Authorization": f"Bearer {api_key or 'missing-key'}",
+            **auth,
             "Content-Type": "application/json",
             "Accept": "application/json",
             **extra_headers,  # user-info in the URL: Basic auth in place of the bearer key
@@ -106,8 +108,20 @@ class OpenAIHttpClient(LLMClient):
         # no proxy: requests go straight to the pool (no cookie jar, auth or redirect layers);
         # a proxy in the environment: httpx's own client and transport
         self._client = None if self._pool else httpx.AsyncClient(limits=limits, timeout=timeout)
-        self._target = httpx.URL(self._url, params=self._params)
+        self._target = httpx.URL(url, params=self._params) if self._azure_base is None else None
+        self._targets: dict[str, httpx.URL] = {}  # azure: one URL per deployment
         self._json_mode = "json_schema"  # degrades to json_object, then to plain prompting
+
+    def _target_for(self, model: str) -> httpx.URL:
+        if self._target is not None:
+            return self._target
+        found = self._targets.get(model)
+        if found is None:
+            if model in ("", ".", ".."):
+                raise LLMError(f"azure: {model!r} is not a deployment name", kind="error")
+            route = f"{self._azure_base}/deployments/{quote(model, safe=_SEGMENT_SAFE)}/chat/completions"
+            found = self._targets[model] = httpx.URL(route, params=self._params)
+        return found
 
     def _scrub(self, text: str) -> str:
         return scrub(text, self._secrets)
@@ -137,7 +151,7 @@ class OpenAIHttpClient(LLMClient):
                 body["response_format"] = fmt
             else:
                 body.pop("response_format", None)
-            status, raw, headers = await self._post(body, timeout)
+            status, raw, headers = await self._post(self._target_for(request.model), body, timeout)
             if status < 400:
                 break
             message, reason = _error_message(raw)
@@ -158,15 +172,15 @@ class OpenAIHttpClient(LLMClient):
             text=text, usage=usage, latency_s=latency, model=model or request.model, cost_usd=cost, tool_calls=tool_calls
         )
 
-    async def _post(self, body: dict[str, Any], timeout: float) -> tuple[int, bytes, httpx.Headers]:
+    async def _post(self, target: httpx.URL, body: dict[str, Any], timeout: float) -> tuple[int, bytes, httpx.Headers]:
         """(status, body read within its limit, headers); LLMError for a failed exchange."""
         content = json.dumps(body).encode()
         try:
             if self._pool is not None:
-                req = httpx.Request("POST", self._target, headers=self._headers, content=content, extensions={"timeout": _timeouts(timeout)})
+                req = httpx.Request("POST", target, headers=self._headers, content=content, extensions={"timeout": _timeouts(timeout)})
                 resp = await self._pool.handle_async_request(req)
             else:
-                req = self._client.build_request("POST", self._target, content=content, headers=self._headers, timeout=timeout)  # type: ignore[union-attr]
+                req = self._client.build_request("POST", target, content=content, headers=self._headers, timeout=timeout)  # type: ignore[union-attr]
                 resp = await self._client.send(req, stream=True)  # type: ignore[union-attr]
             try:
                 raw = await read_capped(resp, MAX_REPLY_BYTES)
@@ -204,8 +218,8 @@ def _timeouts(seconds: float) -> dict[str, float]:
 
 def _error_message(raw: bytes) -> tuple[str, str]:
     """(message shown, lower-case text searched for a rejected response_format) of an error
-    body, as the SDK path shows it: ``error.message`` (or ``message``) of a JSON body, else
-    the body's first 300 characters."""
+    body, as the official SDK shows it: ``error.message`` (or ``message``) of a JSON body,
+    else the body's first 300 characters."""
     text = raw.decode("utf-8", "replace")
     try:
         data = load_json(raw, what="error reply") if raw else None

@@ -1,9 +1,10 @@
-"""What both OpenAI-compatible paths share, without importing ``openai``: the URL split
-(credentials sent, never shown), ``Retry-After`` parsing, retryable statuses, the hint on
-401/404, and reading a chat-completion body into (text, usage, cost, tool calls, model).
+"""The wire details of OpenAI-compatible endpoints, without importing an HTTP library: the
+URL split (credentials sent, never shown), ``Retry-After`` parsing, retryable statuses, the
+hint on 401/404, and reading a chat-completion body into (text, usage, cost, tool calls,
+model).
 
-Used by :mod:`agentsproof.llm.openai_http` (the lean httpx path) and
-:mod:`agentsproof.llm.openai_compat` (the SDK path), so both classify alike.
+Used by the one OpenAI-compatible client, :mod:`agentsproof.llm.openai_http`, and
+``Retry-After`` by the HTTP target (:mod:`agentsproof.targets.http`).
 """
 
 from __future__ import annotations

@@ -12,6 +12,10 @@ the retry loop, so every attempt passes its :class:`AdaptiveLimiter`:
 
 Retry-After is honoured by the retry loop as before. ``AGENTSPROOF_THROTTLE=off`` keeps
 concurrency fixed (for comparisons; ``bench`` and the tests measure both).
+
+Ours, not a library's: tenacity and stamina retry but do not limit the calls in flight, and
+the rate limiters on PyPI (aiolimiter and the like) are fixed-rate leaky buckets, not a
+limit that halves on a 429 and grows back with successes.
 """
 
 from __future__ import annotations

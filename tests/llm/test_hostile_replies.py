@@ -1,5 +1,5 @@
 """Hostile provider replies: every shape ends as a reply or an LLMError with its reason,
-through the real openai client (both transports), and as an errored (or scored) trial in
+through the real OpenAI-compatible client (both transports), and as an errored (or scored) trial in
 a full report through the real CLI. Nothing raises out of the client or the run."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from agentsproof.llm.replies import MAX_JSON_DEPTH, MAX_NUMBER_CHARS, MAX_REPLY_
 from agentsproof.llm.retry import RetryingClient, RetryPolicy
 from conftest import SECRET_KEY, Rule, make_plugin, read_json, run_cli, simple_eval
 
-pytestmark = pytest.mark.usefixtures("openai_path")  # every test on both paths: plain httpx and the openai SDK
+pytestmark = pytest.mark.usefixtures("openai_path")  # every test on both transports: the pooled one and httpx's own
 
 MSGS = [{"role": "system", "content": "sys"}, {"role": "user", "content": "hello"}]
 MARK = "HOSTILEMARK"
@@ -84,15 +84,9 @@ SHAPES = [
 IDS = [s[0] for s in SHAPES]
 
 
-@pytest.fixture(params=["default", "httpx"])
-def transport(request, monkeypatch):
-    if request.param == "httpx":
-        monkeypatch.setenv("AGENTSPROOF_HTTP_TRANSPORT", "httpx")
-    return request.param
-
 
 @pytest.mark.parametrize("name, rule, expected", SHAPES, ids=IDS)
-async def test_client_contains_every_shape(scripted_server, transport, name, rule, expected):
+async def test_client_contains_every_shape(scripted_server, name, rule, expected):
     scripted_server.add(Rule(**rule))
     slept: list[float] = []
 

@@ -1,4 +1,4 @@
-"""The BYOK provider on the real openai client against the scripted server."""
+"""The BYOK provider on the real OpenAI-compatible client against the scripted server."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from agentsproof.llm.base import ChatRequest, LLMError
 from agentsproof.llm.openai_http import openai_client
 from conftest import SECRET_KEY, Rule
 
-pytestmark = pytest.mark.usefixtures("openai_path")  # every test on both paths: plain httpx and the openai SDK
+pytestmark = pytest.mark.usefixtures("openai_path")  # every test on both transports: the pooled one and httpx's own
 
 MSGS = [{"role": "system", "content": "sys"}, {"role": "user", "content": "hello"}]
 

@@ -1,4 +1,4 @@
-"""RetryingClient around the real openai client: which failures are retried, how long it
+"""RetryingClient around the real OpenAI-compatible client: which failures are retried, how long it
 waits (recorded, never slept for real), and when it gives up."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from agentsproof.llm.openai_http import openai_client
 from agentsproof.llm.retry import RetryingClient, RetryPolicy
 from conftest import SECRET_KEY, Rule
 
-pytestmark = pytest.mark.usefixtures("openai_path")  # every test on both paths: plain httpx and the openai SDK
+pytestmark = pytest.mark.usefixtures("openai_path")  # every test on both transports: the pooled one and httpx's own
 
 MSGS = [{"role": "user", "content": "hi"}]
 

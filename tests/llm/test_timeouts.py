@@ -16,7 +16,7 @@ from agentsproof.grading.grade import grade_all
 from agentsproof.grading.judge import Judge
 from conftest import SECRET_KEY, Rule
 
-pytestmark = pytest.mark.usefixtures("openai_path")  # every test on both paths: plain httpx and the openai SDK
+pytestmark = pytest.mark.usefixtures("openai_path")  # every test on both transports: the pooled one and httpx's own
 
 MSGS = [{"role": "user", "content": "hi"}]
 RUBRIC = LLMRubricGrader(type="llm_rubric", rubric="Mentions 'pytest'.", weight=1.0)

@@ -13,7 +13,7 @@ from agentsproof.llm.openai_http import openai_client
 from agentsproof.llm.registry import build_client
 from conftest import SECRET_KEY, Rule, all_output_text, make_plugin, read_json, run_cli, simple_eval
 
-pytestmark = pytest.mark.usefixtures("openai_path")  # every test on both paths: plain httpx and the openai SDK
+pytestmark = pytest.mark.usefixtures("openai_path")  # every test on both transports: the pooled one and httpx's own
 
 QUERY_KEY = "qk-9f8e7d6c5b"
 USER, PASSWORD = "svc-robot", "pw-S3cr3t-x"
@@ -58,14 +58,8 @@ def test_scrub_finds_urls_in_free_text():
     assert not any(s in out for s in SECRETS) and "http://***@h/v1?token=***" in out
 
 
-@pytest.fixture(params=["default", "httpx"])
-def transport(request, monkeypatch):
-    if request.param == "httpx":
-        monkeypatch.setenv("AGENTSPROOF_HTTP_TRANSPORT", "httpx")
-    return request.param
 
-
-async def test_query_key_is_sent_and_not_described(scripted_server, transport):
+async def test_query_key_is_sent_and_not_described(scripted_server):
     c = openai_client(base_url=with_query(scripted_server.base_url), api_key=SECRET_KEY)
     try:
         resp = await c.complete(ChatRequest(messages=MSGS, model="m", timeout=10))
@@ -80,7 +74,7 @@ async def test_query_key_is_sent_and_not_described(scripted_server, transport):
     assert QUERY_KEY not in shown and "api-key=***" in shown and "api-version=2024-10-21" in shown
 
 
-async def test_userinfo_is_sent_as_basic_auth(scripted_server, transport):
+async def test_userinfo_is_sent_as_basic_auth(scripted_server):
     c = openai_client(base_url=with_userinfo(scripted_server.base_url), api_key=SECRET_KEY)
     try:
         resp = await c.complete(ChatRequest(messages=MSGS, model="m", timeout=10))
