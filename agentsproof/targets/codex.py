@@ -51,7 +51,7 @@ from pydantic import Field, field_validator, model_validator
 
 from agentsproof.core.errors import InputError, ProviderUnavailable
 from agentsproof.core.procgroup import Outcome
-from agentsproof.llm.base import scrub, url_secrets
+from agentsproof.core.scrub import scrub_text, url_secrets
 from agentsproof.model.graders import FieldError, Strict
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT
 from agentsproof.model.results import LogEvent, Usage
@@ -183,7 +183,7 @@ class CodexTarget(AgentCliTarget):
             "env": sorted(s.env),
         }
         if s.base_url:
-            out["base_url"] = scrub(s.base_url, self._secrets)
+            out["base_url"] = scrub_text(s.base_url, self._secrets)
         if s.loopback_ports:
             out["loopback_ports"] = list(s.loopback_ports)
         return out
