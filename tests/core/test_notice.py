@@ -68,3 +68,32 @@ def test_stderr_is_looked_up_at_each_call_so_the_console_scrubber_sees_it(monkey
         assert err.getvalue() == "warning: key is ***\n"
     finally:
         scrub._reset_for_tests()
+
+
+BELOW_THE_COMMANDS = ("core", "model", "llm", "stats", "targets", "grading", "report", "executor", "formats", "interop")
+STANDALONE = {"targets/sandbox.py": "relay_main"}
+"""Code that runs without the package (the sandbox relay, as a script inside bubblewrap)."""
+
+
+def test_no_print_below_the_commands_layer():
+    """The lower layers speak through core/notice (or return values), never a bare print()."""
+    import ast
+    from pathlib import Path
+
+    import agentsproof
+
+    root = Path(agentsproof.__file__).parent
+    found = []
+    for pkg in BELOW_THE_COMMANDS:
+        for path in sorted((root / pkg).rglob("*.py")):
+            rel = path.relative_to(root).as_posix()
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            allowed: set[int] = set()
+            for fn in ast.walk(tree):
+                if isinstance(fn, ast.FunctionDef) and STANDALONE.get(rel) == fn.name:
+                    allowed |= {n.lineno for n in ast.walk(fn) if hasattr(n, "lineno")}
+            for node in ast.walk(tree):
+                if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print"
+                        and node.lineno not in allowed and rel != "core/notice.py"):
+                    found.append(f"{rel}:{node.lineno}")
+    assert found == []
