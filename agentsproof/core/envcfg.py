@@ -1,6 +1,6 @@
 """The one reader of AGENTSPROOF_* settings from the environment.
 
-Every numeric setting goes through :func:`env_number` (or :func:`env_int`): an unset or
+A text setting is :func:`env_text`. Every numeric setting goes through :func:`env_number` (or :func:`env_int`): an unset or
 empty variable gives the default, a malformed or out-of-range value is one error line
 naming the variable — exit 30 from any command, never a silent fallback.
 """
@@ -27,6 +27,11 @@ def _raw(name: str) -> str | None:
     if value is None or not value.strip():
         return None
     return value.strip()
+
+
+def env_text(name: str) -> str | None:
+    """A text setting: its value stripped, or None when it is unset or blank."""
+    return _raw(name)
 
 
 def env_number(name: str, default: float, *, lo: float | None = None, hi: float | None = None) -> float:

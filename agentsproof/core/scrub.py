@@ -16,6 +16,10 @@ left at either end of a string by a cut made elsewhere.
 The registry is process-wide: a value registered once stays masked for the rest of the
 process. Values shorter than :data:`MIN_SECRET_CHARS` are not masked in free text (they
 would hit ordinary words).
+
+Credentials inside URLs are masked whatever their length: :func:`scrub_url` (user-info and
+secret-looking query values), and :func:`scrub_text` for a free text (an error reason, a
+log line) that may hold URLs.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import IO, Any
-from urllib.parse import quote, quote_plus
+from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlsplit, urlunsplit
 
 MASK = "***"
 MIN_SECRET_CHARS = 4
@@ -174,6 +178,69 @@ def clip(text: str, limit: int, extra: Iterable[str | None] = (), *, tail: bool 
     if len(text) <= limit:
         return text
     return ("…" + text[-(limit - 1):]) if tail else (text[: limit - 1] + "…")
+
+
+# ------------------------------------------------------------------ URLs in texts
+
+SECRET_PARAM = re.compile(r"key|token|secret|passw|pwd|auth|sig|credential|session|cookie|bearer", re.I)
+"""A query parameter (or header, or ``env`` key) named like this holds a secret."""
+_URL_IN_TEXT = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]{0,30}://[^\s'\"<>]+")  # bounded scheme: linear time
+
+
+def _secret_query(name: str, value: str, secrets: Iterable[str]) -> bool:
+    return bool(value) and (SECRET_PARAM.search(name) is not None or any(s and s == value for s in secrets))
+
+
+def scrub_url(url: str | None, secrets: Iterable[str] = ()) -> str | None:
+    """``url`` fit for reports: user-info becomes ``***@`` and the value of every query
+    parameter whose name looks like a secret (key, token, secret, password, auth, sig ...)
+    or whose value is one of ``secrets`` becomes ``***``."""
+    if not url:
+        return url
+    secrets = [s for s in secrets if s]
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:  # an unparsable URL: keep nothing that could be a credential
+        return "<unparsable URL>"
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = "***@" + (f"[{host}]" if ":" in host else host) + (f":{port}" if port else "")
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        query = "&".join(
+            f"{quote(k, safe='')}=" + ("***" if _secret_query(k, v, secrets) else quote(v, safe=""))
+            for k, v in pairs
+        )
+    fragment = "***" if parts.fragment else ""
+    return urlunsplit((parts.scheme, netloc, parts.path, query, fragment))
+
+
+def url_secrets(url: str | None) -> list[str]:
+    """The credential parts of ``url`` (user, password, secret-looking query values), for :func:`scrub_text`."""
+    if not url:
+        return []
+    try:
+        parts = urlsplit(url)
+        found = [parts.username, parts.password]
+    except ValueError:
+        return []
+    found += [unquote(p) for p in (parts.username, parts.password) if p]
+    found += [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if _secret_query(k, v, ())]
+    found += [quote(v, safe="") for v in list(found) if v]
+    return sorted({s for s in found if s}, key=len, reverse=True)
+
+
+def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
+    """``text`` fit for error reasons, reports and logs: every URL in it passed through
+    :func:`scrub_url`, then every secret of 4+ characters (these and every one registered
+    here, in all their escaped forms) replaced by ``***``."""
+    secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
+    text = _URL_IN_TEXT.sub(lambda m: scrub_url(m.group(0), secrets) or "", text)
+    return scrub(text, secrets)
+
 
 
 def scrub_data(value: Any, extra: Iterable[str | None] = ()) -> Any:

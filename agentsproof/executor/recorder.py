@@ -20,6 +20,7 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 
+from agentsproof.core.notice import Said
 from agentsproof.model.results import FileRecord
 
 DEFAULT_FILE_CAP = 1_000_000
@@ -48,7 +49,8 @@ class FileStore:
         default_file, default_trial = caps() if file_cap is None or trial_cap is None else (0, 0)
         self.file_cap = default_file if file_cap is None else file_cap
         self.trial_cap = default_trial if trial_cap is None else trial_cap
-        self.warned: set[str] = set()
+        self.warned = Said()
+        """What this store has warned about (each line once)."""
 
     def path(self, digest: str) -> Path:
         return self.root / digest[:2] / digest
@@ -94,11 +96,7 @@ class FileStore:
             left -= len(data)
 
     def _warn(self, line: str) -> None:
-        if line not in self.warned:
-            import sys
-
-            self.warned.add(line)
-            print(f"warning: {line}", file=sys.stderr)
+        self.warned.warn(line)
 
 
 def _masked(data: bytes) -> bytes:

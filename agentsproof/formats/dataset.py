@@ -200,7 +200,6 @@ class JsonlDataset:
         return False  # eval-all runs a plugin's eval files; a dataset is run on its own
 
     def load(self, path: Path, request: ItemRequest) -> Loaded:
-        import sys
 
         from agentsproof.core.inputs import MAX_SOURCE_FILE_BYTES, display, read_text
 
@@ -217,7 +216,9 @@ class JsonlDataset:
         trials, threshold, timeout = request.case_trials(), request.case_threshold(), request.case_timeout()
         items = dataset_items(ds, skill=skill, trials=trials, threshold=threshold, timeout=timeout, target=request.target)
         if any(it.graders and it.target == "chat" and any(g.type == "tool_calls" for g in it.graders) for it in items):
-            print("note: cases with expected_tools are graded on the agent's tool calls; a chat trial makes none (run with --target NAME)", file=sys.stderr)
+            from agentsproof.core.notice import note
+
+            note("cases with expected_tools are graded on the agent's tool calls; a chat trial makes none (run with --target NAME)")
         settings = {"trials": trials, "threshold": threshold, "timeout": timeout, "dataset": display(path)}
         return Loaded(
             self.name, Path(path), items, Path(path).stem, settings=settings, single_arm=skill is None,

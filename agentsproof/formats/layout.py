@@ -312,11 +312,11 @@ def plugin_evals(directory: Path) -> list[Path]:
         if len(found) == before:
             skipped.append(f"{item.kind}s/{item.name}")
     if found and skipped:  # said, never silent: an agent file has no folder for an eval beside it
-        import sys
+        from agentsproof.core.notice import note
 
         shown = ", ".join(skipped[:5]) + (f" and {len(skipped) - 5} more" if len(skipped) > 5 else "")
-        print(f"note: {directory}: no eval file for {shown}: not run (write them with "
-              f"`agentsproof eval-generate --plugin-dir {directory}`, then run eval-all on its output)", file=sys.stderr)
+        note(f"{directory}: no eval file for {shown}: not run (write them with "
+             f"`agentsproof eval-generate --plugin-dir {directory}`, then run eval-all on its output)")
     if not found:
         raise InputError(
             str(directory), None,

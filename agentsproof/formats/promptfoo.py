@@ -31,11 +31,11 @@ from __future__ import annotations
 import copy
 import json
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
 from agentsproof.core.errors import InputError
+from agentsproof.core.notice import note_once
 from agentsproof.formats.base import ItemRequest, Loaded
 
 NAMES = ("promptfooconfig.yaml", "promptfooconfig.yml")
@@ -43,13 +43,10 @@ SUITE_KEYS = {"description", "prompts", "providers", "tests", "defaultTest", "ta
 IGNORED_KEYS = {"evaluateOptions", "outputPath", "sharing", "writeLatestResults", "$schema", "env"}
 TEST_KEYS = {"description", "vars", "assert", "metadata"}
 PROVIDER_KEYS = {"id", "label", "config", "provider"}
-_SAID: set[tuple[str, str]] = set()
 
 
 def _say(src: str, note: str) -> None:
-    if (src, note) not in _SAID:
-        _SAID.add((src, note))
-        print(f"note: {src}: {note}", file=sys.stderr)
+    note_once(f"{src}: {note}", key=("promptfoo", src, note))
 
 
 def _err(src: str, where: str | None, message: str) -> InputError:

@@ -35,9 +35,9 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from agentsproof.core.errors import ProviderUnavailable
-from agentsproof.core.scrub import clip
+from agentsproof.core.scrub import clip, scrub_text, scrub_url, url_secrets
 from agentsproof.llm import prices
-from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError, scrub, scrub_url, url_secrets
+from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError
 from agentsproof.llm.openai_wire import RETRYABLE_STATUS as OPENAI_RETRYABLE
 from agentsproof.llm.openai_wire import retry_after
 from agentsproof.llm.provider_spec import BuildOptions, ProviderSpec
@@ -63,7 +63,7 @@ def messages_url(base: str | None) -> str:
         parts = urlsplit(base)
         parts.port  # noqa: B018 - raises ValueError for a bad port
     except ValueError as exc:
-        raise LLMError(f"AGENTSPROOF_PROVIDER_URL is not a valid URL ({scrub(str(exc), url_secrets(base))})", kind="config") from None
+        raise LLMError(f"AGENTSPROOF_PROVIDER_URL is not a valid URL ({scrub_text(str(exc), url_secrets(base))})", kind="config") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise LLMError(f"AGENTSPROOF_PROVIDER_URL must be an http(s) URL, not {scrub_url(base, url_secrets(base))!r}", kind="config")
     path = parts.path.rstrip("/")
@@ -212,7 +212,7 @@ class AnthropicClient(LLMClient):
         self._http = httpx.AsyncClient(limits=limits, timeout=timeout, follow_redirects=False)
 
     def _scrub(self, text: str) -> str:
-        return scrub(text, self._secrets)
+        return scrub_text(text, self._secrets)
 
     def _status_error(self, status: int, headers: httpx.Headers, raw: bytes) -> LLMError:
         etype, message = _error_text(raw)

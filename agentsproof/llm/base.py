@@ -8,13 +8,13 @@ answered: runner, graders and generator only see these types.
 from __future__ import annotations
 
 import abc
-import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, quote, unquote, urlsplit, urlunsplit
 
 from agentsproof.core.errors import LLMError
+from agentsproof.core.scrub import scrub_text
+from agentsproof.core.scrub import scrub_url as scrub_url
+from agentsproof.core.scrub import url_secrets as url_secrets
 from agentsproof.model.results import Usage
 
 
@@ -50,68 +50,9 @@ class ChatResponse:
     """Served from the response cache (agentsproof.llm.cache): no call was made."""
 
 
-_SECRET_PARAM = re.compile(r"key|token|secret|passw|pwd|auth|sig|credential|session|cookie|bearer", re.I)
-_URL_IN_TEXT = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]{0,30}://[^\s'\"<>]+")  # bounded scheme: linear time
-MIN_SECRET_CHARS = 4
-"""Secrets shorter than this are not replaced in free text (they would hit ordinary words);
-inside URLs every user-info part and secret-looking query value is replaced regardless."""
-
-
-def _secret_query(name: str, value: str, secrets: Iterable[str]) -> bool:
-    return bool(value) and (_SECRET_PARAM.search(name) is not None or any(s and s == value for s in secrets))
-
-
-def scrub_url(url: str | None, secrets: Iterable[str] = ()) -> str | None:
-    """``url`` fit for reports: user-info becomes ``***@`` and the value of every query
-    parameter whose name looks like a secret (key, token, secret, password, auth, sig ...)
-    or whose value is one of ``secrets`` becomes ``***``."""
-    if not url:
-        return url
-    secrets = [s for s in secrets if s]
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        port = parts.port
-    except ValueError:  # an unparsable URL: keep nothing that could be a credential
-        return "<unparsable URL>"
-    netloc = parts.netloc
-    if "@" in netloc:
-        netloc = "***@" + (f"[{host}]" if ":" in host else host) + (f":{port}" if port else "")
-    query = parts.query
-    if query:
-        pairs = parse_qsl(query, keep_blank_values=True)
-        query = "&".join(
-            f"{quote(k, safe='')}=" + ("***" if _secret_query(k, v, secrets) else quote(v, safe=""))
-            for k, v in pairs
-        )
-    fragment = "***" if parts.fragment else ""
-    return urlunsplit((parts.scheme, netloc, parts.path, query, fragment))
-
-
-def url_secrets(url: str | None) -> list[str]:
-    """The credential parts of ``url`` (user, password, secret-looking query values), for :func:`scrub`."""
-    if not url:
-        return []
-    try:
-        parts = urlsplit(url)
-        found = [parts.username, parts.password]
-    except ValueError:
-        return []
-    found += [unquote(p) for p in (parts.username, parts.password) if p]
-    found += [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if _secret_query(k, v, ())]
-    found += [quote(v, safe="") for v in list(found) if v]
-    return sorted({s for s in found if s}, key=len, reverse=True)
-
-
-def scrub(text: str, secrets: Iterable[str] = ()) -> str:
-    """``text`` fit for error reasons, reports and logs: every URL in it passed through
-    :func:`scrub_url`, then every secret of 4+ characters (these and every one registered
-    with :mod:`agentsproof.core.scrub`, in all their escaped forms) replaced by ``***``."""
-    from agentsproof.core.scrub import scrub as mask
-
-    secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
-    text = _URL_IN_TEXT.sub(lambda m: scrub_url(m.group(0), secrets) or "", text)
-    return mask(text, secrets)
+# The providers' names for core/scrub's URL-aware scrubber: there is one scrubber
+# (core/scrub.py); these are re-exported for the provider modules that import them from here.
+scrub = scrub_text
 
 
 def provider_setting(name: str, default: float, *, lo: float | None = None, hi: float | None = None, whole: bool = False) -> float:

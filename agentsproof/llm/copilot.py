@@ -32,8 +32,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agentsproof.core.scrub import scrub_text, scrub_url, url_secrets
 from agentsproof.core.units import seconds
-from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError, scrub, scrub_url, url_secrets
+from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError
 from agentsproof.llm.copilot_events import EventCollector, error_from_session_error, render_prompt
 from agentsproof.llm.copilot_setup import (
     BYOK_TYPES,
@@ -163,7 +164,7 @@ class CopilotClient(LLMClient):
 
     def scrub(self, text: str) -> str:
         """``text`` without the BYOK key, GitHub tokens or URL credentials."""
-        return scrub(text, self._secrets)
+        return scrub_text(text, self._secrets)
 
     # -- one call ------------------------------------------------------------
 

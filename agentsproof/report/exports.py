@@ -20,7 +20,6 @@ import json
 import math
 import os
 import re
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -273,7 +272,9 @@ def append_step_summary(run: RunResult) -> None:
         with open(target, "a", encoding="utf-8") as fh:
             fh.write(scrub(render_step_summary(run)))
     except OSError as err:
-        print(f"warning: GITHUB_STEP_SUMMARY: {target}: cannot append: {err.strerror or err}", file=sys.stderr)
+        from agentsproof.core.notice import warn
+
+        warn(f"GITHUB_STEP_SUMMARY: {target}: cannot append: {err.strerror or err}")
 
 
 # ------------------------------------------------------------------ targets and writing

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
+from starlette.types import Message, Receive, Scope, Send
 
 from agentsproof.core.envcfg import env_int, env_number
 from agentsproof.server.db import Database
@@ -71,30 +72,62 @@ def normal_host(name: str) -> str:
     return name.strip().strip("[]").rstrip(".").lower()
 
 
-def host_of(header: str) -> str:
-    """The name part of a Host header (``[::1]:8787`` → ``::1``, ``Example.org:80`` → ``example.org``)."""
-    header = header.strip()
-    if header.startswith("["):
-        return normal_host(header[1:].split("]", 1)[0])
-    return normal_host(header.rsplit(":", 1)[0] if header.count(":") == 1 else header)
+def host_patterns(names: set[str]) -> list[str]:
+    """``names`` as starlette's ``TrustedHostMiddleware`` compares them: an IPv6 literal in
+    brackets (as a Host header carries it), a name also with its trailing dot (``localhost.``
+    is ``localhost``); ``*`` and ``*.example.org`` stay patterns."""
+    out: list[str] = []
+    for name in sorted(names):
+        if name == "*" or name.startswith("*."):
+            out.append(name)
+        elif ":" in name:
+            out.append(f"[{name}]")
+        else:
+            out += [name, f"{name}."]
+    return out
+
+
+def bad_host_pattern(name: str) -> bool:
+    """A ``*`` anywhere but alone or as a leading ``*.`` (the wildcards starlette knows)."""
+    return "*" in name and name != "*" and not (name.startswith("*.") and "*" not in name[1:])
+
+
+_PASSED = "agentsproof_host_passed"
+"""Set in the ASGI scope once the Host was allowed."""
 
 
 class HostCheck:
-    """Pure ASGI middleware: 400 for a request whose Host is not an allowed name.
+    """400 for a request whose Host is not an allowed name: starlette's
+    ``TrustedHostMiddleware`` parses the header and decides; a refused request gets our
+    JSON answer (which says how to allow the name) instead of its plain text.
 
     A page opened through a domain that an attacker re-points at 127.0.0.1 (DNS
     rebinding) carries that domain in Host, so it never reaches the dashboard."""
 
     def __init__(self, app: Any, names: set[str]):
-        self.app, self.names = app, names
+        from starlette.middleware.trustedhost import TrustedHostMiddleware
 
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and "*" not in self.names:
-            host = next((v.decode("latin-1") for k, v in scope.get("headers", []) if k == b"host"), "")
-            if host_of(host) not in self.names:
-                resp = JSONResponse({"detail": "unknown Host; start the server with --allowed-host NAME to serve it"}, status_code=400)
-                return await resp(scope, receive, send)
-        return await self.app(scope, receive, send)
+        self.app = app
+        self.any = "*" in names
+        self._check = TrustedHostMiddleware(self._allowed, allowed_hosts=host_patterns(names), www_redirect=False)
+
+    async def _allowed(self, scope: Scope, receive: Receive, send: Send) -> None:
+        scope[_PASSED] = True
+        await self.app(scope, receive, send)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or self.any:
+            return await self.app(scope, receive, send)
+
+        async def gate(message: Message) -> None:  # starlette's own refusal is not sent
+            if scope.get(_PASSED):
+                await send(message)
+
+        await self._check(scope, receive, gate)
+        if not scope.get(_PASSED):
+            resp = JSONResponse({"detail": "unknown Host; start the server with --allowed-host NAME to serve it"}, status_code=400)
+            await resp(scope, receive, send)
+        return None
 
 
 class BodyLimit:

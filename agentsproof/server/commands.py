@@ -45,7 +45,7 @@ def _session(db: str | None) -> Iterator[Any]:
 @click.option("--model", default=None, help="Judge model (default: the provider's, or AGENTSPROOF_MODEL).")
 @click.option("--public-url", default=None, metavar="URL", help="Base of the report URLs handed to SDKs (default: the address the server is bound to; never the request's Host).")
 @click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="NAME",
-              help="Host header name to serve (repeat or comma-separate; '*' = any). Default: --host, localhost, 127.0.0.1, ::1 and --public-url's host; any other Host gets 400.")
+              help="Host header name to serve (repeat or comma-separate; '*' = any, '*.example.org' = its subdomains). Default: --host, localhost, 127.0.0.1, ::1 and --public-url's host; any other Host gets 400.")
 def serve(host: str, port: int, db: str | None, runs_dir: Path | None, provider: str | None, model: str | None, public_url: str | None,
           allowed_hosts: tuple[str, ...]) -> None:
     """Run the self-hosted AgentsProof server (API under /api, pages at /).
@@ -67,13 +67,18 @@ def serve(host: str, port: int, db: str | None, runs_dir: Path | None, provider:
         raise InputError(str(runs_dir), "--runs-dir", "not a folder")
     url = resolve_db_url(db)
     if provider is None:
-        import os
+        from agentsproof.core.envcfg import env_text
 
-        provider = os.environ.get("AGENTSPROOF_PROVIDER_TYPE") or "local"
+        provider = env_text("AGENTSPROOF_PROVIDER_TYPE") or "local"
     _warn_judge(provider, model)
     if host not in ("127.0.0.1", "localhost", "::1"):
         click.echo(f"warning: binding {host}: the dashboard pages need no key; expose them only behind your own access control", err=True)
     names = [n.strip() for item in allowed_hosts for n in item.split(",") if n.strip()]
+    from agentsproof.server.app import bad_host_pattern
+
+    for name in names:
+        if bad_host_pattern(name):
+            raise InputError("command line", "--allowed-host", f"{name!r}: a '*' stands alone (any Host) or leads a domain ('*.example.org')")
     if public_url and not public_url.startswith(("http://", "https://")):
         raise InputError("command line", "--public-url", f"{public_url!r} is not an http(s) URL")
     settings = Settings(db_url=url, provider=provider, model=model, runs_dir=str(runs_dir) if runs_dir else None, public_url=public_url,

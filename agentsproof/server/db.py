@@ -15,6 +15,7 @@ import os
 import threading
 from pathlib import Path
 
+from agentsproof.core.envcfg import env_text
 from agentsproof.core.errors import InputError
 
 _MIGRATE_LOCK = threading.Lock()
@@ -27,7 +28,7 @@ def default_db_url() -> str:
 
 
 def resolve_db_url(flag: str | None) -> str:
-    url = (flag or os.environ.get("AGENTSPROOF_DB") or "").strip() or default_db_url()
+    url = (flag or env_text("AGENTSPROOF_DB") or "").strip() or default_db_url()
     if url.startswith("postgres://"):
         url = "postgresql://" + url[len("postgres://"):]
     if url.startswith("postgresql://"):

@@ -183,8 +183,8 @@ class GradingWorker:
 
 
 def _one_line(err: BaseException) -> str:
-    from agentsproof.llm.base import scrub
+    from agentsproof.core.scrub import scrub_text
 
     text = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
     secrets = [os.environ.get(name, "") for name in ("AGENTSPROOF_PROVIDER_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY")]
-    return scrub(text, secrets)[:500]
+    return scrub_text(text, secrets)[:500]

@@ -148,7 +148,10 @@ def sign_test_p(wins: int, losses: int) -> float:
 
 def stratified_permutation_p(cases: CaseScores, resamples: int = PERMUTATION_RESAMPLES, seed: int = SEED) -> float | None:
     """One-sided p for "with > without": arm labels shuffled within each case, statistic the
-    mean case delta; (b + 1)/(B + 1) over ``resamples`` seeded relabellings."""
+    mean case delta; (b + 1)/(B + 1) over ``resamples`` seeded relabellings.
+
+    ``scipy.stats.permutation_test`` has no strata (it relabels across all the trials), so
+    this one stays ours."""
     usable = [(np.asarray(w, float), np.asarray(wo, float)) for w, wo in cases if len(w) and len(wo)]
     if not usable:
         return None

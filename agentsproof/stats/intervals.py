@@ -116,6 +116,11 @@ def permutation_p(with_scores: Sequence[float], without_scores: Sequence[float])
     Exact (every relabelling) when there are at most ``EXACT_PERMUTATION_LIMIT``; else
     ``PERMUTATION_RESAMPLES`` seeded random relabellings with the (b + 1)/(B + 1) rule,
     which keeps the test valid.
+
+    Not ``scipy.stats.permutation_test``: its exact p is this one's, bit for bit
+    (``tests/stats/test_against_scipy.py``), but it refuses an arm of one trial, takes 8 to
+    40 times as long (``bench/permutation.py``, docs/benchmarks.md), and its sampled
+    relabellings draw another random stream, so every p-value recorded so far would move.
     """
     n1, n2 = len(with_scores), len(without_scores)
     if not n1 or not n2:

@@ -27,8 +27,8 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.core.procgroup import Outcome
+from agentsproof.core.scrub import scrub_text, url_secrets
 from agentsproof.core.units import seconds
-from agentsproof.llm.base import scrub, url_secrets
 from agentsproof.model.results import LogEvent, ToolCall, Usage
 from agentsproof.targets.agent_cli import (
     EventStream,
@@ -97,7 +97,7 @@ def turns_log(
         if n:
             log.append(LogEvent(t=latency, role="assistant", text=(turns[n - 1][0].answer() or "").strip()))
             log.append(LogEvent(t=latency, role="user", text=follow_ups[n - 1]))
-        log += [LogEvent(t=latency + t, role="info", text=scrub("stderr: " + line, secrets)) for t, line in out.stderr]
+        log += [LogEvent(t=latency + t, role="info", text=scrub_text("stderr: " + line, secrets)) for t, line in out.stderr]
         log += [LogEvent(t=latency + out.latency_s, role="info", text=note) for note in [*notes, *out.notes, *notes_of(stream)]]
         trajectory += stream.trajectory()
         invoked += [name for name in stream.invoked if name not in invoked]
@@ -246,7 +246,7 @@ class AgentCliTarget(Target, Generic[S]):
         try:
             return await self._run(trial)
         except TargetError as err:
-            raise TargetError(scrub(str(err), self._secrets), kind=err.kind, retryable=err.retryable, status=err.status) from None
+            raise TargetError(scrub_text(str(err), self._secrets), kind=err.kind, retryable=err.retryable, status=err.status) from None
 
     async def _run(self, trial: TrialInput) -> TrialRecord:
         """The prompt, then each of ``trial.turns`` in the same session, within one

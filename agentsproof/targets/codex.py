@@ -42,7 +42,6 @@ name a file of a staged skill (``inject: system``, one skill: True in the with-a
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from functools import cached_property
@@ -52,7 +51,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, model_validator
 
 from agentsproof.core.errors import InputError
-from agentsproof.llm.base import scrub
+from agentsproof.core.scrub import scrub_text
 from agentsproof.model.graders import FieldError, Strict
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT
 from agentsproof.model.results import Usage
@@ -157,7 +156,7 @@ class CodexTarget(AgentCliTarget[CodexEvents]):
             "approval_policy": s.approval_policy, "env": sorted(s.env),
         }
         if s.base_url:
-            out["base_url"] = scrub(s.base_url, self._secrets)
+            out["base_url"] = scrub_text(s.base_url, self._secrets)
         return out
 
     # -- a turn ----------------------------------------------------------------
@@ -190,21 +189,26 @@ class CodexTarget(AgentCliTarget[CodexEvents]):
         (harness.config / "config.toml").write_text(self._config(instructions), encoding="utf-8")
 
     def _config(self, instructions: Path) -> str:
-        lines = [
-            f"model_instructions_file = {_toml(str(instructions))}",
-            f"approval_policy = {_toml(self.spec.approval_policy)}",
-            f"sandbox_mode = {_toml(self.sandbox_mode)}",
-            "check_for_update_on_startup = false",
-        ]
+        """CODEX_HOME's ``config.toml`` (written by tomli-w: every value quoted as TOML wants)."""
+        import tomli_w
+
+        config: dict[str, Any] = {
+            "model_instructions_file": str(instructions),
+            "approval_policy": self.spec.approval_policy,
+            "sandbox_mode": self.sandbox_mode,
+            "check_for_update_on_startup": False,
+        }
         if self.model:
-            lines.append(f"model = {_toml(self.model)}")
+            config["model"] = self.model
         if self.base_url:
-            lines.append(f"model_provider = {_toml(PROVIDER_ID)}")
-        lines += ["", "[analytics]", "enabled = false", "", "[skills.bundled]", "enabled = false"]
+            config["model_provider"] = PROVIDER_ID
+        config["analytics"] = {"enabled": False}
+        config["skills"] = {"bundled": {"enabled": False}}
         if self.base_url:
-            lines += ["", f"[model_providers.{PROVIDER_ID}]", f"name = {_toml(PROVIDER_ID)}", f"base_url = {_toml(self.base_url)}",
-                      f"env_key = {_toml(self.spec.api_key_env)}", 'wire_api = "responses"']
-        return "\n".join(lines) + "\n"
+            config["model_providers"] = {PROVIDER_ID: {
+                "name": PROVIDER_ID, "base_url": self.base_url, "env_key": self.spec.api_key_env, "wire_api": "responses",
+            }}
+        return tomli_w.dumps(config)
 
     def _argv(self, workspace: Path, thread: str | None = None) -> list[str]:
         """``codex exec`` for the first turn; ``codex exec resume THREAD`` (in the same
@@ -246,9 +250,3 @@ class _Thread:
 def _agent(trial: TrialInput) -> bool:
     """An agent item's with-arm: Codex has no custom agents, so its text is the instructions."""
     return trial.with_skill and trial.skill is not None and trial.skill.kind == "agent"
-
-
-def _toml(value: str) -> str:
-    """``value`` as a TOML basic string."""
-    text = json.dumps(value, ensure_ascii=False)
-    return "".join(f"\\u{ord(c):04x}" if ord(c) == 0x7F else c for c in text)

@@ -52,7 +52,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import sys
 import tempfile
 from collections import deque
 from pathlib import Path
@@ -60,6 +59,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from agentsproof.core.notice import warn
 from agentsproof.core.procgroup import MAX_OUTPUT_BYTES, Outcome, run_group
 from agentsproof.core.rmtree import remove_tree
 from agentsproof.core.scrub import clip, register, scrub
@@ -227,7 +227,7 @@ class CommandTarget(Target):
                 await bridge.aclose()
             left = remove_tree(harness)  # the agent could write there: never through a symlink
             if left:
-                print(f"warning: trial folder {left}", file=sys.stderr)
+                warn(f"trial folder {left}")
 
     def _argv(self, prompt: str, workspace: Path, skill: Path | None) -> tuple[list[str], str | None]:
         values = {"prompt": prompt, "workspace": str(workspace), "skill_file": str(skill or ""),
@@ -289,8 +289,8 @@ class CommandTarget(Target):
 
 def _say_unconfined(name: str, source: str) -> None:
     """Once per target (once per run, at its first trial): this agent runs outside the sandbox."""
-    print(f"warning: target {name!r} ({source}) runs unconfined ('sandbox: false'): the agent can read, change and "
-          "reach everything you can", file=sys.stderr)
+    warn(f"target {name!r} ({source}) runs unconfined ('sandbox: false'): the agent can read, change and "
+         "reach everything you can")
 
 
 def _secret_values(spec: CommandTargetSpec, shown: CommandTargetSpec) -> list[str]:

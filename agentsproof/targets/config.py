@@ -111,9 +111,6 @@ def find_target(name: str, near: Path | None, explicit: Path | None = None) -> T
     raise InputError(None, None, f"unknown target {name!r} ({where}; built-in: {', '.join(known)})")
 
 
-_said: set[tuple[str, str]] = set()
-
-
 def _unsafe(st: os.stat_result, what: str, *, sticky_ok: bool) -> str | None:
     """Why a file or folder with this status could be someone else's doing, or None."""
     if st.st_uid not in (os.getuid(), 0):
@@ -126,7 +123,6 @@ def _unsafe(st: os.stat_result, what: str, *, sticky_ok: bool) -> str | None:
 def _check_redefinition(path: Path, name: str) -> None:
     """A built-in name redefined by ``path``: InputError unless the file is the user's own
     and safe from others; otherwise said once."""
-    import sys
 
     from agentsproof.core.inputs import display
 
@@ -142,10 +138,9 @@ def _check_redefinition(path: Path, name: str) -> None:
         if why:
             raise InputError(display(path), name, f"redefines the built-in target {name!r}, but {why}; refused (remove it, "
                              "or make it yours and not writable by others)")
-    key = (name, str(path))
-    if key not in _said:
-        _said.add(key)
-        print(f"note: target {name!r} is defined by {display(path)}, not the built-in", file=sys.stderr)
+    from agentsproof.core.notice import note_once
+
+    note_once(f"target {name!r} is defined by {display(path)}, not the built-in", key=("targets.yaml", name, str(path)))
 
 
 def check_target_name(name: str, near: Path, source: str, field: str, explicit: Path | None = None) -> TargetDef:

@@ -28,9 +28,8 @@ import httpx
 from pydantic import Field, field_validator, model_validator
 
 from agentsproof.core.errors import InputError
-from agentsproof.core.scrub import clip, register
+from agentsproof.core.scrub import SECRET_PARAM, clip, register, scrub_text, scrub_url, url_secrets
 from agentsproof.core.units import seconds
-from agentsproof.llm.base import _SECRET_PARAM, scrub, scrub_url, url_secrets
 from agentsproof.llm.replies import (
     MAX_TOOL_CALLS,
     ReplyError,
@@ -126,7 +125,7 @@ class HttpTarget(Target):
         self._headers = {"Accept": "application/json", **spec.headers}
         secrets = [*url_secrets(spec.url), *url_secrets(spec.with_url), *_referenced_values(shown)]
         for key, value in spec.headers.items():
-            if _SECRET_PARAM.search(key):
+            if SECRET_PARAM.search(key):
                 secrets += [value, *value.split()[-1:]]  # "Bearer abc": the whole value and the token
         if spec.token_env:
             token = os.environ.get(spec.token_env)
@@ -323,7 +322,7 @@ class HttpTarget(Target):
         return None if why is not None else value
 
     def _scrub(self, text: str) -> str:
-        return scrub(text, self._secrets)
+        return scrub_text(text, self._secrets)
 
     def _detail(self, exc: BaseException) -> str:
         try:
@@ -365,8 +364,8 @@ async def _excerpt(response: httpx.Response) -> str:
         err = data.get("error", data)
         for msg in (err.get("message") if isinstance(err, dict) else err, data.get("detail"), data.get("message")):
             if isinstance(msg, str) and msg.strip():
-                return clip(" ".join(scrub(msg).split()), MAX_EXCERPT_CHARS)
-    return clip(" ".join(scrub(raw.decode("utf-8", "replace")).split()), MAX_EXCERPT_CHARS)
+                return clip(" ".join(scrub_text(msg).split()), MAX_EXCERPT_CHARS)
+    return clip(" ".join(scrub_text(raw.decode("utf-8", "replace")).split()), MAX_EXCERPT_CHARS)
 
 
 def _retry_after(headers: httpx.Headers) -> float | None:
@@ -389,6 +388,6 @@ def _masked(value: Any, key: str = "") -> Any:
         return {k: _masked(v, str(k)) for k, v in value.items()}
     if isinstance(value, list):
         return [_masked(v, key) for v in value]
-    if isinstance(value, str) and key and _SECRET_PARAM.search(key) and not ENV_REF.search(value):
+    if isinstance(value, str) and key and SECRET_PARAM.search(key) and not ENV_REF.search(value):
         return "***"
     return value

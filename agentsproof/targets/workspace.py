@@ -19,7 +19,6 @@ import hashlib
 import os
 import re
 import stat
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -69,7 +68,9 @@ def covered_root(workspace: Path) -> Path:
 
 
 def _warn(line: str) -> None:
-    print(f"warning: {line}", file=sys.stderr)
+    from agentsproof.core.notice import warn
+
+    warn(line)
 
 
 class Workspaces:

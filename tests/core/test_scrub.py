@@ -72,3 +72,33 @@ def test_secret_named_environment_values_are_registered_others_not() -> None:
                             "TOKENIZERS_PARALLELISM": "false-ish-value", "SHORT_TOKEN": "true", "HOME": "/home/someone"})
     text = s.scrub("sk-live-abcdef123 ghp_0123456789 hunter22hunter false-ish-value true /home/someone")
     assert text == "*** *** *** false-ish-value true /home/someone"
+
+
+def test_there_is_one_scrubber():
+    """The providers' ``llm.base.scrub`` is core/scrub's URL-aware scrubber, not a copy,
+    and no other module of the harness defines a scrub function or its own length floor."""
+    import re
+    from pathlib import Path
+
+    import agentsproof
+    from agentsproof.llm import base
+
+    assert base.scrub is s.scrub_text and base.scrub_url is s.scrub_url and base.url_secrets is s.url_secrets
+    root = Path(agentsproof.__file__).parent
+    found = [
+        str(p.relative_to(root)) for p in root.rglob("*.py")
+        if p.relative_to(root).parts[0] != "sdk" and p.name != "scrub.py"
+        and re.search(r"^(def scrub\w*\(|MIN_SECRET_CHARS\s*=)", p.read_text(encoding="utf-8"), re.M)
+    ]
+    assert found == []
+
+
+def test_scrub_text_masks_url_credentials_then_registered_secrets():
+    s._reset_for_tests()
+    try:
+        s.register("registered-secret")
+        text = "GET https://u:pw@host.example/v1?api_key=abc&x=1 failed; token registered-secret"
+        assert s.scrub_text(text) == "GET https://***@host.example/v1?api_key=***&x=1 failed; token ***"
+        assert s.scrub(text) == "GET https://u:pw@host.example/v1?api_key=abc&x=1 failed; token ***"
+    finally:
+        s._reset_for_tests()

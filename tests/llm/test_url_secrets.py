@@ -8,7 +8,9 @@ import base64
 
 import pytest
 
-from agentsproof.llm.base import ChatRequest, LLMError, scrub, scrub_url
+from agentsproof.core.scrub import scrub_text as scrub
+from agentsproof.core.scrub import scrub_url
+from agentsproof.llm.base import ChatRequest, LLMError
 from agentsproof.llm.openai_http import openai_client
 from agentsproof.llm.registry import build_client
 from conftest import SECRET_KEY, Rule, all_output_text, make_plugin, read_json, run_cli, simple_eval

@@ -59,3 +59,10 @@ def test_serve_runs_dir_imports_reports(tmp_path):
     assert "case one" in page and "tc-eval" in page and "-0.20 [-0.50, +0.10]" in page
     res = _cli("serve", "--runs-dir", str(tmp_path / "missing"), "--db", f"sqlite:///{tmp_path / 'y.db'}")
     assert res.returncode == 30 and "--runs-dir" in res.stderr
+
+
+def test_a_misplaced_star_in_allowed_host_is_one_line_exit_30(tmp_path):
+    res = _cli("serve", "--port", "0", "--db", f"sqlite:///{tmp_path / 'h.db'}", "--allowed-host", "localhost, a*.example.org")
+    assert res.returncode == 30
+    assert res.stderr.strip() == ("error: command line: --allowed-host: 'a*.example.org': a '*' stands alone (any Host) "
+                                  "or leads a domain ('*.example.org')")

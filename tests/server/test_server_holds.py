@@ -180,9 +180,18 @@ def test_unused_proof_runs_and_orphan_runs_are_deleted(backend, request, tmp_pat
 
 
 def test_serve_reads_its_settings_through_envcfg(tmp_path):
+    """Every AGENTSPROOF_* number the server reads (found in its source), malformed: one line, exit 30."""
     import os
+    import re
+    from pathlib import Path
 
-    for name, value in (("AGENTSPROOF_MAX_BODY", "abc"), ("AGENTSPROOF_HEADER_TIMEOUT", "-1"), ("AGENTSPROOF_PROOF_RUN_TTL", "soon")):
+    import agentsproof.server
+
+    read = sorted({m for p in Path(agentsproof.server.__file__).parent.glob("*.py")
+                   for m in re.findall(r'env_(?:int|number)\(\s*"(AGENTSPROOF_\w+)"', p.read_text(encoding="utf-8"))})
+    assert {"AGENTSPROOF_MAX_BODY", "AGENTSPROOF_HEADER_TIMEOUT", "AGENTSPROOF_PROOF_RUN_TTL", "AGENTSPROOF_GRADE_RETRY_DELAY"} <= set(read)
+    bad = {"AGENTSPROOF_HEADER_TIMEOUT": "-1", "AGENTSPROOF_PROOF_RUN_TTL": "soon"}
+    for name, value in ((n, bad.get(n, "abc")) for n in read):
         env = {**os.environ, name: value}
         res = subprocess.run([sys.executable, "-m", "agentsproof", "serve", "--port", "0", "--db", f"sqlite:///{tmp_path / 'env.db'}"],
                              capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)

@@ -193,6 +193,17 @@ def test_config_and_describe(monkeypatch, tmp_path):
     assert '[model_providers.agentsproof]' in config and 'base_url = "https://llm.example/v1"' in config
     assert 'env_key = "MY_KEY"' in config and 'wire_api = "responses"' in config
     assert remote.describe()["sandbox"] is False  # a remote provider: Codex's own sandbox
+    import tomllib
+
+    assert tomllib.loads(config) == {
+        "model_instructions_file": "/x/i.md", "approval_policy": "never", "sandbox_mode": "workspace-write",
+        "check_for_update_on_startup": False, "model": MODEL, "model_provider": "agentsproof",
+        "analytics": {"enabled": False}, "skills": {"bundled": {"enabled": False}},
+        "model_providers": {"agentsproof": {"name": "agentsproof", "base_url": "https://llm.example/v1",
+                                            "env_key": "MY_KEY", "wire_api": "responses"}},
+    }
+    odd = agent_cli_target("codex", 'm "q" \\ \x7fé')._config(Path("/x/\x01.md"))  # control characters escaped as TOML wants
+    assert tomllib.loads(odd)["model"] == 'm "q" \\ \x7fé' and tomllib.loads(odd)["model_instructions_file"] == "/x/\x01.md"
 
 
 async def test_turns_go_on_in_the_same_codex_thread(codex_env, tmp_path):

@@ -19,12 +19,12 @@ Each resolution that is not a plain targets.yaml match is said once on stderr.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agentsproof.core.errors import InputError
+from agentsproof.core.notice import note_once
 
 PROVIDERS_FILE = Path(".agentv") / "providers.yaml"
 LLM_KINDS = frozenset({
@@ -33,7 +33,6 @@ LLM_KINDS = frozenset({
 })
 COPILOT_KINDS = frozenset({"copilot", "copilot-cli", "copilot-sdk"})
 
-_SAID: set[tuple[str, str]] = set()
 
 
 @dataclass(frozen=True)
@@ -97,6 +96,5 @@ def resolve_label(label: str, eval_path: Path, src: str, where: str) -> Resolved
 
 def say_once(src: str, note: str | None) -> None:
     """Print ``note`` for the eval file ``src`` once per process (a retry loads it again)."""
-    if note and (src, note) not in _SAID:
-        _SAID.add((src, note))
-        print(f"note: {src}: {note}", file=sys.stderr)
+    if note:
+        note_once(f"{src}: {note}", key=("agentevals", src, note))

@@ -24,18 +24,12 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-_WARNED: set[tuple[str, str, str]] = set()
-
-
 def warn_once(ev: LoadedEval) -> None:
-    """Print each of the item's warnings to stderr once per process (they are also in its result)."""
-    import sys
+    """Each of the item's warnings on stderr once per process (they are also in its result)."""
+    from agentsproof.core.notice import warn_once as say
 
     for w in ev.warnings:
-        key = (ev.kind, ev.name, w)
-        if key not in _WARNED:
-            _WARNED.add(key)
-            print(f"warning: {ev.kind}s/{ev.name}: {w}", file=sys.stderr)
+        say(f"{ev.kind}s/{ev.name}: {w}", key=("eval.yaml", ev.kind, ev.name, w))
 
 
 def check_graders_fit(graders: list[GraderConfig], agent: bool, source: str, field: str) -> None:
