@@ -22,6 +22,8 @@ from agentsproof.stats.activation import ActivationStats
 
 @dataclass
 class ActivationOptions:
+    """What ``agentsproof activation`` runs: the provider or target, trials, parallelism, timeout (seconds) and output folder."""
+
     provider: str | None = None
     model: str | None = None
     target: str | None = None
@@ -38,6 +40,8 @@ class ActivationOptions:
 
 @dataclass
 class ActivationRun:
+    """A finished activation run: the plugin's suites, the scores, every trial and the reports written."""
+
     plugin: PluginSuites
     stats: ActivationStats
     trials: list[ActivationTrial]
@@ -65,13 +69,13 @@ def build_target(opts: ActivationOptions, near: Path) -> tuple[Any, Any, dict[st
     }
 
 
-async def run_suites(target: Any, suites: Sequence[ActivationSuite], skills: list[SkillFile], opts: ActivationOptions) -> list[ActivationTrial]:
+async def _run_suites(target: Any, suites: Sequence[ActivationSuite], skills: list[SkillFile], opts: ActivationOptions) -> list[ActivationTrial]:
     from agentsproof.executor.activation import run_activation
 
     return await run_activation(target, suites, skills, trials=opts.trials, parallel=opts.parallel, timeout=opts.timeout, on_trial=opts.on_trial)
 
 
-def choose_suites(plugin: PluginSuites, only: Sequence[str]) -> list[ActivationSuite]:
+def _choose_suites(plugin: PluginSuites, only: Sequence[str]) -> list[ActivationSuite]:
     if not only:
         return list(plugin.suites)
     from agentsproof.core.errors import InputError
@@ -84,12 +88,13 @@ def choose_suites(plugin: PluginSuites, only: Sequence[str]) -> list[ActivationS
 
 
 def run_plugin_activation(plugin_dir: Path, opts: ActivationOptions) -> ActivationRun:
+    """Run the plugin's activation suites (or those of ``opts.skills``), score them and write the reports; InputError on bad input."""
     from agentsproof.executor.session import run_sync
     from agentsproof.report import activation as report
     from agentsproof.stats.activation import score
 
     plugin = load_plugin_suites(plugin_dir)
-    suites = choose_suites(plugin, opts.skills)
+    suites = _choose_suites(plugin, opts.skills)
     paths = report.report_paths(opts.output, plugin.name)
     for p in paths.values():
         _check_writable(p)
@@ -97,7 +102,7 @@ def run_plugin_activation(plugin_dir: Path, opts: ActivationOptions) -> Activati
 
     async def go() -> list[ActivationTrial]:
         try:
-            return await run_suites(target, suites, plugin.skills, opts)
+            return await _run_suites(target, suites, plugin.skills, opts)
         finally:
             await target.aclose()
             if client is not None:

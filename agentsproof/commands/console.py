@@ -23,12 +23,14 @@ class Progress:
         self.trials = 0
 
     def trial(self, item: Any, trial: Any) -> None:
+        """Count a finished trial; on a terminal, rewrite the progress line with it."""
         self.trials += 1
         if self.tty:
             mark = "E" if trial.status == "errored" else ("✓" if trial.passed else "✗")
             _echo(f"\r  {self.trials:>5} trials  last: {item.name} [{trial.arm}] {mark}   ", err=True, nl=False)
 
     def item(self, run: Any) -> None:
+        """One line for a finished item: each arm's mean score and scored trials, and the errored count."""
         w, wo = run.with_arm, run.without_arm
         one_arm = tuple(run.item.arms) == ("with",)
         line = (
@@ -51,6 +53,7 @@ def _fmt(v: float | None, spec: str) -> str:
 
 
 def print_run(run: RunResult, written: dict[str, Path]) -> None:
+    """The end-of-run summary on stdout: one row per item, the verdict, and where the reports were ``written``."""
     if sys.stderr.isatty():
         _echo("", err=True)
     from agentsproof.report.identity import identity_line

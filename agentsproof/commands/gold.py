@@ -28,6 +28,8 @@ MAX_GOLD_BYTES = 20 * 1024 * 1024
 
 @dataclass(frozen=True)
 class GoldItem:
+    """One line of a gold file: a task, the answer(s) and the person's verdict on it (``human``)."""
+
     id: str
     kind: str
     task: str
@@ -65,7 +67,7 @@ def _known_keys(obj: dict[str, Any], kind: str, where: str) -> None:
         raise InputError(where, unknown[0], f"unknown key for a {kind} item; expected only {', '.join(KEYS[kind])}")
 
 
-def parse_line(obj: Any, where: str, number: int) -> GoldItem:
+def _parse_line(obj: Any, where: str, number: int) -> GoldItem:
     if not isinstance(obj, dict):
         raise InputError(where, None, "each line must be a JSON object")
     kind = "rubric" if "rubric" in obj else "assertion" if "assertion" in obj else "pairwise" if "answer_a" in obj or "preference" in obj else None
@@ -96,6 +98,7 @@ def parse_line(obj: Any, where: str, number: int) -> GoldItem:
 
 
 def load_gold(path: Path) -> list[GoldItem]:
+    """The items of a gold JSONL file (blank and ``//`` lines skipped); InputError naming the line otherwise."""
     src = display(path)
     if path.is_symlink() or not path.is_file():
         raise InputError(src, None, "not a regular file")
@@ -116,7 +119,7 @@ def load_gold(path: Path) -> list[GoldItem]:
             obj = json.loads(text)
         except json.JSONDecodeError as err:
             raise InputError(where, None, f"is not JSON: {err.msg}") from None
-        item = parse_line(obj, where, number)
+        item = _parse_line(obj, where, number)
         if item.id in seen:
             raise InputError(where, "id", f"{item.id!r} is used twice")
         seen.add(item.id)

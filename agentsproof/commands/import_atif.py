@@ -55,6 +55,7 @@ def import_atif(
     folder: Path, eval_file: Path, *, output: Path | None = None, arm: str = "with", provider: str | None = None,
     model: str | None = None, judge_model: str | None = None, cache: bool = True, parallel: int = 4,
 ) -> tuple[RunResult, dict[str, Path]]:
+    """Grade the ATIF trajectories in ``folder`` with ``eval_file``'s graders as trials of ``arm``: the run and the reports written."""
     from agentsproof.commands.regrade import grade_run, refuse_inputs, write_regraded
     from agentsproof.core.inputs import display, safe_name
     from agentsproof.executor.recorder import FileStore

@@ -139,6 +139,7 @@ def _fmt(stat: dict[str, Any] | None, pct: bool = False) -> str:
 
 
 def render(report: dict[str, Any]) -> list[str]:
+    """A judge-check report as terminal lines: per judge model and kind, accuracy, kappa and consistency with intervals."""
     lines = [f"judge-check · {report['gold']} · {report['items']} gold items · provider {report['provider']} · each asked {report['asks']}x"]
     for m in report["models"]:
         lines.append(f"judge model {m['judge_model']}" + (f" · {m['errored']} errored (first: {m['first_error']})" if m["errored"] else ""))
@@ -159,6 +160,7 @@ def render(report: dict[str, Any]) -> list[str]:
 
 
 def write_json(report: dict[str, Any], path: Path) -> None:
+    """Write the judge-check report to ``path`` as indented JSON (through safepath)."""
     from agentsproof.core.safepath import write_file
 
     write_file(path.parent, path.name, (json.dumps(report, indent=2) + "\n").encode("utf-8"))

@@ -15,6 +15,7 @@ EXIT_PROBLEMS = EXIT_FAILED
 
 
 def lint(paths: Sequence[Path], *, errors_only: bool = False) -> list[Problem]:
+    """The problems lint finds in ``paths`` (files or folders), each once; only errors with ``errors_only``."""
     from agentsproof.formats.lint.lint import lint_path
 
     found: list[Problem] = []
@@ -31,10 +32,12 @@ def lint(paths: Sequence[Path], *, errors_only: bool = False) -> list[Problem]:
 
 
 def exit_code(problems: Sequence[Problem]) -> int:
+    """``agentsproof lint``'s exit code: :data:`EXIT_PROBLEMS` when there is any problem, else 0."""
     return EXIT_PROBLEMS if problems else EXIT_OK
 
 
 def as_json(problems: Sequence[Problem], reviews: Sequence[Any] = ()) -> str:
+    """The problems as ``--json`` prints them, with the error and warning counts."""
     data = {
         "problems": [p.as_json() for p in problems],
         "errors": sum(p.severity == "error" for p in problems),

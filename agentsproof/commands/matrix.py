@@ -32,6 +32,7 @@ def target_names(value: str | None) -> list[str]:
 
 
 def first_target(value: str | None) -> str | None:
+    """The first agent named by ``--target`` (None when it names none); InputError as :func:`target_names`."""
     names = target_names(value)
     return names[0] if names else None
 

@@ -92,6 +92,7 @@ def regrade(
     run_path: Path, *, eval_file: Path | None = None, output: Path | None = None, provider: str | None = None,
     model: str | None = None, judge_model: str | None = None, cache: bool = True, parallel: int = 4,
 ) -> tuple[RunResult, dict[str, Path]]:
+    """Grade a saved run's trials again with its eval files' graders (or ``eval_file``'s): the new run and the reports written."""
     from agentsproof.commands.rerun import retry_items
     from agentsproof.core.inputs import display
     from agentsproof.executor.recorder import FileStore, store_dir
@@ -155,7 +156,7 @@ def grade_run(
     return run
 
 
-def regraded_targets(out: Path, stem: str) -> dict[str, Path]:
+def _regraded_targets(out: Path, stem: str) -> dict[str, Path]:
     return {fmt: out / f"{stem}.{fmt}" for fmt in ("json", "md", "html")}
 
 
@@ -164,12 +165,13 @@ def refuse_inputs(out: Path, stem: str, inputs: list[Path | None]) -> None:
     ``regrade X-regraded.json`` beside itself): give --output."""
     from agentsproof.core.safepath import refuse_overwrite
 
-    for path in regraded_targets(out, stem).values():
+    for path in _regraded_targets(out, stem).values():
         refuse_overwrite(path, inputs, "command line", "--output")
 
 
 def write_regraded(run: RunResult, out: Path, stem: str) -> dict[str, Path]:
-    targets = regraded_targets(out, stem)
+    """Write ``<out>/<stem>.{json,md,html}``: the paths by format; InputError when ``out`` cannot be made."""
+    targets = _regraded_targets(out, stem)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as err:

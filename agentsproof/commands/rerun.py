@@ -27,7 +27,7 @@ def retry_plan(
 ) -> tuple[list[EvalItem], dict[tuple[str, str, int], TrialResult], RunSettings]:
     """(items in the saved order with their trial counts, the trials to keep, the settings
     to record: the saved run's, with what was retried)."""
-    check_items(saved, items, path)
+    _check_items(saved, items, path)
     ordered: list[EvalItem] = []
     prior: dict[tuple[str, str, int], TrialResult] = {}
     for it in saved.items:
@@ -50,7 +50,7 @@ def retry_plan(
     return ordered, prior, settings
 
 
-def check_items(saved: RunResult, items: dict[str, EvalItem], path: Path) -> None:
+def _check_items(saved: RunResult, items: dict[str, EvalItem], path: Path) -> None:
     for it in saved.items:
         if it.id not in items:
             raise InputError(str(path), f"items.{it.id}", "not found in the eval files any more; re-run the whole command")

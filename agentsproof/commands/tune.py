@@ -48,6 +48,8 @@ PROPOSAL_SCHEMA: dict[str, Any] = {
 
 @dataclass
 class TuneOptions:
+    """What ``agentsproof tune`` does: how trials run, rounds, candidates per round, the held-out share and its seed."""
+
     run: ActivationOptions = field(default_factory=ActivationOptions)
     rounds: int = 3
     candidates: int = 3
@@ -58,6 +60,8 @@ class TuneOptions:
 
 @dataclass
 class Scored:
+    """A candidate description and how it did: F1 on the train prompts, the share correct per held-out prompt."""
+
     description: str
     train_f1: float | None = None
     heldout: dict[tuple[str, bool], float] = field(default_factory=dict)
@@ -65,11 +69,14 @@ class Scored:
 
     @property
     def heldout_accuracy(self) -> float | None:
+        """The mean share of correct runs over the held-out prompts (0..1); None before they are run."""
         return sum(self.heldout.values()) / len(self.heldout) if self.heldout else None
 
 
 @dataclass
 class TuneResult:
+    """A tuning of one skill: the original and the best description, every one tried and the held-out gain."""
+
     skill: str
     path: Path
     original: Scored
@@ -111,6 +118,7 @@ _FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(\r?\n|\Z)", re.S)
 
 
 def replace_description(text: str, description: str) -> str:
+    """``text`` with its front matter's ``description:`` set to ``description`` (front matter added when missing)."""
     value = json.dumps(description, ensure_ascii=False)  # a JSON string is a YAML scalar
     m = _FRONT.match(text)
     if not m:
@@ -133,7 +141,7 @@ def replace_description(text: str, description: str) -> str:
     return text[: m.start(1)] + "\n".join(out) + text[m.end(1):]
 
 
-def proposal_request(name: str, current: str, body: str, missed: list[str], fired: list[str], k: int) -> str:
+def _proposal_request(name: str, current: str, body: str, missed: list[str], fired: list[str], k: int) -> str:
     lines = [
         f"{MARKER}: propose {k} better descriptions for the agent skill {name!r}.",
         "",
@@ -246,7 +254,7 @@ def find_suite(skill_dir: Path) -> tuple[ActivationSuite, list[SkillFile], Path]
     return suite, skills, source
 
 
-def description_of(skill: SkillFile) -> str:
+def _description_of(skill: SkillFile) -> str:
     from agentsproof.targets.skill_choice import description_of as of
 
     return of(skill)
@@ -275,6 +283,7 @@ async def _propose(client: Any, model: str, request: str, timeout: float) -> lis
 
 
 def tune_description(skill_dir: Path, opts: TuneOptions) -> TuneResult:
+    """Search better descriptions for the skill in ``skill_dir``, judged on held-out prompts; SKILL.md is rewritten only with ``opts.write`` and a held-out gain."""
     from agentsproof.executor.session import prepare_provider, run_sync
     from agentsproof.model.skillfolder import split_frontmatter
     from agentsproof.stats.activation import correct_share, paired_gain, score
@@ -287,7 +296,7 @@ def tune_description(skill_dir: Path, opts: TuneOptions) -> TuneResult:
     prepared = None if target_client is not None else prepare_provider(opts.run.provider, opts.run.model, None)
     client = target_client if target_client is not None else prepared.client  # type: ignore[union-attr]
     model = getattr(target, "model", None) if target_client is not None else prepared.model  # type: ignore[union-attr]
-    original = Scored(description_of(own))
+    original = Scored(_description_of(own))
     tried: list[Scored] = []
 
     async def evaluate(s: Scored, on_train: bool = True) -> None:
@@ -308,7 +317,7 @@ def tune_description(skill_dir: Path, opts: TuneOptions) -> TuneResult:
                 missed = sorted({t.prompt.text for t in wrong if t.prompt.expect})
                 fired = sorted({t.prompt.text for t in wrong if not t.prompt.expect})
                 body = split_frontmatter(own.text)[1]
-                request = proposal_request(own.name, best.description, body, missed, fired, opts.candidates)
+                request = _proposal_request(own.name, best.description, body, missed, fired, opts.candidates)
                 try:
                     proposed = await _propose(client, str(model or ""), request, opts.run.timeout)
                 except LLMError as err:  # the proposer failed (down, a reply over the size cap): the search stops here

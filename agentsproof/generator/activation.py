@@ -35,6 +35,8 @@ MARKER = "ACTIVATION_SUITE"
 
 @dataclass
 class SuiteOutcome:
+    """What generating one skill's activation suite gave: the suite or the last problem, calls made and tokens used."""
+
     config: ActivationConfig | None = None
     problem: str | None = None
     calls: int = 0
@@ -43,7 +45,7 @@ class SuiteOutcome:
     """Near-duplicate prompts left out."""
 
 
-def activation_request(name: str, description: str, siblings: list[tuple[str, str]]) -> str:
+def _activation_request(name: str, description: str, siblings: list[tuple[str, str]]) -> str:
     others = "\n".join(f"- {n}: {d}" for n, d in siblings) or "- (none: this plugin has one skill)"
     return (
         f"{MARKER}: write the activation suite of the skill {name!r}.\n\n"
@@ -91,7 +93,8 @@ def review_suite(cfg: ActivationConfig, description: str, has_siblings: bool) ->
     return cfg.model_copy(update={"should": should, "should_not": should_not}), None, d1 + d2
 
 
-def parse_suite(text: str) -> tuple[ActivationConfig | None, str | None]:
+def _parse_suite(text: str) -> tuple[ActivationConfig | None, str | None]:
+    """(the suite, None) from the model's YAML reply, or (None, why it is not one)."""
     import yaml
     from pydantic import ValidationError
 
@@ -133,7 +136,7 @@ async def generate_suite(client: Any, model: str, name: str, description: str, s
     out = SuiteOutcome()
     messages = [
         {"role": "system", "content": "You write test prompts for AI agent skills. Reply with YAML only."},
-        {"role": "user", "content": activation_request(name, description, siblings)},
+        {"role": "user", "content": _activation_request(name, description, siblings)},
     ]
     for _ in range(retries + 1):
         try:
@@ -144,7 +147,7 @@ async def generate_suite(client: Any, model: str, name: str, description: str, s
         out.calls += 1
         out.usage = out.usage + resp.usage
         text = resp.text if isinstance(resp.text, str) else ""
-        cfg, problem = parse_suite(text)
+        cfg, problem = _parse_suite(text)
         if cfg is not None:
             cfg, problem, out.dropped = review_suite(cfg, description, bool(siblings))
         if cfg is not None:

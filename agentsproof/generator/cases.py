@@ -47,20 +47,22 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
-def ngrams(ws: list[str], n: int) -> list[tuple[str, ...]]:
+def _ngrams(ws: list[str], n: int) -> list[tuple[str, ...]]:
     return [tuple(ws[i : i + n]) for i in range(len(ws) - n + 1)]
 
 
 def shingle_similarity(a: str, b: str, n: int = SHINGLE) -> float:
     """Jaccard similarity of the two texts' word n-shingles (texts shorter than n: one shingle of all their words)."""
     wa, wb = words(a), words(b)
-    sa = set(ngrams(wa, n)) or {tuple(wa)}
-    sb = set(ngrams(wb, n)) or {tuple(wb)}
+    sa = set(_ngrams(wa, n)) or {tuple(wa)}
+    sb = set(_ngrams(wb, n)) or {tuple(wb)}
     return len(sa & sb) / len(sa | sb)
 
 
 @dataclass
 class Overlap:
+    """How much of an instruction is copied from the source, counted in word n-grams."""
+
     copied: int
     """The instruction's word n-grams (counted with repeats) that also occur in the source."""
     total: int
@@ -71,6 +73,7 @@ class Overlap:
 
     @property
     def fraction(self) -> float:
+        """The share of the instruction's n-grams that are copied (0..1; 0 for an instruction shorter than n words)."""
         return self.copied / self.total if self.total else 0.0
 
 
@@ -106,9 +109,9 @@ def example_text(source: str) -> str:
 def overlap(text: str, source: str, n: int = NGRAM) -> Overlap:
     """How many of ``text``'s word n-grams occur in ``source`` (and in its examples)."""
     ws = words(text)
-    grams = ngrams(ws, n)
-    in_source = set(ngrams(words(source), n))
-    in_examples = set(ngrams(words(example_text(source)), n))
+    grams = _ngrams(ws, n)
+    in_source = set(_ngrams(words(source), n))
+    in_examples = set(_ngrams(words(example_text(source)), n))
     hits = [g in in_source for g in grams]
     best_start, best_len, run = 0, 0, 0
     for i, hit in enumerate(hits):
@@ -126,11 +129,14 @@ def overlap(text: str, source: str, n: int = NGRAM) -> Overlap:
 
 
 def copies(ov: Overlap) -> bool:
+    """True when the overlap is a copy: over :data:`COPY_BOUND` of the n-grams and at least :data:`COPY_MIN_NGRAMS` of them."""
     return ov.fraction > COPY_BOUND and ov.copied >= COPY_MIN_NGRAMS
 
 
 @dataclass
 class CaseReview:
+    """The review of a generated eval's cases: which to keep, why the reply is rejected, notes for the user."""
+
     keep: list[int]
     """Indexes of the distinct cases, in order."""
     problem: str | None = None

@@ -40,6 +40,8 @@ MAX_LISTED_CHECKS = 12
 
 @dataclass
 class Verdict:
+    """The relevance judge's answer on a generated eval: relevant or not, and why."""
+
     relevant: bool | None
     """None when the verdict could not be read (or the call failed)."""
     reason: str
@@ -48,7 +50,7 @@ class Verdict:
     usage: Usage = field(default_factory=Usage)
 
 
-def relevance_request(kind: str, source_text: str, eval_text: str) -> str:
+def _relevance_request(kind: str, source_text: str, eval_text: str) -> str:
     return (
         f"## The {kind}\n\n<<<SOURCE\n{source_text.strip()}\nSOURCE>>>\n\n"
         f"## The generated eval\n\n<<<EVAL\n{eval_text.strip()}\nEVAL>>>\n\n"
@@ -57,12 +59,13 @@ def relevance_request(kind: str, source_text: str, eval_text: str) -> str:
 
 
 async def check_relevance(client: LLMClient, model: str, kind: str, source_text: str, eval_text: str, timeout: float) -> Verdict:
+    """Ask ``model`` whether the eval exercises what the skill or agent is for; never raises for a provider or reply failure."""
     from agentsproof.grading.judge import extract_json_object
 
     req = ChatRequest(
         messages=[
             {"role": "system", "content": RELEVANCE_SYSTEM},
-            {"role": "user", "content": relevance_request(kind, source_text, eval_text)},
+            {"role": "user", "content": _relevance_request(kind, source_text, eval_text)},
         ],
         model=model,
         temperature=0.0,
@@ -89,6 +92,8 @@ async def check_relevance(client: LLMClient, model: str, kind: str, source_text:
 
 @dataclass
 class CheckOutcome:
+    """The discrimination check of a generated eval: why it is weak or could not be scored, with the trials' figures."""
+
     weak: str | None = None
     """Why the eval does not discriminate; None when it does."""
     unusable: str | None = None
@@ -195,6 +200,7 @@ def evidence_request(reason: str, evidence: str) -> str:
 
 
 def relevance_feedback(reason: str) -> str:
+    """The follow-up asking for a new task after the relevance judge found the eval unrelated."""
     return (
         f"A reviewer judged that eval unrelated to what the guidance is for: {reason}\n"
         "Write a task that needs exactly what this guidance teaches. Send the complete eval.yaml again: "

@@ -58,6 +58,8 @@ DEFAULT_CHECK_RETRIES = 1
 
 @dataclass
 class ItemOutcome:
+    """What eval-generate did for one skill or agent: the eval written or the error, calls, tokens and the check's figures."""
+
     item: PluginItem
     generated: GeneratedEval | None = None
     error: str | None = None
@@ -81,11 +83,14 @@ class ItemOutcome:
 
     @property
     def ok(self) -> bool:
+        """True when an eval was generated for the item."""
         return self.generated is not None
 
 
 @dataclass
 class GenerateSettings:
+    """How ``agentsproof eval-generate`` runs: where to write, the model, trials, and whether to check the evals."""
+
     out: Path
     trials: int
     model: str
@@ -122,6 +127,7 @@ def read_source(item: PluginItem) -> str:
 
 
 def provenance(plugin: Plugin, item: PluginItem, weak: str | None = None) -> str:
+    """The comment header of a generated eval.yaml: where it came from, and a ``# weak:`` line when it is not proven."""
     source = plugin.source_label(item.source)
     head = f"# weak: {' '.join(weak.split())}\n" if weak else ""
     return head + (

@@ -30,11 +30,14 @@ class PluginItem(LayoutItem):
         return SKILL_FILE if self.kind == "skill" else f"{self.name}.md"
 
     def out_dir(self, out: Path) -> Path:
+        """Where the item's eval and copied files go: ``<out>/skills/<name>`` or ``<out>/agents/<name>``."""
         return out / f"{self.kind}s" / self.name
 
 
 @dataclass
 class Plugin:
+    """A plugin to generate evals for: its name, its skills and agents, and the layout they were found in."""
+
     root: Path
     """The repository root (the plugin folder for a plain folder): where sources are named from."""
     name: str
@@ -42,6 +45,7 @@ class Plugin:
     layout: Layout | None = None
 
     def count(self, kind: str) -> int:
+        """How many items of ``kind`` (``skill`` or ``agent``) the plugin has."""
         return sum(1 for i in self.items if i.kind == kind)
 
     def relative(self, path: Path) -> str:
@@ -69,6 +73,7 @@ class Plugin:
 
 
 def plugin_name(root: Path) -> str:
+    """The plugin's name when nothing declares one: its folder's name (links resolved)."""
     return root.resolve().name
 
 

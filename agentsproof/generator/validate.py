@@ -36,6 +36,8 @@ class InvalidEval(Exception):
 
 @dataclass
 class GeneratedEval:
+    """A generated eval that validated: its config, the YAML to write, and the workspace seeds of an agent eval."""
+
     config: SkillEvalConfig
     text: str
     """The YAML to write: normalized, with a provenance comment on top."""
@@ -267,4 +269,5 @@ def keep_tasks(config: SkillEvalConfig, keep: list[int]) -> SkillEvalConfig:
 
 
 def dump_eval(config: SkillEvalConfig) -> str:
+    """The config as eval.yaml text (:func:`eval_dict`, lists indented under their key, keys in field order, no anchors)."""
     return yaml.dump(eval_dict(config), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=4096)

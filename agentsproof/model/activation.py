@@ -28,6 +28,8 @@ DEFAULT_MIN_PRECISION = 0.8
 
 @dataclass(frozen=True)
 class ActivationPrompt:
+    """One prompt of a suite and whether it should load the skill."""
+
     text: str
     expect: bool
     """True: should load the suite's skill; False: should not (a dormancy contract)."""
@@ -37,6 +39,8 @@ class ActivationPrompt:
 
 @dataclass
 class ActivationSuite:
+    """One skill's prompts, from the eval file ``source``, with the recall and precision ``--ci`` asks of it."""
+
     skill: SkillFile
     prompts: list[ActivationPrompt] = field(default_factory=list)
     source: str = ""
@@ -46,10 +50,12 @@ class ActivationSuite:
 
     @property
     def should(self) -> list[ActivationPrompt]:
+        """The prompts that should load the skill, in order."""
         return [p for p in self.prompts if p.expect]
 
     @property
     def should_not(self) -> list[ActivationPrompt]:
+        """The prompts that should not load the skill, in order."""
         return [p for p in self.prompts if not p.expect]
 
 

@@ -21,6 +21,8 @@ MAX_WEIGHT = 1000.0
 
 
 class Strict(BaseModel):
+    """The base of every eval-file model: unknown keys are refused, fields may be given by alias."""
+
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
@@ -63,6 +65,7 @@ class Checks(Strict):
         return items
 
     def count(self) -> int:
+        """How many checks there are (substrings, forbidden substrings and regexes together)."""
         return len(self.mustContain) + len(self.mustNotContain) + len(self.regexMatch)
 
 
@@ -103,7 +106,9 @@ class GraderSpec(Protocol):
     configs are pydantic models defined beside their graders, :mod:`agentsproof.grading`)."""
 
     @property
-    def type(self) -> str: ...
+    def type(self) -> str:
+        """The grader's ``type:`` as written in the eval file (its registry name)."""
+        ...
 
     def model_dump(self, *, mode: str = "python") -> dict[str, Any]:
         """The config as plain data (pydantic's; ``mode="json"`` for the journal's fingerprints)."""

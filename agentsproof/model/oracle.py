@@ -27,6 +27,8 @@ MAX_ORACLE_TIMEOUT = 3600.0
 
 
 class Oracle(Strict):
+    """A reference solution the graders must accept: an answer, or a command (run or script) that makes the expected workspace."""
+
     answer: str | None = Field(None, description="A reference final answer the graders must accept.")
     run: str | list[Annotated[str, Field(min_length=1)]] | None = Field(
         None, description="A command (sh -c) or argv list run in a fresh copy of the workspace seed, producing the expected workspace; its stdout is the answer unless 'answer' is given."
@@ -56,4 +58,5 @@ class Oracle(Strict):
 
     @property
     def runs_command(self) -> bool:
+        """True when the oracle runs a command (``run`` or ``script``), not only an answer."""
         return self.run is not None or self.script is not None

@@ -34,6 +34,8 @@ def compute_grade(delta: float) -> Grade:
 
 
 class Usage(BaseModel):
+    """Tokens of one or more model calls, as the provider counted them."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
@@ -60,6 +62,8 @@ class CheckResult(BaseModel):
 
 
 class GraderResult(BaseModel):
+    """One grader on one trial: its score, its checks and the judge tokens it used."""
+
     type: str = Field(description="deterministic | llm_rubric | assertions")
     weight: float
     score: float | None = Field(None, description="0..1; None when the grader errored.")
@@ -99,6 +103,8 @@ class FileRecord(BaseModel):
 
 
 class TrialResult(BaseModel):
+    """One trial of one arm: the reply, its grades, cost and what an agent did."""
+
     index: int
     arm: Literal["with", "without", "plugin"] = Field(description="'plugin': with every skill of the plugin installed (--arms ...,plugin).")
     case: str | None = Field(None, description="The task (case) this trial ran, for an item with several tasks; None: the item's one task.")
@@ -123,6 +129,8 @@ class TrialResult(BaseModel):
 
 
 class ArmResult(BaseModel):
+    """The trials of one arm of an item and their totals."""
+
     arm: Literal["with", "without", "plugin"]
     system_prompt_kind: str = Field(description="'skill', 'agent' or 'baseline'.")
     trials: list[TrialResult] = Field(default_factory=list)
@@ -139,6 +147,7 @@ class ArmResult(BaseModel):
     skill_used_rate: float | None = Field(None, description="Of the trials that could tell, the share that loaded the skill.")
 
     def summarize(self) -> ArmResult:
+        """Recompute the totals from ``trials`` in place; returns the arm itself."""
         scored = [t for t in self.trials if t.status == "scored"]
         self.scored = len(scored)
         self.errored = len(self.trials) - len(scored)
@@ -213,6 +222,8 @@ class ItemResult(BaseModel):
 
 
 class Summary(BaseModel):
+    """Counts over the items of one kind (skills, agents or cases) of a run."""
+
     total: int = 0
     passed: int = 0
     failed: int = 0
@@ -224,6 +235,8 @@ class Summary(BaseModel):
 
 
 class RunResult(BaseModel):
+    """One run: its settings, every item's result and the summaries (the JSON report)."""
+
     schema_version: str = SCHEMA_VERSION
     tool: str = "agentsproof"
     tool_version: str

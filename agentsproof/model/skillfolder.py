@@ -36,6 +36,7 @@ from typing import Any
 
 import yaml
 
+from agentsproof.core.errors import InputError
 from agentsproof.core.inputs import MAX_ATTACHED_FILE_BYTES, display, read_regular
 
 INLINE_TOKENS_ENV = "AGENTSPROOF_SKILL_INLINE_TOKENS"
@@ -51,6 +52,8 @@ META_KEYS = ("name", "description", "tools", "allowed-tools", "model")
 
 @dataclass(frozen=True)
 class FolderFile:
+    """One file of a skill folder, as :func:`folder_files` found it (``size`` in bytes)."""
+
     rel: str
     """Path relative to the skill folder, with ``/``."""
     path: Path
@@ -59,6 +62,8 @@ class FolderFile:
 
 @dataclass
 class ItemPrompt:
+    """The with-arm system prompt of an item, and what went into it (inlined and listed files)."""
+
     system_prompt: str
     meta: dict[str, Any] = field(default_factory=dict)
     """Recorded frontmatter: name, description, tools, model (what is present)."""
@@ -68,6 +73,7 @@ class ItemPrompt:
 
 
 def inline_budget_tokens() -> int:
+    """Tokens of folder files a skill prompt may inline (``AGENTSPROOF_SKILL_INLINE_TOKENS``); InputError when malformed."""
     from agentsproof.core.envcfg import env_int
 
     return env_int(INLINE_TOKENS_ENV, DEFAULT_INLINE_TOKENS, lo=0, hi=10_000_000)
@@ -109,6 +115,7 @@ def _loose_value(raw: str) -> Any:
 
 
 def frontmatter_name(text: str) -> str | None:
+    """The frontmatter's ``name:``, stripped; None when absent or blank."""
     meta, _ = split_frontmatter(text)
     name = meta.get("name")
     return name.strip() if isinstance(name, str) and name.strip() else None
@@ -124,7 +131,7 @@ def _tool_list(value: Any) -> list[str]:
     return []
 
 
-def tools_warning(kind: str, meta: dict[str, Any]) -> str | None:
+def _tools_warning(kind: str, meta: dict[str, Any]) -> str | None:
     tools = _tool_list(meta.get("tools")) + _tool_list(meta.get("allowed-tools"))
     if not tools:
         return None
@@ -201,7 +208,7 @@ def _read_inline(f: FolderFile) -> str | None:
     try:
         data = read_regular(f.path, source=display(f.path), field=None, max_bytes=MAX_ATTACHED_FILE_BYTES)
         return data.decode("utf-8")
-    except Exception:  # unreadable, raced away or binary: listed, not inlined
+    except (InputError, ValueError):  # unreadable, raced away or binary (not UTF-8): listed, not inlined
         return None
 
 
@@ -211,7 +218,7 @@ def skill_prompt(
     """SKILL.md plus its folder's files (inlined or listed); see the module docstring."""
     meta, _body = split_frontmatter(skill_text)
     result = ItemPrompt(system_prompt=skill_text, meta={k: meta[k] for k in META_KEYS if k in meta})
-    warning = tools_warning("skill", meta)
+    warning = _tools_warning("skill", meta)
     if warning:
         result.warnings.append(warning)
     files = folder_files(folder, root=root, exclude=exclude)
@@ -251,7 +258,7 @@ def agent_prompt(agent_text: str) -> ItemPrompt:
     result = ItemPrompt(system_prompt=body.lstrip("\r\n") if meta else agent_text, meta={k: meta[k] for k in META_KEYS if k in meta})
     if not result.system_prompt.strip():
         result.system_prompt = agent_text  # frontmatter only: keep what there is
-    warning = tools_warning("agent", meta)
+    warning = _tools_warning("agent", meta)
     if warning:
         result.warnings.append(warning)
     return result

@@ -13,6 +13,8 @@ MAX_FILE_BYTES = 200_000
 
 
 class TCEvalCase(BaseModel):
+    """One case of evals.json: a prompt, its attached files and what its answer is graded on."""
+
     model_config = ConfigDict(extra="forbid")
 
     id: int = Field(description="Unique integer id of the case.")
@@ -52,6 +54,8 @@ class TCEvalCase(BaseModel):
 
 
 class TCEvalConfig(BaseModel):
+    """An evals.json file: the skill under test and its cases (ids unique)."""
+
     model_config = ConfigDict(extra="forbid")
 
     skill_name: Annotated[str, Field(min_length=1)] = Field(
@@ -70,6 +74,8 @@ class TCEvalConfig(BaseModel):
 
 
 class LoadedCase(BaseModel):
+    """A case with its attached files read: (name, text) pairs, in order."""
+
     case: TCEvalCase
     file_contents: list[tuple[str, str]] = Field(default_factory=list)
 
@@ -84,6 +90,8 @@ class LoadedCase(BaseModel):
 
 
 class LoadedTCEval(BaseModel):
+    """An evals.json validated and read: its skill's text and every case with its files."""
+
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     path: Path

@@ -38,6 +38,7 @@ class Axis:
     hi: float = 1.0
 
     def x(self, v: float) -> float:
+        """The x pixel of delta ``v``, clipped to [lo, hi] and rounded to 0.1 px."""
         v = max(self.lo, min(self.hi, v))
         return round(self.left + (v - self.lo) / (self.hi - self.lo) * (self.right - self.left), 1)
 
@@ -60,6 +61,8 @@ def _ticks_x(ax: Axis, y: float) -> list[str]:
 
 @dataclass
 class ForestRow:
+    """One row of a forest plot: a label, its delta and interval, a note and an optional link."""
+
     label: str
     delta: float | None
     lo: float | None = None
@@ -150,6 +153,8 @@ def preference_bar(wins: int, ties: int, losses: int, rate: float | None, lo: fl
 
 @dataclass
 class TrendPoint:
+    """One run on a trend chart: when it ran, its delta and the delta's interval."""
+
     when: str
     delta: float
     lo: float | None = None

@@ -67,6 +67,7 @@ def _summary(cmp: Comparison) -> str:
 
 
 def render_terminal(cmp: Comparison) -> str:
+    """``agentsproof compare`` as terminal text: the warnings, one aligned row per item, the overall pass rate, the result."""
     rows = [HEADER] + _rows(cmp) + [overall_row(cmp)]
     widths = [max(len(r[c]) for r in rows) for c in range(len(HEADER))]
     lines = [f"compare: {cmp.before_path} → {cmp.after_path} (two-sided Fisher exact test, alpha {cmp.alpha:g})"]
@@ -87,6 +88,7 @@ def _md(cell: str) -> str:
 
 
 def render_markdown(cmp: Comparison) -> str:
+    """``agentsproof compare`` as a Markdown page: the runs, the test, a table of items and a legend."""
     out = [
         "# agentsproof compare",
         "",

@@ -103,6 +103,7 @@ def failing_checks(item: ItemResult) -> list[str]:
 
 
 def failure_reasons(item: ItemResult) -> list[str]:
+    """Why an item failed, one line each (pass rate under its threshold, grade F); "did not pass" when neither."""
     out = []
     if item.pass_rate is not None and item.pass_rate < item.threshold - 1e-9:
         out.append(f"pass rate {_pct(item.pass_rate)} is below the threshold {item.threshold * 100:.0f}%")
@@ -131,6 +132,7 @@ def _run_properties(run: RunResult) -> list[tuple[str, str]]:
 
 
 def render_junit(run: RunResult) -> str:
+    """The run as JUnit XML: one testcase per item (failed, errored or skipped when not run), times sharing the run's wall time."""
     failures = sum(1 for i in run.items if not i.not_run and i.status != "errored" and not i.passed)
     errors = sum(1 for i in run.items if i.status == "errored")
     skipped = sum(1 for i in run.items if i.not_run)
@@ -186,10 +188,11 @@ def _errored_lines(trials: list[TrialResult]) -> list[str]:
 
 
 def case_id(item: ItemResult) -> str | None:
+    """A tc-eval item's case id (``case-3`` gives ``"3"``); None for a skill or agent item."""
     return item.id[len("case-"):] if item.kind == "case" and item.id.startswith("case-") else None
 
 
-def trial_record(run: RunResult, item: ItemResult, t: TrialResult) -> dict[str, Any]:
+def _trial_record(run: RunResult, item: ItemResult, t: TrialResult) -> dict[str, Any]:
     return {
         "run": run.created_at,
         "command": run.command,
@@ -216,10 +219,11 @@ def trial_record(run: RunResult, item: ItemResult, t: TrialResult) -> dict[str, 
 
 
 def render_jsonl(run: RunResult) -> str:
+    """The run as JSON Lines: one line per with- and without-arm trial, by trial index, with its checks and tokens."""
     lines = []
     for it in run.items:
         for t in sorted(it.with_arm.trials + it.without_arm.trials, key=lambda t: (t.index, t.arm != "with")):
-            lines.append(json.dumps(trial_record(run, it, t), ensure_ascii=False))
+            lines.append(json.dumps(_trial_record(run, it, t), ensure_ascii=False))
     return "".join(line + "\n" for line in lines)
 
 

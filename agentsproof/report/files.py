@@ -9,6 +9,7 @@ renamed into place.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from typing import Any
@@ -201,6 +202,7 @@ class ReportLock:
         """Folders the lock created (removed again when empty: a run that fails to start leaves none)."""
 
     def acquire(self) -> ReportLock:
+        """Take the lock (creating its folder) and record the holder in it; OutputError when another run holds it."""
         import fcntl
         import socket
         import time
@@ -244,13 +246,12 @@ class ReportLock:
         raise OutputError(f"{display(self.path)}: cannot lock the report set (it keeps changing)")
 
     def release(self) -> None:
+        """Remove the lock file and let go of it, then the folders it created when empty; a no-op when not held."""
         fd, self.fd = self.fd, None
         if fd is None:
             return
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(self.path)  # while still held: a run waiting on this file retries on the new one
-        except OSError:
-            pass
         os.close(fd)
         for folder in self._made:  # innermost first
             try:

@@ -29,9 +29,11 @@ class Spend:
 
     @property
     def tokens(self) -> int:
+        """Trial and judge tokens together."""
         return self.trial_tokens + self.judge_tokens
 
     def add(self, other: Spend) -> None:
+        """Add ``other``'s calls, tokens and cost to this one (a cost stays None until one is known)."""
         self.calls += other.calls
         self.cached += other.cached
         self.trial_tokens += other.trial_tokens
@@ -42,6 +44,8 @@ class Spend:
 
 @dataclass
 class ItemGen:
+    """What the generalisation section shows of one item: its verdict, per-case and pairwise figures and charts, its spend by arm."""
+
     verdict: str | None
     reasons: list[str]
     cases: dict[str, Any] | None
@@ -68,7 +72,7 @@ def _cost(price: Any, usage: Usage) -> float | None:
     return cost_usd(price, usage) if price is not None else None
 
 
-def arm_spend(arm: ArmResult, price: Any, judge_price: Any) -> Spend:
+def _arm_spend(arm: ArmResult, price: Any, judge_price: Any) -> Spend:
     sp = Spend()
     for t in arm.trials:
         if t.cached:
@@ -100,6 +104,7 @@ def _pairwise_spend(pw: dict[str, Any] | None, judge_price: Any) -> Spend:
 
 
 def generalise_view(run: RunResult, views: Sequence[Any]) -> dict[str, Any]:
+    """The generalisation section's context: per item its verdict, cases and spend, the forest rows and the totals."""
     price, judge_price = _prices(run)
     items: dict[str, ItemGen] = {}
     rows: list[ForestRow] = []
@@ -118,7 +123,7 @@ def generalise_view(run: RunResult, views: Sequence[Any]) -> dict[str, Any]:
         if pw:
             gen.pairwise = pw
             gen.pairwise_svg = preference_bar(pw.get("with_preferred", 0), pw.get("ties", 0), pw.get("without_preferred", 0), pw.get("rate"), *(pw.get("rate_ci") or [None, None]))
-        gen.spend = {"with": arm_spend(it.with_arm, price, judge_price), "without": arm_spend(it.without_arm, price, judge_price),
+        gen.spend = {"with": _arm_spend(it.with_arm, price, judge_price), "without": _arm_spend(it.without_arm, price, judge_price),
                      "pairwise": _pairwise_spend(pw, judge_price)}
         for k in totals:
             totals[k].add(gen.spend[k])

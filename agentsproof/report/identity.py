@@ -42,4 +42,5 @@ def _agent_model(described: Any) -> str:
 
 
 def identity_line(run: RunResult, sep: str = " · ") -> str:
+    """The run's identity (:func:`run_identity`) on one line, ``key value`` pairs joined by ``sep``."""
     return sep.join(f"{k} {v}" for k, v in run_identity(run))

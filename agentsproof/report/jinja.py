@@ -5,6 +5,7 @@ A leaf of the report package: it imports no report module, so every writer can u
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Any
 
@@ -74,10 +75,8 @@ class _QuietCache(FileSystemBytecodeCache):
     """A bytecode cache that cannot be written (a full disk) or read is no cache, never a lost report."""
 
     def dump_bytecode(self, bucket: Any) -> None:
-        try:
+        with contextlib.suppress(OSError):
             super().dump_bytecode(bucket)
-        except OSError:
-            pass
 
     def load_bytecode(self, bucket: Any) -> None:
         try:
@@ -87,6 +86,7 @@ class _QuietCache(FileSystemBytecodeCache):
 
 
 def env() -> Environment:
+    """The reports' Jinja environment, made once per process: StrictUndefined, autoescape for HTML, the report filters."""
     global _env
     if _env is None:
         _env = Environment(

@@ -21,6 +21,7 @@ DEFAULT_LAZY_AFTER = 1000
 
 
 def lazy_after() -> int:
+    """Trials above which the HTML report draws trial details on demand (``AGENTSPROOF_HTML_LAZY_AFTER``); InputError when malformed."""
     from agentsproof.core.envcfg import env_int
 
     return env_int(LAZY_ENV, DEFAULT_LAZY_AFTER, lo=0)

@@ -19,6 +19,7 @@ from agentsproof.report.views import build_view
 
 
 def render_json(run: RunResult) -> str:
+    """The JSON report: the run, indented (all non-ASCII as ``\\u`` escapes when a file name holds undecodable bytes)."""
     try:
         return run.model_dump_json(indent=2)
     except ValueError:
@@ -28,10 +29,12 @@ def render_json(run: RunResult) -> str:
 
 
 def render_markdown(run: RunResult) -> str:
+    """The Markdown report (``report.md.j2``)."""
     return html_env().get_template("report.md.j2").render(**build_view(run))
 
 
 def render_html(run: RunResult) -> str:
+    """The self-contained HTML report (``report.html.j2``)."""
     return html_env().get_template("report.html.j2").render(**build_view(run))
 
 
@@ -41,6 +44,7 @@ def json_schema() -> dict[str, Any]:
 
 
 def render_json_schema() -> str:
+    """:func:`json_schema` as indented JSON text."""
     return json.dumps(json_schema(), indent=2)
 
 

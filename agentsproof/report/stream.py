@@ -102,6 +102,7 @@ def stream_writers() -> dict[str, Callable[[RunResult], Any]]:
 
 
 def template_chunks(name: str, context: dict[str, Any]) -> Iterator[str]:
+    """The report template ``name`` rendered with ``context``, piece by piece (``Template.generate``)."""
     from agentsproof.report.lazy import html_env
 
     return html_env().get_template(name).generate(**context)

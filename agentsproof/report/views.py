@@ -22,6 +22,8 @@ _ARM_LABELS = {"skill": "With skill", "agent": "With agent", "baseline": "Baseli
 
 @dataclass
 class LogLine:
+    """One entry of a trial's log as the report shows it (``t`` in seconds since the trial started)."""
+
     t: float
     role: str
     text: str
@@ -31,6 +33,8 @@ class LogLine:
 
 @dataclass
 class TrialView:
+    """A trial as the report shows it: its log lines, and whether its response is shown."""
+
     trial: TrialResult
     log: list[LogLine]
     show_response: bool
@@ -38,6 +42,8 @@ class TrialView:
 
 @dataclass
 class ArmView:
+    """An arm as the report shows it: label, system prompt, latency (seconds), mean tokens, cost (USD) and its trials."""
+
     arm: ArmResult
     label: str
     system_prompt: str | None
@@ -53,6 +59,8 @@ class ArmView:
 
 @dataclass
 class CheckRow:
+    """One check of an item in the report's checks table: passes out of scored trials per arm, flaky, non-discriminating."""
+
     kind: str
     target: str
     with_passed: int | None
@@ -67,6 +75,8 @@ class CheckRow:
 
 @dataclass
 class ItemView:
+    """An item as the report shows it: its result label, normalized stats, arms and checks."""
+
     item: ItemResult
     anchor: str
     result: str
@@ -79,11 +89,14 @@ class ItemView:
 
     @property
     def failing_checks(self) -> list[CheckRow]:
+        """The checks that failed in at least one scored with-arm trial."""
         return [c for c in self.checks if c.with_total and (c.with_passed or 0) < c.with_total]
 
 
 @dataclass
 class Section:
+    """The report's items of one kind (skills, agents or cases), with its title and summary."""
+
     kind: str
     title: str
     summary: Any
@@ -102,6 +115,7 @@ def normalize_stats(raw: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def item_result_label(item: ItemResult) -> str:
+    """The item's result as printed: PASS, FAIL, UNPROVEN (passed on too few trials), ERROR or NOT RUN."""
     if item.not_run:
         return "NOT RUN"
     if item.status == "errored":
@@ -154,11 +168,10 @@ def _trial_view(t: TrialResult, system: str | None) -> TrialView:
 
 def _arm_view(arm: ArmResult, price: Any = None) -> ArmView:
     system = next((e.text for t in arm.trials for e in t.log if e.role == "system"), None)
-    trials: Any
-    if isinstance(arm.trials, list):
-        trials = [_trial_view(t, system) for t in arm.trials]
-    else:  # spilled to the journal (agentsproof.executor.spill): each view made when rendered
-        trials = LazyViews(arm.trials, lambda t: _trial_view(t, system))
+    # trials spilled to the journal (agentsproof.executor.spill) are not a list: each view is made when rendered
+    trials: Any = (
+        [_trial_view(t, system) for t in arm.trials] if isinstance(arm.trials, list) else LazyViews(arm.trials, lambda t: _trial_view(t, system))
+    )
     scored = [t for t in arm.trials if t.status == "scored"]
     lat = [t.latency_s for t in scored]
     costs = [t.cost_usd for t in arm.trials if t.cost_usd is not None]
