@@ -15,9 +15,16 @@ delay, or a plain run of the same thing), so the figure does not depend on the m
 | `sdk-hung-server` | `complete()` on a server that never answers | the client timeout, 2 s | < 1.5 |
 | `group-timeout` | `run_group` of an agent that sleeps, with a 1 s timeout | the timeout | < 6 |
 | `group-leftover` | `run_group` of an agent that exits leaving a child on its stdout | `KILL_GRACE_S` | < 3 |
+| `group-setsid` | `run_group` of an agent whose child, in a session of its own, holds its stdout | `PIPE_DRAIN_S`, 2 s | < 15 |
 | `judge-timeout` | `agentsproof eval`, the judge 10 s late, the eval's timeout 1 s | the same eval, the judge on time | extra < 7 × timeout |
+| `trial-retry` | `agentsproof eval`, the first trial call 10 s late, the eval's timeout 2 s (the retry answers) | the same eval, every call on time | extra < 1 × timeout |
+| `trial-budget` | `agentsproof eval`, every trial call 10 s late, the eval's timeout 1 s (one trial per arm) | the same eval, every call on time | extra < 4 × timeout |
+| `regex-re2` | a backtracking pattern (`(a+)+$`) on 41 characters, on RE2 | `PY_REGEX_TIME_LIMIT`, 1 s | < 1 (never cut off) |
+| `regex-cutoff` | a pattern RE2 cannot run, cut off by a 0.5 s limit | the limit | < 10 |
+| `power-search` | `runs_needed(0.9, 0.8)`: every size up to 100, tables uncached | a budget of 5 s | < 1 |
 
-The command, claude-code and codex targets and the script grader stop their agents through
+"extra" is the measured run less the reference run. The command, claude-code and codex
+targets and the script grader stop their agents through
 `core.procgroup.run_group`, measured directly here. Exit status 1 when a case misses its
 target.
 
@@ -182,6 +189,15 @@ def group_leftover(tmp: Path) -> tuple[float, float]:
     return took, procgroup.KILL_GRACE_S
 
 
+def group_setsid(tmp: Path) -> tuple[float, float]:
+    script = "setsid sh -c 'echo from-escaped; exec sleep 1000' & sleep 0.2; echo done"
+    t0 = time.perf_counter()
+    out = asyncio.run(procgroup.run_group(["/bin/sh", "-c", script], cwd=tmp, env=ENV, stdin_text=None, timeout=60))
+    took = time.perf_counter() - t0
+    assert b"done" in out.stdout and any("session of their own" in n for n in out.notes), out
+    return took, procgroup.PIPE_DRAIN_S
+
+
 JUDGED_EVAL = """\
 version: "2"
 skill: SKILL.md
@@ -213,6 +229,87 @@ def _eval_seconds(tmp: Path, judge_delay: float, exit_code: int) -> float:
     return took
 
 
+TRIAL_EVAL = """\
+version: "2"
+skill: SKILL.md
+defaults: {trials: 1, timeout: TIMEOUT, threshold: 0.5}
+task:
+  name: bench
+  instruction: Say hello.
+  graders:
+    - type: deterministic
+      checks: {mustContain: ["hello"]}
+"""
+
+
+def _trial_seconds(tmp: Path, name: str, timeout: float, rules: list[Rule]) -> tuple[float, dict]:
+    skill = tmp / name / "skills" / "greeter"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("You are the greeter skill.\n")
+    (skill / "eval.yaml").write_text(TRIAL_EVAL.replace("TIMEOUT", str(timeout)))
+    with ScriptedServer() as srv:
+        srv.add(*rules)
+        env = {**os.environ, "AGENTSPROOF_PROVIDER_TYPE": "openai", "AGENTSPROOF_PROVIDER_URL": srv.base_url,
+               "AGENTSPROOF_PROVIDER_KEY": "bench-key", "AGENTSPROOF_NO_CACHE": "1", "AGENTSPROOF_RETRY_BASE_DELAY": "0"}
+        env.pop("CI", None)
+        out = tmp / f"runs-{name}"
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "agentsproof", "eval", str(skill / "eval.yaml"), "--model", "m", "--output", str(out)],
+                       env=env, capture_output=True, text=True, timeout=300, cwd=tmp)
+        took = time.perf_counter() - t0
+    report = json.loads((out / name / "greeter-eval.json").read_text())
+    return took, report["items"][0]
+
+
+def trial_retry(tmp: Path) -> tuple[float, float]:
+    on_time, _ = _trial_seconds(tmp, "on-time", 2.0, [Rule(reply="hello")])
+    late, item = _trial_seconds(tmp, "late-once", 2.0, [Rule(reply="hello", delay=10, times=1), Rule(reply="hello")])
+    assert item["with_arm"]["errored"] == 0 and item["without_arm"]["errored"] == 0, item  # the retry answered
+    return late - on_time, 2.0
+
+
+def trial_budget(tmp: Path) -> tuple[float, float]:
+    on_time, _ = _trial_seconds(tmp, "on-time", 1.0, [Rule(reply="hello")])
+    late, item = _trial_seconds(tmp, "always-late", 1.0, [Rule(reply="hello", delay=10)])
+    assert item["with_arm"]["errored"] == 1 and item["without_arm"]["errored"] == 1, item
+    return late - on_time, 1.0
+
+
+def regex_re2(tmp: Path) -> tuple[float, float]:
+    from agentsproof.grading import regex
+
+    t0 = time.perf_counter()
+    out = regex.search(r"(a+)+$", "a" * 40 + "!")
+    took = time.perf_counter() - t0
+    assert out.engine == "re2" and out.span is None and out.error is None, out
+    return took, regex.PY_REGEX_TIME_LIMIT
+
+
+def regex_cutoff(tmp: Path) -> tuple[float, float]:
+    from agentsproof.grading import regex
+
+    os.environ["AGENTSPROOF_REGEX_TIME_LIMIT"] = "0.5"
+    try:
+        t0 = time.perf_counter()
+        out = regex.search(r"(a+)+(?=b)", "a" * 60)
+        took = time.perf_counter() - t0
+    finally:
+        del os.environ["AGENTSPROOF_REGEX_TIME_LIMIT"]
+    assert out.span is None and "cut off after 0.5 s" in (out.error or ""), out
+    return took, 0.5
+
+
+def power_search(tmp: Path) -> tuple[float, float]:
+    from agentsproof.stats.power import fisher_table, runs_needed
+
+    fisher_table.cache_clear()
+    t0 = time.perf_counter()
+    res = runs_needed(0.9, 0.8)
+    took = time.perf_counter() - t0
+    assert res.runs is None and res.achieved < 0.8, res
+    return took, 5.0
+
+
 def judge_timeout(tmp: Path) -> tuple[float, float]:
     on_time = _eval_seconds(tmp, 0.0, 0)
     late = _eval_seconds(tmp, 10.0, 30)  # the trial errored (judge timeout): exit 30
@@ -228,7 +325,13 @@ CASES: dict[str, tuple[Case, float | None, float]] = {
     "sdk-hung-server": (sdk_hung_server, None, 1.5),
     "group-timeout": (group_timeout, None, 6.0),
     "group-leftover": (group_leftover, None, 3.0),
+    "group-setsid": (group_setsid, None, 15.0),
     "judge-timeout": (judge_timeout, None, 7.0),
+    "trial-retry": (trial_retry, None, 1.0),
+    "trial-budget": (trial_budget, None, 4.0),
+    "regex-re2": (regex_re2, None, 1.0),
+    "regex-cutoff": (regex_cutoff, None, 10.0),
+    "power-search": (power_search, None, 1.0),
 }
 
 
@@ -244,7 +347,7 @@ def main() -> int:
             continue
         ratios, measured, reference = [], [], []
         for _ in range(args.reps):
-            with tempfile.TemporaryDirectory(prefix="agentsproof-timings-") as tmp:
+            with tempfile.TemporaryDirectory(prefix="agentsproof-timings-", ignore_cleanup_errors=True) as tmp:  # the SDK may still be spooling
                 m, r = case(Path(tmp))
             measured.append(m)
             reference.append(r)
