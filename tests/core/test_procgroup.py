@@ -59,7 +59,7 @@ async def test_stdout_is_capped_with_its_tail_kept(tmp_path: Path, monkeypatch: 
 
 async def test_a_timeout_stops_the_whole_group(tmp_path: Path) -> None:
     pidfile = tmp_path / "child.pid"
-    out = await run_group(_sh(f"sleep 300 & echo $! > {pidfile}; wait"), cwd=tmp_path, env=ENV, stdin_text=None, timeout=0.5)
+    out = await run_group(_sh(f"sleep 300 & echo $! > {pidfile}; wait"), cwd=tmp_path, env=ENV, stdin_text=None, timeout=3)
     assert out.timed_out
     child = int(pidfile.read_text())
     assert not _alive(child)
@@ -75,7 +75,8 @@ async def test_a_leftover_process_is_stopped_and_said(tmp_path: Path) -> None:
 
 async def test_a_process_in_its_own_session_holding_stdout_is_found_by_its_pipe(tmp_path: Path) -> None:
     pidfile = tmp_path / "escaped.pid"
-    script = f"setsid sh -c 'echo $$ > {pidfile}; echo from-escaped; exec sleep 300' & sleep 0.3; echo parent-done"
+    script = (f"setsid sh -c 'echo $$ > {pidfile}.tmp; mv {pidfile}.tmp {pidfile}; echo from-escaped; exec sleep 300' & "
+              f"while [ ! -s {pidfile} ]; do sleep 0.05; done; echo parent-done")
     out = await run_group(_sh(script), cwd=tmp_path, env=ENV, stdin_text=None, timeout=60)
     assert b"parent-done" in out.stdout and b"from-escaped" in out.stdout  # what it printed is kept
     assert any("in a session of their own still held its output" in n for n in out.notes), out.notes
