@@ -726,18 +726,14 @@ task:
 
 
 def test_judge_calls_obey_the_eval_timeout(byok_env, tmp_path):
-    """A judge that never answers in time: the trial errors within the eval's timeout
-    (per attempt, retries included), instead of waiting on the judge for minutes."""
-    import time
-
+    """A judge that never answers in time: the trial errors with the eval's timeout (per
+    attempt, retries included) instead of waiting on the judge: a judge that was waited for
+    would answer score 1 after its 10 s. (How soon it stops: bench/timings.py, judge-timeout.)"""
     srv = byok_env
     srv.add(Rule(reply='{"score": 1, "reasoning": "late"}', judge=True, delay=10.0), with_arm("hello"))
     path = one_skill(tmp_path, simple_eval([{"type": "llm_rubric", "rubric": "says hello"}], trials=1, timeout=1.0))
-    t0 = time.monotonic()
     code, _, err = eval_cli(path, tmp_path / "out")
-    took = time.monotonic() - t0
     assert code == 30, err
     w = item_of(tmp_path / "out")["with_arm"]
     assert w["errored"] == 1
     assert "timeout" in w["trials"][0]["error"]
-    assert took < 8, f"took {took:.1f}s with a 1 s timeout"

@@ -1,7 +1,6 @@
-"""core/safepath (the one rule for every write) and core/treecopy (the one tree copier), on
-the real file system: bad names refused, a link planted at any depth below the root refused
-(its target untouched), a link at the file's own name replaced, never followed; a tree with
-link loops copied as links, bounded."""
+"""core/safepath, the one rule for every write, on the real file system: bad names refused,
+a link planted at any depth below the root refused (its target untouched), a link at the
+file's own name replaced, never followed; inputs never overwritten."""
 
 from __future__ import annotations
 
@@ -12,7 +11,6 @@ import pytest
 
 from agentsproof.core import safepath
 from agentsproof.core.errors import InputError
-from agentsproof.core.treecopy import TreeProblem, copy_tree
 
 
 @pytest.mark.parametrize("name", ["/V/pwn", "../../../../V/pwn", "..", ".", "", "   ", "a\\b", "two\nlines", "nul\x00", "x" * 256])
@@ -97,25 +95,3 @@ def test_refuse_overwrite_sees_the_same_file_by_any_name(tmp_path: Path) -> None
             safepath.refuse_overwrite(out, [src], "command line", "--out")
         assert "is an input of this command" in str(err.value)
     safepath.refuse_overwrite(tmp_path / "EVAL.yaml", [src, None], "command line", "--out")
-
-
-def test_tree_copy_keeps_link_loops_as_links(tmp_path: Path) -> None:
-    seed = tmp_path / "seed"
-    (seed / "sub").mkdir(parents=True)
-    (seed / "sub" / "f.txt").write_text("data")
-    (seed / "a").symlink_to(".")
-    (seed / "b").symlink_to(".")
-    (seed / "sub" / "up").symlink_to("..")
-    copy_tree(seed, tmp_path / "copy")
-    entries = sorted(p.relative_to(tmp_path / "copy").as_posix() for p in (tmp_path / "copy").rglob("*"))
-    assert entries == ["a", "b", "sub", "sub/f.txt", "sub/up"]
-    assert os.readlink(tmp_path / "copy" / "a") == "." and (tmp_path / "copy" / "sub" / "f.txt").read_text() == "data"
-
-
-def test_tree_copy_refuses_a_link_out(tmp_path: Path) -> None:
-    victim = _victim(tmp_path)
-    seed = tmp_path / "seed"
-    seed.mkdir()
-    (seed / "out").symlink_to(victim)
-    with pytest.raises(TreeProblem, match="leads out of the folder"):
-        copy_tree(seed, tmp_path / "copy")

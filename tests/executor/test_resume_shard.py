@@ -141,21 +141,27 @@ def test_shards_merged_equal_a_single_run(byok_env, tmp_path):
 
 
 def test_merge_refuses_overlapping_or_mismatched_shards(byok_env, tmp_path):
-    plugin = _plugin(tmp_path, n=2, trials=1)
+    from agentsproof.executor.shard import shard_of
+
+    plugin = _plugin(tmp_path, n=4, trials=1)
+    # skills/s0..s2 land on shard 1 of 2 and skills/s3 on shard 2: both shards below hold items
+    assert {shard_of(f"skills/s{i}", 2) for i in range(4)} == {1, 2}
     out = tmp_path / "a"
     run_cli(["eval-all", plugin, "--model", "m", "--output", out])
     rep = out / "demo-plugin" / "eval-all-summary.json"
     code, _, err = run_cli(["merge", rep, rep, "--output", tmp_path / "m"])
     assert code == 30 and "one shard only" in err and len(err.strip().splitlines()) == 1
     other = tmp_path / "b"
-    run_cli(["eval-all", plugin, "--model", "other-model", "--output", other, "--shard", "1/2"])
+    code, _, err = run_cli(["eval-all", plugin, "--model", "other-model", "--output", other, "--shard", "1/2"])
+    assert code == 0, err
     first = tmp_path / "c"
-    run_cli(["eval-all", plugin, "--model", "m", "--output", first, "--shard", "2/2"])
-    code, _, err = run_cli(
-        ["merge", first / "demo-plugin" / "eval-all-summary.json", other / "demo-plugin" / "eval-all-summary.json", "--output", tmp_path / "m"]
-    )
-    if read_json(first / "demo-plugin" / "eval-all-summary.json")["items"] and read_json(other / "demo-plugin" / "eval-all-summary.json")["items"]:
-        assert code == 30 and "model" in err
+    code, _, err = run_cli(["eval-all", plugin, "--model", "m", "--output", first, "--shard", "2/2"])
+    assert code == 0, err
+    first_rep, other_rep = first / "demo-plugin" / "eval-all-summary.json", other / "demo-plugin" / "eval-all-summary.json"
+    assert [it["id"] for it in read_json(first_rep)["items"]] == ["skills/s3"]
+    assert len(read_json(other_rep)["items"]) == 3
+    code, _, err = run_cli(["merge", first_rep, other_rep, "--output", tmp_path / "m"])
+    assert code == 30 and "model" in err and len(err.strip().splitlines()) == 1
 
 
 def test_bad_shard_values(byok_env, tmp_path):

@@ -307,9 +307,7 @@ async def test_a_score_outside_0_to_1_errors_the_grader(ws: Path, bad: str):
 
 async def test_a_timeout_errors_and_kills_the_whole_process_group(ws: Path):
     run = "sleep 60 & echo $! > grandchild.pid; sleep 60"
-    t0 = time.monotonic()
-    res = await grade_script(script(run, timeout=60), TrialContext(answer="a", workspace=ws, timeout=2))
-    assert time.monotonic() - t0 < 20
+    res = await grade_script(script(run, timeout=60), TrialContext(answer="a", workspace=ws, timeout=2))  # how soon: bench/timings.py
     assert res.errored and res.error == "timed out after 2s; the command and every process it started were stopped"
     pid = int((ws / "grandchild.pid").read_text())
     deadline = time.monotonic() + 10

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 
 import pytest
 
@@ -52,8 +51,6 @@ async def test_grade_all_mixes_graders_and_runs_judge_calls_concurrently(judge, 
         DeterministicGrader.model_validate({"type": "deterministic", "checks": ["a"]}),
         spec("Uses 'a'", "Uses 'b'", "Uses 'c'", "Uses 'd'"),
     ]
-    t0 = asyncio.get_running_loop().time()
     results = await grade_all("a b", graders, judge, "t")
-    elapsed = asyncio.get_running_loop().time() - t0
     assert [r.score for r in results] == [1.0, 0.5]
-    assert scripted_server.max_in_flight == 4 and elapsed < 0.35
+    assert scripted_server.max_in_flight == 4  # the four judge calls were at the server together

@@ -69,14 +69,11 @@ def test_an_agent_that_leaves_a_setsid_child_holding_stdout_keeps_its_answer(tmp
     folder = spaces.create("it", "without", 0)
     item = EvalItem(id="it", name="it", kind="skill", source_path="S.md", system_prompt="S", task_name="t", prompt="p",
                     graders=[], trials=1, timeout=60.0, threshold=0.5)
-    t0 = time.monotonic()
     rec = asyncio.run(target.run(TrialInput(item=item, arm="without", index=0, system="S", prompt="p", timeout=60.0, workspace=folder)))
-    took = time.monotonic() - t0
     pid = _wait_pid_file(folder / "leftover.pid")
     assert rec.answer == "THE ANSWER"
     assert _gone(pid), "the process holding stdout was left running"
-    assert any("held its output; they were stopped" in e.text for e in rec.log)
-    assert took < 30
+    assert any("held its output; they were stopped" in e.text for e in rec.log)  # how soon: bench/timings.py group-setsid
 
 
 @pytest.mark.asyncio

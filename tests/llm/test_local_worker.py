@@ -214,10 +214,8 @@ async def test_workers_crashing_at_start_up_stop_after_the_bound_with_the_fix(mo
         pool = client._pool
         assert pool.start_crashes == local_pool.MAX_START_CRASHES
         # every further call fails at once, without starting another worker
-        t0 = time.perf_counter()
         with pytest.raises(LLMError, match="does not run on this CPU"):
             await client.complete(_req("Hi"))
-        assert time.perf_counter() - t0 < 0.5
         assert pool.start_crashes == local_pool.MAX_START_CRASHES and not worker_processes(os.getpid())
     finally:
         await client.aclose()

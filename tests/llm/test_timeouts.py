@@ -55,21 +55,17 @@ async def test_infinite_timeouts_mean_no_limit(make, scripted_server):
 
 async def test_timed_out_attempt_is_retried_within_the_budget(make, scripted_server):
     scripted_server.add(Rule(delay=3, times=1))  # only the first request is slow
-    t0 = time.monotonic()
     resp = await make().complete(ChatRequest(messages=MSGS, model="m", budget=1.2))
-    elapsed = time.monotonic() - t0
+    # the first attempt was cut (its reply would take 3 s), the retry answered within the
+    # budget (how soon: bench/timings.py trial-retry)
     assert resp.text == "OK" and resp.attempts == 2
-    assert 0.5 <= elapsed < 1.2  # first attempt cut at half the budget, the retry answered at once
     assert len(scripted_server.requests) == 2
 
 
 async def test_budget_bounds_all_attempts(make, scripted_server):
     scripted_server.add(Rule(delay=3))
-    t0 = time.monotonic()
-    with pytest.raises(LLMError) as err:
+    with pytest.raises(LLMError) as err:  # how soon: bench/timings.py trial-budget
         await make().complete(ChatRequest(messages=MSGS, model="m", budget=1.0))
-    elapsed = time.monotonic() - t0
-    assert elapsed < 1.3, elapsed
     assert err.value.kind == "timeout" and "timed out" in str(err.value) and "1s budget" in str(err.value)
 
 
@@ -107,19 +103,16 @@ async def test_shared_deadline_already_past_makes_no_call(make, scripted_server)
 async def test_judge_obeys_the_eval_timeout(make, scripted_server, retry):
     scripted_server.add(Rule(delay=4, judge=True))
     judge = Judge(client=make(retry=retry), model="j", timeout=120)
-    t0 = time.monotonic()
-    (res,) = await grade_all("use pytest", [RUBRIC], judge, "t", timeout=1.0)
-    elapsed = time.monotonic() - t0
-    assert res.errored and res.score is None and elapsed < 1.5, (elapsed, res.error)
+    (res,) = await grade_all("use pytest", [RUBRIC], judge, "t", timeout=1.0)  # how soon: bench/timings.py judge-timeout
+    assert res.errored and res.score is None, res.error
     assert "timed out" in res.error or "ran out of the eval's timeout of 1s" in res.error
 
 
 async def test_slow_first_judge_call_is_retried_within_the_eval_timeout(make, scripted_server):
     scripted_server.add(Rule(delay=4, judge=True, times=1))
     judge = Judge(client=make(), model="j", timeout=120)
-    t0 = time.monotonic()
     (res,) = await grade_all("use pytest", [RUBRIC], judge, "t", timeout=2.0)
-    assert not res.errored and res.score == 1.0 and time.monotonic() - t0 < 2.0
+    assert not res.errored and res.score == 1.0  # the slow first call (4 s) was cut and retried within 2 s
     assert len(scripted_server.requests) == 2
 
 

@@ -1,7 +1,8 @@
 """Counts that add up and labels that tell the truth: calls / cache / tokens in one table that
 matches the JSON; a cached or resumed run says so in one line; not-run items are "not run";
-every case's instruction is shown; no -0.00, no float dust, no JUnit case longer than its
-suite; rounded durations; one word for an agent item's advice; no green PASS on too few trials."""
+every case's instruction is shown; no -0.00, no float dust, no JUnit case longer than its suite
+(the rounding helpers themselves: tests/core/test_units.py); one word for an agent item's
+advice; no green PASS on too few trials."""
 
 from __future__ import annotations
 
@@ -84,14 +85,6 @@ def test_two_trials_are_not_a_green_pass(byok_env, tmp_path):
     assert "UNPROVEN" in row and "PASS" not in row.replace("UNPROVEN", "")
     html = (out / "demo-plugin" / "greeter-eval.html").read_text()
     assert 'class="r r-UNPROVEN"' in html and "too few trials" in html
-
-
-def test_helpers_round_durations_and_signs():
-    from agentsproof.core.units import seconds, signed, tidy
-
-    assert signed(-0.001) == "+0.00" and signed(-0.25) == "-0.25" and signed(None) == "—"
-    assert seconds(29.5109) == "29.5s" and seconds(3) == "3s" and seconds(125) == "2m 05s"
-    assert tidy({"ci": [1.39e-17, 0.5, -0.0]}) == {"ci": [0.0, 0.5, 0.0]}
 
 
 def test_agent_item_advice_says_agent():

@@ -3,7 +3,9 @@ every request: for wire-shape tests of our SDK and the published one (no storage
 
 ``RecordingServer().start()``; ``.base_url`` ends in ``/api``; ``.requests`` is a list of
 ``Request(method, path, query, headers, body)``; ``.fail[(method, path_regex)] = status``
-makes matching requests answer that status; ``.cases`` are the goldens a suite serves.
+makes matching requests answer that status; ``.cases`` are the goldens a suite serves;
+``.gate = threading.Event()`` holds every reply until the gate is set (at most a minute),
+and ``.answered`` counts the replies sent.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ class RecordingServer:
     cases: list[dict[str, Any]] = field(default_factory=list)
     fail: dict[tuple[str, str], int] = field(default_factory=dict)
     delay: float = 0.0
+    gate: threading.Event | None = None
+    answered: int = 0
     requests: list[Request] = field(default_factory=list)
 
     def start(self) -> "RecordingServer":
@@ -54,6 +58,8 @@ class RecordingServer:
                     rec.requests.append(Request(self.command, parts.path, parse_qs(parts.query), {k.lower(): v for k, v in self.headers.items()}, body))
                 if rec.delay:
                     time.sleep(rec.delay)
+                if rec.gate is not None:
+                    rec.gate.wait(60)
                 status, reply = rec._answer(self.command, parts.path, body)
                 data = json.dumps(reply).encode()
                 self.send_response(status)
@@ -61,6 +67,8 @@ class RecordingServer:
                 self.send_header("content-length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
+                with rec._lock:
+                    rec.answered += 1
 
             do_GET = do_POST = _handle
 

@@ -29,16 +29,13 @@ def _dead_url() -> str:
 def _offline_run(spool, url=None):
     ap = AgentsProof(api_key=KEY, base_url=url or _dead_url(), spool_dir=spool)
     run = ap.start_run(project_slug="p", input={"q": 1}, goal="g", client_run_id="client-run-1")
-    t0 = time.perf_counter()
     run.trace("tool_call", "search", lambda: {"hits": 1}, input="q")
     run.log_step({"type": "llm_call", "name": "m", "output": "answer"})
-    res = run.complete({"answer": 42})
-    return res, time.perf_counter() - t0
+    return run.complete({"answer": 42})
 
 
 def test_unreachable_server_spools_the_run(tmp_path):
-    res, took = _offline_run(tmp_path)
-    assert took < 5
+    res = _offline_run(tmp_path)
     assert res["publicUrl"] is None and res["spooled"] == str(tmp_path / "client-run-1.json")
     path = tmp_path / "client-run-1.json"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 
 import pytest
 from scipy.stats import fisher_exact
@@ -20,11 +19,9 @@ def test_known_runs_needed(before, after, runs):
     assert power(before, after, runs - 1) < 0.8
 
 
-def test_ninety_to_eighty_not_reached_within_100_and_fast():
+def test_ninety_to_eighty_not_reached_within_100():
     fisher_table.cache_clear()
-    t0 = time.perf_counter()
-    res = runs_needed(0.9, 0.8)
-    assert time.perf_counter() - t0 < 5
+    res = runs_needed(0.9, 0.8)  # every size up to 100 searched (how fast: bench/timings.py power-search)
     assert res.runs is None and res.achieved < 0.8
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -191,11 +190,9 @@ async def test_timeout_stops_the_cli_and_every_process_it_started(claude_env, tm
     command = f"python3 -c 'import time; {sleeper}'"
     claude_env.add(Rule(reply=script(tool_use("Bash", {"command": command, "description": "wait", "timeout": 120000}), final="late")))
     target = make_target(timeout=6)
-    t0 = time.perf_counter()
-    with pytest.raises(TargetError) as info:
+    with pytest.raises(TargetError) as info:  # the tool call sleeps 47 s; the target's limit is 6 s
         await run_all(target, trial(tmp_path, "with", timeout=600))
     assert info.value.kind == "timeout" and "timed out after 6s" in str(info.value)
-    assert time.perf_counter() - t0 < 20
     await asyncio.sleep(0.5)
     leftovers = [p for p in Path("/proc").iterdir() if p.name.isdigit() and sleeper in _cmdline(p)]
     assert leftovers == []

@@ -299,20 +299,19 @@ def pid_file(tmp_path: Path) -> Any:
 def test_timeout_kills_the_whole_group(tmp_path: Path, spaces: ws_mod.Workspaces, pid_file: Path) -> None:
     target = _target([sys.executable, _agent(tmp_path, SPAWNER)], timeout=1, sandbox=False, env={"PID_FILE": str(pid_file)})
     assert target.timeout == 1  # the runner gives trials this limit instead of the eval's
-    t0 = time.monotonic()
-    with pytest.raises(TargetError, match="agent timed out after 1s") as err:
+    with pytest.raises(TargetError, match="agent timed out after 1s") as err:  # its agent sleeps 1000 s
         _run(target, _trial(spaces, "without", timeout=60))
     assert err.value.kind == "timeout"
-    assert time.monotonic() - t0 < 6
     for pid in _pids(pid_file):
         assert _wait_gone(pid, 0.5), f"process {pid} outlived its trial"
 
 
 def test_background_child_is_stopped_after_a_normal_exit(tmp_path: Path, spaces: ws_mod.Workspaces, pid_file: Path) -> None:
     target = _target([sys.executable, _agent(tmp_path, SPAWNER)], sandbox=False, env={"PID_FILE": str(pid_file), "THEN": "exit"})
-    t0 = time.monotonic()
-    rec = _run(target, _trial(spaces, "without"))  # the sleep holds stdout open: must not wait for it
-    assert rec.answer == "done" and time.monotonic() - t0 < 6
+    # the child's `sleep 1000` holds stdout open: waiting for it would take 1000 s, and the
+    # note says the child was found running after the agent exited, and stopped
+    rec = _run(target, _trial(spaces, "without"))
+    assert rec.answer == "done"
     assert any("left processes running" in e.text for e in rec.log)
     for pid in _pids(pid_file):
         assert _wait_gone(pid, 0.5), f"process {pid} outlived its trial"

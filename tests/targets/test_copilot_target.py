@@ -255,13 +255,10 @@ async def test_timeout_aborts_the_session_and_no_process_outlives_the_target(cop
     target = make_target(timeout=4)
     t = trial(tmp_path, "with", timeout=600)
 
-    t0 = time.perf_counter()
-    with pytest.raises(TargetError) as info:
+    with pytest.raises(TargetError) as info:  # the tool call sleeps 47 s; the target's limit is 4 s
         await target.run(t)
-    elapsed = time.perf_counter() - t0
     try:
         assert info.value.kind == "timeout" and "timed out after 4s" in str(info.value)
-        assert elapsed < 15
         await asyncio.sleep(0.5)
         mine = descendants(os.getpid())
         assert any("copilot" in cmd for _, cmd in mine)  # the shared CLI is still up for other trials
