@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any
+from typing import Any, TypeVar
 
 from agentsproof.core.errors import InputError
 
+
+N = TypeVar("N", int, float)
 
 def cache_root() -> str:
     """Where agentsproof keeps its caches (responses, compiled templates):
@@ -58,7 +60,7 @@ def env_int(name: str, default: int, *, lo: int | None = None, hi: int | None = 
     return _within(name, raw, value, lo, hi, "")
 
 
-def _within(name: str, raw: str, value: Any, lo: Any, hi: Any, fmt: str) -> Any:
+def _within(name: str, raw: str, value: N, lo: float | None, hi: float | None, fmt: str) -> N:
     """``value`` when it lies in [lo, hi] (either may be None); else one InputError line."""
     if (lo is None or value >= lo) and (hi is None or value <= hi):
         return value

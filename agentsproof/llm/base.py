@@ -11,7 +11,7 @@ import abc
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentsproof.core.errors import LLMError
+from agentsproof.core.errors import LLMError as LLMError  # the provider layer's error type, re-exported
 from agentsproof.core.scrub import scrub_text
 from agentsproof.core.scrub import scrub_url as scrub_url
 from agentsproof.core.scrub import url_secrets as url_secrets

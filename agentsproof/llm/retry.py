@@ -80,7 +80,8 @@ class RetryPolicy:
             return 0.0
         delay = self.base_delay * (2 ** min(attempt - 1, 60))
         delay *= 1 + rng.uniform(-self.jitter, self.jitter)
-        return min(delay, self.max_wait)
+        wait: float = min(delay, self.max_wait)
+        return wait
 
 
 def _finite(value: float | None) -> TypeGuard[float]:

@@ -15,7 +15,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from agentsproof.core.validation import FieldError
+from agentsproof.core.validation import FieldError as FieldError  # re-exported: grader configs raise it
 
 MAX_WEIGHT = 1000.0
 

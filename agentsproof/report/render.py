@@ -30,12 +30,14 @@ def render_json(run: RunResult) -> str:
 
 def render_markdown(run: RunResult) -> str:
     """The Markdown report (``report.md.j2``)."""
-    return html_env().get_template("report.md.j2").render(**build_view(run))
+    text: str = html_env().get_template("report.md.j2").render(**build_view(run))
+    return text
 
 
 def render_html(run: RunResult) -> str:
     """The self-contained HTML report (``report.html.j2``)."""
-    return html_env().get_template("report.html.j2").render(**build_view(run))
+    text: str = html_env().get_template("report.html.j2").render(**build_view(run))
+    return text
 
 
 def json_schema() -> dict[str, Any]:

@@ -24,7 +24,8 @@ _TRIALS_EMPTY = '\n    "trials": []'
 
 def _dump(model: Any) -> str:
     try:
-        return model.model_dump_json(indent=2)
+        text: str = model.model_dump_json(indent=2)
+        return text
     except ValueError:
         # Undecodable bytes of a file name (surrogates) cannot be encoded as UTF-8: JSON \u
         # escapes instead, which read back to the same path (as report.render_json does).
@@ -105,4 +106,5 @@ def template_chunks(name: str, context: dict[str, Any]) -> Iterator[str]:
     """The report template ``name`` rendered with ``context``, piece by piece (``Template.generate``)."""
     from agentsproof.report.lazy import html_env
 
-    return html_env().get_template(name).generate(**context)
+    pieces: Iterator[str] = html_env().get_template(name).generate(**context)
+    return pieces

@@ -14,6 +14,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from agentsproof.server import protocol as P
+
+__all__ = ["P", "router"]
 from agentsproof.server import store
 from agentsproof.server.models import CaseResult, Golden, Grade, Project, ProofRun, Run, Step, utcnow
 

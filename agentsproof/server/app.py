@@ -117,7 +117,8 @@ class HostCheck:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or self.any:
-            return await self.app(scope, receive, send)
+            await self.app(scope, receive, send)
+            return
 
         async def gate(message: Message) -> None:  # starlette's own refusal is not sent
             if scope.get(_PASSED):
@@ -141,7 +142,8 @@ class BodyLimit:
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
-            return await self.app(scope, receive, send)
+            await self.app(scope, receive, send)
+            return
         for name, value in scope.get("headers", []):
             if name == b"content-length":
                 try:

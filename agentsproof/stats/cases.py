@@ -143,7 +143,8 @@ def sign_test_p(wins: int, losses: int) -> float:
     n = wins + losses
     if n == 0:
         return 1.0
-    return sum(math.comb(n, k) for k in range(wins, n + 1)) / 2**n
+    tail: int = sum(math.comb(n, k) for k in range(wins, n + 1))
+    return tail / 2**n
 
 
 def stratified_permutation_p(cases: CaseScores, resamples: int = PERMUTATION_RESAMPLES, seed: int = SEED) -> float | None:

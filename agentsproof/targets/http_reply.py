@@ -86,7 +86,8 @@ def text_of(value: Any) -> str:
         return ""
     if not isinstance(value, str):
         value = json.dumps(value, ensure_ascii=False)  # depth is bounded by load_json
-    return value[:MAX_TEXT_CHARS]
+    text: str = value
+    return text[:MAX_TEXT_CHARS]
 
 
 def _first(entry: dict[str, Any], *keys: str) -> Any:

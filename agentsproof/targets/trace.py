@@ -45,7 +45,8 @@ def _text(value: Any, cap: int) -> str:
         return ""
     if not isinstance(value, str):
         value = json.dumps(value, ensure_ascii=False, default=str)
-    return value if len(value) <= cap else value[: cap - 1] + "…"
+    text: str = value
+    return text if len(text) <= cap else text[: cap - 1] + "…"
 
 
 def _number(value: Any) -> float | None:
