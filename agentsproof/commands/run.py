@@ -348,8 +348,8 @@ def _run_file(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult, dict
     if cfg.retry_errors:
         return _retry(command, path, cfg)
     cfg = adaptive_defaults(cfg)
-    loaded = formats.load(Path(path), command, _request(cfg))
-    _lint_gate(Path(path))
+    loaded = _load(Path(path), command, _request(cfg))
+    _lint_gate(loaded, Path(path))
     after = _oracle(loaded, cfg)
     if loaded.single_arm:  # nothing to compare against: the model or target alone
         cfg = cfg.replace(baseline="none")
@@ -359,11 +359,21 @@ def _run_file(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult, dict
     return _run(loaded.report, loaded.plugin, loaded.items, cfg, loaded.name, settings, after=after)
 
 
-def _lint_gate(path: Path) -> None:
-    """The errors of `agentsproof lint` refuse a run (agentsproof.formats.lint)."""
+def _load(path: Path, command: str, request: ItemRequest) -> Loaded:
+    """The file's items, read and validated once: the format's detection and its loader share
+    one read, and the lint gate and the oracle use what the load built."""
+    from agentsproof.core.inputs import read_once
+
+    with read_once():
+        return formats.load(path, command, request)
+
+
+def _lint_gate(loaded: Loaded, path: Path) -> None:
+    """The errors of `agentsproof lint` refuse a run (agentsproof.formats.lint), checked on
+    the loaded file."""
     from agentsproof.commands.lint import gate
 
-    gate(path)
+    gate(loaded, path)
 
 
 def _oracle(loaded: Loaded, cfg: RunConfig) -> Callable[[RunResult], None] | None:
@@ -395,9 +405,9 @@ def run_eval_all(directory: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, 
     cfg = adaptive_defaults(cfg)
     paths = plugin_evals(directory)  # below DIR; else in the skill folders of the plugin at DIR (any layout)
     request = _request(cfg, in_plugin=True)
-    files = [formats.load(p, "eval-all", request) for p in paths]  # eval.yaml, EVAL.yaml and evals/evals.json
-    for p in paths:
-        _lint_gate(p)
+    files = [_load(p, "eval-all", request) for p in paths]  # eval.yaml, EVAL.yaml and evals/evals.json
+    for p, f in zip(paths, files, strict=True):
+        _lint_gate(f, p)
     if not cfg.plan:
         for f in files:
             f.after = _oracle(f, cfg)
