@@ -53,16 +53,17 @@ async def _check_all(tasks: list[OracleTask], eval_dir: Path, cfg: RunConfig, th
     judge = None
     client = None
     if any(needs_judge(t.graders) for t in tasks):
-        from agentsproof.executor.session import prepare_provider
         from agentsproof.grading.judge import Judge
+        from agentsproof.llm.stack import StackOptions, build_stack
 
-        prepared = prepare_provider(cfg.provider, cfg.model, cfg.judge_model, prompt_cache=cfg.prompt_cache)
-        client = prepared.client
-        if client is not None and cfg.cache and not _no_cache():
-            from agentsproof.llm.cache import CachingClient, ResponseCache, default_cache_dir
+        cache_dir = None
+        if cfg.cache and not _no_cache():
+            from agentsproof.llm.cache import default_cache_dir
 
-            client = CachingClient(client, ResponseCache(cfg.cache_dir or default_cache_dir()))
-        judge = Judge(client=client, model=prepared.judge_model) if client is not None else None
+            cache_dir = cfg.cache_dir or default_cache_dir()
+        stack = build_stack(cfg.provider, cfg.model, cfg.judge_model, StackOptions(prompt_cache=cfg.prompt_cache, cache_dir=cache_dir))
+        client = stack.client
+        judge = Judge(client=client, model=stack.judge_model) if client is not None else None
     try:
         return [await check_oracle(t, eval_dir=eval_dir, judge=judge, threshold=threshold, timeout=timeout) for t in tasks]
     finally:

@@ -87,11 +87,12 @@ class DualArmRunner:
         on_item: Callable[[ItemRun], None] | None = None,
         prior: dict[tuple[str, str, int], TrialResult] | None = None,
         workspaces: Workspaces | None = None,
+        recorder: Callable[[Path, list[FileRecord]], None] | None = None,
     ):
         self.targets = targets
         self.workspaces = workspaces
         """Where agent trials get their folders (None: a private temporary folder)."""
-        self.recorder: Callable[[Path, list[FileRecord]], None] | None = None
+        self.recorder = recorder
         """The flight recorder (agentsproof.executor.recorder): keeps each agent trial's produced files."""
         self.prior = prior or {}
         """Trials already finished (resume, retry): used as they are, never run again."""
