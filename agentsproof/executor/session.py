@@ -99,10 +99,20 @@ def interruptible(runner: DualArmRunner) -> Iterator[None]:
     loop = asyncio.get_running_loop()
     installed: list[tuple[signal.Signals, Any]] = []
 
+    def restore() -> None:
+        while installed:
+            sig, previous = installed.pop()
+            loop.remove_signal_handler(sig)
+            try:
+                signal.signal(sig, previous if previous is not None else signal.SIG_DFL)
+            except (ValueError, TypeError):
+                pass
+
     def on_signal(name: str) -> None:
         if runner.state.aborted and runner.state.abort_reason and runner.state.abort_reason.startswith("interrupted"):
             sys.stderr.write(f"\ninterrupted again ({name}): exiting without a report\n")
             sys.stderr.flush()
+            restore()  # before asyncio.run's own clean-up, which then puts back the default handler
             raise KeyboardInterrupt
         sys.stderr.write(f"\n{name}: stopping; finished trials go into an incomplete report (again to quit at once)\n")
         sys.stderr.flush()
@@ -121,12 +131,7 @@ def interruptible(runner: DualArmRunner) -> Iterator[None]:
     try:
         yield
     finally:
-        for sig, previous in installed:
-            loop.remove_signal_handler(sig)
-            try:
-                signal.signal(sig, previous if previous is not None else signal.SIG_DFL)
-            except (ValueError, TypeError):
-                pass
+        restore()
 
 
 class RunSession:
