@@ -1,4 +1,5 @@
-"""One command's run: build the provider, run the items, grade, return the RunResult."""
+"""One command's run: build the client stack (agentsproof.llm.stack), run the items in a
+:class:`RunSession`, grade, return the RunResult."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from agentsproof.executor.results import build_run, finalize_item
 from agentsproof.executor.runner import BatchPolicy, DualArmRunner, ItemRun, RunOptions, run_all_at_once
 from agentsproof.grading.grade import Judge, needs_judge
 from agentsproof.llm.stack import ClientStack, StackOptions, build_stack, no_model
+from agentsproof.model.graders import GraderSpec
 from agentsproof.model.items import EvalItem
 from agentsproof.model.options import RunConfig
 from agentsproof.model.results import ItemResult, RunResult, TrialResult
@@ -304,7 +306,7 @@ def _needs_judge(item: EvalItem) -> bool:
     return needs_judge(_all_graders(item)) or any(c.user is not None for c in (item.cases or (item.case_at(0),)))
 
 
-def _all_graders(item: EvalItem) -> list[Any]:
+def _all_graders(item: EvalItem) -> list[GraderSpec]:
     """The graders of every case of an item (the first case's are ``item.graders``)."""
     return [g for c in (item.cases or (item.case_at(0),)) for g in c.graders]
 
