@@ -9,7 +9,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agentsproof.core.errors import EXIT_ERROR, EXIT_OK, AgentsproofError, InputError
 from agentsproof.executor.runner import BatchPolicy, run_all_at_once
@@ -240,8 +240,9 @@ def _run(
     stem: str,
     settings: RunSettings,
     after: Callable[[RunResult], None] | None = None,
-) -> tuple[RunResult, dict[str, Path]]:
-    """The one path every run takes: targets checked, trials run (journalled, resumable), reports written."""
+) -> tuple[RunResult | None, dict[str, Path]]:
+    """The one path every run takes: targets checked, trials run (journalled, resumable),
+    reports written. ``--plan``: the plan printed, nothing run (None)."""
     from agentsproof.commands.matrix import expand
     from agentsproof.executor.journal import journal_path
 
@@ -253,7 +254,7 @@ def _run(
 
         for line in render_plan(command, items, cfg):
             print(line)
-        return None, {}  # type: ignore[return-value]
+        return None, {}
     from agentsproof.report.files import ReportLock
 
     target_defs = resolve_targets(items, cfg)
@@ -343,7 +344,7 @@ def _request(cfg: RunConfig, *, in_plugin: bool = False) -> ItemRequest:
     )
 
 
-def _run_file(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
+def _run_file(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult | None, dict[str, Path]]:
     """``eval`` / ``tc-eval`` on one file, in whatever format it is (agentsproof.formats)."""
     if cfg.retry_errors:
         return _retry(command, path, cfg)
@@ -386,17 +387,17 @@ def _oracle(loaded: Loaded, cfg: RunConfig) -> Callable[[RunResult], None] | Non
     return attach(preflight(loaded, cfg), loaded.after)
 
 
-def run_eval(path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
+def run_eval(path: Path, cfg: RunConfig) -> tuple[RunResult | None, dict[str, Path]]:
     """One eval.yaml (or an EVAL.yaml, run as its cases)."""
     return _run_file("eval", path, cfg)
 
 
-def run_tc_eval(path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
+def run_tc_eval(path: Path, cfg: RunConfig) -> tuple[RunResult | None, dict[str, Path]]:
     """One evals.json, EVAL.yaml or JSONL dataset: an item per case."""
     return _run_file("tc-eval", path, cfg)
 
 
-def run_eval_all(directory: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
+def run_eval_all(directory: Path, cfg: RunConfig) -> tuple[RunResult | None, dict[str, Path]]:
     from agentsproof.executor.shard import select_shard
     from agentsproof.formats.layout import plugin_evals
 
@@ -448,7 +449,7 @@ def _empty_shard(plugin: str, cfg: RunConfig) -> tuple[RunResult, dict[str, Path
 
 
 def doctor(provider: str | None = None, model: str | None = None, judge_model: str | None = None) -> int:
-    from agentsproof.llm.base import ChatRequest, LLMError
+    from agentsproof.llm.base import ChatRequest, ChatResponse, LLMError
 
     out = sys.stdout
     try:
@@ -468,7 +469,7 @@ def doctor(provider: str | None = None, model: str | None = None, judge_model: s
         if k != "provider" and v:
             print(f"{k}: {v}", file=out)
 
-    async def _call() -> Any:
+    async def _call() -> ChatResponse:
         try:
             return await client.complete(
                 ChatRequest(

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.executor.results import build_run, finalize_item
@@ -311,12 +311,12 @@ def _all_graders(item: EvalItem) -> list[GraderSpec]:
     return [g for c in (item.cases or (item.case_at(0),)) for g in c.graders]
 
 
-class _Boxed:
+class _Boxed(Generic[T]):
     """Holds a coroutine's result behind a cheap repr (see run_sync)."""
 
     __slots__ = ("value",)
 
-    def __init__(self, value: Any):
+    def __init__(self, value: T):
         self.value = value
 
     def __repr__(self) -> str:
@@ -331,7 +331,7 @@ def run_sync(coro: Awaitable[T]) -> T:
     Boxing the result keeps that repr short.
     """
 
-    async def main() -> _Boxed:
+    async def main() -> _Boxed[T]:
         return _Boxed(await coro)
 
     return asyncio.run(main()).value
