@@ -268,24 +268,28 @@ def _run(
     )
     with ReportLock(targets["json"]):  # one run per report set: a second is refused naming this one
         run = run_items(command, plugin, items, session)
-        if after is not None:  # e.g. a dataset's failure reasons on its checks
-            after(run)
-        if cfg.aa:
-            from agentsproof.stats.aa import aa_summary
-
-            run.settings["aa"] = aa_summary(run.items)
-        if any(it.judge_gold for it in items):
-            import sys
-
-            from agentsproof.commands.judge_check import attach_gold_agreement
-
-            for line in attach_gold_agreement(run, items, cfg):
-                print(f"warning: {line}", file=sys.stderr)
-        if cfg.atif is not None:
-            from agentsproof.interop.atif import write_atif
-
-            write_atif(run, cfg.atif, _record_dir(targets))
+        _after_run(run, items, cfg, targets, after)
         return run, write_outputs(run, targets)
+
+
+def _after_run(run: RunResult, items: list[EvalItem], cfg: RunConfig, targets: dict[str, Path], after: Callable[[RunResult], None] | None) -> None:
+    """What a finished run gets before its reports: the format's hook, the A/A summary, the
+    judge's agreement with gold labels, the ATIF export."""
+    if after is not None:  # e.g. a dataset's failure reasons on its checks
+        after(run)
+    if cfg.aa:
+        from agentsproof.stats.aa import aa_summary
+
+        run.settings["aa"] = aa_summary(run.items)  # the A/A block needs the graded items: written where --aa's mode was
+    if any(it.judge_gold for it in items):
+        from agentsproof.commands.judge_check import attach_gold_agreement
+
+        for line in attach_gold_agreement(run, items, cfg):
+            print(f"warning: {line}", file=sys.stderr)
+    if cfg.atif is not None:
+        from agentsproof.interop.atif import write_atif
+
+        write_atif(run, cfg.atif, _record_dir(targets))
 
 
 def _record_dir(targets: dict[str, Path]) -> Path:
