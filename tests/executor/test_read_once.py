@@ -68,3 +68,12 @@ def test_the_lint_gate_still_refuses_from_the_one_read(tmp_path: Path, byok_env:
     assert err.count("\n") == 1 and "task.graders[0].checks.mustNotContain[0]" in err, err
     assert byok_env.requests == []
     assert reads.count(path.resolve()) == 1, reads
+
+
+def test_tc_eval_reads_its_evals_json_once(tmp_path: Path, byok_env: Any, reads: list[Path]) -> None:
+    from conftest import write_tc_eval
+
+    path = write_tc_eval(tmp_path / "cases", [{"id": 1, "prompt": "Say hi", "assertions": ["Says hi"]}])
+    code, out, err = run_cli(["tc-eval", path, "--model", "m", "--output", tmp_path / "runs"])
+    assert code in (0, 1), out + err  # graded (pass or fail), not refused
+    assert reads.count(path.resolve()) == 1, reads
