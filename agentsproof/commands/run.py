@@ -9,7 +9,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentsproof.core.errors import EXIT_ERROR, EXIT_OK, AgentsproofError, InputError
 from agentsproof.executor.runner import BatchPolicy, run_all_at_once
@@ -97,10 +97,13 @@ def per_item_trials(items: list[EvalItem], cfg: RunConfig) -> list[EvalItem]:
     return [dataclasses.replace(it, trials=max(cfg.trials_per_item, len(it.cases) or 1)) for it in items]
 
 
-def _settings(cfg: RunConfig) -> RunSettings:
-    """What eval and eval-all record of their options (trials and threshold only when given)."""
+def _settings(cfg: RunConfig, *, trials: int | None = None) -> RunSettings:
+    """What eval and eval-all record of their options (trials and threshold only when given;
+    ``trials``: the per-item count that replaces --trials, when given)."""
+    if trials is None:
+        trials = cfg.trials if cfg.trials is not None else cfg.trials_per_item
     return RunSettings(
-        trials=cfg.trials if cfg.trials is not None else cfg.trials_per_item,
+        trials=trials,
         threshold=cfg.threshold,
         shard=str(cfg.shard) if cfg.shard is not None else None,
         all_tasks=cfg.all_tasks,
@@ -109,6 +112,7 @@ def _settings(cfg: RunConfig) -> RunSettings:
         baseline=_baseline(cfg),
         config=_config(cfg),
         ci_rule=_ci_rule(cfg),
+        aa=_aa(cfg),
     )
 
 
@@ -119,8 +123,13 @@ def tc_settings(
     threshold and timeout always."""
     return RunSettings(
         trials=trials, threshold=threshold, timeout=timeout, eval_yaml=eval_yaml, dataset=dataset, baseline=_baseline(cfg), config=_config(cfg),
-        ci_rule=_ci_rule(cfg),
+        ci_rule=_ci_rule(cfg), aa=_aa(cfg),
     )
+
+
+def _aa(cfg: RunConfig) -> dict[str, Any] | None:
+    """``--aa`` is recorded (its summary replaces this once the items are graded: :func:`_after_run`)."""
+    return {"mode": "baseline against itself"} if cfg.aa else None
 
 
 def _ci_rule(cfg: RunConfig) -> str | None:
@@ -247,8 +256,6 @@ def _run(
     from agentsproof.executor.journal import journal_path
 
     items = per_item_trials(_arms(expand(items, cfg.target), cfg), cfg)  # --target a,b,c: every item on each agent
-    if cfg.aa:
-        settings = dataclasses.replace(settings, aa={"mode": "baseline against itself"})
     if cfg.plan:
         from agentsproof.executor.costplan import render_plan
 
@@ -358,9 +365,11 @@ def _run_file(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult | Non
     after = _oracle(loaded, cfg)
     if loaded.single_arm:  # nothing to compare against: the model or target alone
         cfg = cfg.replace(baseline="none")
-    settings = _settings(cfg) if loaded.report == "eval" else tc_settings(cfg, **loaded.settings)
-    if cfg.trials_per_item is not None:
-        settings = dataclasses.replace(settings, trials=cfg.trials_per_item)
+    if loaded.report == "eval":
+        settings = _settings(cfg, trials=cfg.trials_per_item)
+    else:
+        given = {"trials": cfg.trials_per_item} if cfg.trials_per_item is not None else {}
+        settings = tc_settings(cfg, **{**loaded.settings, **given})
     return _run(loaded.report, loaded.plugin, loaded.items, cfg, loaded.name, settings, after=after)
 
 
@@ -448,7 +457,8 @@ def _empty_shard(plugin: str, cfg: RunConfig) -> tuple[RunResult, dict[str, Path
     from agentsproof.executor.results import build_run
 
     targets = _targets("eval-all", cfg, plugin, plugin)
-    run = build_run("eval-all", plugin, [], provider=cfg.provider or "", model=cfg.model or "", judge_model=cfg.judge_model or "", settings=_settings(cfg))
+    run = build_run("eval-all", plugin, [], provider=cfg.provider or "", model=cfg.model or "", judge_model=cfg.judge_model or "",
+                    settings=dataclasses.replace(_settings(cfg), aa=None))  # nothing ran: no A/A block
     return run, write_outputs(run, targets)
 
 
