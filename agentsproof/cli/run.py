@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -22,8 +22,11 @@ from agentsproof.cli.options import (
 )
 from agentsproof.core.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
 
+if TYPE_CHECKING:
+    from agentsproof.model.results import RunResult
 
-def finish(run: Any, written: dict[str, Path], ci: bool, fail_on_underpowered: bool = False, ci_rule: str = "point") -> None:
+
+def finish(run: RunResult | None, written: dict[str, Path], ci: bool, fail_on_underpowered: bool = False, ci_rule: str = "point") -> None:
     from agentsproof.commands.console import print_run
 
     if run is None:  # --plan: printed, nothing ran

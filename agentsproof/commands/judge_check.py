@@ -42,9 +42,7 @@ class Verdicts:
 
 async def _ask(judge: Judge, item: GoldItem, k: int) -> tuple[Any, bool | None, str | None]:
     """(verdict, position consistent or None, error) of ask ``k``."""
-    from agentsproof.llm.cache import trial_slot
-
-    trial_slot.set((f"judge-check:{item.id}", "judge", k))  # each ask its own cache slot: asked again, not replayed
+    judge = judge.for_slot((f"judge-check:{item.id}", "judge", k))  # each ask its own cache slot: asked again, not replayed
     if item.kind == "rubric":
         res = await grade_rubric(item.answer or "", LLMRubricGrader(type="llm_rubric", rubric=item.rubric or ""), judge, item.task)
         return (None, None, res.error) if res.errored or res.score is None else (float(res.score), None, None)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from agentsproof.core.errors import EXIT_FAILED, EXIT_OK, InputError
+from agentsproof.formats.base import Loaded
 from agentsproof.formats.lint.problems import Problem
 
 EXIT_PROBLEMS = EXIT_FAILED
@@ -46,13 +47,14 @@ def as_json(problems: Sequence[Problem], reviews: Sequence[Any] = ()) -> str:
     return json.dumps(data, indent=2)
 
 
-def gate(path: Path) -> None:
-    """Before a run, after its file loaded: the first lint *error* of ``path`` refuses the run
-    (one line, exit 30). Warnings (too few cases, quoting the skill) never stop a run; what
-    the loader itself refuses it reports, as before."""
-    from agentsproof.formats.lint.lint import check_problems
+def gate(loaded: Loaded, path: Path) -> None:
+    """Before a run, after its file loaded: the first lint *error* of the loaded file refuses
+    the run (one line, exit 30), checked on what the load read (the file is not read again).
+    Warnings (too few cases, quoting the skill) never stop a run; what the loader itself
+    refuses it reports, as before. ``path``: the file or folder as given (for the hint)."""
+    from agentsproof.formats.lint.lint import check_loaded
 
-    errors = [p for p in check_problems(Path(path)) if p.severity == "error"]
+    errors = [p for p in check_loaded(loaded) if p.severity == "error"]
     if errors:
         first = errors[0]
         more = f" (and {len(errors) - 1} more: `agentsproof lint {path}`)" if len(errors) > 1 else ""

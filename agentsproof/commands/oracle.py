@@ -6,38 +6,39 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentsproof.core.errors import InputError
 from agentsproof.formats.base import Loaded
 from agentsproof.model.options import RunConfig
 from agentsproof.model.results import RunResult
 
+if TYPE_CHECKING:
+    from agentsproof.executor.oracle import OracleOutcome, OracleTask
+
 MAX_SHOWN = 3
 
 
 def preflight(loaded: Loaded, cfg: RunConfig) -> dict[str, dict[str, Any]]:
     """Per item id, the oracle's result; InputError (one line: the oracle's field, the failing
-    checks) when the oracle fails a grader. Empty when there is no oracle or ``--no-oracle``."""
-    if cfg.no_oracle or loaded.format != "eval.yaml" or not loaded.items:
+    checks) when the oracle fails a grader. Empty when there is no oracle or ``--no-oracle``.
+    The eval file is the one the run loaded (``loaded.eval_file``), not read again."""
+    ev = loaded.eval_file
+    if cfg.no_oracle or ev is None or not loaded.items:
         return {}
-    from agentsproof.core.inputs import display
-    from agentsproof.executor.oracle import oracle_tasks
-    from agentsproof.formats.eval_yaml.models import load_eval
+    from agentsproof.formats.eval_yaml.oracle import oracle_plan
 
     item = loaded.items[0]
-    ev = load_eval(loaded.path)
-    tasks = oracle_tasks(ev, agent=item.target != "chat", all_tasks=cfg.all_tasks)
-    if not tasks:
+    plan = oracle_plan(ev, agent=item.target != "chat", all_tasks=cfg.all_tasks)
+    if not plan.tasks:
         return {}
-    threshold = cfg.threshold if cfg.threshold is not None else ev.config.defaults.threshold
-    outcomes = asyncio.run(_check_all(tasks, ev.path.resolve().parent, cfg, threshold, ev.config.defaults.timeout))
-    src = display(ev.path)
+    threshold = cfg.threshold if cfg.threshold is not None else plan.threshold
+    outcomes = asyncio.run(_check_all(plan.tasks, plan.eval_dir, cfg, threshold, plan.timeout))
     for out in outcomes:
         if out.failing:
             shown = "; ".join(out.failing[:MAX_SHOWN]) + (f"; and {len(out.failing) - MAX_SHOWN} more" if len(out.failing) > MAX_SHOWN else "")
             raise InputError(
-                src, out.field,
+                plan.source, out.field,
                 f"the oracle of task {out.task!r} fails {len(out.failing)} check(s): {shown} "
                 "(fix the check or the oracle; --no-oracle skips this preflight)",
             )
@@ -45,23 +46,24 @@ def preflight(loaded: Loaded, cfg: RunConfig) -> dict[str, dict[str, Any]]:
     return {item.id: {"score": sum(scores) / len(scores) if scores else None, "tasks": [o.as_json() for o in outcomes]}}
 
 
-async def _check_all(tasks: list[Any], eval_dir: Path, cfg: RunConfig, threshold: float, timeout: float) -> list[Any]:
+async def _check_all(tasks: list[OracleTask], eval_dir: Path, cfg: RunConfig, threshold: float, timeout: float) -> list[OracleOutcome]:
     from agentsproof.executor.oracle import check_oracle
     from agentsproof.grading.grade import needs_judge
 
     judge = None
     client = None
-    if any(needs_judge([g for g in t.graders]) for t in tasks):
-        from agentsproof.executor.session import prepare_provider
+    if any(needs_judge(t.graders) for t in tasks):
         from agentsproof.grading.judge import Judge
+        from agentsproof.llm.stack import StackOptions, build_stack
 
-        prepared = prepare_provider(cfg.provider, cfg.model, cfg.judge_model, prompt_cache=cfg.prompt_cache)
-        client = prepared.client
-        if client is not None and cfg.cache and not _no_cache():
-            from agentsproof.llm.cache import CachingClient, ResponseCache, default_cache_dir
+        cache_dir = None
+        if cfg.cache and not _no_cache():
+            from agentsproof.llm.cache import default_cache_dir
 
-            client = CachingClient(client, ResponseCache(cfg.cache_dir or default_cache_dir()))
-        judge = Judge(client=client, model=prepared.judge_model) if client is not None else None
+            cache_dir = cfg.cache_dir or default_cache_dir()
+        stack = build_stack(cfg.provider, cfg.model, cfg.judge_model, StackOptions(prompt_cache=cfg.prompt_cache, cache_dir=cache_dir))
+        client = stack.client
+        judge = Judge(client=client, model=stack.judge_model) if client is not None else None
     try:
         return [await check_oracle(t, eval_dir=eval_dir, judge=judge, threshold=threshold, timeout=timeout) for t in tasks]
     finally:

@@ -97,10 +97,13 @@ def per_item_trials(items: list[EvalItem], cfg: RunConfig) -> list[EvalItem]:
     return [dataclasses.replace(it, trials=max(cfg.trials_per_item, len(it.cases) or 1)) for it in items]
 
 
-def _settings(cfg: RunConfig) -> RunSettings:
-    """What eval and eval-all record of their options (trials and threshold only when given)."""
+def _settings(cfg: RunConfig, *, trials: int | None = None) -> RunSettings:
+    """What eval and eval-all record of their options (trials and threshold only when given;
+    ``trials``: the per-item count that replaces --trials, when given)."""
+    if trials is None:
+        trials = cfg.trials if cfg.trials is not None else cfg.trials_per_item
     return RunSettings(
-        trials=cfg.trials if cfg.trials is not None else cfg.trials_per_item,
+        trials=trials,
         threshold=cfg.threshold,
         shard=str(cfg.shard) if cfg.shard is not None else None,
         all_tasks=cfg.all_tasks,
@@ -109,6 +112,7 @@ def _settings(cfg: RunConfig) -> RunSettings:
         baseline=_baseline(cfg),
         config=_config(cfg),
         ci_rule=_ci_rule(cfg),
+        aa=_aa(cfg),
     )
 
 
@@ -119,8 +123,13 @@ def tc_settings(
     threshold and timeout always."""
     return RunSettings(
         trials=trials, threshold=threshold, timeout=timeout, eval_yaml=eval_yaml, dataset=dataset, baseline=_baseline(cfg), config=_config(cfg),
-        ci_rule=_ci_rule(cfg),
+        ci_rule=_ci_rule(cfg), aa=_aa(cfg),
     )
+
+
+def _aa(cfg: RunConfig) -> dict[str, Any] | None:
+    """``--aa`` is recorded (its summary replaces this once the items are graded: :func:`_after_run`)."""
+    return {"mode": "baseline against itself"} if cfg.aa else None
 
 
 def _ci_rule(cfg: RunConfig) -> str | None:
@@ -240,20 +249,19 @@ def _run(
     stem: str,
     settings: RunSettings,
     after: Callable[[RunResult], None] | None = None,
-) -> tuple[RunResult, dict[str, Path]]:
-    """The one path every run takes: targets checked, trials run (journalled, resumable), reports written."""
+) -> tuple[RunResult | None, dict[str, Path]]:
+    """The one path every run takes: targets checked, trials run (journalled, resumable),
+    reports written. ``--plan``: the plan printed, nothing run (None)."""
     from agentsproof.commands.matrix import expand
     from agentsproof.executor.journal import journal_path
 
     items = per_item_trials(_arms(expand(items, cfg.target), cfg), cfg)  # --target a,b,c: every item on each agent
-    if cfg.aa:
-        settings = dataclasses.replace(settings, aa={"mode": "baseline against itself"})
     if cfg.plan:
         from agentsproof.executor.costplan import render_plan
 
         for line in render_plan(command, items, cfg):
             print(line)
-        return None, {}  # type: ignore[return-value]
+        return None, {}
     from agentsproof.report.files import ReportLock
 
     target_defs = resolve_targets(items, cfg)
@@ -267,24 +275,28 @@ def _run(
     )
     with ReportLock(targets["json"]):  # one run per report set: a second is refused naming this one
         run = run_items(command, plugin, items, session)
-        if after is not None:  # e.g. a dataset's failure reasons on its checks
-            after(run)
-        if cfg.aa:
-            from agentsproof.stats.aa import aa_summary
-
-            run.settings["aa"] = aa_summary(run.items)
-        if any(it.judge_gold for it in items):
-            import sys
-
-            from agentsproof.commands.judge_check import attach_gold_agreement
-
-            for line in attach_gold_agreement(run, items, cfg):
-                print(f"warning: {line}", file=sys.stderr)
-        if cfg.atif is not None:
-            from agentsproof.interop.atif import write_atif
-
-            write_atif(run, cfg.atif, _record_dir(targets))
+        _after_run(run, items, cfg, targets, after)
         return run, write_outputs(run, targets)
+
+
+def _after_run(run: RunResult, items: list[EvalItem], cfg: RunConfig, targets: dict[str, Path], after: Callable[[RunResult], None] | None) -> None:
+    """What a finished run gets before its reports: the format's hook, the A/A summary, the
+    judge's agreement with gold labels, the ATIF export."""
+    if after is not None:  # e.g. a dataset's failure reasons on its checks
+        after(run)
+    if cfg.aa:
+        from agentsproof.stats.aa import aa_summary
+
+        run.settings["aa"] = aa_summary(run.items)  # the A/A block needs the graded items: written where --aa's mode was
+    if any(it.judge_gold for it in items):
+        from agentsproof.commands.judge_check import attach_gold_agreement
+
+        for line in attach_gold_agreement(run, items, cfg):
+            print(f"warning: {line}", file=sys.stderr)
+    if cfg.atif is not None:
+        from agentsproof.interop.atif import write_atif
+
+        write_atif(run, cfg.atif, _record_dir(targets))
 
 
 def _record_dir(targets: dict[str, Path]) -> Path:
@@ -343,27 +355,39 @@ def _request(cfg: RunConfig, *, in_plugin: bool = False) -> ItemRequest:
     )
 
 
-def _run_file(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
+def _run_file(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult | None, dict[str, Path]]:
     """``eval`` / ``tc-eval`` on one file, in whatever format it is (agentsproof.formats)."""
     if cfg.retry_errors:
         return _retry(command, path, cfg)
     cfg = adaptive_defaults(cfg)
-    loaded = formats.load(Path(path), command, _request(cfg))
-    _lint_gate(Path(path))
+    loaded = _load(Path(path), command, _request(cfg))
+    _lint_gate(loaded, Path(path))
     after = _oracle(loaded, cfg)
     if loaded.single_arm:  # nothing to compare against: the model or target alone
         cfg = cfg.replace(baseline="none")
-    settings = _settings(cfg) if loaded.report == "eval" else tc_settings(cfg, **loaded.settings)
-    if cfg.trials_per_item is not None:
-        settings = dataclasses.replace(settings, trials=cfg.trials_per_item)
+    if loaded.report == "eval":
+        settings = _settings(cfg, trials=cfg.trials_per_item)
+    else:
+        given = {"trials": cfg.trials_per_item} if cfg.trials_per_item is not None else {}
+        settings = tc_settings(cfg, **{**loaded.settings, **given})
     return _run(loaded.report, loaded.plugin, loaded.items, cfg, loaded.name, settings, after=after)
 
 
-def _lint_gate(path: Path) -> None:
-    """The errors of `agentsproof lint` refuse a run (agentsproof.formats.lint)."""
+def _load(path: Path, command: str, request: ItemRequest) -> Loaded:
+    """The file's items, read and validated once: the format's detection and its loader share
+    one read, and the lint gate and the oracle use what the load built."""
+    from agentsproof.core.inputs import read_once
+
+    with read_once():
+        return formats.load(path, command, request)
+
+
+def _lint_gate(loaded: Loaded, path: Path) -> None:
+    """The errors of `agentsproof lint` refuse a run (agentsproof.formats.lint), checked on
+    the loaded file."""
     from agentsproof.commands.lint import gate
 
-    gate(path)
+    gate(loaded, path)
 
 
 def _oracle(loaded: Loaded, cfg: RunConfig) -> Callable[[RunResult], None] | None:
@@ -376,17 +400,17 @@ def _oracle(loaded: Loaded, cfg: RunConfig) -> Callable[[RunResult], None] | Non
     return attach(preflight(loaded, cfg), loaded.after)
 
 
-def run_eval(path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
+def run_eval(path: Path, cfg: RunConfig) -> tuple[RunResult | None, dict[str, Path]]:
     """One eval.yaml (or an EVAL.yaml, run as its cases)."""
     return _run_file("eval", path, cfg)
 
 
-def run_tc_eval(path: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
+def run_tc_eval(path: Path, cfg: RunConfig) -> tuple[RunResult | None, dict[str, Path]]:
     """One evals.json, EVAL.yaml or JSONL dataset: an item per case."""
     return _run_file("tc-eval", path, cfg)
 
 
-def run_eval_all(directory: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
+def run_eval_all(directory: Path, cfg: RunConfig) -> tuple[RunResult | None, dict[str, Path]]:
     from agentsproof.executor.shard import select_shard
     from agentsproof.formats.layout import plugin_evals
 
@@ -395,9 +419,9 @@ def run_eval_all(directory: Path, cfg: RunConfig) -> tuple[RunResult, dict[str, 
     cfg = adaptive_defaults(cfg)
     paths = plugin_evals(directory)  # below DIR; else in the skill folders of the plugin at DIR (any layout)
     request = _request(cfg, in_plugin=True)
-    files = [formats.load(p, "eval-all", request) for p in paths]  # eval.yaml, EVAL.yaml and evals/evals.json
-    for p in paths:
-        _lint_gate(p)
+    files = [_load(p, "eval-all", request) for p in paths]  # eval.yaml, EVAL.yaml and evals/evals.json
+    for p, f in zip(paths, files, strict=True):
+        _lint_gate(f, p)
     if not cfg.plan:
         for f in files:
             f.after = _oracle(f, cfg)
@@ -433,12 +457,13 @@ def _empty_shard(plugin: str, cfg: RunConfig) -> tuple[RunResult, dict[str, Path
     from agentsproof.executor.results import build_run
 
     targets = _targets("eval-all", cfg, plugin, plugin)
-    run = build_run("eval-all", plugin, [], provider=cfg.provider or "", model=cfg.model or "", judge_model=cfg.judge_model or "", settings=_settings(cfg))
+    run = build_run("eval-all", plugin, [], provider=cfg.provider or "", model=cfg.model or "", judge_model=cfg.judge_model or "",
+                    settings=dataclasses.replace(_settings(cfg), aa=None))  # nothing ran: no A/A block
     return run, write_outputs(run, targets)
 
 
 def doctor(provider: str | None = None, model: str | None = None, judge_model: str | None = None) -> int:
-    from agentsproof.llm.base import ChatRequest, LLMError
+    from agentsproof.llm.base import ChatRequest, ChatResponse, LLMError
 
     out = sys.stdout
     try:
@@ -458,7 +483,7 @@ def doctor(provider: str | None = None, model: str | None = None, judge_model: s
         if k != "provider" and v:
             print(f"{k}: {v}", file=out)
 
-    async def _call() -> Any:
+    async def _call() -> ChatResponse:
         try:
             return await client.complete(
                 ChatRequest(

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from agentsproof.core.errors import InputError
-
 
 N = TypeVar("N", int, float)
 

@@ -14,10 +14,14 @@ input ends as one :class:`~agentsproof.core.errors.InputError` naming the file a
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
@@ -302,9 +306,30 @@ def check_values(data: Any, source: str, where: str = "") -> None:
     _check_values(data, source, where=where)
 
 
+_READ_ONCE: ContextVar[dict[tuple[str, int], Any] | None] = ContextVar("agentsproof_read_once", default=None)
+
+
+@contextmanager
+def read_once() -> Iterator[None]:
+    """Within this block a YAML file is read and parsed once: a format's detection (an
+    EVAL.yaml is told apart by its keys) and its loader share the parse."""
+    token = _READ_ONCE.set({})
+    try:
+        yield
+    finally:
+        _READ_ONCE.reset(token)
+
+
 def read_yaml_file(path: Path, *, max_bytes: int = MAX_EVAL_FILE_BYTES) -> Any:
+    memo = _READ_ONCE.get()
+    key = (os.path.realpath(path), max_bytes)
+    if memo is not None and key in memo:
+        return copy.deepcopy(memo[key])
     src = display(path)
-    return load_yaml_text(read_text(path, source=src, field=None, max_bytes=max_bytes), src)
+    data = load_yaml_text(read_text(path, source=src, field=None, max_bytes=max_bytes), src)
+    if memo is not None:
+        memo[key] = copy.deepcopy(data)
+    return data
 
 
 def read_json_file(path: Path, *, max_bytes: int = MAX_EVAL_FILE_BYTES, allow_nul: bool = False) -> Any:

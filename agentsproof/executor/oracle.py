@@ -16,15 +16,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field as _field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentsproof.core.units import seconds
 from agentsproof.grading.script import SCRIPT_INTERPRETERS  # the script grader's rule: a script is run by its extension
+from agentsproof.model.graders import GraderSpec
 from agentsproof.model.oracle import Oracle
 from agentsproof.model.results import GraderResult
 
+if TYPE_CHECKING:
+    from agentsproof.grading.judge import Judge
 
-def _checked(spec: Any) -> bool:
+def _checked(spec: GraderSpec) -> bool:
     """The grader's registered entry says the oracle's output can be graded with it."""
     from agentsproof.grading.registry import kind
 
@@ -37,10 +40,24 @@ class OracleTask:
     field: str
     """Where the oracle is in the file (``tasks[1].oracle`` or ``oracle``)."""
     instruction: str
-    graders: Sequence[Any]
+    graders: Sequence[GraderSpec]
     oracle: Oracle
     seed: Path | None = None
     agent: bool = False
+
+
+@dataclass
+class OraclePlan:
+    """What the preflight of one eval file checks: its tasks with an oracle, built by the
+    format from the file as loaded (``agentsproof.formats.eval_yaml.oracle``)."""
+
+    source: str
+    """The eval file, as messages name it."""
+    eval_dir: Path
+    tasks: list[OracleTask]
+    threshold: float
+    """The eval's default threshold (``--threshold`` replaces it)."""
+    timeout: float
 
 
 @dataclass
@@ -92,7 +109,7 @@ async def _run_command(oracle: Oracle, folder: Path, eval_dir: Path) -> tuple[st
     return stdout, None
 
 
-def _failures(j: int, spec: Any, res: GraderResult, threshold: float) -> list[str]:
+def _failures(j: int, spec: GraderSpec, res: GraderResult, threshold: float) -> list[str]:
     at = f"graders[{j}] ({res.type})"
     if res.errored:
         return [f"{at}: errored: {res.error}"]
@@ -104,7 +121,7 @@ def _failures(j: int, spec: Any, res: GraderResult, threshold: float) -> list[st
     return []
 
 
-async def check_oracle(task: OracleTask, *, eval_dir: Path, judge: Any, threshold: float, timeout: float | None) -> OracleOutcome:
+async def check_oracle(task: OracleTask, *, eval_dir: Path, judge: Judge | None, threshold: float, timeout: float | None) -> OracleOutcome:
     from agentsproof.grading.grade import TrialContext, combine, grade_all
 
     index = [j for j, g in enumerate(task.graders) if _checked(g)]
@@ -135,20 +152,6 @@ async def check_oracle(task: OracleTask, *, eval_dir: Path, judge: Any, threshol
             spaces.close()
     failing = [line for j, spec, res in zip(index, graders, results, strict=True) for line in _failures(j, spec, res, threshold)]
     return OracleOutcome(task.name, task.field, combine(results), results, failing, skipped)
-
-
-def oracle_tasks(ev: Any, agent: bool, all_tasks: bool = True) -> list[OracleTask]:
-    """The tasks of a loaded eval.yaml that have an oracle (their own, else the eval's)."""
-    cfg = ev.config
-    out = []
-    for i, task in enumerate(cfg.run_tasks(all_tasks)):
-        oracle = task.oracle or cfg.oracle
-        if oracle is None:
-            continue
-        at = f"{cfg.task_field(i)}.oracle" if task.oracle is not None else "oracle"
-        seed = ev.task_workspaces.get(i, ev.workspace) if agent else None
-        out.append(OracleTask(task.name, at, task.instruction, list(task.graders), oracle, seed, agent))
-    return out
 
 
 def answer_failures(answer: str, graders: Sequence[Any]) -> list[str]:

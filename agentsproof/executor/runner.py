@@ -87,11 +87,12 @@ class DualArmRunner:
         on_item: Callable[[ItemRun], None] | None = None,
         prior: dict[tuple[str, str, int], TrialResult] | None = None,
         workspaces: Workspaces | None = None,
+        recorder: Callable[[Path, list[FileRecord]], None] | None = None,
     ):
         self.targets = targets
         self.workspaces = workspaces
         """Where agent trials get their folders (None: a private temporary folder)."""
-        self.recorder: Callable[[Path, list[FileRecord]], None] | None = None
+        self.recorder = recorder
         """The flight recorder (agentsproof.executor.recorder): keeps each agent trial's produced files."""
         self.prior = prior or {}
         """Trials already finished (resume, retry): used as they are, never run again."""
@@ -133,9 +134,6 @@ class DualArmRunner:
         return task
 
     async def run_trial(self, item: EvalItem, arm: str, index: int) -> TrialResult:
-        from agentsproof.llm.cache import trial_slot
-
-        trial_slot.set((item.id, arm, index))  # this task's context only: keys its cached calls
         async with self._sem:
             if self.state.aborted:
                 raise Aborted()
@@ -153,7 +151,7 @@ class DualArmRunner:
         text = clip(" ".join(scrub(str(err)).split()), 300)  # masked before the cut
         return f"{where} failed unexpectedly: {type(err).__name__}: {text}" if text else f"{where} failed unexpectedly: {type(err).__name__}"
 
-    def _user(self, case: Any) -> Any:
+    def _user(self, case: Any, slot: tuple[str, str, int]) -> Any:
         """The simulated user of a multi-turn case (``user:``), played by the judge; None without one."""
         if case.user is None:
             return None
@@ -166,7 +164,7 @@ class DualArmRunner:
             from agentsproof.executor.simulator import UserSimulator
 
             self._simulator = UserSimulator(self.judge)
-        return self._simulator.for_user(case.user)
+        return self._simulator.for_user(case.user, slot)
 
     def _workspaces(self) -> Workspaces:
         if self.workspaces is None:
@@ -180,6 +178,7 @@ class DualArmRunner:
         system = item.system_prompt if arm == "with" or (arm == "plugin" and item.kind == "agent") else BASELINE_SYSTEM_PROMPT
         skills = list(item.plugin_skills) if arm == "plugin" else []  # the plugin arm: every skill installed
         case = item.case_at(index)
+        slot = (item.id, arm, index)  # every call made for this trial carries it: the response cache's key
         t0 = time.perf_counter()
         log = [LogEvent(t=0.0, role="system", text=system), LogEvent(t=0.0, role="user", text=case.prompt)]
         limit = target.timeout or item.timeout
@@ -189,7 +188,7 @@ class DualArmRunner:
             return TrialResult(index=index, arm=arm, status="errored", error=reason, latency_s=0.0, log=log)
         if not target.uses_workspace:
             trial = TrialInput(item=item, arm=arm, index=index, system=system, prompt=case.prompt, timeout=limit, skills=skills,
-                               skill=item.skill if arm == "plugin" else None, turns=list(case.turns), next_turn=self._user(case))
+                               skill=item.skill if arm == "plugin" else None, turns=list(case.turns), next_turn=self._user(case, slot), slot=slot)
             return await self._run_and_grade(target, trial, log, t0, None)
         from agentsproof.targets import workspace as ws
 
@@ -203,7 +202,7 @@ class DualArmRunner:
             trial = TrialInput(
                 item=item, arm=arm, index=index, system=system, prompt=case.prompt, timeout=limit,
                 workspace=folder, skill=item.skill if arm in ("with", "plugin") else None, skills=skills, turns=list(case.turns),
-                next_turn=self._user(case),
+                next_turn=self._user(case, slot), slot=slot,
             )
             try:
                 await target.prepare(trial)
@@ -270,7 +269,7 @@ class DualArmRunner:
             replies=replies if len(replies) > 1 else None,
         )
         try:
-            graders = await grade_all(rec.answer, case.graders, self._judge_for(item), case.prompt, timeout=item.timeout, context=context)
+            graders = await grade_all(rec.answer, case.graders, self._judge_for(item, (item.id, arm, index)), case.prompt, timeout=item.timeout, context=context)
         except Exception as err:  # noqa: BLE001 - a grader must never end the run
             reason = self._unexpected("grading", err)
             log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=reason))
@@ -302,14 +301,16 @@ class DualArmRunner:
         if st.on_trial is not None:
             st.on_trial(item, trial)
 
-    def _judge_for(self, item: EvalItem) -> Judge | None:
-        """The run's judge, or the item's judge panel (eval.yaml ``judge_models``)."""
-        if self.judge is None or not item.judge_models:
-            return self.judge
+    def _judge_for(self, item: EvalItem, slot: tuple[str, str, int]) -> Judge | None:
+        """The run's judge, or the item's judge panel (eval.yaml ``judge_models``), for the trial ``slot``."""
+        if self.judge is None:
+            return None
+        if not item.judge_models:
+            return self.judge.for_slot(slot)
         from agentsproof.grading.judge import PanelTally
 
         tally = self._panel_tallies.setdefault(item.id, PanelTally())
-        return self.judge.with_panel(tuple(item.judge_models), item.judge_combine, tally)
+        return self.judge.with_panel(tuple(item.judge_models), item.judge_combine, tally).for_slot(slot)
 
     async def run_item(self, item: EvalItem) -> ItemRun:
         with_arm = ArmResult(arm="with", system_prompt_kind=item.kind if item.kind != "case" else "skill")

@@ -1,4 +1,5 @@
-"""One command's run: build the provider, run the items, grade, return the RunResult."""
+"""One command's run: build the client stack (agentsproof.llm.stack), run the items in a
+:class:`RunSession`, grade, return the RunResult."""
 
 from __future__ import annotations
 
@@ -12,14 +13,14 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.executor.results import build_run, finalize_item
 from agentsproof.executor.runner import BatchPolicy, DualArmRunner, ItemRun, RunOptions, run_all_at_once
 from agentsproof.grading.grade import Judge, needs_judge
-from agentsproof.llm.base import LLMClient
-from agentsproof.llm.registry import build_client, resolve_models, resolve_provider_name
+from agentsproof.llm.stack import ClientStack, StackOptions, build_stack, no_model
+from agentsproof.model.graders import GraderSpec
 from agentsproof.model.items import EvalItem
 from agentsproof.model.options import RunConfig
 from agentsproof.model.results import ItemResult, RunResult, TrialResult
@@ -28,7 +29,10 @@ from agentsproof.targets.base import Target
 from agentsproof.targets.chat import ChatTarget
 
 if TYPE_CHECKING:
+    from agentsproof.executor.journal import Journal
+    from agentsproof.executor.spill import Spiller
     from agentsproof.targets.spec import TargetDef
+    from agentsproof.targets.workspace import Workspaces
 
 T = TypeVar("T")
 
@@ -62,20 +66,26 @@ class SessionOptions:
     """The flight recorder's file store for agent trials' produced files (None: not kept)."""
 
 
-@dataclass
-class PreparedProvider:
-    provider: str
-    model: str
-    judge_model: str
-    client: LLMClient | None
-    """None when nothing in the run calls a model (agent targets graded without a judge)."""
+PreparedProvider = ClientStack
+"""What a command that calls a model gets: the models and the client stack (agentsproof.llm.stack)."""
 
 
-def prepare_provider(provider: str | None, model: str | None, judge_model: str | None, *, prompt_cache: bool = True) -> PreparedProvider:
-    name = resolve_provider_name(provider)
-    choice = resolve_models(name, model, judge_model)
-    client = build_client(name, prompt_cache=prompt_cache)
-    return PreparedProvider(provider=name, model=choice.model, judge_model=choice.judge_model, client=client)
+def prepare_provider(provider: str | None, model: str | None, judge_model: str | None, *, prompt_cache: bool = True) -> ClientStack:
+    """The provider and its models resolved, and its client built (no budget, no response cache)."""
+    return build_stack(provider, model, judge_model, StackOptions(prompt_cache=prompt_cache))
+
+
+def stack_options(cfg: RunConfig) -> StackOptions:
+    """The client stack a run's options ask for (``run_items`` has already turned the cache
+    off under ``AGENTSPROOF_NO_CACHE``)."""
+    cache_dir = None
+    if cfg.cache:
+        from agentsproof.llm.cache import default_cache_dir
+
+        cache_dir = cfg.cache_dir or default_cache_dir()
+    return StackOptions(
+        prompt_cache=cfg.prompt_cache, parallel=cfg.parallel, max_calls=cfg.max_calls, max_cost=cfg.max_cost, cache_dir=cache_dir,
+    )
 
 
 INTERRUPT_SIGNALS = ("SIGINT", "SIGTERM")
@@ -85,15 +95,27 @@ INTERRUPT_SIGNALS = ("SIGINT", "SIGTERM")
 def interruptible(runner: DualArmRunner) -> Iterator[None]:
     """While the run is on, SIGINT and SIGTERM stop it cleanly: no new calls, in-flight
     trials cancelled, every finished trial kept; the command then writes an incomplete
-    report and exits 30. A second signal exits 30 at once, without a report."""
+    report and exits 30. A second signal takes the path of any interrupt outside a run
+    (KeyboardInterrupt: the CLI says "interrupted" and exits 30), without a report; the
+    journal keeps the finished trials for ``--resume``."""
     loop = asyncio.get_running_loop()
     installed: list[tuple[signal.Signals, Any]] = []
+
+    def restore() -> None:
+        while installed:
+            sig, previous = installed.pop()
+            loop.remove_signal_handler(sig)
+            try:
+                signal.signal(sig, previous if previous is not None else signal.SIG_DFL)
+            except (ValueError, TypeError):
+                pass
 
     def on_signal(name: str) -> None:
         if runner.state.aborted and runner.state.abort_reason and runner.state.abort_reason.startswith("interrupted"):
             sys.stderr.write(f"\ninterrupted again ({name}): exiting without a report\n")
             sys.stderr.flush()
-            os._exit(30)
+            restore()  # before asyncio.run's own clean-up, which then puts back the default handler
+            raise KeyboardInterrupt
         sys.stderr.write(f"\n{name}: stopping; finished trials go into an incomplete report (again to quit at once)\n")
         sys.stderr.flush()
         runner.interrupt(f"interrupted by {name}; trials that had not finished were not run")
@@ -111,156 +133,160 @@ def interruptible(runner: DualArmRunner) -> Iterator[None]:
     try:
         yield
     finally:
-        for sig, previous in installed:
-            loop.remove_signal_handler(sig)
-            try:
-                signal.signal(sig, previous if previous is not None else signal.SIG_DFL)
-            except (ValueError, TypeError):
-                pass
+        restore()
 
 
-async def run_items_async(
-    command: str,
-    plugin: str,
-    items: Sequence[EvalItem],
-    opts: SessionOptions,
-    prepared: PreparedProvider,
-    targets: dict[str, Target] | None = None,
-) -> RunResult:
-    from agentsproof.executor import journal as jr
+class RunSession:
+    """One run of items, as small steps in the order :meth:`run` takes them: the journal
+    opened (resumed), the judge and the chat target made, the runner built with all it
+    needs, the trials (and pairwise judging) run, everything closed, the results graded
+    and recorded."""
 
-    started = time.perf_counter()
-    cfg = opts.run
-    targets = dict(targets or {})
-    client = prepared.client
-    describe = {k: v for k, v in client.describe().items() if k != "provider"} if client is not None else {}
-    throttle = _find_layer(client, "limiter")
-    if throttle is not None:
-        throttle.limiter.set_maximum(cfg.parallel)
-    budget = None
-    if client is not None and (cfg.max_calls is not None or cfg.max_cost is not None):
-        from agentsproof.llm.budget import budget_for
+    def __init__(self, command: str, plugin: str, items: Sequence[EvalItem], opts: SessionOptions, stack: ClientStack,
+                 targets: dict[str, Target] | None = None):
+        self.command = command
+        self.plugin = plugin
+        self.items = items
+        self.opts = opts
+        self.stack = stack
+        self.targets = dict(targets or {})
+        self.prior = dict(opts.prior)
+        self.book: Journal | None = None
+        self.spiller: Spiller | None = None
+        self.spaces: Workspaces | None = None
+        self.finalized: dict[int, ItemResult] = {}
+        self.started = time.perf_counter()
 
-        budget, client = budget_for(client, prepared, cfg.max_calls, cfg.max_cost)
-    cache = None
-    if cfg.cache and client is not None:
-        from agentsproof.llm.cache import CachingClient, ResponseCache, default_cache_dir
+    async def run(self) -> RunResult:
+        self._open_journal()
+        judge = self._judge()
+        if self.stack.client is not None:
+            self.targets["chat"] = ChatTarget(self.stack.client, self.stack.model)
+        runner = self._runner(judge)
+        try:
+            runs, pairwise = await self._trials(runner, judge)
+        finally:
+            await self._close()
+        return self._result(self._graded(runs, pairwise), runs, runner)
 
-        cache = ResponseCache(cfg.cache_dir or default_cache_dir())
-        client = CachingClient(client, cache)
-    prior = dict(opts.prior)
-    book = None
-    if opts.journal is not None:
-        resuming = cfg.resume and opts.journal.exists()
+    def _open_journal(self) -> None:
+        """Every finished trial is journalled (for --resume); a resumed run keeps the journal's trials."""
+        path = self.opts.journal
+        if path is None:
+            return
+        from agentsproof.executor import journal as jr
+
+        resuming = self.opts.run.resume and path.exists()
+        agents = {name: t.describe() for name, t in self.targets.items()}
+        stack = self.stack
         fingerprint = jr.run_fingerprint(
-            command, prepared.provider, prepared.model, prepared.judge_model, describe, items,
-            {name: t.describe() for name, t in targets.items()},
-            _var_digests(opts.target_defs, jr.header_salt(opts.journal) if resuming else None),
+            self.command, stack.provider, stack.model, stack.judge_model, stack.described, self.items, agents,
+            _var_digests(self.opts.target_defs, jr.header_salt(path) if resuming else None),
         )
         if resuming:
-            prior.update(jr.load(opts.journal, fingerprint))
-        book = jr.start(opts.journal, fingerprint, prior)
-    progress = opts.on_trial
-    spiller = None
-    # Pairwise judging reads both arms' answers after the run: items with it stay in memory.
-    if book is not None and opts.spill and not any(g.type == "pairwise" for it in items for g in _all_graders(it)):
-        from agentsproof.executor.spill import Spiller, spill_after
+            self.prior.update(jr.load(path, fingerprint))
+        self.book = jr.start(path, fingerprint, self.prior)
+        # Pairwise judging reads both arms' answers after the run: items with it stay in memory.
+        if self.opts.spill and not any(g.type == "pairwise" for it in self.items for g in _all_graders(it)):
+            from agentsproof.executor.spill import Spiller, spill_after
 
-        spiller = Spiller(book.path, spill_after(), book.prior_spans)
+            self.spiller = Spiller(self.book.path, spill_after(), self.book.prior_spans)
 
-    def journal_and_progress(item: EvalItem, trial: TrialResult) -> None:
-        if book is not None:
-            span = book.append(item.id, trial.arm, trial.index, trial)
-            if spiller is not None:
-                spiller.note(item.id, trial.arm, trial.index, span)
-        if progress is not None:
-            progress(item, trial)
+    def _judge(self) -> Judge | None:
+        client = self.stack.client
+        if client is None or not any(_needs_judge(i) for i in self.items):
+            return None
+        return Judge(client=client, model=self.stack.judge_model)
 
-    finalized: dict[int, ItemResult] = {}
+    def _runner(self, judge: Judge | None) -> DualArmRunner:
+        """The runner, given everything at construction (workspaces, recorder, callbacks)."""
+        recorder = None
+        if any(t.uses_workspace for t in self.targets.values()):
+            from agentsproof.targets.workspace import Workspaces
 
-    def item_done(run: ItemRun) -> None:
-        if opts.on_item is not None:
-            opts.on_item(run)
-        if spiller is not None:  # graded while its trials are at hand, then spilled when the run is large
-            finalized[id(run)] = finalize_item(run, cfg.ci_rule)
-            spiller.item_done(run.item.id, [run.with_arm, run.without_arm])
+            self.spaces = Workspaces(self.opts.workspaces_dir)
+            if self.opts.record_dir is not None:
+                from agentsproof.executor.recorder import FileStore
 
-    judge = Judge(client=client, model=prepared.judge_model) if client is not None and any(_needs_judge(i) for i in items) else None
-    if client is not None:
-        targets["chat"] = ChatTarget(client, prepared.model)
-    spaces = None
-    if any(t.uses_workspace for t in targets.values()):
-        from agentsproof.targets.workspace import Workspaces
+                recorder = FileStore(self.opts.record_dir).keep
+        cfg = self.opts.run
+        runner = DualArmRunner(
+            self.targets, RunOptions(parallel=cfg.parallel, abort_after=cfg.abort_after), judge, policy=self.opts.policy,
+            on_trial=self._trial_done, on_item=self._item_done, prior=self.prior, workspaces=self.spaces, recorder=recorder,
+        )
+        if self.stack.budget is not None:
+            self.stack.budget.on_exhausted = runner.interrupt  # a spent budget stops the run like an interrupt
+        return runner
 
-        spaces = Workspaces(opts.workspaces_dir)
-    runner = DualArmRunner(
-        targets,
-        RunOptions(parallel=cfg.parallel, abort_after=cfg.abort_after),
-        judge,
-        policy=opts.policy,
-        on_trial=journal_and_progress,
-        on_item=item_done,
-        prior=prior,
-        workspaces=spaces,
-    )
-    if budget is not None:
-        budget.on_exhausted = runner.interrupt
-    if opts.record_dir is not None and spaces is not None:
-        from agentsproof.executor.recorder import FileStore
+    def _trial_done(self, item: EvalItem, trial: TrialResult) -> None:
+        if self.book is not None:
+            span = self.book.append(item.id, trial.arm, trial.index, trial)
+            if self.spiller is not None:
+                self.spiller.note(item.id, trial.arm, trial.index, span)
+        if self.opts.on_trial is not None:
+            self.opts.on_trial(item, trial)
 
-        runner.recorder = FileStore(opts.record_dir).keep
-    pairwise: dict[str, dict[str, Any]] = {}
-    try:
+    def _item_done(self, run: ItemRun) -> None:
+        if self.opts.on_item is not None:
+            self.opts.on_item(run)
+        if self.spiller is not None:  # graded while its trials are at hand, then spilled when the run is large
+            self.finalized[id(run)] = finalize_item(run, self.opts.run.ci_rule)
+            self.spiller.item_done(run.item.id, [run.with_arm, run.without_arm])
+
+    async def _trials(self, runner: DualArmRunner, judge: Judge | None) -> tuple[list[ItemRun], dict[str, dict[str, Any]]]:
         with interruptible(runner):
-            runs = await runner.run(items)
-            if not runner.state.aborted:
-                from agentsproof.executor.pairwise import pairwise_pass
+            runs = await runner.run(self.items)
+            if runner.state.aborted:
+                return runs, {}
+            from agentsproof.executor.pairwise import pairwise_pass
 
-                pairwise = await pairwise_pass(runs, judge, cfg.parallel)
-    finally:
+            return runs, await pairwise_pass(runs, judge, self.opts.run.parallel)
+
+    async def _close(self) -> None:
+        """Targets, then the client, then the journal and the workspaces, whatever fails."""
         try:
-            for target in targets.values():
+            for target in self.targets.values():
                 try:
                     await target.aclose()
                 except Exception:  # noqa: BLE001 - closing one target must not hide the others or the results
                     pass
-            if client is not None:
-                await client.aclose()
+            if self.stack.client is not None:
+                await self.stack.client.aclose()
         finally:
-            if book is not None:
-                book.close()
-            if spaces is not None:
-                spaces.close()
-    results = [finalized.pop(id(r)) if id(r) in finalized else finalize_item(r, cfg.ci_rule) for r in runs]
-    for res in results:
-        if res.id in pairwise:
-            res.stats["pairwise"] = pairwise[res.id]
-    recorded = opts.settings  # a retry's: the saved run's, which keep their values unless this run has new ones
-    agents = {name: t.describe() for name, t in targets.items() if name != "chat"}
-    cached = sum(1 for r in runs for arm in (r.with_arm, r.without_arm) for t in arm.trials if t.cached) if cache is not None else 0
-    settings = dataclasses.replace(
-        recorded,
-        parallel=cfg.parallel if recorded.parallel is None else recorded.parallel,
-        abort_after=cfg.abort_after if recorded.abort_after is None else recorded.abort_after,
-        client={**recorded.client, **describe},
-        targets=agents or recorded.targets,
-        workspaces=str(opts.workspaces_dir) if opts.workspaces_dir is not None and spaces is not None else recorded.workspaces,
-        reused_trials=runner.reused or recorded.reused_trials,
-        budget=budget.describe() if budget is not None else recorded.budget,
-        throttle=throttle.stats() if throttle is not None and throttle.limiter.decreases else recorded.throttle,
-        cache={"cached_trials": cached, "hits": cache.hits, "calls": cache.misses} if cache is not None else recorded.cache,
-    )
-    return build_run(
-        command,
-        plugin,
-        results,
-        provider=prepared.provider,
-        model=prepared.model,
-        judge_model=prepared.judge_model,
-        settings=settings,
-        incomplete_reason=runner.state.abort_reason,
-        duration_s=opts.base_duration_s + time.perf_counter() - started,
-    )
+            if self.book is not None:
+                self.book.close()
+            if self.spaces is not None:
+                self.spaces.close()
+
+    def _graded(self, runs: list[ItemRun], pairwise: dict[str, dict[str, Any]]) -> list[ItemResult]:
+        results = [self.finalized.pop(id(r)) if id(r) in self.finalized else finalize_item(r, self.opts.run.ci_rule) for r in runs]
+        for res in results:
+            if res.id in pairwise:
+                res.stats["pairwise"] = pairwise[res.id]
+        return results
+
+    def _observed(self, runs: list[ItemRun], runner: DualArmRunner) -> RunSettings:
+        """What the run saw of itself, for :meth:`RunSettings.observed`."""
+        stack, cfg = self.stack, self.opts.run
+        cache = None
+        if stack.cache is not None:
+            cached = sum(1 for r in runs for arm in (r.with_arm, r.without_arm) for t in arm.trials if t.cached)
+            cache = {"cached_trials": cached, "hits": stack.cache.hits, "calls": stack.cache.misses}
+        agents = {name: t.describe() for name, t in self.targets.items() if name != "chat"}
+        return RunSettings(
+            parallel=cfg.parallel, abort_after=cfg.abort_after, client=stack.described, targets=agents or None,
+            workspaces=str(self.opts.workspaces_dir) if self.opts.workspaces_dir is not None and self.spaces is not None else None,
+            reused_trials=runner.reused or None, budget=stack.budget.describe() if stack.budget is not None else None,
+            throttle=stack.throttle_stats(), cache=cache,
+        )
+
+    def _result(self, results: list[ItemResult], runs: list[ItemRun], runner: DualArmRunner) -> RunResult:
+        stack = self.stack
+        return build_run(
+            self.command, self.plugin, results, provider=stack.provider, model=stack.model, judge_model=stack.judge_model,
+            settings=self.opts.settings.observed(self._observed(runs, runner)),  # a retry's: the saved run's, with what this run saw
+            incomplete_reason=runner.state.abort_reason, duration_s=self.opts.base_duration_s + time.perf_counter() - self.started,
+        )
 
 
 def _var_digests(defs: dict[str, TargetDef], salt: str | None) -> dict[str, Any]:
@@ -280,28 +306,17 @@ def _needs_judge(item: EvalItem) -> bool:
     return needs_judge(_all_graders(item)) or any(c.user is not None for c in (item.cases or (item.case_at(0),)))
 
 
-def _all_graders(item: EvalItem) -> list[Any]:
+def _all_graders(item: EvalItem) -> list[GraderSpec]:
     """The graders of every case of an item (the first case's are ``item.graders``)."""
     return [g for c in (item.cases or (item.case_at(0),)) for g in c.graders]
 
 
-def _find_layer(client: Any, attribute: str) -> Any:
-    """The wrapper in a client chain (retry → throttle → provider) that has ``attribute``."""
-    seen = 0
-    while client is not None and seen < 10:
-        if hasattr(client, attribute):
-            return client
-        client = getattr(client, "inner", None)
-        seen += 1
-    return None
-
-
-class _Boxed:
+class _Boxed(Generic[T]):
     """Holds a coroutine's result behind a cheap repr (see run_sync)."""
 
     __slots__ = ("value",)
 
-    def __init__(self, value: Any):
+    def __init__(self, value: T):
         self.value = value
 
     def __repr__(self) -> str:
@@ -316,7 +331,7 @@ def run_sync(coro: Awaitable[T]) -> T:
     Boxing the result keeps that repr short.
     """
 
-    async def main() -> _Boxed:
+    async def main() -> _Boxed[T]:
         return _Boxed(await coro)
 
     return asyncio.run(main()).value
@@ -335,12 +350,12 @@ def run_items(command: str, plugin: str, items: Sequence[EvalItem], opts: Sessio
 
     spill_after(), lazy_after()  # and so are AGENTSPROOF_SPILL_AFTER and AGENTSPROOF_HTML_LAZY_AFTER
     agents = build_targets(items, opts)
+    cfg = opts.run
     if any(it.target == "chat" for it in items) or any(_needs_judge(it) for it in items):
-        cfg = opts.run
-        prepared = prepare_provider(cfg.provider, cfg.model, cfg.judge_model, prompt_cache=cfg.prompt_cache)
+        stack = build_stack(cfg.provider, cfg.model, cfg.judge_model, stack_options(cfg))
     else:  # agents graded without a judge: no model is called by the harness itself
-        prepared = PreparedProvider(provider="none", model=opts.run.model or "", judge_model="", client=None)
-    return run_sync(run_items_async(command, plugin, items, opts, prepared, agents))
+        stack = no_model(cfg.model)
+    return run_sync(RunSession(command, plugin, items, opts, stack, agents).run())
 
 
 def build_targets(items: Sequence[EvalItem], opts: SessionOptions) -> dict[str, Target]:

@@ -45,7 +45,9 @@ class UserSimulator:
         self.judge = judge
         self._replies: dict[str, asyncio.Future[str | None]] = {}
 
-    def for_user(self, user: SimulatedUser) -> Callable[[list[dict[str, str]]], Awaitable[str | None]]:
+    def for_user(self, user: SimulatedUser, slot: tuple[str, str, int] | None = None) -> Callable[[list[dict[str, str]]], Awaitable[str | None]]:
+        """The simulated user of one trial (``slot``: its calls' cache key, the first asker's)."""
+
         async def next_turn(conversation: list[dict[str, str]]) -> str | None:
             follow_ups = sum(1 for m in conversation if m.get("role") == "user") - 1
             if follow_ups >= user.max_turns:
@@ -55,7 +57,7 @@ class UserSimulator:
             if pending is None:  # the first to ask for this state asks the judge; the rest wait for it
                 pending = self._replies[key] = asyncio.get_running_loop().create_future()
                 try:
-                    pending.set_result(await self._ask(user, conversation))
+                    pending.set_result(await self._ask(user, conversation, slot))
                 except BaseException as err:
                     del self._replies[key]
                     pending.set_exception(err)
@@ -65,12 +67,12 @@ class UserSimulator:
 
         return next_turn
 
-    async def _ask(self, user: SimulatedUser, conversation: list[dict[str, str]]) -> str | None:
+    async def _ask(self, user: SimulatedUser, conversation: list[dict[str, str]], slot: tuple[str, str, int] | None) -> str | None:
         left = self.judge.time_left()
         timeout = TIMEOUT_S if left is None else max(1.0, min(TIMEOUT_S, left))
         req = ChatRequest(
             messages=[{"role": "system", "content": _system(user)}, {"role": "user", "content": _transcript(conversation)}],
-            model=self.judge.model, temperature=0.0, max_tokens=self.judge.max_tokens, timeout=timeout, budget=timeout,
+            model=self.judge.model, temperature=0.0, max_tokens=self.judge.max_tokens, timeout=timeout, budget=timeout, slot=slot,
         )
         try:
             resp = await self.judge.client.complete(req)

@@ -12,10 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agentsproof.model.items import DEFAULT_THRESHOLD, DEFAULT_TIMEOUT, EvalItem
 from agentsproof.model.results import RunResult
+
+if TYPE_CHECKING:
+    from agentsproof.formats.eval_yaml.models import LoadedEval
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,9 @@ class Loaded:
     """Nothing to compare against (no skill): the model or the target alone."""
     after: Callable[[RunResult], None] | None = None
     """Applied to the run's result before reports are written (check labels, failure reasons)."""
+    eval_file: LoadedEval | None = None
+    """An eval.yaml as read and validated by the load: the lint gate and the oracle
+    preflight use it instead of reading the file again."""
 
     def __post_init__(self) -> None:
         if not self.plugin:

@@ -106,6 +106,12 @@ class Judge:
     combine: str = "mean"
     tally: PanelTally | None = None
     """Where a panel records its verdicts and disagreements (shared by the item's trials)."""
+    slot: tuple[str, str, int] | None = None
+    """The trial this judge grades (``ChatRequest.slot``: the response cache's key)."""
+
+    def for_slot(self, slot: tuple[str, str, int]) -> Judge:
+        """This judge, its calls made for the trial ``slot``."""
+        return dataclasses.replace(self, slot=slot)
 
     def with_panel(self, models: tuple[str, ...], combine: str, tally: PanelTally) -> Judge:
         return dataclasses.replace(self, panel=models, combine=combine, tally=tally)
@@ -177,6 +183,7 @@ async def judge_json(
             max_tokens=judge.max_tokens,
             timeout=judge.timeout,
             deadline=judge.deadline,
+            slot=judge.slot,
         )
         try:
             resp = await _call(judge, req)

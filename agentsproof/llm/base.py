@@ -35,6 +35,9 @@ class ChatRequest:
     deadline: float | None = None
     """The same as an absolute ``time.monotonic()`` instant, shared by several calls (the
     judge calls of one trial); the earlier of ``deadline`` and ``now + budget`` counts."""
+    slot: tuple[str, str, int] | None = None
+    """The trial the call is made for (item, arm, trial index; the judge's calls share their
+    trial's): the response cache keys by it, so N trials of one prompt stay N samples."""
 
 
 @dataclass

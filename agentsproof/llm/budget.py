@@ -126,15 +126,17 @@ class BudgetClient(LLMClient):
         return self.inner.describe()
 
 
-def budget_for(client: LLMClient, prepared: Any, max_calls: int | None, max_cost: float | None) -> tuple[Budget, LLMClient]:
+def budget_for(
+    client: LLMClient, provider: str, models: tuple[str, str], max_calls: int | None, max_cost: float | None
+) -> tuple[Budget, LLMClient]:
     """The run's budget and the client that keeps to it; a --max-cost the price table cannot
     check (a model without a price) is an input error before the first call."""
     from agentsproof.core.errors import InputError
     from agentsproof.llm.prices import ENV_PRICES, load_prices
 
-    budget = Budget(max_calls=max_calls, max_cost=max_cost, prices=load_prices(), free=prepared.provider == "local")
+    budget = Budget(max_calls=max_calls, max_cost=max_cost, prices=load_prices(), free=provider == "local")
     if max_cost is not None:
-        for model in dict.fromkeys((prepared.model, prepared.judge_model)):
+        for model in dict.fromkeys(models):
             if model and budget.price(model) is None:
                 raise InputError("command line", "--max-cost", f"no price for model {model!r}; add it to a JSON file named in {ENV_PRICES}")
     return budget, BudgetClient(client, budget)

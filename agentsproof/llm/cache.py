@@ -3,9 +3,9 @@ re-runs only the with-skill arm (the baseline arm and its judge calls come from 
 
 A response is stored under a key made of everything that determines it: provider and its
 settings (``describe()``, which holds no secret), model, messages, sampling parameters,
-JSON schema and the **trial slot** (item, arm and trial index, from
-:data:`trial_slot`), so N trials of one prompt stay N independent samples. Judge calls
-made inside a trial share its slot. Keys are hashed; no API key is part of anything
+JSON schema and the **trial slot** (item, arm and trial index: ``ChatRequest.slot``, set
+by whoever makes the call for a trial), so N trials of one prompt stay N independent
+samples. Judge calls made for a trial share its slot. Keys are hashed; no API key is part of anything
 written. Errored calls are never stored.
 
 Storage: one SQLite file in WAL mode (``<cache dir>/responses.sqlite``), safe for
@@ -17,7 +17,6 @@ moves it (default ``$AGENTSPROOF_CACHE_DIR``, else ``~/.cache/agentsproof``),
 
 from __future__ import annotations
 
-import contextvars
 import hashlib
 import json
 import sqlite3
@@ -33,8 +32,6 @@ from agentsproof.model.results import Usage
 
 SCHEMA = 1
 DEFAULT_MAX_MB = 512
-trial_slot: contextvars.ContextVar[tuple[str, str, int] | None] = contextvars.ContextVar("agentsproof_trial_slot", default=None)
-"""(item id, arm, trial index) of the trial whose calls are being made; set by the runner."""
 
 
 def default_cache_dir() -> Path:
@@ -215,7 +212,7 @@ class CachingClient(LLMClient):
         self._namespace = {"provider": inner.name, **{k: v for k, v in described.items() if k not in ("threads", "instances")}}
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
-        key = request_key(self._namespace, request, trial_slot.get())
+        key = request_key(self._namespace, request, request.slot)
         hit = self.cache.get(key)
         if hit is not None:
             try:
@@ -237,4 +234,4 @@ class CachingClient(LLMClient):
         return self.inner.describe()
 
 
-__all__ = ["CachingClient", "ResponseCache", "default_cache_dir", "trial_slot"]
+__all__ = ["CachingClient", "ResponseCache", "default_cache_dir"]

@@ -21,12 +21,15 @@ import importlib
 import os
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.llm.base import LLMClient, LLMError, scrub, url_secrets
 from agentsproof.llm.provider_spec import SUGGEST_LOCAL, BuildOptions, ProviderSpec
 from agentsproof.llm.retry import RetryingClient
+
+if TYPE_CHECKING:
+    from agentsproof.llm.throttle import ThrottledClient
 
 # One line per provider: its --provider name and the ProviderSpec that says how to build it.
 # The order is the order of --provider's choices in --help.
@@ -130,7 +133,14 @@ def build_client(provider: str, *, retry: bool = True, prompt_cache: bool = True
     """Build the named provider (not 'auto'); raises ProviderUnavailable with what to fix.
 
     ``prompt_cache`` (``--no-prompt-cache`` turns it off) marks the system prompt cacheable
-    where the provider supports it (``anthropic``)."""
+    where the provider supports it (``anthropic``). A run's whole stack (budget, response
+    cache) is :func:`agentsproof.llm.stack.build_stack`."""
+    return build_layers(provider, retry=retry, prompt_cache=prompt_cache)[0]
+
+
+def build_layers(provider: str, *, retry: bool = True, prompt_cache: bool = True) -> tuple[LLMClient, ThrottledClient | None]:
+    """The provider behind its throttle and retry layers, and the throttle (None when the
+    provider is not rate-limited or ``AGENTSPROOF_THROTTLE=off``), kept by reference."""
     if provider not in SPECS:
         raise ProviderUnavailable(f"unknown provider {provider!r}")
     found = spec(provider)
@@ -138,14 +148,15 @@ def build_client(provider: str, *, retry: bool = True, prompt_cache: bool = True
     _register_secrets(found)
     try:
         client = found.build(BuildOptions(prompt_cache=prompt_cache))
+        throttle = None
         if found.throttled:
             from agentsproof.llm.throttle import ThrottledClient, throttling_enabled
 
             if throttling_enabled():
                 # inside the retry loop: every attempt passes the AIMD limiter
-                client = ThrottledClient(client)
+                client = throttle = ThrottledClient(client)
         # the retry settings are read here, so a malformed one is reported before any call
-        return RetryingClient(client) if retry else client
+        return (RetryingClient(client) if retry else client), throttle
     except LLMError as err:
         raise ProviderUnavailable(f"provider {provider}: {scrub(str(err), _provider_secrets())}") from None
 

@@ -91,6 +91,19 @@ class RunSettings:
     key_order: tuple[str, ...] = field(default=(), compare=False, repr=False)
     """The key order of the dict this record was read from (keys still set keep their place)."""
 
+    def observed(self, run: RunSettings) -> RunSettings:
+        """This record (what the command recorded, or a retried run's saved settings) with
+        what a run observed, merged by one rule: the options a command records
+        (``parallel``, ``abort_after``) keep a value already set; the facts of the run
+        (targets, workspaces, reused trials, budget, throttle, cache) replace the recorded
+        ones where the run has one; the client's facts are joined, the run's winning."""
+        merged = {
+            name: getattr(run, name) if getattr(run, name) is not None else getattr(self, name)
+            for name in _OBSERVED
+        }
+        kept = {name: getattr(self, name) if getattr(self, name) is not None else getattr(run, name) for name in _KEPT}
+        return dataclasses.replace(self, **merged, **kept, client={**self.client, **run.client})
+
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunSettings:
         """A saved report's ``settings`` (``RunResult.settings``) as a record."""
@@ -115,5 +128,10 @@ class RunSettings:
         ordered.update(out)
         return ordered
 
+
+_OBSERVED = ("targets", "workspaces", "reused_trials", "budget", "throttle", "cache")
+"""What a run observes of itself (:meth:`RunSettings.observed`): the run's value wins."""
+_KEPT = ("parallel", "abort_after")
+"""Options a retry keeps from the saved run (:meth:`RunSettings.observed`)."""
 
 __all__ = ["RunSettings"]

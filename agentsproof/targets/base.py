@@ -49,6 +49,8 @@ class TrialInput:
     (``{"role", "content"}`` messages) for the next message; None ends the conversation."""
     skills: list[SkillFile] = field(default_factory=list)
     """Every skill installed for this trial (activation suites, the plugin arm); empty: just ``skill``."""
+    slot: tuple[str, str, int] | None = None
+    """(item id, arm, index) for the response cache's key (``ChatRequest.slot``); set by the runner."""
 
     @property
     def with_skill(self) -> bool:

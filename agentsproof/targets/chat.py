@@ -41,7 +41,7 @@ class ChatTarget(Target):
         req = ChatRequest(
             messages=messages, model=trial.item.model or self.model, temperature=self.temperature,
             max_tokens=self._cap(trial) if cap else self.max_tokens,
-            timeout=trial.timeout, budget=trial.timeout, json_schema=schema,
+            timeout=trial.timeout, budget=trial.timeout, json_schema=schema, slot=trial.slot,
         )
         try:
             resp = await asyncio.wait_for(self.client.complete(req), trial.timeout + TIMEOUT_GRACE_S)
@@ -89,7 +89,7 @@ class ChatTarget(Target):
             left = deadline - loop.time()
             if n and left <= 0:
                 raise LLMError(f"trial timed out after {seconds(trial.timeout)} (at turn {n + 1})", kind="timeout")
-            one = await self._call(messages, trial.timeout if n == 0 else left, trial.timeout, trial.item.model or self.model, self._cap(trial))
+            one = await self._call(messages, trial.timeout if n == 0 else left, trial.timeout, trial.item.model or self.model, self._cap(trial), trial.slot)
             if record is None:
                 record = one
             else:
@@ -110,7 +110,9 @@ class ChatTarget(Target):
             messages.append({"role": "user", "content": follow_up})
             n += 1
 
-    async def _call(self, messages: list[dict[str, str]], budget: float, timeout: float, model: str, max_tokens: int | None) -> TrialRecord:
+    async def _call(
+        self, messages: list[dict[str, str]], budget: float, timeout: float, model: str, max_tokens: int | None, slot: tuple[str, str, int] | None,
+    ) -> TrialRecord:
         req = ChatRequest(
             messages=list(messages),
             model=model,
@@ -118,6 +120,7 @@ class ChatTarget(Target):
             max_tokens=max_tokens,
             timeout=budget,
             budget=budget,
+            slot=slot,
         )
         try:
             # The retry loop keeps every attempt and wait inside the budget and says why it

@@ -108,3 +108,48 @@ def test_interrupt_keeps_finished_trials(sig, scripted_server, tmp_path):
     assert len(scripted_server.requests) == 3
     time.sleep(0.2)
     assert not _own_processes_with("for line in sys.stdin"), "the regex helper outlived the CLI"
+
+
+
+def test_a_second_interrupt_takes_the_one_interrupt_path():
+    # The first signal stops the run (the runner is interrupted, the handler stays); a second
+    # one before the run has finished raises KeyboardInterrupt, which the CLI turns into
+    # "error: interrupted" and exit 30 (as an interrupt outside a run), not os._exit; the
+    # previous handler is back afterwards.
+    import asyncio
+
+    from agentsproof.executor.runner import DualArmRunner, RunOptions
+    from agentsproof.executor.session import interruptible
+
+    before = signal.getsignal(signal.SIGINT)
+    seen: list[str] = []
+
+    async def main() -> None:
+        runner = DualArmRunner({}, RunOptions(), None)
+        with interruptible(runner):
+            os.kill(os.getpid(), signal.SIGINT)
+            while not runner.state.aborted:
+                await asyncio.sleep(0.01)
+            seen.append(runner.state.abort_reason or "")
+            os.kill(os.getpid(), signal.SIGINT)
+            while True:  # the run still stopping
+                await asyncio.sleep(0.01)
+
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(main())
+    assert seen and seen[0].startswith("interrupted by SIGINT")
+    assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_the_cli_turns_a_keyboard_interrupt_into_exit_30(monkeypatch):
+    from conftest import run_cli
+
+    from agentsproof.commands import run as commands_run
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(commands_run, "run_eval", interrupted)
+    code, out, err = run_cli(["eval", "anything.yaml", "--model", "m"])
+    assert code == 30, (code, out, err)
+    assert err.strip() == "error: interrupted" and "Traceback" not in err

@@ -11,10 +11,15 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentsproof.core.errors import InputError
 from agentsproof.formats.lint.checks import CaseView, FileView, check_file
 from agentsproof.formats.lint.problems import Problem, fix_for
+
+if TYPE_CHECKING:
+    from agentsproof.formats.base import Loaded
+    from agentsproof.formats.eval_yaml.models import LoadedEval
 
 TARGETS_NAMES = ("targets.yaml", "targets.yml")
 MAX_FILES = 2000
@@ -85,24 +90,20 @@ def lint_file(path: Path) -> list[Problem]:
     return [*view.notes, *check_file(view)]
 
 
-def check_problems(path: Path) -> list[Problem]:
-    """The case checks of a file that loads (none for one that does not: its loader says why,
-    nor for a JSONL dataset, which lint does not read)."""
+def check_loaded(loaded: Loaded) -> list[Problem]:
+    """The case checks of a file a run has loaded, from what the load read and validated
+    (the file is not read again). None for a JSONL dataset or a promptfoo config, which lint
+    does not read."""
     from agentsproof.core.inputs import display
 
-    if path.is_dir():
-        inside = [path / n for n in ("eval.yaml", "eval.yml") if (path / n).is_file()]
-        if not inside:
-            return []
-        path = inside[0]
-    if path.suffix.lower() == ".jsonl":
-        return []
-    src = display(path)
+    src = display(loaded.path)
     try:
-        kind = kind_of(path)
-        if kind == "targets":
+        if loaded.eval_file is not None:
+            view = _eval_yaml_view_of(loaded.eval_file, src)
+        elif loaded.format in ("EVAL.yaml", "evals.json"):
+            view = _cases_view_of(loaded, src)
+        else:
             return []
-        view = _view(path, kind, src)
     except InputError:
         return []
     return check_file(view)
@@ -131,10 +132,14 @@ def _view(path: Path, kind: str, src: str) -> FileView:
 
 
 def _eval_yaml_view(path: Path, src: str) -> FileView:
-    from agentsproof.formats.eval_yaml.items import item_from_eval
     from agentsproof.formats.eval_yaml.models import load_eval
 
-    ev = load_eval(path)
+    return _eval_yaml_view_of(load_eval(path), src)
+
+
+def _eval_yaml_view_of(ev: LoadedEval, src: str) -> FileView:
+    from agentsproof.formats.eval_yaml.items import item_from_eval
+
     item_from_eval(ev, trials=None, threshold=None, target=None, all_tasks=True)  # what a run builds (its errors too)
     cfg = ev.config
     cases = []
@@ -176,7 +181,11 @@ def _cases_view(path: Path, kind: str, src: str) -> FileView:
     from agentsproof.formats import registry
     from agentsproof.formats.base import ItemRequest
 
-    loaded = registry.get(kind).load(path, ItemRequest())
+    return _cases_view_of(registry.get(kind).load(path, ItemRequest()), src)
+
+
+def _cases_view_of(loaded: Loaded, src: str) -> FileView:
+    kind = loaded.format
     prefix, graders_at, prompt_at = ("evals", "assertions", "prompt") if kind == "evals.json" else ("tests", "assert", "input")
     cases = []
     skill = ""

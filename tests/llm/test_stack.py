@@ -1,0 +1,58 @@
+"""A run's client stack is built in one place (agentsproof.llm.stack): provider → throttle →
+retry → budget → response cache, and the layers a run reads back (the throttle's record,
+the budget, the cache's counts) are the very objects in the chain, kept by reference."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import Rule
+
+from agentsproof.llm.base import ChatRequest
+from agentsproof.llm.budget import BudgetClient
+from agentsproof.llm.cache import CachingClient
+from agentsproof.llm.retry import RetryingClient
+from agentsproof.llm.stack import StackOptions, build_stack
+from agentsproof.llm.throttle import ThrottledClient
+
+
+def test_every_layer_in_order_and_kept_by_reference(byok_env: Any, tmp_path: Path) -> None:
+    byok_env.add(Rule(reply="hello", judge=False))
+    stack = build_stack("openai", "m", None, StackOptions(parallel=7, max_calls=2, cache_dir=tmp_path / "cache"))
+    assert (stack.provider, stack.model, stack.judge_model) == ("openai", "m", "m")
+    cache = stack.client
+    assert isinstance(cache, CachingClient) and cache.cache is stack.cache
+    budget = cache.inner
+    assert isinstance(budget, BudgetClient) and budget.budget is stack.budget
+    retry = budget.inner
+    assert isinstance(retry, RetryingClient)
+    assert retry.inner is stack.throttle and isinstance(stack.throttle, ThrottledClient)
+    assert stack.throttle.limiter.maximum == 7  # --parallel is the limiter's ceiling
+    assert "provider" not in stack.described
+
+    async def two_calls() -> None:
+        try:
+            for i in range(2):
+                await stack.client.complete(ChatRequest(messages=[{"role": "user", "content": f"hi {i}"}], model="m"))
+        finally:
+            await stack.client.aclose()
+
+    asyncio.run(two_calls())
+    assert stack.cache.misses == 2 and stack.budget.describe()["calls"] == 2
+    assert stack.throttle_stats() is None  # never backed off: nothing to record
+
+
+def test_no_budget_and_no_cache_unless_asked(byok_env: Any) -> None:
+    stack = build_stack("openai", "m", "j")
+    assert isinstance(stack.client, RetryingClient)
+    assert stack.budget is None and stack.cache is None and stack.judge_model == "j"
+
+
+def test_throttle_off_leaves_no_throttle(byok_env: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENTSPROOF_THROTTLE", "off")
+    stack = build_stack("openai", "m", None, StackOptions(parallel=3))
+    assert stack.throttle is None and isinstance(stack.client, RetryingClient)
+    assert not isinstance(stack.client.inner, ThrottledClient)
