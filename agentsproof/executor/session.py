@@ -19,6 +19,7 @@ from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.executor.results import build_run, finalize_item
 from agentsproof.executor.runner import BatchPolicy, DualArmRunner, ItemRun, RunOptions, run_all_at_once
 from agentsproof.grading.grade import Judge, needs_judge
+from agentsproof.grading.registry import kind
 from agentsproof.llm.stack import ClientStack, StackOptions, build_stack, no_model
 from agentsproof.model.graders import GraderSpec
 from agentsproof.model.items import EvalItem
@@ -186,8 +187,8 @@ class RunSession:
         if resuming:
             self.prior.update(jr.load(path, fingerprint))
         self.book = jr.start(path, fingerprint, self.prior)
-        # Pairwise judging reads both arms' answers after the run: items with it stay in memory.
-        if self.opts.spill and not any(g.type == "pairwise" for it in self.items for g in _all_graders(it)):
+        # A per-pair grader (pairwise) reads both arms' answers after the run: items with one stay in memory.
+        if self.opts.spill and not any(kind(g.type).per_pair for it in self.items for g in _all_graders(it)):
             from agentsproof.executor.spill import Spiller, spill_after
 
             self.spiller = Spiller(self.book.path, spill_after(), self.book.prior_spans)
