@@ -79,7 +79,7 @@ def item_from_eval(
 
     Several tasks (a version 2 ``tasks:`` list, or a version 1 list with ``all_tasks``)
     become the item's cases; ``trials`` is then per case, and the item runs
-    trials × cases per arm (see :class:`~agentsproof.executor.runner.Case`).
+    trials × cases per arm (see :class:`~agentsproof.model.items.Case`).
     """
     from agentsproof.core.inputs import display
 
