@@ -274,3 +274,16 @@ def test_checker_rules():
     assert "top-level" in why("agentsproof.report.render", "agentsproof")
     assert cycles([Edge("a", "b", ""), Edge("b", "c", ""), Edge("c", "a", ""), Edge("c", "d", "")]) == [["a", "b", "c"]]
     assert cycles([Edge("a", "b", ""), Edge("b", "c", "")]) == []
+
+
+def test_package_inits_import_nothing_at_load_time():
+    """A package's ``__init__`` holds a docstring and at most lazy re-exports (a module-level
+    ``__getattr__``): importing one module of a package never loads its siblings."""
+    allowed = {"__future__", "typing", "importlib"}  # importlib: the lazy loader itself
+    offenders = []
+    for init in sorted(ROOT.rglob("__init__.py")):
+        tree = ast.parse(init.read_text(encoding="utf-8"))
+        for node in tree.body:
+            if isinstance(node, ast.Import) or (isinstance(node, ast.ImportFrom) and (node.module or "") not in allowed):
+                offenders.append(f"{init.relative_to(ROOT.parent)}:{node.lineno}")
+    assert not offenders, "imports at load time in package __init__ files: " + ", ".join(offenders)
