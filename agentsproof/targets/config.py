@@ -119,6 +119,8 @@ def find_target(name: str, near: Path | None, explicit: Path | None = None) -> T
             return defs[name]
     if name in builtins:
         return parse_targets({name: builtins[name]}, "built-in")[name]
+    if name in registry.plugin_kinds():
+        registry.target_class(name)  # an installed kind that does not load: its one line (PluginError)
     where = ", ".join(looked) if looked else f"no {TARGETS_FILE} found beside the eval, in .agentsproof/ above it, or in ~/.config/agentsproof/"
     known = sorted(builtins)
     raise InputError(None, None, f"unknown target {name!r} ({where}; built-in: {', '.join(known)})")

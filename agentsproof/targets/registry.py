@@ -55,6 +55,11 @@ def classes() -> dict[str, type[Target]]:
     return entrypoints.load_all("targets", KINDS, _check)
 
 
+def plugin_kinds() -> tuple[str, ...]:
+    """The kinds of installed packages (looked up, not imported)."""
+    return tuple(k for k in entrypoints.lines("targets", KINDS) if k not in KINDS)
+
+
 def target_types() -> tuple[str, ...]:
     """Every kind's name (a targets.yaml ``type``), in order."""
     return tuple(classes())
