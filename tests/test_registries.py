@@ -100,6 +100,13 @@ def test_builtin_targets_are_the_kinds_that_need_no_settings():
     assert all(f"'{kind}'" in shown for kind in builtin), shown
 
 
+def test_the_docs_name_the_builtin_targets_the_registry_has():
+    text = (Path(__file__).resolve().parent.parent / "docs" / "agent-trials.md").read_text(encoding="utf-8")
+    paragraph = text.split("Built-in targets exist without any file:", 1)[1].split("A targets.yaml may", 1)[0]
+    named = [n for n in re.findall(r"`([\w-]+)`", paragraph) if n in targets.KINDS]
+    assert named == list(targets.builtin_names()), "docs/agent-trials.md: the built-in targets paragraph is stale"
+
+
 @pytest.mark.parametrize("name", list(formats.FORMATS))
 def test_format_entry(name):
     fmt = _resolve(formats.FORMATS[name])
