@@ -129,13 +129,37 @@ PROVIDER = ProviderSpec(name="fakeprov", build=build, configure_hint="fakeprov: 
 """
 
 
+FORMAT_MODULE = """
+from pathlib import Path
+
+from agentsproof.core.errors import InputError
+
+
+class Fake:
+    name = "fake"
+
+    def detect(self, path):
+        return Path(path).suffix == ".fake"
+
+    def discoverable(self, path):
+        return False
+
+    def load(self, path, request):
+        raise InputError(Path(path).name, "cases", "the fake format reads no cases")
+
+
+FORMAT = Fake()
+"""
+
+
 @pytest.fixture
 def odd_packages(tmp_path: Path) -> Path:
     return _package(tmp_path / "site", "odd-plugins", {
         "agentsproof.graders": {"deterministic": "odd_grader:GRADER"},  # a built-in name
         "agentsproof.targets": {"broken": "odd_missing_module:Target", "wrongkind": "odd_target:NotATarget"},
         "agentsproof.providers": {"fakeprov": "odd_provider:PROVIDER"},
-    }, {"odd_grader": "GRADER = None\n", "odd_target": "NotATarget = 3\n", "odd_provider": PROVIDER_MODULE})
+        "agentsproof.formats": {"fake": "odd_format:FORMAT"},
+    }, {"odd_grader": "GRADER = None\n", "odd_target": "NotATarget = 3\n", "odd_provider": PROVIDER_MODULE, "odd_format": FORMAT_MODULE})
 
 
 def test_doctor_says_which_plugins_fail_and_why(odd_packages, tmp_path):
@@ -147,6 +171,7 @@ def test_doctor_says_which_plugins_fail_and_why(odd_packages, tmp_path):
         "plugin: deterministic (agentsproof.graders, odd-plugins 1.0): failed: the name 'deterministic' is built in",
         "plugin: broken (agentsproof.targets, odd-plugins 1.0): failed: failed to load: ModuleNotFoundError: No module named 'odd_missing_module'",
         "plugin: wrongkind (agentsproof.targets, odd-plugins 1.0): failed: is not usable: not a subclass of agentsproof.targets.base.Target",
+        "plugin: fake (agentsproof.formats, odd-plugins 1.0): ok",
     ]
     # the plugin provider was accepted by --provider and built: its own set-up error is shown
     assert "fix: provider fakeprov: FAKEPROV_URL is not set" in done.stdout and done.returncode == 30
@@ -209,3 +234,12 @@ def test_in_tree_lookups_read_no_package_metadata(tmp_path):
     before, after = json.loads(out.stdout)
     assert before == [], "a lookup of an in-tree name scanned the installed packages"
     assert after == ["agentsproof.targets"], "a miss looks at the installed packages of that one group"
+
+
+def test_a_format_plugin_is_detected_by_the_run_commands_and_lint(odd_packages, tmp_path):
+    path = tmp_path / "cases.fake"
+    path.write_text("anything\n", encoding="utf-8")
+    done = _agentsproof(["tc-eval", str(path), "--output", str(tmp_path / "runs")], odd_packages, cwd=tmp_path)
+    assert done.returncode == 30 and "cases.fake: cases: the fake format reads no cases" in done.stderr, done.stderr
+    done = _agentsproof(["lint", str(path)], odd_packages, cwd=tmp_path)
+    assert done.returncode == 1 and "cases.fake: cases: error: the fake format reads no cases" in done.stdout, done.stdout + done.stderr
