@@ -118,8 +118,29 @@ def test_format_entry(name):
 
 
 def test_every_format_is_accepted_by_a_command():
-    accepted = {n for names in formats.ACCEPTS.values() for n in names}
+    accepted = {n for command in formats.ACCEPTS for n in formats.accepts(command)}
     assert accepted == set(formats.FORMATS)
+
+
+def test_a_format_no_accepts_line_places_is_tried_before_the_catch_all(tmp_path, monkeypatch):
+    """A new format is one module and one FORMATS line: the commands its ``commands`` name
+    (default eval, tc-eval, lint) try it before their last format."""
+    (tmp_path / "agentsproof_fake_format.py").write_text(
+        "from pathlib import Path\n\n"
+        "class Fake:\n    name = 'fake'\n    commands = ('tc-eval',)\n"
+        "    def detect(self, path):\n        return Path(path).suffix == '.fake'\n"
+        "    def discoverable(self, path):\n        return False\n"
+        "    def load(self, path, request):\n        raise NotImplementedError\n\n"
+        "FORMAT = Fake()\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(formats.FORMATS, "fake", "agentsproof_fake_format:FORMAT")
+    try:
+        assert formats.accepts("tc-eval") == (*formats.ACCEPTS["tc-eval"][:-1], "fake", formats.ACCEPTS["tc-eval"][-1])
+        assert formats.accepts("eval") == formats.ACCEPTS["eval"]  # not one of its commands
+        (tmp_path / "cases.fake").write_text("x", encoding="utf-8")
+        assert formats.detect(tmp_path / "cases.fake", "tc-eval").name == "fake"
+    finally:
+        formats.get.cache_clear()
 
 
 @pytest.mark.parametrize(

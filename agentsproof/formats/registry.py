@@ -1,13 +1,13 @@
 """Input formats by name, and which ones each command takes.
 
 Adding a format: write ``agentsproof/formats/<name>.py`` with a module-level ``FORMAT``
-(see :class:`agentsproof.formats.base.InputFormat`), add its line to ``FORMATS`` and its
-name to the commands in ``ACCEPTS`` that should take it. A format of an installed package
-(entry-point group ``agentsproof.formats``, :mod:`agentsproof.core.entrypoints`) is tried
-before each command's last format, for the commands its ``commands`` attribute names
-(default :data:`PLUGIN_COMMANDS`); ``agentsproof lint`` detects every file through
-:func:`detect` too (``lint``: a format it has no checks for is said so, see
-:data:`LINT_CHECKS`).
+(see :class:`agentsproof.formats.base.InputFormat`) and add its line to ``FORMATS``: it is
+tried before each command's last format, for the commands its ``commands`` attribute
+names (default :data:`PLUGIN_COMMANDS`), as is a format of an installed package
+(entry-point group ``agentsproof.formats``, :mod:`agentsproof.core.entrypoints`). Only to
+give it another place in a command's order, name it in that command's ``ACCEPTS`` line.
+``agentsproof lint`` detects every file through :func:`detect` too (``lint``: a format it
+has no checks for is said so, see :data:`LINT_CHECKS`).
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ LINT_CHECKS: tuple[str, ...] = ("eval.yaml", "EVAL.yaml", "evals.json")
 format's loader and says that it does not check it yet."""
 
 PLUGIN_COMMANDS: tuple[str, ...] = ("eval", "tc-eval", "lint")
-"""The commands an installed format is tried by when it names none (``commands``)."""
+"""The commands a format that no ``ACCEPTS`` line places is tried by when it names none
+(its ``commands`` attribute)."""
 
 
 def _check(name: str, found: Any) -> str | None:
@@ -60,11 +61,23 @@ def get(name: str) -> InputFormat:
 
 
 def accepts(command: str) -> tuple[str, ...]:
-    """The formats ``command`` tries, in order: its ``ACCEPTS`` line with the installed
-    formats that take it before the last one (which reads what no other claimed)."""
+    """The formats ``command`` tries, in order: its ``ACCEPTS`` line, with the formats no
+    ``ACCEPTS`` line places (an installed plugin's, or a new one's) before the last one
+    (which reads what no other claimed), for the commands their ``commands`` attribute
+    names (default :data:`PLUGIN_COMMANDS`). Only those unplaced formats are imported."""
     names = ACCEPTS[command]
-    extra = [name for name, fmt in entrypoints.load_all("formats", FORMATS, _check).items()
-             if name not in FORMATS and command in getattr(fmt, "commands", PLUGIN_COMMANDS)]
+    placed = {name for line in ACCEPTS.values() for name in line}
+    extra = []
+    for name in entrypoints.lines("formats", FORMATS):
+        if name in placed:
+            continue
+        try:
+            fmt = get(name)
+        except entrypoints.PluginError as err:
+            entrypoints.say_once(f"{err}; skipped", "formats")
+            continue
+        if command in getattr(fmt, "commands", PLUGIN_COMMANDS):
+            extra.append(name)
     return (*names[:-1], *extra, names[-1])
 
 
