@@ -100,11 +100,11 @@ def test_builtin_targets_are_the_kinds_that_need_no_settings():
     assert all(f"'{kind}'" in shown for kind in builtin), shown
 
 
-def test_the_docs_name_the_builtin_targets_the_registry_has():
+def test_the_docs_call_built_in_only_targets_that_are():
     text = (Path(__file__).resolve().parent.parent / "docs" / "agent-trials.md").read_text(encoding="utf-8")
     paragraph = text.split("Built-in targets exist without any file:", 1)[1].split("A targets.yaml may", 1)[0]
     named = [n for n in re.findall(r"`([\w-]+)`", paragraph) if n in targets.KINDS]
-    assert named == list(targets.builtin_names()), "docs/agent-trials.md: the built-in targets paragraph is stale"
+    assert named and set(named) <= set(targets.builtin_names()), "docs/agent-trials.md names as built-in a target that is not (--help lists them all)"
 
 
 @pytest.mark.parametrize("name", list(formats.FORMATS))
