@@ -104,3 +104,14 @@ def test_relative_links_resolve(doc):
         if path and not (doc.parent / path).exists():
             broken.append(target)
     assert not broken, f"{doc.relative_to(ROOT)} links to missing files: {broken}"
+
+
+def test_headings_are_read_outside_code_fences():
+    from docs_text import markdown_headings
+
+    text = (
+        "# Title\n\n```yaml\n# a comment, not a heading\ngraders: []\n```\n"
+        "## `real`\n~~~~\n# inside a tilde fence\n```\n# still inside (a shorter fence of another kind)\n~~~~\n"
+        "#not-a-heading (no space)\n### Last\n"
+    )
+    assert markdown_headings(text) == ["# Title", "## `real`", "### Last"]

@@ -1,18 +1,24 @@
-"""Every registry entry imports, is named as its key, and is documented.
+"""Every registry entry imports, is named as its key, and is documented; every module that
+defines a grader, target, provider or format is registered.
 
 Providers have their own test (tests/llm/test_provider_registry.py). A new grader, target
 or input format is one module plus one line in its registry (CONTRIBUTING.md); these
-tests fail when the line points nowhere, the module declares another name, or the docs
-never mention it.
+tests fail when the line points nowhere, the module declares another name, the docs
+never mention it, or the line was forgotten. No test here pins what a registry holds:
+each reads the registry.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
+import inspect
 import re
 from pathlib import Path
 
 import pytest
+
+from docs_text import headings as _headings
 
 from agentsproof.formats import registry as formats
 from agentsproof.grading import registry as graders
@@ -20,11 +26,7 @@ from agentsproof.grading.base import GraderKind
 from agentsproof.targets import registry as targets
 from agentsproof.targets.base import Target
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
-
-
-def _headings(*pages: str) -> str:
-    return "\n".join(line for page in pages for line in (DOCS / page).read_text(encoding="utf-8").splitlines() if line.startswith("#"))
+PACKAGE = Path(__file__).resolve().parent.parent / "agentsproof"
 
 
 def _resolve(path: str):
@@ -66,6 +68,45 @@ def test_target_entry(name):
     assert re.search(rf"^#+ `{re.escape(name)}`", _headings("agent-trials.md"), re.M), f"docs/agent-trials.md: no section for the {name!r} target"
 
 
+@pytest.mark.parametrize("name", list(targets.KINDS))
+def test_every_target_has_the_constructor_build_target_calls(name):
+    from agentsproof.targets.base import TARGET_ARGS
+
+    params = list(inspect.signature(targets.target_class(name)).parameters.values())
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    keyword = {p.name for p in params if p.kind == p.KEYWORD_ONLY}
+    assert positional == list(TARGET_ARGS), f"{name}: TargetFactory's positional parameters are {TARGET_ARGS}"
+    assert {"model", "source"} <= keyword, f"{name}: model and source are keyword-only (TargetFactory)"
+    assert all(p.default is not p.empty for p in params if p.kind == p.KEYWORD_ONLY)
+
+
+def test_builtin_targets_are_the_kinds_that_need_no_settings():
+    from pydantic import ValidationError
+
+    from agentsproof.cli.options import target_help
+    from agentsproof.targets import config
+
+    builtin = targets.builtin_names()
+    assert builtin and config.BUILTIN == {kind: {"type": kind} for kind in builtin}
+    for kind, cls in targets.classes().items():
+        try:
+            cls.spec_model.model_validate({"type": kind})
+            alone = True
+        except ValidationError:
+            alone = False
+        assert alone == (kind in builtin), kind
+    assert "command" not in builtin  # a command target needs its command
+    shown = target_help()
+    assert all(f"'{kind}'" in shown for kind in builtin), shown
+
+
+def test_the_docs_call_built_in_only_targets_that_are():
+    text = (Path(__file__).resolve().parent.parent / "docs" / "agent-trials.md").read_text(encoding="utf-8")
+    paragraph = text.split("Built-in targets exist without any file:", 1)[1].split("A targets.yaml may", 1)[0]
+    named = [n for n in re.findall(r"`([\w-]+)`", paragraph) if n in targets.KINDS]
+    assert named and set(named) <= set(targets.builtin_names()), "docs/agent-trials.md names as built-in a target that is not (--help lists them all)"
+
+
 @pytest.mark.parametrize("name", list(formats.FORMATS))
 def test_format_entry(name):
     fmt = _resolve(formats.FORMATS[name])
@@ -77,8 +118,29 @@ def test_format_entry(name):
 
 
 def test_every_format_is_accepted_by_a_command():
-    accepted = {n for names in formats.ACCEPTS.values() for n in names}
+    accepted = {n for command in formats.ACCEPTS for n in formats.accepts(command)}
     assert accepted == set(formats.FORMATS)
+
+
+def test_a_format_no_accepts_line_places_is_tried_before_the_catch_all(tmp_path, monkeypatch):
+    """A new format is one module and one FORMATS line: the commands its ``commands`` name
+    (default eval, tc-eval, lint) try it before their last format."""
+    (tmp_path / "agentsproof_fake_format.py").write_text(
+        "from pathlib import Path\n\n"
+        "class Fake:\n    name = 'fake'\n    commands = ('tc-eval',)\n"
+        "    def detect(self, path):\n        return Path(path).suffix == '.fake'\n"
+        "    def discoverable(self, path):\n        return False\n"
+        "    def load(self, path, request):\n        raise NotImplementedError\n\n"
+        "FORMAT = Fake()\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(formats.FORMATS, "fake", "agentsproof_fake_format:FORMAT")
+    try:
+        assert formats.accepts("tc-eval") == (*formats.ACCEPTS["tc-eval"][:-1], "fake", formats.ACCEPTS["tc-eval"][-1])
+        assert formats.accepts("eval") == formats.ACCEPTS["eval"]  # not one of its commands
+        (tmp_path / "cases.fake").write_text("x", encoding="utf-8")
+        assert formats.detect(tmp_path / "cases.fake", "tc-eval").name == "fake"
+    finally:
+        formats.get.cache_clear()
 
 
 @pytest.mark.parametrize(
@@ -99,3 +161,92 @@ def test_detect(tmp_path, command, file, expected):
     path = tmp_path / file
     path.write_text("tests: []\n" if file == "EVAL.yaml" else "{}\n")
     assert formats.detect(path, command).name == expected
+
+
+# ------------------------------------------------ every definition is registered
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    return ".".join(rel.parts)
+
+
+def _defining_modules() -> list[str]:
+    """The modules whose source defines a grader, target, provider or format (by what the
+    recipes in CONTRIBUTING.md write), found by reading every module of the package."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if "sdk" in path.relative_to(PACKAGE).parts:  # the tracing SDK is a leaf with its own FORMAT string
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        defines = False
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                names = {t.id for t in node.targets if isinstance(t, ast.Name)}
+                func = node.value.func
+                called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+                defines |= bool(names & {"GRADER", "PROVIDER", "FORMAT"}) or called in ("GraderKind", "ProviderSpec")
+            if isinstance(node, ast.ClassDef):
+                defines |= any(isinstance(b, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "spec_model" for t in b.targets) for b in node.body)
+            if isinstance(node, ast.FunctionDef) and any(isinstance(n, ast.Call) and getattr(n.func, "id", "") == "ProviderSpec" for n in ast.walk(node)):
+                defines = True  # a factory of specs (llm/byok.py): its module-level results are the specs
+        if defines:
+            found.append(_module_name(path))
+    return found
+
+
+def _definitions(module_name: str) -> list[tuple[str, str]]:
+    """``(registry, "module:ATTR")`` for every grader, target, provider and format ``module_name`` defines."""
+    from agentsproof.llm.provider_spec import ProviderSpec
+
+    module = importlib.import_module(module_name)
+    out = []
+    for attr, value in vars(module).items():
+        where = f"{module_name}:{attr}"
+        if isinstance(value, GraderKind):
+            out.append(("graders", where))
+        elif isinstance(value, ProviderSpec):
+            out.append(("providers", where))
+        elif attr == "FORMAT" and all(callable(getattr(value, m, None)) for m in ("detect", "discoverable", "load")):
+            out.append(("formats", where))
+        elif (isinstance(value, type) and issubclass(value, Target) and value.__module__ == module_name
+              and getattr(value, "spec_model", None) is not None and not inspect.isabstract(value)):
+            out.append(("targets", where))
+    return out
+
+
+def test_the_module_walk_finds_every_kind_of_definition():
+    modules = set(_defining_modules())
+    for table in (graders.GRADERS, targets.KINDS, formats.FORMATS):
+        assert {v.partition(":")[0] for v in table.values()} <= modules
+    from agentsproof.llm.registry import SPECS
+
+    assert {v.partition(":")[0] for v in SPECS.values()} <= modules
+
+
+def _tables() -> dict[str, dict[str, str]]:
+    from agentsproof.llm.registry import SPECS
+
+    return {"graders": dict(graders.GRADERS), "targets": dict(targets.KINDS), "formats": dict(formats.FORMATS), "providers": dict(SPECS)}
+
+
+def _unregistered(module_name: str, tables: dict[str, dict[str, str]]) -> list[str]:
+    return [f"{where} (add its line to the {registry} registry)" for registry, where in _definitions(module_name) if where not in tables[registry].values()]
+
+
+@pytest.mark.parametrize("module_name", _defining_modules())
+def test_every_definition_is_registered(module_name):
+    missing = _unregistered(module_name, _tables())
+    assert not missing, f"{module_name} defines what no registry names: {missing}"
+
+
+@pytest.mark.parametrize(
+    ("registry", "name", "module_name"),
+    [("graders", "skill_used", "agentsproof.grading.skill_used"), ("targets", "http", "agentsproof.targets.http"),
+     ("providers", "azure", "agentsproof.llm.byok"), ("formats", "promptfoo", "agentsproof.formats.promptfoo")],
+)
+def test_a_module_left_out_of_its_registry_is_found(registry, name, module_name):
+    tables = _tables()
+    line = tables[registry].pop(name)
+    assert module_name in _defining_modules()
+    assert _unregistered(module_name, tables) == [f"{line} (add its line to the {registry} registry)"]

@@ -7,14 +7,14 @@ from typing import Any
 
 import click
 
-from agentsproof.cli.options import PROVIDERS
+from agentsproof.cli.options import ProviderChoice
 
 
 @click.command("judge-check")
 @click.argument("gold", type=click.Path(path_type=Path), metavar="GOLD.jsonl")
 @click.option("--judge-model", "judge_models", metavar="A[,B…]", help="Judge model(s) to measure, comma-separated (default: the configured judge model).")
 @click.option("--model", help="Model (the judge's default when --judge-model is not given). Env: AGENTSPROOF_MODEL.")
-@click.option("--provider", type=click.Choice(PROVIDERS, case_sensitive=False), envvar="AGENTSPROOF_PROVIDER_TYPE", help="LLM provider (as for eval). Env: AGENTSPROOF_PROVIDER_TYPE.")
+@click.option("--provider", type=ProviderChoice(), envvar="AGENTSPROOF_PROVIDER_TYPE", help="LLM provider (as for eval). Env: AGENTSPROOF_PROVIDER_TYPE.")
 @click.option("--parallel", type=click.IntRange(1, 64), default=4, show_default=True, help="Judge calls at a time.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write the figures and every verdict as JSON.")
 def judge_check_cmd(gold: Path, judge_models: str | None, json_path: Path | None, **opts: Any) -> None:

@@ -19,6 +19,46 @@ from agentsproof.core.errors import InputError
 from agentsproof.llm.registry import PROVIDERS
 
 
+class ProviderChoice(click.Choice):
+    """``--provider``: the in-tree providers (its choices in ``--help``) and, looked up only
+    for a value that is not one of them, the providers of installed packages."""
+
+    def __init__(self) -> None:
+        super().__init__(PROVIDERS, case_sensitive=False)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value.strip().lower() not in PROVIDERS:
+            from agentsproof.llm.registry import plugin_names
+
+            if value.strip().lower() in plugin_names():
+                return value.strip().lower()
+        return super().convert(value, param, ctx)
+
+
+class LazyHelpOption(click.Option):
+    """An option whose help is written when ``--help`` is shown (it names what a registry
+    holds, which start-up does not import)."""
+
+    def __init__(self, *args: Any, help_text: Callable[[], str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._help_text = help_text
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        self.help = self._help_text()
+        return super().get_help_record(ctx)
+
+
+def target_help() -> str:
+    """``--target``'s help, naming the built-in targets of the targets registry."""
+    from agentsproof.targets.registry import builtin_names
+
+    builtins = ", ".join(f"'{name}'" for name in builtin_names())
+    return (
+        f"Run the trials with this agent (a targets.yaml name, or the built-in {builtins}); several, comma-separated, run every item "
+        "on each (one report, a grade per agent). Overrides eval.yaml's execution. See docs/agent-trials.md."
+    )
+
+
 class FiniteRange(click.FloatRange):
     """``click.FloatRange`` that also refuses ``nan`` and ``inf`` (``nan`` compares false
     with both bounds, so click lets it through any range)."""
@@ -93,7 +133,7 @@ def provider_options(f: Callable, model_help: str = "Model for the trials. Env: 
     )(f)
     f = click.option(
         "--provider",
-        type=click.Choice(PROVIDERS, case_sensitive=False),
+        type=ProviderChoice(),
         envvar="AGENTSPROOF_PROVIDER_TYPE",
         help="LLM provider (default auto: BYOK env, else Copilot, else local). Env: AGENTSPROOF_PROVIDER_TYPE.",
     )(f)
@@ -189,7 +229,8 @@ def run_options(f: Callable) -> Callable:
     f = click.option(
         "--target",
         metavar="NAME",
-        help="Run the trials with this agent (a targets.yaml name, or the built-in 'copilot', 'claude-code', 'codex'); several, comma-separated, run every item on each (one report, a grade per agent). Overrides eval.yaml's execution. See docs/agent-trials.md.",
+        cls=LazyHelpOption,
+        help_text=target_help,
     )(f)
     f = click.option(
         "--targets",

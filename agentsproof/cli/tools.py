@@ -77,8 +77,9 @@ def convert_cmd(path: Path, to: str, out: Path | None, skill: Path | None) -> No
 def doctor_cmd(**opts: Any) -> None:
     """Make one tiny call through the configured provider and report on it.
 
-    Prints provider, model and latency, or what to fix. Exit 0 when the call
-    works, 30 when it does not.
+    Prints the installed plugins (each ok or why it failed), then provider,
+    model and latency, or what to fix. Exit 0 when the call works, 30 when it
+    does not.
 
     \b
     Example:

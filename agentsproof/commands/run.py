@@ -463,9 +463,12 @@ def _empty_shard(plugin: str, cfg: RunConfig) -> tuple[RunResult, dict[str, Path
 
 
 def doctor(provider: str | None = None, model: str | None = None, judge_model: str | None = None) -> int:
+    from agentsproof.commands.plugins import plugin_statuses
     from agentsproof.llm.base import ChatRequest, ChatResponse, LLMError
 
     out = sys.stdout
+    for status in plugin_statuses():  # nothing when no plugin is installed
+        print(status.line(), file=out)
     try:
         prepared = prepare_provider(provider, model, judge_model)
     except AgentsproofError as err:

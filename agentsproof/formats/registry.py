@@ -1,16 +1,22 @@
 """Input formats by name, and which ones each command takes.
 
 Adding a format: write ``agentsproof/formats/<name>.py`` with a module-level ``FORMAT``
-(see :class:`agentsproof.formats.base.InputFormat`), add its line to ``FORMATS`` and its
-name to the commands in ``ACCEPTS`` that should take it.
+(see :class:`agentsproof.formats.base.InputFormat`) and add its line to ``FORMATS``: it is
+tried before each command's last format, for the commands its ``commands`` attribute
+names (default :data:`PLUGIN_COMMANDS`), as is a format of an installed package
+(entry-point group ``agentsproof.formats``, :mod:`agentsproof.core.entrypoints`). Only to
+give it another place in a command's order, name it in that command's ``ACCEPTS`` line.
+``agentsproof lint`` detects every file through :func:`detect` too (``lint``: a format it
+has no checks for is said so, see :data:`LINT_CHECKS`).
 """
 
 from __future__ import annotations
 
-import importlib
 from functools import cache
 from pathlib import Path
+from typing import Any
 
+from agentsproof.core import entrypoints
 from agentsproof.formats.base import InputFormat, ItemRequest, Loaded
 
 FORMATS: dict[str, str] = {
@@ -27,19 +33,57 @@ ACCEPTS: dict[str, tuple[str, ...]] = {
     "eval": ("promptfoo", "EVAL.yaml", "eval.yaml"),
     "tc-eval": ("promptfoo", "jsonl", "EVAL.yaml", "evals.json"),
     "eval-all": ("evals.json", "eval.yaml", "EVAL.yaml"),
+    "lint": ("promptfoo", "evals.json", "EVAL.yaml", "eval.yaml"),
 }
+
+LINT_CHECKS: tuple[str, ...] = ("eval.yaml", "EVAL.yaml", "evals.json")
+"""The formats ``agentsproof lint`` checks case by case; for another one it runs the
+format's loader and says that it does not check it yet."""
+
+PLUGIN_COMMANDS: tuple[str, ...] = ("eval", "tc-eval", "lint")
+"""The commands a format that no ``ACCEPTS`` line places is tried by when it names none
+(its ``commands`` attribute)."""
+
+
+def _check(name: str, found: Any) -> str | None:
+    if getattr(found, "name", None) != name:
+        return f"its name is {getattr(found, 'name', None)!r}, not its entry point's name"
+    missing = [m for m in ("detect", "discoverable", "load") if not callable(getattr(found, m, None))]
+    return f"it has no {', '.join(missing)}" if missing else None
 
 
 @cache
 def get(name: str) -> InputFormat:
-    module, _, attr = FORMATS[name].partition(":")
-    found: InputFormat = getattr(importlib.import_module(module), attr)
+    """The format named ``name`` (in-tree, else an installed plugin's); KeyError for an
+    unknown one, PluginError for a plugin that does not load."""
+    found: InputFormat = entrypoints.load("formats", FORMATS, name, _check)
     return found
+
+
+def accepts(command: str) -> tuple[str, ...]:
+    """The formats ``command`` tries, in order: its ``ACCEPTS`` line, with the formats no
+    ``ACCEPTS`` line places (an installed plugin's, or a new one's) before the last one
+    (which reads what no other claimed), for the commands their ``commands`` attribute
+    names (default :data:`PLUGIN_COMMANDS`). Only those unplaced formats are imported."""
+    names = ACCEPTS[command]
+    placed = {name for line in ACCEPTS.values() for name in line}
+    extra = []
+    for name in entrypoints.lines("formats", FORMATS):
+        if name in placed:
+            continue
+        try:
+            fmt = get(name)
+        except entrypoints.PluginError as err:
+            entrypoints.say_once(f"{err}; skipped", "formats")
+            continue
+        if command in getattr(fmt, "commands", PLUGIN_COMMANDS):
+            extra.append(name)
+    return (*names[:-1], *extra, names[-1])
 
 
 def detect(path: Path, command: str) -> InputFormat:
     """The format ``command`` reads ``path`` in."""
-    names = ACCEPTS[command]
+    names = accepts(command)
     for name in names[:-1]:
         if get(name).detect(Path(path)):
             return get(name)
@@ -53,4 +97,4 @@ def load(path: Path, command: str, request: ItemRequest) -> Loaded:
 
 def discoverable(path: Path) -> bool:
     """What ``eval-all`` runs when it finds it below a folder."""
-    return any(get(name).discoverable(path) for name in ACCEPTS["eval-all"])
+    return any(get(name).discoverable(path) for name in accepts("eval-all"))

@@ -3,17 +3,18 @@
 Adding a grader: write ``agentsproof/grading/<name>.py`` (its config model, an async
 ``grade(spec, given)`` and ``GRADER = GraderKind(...)``, see :mod:`agentsproof.grading.base`)
 and add its line below. The order is the order of ``type`` names in messages and of the
-JSON Schema's union.
+JSON Schema's union. A grader of an installed package (entry-point group
+``agentsproof.graders``, :mod:`agentsproof.core.entrypoints`) follows the in-tree ones.
 """
 
 from __future__ import annotations
 
-import importlib
 from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any, TypeAlias, Union
 
 from pydantic import BeforeValidator, Field
 
+from agentsproof.core import entrypoints
 from agentsproof.core.validation import FieldError
 from agentsproof.grading.base import GraderKind
 
@@ -28,26 +29,43 @@ GRADERS: dict[str, str] = {
     "pairwise": "agentsproof.grading.pairwise:GRADER",
 }
 
-GRADER_TYPES: tuple[str, ...] = tuple(GRADERS)
+
+def _check(type_name: str, found: Any) -> str | None:
+    if not isinstance(found, GraderKind):
+        return "not a GraderKind"
+    return None if found.type == type_name else f"its type is {found.type!r}, not its entry point's name"
 
 
 @cache
 def kind(type_name: str) -> GraderKind:
-    """The registered grader of this ``type``; KeyError for an unknown one."""
-    module, _, attr = GRADERS[type_name].partition(":")
-    found: GraderKind = getattr(importlib.import_module(module), attr)
+    """The registered grader of this ``type`` (in-tree, else an installed plugin's);
+    KeyError for an unknown one, PluginError for a plugin that does not load."""
+    found: GraderKind = entrypoints.load("graders", GRADERS, type_name, _check)
     return found
 
 
 def kinds() -> list[GraderKind]:
-    return [kind(name) for name in GRADERS]
+    """Every grader: the in-tree ones, then the installed plugins' that load (one that
+    does not is skipped, said once on stderr)."""
+    return list(entrypoints.load_all("graders", GRADERS, _check).values())
+
+
+def grader_types() -> tuple[str, ...]:
+    """Every grader ``type`` name, in order."""
+    return tuple(k.type for k in kinds())
+
+
+def __getattr__(name: str) -> Any:
+    if name == "GRADER_TYPES":  # the in-tree names and the installed plugins' (which are looked up on first use)
+        return grader_types()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _rewrite(value: Any) -> Any:
     for k in kinds():
         if k.rewrite is not None:
             value = k.rewrite(value)
-    if isinstance(value, dict) and "turn" in value and isinstance(value.get("type"), str) and value["type"] in GRADERS:
+    if isinstance(value, dict) and "turn" in value and isinstance(value.get("type"), str) and value["type"] in grader_types():
         config = kind(value["type"]).config
         if "turn" not in config.model_fields:  # it reads the whole trial (workspace, trajectory), not one reply
             scoped = ", ".join(repr(k.type) for k in kinds() if "turn" in k.config.model_fields)

@@ -2,27 +2,27 @@
 
 Every provider is one module with a :class:`~agentsproof.llm.provider_spec.ProviderSpec`
 and one line in :data:`SPECS`, an import string loaded only when that provider is asked
-about, so start-up imports no provider and no SDK. The rules around every provider live
-here, written once: ``auto`` resolution, the trial and judge models, the one "install the
-extra" error, the AIMD limiter, retries, and secrets scrubbed from set-up errors.
+about, so start-up imports no provider and no SDK. A provider of an installed package
+(entry-point group ``agentsproof.providers``, :mod:`agentsproof.core.entrypoints`) follows
+the in-tree ones. The rules around every provider live here, written once: ``auto``
+resolution, the trial and judge models, the one "install the extra" error, the AIMD
+limiter, retries, and secrets scrubbed from set-up errors.
 
-Providers: ``openai``, ``azure``, ``ollama`` (BYOK, :mod:`agentsproof.llm.byok`),
-``anthropic`` (Claude through the Messages API), ``copilot`` (GitHub Copilot SDK) and
-``local`` (llama.cpp in worker processes). ``auto`` asks the providers of :data:`AUTO` in
-order: BYOK when its env is set, else Copilot when usable, else local when installed, else
-``anthropic`` when ``ANTHROPIC_API_KEY`` is set. ``ANTHROPIC_API_KEY`` alone never takes
-precedence over Copilot or the local model: many machines have it set for other tools, and
-a run should not start billing an Anthropic account unasked.
+The providers are the keys of :data:`SPECS` (``docs/providers.md`` has a section for each,
+``tests/llm/test_provider_registry.py`` checks it). ``auto`` asks the providers of
+:data:`AUTO` in order, each by its spec's ``detect``. ``ANTHROPIC_API_KEY`` alone never
+takes precedence over Copilot or the local model: many machines have it set for other
+tools, and a run should not start billing an Anthropic account unasked.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from agentsproof.core import entrypoints
 from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.llm.base import LLMClient, LLMError, scrub, url_secrets
 from agentsproof.llm.provider_spec import SUGGEST_LOCAL, BuildOptions, ProviderSpec
@@ -43,7 +43,8 @@ SPECS: dict[str, str] = {
 }
 
 PROVIDERS: tuple[str, ...] = ("auto", *SPECS)
-"""The values ``--provider`` / ``AGENTSPROOF_PROVIDER_TYPE`` accept."""
+"""The in-tree values ``--provider`` / ``AGENTSPROOF_PROVIDER_TYPE`` accept (its choices in
+``--help``); :func:`names` adds the installed plugins'."""
 
 AUTO: tuple[str, ...] = ("openai", "copilot", "local", "anthropic")
 """What ``auto`` tries, in order (each spec's ``detect``). A provider joins ``auto`` only by
@@ -57,18 +58,35 @@ class ProviderChoice:
     judge_model: str
 
 
+def _check(name: str, found: object) -> str | None:
+    if not isinstance(found, ProviderSpec):
+        return "not a ProviderSpec"
+    return None if found.name == name else f"its name is {found.name!r}, not its entry point's name"
+
+
 @cache
 def spec(name: str) -> ProviderSpec:
-    """The spec of provider ``name`` (imports its module, never its SDK). KeyError if unknown."""
-    module, _, attr = SPECS[name].partition(":")
-    found = getattr(importlib.import_module(module), attr)
+    """The spec of provider ``name`` (imports its module, never its SDK): in-tree, else an
+    installed plugin's. KeyError if unknown, PluginError for a plugin that does not load."""
+    found = entrypoints.load("providers", SPECS, name, _check)
     if not isinstance(found, ProviderSpec) or found.name != name:
-        raise TypeError(f"{SPECS[name]} is not the ProviderSpec of {name!r}")
+        raise TypeError(f"{SPECS.get(name, name)} is not the ProviderSpec of {name!r}")
     return found
 
 
+def plugin_names() -> tuple[str, ...]:
+    """The providers of installed packages (looked up, not imported)."""
+    return tuple(n for n in entrypoints.lines("providers", SPECS) if n not in SPECS)
+
+
+def names() -> tuple[str, ...]:
+    """Every value ``--provider`` accepts: :data:`PROVIDERS` and the installed plugins'."""
+    return (*PROVIDERS, *plugin_names())
+
+
 def all_specs() -> list[ProviderSpec]:
-    return [spec(name) for name in SPECS]
+    """Every provider's spec: the in-tree ones, then the installed plugins' that load."""
+    return list(entrypoints.load_all("providers", SPECS, _check).values())
 
 
 def how_to_configure() -> str:
@@ -99,9 +117,9 @@ def __getattr__(name: str) -> Any:
 
 def resolve_provider_name(flag: str | None) -> str:
     name = (flag or os.environ.get("AGENTSPROOF_PROVIDER_TYPE") or "auto").strip().lower()
-    if name not in PROVIDERS:
+    if name not in PROVIDERS and name not in plugin_names():
         raise ProviderUnavailable(
-            f"--provider / AGENTSPROOF_PROVIDER_TYPE: unknown provider {name!r}; choose one of {', '.join(PROVIDERS)}"
+            f"--provider / AGENTSPROOF_PROVIDER_TYPE: unknown provider {name!r}; choose one of {', '.join(names())}"
         )
     if name != "auto":
         return name
@@ -117,7 +135,7 @@ def resolve_models(provider: str, model: str | None, judge_model: str | None) ->
 
     ``provider`` may be a name outside the table (``--plan`` passes what it could resolve):
     such a provider gets the general rules."""
-    found = spec(provider) if provider in SPECS else None
+    found = spec(provider) if provider in SPECS or provider in plugin_names() else None
     if found is not None and found.own_model is not None:
         name = found.own_model(model, judge_model)
         return ProviderChoice(provider=provider, model=name, judge_model=name)
@@ -141,7 +159,7 @@ def build_client(provider: str, *, retry: bool = True, prompt_cache: bool = True
 def build_layers(provider: str, *, retry: bool = True, prompt_cache: bool = True) -> tuple[LLMClient, ThrottledClient | None]:
     """The provider behind its throttle and retry layers, and the throttle (None when the
     provider is not rate-limited or ``AGENTSPROOF_THROTTLE=off``), kept by reference."""
-    if provider not in SPECS:
+    if provider not in SPECS and provider not in plugin_names():
         raise ProviderUnavailable(f"unknown provider {provider!r}")
     found = spec(provider)
     found.check_installed()

@@ -16,7 +16,7 @@ import abc
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel
 
@@ -114,8 +114,28 @@ def agent_model(flag: str | None, own: str | None) -> tuple[str | None, str]:
     return None, "the agent's own default"
 
 
+class TargetFactory(Protocol):
+    """The constructor every registered target kind has (what
+    :func:`agentsproof.targets.registry.build_target` calls; ``tests/test_registries.py``
+    checks each kind, in-tree or installed)::
+
+        def __init__(self, name, spec, shown, *, model=None, source="targets.yaml")
+
+    ``name`` is the targets.yaml name; ``spec`` its entry (the class's ``spec_model``) with
+    ``${VAR}`` expanded, to run with; ``shown`` the same entry as written, for
+    :meth:`Target.describe` and reports (never a secret); ``model`` the run's ``--model``
+    (pass it to :func:`agent_model`); ``source`` the targets file, for set-up errors."""
+
+    def __call__(self, name: str, spec: Any, shown: Any, /, *, model: str | None = None, source: str = ...) -> Target: ...
+
+
+TARGET_ARGS = ("name", "spec", "shown")
+"""The positional parameters of :class:`TargetFactory`, in order; ``model`` and ``source``
+are keyword-only."""
+
+
 class Target(abc.ABC):
-    """One kind of thing a trial can run."""
+    """One kind of thing a trial can run; a registered kind is built as :class:`TargetFactory` says."""
 
     kind: str = "chat"
     """``chat``, ``copilot``, ``command``, ``http``."""

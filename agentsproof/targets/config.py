@@ -7,9 +7,10 @@ Looked up, for a name, in this order (the first file that defines it wins):
 3. ``.agentsproof/targets.yaml`` in the eval's folder and every folder above it;
 4. ``$XDG_CONFIG_HOME/agentsproof/targets.yaml`` (``~/.config/agentsproof/targets.yaml``).
 
-Built-in targets exist without a file: ``copilot`` (tools ``bash``, ``view``, ``create``) and
-``claude-code`` and ``codex``, each with its defaults. A targets.yaml may redefine a
-built-in name only when it is owned by the user (or root) and neither it nor its folder
+Built-in targets exist without a file: every kind of :mod:`agentsproof.targets.registry`
+whose entry needs nothing but its ``type`` (``copilot`` with tools ``bash``, ``view``,
+``create``, ``claude-code`` and ``codex``, each with its defaults; :func:`builtin`). A
+targets.yaml may redefine a built-in name only when it is owned by the user (or root) and neither it nor its folder
 can be written by others (a file planted in a shared temp folder is refused, with one line
 naming it); each redefinition is said once on stderr.
 
@@ -31,13 +32,23 @@ from typing import Any
 from pydantic import ValidationError
 
 from agentsproof.core.errors import InputError
-from agentsproof.targets.registry import TARGET_TYPES, spec_union
+from agentsproof.targets import registry
+from agentsproof.targets.registry import spec_union
 from agentsproof.targets.spec import TARGETS_FILE, TargetDef
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
-BUILTIN = {"copilot": {"type": "copilot"}, "claude-code": {"type": "claude-code"}, "codex": {"type": "codex"}}
+def builtin() -> dict[str, dict[str, str]]:
+    """The built-in targets' entries, by name: ``{kind: {"type": kind}}`` for every kind the
+    targets registry can run by its name alone."""
+    return {kind: {"type": kind} for kind in registry.builtin_names()}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "BUILTIN":  # the former constant, read from the targets registry
+        return builtin()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def parse_targets(data: Any, source: str, folder: Path | None = None) -> dict[str, TargetDef]:
@@ -50,6 +61,7 @@ def parse_targets(data: Any, source: str, folder: Path | None = None) -> dict[st
     if not isinstance(data, dict):
         raise InputError(source, None, "expected a mapping of target names to settings")
     adapter: TypeAdapter[Any] = TypeAdapter(spec_union())
+    types = registry.target_types()
     out: dict[str, TargetDef] = {}
     for name, spec in data.items():
         if not isinstance(name, str) or not _NAME.match(name):
@@ -57,15 +69,15 @@ def parse_targets(data: Any, source: str, folder: Path | None = None) -> dict[st
         if not isinstance(spec, dict):
             raise InputError(source, name, "expected a mapping with a 'type'")
         if "type" not in spec:
-            raise InputError(source, f"{name}.type", "required field is missing; use one of " + ", ".join(map(repr, TARGET_TYPES)))
-        if spec["type"] not in TARGET_TYPES:
-            raise InputError(source, f"{name}.type", f"unknown target type {spec['type']!r}; use one of " + ", ".join(map(repr, TARGET_TYPES)))
+            raise InputError(source, f"{name}.type", "required field is missing; use one of " + ", ".join(map(repr, types)))
+        if spec["type"] not in types:
+            raise InputError(source, f"{name}.type", f"unknown target type {spec['type']!r}; use one of " + ", ".join(map(repr, types)))
         try:
             model = adapter.validate_python(spec)
         except ValidationError as exc:
             field, msg = format_validation_error(exc)
             parts = field.split(".", 1)
-            if parts[0] in TARGET_TYPES:
+            if parts[0] in types:
                 field = parts[1] if len(parts) > 1 else "(top level)"
             raise InputError(source, f"{name}.{field}", msg) from None
         out[name] = TargetDef(name=name, spec=model, source=source, folder=folder)
@@ -95,19 +107,22 @@ def find_target(name: str, near: Path | None, explicit: Path | None = None) -> T
     if explicit is not None and not explicit.is_file():
         raise InputError("command line", "--targets", f"file {display(explicit)!r} not found")
     looked: list[str] = []
+    builtins = builtin()
     for path in candidate_files(near, explicit):
         if not path.is_file():
             continue
         looked.append(display(path))
         defs = parse_targets(read_yaml(path), display(path), path.resolve().parent)
         if name in defs:
-            if name in BUILTIN:
+            if name in builtins:
                 _check_redefinition(path, name)
             return defs[name]
-    if name in BUILTIN:
-        return parse_targets({name: BUILTIN[name]}, "built-in")[name]
+    if name in builtins:
+        return parse_targets({name: builtins[name]}, "built-in")[name]
+    if name in registry.plugin_kinds():
+        registry.target_class(name)  # an installed kind that does not load: its one line (PluginError)
     where = ", ".join(looked) if looked else f"no {TARGETS_FILE} found beside the eval, in .agentsproof/ above it, or in ~/.config/agentsproof/"
-    known = sorted(set(BUILTIN))
+    known = sorted(builtins)
     raise InputError(None, None, f"unknown target {name!r} ({where}; built-in: {', '.join(known)})")
 
 

@@ -3,18 +3,23 @@
 Adding a kind of agent: write ``agentsproof/targets/<kind>.py`` with a :class:`Target`
 subclass whose ``kind`` is its name and whose ``spec_model`` is its targets.yaml entry
 (a strict model with ``type: Literal["<kind>"]``), and add its line to ``KINDS``. Modules
-are imported only when a run or a targets.yaml needs them.
+are imported only when a run or a targets.yaml needs them. Its constructor takes what
+:func:`build_target` passes (:data:`agentsproof.targets.base.TargetFactory`). A kind whose
+targets.yaml entry needs nothing but its ``type`` is also a built-in target of that name
+(:func:`builtin_names`: ``copilot``, ``claude-code``, ``codex``). A kind of an installed
+package (entry-point group ``agentsproof.targets``, :mod:`agentsproof.core.entrypoints`)
+follows the in-tree ones.
 """
 
 from __future__ import annotations
 
-import importlib
 from functools import cache
-from typing import Annotated, Any, Union
+from typing import Annotated, Any, Union, cast
 
 from pydantic import Field
 
-from agentsproof.targets.base import Target
+from agentsproof.core import entrypoints
+from agentsproof.targets.base import Target, TargetFactory
 from agentsproof.targets.spec import TargetDef
 
 KINDS: dict[str, str] = {
@@ -25,20 +30,66 @@ KINDS: dict[str, str] = {
     "codex": "agentsproof.targets.codex:CodexTarget",
 }
 
-TARGET_TYPES: tuple[str, ...] = tuple(KINDS)
+
+
+def _check(kind: str, found: Any) -> str | None:
+    if not (isinstance(found, type) and issubclass(found, Target)):
+        return "not a subclass of agentsproof.targets.base.Target"
+    if found.kind != kind:
+        return f"its kind is {found.kind!r}, not its entry point's name"
+    if found.spec_model is None:
+        return "it has no spec_model (its targets.yaml entry)"
+    return None
 
 
 @cache
 def target_class(kind: str) -> type[Target]:
-    """The class of target kind ``kind``; KeyError for an unknown one."""
-    module_name, _, cls_name = KINDS[kind].partition(":")
-    cls: type[Target] = getattr(importlib.import_module(module_name), cls_name)
+    """The class of target kind ``kind`` (in-tree, else an installed plugin's); KeyError
+    for an unknown one, PluginError for a plugin that does not load."""
+    cls: type[Target] = entrypoints.load("targets", KINDS, kind, _check)
     return cls
+
+
+def classes() -> dict[str, type[Target]]:
+    """Every kind's class: the in-tree ones, then the installed plugins' that load."""
+    return entrypoints.load_all("targets", KINDS, _check)
+
+
+def plugin_kinds() -> tuple[str, ...]:
+    """The kinds of installed packages (looked up, not imported)."""
+    return tuple(k for k in entrypoints.lines("targets", KINDS) if k not in KINDS)
+
+
+def target_types() -> tuple[str, ...]:
+    """Every kind's name (a targets.yaml ``type``), in order."""
+    return tuple(classes())
+
+
+def builtin_names() -> tuple[str, ...]:
+    """The kinds that are targets by their name alone (their entry needs only ``type``)."""
+    from pydantic import ValidationError
+
+    names = []
+    for kind, cls in classes().items():
+        model = cls.spec_model
+        try:
+            if model is not None:
+                model.model_validate({"type": kind})
+                names.append(kind)
+        except ValidationError:
+            continue
+    return tuple(names)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "TARGET_TYPES":  # the in-tree kinds and the installed plugins'
+        return target_types()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def spec_union() -> Any:
     """Any target's targets.yaml entry, validated by its ``type``."""
-    members = tuple(target_class(kind).spec_model for kind in KINDS)
+    members = tuple(cls.spec_model for cls in classes().values())
     return Annotated[Union[members], Field(discriminator="type")]  # noqa: UP007 - built at run time
 
 
@@ -47,6 +98,6 @@ def build_target(defn: TargetDef, *, model: str | None = None) -> Target:
 
     ``model`` is the run's ``--model`` (targets that talk to a model use it unless their
     own settings name one); ``source`` (the targets file) is what set-up errors name."""
-    cls: Any = target_class(defn.spec.type)
+    cls = cast(TargetFactory, target_class(defn.spec.type))
     target: Target = cls(defn.name, defn.expanded(), defn.spec, model=model, source=defn.source)
     return target

@@ -31,16 +31,30 @@ def _loader_problem(err: InputError, fallback: str) -> Problem:
 
 
 def kind_of(path: Path) -> str:
-    """``targets``, ``evals.json``, ``EVAL.yaml`` or ``eval.yaml``."""
+    """``targets``, or the name of the format the formats registry detects ``path`` in for
+    ``lint`` (``eval.yaml``, ``EVAL.yaml``, ``evals.json``, ``promptfoo``, an installed one)."""
     from agentsproof.formats import registry
 
     if path.name in TARGETS_NAMES:
         return "targets"
-    if path.suffix.lower() == ".json":
-        return "evals.json"
-    if registry.get("EVAL.yaml").detect(path):
-        return "EVAL.yaml"
-    return "eval.yaml"
+    return registry.detect(path, "lint").name
+
+
+def _checked(kind: str) -> bool:
+    from agentsproof.formats.registry import LINT_CHECKS
+
+    return kind in LINT_CHECKS
+
+
+def _unchecked(path: Path, kind: str, src: str) -> list[Problem]:
+    """A format lint has no case checks for: its loader runs (what it refuses is a problem),
+    then one warning says that its cases were not checked."""
+    from agentsproof.formats import registry
+    from agentsproof.formats.base import ItemRequest
+
+    registry.get(kind).load(path, ItemRequest())
+    return [Problem(src, "", "unchecked-format", f"lint does not check this format yet: {kind} (it loads)",
+                    "run it to see its cases, or write it as an eval.yaml to have them checked", "warning")]
 
 
 def lint_path(path: Path) -> list[Problem]:
@@ -84,6 +98,8 @@ def lint_file(path: Path) -> list[Problem]:
         kind = kind_of(path)
         if kind == "targets":
             return lint_targets(path, src)
+        if not _checked(kind):
+            return _unchecked(path, kind, src)
         view = _view(path, kind, src)
     except InputError as err:
         return [_loader_problem(err, src)]
@@ -118,7 +134,7 @@ def loaded_views(path: Path) -> list[FileView]:
     for f in files:
         try:
             kind = kind_of(f)
-            if kind != "targets":
+            if kind != "targets" and _checked(kind):
                 out.append(_view(f, kind, display(f)))
         except InputError:
             continue

@@ -1,0 +1,56 @@
+"""The installed plugins (entry points of the ``agentsproof.*`` groups), for ``agentsproof doctor``.
+
+Each is loaded through its registry, the way a run would load it, so that ``ok`` means a
+run can use it and ``failed`` gives the same one line a run would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from agentsproof.core import entrypoints
+
+
+@dataclass(frozen=True)
+class PluginStatus:
+    name: str
+    group: str
+    package: str
+    version: str
+    ok: bool
+    why: str = ""
+
+    def line(self) -> str:
+        state = "ok" if self.ok else f"failed: {self.why}"
+        return f"plugin: {self.name} ({self.group}, {self.package} {self.version}): {state}"
+
+
+def _registries() -> dict[str, tuple[dict[str, str], Callable[[str], Any]]]:
+    from agentsproof.formats import registry as formats
+    from agentsproof.grading import registry as graders
+    from agentsproof.llm import registry as providers
+    from agentsproof.targets import registry as targets
+
+    return {
+        "providers": (providers.SPECS, providers.spec),
+        "graders": (graders.GRADERS, graders.kind),
+        "targets": (targets.KINDS, targets.target_class),
+        "formats": (formats.FORMATS, formats.get),
+    }
+
+
+def plugin_statuses() -> list[PluginStatus]:
+    """Every plugin installed, in the order of :data:`entrypoints.GROUPS`, with whether it loads."""
+    out: list[PluginStatus] = []
+    for registry, (builtin, get) in _registries().items():
+        for p in entrypoints.installed(entrypoints.GROUPS[registry]):
+            why = entrypoints.refusal(p, builtin)
+            if not why:
+                try:
+                    get(p.name)
+                except entrypoints.PluginError as err:
+                    why = str(err).removeprefix(p.where() + " ")
+            out.append(PluginStatus(p.name, p.group, p.package, p.version, ok=not why, why=why))
+    return out

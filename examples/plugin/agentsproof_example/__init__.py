@@ -1,0 +1,1 @@
+"""An example agentsproof plugin: the ``max_words`` grader and the ``echo`` target."""
