@@ -38,13 +38,15 @@ def _sources() -> list[Path]:
 
 
 def _refs() -> list[tuple[str, str]]:
+    from agentsproof.core.entrypoints import GROUPS  # entry-point group names, not modules
+
     out = []
     for path in _sources():
         text = path.read_text(encoding="utf-8")
         rel = str(path.relative_to(REPO))
         for m in DOTTED.finditer(text):
             name = m.group(1).rstrip(".")
-            if name.startswith("agentsproof.") and not name.endswith(("_", ".py")):
+            if name.startswith("agentsproof.") and not name.endswith(("_", ".py")) and name not in GROUPS.values():
                 out.append((rel, name))
         for m in PATHLIKE.finditer(text):
             out.append((rel, m.group(1) + (f"::{m.group(2)}" if m.group(2) else "")))
