@@ -287,3 +287,9 @@ def test_package_inits_import_nothing_at_load_time():
             if isinstance(node, ast.Import) or (isinstance(node, ast.ImportFrom) and (node.module or "") not in allowed):
                 offenders.append(f"{init.relative_to(ROOT.parent)}:{node.lineno}")
     assert not offenders, "imports at load time in package __init__ files: " + ", ".join(offenders)
+
+
+def test_modules_stay_short():
+    """CONTRIBUTING's rule: a module past 500 lines is split by concept."""
+    long = [f"{p.relative_to(ROOT.parent)} ({n} lines)" for p in sorted(ROOT.rglob("*.py")) if (n := len(p.read_text(encoding="utf-8").splitlines())) > 500]
+    assert not long, "modules over 500 lines: " + ", ".join(long)

@@ -85,7 +85,7 @@ def doctor_cmd(**opts: Any) -> None:
     Example:
       agentsproof doctor --provider local
     """
-    from agentsproof.commands.run import doctor
+    from agentsproof.commands.doctor import doctor
 
     sys.exit(doctor(**opts))
 
