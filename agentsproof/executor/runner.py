@@ -22,7 +22,7 @@ from agentsproof.core.units import seconds
 from agentsproof.grading.grade import Judge, TrialContext, combine, failed_gate, grade_all
 from agentsproof.llm.base import LLMError
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT, EvalItem
-from agentsproof.model.results import ArmResult, FileRecord, LogEvent, TrialResult
+from agentsproof.model.results import Arm, ArmResult, FileRecord, LogEvent, TrialResult
 from agentsproof.targets.base import Target, TrialInput
 from agentsproof.targets.chat import TIMEOUT_GRACE_S
 
@@ -126,14 +126,14 @@ class DualArmRunner:
         for task in list(self._tasks):
             task.cancel()
 
-    def start_trial(self, item: EvalItem, arm: str, index: int) -> asyncio.Task[TrialResult]:
+    def start_trial(self, item: EvalItem, arm: Arm, index: int) -> asyncio.Task[TrialResult]:
         """``run_trial`` as a task that :meth:`interrupt` can cancel."""
         task = asyncio.ensure_future(self.run_trial(item, arm, index))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
 
-    async def run_trial(self, item: EvalItem, arm: str, index: int) -> TrialResult:
+    async def run_trial(self, item: EvalItem, arm: Arm, index: int) -> TrialResult:
         async with self._sem:
             if self.state.aborted:
                 raise Aborted()
@@ -173,7 +173,7 @@ class DualArmRunner:
             self.workspaces = Workspaces()
         return self.workspaces
 
-    async def _trial(self, item: EvalItem, arm: str, index: int) -> TrialResult:
+    async def _trial(self, item: EvalItem, arm: Arm, index: int) -> TrialResult:
         target = self.targets[item.target]
         system = item.system_prompt if arm == "with" or (arm == "plugin" and item.kind == "agent") else BASELINE_SYSTEM_PROMPT
         skills = list(item.plugin_skills) if arm == "plugin" else []  # the plugin arm: every skill installed

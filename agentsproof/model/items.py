@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentsproof.model.graders import GraderSpec
+from agentsproof.model.results import Arm
 
 DEFAULT_TRIALS = 1
 DEFAULT_TIMEOUT = 300.0
@@ -97,7 +98,7 @@ class EvalItem:
     """A digest of the seed folder and files (part of the journal fingerprint)."""
     skill: SkillFile | None = None
     """The skill/agent as a file, for agent targets to install in the with-arm."""
-    arms: tuple[str, ...] = ("with", "without")
+    arms: tuple[Arm, ...] = ("with", "without")
     """The arms to run; ``("with",)`` for a single-arm run (``--baseline none``); with
     ``"plugin"`` also the arm that installs every skill of ``plugin_skills``."""
     plugin_skills: tuple[SkillFile, ...] = ()

@@ -102,11 +102,16 @@ class FileRecord(BaseModel):
     sha256: str | None = Field(None, description="Its content's digest in the report's file store (<report>.files/), for regrade; None: not recorded (deleted, over the size cap).")
 
 
+Arm = Literal["with", "without", "plugin"]
+"""Which arm a trial ran in: with the skill, without it (the baseline), or with every skill of
+the plugin installed (``--arms ...,plugin``)."""
+
+
 class TrialResult(BaseModel):
     """One trial of one arm: the reply, its grades, cost and what an agent did."""
 
     index: int
-    arm: Literal["with", "without", "plugin"] = Field(description="'plugin': with every skill of the plugin installed (--arms ...,plugin).")
+    arm: Arm = Field(description="'plugin': with every skill of the plugin installed (--arms ...,plugin).")
     case: str | None = Field(None, description="The task (case) this trial ran, for an item with several tasks; None: the item's one task.")
     status: Literal["scored", "errored"]
     error: str | None = Field(None, description="Why the trial errored (provider failure, timeout, judge failure).")
@@ -131,7 +136,7 @@ class TrialResult(BaseModel):
 class ArmResult(BaseModel):
     """The trials of one arm of an item and their totals."""
 
-    arm: Literal["with", "without", "plugin"]
+    arm: Arm
     system_prompt_kind: str = Field(description="'skill', 'agent' or 'baseline'.")
     trials: list[TrialResult] = Field(default_factory=list)
     scored: int = 0

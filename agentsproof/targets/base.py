@@ -22,14 +22,14 @@ from pydantic import BaseModel
 
 from agentsproof.core.errors import TargetError as TargetError  # re-exported: targets raise it from here
 from agentsproof.model.items import EvalItem, SkillFile
-from agentsproof.model.results import LogEvent, ToolCall, Usage
+from agentsproof.model.results import Arm, LogEvent, ToolCall, Usage
 
 
 @dataclass
 class TrialInput:
     item: EvalItem
-    arm: str
-    """``with`` or ``without``."""
+    arm: Arm
+    """``with``, ``without`` or ``plugin`` (every skill of the plugin installed)."""
     index: int
     system: str
     """The system prompt of this arm: the skill/agent text, or the generic baseline."""
