@@ -36,7 +36,7 @@ class LoadedSuite:
 
     @property
     def name(self) -> str:
-        """The suite's ``name``."""
+        """What the run is called: the file's ``name:``, else one from its path (``demo.eval.yaml`` → ``demo``, the skill's folder)."""
         return self.suite.name
 
 
