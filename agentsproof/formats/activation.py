@@ -40,6 +40,7 @@ class PluginSuites:
 
     @property
     def without_suite(self) -> list[str]:
+        """The names of the plugin's skills that no activation suite covers."""
         have = {s.skill.name for s in self.suites}
         return [s.name for s in self.skills if s.name not in have]
 

@@ -23,6 +23,8 @@ PromptType = Literal["explicit", "implicit", "contextual", "negative", "near-mis
 
 
 class ActivationEntry(Strict):
+    """One prompt of an ``activation:`` list and its type (default: ``implicit`` under should, ``negative`` under should_not)."""
+
     prompt: str = Field(min_length=1, max_length=20_000)
     type: PromptType | None = None
 
@@ -63,5 +65,6 @@ class ActivationConfig(Strict):
         return self
 
     def prompts(self) -> list[ActivationPrompt]:
+        """Every prompt as an :class:`ActivationPrompt`: the should prompts first, then the should-not ones, each with its type or the default."""
         out = [ActivationPrompt(e.prompt, True, e.type or DEFAULT_SHOULD_TYPE) for e in self.should]
         return out + [ActivationPrompt(e.prompt, False, e.type or DEFAULT_SHOULD_NOT_TYPE) for e in self.should_not]

@@ -40,12 +40,15 @@ class ItemRequest:
     skills' cases stay apart."""
 
     def case_trials(self) -> int:
+        """``--trials``, else 1."""
         return self.trials or 1
 
     def case_threshold(self) -> float:
+        """``--threshold``, else the case formats' default pass rate."""
         return self.threshold if self.threshold is not None else DEFAULT_THRESHOLD
 
     def case_timeout(self) -> float:
+        """``--timeout``, else the case formats' default, in seconds."""
         return self.timeout if self.timeout is not None else DEFAULT_TIMEOUT
 
 
@@ -84,7 +87,9 @@ class InputFormat(Protocol):
     """What the registry needs of a format."""
 
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The format's name, as the registry, ``ACCEPTS`` and ``Loaded.format`` spell it."""
+        ...
 
     def detect(self, path: Path) -> bool:
         """True when ``path`` is a file of this format."""

@@ -31,6 +31,8 @@ KEYS = {"id", "input", "expected_answer", "answer_match", "expected_tools", "tag
 
 @dataclass(frozen=True)
 class DatasetCase:
+    """One line of a JSONL dataset: the prompt, what the answer or the tool calls must be, and the line it is on."""
+
     id: str
     input: str
     expected_answer: str | None = None
@@ -42,6 +44,8 @@ class DatasetCase:
 
 @dataclass
 class Dataset:
+    """A JSONL dataset's cases, in file order."""
+
     path: Path
     cases: list[DatasetCase] = field(default_factory=list)
 
@@ -53,6 +57,7 @@ def _strings(value: Any, src: str, where: str) -> tuple[str, ...]:
 
 
 def load_dataset(path: Path) -> Dataset:
+    """Read and validate a JSONL dataset, one case per non-blank line; InputError naming the line and key otherwise."""
     from agentsproof.core.inputs import check_values, decode_text, display, read_regular
 
     src = display(path)
@@ -126,6 +131,7 @@ def answer_pattern(expected: str, match: str) -> str:
 
 
 def graders_for(case: DatasetCase) -> list[Any]:
+    """The case's graders: its expected answer as a regex check, its expected tools as a tool_calls check (``expected_tools: []`` alone: no call allowed)."""
     from agentsproof.grading.deterministic import DeterministicGrader
     from agentsproof.grading.tool_calls import ToolCallsGrader
 
@@ -180,7 +186,7 @@ def dataset_items(ds: Dataset, *, skill: tuple[Path, str] | None, trials: int, t
     return items
 
 
-def explain_run(ds: Dataset, run: Any) -> None:
+def _explain_run(ds: Dataset, run: Any) -> None:
     by_id = {f"case-{c.id}": c for c in ds.cases}
     for item in run.items:
         case = by_id.get(item.id)
@@ -194,13 +200,15 @@ class JsonlDataset:
     name = "jsonl"
 
     def detect(self, path: Path) -> bool:
+        """A ``.jsonl`` file."""
         return path.suffix.lower() == ".jsonl"
 
     def discoverable(self, path: Path) -> bool:
+        """Never: a dataset is run on its own, not by ``eval-all``."""
         return False  # eval-all runs a plugin's eval files; a dataset is run on its own
 
     def load(self, path: Path, request: ItemRequest) -> Loaded:
-
+        """One item per case, on ``--skill`` when given (else single-armed), its failed checks relabelled with the reason after the run."""
         from agentsproof.core.inputs import MAX_SOURCE_FILE_BYTES, display, read_text
 
         ds = load_dataset(path)
@@ -222,7 +230,7 @@ class JsonlDataset:
         settings = {"trials": trials, "threshold": threshold, "timeout": timeout, "dataset": display(path)}
         return Loaded(
             self.name, Path(path), items, Path(path).stem, settings=settings, single_arm=skill is None,
-            skill_path=skill[0] if skill else None, after=lambda run: explain_run(ds, run),
+            skill_path=skill[0] if skill else None, after=lambda run: _explain_run(ds, run),
         )
 
 

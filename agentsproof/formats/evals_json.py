@@ -15,6 +15,7 @@ from agentsproof.model.tc_eval import MAX_FILE_BYTES, LoadedCase, LoadedTCEval, 
 
 
 def load_tc_eval(path: str | Path) -> LoadedTCEval:
+    """Read and validate an evals.json with its skill and attached files; InputError naming the field otherwise."""
     from agentsproof.core.inputs import MAX_SOURCE_FILE_BYTES, confined, display, eval_root, read_json_file, read_text
 
     p = Path(path)
@@ -133,9 +134,12 @@ def tc_eval_name(tc: LoadedTCEval) -> str:
 
 
 class EvalsJson:
+    """The evals.json format (skill-creator's, run by ``tc-eval``): one item per case."""
+
     name = "evals.json"
 
     def detect(self, path: Path) -> bool:
+        """A ``.json`` file."""
         return path.suffix.lower() == ".json"
 
     def discoverable(self, path: Path) -> bool:
@@ -143,6 +147,7 @@ class EvalsJson:
         return path.name == "evals.json" and path.parent.name == "evals" and (path.parent.parent / "SKILL.md").is_file()
 
     def load(self, path: Path, request: ItemRequest) -> Loaded:
+        """One item per case (``--skill`` is refused: the file names its skill in ``skill_name``)."""
         if request.skill is not None:
             raise InputError("command line", "--skill", "is for a JSONL dataset or an EVAL.yaml; an evals.json names its skill in skill_name")
         import dataclasses

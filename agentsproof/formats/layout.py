@@ -52,6 +52,8 @@ KINDS = {"skills": "skill", "agents": "agent", "commands": "command"}
 
 @dataclass(frozen=True)
 class LayoutItem:
+    """One skill, agent or command a plugin holds, and where its file is."""
+
     kind: str
     """``skill`` or ``agent`` (a command is an agent)."""
     name: str
@@ -68,6 +70,8 @@ class LayoutItem:
 
 @dataclass
 class Layout:
+    """A plugin as found: its layout, folder, repository root, name and items."""
+
     kind: str
     """``folder``, ``awesome-copilot`` or ``claude-code``."""
     plugin_dir: Path
@@ -79,6 +83,7 @@ class Layout:
 
 
 def repository_root(plugin_dir: Path) -> Path:
+    """The plugin's repository root: the nearest folder above with ``.git`` or ``skills/``/``agents/`` (at most :data:`MAX_UP` up), else the plugin folder."""
     start = plugin_dir.resolve()
     here = start
     for _ in range(MAX_UP + 1):

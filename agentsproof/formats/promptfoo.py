@@ -319,15 +319,20 @@ def _check_type(src: str, where: str, entry: Any) -> Any:
 
 
 class PromptfooConfig:
+    """The promptfooconfig.yaml format: one item per (prompt, test), through the EVAL.yaml engine."""
+
     name = "promptfoo"
 
     def detect(self, path: Path) -> bool:
+        """A file named ``promptfooconfig.yaml`` (or ``.yml``)."""
         return path.name in NAMES
 
     def discoverable(self, path: Path) -> bool:
+        """Never: ``eval-all`` does not look for promptfoo configs."""
         return False
 
     def load(self, path: Path, request: ItemRequest) -> Loaded:
+        """The config's cases as items, on ``--skill`` when given (else single-armed); with several providers, every case once per provider."""
         import dataclasses
 
         from agentsproof.core.inputs import display

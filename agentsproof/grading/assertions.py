@@ -16,6 +16,8 @@ from agentsproof.model.results import CheckResult, GraderResult, Usage
 
 
 class AssertionsGrader(TurnScoped):
+    """``type: assertions``: claims the judge checks one by one; the score is the share that hold."""
+
     type: Literal["assertions"]
     assertions: list[Annotated[str, Field(min_length=1)]] = Field(min_length=1)
     weight: float = Field(1.0, gt=0, le=MAX_WEIGHT, strict=True, allow_inf_nan=False)
@@ -56,7 +58,7 @@ def _validate(obj: dict[str, Any]) -> tuple[bool, str]:
     return passed, verdict_text(evidence)
 
 
-def assertion_prompt(task: str, assertion: str, response: str) -> str:
+def _assertion_prompt(task: str, assertion: str, response: str) -> str:
     return (
         f"## Task given to the assistant\n{task}\n\n## Claim to check\n{assertion}\n\n"
         f"## Assistant response\n<<<RESPONSE\n{response}\nRESPONSE>>>\n\nDoes the claim hold?"
@@ -65,12 +67,13 @@ def assertion_prompt(task: str, assertion: str, response: str) -> str:
 
 async def _one(assertion: str, response: str, judge: Judge, task: str) -> tuple[CheckResult, Usage]:
     (passed, evidence), usage, _ = await judge_json(
-        judge, ASSERTION_SYSTEM, assertion_prompt(task, assertion, response), ASSERTION_SCHEMA, _validate
+        judge, ASSERTION_SYSTEM, _assertion_prompt(task, assertion, response), ASSERTION_SCHEMA, _validate
     )
     return CheckResult(kind="assertion", target=assertion, passed=passed, evidence=evidence), usage
 
 
 async def grade_assertions(response: str, spec: AssertionsGrader, judge: Judge, task: str) -> GraderResult:
+    """Each assertion asked of ``judge`` about ``response``; errored (with the checks that did answer) when any call fails."""
     results = await asyncio.gather(*(_one(a, response, judge, task) for a in spec.assertions), return_exceptions=True)
     checks: list[CheckResult] = []
     usage = Usage()
@@ -94,10 +97,12 @@ async def grade_assertions(response: str, spec: AssertionsGrader, judge: Judge, 
 
 
 async def grade(spec: AssertionsGrader, given: GradeInput) -> GraderResult:
+    """The assertions grader's hook: the judged answer (files included) checked claim by claim."""
     return await grade_assertions(given.judged_answer(), spec, given.need_judge(), given.task)
 
 
 def lint(spec: AssertionsGrader, case: LintCase) -> Iterator[LintFact]:
+    """An ``empty-grader`` finding when every assertion is blank."""
     if not any(a.strip() for a in spec.assertions):
         yield Finding(f"{case.where}.assertions", "empty-grader", "are all blank: the judge has nothing to check", "write the assertions, or remove the grader")
 

@@ -41,6 +41,7 @@ class GradeInput:
         return judged_response(self.answer, self.context)
 
     def need_judge(self) -> Judge:
+        """The trial's judge; RuntimeError when the run has none (the registry's ``judged`` says which graders need one)."""
         if self.judge is None:
             raise RuntimeError("an LLM grader needs a judge")
         return self.judge

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,10 +55,8 @@ def judged_response(answer: str, ctx: TrialContext) -> str:
             continue
         text = rec.preview
         if rec.size <= JUDGE_FILE_CHARS:
-            try:
+            with contextlib.suppress(OSError):  # unreadable now: the preview stands
                 text = (ctx.workspace / rec.path).read_text(encoding="utf-8", errors="replace")[:JUDGE_FILE_CHARS]
-            except OSError:
-                pass
         cut = "" if rec.size <= len(text.encode("utf-8")) else "\n[… cut]"
         lines += ["", f"### {rec.path}", "```", text.rstrip("\n") + cut, "```"]
     return "\n".join(lines)

@@ -15,6 +15,8 @@ from agentsproof.model.results import CheckResult, GraderResult
 
 
 class DeterministicGrader(TurnScoped):
+    """``type: deterministic``: string and regex checks of the answer, no model; the score is the share that pass."""
+
     type: Literal["deterministic"]
     checks: Checks
     weight: float = Field(1.0, gt=0, le=MAX_WEIGHT, strict=True, allow_inf_nan=False, description="Relative weight in the trial score.")
@@ -87,6 +89,7 @@ def grade_deterministic(response: str, spec: DeterministicGrader) -> GraderResul
 
 
 async def grade(spec: DeterministicGrader, given: GradeInput) -> GraderResult:
+    """The deterministic grader's hook: its checks run on the final answer."""
     return grade_deterministic(given.answer, spec)
 
 

@@ -259,6 +259,7 @@ def _summary(results: list[tuple[bool, str]]) -> dict[str, object]:
 
 
 def grade_files(spec: FilesGrader, ctx: TrialContext) -> GraderResult:
+    """The ``files`` checks on the trial's workspace; errored when the trial has no workspace, it was replaced by a symlink, or it is gone."""
     if ctx.workspace is None:
         return GraderResult(type="files", weight=spec.weight, errored=True, error="the files grader needs an agent trial with a workspace")
     if ctx.workspace.is_symlink():
@@ -281,6 +282,7 @@ def grade_files(spec: FilesGrader, ctx: TrialContext) -> GraderResult:
 
 
 async def grade(spec: FilesGrader, given: GradeInput) -> GraderResult:
+    """The files grader's hook: its checks run on the trial's workspace."""
     return grade_files(spec, given.context)
 
 

@@ -98,6 +98,7 @@ class ConvertCase:
     warnings: list[str] = field(default_factory=list)
 
     def warn(self, text: str) -> None:
+        """Record one warning for ``convert`` to print (a lossy field)."""
         self.warnings.append(text)
 
     def left_out(self, type_name: str) -> list[Any]:

@@ -40,7 +40,7 @@ def verdict_text(value: Any) -> str:
 
 
 class JudgeError(Exception):
-    pass
+    """No usable verdict from the judge (a failed call, unusable replies, out of time); the grader is errored with this reason."""
 
 
 @dataclass
@@ -51,6 +51,7 @@ class PanelTally:
     disagreements: int = 0
 
     def as_dict(self, models: tuple[str, ...], combine: str) -> dict[str, Any]:
+        """The tally for the report: the panel's models, how verdicts combine, the counts and the disagreement rate (None before any verdict)."""
         return {"models": list(models), "combine": combine, "verdicts": self.verdicts, "disagreements": self.disagreements,
                 "disagreement_rate": self.disagreements / self.verdicts if self.verdicts else None}
 
@@ -92,6 +93,8 @@ def combine_verdicts(values: list[Any], combine: str) -> tuple[Any, bool]:
 
 @dataclass
 class Judge:
+    """The LLM that grades: a client and its model, with per-call limits, an optional deadline and panel."""
+
     client: LLMClient
     model: str
     timeout: float | None = 120.0
@@ -114,6 +117,7 @@ class Judge:
         return dataclasses.replace(self, slot=slot)
 
     def with_panel(self, models: tuple[str, ...], combine: str, tally: PanelTally) -> Judge:
+        """This judge asking every verdict of each of ``models``, combined by ``combine`` and counted in ``tally``."""
         return dataclasses.replace(self, panel=models, combine=combine, tally=tally)
 
     def within(self, timeout: float | None) -> Judge:
@@ -126,6 +130,7 @@ class Judge:
         return dataclasses.replace(self, deadline=deadline, budget=timeout)
 
     def time_left(self) -> float | None:
+        """Seconds until the deadline (negative once past it), or None when there is none."""
         return None if self.deadline is None else self.deadline - time.monotonic()
 
 

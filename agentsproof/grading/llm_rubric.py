@@ -17,6 +17,8 @@ from agentsproof.model.results import CheckResult, GraderResult
 
 
 class LLMRubricGrader(TurnScoped):
+    """``type: llm_rubric``: the judge scores the answer against a rubric, 0 to 1."""
+
     type: Literal["llm_rubric"]
     rubric: str = Field(min_length=1, description="What the judge scores, 0 to 1.")
     weight: float = Field(1.0, gt=0, le=MAX_WEIGHT, strict=True, allow_inf_nan=False)
@@ -63,7 +65,7 @@ def _validate(obj: dict[str, Any]) -> tuple[float, str]:
     return float(score), verdict_text(obj.get("reasoning", obj.get("reason", "")))
 
 
-def rubric_prompt(task: str, rubric: str, response: str) -> str:
+def _rubric_prompt(task: str, rubric: str, response: str) -> str:
     return (
         f"## Task given to the assistant\n{task}\n\n## Rubric\n{rubric}\n\n"
         f"## Assistant response\n<<<RESPONSE\n{response}\nRESPONSE>>>\n\nGrade the response now."
@@ -71,9 +73,10 @@ def rubric_prompt(task: str, rubric: str, response: str) -> str:
 
 
 async def grade_rubric(response: str, spec: LLMRubricGrader, judge: Judge, task: str) -> GraderResult:
+    """The judge's 0–1 score of ``response`` against the rubric; errored when the judge gives no valid verdict."""
     try:
         (score, reasoning), usage, _ = await judge_json(
-            judge, RUBRIC_SYSTEM, rubric_prompt(task, spec.rubric, response), RUBRIC_SCHEMA, _validate
+            judge, RUBRIC_SYSTEM, _rubric_prompt(task, spec.rubric, response), RUBRIC_SCHEMA, _validate
         )
     except JudgeError as err:
         return GraderResult(type="llm_rubric", weight=spec.weight, errored=True, error=str(err))
@@ -85,15 +88,18 @@ async def grade_rubric(response: str, spec: LLMRubricGrader, judge: Judge, task:
 
 
 async def grade(spec: LLMRubricGrader, given: GradeInput) -> GraderResult:
+    """The llm_rubric grader's hook: the judged answer (files included) scored against the rubric."""
     return await grade_rubric(given.judged_answer(), spec, given.need_judge(), given.task)
 
 
 def lint(spec: LLMRubricGrader, case: LintCase) -> Iterator[LintFact]:
+    """An ``empty-grader`` finding when the rubric is blank."""
     if not spec.rubric.strip():
         yield Finding(f"{case.where}.rubric", "empty-grader", "is blank: the judge has nothing to score", "write what a good answer does, or remove the grader")
 
 
 def to_agentevals(spec: LLMRubricGrader, case: ConvertCase) -> list[Any]:
+    """One EVAL.yaml ``llm-rubric`` assertion holding the rubric (and the weight, when not 1)."""
     return [{"type": "llm-rubric", "value": spec.rubric, **case.weight}]
 
 

@@ -61,7 +61,7 @@ def _validate(obj: dict[str, Any]) -> tuple[str, str]:
     return ("tie" if v == "TIE" else v), verdict_text(obj.get("reasoning", ""))
 
 
-def pairwise_prompt(task: str, criteria: str, first: str, second: str) -> str:
+def _pairwise_prompt(task: str, criteria: str, first: str, second: str) -> str:
     return (
         f"## Request given to both assistants\n{task}\n\n## What makes an answer better\n{criteria}\n\n"
         f"## Answer A\n<<<A\n{first}\nA>>>\n\n## Answer B\n<<<B\n{second}\nB>>>\n\nWhich answer is better?"
@@ -70,6 +70,8 @@ def pairwise_prompt(task: str, criteria: str, first: str, second: str) -> str:
 
 @dataclass
 class PairVerdict:
+    """One pairwise judgement of the two arms' answers (both orders asked): the winner, or why there is none."""
+
     winner: str | None
     """'with', 'without' or 'tie'; None when a call errored."""
     disagreement: bool = False
@@ -97,7 +99,7 @@ async def judge_pair(judge: Judge, spec: PairwiseGrader, task: str, with_answer:
     usage, calls, notes = Usage(), 0, []
     for first, second, labels in ((with_answer, without_answer, ("with", "without")), (without_answer, with_answer, ("without", "with"))):
         try:
-            (better, reasoning), u, raw = await judge_json(judge, PAIRWISE_SYSTEM, pairwise_prompt(task, criteria, first, second), PAIRWISE_SCHEMA, _validate)
+            (better, reasoning), u, raw = await judge_json(judge, PAIRWISE_SYSTEM, _pairwise_prompt(task, criteria, first, second), PAIRWISE_SCHEMA, _validate)
         except JudgeError as err:
             return PairVerdict(None, error=str(err), usage=usage, calls=calls + 1)
         usage, calls = usage + u, calls + len(raw)

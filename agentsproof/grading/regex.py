@@ -46,6 +46,8 @@ for line in sys.stdin:
 
 @dataclass(frozen=True)
 class Outcome:
+    """One search's result: where the first match is, or why the search gave no answer, and the engine that ran it."""
+
     span: tuple[int, int] | None = None
     """Where the first match is; None when there is none."""
     error: str | None = None
@@ -91,10 +93,12 @@ def compile_re2(pattern: str) -> Any | None:
 
 
 def engine_for(pattern: str) -> str:
+    """``re2`` when RE2 can run ``pattern``, else ``python-re`` (the time-limited helper process)."""
     return "re2" if compile_re2(pattern) is not None else "python-re"
 
 
 def time_limit() -> float:
+    """Seconds a Python-``re`` search may take (``AGENTSPROOF_REGEX_TIME_LIMIT``, 0.01–60; default :data:`PY_REGEX_TIME_LIMIT`); InputError when malformed."""
     from agentsproof.core.envcfg import env_number
 
     return env_number("AGENTSPROOF_REGEX_TIME_LIMIT", PY_REGEX_TIME_LIMIT, lo=0.01, hi=60)

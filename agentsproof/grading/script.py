@@ -252,6 +252,7 @@ def _from_exit(spec: ScriptGrader, code: int, stdout: str, stderr: str, cut_note
 
 
 async def grade_script(spec: ScriptGrader, ctx: TrialContext) -> GraderResult:
+    """The script's verdict on the trial's workspace (a JSON verdict on stdout, else its exit code); errored when it cannot run or times out."""
     from agentsproof.core.errors import TargetError
     from agentsproof.core.procgroup import MAX_OUTPUT_BYTES, run_group
     from agentsproof.core.rmtree import remove_tree
@@ -300,6 +301,7 @@ async def grade_script(spec: ScriptGrader, ctx: TrialContext) -> GraderResult:
 
 
 async def grade(spec: ScriptGrader, given: GradeInput) -> GraderResult:
+    """The script grader's hook: the command run in the trial's workspace."""
     return await grade_script(spec, given.context)
 
 

@@ -24,6 +24,7 @@ class SkillUsedGrader(Strict):
 
 
 def grade_skill_used(spec: SkillUsedGrader, ctx: TrialContext) -> GraderResult:
+    """Pass when the agent's use of the skill is what ``expected`` says; errored when the target cannot tell."""
     if ctx.skill_used is None:
         return GraderResult(
             type="skill_used", weight=spec.weight, errored=True, error="the target cannot tell whether the skill was used"
@@ -37,10 +38,12 @@ def grade_skill_used(spec: SkillUsedGrader, ctx: TrialContext) -> GraderResult:
 
 
 async def grade(spec: SkillUsedGrader, given: GradeInput) -> GraderResult:
+    """The skill_used grader's hook: the trial's record of whether the skill was used."""
     return grade_skill_used(spec, given.context)
 
 
 def to_agentevals(spec: SkillUsedGrader, case: ConvertCase) -> list[Any]:
+    """One EVAL.yaml ``skill-used`` (or ``not-skill-used``) assertion naming the skill."""
     return [{"type": "skill-used" if spec.expected else "not-skill-used", "value": case.skill, **case.weight}]
 
 

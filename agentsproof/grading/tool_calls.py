@@ -54,6 +54,7 @@ class ToolCallsGrader(Strict):
 
 
 def grade_tool_calls(spec: ToolCallsGrader, ctx: TrialContext) -> GraderResult:
+    """One check per ``must_call``, ``must_not_call``, step bound and ``sequence`` on the trial's tool calls; the score is the share that pass."""
     names = [step.name for step in ctx.trajectory]
     checks: list[CheckResult] = []
 
@@ -75,6 +76,7 @@ def grade_tool_calls(spec: ToolCallsGrader, ctx: TrialContext) -> GraderResult:
 
 
 async def grade(spec: ToolCallsGrader, given: GradeInput) -> GraderResult:
+    """The tool_calls grader's hook: its checks run on the trial's trajectory."""
     return grade_tool_calls(spec, given.context)
 
 

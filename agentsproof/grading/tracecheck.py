@@ -21,6 +21,8 @@ _SHOWN = 5
 
 @dataclass(frozen=True)
 class Verdict:
+    """One check's outcome and the evidence shown for it (which steps, which calls)."""
+
     passed: bool
     detail: str
 
@@ -49,6 +51,7 @@ def _names(names: Sequence[str]) -> str:
 
 
 def must_call(names: Sequence[str], pattern: str) -> Verdict:
+    """Pass when some call's name matches ``pattern``."""
     hits = [i for i, n in enumerate(names) if matches(n, pattern)]
     if hits:
         return Verdict(True, f"called {len(hits)} time(s), at step {_steps(hits)}")
@@ -56,6 +59,7 @@ def must_call(names: Sequence[str], pattern: str) -> Verdict:
 
 
 def must_not_call(names: Sequence[str], pattern: str) -> Verdict:
+    """Pass when no call's name matches ``pattern``; the offending calls are named."""
     hits = [i for i, n in enumerate(names) if matches(n, pattern)]
     if hits:
         called = ", ".join(dict.fromkeys(names[i] for i in hits))
@@ -64,10 +68,12 @@ def must_not_call(names: Sequence[str], pattern: str) -> Verdict:
 
 
 def max_steps(count: int, limit: int) -> Verdict:
+    """Pass when ``count`` steps are at most ``limit``."""
     return Verdict(count <= limit, f"{count} step(s), at most {limit} allowed")
 
 
 def min_steps(count: int, limit: int) -> Verdict:
+    """Pass when ``count`` steps are at least ``limit``."""
     return Verdict(count >= limit, f"{count} step(s), at least {limit} required")
 
 

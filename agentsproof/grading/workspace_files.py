@@ -17,6 +17,8 @@ MAX_WALK_ENTRIES = 100_000
 
 @dataclass(frozen=True)
 class Entry:
+    """One path in a trial's workspace, as a grader sees it: folder or file, its size, or why it is refused."""
+
     rel: str
     """'/'-separated, relative to the workspace."""
     resolved: Path
@@ -26,6 +28,7 @@ class Entry:
     """Why it is refused (e.g. a symlink leading outside the workspace); None when usable."""
 
     def shown(self) -> str:
+        """The entry as evidence: ``path (size)``, ``path/ (folder)``, or ``path (why refused)``."""
         if self.problem:
             return f"{self.rel} ({self.problem})"
         return f"{self.rel}/ (folder)" if self.is_dir else f"{self.rel} ({human_size(self.size)})"
@@ -151,5 +154,6 @@ class Workspace:
         return [e for e in (self.inspect(rel) for rel in hits) if e is not None]
 
     def nothing(self, pattern: str) -> str:
+        """The evidence when ``pattern`` matches nothing (saying so when the walk stopped at its cap)."""
         more = f" (stopped looking after {MAX_WALK_ENTRIES} entries)" if self.truncated and glob_regex(pattern) else ""
         return f"no file matches {pattern}{more}"

@@ -33,6 +33,7 @@ def _reasons(trial: Any) -> list[str]:
 
 
 def agentprobe_report(path: Path) -> dict[str, Any]:
+    """The saved run at ``path`` as an agentprobe ``RunReport`` (its with-arm's trials only); InputError when it is not a run."""
     from agentsproof.report.saved import load_run
 
     run = load_run(path)

@@ -173,6 +173,7 @@ def _int(value: Any) -> int:
 
 
 def read_trajectory(path: Path, src: str) -> Imported:
+    """One ATIF trajectory read back as a trial (``src`` names it in errors); InputError naming the field of the first problem."""
     from agentsproof.core.inputs import read_json_file
 
     data = read_json_file(path, max_bytes=MAX_TRAJECTORY_BYTES, allow_nul=True)  # an agent's output may hold a NUL
@@ -255,6 +256,7 @@ def read_trajectory(path: Path, src: str) -> Imported:
 
 
 def find_trajectories(folder: Path) -> Iterator[Path]:
+    """The ``*.json`` files below ``folder``, sorted (not the ``files/`` store, no symlinks), at most :data:`MAX_FILES`."""
     n = 0
     for p in sorted(folder.rglob("*.json")):
         if "files" in p.relative_to(folder).parts[:1]:

@@ -29,6 +29,7 @@ def config_warnings(before: RunResult, after: RunResult) -> list[str]:
 
 
 def compare_any(before: Path, after: Path, alpha: float) -> Comparison:
+    """``compare`` of two runs in any input format it reads, with the configuration warnings added."""
     from agentsproof.interop.compare_inputs import load_any
 
     b, a = load_any(before), load_any(after)

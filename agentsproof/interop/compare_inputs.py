@@ -61,6 +61,7 @@ def detect(text: str) -> str:
 
 
 def load_any(path: Path) -> RunResult:
+    """A run from ``path`` in whichever format it is (ours, an agentprobe report, agentv results); InputError when none."""
     from agentsproof.report.saved import load_run
 
     path = Path(path)

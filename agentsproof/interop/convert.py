@@ -83,6 +83,7 @@ def _dump_yaml(data: dict[str, Any], warnings: list[str]) -> tuple[str, list[str
 
 
 def evals_json_to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[str]]:
+    """An evals.json as an EVAL.yaml mapping, and the lossy-field warnings."""
     from agentsproof.formats.eval_yaml.items import ASSERTION_WEIGHT_WITH_RUBRIC, RUBRIC_WEIGHT_WITH_ASSERTIONS
     from agentsproof.formats.evals_json import load_tc_eval, tc_eval_name
 
@@ -117,6 +118,7 @@ def evals_json_to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[str]]:
 
 
 def eval_yaml_to_evals_json(path: Path, skill: Path | None) -> tuple[dict[str, Any], list[str]]:
+    """An EVAL.yaml as an evals.json mapping (its skill found beside it or given as ``skill``), and the lossy-field warnings."""
     from agentsproof.core.validation import read_yaml
     from agentsproof.formats.agentevals.items import find_skill
     from agentsproof.formats.agentevals.parse import parse_suite
@@ -208,6 +210,7 @@ def promptfoo_to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[str]]:
 
 
 def eval_yaml_to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[str]]:
+    """An eval.yaml as an EVAL.yaml mapping (every task of a version 2 file), and the lossy-field warnings."""
     from agentsproof.formats.eval_yaml.models import load_eval
 
     ev = load_eval(path)

@@ -101,9 +101,11 @@ class Builder:
         """Where the first assertion that needs an agent trial is (skill-used)."""
 
     def err(self, where: str, message: str) -> InputError:
+        """An InputError at ``where`` in this file, to raise."""
         return InputError(self.src, where, message)
 
     def add(self, grader: Any, label: str, gate: float | None) -> None:
+        """Append ``grader`` with its label; with a ``gate``, as its required form that fails the trial below that mark."""
         if gate is not None:
             cls = _GATED[type(grader)]
             grader = cls(**grader.model_dump(by_alias=True), pass_mark=gate)
@@ -113,6 +115,8 @@ class Builder:
     # ---------------------------------------------------------------- entries
 
     def build(self) -> None:
+        """Turn the test's assertions into graders, in order (its plain criteria as one assertions grader), then
+        its rubrics; the default grader when it has none."""
         strings = [(w, e) for w, e in self.test.asserts if isinstance(e, str)]
         placed = False
         for where, entry in self.test.asserts:
@@ -370,6 +374,7 @@ class Builder:
 
 
 def build_graders(src: str, path: Path, test: Any, skill_name: str | None, at: str) -> Builder:
+    """One test's graders and labels, built from its assertions; InputError naming the field of the first bad one."""
     b = Builder(src, path, test, skill_name, at)
     b.build()
     return b

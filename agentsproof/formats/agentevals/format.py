@@ -9,15 +9,20 @@ from agentsproof.formats.base import ItemRequest, Loaded
 
 
 class EvalYamlSuite:
+    """The EVAL.yaml format (AgentEvals, both dialects): one item per test."""
+
     name = "EVAL.yaml"
 
     def detect(self, path: Path) -> bool:
+        """A YAML file that is an EVAL.yaml (by name, or by its ``tests`` and no ``skill``/``agent``)."""
         return path.suffix.lower() in (".yaml", ".yml") and is_eval_yaml(path)
 
     def discoverable(self, path: Path) -> bool:
+        """A file named ``EVAL.yaml`` (or ``EVAL.yml``)."""
         return path.name in NAMES
 
     def load(self, path: Path, request: ItemRequest) -> Loaded:
+        """The suite's tests as items (``--trials``, else ``evaluate_options.repeat``), single-armed when no skill is found."""
         from agentsproof.core.inputs import display
 
         loaded = load_suite(Path(path), request.skill)

@@ -27,6 +27,8 @@ NAMES = ("EVAL.yaml", "EVAL.yml")
 
 @dataclass
 class LoadedSuite:
+    """An EVAL.yaml read and validated: the suite, its skill (path and text) if one is found, and each test's graders."""
+
     suite: EvalSuite
     skill: tuple[Path, str] | None
     graders: dict[str, Any] = field(default_factory=dict)
@@ -34,6 +36,7 @@ class LoadedSuite:
 
     @property
     def name(self) -> str:
+        """What the run is called: the file's ``name:``, else one from its path (``demo.eval.yaml`` → ``demo``, the skill's folder)."""
         return self.suite.name
 
 
@@ -58,6 +61,7 @@ def drop_duplicates(paths: list[Path]) -> list[Path]:
 
 
 def find_skill(path: Path, given: Path | None) -> tuple[Path, str] | None:
+    """The skill an EVAL.yaml is for, as (path, text): ``--skill``, else the SKILL.md beside it or above its ``evals/`` folder; None when there is none."""
     from agentsproof.core.inputs import MAX_SOURCE_FILE_BYTES, display, read_text
 
     if given is not None:
@@ -77,6 +81,7 @@ def find_skill(path: Path, given: Path | None) -> tuple[Path, str] | None:
 
 
 def skill_name(skill: tuple[Path, str] | None) -> str | None:
+    """The skill's name: its folder's for a SKILL.md, else the file's stem (None without a skill)."""
     if skill is None:
         return None
     p = skill[0]
@@ -84,6 +89,7 @@ def skill_name(skill: tuple[Path, str] | None) -> str | None:
 
 
 def load_suite(path: Path, skill: Path | None = None) -> LoadedSuite:
+    """Read and validate an EVAL.yaml, find its skill and build every test's graders; InputError naming the field otherwise."""
     from agentsproof.core.inputs import display
     from agentsproof.core.validation import read_yaml
 

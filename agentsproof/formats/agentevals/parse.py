@@ -69,6 +69,8 @@ class EvalTest:
 
 @dataclass
 class EvalSuite:
+    """An EVAL.yaml after parsing: its tests, target and what agentsproof reads of agentv's options."""
+
     path: Path
     name: str
     description: str | None
@@ -222,6 +224,7 @@ def _list(src: str, where: str, value: Any) -> list[Any]:
 
 
 def parse_suite(data: Any, path: Path) -> EvalSuite:
+    """The parsed suite (its ``tests`` file and ``environment`` resolved); InputError naming the field of the first problem."""
     from agentsproof.core.inputs import display
     from agentsproof.formats.agentevals.suite_files import environment_workdir, tests_file
 

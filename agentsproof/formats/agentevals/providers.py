@@ -37,6 +37,8 @@ COPILOT_KINDS = frozenset({"copilot", "copilot-cli", "copilot-sdk"})
 
 @dataclass(frozen=True)
 class Resolved:
+    """Where an agentv provider label leads, and what to say about it."""
+
     target: str
     """``chat`` (the configured model) or a target name."""
     note: str | None
@@ -44,6 +46,7 @@ class Resolved:
 
 
 def find_providers_file(near: Path) -> Path | None:
+    """The nearest ``.agentv/providers.yaml`` in the eval's folder or a folder above it; None when there is none."""
     folder = near.resolve().parent
     for parent in [folder, *folder.parents]:
         candidate = parent / PROVIDERS_FILE

@@ -17,6 +17,8 @@ NAMES = ("eval.yaml", "eval.yml")
 
 
 class EvalYaml:
+    """The eval.yaml format: one skill or agent, its tasks as the cases of one item."""
+
     name = "eval.yaml"
 
     def detect(self, path: Path) -> bool:
@@ -28,9 +30,11 @@ class EvalYaml:
         return path.suffix.lower() in (".yaml", ".yml") and not is_eval_yaml(path)
 
     def discoverable(self, path: Path) -> bool:
+        """A file named ``eval.yaml`` (or ``eval.yml``)."""
         return path.name in NAMES
 
     def load(self, path: Path, request: ItemRequest) -> Loaded:
+        """The file's one item (``--skill`` is refused: the file names its skill)."""
         if request.skill is not None:
             raise InputError("command line", "--skill", "is for an EVAL.yaml; an eval.yaml names its skill in 'skill'")
         ev = load_eval(path)

@@ -21,6 +21,7 @@ RUBRIC_WEIGHT_WITH_ASSERTIONS = 0.3
 
 
 def sha256_text(text: str) -> str:
+    """The SHA-256 of ``text`` (UTF-8), in hex: how an item records the source it ran."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -181,6 +182,7 @@ def plugin_name_for_eval(path: Path) -> str:
 
 
 def plugin_name_for_dir(directory: Path) -> str:
+    """The plugin a folder of evals belongs to: the parent of a ``skills``/``agents`` folder, else the folder's own name."""
     d = directory.resolve()
     if d.name in ("skills", "agents") and d.parent.name:
         return d.parent.name

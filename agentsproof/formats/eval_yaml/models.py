@@ -28,6 +28,8 @@ MAX_REPLY_TOKENS = 1_000_000
 AGENT_MAX_TOKENS_WARNING = "defaults.max_tokens caps chat replies only; an agent target sets its own limits, so it is ignored here"
 
 class Defaults(_Strict):
+    """``defaults:``: trials, timeout, threshold and reply cap for every task."""
+
     trials: int = Field(DEFAULT_TRIALS, ge=1, le=1000, strict=True, description="Trials per arm.")
     timeout: float = Field(
         DEFAULT_TIMEOUT, gt=0, le=MAX_TIMEOUT, strict=True, allow_inf_nan=False, description="Seconds per trial."
@@ -78,6 +80,8 @@ class JudgeConfig(_Strict):
 
 
 class TaskConfig(_Strict):
+    """One task: the instruction (and follow-ups), its graders and its own workspace or oracle."""
+
     name: str = Field(min_length=1)
     instruction: str = Field(min_length=1)
     turns: list[Annotated[str, Field(min_length=1)]] = Field(
@@ -171,14 +175,17 @@ class SkillEvalConfig(_Strict):
 
     @property
     def kind(self) -> str:
+        """``skill`` or ``agent``: what the file evaluates."""
         return "skill" if self.skill is not None else "agent"
 
     @property
     def source(self) -> str:
+        """The ``skill:`` or ``agent:`` file as written."""
         return self.skill if self.skill is not None else self.agent  # type: ignore[return-value]
 
     @property
     def primary_task(self) -> TaskConfig:
+        """The ``task``, or the first of ``tasks``."""
         if self.task is not None:
             return self.task
         assert self.tasks
@@ -199,6 +206,7 @@ class SkillEvalConfig(_Strict):
 
 
 def parse_eval_config(data: Any, source: str) -> SkillEvalConfig:
+    """The validated eval.yaml; InputError naming the field of the first problem otherwise."""
     if not isinstance(data, dict):
         raise InputError(source, None, "expected a YAML mapping at the top level")
     try:
@@ -231,6 +239,7 @@ class LoadedEval(BaseModel):
 
     @property
     def kind(self) -> str:
+        """``skill`` or ``agent``: what the file evaluates."""
         return self.config.kind
 
     def seed_folders(self) -> tuple[Path, ...]:
@@ -241,6 +250,7 @@ class LoadedEval(BaseModel):
 
     @property
     def name(self) -> str:
+        """The eval's name: ``name:``, else its folder's (the skill's, for ``<skill>/evals/eval.yaml``)."""
         if self.config.name:
             return self.config.name
         # evals/<plugin>/skills/<name>/eval.yaml -> <name>; an eval.yaml given by a

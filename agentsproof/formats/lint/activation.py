@@ -25,6 +25,7 @@ def _norm(text: str) -> str:
 
 
 def check_activation(file: str, cfg: Any, description: str = "") -> list[Problem]:
+    """The problems of an ``activation:`` suite (see the module's list); ``description`` is the skill's."""
     out: list[Problem] = []
     seen: dict[str, dict[str, int]] = {"should": {}, "should_not": {}}
     for side in ("should", "should_not"):

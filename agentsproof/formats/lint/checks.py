@@ -30,6 +30,8 @@ QUOTE_TOTAL_CHARS = 120
 
 @dataclass
 class CaseView:
+    """One case of a file as the checks see it: where it is, its prompt, its graders (and where each is) and its workspace seed."""
+
     field: str
     """Where the case is in the file, e.g. ``tasks[2]``."""
     name: str
@@ -42,6 +44,8 @@ class CaseView:
 
 @dataclass
 class FileView:
+    """One eval file as the checks see it: its cases, the skill's text, and the words the file uses for them."""
+
     file: str
     path: Path
     cases: list[CaseView]
@@ -57,6 +61,7 @@ class FileView:
 
 
 def check_file(view: FileView) -> list[Problem]:
+    """Every problem found in ``view`` without a model: case names, too few cases, and each case's graders, fixtures and quotes of the skill."""
     out: list[Problem] = []
     out += _case_names(view)
     out += _too_few(view)

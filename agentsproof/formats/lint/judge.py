@@ -74,6 +74,7 @@ def review_prompt(view: FileView) -> tuple[str, list[str]]:
 
 
 async def review_file(judge: Judge, view: FileView) -> list[Problem]:
+    """The judge's review of the file's tasks against the skill, as warnings (overfitting, skill not needed); none without cases or skill text."""
     if not view.cases or not view.skill_text.strip():
         return []
     user, fields = review_prompt(view)

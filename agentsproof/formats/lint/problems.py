@@ -13,6 +13,8 @@ MIN_CASES = 5
 
 @dataclass(frozen=True)
 class Problem:
+    """One lint problem: where (file, field), which defect class, what is wrong and how to fix it."""
+
     file: str
     field: str
     rule: str
@@ -30,6 +32,7 @@ class Problem:
         return term_text(f"{where}: {self.severity}: {self.message} (fix: {self.fix}) [{self.rule}]")
 
     def as_json(self) -> dict[str, Any]:
+        """The problem's fields as a JSON object (``lint --json``)."""
         return asdict(self)
 
 
