@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from agentsproof.cli.options import PROVIDERS
+from agentsproof.llm.registry import PROVIDERS
 
 
 @click.command("judge-check")
