@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 
 
 def finish(run: RunResult | None, written: dict[str, Path], ci: bool, fail_on_underpowered: bool = False, ci_rule: str = "point") -> None:
+    """Print the run's summary and exit: 30 when it is incomplete or has errored trials, 1 when ``--ci`` and
+    the run failed (or, with ``fail_on_underpowered``, an item came out underpowered), else 0; ``run`` None (``--plan``) exits 0."""
     from agentsproof.commands.console import print_run
 
     if run is None:  # --plan: printed, nothing ran

@@ -129,5 +129,6 @@ def suite_run(suite_slug: str, project: str, handler: str, base_url: str | None,
 
 
 def register(main: click.Group) -> None:
+    """Add ``sync`` and ``suite`` to the top-level group."""
     main.add_command(sync)
     main.add_command(suite)

@@ -44,6 +44,7 @@ class ActivationJob:
 
 
 def jobs(suites: Sequence[ActivationSuite]) -> list[ActivationJob]:
+    """Every suite's prompts, one job each, in suite order."""
     return [ActivationJob(s.skill.name, p) for s in suites for p in s.prompts]
 
 

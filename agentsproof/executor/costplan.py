@@ -37,23 +37,28 @@ def _tok(text: str) -> int:
 
 @dataclass
 class Line:
+    """One row of the plan: its calls and their estimated tokens."""
+
     calls: int = 0
     usage: Usage = field(default_factory=Usage)
 
     def add(self, calls: int, prompt: int, completion: int) -> None:
+        """Count ``calls`` more calls of ``prompt`` prompt tokens and ``completion`` answer tokens each."""
         self.calls += calls
         self.usage = self.usage + Usage(prompt_tokens=prompt * calls, completion_tokens=completion * calls, total_tokens=(prompt + completion) * calls)
 
 
 @dataclass
 class Plan:
+    """The estimated calls of a run: trial, judge and pairwise calls, and the agent trials (not counted in calls)."""
+
     trials: Line = field(default_factory=Line)
     judges: Line = field(default_factory=Line)
     pairwise: Line = field(default_factory=Line)
     agent_trials: int = 0
 
 
-def plan_items(items: Sequence[EvalItem]) -> Plan:
+def _plan_items(items: Sequence[EvalItem]) -> Plan:
     from agentsproof.executor.pairwise import pairwise_spec
     from agentsproof.grading.registry import kind
 
@@ -108,12 +113,13 @@ def _price(provider: str, model: str) -> Any:
 
 
 def render_plan(command: str, items: Sequence[EvalItem], cfg: RunConfig) -> list[str]:
+    """The ``--plan`` lines for ``items`` run by ``command``: calls, tokens and estimated cost (USD) per kind of call, and the retry budget."""
     from agentsproof.grading.judge import JUDGE_ATTEMPTS
     from agentsproof.llm.prices import cost_usd
     from agentsproof.llm.retry import RetryPolicy
 
     provider, model, judge_model = _models(cfg)
-    plan = plan_items(items)
+    plan = _plan_items(items)
     retries = RetryPolicy.from_env().max_retries
     cases = sum(max(1, len(i.cases)) for i in items)
     out = [f"plan: agentsproof {command} · {len(items)} item{'s' if len(items) != 1 else ''} · {cases} case{'s' if cases != 1 else ''} · "

@@ -12,6 +12,7 @@ settings come from ``describe()``, which holds none.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -162,6 +163,8 @@ def _trial_line(item_id: str, arm: str, index: int, trial: TrialResult) -> str:
 
 @dataclass
 class Journal:
+    """An open journal: one line appended per finished trial (see :func:`start`)."""
+
     path: Path
     _fh: IO[bytes] | None = None
     offset: int = 0
@@ -186,15 +189,15 @@ class Journal:
         return span
 
     def close(self) -> None:
+        """Close the file (once; a failing close is ignored: every line was flushed as written)."""
         fh, self._fh = self._fh, None
         if fh is not None:
-            try:
+            with contextlib.suppress(OSError):
                 fh.close()
-            except OSError:
-                pass
 
 
 def journal_path(json_report: Path) -> Path:
+    """The journal beside a JSON report: ``<report>.journal.jsonl``."""
     return json_report.with_name(json_report.name.removesuffix(".json") + ".journal.jsonl")
 
 

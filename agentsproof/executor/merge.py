@@ -20,6 +20,8 @@ from agentsproof.model.settings import RunSettings
 
 
 def merge_runs(runs: Sequence[tuple[Path, RunResult]]) -> RunResult:
+    """One run from shard reports (``(path, report)`` pairs), items in file order and summaries computed anew;
+    InputError when they differ in command, plugin, provider or models, or share an item."""
     if not runs:
         raise InputError("command line", "RESULT.json", "give at least one report to merge")
     with_items = [(p, r) for p, r in runs if r.items] or list(runs)

@@ -36,6 +36,8 @@ def _checked(spec: GraderSpec) -> bool:
 
 @dataclass
 class OracleTask:
+    """One task with an oracle, as the preflight checks it: its instruction, graders, oracle and workspace seed."""
+
     name: str
     field: str
     """Where the oracle is in the file (``tasks[1].oracle`` or ``oracle``)."""
@@ -62,6 +64,8 @@ class OraclePlan:
 
 @dataclass
 class OracleOutcome:
+    """How one task's graders judged its oracle: the combined score, what failed, what was not checked."""
+
     task: str
     field: str
     score: float | None
@@ -72,6 +76,7 @@ class OracleOutcome:
     error: str | None = None
 
     def as_json(self) -> dict[str, Any]:
+        """The task's line in the JSON the oracle command writes."""
         return {"task": self.task, "score": self.score, "passed": not self.failing and self.error is None,
                 "failing": self.failing, "not_checked": self.skipped, "error": self.error}
 
@@ -122,6 +127,8 @@ def _failures(j: int, spec: GraderSpec, res: GraderResult, threshold: float) -> 
 
 
 async def check_oracle(task: OracleTask, *, eval_dir: Path, judge: Judge | None, threshold: float, timeout: float | None) -> OracleOutcome:
+    """Grade ``task``'s oracle with each of its graders that can be checked (its command run in a fresh workspace
+    first); what fails, or its command's error. Never raises for a grader's failure: that is a failing line."""
     from agentsproof.grading.grade import TrialContext, combine, grade_all
 
     index = [j for j, g in enumerate(task.graders) if _checked(g)]

@@ -27,15 +27,16 @@ from agentsproof.stats.preference import PREFERENCE_METHOD, preference_interval
 
 
 def pairwise_spec(graders: Sequence[Any]) -> PairwiseGrader | None:
+    """The first ``pairwise`` grader of ``graders``, or None."""
     return next((g for g in graders if isinstance(g, PairwiseGrader)), None)
 
 
-def wants_pairwise(run: ItemRun) -> bool:
+def _wants_pairwise(run: ItemRun) -> bool:
     it = run.item
     return any(pairwise_spec(c.graders) for c in (it.cases or (it.case_at(0),)))
 
 
-async def judge_item(run: ItemRun, judge: Judge, sem: asyncio.Semaphore) -> dict[str, Any]:
+async def _judge_item(run: ItemRun, judge: Judge, sem: asyncio.Semaphore) -> dict[str, Any]:
     it = run.item
     with_by = {t.index: t for t in run.with_arm.trials if t.status == "scored"}
     without_by = {t.index: t for t in run.without_arm.trials if t.status == "scored"}
@@ -122,6 +123,6 @@ async def pairwise_pass(runs: Sequence[ItemRun], judge: Judge | None, parallel: 
     if judge is None:
         return {}
     sem = asyncio.Semaphore(max(1, parallel))
-    todo = [r for r in runs if wants_pairwise(r)]
-    results = await asyncio.gather(*(judge_item(r, judge, sem) for r in todo))
+    todo = [r for r in runs if _wants_pairwise(r)]
+    results = await asyncio.gather(*(_judge_item(r, judge, sem) for r in todo))
     return {r.item.id: res for r, res in zip(todo, results, strict=True)}

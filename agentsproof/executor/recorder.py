@@ -35,6 +35,7 @@ def store_dir(report_json: Path) -> Path:
 
 
 def caps() -> tuple[int, int]:
+    """(bytes per file, bytes per trial) the recorder keeps, from the environment or the defaults."""
     from agentsproof.core.envcfg import env_int
 
     return (
@@ -44,6 +45,8 @@ def caps() -> tuple[int, int]:
 
 
 class FileStore:
+    """A report's content-addressed store of recorded files (``<report>.files/``), with its size caps."""
+
     def __init__(self, root: Path, file_cap: int | None = None, trial_cap: int | None = None):
         self.root = root
         default_file, default_trial = caps() if file_cap is None or trial_cap is None else (0, 0)
@@ -53,6 +56,7 @@ class FileStore:
         """What this store has warned about (each line once)."""
 
     def path(self, digest: str) -> Path:
+        """Where ``digest``'s content is (or would be) stored."""
         return self.root / digest[:2] / digest
 
     def put(self, data: bytes) -> str:

@@ -216,4 +216,5 @@ async def regrade_item(item: EvalItem, saved: ItemResult, store: FileStore | Non
 
 
 def per_pair(items: Sequence[EvalItem]) -> bool:
+    """Whether any case of ``items`` has a grader that judges both arms' trials as a pair (``per_pair``)."""
     return any(kind(g.type).per_pair for it in items for c in (it.cases or (it.case_at(0),)) for g in c.graders)

@@ -14,6 +14,7 @@ from agentsproof.model.settings import RunSettings
 
 
 def finalize_item(run: ItemRun, ci_rule: str = "point") -> ItemResult:
+    """The item's result from its finished arms: statistics, grade and suggestions (``ci_rule``: what ``--ci`` fails on)."""
     it = run.item
     w, wo = run.with_arm, run.without_arm
     res = ItemResult(

@@ -34,6 +34,8 @@ __all__ = ["DualArmRunner", "ItemRun", "RunOptions"]
 
 @dataclass
 class RunOptions:
+    """How the runner schedules trials."""
+
     parallel: int = 1
     abort_after: int = 0
     """Stop the whole run after this many errored trials in a row (0: never)."""
@@ -64,6 +66,8 @@ class _RunState:
 
 @dataclass
 class ItemRun:
+    """One item's finished arms as the runner leaves them (:func:`agentsproof.executor.results.finalize_item` grades it)."""
+
     item: EvalItem
     with_arm: ArmResult
     without_arm: ArmResult
@@ -77,6 +81,9 @@ class ItemRun:
 
 
 class DualArmRunner:
+    """Runs each item's trials in every arm it has (with and without the skill, the plugin arm when asked),
+    at most ``parallel`` at a time, each trial graded as it finishes."""
+
     def __init__(
         self,
         targets: dict[str, Target],
@@ -134,6 +141,7 @@ class DualArmRunner:
         return task
 
     async def run_trial(self, item: EvalItem, arm: Arm, index: int) -> TrialResult:
+        """One trial, once a slot is free, graded; :class:`Aborted` when the run stopped before it started."""
         async with self._sem:
             if self.state.aborted:
                 raise Aborted()
@@ -313,6 +321,7 @@ class DualArmRunner:
         return self.judge.with_panel(tuple(item.judge_models), item.judge_combine, tally).for_slot(slot)
 
     async def run_item(self, item: EvalItem) -> ItemRun:
+        """All of an item's trials, in the batches the stopping rule asks for, until it stops or the run is aborted."""
         with_arm = ArmResult(arm="with", system_prompt_kind=item.kind if item.kind != "case" else "skill")
         without_arm = ArmResult(arm="without", system_prompt_kind="baseline")
         plugin_arm = ArmResult(arm="plugin", system_prompt_kind="plugin") if "plugin" in item.arms else None
@@ -365,6 +374,7 @@ class DualArmRunner:
         return run
 
     async def run(self, items: Sequence[EvalItem]) -> list[ItemRun]:
+        """Every item, in order (their trials share the runner's slots)."""
         return list(await asyncio.gather(*(self.run_item(it) for it in items)))
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import os
 import signal
@@ -106,10 +107,8 @@ def interruptible(runner: DualArmRunner) -> Iterator[None]:
         while installed:
             sig, previous = installed.pop()
             loop.remove_signal_handler(sig)
-            try:
+            with contextlib.suppress(ValueError, TypeError):
                 signal.signal(sig, previous if previous is not None else signal.SIG_DFL)
-            except (ValueError, TypeError):
-                pass
 
     def on_signal(name: str) -> None:
         if runner.state.aborted and runner.state.abort_reason and runner.state.abort_reason.startswith("interrupted"):
@@ -159,6 +158,7 @@ class RunSession:
         self.started = time.perf_counter()
 
     async def run(self) -> RunResult:
+        """The whole run: journal, judge, runner, trials, close, then the graded result."""
         self._open_journal()
         judge = self._judge()
         if self.stack.client is not None:
@@ -247,10 +247,8 @@ class RunSession:
         """Targets, then the client, then the journal and the workspaces, whatever fails."""
         try:
             for target in self.targets.values():
-                try:
+                with contextlib.suppress(Exception):  # closing one target must not hide the others or the results
                     await target.aclose()
-                except Exception:  # noqa: BLE001 - closing one target must not hide the others or the results
-                    pass
             if self.stack.client is not None:
                 await self.stack.client.aclose()
         finally:
@@ -339,6 +337,8 @@ def run_sync(coro: Awaitable[T]) -> T:
 
 
 def run_items(command: str, plugin: str, items: Sequence[EvalItem], opts: SessionOptions) -> RunResult:
+    """Run ``items`` to the end and return the run's result; ProviderUnavailable when there is nothing to run,
+    a malformed ``AGENTSPROOF_*`` setting refused before the first call."""
     if not items:
         raise ProviderUnavailable("nothing to run")
     if opts.run.cache and os.environ.get("AGENTSPROOF_NO_CACHE", "").strip() not in ("", "0"):

@@ -16,9 +16,11 @@ from agentsproof.model.options import Shard
 
 
 def shard_of(item_id: str, count: int) -> int:
+    """The shard (1 to ``count``) ``item_id`` belongs to."""
     digest = hashlib.sha256(item_id.encode("utf-8", "surrogatepass")).digest()
     return 1 + int.from_bytes(digest[:8], "big") % count
 
 
 def select_shard(items: Sequence[EvalItem], shard: Shard) -> list[EvalItem]:
+    """The items of ``shard``, in their order."""
     return [it for it in items if shard_of(it.id, shard.count) == shard.index]

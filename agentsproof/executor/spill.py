@@ -40,6 +40,7 @@ _recent: OrderedDict[int, list[TrialResult]] = OrderedDict()
 
 
 def spill_after() -> int:
+    """Trials held in memory before finished items are spilled (``AGENTSPROOF_SPILL_AFTER``, default 1,000; 0: every finished item is spilled)."""
     from agentsproof.core.envcfg import env_int
 
     return env_int(SPILL_ENV, DEFAULT_SPILL_AFTER, lo=0)
@@ -57,6 +58,7 @@ class JournalFile:
         self.fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
 
     def read(self, offset: int, length: int) -> bytes:
+        """``length`` bytes of the journal from byte ``offset``."""
         import os
 
         return os.pread(self.fd, length, offset)
@@ -64,7 +66,7 @@ class JournalFile:
     def __del__(self) -> None:
         import os
 
-        try:
+        try:  # noqa: SIM105 - in __del__ at interpreter exit a module global may be None already; a plain try needs none
             os.close(self.fd)
         except (OSError, AttributeError, TypeError):
             pass
@@ -132,6 +134,7 @@ class JournalTrials:
         """Already in index order (spilled trials are sorted before they are spilled)."""
 
     def append(self, trial: TrialResult) -> None:
+        """Refused (TypeError): spilled trials are read-only."""
         raise TypeError("spilled trials are read-only")
 
     def __del__(self) -> None:
@@ -161,6 +164,7 @@ class Spiller:
         self.spilled_trials = 0
 
     def note(self, item_id: str, arm: str, index: int, span: tuple[int, int] | None) -> None:
+        """Note where trial ``index`` of ``item_id``'s ``arm`` went in the journal (``span``: offset, length; None: not written)."""
         if span is not None:
             self.spans[(item_id, arm, index)] = span
 

@@ -13,6 +13,7 @@ def _short(text: str, n: int = 70) -> str:
 
 
 def suggestions_for(item: ItemResult) -> list[str]:
+    """What to do about the item, one line each: the checks that still fail, how to tighten the eval (none without a grade)."""
     out: list[str] = []
     word = "agent" if item.kind == "agent" else "skill"  # one word for what is measured, in every line
     if item.status == "errored":

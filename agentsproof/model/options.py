@@ -50,6 +50,7 @@ class Shard:
 
     @classmethod
     def parse(cls, text: str) -> Shard:
+        """``I/N`` as a shard; InputError (``--shard``) when it is not one."""
         parts = text.split("/")
         if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
             raise InputError("command line", "--shard", f"{text!r} is not I/N (e.g. 2/4)")
@@ -64,6 +65,8 @@ class Shard:
 
 @dataclass(frozen=True)
 class RunConfig:
+    """A run command's options (``eval``, ``eval-all``, ``tc-eval``), parsed once at the CLI edge."""
+
     trials: int | None = None
     """Trials per arm (None: from the eval file; tc-eval: 1)."""
     trials_per_item: int | None = None
@@ -144,4 +147,5 @@ class RunConfig:
         return cls(**values)
 
     def replace(self, **changes: Any) -> RunConfig:
+        """A copy with ``changes`` made."""
         return dataclasses.replace(self, **changes)

@@ -26,6 +26,8 @@ _FLAT = ("extra", "client")
 
 @dataclass(frozen=True)
 class RunSettings:
+    """How a run ran, as its report's ``settings`` records it (see the module docstring)."""
+
     parallel: int | None = None
     """``--parallel``: trials at a time (set by the session; a retry keeps the saved run's)."""
     abort_after: int | None = None

@@ -54,7 +54,7 @@ def _misfires(title: str, items: list[Misfire], owner: bool) -> list[str]:
     return out
 
 
-def matrix_lines(stats: ActivationStats) -> list[str]:
+def _matrix_lines(stats: ActivationStats) -> list[str]:
     cols = list(next(iter(stats.matrix.values()), {}))
     if not cols:
         return []
@@ -90,6 +90,8 @@ def errored_reasons(trials: list[Any] | None) -> list[tuple[str, int]]:
 
 
 def markdown(stats: ActivationStats, title: str, settings: dict[str, Any] | None = None, trials: list[Any] | None = None) -> str:
+    """The activation report as Markdown: the settings line, the precision/recall table, errored trials' reasons,
+    the prompts that fired wrongly, colliding pairs and the confusion matrix."""
     lines = [f"# Activation: {title}", ""]
     if settings:
         lines += ["  ".join(f"{k}: {v}" for k, v in settings.items() if v not in (None, "")), ""]
@@ -118,7 +120,7 @@ def markdown(stats: ActivationStats, title: str, settings: dict[str, Any] | None
         lines.append("")
     if len(stats.matrix) > 1:
         lines += ["## Confusion matrix", "", "Rows: the skill whose should prompts ran; columns: the skill that loaded (bold: a sibling loaded, or the skill itself on fewer than half of its prompts).", ""]
-        lines += matrix_lines(stats) + [""]
+        lines += _matrix_lines(stats) + [""]
     return "\n".join(lines)
 
 

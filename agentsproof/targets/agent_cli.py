@@ -71,6 +71,7 @@ class Harness:
 
     @classmethod
     def create(cls, prefix: str) -> Harness:
+        """New private folders for one trial, in a fresh temporary folder named ``prefix...``."""
         root = Path(os.path.realpath(tempfile.mkdtemp(prefix=prefix)))
         home, config, tmp = root / "home", root / "config", root / "tmp"
         for folder in (home, config, tmp):
@@ -89,6 +90,7 @@ class Harness:
         return env
 
     def remove(self) -> None:
+        """Delete the trial's folders (whatever is left of them)."""
         shutil.rmtree(self.root, ignore_errors=True)
 
 
@@ -321,6 +323,7 @@ class EventStream(abc.ABC):
     """The staged skills the agent loaded, in order."""
 
     def take_all(self, events: list[dict[str, Any]]) -> Self:
+        """Read every event of ``events``, in order; the stream itself."""
         for event in events:
             self.take(event)
         return self

@@ -109,17 +109,28 @@ class AgentCliSpec(Protocol):
     """What every agent CLI's targets.yaml entry has."""
 
     @property
-    def inject(self) -> str: ...
+    def inject(self) -> str:
+        """How the with-arm's skill reaches the agent: ``system`` (the system prompt) or ``skill`` (installed)."""
+
     @property
-    def model(self) -> str | None: ...
+    def model(self) -> str | None:
+        """The target's own ``model:`` (None: the run's ``--model``)."""
+
     @property
-    def env(self) -> dict[str, str]: ...
+    def env(self) -> dict[str, str]:
+        """Extra environment variables for the CLI (``${VAR}`` references allowed)."""
+
     @property
-    def timeout(self) -> float | None: ...
+    def timeout(self) -> float | None:
+        """Seconds per trial (None: the item's timeout)."""
+
     @property
-    def sandbox(self) -> bool | None: ...
+    def sandbox(self) -> bool | None:
+        """Run the CLI under bubblewrap."""
+
     @property
-    def loopback_ports(self) -> list[int]: ...
+    def loopback_ports(self) -> list[int]:
+        """Loopback ports the sandboxed agent may reach besides its API's."""
 
 
 @dataclass
@@ -232,6 +243,7 @@ class AgentCliTarget(Target, Generic[S]):
     # -- what every agent CLI does ---------------------------------------------
 
     def describe(self) -> dict[str, Any]:
+        """The CLI's settings as written (``${VAR}`` unexpanded), with ``loopback_ports`` when set."""
         out: dict[str, Any] = {"target": self.name, "target_type": self.kind, **self._settings()}
         if self.shown.loopback_ports:
             out["loopback_ports"] = list(self.shown.loopback_ports)
@@ -243,6 +255,7 @@ class AgentCliTarget(Target, Generic[S]):
         return {"model": model, "model_source": self.model_source}
 
     async def run(self, trial: TrialInput) -> TrialRecord:
+        """One trial (see :meth:`_run`); a TargetError's reason has the target's secrets masked."""
         try:
             return await self._run(trial)
         except TargetError as err:

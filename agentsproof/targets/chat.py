@@ -20,6 +20,8 @@ MAX_ARGUMENT_CHARS = 2_000
 
 
 class ChatTarget(Target):
+    """The built-in target: the run's model answers through the run's client, one call per trial (two for the plugin arm's simulated skill tool)."""
+
     kind = "chat"
     offers_skills = True  # the simulated skill tool (targets/skill_choice.py)
     name = "chat"
@@ -141,9 +143,11 @@ class ChatTarget(Target):
         )
 
     def describe(self) -> dict[str, Any]:
+        """Empty: the chat target adds nothing to the run's settings (its provider and model are the run's)."""
         return {}
 
     async def aclose(self) -> None:
+        """Nothing to close: the session owns the client."""
         return None  # the session owns the client
 
 

@@ -108,6 +108,7 @@ class ClaudeCodeTargetSpec(Strict):
 
 
 class ClaudeCodeTarget(AgentCliTarget[ClaudeStream]):
+    """Claude Code (``claude -p``) as a target: one session per trial in the trial's workspace."""
 
     spec_model = ClaudeCodeTargetSpec
     """Its targets.yaml entry (``type: claude-code``)."""

@@ -49,6 +49,7 @@ class ClaudeStream(EventStream):
     dropped: int = 0
 
     def take(self, event: dict[str, Any]) -> None:
+        """Read one event: the init, an assistant or user message (texts and tool steps), or the result."""
         kind = event.get("type")
         if kind == "system" and event.get("subtype") == "init":
             self.init = event
@@ -107,10 +108,12 @@ class ClaudeStream(EventStream):
     # -- the record ------------------------------------------------------------
 
     def trajectory(self) -> list[ToolCall]:
+        """The tool calls in the order they were first seen, arguments clipped."""
         return [ToolCall(name=s.name, arguments=clip(s.arguments, ARGUMENT_CHARS), result=s.result, latency_s=s.latency_s, ok=s.ok)
                 for s in self.steps.values()]
 
     def answer(self) -> str | None:
+        """The result's text, else the last text the assistant wrote; None when it wrote none."""
         if self.result is not None and isinstance(self.result.get("result"), str):
             return str(self.result["result"])
         return self.texts[-1] if self.texts else None
@@ -132,6 +135,7 @@ class ClaudeStream(EventStream):
         return None
 
     def usage(self) -> Usage:
+        """Tokens per the result (cache reads and writes counted in the prompt tokens); zero without one."""
         u = (self.result or {}).get("usage")
         if not isinstance(u, dict):
             return Usage()
@@ -141,12 +145,14 @@ class ClaudeStream(EventStream):
         return Usage(prompt_tokens=prompt, completion_tokens=out, total_tokens=prompt + out, cache_read_tokens=read, cache_write_tokens=write)
 
     def cost(self) -> float | None:
+        """The session's cost in USD as Claude Code reports it; None when it does not."""
         value = (self.result or {}).get("total_cost_usd")
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
             return float(value)
         return None
 
     def session_id(self) -> str | None:
+        """The session's id (to resume it for a follow-up turn); None when the stream names none."""
         for source in (self.result, self.init):
             if source and isinstance(source.get("session_id"), str):
                 return str(source["session_id"])

@@ -110,6 +110,7 @@ class CodexTargetSpec(Strict):
 
 
 class CodexTarget(AgentCliTarget[CodexEvents]):
+    """Codex (``codex exec --json``) as a target: one session per trial in the trial's workspace."""
 
     spec_model = CodexTargetSpec
     """Its targets.yaml entry (``type: codex``)."""
@@ -147,6 +148,7 @@ class CodexTarget(AgentCliTarget[CodexEvents]):
 
     @property
     def sandbox_mode(self) -> str:
+        """The ``--sandbox`` mode Codex is given: the spec's, else full access inside bubblewrap, else workspace-write."""
         return self.spec.sandbox_mode or ("danger-full-access" if self.bwrap is not None else "workspace-write")
 
     def _settings(self) -> dict[str, Any]:

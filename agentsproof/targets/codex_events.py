@@ -37,6 +37,7 @@ class CodexEvents(EventStream):
     warnings: list[str] = field(default_factory=list)
 
     def take(self, event: dict[str, Any]) -> None:
+        """Read one event: the thread's start, an item (tool call or message), a turn's usage, or a failure."""
         kind = event.get("type")
         if kind == "thread.started" and isinstance(event.get("thread_id"), str):
             self.thread_id = event["thread_id"]
@@ -75,9 +76,11 @@ class CodexEvents(EventStream):
         self.usage = self.usage + Usage(prompt_tokens=prompt, completion_tokens=out, total_tokens=prompt + out, cache_read_tokens=cached)
 
     def trajectory(self) -> list[ToolCall]:
+        """The tool calls in the order they were first seen."""
         return [_step(item) for item in self.items.values()]
 
     def answer(self) -> str | None:
+        """The last agent message; None when there was none."""
         return self.messages[-1] if self.messages else None
 
 

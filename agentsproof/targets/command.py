@@ -130,6 +130,7 @@ class CommandTargetSpec(Strict):
 
 
 class CommandTarget(Target):
+    """Any agent run as a command line in the trial's workspace, the prompt on stdin or in its arguments."""
 
     spec_model = CommandTargetSpec
     """Its targets.yaml entry (``type: command``)."""
@@ -157,6 +158,7 @@ class CommandTarget(Target):
         register(*(v for k, v in spec.env.items() if _SECRET_KEY.search(k)))
 
     def describe(self) -> dict[str, Any]:
+        """The command's settings as written (``${VAR}`` unexpanded); env variables by name only."""
         s = self.shown
         out: dict[str, Any] = {
             "target": self.name, "target_type": self.kind, "command": list(s.command), "stdin": s.stdin,
@@ -182,6 +184,7 @@ class CommandTarget(Target):
             raise TargetError(f"cannot install the skill: {exc.strerror or exc}") from None
 
     async def run(self, trial: TrialInput) -> TrialRecord:
+        """One trial (the first one notes an unconfined target); a TargetError's reason has the target's secrets masked."""
         if self._unconfined_note is not None:  # said once, when its first trial starts
             _say_unconfined(self.name, self._unconfined_note)
             self._unconfined_note = None
@@ -284,6 +287,7 @@ class CommandTarget(Target):
         return scrub(text, self._secrets)
 
     async def aclose(self) -> None:
+        """Nothing to close: each trial's process ends with it."""
         return None
 
 

@@ -47,6 +47,7 @@ scrubbed of keys and tokens.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import tempfile
@@ -89,6 +90,7 @@ class CopilotTargetSpec(Strict):
 
 
 class CopilotTarget(Target):
+    """GitHub Copilot through its SDK and CLI as a target: one session per trial in the trial's workspace."""
 
     spec_model = CopilotTargetSpec
     """Its targets.yaml entry (``type: copilot``)."""
@@ -116,6 +118,7 @@ class CopilotTarget(Target):
             self.runtime.home = str(self._home)
 
     def describe(self) -> dict[str, Any]:
+        """Its tools, inject, model (with its source), and the rest of its settings as written."""
         return {
             "target": self.name,
             "target_type": self.kind,
@@ -127,6 +130,7 @@ class CopilotTarget(Target):
         }
 
     async def aclose(self) -> None:
+        """Close the Copilot runtime, then delete the private home folder."""
         try:
             await self.runtime.aclose()
         finally:
@@ -136,6 +140,8 @@ class CopilotTarget(Target):
     # -- one trial -------------------------------------------------------------
 
     async def run(self, trial: TrialInput) -> TrialRecord:
+        """One trial in a new session in the trial's workspace (the skill staged for the with-arm);
+        TargetError for an errored one."""
         if trial.workspace is None:
             raise TargetError("the copilot target needs the trial's workspace")
         t0 = time.perf_counter()
@@ -216,10 +222,8 @@ class CopilotTarget(Target):
             if session is not None:
                 await runtime.dispose(client, session, finished=events.done.is_set())
             elif client is not None:  # created but cancelled before it was handed back
-                try:
+                with contextlib.suppress(Exception):  # it may not exist at all
                     await asyncio.shield(client.delete_session(options["session_id"]))
-                except Exception:  # noqa: BLE001 - it may not exist at all
-                    pass
         return replies, follow_ups
 
     def _options(self, trial: TrialInput, workspace: Path, staged: Path | None, guard: PermissionGuard, events: AgentEventCollector) -> dict[str, Any]:

@@ -35,6 +35,7 @@ class PermissionGuard:
         self.denied: list[str] = []
 
     def decide(self, request: Any, invocation: Any) -> Any:
+        """The SDK's answer to one permission request: approved once, or rejected with the reason logged."""
         from copilot.generated.rpc import PermissionDecisionApproveOnce, PermissionDecisionReject
 
         try:

@@ -101,6 +101,7 @@ class HttpTargetSpec(Strict):
 
 
 class HttpTarget(Target):
+    """An agent behind an HTTP endpoint: the prompt POSTed as JSON, the answer (and tool calls, usage) read from the reply."""
 
     spec_model = HttpTargetSpec
     """Its targets.yaml entry (``type: http``)."""
@@ -172,6 +173,7 @@ class HttpTarget(Target):
                     raise InputError(self.source, f"{self.name}.{field}", f"{path!r} cannot be set in the body: {exc}") from None
 
     def describe(self) -> dict[str, Any]:
+        """The endpoint and the fields it uses (URLs with their secrets masked)."""
         shown = self.shown
         out: dict[str, Any] = {"target": self.name, "target_type": self.kind, "url": scrub_url(shown.url)}
         if shown.with_url:
@@ -190,6 +192,7 @@ class HttpTarget(Target):
     # -- one trial -------------------------------------------------------------------
 
     async def run(self, trial: TrialInput) -> TrialRecord:
+        """One trial: the prompt POSTed to the endpoint, the reply read; TargetError (secrets masked) for an errored one."""
         spec = self.spec
         body = copy.deepcopy(spec.extra)
         put(body, spec.request_field, trial.prompt)
@@ -332,6 +335,7 @@ class HttpTarget(Target):
         return clip(" ".join(self._scrub(text).split()), 300) or type(exc).__name__
 
     async def aclose(self) -> None:
+        """Close the HTTP client, when one was opened."""
         if self._client is not None:
             await self._client.aclose()
             self._client = None

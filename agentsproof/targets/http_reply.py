@@ -19,6 +19,7 @@ MAX_TEXT_CHARS = 2_000
 
 
 def overlap(a: str, b: str) -> bool:
+    """Whether one dotted path is the other or lies inside it."""
     return a == b or a.startswith(b + ".") or b.startswith(a + ".")
 
 
@@ -81,7 +82,7 @@ def openai_usage(raw: Any) -> Any:
     return raw
 
 
-def text_of(value: Any) -> str:
+def _text_of(value: Any) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
@@ -112,7 +113,7 @@ def tool_call(entry: Any) -> ToolCall | None:
     args = _first(entry, "arguments", "args", "input")
     return ToolCall(
         name=name[:MAX_NAME_CHARS],
-        arguments=text_of(fn.get("arguments") if args is None else args),
-        result=text_of(_first(entry, "result", "output")),
+        arguments=_text_of(fn.get("arguments") if args is None else args),
+        result=_text_of(_first(entry, "result", "output")),
         ok=ok,
     )

@@ -37,6 +37,7 @@ no access to the agentsproof package.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import os
 import shutil
@@ -58,6 +59,8 @@ MAX_SOCKET_PATH = 100
 
 @dataclass(frozen=True)
 class Bwrap:
+    """A bubblewrap that starts here: its path, and whether it can have its own PID namespace."""
+
     path: str
     unshare_pid: bool
 
@@ -130,10 +133,8 @@ def runtime_paths(argv: list[str], workspaces_root: Path) -> list[str]:
             candidates.append(p)
             if p.parent.name == "bin" and (p.parent.parent / "pyvenv.cfg").is_file():
                 candidates.append(p.parent.parent)
-            try:
+            with contextlib.suppress(OSError):
                 candidates.append(p.resolve())
-            except OSError:
-                pass
             for q in (p, candidates[-1]):
                 top = next((a for a in reversed(q.parents) if a.name == "node_modules"), None)
                 if top is not None:
@@ -208,6 +209,7 @@ class LoopbackBridge:
         self._conns: set[asyncio.Task[None]] = set()
 
     async def start(self) -> dict[int, Path]:
+        """Listen on each port's unix socket; port → socket path (OSError when a path is too long)."""
         for port in self.ports:
             path = self.folder / f"lo-{port}.sock"
             if len(str(path)) > MAX_SOCKET_PATH:
@@ -234,6 +236,7 @@ class LoopbackBridge:
             self._conns.discard(task)
 
     async def aclose(self) -> None:
+        """Stop listening and end every forwarded connection."""
         for server in self._servers:
             server.close()
         for task in list(self._conns):
@@ -264,10 +267,8 @@ def _pump(src: socket.socket, dst: socket.socket) -> None:
         dst.shutdown(socket.SHUT_WR)
     except OSError:
         for s in (src, dst):
-            try:
+            with contextlib.suppress(OSError):
                 s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
 
 def _serve(listener: socket.socket, path: str) -> None:

@@ -23,6 +23,7 @@ ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def relative(value: str | None) -> str | None:
+    """``value`` checked as a path or glob inside the workspace (ValueError when it leaves it); None stays None."""
     if value is None:
         return None
     try:
@@ -79,6 +80,8 @@ EnvMapping = Annotated[dict[str, str], AfterValidator(env_mapping)]
 
 @dataclass(frozen=True)
 class TargetDef:
+    """A target as defined in targets.yaml (or built in), its spec not yet expanded."""
+
     name: str
     spec: Any
     """The spec as written (``${VAR}`` references unexpanded): safe to show."""

@@ -169,6 +169,7 @@ class Workspaces:
         return None
 
     def close(self) -> None:
+        """Delete the run's workspaces folder, unless kept (a warning names what could not be deleted)."""
         if not self.keep:
             left = remove_tree(self.root)
             if left:
