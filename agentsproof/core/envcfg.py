@@ -36,6 +36,7 @@ def env_text(name: str) -> str | None:
 
 
 def env_number(name: str, default: float, *, lo: float | None = None, hi: float | None = None) -> float:
+    """A numeric setting: ``default`` when unset or blank; InputError when it is not a finite number or lies outside [lo, hi]."""
     raw = _raw(name)
     if raw is None:
         return default
@@ -49,6 +50,7 @@ def env_number(name: str, default: float, *, lo: float | None = None, hi: float 
 
 
 def env_int(name: str, default: int, *, lo: int | None = None, hi: int | None = None) -> int:
+    """A whole-number setting: ``default`` when unset or blank; InputError when it is not an integer or lies outside [lo, hi]."""
     raw = _raw(name)
     if raw is None:
         return default
@@ -65,6 +67,8 @@ def _within(name: str, raw: str, value: N, lo: float | None, hi: float | None, f
         return value
     if lo is not None and hi is not None:
         bounds = f"between {lo:{fmt}} and {hi:{fmt}}"
+    elif lo is not None:
+        bounds = f"at least {lo:{fmt}}"
     else:
-        bounds = f"at least {lo:{fmt}}" if lo is not None else f"at most {hi:{fmt}}"
+        bounds = f"at most {hi:{fmt}}"
     raise InputError("environment", name, f"{raw!r} must be {bounds}")

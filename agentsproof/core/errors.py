@@ -29,6 +29,7 @@ class InputError(AgentsproofError):
         super().__init__(self.format())
 
     def format(self) -> str:
+        """The one-line message: ``source: field: message`` (``input`` when no source is known)."""
         where = self.source or "input"
         if self.field:
             return f"{where}: {self.field}: {self.message}"

@@ -10,6 +10,7 @@ _LOCK = threading.Lock()
 
 
 def user_file_mode() -> int:
+    """The mode a new file of the user's gets: 0666 less their umask."""
     with _LOCK:  # os.umask can only be read by setting it; set it straight back
         mask = os.umask(0o077)
         os.umask(mask)

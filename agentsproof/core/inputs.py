@@ -108,6 +108,7 @@ def read_regular(path: Path, *, source: str, field: str | None, max_bytes: int, 
 
 
 def decode_text(data: bytes, *, source: str, field: str | None, name: str) -> str:
+    """``data`` as UTF-8 text; InputError naming ``name`` when it is not."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
@@ -115,6 +116,7 @@ def decode_text(data: bytes, *, source: str, field: str | None, name: str) -> st
 
 
 def read_text(path: Path, *, source: str, field: str | None, max_bytes: int, what: str = "file") -> str:
+    """A regular file of at most ``max_bytes`` as UTF-8 text; InputError otherwise (see :func:`read_regular`)."""
     data = read_regular(path, source=source, field=field, max_bytes=max_bytes, what=what)
     return decode_text(data, source=source, field=field, name=f"{display(path)!r}" if field else "the file")
 
@@ -321,6 +323,7 @@ def read_once() -> Iterator[None]:
 
 
 def read_yaml_file(path: Path, *, max_bytes: int = MAX_EVAL_FILE_BYTES) -> Any:
+    """A YAML file read through :func:`read_text` and parsed strictly; inside :func:`read_once`, parsed once (each caller gets its own copy)."""
     memo = _READ_ONCE.get()
     key = (os.path.realpath(path), max_bytes)
     if memo is not None and key in memo:
@@ -333,6 +336,7 @@ def read_yaml_file(path: Path, *, max_bytes: int = MAX_EVAL_FILE_BYTES) -> Any:
 
 
 def read_json_file(path: Path, *, max_bytes: int = MAX_EVAL_FILE_BYTES, allow_nul: bool = False) -> Any:
+    """A JSON file read through :func:`read_text` and parsed strictly (:func:`load_json_text`)."""
     src = display(path)
     return load_json_text(read_text(path, source=src, field=None, max_bytes=max_bytes), src, allow_nul=allow_nul)
 

@@ -15,6 +15,7 @@ _ENTITY = re.compile(r"&(?=#?[A-Za-z0-9]+;)")
 
 
 def md_text(value: Any, limit: int = 160) -> str:
+    """``value`` as one line of Markdown-safe text, at most ``limit`` characters (cut with ``…``)."""
     text = " ".join(str(value).split())
     if len(text) > limit:
         text = text[: limit - 1] + "…"

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import os
 import signal
 import time
@@ -43,6 +44,7 @@ _live_groups: set[int] = set()
 
 @dataclass
 class Outcome:
+    """What a finished process group left: exit code, stdout (bounded), the last stderr lines, latency in seconds, notes."""
     returncode: int
     stdout: bytes
     stdout_cut: bool
@@ -182,10 +184,8 @@ async def stop_pipe_holders(inodes: set[int]) -> list[int]:
         except OSError:
             continue
         if pgid == own:
-            try:
+            with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
         else:
             groups.add(pgid)
     for pgid in groups:
@@ -258,10 +258,8 @@ def group_alive(pgid: int) -> bool:
 
 
 def _killpg(pgid: int, sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 async def stop_group(pgid: int, grace: float = KILL_GRACE_S) -> bool:

@@ -20,6 +20,7 @@ caller gets one line naming the path and why.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
@@ -162,10 +163,9 @@ def _open_dir(parent_fd: int, name: str) -> int:
 
 
 def _chmod_entry(dir_fd: int, name: str) -> None:
-    try:
+    # a symlink (its mode cannot be changed without following it): left alone
+    with contextlib.suppress(ValueError, NotImplementedError):
         os.chmod(name, stat.S_IRWXU, dir_fd=dir_fd, follow_symlinks=False)
-    except (ValueError, NotImplementedError):
-        pass  # a symlink (its mode cannot be changed without following it): left alone
 
 
 def _names(fd: int) -> list[str]:
@@ -208,10 +208,8 @@ def _clear(fd: int, rel: str, depth: int, job: _Removal) -> None:
 def _remove_entry(fd: int, name: str, rel: str, depth: int, job: _Removal) -> None:
     st = os.stat(name, dir_fd=fd, follow_symlinks=False)
     if not stat.S_ISDIR(st.st_mode):
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(name, dir_fd=fd)
-        except FileNotFoundError:
-            pass
         return
     if st.st_dev != job.dev or (job.mounts and str(job.top / rel) in job.mounts):
         job.problem(rel, "another file system is mounted there")

@@ -26,6 +26,7 @@ Copies of a tree an agent touched use :mod:`agentsproof.core.treecopy`.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import secrets
@@ -170,6 +171,7 @@ class Staged:
         self.fh = os.fdopen(fd, "wb", buffering=1 << 20)
 
     def write(self, data: bytes) -> None:
+        """Append ``data`` to the temporary file."""
         self.fh.write(data)
 
     def commit(self, *, durable: bool = False, exist: str = "replace") -> bool:
@@ -200,13 +202,12 @@ class Staged:
             self.discard()
 
     def discard(self) -> None:
+        """Remove the temporary file (if still there) and close the folder; the target is left as it was."""
         if not self.fh.closed:
             self.fh.close()
         if self._tmp:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(self._tmp, dir_fd=self._dir)
-            except OSError:
-                pass
             self._tmp = ""
         if self._dir >= 0:
             os.close(self._dir)

@@ -116,6 +116,7 @@ def var_digests(salt: str, names: Iterable[str] | None = None) -> dict[str, str]
 
 
 def digest(salt: str, value: str) -> str:
+    """A salted digest of ``value``: HMAC-SHA256 keyed by ``salt``, its first 32 hex digits."""
     return hmac.new(salt.encode(), value.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()[:32]
 
 
@@ -309,6 +310,7 @@ class ScrubbingStream:
         self._inner = inner
 
     def write(self, text: str) -> int:
+        """Write ``text`` scrubbed and made safe for a terminal; returns the length of ``text`` as given."""
         if not isinstance(text, str):
             raise TypeError("write() argument must be str")
         from agentsproof.core.termtext import console_text

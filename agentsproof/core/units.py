@@ -4,6 +4,7 @@ from __future__ import annotations
 
 
 def human_size(n: int) -> str:
+    """A size in bytes as people read it: ``512 B``, ``12 KB``, ``3.4 MB`` (1024-based)."""
     if n < 1024:
         return f"{n} B"
     if n < 1024 * 1024:

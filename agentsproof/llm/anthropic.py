@@ -72,7 +72,7 @@ def messages_url(base: str | None) -> str:
     return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
 
 
-def max_tokens_from_env() -> int:
+def _max_tokens_from_env() -> int:
     from agentsproof.core.envcfg import env_int
     from agentsproof.core.errors import InputError
 
@@ -204,7 +204,7 @@ class AnthropicClient(LLMClient):
         self._url = messages_url(base_url)
         self.base_url = scrub_url(base_url or DEFAULT_URL, self._secrets)
         self.prompt_cache = prompt_cache
-        self._max_tokens = max_tokens_from_env()
+        self._max_tokens = _max_tokens_from_env()
         self._prices = prices.load_prices()
         self._force_tool = True  # judge JSON through a forced tool; off if the endpoint refuses tools
         self._headers = {"x-api-key": api_key, "anthropic-version": API_VERSION, "accept": "application/json"}
@@ -257,6 +257,7 @@ class AnthropicClient(LLMClient):
             return resp.status_code, resp.headers, await read_capped(resp)
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
+        """One Messages API call; a judge call forces the verdict tool, falling back to plain prompting once an endpoint refuses tools."""
         start = time.perf_counter()
         judge = request.json_schema is not None
         while True:
@@ -293,9 +294,11 @@ class AnthropicClient(LLMClient):
         )
 
     async def aclose(self) -> None:
+        """Close the HTTP client."""
         await self._http.aclose()
 
     def describe(self) -> dict[str, Any]:
+        """Provider, base URL (credentials never shown) and whether prompt caching is on."""
         return {"provider": self.name, "base_url": self.base_url, "prompt_cache": self.prompt_cache}
 
 

@@ -29,10 +29,12 @@ DEFAULT_OUTPUT_TOKENS = 1024
 
 
 class BudgetExhausted(LLMError):
+    """A call refused because it would cross ``--max-calls`` or ``--max-cost``; never sent."""
     pass
 
 
 def prompt_tokens(request: ChatRequest) -> int:
+    """A request's prompt length in tokens, estimated at ``CHARS_PER_TOKEN`` characters a token."""
     chars = sum(len(m.get("content") or "") if isinstance(m.get("content"), str) else len(json.dumps(m.get("content"))) for m in request.messages)
     if request.json_schema:
         chars += len(json.dumps(request.json_schema))
@@ -41,6 +43,7 @@ def prompt_tokens(request: ChatRequest) -> int:
 
 @dataclass
 class Budget:
+    """What a run may still spend: the limits, the calls and USD so far, what is reserved for calls in flight."""
     max_calls: int | None = None
     max_cost: float | None = None
     prices: dict[str, Price] = field(default_factory=dict)
@@ -53,9 +56,10 @@ class Budget:
     stopped: str | None = None
 
     def price(self, model: str) -> Price | None:
+        """The price of ``model`` (USD per million tokens; zero for a free provider), or None when the price table has none."""
         return Price.of(0.0, 0.0) if self.free else price_for(model, self.prices)
 
-    def worst_case(self, request: ChatRequest) -> float:
+    def _worst_case(self, request: ChatRequest) -> float:
         price = self.price(request.model)
         if price is None:
             return 0.0
@@ -68,7 +72,7 @@ class Budget:
             raise BudgetExhausted(self.stopped)
         if self.max_calls is not None and self.calls + 1 > self.max_calls:
             self._stop(f"stopped before crossing --max-calls {self.max_calls}: {self.calls} calls made")
-        est = self.worst_case(request)
+        est = self._worst_case(request)
         if self.max_cost is not None and self.spent + self.reserved + est > self.max_cost + 1e-12:
             self._stop(
                 f"stopped before crossing --max-cost {self.max_cost:g} USD: ${self.spent:.4f} spent, "
@@ -79,6 +83,7 @@ class Budget:
         return est
 
     def settle(self, reserved: float, response: ChatResponse | None, model: str) -> None:
+        """After a call: free its reservation and add its real cost (the provider's, else the price table's; nothing when it failed)."""
         self.reserved = max(0.0, self.reserved - reserved)
         if response is None:
             return
@@ -95,11 +100,13 @@ class Budget:
         raise BudgetExhausted(reason)
 
     def describe(self) -> dict[str, Any]:
+        """Calls made, USD spent, the limits and why the budget stopped (None: it did not), for the report."""
         return {"calls": self.calls, "spent_usd": round(self.spent, 6), "max_calls": self.max_calls, "max_cost": self.max_cost,
                 "stopped": self.stopped}
 
 
 class BudgetClient(LLMClient):
+    """A client whose calls are admitted by a :class:`Budget` first and settled after; keeps the provider's name."""
     def __init__(self, inner: LLMClient, budget: Budget):
         self.inner = inner
         self.budget = budget
@@ -107,6 +114,7 @@ class BudgetClient(LLMClient):
         self.max_concurrency = inner.max_concurrency
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
+        """The inner client's reply once the budget admits the call; BudgetExhausted (nothing sent) when it does not."""
         try:
             reserved = self.budget.admit(request)
         except BudgetExhausted:
@@ -120,9 +128,11 @@ class BudgetClient(LLMClient):
             self.budget.settle(reserved, response, request.model)
 
     async def aclose(self) -> None:
+        """Close the inner client."""
         await self.inner.aclose()
 
     def describe(self) -> dict[str, Any]:
+        """The inner client's facts (the budget is reported on its own)."""
         return self.inner.describe()
 
 

@@ -35,12 +35,13 @@ DEFAULT_MAX_MB = 512
 
 
 def default_cache_dir() -> Path:
+    """The cache folder when ``--cache-dir`` is not given (:func:`agentsproof.core.envcfg.cache_root`)."""
     from agentsproof.core.envcfg import cache_root
 
     return Path(cache_root())
 
 
-def max_bytes_from_env() -> int:
+def _max_bytes_from_env() -> int:
     from agentsproof.core.envcfg import env_number
 
     return int(env_number("AGENTSPROOF_CACHE_MAX_MB", DEFAULT_MAX_MB, lo=1, hi=1_000_000) * 1_000_000)
@@ -52,7 +53,7 @@ class ResponseCache:
     def __init__(self, directory: Path, max_bytes: int | None = None):
         self.directory = Path(directory)
         self.path = self.directory / "responses.sqlite"
-        self.max_bytes = max_bytes if max_bytes is not None else max_bytes_from_env()
+        self.max_bytes = max_bytes if max_bytes is not None else _max_bytes_from_env()
         self._local = threading.local()
         self.hits = 0
         self.misses = 0
@@ -76,6 +77,7 @@ class ResponseCache:
         return conn
 
     def get(self, key: str) -> dict[str, Any] | None:
+        """The stored response under ``key`` (its access time refreshed), or None: a missing, damaged or unreadable row is a miss."""
         try:
             db = self._db()
             row = db.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
@@ -95,6 +97,7 @@ class ResponseCache:
             return None
 
     def put(self, key: str, value: dict[str, Any]) -> None:
+        """Store ``value`` under ``key``, evicting now and then; a store that fails (locked, disk full) is skipped."""
         text = json.dumps(value, separators=(",", ":"))
         now = time.time()
         try:
@@ -128,6 +131,7 @@ class ResponseCache:
         return dropped
 
     def info(self) -> dict[str, Any]:
+        """Path, entry count, size and bound in bytes, for ``agentsproof cache info``."""
         if not self.path.exists():
             return {"path": str(self.path), "entries": 0, "bytes": 0, "max_bytes": self.max_bytes}
         db = self._db()
@@ -135,15 +139,17 @@ class ResponseCache:
         return {"path": str(self.path), "entries": n, "bytes": size, "max_bytes": self.max_bytes}
 
     def clear(self) -> int:
+        """Delete every entry and compact the file; returns how many there were."""
         if not self.path.exists():
             return 0
         db = self._db()
-        n = db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+        n: int = db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
         db.execute("DELETE FROM responses")
         db.execute("VACUUM")
         return n
 
     def close(self) -> None:
+        """Close this thread's connection (the next use opens a new one)."""
         conn = getattr(self._local, "conn", None)
         if conn is not None:
             conn.close()
@@ -212,6 +218,7 @@ class CachingClient(LLMClient):
         self._namespace = {"provider": inner.name, **{k: v for k, v in described.items() if k not in ("threads", "instances")}}
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
+        """The cached reply for this request and slot, else the inner client's (stored when it succeeds)."""
         key = request_key(self._namespace, request, request.slot)
         hit = self.cache.get(key)
         if hit is not None:
@@ -225,12 +232,14 @@ class CachingClient(LLMClient):
         return resp
 
     async def aclose(self) -> None:
+        """Close the inner client, then the cache."""
         try:
             await self.inner.aclose()
         finally:
             self.cache.close()
 
     def describe(self) -> dict[str, Any]:
+        """The inner client's facts: a cached reply reports the provider it came from."""
         return self.inner.describe()
 
 

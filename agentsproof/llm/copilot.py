@@ -26,6 +26,7 @@ retry keep their usual classification (429, 5xx, connection: retryable; auth: no
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import time
@@ -93,6 +94,7 @@ class CopilotClient(LLMClient):
 
     @classmethod
     def from_env(cls) -> CopilotClient:
+        """The client for this machine: the CLI found, BYOK from the environment; LLMError when Copilot cannot run here."""
         ok, problem = copilot_status()
         if not ok:
             raise LLMError(problem, kind="unavailable")
@@ -142,17 +144,17 @@ class CopilotClient(LLMClient):
         return client
 
     async def aclose(self) -> None:
+        """Stop the shared CLI process (forced when a clean stop fails); shutting down never raises."""
         client, self._sdk_client = self._sdk_client, None
         if client is not None:
             try:
                 await client.stop()
             except Exception:  # noqa: BLE001 - shutting down; nothing left to report to
-                try:
+                with contextlib.suppress(Exception):
                     await client.force_stop()
-                except Exception:  # noqa: BLE001
-                    pass
 
     def describe(self) -> dict[str, Any]:
+        """Provider, CLI path and version, how it logs in and a BYOK base URL (no secret)."""
         facts: dict[str, Any] = {"provider": self.name, "cli_path": self.cli_path or "SDK runtime"}
         version = _cli_version_from_path(self.cli_path)
         if version:
@@ -169,6 +171,7 @@ class CopilotClient(LLMClient):
     # -- one call ------------------------------------------------------------
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
+        """One fresh Copilot session: the reply (the last assistant message), its usage and tool calls; LLMError on failure or timeout."""
         system, prompt = render_prompt(request.messages, request.json_schema)
         client = await self.sdk()
         collector = EventCollector()
@@ -231,21 +234,18 @@ class CopilotClient(LLMClient):
         return LLMError(self.scrub(str(err)), retryable=err.retryable, status=err.status, retry_after=err.retry_after, kind=err.kind)
 
     def no_answer(self, collector: EventCollector) -> LLMError:
+        """The LLMError (retryable) for a session that ended without an assistant message."""
         odd = f" ({collector.odd_events} events of an odd shape skipped; {collector.odd_event})" if collector.odd_events else ""
         return LLMError(self.scrub(f"Copilot finished without an assistant message{odd}"), retryable=True, kind="malformed")
 
     async def dispose(self, client: Any, session: Any, *, finished: bool) -> None:
         """Stop a session and remove it from disk: trials must not fill the user's session history."""
-        try:
-            if not finished:
+        if not finished:
+            with contextlib.suppress(Exception):  # best effort on an already failing call
                 await session.abort()
-        except Exception:  # noqa: BLE001 - best effort on an already failing call
-            pass
         for step in (session.disconnect, lambda: client.delete_session(session.session_id)):
-            try:
+            with contextlib.suppress(Exception):
                 await asyncio.shield(step())
-            except Exception:  # noqa: BLE001
-                pass
 
     def sdk_error(self, exc: Exception) -> LLMError:
         """An exception from the SDK or the CLI as a scrubbed LLMError."""

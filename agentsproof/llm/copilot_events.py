@@ -209,6 +209,7 @@ class AgentEventCollector(EventCollector):
         return step
 
     def trajectory(self) -> list[ToolCall]:
+        """The agent's tool calls in the order they started, arguments bounded, with their result and latency in seconds."""
         return [
             ToolCall(
                 name=step["name"],

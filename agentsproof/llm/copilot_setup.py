@@ -32,6 +32,7 @@ HINT_LOGIN = (
 
 
 def sdk_installed() -> bool:
+    """True when the Copilot SDK package is installed (looked up, not imported)."""
     try:
         spec = importlib.util.find_spec("copilot")
     except (ImportError, ValueError):
@@ -134,4 +135,5 @@ def copilot_status() -> tuple[bool, str]:
 
 
 def copilot_usable() -> bool:
+    """True when the copilot provider can run here (:func:`copilot_status` without the reason)."""
     return copilot_status()[0]

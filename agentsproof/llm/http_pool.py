@@ -18,6 +18,7 @@ malformed reply), with the messages httpcore uses for the same events.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import ssl
 from collections import defaultdict
@@ -58,13 +59,12 @@ class _Conn:
         return not self.writer.is_closing() and not self.reader.at_eof()
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(Exception):  # closing a broken socket must not raise
             self.writer.close()
-        except Exception:  # noqa: BLE001 - closing a broken socket must not raise
-            pass
 
 
 class PoolTransport(httpx.AsyncBaseTransport):
+    """An httpx transport keeping a stack of idle HTTP/1.1 connections per origin, at most ``max_connections`` in use."""
     def __init__(self, max_connections: int = 100):
         self._max = max_connections
         self._idle: dict[Origin, list[_Conn]] = defaultdict(list)
@@ -91,6 +91,7 @@ class PoolTransport(httpx.AsyncBaseTransport):
         return _Conn(reader, writer)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        """Send ``request`` on an idle or new connection (waiting for a slot up to the pool timeout); httpx's errors on failure."""
         timeouts = request.extensions.get("timeout") or {}
         if self._slots is None:
             self._slots = asyncio.Semaphore(self._max)
@@ -174,6 +175,7 @@ class PoolTransport(httpx.AsyncBaseTransport):
             self._slots.release()
 
     async def aclose(self) -> None:
+        """Close every idle connection."""
         for conns in self._idle.values():
             for conn in conns:
                 conn.close()

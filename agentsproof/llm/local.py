@@ -60,6 +60,7 @@ def sampling_params(temperature: float, max_tokens: int, seed: int) -> dict[str,
 
 
 class LocalClient(LLMClient):
+    """The ``local`` provider: the GGUF model run by llama.cpp in worker processes (:mod:`agentsproof.llm.local_pool`)."""
     name = "local"
 
     def __init__(self, settings: LocalSettings):
@@ -79,9 +80,10 @@ class LocalClient(LLMClient):
 
     @classmethod
     def from_env(cls) -> LocalClient:
+        """The client with the settings from the environment (:meth:`LocalSettings.from_env`)."""
         return cls(LocalSettings.from_env())
 
-    def next_seed(self) -> int:
+    def _next_seed(self) -> int:
         with self._rng_lock:
             return self._rng.randrange(2**31)
 
@@ -94,7 +96,7 @@ class LocalClient(LLMClient):
         """PIDs of this client's live worker processes (a debug hook for tests)."""
         return self._pool.pids() if self._pool is not None else []
 
-    def check_model(self, model: str) -> None:
+    def _check_model(self, model: str) -> None:
         if model and model not in self._names and model.lower() not in self._names:
             raise LLMError(
                 f"model {model!r} is not served by the local provider, which runs {self.settings.model_name}; "
@@ -103,11 +105,12 @@ class LocalClient(LLMClient):
             )
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
-        self.check_model(request.model)
+        """One completion by a worker (a JSON schema becomes a grammar); LLMError for another model or a failed worker."""
+        self._check_model(request.model)
         pool = self._get_pool()
         temperature = self.settings.temperature if request.temperature is None else request.temperature
         max_tokens = request.max_tokens or self.settings.max_tokens
-        params = sampling_params(temperature, max_tokens, self.next_seed())
+        params = sampling_params(temperature, max_tokens, self._next_seed())
         scaled: list[str] = []
         if request.json_schema is not None:
             from agentsproof.llm.local_schema import constrain
@@ -150,6 +153,7 @@ class LocalClient(LLMClient):
             await asyncio.to_thread(local_pool.release, pool)
 
     def describe(self) -> dict[str, Any]:
+        """Provider, model file, context, max_tokens, threads and instances."""
         s = self.settings
         return {
             "provider": self.name,

@@ -65,7 +65,7 @@ def bundled_model_path() -> Path | None:
     return path if path.is_file() else None
 
 
-def llama_cpp_installed() -> bool:
+def _llama_cpp_installed() -> bool:
     return _package_dir("llama_cpp") is not None
 
 
@@ -74,7 +74,7 @@ def local_available() -> bool:
 
     Fast: looks at import metadata and the file system, loads nothing.
     """
-    if not llama_cpp_installed():
+    if not _llama_cpp_installed():
         return False
     custom = os.environ.get(ENV_MODEL)
     if custom:
@@ -82,7 +82,7 @@ def local_available() -> bool:
     return bundled_model_path() is not None
 
 
-def model_name_for(path: Path) -> str:
+def _model_name_for(path: Path) -> str:
     if path.name == DEFAULT_MODEL_FILE:
         return DEFAULT_MODEL_NAME
     return path.stem.lower()
@@ -92,12 +92,13 @@ def default_model_name() -> str:
     """The model name shown in reports: the bundled SmolLM2, or the stem of AGENTSPROOF_LOCAL_MODEL."""
     custom = os.environ.get(ENV_MODEL)
     if custom:
-        return model_name_for(Path(custom).expanduser())
+        return _model_name_for(Path(custom).expanduser())
     return DEFAULT_MODEL_NAME
 
 
 @dataclass(frozen=True)
 class LocalSettings:
+    """How the local provider runs: the model file and name, context and answer length in tokens, threads, instances, sampling."""
     model_path: Path
     model_name: str
     n_ctx: int = DEFAULT_N_CTX
@@ -110,7 +111,7 @@ class LocalSettings:
     @classmethod
     def from_env(cls) -> LocalSettings:
         """Read and check the AGENTSPROOF_LOCAL_* variables; LLMError says what to fix."""
-        if not llama_cpp_installed():
+        if not _llama_cpp_installed():
             raise LLMError(f"llama-cpp-python is not installed; run: {INSTALL_HINT}")
         custom = os.environ.get(ENV_MODEL, "").strip()
         if custom:
@@ -128,7 +129,7 @@ class LocalSettings:
         seed_raw = os.environ.get(ENV_SEED, "").strip()
         return cls(
             model_path=path.resolve(),
-            model_name=model_name_for(path),
+            model_name=_model_name_for(path),
             n_ctx=int(provider_setting(ENV_N_CTX, DEFAULT_N_CTX, lo=0, whole=True)),
             max_tokens=int(provider_setting(ENV_MAX_TOKENS, DEFAULT_MAX_TOKENS, lo=1, whole=True)),
             threads=int(provider_setting(ENV_THREADS, os.cpu_count() or 1, lo=1, whole=True)),
@@ -139,5 +140,6 @@ class LocalSettings:
 
     @property
     def threads_per_instance(self) -> int:
+        """The CPU threads each worker process gets (at least 1)."""
         return max(1, self.threads // self.instances)
 

@@ -85,7 +85,7 @@ class Call:
         self.worker: _Worker | None = None
 
 
-def exit_reason(returncode: int | None) -> str:
+def _exit_reason(returncode: int | None) -> str:
     if returncode is None:
         return "stopped answering"
     if returncode < 0:
@@ -124,7 +124,7 @@ class _Worker:
     def start(self, settings: LocalSettings) -> None:
         """Start a process and wait until its model is loaded. Raises _Died or LLMError."""
         self.stop()
-        self.stderr = tempfile.TemporaryFile()
+        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - kept while the worker lives, closed by stop()
         env = dict(os.environ)
         root = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -181,7 +181,7 @@ class _Worker:
                 code = proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 proc.kill()
-        reason = f"stopped: {self.killed_for}" if self.killed_for else exit_reason(code)
+        reason = f"stopped: {self.killed_for}" if self.killed_for else _exit_reason(code)
         last = self._last_stderr_line()
         return f"{reason}; it printed: {last}" if last else reason
 
@@ -355,6 +355,7 @@ class WorkerPool:
         return reply
 
     def close(self) -> None:
+        """End every worker now; the pool takes no more calls."""
         self.closed = True
         for w in self._workers:
             w.kill("closing")
@@ -391,6 +392,7 @@ def release(pool: WorkerPool) -> None:
 
 
 def pool_count() -> int:
+    """How many pools are live in this process (for tests)."""
     with _POOLS_LOCK:
         return len(_POOLS)
 

@@ -77,6 +77,7 @@ def _read_exactly(stream: IO[bytes], n: int) -> bytes | None:
 
 
 def encode_frame(value: Any) -> bytes:
+    """``value`` as one frame: its 4-byte big-endian length, then its UTF-8 JSON."""
     body = json.dumps(value, ensure_ascii=False).encode("utf-8")
     return _HEADER.pack(len(body)) + body
 
@@ -165,6 +166,7 @@ class Model:
         return total
 
     def complete(self, messages: list[dict[str, str]], params: dict[str, Any]) -> dict[str, Any]:
+        """One chat completion as a reply frame: text, usage and latency, or ``ok: false`` with a kind (``context_overflow`` when the prompt does not fit)."""
         n_ctx = self.n_ctx
         n_prompt = self.prompt_tokens(messages)
         if n_prompt >= n_ctx:
@@ -220,7 +222,7 @@ def _chat_formatter(llm: Any) -> Any | None:
     )
 
 
-def serve(requests: BinaryIO, reply_fd: int) -> int:
+def _serve(requests: BinaryIO, reply_fd: int) -> int:
     set_state("loading")
     init = read_frame(requests)
     if init is None:
@@ -256,6 +258,7 @@ def serve(requests: BinaryIO, reply_fd: int) -> int:
 
 
 def main(argv: list[str]) -> int:
+    """The worker's entry point (``--parent-pid PID``): serves frames until stdin ends; its exit status."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     parent_pid = int(argv[argv.index("--parent-pid") + 1]) if "--parent-pid" in argv else 0
     _die_with_parent(parent_pid)
@@ -263,7 +266,7 @@ def main(argv: list[str]) -> int:
     os.dup2(2, 1)  # stray prints (ours or llama.cpp's) go to stderr, never into a frame
     sys.stdout = sys.stderr
     try:
-        return serve(sys.stdin.buffer, reply_fd)
+        return _serve(sys.stdin.buffer, reply_fd)
     except BrokenPipeError:  # the parent went away
         return 0
 

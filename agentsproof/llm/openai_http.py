@@ -142,6 +142,7 @@ class OpenAIHttpClient(LLMClient):
         return {"type": "json_object"}
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
+        """One chat completion; an endpoint that rejects ``response_format`` is asked again with a weaker JSON mode."""
         body = self._body(request)
         timeout = request.timeout or self._timeout
         start = time.perf_counter()
@@ -203,12 +204,14 @@ class OpenAIHttpClient(LLMClient):
             raise LLMError(self._scrub(f"{type(exc).__name__}: {' '.join(safe_str(exc).split())}")[:400], kind="error") from None
 
     async def aclose(self) -> None:
+        """Close the pooled transport or the httpx client."""
         if self._pool is not None:
             await self._pool.aclose()
         else:
             await self._client.aclose()  # type: ignore[union-attr]
 
     def describe(self) -> dict[str, Any]:
+        """Provider and base URL (credentials never shown)."""
         return {"provider": self.name, "base_url": self.base_url}
 
 

@@ -83,6 +83,7 @@ def status_hint(status: int) -> str:
 
 
 def safe_str(exc: BaseException) -> str:
+    """``str(exc)`` cut to 2,000 characters, or the type's name when even ``str`` fails."""
     try:
         return str(exc)[:2000]
     except Exception:  # noqa: BLE001 - a hostile error body must not break error handling

@@ -121,6 +121,7 @@ def load_json(
 
 @dataclass
 class Completion:
+    """What a chat-completion body holds: text, usage, cost in USD (None: not given), tool calls and model."""
     text: str
     usage: Usage = field(default_factory=Usage)
     cost: float | None = None

@@ -58,6 +58,7 @@ ENV_MAX_WAIT = "AGENTSPROOF_RETRY_MAX_WAIT"
 
 @dataclass
 class RetryPolicy:
+    """How often and how long to retry: retries after the first attempt, backoff base and cap on one wait (seconds), jitter (± share of a delay)."""
     max_retries: int = 4
     base_delay: float = 0.5
     max_wait: float = 30.0
@@ -138,6 +139,7 @@ class RetryingClient(LLMClient):
             raise LLMError(f"provider {self.name} failed unexpectedly: {detail}", kind="error") from None
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
+        """The inner client's reply, retrying retryable LLMErrors within the request's budget; the last error (attempts named) otherwise."""
         attempt = 0
         start = time.perf_counter()
         now = time.monotonic()
@@ -180,7 +182,9 @@ class RetryingClient(LLMClient):
         return final
 
     async def aclose(self) -> None:
+        """Close the inner client."""
         await self.inner.aclose()
 
     def describe(self) -> dict:
+        """The inner client's facts."""
         return self.inner.describe()

@@ -76,6 +76,7 @@ class AdaptiveLimiter:
                 fut.set_result(None)
 
     def release(self, generation: int, rate_limited: bool) -> None:
+        """A call is done: a 429 of the current generation halves the limit, a success raises it by ``1 / limit``."""
         self.in_flight -= 1
         if rate_limited:
             if generation == self.generation:
@@ -89,6 +90,7 @@ class AdaptiveLimiter:
 
 
 def throttling_enabled() -> bool:
+    """False when ``AGENTSPROOF_THROTTLE`` is ``off``, ``0``, ``false`` or ``no`` (concurrency stays fixed)."""
     return os.environ.get("AGENTSPROOF_THROTTLE", "").strip().lower() not in ("off", "0", "false", "no")
 
 
@@ -102,6 +104,7 @@ class ThrottledClient(LLMClient):
         self.limiter = AdaptiveLimiter(maximum)
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
+        """The inner client's reply, once the limiter gives a slot; a 429 lowers the limit."""
         generation = await self.limiter.acquire()
         limited = False
         try:
@@ -113,11 +116,14 @@ class ThrottledClient(LLMClient):
             self.limiter.release(generation, limited)
 
     async def aclose(self) -> None:
+        """Close the inner client."""
         await self.inner.aclose()
 
     def describe(self) -> dict[str, Any]:
+        """The inner client's facts."""
         return self.inner.describe()
 
     def stats(self) -> dict[str, Any]:
+        """The limiter's figures for the report: its maximum, lowest and final limit and how often it halved."""
         lim = self.limiter
         return {"max": lim.maximum, "lowest": lim.lowest, "final": round(lim.limit, 2), "decreases": lim.decreases}
