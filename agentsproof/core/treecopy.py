@@ -37,7 +37,7 @@ class TreeEntry:
     """One checked entry of a tree: its relative path, its kind, a link's target, a file's size in bytes."""
     rel: str
     """'/'-separated, relative to the tree."""
-    kind: str
+    file_type: str
     """'dir', 'file' or 'link'."""
     link: str = ""
     """For a link: its target, relative to the link's folder, inside the tree."""
@@ -105,9 +105,9 @@ def copy_tree(src: Path, dest: Path) -> None:
     dest.mkdir()
     for entry in walk_tree(base):
         target = dest / entry.rel
-        if entry.kind == "dir":
+        if entry.file_type == "dir":
             target.mkdir()
-        elif entry.kind == "link":
+        elif entry.file_type == "link":
             os.symlink(entry.link, target)
         else:
             _copy_file(base / entry.rel, target)

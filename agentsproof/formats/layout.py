@@ -72,8 +72,8 @@ class LayoutItem:
 class Layout:
     """A plugin as found: its layout, folder, repository root, name and items."""
 
-    kind: str
-    """``folder``, ``awesome-copilot`` or ``claude-code``."""
+    style: str
+    """How the plugin is laid out: ``folder``, ``awesome-copilot`` or ``claude-code``."""
     plugin_dir: Path
     root: Path
     """The repository root: manifest paths resolve here second and must stay inside it."""
@@ -236,7 +236,7 @@ def _manifest_layout(kind: str, plugin_dir: Path, manifest_path: Path) -> Layout
         raise InputError(src, None, "expected a JSON object")
     raw_name = data.get("name")
     name = safe_name(raw_name) if isinstance(raw_name, str) and raw_name.strip() else safe_name(plugin_dir.resolve().name, "plugin")
-    layout = Layout(kind=kind, plugin_dir=plugin_dir, root=repository_root(plugin_dir), name=name, manifest=manifest_path)
+    layout = Layout(style=kind, plugin_dir=plugin_dir, root=repository_root(plugin_dir), name=name, manifest=manifest_path)
     ext = data.get("extensions")
     ext = ext.get(EXTENSION_KEY) if isinstance(ext, dict) else None
     if ext is not None and not isinstance(ext, dict):
@@ -267,7 +267,7 @@ def find_layout(plugin_dir: Path, option: str = "--plugin-dir") -> Layout:
             layout = _manifest_layout(kind, root, root / rel)
             break
     else:
-        layout = Layout(kind="folder", plugin_dir=root, root=repository_root(root), name=safe_name(root.resolve().name, "plugin"))
+        layout = Layout(style="folder", plugin_dir=root, root=repository_root(root), name=safe_name(root.resolve().name, "plugin"))
         col = _Collector(layout)
         for key in ("skills", "agents"):
             if (root / key).is_dir():

@@ -162,7 +162,7 @@ def generate_cli(
         target_def=target_def,
     )
     skills, agents = plugin.count("skill"), plugin.count("agent")
-    layout = plugin.layout.kind if plugin.layout is not None and plugin.layout.kind != "folder" else ""
+    layout = plugin.layout.style if plugin.layout is not None and plugin.layout.style != "folder" else ""
     checking = f" · check {check_trials} trials per arm" if check else " · no check"
     click.echo(
         f"eval-generate · {plugin.name}{f' ({layout} plugin)' if layout else ''}: {_plural(skills, 'skill')}, {_plural(agents, 'agent')}"

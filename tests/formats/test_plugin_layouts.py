@@ -76,7 +76,7 @@ def names(layout) -> list[tuple[str, str]]:
 
 def test_awesome_copilot_extension_paths_resolve_at_the_repository_root(ac_repo):
     layout = find_layout(ac_repo / "plugins" / "devops-oncall")
-    assert layout.kind == "awesome-copilot" and layout.name == "devops-oncall"
+    assert layout.style == "awesome-copilot" and layout.name == "devops-oncall"
     assert layout.root == ac_repo.resolve()
     assert names(layout) == [("skill", "arize-trace"), ("agent", "devops-oncall")]
     agent = layout.items[1]
@@ -110,7 +110,7 @@ def test_item_names_come_from_frontmatter_then_file_name(tmp_path):
     write(plugin / "agents" / "helper.agent.md", "no frontmatter\n")
     write(plugin / "agents" / "x.md", "---\nname: [not, a, string]\n---\nbody\n")
     layout = find_layout(plugin)
-    assert layout.kind == "folder"
+    assert layout.style == "folder"
     assert names(layout) == [("skill", "Real-Name"), ("agent", "helper"), ("agent", "x")]
 
 
@@ -122,7 +122,7 @@ def test_claude_code_plugin_with_skills_agents_and_commands(tmp_path):
     write(plugin / "commands" / "deploy.md", "---\ndescription: Deploy\n---\nDeploy the app.\n")
     write(plugin / "extra" / "ship.md", "Ship it.\n")
     layout = find_layout(plugin)
-    assert layout.kind == "claude-code" and layout.name == "cc-tools"
+    assert layout.style == "claude-code" and layout.name == "cc-tools"
     assert names(layout) == [("skill", "pdf"), ("agent", "deploy"), ("agent", "reviewer"), ("agent", "ship")]
     assert {i.name: i.origin for i in layout.items}["deploy"] == "command"
 
