@@ -12,9 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentsproof.core.errors import LLMError as LLMError  # the provider layer's error type, re-exported
-from agentsproof.core.scrub import scrub_text
-from agentsproof.core.scrub import scrub_url as scrub_url
-from agentsproof.core.scrub import url_secrets as url_secrets
 from agentsproof.model.results import Usage
 
 
@@ -53,11 +50,6 @@ class ChatResponse:
     attempts: int = 1
     cached: bool = False
     """Served from the response cache (agentsproof.llm.cache): no call was made."""
-
-
-# The providers' names for core/scrub's URL-aware scrubber: there is one scrubber
-# (core/scrub.py); these are re-exported for the provider modules that import them from here.
-scrub = scrub_text
 
 
 def provider_setting(name: str, default: float, *, lo: float | None = None, hi: float | None = None, whole: bool = False) -> float:

@@ -30,8 +30,13 @@ if "httpx" not in sys.modules:
         del sys.modules["httpx._main"]  # importable again, should anything ask for it
 import httpx  # noqa: E402
 
-from agentsproof.core.scrub import clip  # noqa: E402
-from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError, scrub, scrub_url, url_secrets  # noqa: E402
+from agentsproof.core.scrub import (  # noqa: E402
+    clip,  # noqa: E402
+    scrub_text,
+    scrub_url,
+    url_secrets,
+)
+from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError  # noqa: E402
 from agentsproof.llm.http_pool import lean_transport  # noqa: E402
 from agentsproof.llm.openai_wire import (  # noqa: E402
     DEFAULT_OLLAMA_URL,
@@ -124,7 +129,7 @@ class OpenAIHttpClient(LLMClient):
         return found
 
     def _scrub(self, text: str) -> str:
-        return scrub(text, self._secrets)
+        return scrub_text(text, self._secrets)
 
     def _body(self, request: ChatRequest) -> dict[str, Any]:
         body: dict[str, Any] = {"model": request.model, "messages": request.messages}

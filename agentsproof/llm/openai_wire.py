@@ -15,7 +15,8 @@ import time
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
-from agentsproof.llm.base import LLMError, scrub, url_secrets
+from agentsproof.core.scrub import scrub_text, url_secrets
+from agentsproof.llm.base import LLMError
 from agentsproof.llm.replies import ReplyError, parse_chat_completion
 from agentsproof.model.results import Usage
 
@@ -61,7 +62,7 @@ def split_url(url: str | None) -> tuple[str | None, dict[str, str], dict[str, st
         parts = urlsplit(url)
         host, port = parts.hostname or "", parts.port
     except ValueError as exc:
-        raise LLMError(f"AGENTSPROOF_PROVIDER_URL is not a valid URL ({scrub(str(exc), url_secrets(url))})") from None
+        raise LLMError(f"AGENTSPROOF_PROVIDER_URL is not a valid URL ({scrub_text(str(exc), url_secrets(url))})") from None
     query = dict(parse_qsl(parts.query, keep_blank_values=True))
     headers: dict[str, str] = {}
     netloc = parts.netloc

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from agentsproof.core import entrypoints
 from agentsproof.core.errors import ProviderUnavailable
-from agentsproof.llm.base import LLMClient, LLMError, scrub, url_secrets
+from agentsproof.core.scrub import scrub_text, url_secrets
+from agentsproof.llm.base import LLMClient, LLMError
 from agentsproof.llm.provider_spec import SUGGEST_LOCAL, BuildOptions, ProviderSpec
 from agentsproof.llm.retry import RetryingClient
 
@@ -176,7 +177,7 @@ def build_layers(provider: str, *, retry: bool = True, prompt_cache: bool = True
         # the retry settings are read here, so a malformed one is reported before any call
         return (RetryingClient(client) if retry else client), throttle
     except LLMError as err:
-        raise ProviderUnavailable(f"provider {provider}: {scrub(str(err), _provider_secrets())}") from None
+        raise ProviderUnavailable(f"provider {provider}: {scrub_text(str(err), _provider_secrets())}") from None
 
 
 def _provider_secrets() -> list[str]:

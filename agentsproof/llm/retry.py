@@ -41,8 +41,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeGuard
 
+from agentsproof.core.scrub import scrub_text
 from agentsproof.core.units import seconds
-from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError, provider_setting, scrub
+from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError, provider_setting
 
 ATTEMPT_SHARE = 0.5
 """Share of a request's budget one attempt may use when the request sets a budget."""
@@ -135,7 +136,7 @@ class RetryingClient(LLMClient):
         except LLMError:
             raise
         except Exception as exc:  # noqa: BLE001 - a provider bug is an errored call with its reason, not a crash
-            detail = scrub(" ".join(f"{type(exc).__name__}: {exc}".split()))[:300]
+            detail = scrub_text(" ".join(f"{type(exc).__name__}: {exc}".split()))[:300]
             raise LLMError(f"provider {self.name} failed unexpectedly: {detail}", kind="error") from None
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
