@@ -11,6 +11,7 @@ back (they are typed against the Protocols ``_base.RunClient`` and ``suite.Suite
 from __future__ import annotations
 
 import atexit
+import contextlib
 import logging
 import os
 import threading
@@ -38,6 +39,7 @@ OFFLINE_SECONDS = 1.0
 
 
 def resolve_base_url(base_url: str | None = None) -> str:
+    """The server's API URL without a trailing slash: ``base_url``, else ``AGENTSPROOF_BASE_URL``, else the local default."""
     return (base_url or os.environ.get("AGENTSPROOF_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
 
 
@@ -179,7 +181,5 @@ _CLIENTS: weakref.WeakSet[AgentsProof] = weakref.WeakSet()
 @atexit.register
 def _flush_all_at_exit() -> None:
     for client in list(_CLIENTS):
-        try:
+        with contextlib.suppress(Exception):  # at exit, one client's failure must not stop the others' flush
             client._at_exit()
-        except Exception:  # noqa: BLE001
-            pass

@@ -10,6 +10,7 @@ size are bounded; anything unknown becomes its ``repr``.
 from __future__ import annotations
 
 import base64
+import contextlib
 import dataclasses
 import datetime as _dt
 import decimal
@@ -48,10 +49,8 @@ def text(s: str) -> str:
         s = s.replace("\x00", "\ufffd")
     if not _SURROGATES.search(s):
         return s
-    try:
+    with contextlib.suppress(UnicodeEncodeError):  # a surrogate outside U+DC80..U+DCFF: not an escaped byte
         s = s.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-    except UnicodeEncodeError:  # a surrogate outside U+DC80..U+DCFF: not an escaped byte
-        pass
     return _SURROGATES.sub("\ufffd", s)
 
 

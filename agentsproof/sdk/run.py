@@ -164,6 +164,7 @@ class AgentRun:
 
     @property
     def remote_run_id(self) -> str | None:
+        """The server's id for this run, creating the run there first if needed; None while offline or refused."""
         if self._remote_run_id is None and self._refused is None and self._client._online():
             try:
                 self._create()
@@ -173,6 +174,7 @@ class AgentRun:
 
     @property
     def elapsed_ms(self) -> float:
+        """Milliseconds since the run started (monotonic clock)."""
         return (time.monotonic() - self._started_at) * 1000
 
     # ------------------------------------------------------------------ steps

@@ -34,6 +34,7 @@ FORMAT = "agentsproof-spool/1"
 
 
 def spool_dir() -> Path:
+    """Where runs that could not be sent wait: ``AGENTSPROOF_SPOOL_DIR``, else ``$XDG_STATE_HOME/agentsproof/spool``."""
     env = os.environ.get("AGENTSPROOF_SPOOL_DIR")
     if env:
         return Path(env).expanduser()
@@ -104,6 +105,7 @@ def _rewrite(path: Path, record: dict[str, Any], lock: _Lock | None = None) -> N
 
 
 def pending(directory: Path | None = None) -> Iterator[Path]:
+    """The spooled run files in ``directory`` (default: ``spool_dir()``), sorted; links and other non-regular files skipped."""
     d = Path(directory) if directory else spool_dir()
     if d.is_dir():
         yield from sorted(p for p in d.glob("*.json") if _regular(p))  # never a link someone planted
@@ -159,6 +161,8 @@ def _keep_failed(path: Path, record: dict[str, Any]) -> Path:
 
 @dataclass
 class SyncResult:
+    """One spooled file's outcome in ``sync``: uploaded (``ok``) or kept/moved, with a line saying which."""
+
     path: Path
     ok: bool
     message: str

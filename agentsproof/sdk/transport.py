@@ -8,6 +8,7 @@ decide what a failure means. The API key goes in the ``x-api-key`` header and no
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -32,6 +33,8 @@ class Unreachable(TransportError):
 
 
 class HTTPStatusError(TransportError):
+    """A non-2xx answer (or a 2xx body that is not JSON): ``status`` and the raw ``body``."""
+
     def __init__(self, status: int, body: str) -> None:
         super().__init__(f"HTTP {status}: {body[:300]}")
         self.status = status
@@ -66,6 +69,8 @@ def encode(body: Any) -> bytes:
 
 
 class Transport:
+    """Keep-alive JSON over HTTP(S) to one base URL, one connection per thread and process."""
+
     def __init__(self, base_url: str, api_key: str | None, timeout: float = 10.0) -> None:
         self.base_url = base_url.rstrip("/")
         self._api_key = api_key
@@ -76,6 +81,10 @@ class Transport:
         return f"Transport({self.base_url!r})"
 
     def request(self, method: str, path: str, body: Any = None, *, params: dict | None = None, timeout: float | None = None) -> Any:
+        """Send ``body`` as JSON to ``path``, following 307/308; the decoded answer, or None for an empty body.
+
+        Raises ``Unreachable`` when no HTTP answer came back and ``HTTPStatusError`` for a non-2xx one.
+        """
         url = self.base_url + path
         if params:
             url += "?" + urllib.parse.urlencode({k: v for k, v in params.items() if v is not None})
@@ -150,7 +159,5 @@ class Transport:
         conns = getattr(self._local, "conns", None) or {}
         conn = conns.pop((os.getpid(), parts.scheme, parts.netloc), None)
         if conn is not None:
-            try:
+            with contextlib.suppress(Exception):  # a connection being dropped may already be broken
                 conn.close()
-            except Exception:  # noqa: BLE001
-                pass

@@ -8,6 +8,8 @@ StepType = Literal["llm_call", "tool_call", "tool_result", "memory_read", "memor
 
 
 class StepPayload(TypedDict, total=False):
+    """One step as ``log_step`` takes it; every key optional."""
+
     type: StepType
     name: str
     input: Any
@@ -18,6 +20,8 @@ class StepPayload(TypedDict, total=False):
 
 
 class GoldenCase(TypedDict, total=False):
+    """A golden as the server sends it to a proof suite's handler."""
+
     id: str
     name: str
     input: Any

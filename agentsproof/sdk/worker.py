@@ -7,6 +7,7 @@ caller, and after a fork the child gets a fresh queue and thread (it remembers t
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import queue
@@ -21,6 +22,8 @@ _STOP = object()
 
 
 class BackgroundWorker:
+    """A daemon thread that runs queued jobs in order, restarted after a fork; jobs never block the agent."""
+
     def __init__(self, queue_size: int = DEFAULT_QUEUE_SIZE) -> None:
         self._queue_size = queue_size
         self._lock = threading.Lock()
@@ -30,6 +33,7 @@ class BackgroundWorker:
 
     @property
     def is_alive(self) -> bool:
+        """True when this process's worker thread is running."""
         return self._pid == os.getpid() and self._thread is not None and self._thread.is_alive()
 
     def _ensure_thread(self) -> None:
@@ -59,6 +63,7 @@ class BackgroundWorker:
 
     @property
     def pending(self) -> int:
+        """Jobs queued or running, not yet finished."""
         return self._queue.unfinished_tasks
 
     def flush(self, timeout: float) -> int:
@@ -78,10 +83,8 @@ class BackgroundWorker:
     def kill(self) -> None:
         """Stop the thread after the jobs already queued (does not wait)."""
         if self.is_alive:
-            try:
+            with contextlib.suppress(queue.Full):
                 self._queue.put_nowait(_STOP)
-            except queue.Full:
-                pass
 
     def _run(self) -> None:
         q = self._queue

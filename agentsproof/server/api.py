@@ -56,8 +56,9 @@ ProjectDep = Annotated[Project, Depends(project)]
 def root_url(request: Request) -> str:
     """Base of report URLs: ``--public-url``, else the address the server is bound to
     (the listening socket's, never the request's Host header, which a client chooses)."""
-    if request.app.state.public_url:
-        return request.app.state.public_url
+    public: str | None = request.app.state.public_url
+    if public:
+        return public
     host, port = (request.scope.get("server") or (request.app.state.settings.host, None))[:2]
     host = f"[{host}]" if ":" in str(host) else str(host)
     return f"http://{host}:{port}" if port else f"http://{host}"

@@ -88,6 +88,7 @@ def context(doc: dict[str, Any]) -> dict[str, Any]:
 
 @router.get("/api/docs", response_class=HTMLResponse)
 def api_docs(request: Request) -> HTMLResponse:
+    """``GET /api/docs``: the server's OpenAPI document as an HTML page."""
     from agentsproof.server.pages import render
 
     return render("api_docs.html", **context(request.app.openapi()))

@@ -31,6 +31,8 @@ LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 
 @dataclass
 class Settings:
+    """How ``serve`` runs the server: database, judge provider and model, allowed hosts, limits and timeouts."""
+
     db_url: str
     provider: str | None = None
     model: str | None = None
@@ -59,6 +61,7 @@ class Settings:
     worker: bool = True
 
     def host_names(self) -> set[str]:
+        """The Host names served, normalised: ``allowed_hosts`` if set, else loopback, ``host`` and the public URL's host."""
         if self.allowed_hosts:
             return {normal_host(h) for h in self.allowed_hosts}
         names = {*LOOPBACK_NAMES, normal_host(self.host)}
@@ -116,6 +119,7 @@ class HostCheck:
         await self.app(scope, receive, send)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass a request whose Host is allowed (and every non-HTTP scope) to the app; answer 400 to any other."""
         if scope["type"] != "http" or self.any:
             await self.app(scope, receive, send)
             return
@@ -141,6 +145,7 @@ class BodyLimit:
         self.app, self.limit = app, limit
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        """Pass the request on, answering 413 instead once its body is over ``limit`` bytes."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -159,7 +164,7 @@ class BodyLimit:
             nonlocal seen, answered
             if answered:
                 return {"type": "http.disconnect"}
-            msg = await receive()
+            msg: dict = await receive()
             if msg["type"] == "http.request":
                 seen += len(msg.get("body", b""))
                 if seen > self.limit:
@@ -187,6 +192,7 @@ class SafeJSONResponse(JSONResponse):
     """JSON that always encodes: text and numbers pass :func:`protocol.renderable` first."""
 
     def render(self, content: Any) -> bytes:
+        """``content`` as compact UTF-8 JSON, made renderable first (never NaN, never a lone surrogate)."""
         from agentsproof.server.protocol import renderable
 
         return json.dumps(renderable(content), ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
@@ -204,6 +210,7 @@ def _error_list(errors: Any) -> list[dict[str, Any]]:
 
 
 def create_app(settings: Settings) -> Any:
+    """The FastAPI app for ``settings``: database opened and migrated, grading worker, routes and middleware."""
     from agentsproof.server import api, apidocs, pages
     from agentsproof.server.worker import GradingWorker
 

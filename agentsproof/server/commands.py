@@ -264,5 +264,6 @@ def push(results: tuple[Path, ...], db: str | None) -> None:
 
 
 def register(main: click.Group) -> None:
+    """Add the server's commands (``serve``, ``keys``, ``golden``, ``push``) to the CLI group ``main``."""
     for cmd in (serve, keys, golden, push):
         main.add_command(cmd)

@@ -23,11 +23,13 @@ log = logging.getLogger("agentsproof.server")
 
 
 def default_db_url() -> str:
+    """The SQLite database under ``$XDG_DATA_HOME/agentsproof`` (default ``~/.local/share``)."""
     base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "agentsproof"
     return f"sqlite:///{base / 'server.db'}"
 
 
 def resolve_db_url(flag: str | None) -> str:
+    """The SQLAlchemy URL from ``--db``, else ``AGENTSPROOF_DB``, else the default; a PostgreSQL URL gets the psycopg driver; InputError for another scheme."""
     url = (flag or env_text("AGENTSPROOF_DB") or "").strip() or default_db_url()
     if url.startswith("postgres://"):
         url = "postgresql://" + url[len("postgres://"):]
@@ -44,7 +46,7 @@ def safe_url(url: str) -> str:
 
     try:
         return make_url(url).render_as_string(hide_password=True)
-    except Exception:
+    except Exception:  # noqa: BLE001 - a URL that does not even parse is still named in the message, without a password
         return "<database>"
 
 
@@ -55,6 +57,7 @@ requests queues for threads, never for connections held by handlers that wait on
 
 
 def make_engine(url: str):
+    """The SQLAlchemy engine for ``url``: SQLite in WAL mode in a file only its owner reads (created if new), PostgreSQL with pre-ping; JSON through ``json_out``/``json_in``."""
     from sqlalchemy import create_engine, event
 
     if url.startswith("sqlite"):
@@ -133,6 +136,7 @@ class Outage:
         self._lock = threading.Lock()
 
     def down(self, err: BaseException) -> None:
+        """Note that the database went away (logged once per outage)."""
         import time
 
         with self._lock:
@@ -143,6 +147,7 @@ class Outage:
         log.error("database %s unavailable (%s); answering 503 until it is back", safe_url(self.url), first[:300])
 
     def up(self) -> None:
+        """Note that the database answers again (logged once, with how long it was down)."""
         if self.since is None:
             return
         import time
@@ -185,8 +190,10 @@ class Database:
         self.session = sessionmaker(self.engine, expire_on_commit=False)
 
     def close(self) -> None:
+        """Close every pooled connection."""
         self.engine.dispose()
 
 
 def open_db(flag: str | None) -> Database:
+    """The ``Database`` that ``--db`` (or its defaults) names, schema migrated; InputError when it cannot be opened."""
     return Database(resolve_db_url(flag))

@@ -35,6 +35,7 @@ __all__ = ["WEIGHTS", "weights_for", "check_assertions", "grade_run", "JudgeErro
 
 
 def weights_for(has_tool_calls: bool) -> dict[str, float]:
+    """The grading dimensions' weights for a run; without tool calls, tool accuracy weighs 0 and its weight is split between goal completion and output quality."""
     if has_tool_calls:
         return dict(WEIGHTS)
     w = dict(WEIGHTS)

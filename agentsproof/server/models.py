@@ -11,17 +11,20 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
 def utcnow() -> datetime:
+    """The current time, timezone-aware UTC (every stored time)."""
     return datetime.now(UTC)
 
 
 class Base(DeclarativeBase):
-    pass
+    """The declarative base of the server's tables."""
 
 
 TS = DateTime(timezone=True)
 
 
 class Project(Base):
+    """A project: the unit API keys, runs and goldens belong to, named by its slug."""
+
     __tablename__ = "projects"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     slug: Mapped[str] = mapped_column(String(100), unique=True)
@@ -29,6 +32,8 @@ class Project(Base):
 
 
 class ApiKey(Base):
+    """An API key of a project, stored as its SHA-256 hash and a short prefix to recognise it."""
+
     __tablename__ = "api_keys"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     project_id: Mapped[int] = mapped_column(ForeignKey("projects.id"))
@@ -61,6 +66,8 @@ class Golden(Base):
 
 
 class Run(Base):
+    """A traced agent run as the SDK sends it, with its public report id; its steps are ``Step`` rows."""
+
     __tablename__ = "runs"
     __table_args__ = (Index("uq_runs_project_client_run_id", "project_id", "client_run_id", unique=True),)
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
@@ -85,6 +92,8 @@ class Run(Base):
 
 
 class Step(Base):
+    """One step of a run (an LLM call, a tool call ...), unique by ``(run_id, step_index)``."""
+
     __tablename__ = "steps"
     __table_args__ = (UniqueConstraint("run_id", "step_index", name="uq_steps_run_index"),)
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -115,6 +124,8 @@ class Grade(Base):
 
 
 class ProofRun(Base):
+    """One run of a proof suite: its cases' counts, overall score and public report id."""
+
     __tablename__ = "proof_runs"
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     project_id: Mapped[int] = mapped_column(ForeignKey("projects.id"), index=True)
@@ -130,6 +141,8 @@ class ProofRun(Base):
 
 
 class CaseResult(Base):
+    """One case of a proof run: the golden, the run that answered it, its score and pass/fail."""
+
     __tablename__ = "proof_case_results"
     __table_args__ = (UniqueConstraint("proof_run_id", "golden_id", name="uq_case_golden"),)
     id: Mapped[int] = mapped_column(Integer, primary_key=True)

@@ -44,6 +44,7 @@ ENV.filters["pretty"] = _pretty
 
 
 def render(name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
+    """The page ``name`` rendered with ``ctx`` as an HTML response with the strict security headers (CSP, nosniff, no referrer)."""
     html = renderable(ENV.get_template(name).render(**ctx))  # an old row's lone surrogate must not fail the page
     return HTMLResponse(html, status_code=status, headers={"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"})
 
@@ -66,6 +67,7 @@ def _count(s: Session, model: type[Run] | type[Golden] | type[ProofRun], project
 
 @router.get("/", response_class=HTMLResponse)
 def projects(request: Request) -> HTMLResponse:
+    """``GET /``: every project with its counts of runs, goldens and proof runs."""
     with _db(request) as s:
         rows = []
         for p in s.scalars(select(Project).order_by(Project.slug)):
@@ -83,6 +85,7 @@ def _day(value: str, field: str, end: bool = False) -> datetime:
 
 @router.get("/projects/{slug}/runs", response_class=HTMLResponse)
 def runs(request: Request, slug: str, label: str = "", meta: str = "", golden: str = "", since: str = "", until: str = "", page: int = 1) -> HTMLResponse:
+    """``GET /projects/{slug}/runs``: a project's runs, filtered by label, metadata, golden and dates, one page at a time."""
     f = {"label": label[:200], "meta": meta[:200], "golden": golden[:100], "since": since[:10], "until": until[:10]}
     with _db(request) as s:
         p = _project(s, slug)
@@ -146,6 +149,7 @@ def meta_text(s: Session, key: str) -> Any:
 
 @router.get("/r/{public_id}", response_class=HTMLResponse)
 def run_report(request: Request, public_id: str) -> HTMLResponse:
+    """``GET /r/{public_id}``: a run's public report (404 once revoked)."""
     with _db(request) as s:
         run = s.scalar(select(Run).where(Run.public_id == public_id)) if len(public_id) <= 64 else None
         if run is None or run.public_revoked:
@@ -156,6 +160,7 @@ def run_report(request: Request, public_id: str) -> HTMLResponse:
 
 @router.get("/projects/{slug}/proof-runs", response_class=HTMLResponse)
 def proof_runs(request: Request, slug: str) -> HTMLResponse:
+    """``GET /projects/{slug}/proof-runs``: a project's latest 200 proof runs, newest first."""
     with _db(request) as s:
         p = _project(s, slug)
         if p is None:
@@ -169,6 +174,7 @@ def proof_runs(request: Request, slug: str) -> HTMLResponse:
 
 @router.get("/p/{public_id}", response_class=HTMLResponse)
 def proof_report(request: Request, public_id: str) -> HTMLResponse:
+    """``GET /p/{public_id}``: a proof run's public report with its case results."""
     with _db(request) as s:
         pr = s.scalar(select(ProofRun).where(ProofRun.public_id == public_id)) if len(public_id) <= 64 else None
         if pr is None:
@@ -194,6 +200,7 @@ def _goldens_page(s, p: Project, error: str | None = None, status: int = 200) ->
 
 @router.get("/projects/{slug}/goldens", response_class=HTMLResponse)
 def goldens(request: Request, slug: str) -> HTMLResponse:
+    """``GET /projects/{slug}/goldens``: a project's goldens, oldest first."""
     with _db(request) as s:
         p = _project(s, slug)
         return _goldens_page(s, p) if p else _not_found("no such project")
@@ -255,6 +262,7 @@ def _golden_fields(form: dict[str, str], gid: str | None) -> dict[str, Any]:
 
 @router.post("/projects/{slug}/goldens/import", response_class=HTMLResponse)
 async def import_goldens(request: Request, slug: str) -> Any:
+    """``POST /projects/{slug}/goldens/import``: add or update the pasted goldens (JSONL, one per line) in a suite; 422 with the page on a bad line."""
     form = await _form(request)
     with _db(request) as s:
         p = _project(s, slug)
@@ -281,6 +289,7 @@ async def import_goldens(request: Request, slug: str) -> Any:
 @router.post("/projects/{slug}/goldens", response_class=HTMLResponse)
 @router.post("/projects/{slug}/goldens/{gid}", response_class=HTMLResponse)
 async def save_golden(request: Request, slug: str, gid: str | None = None) -> Any:
+    """``POST /projects/{slug}/goldens[/{gid}]``: create a golden, or update ``gid``, from the form."""
     form = await _form(request)
     with _db(request) as s:
         p = _project(s, slug)
@@ -300,6 +309,7 @@ async def save_golden(request: Request, slug: str, gid: str | None = None) -> An
 
 @router.get("/projects/{slug}/goldens/{gid}", response_class=HTMLResponse)
 def edit_golden(request: Request, slug: str, gid: str) -> HTMLResponse:
+    """``GET /projects/{slug}/goldens/{gid}``: the form to edit one golden."""
     with _db(request) as s:
         p = _project(s, slug)
         g = store.golden_of(s, p.id, gid) if p else None
@@ -310,6 +320,7 @@ def edit_golden(request: Request, slug: str, gid: str) -> HTMLResponse:
 
 @router.post("/projects/{slug}/goldens/{gid}/approve")
 async def approve_golden(request: Request, slug: str, gid: str) -> Any:
+    """``POST /projects/{slug}/goldens/{gid}/approve``: approve a golden for proof suites, then back to the list."""
     await _form(request)
     with _db(request) as s:
         p = _project(s, slug)
@@ -323,6 +334,7 @@ async def approve_golden(request: Request, slug: str, gid: str) -> Any:
 
 @router.get("/results", response_class=HTMLResponse)
 def results(request: Request) -> HTMLResponse:
+    """``GET /results``: the CLI reports stored here (``agentsproof push``, ``serve --runs-dir``) and each item's delta over time."""
     from agentsproof.server.results import results_view
 
     return render("results.html", **results_view(request.app.state.db))

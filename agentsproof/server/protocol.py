@@ -121,6 +121,8 @@ class RunCreate(_In):
 
 
 class RunCreated(BaseModel):
+    """``POST /api/runs``'s answer: the server's id of the run."""
+
     runId: str
 
 
@@ -139,6 +141,8 @@ class StepIn(_In):
 
 
 class StepAccepted(BaseModel):
+    """``POST /api/runs/{id}/steps``'s answer: the step's index, and whether it was already stored."""
+
     ok: bool = True
     stepIndex: int
     duplicate: bool = False
@@ -151,6 +155,8 @@ class RunComplete(_In):
 
 
 class RunCompleted(BaseModel):
+    """``POST /api/runs/{id}/complete``'s answer: the run's id and its public report URL."""
+
     publicUrl: str
     runId: str
 
@@ -194,6 +200,8 @@ class CaseResultIn(_In):
 
 
 class CaseResultAccepted(BaseModel):
+    """``POST /api/proof-runs/{id}/case-results``'s answer."""
+
     ok: bool = True
 
 
@@ -212,6 +220,8 @@ class ProofRunCompleted(BaseModel):
 
 
 class ErrorBody(BaseModel):
+    """An error answer: ``detail`` says what went wrong."""
+
     detail: Any
 
 

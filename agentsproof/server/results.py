@@ -25,6 +25,7 @@ log = logging.getLogger("agentsproof.server.results")
 
 
 def check_report(data: Any, source: str) -> dict[str, Any]:
+    """``data`` itself when it is an eval, eval-all or tc-eval report the results page can show; InputError naming the first bad field."""
     if not isinstance(data, dict):
         raise InputError(source, "report", "expected a JSON object (an eval, eval-all or tc-eval report)")
     if data.get("tool") not in (None, "agentsproof"):
@@ -43,6 +44,7 @@ def check_report(data: Any, source: str) -> dict[str, Any]:
 
 
 def load_report(path: Path) -> dict[str, Any]:
+    """The checked report in the JSON file ``path`` (at most 50 MB); InputError when it cannot be read or is no report."""
     try:
         if path.stat().st_size > MAX_REPORT:
             raise InputError(str(path), "file", "larger than 50 MB")
@@ -86,6 +88,7 @@ W, H = 520, 140
 
 
 def results_view(db: Any) -> dict[str, Any]:
+    """The results page's context: every stored report, oldest first, and each item's delta over time."""
     with db.session() as s:
         rows = s.scalars(select(CliResult).order_by(CliResult.created_at)).all()
         reports = [(r.created_at, r.command, r.plugin, r.data) for r in rows]

@@ -25,16 +25,19 @@ def new_id(nbytes: int = 12) -> str:
 
 
 def hash_key(key: str) -> str:
+    """The SHA-256 hex digest under which an API key is stored (the key itself never is)."""
     return hashlib.sha256(key.encode("utf-8", "replace")).hexdigest()
 
 
 def check_slug(slug: str, what: str = "--project") -> str:
+    """``slug`` when it is a valid project or suite slug; InputError naming ``what`` otherwise."""
     if not slug or len(slug) > 100 or not set(slug) <= SLUG_CHARS or slug[0] in ".-_":
         raise InputError("command line", what, f"invalid slug {slug!r}: use letters, digits, '.', '_' and '-'")
     return slug
 
 
 def get_or_create_project(s: Session, slug: str) -> Project:
+    """The project ``slug``, added to the session if it does not exist yet."""
     p = s.scalar(select(Project).where(Project.slug == slug))
     if p is None:
         p = Project(slug=slug)
@@ -53,6 +56,7 @@ def create_key(s: Session, slug: str) -> str:
 
 
 def list_keys(s: Session) -> list[dict[str, Any]]:
+    """Every API key (id, project, prefix, created_at, revoked), never the key itself."""
     rows = s.execute(select(ApiKey, Project.slug).join(Project, Project.id == ApiKey.project_id).order_by(ApiKey.id)).all()
     return [
         {"id": k.id, "project": slug, "prefix": k.prefix, "created_at": k.created_at, "revoked": k.revoked_at is not None}
@@ -79,6 +83,7 @@ def revoke_key(s: Session, key_id: str) -> bool:
 
 
 def project_for_key(s: Session, key: str | None) -> Project | None:
+    """The project of an API key that exists and is not revoked; None for any other key."""
     if not key or len(key) > 200:
         return None
     k = s.scalar(select(ApiKey).where(ApiKey.key_hash == hash_key(key), ApiKey.revoked_at.is_(None)))
@@ -132,6 +137,7 @@ def normalise_golden(obj: Any, source: str) -> dict[str, Any]:
 
 
 def read_goldens_jsonl(path: Path) -> list[dict[str, Any]]:
+    """The normalised goldens of a JSONL file, one object per line; InputError for a bad line or none at all."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
@@ -159,6 +165,7 @@ def golden_of(s: Session, project_id: int, gid: str | None) -> Golden | None:
 
 
 def upsert_golden(s: Session, project: Project, suite: str | None, fields: dict[str, Any], approve: bool | None = None) -> Golden:
+    """Create the golden ``fields["id"]`` (a new id when absent) or update it, setting its suite and approval when given."""
     gid = fields.get("id")
     g = golden_of(s, project.id, gid)
     if g is None:
@@ -177,6 +184,7 @@ def upsert_golden(s: Session, project: Project, suite: str | None, fields: dict[
 
 
 def golden_dict(g: Golden) -> dict[str, Any]:
+    """A golden as the API and the pages show it: every field, lists never None."""
     return {
         "id": g.id,
         "name": g.name,
@@ -191,6 +199,7 @@ def golden_dict(g: Golden) -> dict[str, Any]:
 
 
 def fmt_time(t: datetime | str | None) -> str:
+    """A stored time as ``YYYY-MM-DD HH:MM:SS`` (an old row's text as it is, None as empty)."""
     if t is None:
         return ""
     if isinstance(t, str):

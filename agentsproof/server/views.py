@@ -13,10 +13,12 @@ from agentsproof.server.store import fmt_time
 
 
 def steps_of(s: Session, run_id: str) -> list[Step]:
+    """A run's steps in step order."""
     return list(s.scalars(select(Step).where(Step.run_id == run_id).order_by(Step.step_index)))
 
 
 def step_dict(st: Step) -> dict[str, Any]:
+    """A step as the API and the pages show it."""
     return {
         "step_index": st.step_index,
         "type": st.type,
@@ -31,6 +33,7 @@ def step_dict(st: Step) -> dict[str, Any]:
 
 
 def grade_dict(g: Grade | None) -> dict[str, Any] | None:
+    """A run's grade as the API and the pages show it (status, attempts, error, score and the judge's result); None when the run has no grade row."""
     if g is None:
         return None
     return {
@@ -44,7 +47,7 @@ def grade_dict(g: Grade | None) -> dict[str, Any] | None:
 
 def run_view(s: Session, run: Run) -> dict[str, Any]:
     """A run as the API, the pages and the judge see it (always renderable, old rows too)."""
-    return renderable({
+    view: dict[str, Any] = renderable({
         "runId": run.id,
         "label": run.label,
         "status": run.status,
@@ -64,6 +67,7 @@ def run_view(s: Session, run: Run) -> dict[str, Any]:
         "steps": [step_dict(st) for st in steps_of(s, run.id)],
         "grade": grade_dict(s.get(Grade, run.id)),
     })
+    return view
 
 
 def case_score(s: Session, r: CaseResult) -> float:

@@ -10,6 +10,7 @@ the grade ``errored`` with its reason and schedules a retry with exponential bac
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import threading
@@ -26,6 +27,8 @@ MAX_BACKOFF = 3600.0
 
 
 class GradingWorker:
+    """The server's grading queue: one daemon thread claims pending grades, has the judge grade each run and retries failures with backoff."""
+
     def __init__(self, db: Any, *, provider: str | None = None, model: str | None = None, poll: float = 0.5,
                  proof_run_ttl: float | None = None, proof_run_purge: float | None = None, orphan_run_ttl: float | None = None):
         self.db = db
@@ -46,6 +49,7 @@ class GradingWorker:
 
     # -- lifecycle -------------------------------------------------------------------
     def start(self) -> None:
+        """Requeue grades left running by a previous server, then start the thread."""
         with self.db.session() as s:
             s.execute(update(Grade).where(Grade.status == "running").values(status="pending", next_attempt_at=utcnow()))
             s.commit()
@@ -53,12 +57,14 @@ class GradingWorker:
         self._thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:
+        """Stop the thread after its current job, waiting at most ``timeout`` seconds."""
         self._stop.set()
         self._event.set()
         if self._thread:
             self._thread.join(timeout)
 
     def wake(self) -> None:
+        """Look at the queue now instead of at the next poll."""
         self._event.set()
 
     # -- the loop --------------------------------------------------------------------
@@ -69,7 +75,7 @@ class GradingWorker:
                 try:
                     self._sweep()
                     run_id = self._claim()
-                except Exception as err:  # database hiccup: log and keep going
+                except Exception as err:  # noqa: BLE001 - a database hiccup is logged and the worker keeps going
                     self._db_error(err, "could not poll the grading queue")
                     run_id = None
                 if run_id is None:
@@ -78,14 +84,12 @@ class GradingWorker:
                     continue
                 try:
                     self._grade(run_id)
-                except Exception as err:  # never let one job kill the worker
+                except Exception as err:  # noqa: BLE001 - logged; one job must never kill the worker
                     self._db_error(err, f"grading run {run_id} crashed")
         finally:
             if self._judge is not None:
-                try:
+                with contextlib.suppress(Exception):  # the worker is stopping: a client that fails to close changes nothing
                     self._loop.run_until_complete(self._judge.client.aclose())
-                except Exception:
-                    pass
             self._loop.close()
 
     def _db_error(self, err: Exception, what: str) -> None:
@@ -136,7 +140,8 @@ class GradingWorker:
                 )
                 s.commit()
                 if res.rowcount == 1:
-                    return run_id
+                    claimed: str = run_id
+                    return claimed
         return None
 
     def _get_judge(self) -> Any:
@@ -163,7 +168,7 @@ class GradingWorker:
             if view is None:
                 raise RuntimeError("run not found")
             result = loop.run_until_complete(grade_run(self._get_judge(), view, view["steps"]))
-        except Exception as err:  # JudgeError, ProviderUnavailable, anything: errored, retried later
+        except Exception as err:  # noqa: BLE001 - JudgeError, ProviderUnavailable, anything: the grade is errored, retried later
             reason = _one_line(err)
             delay = min(MAX_BACKOFF, self.retry_delay * 2 ** max(0, attempts - 1))
             log.warning("grading run %s failed (attempt %d, retry in %.0fs): %s", run_id, attempts, delay, reason)

@@ -48,6 +48,8 @@ class Misfire:
 
 @dataclass
 class SkillScore:
+    """One skill's activation score: confusion counts, precision, recall and F1 with their intervals, and the prompts that misfired."""
+
     skill: str
     tp: int = 0
     fn: int = 0
@@ -98,6 +100,8 @@ class Collision:
 
 @dataclass
 class ActivationStats:
+    """A plugin's activation scores: one ``SkillScore`` per skill, the confusion matrix and the colliding pairs."""
+
     skills: list[SkillScore]
     matrix: dict[str, dict[str, int]]
     """Row: the suite whose should prompts ran; column: a skill that loaded (or :data:`NONE`)."""
@@ -109,6 +113,7 @@ class ActivationStats:
 
     @property
     def failing(self) -> list[tuple[str, list[str]]]:
+        """The skills below a floor, each with what fails (``below_floor``); empty when every skill passes."""
         return [(s.skill, s.below_floor) for s in self.skills if s.below_floor]
 
 
@@ -126,6 +131,7 @@ def proportion(successes: int, total: int, units: int, level: float = LEVEL) -> 
 
 
 def f1_score(precision: float | None, recall: float | None) -> float | None:
+    """The harmonic mean of precision and recall (0.0 when both are 0); None when either is unknown."""
     if precision is None or recall is None:
         return None
     return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)

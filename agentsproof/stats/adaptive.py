@@ -121,6 +121,7 @@ class AdaptivePolicy:
     def __call__(
         self, with_scores: list[float], without_scores: list[float], done: int, cap: int, cases: CaseScores | None = None
     ) -> int:
+        """How many more trials per arm to run after ``done`` of at most ``cap``: the next planned look, or 0 once the item is settled or no look is left (each stop recorded)."""
         looks = planned_looks(cap)
         if done == 0:
             return looks[0]

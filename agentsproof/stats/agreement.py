@@ -32,6 +32,7 @@ KAPPA_LOG_PSEUDO = 1.0
 
 
 def accuracy(judge: Sequence[Hashable], human: Sequence[Hashable]) -> dict[str, object] | None:
+    """The share of labels where the judge agrees with the human (``n``, ``value``, Clopper–Pearson ``ci``); None when the lists are empty or differ in length."""
     n = len(judge)
     if n == 0 or n != len(human):
         return None

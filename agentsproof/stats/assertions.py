@@ -14,6 +14,7 @@ from agentsproof.model.results import ItemResult
 
 
 def assertion_results(item: ItemResult) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Each ``assertions`` check of the with-skill arm's scored trials (passed in every trial or not, with evidence of the first failure) and their summary counts."""
     rows: dict[str, dict[str, Any]] = {}
     for t in item.with_arm.trials:
         if t.status != "scored":

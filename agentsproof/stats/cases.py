@@ -59,7 +59,8 @@ def _inner(rng: np.random.Generator, values: np.ndarray, p: np.ndarray, n: int, 
     if len(values) == 1:
         return np.full(m, values[0])
     idx = rng.choice(len(values), size=(m, n), p=p)
-    return values[idx].mean(axis=1)
+    means: np.ndarray = values[idx].mean(axis=1)
+    return means
 
 
 def two_level_interval(
@@ -115,6 +116,7 @@ def case_deltas(cases: CaseScores) -> list[float]:
 
 
 def mean_case_delta(cases: CaseScores) -> float | None:
+    """The mean of ``case_deltas``; None when no case has both arms scored."""
     deltas = case_deltas(cases)
     return sum(deltas) / len(deltas) if deltas else None
 
@@ -131,6 +133,7 @@ def item_delta(item: Any) -> float | None:
 
 
 def outcome(delta: float, band: float = TIE_BAND) -> str:
+    """``win``, ``loss`` or ``tie`` for a delta, a tie being within ``band`` of 0."""
     if delta > band + 1e-12:
         return "win"
     if delta < -band - 1e-12:
@@ -144,7 +147,8 @@ def sign_test_p(wins: int, losses: int) -> float:
     if n == 0:
         return 1.0
     tail: int = sum(math.comb(n, k) for k in range(wins, n + 1))
-    return tail / 2**n
+    outcomes: int = 2**n
+    return tail / outcomes
 
 
 def stratified_permutation_p(cases: CaseScores, resamples: int = PERMUTATION_RESAMPLES, seed: int = SEED) -> float | None:

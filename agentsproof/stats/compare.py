@@ -21,6 +21,8 @@ VERDICTS = ("SAME", "BETTER", "WORSE", "NOISE", "NEW", "REMOVED", "INCONCLUSIVE"
 
 @dataclass
 class ItemComparison:
+    """One item's verdict in ``compare`` (one of ``VERDICTS``) with both runs' with-skill counts, deltas and grades."""
+
     id: str
     name: str
     verdict: str
@@ -39,15 +41,19 @@ class ItemComparison:
 
     @property
     def before_rate(self) -> float | None:
+        """The with-skill pass rate in the earlier run; None without scored trials."""
         return self.before_passed / self.before_scored if self.before_passed is not None and self.before_scored else None
 
     @property
     def after_rate(self) -> float | None:
+        """The with-skill pass rate in the later run; None without scored trials."""
         return self.after_passed / self.after_scored if self.after_passed is not None and self.after_scored else None
 
 
 @dataclass
 class Comparison:
+    """What ``compare`` found between two saved runs: a verdict per item and warnings where the runs differ in setup."""
+
     before_path: str
     after_path: str
     alpha: float
@@ -56,15 +62,18 @@ class Comparison:
 
     @property
     def worse(self) -> list[ItemComparison]:
+        """The items whose verdict is WORSE."""
         return [i for i in self.items if i.verdict == "WORSE"]
 
     def counts(self) -> dict[str, int]:
+        """How many items have each verdict (every verdict present, 0 when none)."""
         out = {v: 0 for v in VERDICTS}
         for i in self.items:
             out[i.verdict] += 1
         return out
 
     def to_dict(self) -> dict[str, Any]:
+        """The comparison as the JSON ``compare --json`` prints: items with their pass rates, counts, warnings and the test used."""
         items = []
         for i in self.items:
             d = asdict(i)
@@ -82,6 +91,7 @@ class Comparison:
 
 
 def compare_item(before: ItemResult | None, after: ItemResult | None, alpha: float) -> ItemComparison:
+    """One item's ``ItemComparison``: NEW, REMOVED, INCONCLUSIVE without scored trials, else SAME, BETTER, WORSE or NOISE by Fisher's exact test at ``alpha``."""
     ref = after or before
     assert ref is not None
     c = ItemComparison(id=ref.id, name=ref.name, verdict="NOISE")
@@ -136,6 +146,7 @@ def _differences(before: RunResult, after: RunResult) -> list[str]:
 
 
 def compare_runs(before: RunResult, after: RunResult, alpha: float = 0.05, before_path: str = "", after_path: str = "") -> Comparison:
+    """Compare two saved runs item by item (matched by id, the earlier run's order first), with warnings where their setup or source files differ."""
     cmp = Comparison(before_path=before_path, after_path=after_path, alpha=alpha)
     cmp.warnings = _differences(before, after)
     bi = {i.id: i for i in before.items}

@@ -168,6 +168,7 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
 
 
 def sample_sd(values: Sequence[float]) -> float | None:
+    """The sample standard deviation (n − 1); None for fewer than two values."""
     if len(values) < 2:
         return None
     return float(np.std(np.asarray(values, dtype=float), ddof=1))

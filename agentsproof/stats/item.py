@@ -65,10 +65,12 @@ EMPTY_ITEM_STATS: dict[str, Any] = dict.fromkeys(
 
 
 def scores(arm: ArmResult) -> list[float]:
+    """The scores of an arm's scored trials, in trial order."""
     return [t.score for t in arm.trials if t.status == "scored" and t.score is not None]
 
 
 def arm_stats(arm: ArmResult) -> dict[str, Any]:
+    """One arm's entry of the stats contract: scored count, errored count, mean, sd, pass rate and its Clopper–Pearson interval."""
     s = scores(arm)
     passed = sum(1 for t in arm.trials if t.status == "scored" and t.passed)
     ci = clopper_pearson(passed, len(s))

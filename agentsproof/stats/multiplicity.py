@@ -50,6 +50,7 @@ def benjamini_hochberg(pvalues: Sequence[float]) -> list[float]:
 
 
 def adjust(pvalues: Sequence[float], method: str) -> list[float]:
+    """``pvalues`` adjusted by ``method`` (``holm``, ``bh`` or ``none``), in their order; raises ValueError for another method."""
     if method == "holm":
         return holm(pvalues)
     if method == "bh":

@@ -46,6 +46,7 @@ def fisher_table(n: int) -> np.ndarray:
 
 
 def fisher_p(a: int, b: int, n: int) -> float:
+    """The two-sided Fisher exact p-value of ``a`` of ``n`` passes against ``b`` of ``n``."""
     return float(fisher_table(n)[a, b])
 
 
@@ -65,6 +66,8 @@ def power(before: float, after: float, n: int, alpha: float = 0.05) -> float:
 
 @dataclass
 class RunsNeeded:
+    """How many runs per side detect a change of pass rate from ``before`` to ``after`` with ``target_power`` at ``alpha``."""
+
     before: float
     after: float
     target_power: float
@@ -77,6 +80,7 @@ class RunsNeeded:
 
 
 def runs_needed(before: float, after: float, target_power: float = 0.8, alpha: float = 0.05, max_runs: int = MAX_RUNS) -> RunsNeeded:
+    """The smallest runs per side (up to ``max_runs``) whose power reaches ``target_power``."""
     best = 0.0
     for n in range(1, max_runs + 1):
         pw = power(before, after, n, alpha)

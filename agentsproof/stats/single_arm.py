@@ -17,11 +17,13 @@ SINGLE_ARM_NOTE = "single-arm run (--baseline none): no baseline arm, so no delt
 
 
 def is_flaky(arm: ArmResult) -> bool:
+    """True when some scored trials of the arm passed and some failed."""
     passed = arm.passed_trials
     return 0 < passed < arm.scored
 
 
 def single_arm_stats(arm: ArmResult) -> dict[str, Any]:
+    """The stats of a single-arm item: the with-skill arm's stats, whether it is flaky, and the note that there is no baseline."""
     from agentsproof.stats.item import arm_stats
 
     return {
@@ -56,4 +58,5 @@ def grade_single_arm(res: ItemResult, incomplete: bool) -> ItemResult:
 
 
 def flaky_items(items: list[ItemResult]) -> list[ItemResult]:
+    """The items of a single-arm run marked flaky."""
     return [i for i in items if i.stats.get("flaky")]

@@ -15,6 +15,7 @@ TS = sa.DateTime(timezone=True)
 
 
 def upgrade() -> None:
+    """Create every table of the first schema."""
     op.create_table(
         "projects",
         sa.Column("id", sa.Integer, primary_key=True),
@@ -135,5 +136,6 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    """Drop every table."""
     for table in ("cli_results", "proof_case_results", "proof_runs", "grades", "steps", "runs", "goldens", "api_keys", "projects"):
         op.drop_table(table)

@@ -14,8 +14,10 @@ depends_on = None
 
 
 def upgrade() -> None:
+    """Add the unique index on (project_id, client_run_id) of ``runs``."""
     op.create_index("uq_runs_project_client_run_id", "runs", ["project_id", "client_run_id"], unique=True)
 
 
 def downgrade() -> None:
+    """Drop the unique index on (project_id, client_run_id) of ``runs``."""
     op.drop_index("uq_runs_project_client_run_id", table_name="runs")

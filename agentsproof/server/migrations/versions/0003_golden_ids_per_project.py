@@ -56,9 +56,11 @@ def _rebuild(primary: sa.PrimaryKeyConstraint) -> None:
 
 
 def upgrade() -> None:
+    """Rebuild ``goldens`` keyed by (project_id, id)."""
     _rebuild(sa.PrimaryKeyConstraint("project_id", "id", name="pk_goldens_project_id"))
 
 
 def downgrade() -> None:
+    """Rebuild ``goldens`` keyed by id alone."""
     # only possible while no id is used by two projects (the old key was the id alone)
     _rebuild(sa.PrimaryKeyConstraint("id", name="pk_goldens_id"))

@@ -30,10 +30,12 @@ $$
 
 
 def upgrade() -> None:
+    """Create ``agentsproof_json_text`` on PostgreSQL (nothing on SQLite)."""
     if op.get_bind().dialect.name == "postgresql":
         op.execute(FUNCTION)
 
 
 def downgrade() -> None:
+    """Drop ``agentsproof_json_text`` on PostgreSQL."""
     if op.get_bind().dialect.name == "postgresql":
         op.execute("DROP FUNCTION IF EXISTS agentsproof_json_text(json, text)")
