@@ -116,6 +116,7 @@ test: install-dev copilot-cli claude-cli codex-cli interop-tools
 # ruff (pyflakes, isort, bugbear, pyupgrade) and mypy over the package, both clean
 lint:
 	$(PY) -m ruff check agentsproof
+	$(PY) -m ruff format --check agentsproof
 	$(PY) -m mypy
 
 test-python:

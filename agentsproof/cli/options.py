@@ -27,6 +27,7 @@ class ProviderChoice(click.Choice):
         super().__init__(PROVIDERS, case_sensitive=False)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        """The provider name, lower-cased: an in-tree one or an installed plugin's (``--help`` lists the in-tree ones)."""
         if isinstance(value, str) and value.strip().lower() not in PROVIDERS:
             from agentsproof.llm.registry import plugin_names
 
@@ -44,6 +45,7 @@ class LazyHelpOption(click.Option):
         self._help_text = help_text
 
     def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        """The help line, its text read from the registry when ``--help`` asks for it."""
         self.help = self._help_text()
         return super().get_help_record(ctx)
 
@@ -64,6 +66,7 @@ class FiniteRange(click.FloatRange):
     with both bounds, so click lets it through any range)."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        """The number, refused (one line naming the flag and the range) when it is nan, infinite or out of range."""
         import math
 
         number = super().convert(value, param, ctx)
@@ -80,6 +83,7 @@ P_ADJUST_METHODS = ("holm", "bh", "none")
 
 
 def tasks_option(f: Callable) -> Callable:
+    """``--all-tasks``: every task of a version 1 ``tasks`` list, not just the first."""
     return click.option(
         "--all-tasks",
         is_flag=True,
@@ -89,6 +93,7 @@ def tasks_option(f: Callable) -> Callable:
 
 
 def budget_options(f: Callable) -> Callable:
+    """What a run may spend and when it fails: ``--max-calls``, ``--max-cost``, ``--plan``, ``--fail-on-underpowered``."""
     f = click.option(
         "--fail-on-underpowered",
         is_flag=True,
@@ -117,6 +122,7 @@ def budget_options(f: Callable) -> Callable:
 
 
 def p_adjust_option(f: Callable) -> Callable:
+    """``--p-adjust``: how an eval-all run corrects its p-values for the number of items."""
     return click.option(
         "--p-adjust",
         type=click.Choice(P_ADJUST_METHODS, case_sensitive=False),
@@ -126,6 +132,7 @@ def p_adjust_option(f: Callable) -> Callable:
 
 
 def provider_options(f: Callable, model_help: str = "Model for the trials. Env: AGENTSPROOF_MODEL.") -> Callable:
+    """``--provider``, ``--model`` and ``--judge-model``."""
     f = click.option(
         "--judge-model",
         envvar="AGENTSPROOF_JUDGE_MODEL",
@@ -142,6 +149,7 @@ def provider_options(f: Callable, model_help: str = "Model for the trials. Env: 
 
 
 def trial_options(default_trials_help: str) -> Callable[[Callable], Callable]:
+    """``--trials`` (its default described by ``default_trials_help``) and ``--trials-per-case``."""
     def deco(f: Callable) -> Callable:
         for name, n in reversed(list(PRESETS.items())):
             f = click.option(
@@ -168,6 +176,7 @@ def trial_options(default_trials_help: str) -> Callable[[Callable], Callable]:
 
 
 def run_options(f: Callable) -> Callable:
+    """The options eval, tc-eval and eval-all share: output and exports, ``--parallel``, the interval rule, ``--adaptive``, cache, resume, targets, baseline and config."""
     f = click.option(
         "--abort-after",
         type=click.IntRange(0, None),
@@ -276,4 +285,5 @@ def run_options(f: Callable) -> Callable:
 
 
 def threshold_option(f: Callable) -> Callable:
+    """``--threshold``: the pass rate the with-skill arm needs (default: from the eval file)."""
     return click.option("--threshold", type=FiniteRange(0, 1), help="Pass rate required in the with-skill arm (default: from eval.yaml).")(f)

@@ -15,6 +15,8 @@ from agentsproof.core import entrypoints
 
 @dataclass(frozen=True)
 class PluginStatus:
+    """One installed plugin as doctor lists it: where it comes from and whether it loads."""
+
     name: str
     group: str
     package: str
@@ -23,6 +25,7 @@ class PluginStatus:
     why: str = ""
 
     def line(self) -> str:
+        """``plugin: NAME (GROUP, PACKAGE VERSION): ok`` or ``...: failed: why``."""
         state = "ok" if self.ok else f"failed: {self.why}"
         return f"plugin: {self.name} ({self.group}, {self.package} {self.version}): {state}"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import sys
@@ -195,10 +196,8 @@ def _check_writable(targets: dict[str, Path], cfg: RunConfig) -> None:
             raise InputError("command line", flag, f"cannot create {display(folder)!r}: {err.strerror or err}") from None
         finally:
             for part in reversed(made):
-                try:
+                with contextlib.suppress(OSError):  # best effort: a folder we made for the check
                     part.rmdir()
-                except OSError:
-                    pass
         if folder.exists() and not (folder.is_dir() and os.access(folder, os.W_OK)):
             raise InputError("command line", flag, f"{display(folder)!r} is not a writable folder")
 
@@ -409,6 +408,7 @@ def run_tc_eval(path: Path, cfg: RunConfig) -> tuple[RunResult | None, dict[str,
 
 
 def run_eval_all(directory: Path, cfg: RunConfig) -> tuple[RunResult | None, dict[str, Path]]:
+    """Every eval file found below ``directory`` as one run (this shard's items, when sharded); (None, {}) for ``--plan``."""
     from agentsproof.executor.shard import select_shard
     from agentsproof.formats.layout import plugin_evals
 

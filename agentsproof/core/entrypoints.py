@@ -55,6 +55,7 @@ class Plugin:
     """Why the registry ignores it (a clash with a built-in name or another plugin), or ""."""
 
     def where(self) -> str:
+        """How a message names the plugin: its name, entry point, package and version."""
         return f"plugin {self.name!r} (entry point {self.group} = {self.value!r}, package {self.package} {self.version})"
 
 
@@ -143,7 +144,7 @@ def load(registry: str, builtin: Mapping[str, str], name: str, check: Check | No
     plugin = plugins(registry, builtin)[name]
     try:
         found = import_path(value)
-    except Exception as err:  # a third-party module: any failure is that plugin's, said in one line
+    except Exception as err:  # noqa: BLE001 - a third-party module: any failure is that plugin's, said in one line
         raise PluginError(f"{plugin.where()} failed to load: {type(err).__name__}: {err}") from None
     why = check(name, found) if check is not None else None
     if why:

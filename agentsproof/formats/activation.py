@@ -82,7 +82,7 @@ def eval_suite_yaml(path: Path, skill: SkillFile) -> ActivationSuite | None:
 def _expects(entry: Any, name: str) -> bool | None:
     if not isinstance(entry, dict) or not isinstance(entry.get("type"), str):
         return None
-    kind = entry["type"].replace("_", "-")
+    kind: str = entry["type"].replace("_", "-")
     if kind in ("skill-used", "not-skill-used") and entry.get("value") in (None, name):
         return kind == "skill-used"
     if kind == "skill-trigger" and entry.get("skill") in (None, name):

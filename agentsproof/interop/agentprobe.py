@@ -16,9 +16,10 @@ from typing import Any
 
 
 def _case_id(item: Any) -> str:
-    if item.kind == "case" and item.id.startswith("case-"):
-        return item.id[len("case-"):]
-    return item.id
+    ident: str = item.id
+    if item.kind == "case" and ident.startswith("case-"):
+        return ident[len("case-"):]
+    return ident
 
 
 def _reasons(trial: Any) -> list[str]:

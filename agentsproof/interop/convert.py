@@ -183,7 +183,8 @@ def _plain_prompt(raw_test: dict, test: Any) -> str:
                 elif isinstance(part, dict) and part.get("type") == "text":
                     texts.append(str(part.get("value", part.get("text", ""))))
         return "\n\n".join(texts)
-    return test.prompt
+    prompt: str = test.prompt
+    return prompt
 
 
 def _is_converted_rubric(entry: dict, test: Any) -> bool:

@@ -54,6 +54,8 @@ a deliberate line here: picking a provider unasked can bill an account."""
 
 @dataclass
 class ProviderChoice:
+    """The provider a run uses and the models of its trials and its judge."""
+
     provider: str
     model: str
     judge_model: str
@@ -117,6 +119,7 @@ def __getattr__(name: str) -> Any:
 
 
 def resolve_provider_name(flag: str | None) -> str:
+    """``--provider``, else ``AGENTSPROOF_PROVIDER_TYPE``, else ``auto``, lower-cased."""
     name = (flag or os.environ.get("AGENTSPROOF_PROVIDER_TYPE") or "auto").strip().lower()
     if name not in PROVIDERS and name not in plugin_names():
         raise ProviderUnavailable(

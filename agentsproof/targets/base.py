@@ -27,6 +27,8 @@ from agentsproof.model.results import Arm, LogEvent, ToolCall, Usage
 
 @dataclass
 class TrialInput:
+    """What one trial gives a target: the item, the arm, the prompts, the time and the workspace."""
+
     item: EvalItem
     arm: Arm
     """``with``, ``without`` or ``plugin`` (every skill of the plugin installed)."""
@@ -54,6 +56,7 @@ class TrialInput:
 
     @property
     def with_skill(self) -> bool:
+        """The with-skill arm (not the baseline, not the plugin arm)."""
         return self.arm == "with"
 
 
@@ -126,7 +129,9 @@ class TargetFactory(Protocol):
     :meth:`Target.describe` and reports (never a secret); ``model`` the run's ``--model``
     (pass it to :func:`agent_model`); ``source`` the targets file, for set-up errors."""
 
-    def __call__(self, name: str, spec: Any, shown: Any, /, *, model: str | None = None, source: str = ...) -> Target: ...
+    def __call__(self, name: str, spec: Any, shown: Any, /, *, model: str | None = None, source: str = ...) -> Target:
+        """A ready target named ``name`` from its checked targets.yaml entry."""
+        ...
 
 
 TARGET_ARGS = ("name", "spec", "shown")
@@ -171,4 +176,5 @@ class Target(abc.ABC):
         return {"target": self.name, "target_type": self.kind}
 
     async def aclose(self) -> None:
+        """Release what the target holds (a client, a server); nothing by default."""
         return None

@@ -52,6 +52,7 @@ def __getattr__(name: str) -> Any:
 
 
 def parse_targets(data: Any, source: str, folder: Path | None = None) -> dict[str, TargetDef]:
+    """A targets.yaml's entries by name, each checked against its kind's model; InputError naming ``source`` and the entry otherwise."""
     from pydantic import TypeAdapter
 
     from agentsproof.core.validation import format_validation_error

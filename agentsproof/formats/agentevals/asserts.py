@@ -322,7 +322,8 @@ class Builder:
         def fill(m: re.Match[str]) -> str:
             if m.group(1) not in values:
                 raise self.err(f"{where}.prompt", f"uses {{{{{m.group(1)}}}}}; a judge prompt may use {', '.join('{{' + n + '}}' for n in TEMPLATE_NAMES)}")
-            return values[m.group(1)]
+            text: str = values[m.group(1)]
+            return text
 
         return re.sub(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}", fill, text)
 

@@ -47,7 +47,7 @@ SCHEMA: dict[str, Any] = {
 
 
 def _describe(g: Any) -> dict[str, Any]:
-    data = g.model_dump(mode="json")
+    data: dict[str, Any] = g.model_dump(mode="json")
     data.pop("weight", None)
     return data
 

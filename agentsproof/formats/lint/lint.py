@@ -75,6 +75,7 @@ def lint_path(path: Path) -> list[Problem]:
 
 
 def discover(folder: Path) -> list[Path]:
+    """The files below ``folder`` that lint checks (every format eval-all discovers, plus targets.yaml files)."""
     from agentsproof.formats import registry
 
     found: list[Path] = []
@@ -91,6 +92,7 @@ def discover(folder: Path) -> list[Path]:
 
 
 def lint_file(path: Path) -> list[Problem]:
+    """Every problem lint finds in one file: its loader's error, or the notes and case checks of a file that loads."""
     from agentsproof.core.inputs import display
 
     src = display(path)
@@ -178,7 +180,7 @@ def _eval_yaml_view_of(ev: LoadedEval, src: str) -> FileView:
 
         try:
             meta, _ = split_frontmatter(ev.source_text)
-        except Exception:  # a skill file without usable frontmatter: no description to compare
+        except Exception:  # noqa: BLE001 - a skill file without usable frontmatter: no description to compare
             meta = {}
         found = meta.get("description")
         description = found if isinstance(found, str) else ""
