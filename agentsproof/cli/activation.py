@@ -18,7 +18,8 @@ from agentsproof.model.activation import DEFAULT_MIN_PRECISION, DEFAULT_MIN_RECA
 def arms_option(f: Any) -> Any:
     """``--arms`` for eval and eval-all."""
     return click.option(
-        "--arms", metavar="LIST",
+        "--arms",
+        metavar="LIST",
         help="baseline,skill (default) or baseline,skill,plugin: also run each skill with every skill of its plugin installed, for an interference verdict (docs/activation.md).",
     )(f)
 
@@ -48,7 +49,11 @@ def _trial_options(*, target: str, trials: str, timeout: str) -> Callable[[Any],
 @_trial_options(target="Load the skills in this agent", trials="Runs of every prompt.", timeout="Seconds per trial.")
 @click.option("--skill", "skills", multiple=True, metavar="NAME", help="Only this skill's suite (repeatable); every skill stays installed.")
 @click.option("--output", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"), show_default=True, help="Output directory.")
-@click.option("--ci", is_flag=True, help=f"Exit 1 when a skill's recall or precision is below its floor (activation.min_recall / min_precision; default {DEFAULT_MIN_RECALL} / {DEFAULT_MIN_PRECISION}).")
+@click.option(
+    "--ci",
+    is_flag=True,
+    help=f"Exit 1 when a skill's recall or precision is below its floor (activation.min_recall / min_precision; default {DEFAULT_MIN_RECALL} / {DEFAULT_MIN_PRECISION}).",
+)
 def activation_cmd(plugin_dir: Path, ci: bool, **kw: Any) -> None:
     """Does each skill load when it should, and stay quiet when it shouldn't?
 
@@ -90,9 +95,10 @@ def activation_cmd(plugin_dir: Path, ci: bool, **kw: Any) -> None:
 @click.command("tune-description")
 @click.argument("skill_dir", type=click.Path(path_type=Path), metavar="SKILL_DIR")
 @provider_options
-@_trial_options(target="Score candidates in this agent", trials="Runs of every prompt per candidate.",
-                timeout="Seconds per trial (and per proposal call).")
-@click.option("--rounds", type=click.IntRange(1, 20), default=3, show_default=True, help="Proposal rounds at most (it stops when the held-out score stops improving).")
+@_trial_options(target="Score candidates in this agent", trials="Runs of every prompt per candidate.", timeout="Seconds per trial (and per proposal call).")
+@click.option(
+    "--rounds", type=click.IntRange(1, 20), default=3, show_default=True, help="Proposal rounds at most (it stops when the held-out score stops improving)."
+)
 @click.option("--candidates", type=click.IntRange(1, 10), default=3, show_default=True, help="Descriptions proposed per round.")
 @click.option("--holdout", type=FiniteRange(0.1, 0.9), default=0.4, show_default=True, help="Share of each kind of prompt kept out of the search.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the train/held-out split.")

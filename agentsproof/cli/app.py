@@ -99,16 +99,24 @@ def main() -> None:
     """
 
 
-
-
 from agentsproof.cli.cache import cache_group  # noqa: E402
 from agentsproof.cli.judge_check import judge_check_cmd  # noqa: E402
 from agentsproof.cli.run import eval_all_cmd, eval_cmd, eval_generate_cmd, tc_eval_cmd  # noqa: E402
 from agentsproof.cli.tools import compare_cmd, convert_cmd, doctor_cmd, merge_cmd, runs_needed_cmd, schema_cmd  # noqa: E402
 
 for _command in (
-    eval_cmd, eval_all_cmd, tc_eval_cmd, eval_generate_cmd, schema_cmd, convert_cmd, doctor_cmd, compare_cmd, merge_cmd,
-    cache_group, runs_needed_cmd, judge_check_cmd,
+    eval_cmd,
+    eval_all_cmd,
+    tc_eval_cmd,
+    eval_generate_cmd,
+    schema_cmd,
+    convert_cmd,
+    doctor_cmd,
+    compare_cmd,
+    merge_cmd,
+    cache_group,
+    runs_needed_cmd,
+    judge_check_cmd,
 ):
     main.add_command(_command)
 

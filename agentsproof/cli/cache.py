@@ -29,7 +29,9 @@ def cache_group() -> None:
 
 def _cache_command(name: str) -> Callable[[Callable], Callable]:
     """``cache NAME``, with ``--cache-dir``."""
-    option = click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Cache folder (default: $AGENTSPROOF_CACHE_DIR, else ~/.cache/agentsproof).")
+    option = click.option(
+        "--cache-dir", type=click.Path(file_okay=False, path_type=Path), help="Cache folder (default: $AGENTSPROOF_CACHE_DIR, else ~/.cache/agentsproof)."
+    )
     return lambda f: cache_group.command(name)(option(f))
 
 

@@ -15,7 +15,11 @@ from agentsproof.cli.options import provider_options
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="PATH...")
 @click.option("--json", "as_json", is_flag=True, help="Print the problems as JSON (for CI).")
 @click.option("--errors-only", is_flag=True, help="Report errors only (no warnings such as too few cases).")
-@click.option("--judge", is_flag=True, help="Also ask an LLM reviewer for checks that reward the skill's wording instead of the outcome, and tasks that do not need the skill.")
+@click.option(
+    "--judge",
+    is_flag=True,
+    help="Also ask an LLM reviewer for checks that reward the skill's wording instead of the outcome, and tasks that do not need the skill.",
+)
 @provider_options
 def lint_cmd(paths: tuple[Path, ...], as_json: bool, errors_only: bool, judge: bool, **opts: Any) -> None:
     """Find what makes an eval unable to measure anything, without running a model.

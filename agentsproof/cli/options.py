@@ -1,6 +1,6 @@
 """Click options shared by the commands, declared once.
 
-The provider, trial and run options are on every run command; 
+The provider, trial and run options are on every run command;
 ``eval`` and ``eval-all`` take ``--all-tasks``; every run command takes the budget and
 plan options and ``--fail-on-underpowered``; ``eval-all`` also takes ``--p-adjust``.
 They all land in :class:`agentsproof.model.options.RunConfig`.
@@ -78,7 +78,6 @@ class FiniteRange(click.FloatRange):
 PRESETS = {"smoke": 5, "reliable": 15, "regression": 30}
 
 
-
 P_ADJUST_METHODS = ("holm", "bh", "none")
 
 
@@ -150,21 +149,29 @@ def provider_options(f: Callable, model_help: str = "Model for the trials. Env: 
 
 def trial_options(default_trials_help: str) -> Callable[[Callable], Callable]:
     """``--trials`` (its default described by ``default_trials_help``) and ``--trials-per-case``."""
+
     def deco(f: Callable) -> Callable:
         for name, n in reversed(list(PRESETS.items())):
             f = click.option(
-                f"--{name}", "preset", flag_value=name,
+                f"--{name}",
+                "preset",
+                flag_value=name,
                 help=f"{n} trials per arm per item, spread round robin over its cases (at least one per case).",
             )(f)
         f = click.option("--trials-per-case", type=click.IntRange(1, 1000), help="Trials per arm for every case of an item.")(f)
         f = click.option("--trials", type=click.IntRange(1, 1000), help=f"Trials per arm per case ({default_trials_help}).")(f)
 
         @functools.wraps(f)
-        def wrapper(
-            *args: Any, preset: str | None = None, trials: int | None = None, trials_per_case: int | None = None, **kw: Any
-        ) -> Any:
-            given = [x for x in (f"--{preset}" if preset else None, "--trials" if trials is not None else None,
-                                 "--trials-per-case" if trials_per_case is not None else None) if x]
+        def wrapper(*args: Any, preset: str | None = None, trials: int | None = None, trials_per_case: int | None = None, **kw: Any) -> Any:
+            given = [
+                x
+                for x in (
+                    f"--{preset}" if preset else None,
+                    "--trials" if trials is not None else None,
+                    "--trials-per-case" if trials_per_case is not None else None,
+                )
+                if x
+            ]
             if len(given) > 1:
                 raise InputError("command line", given[1], f"conflicts with {given[0]}; give one of them")
             per_case = trials if trials is not None else trials_per_case

@@ -13,7 +13,13 @@ from agentsproof.cli.options import provider_options
 
 @click.command("regrade")
 @click.argument("run", type=click.Path(dir_okay=False, path_type=Path), metavar="RUN.json")
-@click.option("--eval", "eval_file", type=click.Path(path_type=Path), metavar="FILE", help="Grade with this (edited) eval file instead of the one the run names (a run of one file).")
+@click.option(
+    "--eval",
+    "eval_file",
+    type=click.Path(path_type=Path),
+    metavar="FILE",
+    help="Grade with this (edited) eval file instead of the one the run names (a run of one file).",
+)
 @click.option("--output", type=click.Path(file_okay=False, path_type=Path), metavar="DIR", help="Where to write the new report (default: beside RUN.json).")
 @click.option("--no-cache", "no_cache", is_flag=True, help="Do not use the response cache for the judges.")
 @click.option("--parallel", type=click.IntRange(1, 64), default=4, show_default=True, help="Trials graded at a time.")
@@ -39,8 +45,14 @@ def regrade_cmd(run: Path, eval_file: Path | None, output: Path | None, no_cache
     from agentsproof.core.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
 
     result, written = regrade(
-        run, eval_file=eval_file, output=output, provider=opts.get("provider"), model=opts.get("model"),
-        judge_model=opts.get("judge_model"), cache=not no_cache, parallel=parallel,
+        run,
+        eval_file=eval_file,
+        output=output,
+        provider=opts.get("provider"),
+        model=opts.get("model"),
+        judge_model=opts.get("judge_model"),
+        cache=not no_cache,
+        parallel=parallel,
     )
     print_run(result, written)
     info = result.regraded or {}
@@ -64,8 +76,17 @@ def import_group() -> None:
 
 @import_group.command("atif")
 @click.argument("folder", type=click.Path(path_type=Path), metavar="DIR")
-@click.option("--eval", "eval_file", required=True, type=click.Path(path_type=Path), metavar="FILE", help="The eval whose graders grade the trajectories (eval.yaml or EVAL.yaml).")
-@click.option("--arm", type=click.Choice(["with", "without"]), default="with", show_default=True, help="The arm of trajectories that do not say (another tool's).")
+@click.option(
+    "--eval",
+    "eval_file",
+    required=True,
+    type=click.Path(path_type=Path),
+    metavar="FILE",
+    help="The eval whose graders grade the trajectories (eval.yaml or EVAL.yaml).",
+)
+@click.option(
+    "--arm", type=click.Choice(["with", "without"]), default="with", show_default=True, help="The arm of trajectories that do not say (another tool's)."
+)
 @click.option("--output", type=click.Path(file_okay=False, path_type=Path), metavar="DIR", help="Where to write the report (default: runs/<plugin>/).")
 @click.option("--no-cache", "no_cache", is_flag=True, help="Do not use the response cache for the judges.")
 @provider_options
@@ -88,8 +109,14 @@ def import_atif_cmd(folder: Path, eval_file: Path, arm: str, output: Path | None
     from agentsproof.core.errors import EXIT_ERROR, EXIT_OK
 
     result, written = import_atif(
-        folder, eval_file, output=output, arm=arm, provider=opts.get("provider"), model=opts.get("model"),
-        judge_model=opts.get("judge_model"), cache=not no_cache,
+        folder,
+        eval_file,
+        output=output,
+        arm=arm,
+        provider=opts.get("provider"),
+        model=opts.get("model"),
+        judge_model=opts.get("judge_model"),
+        cache=not no_cache,
     )
     print_run(result, written)
     info = result.regraded or {}

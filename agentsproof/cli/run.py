@@ -57,7 +57,12 @@ def finish(run: RunResult | None, written: dict[str, Path], ci: bool, fail_on_un
 @click.argument("path", type=click.Path(path_type=Path))
 @trial_options("default: from eval.yaml")
 @threshold_option
-@click.option("--skill", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="An EVAL.yaml's or promptfooconfig.yaml's with-arm skill (EVAL.yaml default: skills/<name>/SKILL.md above its evals/ folder).")
+@click.option(
+    "--skill",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="An EVAL.yaml's or promptfooconfig.yaml's with-arm skill (EVAL.yaml default: skills/<name>/SKILL.md above its evals/ folder).",
+)
 @provider_options
 @run_options
 @tasks_option
@@ -120,7 +125,12 @@ def eval_all_cmd(directory: Path, **opts: Any) -> None:
 @trial_options("default: 1")
 @click.option("--threshold", type=FiniteRange(0, 1), help="Pass rate required per case in the with-skill arm (default 0.6; EVAL.yaml: 0.8).")
 @click.option("--timeout", type=FiniteRange(min=0, min_open=True), default=300.0, show_default=True, help="Seconds per trial.")
-@click.option("--skill", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="A JSONL dataset's, EVAL.yaml's or promptfooconfig.yaml's with-arm skill (without one the model or --target runs alone).")
+@click.option(
+    "--skill",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="A JSONL dataset's, EVAL.yaml's or promptfooconfig.yaml's with-arm skill (without one the model or --target runs alone).",
+)
 @provider_options
 @run_options
 @budget_options
@@ -157,16 +167,40 @@ def tc_eval_cmd(path: Path, **opts: Any) -> None:
     help="Plugin folder: skills/*/SKILL.md and agents/*.md, an awesome-copilot plugin (plugin.json) or a Claude Code plugin (.claude-plugin/plugin.json).",
 )
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Output folder (default: evals/<plugin-name>/).")
-@click.option("--trials", type=click.IntRange(1, 1000), default=3, show_default=True, help="Trials per arm and case written into each eval.yaml (3 × 5 cases settles a clear-cut skill).")
+@click.option(
+    "--trials",
+    type=click.IntRange(1, 1000),
+    default=3,
+    show_default=True,
+    help="Trials per arm and case written into each eval.yaml (3 × 5 cases settles a clear-cut skill).",
+)
 @click.option("--dry-run", is_flag=True, help="Print what would be written; write nothing.")
 @click.option("--parallel", type=click.IntRange(1, 64), default=1, show_default=True, help="Items generated (and check trials run) at once.")
 @click.option("--check/--no-check", default=True, show_default=True, help="Check each eval: a relevance judge call, then a short real run of both arms.")
 @click.option("--check-trials", type=click.IntRange(1, 100), default=2, show_default=True, help="Trials per arm of the check run (at least one per case).")
-@click.option("--check-retries", type=click.IntRange(0, 10), default=1, show_default=True, help="Regenerations, with the evidence, of an eval with fewer than 5 distinct cases, a copied case, or one that is unrelated or does not discriminate.")
-@click.option("--activation/--no-activation", default=True, show_default=True, help="Also write each skill's activation suite: >= 10 should and >= 10 should-not prompts, checked (docs/activation.md).")
-@click.option("--target", metavar="NAME", help="Write agent evals for this target (a targets.yaml name, or the built-in 'copilot'): tasks with workspace seed files, graded by files/script graders; the check runs on it. Default: chat evals.")
+@click.option(
+    "--check-retries",
+    type=click.IntRange(0, 10),
+    default=1,
+    show_default=True,
+    help="Regenerations, with the evidence, of an eval with fewer than 5 distinct cases, a copied case, or one that is unrelated or does not discriminate.",
+)
+@click.option(
+    "--activation/--no-activation",
+    default=True,
+    show_default=True,
+    help="Also write each skill's activation suite: >= 10 should and >= 10 should-not prompts, checked (docs/activation.md).",
+)
+@click.option(
+    "--target",
+    metavar="NAME",
+    help="Write agent evals for this target (a targets.yaml name, or the built-in 'copilot'): tasks with workspace seed files, graded by files/script graders; the check runs on it. Default: chat evals.",
+)
 @click.option("--targets", "targets_file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="A targets.yaml to look --target up in first.")
-@functools.partial(provider_options, model_help="Model that writes the evals and answers the check's chat trials (default: AGENTSPROOF_MODEL, else gpt-4o; the local provider runs its own). Env: AGENTSPROOF_MODEL.")
+@functools.partial(
+    provider_options,
+    model_help="Model that writes the evals and answers the check's chat trials (default: AGENTSPROOF_MODEL, else gpt-4o; the local provider runs its own). Env: AGENTSPROOF_MODEL.",
+)
 def eval_generate_cmd(**opts: Any) -> None:
     """Write one eval.yaml per skill and agent of a plugin, using an LLM.
 

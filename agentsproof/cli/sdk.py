@@ -17,11 +17,22 @@ BASE_URL_HELP = "Server API URL (env AGENTSPROOF_BASE_URL; default http://127.0.
 
 
 @click.command("sync")
-@click.option("--base-url", envvar="AGENTSPROOF_BASE_URL", default=None, metavar="URL",
-              help="Server API URL (env AGENTSPROOF_BASE_URL; default: the URL each run was meant for).")
+@click.option(
+    "--base-url",
+    envvar="AGENTSPROOF_BASE_URL",
+    default=None,
+    metavar="URL",
+    help="Server API URL (env AGENTSPROOF_BASE_URL; default: the URL each run was meant for).",
+)
 @click.option("--api-key", envvar="AGENTSPROOF_API_KEY", default=None, metavar="KEY", help=API_KEY_HELP)
-@click.option("--dir", "directory", envvar="AGENTSPROOF_SPOOL_DIR", default=None, type=click.Path(file_okay=False, path_type=Path),
-              help="Spool folder (env AGENTSPROOF_SPOOL_DIR; default ~/.local/state/agentsproof/spool).")
+@click.option(
+    "--dir",
+    "directory",
+    envvar="AGENTSPROOF_SPOOL_DIR",
+    default=None,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Spool folder (env AGENTSPROOF_SPOOL_DIR; default ~/.local/state/agentsproof/spool).",
+)
 def sync(base_url: str | None, api_key: str | None, directory: Path | None) -> None:
     """Upload runs the SDK spooled while the server was unreachable.
 
@@ -88,8 +99,12 @@ def load_handler(spec: str) -> Callable[..., Any]:
 @suite.command("run")
 @click.option("--suite", "suite_slug", required=True, metavar="SLUG", help="Proof suite to run.")
 @click.option("--project", required=True, metavar="SLUG", help="Project the suite belongs to.")
-@click.option("--handler", required=True, metavar="MODULE:FUNCTION",
-              help="handler(input, ctx), sync or async, called once per golden; ctx.start_run() starts its traced run.")
+@click.option(
+    "--handler",
+    required=True,
+    metavar="MODULE:FUNCTION",
+    help="handler(input, ctx), sync or async, called once per golden; ctx.start_run() starts its traced run.",
+)
 @click.option("--base-url", envvar="AGENTSPROOF_BASE_URL", default=None, metavar="URL", help=BASE_URL_HELP)
 @click.option("--api-key", envvar="AGENTSPROOF_API_KEY", default=None, metavar="KEY", help=API_KEY_HELP)
 @click.option("--ci", is_flag=True, help="Exit 1 when any case failed.")
@@ -120,8 +135,7 @@ def suite_run(suite_slug: str, project: str, handler: str, base_url: str | None,
         raise AgentsproofError(str(err)) from err
     passed, failed = res.get("passedCases", 0), res.get("failedCases", 0)
     score = res.get("overallScore")
-    click.echo(f"{suite_slug}: {passed} passed, {failed} failed, overall score "
-               f"{'pending' if score is None else f'{score:.2f}'}")
+    click.echo(f"{suite_slug}: {passed} passed, {failed} failed, overall score {'pending' if score is None else f'{score:.2f}'}")
     if res.get("publicUrl"):
         click.echo(f"Report: {res['publicUrl']}")
     if ci and failed:

@@ -34,17 +34,35 @@ def schema_cmd(which: str) -> None:
     from agentsproof.targets.config import targets_json_schema
 
     schema = {
-        "eval-yaml": SkillEvalConfig.model_json_schema, "evals-json": evals_json_schema,
-        "targets-yaml": targets_json_schema, "report": json_schema,
+        "eval-yaml": SkillEvalConfig.model_json_schema,
+        "evals-json": evals_json_schema,
+        "targets-yaml": targets_json_schema,
+        "report": json_schema,
     }[which]()
     click.echo(json.dumps(schema, indent=2))
 
 
 @click.command("convert")
 @click.argument("path", type=click.Path(path_type=Path), metavar="FILE")
-@click.option("--to", "to", required=True, type=click.Choice(["EVAL.yaml", "eval-yaml", "evals-json", "agentprobe-report"]), help="The format to write (eval-yaml: the same as EVAL.yaml).")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="Write here instead of stdout (never over FILE itself, never through a symlink).")
-@click.option("--skill", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE", help="The skill an EVAL.yaml is for, when it is not skills/<name>/SKILL.md (for skill_name).")
+@click.option(
+    "--to",
+    "to",
+    required=True,
+    type=click.Choice(["EVAL.yaml", "eval-yaml", "evals-json", "agentprobe-report"]),
+    help="The format to write (eval-yaml: the same as EVAL.yaml).",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Write here instead of stdout (never over FILE itself, never through a symlink).",
+)
+@click.option(
+    "--skill",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="The skill an EVAL.yaml is for, when it is not skills/<name>/SKILL.md (for skill_name).",
+)
 def convert_cmd(path: Path, to: str, out: Path | None, skill: Path | None) -> None:
     """Convert between evals.json, eval.yaml, promptfooconfig.yaml and EVAL.yaml, or a run to an agentprobe report.
 
@@ -92,7 +110,12 @@ def doctor_cmd(**opts: Any) -> None:
 
 @click.command("compare")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path), metavar="BEFORE AFTER | [RUNS_DIR]")
-@click.option("--last", type=click.IntRange(2, 1000), metavar="N", help="Compare the newest run in RUNS_DIR (default runs/) with the one N-1 runs before it (history/ copies).")
+@click.option(
+    "--last",
+    type=click.IntRange(2, 1000),
+    metavar="N",
+    help="Compare the newest run in RUNS_DIR (default runs/) with the one N-1 runs before it (history/ copies).",
+)
 @click.option("--alpha", type=FiniteRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True, help="Significance level for BETTER / WORSE.")
 @click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write the comparison as Markdown to this file.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON on stdout instead of the table.")
@@ -195,9 +218,4 @@ def runs_needed_cmd(before: float, after: float, target: float, alpha: float) ->
             f"(power at {res.max_runs}: {res.achieved:.3f}; alpha {alpha:g})"
         )
     else:
-        click.echo(
-            f"{before:g} → {after:g}: {res.runs} runs per side give power {res.achieved:.3f} "
-            f"(chance compare says {verdict}; alpha {alpha:g})"
-        )
-
-
+        click.echo(f"{before:g} → {after:g}: {res.runs} runs per side give power {res.achieved:.3f} (chance compare says {verdict}; alpha {alpha:g})")

@@ -64,9 +64,15 @@ def build_target(opts: ActivationOptions, near: Path) -> tuple[Any, Any, dict[st
     prepared = prepare_provider(opts.provider, opts.model, None)
     if prepared.client is None:  # pragma: no cover - a chat provider always has a client
         raise RuntimeError("no chat client")
-    return ChatTarget(prepared.client, prepared.model), prepared.client, {
-        "target": "chat (simulated skill tool)", "provider": prepared.provider, "model": prepared.model,
-    }
+    return (
+        ChatTarget(prepared.client, prepared.model),
+        prepared.client,
+        {
+            "target": "chat (simulated skill tool)",
+            "provider": prepared.provider,
+            "model": prepared.model,
+        },
+    )
 
 
 async def _run_suites(target: Any, suites: Sequence[ActivationSuite], skills: list[SkillFile], opts: ActivationOptions) -> list[ActivationTrial]:

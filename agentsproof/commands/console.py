@@ -74,7 +74,8 @@ def print_run(run: RunResult, written: dict[str, Path]) -> None:
         _echo(
             f"  {label(it):<{width}}  {_fmt(it.with_arm.mean_score, '.2f'):>5}  {_fmt(it.without_arm.mean_score, '.2f'):>5}"
             f"  {signed(it.delta):>6}  {(it.grade or '—'):<5}  {'—' if it.pass_rate is None else f'{it.pass_rate * 100:.0f}%':>5}"
-            f"  {it.with_arm.errored + it.without_arm.errored:>3}  {result}" + (f"  {conf}" if conf else "")
+            f"  {it.with_arm.errored + it.without_arm.errored:>3}  {result}"
+            + (f"  {conf}" if conf else "")
             + (it.stats.get("grade_mark") or "" if it.stats else "")
             + ("  [underpowered]" if it.stats and it.stats.get("verdict") == "underpowered" else "")
             + ("  [not run]" if it.not_run else "")
@@ -104,9 +105,11 @@ def print_run(run: RunResult, written: dict[str, Path]) -> None:
     aa = run.settings.get("aa") or {}
     if aa.get("items") is not None:
         c = aa["called"]
-        _echo(f"A/A run (--aa, the baseline against itself): {aa['items']} items; called A {c['A']}, B {c['B']}, F {c['F']} "
-              f"(interval within one band): {aa['called_share']:.0%} of items (alpha {aa['alpha']:.0%})"
-              + (f"; mean delta {aa['mean_delta']:+.2f}" if aa.get("mean_delta") is not None else ""))
+        _echo(
+            f"A/A run (--aa, the baseline against itself): {aa['items']} items; called A {c['A']}, B {c['B']}, F {c['F']} "
+            f"(interval within one band): {aa['called_share']:.0%} of items (alpha {aa['alpha']:.0%})"
+            + (f"; mean delta {aa['mean_delta']:+.2f}" if aa.get("mean_delta") is not None else "")
+        )
     config = run.settings.get("config")
     if config:  # recorded with --config KEY=VALUE; `compare` notes runs that recorded none
         _echo("config: " + ", ".join(f"{k}={v}" for k, v in config.items()))
@@ -114,8 +117,7 @@ def print_run(run: RunResult, written: dict[str, Path]) -> None:
     if weak:
         _echo(
             f"underpowered: {len(weak)} of {len(run.items)} item{'s' if len(run.items) != 1 else ''} "
-            "(fewer than 5 cases, or an interval spanning grade bands): " + ", ".join(it.name for it in weak[:5])
-            + (" …" if len(weak) > 5 else "")
+            "(fewer than 5 cases, or an interval spanning grade bands): " + ", ".join(it.name for it in weak[:5]) + (" …" if len(weak) > 5 else "")
         )
     if run.settings.get("p_adjust") and any(it.stats.get("grade_mark") for it in run.items if it.stats):
         _echo(f"†: an A or B not significant after the {run.settings['p_adjust']} correction across items")
@@ -141,5 +143,7 @@ def _print_agents(run: RunResult) -> None:
             where.append("helps: " + ", ".join(r["helps"]))
         if r["hurts"]:
             where.append("hurts: " + ", ".join(r["hurts"]))
-        _echo(f"  {r['target']:<{width}}  grades {' '.join(r['grades'])}  mean delta {_fmt(r['mean_delta'], '+.2f')}"
-              + ("  " + "; ".join(where) if where else "  (no interval clear of 0)"))
+        _echo(
+            f"  {r['target']:<{width}}  grades {' '.join(r['grades'])}  mean delta {_fmt(r['mean_delta'], '+.2f')}"
+            + ("  " + "; ".join(where) if where else "  (no interval clear of 0)")
+        )

@@ -91,8 +91,13 @@ def _parse_line(obj: Any, where: str, number: int) -> GoldItem:
             raise InputError(where, "preference", 'must be "A", "B" or "tie"')
         p = pref.strip().upper()
         return GoldItem(
-            ident, "pairwise", task or "", criteria=_text(obj, "criteria", where, required=False),
-            answer_a=_text(obj, "answer_a", where), answer_b=_text(obj, "answer_b", where), human="tie" if p == "TIE" else p,
+            ident,
+            "pairwise",
+            task or "",
+            criteria=_text(obj, "criteria", where, required=False),
+            answer_a=_text(obj, "answer_a", where),
+            answer_b=_text(obj, "answer_b", where),
+            human="tie" if p == "TIE" else p,
         )
     raise InputError(where, None, "needs 'rubric' and 'score', 'assertion' and 'label', or 'answer_a', 'answer_b' and 'preference'")
 

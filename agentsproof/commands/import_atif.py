@@ -52,8 +52,16 @@ def _case_index(item: Any, imp: Any) -> int | None:
 
 
 def import_atif(
-    folder: Path, eval_file: Path, *, output: Path | None = None, arm: str = "with", provider: str | None = None,
-    model: str | None = None, judge_model: str | None = None, cache: bool = True, parallel: int = 4,
+    folder: Path,
+    eval_file: Path,
+    *,
+    output: Path | None = None,
+    arm: str = "with",
+    provider: str | None = None,
+    model: str | None = None,
+    judge_model: str | None = None,
+    cache: bool = True,
+    parallel: int = 4,
 ) -> tuple[RunResult, dict[str, Path]]:
     """Grade the ATIF trajectories in ``folder`` with ``eval_file``'s graders as trials of ``arm``: the run and the reports written."""
     from agentsproof.commands.regrade import grade_run, refuse_inputs, write_regraded
@@ -92,7 +100,9 @@ def import_atif(
         graders = item.case_at(case).graders
         needs = [g.type for g in graders if kind(g.type).reads_workspace]
         if needs and item.target != "chat" and not imp.has_files:
-            raise InputError(src, None, f"grader {needs[0]!r} of {item.name!r} reads the workspace, and this trajectory records no files (ATIF has no place for them)")
+            raise InputError(
+                src, None, f"grader {needs[0]!r} of {item.name!r} reads the workspace, and this trajectory records no files (ATIF has no place for them)"
+            )
         trial_arm = imp.trial.arm if imp.item is not None else arm
         key = (item.id, trial_arm, case)
         k = counters.get(key, 0)
@@ -109,13 +119,25 @@ def import_atif(
         if single:
             by_id[item_id] = dataclasses.replace(item, arms=("with",))
         n = max(len(arms["with"]), len(arms["without"]), 1)
-        results.append(ItemResult(
-            id=item.id, name=item.name, kind=item.kind, eval_path=str(Path(eval_file).resolve()), source_path=item.source_path,
-            source_sha256=item.source_sha256, task_name=item.task_name, instruction=item.prompt, threshold=item.threshold,
-            trials_requested=n, target=item.target,
-            with_arm=ArmResult(arm="with", system_prompt_kind=item.kind if item.kind != "case" else "skill", trials=sorted(arms["with"], key=lambda t: t.index)),
-            without_arm=ArmResult(arm="without", system_prompt_kind="baseline", trials=sorted(arms["without"], key=lambda t: t.index)),
-        ))
+        results.append(
+            ItemResult(
+                id=item.id,
+                name=item.name,
+                kind=item.kind,
+                eval_path=str(Path(eval_file).resolve()),
+                source_path=item.source_path,
+                source_sha256=item.source_sha256,
+                task_name=item.task_name,
+                instruction=item.prompt,
+                threshold=item.threshold,
+                trials_requested=n,
+                target=item.target,
+                with_arm=ArmResult(
+                    arm="with", system_prompt_kind=item.kind if item.kind != "case" else "skill", trials=sorted(arms["with"], key=lambda t: t.index)
+                ),
+                without_arm=ArmResult(arm="without", system_prompt_kind="baseline", trials=sorted(arms["without"], key=lambda t: t.index)),
+            )
+        )
     settings: dict[str, Any] = {"baseline": "none"} if single else {}
     saved = build_run(loaded.report, loaded.plugin, results, provider="imported", model="", judge_model="", settings=settings)
     store_dir = folder / "files"
@@ -128,8 +150,18 @@ def import_atif(
         except NotRecorded as err:
             raise InputError(display(folder), f"items[{n}]", f"cannot grade: {err}") from None
     run = grade_run(
-        saved, by_id, store, after=loaded.after, origin=str(folder.resolve()), evals=[str(Path(eval_file).resolve())],
-        provider=provider, model=model, judge_model=judge_model, cache=cache, parallel=parallel, started=started,
+        saved,
+        by_id,
+        store,
+        after=loaded.after,
+        origin=str(folder.resolve()),
+        evals=[str(Path(eval_file).resolve())],
+        provider=provider,
+        model=model,
+        judge_model=judge_model,
+        cache=cache,
+        parallel=parallel,
+        started=started,
     )
     run.regraded = {**(run.regraded or {}), "imported": "atif", "trajectories": len(paths), "changes": []}
     return run, write_regraded(run, out, stem)

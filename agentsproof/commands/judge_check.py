@@ -102,9 +102,7 @@ def _kind_figures(kind: str, items: list[GoldItem], verdicts: list[Verdicts]) ->
     return out
 
 
-def judge_check(
-    gold: Path, *, provider: str | None, model: str | None, judge_models: list[str] | None, parallel: int = 4
-) -> dict[str, Any]:
+def judge_check(gold: Path, *, provider: str | None, model: str | None, judge_models: list[str] | None, parallel: int = 4) -> dict[str, Any]:
     """The judge-check report: per judge model, per kind of gold item, the agreement figures."""
     from agentsproof.executor.session import prepare_provider
 
@@ -121,11 +119,16 @@ def judge_check(
     for name, verdicts in zip(names, asyncio.run(every_model()), strict=True):
         kinds = {k: _kind_figures(k, items, verdicts) for k in ("assertion", "rubric", "pairwise") if any(i.kind == k for i in items)}
         errors = [v.error for v in verdicts if v.error]
-        models.append({"judge_model": name, "kinds": kinds, "errored": len(errors), "first_error": errors[0] if errors else None,
-                       "verdicts": [{"id": i.id, "kind": i.kind, "human": i.human, "judge": v.asks, "error": v.error}
-                                    for i, v in zip(items, verdicts, strict=True)]})
-    return {"gold": str(gold), "items": len(items), "provider": prepared.provider, "asks": ASKS, "kappa_floor": KAPPA_FLOOR,
-            "models": models}
+        models.append(
+            {
+                "judge_model": name,
+                "kinds": kinds,
+                "errored": len(errors),
+                "first_error": errors[0] if errors else None,
+                "verdicts": [{"id": i.id, "kind": i.kind, "human": i.human, "judge": v.asks, "error": v.error} for i, v in zip(items, verdicts, strict=True)],
+            }
+        )
+    return {"gold": str(gold), "items": len(items), "provider": prepared.provider, "asks": ASKS, "kappa_floor": KAPPA_FLOOR, "models": models}
 
 
 def _fmt(stat: dict[str, Any] | None, pct: bool = False) -> str:
@@ -151,9 +154,13 @@ def render(report: dict[str, Any]) -> list[str]:
             lines.append(row)
             kappa = (k.get("kappa") or {}).get("value")
             if kappa is not None and kappa < report["kappa_floor"]:
-                lines.append(f"    warning: kappa {kappa:.2f} is below {report['kappa_floor']}: this judge's {kind} verdicts do not match people well enough to trust")
-    lines.append("intervals: 95 %; accuracy and self-consistency exact (Clopper–Pearson), position consistency exact over items, "
-                 "kappa the wider of Wald-t and t on log(1 - kappa), Spearman Fisher z; coverage: docs/statistics.md")
+                lines.append(
+                    f"    warning: kappa {kappa:.2f} is below {report['kappa_floor']}: this judge's {kind} verdicts do not match people well enough to trust"
+                )
+    lines.append(
+        "intervals: 95 %; accuracy and self-consistency exact (Clopper–Pearson), position consistency exact over items, "
+        "kappa the wider of Wald-t and t on log(1 - kappa), Spearman Fisher z; coverage: docs/statistics.md"
+    )
     return lines
 
 
@@ -183,14 +190,18 @@ def attach_gold_agreement(run: Any, items: list[Any], cfg: Any) -> list[str]:
             res = by_id.get(it.id)
             if res is None:
                 continue
-            block = {"gold": gold, "judge_model": m["judge_model"], "kappa_floor": it.judge_kappa_floor, "kinds": m["kinds"],
-                     "errored": m["errored"]}
+            block = {"gold": gold, "judge_model": m["judge_model"], "kappa_floor": it.judge_kappa_floor, "kinds": m["kinds"], "errored": m["errored"]}
             res.stats["judge_agreement"] = block
-            low = [(kind, k["kappa"]["value"]) for kind, k in m["kinds"].items()
-                   if (k.get("kappa") or {}).get("value") is not None and k["kappa"]["value"] < it.judge_kappa_floor]
+            low = [
+                (kind, k["kappa"]["value"])
+                for kind, k in m["kinds"].items()
+                if (k.get("kappa") or {}).get("value") is not None and k["kappa"]["value"] < it.judge_kappa_floor
+            ]
             for kind, kappa in low:
-                msg = (f"judge {m['judge_model']}: Cohen's kappa {kappa:.2f} on the gold set's {kind} items is below "
-                       f"{it.judge_kappa_floor:g}; the grades rest on a judge that often disagrees with people")
+                msg = (
+                    f"judge {m['judge_model']}: Cohen's kappa {kappa:.2f} on the gold set's {kind} items is below "
+                    f"{it.judge_kappa_floor:g}; the grades rest on a judge that often disagrees with people"
+                )
                 res.warnings.append(msg)
                 out.append(f"{res.name}: {msg}")
     return out

@@ -38,9 +38,9 @@ def preflight(loaded: Loaded, cfg: RunConfig) -> dict[str, dict[str, Any]]:
         if out.failing:
             shown = "; ".join(out.failing[:MAX_SHOWN]) + (f"; and {len(out.failing) - MAX_SHOWN} more" if len(out.failing) > MAX_SHOWN else "")
             raise InputError(
-                plan.source, out.field,
-                f"the oracle of task {out.task!r} fails {len(out.failing)} check(s): {shown} "
-                "(fix the check or the oracle; --no-oracle skips this preflight)",
+                plan.source,
+                out.field,
+                f"the oracle of task {out.task!r} fails {len(out.failing)} check(s): {shown} (fix the check or the oracle; --no-oracle skips this preflight)",
             )
     scores = [o.score for o in outcomes if o.score is not None]
     return {item.id: {"score": sum(scores) / len(scores) if scores else None, "tasks": [o.as_json() for o in outcomes]}}

@@ -89,8 +89,15 @@ def _num(x: float | None) -> str:
 
 
 def regrade(
-    run_path: Path, *, eval_file: Path | None = None, output: Path | None = None, provider: str | None = None,
-    model: str | None = None, judge_model: str | None = None, cache: bool = True, parallel: int = 4,
+    run_path: Path,
+    *,
+    eval_file: Path | None = None,
+    output: Path | None = None,
+    provider: str | None = None,
+    model: str | None = None,
+    judge_model: str | None = None,
+    cache: bool = True,
+    parallel: int = 4,
 ) -> tuple[RunResult, dict[str, Path]]:
     """Grade a saved run's trials again with its eval files' graders (or ``eval_file``'s): the new run and the reports written."""
     from agentsproof.commands.rerun import retry_items
@@ -118,15 +125,36 @@ def regrade(
             raise InputError(display(Path(run_path)), f"items[{n}]", f"cannot re-grade: {err}") from None
     origin = str(Path(saved.regraded["from"]) if saved.regraded else Path(run_path).resolve())
     run = grade_run(
-        saved, items, store, after=after, origin=origin, evals=[it.eval_path for it in source.items if it.eval_path],
-        provider=provider, model=model, judge_model=judge_model, cache=cache, parallel=parallel, started=started,
+        saved,
+        items,
+        store,
+        after=after,
+        origin=origin,
+        evals=[it.eval_path for it in source.items if it.eval_path],
+        provider=provider,
+        model=model,
+        judge_model=judge_model,
+        cache=cache,
+        parallel=parallel,
+        started=started,
     )
     return run, write_regraded(run, out, stem)
 
 
 def grade_run(
-    saved: RunResult, items: dict[str, Any], store: Any, *, after: Any, origin: str, evals: list[str], provider: str | None,
-    model: str | None, judge_model: str | None, cache: bool, parallel: int, started: float,
+    saved: RunResult,
+    items: dict[str, Any],
+    store: Any,
+    *,
+    after: Any,
+    origin: str,
+    evals: list[str],
+    provider: str | None,
+    model: str | None,
+    judge_model: str | None,
+    cache: bool,
+    parallel: int,
+    started: float,
 ) -> RunResult:
     """``saved``'s trials graded with ``items``' graders: a new run, marked re-graded from ``origin``."""
     from agentsproof.executor.results import build_run, finalize_item
@@ -143,15 +171,24 @@ def grade_run(
             res.stats["pairwise"] = pairwise[res.id]
         results.append(res)
     run = build_run(
-        saved.command, saved.plugin, results, provider=saved.provider, model=saved.model,
-        judge_model=judge_name or saved.judge_model, settings=saved.settings,
-        incomplete_reason=saved.incomplete_reason if saved.incomplete else None, duration_s=time.perf_counter() - started,
+        saved.command,
+        saved.plugin,
+        results,
+        provider=saved.provider,
+        model=saved.model,
+        judge_model=judge_name or saved.judge_model,
+        settings=saved.settings,
+        incomplete_reason=saved.incomplete_reason if saved.incomplete else None,
+        duration_s=time.perf_counter() - started,
     )
     if after is not None:
         after(run)
     run.regraded = {
-        "from": origin, "eval": [str(p) for p in dict.fromkeys(evals)], "changes": changes(saved, run),
-        "target_calls": 0, "judge_calls": judge_calls,
+        "from": origin,
+        "eval": [str(p) for p in dict.fromkeys(evals)],
+        "changes": changes(saved, run),
+        "target_calls": 0,
+        "judge_calls": judge_calls,
     }
     return run
 
@@ -182,8 +219,14 @@ def write_regraded(run: RunResult, out: Path, stem: str) -> dict[str, Path]:
 
 
 async def _grade(
-    saved: RunResult, items: dict[str, Any], store: Any, provider: str | None, model: str | None, judge_model: str | None,
-    cache: bool, parallel: int,
+    saved: RunResult,
+    items: dict[str, Any],
+    store: Any,
+    provider: str | None,
+    model: str | None,
+    judge_model: str | None,
+    cache: bool,
+    parallel: int,
 ) -> tuple[tuple[list[Any], dict[str, Any]], int, str]:
     from agentsproof.executor.pairwise import pairwise_pass
     from agentsproof.executor.regrade import regrade_item

@@ -22,9 +22,7 @@ from agentsproof.model.results import ItemResult, RunResult, TrialResult
 from agentsproof.model.settings import RunSettings
 
 
-def retry_plan(
-    saved: RunResult, items: dict[str, EvalItem], path: Path
-) -> tuple[list[EvalItem], dict[tuple[str, str, int], TrialResult], RunSettings]:
+def retry_plan(saved: RunResult, items: dict[str, EvalItem], path: Path) -> tuple[list[EvalItem], dict[tuple[str, str, int], TrialResult], RunSettings]:
     """(items in the saved order with their trial counts, the trials to keep, the settings
     to record: the saved run's, with what was retried)."""
     _check_items(saved, items, path)
@@ -56,16 +54,12 @@ def _check_items(saved: RunResult, items: dict[str, EvalItem], path: Path) -> No
             raise InputError(str(path), f"items.{it.id}", "not found in the eval files any more; re-run the whole command")
 
 
-def load_items_for_retry(
-    saved: RunResult, saved_path: Path, path: Path | None, skill: Path | None = None
-) -> dict[str, EvalItem]:
+def load_items_for_retry(saved: RunResult, saved_path: Path, path: Path | None, skill: Path | None = None) -> dict[str, EvalItem]:
     """Runner items for a saved run, from the eval files its items name (see :func:`retry_items`)."""
     return retry_items(saved, saved_path, path, skill)[0]
 
 
-def retry_items(
-    saved: RunResult, saved_path: Path, path: Path | None, skill: Path | None = None
-) -> tuple[dict[str, EvalItem], Callable[[Any], None] | None]:
+def retry_items(saved: RunResult, saved_path: Path, path: Path | None, skill: Path | None = None) -> tuple[dict[str, EvalItem], Callable[[Any], None] | None]:
     """Runner items for a saved run, built from the eval files its items name the way the
     original run built them (eval.yaml, evals.json, EVAL.yaml, a JSONL dataset; eval-all's
     ``<suite>/`` ids), and what the original run did to its report after the trials (an
@@ -148,8 +142,13 @@ def _all_tasks(saved: RunResult) -> bool:
 def _request(it: ItemResult, saved: RunResult, *, target: str | None, skill: Path | None = None, in_plugin: bool = False) -> ItemRequest:
     """The item options the saved run was made with (its trial count, threshold and timeout)."""
     return ItemRequest(
-        trials=it.trials_requested, threshold=it.threshold, timeout=_timeout(saved), target=target,
-        all_tasks=_all_tasks(saved), skill=skill, in_plugin=in_plugin,
+        trials=it.trials_requested,
+        threshold=it.threshold,
+        timeout=_timeout(saved),
+        target=target,
+        all_tasks=_all_tasks(saved),
+        skill=skill,
+        in_plugin=in_plugin,
     )
 
 

@@ -115,14 +115,19 @@ def _settings(cfg: RunConfig, *, trials: int | None = None) -> RunSettings:
     )
 
 
-def tc_settings(
-    cfg: RunConfig, trials: int, threshold: float, timeout: float, *, eval_yaml: str | None = None, dataset: str | None = None
-) -> RunSettings:
+def tc_settings(cfg: RunConfig, trials: int, threshold: float, timeout: float, *, eval_yaml: str | None = None, dataset: str | None = None) -> RunSettings:
     """What tc-eval records (an evals.json, an EVAL.yaml, a JSONL dataset): trials,
     threshold and timeout always."""
     return RunSettings(
-        trials=trials, threshold=threshold, timeout=timeout, eval_yaml=eval_yaml, dataset=dataset, baseline=_baseline(cfg), config=_config(cfg),
-        ci_rule=_ci_rule(cfg), aa=_aa(cfg),
+        trials=trials,
+        threshold=threshold,
+        timeout=timeout,
+        eval_yaml=eval_yaml,
+        dataset=dataset,
+        baseline=_baseline(cfg),
+        config=_config(cfg),
+        ci_rule=_ci_rule(cfg),
+        aa=_aa(cfg),
     )
 
 
@@ -265,7 +270,11 @@ def _run(
     targets = _targets(command, cfg, plugin, stem, items[0].kind if command == "eval" and items else None)
     _check_writable(targets, cfg)
     session = _session(
-        cfg, settings, journal=journal_path(targets["json"]), record_dir=_record_dir(targets), target_defs=target_defs,
+        cfg,
+        settings,
+        journal=journal_path(targets["json"]),
+        record_dir=_record_dir(targets),
+        target_defs=target_defs,
         caps=[it.trials for it in items],
         workspaces_dir=_workspaces_dir(targets) if cfg.keep_workspaces and target_defs else None,
         spill=after is None and cfg.atif is None,  # ``after`` edits the trials in memory (datasets), --atif writes them: they stay there
@@ -328,8 +337,14 @@ def _retry(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult, dict[st
     targets = _targets(command, cfg, saved.plugin, name, saved.items[0].kind if command == "eval" and saved.items else None)
     target_defs = resolve_targets(items, cfg)
     session = _session(
-        cfg.replace(adaptive=False), settings, prior=prior, journal=journal_path(targets["json"]), record_dir=_record_dir(targets), base_duration_s=saved.duration_s,
-        target_defs=target_defs, workspaces_dir=_workspaces_dir(targets) if cfg.keep_workspaces and target_defs else None,
+        cfg.replace(adaptive=False),
+        settings,
+        prior=prior,
+        journal=journal_path(targets["json"]),
+        record_dir=_record_dir(targets),
+        base_duration_s=saved.duration_s,
+        target_defs=target_defs,
+        workspaces_dir=_workspaces_dir(targets) if cfg.keep_workspaces and target_defs else None,
         spill=after is None,  # `after` labels the trials in memory, as in _run
     )
     from agentsproof.report.files import ReportLock
@@ -347,8 +362,14 @@ def _request(cfg: RunConfig, *, in_plugin: bool = False) -> ItemRequest:
     from agentsproof.commands.matrix import first_target
 
     return ItemRequest(
-        trials=cfg.trials, threshold=cfg.threshold, timeout=cfg.timeout, target=first_target(cfg.target), targets_file=cfg.targets_file,
-        all_tasks=cfg.all_tasks, skill=cfg.skill, in_plugin=in_plugin,
+        trials=cfg.trials,
+        threshold=cfg.threshold,
+        timeout=cfg.timeout,
+        target=first_target(cfg.target),
+        targets_file=cfg.targets_file,
+        all_tasks=cfg.all_tasks,
+        skill=cfg.skill,
+        in_plugin=in_plugin,
     )
 
 
@@ -455,6 +476,13 @@ def _empty_shard(plugin: str, cfg: RunConfig) -> tuple[RunResult, dict[str, Path
     from agentsproof.executor.results import build_run
 
     targets = _targets("eval-all", cfg, plugin, plugin)
-    run = build_run("eval-all", plugin, [], provider=cfg.provider or "", model=cfg.model or "", judge_model=cfg.judge_model or "",
-                    settings=dataclasses.replace(_settings(cfg), aa=None))  # nothing ran: no A/A block
+    run = build_run(
+        "eval-all",
+        plugin,
+        [],
+        provider=cfg.provider or "",
+        model=cfg.model or "",
+        judge_model=cfg.judge_model or "",
+        settings=dataclasses.replace(_settings(cfg), aa=None),
+    )  # nothing ran: no A/A block
     return run, write_outputs(run, targets)

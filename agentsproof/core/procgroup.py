@@ -45,6 +45,7 @@ _live_groups: set[int] = set()
 @dataclass
 class Outcome:
     """What a finished process group left: exit code, stdout (bounded), the last stderr lines, latency in seconds, notes."""
+
     returncode: int
     stdout: bytes
     stdout_cut: bool
@@ -81,7 +82,13 @@ class _Capture:
 
 
 async def run_group(
-    argv: list[str], *, cwd: Path, env: dict[str, str], stdin_text: str | None, timeout: float, keep_tail: int = 0,
+    argv: list[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    stdin_text: str | None,
+    timeout: float,
+    keep_tail: int = 0,
 ) -> Outcome:
     """Run ``argv`` in a new session; stop its whole process group when it exits, times
     out or this task is cancelled. ``keep_tail``: also keep the last this many bytes of a
@@ -89,8 +96,13 @@ async def run_group(
     t0 = time.perf_counter()
     try:
         proc = await asyncio.create_subprocess_exec(
-            *argv, cwd=str(cwd), env=env, start_new_session=True, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, stdin=asyncio.subprocess.PIPE if stdin_text is not None else asyncio.subprocess.DEVNULL,
+            *argv,
+            cwd=str(cwd),
+            env=env,
+            start_new_session=True,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            stdin=asyncio.subprocess.PIPE if stdin_text is not None else asyncio.subprocess.DEVNULL,
         )
     except OSError as exc:
         raise TargetError(f"cannot run {argv[0]!r}: {exc.strerror or exc}") from None
@@ -119,8 +131,10 @@ async def run_group(
         if pending and pipes:
             held = await stop_pipe_holders(pipes)
             if held:
-                notes.append(f"{len(held)} process(es) it started in a session of their own still held its output; they were stopped "
-                             "(what it printed until then is kept)")
+                notes.append(
+                    f"{len(held)} process(es) it started in a session of their own still held its output; they were stopped "
+                    "(what it printed until then is kept)"
+                )
                 _done, pending = await asyncio.wait(pending, timeout=PIPE_DRAIN_S)
         for task in pending:
             task.cancel()

@@ -215,7 +215,12 @@ class Staged:
 
 
 def write_file(
-    root: Path, rel: str | PurePath, data: bytes | Iterable[bytes], *, mode: int | None = None, exist: str = "replace",
+    root: Path,
+    rel: str | PurePath,
+    data: bytes | Iterable[bytes],
+    *,
+    mode: int | None = None,
+    exist: str = "replace",
     durable: bool = False,
 ) -> bool:
     """Write ``data`` (bytes, or pieces of it) to ``root/rel`` through a :class:`Staged`

@@ -61,10 +61,21 @@ def forms(value: str) -> set[str]:
         uni = v.encode("unicode_escape").decode("ascii")
         jsoned = json.dumps(v)[1:-1]
         out |= {
-            v, reprd, uni, jsoned, json.dumps(v, ensure_ascii=False)[1:-1],
-            json.dumps(reprd)[1:-1], json.dumps(uni)[1:-1], repr(jsoned)[1:-1],
-            quote(v, safe=""), quote(v), quote_plus(v), html.escape(v), html.escape(v, quote=False),
-            html.escape(reprd), html.escape(jsoned),
+            v,
+            reprd,
+            uni,
+            jsoned,
+            json.dumps(v, ensure_ascii=False)[1:-1],
+            json.dumps(reprd)[1:-1],
+            json.dumps(uni)[1:-1],
+            repr(jsoned)[1:-1],
+            quote(v, safe=""),
+            quote(v),
+            quote_plus(v),
+            html.escape(v),
+            html.escape(v, quote=False),
+            html.escape(reprd),
+            html.escape(jsoned),
         }
     return {f for f in out if len(f) >= MIN_SECRET_CHARS}
 
@@ -148,17 +159,27 @@ def _edges(text: str, found: list[str]) -> str:
         if text.endswith(mark):
             body = text[: len(text) - len(mark)]
             probe = body[-n:]
-            hit = next((k for form in found if len(probe) == n and probe in form
-                        for k in range(min(len(form) - 1, len(body)), n - 1, -1) if body.endswith(form[:k])), 0)
+            hit = next(
+                (k for form in found if len(probe) == n and probe in form for k in range(min(len(form) - 1, len(body)), n - 1, -1) if body.endswith(form[:k])),
+                0,
+            )
             if hit:
                 text = body[:-hit] + MASK + mark
                 break
     for mark in ("…", "...", ""):
         if text.startswith(mark):
-            body = text[len(mark):]
+            body = text[len(mark) :]
             probe = body[:n]
-            hit = next((k for form in found if len(probe) == n and probe in form
-                        for k in range(min(len(form) - 1, len(body)), n - 1, -1) if body.startswith(form[-k:])), 0)
+            hit = next(
+                (
+                    k
+                    for form in found
+                    if len(probe) == n and probe in form
+                    for k in range(min(len(form) - 1, len(body)), n - 1, -1)
+                    if body.startswith(form[-k:])
+                ),
+                0,
+            )
             if hit:
                 text = mark + MASK + body[hit:]
                 break
@@ -178,7 +199,7 @@ def clip(text: str, limit: int, extra: Iterable[str | None] = (), *, tail: bool 
     text = scrub(text, extra)
     if len(text) <= limit:
         return text
-    return ("…" + text[-(limit - 1):]) if tail else (text[: limit - 1] + "…")
+    return ("…" + text[-(limit - 1) :]) if tail else (text[: limit - 1] + "…")
 
 
 # ------------------------------------------------------------------ URLs in texts
@@ -211,10 +232,7 @@ def scrub_url(url: str | None, secrets: Iterable[str] = ()) -> str | None:
     query = parts.query
     if query:
         pairs = parse_qsl(query, keep_blank_values=True)
-        query = "&".join(
-            f"{quote(k, safe='')}=" + ("***" if _secret_query(k, v, secrets) else quote(v, safe=""))
-            for k, v in pairs
-        )
+        query = "&".join(f"{quote(k, safe='')}=" + ("***" if _secret_query(k, v, secrets) else quote(v, safe="")) for k, v in pairs)
     fragment = "***" if parts.fragment else ""
     return urlunsplit((parts.scheme, netloc, parts.path, query, fragment))
 
@@ -241,7 +259,6 @@ def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
     secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
     text = _URL_IN_TEXT.sub(lambda m: scrub_url(m.group(0), secrets) or "", text)
     return scrub(text, secrets)
-
 
 
 def scrub_data(value: Any, extra: Iterable[str | None] = ()) -> Any:

@@ -37,7 +37,6 @@ def term_text(value: Any) -> str:
     return _UNSAFE.sub(_escaped, text)
 
 
-
 def console_text(text: str) -> str:
     """What the console streams print: :func:`term_text` for text of several lines. Line
     breaks and tabs stay; a carriage return stays only where the progress line puts one

@@ -35,6 +35,7 @@ class TreeProblem(Exception):
 @dataclass(frozen=True)
 class TreeEntry:
     """One checked entry of a tree: its relative path, its kind, a link's target, a file's size in bytes."""
+
     rel: str
     """'/'-separated, relative to the tree."""
     file_type: str

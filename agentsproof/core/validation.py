@@ -53,18 +53,13 @@ def format_validation_error(exc: ValidationError, union_tags: Sequence[str] = ()
         field = (field + "." + cause.field if field != "(top level)" else cause.field).replace(".[", "[")
         msg = str(cause)
     elif msg.startswith("Value error, "):
-        msg = msg[len("Value error, "):]
+        msg = msg[len("Value error, ") :]
     return field, msg
 
 
 def _is_union_tag(loc: list[str], i: int, union_tags: Sequence[str]) -> bool:
     """True for the grader-type tag pydantic puts after ``graders.<n>`` in an error location."""
-    return (
-        loc[i] in union_tags
-        and i >= 2
-        and loc[i - 1].isdigit()
-        and loc[i - 2] == "graders"
-    )
+    return loc[i] in union_tags and i >= 2 and loc[i - 1].isdigit() and loc[i - 2] == "graders"
 
 
 def _join_loc(loc: list[str]) -> list[str]:
@@ -94,5 +89,3 @@ def yaml_problem(exc: yaml.YAMLError) -> tuple[str, str]:
     where = f"line {mark.line + 1}" if mark is not None else "YAML"
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
     return where, problem
-
-

@@ -51,12 +51,24 @@ def jobs(suites: Sequence[ActivationSuite]) -> list[ActivationJob]:
 def _item(job: ActivationJob, timeout: float, target: str) -> EvalItem:
     digest = hashlib.sha256(f"{job.skill}\0{job.prompt.expect}\0{job.prompt.text}".encode("utf-8", "surrogatepass")).hexdigest()[:12]
     return EvalItem(
-        id=f"activation-{job.skill}-{digest}", name=job.skill, kind="skill", source_path="", system_prompt=BASELINE_SYSTEM_PROMPT,
-        task_name="activation", prompt=job.prompt.text, graders=[], trials=1, timeout=timeout, threshold=0.0, target=target,
+        id=f"activation-{job.skill}-{digest}",
+        name=job.skill,
+        kind="skill",
+        source_path="",
+        system_prompt=BASELINE_SYSTEM_PROMPT,
+        task_name="activation",
+        prompt=job.prompt.text,
+        graders=[],
+        trials=1,
+        timeout=timeout,
+        threshold=0.0,
+        target=target,
     )
 
 
-async def run_one(target: Target, job: ActivationJob, index: int, skills: list[SkillFile], timeout: float, workspaces: Workspaces | None = None) -> ActivationTrial:
+async def run_one(
+    target: Target, job: ActivationJob, index: int, skills: list[SkillFile], timeout: float, workspaces: Workspaces | None = None
+) -> ActivationTrial:
     """One activation trial (never raises for a target's failure: that is an errored trial)."""
     item = _item(job, timeout, target.name)
     limit = target.timeout or timeout
@@ -69,15 +81,25 @@ async def run_one(target: Target, job: ActivationJob, index: int, skills: list[S
             if workspaces is None:
                 raise LLMError("an agent target needs a workspace")
             folder = workspaces.create(item.id, "activation", index)
-        trial = TrialInput(item=item, arm="with", index=index, system=BASELINE_SYSTEM_PROMPT, prompt=job.prompt.text,
-                           timeout=limit, workspace=folder, skill=None, skills=list(skills))
+        trial = TrialInput(
+            item=item,
+            arm="with",
+            index=index,
+            system=BASELINE_SYSTEM_PROMPT,
+            prompt=job.prompt.text,
+            timeout=limit,
+            workspace=folder,
+            skill=None,
+            skills=list(skills),
+        )
         await target.prepare(trial)
         rec = await asyncio.wait_for(target.run(trial), limit + 2 * TIMEOUT_GRACE_S)
         if rec.skills_invoked is None:
             raise LLMError(f"the {target.kind} target cannot tell which skills the agent loaded")
         fired = list(dict.fromkeys(rec.skills_invoked))
-        return ActivationTrial(job.skill, job.prompt, index, fired, latency_s=rec.latency_s or time.perf_counter() - t0, cost_usd=rec.cost_usd,
-                               offered=rec.skills_offered)
+        return ActivationTrial(
+            job.skill, job.prompt, index, fired, latency_s=rec.latency_s or time.perf_counter() - t0, cost_usd=rec.cost_usd, offered=rec.skills_offered
+        )
     except (TimeoutError, Exception) as err:  # noqa: BLE001 - an errored trial, never the end of the run
         if isinstance(err, LLMError):
             reason = str(err)
@@ -92,8 +114,14 @@ async def run_one(target: Target, job: ActivationJob, index: int, skills: list[S
 
 
 async def run_activation(
-    target: Target, suites: Sequence[ActivationSuite], skills: list[SkillFile], *, trials: int = 1, parallel: int = 1,
-    timeout: float = DEFAULT_ACTIVATION_TIMEOUT, on_trial: Callable[[ActivationTrial], None] | None = None,
+    target: Target,
+    suites: Sequence[ActivationSuite],
+    skills: list[SkillFile],
+    *,
+    trials: int = 1,
+    parallel: int = 1,
+    timeout: float = DEFAULT_ACTIVATION_TIMEOUT,
+    on_trial: Callable[[ActivationTrial], None] | None = None,
 ) -> list[ActivationTrial]:
     """Every prompt of ``suites`` ``trials`` times with ``skills`` installed, ``parallel`` at once."""
     limit = max(1, parallel)

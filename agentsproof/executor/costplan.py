@@ -122,8 +122,10 @@ def render_plan(command: str, items: Sequence[EvalItem], cfg: RunConfig) -> list
     plan = _plan_items(items)
     retries = RetryPolicy.from_env().max_retries
     cases = sum(max(1, len(i.cases)) for i in items)
-    out = [f"plan: agentsproof {command} · {len(items)} item{'s' if len(items) != 1 else ''} · {cases} case{'s' if cases != 1 else ''} · "
-           f"{sum(i.trials for i in items)} trials per arm{' (the --adaptive cap)' if cfg.adaptive else ''} · provider {provider}"]
+    out = [
+        f"plan: agentsproof {command} · {len(items)} item{'s' if len(items) != 1 else ''} · {cases} case{'s' if cases != 1 else ''} · "
+        f"{sum(i.trials for i in items)} trials per arm{' (the --adaptive cap)' if cfg.adaptive else ''} · provider {provider}"
+    ]
     rows = [("trials", model, plan.trials), ("judges", judge_model, plan.judges), ("pairwise judge", judge_model, plan.pairwise)]
     out.append(f"  {'calls':<15} {'model':<28} {'calls':>7} {'prompt tok':>11} {'output tok':>11} {'cost (est.)':>12}")
     total_cost: float | None = 0.0
@@ -139,18 +141,25 @@ def render_plan(command: str, items: Sequence[EvalItem], cfg: RunConfig) -> list
     judge_calls = plan.judges.calls + plan.pairwise.calls
     most = (plan.trials.calls + judge_calls * JUDGE_ATTEMPTS) * (1 + retries)
     tokens = plan.trials.usage + plan.judges.usage + plan.pairwise.usage
-    out.append(f"  total: {calls:,} LLM calls, about {tokens.total_tokens:,} tokens, "
-               + ("cost unknown (a model has no price; add it with AGENTSPROOF_PRICES)" if total_cost is None else f"about ${total_cost:,.4f}"))
-    out.append(f"  retry budget: at most {most:,} requests (each judge call re-asked up to {JUDGE_ATTEMPTS}x, each request retried up to {retries}x on 429/5xx)")
+    out.append(
+        f"  total: {calls:,} LLM calls, about {tokens.total_tokens:,} tokens, "
+        + ("cost unknown (a model has no price; add it with AGENTSPROOF_PRICES)" if total_cost is None else f"about ${total_cost:,.4f}")
+    )
+    out.append(
+        f"  retry budget: at most {most:,} requests (each judge call re-asked up to {JUDGE_ATTEMPTS}x, each request retried up to {retries}x on 429/5xx)"
+    )
     if plan.agent_trials:
         out.append(f"  agent trials: {plan.agent_trials:,} (their own model calls are made by the agent and are not counted here)")
     if cfg.trials_per_item is not None:
         forced = [i for i in items if len(i.cases) > cfg.trials_per_item]
         out.append(f"  trials: {cfg.trials_per_item} per arm per item, spread round robin over its cases")
         if forced:
-            out.append(f"  note: {len(forced)} item{'s have' if len(forced) != 1 else ' has'} more cases than {cfg.trials_per_item} trials, "
-                       f"so {'they run' if len(forced) != 1 else 'it runs'} one trial per case: "
-                       + ", ".join(f"{i.name} ({len(i.cases)} cases)" for i in forced[:5]) + (" …" if len(forced) > 5 else ""))
+            out.append(
+                f"  note: {len(forced)} item{'s have' if len(forced) != 1 else ' has'} more cases than {cfg.trials_per_item} trials, "
+                f"so {'they run' if len(forced) != 1 else 'it runs'} one trial per case: "
+                + ", ".join(f"{i.name} ({len(i.cases)} cases)" for i in forced[:5])
+                + (" …" if len(forced) > 5 else "")
+            )
     limits = [f"--max-calls {cfg.max_calls}" if cfg.max_calls is not None else "", f"--max-cost {cfg.max_cost:g} USD" if cfg.max_cost is not None else ""]
     if any(limits):
         out.append("  limits: " + ", ".join(x for x in limits if x) + " (the run stops cleanly before crossing them)")

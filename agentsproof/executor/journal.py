@@ -326,4 +326,3 @@ def check_trial(trial: TrialResult) -> None:
         raise _BadValue("trial.latency_s", f"{trial.latency_s!r} is negative")
     if trial.cost_usd is not None and trial.cost_usd < 0:
         raise _BadValue("trial.cost_usd", f"{trial.cost_usd!r} is negative")
-

@@ -27,6 +27,7 @@ from agentsproof.model.results import GraderResult
 if TYPE_CHECKING:
     from agentsproof.grading.judge import Judge
 
+
 def _checked(spec: GraderSpec) -> bool:
     """The grader's registered entry says the oracle's output can be graded with it."""
     from agentsproof.grading.registry import kind
@@ -77,8 +78,14 @@ class OracleOutcome:
 
     def as_json(self) -> dict[str, Any]:
         """The task's line in the JSON the oracle command writes."""
-        return {"task": self.task, "score": self.score, "passed": not self.failing and self.error is None,
-                "failing": self.failing, "not_checked": self.skipped, "error": self.error}
+        return {
+            "task": self.task,
+            "score": self.score,
+            "passed": not self.failing and self.error is None,
+            "failing": self.failing,
+            "not_checked": self.skipped,
+            "error": self.error,
+        }
 
 
 async def _run_command(oracle: Oracle, folder: Path, eval_dir: Path) -> tuple[str, str | None]:

@@ -74,19 +74,38 @@ def panel_summary(models: tuple[str, ...], done: Sequence[tuple[int, PairVerdict
         for _, v in done:
             if v.members:
                 usage = usage + v.members[k].usage
-        members.append({
-            "model": m, "pairs": len(own), "position_consistent": consistent,
-            "position_consistency": consistent / len(own) if own else None,
-            "with_preferred": sum(o.winner == "with" for o in own), "without_preferred": sum(o.winner == "without" for o in own),
-            "ties": sum(o.winner == "tie" for o in own),
-            "errored": sum(1 for _, v in done if v.members and v.members[k].error is not None),
-            "usage": usage.model_dump(),
-        })
-    rows = [{"trial": i, "verdict": v.winner, "models": [o.winner for o in v.members],
-             "position_consistent": [None if o.winner is None else not o.disagreement for o in v.members],
-             **({"error": v.error} if v.error else {})} for i, v in done]
-    return {"models": list(models), "combine": "majority", "pairs": len(judged), "disagreements": split,
-            "disagreement_rate": split / len(judged) if judged else None, "members": members, "verdicts": rows}
+        members.append(
+            {
+                "model": m,
+                "pairs": len(own),
+                "position_consistent": consistent,
+                "position_consistency": consistent / len(own) if own else None,
+                "with_preferred": sum(o.winner == "with" for o in own),
+                "without_preferred": sum(o.winner == "without" for o in own),
+                "ties": sum(o.winner == "tie" for o in own),
+                "errored": sum(1 for _, v in done if v.members and v.members[k].error is not None),
+                "usage": usage.model_dump(),
+            }
+        )
+    rows = [
+        {
+            "trial": i,
+            "verdict": v.winner,
+            "models": [o.winner for o in v.members],
+            "position_consistent": [None if o.winner is None else not o.disagreement for o in v.members],
+            **({"error": v.error} if v.error else {}),
+        }
+        for i, v in done
+    ]
+    return {
+        "models": list(models),
+        "combine": "majority",
+        "pairs": len(judged),
+        "disagreements": split,
+        "disagreement_rate": split / len(judged) if judged else None,
+        "members": members,
+        "verdicts": rows,
+    }
 
 
 def summarize(verdicts: Sequence[PairVerdict], cases: Sequence[str] | None = None) -> dict[str, Any]:
@@ -101,11 +120,17 @@ def summarize(verdicts: Sequence[PairVerdict], cases: Sequence[str] | None = Non
     for v in verdicts:
         usage = usage + v.usage
     out: dict[str, Any] = {
-        "pairs": len(judged), "with_preferred": wins, "without_preferred": losses, "ties": ties,
-        "disagreements": sum(v.disagreement for v in judged), "errored": len(verdicts) - len(judged),
-        "rate": None, "rate_ci": None, "calls": sum(v.calls for v in verdicts), "usage": usage.model_dump(),
-        "method": "judge asked twice with the order swapped; disagreement = tie; rate = (with preferred + ties/2) / pairs; "
-        f"95% interval: {PREFERENCE_METHOD}",
+        "pairs": len(judged),
+        "with_preferred": wins,
+        "without_preferred": losses,
+        "ties": ties,
+        "disagreements": sum(v.disagreement for v in judged),
+        "errored": len(verdicts) - len(judged),
+        "rate": None,
+        "rate_ci": None,
+        "calls": sum(v.calls for v in verdicts),
+        "usage": usage.model_dump(),
+        "method": f"judge asked twice with the order swapped; disagreement = tie; rate = (with preferred + ties/2) / pairs; 95% interval: {PREFERENCE_METHOD}",
     }
     errors = [v.error for v in verdicts if v.error]
     if errors:

@@ -63,7 +63,11 @@ def _rebuild(item: EvalItem, trial: TrialResult, store: FileStore | None, folder
             content = store.get(rec.sha256) if store is not None and rec.sha256 else None
             if content is None:
                 safepath.parts(rec.path)  # a path that leaves the workspace is named as such first
-                why = "its content was not recorded (over the size cap, or a report from before the flight recorder)" if not rec.sha256 else "its content is missing from the file store"
+                why = (
+                    "its content was not recorded (over the size cap, or a report from before the flight recorder)"
+                    if not rec.sha256
+                    else "its content is missing from the file store"
+                )
                 raise NotRecorded(f"{needing} needs the file {rec.path!r} of the {trial.arm}-arm trial #{trial.index + 1}, but {why}")
             safepath.write_file(folder, rec.path, content)
     except safepath.UnsafePath as err:
@@ -108,8 +112,15 @@ async def regrade_trial(item: EvalItem, trial: TrialResult, store: FileStore | N
             label = f"item {item.id!r} case {case.name!r}: grader {needs[0]!r}"
             _rebuild(item, trial, store, folder, label)
         ctx = TrialContext(
-            answer=trial.response, replies=list(trial.replies or [trial.response]), workspace=folder, files=list(trial.files), trajectory=list(trial.trajectory),
-            skill_used=trial.skill_used, skill_name=item.skill.name if item.skill else item.name, timeout=item.timeout, eval_dir=eval_dir,
+            answer=trial.response,
+            replies=list(trial.replies or [trial.response]),
+            workspace=folder,
+            files=list(trial.files),
+            trajectory=list(trial.trajectory),
+            skill_used=trial.skill_used,
+            skill_name=item.skill.name if item.skill else item.name,
+            timeout=item.timeout,
+            eval_dir=eval_dir,
         )
         graders = await grade_all(trial.response, case.graders, judge, case.prompt, timeout=item.timeout, context=ctx)
     finally:

@@ -164,6 +164,7 @@ class DualArmRunner:
         if case.user is None:
             return None
         if self.judge is None:
+
             async def no_judge(conversation: Any) -> str | None:
                 raise LLMError("a simulated user (user:) needs a model for the judge; set --provider / --judge-model")
 
@@ -195,8 +196,19 @@ class DualArmRunner:
             log.append(LogEvent(t=0.0, role="error", text=reason))
             return TrialResult(index=index, arm=arm, status="errored", error=reason, latency_s=0.0, log=log)
         if not target.uses_workspace:
-            trial = TrialInput(item=item, arm=arm, index=index, system=system, prompt=case.prompt, timeout=limit, skills=skills,
-                               skill=item.skill if arm == "plugin" else None, turns=list(case.turns), next_turn=self._user(case, slot), slot=slot)
+            trial = TrialInput(
+                item=item,
+                arm=arm,
+                index=index,
+                system=system,
+                prompt=case.prompt,
+                timeout=limit,
+                skills=skills,
+                skill=item.skill if arm == "plugin" else None,
+                turns=list(case.turns),
+                next_turn=self._user(case, slot),
+                slot=slot,
+            )
             return await self._run_and_grade(target, trial, log, t0, None)
         from agentsproof.targets import workspace as ws
 
@@ -208,9 +220,18 @@ class DualArmRunner:
             return TrialResult(index=index, arm=arm, status="errored", error=str(err), latency_s=time.perf_counter() - t0, log=log)
         try:
             trial = TrialInput(
-                item=item, arm=arm, index=index, system=system, prompt=case.prompt, timeout=limit,
-                workspace=folder, skill=item.skill if arm in ("with", "plugin") else None, skills=skills, turns=list(case.turns),
-                next_turn=self._user(case, slot), slot=slot,
+                item=item,
+                arm=arm,
+                index=index,
+                system=system,
+                prompt=case.prompt,
+                timeout=limit,
+                workspace=folder,
+                skill=item.skill if arm in ("with", "plugin") else None,
+                skills=skills,
+                turns=list(case.turns),
+                next_turn=self._user(case, slot),
+                slot=slot,
             )
             try:
                 await target.prepare(trial)
@@ -226,9 +247,7 @@ class DualArmRunner:
         result.workspace = kept
         return result
 
-    async def _run_and_grade(
-        self, target: Target, trial: TrialInput, log: list[LogEvent], t0: float, before: Snapshot | None
-    ) -> TrialResult:
+    async def _run_and_grade(self, target: Target, trial: TrialInput, log: list[LogEvent], t0: float, before: Snapshot | None) -> TrialResult:
         item, arm, index = trial.item, trial.arm, trial.index
         case = item.case_at(index)
         try:
@@ -266,18 +285,36 @@ class DualArmRunner:
         log.append(LogEvent(t=time.perf_counter() - t0, role="assistant", text=rec.answer))
         replies = list(rec.replies) or [rec.answer]
         context = TrialContext(
-            answer=rec.answer, replies=replies, workspace=trial.workspace, files=files, trajectory=rec.trajectory,
-            skill_used=rec.skill_used, skill_name=item.skill.name if item.skill else item.name, timeout=item.timeout,
+            answer=rec.answer,
+            replies=replies,
+            workspace=trial.workspace,
+            files=files,
+            trajectory=rec.trajectory,
+            skill_used=rec.skill_used,
+            skill_name=item.skill.name if item.skill else item.name,
+            timeout=item.timeout,
             eval_dir=Path(item.eval_path).parent if item.eval_path else None,
         )
         base = dict(
-            index=index, arm=arm, response=rec.answer, latency_s=rec.latency_s or (time.perf_counter() - t0),
-            usage=rec.usage, cost_usd=rec.cost_usd, tool_calls=rec.raw_tool_calls, log=log, cached=rec.cached,
-            trajectory=rec.trajectory, files=files, skill_used=rec.skill_used, skills_invoked=rec.skills_invoked,
+            index=index,
+            arm=arm,
+            response=rec.answer,
+            latency_s=rec.latency_s or (time.perf_counter() - t0),
+            usage=rec.usage,
+            cost_usd=rec.cost_usd,
+            tool_calls=rec.raw_tool_calls,
+            log=log,
+            cached=rec.cached,
+            trajectory=rec.trajectory,
+            files=files,
+            skill_used=rec.skill_used,
+            skills_invoked=rec.skills_invoked,
             replies=replies if len(replies) > 1 else None,
         )
         try:
-            graders = await grade_all(rec.answer, case.graders, self._judge_for(item, (item.id, arm, index)), case.prompt, timeout=item.timeout, context=context)
+            graders = await grade_all(
+                rec.answer, case.graders, self._judge_for(item, (item.id, arm, index)), case.prompt, timeout=item.timeout, context=context
+            )
         except Exception as err:  # noqa: BLE001 - a grader must never end the run
             reason = self._unexpected("grading", err)
             log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=reason))
@@ -301,9 +338,7 @@ class DualArmRunner:
             st.last_error = trial.error
             if self.options.abort_after and st.consecutive_errors >= self.options.abort_after and not st.aborted:
                 st.aborted = True
-                st.abort_reason = (
-                    f"stopped after {st.consecutive_errors} errored trials in a row; last error: {trial.error}"
-                )
+                st.abort_reason = f"stopped after {st.consecutive_errors} errored trials in a row; last error: {trial.error}"
         else:
             st.consecutive_errors = 0
         if st.on_trial is not None:
@@ -361,8 +396,13 @@ class DualArmRunner:
             incomplete = incomplete or done < item.trials
         for each in arms.values():
             each.trials.sort(key=lambda t: t.index)
-        run = ItemRun(item=item, with_arm=with_arm.summarize(), without_arm=without_arm.summarize(), incomplete=incomplete,
-                      plugin_arm=plugin_arm.summarize() if plugin_arm else None)
+        run = ItemRun(
+            item=item,
+            with_arm=with_arm.summarize(),
+            without_arm=without_arm.summarize(),
+            incomplete=incomplete,
+            plugin_arm=plugin_arm.summarize() if plugin_arm else None,
+        )
         if item.judge_models and self.judge is not None:
             run.judge_panel = panel_record(item, self._panel_tallies.get(item.id))
         stop_label = getattr(self.policy, "stop_label", None)

@@ -86,7 +86,11 @@ def stack_options(cfg: RunConfig) -> StackOptions:
 
         cache_dir = cfg.cache_dir or default_cache_dir()
     return StackOptions(
-        prompt_cache=cfg.prompt_cache, parallel=cfg.parallel, max_calls=cfg.max_calls, max_cost=cfg.max_cost, cache_dir=cache_dir,
+        prompt_cache=cfg.prompt_cache,
+        parallel=cfg.parallel,
+        max_calls=cfg.max_calls,
+        max_cost=cfg.max_cost,
+        cache_dir=cache_dir,
     )
 
 
@@ -142,8 +146,9 @@ class RunSession:
     needs, the trials (and pairwise judging) run, everything closed, the results graded
     and recorded."""
 
-    def __init__(self, command: str, plugin: str, items: Sequence[EvalItem], opts: SessionOptions, stack: ClientStack,
-                 targets: dict[str, Target] | None = None):
+    def __init__(
+        self, command: str, plugin: str, items: Sequence[EvalItem], opts: SessionOptions, stack: ClientStack, targets: dict[str, Target] | None = None
+    ):
         self.command = command
         self.plugin = plugin
         self.items = items
@@ -181,7 +186,13 @@ class RunSession:
         agents = {name: t.describe() for name, t in self.targets.items()}
         stack = self.stack
         fingerprint = jr.run_fingerprint(
-            self.command, stack.provider, stack.model, stack.judge_model, stack.described, self.items, agents,
+            self.command,
+            stack.provider,
+            stack.model,
+            stack.judge_model,
+            stack.described,
+            self.items,
+            agents,
             _var_digests(self.opts.target_defs, jr.header_salt(path) if resuming else None),
         )
         if resuming:
@@ -212,8 +223,15 @@ class RunSession:
                 recorder = FileStore(self.opts.record_dir).keep
         cfg = self.opts.run
         runner = DualArmRunner(
-            self.targets, RunOptions(parallel=cfg.parallel, abort_after=cfg.abort_after), judge, policy=self.opts.policy,
-            on_trial=self._trial_done, on_item=self._item_done, prior=self.prior, workspaces=self.spaces, recorder=recorder,
+            self.targets,
+            RunOptions(parallel=cfg.parallel, abort_after=cfg.abort_after),
+            judge,
+            policy=self.opts.policy,
+            on_trial=self._trial_done,
+            on_item=self._item_done,
+            prior=self.prior,
+            workspaces=self.spaces,
+            recorder=recorder,
         )
         if self.stack.budget is not None:
             self.stack.budget.on_exhausted = runner.interrupt  # a spent budget stops the run like an interrupt
@@ -273,18 +291,29 @@ class RunSession:
             cache = {"cached_trials": cached, "hits": stack.cache.hits, "calls": stack.cache.misses}
         agents = {name: t.describe() for name, t in self.targets.items() if name != "chat"}
         return RunSettings(
-            parallel=cfg.parallel, abort_after=cfg.abort_after, client=stack.described, targets=agents or None,
+            parallel=cfg.parallel,
+            abort_after=cfg.abort_after,
+            client=stack.described,
+            targets=agents or None,
             workspaces=str(self.opts.workspaces_dir) if self.opts.workspaces_dir is not None and self.spaces is not None else None,
-            reused_trials=runner.reused or None, budget=stack.budget.describe() if stack.budget is not None else None,
-            throttle=stack.throttle_stats(), cache=cache,
+            reused_trials=runner.reused or None,
+            budget=stack.budget.describe() if stack.budget is not None else None,
+            throttle=stack.throttle_stats(),
+            cache=cache,
         )
 
     def _result(self, results: list[ItemResult], runs: list[ItemRun], runner: DualArmRunner) -> RunResult:
         stack = self.stack
         return build_run(
-            self.command, self.plugin, results, provider=stack.provider, model=stack.model, judge_model=stack.judge_model,
+            self.command,
+            self.plugin,
+            results,
+            provider=stack.provider,
+            model=stack.model,
+            judge_model=stack.judge_model,
             settings=self.opts.settings.observed(self._observed(runs, runner)),  # a retry's: the saved run's, with what this run saw
-            incomplete_reason=runner.state.abort_reason, duration_s=self.opts.base_duration_s + time.perf_counter() - self.started,
+            incomplete_reason=runner.state.abort_reason,
+            duration_s=self.opts.base_duration_s + time.perf_counter() - self.started,
         )
 
 
@@ -300,6 +329,8 @@ def _var_digests(defs: dict[str, TargetDef], salt: str | None) -> dict[str, Any]
     names = {n for d in defs.values() for n in ENV_REF.findall(json.dumps(d.spec.model_dump(mode="json"), default=str))}
     salt = salt or secrets.token_hex(16)
     return {"salt": salt, "digests": var_digests(salt, names)}
+
+
 def _needs_judge(item: EvalItem) -> bool:
     """A grader asks the judge, or a case has a simulated user (the judge plays it)."""
     return needs_judge(_all_graders(item)) or any(c.user is not None for c in (item.cases or (item.case_at(0),)))

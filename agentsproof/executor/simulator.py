@@ -72,7 +72,12 @@ class UserSimulator:
         timeout = TIMEOUT_S if left is None else max(1.0, min(TIMEOUT_S, left))
         req = ChatRequest(
             messages=[{"role": "system", "content": _system(user)}, {"role": "user", "content": _transcript(conversation)}],
-            model=self.judge.model, temperature=0.0, max_tokens=self.judge.max_tokens, timeout=timeout, budget=timeout, slot=slot,
+            model=self.judge.model,
+            temperature=0.0,
+            max_tokens=self.judge.max_tokens,
+            timeout=timeout,
+            budget=timeout,
+            slot=slot,
         )
         try:
             resp = await self.judge.client.complete(req)

@@ -31,6 +31,7 @@ class _Line(BaseModel):
     model_config = ConfigDict(extra="ignore")
     trial: TrialResult
 
+
 SPILL_ENV = "AGENTSPROOF_SPILL_AFTER"
 DEFAULT_SPILL_AFTER = 1000
 _RECENT_ARMS = 2

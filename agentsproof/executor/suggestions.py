@@ -58,8 +58,7 @@ def suggestions_for(item: ItemResult) -> list[str]:
         )
     if item.with_arm.errored or item.without_arm.errored:
         out.append(
-            f"{item.with_arm.errored + item.without_arm.errored} trial(s) errored and were left out of the scores; "
-            "re-run them before trusting the grade."
+            f"{item.with_arm.errored + item.without_arm.errored} trial(s) errored and were left out of the scores; re-run them before trusting the grade."
         )
     if item.trials_requested < 5:
         out.append(f"Only {item.trials_requested} trial(s) per arm: use --smoke (5) or --reliable (15) before trusting the grade.")

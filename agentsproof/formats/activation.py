@@ -120,7 +120,8 @@ def load_plugin_suites(plugin_dir: Path) -> PluginSuites:
                 _merge(out, found)
     if not out.suites:
         raise InputError(
-            str(plugin_dir), None,
+            str(plugin_dir),
+            None,
             f"none of its {len(out.skills)} skills has an activation suite (eval.yaml 'activation:' or EVAL.yaml "
             f"skill-used tests); write them with `agentsproof eval-generate --plugin-dir {plugin_dir}`",
         )
@@ -184,10 +185,14 @@ def with_plugin_arm(items: list[Any]) -> list[Any]:
     out = []
     for it in items:
         if it.kind == "case":
-            raise InputError(it.eval_path or it.source_path, "--arms", "the plugin arm is for skills and agents of a plugin (eval / eval-all), not tc-eval cases")
+            raise InputError(
+                it.eval_path or it.source_path, "--arms", "the plugin arm is for skills and agents of a plugin (eval / eval-all), not tc-eval cases"
+            )
         skills = plugin_skills_for(Path(it.source_path))
         if skills is None:
-            raise InputError(it.eval_path or it.source_path, "--arms", f"{it.source_path} is not a skill or agent of a plugin (skills/<name>/SKILL.md, agents/<name>.md)")
+            raise InputError(
+                it.eval_path or it.source_path, "--arms", f"{it.source_path} is not a skill or agent of a plugin (skills/<name>/SKILL.md, agents/<name>.md)"
+            )
         own = it.skill or next((s for s in skills if Path(s.source_path or "").resolve() == Path(it.source_path).resolve()), None)
         installed = [s for s in skills if s.kind == "skill" or s is own]
         out.append(dataclasses.replace(it, arms=(*it.arms, "plugin"), plugin_skills=tuple(installed), skill=own))

@@ -139,7 +139,11 @@ def graders_for(case: DatasetCase) -> list[Any]:
     if case.expected_answer is not None:
         graders.append(DeterministicGrader(type="deterministic", checks={"regexMatch": [answer_pattern(case.expected_answer, case.answer_match)]}))
     if case.expected_tools:
-        graders.append(ToolCallsGrader(type="tool_calls", must_call=sorted(set(case.expected_tools)), min_steps=len(case.expected_tools), max_steps=len(case.expected_tools)))
+        graders.append(
+            ToolCallsGrader(
+                type="tool_calls", must_call=sorted(set(case.expected_tools)), min_steps=len(case.expected_tools), max_steps=len(case.expected_tools)
+            )
+        )
     elif case.expected_answer is None:  # `expected_tools: []` alone: no tool may be called
         graders.append(ToolCallsGrader(type="tool_calls", max_steps=0))
     return graders
@@ -176,11 +180,23 @@ def dataset_items(ds: Dataset, *, skill: tuple[Path, str] | None, trials: int, t
     items = []
     for case in ds.cases:
         item = EvalItem(
-            id=f"case-{case.id}", name=case.id, kind="case", source_path=source, system_prompt=prompt,
-            task_name=case.id, prompt=case.input, graders=graders_for(case), trials=trials, timeout=timeout,
-            threshold=threshold, eval_path=str(ds.path.resolve()), source_sha256=sha256_text(prompt),
+            id=f"case-{case.id}",
+            name=case.id,
+            kind="case",
+            source_path=source,
+            system_prompt=prompt,
+            task_name=case.id,
+            prompt=case.input,
+            graders=graders_for(case),
+            trials=trials,
+            timeout=timeout,
+            threshold=threshold,
+            eval_path=str(ds.path.resolve()),
+            source_sha256=sha256_text(prompt),
             target=target if agent and target is not None else "chat",
-            skill=SkillFile(name=skill[0].parent.name if skill[0].name == "SKILL.md" else skill[0].stem, kind="skill", text=skill[1], source_path=skill[0]) if agent and skill else None,
+            skill=SkillFile(name=skill[0].parent.name if skill[0].name == "SKILL.md" else skill[0].stem, kind="skill", text=skill[1], source_path=skill[0])
+            if agent and skill
+            else None,
         )
         items.append(item if skill else dataclasses.replace(item, arms=("with",)))
     return items
@@ -229,8 +245,14 @@ class JsonlDataset:
             note("cases with expected_tools are graded on the agent's tool calls; a chat trial makes none (run with --target NAME)")
         settings = {"trials": trials, "threshold": threshold, "timeout": timeout, "dataset": display(path)}
         return Loaded(
-            self.name, Path(path), items, Path(path).stem, settings=settings, single_arm=skill is None,
-            skill_path=skill[0] if skill else None, after=lambda run: _explain_run(ds, run),
+            self.name,
+            Path(path),
+            items,
+            Path(path).stem,
+            settings=settings,
+            single_arm=skill is None,
+            skill_path=skill[0] if skill else None,
+            after=lambda run: _explain_run(ds, run),
         )
 
 

@@ -80,9 +80,7 @@ def _skill_file(ref: str, p: Path, src: str) -> Path:
     return skill
 
 
-def items_from_tc_eval(
-    tc: LoadedTCEval, *, trials: int, threshold: float, timeout: float, target: str | None = None
-) -> list[EvalItem]:
+def items_from_tc_eval(tc: LoadedTCEval, *, trials: int, threshold: float, timeout: float, target: str | None = None) -> list[EvalItem]:
     """One item per case; with ``target`` (an agent) each case's files land in the workspace."""
 
     sha = sha256_text(tc.skill_text)
@@ -116,8 +114,12 @@ def items_from_tc_eval(
                 workspace_sha=seed_digest(None, files) if agent else "",
                 skill=skill_file(
                     tc.skill_path.parent.name if tc.skill_path.name == "SKILL.md" else tc.skill_path.stem,
-                    "skill", tc.skill_text, tc.skill_path,
-                ) if agent else None,
+                    "skill",
+                    tc.skill_text,
+                    tc.skill_path,
+                )
+                if agent
+                else None,
             )
         )
     return items

@@ -125,17 +125,13 @@ def _skills_in(folder: Path, root: Path) -> list[Path]:
     if (folder / SKILL_FILE).is_file():
         return [folder / SKILL_FILE]
     return sorted(
-        sub / SKILL_FILE
-        for sub in folder.iterdir()
-        if not sub.name.startswith(".") and sub.is_dir() and _inside(sub, root) and (sub / SKILL_FILE).is_file()
+        sub / SKILL_FILE for sub in folder.iterdir() if not sub.name.startswith(".") and sub.is_dir() and _inside(sub, root) and (sub / SKILL_FILE).is_file()
     )
 
 
 def _agents_in(folder: Path, root: Path) -> list[Path]:
     return sorted(
-        p
-        for p in folder.glob("*.md")
-        if p.is_file() and _inside(p, root) and p.name.lower() not in IGNORED_AGENT_FILES and not p.name.startswith(".")
+        p for p in folder.glob("*.md") if p.is_file() and _inside(p, root) and p.name.lower() not in IGNORED_AGENT_FILES and not p.name.startswith(".")
     )
 
 
@@ -157,9 +153,7 @@ class _Collector:
             if origin == "command":
                 name = f"{name}-command"
             if (kind, name) in self.names:
-                raise InputError(
-                    where, None, f"two {kind}s are named {name!r}: {display(other)} and {display(source)}; rename one (frontmatter name:)"
-                )
+                raise InputError(where, None, f"two {kind}s are named {name!r}: {display(other)} and {display(source)}; rename one (frontmatter name:)")
         self.seen[real] = name
         self.names[(kind, name)] = source
         self.layout.items.append(LayoutItem(kind, name, source, origin))
@@ -320,11 +314,14 @@ def plugin_evals(directory: Path) -> list[Path]:
         from agentsproof.core.notice import note
 
         shown = ", ".join(skipped[:5]) + (f" and {len(skipped) - 5} more" if len(skipped) > 5 else "")
-        note(f"{directory}: no eval file for {shown}: not run (write them with "
-             f"`agentsproof eval-generate --plugin-dir {directory}`, then run eval-all on its output)")
+        note(
+            f"{directory}: no eval file for {shown}: not run (write them with "
+            f"`agentsproof eval-generate --plugin-dir {directory}`, then run eval-all on its output)"
+        )
     if not found:
         raise InputError(
-            str(directory), None,
+            str(directory),
+            None,
             f"no eval.yaml files found below this directory or in the folders of its {len(layout.items)} items; "
             f"write them with `agentsproof eval-generate --plugin-dir {directory}`",
         )
@@ -344,9 +341,7 @@ def discover_evals(directory: str | Path) -> list[Path]:
     from agentsproof.formats.agentevals.items import drop_duplicates
     from agentsproof.formats.registry import discoverable
 
-    found = drop_duplicates(sorted(
-        p for p in d.rglob("*") if p.is_file() and discoverable(p) and "runs" not in p.relative_to(d).parts[:-1]
-    ))
+    found = drop_duplicates(sorted(p for p in d.rglob("*") if p.is_file() and discoverable(p) and "runs" not in p.relative_to(d).parts[:-1]))
     if not found:
         raise InputError(str(d), None, "no eval.yaml files found below this directory")
     return found

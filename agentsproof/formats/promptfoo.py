@@ -77,9 +77,18 @@ def _read(src: str, where: str, ref: str, path: Path) -> str:
 
 CSV_ASSERTS = {
     # promptfoo's __expected prefixes → an assertion type
-    "contains": "contains", "icontains": "icontains", "not-contains": "not-contains", "not-icontains": "not-icontains",
-    "regex": "regex", "starts-with": "starts-with", "equals": "equals", "is-json": "is-json",
-    "llm-rubric": "llm-rubric", "grade": "llm-rubric", "contains-any": "icontains-any", "contains-all": "contains-all",
+    "contains": "contains",
+    "icontains": "icontains",
+    "not-contains": "not-contains",
+    "not-icontains": "not-icontains",
+    "regex": "regex",
+    "starts-with": "starts-with",
+    "equals": "equals",
+    "is-json": "is-json",
+    "llm-rubric": "llm-rubric",
+    "grade": "llm-rubric",
+    "contains-any": "icontains-any",
+    "contains-all": "contains-all",
 }
 
 
@@ -349,18 +358,20 @@ class PromptfooConfig:
             loaded.graders[test.id] = build_graders(src, Path(path), test, skill_name(skill), f"tests[{i}]")
         trials, timeout = request.case_trials(), request.case_timeout()
         prefix = loaded.name + "/" if request.in_plugin else ""
-        items = suite_items(loaded, trials=trials, threshold=request.threshold, timeout=timeout, target=request.target,
-                            targets_file=request.targets_file, prefix=prefix)
+        items = suite_items(
+            loaded, trials=trials, threshold=request.threshold, timeout=timeout, target=request.target, targets_file=request.targets_file, prefix=prefix
+        )
         if len(providers) > 1 and request.target is None:
             missing = next((label for label, model in providers if model is None), None)
             if missing is not None:
                 raise _err(src, "providers", f"{missing!r} names no model (give id PROVIDER:MODEL or config.model)")
-            _say(src, "providers " + ", ".join(f"{label!r} (model {model})" for label, model in providers)
-                 + " each run every case, through the configured provider; the judge is --judge-model / --model")
-            items = [
-                dataclasses.replace(it, id=f"{it.id}@{label}", name=f"{label}/{it.name}", model=model)
-                for label, model in providers for it in items
-            ]
+            _say(
+                src,
+                "providers "
+                + ", ".join(f"{label!r} (model {model})" for label, model in providers)
+                + " each run every case, through the configured provider; the judge is --judge-model / --model",
+            )
+            items = [dataclasses.replace(it, id=f"{it.id}@{label}", name=f"{label}/{it.name}", model=model) for label, model in providers for it in items]
         elif providers:
             _say(src, f"provider {providers[0][0]!r} runs as the configured model (--model / AGENTSPROOF_MODEL)")
         settings = {"trials": trials, "threshold": items[0].threshold, "timeout": timeout, "eval_yaml": src}
@@ -375,8 +386,9 @@ class PromptfooConfig:
                 finally:
                     item.id = own
 
-        return Loaded(self.name, Path(path), items, loaded.name, settings=settings, single_arm=skill is None,
-                      skill_path=skill[0] if skill else None, after=after)
+        return Loaded(
+            self.name, Path(path), items, loaded.name, settings=settings, single_arm=skill is None, skill_path=skill[0] if skill else None, after=after
+        )
 
 
 class _One:

@@ -57,8 +57,8 @@ def _activation_request(name: str, description: str, siblings: list[tuple[str, s
         "skills' territory or just outside this one, a few negatives (unrelated). Every prompt different; none may reuse "
         "the description's wording.\n\n"
         "Reply with YAML only:\n"
-        "should:\n  - {prompt: \"...\", type: explicit|implicit|contextual}\n"
-        "should_not:\n  - {prompt: \"...\", type: near-miss|negative}\n"
+        'should:\n  - {prompt: "...", type: explicit|implicit|contextual}\n'
+        'should_not:\n  - {prompt: "...", type: near-miss|negative}\n'
     )
 
 

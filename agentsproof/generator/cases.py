@@ -166,15 +166,11 @@ def review_cases(config: SkillEvalConfig, source_name: str, source_text: str) ->
         ov = overlap(tasks[i].instruction, source_text)
         if copies(ov):
             where = f"{source_name}'s example" if ov.from_examples * 2 > ov.copied else source_name
-            copied.append(
-                f"{_label(config, i)} copies {ov.fraction:.0%} of its word {NGRAM}-grams ({ov.copied} of {ov.total}) "
-                f"from {where}: \"{ov.quote}\""
-            )
+            copied.append(f'{_label(config, i)} copies {ov.fraction:.0%} of its word {NGRAM}-grams ({ov.copied} of {ov.total}) from {where}: "{ov.quote}"')
     review = CaseReview(keep=keep, notes=notes)
     if copied:
         review.problem = (
-            "; ".join(copied)
-            + f" (the bound is {COPY_BOUND:.0%}). A case must pose a new problem in the user's words, not reuse the file's examples."
+            "; ".join(copied) + f" (the bound is {COPY_BOUND:.0%}). A case must pose a new problem in the user's words, not reuse the file's examples."
         )
     elif len(keep) < MIN_CASES:
         dup = f", after {len(tasks) - len(keep)} near-duplicate{'s' if len(tasks) - len(keep) != 1 else ''} counted once" if len(keep) < len(tasks) else ""

@@ -243,8 +243,7 @@ def run_check(
             cases = len(ev.config.run_tasks())
             item = item_from_eval(ev, trials=max(1, -(-trials // cases)))
             defs = {target_def.name: target_def} if target_def is not None else {}
-            opts = SessionOptions(run=RunConfig(provider=provider, model=model, judge_model=judge_model, parallel=parallel, abort_after=0),
-                                  target_defs=defs)
+            opts = SessionOptions(run=RunConfig(provider=provider, model=model, judge_model=judge_model, parallel=parallel, abort_after=0), target_defs=defs)
             run = run_items("eval", plugin, [item], opts)
         except AgentsproofError as err:
             return CheckOutcome(unusable=str(err))

@@ -171,9 +171,7 @@ def generate_cli(
     )
     if prepared.provider == "local":
         click.echo(LOCAL_NOTE, err=True)
-    outcomes = asyncio.run(
-        generate_all(client, settings, system_prompt, plugin, lambda o: _report(o, settings, plugin))
-    )
+    outcomes = asyncio.run(generate_all(client, settings, system_prompt, plugin, lambda o: _report(o, settings, plugin)))
     done = sum(1 for o in outcomes if o.ok)
     failed = len(outcomes) - done
     weak = [o for o in outcomes if o.ok and o.weak]

@@ -175,8 +175,7 @@ class _Item:
             if text is None:
                 return None
             try:
-                return build_eval(text, out.item, self.settings.trials, provenance(self.plugin, out.item), self.raw_source,
-                                  target=self.settings.target), text
+                return build_eval(text, out.item, self.settings.trials, provenance(self.plugin, out.item), self.raw_source, target=self.settings.target), text
             except InvalidEval as err:
                 self.reject(text, f"invalid: {err}")
                 if attempt == ATTEMPTS:
@@ -256,7 +255,7 @@ class _Item:
         out.error = None
         out.weak = weak
         if weak:
-            body = gen.text[len(provenance(self.plugin, out.item)):]
+            body = gen.text[len(provenance(self.plugin, out.item)) :]
             gen = GeneratedEval(gen.config, provenance(self.plugin, out.item, weak) + body, gen.seeds)
         out.generated = gen
         return out
@@ -317,9 +316,7 @@ class _Item:
         raise AssertionError("unreachable")  # pragma: no cover
 
 
-async def generate_item(
-    client: LLMClient, settings: GenerateSettings, system_prompt: str, plugin: Plugin, item: PluginItem
-) -> ItemOutcome:
+async def generate_item(client: LLMClient, settings: GenerateSettings, system_prompt: str, plugin: Plugin, item: PluginItem) -> ItemOutcome:
     """Ask for the item's eval, validate and check it; never raises for the item's own problems."""
     outcome = await _Item(client, settings, plugin, ItemOutcome(item)).run(system_prompt)
     if settings.activation and outcome.ok and item.kind == "skill":
@@ -347,8 +344,7 @@ async def add_activation(client: LLMClient, settings: GenerateSettings, plugin: 
 
     item = outcome.item
     siblings = [(o.name, _description(o)) for o in plugin.items if o.kind == "skill" and o.name != item.name]
-    got = await generate_suite(client, settings.model, item.name, _description(item) or item.name, siblings,
-                               settings.check_retries, CALL_TIMEOUT_S)
+    got = await generate_suite(client, settings.model, item.name, _description(item) or item.name, siblings, settings.check_retries, CALL_TIMEOUT_S)
     outcome.calls += got.calls
     outcome.usage = outcome.usage + got.usage
     gen = outcome.generated

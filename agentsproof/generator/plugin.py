@@ -58,7 +58,6 @@ class Plugin:
                 continue
         return path.name
 
-
     def source_label(self, path: Path) -> str:
         """``<folder>/<path inside it>``: the plugin folder, else the repository root, named
         with the folder that really holds ``path`` (so the label is a path that exists)."""

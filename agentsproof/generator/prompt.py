@@ -68,9 +68,7 @@ def item_request(item: PluginItem, source_text: str, trials: int, target: str | 
 def correction_request(field: str, message: str) -> str:
     """The follow-up message after a reply that failed validation."""
     return (
-        "That eval.yaml does not pass validation:\n"
-        f"  {field}: {message}\n"
-        "Send the corrected, complete eval.yaml again: the YAML document only, no commentary."
+        f"That eval.yaml does not pass validation:\n  {field}: {message}\nSend the corrected, complete eval.yaml again: the YAML document only, no commentary."
     )
 
 

@@ -66,9 +66,7 @@ def _assertion_prompt(task: str, assertion: str, response: str) -> str:
 
 
 async def _one(assertion: str, response: str, judge: Judge, task: str) -> tuple[CheckResult, Usage]:
-    (passed, evidence), usage, _ = await judge_json(
-        judge, ASSERTION_SYSTEM, _assertion_prompt(task, assertion, response), ASSERTION_SCHEMA, _validate
-    )
+    (passed, evidence), usage, _ = await judge_json(judge, ASSERTION_SYSTEM, _assertion_prompt(task, assertion, response), ASSERTION_SCHEMA, _validate)
     return CheckResult(kind="assertion", target=assertion, passed=passed, evidence=evidence), usage
 
 
@@ -89,9 +87,7 @@ async def grade_assertions(response: str, spec: AssertionsGrader, judge: Judge, 
             checks.append(res[0])
             usage = usage + res[1]
     if errors:
-        return GraderResult(
-            type="assertions", weight=spec.weight, errored=True, error="; ".join(errors), checks=checks, usage=usage
-        )
+        return GraderResult(type="assertions", weight=spec.weight, errored=True, error="; ".join(errors), checks=checks, usage=usage)
     score = sum(c.passed for c in checks) / len(checks)
     return GraderResult(type="assertions", weight=spec.weight, score=score, checks=checks, usage=usage)
 
@@ -113,6 +109,11 @@ def to_agentevals(spec: AssertionsGrader, case: ConvertCase) -> list[Any]:
 
 
 GRADER = GraderKind(
-    type="assertions", config=AssertionsGrader, grade=grade, judged=True, judge_texts=lambda spec: list(spec.assertions),
-    lint=lint, to_agentevals=to_agentevals,
+    type="assertions",
+    config=AssertionsGrader,
+    grade=grade,
+    judged=True,
+    judge_texts=lambda spec: list(spec.assertions),
+    lint=lint,
+    to_agentevals=to_agentevals,
 )

@@ -121,6 +121,11 @@ def to_agentevals(spec: DeterministicGrader, case: ConvertCase) -> list[Any]:
 
 
 GRADER = GraderKind(
-    type="deterministic", config=DeterministicGrader, grade=grade, lint=lint, to_agentevals=to_agentevals,
-    grade_answer=lambda answer, spec: grade_deterministic(answer, spec), logged=False,
+    type="deterministic",
+    config=DeterministicGrader,
+    grade=grade,
+    lint=lint,
+    to_agentevals=to_agentevals,
+    grade_answer=lambda answer, spec: grade_deterministic(answer, spec),
+    logged=False,
 )

@@ -39,8 +39,6 @@ def _globs(items: list[str]) -> list[str]:
     return out
 
 
-
-
 class FilesGrader(Strict):
     """Files the agent must (not) leave in its workspace, and what they must hold.
 
@@ -208,9 +206,7 @@ def _json_valid(e: Entry) -> tuple[bool, str]:
     return True, f"{e.rel} is valid JSON ({human_size(len(data))})"
 
 
-def _over_files(
-    ws: Workspace, pattern: str, count: int, evaluate: Callable[[Entry], list[tuple[bool, str]]]
-) -> list[list[tuple[bool, str]]]:
+def _over_files(ws: Workspace, pattern: str, count: int, evaluate: Callable[[Entry], list[tuple[bool, str]]]) -> list[list[tuple[bool, str]]]:
     """For each of ``count`` checks, its (passed, evidence) on every file ``pattern`` matches."""
     entries = ws.match(pattern)
     files = [e for e in entries if not e.is_dir]
@@ -299,5 +295,4 @@ def lint(spec: FilesGrader, case: LintCase) -> Iterator[LintFact]:
     yield from (Presence(p, False, f"{where}.absent[{i}]") for i, p in enumerate(spec.absent))
 
 
-GRADER = GraderKind(type="files", config=FilesGrader, grade=grade, agent_only=True, lint=lint, to_agentevals=typed_assertion,
-                     reads_workspace=True)
+GRADER = GraderKind(type="files", config=FilesGrader, grade=grade, agent_only=True, lint=lint, to_agentevals=typed_assertion, reads_workspace=True)

@@ -19,6 +19,7 @@ from agentsproof.model.results import CheckResult, GraderResult
 
 __all__ = ["Judge", "JudgeError", "TrialContext", "grade_all", "combine", "failed_gate", "needs_judge"]
 
+
 def needs_judge(graders: Sequence[GraderSpec]) -> bool:
     """True when a grader asks the LLM judge (the run then builds one)."""
     return any(kind(g.type).judged for g in graders)

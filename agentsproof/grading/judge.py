@@ -52,8 +52,13 @@ class PanelTally:
 
     def as_dict(self, models: tuple[str, ...], combine: str) -> dict[str, Any]:
         """The tally for the report: the panel's models, how verdicts combine, the counts and the disagreement rate (None before any verdict)."""
-        return {"models": list(models), "combine": combine, "verdicts": self.verdicts, "disagreements": self.disagreements,
-                "disagreement_rate": self.disagreements / self.verdicts if self.verdicts else None}
+        return {
+            "models": list(models),
+            "combine": combine,
+            "verdicts": self.verdicts,
+            "disagreements": self.disagreements,
+            "disagreement_rate": self.disagreements / self.verdicts if self.verdicts else None,
+        }
 
 
 SCORE_SPREAD = 0.25
@@ -164,9 +169,9 @@ async def judge_json(
     """Ask for JSON, validate it; returns (validated value, usage, raw replies). A panel
     asks each of its models and combines their verdicts (:func:`combine_verdicts`)."""
     if judge.panel:
-        results = await asyncio.gather(*(
-            judge_json(dataclasses.replace(judge, model=m, panel=(), tally=None), system, user, schema, validate) for m in judge.panel
-        ))
+        results = await asyncio.gather(
+            *(judge_json(dataclasses.replace(judge, model=m, panel=(), tally=None), system, user, schema, validate) for m in judge.panel)
+        )
         value, disagreed = combine_verdicts([r[0] for r in results], judge.combine)
         if judge.tally is not None:
             judge.tally.verdicts += 1

@@ -75,9 +75,7 @@ def _rubric_prompt(task: str, rubric: str, response: str) -> str:
 async def grade_rubric(response: str, spec: LLMRubricGrader, judge: Judge, task: str) -> GraderResult:
     """The judge's 0–1 score of ``response`` against the rubric; errored when the judge gives no valid verdict."""
     try:
-        (score, reasoning), usage, _ = await judge_json(
-            judge, RUBRIC_SYSTEM, _rubric_prompt(task, spec.rubric, response), RUBRIC_SCHEMA, _validate
-        )
+        (score, reasoning), usage, _ = await judge_json(judge, RUBRIC_SYSTEM, _rubric_prompt(task, spec.rubric, response), RUBRIC_SCHEMA, _validate)
     except JudgeError as err:
         return GraderResult(type="llm_rubric", weight=spec.weight, errored=True, error=str(err))
     except Exception as err:  # noqa: BLE001 - never an exception out of a grader
@@ -104,6 +102,11 @@ def to_agentevals(spec: LLMRubricGrader, case: ConvertCase) -> list[Any]:
 
 
 GRADER = GraderKind(
-    type="llm_rubric", config=LLMRubricGrader, grade=grade, judged=True, judge_texts=lambda spec: [spec.rubric],
-    lint=lint, to_agentevals=to_agentevals,
+    type="llm_rubric",
+    config=LLMRubricGrader,
+    grade=grade,
+    judged=True,
+    judge_texts=lambda spec: [spec.rubric],
+    lint=lint,
+    to_agentevals=to_agentevals,
 )

@@ -48,7 +48,7 @@ PAIRWISE_SCHEMA: dict[str, Any] = {
 PAIRWISE_SYSTEM = (
     "You compare two AI assistant answers to the same request. Judge only what the answers contain; "
     "neither the order nor the length of an answer makes it better. Reply with a JSON object: a short "
-    "'reasoning' string, then 'better': \"A\", \"B\" or \"tie\" when neither is clearly better."
+    '\'reasoning\' string, then \'better\': "A", "B" or "tie" when neither is clearly better.'
 )
 DEFAULT_CRITERIA = "Which answer serves the user's request better: correct, complete and useful for this request."
 
@@ -56,7 +56,7 @@ DEFAULT_CRITERIA = "Which answer serves the user's request better: correct, comp
 def _validate(obj: dict[str, Any]) -> tuple[str, str]:
     value = obj.get("better")
     if not isinstance(value, str) or value.strip().upper() not in ("A", "B", "TIE"):
-        raise ValueError("'better' must be \"A\", \"B\" or \"tie\"")
+        raise ValueError('\'better\' must be "A", "B" or "tie"')
     v = value.strip().upper()
     return ("tie" if v == "TIE" else v), verdict_text(obj.get("reasoning", ""))
 
@@ -112,9 +112,9 @@ async def judge_pair(judge: Judge, spec: PairwiseGrader, task: str, with_answer:
 
 async def judge_pair_panel(judge: Judge, models: tuple[str, ...], spec: PairwiseGrader, task: str, with_answer: str, without_answer: str) -> PairVerdict:
     """Each panel model asked both orders (:func:`judge_pair`), their verdicts combined by majority."""
-    members = await asyncio.gather(*(
-        judge_pair(dataclasses.replace(judge, model=m, panel=(), tally=None), spec, task, with_answer, without_answer) for m in models
-    ))
+    members = await asyncio.gather(
+        *(judge_pair(dataclasses.replace(judge, model=m, panel=(), tally=None), spec, task, with_answer, without_answer) for m in models)
+    )
     members = [dataclasses.replace(v, model=m) for m, v in zip(models, members, strict=True)]
     usage = Usage()
     for v in members:

@@ -74,9 +74,7 @@ class ScriptGrader(Strict):
     """
 
     type: Literal["script"]
-    run: str | list[Annotated[str, Field(min_length=1)]] | None = Field(
-        None, description="A shell command (run with sh -c), or an argv list. Alias: command."
-    )
+    run: str | list[Annotated[str, Field(min_length=1)]] | None = Field(None, description="A shell command (run with sh -c), or an argv list. Alias: command.")
     script: str | None = Field(
         None, description="A script file relative to the workspace, run by its extension (.py with python3, .sh with sh, .js with node)."
     )
@@ -84,7 +82,11 @@ class ScriptGrader(Strict):
         "none", description="What the command reads on stdin: nothing, the answer, or agentv's JSON payload {output, answer}."
     )
     timeout: float = Field(
-        60.0, gt=0, le=MAX_SCRIPT_TIMEOUT, strict=False, allow_inf_nan=False,
+        60.0,
+        gt=0,
+        le=MAX_SCRIPT_TIMEOUT,
+        strict=False,
+        allow_inf_nan=False,
         description="Seconds; capped by the trial's timeout. The command and all it started are stopped then.",
     )
     weight: float = Field(1.0, gt=0, le=MAX_WEIGHT, strict=True, allow_inf_nan=False, description="Relative weight in the trial score.")
@@ -275,8 +277,7 @@ async def grade_script(spec: ScriptGrader, ctx: TrialContext) -> GraderResult:
         if ctx.eval_dir is not None:
             env["AGENTSPROOF_EVAL_DIR"] = str(ctx.eval_dir)
         try:
-            run = await run_group(spec.argv(ctx.eval_dir), cwd=folder, env=env, stdin_text=_stdin(spec, ctx.answer),
-                                  timeout=timeout, keep_tail=TAIL_BYTES)
+            run = await run_group(spec.argv(ctx.eval_dir), cwd=folder, env=env, stdin_text=_stdin(spec, ctx.answer), timeout=timeout, keep_tail=TAIL_BYTES)
         except TargetError as err:
             return _errored(spec, f"{err} (from {spec.shown()})")
     except OSError as err:  # no room for the answer file
@@ -288,8 +289,7 @@ async def grade_script(spec: ScriptGrader, ctx: TrialContext) -> GraderResult:
     if run.stdout_cut:  # the score is on the last line: read it from the tail
         tail = run.stdout_tail.decode("utf-8", errors="replace").split("\n", 1)[-1]
         obj = _verdict(tail, whole=False)
-        note = (f" (stdout was {run.stdout_bytes:,} bytes; its first {MAX_OUTPUT_BYTES:,} and last {len(run.stdout_tail):,} "
-                "were kept)")
+        note = f" (stdout was {run.stdout_bytes:,} bytes; its first {MAX_OUTPUT_BYTES:,} and last {len(run.stdout_tail):,} were kept)"
         if obj is not None:
             return _from_json(spec, obj, run.returncode)
         return _from_exit(spec, run.returncode, tail, "\n".join(line for _, line in run.stderr), note)
@@ -329,9 +329,12 @@ def lint(spec: ScriptGrader, case: LintCase) -> Iterator[LintFact]:
     if spec.script is None:
         rel = _run_file(spec.run) if spec.run is not None else None
         if rel is not None and case.agent_mode and not (seed is not None and (seed / rel).is_file()):
-            yield Finding(f"{where}.run", "missing-file",
-                          f"runs {rel!r} in the workspace, and the workspace seed has no such file: the grader fails unless the agent writes it",
-                          "add it to the workspace: folder, or use 'script:' with the file beside the eval file")
+            yield Finding(
+                f"{where}.run",
+                "missing-file",
+                f"runs {rel!r} in the workspace, and the workspace seed has no such file: the grader fails unless the agent writes it",
+                "add it to the workspace: folder, or use 'script:' with the file beside the eval file",
+            )
         return
     beside = case.eval_path.parent / spec.script
     seeded = seed / spec.script if seed is not None else None
@@ -352,6 +355,12 @@ def to_agentevals(spec: ScriptGrader, case: ConvertCase) -> list[Any]:
 
 
 GRADER = GraderKind(
-    type="script", config=ScriptGrader, grade=grade, runs_last=True, rewrite=_skillgrade_forms, lint=lint, to_agentevals=to_agentevals,
+    type="script",
+    config=ScriptGrader,
+    grade=grade,
+    runs_last=True,
+    rewrite=_skillgrade_forms,
+    lint=lint,
+    to_agentevals=to_agentevals,
     reads_workspace=True,
 )

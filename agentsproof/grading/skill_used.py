@@ -22,13 +22,10 @@ class SkillUsedGrader(Strict):
     weight: float = Field(1.0, gt=0, le=MAX_WEIGHT, strict=True, allow_inf_nan=False, description="Relative weight in the trial score.")
 
 
-
 def grade_skill_used(spec: SkillUsedGrader, ctx: TrialContext) -> GraderResult:
     """Pass when the agent's use of the skill is what ``expected`` says; errored when the target cannot tell."""
     if ctx.skill_used is None:
-        return GraderResult(
-            type="skill_used", weight=spec.weight, errored=True, error="the target cannot tell whether the skill was used"
-        )
+        return GraderResult(type="skill_used", weight=spec.weight, errored=True, error="the target cannot tell whether the skill was used")
     name = repr(ctx.skill_name) if ctx.skill_name else "the skill"
     evidence = f"the agent {'used' if ctx.skill_used else 'did not use'} {name}"
     passed = ctx.skill_used == spec.expected
@@ -48,6 +45,10 @@ def to_agentevals(spec: SkillUsedGrader, case: ConvertCase) -> list[Any]:
 
 
 GRADER = GraderKind(
-    type="skill_used", config=SkillUsedGrader, grade=grade, agent_only=True, to_agentevals=to_agentevals,
+    type="skill_used",
+    config=SkillUsedGrader,
+    grade=grade,
+    agent_only=True,
+    to_agentevals=to_agentevals,
     oracle_checked=False,  # a reference command loads no skill
 )

@@ -33,9 +33,7 @@ class ToolCallsGrader(Strict):
     must_not_call: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list, description="Tools that must never be called.")
     max_steps: int | None = Field(None, ge=0, strict=True, description="At most this many tool calls.")
     min_steps: int | None = Field(None, ge=0, strict=True, description="At least this many tool calls.")
-    sequence: list[Annotated[str, Field(min_length=1)]] = Field(
-        default_factory=list, description="Tools called in this order (other calls may come between)."
-    )
+    sequence: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list, description="Tools called in this order (other calls may come between).")
     weight: float = Field(1.0, gt=0, le=MAX_WEIGHT, strict=True, allow_inf_nan=False, description="Relative weight in the trial score.")
 
     @field_validator("must_call", "must_not_call", "sequence", mode="before")
@@ -50,7 +48,6 @@ class ToolCallsGrader(Strict):
         if self.max_steps is not None and self.min_steps is not None and self.min_steps > self.max_steps:
             raise FieldError("min_steps", f"{self.min_steps} is more than max_steps ({self.max_steps})")
         return self
-
 
 
 def grade_tool_calls(spec: ToolCallsGrader, ctx: TrialContext) -> GraderResult:
@@ -89,11 +86,19 @@ def lint(spec: ToolCallsGrader, case: LintCase) -> Iterator[LintFact]:
                 yield Finding(f"{where}.{key}[{i}]", "impossible-check", f"{name!r} must be called and is in must_not_call", "remove it from one of the two")
     need = max(len(set(spec.must_call)), len(spec.sequence))
     if spec.max_steps is not None and need > spec.max_steps:
-        yield Finding(f"{where}.max_steps", "impossible-check", f"{spec.max_steps} steps cannot hold the {need} calls must_call/sequence require",
-                      f"raise max_steps to at least {need}")
+        yield Finding(
+            f"{where}.max_steps",
+            "impossible-check",
+            f"{spec.max_steps} steps cannot hold the {need} calls must_call/sequence require",
+            f"raise max_steps to at least {need}",
+        )
 
 
 GRADER = GraderKind(
-    type="tool_calls", config=ToolCallsGrader, grade=grade, lint=lint, to_agentevals=typed_assertion,
+    type="tool_calls",
+    config=ToolCallsGrader,
+    grade=grade,
+    lint=lint,
+    to_agentevals=typed_assertion,
     oracle_checked=False,  # a reference command leaves no trajectory
 )

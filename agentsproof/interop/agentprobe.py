@@ -18,7 +18,7 @@ from typing import Any
 def _case_id(item: Any) -> str:
     ident: str = item.id
     if item.kind == "case" and ident.startswith("case-"):
-        return ident[len("case-"):]
+        return ident[len("case-") :]
     return ident
 
 
@@ -42,21 +42,35 @@ def agentprobe_report(path: Path) -> dict[str, Any]:
     for item in run.items:
         for t in sorted(item.with_arm.trials, key=lambda t: t.index):
             errored = t.status == "errored"
-            results.append({
-                "case_id": _case_id(item), "passed": bool(t.passed) and not errored, "answer": t.response,
-                "tools_used": [s.name for s in t.trajectory], "latency_ms": round(t.latency_s * 1000, 3),
-                "failure_reasons": [] if errored or t.passed else _reasons(t), "error": t.error, "errored": errored,
-            })
+            results.append(
+                {
+                    "case_id": _case_id(item),
+                    "passed": bool(t.passed) and not errored,
+                    "answer": t.response,
+                    "tools_used": [s.name for s in t.trajectory],
+                    "latency_ms": round(t.latency_s * 1000, 3),
+                    "failure_reasons": [] if errored or t.passed else _reasons(t),
+                    "error": t.error,
+                    "errored": errored,
+                }
+            )
     summaries = []
     for item in run.items:
         group = [r for r in results if r["case_id"] == _case_id(item)]
         scored = [r for r in group if not r["errored"]]
         passed = sum(1 for r in scored if r["passed"])
         lat = [r["latency_ms"] for r in scored]
-        summaries.append({
-            "case_id": _case_id(item), "runs": len(group), "passed": passed, "pass_rate": passed / len(scored) if scored else 0.0,
-            "avg_latency_ms": sum(lat) / len(lat) if lat else None, "flaky": 0 < passed < len(scored), "errored": len(group) - len(scored),
-        })
+        summaries.append(
+            {
+                "case_id": _case_id(item),
+                "runs": len(group),
+                "passed": passed,
+                "pass_rate": passed / len(scored) if scored else 0.0,
+                "avg_latency_ms": sum(lat) / len(lat) if lat else None,
+                "flaky": 0 < passed < len(scored),
+                "errored": len(group) - len(scored),
+            }
+        )
     scored_all = [r for r in results if not r["errored"]]
     stamp = run.created_at.replace("-", "").replace(":", "").split("+")[0]
     config = run.settings.get("config") or {}

@@ -57,7 +57,9 @@ def trajectory(run: RunResult, item_id: str, target: str, trial: TrialResult) ->
         cid = f"call_{i}"
         raw[cid] = call.arguments
         step: dict[str, Any] = {
-            "step_id": len(steps) + 1, "source": "agent", "message": "",
+            "step_id": len(steps) + 1,
+            "source": "agent",
+            "message": "",
             "tool_calls": [{"tool_call_id": cid, "function_name": call.name, "arguments": _arguments(call.arguments)}],
             "observation": {"results": [{"source_call_id": cid, "content": call.result}]},
         }
@@ -73,15 +75,26 @@ def trajectory(run: RunResult, item_id: str, target: str, trial: TrialResult) ->
         metrics["extra"] = {"cache_creation_input_tokens": u.cache_write_tokens}
     steps.append({"step_id": len(steps) + 1, "source": "agent", "message": trial.response, "metrics": metrics})
     final: dict[str, Any] = {
-        "total_prompt_tokens": u.prompt_tokens, "total_completion_tokens": u.completion_tokens,
-        "total_cached_tokens": u.cache_read_tokens, "total_steps": len(steps),
+        "total_prompt_tokens": u.prompt_tokens,
+        "total_completion_tokens": u.completion_tokens,
+        "total_cached_tokens": u.cache_read_tokens,
+        "total_steps": len(steps),
     }
     if trial.cost_usd is not None:
         final["total_cost_usd"] = trial.cost_usd
     ours = {
-        "item": item_id, "arm": trial.arm, "index": trial.index, "case": trial.case, "status": trial.status, "error": trial.error,
-        "score": trial.score, "passed": trial.passed, "skill_used": trial.skill_used, "latency_s": trial.latency_s,
-        "files": [f.model_dump(mode="json") for f in trial.files], "arguments": raw,
+        "item": item_id,
+        "arm": trial.arm,
+        "index": trial.index,
+        "case": trial.case,
+        "status": trial.status,
+        "error": trial.error,
+        "score": trial.score,
+        "passed": trial.passed,
+        "skill_used": trial.skill_used,
+        "latency_s": trial.latency_s,
+        "files": [f.model_dump(mode="json") for f in trial.files],
+        "arguments": raw,
     }
     return {
         "schema_version": SCHEMA_VERSION,
@@ -219,17 +232,24 @@ def read_trajectory(path: Path, src: str) -> Imported:
                 raise InputError(src, f"{at}.tool_calls[{j}].function_name", "must be a non-empty string")
             cid = call.get("tool_call_id")
             args = raw_args.get(cid) if isinstance(cid, str) and isinstance(raw_args.get(cid), str) else _text(call.get("arguments") or {})
-            calls.append(ToolCall(
-                name=call["function_name"], arguments=args, result=results.get(cid, ""),
-                latency_s=_number(extra.get("latency_s")), ok=extra.get("ok") if isinstance(extra.get("ok"), bool) else None,
-            ))
+            calls.append(
+                ToolCall(
+                    name=call["function_name"],
+                    arguments=args,
+                    result=results.get(cid, ""),
+                    latency_s=_number(extra.get("latency_s")),
+                    ok=extra.get("ok") if isinstance(extra.get("ok"), bool) else None,
+                )
+            )
         if message:
             answer = message  # the last agent message is the final answer
         m = step.get("metrics")
         if isinstance(m, dict):
             usage = usage + Usage(
-                prompt_tokens=_int(m.get("prompt_tokens")), completion_tokens=_int(m.get("completion_tokens")),
-                total_tokens=_int(m.get("prompt_tokens")) + _int(m.get("completion_tokens")), cache_read_tokens=_int(m.get("cached_tokens")),
+                prompt_tokens=_int(m.get("prompt_tokens")),
+                completion_tokens=_int(m.get("completion_tokens")),
+                total_tokens=_int(m.get("prompt_tokens")) + _int(m.get("completion_tokens")),
+                cache_read_tokens=_int(m.get("cached_tokens")),
                 cache_write_tokens=_int(_dict(m.get("extra")).get("cache_creation_input_tokens")),
             )
             if isinstance(m.get("cost_usd"), (int, float)) and not isinstance(m.get("cost_usd"), bool):
@@ -245,8 +265,15 @@ def read_trajectory(path: Path, src: str) -> Imported:
 
     arm = ours.get("arm") if ours.get("arm") in ("with", "without") else "with"
     trial = TrialResult(
-        index=_int(ours.get("index")), arm=arm, case=ours.get("case") if isinstance(ours.get("case"), str) else None,
-        status="scored", response=answer, usage=usage, cost_usd=cost if costed else None, trajectory=calls, files=files,
+        index=_int(ours.get("index")),
+        arm=arm,
+        case=ours.get("case") if isinstance(ours.get("case"), str) else None,
+        status="scored",
+        response=answer,
+        usage=usage,
+        cost_usd=cost if costed else None,
+        trajectory=calls,
+        files=files,
         skill_used=ours.get("skill_used") if isinstance(ours.get("skill_used"), bool) else None,
         latency_s=_number(ours.get("latency_s")) or 0.0,
         log=[LogEvent(t=0.0, role="system", text=system), LogEvent(t=0.0, role="user", text=user), LogEvent(t=0.0, role="assistant", text=answer)],

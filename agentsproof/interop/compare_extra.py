@@ -56,8 +56,12 @@ def last_runs(folder: Path, n: int) -> tuple[Path, Path]:
     if len(folders) > 1:  # several plugins: ask which, never pick one silently
         names = sorted({f"{p.parent.parent.parent.name}/{p.name}" for p in copies})
         shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
-        raise InputError(display(folder), "--last", f"holds runs of {len(folders)} plugins ({shown}); give the folder of one "
-                         f"(compare --last {n} {display(folders[0])}) or two files (compare BEFORE AFTER)")
+        raise InputError(
+            display(folder),
+            "--last",
+            f"holds runs of {len(folders)} plugins ({shown}); give the folder of one "
+            f"(compare --last {n} {display(folders[0])}) or two files (compare BEFORE AFTER)",
+        )
     newest = max(copies, key=key)
     report = newest.parent.parent  # <report folder>/history
     same = sorted((p for p in copies if p.parent.parent == report and p.name == newest.name), key=key)

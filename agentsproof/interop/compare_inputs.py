@@ -79,9 +79,18 @@ def load_any(path: Path) -> RunResult:
 def _case(case_id: str, trials: list[TrialResult], source: str, threshold: float = 1.0) -> ItemResult:
     arm = ArmResult(arm="with", system_prompt_kind="agent", trials=trials).summarize()
     item = ItemResult(
-        id=f"case-{case_id}", name=case_id, kind="case", source_path=source, source_sha256="", task_name=case_id,
-        instruction="", threshold=threshold, trials_requested=len(trials), with_arm=arm,
-        without_arm=ArmResult(arm="without", system_prompt_kind="baseline"), pass_rate=arm.pass_rate,
+        id=f"case-{case_id}",
+        name=case_id,
+        kind="case",
+        source_path=source,
+        source_sha256="",
+        task_name=case_id,
+        instruction="",
+        threshold=threshold,
+        trials_requested=len(trials),
+        with_arm=arm,
+        without_arm=ArmResult(arm="without", system_prompt_kind="baseline"),
+        pass_rate=arm.pass_rate,
     )
     from agentsproof.stats.single_arm import grade_single_arm
 
@@ -113,19 +122,32 @@ def from_agentprobe(data: dict[str, Any], src: str) -> RunResult:
         trials = by_case.setdefault(r["case_id"], [])
         errored = bool(r.get("errored"))
         reasons = [str(x) for x in r.get("failure_reasons") or []]
-        trials.append(TrialResult(
-            index=len(trials), arm="with", status="errored" if errored else "scored",
-            error=_str(r.get("error")) or ("; ".join(reasons) if errored else None),
-            response=_str(r.get("answer")), latency_s=float(r.get("latency_ms") or 0) / 1000,
-            score=None if errored else (1.0 if r["passed"] else 0.0), passed=None if errored else r["passed"],
-            log=[], graders=[],
-        ))
+        trials.append(
+            TrialResult(
+                index=len(trials),
+                arm="with",
+                status="errored" if errored else "scored",
+                error=_str(r.get("error")) or ("; ".join(reasons) if errored else None),
+                response=_str(r.get("answer")),
+                latency_s=float(r.get("latency_ms") or 0) / 1000,
+                score=None if errored else (1.0 if r["passed"] else 0.0),
+                passed=None if errored else r["passed"],
+                log=[],
+                graders=[],
+            )
+        )
     config = data.get("agent_config") or {}
     if not isinstance(config, dict):
         raise InputError(src, "agent_config", "must be an object")
     items = [_case(cid, trials, src) for cid, trials in by_case.items()]
-    return _run(_str(data.get("dataset")), items, "agentprobe", _str(data.get("adapter")), _str(data.get("started_at")),
-                RunSettings(baseline="none", config={str(k): str(v) for k, v in config.items()}, source_format="agentprobe", run_id=_str(data.get("run_id"))))
+    return _run(
+        _str(data.get("dataset")),
+        items,
+        "agentprobe",
+        _str(data.get("adapter")),
+        _str(data.get("started_at")),
+        RunSettings(baseline="none", config={str(k): str(v) for k, v in config.items()}, source_format="agentprobe", run_id=_str(data.get("run_id"))),
+    )
 
 
 def from_agentv(text: str, src: str) -> RunResult:
@@ -154,13 +176,18 @@ def from_agentv(text: str, src: str) -> RunResult:
         usage = row.get("token_usage") or {}
         tokens = (int(usage.get("input") or 0), int(usage.get("output") or 0)) if isinstance(usage, dict) else (0, 0)
         trials = by_case.setdefault(row["test_id"], [])
-        trials.append(TrialResult(
-            index=len(trials), arm="with", status="errored" if errored else "scored",
-            error=(_str(row.get("error")) or f"execution_status {status or 'missing'}") if errored else None,
-            latency_s=float(row.get("duration_ms") or 0) / 1000,
-            usage=Usage(prompt_tokens=tokens[0], completion_tokens=tokens[1], total_tokens=sum(tokens)),
-            score=None if errored or not isinstance(score, (int, float)) else float(score), passed=None if errored else passed,
-        ))
+        trials.append(
+            TrialResult(
+                index=len(trials),
+                arm="with",
+                status="errored" if errored else "scored",
+                error=(_str(row.get("error")) or f"execution_status {status or 'missing'}") if errored else None,
+                latency_s=float(row.get("duration_ms") or 0) / 1000,
+                usage=Usage(prompt_tokens=tokens[0], completion_tokens=tokens[1], total_tokens=sum(tokens)),
+                score=None if errored or not isinstance(score, (int, float)) else float(score),
+                passed=None if errored else passed,
+            )
+        )
     if not by_case:
         raise InputError(src, None, "has no result lines")
     items = [_case(cid, trials, src) for cid, trials in by_case.items()]

@@ -92,7 +92,9 @@ def evals_json_to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[str]]:
     name = tc_eval_name(tc)
     standard = tc.skill_path.resolve() == (path.resolve().parent.parent / "SKILL.md") or tc.skill_path.resolve() == path.resolve().parent / "SKILL.md"
     if not standard:
-        warnings.append(f"skill_name: {tc.config.skill_name!r} is not kept; an EVAL.yaml finds skills/<name>/SKILL.md above its evals/ folder, else give --skill")
+        warnings.append(
+            f"skill_name: {tc.config.skill_name!r} is not kept; an EVAL.yaml finds skills/<name>/SKILL.md above its evals/ folder, else give --skill"
+        )
     tests = []
     for lc in tc.cases:
         case = lc.case
@@ -224,7 +226,9 @@ def eval_yaml_to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[str]]:
     tasks = cfg.run_tasks()
     if cfg.tasks and len(cfg.tasks) > len(tasks):  # version 1: its first task is what it means
         left = len(cfg.tasks) - len(tasks)
-        warnings.append(f"tasks[1]: a version 1 eval.yaml runs its first task only (unless --all-tasks); the other {left} are left out (make it version: \"2\" to keep them)")
+        warnings.append(
+            f'tasks[1]: a version 1 eval.yaml runs its first task only (unless --all-tasks); the other {left} are left out (make it version: "2" to keep them)'
+        )
     for key in ("defaults", "workspace"):
         if key in cfg.model_fields_set:
             warnings.append(f"{key}: EVAL.yaml has no such field (give --trials, --threshold on the command line)")

@@ -166,8 +166,6 @@ def parse_message(raw: bytes, *, judge: bool) -> tuple[str, Usage, list[dict[str
     return verdict if verdict is not None else "".join(texts), usage, calls, model[:MAX_NAME_CHARS], write_1h
 
 
-
-
 def _error_text(raw: bytes) -> tuple[str, str]:
     """(error type, message) of an error body; the body's start as text when it is not the API's JSON."""
     try:

@@ -18,6 +18,7 @@ from agentsproof.model.results import Usage
 @dataclass
 class ChatRequest:
     """What one chat completion is asked for: messages, model and sampling, timeouts and the trial slot."""
+
     messages: list[dict[str, str]]
     model: str
     temperature: float | None = None
@@ -41,6 +42,7 @@ class ChatRequest:
 @dataclass
 class ChatResponse:
     """One chat completion: its text, token usage, latency in seconds, cost in USD (None: unknown) and tool calls."""
+
     text: str
     usage: Usage = field(default_factory=Usage)
     latency_s: float = 0.0

@@ -30,6 +30,7 @@ DEFAULT_OUTPUT_TOKENS = 1024
 
 class BudgetExhausted(LLMError):
     """A call refused because it would cross ``--max-calls`` or ``--max-cost``; never sent."""
+
     pass
 
 
@@ -44,6 +45,7 @@ def prompt_tokens(request: ChatRequest) -> int:
 @dataclass
 class Budget:
     """What a run may still spend: the limits, the calls and USD so far, what is reserved for calls in flight."""
+
     max_calls: int | None = None
     max_cost: float | None = None
     prices: dict[str, Price] = field(default_factory=dict)
@@ -101,12 +103,12 @@ class Budget:
 
     def describe(self) -> dict[str, Any]:
         """Calls made, USD spent, the limits and why the budget stopped (None: it did not), for the report."""
-        return {"calls": self.calls, "spent_usd": round(self.spent, 6), "max_calls": self.max_calls, "max_cost": self.max_cost,
-                "stopped": self.stopped}
+        return {"calls": self.calls, "spent_usd": round(self.spent, 6), "max_calls": self.max_calls, "max_cost": self.max_cost, "stopped": self.stopped}
 
 
 class BudgetClient(LLMClient):
     """A client whose calls are admitted by a :class:`Budget` first and settled after; keeps the provider's name."""
+
     def __init__(self, inner: LLMClient, budget: Budget):
         self.inner = inner
         self.budget = budget
@@ -136,9 +138,7 @@ class BudgetClient(LLMClient):
         return self.inner.describe()
 
 
-def budget_for(
-    client: LLMClient, provider: str, models: tuple[str, str], max_calls: int | None, max_cost: float | None
-) -> tuple[Budget, LLMClient]:
+def budget_for(client: LLMClient, provider: str, models: tuple[str, str], max_calls: int | None, max_cost: float | None) -> tuple[Budget, LLMClient]:
     """The run's budget and the client that keeps to it; a --max-cost the price table cannot
     check (a model without a price) is an input error before the first call."""
     from agentsproof.core.errors import InputError

@@ -201,8 +201,13 @@ def _decode(data: dict[str, Any]) -> ChatResponse:
             data = {**data, key: float(data[key])}
     row = _Row.model_validate({k: v for k, v in data.items() if v is not None})
     return ChatResponse(
-        text=row.text, usage=row.usage, latency_s=row.latency_s, model=row.model,
-        cost_usd=row.cost_usd, tool_calls=row.tool_calls, cached=True,
+        text=row.text,
+        usage=row.usage,
+        latency_s=row.latency_s,
+        model=row.model,
+        cost_usd=row.cost_usd,
+        tool_calls=row.tool_calls,
+        cached=True,
     )
 
 

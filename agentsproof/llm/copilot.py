@@ -297,8 +297,7 @@ PROVIDER = ProviderSpec(
     detect=copilot_usable,
     no_model_hint="",
     configure_hint=(
-        "GitHub Copilot: pip install -e '.[copilot]' (in the agentsproof checkout), install the Copilot CLI "
-        "(npm install -g @github/copilot) and log in"
+        "GitHub Copilot: pip install -e '.[copilot]' (in the agentsproof checkout), install the Copilot CLI (npm install -g @github/copilot) and log in"
     ),
 )
 

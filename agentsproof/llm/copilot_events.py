@@ -37,17 +37,12 @@ def render_prompt(messages: list[dict[str, str]], json_schema: dict[str, Any] | 
     turns = [m for m in messages if m.get("role") not in ("system", "developer")]
     system = "\n\n".join(p for p in system_parts if p.strip()) or DEFAULT_SYSTEM
     if json_schema is not None:
-        system += (
-            "\n\nReply with only a JSON object, no prose and no code fences, that follows this JSON schema: "
-            + json.dumps(json_schema)
-        )
+        system += "\n\nReply with only a JSON object, no prose and no code fences, that follows this JSON schema: " + json.dumps(json_schema)
     if not turns:
         return system, ""
     if len(turns) == 1:
         return system, turns[0].get("content") or ""
-    history = "\n\n".join(
-        f"[{_ROLE_NAMES.get(m.get('role', ''), m.get('role', ''))}]\n{m.get('content') or ''}" for m in turns[:-1]
-    )
+    history = "\n\n".join(f"[{_ROLE_NAMES.get(m.get('role', ''), m.get('role', ''))}]\n{m.get('content') or ''}" for m in turns[:-1])
     last = turns[-1].get("content") or ""
     return system, f"The conversation so far:\n\n{history}\n\n[User]\n{last}"
 
@@ -95,9 +90,7 @@ class EventCollector:
         if isinstance(data, AssistantUsageData):
             # Sub-agents' model calls cost tokens too: count every usage event.
             prompt, completion = token_count(data.input_tokens), token_count(data.output_tokens)
-            self.usage = self.usage + Usage(
-                prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion
-            )
+            self.usage = self.usage + Usage(prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion)
             cost = cost_value(getattr(data, "cost", None))
             if cost and not getattr(data, "is_byok", False):  # BYOK calls carry no Copilot price
                 self.cost = (self.cost or 0.0) + cost
@@ -203,8 +196,12 @@ class AgentEventCollector(EventCollector):
                 return None
             known = next((c for c in self.tool_calls if c.get("id") == call_id), {})
             step = self._steps[call_id] = {
-                "name": _name(name) or known.get("name", ""), "arguments": _text(arguments) or known.get("arguments", ""),
-                "start": time.perf_counter(), "end": None, "ok": None, "result": "",
+                "name": _name(name) or known.get("name", ""),
+                "arguments": _text(arguments) or known.get("arguments", ""),
+                "start": time.perf_counter(),
+                "end": None,
+                "ok": None,
+                "result": "",
             }
         return step
 

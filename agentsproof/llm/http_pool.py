@@ -65,6 +65,7 @@ class _Conn:
 
 class PoolTransport(httpx.AsyncBaseTransport):
     """An httpx transport keeping a stack of idle HTTP/1.1 connections per origin, at most ``max_connections`` in use."""
+
     def __init__(self, max_connections: int = 100):
         self._max = max_connections
         self._idle: dict[Origin, list[_Conn]] = defaultdict(list)
@@ -81,9 +82,7 @@ class PoolTransport(httpx.AsyncBaseTransport):
         tls = self._ssl_context() if scheme == "https" else None
         try:
             async with asyncio.timeout(timeout):
-                reader, writer = await asyncio.open_connection(
-                    host, port, ssl=tls, server_hostname=host if tls else None, limit=MAX_HEADER_BYTES
-                )
+                reader, writer = await asyncio.open_connection(host, port, ssl=tls, server_hostname=host if tls else None, limit=MAX_HEADER_BYTES)
         except TimeoutError:
             raise httpx.ConnectTimeout("timed out", request=request) from None
         except (OSError, ssl.SSLError) as exc:
@@ -240,7 +239,9 @@ class _Body(httpx.AsyncByteStream):
     """A reply body read from its connection; the connection goes back to the pool only
     when the body was read to its end (and the server keeps it alive)."""
 
-    def __init__(self, pool: PoolTransport, conn: _Conn, origin: Origin, length: int | None, chunked: bool, keep: bool, timeout: float | None, request: httpx.Request):
+    def __init__(
+        self, pool: PoolTransport, conn: _Conn, origin: Origin, length: int | None, chunked: bool, keep: bool, timeout: float | None, request: httpx.Request
+    ):
         self.pool, self.conn, self.origin = pool, conn, origin
         self.length, self.chunked, self.keep, self.timeout, self.request = length, chunked, keep, timeout, request
         self.done = False

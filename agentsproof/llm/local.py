@@ -61,6 +61,7 @@ def sampling_params(temperature: float, max_tokens: int, seed: int) -> dict[str,
 
 class LocalClient(LLMClient):
     """The ``local`` provider: the GGUF model run by llama.cpp in worker processes (:mod:`agentsproof.llm.local_pool`)."""
+
     name = "local"
 
     def __init__(self, settings: LocalSettings):

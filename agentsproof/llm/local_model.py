@@ -99,6 +99,7 @@ def default_model_name() -> str:
 @dataclass(frozen=True)
 class LocalSettings:
     """How the local provider runs: the model file and name, context and answer length in tokens, threads, instances, sampling."""
+
     model_path: Path
     model_name: str
     n_ctx: int = DEFAULT_N_CTX
@@ -142,4 +143,3 @@ class LocalSettings:
     def threads_per_instance(self) -> int:
         """The CPU threads each worker process gets (at least 1)."""
         return max(1, self.threads // self.instances)
-

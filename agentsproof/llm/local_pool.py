@@ -55,9 +55,7 @@ PORTABLE_FIX = (
     'CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON" '
     "pip install --force-reinstall --no-cache-dir llama-cpp-python (see the README)"
 )
-CRASH_FIX = (
-    "one crashed call is an errored trial and the worker was restarted; if crashes repeat, " + PORTABLE_FIX
-)
+CRASH_FIX = "one crashed call is an errored trial and the worker was restarted; if crashes repeat, " + PORTABLE_FIX
 
 
 class WorkerCrashed(LLMError):
@@ -129,9 +127,7 @@ class _Worker:
         root = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         argv = [sys.executable, "-m", WORKER_MODULE, "--parent-pid", str(os.getpid()), "--slot", str(self.slot)]
-        self.proc = _SPAWNER.submit(
-            subprocess.Popen, argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, env=env
-        ).result()
+        self.proc = _SPAWNER.submit(subprocess.Popen, argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, env=env).result()
         self.spawns += 1
         self.served = 0
         self.killed_for = None
@@ -405,4 +401,3 @@ def shutdown_all() -> None:
         _POOLS.clear()
     for pool in pools:
         pool.close()
-

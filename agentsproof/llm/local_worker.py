@@ -142,9 +142,7 @@ class Model:
         from llama_cpp import Llama
 
         # n_ctx 0: llama.cpp reads the context the model was trained for from the GGUF
-        self.llm = Llama(
-            model_path=model_path, n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads, verbose=False
-        )
+        self.llm = Llama(model_path=model_path, n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads, verbose=False)
         self.n_ctx = self.llm.n_ctx()
         self._formatter = _chat_formatter(self.llm)
 
@@ -178,8 +176,7 @@ class Model:
         if room < min(int(params.get("max_tokens") or 16), 16):
             return _fail(
                 "context_overflow",
-                f"context overflow: {n_prompt} prompt tokens leave {room} of n_ctx {n_ctx} for the reply "
-                "(raise AGENTSPROOF_LOCAL_N_CTX)",
+                f"context overflow: {n_prompt} prompt tokens leave {room} of n_ctx {n_ctx} for the reply (raise AGENTSPROOF_LOCAL_N_CTX)",
             )
         t0 = time.perf_counter()
         try:

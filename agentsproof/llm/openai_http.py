@@ -174,9 +174,7 @@ class OpenAIHttpClient(LLMClient):
             )
         latency = time.perf_counter() - start
         text, usage, cost, tool_calls, model = parse_completion(raw)
-        return ChatResponse(
-            text=text, usage=usage, latency_s=latency, model=model or request.model, cost_usd=cost, tool_calls=tool_calls
-        )
+        return ChatResponse(text=text, usage=usage, latency_s=latency, model=model or request.model, cost_usd=cost, tool_calls=tool_calls)
 
     async def _post(self, target: httpx.URL, body: dict[str, Any], timeout: float) -> tuple[int, bytes, httpx.Headers]:
         """(status, body read within its limit, headers); LLMError for a failed exchange."""
@@ -192,9 +190,7 @@ class OpenAIHttpClient(LLMClient):
                 raw = await read_capped(resp, MAX_REPLY_BYTES)
             except ReplyError as exc:
                 if resp.status_code < 400:
-                    raise LLMError(
-                        f"the provider sent a reply that is not a chat completion: {exc}", retryable=True, kind="malformed"
-                    ) from None
+                    raise LLMError(f"the provider sent a reply that is not a chat completion: {exc}", retryable=True, kind="malformed") from None
                 raw = b""  # an oversized error body: the status alone speaks
             return resp.status_code, raw, resp.headers
         except LLMError:
@@ -202,9 +198,7 @@ class OpenAIHttpClient(LLMClient):
         except httpx.TimeoutException:
             raise LLMError("request timed out", retryable=True, kind="timeout") from None
         except (httpx.TransportError, OSError) as exc:
-            raise LLMError(
-                f"connection error: {self._scrub(safe_str(exc) or type(exc).__name__)}", retryable=True, kind="connection"
-            ) from None
+            raise LLMError(f"connection error: {self._scrub(safe_str(exc) or type(exc).__name__)}", retryable=True, kind="connection") from None
         except Exception as exc:  # noqa: BLE001 - every client error becomes an LLMError
             raise LLMError(self._scrub(f"{type(exc).__name__}: {' '.join(safe_str(exc).split())}")[:400], kind="error") from None
 

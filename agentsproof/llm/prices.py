@@ -48,8 +48,7 @@ class Price:
     cache_write_1h: float
 
     @classmethod
-    def of(cls, input: float, output: float, cache_read: float | None = None, cache_write: float | None = None,
-           cache_write_1h: float | None = None) -> Price:
+    def of(cls, input: float, output: float, cache_read: float | None = None, cache_write: float | None = None, cache_write_1h: float | None = None) -> Price:
         """A price from input and output USD per million tokens; cache prices not given follow from the input price."""
         return cls(
             input=input,

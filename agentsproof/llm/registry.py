@@ -122,9 +122,7 @@ def resolve_provider_name(flag: str | None) -> str:
     """``--provider``, else ``AGENTSPROOF_PROVIDER_TYPE``, else ``auto``, lower-cased."""
     name = (flag or os.environ.get("AGENTSPROOF_PROVIDER_TYPE") or "auto").strip().lower()
     if name not in PROVIDERS and name not in plugin_names():
-        raise ProviderUnavailable(
-            f"--provider / AGENTSPROOF_PROVIDER_TYPE: unknown provider {name!r}; choose one of {', '.join(names())}"
-        )
+        raise ProviderUnavailable(f"--provider / AGENTSPROOF_PROVIDER_TYPE: unknown provider {name!r}; choose one of {', '.join(names())}")
     if name != "auto":
         return name
     for candidate in AUTO:

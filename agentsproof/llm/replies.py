@@ -42,7 +42,6 @@ MAX_TOOL_CALLS = 1000
 """Most tool calls kept from one reply."""
 
 
-
 class ReplyError(ValueError):
     """A reply broke a limit or is not of the expected shape; the message says which."""
 
@@ -122,6 +121,7 @@ def load_json(
 @dataclass
 class Completion:
     """What a chat-completion body holds: text, usage, cost in USD (None: not given), tool calls and model."""
+
     text: str
     usage: Usage = field(default_factory=Usage)
     cost: float | None = None

@@ -60,6 +60,7 @@ ENV_MAX_WAIT = "AGENTSPROOF_RETRY_MAX_WAIT"
 @dataclass
 class RetryPolicy:
     """How often and how long to retry: retries after the first attempt, backoff base and cap on one wait (seconds), jitter (± share of a delay)."""
+
     max_retries: int = 4
     base_delay: float = 0.5
     max_wait: float = 30.0

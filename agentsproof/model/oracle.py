@@ -31,7 +31,8 @@ class Oracle(Strict):
 
     answer: str | None = Field(None, description="A reference final answer the graders must accept.")
     run: str | list[Annotated[str, Field(min_length=1)]] | None = Field(
-        None, description="A command (sh -c) or argv list run in a fresh copy of the workspace seed, producing the expected workspace; its stdout is the answer unless 'answer' is given."
+        None,
+        description="A command (sh -c) or argv list run in a fresh copy of the workspace seed, producing the expected workspace; its stdout is the answer unless 'answer' is given.",
     )
     script: str | None = Field(None, min_length=1, description="A script beside the eval file run like 'run' (.py with python3, .sh with sh, else directly).")
     timeout: float = Field(60.0, gt=0, le=MAX_ORACLE_TIMEOUT, allow_inf_nan=False, description="Seconds for run/script.")

@@ -99,7 +99,9 @@ class FileRecord(BaseModel):
     status: Literal["created", "changed", "deleted"]
     size: int = 0
     preview: str | None = Field(None, description="The start of a text file; None for binary files.")
-    sha256: str | None = Field(None, description="Its content's digest in the report's file store (<report>.files/), for regrade; None: not recorded (deleted, over the size cap).")
+    sha256: str | None = Field(
+        None, description="Its content's digest in the report's file store (<report>.files/), for regrade; None: not recorded (deleted, over the size cap)."
+    )
 
 
 Arm = Literal["with", "without", "plugin"]
@@ -209,16 +211,16 @@ class ItemResult(BaseModel):
     status: Literal["complete", "errored", "incomplete"] = "complete"
     status_reason: str | None = None
     suggestions: list[str] = Field(default_factory=list)
-    warnings: list[str] = Field(
-        default_factory=list, description="About the item itself, e.g. declared tools that cannot run in a chat trial."
-    )
+    warnings: list[str] = Field(default_factory=list, description="About the item itself, e.g. declared tools that cannot run in a chat trial.")
     stats: dict[str, Any] = Field(default_factory=dict, description="Uncertainty: intervals, p-values, grade confidence.")
     assertion_results: list[dict[str, Any]] = Field(
         default_factory=list,
         description="tc-eval: per assertion {text, passed (in every scored with-arm trial), passed_trials, trials, evidence}.",
     )
     summary: dict[str, Any] | None = Field(None, description="tc-eval: {passed, failed, total, pass_rate} over the case's assertions.")
-    oracle: dict[str, Any] | None = Field(None, description="The oracle preflight: {score, tasks: [{task, score, passed, failing, not_checked}]}; None: no oracle (or --no-oracle).")
+    oracle: dict[str, Any] | None = Field(
+        None, description="The oracle preflight: {score, tasks: [{task, score, passed, failing, not_checked}]}; None: no oracle (or --no-oracle)."
+    )
 
     @property
     def not_run(self) -> bool:

@@ -99,10 +99,7 @@ class RunSettings:
         (``parallel``, ``abort_after``) keep a value already set; the facts of the run
         (targets, workspaces, reused trials, budget, throttle, cache) replace the recorded
         ones where the run has one; the client's facts are joined, the run's winning."""
-        merged = {
-            name: getattr(run, name) if getattr(run, name) is not None else getattr(self, name)
-            for name in _OBSERVED
-        }
+        merged = {name: getattr(run, name) if getattr(run, name) is not None else getattr(self, name) for name in _OBSERVED}
         kept = {name: getattr(self, name) if getattr(self, name) is not None else getattr(run, name) for name in _KEPT}
         return dataclasses.replace(self, **merged, **kept, client={**self.client, **run.client})
 

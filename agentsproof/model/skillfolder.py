@@ -89,7 +89,7 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
     match = _FRONTMATTER.match(text)
     if not match:
         return {}, text
-    raw, body = match.group(1), text[match.end():]
+    raw, body = match.group(1), text[match.end() :]
     try:
         data = yaml.safe_load(raw) if len(raw) <= 100_000 else None
     except yaml.YAMLError:
@@ -212,9 +212,7 @@ def _read_inline(f: FolderFile) -> str | None:
         return None
 
 
-def skill_prompt(
-    skill_text: str, folder: Path, *, root: Path | None = None, budget_tokens: int | None = None, exclude: tuple[Path, ...] = ()
-) -> ItemPrompt:
+def skill_prompt(skill_text: str, folder: Path, *, root: Path | None = None, budget_tokens: int | None = None, exclude: tuple[Path, ...] = ()) -> ItemPrompt:
     """SKILL.md plus its folder's files (inlined or listed); see the module docstring."""
     meta, _body = split_frontmatter(skill_text)
     result = ItemPrompt(system_prompt=skill_text, meta={k: meta[k] for k in META_KEYS if k in meta})
@@ -225,9 +223,7 @@ def skill_prompt(
     if not files:
         return result
     budget = (inline_budget_tokens() if budget_tokens is None else budget_tokens) * CHARS_PER_TOKEN
-    mentioned = sorted(
-        ((pos, f) for f in files if (pos := _first_mention(skill_text, f)) is not None), key=lambda pf: (pf[0], pf[1].rel)
-    )
+    mentioned = sorted(((pos, f) for f in files if (pos := _first_mention(skill_text, f)) is not None), key=lambda pf: (pf[0], pf[1].rel))
     blocks: list[str] = []
     for _pos, f in mentioned:
         text = _read_inline(f)

@@ -20,9 +20,7 @@ class TCEvalCase(BaseModel):
     id: int = Field(description="Unique integer id of the case.")
     prompt: Annotated[str, Field(min_length=1)]
     expected_output: str | None = Field(None, description="Graded by an LLM rubric (0-1).")
-    assertions: list[Annotated[str, Field(min_length=1)]] = Field(
-        default_factory=list, description="Each judged pass/fail in its own LLM call."
-    )
+    assertions: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list, description="Each judged pass/fail in its own LLM call.")
     files: list[Annotated[str, Field(min_length=1)]] = Field(
         default_factory=list, description="Paths relative to the JSON file (or, in a skill's evals/ folder, to the skill folder), injected into the prompt."
     )

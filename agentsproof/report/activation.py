@@ -119,7 +119,12 @@ def markdown(stats: ActivationStats, title: str, settings: dict[str, Any] | None
             lines.append(f"| {c.a} ↔ {c.b} | {a_on_b} | {c.b_on_a}/{c.a_prompts} | {c.rate:.2f}{_ci(c.ci)} |")
         lines.append("")
     if len(stats.matrix) > 1:
-        lines += ["## Confusion matrix", "", "Rows: the skill whose should prompts ran; columns: the skill that loaded (bold: a sibling loaded, or the skill itself on fewer than half of its prompts).", ""]
+        lines += [
+            "## Confusion matrix",
+            "",
+            "Rows: the skill whose should prompts ran; columns: the skill that loaded (bold: a sibling loaded, or the skill itself on fewer than half of its prompts).",
+            "",
+        ]
         lines += _matrix_lines(stats) + [""]
     return "\n".join(lines)
 
@@ -161,8 +166,17 @@ def plugin_arm_collisions(items: list[Any]) -> list[dict[str, Any]]:
         known = inf["skill_loaded"][1]
         for sibling, n in inf["siblings_loaded"].items():
             ci = proportion(n, known, known)
-            pairs.append({"skill": it.name, "sibling": sibling, "loaded": n, "trials": known, "rate": n / known,
-                          "ci": list(ci) if ci else None, "verdict": inf.get("verdict")})
+            pairs.append(
+                {
+                    "skill": it.name,
+                    "sibling": sibling,
+                    "loaded": n,
+                    "trials": known,
+                    "rate": n / known,
+                    "ci": list(ci) if ci else None,
+                    "verdict": inf.get("verdict"),
+                }
+            )
     pairs.sort(key=lambda p: (-p["rate"], p["skill"], p["sibling"]))
     return pairs
 
@@ -188,8 +202,21 @@ def html(stats: ActivationStats, title: str, settings: dict[str, Any] | None = N
     parts.append("<table>" + row(["skill", "precision", "recall", "F1", "TP", "FN", "FP", "errored", "--ci"], "th"))
     for s in stats.skills:
         gate = f"<span class='bad'>fail: {e('; '.join(s.below_floor))}</span>" if s.below_floor else f"ok (≥ {s.min_recall:.2f} / {s.min_precision:.2f})"
-        parts.append(row([e(s.skill), _pct(s.precision) + _ci(s.precision_ci), _pct(s.recall) + _ci(s.recall_ci),
-                          _pct(s.f1) + _ci(s.f1_ci), str(s.tp), str(s.fn), str(s.fp), str(s.errored), gate]))
+        parts.append(
+            row(
+                [
+                    e(s.skill),
+                    _pct(s.precision) + _ci(s.precision_ci),
+                    _pct(s.recall) + _ci(s.recall_ci),
+                    _pct(s.f1) + _ci(s.f1_ci),
+                    str(s.tp),
+                    str(s.fn),
+                    str(s.fp),
+                    str(s.errored),
+                    gate,
+                ]
+            )
+        )
     parts.append("</table>")
     reasons = errored_reasons(trials)
     if reasons:
@@ -206,7 +233,9 @@ def html(stats: ActivationStats, title: str, settings: dict[str, Any] | None = N
     if stats.collisions:
         parts.append("<h2>Colliding pairs</h2><table>" + row(["a ↔ b", "a on b's prompts", "b on a's prompts", "rate [95 %]"], "th"))
         for c in stats.collisions:
-            parts.append(row([e(f"{c.a} ↔ {c.b}"), f"{c.a_on_b}/{c.b_prompts}" if c.b_prompts else "—", f"{c.b_on_a}/{c.a_prompts}", f"{c.rate:.2f}{_ci(c.ci)}"]))
+            parts.append(
+                row([e(f"{c.a} ↔ {c.b}"), f"{c.a_on_b}/{c.b_prompts}" if c.b_prompts else "—", f"{c.b_on_a}/{c.a_prompts}", f"{c.rate:.2f}{_ci(c.ci)}"])
+            )
         parts.append("</table>")
     cols = list(next(iter(stats.matrix.values()), {}))
     if len(stats.matrix) > 1 and cols:

@@ -77,7 +77,9 @@ def forest_plot(rows: Sequence[ForestRow], width: int = 720) -> Markup:
     row_h, top, label_w = 22, 18, 230
     height = top + row_h * max(1, len(rows)) + 22
     ax = Axis(label_w + 10, width - 12)
-    parts = [f'<svg class="chart forest" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="forest plot: every item\'s delta with its interval against the grade bands">']
+    parts = [
+        f'<svg class="chart forest" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="forest plot: every item\'s delta with its interval against the grade bands">'
+    ]
     parts += _bands_x(ax, 0, height - 16)
     parts.append(f'<line x1="{ax.x(0)}" x2="{ax.x(0)}" y1="0" y2="{height - 16}" stroke="{MUTED}" stroke-dasharray="3 3"/>')
     for i, r in enumerate(rows):
@@ -92,7 +94,9 @@ def forest_plot(rows: Sequence[ForestRow], width: int = 720) -> Markup:
                 f"<title>{escape(r.label)}: interval [{r.lo:+.2f}, {r.hi:+.2f}]</title></line>"
             )
         if r.delta is not None:
-            parts.append(f'<circle class="est" cx="{ax.x(r.delta)}" cy="{y}" r="4.5" fill="{INK}"><title>{escape(r.label)}: delta {r.delta:+.2f}</title></circle>')
+            parts.append(
+                f'<circle class="est" cx="{ax.x(r.delta)}" cy="{y}" r="4.5" fill="{INK}"><title>{escape(r.label)}: delta {r.delta:+.2f}</title></circle>'
+            )
     parts += _ticks_x(ax, height - 4)
     parts.append("</svg>")
     return Markup("".join(parts))
@@ -102,11 +106,15 @@ def case_dots(cases: Sequence[tuple[str, float | None]], delta: float | None, lo
     """One dot per case delta on the band axis, with the item's delta and interval above them."""
     height = 64
     ax = Axis(12, width - 12)
-    parts = [f'<svg class="chart case-dots" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="per-case deltas">']
+    parts = [
+        f'<svg class="chart case-dots" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="per-case deltas">'
+    ]
     parts += _bands_x(ax, 0, height - 14)
     parts.append(f'<line x1="{ax.x(0)}" x2="{ax.x(0)}" y1="0" y2="{height - 14}" stroke="{MUTED}" stroke-dasharray="3 3"/>')
     if lo is not None and hi is not None:
-        parts.append(f'<line class="ci" x1="{ax.x(lo)}" x2="{ax.x(hi)}" y1="20" y2="20" stroke="{INTERVAL}" stroke-width="3" stroke-linecap="round"><title>item interval [{lo:+.2f}, {hi:+.2f}]</title></line>')
+        parts.append(
+            f'<line class="ci" x1="{ax.x(lo)}" x2="{ax.x(hi)}" y1="20" y2="20" stroke="{INTERVAL}" stroke-width="3" stroke-linecap="round"><title>item interval [{lo:+.2f}, {hi:+.2f}]</title></line>'
+        )
     if delta is not None:
         parts.append(f'<circle class="est" cx="{ax.x(delta)}" cy="20" r="4.5" fill="{INK}"><title>item delta {delta:+.2f}</title></circle>')
     seen: dict[float, int] = {}
@@ -116,7 +124,9 @@ def case_dots(cases: Sequence[tuple[str, float | None]], delta: float | None, lo
         x = ax.x(d)
         k = seen.get(x, 0)
         seen[x] = k + 1
-        parts.append(f'<circle class="case" cx="{x}" cy="{36 + 5 * (k % 3)}" r="3.5" fill="{INTERVAL}" fill-opacity="0.75"><title>{escape(name)}: {d:+.2f}</title></circle>')
+        parts.append(
+            f'<circle class="case" cx="{x}" cy="{36 + 5 * (k % 3)}" r="3.5" fill="{INTERVAL}" fill-opacity="0.75"><title>{escape(name)}: {d:+.2f}</title></circle>'
+        )
     parts += _ticks_x(ax, height - 3)
     parts.append("</svg>")
     return Markup("".join(parts))
@@ -128,21 +138,28 @@ def preference_bar(wins: int, ties: int, losses: int, rate: float | None, lo: fl
     total = wins + ties + losses
     height, left, right = 46, 12, width - 12
     span = right - left
-    parts = [f'<svg class="chart preference" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="pairwise preference of the with-skill answers">']
+    parts = [
+        f'<svg class="chart preference" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="pairwise preference of the with-skill answers">'
+    ]
     x = float(left)
     for label, n, fill in (("with preferred", wins, "#2e7d4f"), ("tie", ties, "#c9ced6"), ("baseline preferred", losses, "#b3402e")):
         if total and n:
             w = span * n / total
-            parts.append(f'<rect class="pref" x="{round(x, 1)}" y="6" width="{round(w, 1)}" height="16" fill="{fill}"><title>{label}: {n} of {total}</title></rect>')
+            parts.append(
+                f'<rect class="pref" x="{round(x, 1)}" y="6" width="{round(w, 1)}" height="16" fill="{fill}"><title>{label}: {n} of {total}</title></rect>'
+            )
             x += w
     if not total:
         parts.append(f'<rect x="{left}" y="6" width="{span}" height="16" fill="#eef0f3"/>')
     if rate is not None:
+
         def px(v: float) -> float:
             return round(left + max(0.0, min(1.0, v)) * span, 1)
 
         if lo is not None and hi is not None:
-            parts.append(f'<line class="ci" x1="{px(lo)}" x2="{px(hi)}" y1="30" y2="30" stroke="{INK}" stroke-width="2"><title>interval [{lo:.2f}, {hi:.2f}]</title></line>')
+            parts.append(
+                f'<line class="ci" x1="{px(lo)}" x2="{px(hi)}" y1="30" y2="30" stroke="{INK}" stroke-width="2"><title>interval [{lo:.2f}, {hi:.2f}]</title></line>'
+            )
         parts.append(f'<circle class="est" cx="{px(rate)}" cy="30" r="4" fill="{INK}"><title>with-arm preference {rate:.2f}</title></circle>')
         parts.append(f'<line x1="{px(0.5)}" x2="{px(0.5)}" y1="2" y2="36" stroke="{MUTED}" stroke-dasharray="2 2"/>')
     for v, anchor in ((0.0, "start"), (0.5, "middle"), (1.0, "end")):
@@ -168,11 +185,15 @@ def trend_chart(name: str, points: Sequence[TrendPoint], width: int = 520, heigh
     def y(v: float) -> float:
         return round(pad_y + (1 - _clip(v)) / 2 * (height - 2 * pad_y), 1)
 
-    parts = [f'<svg class="chart trend" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="delta over time for {escape(name)}">']
+    parts = [
+        f'<svg class="chart trend" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="delta over time for {escape(name)}">'
+    ]
     for grade, a, b, fill in BANDS:
         parts.append(f'<rect class="band band-{grade}" x="{pad_l}" y="{y(b)}" width="{width - pad_l - pad_r}" height="{round(y(a) - y(b), 1)}" fill="{fill}"/>')
     parts.append(f'<line x1="{pad_l}" x2="{width - pad_r}" y1="{y(0)}" y2="{y(0)}" stroke="#999" stroke-dasharray="3 3"/>')
-    parts.append(f'<text x="2" y="14" font-size="10" {FONT}>+1</text><text x="2" y="{y(0) + 3}" font-size="10" {FONT}>0</text><text x="2" y="{height - 4}" font-size="10" {FONT}>−1</text>')
+    parts.append(
+        f'<text x="2" y="14" font-size="10" {FONT}>+1</text><text x="2" y="{y(0) + 3}" font-size="10" {FONT}>0</text><text x="2" y="{height - 4}" font-size="10" {FONT}>−1</text>'
+    )
     n = len(points)
     step = (width - pad_l - pad_r) / max(1, n - 1)
     xs = [round(pad_l + (i * step if n > 1 else (width - pad_l - pad_r) / 2), 1) for i in range(n)]
@@ -180,7 +201,9 @@ def trend_chart(name: str, points: Sequence[TrendPoint], width: int = 520, heigh
         if p.lo is not None and p.hi is not None:
             parts.append(f'<line class="ci" x1="{x}" x2="{x}" y1="{y(p.lo)}" y2="{y(p.hi)}" stroke="#9db5d3" stroke-width="3"/>')
     if n:
-        parts.append(f'<polyline fill="none" stroke="{INTERVAL}" stroke-width="2" points="{" ".join(f"{x},{y(p.delta)}" for x, p in zip(xs, points, strict=True))}"/>')
+        parts.append(
+            f'<polyline fill="none" stroke="{INTERVAL}" stroke-width="2" points="{" ".join(f"{x},{y(p.delta)}" for x, p in zip(xs, points, strict=True))}"/>'
+        )
     for x, p in zip(xs, points, strict=True):
         ci = f" [{p.lo:+.2f}, {p.hi:+.2f}]" if p.lo is not None and p.hi is not None else ""
         parts.append(f'<circle class="est" cx="{x}" cy="{y(p.delta)}" r="3.5" fill="{INK}"><title>{escape(p.when)}: delta {p.delta:+.2f}{ci}</title></circle>')

@@ -42,13 +42,24 @@ def _marker(i: ItemComparison) -> str:
 
 def _rows(cmp: Comparison) -> list[list[str]]:
     return [
-        [i.id, _count(i.before_passed, i.before_scored), _count(i.after_passed, i.after_scored), _marker(i), i.verdict, _p(i.p_value), _delta(i), _grade(i), _errored(i)]
+        [
+            i.id,
+            _count(i.before_passed, i.before_scored),
+            _count(i.after_passed, i.after_scored),
+            _marker(i),
+            i.verdict,
+            _p(i.p_value),
+            _delta(i),
+            _grade(i),
+            _errored(i),
+        ]
         for i in cmp.items
     ]
 
 
 def overall_row(cmp: Comparison) -> list[str]:
     """Pass rate over every scored with-arm trial of each run, and its change in points."""
+
     def rate(side: str) -> tuple[int, int]:
         return (sum(getattr(i, f"{side}_passed") or 0 for i in cmp.items), sum(getattr(i, f"{side}_scored") or 0 for i in cmp.items))
 

@@ -139,8 +139,9 @@ def render_junit(run: RunResult) -> str:
     counts = {"tests": str(len(run.items)), "failures": str(failures), "errors": str(errors)}
     root = ET.Element("testsuites", {"name": "agentsproof", "time": _secs(run.duration_s), **counts})
     suite = ET.SubElement(
-        root, "testsuite", {"name": _x(f"{run.plugin} ({run.command})"), "skipped": str(skipped), "time": _secs(run.duration_s),
-                            "timestamp": _x(run.created_at), **counts},
+        root,
+        "testsuite",
+        {"name": _x(f"{run.plugin} ({run.command})"), "skipped": str(skipped), "time": _secs(run.duration_s), "timestamp": _x(run.created_at), **counts},
     )
     pairs = _run_properties(run)
     for it in run.items:
@@ -154,7 +155,10 @@ def render_junit(run: RunResult) -> str:
     for it, spent in zip(run.items, busy, strict=True):
         trials = _all_trials(it)  # the plugin arm's too
         case = ET.SubElement(
-            suite, "testcase", name=_x(it.name), classname=_x(f"{run.plugin}.{it.kind}s"),
+            suite,
+            "testcase",
+            name=_x(it.name),
+            classname=_x(f"{run.plugin}.{it.kind}s"),
             time=_secs(math.floor(spent * scale * 1000) / 1000),  # rounded down: the sum never passes the suite's
         )
         if it.not_run:
@@ -189,7 +193,7 @@ def _errored_lines(trials: list[TrialResult]) -> list[str]:
 
 def case_id(item: ItemResult) -> str | None:
     """A tc-eval item's case id (``case-3`` gives ``"3"``); None for a skill or agent item."""
-    return item.id[len("case-"):] if item.kind == "case" and item.id.startswith("case-") else None
+    return item.id[len("case-") :] if item.kind == "case" and item.id.startswith("case-") else None
 
 
 def _trial_record(run: RunResult, item: ItemResult, t: TrialResult) -> dict[str, Any]:
@@ -205,10 +209,7 @@ def _trial_record(run: RunResult, item: ItemResult, t: TrialResult) -> dict[str,
         "status": t.status,
         "score": t.score,
         "passed": t.passed,
-        "checks": [
-            {"grader": g.type, "kind": c.kind, "target": c.target, "passed": c.passed, "evidence": c.evidence}
-            for g in t.graders for c in g.checks
-        ],
+        "checks": [{"grader": g.type, "kind": c.kind, "target": c.target, "passed": c.passed, "evidence": c.evidence} for g in t.graders for c in g.checks],
         "graders": [{"type": g.type, "score": g.score, "weight": g.weight, "errored": g.errored, "error": g.error} for g in t.graders],
         "tokens": {"prompt": t.usage.prompt_tokens, "completion": t.usage.completion_tokens, "total": t.usage.total_tokens},
         "latency_s": round(t.latency_s, 6),
@@ -253,8 +254,15 @@ def render_step_summary(run: RunResult) -> str:
         else:
             w, wo = it.with_arm.mean_score, it.without_arm.mean_score
             cells = [
-                md_text(it.name), "—" if w is None else f"{w:.2f}", "—" if wo is None else f"{wo:.2f}", f.get("delta", "—"),
-                f.get("delta_ci", ""), f.get("grade", "—"), f["pass_rate"], f["errored_trials"], result,
+                md_text(it.name),
+                "—" if w is None else f"{w:.2f}",
+                "—" if wo is None else f"{wo:.2f}",
+                f.get("delta", "—"),
+                f.get("delta_ci", ""),
+                f.get("grade", "—"),
+                f["pass_rate"],
+                f["errored_trials"],
+                result,
             ]
         out.append("| " + " | ".join(cells) + " |")
     o = run.overall

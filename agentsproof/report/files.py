@@ -224,8 +224,7 @@ class ReportLock:
                 holder = _read_holder(fd)
                 os.close(fd)
                 raise OutputError(
-                    f"{display(self.path)}: another run is writing these reports ({holder}); "
-                    "wait for it to finish or give another --output"
+                    f"{display(self.path)}: another run is writing these reports ({holder}); wait for it to finish or give another --output"
                 ) from None
             try:
                 same = os.path.samestat(os.fstat(fd), os.stat(self.path, follow_symlinks=False))

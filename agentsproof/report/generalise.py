@@ -122,9 +122,14 @@ def generalise_view(run: RunResult, views: Sequence[Any]) -> dict[str, Any]:
         pw = s.get("pairwise")
         if pw:
             gen.pairwise = pw
-            gen.pairwise_svg = preference_bar(pw.get("with_preferred", 0), pw.get("ties", 0), pw.get("without_preferred", 0), pw.get("rate"), *(pw.get("rate_ci") or [None, None]))
-        gen.spend = {"with": _arm_spend(it.with_arm, price, judge_price), "without": _arm_spend(it.without_arm, price, judge_price),
-                     "pairwise": _pairwise_spend(pw, judge_price)}
+            gen.pairwise_svg = preference_bar(
+                pw.get("with_preferred", 0), pw.get("ties", 0), pw.get("without_preferred", 0), pw.get("rate"), *(pw.get("rate_ci") or [None, None])
+            )
+        gen.spend = {
+            "with": _arm_spend(it.with_arm, price, judge_price),
+            "without": _arm_spend(it.without_arm, price, judge_price),
+            "pairwise": _pairwise_spend(pw, judge_price),
+        }
         for k in totals:
             totals[k].add(gen.spend[k])
         items[iv.anchor] = gen

@@ -46,14 +46,16 @@ def by_agent(items: list[Any]) -> list[dict[str, Any]]:
     for target in targets:
         mine = [it for it in items if it.target == target]
         deltas = [it.delta for it in mine if it.delta is not None]
-        out.append({
-            "target": target,
-            "items": len(mine),
-            "grades": [it.grade or "—" for it in mine],
-            "mean_delta": sum(deltas) / len(deltas) if deltas else None,
-            "helps": [it.name for it in mine if effect(it) == "helps"],
-            "hurts": [it.name for it in mine if effect(it) == "hurts"],
-        })
+        out.append(
+            {
+                "target": target,
+                "items": len(mine),
+                "grades": [it.grade or "—" for it in mine],
+                "mean_delta": sum(deltas) / len(deltas) if deltas else None,
+                "helps": [it.name for it in mine if effect(it) == "helps"],
+                "hurts": [it.name for it in mine if effect(it) == "hurts"],
+            }
+        )
     return out
 
 
@@ -70,7 +72,10 @@ def agent_matrix(items: list[Any], anchors: dict[str, str] | None = None) -> dic
     for it in items:
         row = rows.setdefault(base_id(it.id, it.target), {"name": it.name, "cells": dict.fromkeys(agents)})
         row["cells"][it.target] = {
-            "grade": it.grade, "delta": it.delta, "ci": (it.stats or {}).get("delta_ci"), "effect": effect(it),
+            "grade": it.grade,
+            "delta": it.delta,
+            "ci": (it.stats or {}).get("delta_ci"),
+            "effect": effect(it),
             "anchor": (anchors or {}).get(it.id),
         }
     return {

@@ -41,9 +41,9 @@ def _trials_json(trials: Iterable[TrialResult]) -> Iterator[str]:
     """``"trials": [...]`` of an arm at the depth of an item's arm (base indentation 4)."""
     first = True
     for t in trials:
-        yield ("\n    \"trials\": [\n" if first else ",\n") + _indent(_dump(t), 6)
+        yield ('\n    "trials": [\n' if first else ",\n") + _indent(_dump(t), 6)
         first = False
-    yield "\n    \"trials\": []" if first else "\n    ]"
+    yield '\n    "trials": []' if first else "\n    ]"
 
 
 def _item_json(item: ItemResult) -> Iterator[str]:

@@ -20,6 +20,7 @@ _SECRET_KEY = re.compile(r"(api[_-]?key|secret|password|passwd|authorization|bea
 _KIND_TITLES = {"skill": "Skills", "agent": "Agents", "case": "Cases"}
 _ARM_LABELS = {"skill": "With skill", "agent": "With agent", "baseline": "Baseline"}
 
+
 @dataclass
 class LogLine:
     """One entry of a trial's log as the report shows it (``t`` in seconds since the trial started)."""
@@ -169,9 +170,7 @@ def _trial_view(t: TrialResult, system: str | None) -> TrialView:
 def _arm_view(arm: ArmResult, price: Any = None) -> ArmView:
     system = next((e.text for t in arm.trials for e in t.log if e.role == "system"), None)
     # trials spilled to the journal (agentsproof.executor.spill) are not a list: each view is made when rendered
-    trials: Any = (
-        [_trial_view(t, system) for t in arm.trials] if isinstance(arm.trials, list) else LazyViews(arm.trials, lambda t: _trial_view(t, system))
-    )
+    trials: Any = [_trial_view(t, system) for t in arm.trials] if isinstance(arm.trials, list) else LazyViews(arm.trials, lambda t: _trial_view(t, system))
     scored = [t for t in arm.trials if t.status == "scored"]
     lat = [t.latency_s for t in scored]
     costs = [t.cost_usd for t in arm.trials if t.cost_usd is not None]
@@ -263,8 +262,9 @@ def build_view(run: RunResult) -> dict[str, Any]:
                 grade_note=note,
                 arms=[_arm_view(it.with_arm, price), _arm_view(it.without_arm, price)],
                 checks=_check_rows(it, s),
-                errored_trials=[t for t in it.with_arm.trials + it.without_arm.trials + (it.plugin_arm.trials if it.plugin_arm else [])
-                                if t.status == "errored"],
+                errored_trials=[
+                    t for t in it.with_arm.trials + it.without_arm.trials + (it.plugin_arm.trials if it.plugin_arm else []) if t.status == "errored"
+                ],
             )
         )
     sections = []

@@ -63,9 +63,19 @@ class AgentsProof:
     ``spool.RESEND_BUDGET`` seconds); ``agentsproof sync`` does the same by hand.
     """
 
-    def __init__(self, api_key: str | None = None, base_url: str | None = None, *, timeout: float = 10.0,
-                 flush_timeout: float = 10.0, complete_timeout: float | None = None, queue_size: int = DEFAULT_QUEUE_SIZE,
-                 spool_dir: str | Path | None = None, prices: Prices | None = None, resend_spooled: bool = True) -> None:
+    def __init__(
+        self,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        *,
+        timeout: float = 10.0,
+        flush_timeout: float = 10.0,
+        complete_timeout: float | None = None,
+        queue_size: int = DEFAULT_QUEUE_SIZE,
+        spool_dir: str | Path | None = None,
+        prices: Prices | None = None,
+        resend_spooled: bool = True,
+    ) -> None:
         self._api_key = api_key if api_key is not None else os.environ.get("AGENTSPROOF_API_KEY")
         self.base_url = resolve_base_url(base_url)
         self.flush_timeout = flush_timeout
@@ -90,11 +100,22 @@ class AgentsProof:
 
     # ------------------------------------------------------------------ runs
 
-    def start_run(self, *, project_slug: str | None = None, input: Any = None, label: str | None = None,
-                  golden_id: str | None = None, goal: str | None = None, expected_output: Any = None,
-                  expected_behavior: str | None = None, success_criteria: list | None = None,
-                  trace_assertions: list | None = None, failure_modes: list | None = None,
-                  metadata: dict | None = None, client_run_id: str | None = None) -> AgentRun:
+    def start_run(
+        self,
+        *,
+        project_slug: str | None = None,
+        input: Any = None,
+        label: str | None = None,
+        golden_id: str | None = None,
+        goal: str | None = None,
+        expected_output: Any = None,
+        expected_behavior: str | None = None,
+        success_criteria: list | None = None,
+        trace_assertions: list | None = None,
+        failure_modes: list | None = None,
+        metadata: dict | None = None,
+        client_run_id: str | None = None,
+    ) -> AgentRun:
         """Start a run; returns at once (the server is told in the background)."""
         body = {
             "label": to_jsonable(label),

@@ -198,28 +198,29 @@ class AgentRun:
         try:
             latency = (time.perf_counter() - t0) * 1000
             if err is not None:
-                self.log_step({"type": type, "name": name, "input": input,
-                               "output": {"error": str(err), "error_type": type_name(err)}, "latency_ms": latency})
+                self.log_step({"type": type, "name": name, "input": input, "output": {"error": str(err), "error_type": type_name(err)}, "latency_ms": latency})
                 return
             usage = usage_of(result, extract, self._client._prices)
             self.log_step({"type": type, "name": name, "input": input, "output": result, "latency_ms": latency, **usage})
         except Exception:  # noqa: BLE001
             log.debug("agentsproof: tracing failed", exc_info=True)
 
-    def trace(self, type: str, name: str, fn: Callable[[], Any] | None = None, input: Any = None,
-              extract: Callable[[Any], dict] | None = None) -> Any:
+    def trace(self, type: str, name: str, fn: Callable[[], Any] | None = None, input: Any = None, extract: Callable[[Any], dict] | None = None) -> Any:
         """Call ``fn()`` and log it as a step with its latency, usage and output (or error).
 
         Without ``fn`` it is a decorator: ``@run.trace("tool_call", "search")`` traces every
         call, with the call's arguments as the step input unless ``input`` is given.
         """
         if fn is None:
+
             def deco(func: Callable) -> Callable:
                 @functools.wraps(func)
                 def wrapper(*args: Any, **kwargs: Any) -> Any:
                     step_input = input if input is not None else _call_input(args, kwargs)
                     return self.trace(type, name, lambda: func(*args, **kwargs), step_input, extract)
+
                 return wrapper
+
             return deco
         t0 = time.perf_counter()
         try:
@@ -230,17 +231,19 @@ class AgentRun:
         self._log_call(type, name, input, t0, result, None, extract)
         return result
 
-    def atrace(self, type: str, name: str, fn: Callable[[], Any] | None = None, input: Any = None,
-               extract: Callable[[Any], dict] | None = None) -> Any:
+    def atrace(self, type: str, name: str, fn: Callable[[], Any] | None = None, input: Any = None, extract: Callable[[Any], dict] | None = None) -> Any:
         """Async ``trace``: ``await run.atrace(...)`` with a sync or async callable (or one returning
         an awaitable); without ``fn``, a decorator for async functions."""
         if fn is None:
+
             def deco(func: Callable) -> Callable:
                 @functools.wraps(func)
                 async def wrapper(*args: Any, **kwargs: Any) -> Any:
                     step_input = input if input is not None else _call_input(args, kwargs)
                     return await self._atrace(type, name, lambda: func(*args, **kwargs), step_input, extract)
+
                 return wrapper
+
             return deco
         return self._atrace(type, name, fn, input, extract)
 
@@ -360,27 +363,42 @@ class AgentRun:
         if self._refused_steps:  # delivered, but for steps the server would not take: those are kept
             refused = [s for s in self._steps if s["step_index"] in self._refused_steps]
             reason = "; ".join(sorted(set(self._refused_steps.values())))
-            record = {"baseUrl": client.base_url, "reason": f"steps refused: {reason}", "remoteRunId": rid,
-                      "run": self._body, "steps": refused, "completed": False, "output": None}
+            record = {
+                "baseUrl": client.base_url,
+                "reason": f"steps refused: {reason}",
+                "remoteRunId": rid,
+                "run": self._body,
+                "steps": refused,
+                "completed": False,
+                "output": None,
+            }
             path = spool.write(record, client._spool_dir)
             out["spooled"] = str(path) if path else None
-            log.warning("agentsproof: run %s: %d step(s) refused by the server (%s); spooled to %s",
-                        self.run_id, len(refused), reason, path)
+            log.warning("agentsproof: run %s: %d step(s) refused by the server (%s); spooled to %s", self.run_id, len(refused), reason, path)
         return out
 
     def _needs_spool(self) -> bool:
         """True for an unfinished run of this process the server does not fully have."""
-        return self._pid == os.getpid() and not self._completed and (
-            self._refused is not None or self._remote_run_id is None or len(self._sent) < len(self._steps))
+        return (
+            self._pid == os.getpid()
+            and not self._completed
+            and (self._refused is not None or self._remote_run_id is None or len(self._sent) < len(self._steps))
+        )
 
     def _spool(self, *, completed: bool, reason: str) -> dict[str, Any]:
-        record = {"baseUrl": self._client.base_url, "reason": reason, "remoteRunId": self._remote_run_id,
-                  "run": self._body, "steps": list(self._steps), "completed": completed, "output": self._output}
+        record = {
+            "baseUrl": self._client.base_url,
+            "reason": reason,
+            "remoteRunId": self._remote_run_id,
+            "run": self._body,
+            "steps": list(self._steps),
+            "completed": completed,
+            "output": self._output,
+        }
         path = spool.write(record, self._client._spool_dir)
         self._client._forget(self)
         if path is not None:
-            log.warning("agentsproof: run %s not delivered (%s); spooled to %s - upload it with `agentsproof sync`",
-                        self.run_id, reason, path)
+            log.warning("agentsproof: run %s not delivered (%s); spooled to %s - upload it with `agentsproof sync`", self.run_id, reason, path)
         return {"publicUrl": None, "runId": self._remote_run_id, "spooled": str(path) if path else None, "error": reason}
 
 

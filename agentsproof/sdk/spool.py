@@ -293,8 +293,7 @@ RESEND_MAX_RUNS = 50
 RESEND_BUDGET = 60.0
 
 
-def resend(transport: Transport, directory: Path | None = None, *, max_runs: int = RESEND_MAX_RUNS,
-           budget: float = RESEND_BUDGET) -> list[SyncResult]:
+def resend(transport: Transport, directory: Path | None = None, *, max_runs: int = RESEND_MAX_RUNS, budget: float = RESEND_BUDGET) -> list[SyncResult]:
     """What a client does at its start, in a background thread: upload the spooled runs that
     were meant for its own server (the same base URL), at most ``max_runs`` of them and for
     at most ``budget`` seconds; it stops at the first one the server cannot take now."""

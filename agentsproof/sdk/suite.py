@@ -37,11 +37,22 @@ class SuiteClient(Protocol):
 
     _transport: Transport
 
-    def start_run(self, *, project_slug: str | None = None, input: Any = None, label: str | None = None,
-                  golden_id: str | None = None, goal: str | None = None, expected_output: Any = None,
-                  expected_behavior: str | None = None, success_criteria: list | None = None,
-                  trace_assertions: list | None = None, failure_modes: list | None = None,
-                  metadata: dict | None = None, client_run_id: str | None = None) -> AgentRun:
+    def start_run(
+        self,
+        *,
+        project_slug: str | None = None,
+        input: Any = None,
+        label: str | None = None,
+        golden_id: str | None = None,
+        goal: str | None = None,
+        expected_output: Any = None,
+        expected_behavior: str | None = None,
+        success_criteria: list | None = None,
+        trace_assertions: list | None = None,
+        failure_modes: list | None = None,
+        metadata: dict | None = None,
+        client_run_id: str | None = None,
+    ) -> AgentRun:
         """Start a traced run (``AgentsProof.start_run``)."""
         ...
 
@@ -113,8 +124,7 @@ def _remote_id(run: AgentRun | None) -> str | None:
     return run.remote_run_id if run else None
 
 
-def _contexts(client: SuiteClient, project_slug: str, proof_run_id: str,
-              cases: list[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], ProofContext]]:
+def _contexts(client: SuiteClient, project_slug: str, proof_run_id: str, cases: list[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], ProofContext]]:
     """Each golden case of the proof run with the context its handler gets."""
     for golden in cases:
         yield golden, ProofContext(client, project_slug, proof_run_id, golden)

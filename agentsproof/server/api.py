@@ -304,8 +304,15 @@ async def complete_proof_run(proof_run_id: str, request: Request, p: ProjectDep)
     pr = done
     url = f"{root_url(request)}/p/{pr.public_id}"
     return P.ProofRunCompleted(
-        proofRunId=pr.id, passedCases=pr.passed_cases, failedCases=pr.failed_cases, overallScore=pr.overall_score, publicUrl=url,
-        passed_cases=pr.passed_cases, failed_cases=pr.failed_cases, overall_score=pr.overall_score, public_url=url,
+        proofRunId=pr.id,
+        passedCases=pr.passed_cases,
+        failedCases=pr.failed_cases,
+        overallScore=pr.overall_score,
+        publicUrl=url,
+        passed_cases=pr.passed_cases,
+        failed_cases=pr.failed_cases,
+        overall_score=pr.overall_score,
+        public_url=url,
     )
 
 

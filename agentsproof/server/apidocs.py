@@ -70,10 +70,22 @@ def context(doc: dict[str, Any]) -> dict[str, Any]:
             op = item.get(method)
             if not isinstance(op, dict):
                 continue
-            params = [{"name": p.get("name"), "where": p.get("in"), "type": type_of(p.get("schema")), "required": bool(p.get("required"))}
-                      for p in op.get("parameters") or []]
-            ops.append({"method": method.upper(), "path": path, "anchor": op.get("operationId") or f"{method}-{path}", "summary": op.get("summary") or "",
-                        "description": (op.get("description") or "").strip(), "params": params, "body": _body(op), "responses": _responses(op)})
+            params = [
+                {"name": p.get("name"), "where": p.get("in"), "type": type_of(p.get("schema")), "required": bool(p.get("required"))}
+                for p in op.get("parameters") or []
+            ]
+            ops.append(
+                {
+                    "method": method.upper(),
+                    "path": path,
+                    "anchor": op.get("operationId") or f"{method}-{path}",
+                    "summary": op.get("summary") or "",
+                    "description": (op.get("description") or "").strip(),
+                    "params": params,
+                    "body": _body(op),
+                    "responses": _responses(op),
+                }
+            )
     schemas = []
     for name, schema in sorted(((doc.get("components") or {}).get("schemas") or {}).items()):
         required = set(schema.get("required") or [])

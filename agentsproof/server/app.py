@@ -215,8 +215,18 @@ def create_app(settings: Settings) -> Any:
     from agentsproof.server.worker import GradingWorker
 
     db = Database(settings.db_url)
-    worker = GradingWorker(db, provider=settings.provider, model=settings.model, proof_run_ttl=settings.proof_run_ttl,
-                           proof_run_purge=settings.proof_run_purge, orphan_run_ttl=settings.orphan_run_ttl) if settings.worker else None
+    worker = (
+        GradingWorker(
+            db,
+            provider=settings.provider,
+            model=settings.model,
+            proof_run_ttl=settings.proof_run_ttl,
+            proof_run_purge=settings.proof_run_purge,
+            orphan_run_ttl=settings.orphan_run_ttl,
+        )
+        if settings.worker
+        else None
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -231,7 +241,15 @@ def create_app(settings: Settings) -> Any:
             worker.stop()
         db.close()
 
-    app = FastAPI(title="AgentsProof server", version="1", lifespan=lifespan, default_response_class=SafeJSONResponse, docs_url=None, openapi_url="/api/openapi.json", redoc_url=None)
+    app = FastAPI(
+        title="AgentsProof server",
+        version="1",
+        lifespan=lifespan,
+        default_response_class=SafeJSONResponse,
+        docs_url=None,
+        openapi_url="/api/openapi.json",
+        redoc_url=None,
+    )
     app.state.db = db
     app.state.settings = settings
     app.state.public_url = (settings.public_url or "").rstrip("/") or None

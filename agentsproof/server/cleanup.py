@@ -33,7 +33,6 @@ def purge_proof_runs(s: Session, ttl: float) -> int:
 def purge_orphan_runs(s: Session, ttl: float) -> int:
     """Delete runs still ``running`` ``ttl`` seconds after their creation that nothing refers to."""
     cutoff = utcnow() - timedelta(seconds=ttl)
-    referred = (exists().where(Step.run_id == Run.id) | exists().where(Grade.run_id == Run.id)
-                | exists().where(CaseResult.run_id == Run.id))
+    referred = exists().where(Step.run_id == Run.id) | exists().where(Grade.run_id == Run.id) | exists().where(CaseResult.run_id == Run.id)
     res: Any = s.execute(delete(Run).where(and_(Run.status == "running", Run.completed_at.is_(None), Run.created_at < cutoff, ~referred)))
     return int(res.rowcount or 0)

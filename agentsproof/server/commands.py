@@ -15,7 +15,9 @@ import click
 
 from agentsproof.core.errors import InputError
 
-DB_HELP = "Database URL: sqlite:///PATH or postgresql://USER:PASS@HOST:PORT/DB (env AGENTSPROOF_DB; default a SQLite file at ~/.local/share/agentsproof/server.db)."
+DB_HELP = (
+    "Database URL: sqlite:///PATH or postgresql://USER:PASS@HOST:PORT/DB (env AGENTSPROOF_DB; default a SQLite file at ~/.local/share/agentsproof/server.db)."
+)
 db_option = click.option("--db", "db", default=None, metavar="URL", help=DB_HELP)
 
 
@@ -40,14 +42,30 @@ def _session(db: str | None) -> Iterator[Any]:
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind; loopback unless you mean to expose the server.")
 @click.option("--port", default=8787, show_default=True, type=click.IntRange(0, 65535), help="TCP port.")
 @db_option
-@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Import every eval/eval-all/tc-eval JSON report below this folder at start-up.")
+@click.option(
+    "--runs-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Import every eval/eval-all/tc-eval JSON report below this folder at start-up.",
+)
 @click.option("--provider", default=None, help="LLM provider of the judge, as for eval (default: AGENTSPROOF_PROVIDER_TYPE, else the embedded local model).")
 @click.option("--model", default=None, help="Judge model (default: the provider's, or AGENTSPROOF_MODEL).")
-@click.option("--public-url", default=None, metavar="URL", help="Base of the report URLs handed to SDKs (default: the address the server is bound to; never the request's Host).")
-@click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="NAME",
-              help="Host header name to serve (repeat or comma-separate; '*' = any, '*.example.org' = its subdomains). Default: --host, localhost, 127.0.0.1, ::1 and --public-url's host; any other Host gets 400.")
-def serve(host: str, port: int, db: str | None, runs_dir: Path | None, provider: str | None, model: str | None, public_url: str | None,
-          allowed_hosts: tuple[str, ...]) -> None:
+@click.option(
+    "--public-url",
+    default=None,
+    metavar="URL",
+    help="Base of the report URLs handed to SDKs (default: the address the server is bound to; never the request's Host).",
+)
+@click.option(
+    "--allowed-host",
+    "allowed_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="Host header name to serve (repeat or comma-separate; '*' = any, '*.example.org' = its subdomains). Default: --host, localhost, 127.0.0.1, ::1 and --public-url's host; any other Host gets 400.",
+)
+def serve(
+    host: str, port: int, db: str | None, runs_dir: Path | None, provider: str | None, model: str | None, public_url: str | None, allowed_hosts: tuple[str, ...]
+) -> None:
     """Run the self-hosted AgentsProof server (API under /api, pages at /).
 
     Speaks the wire protocol of the published agentsproof SDKs: point them at
@@ -81,8 +99,9 @@ def serve(host: str, port: int, db: str | None, runs_dir: Path | None, provider:
             raise InputError("command line", "--allowed-host", f"{name!r}: a '*' stands alone (any Host) or leads a domain ('*.example.org')")
     if public_url and not public_url.startswith(("http://", "https://")):
         raise InputError("command line", "--public-url", f"{public_url!r} is not an http(s) URL")
-    settings = Settings(db_url=url, provider=provider, model=model, runs_dir=str(runs_dir) if runs_dir else None, public_url=public_url,
-                        host=host, allowed_hosts=names or None)
+    settings = Settings(
+        db_url=url, provider=provider, model=model, runs_dir=str(runs_dir) if runs_dir else None, public_url=public_url, host=host, allowed_hosts=names or None
+    )
     app = create_app(settings)
     click.echo(f"agentsproof server on http://{host}:{port}/ (API http://{host}:{port}/api, database {safe_url(url)})", err=True)
     from agentsproof.server.timeouts import timed_protocol

@@ -32,9 +32,9 @@ def resolve_db_url(flag: str | None) -> str:
     """The SQLAlchemy URL from ``--db``, else ``AGENTSPROOF_DB``, else the default; a PostgreSQL URL gets the psycopg driver; InputError for another scheme."""
     url = (flag or env_text("AGENTSPROOF_DB") or "").strip() or default_db_url()
     if url.startswith("postgres://"):
-        url = "postgresql://" + url[len("postgres://"):]
+        url = "postgresql://" + url[len("postgres://") :]
     if url.startswith("postgresql://"):
-        url = "postgresql+psycopg://" + url[len("postgresql://"):]
+        url = "postgresql+psycopg://" + url[len("postgresql://") :]
     if not (url.startswith("sqlite:") or url.startswith("postgresql+")):
         raise InputError("--db", "URL", "expected sqlite:///PATH or postgresql://USER@HOST:PORT/DB")
     return url
@@ -65,8 +65,12 @@ def make_engine(url: str):
         if path and path != ":memory:":
             _create_private(Path(path).expanduser())
         engine = create_engine(
-            url, connect_args={"check_same_thread": False, "timeout": 30}, pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW,
-            json_serializer=json_out, json_deserializer=json_in,
+            url,
+            connect_args={"check_same_thread": False, "timeout": 30},
+            pool_size=POOL_SIZE,
+            max_overflow=POOL_OVERFLOW,
+            json_serializer=json_out,
+            json_deserializer=json_in,
         )
 
         @event.listens_for(engine, "connect")

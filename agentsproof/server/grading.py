@@ -77,17 +77,21 @@ def _prompt(run: dict[str, Any], steps: list[dict[str, Any]], criteria: list[str
         parts.append(f"## Expected behaviour\n{_clip(run['expected_behavior'])}")
     lines = []
     for st in steps[:100]:
-        lines.append(
-            f"[{st['step_index']}] {st['type']} {st.get('name') or ''}: input={_clip(st.get('input'), 500)} output={_clip(st.get('output'), 800)}"
-        )
+        lines.append(f"[{st['step_index']}] {st['type']} {st.get('name') or ''}: input={_clip(st.get('input'), 500)} output={_clip(st.get('output'), 800)}")
     if len(steps) > 100:
         lines.append(f"... {len(steps) - 100} more steps")
     parts.append("## Steps\n" + ("\n".join(lines) or "(no steps recorded)"))
     parts.append(f"## Final output\n<<<OUTPUT\n{_clip(run.get('output'), 8000)}\nOUTPUT>>>")
     if assertion_results:
-        parts.append("## Deterministic checks already made\n" + "\n".join(f"- {r['assertion']}: {'passed' if r['passed'] else 'FAILED'} ({r['detail']})" for r in assertion_results))
+        parts.append(
+            "## Deterministic checks already made\n"
+            + "\n".join(f"- {r['assertion']}: {'passed' if r['passed'] else 'FAILED'} ({r['detail']})" for r in assertion_results)
+        )
     if criteria:
-        parts.append("## Criteria (answer criteria_results with exactly one entry per criterion, in this order)\n" + "\n".join(f"{i + 1}. {c}" for i, c in enumerate(criteria)))
+        parts.append(
+            "## Criteria (answer criteria_results with exactly one entry per criterion, in this order)\n"
+            + "\n".join(f"{i + 1}. {c}" for i, c in enumerate(criteria))
+        )
     elif run.get("goal"):
         parts.append("## Criteria\nNone given: infer 1 to 5 concrete criteria from the goal and check each.")
     else:
@@ -109,16 +113,26 @@ def schema_for(n_criteria: int | None, modes: list[str]) -> dict[str, Any]:
     """The verdict's JSON schema, exact enough for grammar-constrained local models:
     ``n_criteria`` results when the criteria are given (None: 0..5 inferred ones)."""
     text = {"type": "string", "maxLength": 400}
-    axis = {"type": "object", "properties": {"score": {"type": "integer", "enum": list(range(11))}, "reasoning": text},
-            "required": ["score", "reasoning"], "additionalProperties": False}
-    crit = {"type": "object", "properties": {"criterion": text, "passed": {"type": "boolean"}, "reasoning": text},
-            "required": ["criterion", "passed", "reasoning"], "additionalProperties": False}
+    axis = {
+        "type": "object",
+        "properties": {"score": {"type": "integer", "enum": list(range(11))}, "reasoning": text},
+        "required": ["score", "reasoning"],
+        "additionalProperties": False,
+    }
+    crit = {
+        "type": "object",
+        "properties": {"criterion": text, "passed": {"type": "boolean"}, "reasoning": text},
+        "required": ["criterion", "passed", "reasoning"],
+        "additionalProperties": False,
+    }
     crit_list: dict[str, Any] = {"type": "array", "items": crit}
     if n_criteria is None:
         crit_list.update(minItems=0, maxItems=5)
     else:
         crit_list.update(minItems=n_criteria, maxItems=n_criteria)
-    modes_list: dict[str, Any] = {"type": "array", "items": {"type": "string", "enum": modes}} if modes else {"type": "array", "items": {"type": "string"}, "maxItems": 0}
+    modes_list: dict[str, Any] = (
+        {"type": "array", "items": {"type": "string", "enum": modes}} if modes else {"type": "array", "items": {"type": "string"}, "maxItems": 0}
+    )
     return {
         "type": "object",
         "properties": {
@@ -152,7 +166,10 @@ def _validator(criteria: list[str], infer: bool, modes: list[str]):
         if criteria:
             results = [{"criterion": c, "passed": r["passed"], "reasoning": str(r.get("reasoning") or "")} for c, r in zip(criteria, cr, strict=True)]
         elif infer:
-            results = [{"criterion": str(r.get("criterion") or ""), "passed": r["passed"], "reasoning": str(r.get("reasoning") or ""), "inferred": True} for r in cr[:10]]
+            results = [
+                {"criterion": str(r.get("criterion") or ""), "passed": r["passed"], "reasoning": str(r.get("reasoning") or ""), "inferred": True}
+                for r in cr[:10]
+            ]
         else:
             results = []
         observed_raw = obj.get("failure_modes_observed") or []

@@ -46,7 +46,9 @@ ENV.filters["pretty"] = _pretty
 def render(name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
     """The page ``name`` rendered with ``ctx`` as an HTML response with the strict security headers (CSP, nosniff, no referrer)."""
     html = renderable(ENV.get_template(name).render(**ctx))  # an old row's lone surrogate must not fail the page
-    return HTMLResponse(html, status_code=status, headers={"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"})
+    return HTMLResponse(
+        html, status_code=status, headers={"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
+    )
 
 
 def _db(request: Request):
@@ -124,8 +126,17 @@ def runs(request: Request, slug: str, label: str = "", meta: str = "", golden: s
         page = min(max(1, page), pages)
         rows = s.execute(q.order_by(Run.created_at.desc(), Run.id).offset((page - 1) * PAGE_SIZE).limit(PAGE_SIZE)).all()
         items = [
-            {"id": r.id, "label": r.label, "golden_id": r.golden_id, "public_id": None if r.public_revoked else r.public_id, "status": r.status,
-             "created_at": store.fmt_time(r.created_at), "meta": _meta_line(r.meta), "grade_status": gs, "score": sc}
+            {
+                "id": r.id,
+                "label": r.label,
+                "golden_id": r.golden_id,
+                "public_id": None if r.public_revoked else r.public_id,
+                "status": r.status,
+                "created_at": store.fmt_time(r.created_at),
+                "meta": _meta_line(r.meta),
+                "grade_status": gs,
+                "score": sc,
+            }
             for r, gs, sc in rows
         ]
     qs = urlencode({k: v for k, v in f.items() if v})
@@ -166,7 +177,10 @@ def proof_runs(request: Request, slug: str) -> HTMLResponse:
         if p is None:
             return _not_found("no such project")
         rows = [
-            {**{k: getattr(pr, k) for k in ("public_id", "suite_slug", "status", "passed_cases", "failed_cases", "overall_score")}, "created_at": store.fmt_time(pr.created_at)}
+            {
+                **{k: getattr(pr, k) for k in ("public_id", "suite_slug", "status", "passed_cases", "failed_cases", "overall_score")},
+                "created_at": store.fmt_time(pr.created_at),
+            }
             for pr in s.scalars(select(ProofRun).where(ProofRun.project_id == p.id).order_by(ProofRun.created_at.desc()).limit(200))
         ]
     return render("proof_runs.html", project=slug, proof_runs=rows)
@@ -183,8 +197,15 @@ def proof_report(request: Request, public_id: str) -> HTMLResponse:
         for c in s.scalars(select(CaseResult).where(CaseResult.proof_run_id == pr.id).order_by(CaseResult.id)):
             g = store.golden_of(s, pr.project_id, c.golden_id)
             run = s.get(Run, c.run_id) if c.run_id else None
-            cases.append({"golden_name": g.name if g else c.golden_id, "passed": c.passed, "score": case_score(s, c), "failure_summary": c.failure_summary,
-                          "public_id": run.public_id if run is not None and not run.public_revoked else None})
+            cases.append(
+                {
+                    "golden_name": g.name if g else c.golden_id,
+                    "passed": c.passed,
+                    "score": case_score(s, c),
+                    "failure_summary": c.failure_summary,
+                    "public_id": run.public_id if run is not None and not run.public_revoked else None,
+                }
+            )
         view = {k: getattr(pr, k) for k in ("suite_slug", "status", "passed_cases", "failed_cases", "overall_score")}
         view["created_at"] = store.fmt_time(pr.created_at)  # the stored score: the one the SDK was given (proofs.py)
     return render("proof_report.html", pr=view, cases=cases)

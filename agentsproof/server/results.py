@@ -96,15 +96,24 @@ def results_view(db: Any) -> dict[str, Any]:
     series: dict[str, dict[str, Any]] = {}
     for created, command, plugin, data in reports:
         deltas = [i.get("delta") for i in data.get("items", []) if isinstance(i.get("delta"), (int, float))]
-        listing.append({
-            "created_at": created, "command": command, "plugin": plugin, "model": data.get("model") or "", "verdict": data.get("verdict") or "",
-            "items": len(data.get("items", [])), "avg_delta": f"{sum(deltas) / len(deltas):+.2f}" if deltas else "",
-        })
+        listing.append(
+            {
+                "created_at": created,
+                "command": command,
+                "plugin": plugin,
+                "model": data.get("model") or "",
+                "verdict": data.get("verdict") or "",
+                "items": len(data.get("items", [])),
+                "avg_delta": f"{sum(deltas) / len(deltas):+.2f}" if deltas else "",
+            }
+        )
         for item in data.get("items", []):
             if isinstance(item.get("delta"), (int, float)):
                 ci = (item.get("stats") or {}).get("delta_ci")
                 ok_ci = isinstance(ci, list) and len(ci) == 2 and all(isinstance(x, (int, float)) for x in ci)
-                series.setdefault(item["id"], {"id": item["id"], "name": item.get("name") or item["id"], "raw": []})["raw"].append((created, item["delta"], ci if ok_ci else None))
+                series.setdefault(item["id"], {"id": item["id"], "name": item.get("name") or item["id"], "raw": []})["raw"].append(
+                    (created, item["delta"], ci if ok_ci else None)
+                )
     from agentsproof.report.charts import TrendPoint, trend_chart  # the HTML report's drawing code
 
     trends = []

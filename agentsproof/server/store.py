@@ -58,10 +58,7 @@ def create_key(s: Session, slug: str) -> str:
 def list_keys(s: Session) -> list[dict[str, Any]]:
     """Every API key (id, project, prefix, created_at, revoked), never the key itself."""
     rows = s.execute(select(ApiKey, Project.slug).join(Project, Project.id == ApiKey.project_id).order_by(ApiKey.id)).all()
-    return [
-        {"id": k.id, "project": slug, "prefix": k.prefix, "created_at": k.created_at, "revoked": k.revoked_at is not None}
-        for k, slug in rows
-    ]
+    return [{"id": k.id, "project": slug, "prefix": k.prefix, "created_at": k.created_at, "revoked": k.revoked_at is not None} for k, slug in rows]
 
 
 def revoke_key(s: Session, key_id: str) -> bool:

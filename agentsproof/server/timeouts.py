@@ -19,8 +19,7 @@ import asyncio
 from typing import Any
 
 TIMEOUT_RESPONSE = (
-    b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\nconnection: close\r\n"
-    b"content-length: 16\r\n\r\nrequest timeout\n"
+    b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\nconnection: close\r\ncontent-length: 16\r\n\r\nrequest timeout\n"
 )
 
 

@@ -47,26 +47,28 @@ def grade_dict(g: Grade | None) -> dict[str, Any] | None:
 
 def run_view(s: Session, run: Run) -> dict[str, Any]:
     """A run as the API, the pages and the judge see it (always renderable, old rows too)."""
-    view: dict[str, Any] = renderable({
-        "runId": run.id,
-        "label": run.label,
-        "status": run.status,
-        "clientRunId": run.client_run_id,
-        "goldenId": run.golden_id,
-        "input": run.input,
-        "goal": run.goal,
-        "expected_output": run.expected_output,
-        "expected_behavior": run.expected_behavior,
-        "success_criteria": run.success_criteria or [],
-        "trace_assertions": run.trace_assertions or [],
-        "failure_modes": run.failure_modes or [],
-        "metadata": run.meta or {},
-        "output": run.output,
-        "created_at": fmt_time(run.created_at),
-        "completed_at": fmt_time(run.completed_at),
-        "steps": [step_dict(st) for st in steps_of(s, run.id)],
-        "grade": grade_dict(s.get(Grade, run.id)),
-    })
+    view: dict[str, Any] = renderable(
+        {
+            "runId": run.id,
+            "label": run.label,
+            "status": run.status,
+            "clientRunId": run.client_run_id,
+            "goldenId": run.golden_id,
+            "input": run.input,
+            "goal": run.goal,
+            "expected_output": run.expected_output,
+            "expected_behavior": run.expected_behavior,
+            "success_criteria": run.success_criteria or [],
+            "trace_assertions": run.trace_assertions or [],
+            "failure_modes": run.failure_modes or [],
+            "metadata": run.meta or {},
+            "output": run.output,
+            "created_at": fmt_time(run.created_at),
+            "completed_at": fmt_time(run.completed_at),
+            "steps": [step_dict(st) for st in steps_of(s, run.id)],
+            "grade": grade_dict(s.get(Grade, run.id)),
+        }
+    )
     return view
 
 

@@ -29,8 +29,17 @@ MAX_BACKOFF = 3600.0
 class GradingWorker:
     """The server's grading queue: one daemon thread claims pending grades, has the judge grade each run and retries failures with backoff."""
 
-    def __init__(self, db: Any, *, provider: str | None = None, model: str | None = None, poll: float = 0.5,
-                 proof_run_ttl: float | None = None, proof_run_purge: float | None = None, orphan_run_ttl: float | None = None):
+    def __init__(
+        self,
+        db: Any,
+        *,
+        provider: str | None = None,
+        model: str | None = None,
+        poll: float = 0.5,
+        proof_run_ttl: float | None = None,
+        proof_run_purge: float | None = None,
+        orphan_run_ttl: float | None = None,
+    ):
         self.db = db
         self.proof_run_ttl = proof_run_ttl
         self.proof_run_purge = proof_run_purge

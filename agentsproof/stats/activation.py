@@ -207,8 +207,14 @@ def score(suites: Sequence[ActivationSuite], trials: Iterable[ActivationTrial], 
             group.sort(key=lambda m: (-m.fired / m.trials, m.owner, m.prompt))
         out.append(sc)
     matrix, row_trials = confusion(suites, scored, names)
-    return ActivationStats(skills=out, matrix=matrix, row_trials=row_trials, collisions=collisions(matrix, row_trials, suites, scored),
-                           errored=len(done) - len(scored), trials=len(done))
+    return ActivationStats(
+        skills=out,
+        matrix=matrix,
+        row_trials=row_trials,
+        collisions=collisions(matrix, row_trials, suites, scored),
+        errored=len(done) - len(scored),
+        trials=len(done),
+    )
 
 
 def confusion(suites: Sequence[ActivationSuite], scored: Sequence[ActivationTrial], names: Sequence[str]) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
@@ -226,7 +232,9 @@ def confusion(suites: Sequence[ActivationSuite], scored: Sequence[ActivationTria
     return matrix, rows
 
 
-def collisions(matrix: dict[str, dict[str, int]], rows: dict[str, int], suites: Sequence[ActivationSuite], scored: Sequence[ActivationTrial]) -> list[Collision]:
+def collisions(
+    matrix: dict[str, dict[str, int]], rows: dict[str, int], suites: Sequence[ActivationSuite], scored: Sequence[ActivationTrial]
+) -> list[Collision]:
     """Pairs of skills that load on each other's should prompts, worst first. ``a`` is a
     suite's skill; ``b`` another suite's skill (both directions count) or an installed skill
     without a suite (only its loads on ``a``'s prompts count). The rate is the cross-loads
@@ -261,9 +269,7 @@ def as_dict(stats: ActivationStats) -> dict[str, Any]:
 
     data = asdict(stats)
     data["level"] = LEVEL
-    data["method"] = (
-        "precision/recall: Clopper–Pearson on at most one unit per distinct prompt; F1: from 97.5 % Clopper–Pearson bounds of both (union bound)"
-    )
+    data["method"] = "precision/recall: Clopper–Pearson on at most one unit per distinct prompt; F1: from 97.5 % Clopper–Pearson bounds of both (union bound)"
     return data
 
 

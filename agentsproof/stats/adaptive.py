@@ -100,9 +100,7 @@ def corrected_interval(
     return delta_interval(cases or [(with_scores, without_scores)], 1 - alpha / max(1, looks))
 
 
-def settled_grade(
-    with_scores: list[float], without_scores: list[float], looks: int, alpha: float = 0.05, cases: CaseScores | None = None
-) -> str | None:
+def settled_grade(with_scores: list[float], without_scores: list[float], looks: int, alpha: float = 0.05, cases: CaseScores | None = None) -> str | None:
     """The grade when the corrected interval lies in one band, else None. ``cases``: the
     scores per case of an item with several tasks (then the two-level interval is used)."""
     return statement(corrected_interval(with_scores, without_scores, looks, alpha, cases))[0]
@@ -118,9 +116,7 @@ class AdaptivePolicy:
     labels: list[tuple[int, str]] = field(default_factory=list)
     """(trials per arm, stop label) for the same stops: a grade, a futility label, or UNSETTLED."""
 
-    def __call__(
-        self, with_scores: list[float], without_scores: list[float], done: int, cap: int, cases: CaseScores | None = None
-    ) -> int:
+    def __call__(self, with_scores: list[float], without_scores: list[float], done: int, cap: int, cases: CaseScores | None = None) -> int:
         """How many more trials per arm to run after ``done`` of at most ``cap``: the next planned look, or 0 once the item is settled or no look is left (each stop recorded)."""
         looks = planned_looks(cap)
         if done == 0:
@@ -138,9 +134,7 @@ class AdaptivePolicy:
             return 0
         return nxt - done
 
-    def stop_label(
-        self, with_scores: list[float], without_scores: list[float], done: int, cap: int, cases: CaseScores | None = None
-    ) -> dict[str, Any]:
+    def stop_label(self, with_scores: list[float], without_scores: list[float], done: int, cap: int, cases: CaseScores | None = None) -> dict[str, Any]:
         """What the report says of an item's stop: ``{"trials", "cap", "label", "kind"}``,
         kind ``grade`` (success), ``futility`` or ``cap``. The same interval and rule as
         the stop itself, on the same scores, so it names the reason the run stopped."""
@@ -153,8 +147,15 @@ class AdaptivePolicy:
             label, kind = futile, "futility"
         else:
             label, kind = UNSETTLED, "cap"
-        return {"trials": done, "cap": cap, "label": label, "kind": kind, "looks": [n for n in looks if n <= done],
-                "interval": list(ci) if ci is not None else None, "level": 1 - self.alpha / len(looks)}
+        return {
+            "trials": done,
+            "cap": cap,
+            "label": label,
+            "kind": kind,
+            "looks": [n for n in looks if n <= done],
+            "interval": list(ci) if ci is not None else None,
+            "level": 1 - self.alpha / len(looks),
+        }
 
     def describe(self, caps: Sequence[int] = ()) -> dict[str, Any]:
         """The rule as the settings record it; ``caps``: every item's cap (trials per arm),

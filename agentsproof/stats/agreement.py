@@ -40,9 +40,11 @@ def accuracy(judge: Sequence[Hashable], human: Sequence[Hashable]) -> dict[str, 
     return {"n": n, "value": hits / n, "ci": list(clopper_pearson(hits, n) or (0.0, 1.0))}
 
 
-KAPPA_METHOD = ("Cohen's kappa, the wider of a Wald-t interval (Fleiss–Cohen–Everitt standard error) and a t interval "
-                "on log(1 − kappa) (delta method), standard errors from the table with pseudo-counts; "
-                "with no disagreement the exact bound of the disagreement rate")
+KAPPA_METHOD = (
+    "Cohen's kappa, the wider of a Wald-t interval (Fleiss–Cohen–Everitt standard error) and a t interval "
+    "on log(1 − kappa) (delta method), standard errors from the table with pseudo-counts; "
+    "with no disagreement the exact bound of the disagreement rate"
+)
 
 
 def kappa_table(judge: Sequence[Hashable], human: Sequence[Hashable]) -> np.ndarray:
@@ -206,5 +208,10 @@ def consistency_by_item(flags: Sequence[Sequence[bool]], level: float = 0.95) ->
     a = 1 - level
     lo = 0.0 if hits == 0 else float(beta.ppf(a / 2, x, n_eff - x + 1))
     hi = 1.0 if hits == total else float(beta.ppf(1 - a / 2, x + 1, n_eff - x))
-    return {"n": total, "items": items, "value": p, "ci": [min(lo, p), max(hi, p)],
-            "method": "exact interval on the effective number of flags (items as the independent units)"}
+    return {
+        "n": total,
+        "items": items,
+        "value": p,
+        "ci": [min(lo, p), max(hi, p)],
+        "method": "exact interval on the effective number of flags (items as the independent units)",
+    }

@@ -168,7 +168,7 @@ def stratified_permutation_p(cases: CaseScores, resamples: int = PERMUTATION_RES
         keys = rng.random((resamples, len(pooled)))
         order = np.argsort(keys, axis=1)
         perm = pooled[order]
-        stat += perm[:, : len(w)].mean(axis=1) - perm[:, len(w):].mean(axis=1)
+        stat += perm[:, : len(w)].mean(axis=1) - perm[:, len(w) :].mean(axis=1)
     stat /= len(usable)
     b = int(np.sum(stat >= observed - 1e-9 * max(1.0, abs(observed))))
     return (b + 1) / (resamples + 1)
@@ -199,8 +199,7 @@ def case_stats(item: Any) -> dict[str, Any]:
     rows = []
     counts = {"win": 0, "tie": 0, "loss": 0}
     for name, ws, wos, errored in by_case(item):
-        row: dict[str, Any] = {"name": name, "n_with": len(ws), "n_without": len(wos), "errored": errored,
-                               "delta": None, "delta_ci": None, "outcome": None}
+        row: dict[str, Any] = {"name": name, "n_with": len(ws), "n_without": len(wos), "errored": errored, "delta": None, "delta_ci": None, "outcome": None}
         if ws and wos:
             d = sum(ws) / len(ws) - sum(wos) / len(wos)
             ci = delta_interval([(ws, wos)])

@@ -21,10 +21,7 @@ BLOCK = 1000
 """Resamples drawn at a time: memory stays a few MB for 1,000 trials per arm. The random
 stream is consumed in the same order, so the results equal one draw of all resamples."""
 
-DELTA_CI_METHOD = (
-    f"percentile bootstrap, {BOOTSTRAP_RESAMPLES} resamples, seed {SEED}, each arm smoothed with one 0 "
-    "and one 1 pseudo-trial (Agresti–Caffo)"
-)
+DELTA_CI_METHOD = f"percentile bootstrap, {BOOTSTRAP_RESAMPLES} resamples, seed {SEED}, each arm smoothed with one 0 and one 1 pseudo-trial (Agresti–Caffo)"
 
 
 def wilson(passed: int, total: int, z: float = 1.959963984540054) -> tuple[float, float] | None:
@@ -129,9 +126,7 @@ def permutation_p(with_scores: Sequence[float], without_scores: Sequence[float])
     observed = pooled[:n1].sum()
     tol = 1e-9 * max(1.0, abs(observed))
     if math.comb(n1 + n2, n1) <= EXACT_PERMUTATION_LIMIT:
-        idx = np.fromiter(
-            (i for combo in combinations(range(n1 + n2), n1) for i in combo), dtype=np.int64
-        ).reshape(-1, n1)
+        idx = np.fromiter((i for combo in combinations(range(n1 + n2), n1) for i in combo), dtype=np.int64).reshape(-1, n1)
         sums = pooled[idx].sum(axis=1)
         return float(np.mean(sums >= observed - tol)), "one-sided exact permutation test (with > without)"
     rng = np.random.default_rng(SEED)
@@ -143,9 +138,7 @@ def permutation_p(with_scores: Sequence[float], without_scores: Sequence[float])
         perm = np.argpartition(keys, n1 - 1, axis=1)[:, :n1]
         sums = pooled[perm].sum(axis=1)
         b += int(np.sum(sums >= observed - tol))
-    return (b + 1) / (PERMUTATION_RESAMPLES + 1), (
-        f"one-sided permutation test (with > without), {PERMUTATION_RESAMPLES} random relabellings, seed {SEED}"
-    )
+    return (b + 1) / (PERMUTATION_RESAMPLES + 1), (f"one-sided permutation test (with > without), {PERMUTATION_RESAMPLES} random relabellings, seed {SEED}")
 
 
 def hake_gain(with_mean: float | None, without_mean: float | None) -> float | None:

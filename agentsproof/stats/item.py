@@ -47,8 +47,7 @@ MIN_SCORED_PER_ARM = 3
 PASS_K: int | None = None
 """k of pass@k and pass^k; None: the number of scored with-arm trials (the run's own k)."""
 PASS_K_EQUALS_N = (
-    "k = n: the n trials are one set of k, so the unbiased estimate is 1 or 0 (did they all / any pass?), "
-    "not a rate; the interval is the estimate"
+    "k = n: the n trials are one set of k, so the unbiased estimate is 1 or 0 (did they all / any pass?), not a rate; the interval is the estimate"
 )
 
 
@@ -153,7 +152,7 @@ def item_stats(item: ItemResult, level: float = 0.95) -> dict[str, Any]:
         return out
     per_case = [(g[1], g[2]) for g in groups]
     several = len(groups) > 1
-    delta = (mean_case_delta(per_case) if several else None)
+    delta = mean_case_delta(per_case) if several else None
     delta = sum(ws) / len(ws) - sum(wos) / len(wos) if delta is None else delta
     out["delta"] = delta
     out["delta_ci_level"] = level
@@ -198,8 +197,5 @@ def item_stats(item: ItemResult, level: float = 0.95) -> dict[str, Any]:
     fewest = min(len(ws), len(wos))
     out["enough_data"] = fewest >= MIN_SCORED_PER_ARM
     if not out["enough_data"]:
-        out["note"] = (
-            f"too few trials to say anything: {fewest} scored in the smaller arm (need {MIN_SCORED_PER_ARM}); "
-            "use --smoke (5) or --reliable (15)"
-        )
+        out["note"] = f"too few trials to say anything: {fewest} scored in the smaller arm (need {MIN_SCORED_PER_ARM}); use --smoke (5) or --reliable (15)"
     return out

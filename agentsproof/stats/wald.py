@@ -46,8 +46,7 @@ import numpy as np
 from scipy.stats import t as student_t
 
 WALD_METHOD = (
-    "the within-case Welch interval over all trials (pass/fail arms with Agresti–Caffo "
-    "pseudo-trials), centred on the delta; coverage in bench/coverage.py"
+    "the within-case Welch interval over all trials (pass/fail arms with Agresti–Caffo pseudo-trials), centred on the delta; coverage in bench/coverage.py"
 )
 
 PSEUDO_WEIGHT = 0.15  # weight of the 0 and the 1 pseudo-trial in a graded/continuous arm's variance
@@ -90,8 +89,12 @@ def default_question(cases: int) -> str:
 
 
 def interval_from_moments(
-    n_w: np.ndarray, mean_w: np.ndarray, var_w: np.ndarray,
-    n_wo: np.ndarray, mean_wo: np.ndarray, var_wo: np.ndarray,
+    n_w: np.ndarray,
+    mean_w: np.ndarray,
+    var_w: np.ndarray,
+    n_wo: np.ndarray,
+    mean_wo: np.ndarray,
+    var_wo: np.ndarray,
     level: float = 0.95,
     question: str | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -46,9 +46,25 @@ from agentsproof.model.skillfolder import split_frontmatter
 from agentsproof.targets.base import TargetError, TrialInput
 
 PASSED_ENV = (
-    "PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "TERM",
-    "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE",
-    "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "no_proxy", "all_proxy",
+    "PATH",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "TERM",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+    "REQUESTS_CA_BUNDLE",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "all_proxy",
 )
 """The only variables of agentsproof's environment every agent CLI inherits."""
 MAX_STAGED_BYTES = 50 * 1024 * 1024
@@ -83,9 +99,13 @@ class Harness:
         env = {k: v for k, v in os.environ.items() if k in PASSED_ENV}
         env.setdefault("PATH", os.defpath)
         env.update(
-            HOME=str(self.home), USERPROFILE=str(self.home), TMPDIR=str(self.tmp),
-            XDG_CONFIG_HOME=str(self.home / ".config"), XDG_CACHE_HOME=str(self.home / ".cache"),
-            XDG_DATA_HOME=str(self.home / ".local" / "share"), XDG_STATE_HOME=str(self.home / ".local" / "state"),
+            HOME=str(self.home),
+            USERPROFILE=str(self.home),
+            TMPDIR=str(self.tmp),
+            XDG_CONFIG_HOME=str(self.home / ".config"),
+            XDG_CACHE_HOME=str(self.home / ".cache"),
+            XDG_DATA_HOME=str(self.home / ".local" / "share"),
+            XDG_STATE_HOME=str(self.home / ".local" / "state"),
         )
         return env
 
@@ -240,8 +260,15 @@ async def run_cli(settings: RunSettings) -> Outcome:
 
             # named: only the program itself may be bound back in (never the prompt or
             # other filled-in text, which could name a host path under /tmp)
-            argv = bwrap_argv(s.sandbox, workspace=s.workspace, workspaces_root=covered_root(s.workspace),
-                              harness=s.harness.root, argv=argv, sockets=sockets, named=s.argv[:1])
+            argv = bwrap_argv(
+                s.sandbox,
+                workspace=s.workspace,
+                workspaces_root=covered_root(s.workspace),
+                harness=s.harness.root,
+                argv=argv,
+                sockets=sockets,
+                named=s.argv[:1],
+            )
         return await run_group(argv, cwd=s.workspace, env=s.env, stdin_text=s.stdin_text, timeout=s.timeout)
     finally:
         if bridge is not None:

@@ -53,7 +53,9 @@ Turn = tuple[S, Outcome, list[str]]
 
 
 async def converse(
-    trial: TrialInput, timeout: float, what: str,
+    trial: TrialInput,
+    timeout: float,
+    what: str,
     one_turn: Callable[[int, str, float], Awaitable[Turn[S]]],
     ready: Callable[[int], None] | None = None,
 ) -> tuple[list[Turn[S]], list[str]]:
@@ -84,7 +86,10 @@ async def converse(
 
 
 def turns_log(
-    turns: list[Turn[S]], follow_ups: list[str], secrets: list[str], notes_of: Callable[[S], list[str]],
+    turns: list[Turn[S]],
+    follow_ups: list[str],
+    secrets: list[str],
+    notes_of: Callable[[S], list[str]],
 ) -> tuple[list[LogEvent], list[ToolCall], list[str], float]:
     """(log, trajectory, skills invoked in order, latency) of a trial's turns: each turn's
     stderr (secrets masked) and notes (``notes_of(stream)`` adds the target's own), the
@@ -163,8 +168,7 @@ class AgentCliTarget(Target, Generic[S]):
     shown: AgentCliSpec
     _secrets: list[str]
 
-    def __init__(self, name: str, spec: AgentCliSpec, shown: AgentCliSpec | None = None, *,
-                 model: str | None = None, source: str = TARGETS_FILE):
+    def __init__(self, name: str, spec: AgentCliSpec, shown: AgentCliSpec | None = None, *, model: str | None = None, source: str = TARGETS_FILE):
         cli, problem = self.find_cli()
         if cli is None:
             raise ProviderUnavailable(f"target {name!r} ({self.kind}): {problem}")
@@ -274,10 +278,18 @@ class AgentCliTarget(Target, Generic[S]):
             plan = self._turns(trial, staged, workspace)
 
             async def one_turn(n: int, prompt: str, left: float) -> Turn[S]:
-                out = await run_cli(RunSettings(
-                    argv=plan.argv(n), workspace=workspace, harness=harness, env=self._env(harness),
-                    timeout=left, stdin_text=prompt, sandbox=self.bwrap, loopback_ports=self._ports(),
-                ))
+                out = await run_cli(
+                    RunSettings(
+                        argv=plan.argv(n),
+                        workspace=workspace,
+                        harness=harness,
+                        env=self._env(harness),
+                        timeout=left,
+                        stdin_text=prompt,
+                        sandbox=self.bwrap,
+                        loopback_ports=self._ports(),
+                    )
+                )
                 events, notes = read_json_lines(harness.stream)
                 stream = self.stream_type(staged=staged).take_all(events)
                 self._check(stream, out, timeout)
@@ -336,9 +348,16 @@ class AgentCliTarget(Target, Generic[S]):
         used, names = self._skill_use(trial, last)
         cost = None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
         return TrialRecord(
-            answer=(last.answer() or "").strip(), trajectory=trajectory, usage=usage, cost_usd=cost,
-            latency_s=latency, skill_used=used, skills_invoked=names, log=log,
-            replies=[(stream.answer() or "").strip() for stream, _, _ in turns], skills_offered=offered or None,
+            answer=(last.answer() or "").strip(),
+            trajectory=trajectory,
+            usage=usage,
+            cost_usd=cost,
+            latency_s=latency,
+            skill_used=used,
+            skills_invoked=names,
+            log=log,
+            replies=[(stream.answer() or "").strip() for stream, _, _ in turns],
+            skills_offered=offered or None,
         )
 
     def _skill_use(self, trial: TrialInput, stream: S) -> tuple[bool, list[str]]:

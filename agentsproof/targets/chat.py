@@ -38,12 +38,22 @@ class ChatTarget(Target):
         return trial.item.max_tokens if trial.item.max_tokens is not None else self.max_tokens
 
     async def _request(
-        self, trial: TrialInput, messages: list[dict[str, str]], schema: dict[str, Any] | None = None, *, cap: bool = True,
+        self,
+        trial: TrialInput,
+        messages: list[dict[str, str]],
+        schema: dict[str, Any] | None = None,
+        *,
+        cap: bool = True,
     ) -> Any:
         req = ChatRequest(
-            messages=messages, model=trial.item.model or self.model, temperature=self.temperature,
+            messages=messages,
+            model=trial.item.model or self.model,
+            temperature=self.temperature,
             max_tokens=self._cap(trial) if cap else self.max_tokens,
-            timeout=trial.timeout, budget=trial.timeout, json_schema=schema, slot=trial.slot,
+            timeout=trial.timeout,
+            budget=trial.timeout,
+            json_schema=schema,
+            slot=trial.slot,
         )
         try:
             resp = await asyncio.wait_for(self.client.complete(req), trial.timeout + TIMEOUT_GRACE_S)
@@ -73,9 +83,16 @@ class ChatTarget(Target):
             cost = None if first.cost_usd is None or second.cost_usd is None else first.cost_usd + second.cost_usd
             latency, answer = latency + second.latency_s, second.text
         chosen = trial.skill is not None and name == trial.skill.name
-        return TrialRecord(answer=answer, trajectory=trajectory, usage=usage, cost_usd=cost, latency_s=latency,
-                           cached=first.cached, skill_used=chosen if trial.skill is not None else None,
-                           skills_invoked=[name] if name else [])
+        return TrialRecord(
+            answer=answer,
+            trajectory=trajectory,
+            usage=usage,
+            cost_usd=cost,
+            latency_s=latency,
+            cached=first.cached,
+            skill_used=chosen if trial.skill is not None else None,
+            skills_invoked=[name] if name else [],
+        )
 
     async def run(self, trial: TrialInput) -> TrialRecord:
         """One chat call; in a multi-turn trial, one more per user message (``turns``, then
@@ -113,7 +130,13 @@ class ChatTarget(Target):
             n += 1
 
     async def _call(
-        self, messages: list[dict[str, str]], budget: float, timeout: float, model: str, max_tokens: int | None, slot: tuple[str, str, int] | None,
+        self,
+        messages: list[dict[str, str]],
+        budget: float,
+        timeout: float,
+        model: str,
+        max_tokens: int | None,
+        slot: tuple[str, str, int] | None,
     ) -> TrialRecord:
         req = ChatRequest(
             messages=list(messages),

@@ -129,8 +129,14 @@ class ClaudeCodeTarget(AgentCliTarget[ClaudeStream]):
 
     def _settings(self) -> dict[str, Any]:
         s = self.shown
-        return {"tools": list(s.tools), "permission_mode": s.permission_mode, "inject": s.inject, **self._model_shown(),
-                "sandbox": s.sandbox, "env": sorted(s.env)}
+        return {
+            "tools": list(s.tools),
+            "permission_mode": s.permission_mode,
+            "inject": s.inject,
+            **self._model_shown(),
+            "sandbox": s.sandbox,
+            "env": sorted(s.env),
+        }
 
     # -- a turn ----------------------------------------------------------------
 
@@ -186,11 +192,19 @@ class ClaudeCodeTarget(AgentCliTarget[ClaudeStream]):
         if trial.skills and trial.item.kind == "agent" and trial.arm == "plugin":
             system = trial.system  # an agent's plugin arm: the agent's text, its plugin's skills offered
         argv = [
-            self.cli, "-p", "--output-format", "stream-json", "--verbose",
-            "--resume" if resume else "--session-id", session,
-            "--tools", ",".join(tools),
-            "--permission-mode", self.spec.permission_mode,
-            "--system-prompt", system,
+            self.cli,
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--resume" if resume else "--session-id",
+            session,
+            "--tools",
+            ",".join(tools),
+            "--permission-mode",
+            self.spec.permission_mode,
+            "--system-prompt",
+            system,
             "--strict-mcp-config",
         ]
         if tools:

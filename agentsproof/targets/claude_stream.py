@@ -109,8 +109,9 @@ class ClaudeStream(EventStream):
 
     def trajectory(self) -> list[ToolCall]:
         """The tool calls in the order they were first seen, arguments clipped."""
-        return [ToolCall(name=s.name, arguments=clip(s.arguments, ARGUMENT_CHARS), result=s.result, latency_s=s.latency_s, ok=s.ok)
-                for s in self.steps.values()]
+        return [
+            ToolCall(name=s.name, arguments=clip(s.arguments, ARGUMENT_CHARS), result=s.result, latency_s=s.latency_s, ok=s.ok) for s in self.steps.values()
+        ]
 
     def answer(self) -> str | None:
         """The result's text, else the last text the assistant wrote; None when it wrote none."""

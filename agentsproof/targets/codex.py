@@ -80,15 +80,15 @@ class CodexTargetSpec(Strict):
         "system", description="system: the skill replaces Codex's base instructions; skill: installed in CODEX_HOME/skills."
     )
     model: str | None = Field(None, description="Default: the run's --model.")
-    base_url: Annotated[str, AfterValidator(http_url)] | None = Field(None, description="An OpenAI-compatible server speaking the Responses API; default: OPENAI_BASE_URL, else OpenAI.")
+    base_url: Annotated[str, AfterValidator(http_url)] | None = Field(
+        None, description="An OpenAI-compatible server speaking the Responses API; default: OPENAI_BASE_URL, else OpenAI."
+    )
     api_key_env: str = Field("OPENAI_API_KEY", pattern=_ENV_NAME, description="The variable holding the API key.")
     sandbox_mode: Literal["read-only", "workspace-write", "danger-full-access"] | None = Field(
         None, description="Codex's own sandbox; default: danger-full-access under bubblewrap, else workspace-write."
     )
     approval_policy: Literal["never", "on-request", "on-failure", "untrusted"] = "never"
-    sandbox: bool | None = Field(
-        None, strict=True, description="Run under bubblewrap; default: when the provider's URL is on loopback and bubblewrap works."
-    )
+    sandbox: bool | None = Field(None, strict=True, description="Run under bubblewrap; default: when the provider's URL is on loopback and bubblewrap works.")
     loopback_ports: list[Annotated[int, Field(ge=1, le=65535, strict=True)]] = Field(default_factory=list, max_length=32)
     env: EnvMapping = Field(default_factory=dict, description="Extra environment variables ('${VAR}' allowed).")
     timeout: float | None = Field(None, gt=0, le=MAX_TARGET_TIMEOUT, allow_inf_nan=False)
@@ -154,8 +154,12 @@ class CodexTarget(AgentCliTarget[CodexEvents]):
     def _settings(self) -> dict[str, Any]:
         s = self.shown
         out: dict[str, Any] = {
-            "inject": s.inject, **self._model_shown(), "sandbox": self.bwrap is not None, "sandbox_mode": self.sandbox_mode,
-            "approval_policy": s.approval_policy, "env": sorted(s.env),
+            "inject": s.inject,
+            **self._model_shown(),
+            "sandbox": self.bwrap is not None,
+            "sandbox_mode": self.sandbox_mode,
+            "approval_policy": s.approval_policy,
+            "env": sorted(s.env),
         }
         if s.base_url:
             out["base_url"] = scrub_text(s.base_url, self._secrets)
@@ -207,9 +211,14 @@ class CodexTarget(AgentCliTarget[CodexEvents]):
         config["analytics"] = {"enabled": False}
         config["skills"] = {"bundled": {"enabled": False}}
         if self.base_url:
-            config["model_providers"] = {PROVIDER_ID: {
-                "name": PROVIDER_ID, "base_url": self.base_url, "env_key": self.spec.api_key_env, "wire_api": "responses",
-            }}
+            config["model_providers"] = {
+                PROVIDER_ID: {
+                    "name": PROVIDER_ID,
+                    "base_url": self.base_url,
+                    "env_key": self.spec.api_key_env,
+                    "wire_api": "responses",
+                }
+            }
         return tomli_w.dumps(config)
 
     def _argv(self, workspace: Path, thread: str | None = None) -> list[str]:

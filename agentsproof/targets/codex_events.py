@@ -110,8 +110,9 @@ def _step(item: dict[str, Any]) -> ToolCall:
         result = item.get("error") or item.get("result")
     else:
         name, result = str(kind), ""
-    return ToolCall(name=name[:200], arguments=clip(_arguments(item), ARGUMENT_CHARS),
-                    result=clip(" ".join(clip(result, 100_000).split()), RESULT_CHARS), ok=ok)
+    return ToolCall(
+        name=name[:200], arguments=clip(_arguments(item), ARGUMENT_CHARS), result=clip(" ".join(clip(result, 100_000).split()), RESULT_CHARS), ok=ok
+    )
 
 
 def _int(value: Any) -> int:

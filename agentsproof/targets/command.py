@@ -98,7 +98,8 @@ class CommandTargetSpec(Strict):
     env: EnvMapping = Field(default_factory=dict, description="Extra environment variables ('${VAR}' allowed).")
     timeout: float | None = Field(None, gt=0, le=MAX_TARGET_TIMEOUT, allow_inf_nan=False, description="Seconds; default: the eval's.")
     sandbox: bool = Field(
-        True, strict=True,
+        True,
+        strict=True,
         description="Run under bubblewrap (the default): workspace read-write, the rest read-only, loopback only. false: unconfined.",
     )
     loopback_ports: list[Annotated[int, Field(ge=1, le=65535, strict=True)]] = Field(
@@ -161,9 +162,16 @@ class CommandTarget(Target):
         """The command's settings as written (``${VAR}`` unexpanded); env variables by name only."""
         s = self.shown
         out: dict[str, Any] = {
-            "target": self.name, "target_type": self.kind, "command": list(s.command), "stdin": s.stdin,
-            "skill_path": s.skill_path, "answer_file": s.answer_file, "trace_file": s.trace_file,
-            "timeout": s.timeout, "sandbox": s.sandbox, "env": sorted(s.env),
+            "target": self.name,
+            "target_type": self.kind,
+            "command": list(s.command),
+            "stdin": s.stdin,
+            "skill_path": s.skill_path,
+            "answer_file": s.answer_file,
+            "trace_file": s.trace_file,
+            "timeout": s.timeout,
+            "sandbox": s.sandbox,
+            "env": sorted(s.env),
         }
         if s.loopback_ports:
             out["loopback_ports"] = list(s.loopback_ports)
@@ -219,8 +227,15 @@ class CommandTarget(Target):
 
                     bridge = LoopbackBridge(harness, self.spec.loopback_ports)
                     sockets = await bridge.start()
-                    argv = bwrap_argv(self.bwrap, workspace=workspace, workspaces_root=covered_root(workspace),
-                                      harness=harness, argv=argv, sockets=sockets, named=self._named())
+                    argv = bwrap_argv(
+                        self.bwrap,
+                        workspace=workspace,
+                        workspaces_root=covered_root(workspace),
+                        harness=harness,
+                        argv=argv,
+                        sockets=sockets,
+                        named=self._named(),
+                    )
             except OSError as exc:
                 raise TargetError(f"cannot prepare the trial: {exc.strerror or exc}") from None
             out = await run_group(argv, cwd=workspace, env=env, stdin_text=stdin_text, timeout=timeout)
@@ -233,8 +248,7 @@ class CommandTarget(Target):
                 warn(f"trial folder {left}")
 
     def _argv(self, prompt: str, workspace: Path, skill: Path | None) -> tuple[list[str], str | None]:
-        values = {"prompt": prompt, "workspace": str(workspace), "skill_file": str(skill or ""),
-                  "model": self.model or ""}
+        values = {"prompt": prompt, "workspace": str(workspace), "skill_file": str(skill or ""), "model": self.model or ""}
         argv = [_PLACEHOLDER.sub(lambda m: values[m.group(1)], arg) for arg in self.spec.command]
         on_stdin = self.spec.stdin or not any("{prompt}" in arg for arg in self.spec.command)
         return argv, (prompt if on_stdin else None)
@@ -255,8 +269,7 @@ class CommandTarget(Target):
         if out.timed_out:
             raise TargetError(f"agent timed out after {seconds(timeout)}" + _tail(out.stderr), kind="timeout")
         if out.returncode != 0:
-            what = (f"agent was killed by signal {_signal_name(-out.returncode)}" if out.returncode < 0
-                    else f"agent exited with code {out.returncode}")
+            what = f"agent was killed by signal {_signal_name(-out.returncode)}" if out.returncode < 0 else f"agent exited with code {out.returncode}"
             raise TargetError(what + _tail(out.stderr))
         log = [LogEvent(t=t, role="info", text=self._scrub("stderr: " + line)) for t, line in out.stderr]
         log += [LogEvent(t=out.latency_s, role="info", text=note) for note in out.notes]
@@ -280,8 +293,9 @@ class CommandTarget(Target):
         if trial.skills and trial.skill is not None:
             used = trial.skill.name in (invoked or [])
         log += [LogEvent(t=out.latency_s, role="info", text=note) for note in notes]
-        return TrialRecord(answer=answer_bytes.decode("utf-8", "replace").strip(), trajectory=steps,
-                           latency_s=out.latency_s, skill_used=used, skills_invoked=invoked, log=log)
+        return TrialRecord(
+            answer=answer_bytes.decode("utf-8", "replace").strip(), trajectory=steps, latency_s=out.latency_s, skill_used=used, skills_invoked=invoked, log=log
+        )
 
     def _scrub(self, text: str) -> str:
         return scrub(text, self._secrets)
@@ -293,8 +307,7 @@ class CommandTarget(Target):
 
 def _say_unconfined(name: str, source: str) -> None:
     """Once per target (once per run, at its first trial): this agent runs outside the sandbox."""
-    warn(f"target {name!r} ({source}) runs unconfined ('sandbox: false'): the agent can read, change and "
-         "reach everything you can")
+    warn(f"target {name!r} ({source}) runs unconfined ('sandbox: false'): the agent can read, change and reach everything you can")
 
 
 def _secret_values(spec: CommandTargetSpec, shown: CommandTargetSpec) -> list[str]:

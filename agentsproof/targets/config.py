@@ -152,8 +152,9 @@ def _check_redefinition(path: Path, name: str) -> None:
     for st, what, sticky_ok in checks:
         why = _unsafe(st, what, sticky_ok=sticky_ok)
         if why:
-            raise InputError(display(path), name, f"redefines the built-in target {name!r}, but {why}; refused (remove it, "
-                             "or make it yours and not writable by others)")
+            raise InputError(
+                display(path), name, f"redefines the built-in target {name!r}, but {why}; refused (remove it, or make it yours and not writable by others)"
+            )
     from agentsproof.core.notice import note_once
 
     note_once(f"target {name!r} is defined by {display(path)}, not the built-in", key=("targets.yaml", name, str(path)))

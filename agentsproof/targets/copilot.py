@@ -99,7 +99,12 @@ class CopilotTarget(Target):
     offers_skills = True
 
     def __init__(
-        self, name: str, spec: CopilotTargetSpec, shown: CopilotTargetSpec | None = None, *, model: str | None = None,
+        self,
+        name: str,
+        spec: CopilotTargetSpec,
+        shown: CopilotTargetSpec | None = None,
+        *,
+        model: str | None = None,
         source: str = "built-in",
     ):
         ok, problem = copilot_status()
@@ -180,8 +185,9 @@ class CopilotTarget(Target):
             replies=[*replies, answer],
         )
 
-    async def _drive(self, options: dict[str, Any], trial: TrialInput, events: AgentEventCollector, timeout: float,
-                     staged: Path | None) -> tuple[list[str], list[str]]:
+    async def _drive(
+        self, options: dict[str, Any], trial: TrialInput, events: AgentEventCollector, timeout: float, staged: Path | None
+    ) -> tuple[list[str], list[str]]:
         """Create the session, send the prompt and wait for idle, then each follow-up of a
         multi-turn trial (``turns``, then the simulated user) the same way; then abort and
         delete it. (the replies before the last message, the follow-ups sent)."""
@@ -241,13 +247,15 @@ class CopilotTarget(Target):
             if skill.kind == "agent":
                 meta, body = split_frontmatter(skill.text)
                 description = meta.get("description")
-                options["custom_agents"] = [{
-                    "name": skill.name,
-                    "description": description if isinstance(description, str) else "",
-                    "prompt": body.strip() or skill.text,
-                    "tools": tools,
-                    "infer": False,
-                }]
+                options["custom_agents"] = [
+                    {
+                        "name": skill.name,
+                        "description": description if isinstance(description, str) else "",
+                        "prompt": body.strip() or skill.text,
+                        "tools": tools,
+                        "infer": False,
+                    }
+                ]
                 options["agent"] = skill.name
             elif staged is not None:
                 options["skill_directories"] = [str(staged)]

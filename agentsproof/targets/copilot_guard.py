@@ -113,7 +113,7 @@ def shell_paths(command: str) -> tuple[list[str], list[str]]:
     named = []
     for m in _WORD.finditer(command):
         word = m.group(0)
-        if word in programs or command[max(0, m.start() - 2):m.start()] == "#!":
+        if word in programs or command[max(0, m.start() - 2) : m.start()] == "#!":
             continue
         if _looks_like_path(word):
             named.append(word)

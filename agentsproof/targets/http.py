@@ -94,9 +94,7 @@ class HttpTargetSpec(Strict):
         if self.skill_field is not None and self.with_url is not None:
             raise FieldError("with_url", "give one of skill_field and with_url")
         if self.skill_field is None and self.with_url is None:
-            raise FieldError(
-                "skill_field", "is required (or with_url): without one, both arms send the same request and the eval measures nothing"
-            )
+            raise FieldError("skill_field", "is required (or with_url): without one, both arms send the same request and the eval measures nothing")
         return self
 
 
@@ -108,9 +106,7 @@ class HttpTarget(Target):
     kind = "http"
     uses_workspace = False
 
-    def __init__(
-        self, name: str, spec: HttpTargetSpec, shown: HttpTargetSpec, *, model: str | None = None, source: str = SOURCE
-    ):
+    def __init__(self, name: str, spec: HttpTargetSpec, shown: HttpTargetSpec, *, model: str | None = None, source: str = SOURCE):
         self.name = name
         self.source = source
         self.spec = spec
@@ -136,8 +132,11 @@ class HttpTarget(Target):
                 raise InputError(self.source, f"{name}.token_env", f"environment variable {spec.token_env} is empty")
             if _CONTROL.search(token):
                 register(token)
-                raise InputError(self.source, f"{name}.token_env",
-                                 f"environment variable {spec.token_env} holds a line break or control character (a token cannot; strip it)")
+                raise InputError(
+                    self.source,
+                    f"{name}.token_env",
+                    f"environment variable {spec.token_env} holds a line break or control character (a token cannot; strip it)",
+                )
             if any("@" in urlsplit(u).netloc for u in (spec.url, spec.with_url or "")):
                 raise InputError(self.source, f"{name}.token_env", "the url has user-info (HTTP basic auth) too; give one of them")
             self._headers = {k: v for k, v in self._headers.items() if k.lower() != "authorization"}
@@ -147,8 +146,11 @@ class HttpTarget(Target):
         register(*self._secrets)
         for key, value in spec.headers.items():
             if _CONTROL.search(value) or _CONTROL.search(key):
-                raise InputError(self.source, f"{name}.headers.{key}", "holds a line break or control character"
-                                 + (" once ${VAR} is expanded" if ENV_REF.search(shown.headers.get(key, "")) else ""))
+                raise InputError(
+                    self.source,
+                    f"{name}.headers.{key}",
+                    "holds a line break or control character" + (" once ${VAR} is expanded" if ENV_REF.search(shown.headers.get(key, "")) else ""),
+                )
         self._check_paths()
 
     # -- configuration ---------------------------------------------------------------

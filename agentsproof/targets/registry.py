@@ -31,7 +31,6 @@ KINDS: dict[str, str] = {
 }
 
 
-
 def _check(kind: str, found: Any) -> str | None:
     if not (isinstance(found, type) and issubclass(found, Target)):
         return "not a subclass of agentsproof.targets.base.Target"

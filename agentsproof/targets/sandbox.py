@@ -71,8 +71,20 @@ _probed: dict[str, Bwrap | str] = {}
 def _base_flags(unshare_pid: bool) -> list[str]:
     proc = ["--proc", "/proc"] if unshare_pid else ["--ro-bind", "/proc", "/proc"]
     return [
-        "--ro-bind", "/", "/", "--dev", "/dev", *proc, "--tmpfs", "/tmp", "--tmpfs", "/run",
-        "--unshare-net", "--unshare-ipc", *(["--unshare-pid"] if unshare_pid else []), "--die-with-parent",
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        *proc,
+        "--tmpfs",
+        "/tmp",
+        "--tmpfs",
+        "/run",
+        "--unshare-net",
+        "--unshare-ipc",
+        *(["--unshare-pid"] if unshare_pid else []),
+        "--die-with-parent",
     ]
 
 
@@ -83,7 +95,9 @@ def _probe(path: str) -> Bwrap | str:
         try:
             done = subprocess.run(
                 [path, *_base_flags(unshare_pid), "--", "true"],
-                stdin=subprocess.DEVNULL, capture_output=True, timeout=PROBE_TIMEOUT_S,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=PROBE_TIMEOUT_S,
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             return f"{type(exc).__name__}: {exc}"
@@ -109,8 +123,9 @@ def find_bwrap(source: str, name: str) -> Bwrap:
     found = _probed[path]
     if isinstance(found, str):
         raise InputError(
-            source, field, f"needs bubblewrap, and {path} cannot start a sandbox here: {found} "
-            f"(user namespaces must be allowed; {opt_out})",
+            source,
+            field,
+            f"needs bubblewrap, and {path} cannot start a sandbox here: {found} (user namespaces must be allowed; {opt_out})",
         )
     return found
 
@@ -172,7 +187,14 @@ def dotdot_dirs(argv: list[str], mounted: list[str]) -> list[str]:
 
 
 def bwrap_argv(
-    bw: Bwrap, *, workspace: Path, workspaces_root: Path, harness: Path, argv: list[str], sockets: dict[int, Path], named: list[str],
+    bw: Bwrap,
+    *,
+    workspace: Path,
+    workspaces_root: Path,
+    harness: Path,
+    argv: list[str],
+    sockets: dict[int, Path],
+    named: list[str],
 ) -> list[str]:
     """The command line that runs ``argv`` in ``workspace`` under bubblewrap.
 
@@ -291,7 +313,7 @@ def relay_main(args: list[str]) -> int:
         print("agentsproof sandbox relay: usage: relay PORT=SOCKET ... -- ARGV", file=sys.stderr)
         return 125
     cut = args.index("--")
-    pairs, argv = args[:cut], args[cut + 1:]
+    pairs, argv = args[:cut], args[cut + 1 :]
     for pair in pairs:
         port_text, _, path = pair.partition("=")
         port = int(port_text)

@@ -53,10 +53,7 @@ def _escape(text: str) -> str:
 
 def catalogue(skills: list[SkillFile]) -> str:
     """The ``<available_skills>`` block: one ``<skill>`` with ``<name>`` and ``<description>`` each."""
-    rows = [
-        f"<skill>\n<name>{_escape(s.name)}</name>\n<description>{_escape(description_of(s))}</description>\n</skill>"
-        for s in skills
-    ]
+    rows = [f"<skill>\n<name>{_escape(s.name)}</name>\n<description>{_escape(description_of(s))}</description>\n</skill>" for s in skills]
     return "<available_skills>\n" + "\n".join(rows) + "\n</available_skills>"
 
 

@@ -133,6 +133,7 @@ def _expanded_reason(written: dict[str, Any], field: str, msg: str) -> str:
 
 def _expand(value: Any, source: str, field: str, here: Path | None) -> Any:
     if isinstance(value, str):
+
         def sub(m: re.Match[str]) -> str:
             name = m.group(1)
             if name not in os.environ:
@@ -147,5 +148,3 @@ def _expand(value: Any, source: str, field: str, here: Path | None) -> Any:
     if isinstance(value, list):
         return [_expand(v, source, f"{field}[{i}]", here) for i, v in enumerate(value)]
     return value
-
-

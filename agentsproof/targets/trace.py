@@ -114,8 +114,11 @@ def parse_trace(path: Path, workspace: Path, mentions: list[str], skill_name: st
         if len(steps) >= MAX_TRACE_STEPS:
             dropped += 1
             continue
-        steps.append(ToolCall(name=name.strip()[:200], arguments=_text(args, ARGUMENT_CHARS),
-                              result=_text(" ".join(result.split()), RESULT_CHARS), latency_s=latency, ok=ok))
+        steps.append(
+            ToolCall(
+                name=name.strip()[:200], arguments=_text(args, ARGUMENT_CHARS), result=_text(" ".join(result.split()), RESULT_CHARS), latency_s=latency, ok=ok
+            )
+        )
     if bad:
         notes.append(f"trace: skipped {bad} malformed line{'s' if bad != 1 else ''}")
     if dropped:

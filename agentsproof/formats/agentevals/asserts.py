@@ -40,8 +40,24 @@ from agentsproof.model.graders import Checks
 
 COMMON = {"type", "weight", "required", "min_score", "metric", "name", "description"}
 EXTRA: dict[str, set[str]] = {
-    **{t: {"value"} for t in ("contains", "icontains", "not-contains", "not-icontains", "starts-with", "ends-with", "equals",
-                              "contains-any", "icontains-any", "contains-all", "icontains-all", "skill-used", "not-skill-used")},
+    **{
+        t: {"value"}
+        for t in (
+            "contains",
+            "icontains",
+            "not-contains",
+            "not-icontains",
+            "starts-with",
+            "ends-with",
+            "equals",
+            "contains-any",
+            "icontains-any",
+            "contains-all",
+            "icontains-all",
+            "skill-used",
+            "not-skill-used",
+        )
+    },
     "regex": {"value", "flags"},
     "is-json": set(),
     "llm-rubric": {"value", "threshold", "prompt"},
@@ -67,9 +83,9 @@ RUBRIC_KEYS = {"id", "outcome", "operator", "weight", "required", "min_score", "
 OPERATORS = {
     # agentv's guidance for each rubric operator, given to the judge with the outcome
     "correctness": "The response positively supports or fulfils this outcome (operator: correctness; "
-                   "omitting it or contradicting it does not satisfy it): {outcome}",
+    "omitting it or contradicting it does not satisfy it): {outcome}",
     "contradiction": "The response makes no claim that contradicts this outcome (operator: contradiction guard; "
-                     "not mentioning it is fine, only an incompatible claim fails): {outcome}",
+    "not mentioning it is fine, only an incompatible claim fails): {outcome}",
 }
 TEMPLATE_NAMES = ("answer", "output", "expected_output", "input", "criteria")
 IS_JSON = (
@@ -81,8 +97,7 @@ IS_JSON = (
 def _gated(base: type) -> type:
     """``base`` with ``required`` and ``pass_mark``: a trial that scores below the mark on this
     assertion fails whatever its total (``required``, ``min_score``, an LLM ``threshold``)."""
-    namespace = {"__annotations__": {"required": bool, "pass_mark": float}, "required": True, "pass_mark": 1.0,
-                 "__module__": __name__}
+    namespace = {"__annotations__": {"required": bool, "pass_mark": float}, "required": True, "pass_mark": 1.0, "__module__": __name__}
     return type(f"Required{base.__name__}", (base,), namespace)
 
 
@@ -211,8 +226,12 @@ class Builder:
             self.add(DeterministicGrader(type="deterministic", checks=Checks(regexMatch=[pattern]), weight=weight), label, gate)
         elif kind in ("starts-with", "ends-with", "equals", "regex"):
             value = self._value(where, entry)
-            pattern = {"starts-with": r"^\s*" + re.escape(value), "ends-with": re.escape(value) + r"\s*$",
-                       "equals": r"^\s*" + re.escape(value.strip()) + r"\s*$", "regex": value}[kind]
+            pattern = {
+                "starts-with": r"^\s*" + re.escape(value),
+                "ends-with": re.escape(value) + r"\s*$",
+                "equals": r"^\s*" + re.escape(value.strip()) + r"\s*$",
+                "regex": value,
+            }[kind]
             flags = entry.get("flags")
             if flags is not None:  # agentv / JavaScript regex flags
                 if not isinstance(flags, str) or set(flags) - set("ims"):
@@ -226,18 +245,15 @@ class Builder:
         elif kind == "is-json":
             self.add(ScriptGrader(type="script", run=[sys.executable, "-c", IS_JSON], stdin="answer", weight=weight), label, gate)
         elif kind == "llm-rubric" and "prompt" in entry:  # agentv: a judge prompt file, as llm-grader
-            self.add(LLMRubricGrader(type="llm_rubric", rubric=self._judge_prompt(where, entry), weight=weight), label,
-                     self._gate(where, entry, 0.5))
+            self.add(LLMRubricGrader(type="llm_rubric", rubric=self._judge_prompt(where, entry), weight=weight), label, self._gate(where, entry, 0.5))
         elif kind in ("llm-rubric", "rubrics", "rubric"):
             self._rubric_entry(where, entry, kind, weight, gate, label)
         elif kind == "llm-grader":
-            self.add(LLMRubricGrader(type="llm_rubric", rubric=self._judge_prompt(where, entry), weight=weight), label,
-                     self._gate(where, entry, 0.5))
+            self.add(LLMRubricGrader(type="llm_rubric", rubric=self._judge_prompt(where, entry), weight=weight), label, self._gate(where, entry, 0.5))
         elif kind in AGENT_GRADERS:
             self._agent_grader(where, entry, kind, weight, gate, label)
         elif kind in ("script", "code-grader"):
-            self.add(ScriptGrader(type="script", run=self._command(where, entry), stdin="json" if kind == "script" else "answer",
-                                  weight=weight), label, gate)
+            self.add(ScriptGrader(type="script", run=self._command(where, entry), stdin="json" if kind == "script" else "answer", weight=weight), label, gate)
         else:  # skill-used, not-skill-used, skill-trigger
             self._skill(where, entry, kind, weight, gate, label)
 
@@ -282,8 +298,7 @@ class Builder:
             w = self._weight(at, item) * weight
             ranges = item.get("score_ranges")
             if ranges is not None:
-                self.add(LLMRubricGrader(type="llm_rubric", rubric=self._ranges(at, outcome, ranges), weight=w), name,
-                         self._gate(at, item, 0.7))
+                self.add(LLMRubricGrader(type="llm_rubric", rubric=self._ranges(at, outcome, ranges), weight=w), name, self._gate(at, item, 0.7))
             else:
                 self._criteria([outcome], at, w, self._gate(at, item), label=name)
 
@@ -314,10 +329,20 @@ class Builder:
             raise self.err(f"{where}.prompt", "must be a file path or prompt text")
         text = text.strip().removeprefix("file://") if text.strip().startswith("file://") else text
         if text.strip().endswith((".md", ".txt")) and "\n" not in text.strip():
-            text = read_text(confined(text.strip(), self.path, f"{where}.prompt"), source=self.src, field=f"{where}.prompt",
-                             max_bytes=MAX_EVAL_FILE_BYTES, what="judge prompt")
-        values = {"answer": "(the assistant response, shown below)", "output": "(the assistant response, shown below)", "input": self.test.prompt,
-                  "expected_output": self.test.expected_output or "(none given)", "criteria": self.test.criteria or "(none given)"}
+            text = read_text(
+                confined(text.strip(), self.path, f"{where}.prompt"),
+                source=self.src,
+                field=f"{where}.prompt",
+                max_bytes=MAX_EVAL_FILE_BYTES,
+                what="judge prompt",
+            )
+        values = {
+            "answer": "(the assistant response, shown below)",
+            "output": "(the assistant response, shown below)",
+            "input": self.test.prompt,
+            "expected_output": self.test.expected_output or "(none given)",
+            "criteria": self.test.criteria or "(none given)",
+        }
 
         def fill(m: re.Match[str]) -> str:
             if m.group(1) not in values:
@@ -355,7 +380,6 @@ class Builder:
             raise self.err(f"{where}.value", f"names skill {name!r}, but the skill under test is {self.skill_name!r}")
         self.needs_agent = self.needs_agent or f"{where}.type"
         self.add(SkillUsedGrader(type="skill_used", expected=expected, weight=weight), label, gate)
-
 
     def _agent_grader(self, where: str, entry: dict, kind: str, weight: float, gate: float | None, label: str) -> None:
         """A typed assertion (``files``, ``tool-calls``): validated by the eval.yaml grader models themselves."""

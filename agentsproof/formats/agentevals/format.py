@@ -29,12 +29,22 @@ class EvalYamlSuite:
         trials, timeout = request.trials or loaded.suite.repeat or 1, request.case_timeout()
         prefix = loaded.name + "/" if request.in_plugin else ""
         items = suite_items(
-            loaded, trials=trials, threshold=request.threshold, timeout=timeout, target=request.target,
-            targets_file=request.targets_file, prefix=prefix,
+            loaded,
+            trials=trials,
+            threshold=request.threshold,
+            timeout=timeout,
+            target=request.target,
+            targets_file=request.targets_file,
+            prefix=prefix,
         )
         settings = {"trials": trials, "threshold": items[0].threshold, "timeout": timeout, "eval_yaml": display(path)}
         return Loaded(
-            self.name, Path(path), items, loaded.name, settings=settings, single_arm=loaded.skill is None,
+            self.name,
+            Path(path),
+            items,
+            loaded.name,
+            settings=settings,
+            single_arm=loaded.skill is None,
             skill_path=loaded.skill[0] if loaded.skill else None,
             after=lambda run: label_checks(loaded, run, prefix=prefix),
         )

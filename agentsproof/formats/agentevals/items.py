@@ -127,8 +127,14 @@ def _target(loaded: LoadedSuite, cfg_target: str | None, targets_file: Path | No
 
 
 def suite_items(
-    loaded: LoadedSuite, *, trials: int, threshold: float | None, timeout: float, target: str | None,
-    targets_file: Path | None = None, prefix: str = "",
+    loaded: LoadedSuite,
+    *,
+    trials: int,
+    threshold: float | None,
+    timeout: float,
+    target: str | None,
+    targets_file: Path | None = None,
+    prefix: str = "",
 ) -> list[Any]:
     """One runner item per test; single-armed when there is no skill."""
     from agentsproof.core.inputs import MAX_ATTACHED_FILE_BYTES, display, read_text
@@ -149,7 +155,11 @@ def suite_items(
     for i, test in enumerate(suite.tests):
         built = loaded.graders[test.id]
         if built.needs_agent and not agent:
-            raise InputError(src, built.needs_agent, "a skill-used or files check grades an agent trial; set execution.target to an agent (targets.yaml) or run with --target NAME")
+            raise InputError(
+                src,
+                built.needs_agent,
+                "a skill-used or files check grades an agent trial; set execution.target to an agent (targets.yaml) or run with --target NAME",
+            )
         texts = [(rel, read_text(p, source=src, field=f"tests[{i}].input", max_bytes=MAX_ATTACHED_FILE_BYTES, what="attached file")) for rel, p in test.files]
         files = tuple((workspace_name(rel), t.encode("utf-8")) for rel, t in texts) if agent else ()
         prompt = test.prompt
@@ -158,12 +168,23 @@ def suite_items(
         elif texts:
             prompt += "\n\nAttached files:" + "".join(f"\n\n--- {rel} ---\n{t.rstrip()}\n--- end of {rel} ---" for rel, t in texts)
         item = EvalItem(
-            id=f"{prefix}case-{test.id}", name=f"{prefix}{test.id}", kind="case",
-            source_path=str(skill[0]) if skill else str(suite.path), system_prompt=prompt_sys,
-            task_name=test.id, prompt=prompt, graders=list(built.graders), trials=trials, timeout=timeout,
+            id=f"{prefix}case-{test.id}",
+            name=f"{prefix}{test.id}",
+            kind="case",
+            source_path=str(skill[0]) if skill else str(suite.path),
+            system_prompt=prompt_sys,
+            task_name=test.id,
+            prompt=prompt,
+            graders=list(built.graders),
+            trials=trials,
+            timeout=timeout,
             threshold=threshold if threshold is not None else EVAL_YAML_THRESHOLD,
-            eval_path=str(suite.path.resolve()), source_sha256=sha256_text(prompt_sys), target=name,
-            workspace_seed=seed, workspace_files=files, workspace_sha=seed_digest(seed, files) if agent else "",
+            eval_path=str(suite.path.resolve()),
+            source_sha256=sha256_text(prompt_sys),
+            target=name,
+            workspace_seed=seed,
+            workspace_files=files,
+            workspace_sha=seed_digest(seed, files) if agent else "",
             skill=skill_file(skill_name(skill) or "skill", "skill", skill[1], skill[0]) if agent and skill else None,
         )
         items.append(item if skill else dataclasses.replace(item, arms=("with",)))

@@ -39,8 +39,21 @@ from typing import Any
 
 from agentsproof.core.errors import InputError
 
-SUITE_KEYS = {"name", "description", "version", "tags", "prompts", "providers", "target", "execution", "assert", "assertions", "tests",
-              "environment", "evaluate_options"}
+SUITE_KEYS = {
+    "name",
+    "description",
+    "version",
+    "tags",
+    "prompts",
+    "providers",
+    "target",
+    "execution",
+    "assert",
+    "assertions",
+    "tests",
+    "environment",
+    "evaluate_options",
+}
 TEST_KEYS = {"id", "description", "criteria", "input", "expected_output", "rubrics", "assert", "assertions", "vars", "tags", "metadata"}
 EXECUTION_KEYS = {"target"}
 MESSAGE_KEYS = {"role", "content"}
@@ -232,8 +245,12 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
     if not isinstance(data, dict):
         raise _err(src, None, "expected a YAML mapping at the top level")
     if "extensions" in data:
-        raise _err(src, "extensions", "agentv's extension hooks (agentv:agent-rules, file://…mjs) are not run by agentsproof; "
-                   "put what they set up in environment.workdir, or leave them out")
+        raise _err(
+            src,
+            "extensions",
+            "agentv's extension hooks (agentv:agent-rules, file://…mjs) are not run by agentsproof; "
+            "put what they set up in environment.workdir, or leave them out",
+        )
     _unknown(src, "", data, SUITE_KEYS)
     if "assert" in data and "assertions" in data:
         raise _err(src, "assertions", "is the same as 'assert'; keep one")
@@ -274,8 +291,18 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
         raise _err(src, "evaluate_options.repeat", "must be a whole number from 1 to 1000")
     rest = sorted(set(options or {}) - {"repeat"})
     notes = [f"evaluate_options.{', '.join(rest)}: not used by agentsproof (see --parallel, --max-cost)"] if rest else []
-    return EvalSuite(path=path, name=name or _default_name(path), description=desc, target=target, target_field=target_field, tests=tests, tags=tags,
-                     workdir=environment_workdir(src, data.get("environment"), path), notes=notes, repeat=repeat)
+    return EvalSuite(
+        path=path,
+        name=name or _default_name(path),
+        description=desc,
+        target=target,
+        target_field=target_field,
+        tests=tests,
+        tags=tags,
+        workdir=environment_workdir(src, data.get("environment"), path),
+        notes=notes,
+        repeat=repeat,
+    )
 
 
 def _default_name(path: Path) -> str:
@@ -352,13 +379,21 @@ def _parse_test(src: str, at: str, raw: Any, path: Path, prompt: str | None, sui
     criteria = render(src, f"{at}.criteria", _text(src, f"{at}.criteria", criteria_raw), variables) if criteria_raw is not None else None
     key = "assertions" if "assertions" in raw else "assert"
     own = [(f"{at}.{key}[{i}]", render_entry(src, f"{at}.{key}[{i}]", a, variables)) for i, a in enumerate(_list(src, f"{at}.{key}", raw.get(key)))]
-    rubrics = [(f"{at}.rubrics[{i}]", render(src, f"{at}.rubrics[{i}]", r, variables) if isinstance(r, str) else r)
-               for i, r in enumerate(_list(src, f"{at}.rubrics", raw.get("rubrics")))]
+    rubrics = [
+        (f"{at}.rubrics[{i}]", render(src, f"{at}.rubrics[{i}]", r, variables) if isinstance(r, str) else r)
+        for i, r in enumerate(_list(src, f"{at}.rubrics", raw.get("rubrics")))
+    ]
     tags = _tags(src, f"{at}.tags", raw["tags"]) if raw.get("tags") is not None else ()
     suite = [(where, render_entry(src, where, a, variables)) for where, a in suite_asserts]
     return EvalTest(
-        id=tid, prompt=text, files=files, expected_output=expected, criteria=criteria,
-        asserts=suite + own, rubrics=rubrics, tags=tags,
+        id=tid,
+        prompt=text,
+        files=files,
+        expected_output=expected,
+        criteria=criteria,
+        asserts=suite + own,
+        rubrics=rubrics,
+        tags=tags,
     )
 
 

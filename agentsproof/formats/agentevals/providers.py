@@ -27,12 +27,29 @@ from agentsproof.core.errors import InputError
 from agentsproof.core.notice import note_once
 
 PROVIDERS_FILE = Path(".agentv") / "providers.yaml"
-LLM_KINDS = frozenset({
-    "azure", "azure-openai", "openai", "anthropic", "gemini", "google", "vertex", "openrouter", "ollama",
-    "litellm", "bedrock", "mistral", "groq", "deepseek", "xai", "together", "llm", "mock",
-})
+LLM_KINDS = frozenset(
+    {
+        "azure",
+        "azure-openai",
+        "openai",
+        "anthropic",
+        "gemini",
+        "google",
+        "vertex",
+        "openrouter",
+        "ollama",
+        "litellm",
+        "bedrock",
+        "mistral",
+        "groq",
+        "deepseek",
+        "xai",
+        "together",
+        "llm",
+        "mock",
+    }
+)
 COPILOT_KINDS = frozenset({"copilot", "copilot-cli", "copilot-sdk"})
-
 
 
 @dataclass(frozen=True)
@@ -78,7 +95,10 @@ def resolve_label(label: str, eval_path: Path, src: str, where: str) -> Resolved
 
     file = find_providers_file(eval_path)
     if file is None:
-        return Resolved("chat", f"{where} {label!r}: no targets.yaml target or .agentv/providers.yaml defines it, so it runs as the configured model (--model / AGENTSPROOF_MODEL)")
+        return Resolved(
+            "chat",
+            f"{where} {label!r}: no targets.yaml target or .agentv/providers.yaml defines it, so it runs as the configured model (--model / AGENTSPROOF_MODEL)",
+        )
     fsrc = display(file)
     entries = _entries(read_yaml(file), fsrc)
     match = next(((i, e) for i, e in enumerate(entries) if e.get("label") == label), None)
@@ -91,10 +111,17 @@ def resolve_label(label: str, eval_path: Path, src: str, where: str) -> Resolved
     i, entry = match
     kind = _kind(entry["id"])
     if kind in LLM_KINDS:
-        return Resolved("chat", f"{where} {label!r} is {entry['id']!r} in {fsrc}: it runs as the configured model (--model / AGENTSPROOF_MODEL); its endpoint and key settings are not read")
+        return Resolved(
+            "chat",
+            f"{where} {label!r} is {entry['id']!r} in {fsrc}: it runs as the configured model (--model / AGENTSPROOF_MODEL); its endpoint and key settings are not read",
+        )
     if kind in COPILOT_KINDS:
         return Resolved("copilot", f"{where} {label!r} is {entry['id']!r} in {fsrc}: it runs on the built-in 'copilot' target")
-    raise InputError(fsrc, f"[{i}].id", f"{entry['id']!r} (label {label!r}) has no agentsproof equivalent; define {label!r} in a targets.yaml (docs/agent-trials.md) or run with --target NAME")
+    raise InputError(
+        fsrc,
+        f"[{i}].id",
+        f"{entry['id']!r} (label {label!r}) has no agentsproof equivalent; define {label!r} in a targets.yaml (docs/agent-trials.md) or run with --target NAME",
+    )
 
 
 def say_once(src: str, note: str | None) -> None:

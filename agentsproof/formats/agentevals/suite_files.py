@@ -24,7 +24,11 @@ def environment_workdir(src: str, env: Any, path: Path) -> Path | None:
     if not isinstance(env, dict):
         raise _err(src, "environment", "must be a mapping (type: host, workdir: DIR)")
     if env.get("type", "host") != "host":
-        raise _err(src, "environment.type", f"{env.get('type')!r}: only 'host' runs here (an agent in its own workspace; for isolation use a command target with sandbox: true)")
+        raise _err(
+            src,
+            "environment.type",
+            f"{env.get('type')!r}: only 'host' runs here (an agent in its own workspace; for isolation use a command target with sandbox: true)",
+        )
     extra = sorted(str(k) for k in env if k not in ENVIRONMENT_KEYS)
     if extra:
         raise _err(src, f"environment.{extra[0]}", f"unknown key; expected one of {', '.join(sorted(ENVIRONMENT_KEYS))}")

@@ -40,7 +40,14 @@ class EvalYaml:
         ev = load_eval(path)
         item = item_from_eval(ev, trials=request.trials, threshold=request.threshold, target=request.target, all_tasks=request.all_tasks)
         return Loaded(
-            self.name, ev.path, [item], ev.name, report="eval", plugin=plugin_name_for_eval(ev.path), skill_path=ev.source_path, eval_file=ev,
+            self.name,
+            ev.path,
+            [item],
+            ev.name,
+            report="eval",
+            plugin=plugin_name_for_eval(ev.path),
+            skill_path=ev.source_path,
+            eval_file=ev,
         )
 
 

@@ -42,7 +42,8 @@ def check_graders_fit(graders: list[GraderConfig], agent: bool, source: str, fie
     for i, g in enumerate(graders):
         if kind(g.type).agent_only:
             raise InputError(
-                source, f"{field}[{i}].type",
+                source,
+                f"{field}[{i}].type",
                 f"a {g.type!r} grader grades an agent trial; set 'execution: {{mode: agent, target: NAME}}' or run with --target NAME",
             )
 
@@ -73,7 +74,11 @@ def seed_digest(folder: Path | None, files: tuple[tuple[str, bytes], ...] = ()) 
 
 
 def item_from_eval(
-    ev: LoadedEval, *, trials: int | None = None, threshold: float | None = None, target: str | None = None,
+    ev: LoadedEval,
+    *,
+    trials: int | None = None,
+    threshold: float | None = None,
+    target: str | None = None,
     all_tasks: bool = False,
 ) -> EvalItem:
     """One runner item; ``target`` (``--target``) overrides the file's ``execution``.
@@ -97,7 +102,9 @@ def item_from_eval(
         raise InputError(src, "workspace", "a workspace is for agent trials; set 'execution: {mode: agent, target: NAME}' or run with --target NAME")
     if not agent and ev.task_workspaces:
         i = min(ev.task_workspaces)
-        raise InputError(src, f"tasks[{i}].workspace", "a workspace is for agent trials; set 'execution: {mode: agent, target: NAME}' or run with --target NAME")
+        raise InputError(
+            src, f"tasks[{i}].workspace", "a workspace is for agent trials; set 'execution: {mode: agent, target: NAME}' or run with --target NAME"
+        )
     seeds = [ev.task_workspaces.get(i, ev.workspace) if agent else None for i in range(len(tasks))]
     cases = tuple(Case(t.name, t.instruction, list(t.graders), seeds[i], tuple(t.turns), _user(t.user)) for i, t in enumerate(tasks)) if len(tasks) > 1 else ()
     per_case = trials if trials is not None else cfg.defaults.trials
@@ -151,9 +158,7 @@ def case_graders(expected_output: str | None, assertions: list[str]) -> list[Gra
     graders: list[GraderConfig] = []
     both = bool(assertions) and expected_output is not None
     if assertions:
-        graders.append(
-            AssertionsGrader(type="assertions", assertions=assertions, weight=ASSERTION_WEIGHT_WITH_RUBRIC if both else 1.0)
-        )
+        graders.append(AssertionsGrader(type="assertions", assertions=assertions, weight=ASSERTION_WEIGHT_WITH_RUBRIC if both else 1.0))
     if expected_output is not None:
         rubric = (
             "Score how well the response delivers the expected output described below. 1.0 = fully delivers it, "

@@ -27,18 +27,18 @@ MAX_REPLY_TOKENS = 1_000_000
 """A larger ``defaults.max_tokens`` is a typo: no model replies at that length."""
 AGENT_MAX_TOKENS_WARNING = "defaults.max_tokens caps chat replies only; an agent target sets its own limits, so it is ignored here"
 
+
 class Defaults(_Strict):
     """``defaults:``: trials, timeout, threshold and reply cap for every task."""
 
     trials: int = Field(DEFAULT_TRIALS, ge=1, le=1000, strict=True, description="Trials per arm.")
-    timeout: float = Field(
-        DEFAULT_TIMEOUT, gt=0, le=MAX_TIMEOUT, strict=True, allow_inf_nan=False, description="Seconds per trial."
-    )
-    threshold: float = Field(
-        DEFAULT_THRESHOLD, ge=0, le=1, strict=True, allow_inf_nan=False, description="Pass rate required in the with-skill arm."
-    )
+    timeout: float = Field(DEFAULT_TIMEOUT, gt=0, le=MAX_TIMEOUT, strict=True, allow_inf_nan=False, description="Seconds per trial.")
+    threshold: float = Field(DEFAULT_THRESHOLD, ge=0, le=1, strict=True, allow_inf_nan=False, description="Pass rate required in the with-skill arm.")
     max_tokens: int | None = Field(
-        None, ge=1, le=MAX_REPLY_TOKENS, strict=True,
+        None,
+        ge=1,
+        le=MAX_REPLY_TOKENS,
+        strict=True,
         description="Reply cap (tokens) of every chat call of the agent under test, in both arms (not the judge's). Default: the provider's own.",
     )
 
@@ -75,7 +75,9 @@ class JudgeConfig(_Strict):
     (``judge-check``), and how a judge panel (``judge_models``) combines its verdicts."""
 
     gold: str | None = Field(None, min_length=1, description="A judge-check gold set (JSON Lines), relative to the yaml.")
-    combine: Literal["mean", "majority"] = Field("mean", description="A judge panel (judge_models): scores by mean or median; pass/fail and preferences by majority.")
+    combine: Literal["mean", "majority"] = Field(
+        "mean", description="A judge panel (judge_models): scores by mean or median; pass/fail and preferences by majority."
+    )
     kappa_floor: float = Field(0.6, ge=-1, le=1, strict=False, allow_inf_nan=False, description="Warn when Cohen's kappa is below this.")
 
 
@@ -85,13 +87,16 @@ class TaskConfig(_Strict):
     name: str = Field(min_length=1)
     instruction: str = Field(min_length=1)
     turns: list[Annotated[str, Field(min_length=1)]] = Field(
-        default_factory=list, max_length=MAX_TURNS,
+        default_factory=list,
+        max_length=MAX_TURNS,
         description="Follow-up user messages, sent one after another in the same session after the instruction (a multi-turn trial).",
     )
     user: UserConfig | None = Field(None, description="A simulated user who answers each reply (after turns:, if any).")
     graders: list[GraderConfig] = Field(min_length=1)
     workspace: str | None = Field(
-        None, min_length=1, description="A folder (relative to the yaml) copied into this task's trial workspaces (agent trials); default: the top-level workspace."
+        None,
+        min_length=1,
+        description="A folder (relative to the yaml) copied into this task's trial workspaces (agent trials); default: the top-level workspace.",
     )
     oracle: Oracle | None = Field(None, description="A reference solution every grader of this task must accept (default: the eval's oracle).")
 
@@ -127,7 +132,9 @@ class SkillEvalConfig(_Strict):
     )
     task: TaskConfig | None = None
     tasks: list[TaskConfig] | None = Field(
-        None, max_length=MAX_TASKS, description="Several tasks: each is a case of the same item (version 2: all of them; version 1: the first, unless --all-tasks)."
+        None,
+        max_length=MAX_TASKS,
+        description="Several tasks: each is a case of the same item (version 2: all of them; version 1: the first, unless --all-tasks).",
     )
     activation: ActivationConfig | None = Field(
         None, description="Prompts that should / should not load the skill (agentsproof activation; docs/activation.md)."
@@ -313,8 +320,15 @@ def load_eval(path: str | Path) -> LoadedEval:
         if oracle is not None and oracle.script is not None:  # a link beside the eval leading to /bin/sh is refused too
             confined(oracle.script, p, f"{where}.script")
     return LoadedEval(
-        path=p, config=cfg, source_path=source, source_text=text, system_prompt=built.system_prompt,
-        warnings=warnings, workspace=workspace, task_workspaces=task_workspaces, judge_gold=judge_gold,
+        path=p,
+        config=cfg,
+        source_path=source,
+        source_text=text,
+        system_prompt=built.system_prompt,
+        warnings=warnings,
+        workspace=workspace,
+        task_workspaces=task_workspaces,
+        judge_gold=judge_gold,
     )
 
 

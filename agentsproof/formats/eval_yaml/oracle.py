@@ -26,6 +26,9 @@ def oracle_plan(ev: LoadedEval, agent: bool, all_tasks: bool) -> OraclePlan:
     """What the preflight checks of ``ev``: its tasks with an oracle, the eval's defaults."""
     defaults = ev.config.defaults
     return OraclePlan(
-        source=display(ev.path), eval_dir=ev.path.resolve().parent, tasks=oracle_tasks(ev, agent, all_tasks),
-        threshold=defaults.threshold, timeout=defaults.timeout,
+        source=display(ev.path),
+        eval_dir=ev.path.resolve().parent,
+        tasks=oracle_tasks(ev, agent, all_tasks),
+        threshold=defaults.threshold,
+        timeout=defaults.timeout,
     )

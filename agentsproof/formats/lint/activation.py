@@ -33,28 +33,54 @@ def check_activation(file: str, cfg: Any, description: str = "") -> list[Problem
             key = _norm(entry.prompt)
             at = f"activation.{side}[{i}]"
             if key in seen[side]:
-                out.append(Problem(file, at, "duplicate-prompt", f"is the same prompt as activation.{side}[{seen[side][key]}]",
-                                   "remove one, or make it a different request"))
+                out.append(
+                    Problem(
+                        file,
+                        at,
+                        "duplicate-prompt",
+                        f"is the same prompt as activation.{side}[{seen[side][key]}]",
+                        "remove one, or make it a different request",
+                    )
+                )
             else:
                 seen[side][key] = i
     for key, i in seen["should_not"].items():
         if key in seen["should"]:
-            out.append(Problem(file, f"activation.should_not[{i}]", "contradictory-prompt",
-                               f"is also activation.should[{seen['should'][key]}]: the same prompt cannot both load the skill and not",
-                               "keep it on one side only"))
+            out.append(
+                Problem(
+                    file,
+                    f"activation.should_not[{i}]",
+                    "contradictory-prompt",
+                    f"is also activation.should[{seen['should'][key]}]: the same prompt cannot both load the skill and not",
+                    "keep it on one side only",
+                )
+            )
     for side, word in (("should", "should"), ("should_not", "should not")):
         n = len(getattr(cfg, side))
         if 0 < n < MIN_ACTIVATION_PROMPTS:
-            out.append(Problem(file, f"activation.{side}", "too-few-prompts",
-                               f"has {n} prompt{'s' if n != 1 else ''} that {word} load the skill; fewer than {MIN_ACTIVATION_PROMPTS} leave "
-                               "the interval too wide to check a floor",
-                               f"add {MIN_ACTIVATION_PROMPTS - n} more, varied (explicit, implicit, contextual{', near-miss' if side == 'should_not' else ''})",
-                               "warning"))
+            out.append(
+                Problem(
+                    file,
+                    f"activation.{side}",
+                    "too-few-prompts",
+                    f"has {n} prompt{'s' if n != 1 else ''} that {word} load the skill; fewer than {MIN_ACTIVATION_PROMPTS} leave "
+                    "the interval too wide to check a floor",
+                    f"add {MIN_ACTIVATION_PROMPTS - n} more, varied (explicit, implicit, contextual{', near-miss' if side == 'should_not' else ''})",
+                    "warning",
+                )
+            )
     desc = _norm(description)
     if len(desc) >= MIN_DESCRIPTION_CHARS:
         for i, entry in enumerate(cfg.should):
             if desc in _norm(entry.prompt):
-                out.append(Problem(file, f"activation.should[{i}]", "prompt-copies-description",
-                                   "holds the skill's whole description: it measures copying, not whether the skill fires",
-                                   "write the request as a user would, in their own words", "warning"))
+                out.append(
+                    Problem(
+                        file,
+                        f"activation.should[{i}]",
+                        "prompt-copies-description",
+                        "holds the skill's whole description: it measures copying, not whether the skill fires",
+                        "write the request as a user would, in their own words",
+                        "warning",
+                    )
+                )
     return out

@@ -98,8 +98,15 @@ def _case_names(view: FileView) -> list[Problem]:
     for case in view.cases:
         key = case.name.strip().casefold()
         if key in seen:
-            out.append(Problem(view.file, f"{case.field}.name" if view.case_word == "task" else case.field, "duplicate-case",
-                               f"{case.name!r} is also the name of {seen[key]}", "give every case its own name"))
+            out.append(
+                Problem(
+                    view.file,
+                    f"{case.field}.name" if view.case_word == "task" else case.field,
+                    "duplicate-case",
+                    f"{case.name!r} is also the name of {seen[key]}",
+                    "give every case its own name",
+                )
+            )
         else:
             seen[key] = case.field
     return out
@@ -111,8 +118,16 @@ def _too_few(view: FileView) -> list[Problem]:
         return []
     word = "tasks" if view.case_word == "task" else "cases"
     at = "task" if n == 1 and view.cases[0].field == "task" else view.cases_field
-    return [Problem(view.file, at, "too-few-cases", f"has {n} {view.case_word}{'s' if n != 1 else ''}; fewer than {MIN_CASES} cannot show the skill helps beyond one example",
-                    f"add {MIN_CASES - n} more {word} that need the skill in different ways (or accept the warning for a smoke test)", "warning")]
+    return [
+        Problem(
+            view.file,
+            at,
+            "too-few-cases",
+            f"has {n} {view.case_word}{'s' if n != 1 else ''}; fewer than {MIN_CASES} cannot show the skill helps beyond one example",
+            f"add {MIN_CASES - n} more {word} that need the skill in different ways (or accept the warning for a smoke test)",
+            "warning",
+        )
+    ]
 
 
 def _fold(text: str, sensitive: bool) -> str:
@@ -148,7 +163,9 @@ def _case(view: FileView, case: CaseView) -> Iterator[Problem]:
             else:
                 (exists if fact.exists else absent)[fact.glob] = fact.field
     if case.graders and total_weight <= 0:
-        yield Problem(f, f"{case.field}.graders", "zero-weight", "the weights sum to zero: every score would be 0/0", "give at least one grader a positive weight")
+        yield Problem(
+            f, f"{case.field}.graders", "zero-weight", "the weights sum to zero: every score would be 0/0", "give at least one grader a positive weight"
+        )
     for scope in sorted(contains, key=lambda s: s[0]):  # answers before files; stable: each in the order first seen
         needles = contains[scope]
         banned = excludes.get(scope, []) + (excludes.get(needles[0].within, []) if needles[0].within is not None else [])
@@ -167,8 +184,11 @@ def _conflicts(f: str, contains: list[Needle], excludes: list[Needle], what: str
             sensitive = cs_a and cs_b
             if _fold(bad, sensitive) in _fold(needle, sensitive):
                 same = _fold(bad, sensitive) == _fold(needle, sensitive)
-                msg = (f"{what} must contain {needle!r} ({at_a}) and must not contain it" if same
-                       else f"{what} must contain {needle!r} ({at_a}), which contains {bad!r} that it must not contain")
+                msg = (
+                    f"{what} must contain {needle!r} ({at_a}) and must not contain it"
+                    if same
+                    else f"{what} must contain {needle!r} ({at_a}), which contains {bad!r} that it must not contain"
+                )
                 yield Problem(f, at_b, "impossible-check", msg + ": no answer can pass both", "remove one of the two checks")
 
 
@@ -196,8 +216,13 @@ def _fixtures(view: FileView, case: CaseView) -> Iterator[Problem]:
             if p.is_symlink():
                 target = p.resolve()
                 if not target.is_relative_to(root) or not target.exists():
-                    yield Problem(view.file, where, "bad-fixture", f"{rel!r} is a symlink to {'nothing' if not target.exists() else 'outside the folder'}; it is not copied into the workspace",
-                                  "replace the link with the file itself")
+                    yield Problem(
+                        view.file,
+                        where,
+                        "bad-fixture",
+                        f"{rel!r} is a symlink to {'nothing' if not target.exists() else 'outside the folder'}; it is not copied into the workspace",
+                        "replace the link with the file itself",
+                    )
             elif p.is_file() and not os.access(p, os.R_OK):
                 yield Problem(view.file, where, "unreadable-file", f"fixture {rel!r} cannot be read", "make it readable (chmod +r) or remove it")
             elif p.is_dir() and not os.access(p, os.R_OK | os.X_OK):
@@ -216,7 +241,7 @@ def skill_body(text: str) -> str:
     if text.startswith("---"):
         end = text.find("\n---", 3)
         if end != -1:
-            return text[end + 4:]
+            return text[end + 4 :]
     return text
 
 
@@ -229,7 +254,10 @@ def _quotes(view: FileView, case: CaseView) -> Iterator[Problem]:
     if quoted and (total >= QUOTE_TOTAL_CHARS or len(quoted) >= 2):
         first = max(quoted, key=len)
         yield Problem(
-            view.file, f"{case.field}.{case.prompt_field}", "quotes-skill",
+            view.file,
+            f"{case.field}.{case.prompt_field}",
+            "quotes-skill",
             f"quotes the skill ({len(quoted)} line(s), {total} characters, e.g. {first[:60]!r}): the without-arm gets the skill through the prompt",
-            "describe the task, not the skill's text", "warning",
+            "describe the task, not the skill's text",
+            "warning",
         )

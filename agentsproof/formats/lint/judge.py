@@ -36,12 +36,21 @@ SYSTEM = (
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"findings": {"type": "array", "items": {
-        "type": "object",
-        "properties": {"field": {"type": "string"}, "kind": {"enum": ["overfitting", "skill-not-needed"]},
-                       "evidence": {"type": "string"}, "fix": {"type": "string"}},
-        "required": ["field", "kind", "evidence"],
-    }}},
+    "properties": {
+        "findings": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "field": {"type": "string"},
+                    "kind": {"enum": ["overfitting", "skill-not-needed"]},
+                    "evidence": {"type": "string"},
+                    "fix": {"type": "string"},
+                },
+                "required": ["field", "kind", "evidence"],
+            },
+        }
+    },
     "required": ["findings"],
 }
 
@@ -66,10 +75,7 @@ def review_prompt(view: FileView) -> tuple[str, list[str]]:
             graders.append({"field": at, **_describe(g)})
         tasks.append({"field": f"{case.field}.{case.prompt_field}", "name": case.name, "instruction": case.prompt, "checks": graders})
     skill = skill_body(view.skill_text)[:MAX_SKILL_CHARS]
-    user = (
-        f"The skill:\n<<<\n{skill}\n>>>\n\nThe tasks and their checks (JSON):\n{json.dumps(tasks, indent=1)}\n\n"
-        f"Fields you may name: {json.dumps(fields)}"
-    )
+    user = f"The skill:\n<<<\n{skill}\n>>>\n\nThe tasks and their checks (JSON):\n{json.dumps(tasks, indent=1)}\n\nFields you may name: {json.dumps(fields)}"
     return user, fields
 
 
@@ -96,12 +102,19 @@ async def review_file(judge: Judge, view: FileView) -> list[Problem]:
 
     judge = Judge(judge.client, judge.model, timeout=judge.timeout, max_tokens=1500)
     findings, _usage, _raw = await judge_json(judge, SYSTEM, user, SCHEMA, validate)
-    default_fix = {"overfitting": "check the outcome the task asks for, not the skill's wording",
-                   "skill-not-needed": "replace the task with one the skill changes the answer to"}
+    default_fix = {
+        "overfitting": "check the outcome the task asks for, not the skill's wording",
+        "skill-not-needed": "replace the task with one the skill changes the answer to",
+    }
     return [
-        Problem(view.file, f["field"], f["kind"],
-                ("rewards the skill's wording, not the outcome" if f["kind"] == "overfitting" else "does not need the skill")
-                + f" (reviewer's evidence: {' '.join(f['evidence'].split())[:400]})",
-                ' '.join(f["fix"].split())[:200] or default_fix[f["kind"]], "warning")
+        Problem(
+            view.file,
+            f["field"],
+            f["kind"],
+            ("rewards the skill's wording, not the outcome" if f["kind"] == "overfitting" else "does not need the skill")
+            + f" (reviewer's evidence: {' '.join(f['evidence'].split())[:400]})",
+            " ".join(f["fix"].split())[:200] or default_fix[f["kind"]],
+            "warning",
+        )
         for f in findings
     ]

@@ -53,8 +53,16 @@ def _unchecked(path: Path, kind: str, src: str) -> list[Problem]:
     from agentsproof.formats.base import ItemRequest
 
     registry.get(kind).load(path, ItemRequest())
-    return [Problem(src, "", "unchecked-format", f"lint does not check this format yet: {kind} (it loads)",
-                    "run it to see its cases, or write it as an eval.yaml to have them checked", "warning")]
+    return [
+        Problem(
+            src,
+            "",
+            "unchecked-format",
+            f"lint does not check this format yet: {kind} (it loads)",
+            "run it to see its cases, or write it as an eval.yaml to have them checked",
+            "warning",
+        )
+    ]
 
 
 def lint_path(path: Path) -> list[Problem]:
@@ -163,16 +171,23 @@ def _eval_yaml_view_of(ev: LoadedEval, src: str) -> FileView:
     cases = []
     for i, task in enumerate(cfg.run_tasks(all_tasks=True)):
         at = cfg.task_field(i)
-        cases.append(CaseView(
-            field=at, name=task.name, prompt=task.instruction, graders=list(task.graders),
-            grader_fields=[f"{at}.graders[{j}]" for j in range(len(task.graders))],
-            workspace=ev.task_workspaces.get(i, ev.workspace),
-        ))
+        cases.append(
+            CaseView(
+                field=at,
+                name=task.name,
+                prompt=task.instruction,
+                graders=list(task.graders),
+                grader_fields=[f"{at}.graders[{j}]" for j in range(len(task.graders))],
+                workspace=ev.task_workspaces.get(i, ev.workspace),
+            )
+        )
     view = FileView(src, ev.path, cases, skill_text=ev.source_text, agent_mode=cfg.execution.mode == "agent")
     for i, task in enumerate(cfg.run_tasks(all_tasks=True)):
         oracle, at = (task.oracle, f"{cfg.task_field(i)}.oracle") if task.oracle is not None else (cfg.oracle, "oracle")
         if oracle is not None and oracle.script is not None and not (ev.path.parent / oracle.script).is_file():
-            view.notes.append(Problem(src, f"{at}.script", "missing-file", f"{oracle.script!r} is not beside {ev.path.name}", "add the script there or correct the path"))
+            view.notes.append(
+                Problem(src, f"{at}.script", "missing-file", f"{oracle.script!r} is not beside {ev.path.name}", "add the script there or correct the path")
+            )
             break
     if cfg.activation is not None:
         from agentsproof.formats.lint.activation import check_activation
@@ -209,10 +224,17 @@ def _cases_view_of(loaded: Loaded, src: str) -> FileView:
     skill = ""
     for i, item in enumerate(loaded.items):
         at = f"{prefix}[{i}]"
-        cases.append(CaseView(
-            field=at, name=item.task_name, prompt=item.prompt, graders=list(item.graders),
-            grader_fields=[f"{at}.{graders_at}" for _ in item.graders], workspace=item.workspace_seed, prompt_field=prompt_at,
-        ))
+        cases.append(
+            CaseView(
+                field=at,
+                name=item.task_name,
+                prompt=item.prompt,
+                graders=list(item.graders),
+                grader_fields=[f"{at}.{graders_at}" for _ in item.graders],
+                workspace=item.workspace_seed,
+                prompt_field=prompt_at,
+            )
+        )
         if not loaded.single_arm:
             skill = item.skill.text if item.skill is not None else item.system_prompt
     return FileView(src, loaded.path, cases, skill_text=skill, case_word="case", cases_field=prefix, exact_fields=False)
@@ -234,8 +256,15 @@ def lint_targets(path: Path, src: str) -> list[Problem]:
             if "{here}" in arg:
                 rel = arg.replace("{here}", str(here))
                 if not Path(rel).exists():
-                    out.append(Problem(src, f"{name}.command[{i}]", "missing-file", f"{arg!r}: {Path(rel).name!r} is not beside the targets.yaml",
-                                       "add the file or correct the path"))
+                    out.append(
+                        Problem(
+                            src,
+                            f"{name}.command[{i}]",
+                            "missing-file",
+                            f"{arg!r}: {Path(rel).name!r} is not beside the targets.yaml",
+                            "add the file or correct the path",
+                        )
+                    )
         program = command[0]
         if "{" in program or "$" in program:
             continue
@@ -244,5 +273,7 @@ def lint_targets(path: Path, src: str) -> list[Problem]:
             if not target.exists():
                 out.append(Problem(src, f"{name}.command[0]", "missing-file", f"{program!r} does not exist", "install the agent or correct the path"))
         elif shutil.which(program) is None:
-            out.append(Problem(src, f"{name}.command[0]", "missing-program", f"{program!r} is not on PATH", f"install {program} (or give its full path)", "warning"))
+            out.append(
+                Problem(src, f"{name}.command[0]", "missing-program", f"{program!r} is not on PATH", f"install {program} (or give its full path)", "warning")
+            )
     return out

@@ -48,7 +48,7 @@ def _seq(items: list[Any], multiline: bool) -> str | None:
         reason = _node(op, av, multiline)
         if reason:
             return reason
-        rest, before = items[i + 1:], items[:i]
+        rest, before = items[i + 1 :], items[:i]
         if op is _c.AT:
             if av is _c.AT_END_STRING and _min_width(rest) > 0:
                 return "'\\Z' (end of text) is followed by more text to match"

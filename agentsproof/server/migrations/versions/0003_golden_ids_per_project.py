@@ -17,8 +17,23 @@ branch_labels = None
 depends_on = None
 
 TS = sa.DateTime(timezone=True)
-COLUMNS = ("id", "project_id", "suite_slug", "name", "input", "goal", "expected_output", "expected_behavior", "success_criteria",
-           "trace_assertions", "failure_modes", "custom_grader_ids", "approved", "created_at", "updated_at")
+COLUMNS = (
+    "id",
+    "project_id",
+    "suite_slug",
+    "name",
+    "input",
+    "goal",
+    "expected_output",
+    "expected_behavior",
+    "success_criteria",
+    "trace_assertions",
+    "failure_modes",
+    "custom_grader_ids",
+    "approved",
+    "created_at",
+    "updated_at",
+)
 
 
 def _create(primary: sa.PrimaryKeyConstraint) -> None:
