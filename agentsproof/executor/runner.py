@@ -11,6 +11,7 @@ counted in every report.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -195,20 +196,20 @@ class DualArmRunner:
             reason = f"the {target.kind} target cannot offer the plugin's skills to its agent, so it cannot run the plugin arm"
             log.append(LogEvent(t=0.0, role="error", text=reason))
             return TrialResult(index=index, arm=arm, status="errored", error=reason, latency_s=0.0, log=log)
+        trial = TrialInput(
+            item=item,
+            arm=arm,
+            index=index,
+            system=system,
+            prompt=case.prompt,
+            timeout=limit,
+            skills=skills,
+            skill=item.skill if arm == "plugin" else None,
+            turns=list(case.turns),
+            next_turn=self._user(case, slot),
+            slot=slot,
+        )
         if not target.uses_workspace:
-            trial = TrialInput(
-                item=item,
-                arm=arm,
-                index=index,
-                system=system,
-                prompt=case.prompt,
-                timeout=limit,
-                skills=skills,
-                skill=item.skill if arm == "plugin" else None,
-                turns=list(case.turns),
-                next_turn=self._user(case, slot),
-                slot=slot,
-            )
             return await self._run_and_grade(target, trial, log, t0, None)
         from agentsproof.targets import workspace as ws
 
@@ -219,20 +220,8 @@ class DualArmRunner:
             log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=str(err)))
             return TrialResult(index=index, arm=arm, status="errored", error=str(err), latency_s=time.perf_counter() - t0, log=log)
         try:
-            trial = TrialInput(
-                item=item,
-                arm=arm,
-                index=index,
-                system=system,
-                prompt=case.prompt,
-                timeout=limit,
-                workspace=folder,
-                skill=item.skill if arm in ("with", "plugin") else None,
-                skills=skills,
-                turns=list(case.turns),
-                next_turn=self._user(case, slot),
-                slot=slot,
-            )
+            # an agent in a workspace gets the skill in the with-arm too (installed there by prepare())
+            trial = dataclasses.replace(trial, workspace=folder, skill=item.skill if arm in ("with", "plugin") else None)
             try:
                 await target.prepare(trial)
             except Exception as err:  # noqa: BLE001 - an errored trial, never the end of the run
