@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from agentsproof.model.results import RunResult
+
+if TYPE_CHECKING:
+    from agentsproof.executor.runner import ItemRun
+    from agentsproof.model.items import EvalItem
+    from agentsproof.model.results import TrialResult
 
 
 class Progress:
@@ -22,14 +27,14 @@ class Progress:
         self.tty = sys.stderr.isatty() if tty is None else tty
         self.trials = 0
 
-    def trial(self, item: Any, trial: Any) -> None:
+    def trial(self, item: EvalItem, trial: TrialResult) -> None:
         """Count a finished trial; on a terminal, rewrite the progress line with it."""
         self.trials += 1
         if self.tty:
             mark = "E" if trial.status == "errored" else ("✓" if trial.passed else "✗")
             _echo(f"\r  {self.trials:>5} trials  last: {item.name} [{trial.arm}] {mark}   ", err=True, nl=False)
 
-    def item(self, run: Any) -> None:
+    def item(self, run: ItemRun) -> None:
         """One line for a finished item: each arm's mean score and scored trials, and the errored count."""
         w, wo = run.with_arm, run.without_arm
         one_arm = tuple(run.item.arms) == ("with",)

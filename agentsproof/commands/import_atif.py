@@ -7,14 +7,18 @@ from __future__ import annotations
 import dataclasses
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentsproof.core.errors import InputError
 from agentsproof.grading.registry import kind
 from agentsproof.model.results import ArmResult, ItemResult, RunResult, TrialResult
 
+if TYPE_CHECKING:
+    from agentsproof.interop.atif import Imported
+    from agentsproof.model.items import EvalItem
 
-def _pick_item(imp: Any, items: list[Any], src: str, copies: dict[str, Any]) -> Any:
+
+def _pick_item(imp: Imported, items: list[EvalItem], src: str, copies: dict[str, EvalItem]) -> EvalItem:
     """The eval's item the trajectory is a trial of. One a matrix run (``--target a,b``)
     wrote names ``<item>@<agent>``: it is a trial of that agent's copy of the item, kept
     apart from the other agents' (``copies``, made as the matrix run made them)."""
@@ -39,7 +43,7 @@ def _pick_item(imp: Any, items: list[Any], src: str, copies: dict[str, Any]) -> 
     raise InputError(src, "steps", "matches none (or several) of the eval's items: its user message is not one of their instructions")
 
 
-def _case_index(item: Any, imp: Any) -> int | None:
+def _case_index(item: EvalItem, imp: Imported) -> int | None:
     """The case the trajectory answered, by its recorded case name or its user message."""
     if not item.cases:
         return 0
@@ -85,7 +89,7 @@ def import_atif(
     refuse_inputs(out, stem, [eval_file, *paths])  # before any judge call
     per: dict[str, dict[str, list[TrialResult]]] = {it.id: {"with": [], "without": []} for it in items}
     by_id = {it.id: it for it in items}
-    copies: dict[str, Any] = {}  # a matrix run's items, per agent
+    copies: dict[str, EvalItem] = {}  # a matrix run's items, per agent
     counters: dict[tuple[str, str, int], int] = {}
     for p in paths:
         src = display(p)

@@ -17,7 +17,7 @@ import asyncio
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentsproof.commands.gold import GoldItem, load_gold
 from agentsproof.grading.assertions import AssertionsGrader, grade_assertions
@@ -25,6 +25,11 @@ from agentsproof.grading.judge import Judge
 from agentsproof.grading.llm_rubric import LLMRubricGrader, grade_rubric
 from agentsproof.grading.pairwise import PairwiseGrader, judge_pair
 from agentsproof.stats.agreement import KAPPA_FLOOR, accuracy, cohen_kappa, consistency, consistency_by_item, spearman
+
+if TYPE_CHECKING:
+    from agentsproof.model.items import EvalItem
+    from agentsproof.model.options import RunConfig
+    from agentsproof.model.results import RunResult
 
 ASKS = 2
 """Each item is judged this many times (self-consistency)."""
@@ -171,11 +176,11 @@ def write_json(report: dict[str, Any], path: Path) -> None:
     write_file(path.parent, path.name, (json.dumps(report, indent=2) + "\n").encode("utf-8"))
 
 
-def attach_gold_agreement(run: Any, items: list[Any], cfg: Any) -> list[str]:
+def attach_gold_agreement(run: RunResult | None, items: list[EvalItem], cfg: RunConfig) -> list[str]:
     """eval.yaml ``judge: {gold: FILE}``: measure the run's judge on each gold set once,
     put the figures in the items' ``stats.judge_agreement`` and warn (in the item's
     warnings) when Cohen's kappa is below the item's floor. Returns the warnings."""
-    golds: dict[str, list[Any]] = {}
+    golds: dict[str, list[EvalItem]] = {}
     for it in items:
         if it.judge_gold:
             golds.setdefault(it.judge_gold, []).append(it)

@@ -13,11 +13,18 @@ import asyncio
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentsproof.core.errors import InputError
 from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient
 from agentsproof.model.results import ItemResult, RunResult
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from agentsproof.executor.recorder import FileStore
+    from agentsproof.executor.runner import ItemRun
+    from agentsproof.model.items import EvalItem
 
 
 class _Counting(LLMClient):
@@ -143,10 +150,10 @@ def regrade(
 
 def grade_run(
     saved: RunResult,
-    items: dict[str, Any],
-    store: Any,
+    items: dict[str, EvalItem],
+    store: FileStore | None,
     *,
-    after: Any,
+    after: Callable[[RunResult], None] | None,
     origin: str,
     evals: list[str],
     provider: str | None,
@@ -220,14 +227,14 @@ def write_regraded(run: RunResult, out: Path, stem: str) -> dict[str, Path]:
 
 async def _grade(
     saved: RunResult,
-    items: dict[str, Any],
-    store: Any,
+    items: dict[str, EvalItem],
+    store: FileStore | None,
     provider: str | None,
     model: str | None,
     judge_model: str | None,
     cache: bool,
     parallel: int,
-) -> tuple[tuple[list[Any], dict[str, Any]], int, str]:
+) -> tuple[tuple[list[ItemRun], dict[str, dict[str, Any]]], int, str]:
     from agentsproof.executor.pairwise import pairwise_pass
     from agentsproof.executor.regrade import regrade_item
     from agentsproof.grading.grade import Judge, needs_judge

@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from agentsproof.core.errors import InputError
 from agentsproof.formats import registry as formats
@@ -59,7 +58,9 @@ def load_items_for_retry(saved: RunResult, saved_path: Path, path: Path | None, 
     return retry_items(saved, saved_path, path, skill)[0]
 
 
-def retry_items(saved: RunResult, saved_path: Path, path: Path | None, skill: Path | None = None) -> tuple[dict[str, EvalItem], Callable[[Any], None] | None]:
+def retry_items(
+    saved: RunResult, saved_path: Path, path: Path | None, skill: Path | None = None
+) -> tuple[dict[str, EvalItem], Callable[[RunResult], None] | None]:
     """Runner items for a saved run, built from the eval files its items name the way the
     original run built them (eval.yaml, evals.json, EVAL.yaml, a JSONL dataset; eval-all's
     ``<suite>/`` ids), and what the original run did to its report after the trials (an
@@ -68,7 +69,7 @@ def retry_items(saved: RunResult, saved_path: Path, path: Path | None, skill: Pa
     ``skill`` is the retry's ``--skill``: an EVAL.yaml's skill is found by layout again; a
     skill the original run was given with ``--skill`` (a dataset's always) must be given again."""
     out: dict[str, EvalItem] = {}
-    hooks: list[Callable[[Any], None]] = []
+    hooks: list[Callable[[RunResult], None]] = []
     cache: dict[tuple[str, str | None], dict[str, EvalItem]] = {}
     for n, it in enumerate(saved.items):
         if not it.eval_path:
@@ -97,7 +98,7 @@ def retry_items(saved: RunResult, saved_path: Path, path: Path | None, skill: Pa
         out[it.id] = found
     _check_given_path(saved, saved_path, path)
 
-    def after(run: Any) -> None:
+    def after(run: RunResult) -> None:
         for hook in hooks:
             hook(run)
 
@@ -156,7 +157,7 @@ def _eval_yaml_item(file: Path, it: ItemResult, saved: RunResult) -> EvalItem:
     return formats.get("eval.yaml").load(file, _request(it, saved, target=_target(it))).items[0]
 
 
-def _eval_all_file(file: Path, it: ItemResult, saved: RunResult) -> tuple[str, list[EvalItem], Callable[[Any], None] | None]:
+def _eval_all_file(file: Path, it: ItemResult, saved: RunResult) -> tuple[str, list[EvalItem], Callable[[RunResult], None] | None]:
     """Every eval-all item of one file, built as eval-all builds them."""
     loaded = formats.load(file, "eval-all", _request(it, saved, target=_target(it), in_plugin=True))
     return loaded.format, loaded.items, loaded.after
@@ -164,7 +165,7 @@ def _eval_all_file(file: Path, it: ItemResult, saved: RunResult) -> tuple[str, l
 
 def _tc_eval_file(
     file: Path, n: int, it: ItemResult, saved: RunResult, saved_path: Path, skill: Path | None
-) -> tuple[list[EvalItem], Callable[[Any], None] | None]:
+) -> tuple[list[EvalItem], Callable[[RunResult], None] | None]:
     """Every case of one tc-eval file (a JSONL dataset, an EVAL.yaml or an evals.json), with
     the skill the original run had: found by layout again, or given with ``--skill``."""
     fmt = formats.detect(file, "tc-eval")

@@ -28,6 +28,11 @@ from agentsproof.targets.base import Target, TrialInput
 from agentsproof.targets.chat import TIMEOUT_GRACE_S
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
+    from agentsproof.executor.simulator import UserSimulator
+    from agentsproof.grading.judge import PanelTally
+    from agentsproof.model.items import Case
     from agentsproof.targets.workspace import Snapshot, Workspaces
 
 __all__ = ["DualArmRunner", "ItemRun", "RunOptions"]
@@ -107,8 +112,8 @@ class DualArmRunner:
         self.reused = 0
         self.options = options
         self.judge = judge
-        self._simulator: Any = None
-        self._panel_tallies: dict[str, Any] = {}
+        self._simulator: UserSimulator | None = None
+        self._panel_tallies: dict[str, PanelTally] = {}
         self.policy = policy
         parallel = max(1, options.parallel)
         limits = [t.max_concurrency for t in targets.values() if t.max_concurrency]
@@ -160,13 +165,13 @@ class DualArmRunner:
         text = clip(" ".join(scrub(str(err)).split()), 300)  # masked before the cut
         return f"{where} failed unexpectedly: {type(err).__name__}: {text}" if text else f"{where} failed unexpectedly: {type(err).__name__}"
 
-    def _user(self, case: Any, slot: tuple[str, str, int]) -> Any:
+    def _user(self, case: Case, slot: tuple[str, str, int]) -> Callable[[list[dict[str, str]]], Awaitable[str | None]] | None:
         """The simulated user of a multi-turn case (``user:``), played by the judge; None without one."""
         if case.user is None:
             return None
         if self.judge is None:
 
-            async def no_judge(conversation: Any) -> str | None:
+            async def no_judge(conversation: list[dict[str, str]]) -> str | None:
                 raise LLMError("a simulated user (user:) needs a model for the judge; set --provider / --judge-model")
 
             return no_judge
@@ -407,7 +412,7 @@ class DualArmRunner:
         return list(await asyncio.gather(*(self.run_item(it) for it in items)))
 
 
-def panel_record(item: EvalItem, tally: Any) -> dict[str, Any] | None:
+def panel_record(item: EvalItem, tally: PanelTally | None) -> dict[str, Any] | None:
     """The item's ``judge_panel`` record from its panel's tally; None without a tally, or when
     the panel judged only per-pair verdicts (``pairwise``: its record is ``stats.pairwise.panel``)."""
     from agentsproof.grading.registry import kind

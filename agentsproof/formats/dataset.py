@@ -20,10 +20,13 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentsproof.core.errors import InputError
 from agentsproof.formats.base import ItemRequest, Loaded
+
+if TYPE_CHECKING:
+    from agentsproof.model.results import ItemResult, RunResult
 
 MAX_BYTES = 20_000_000
 KEYS = {"id", "input", "expected_answer", "answer_match", "expected_tools", "tags"}
@@ -149,7 +152,7 @@ def graders_for(case: DatasetCase) -> list[Any]:
     return graders
 
 
-def explain(case: DatasetCase, run: Any) -> None:
+def explain(case: DatasetCase, run: ItemResult) -> None:
     """Relabel the item's checks with the reason a run failed (wrong answer, empty answer,
     wrong tools); the verdicts themselves are the graders'."""
     for arm in (run.with_arm, run.without_arm):
@@ -202,7 +205,7 @@ def dataset_items(ds: Dataset, *, skill: tuple[Path, str] | None, trials: int, t
     return items
 
 
-def _explain_run(ds: Dataset, run: Any) -> None:
+def _explain_run(ds: Dataset, run: RunResult) -> None:
     by_id = {f"case-{c.id}": c for c in ds.cases}
     for item in run.items:
         case = by_id.get(item.id)

@@ -32,11 +32,14 @@ import copy
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentsproof.core.errors import InputError
 from agentsproof.core.notice import note_once
 from agentsproof.formats.base import ItemRequest, Loaded
+
+if TYPE_CHECKING:
+    from agentsproof.model.results import ItemResult, RunResult
 
 NAMES = ("promptfooconfig.yaml", "promptfooconfig.yml")
 SUITE_KEYS = {"description", "prompts", "providers", "tests", "defaultTest", "tags"}
@@ -376,7 +379,7 @@ class PromptfooConfig:
             _say(src, f"provider {providers[0][0]!r} runs as the configured model (--model / AGENTSPROOF_MODEL)")
         settings = {"trials": trials, "threshold": items[0].threshold, "timeout": timeout, "eval_yaml": src}
 
-        def after(run: Any) -> None:
+        def after(run: RunResult) -> None:
             """Check labels by test; a provider's copy of a case (``<id>@<provider>``) has the case's."""
             for item in run.items:
                 own = item.id
@@ -392,7 +395,7 @@ class PromptfooConfig:
 
 
 class _One:
-    def __init__(self, item: Any):
+    def __init__(self, item: ItemResult):
         self.items = [item]
 
 

@@ -12,13 +12,27 @@ targets.yaml name or an agentv provider label (:mod:`agentsproof.formats.agentev
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agentsproof.core.errors import InputError
 from agentsproof.formats.agentevals.asserts import build_graders
 from agentsproof.formats.agentevals.parse import EvalSuite, parse_suite
+
+if TYPE_CHECKING:
+    from agentsproof.model.results import ItemResult
+
+
+class HasItems(Protocol):
+    """A run, or anything holding some of its items (``label_checks`` reads only ``items``)."""
+
+    @property
+    def items(self) -> Sequence[ItemResult]:
+        """The items' results."""
+        ...
+
 
 EVAL_YAML_THRESHOLD = 0.8
 """agentv's pass mark for a test's score; also the default pass rate of a case."""
@@ -191,7 +205,7 @@ def suite_items(
     return items
 
 
-def label_checks(loaded: LoadedSuite, run: Any, prefix: str = "") -> None:
+def label_checks(loaded: LoadedSuite, run: HasItems, prefix: str = "") -> None:
     """Name each check after its assertion (its ``metric``, or its type) in the report."""
     by_id = {f"{prefix}case-{t.id}": loaded.graders[t.id].labels for t in loaded.suite.tests}
     for item in run.items:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agentsproof.core.errors import InputError
 from agentsproof.formats.eval_yaml.models import AGENT_MAX_TOKENS_WARNING, LoadedEval
@@ -14,7 +14,8 @@ from agentsproof.grading.registry import GraderConfig
 from agentsproof.model.items import Case, EvalItem
 
 if TYPE_CHECKING:
-    from agentsproof.model.items import SkillFile
+    from agentsproof.formats.eval_yaml.models import UserConfig
+    from agentsproof.model.items import SimulatedUser, SkillFile
 
 ASSERTION_WEIGHT_WITH_RUBRIC = 0.7
 RUBRIC_WEIGHT_WITH_ASSERTIONS = 0.3
@@ -146,7 +147,7 @@ def item_from_eval(
     )
 
 
-def _user(cfg: Any) -> Any:
+def _user(cfg: UserConfig | None) -> SimulatedUser | None:
     """A task's ``user:`` as the runner's :class:`~agentsproof.model.items.SimulatedUser`."""
     from agentsproof.model.items import SimulatedUser
 

@@ -12,9 +12,12 @@ Prompts are compared case-folded with whitespace collapsed.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
 from agentsproof.formats.lint.problems import Problem
+
+if TYPE_CHECKING:
+    from agentsproof.formats.activation_config import ActivationConfig
 
 MIN_ACTIVATION_PROMPTS = 5
 MIN_DESCRIPTION_CHARS = 20
@@ -24,7 +27,7 @@ def _norm(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip().casefold()
 
 
-def check_activation(file: str, cfg: Any, description: str = "") -> list[Problem]:
+def check_activation(file: str, cfg: ActivationConfig, description: str = "") -> list[Problem]:
     """The problems of an ``activation:`` suite (see the module's list); ``description`` is the skill's."""
     out: list[Problem] = []
     seen: dict[str, dict[str, int]] = {"should": {}, "should_not": {}}

@@ -16,11 +16,14 @@ import re
 from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from agentsproof.formats.lint.problems import MIN_CASES, Problem
 from agentsproof.formats.lint.regexes import impossible
 from agentsproof.grading.hooks import Finding, LintCase, LintFact, Needle, Patterns
+
+if TYPE_CHECKING:
+    from agentsproof.model.graders import GraderSpec
 
 MAX_FIXTURE_FILES = 10_000
 QUOTE_LINE_CHARS = 40
@@ -36,7 +39,7 @@ class CaseView:
     """Where the case is in the file, e.g. ``tasks[2]``."""
     name: str
     prompt: str
-    graders: Sequence[Any]
+    graders: Sequence[GraderSpec]
     grader_fields: Sequence[str] = ()
     workspace: Path | None = None
     prompt_field: str = "instruction"
@@ -134,7 +137,7 @@ def _fold(text: str, sensitive: bool) -> str:
     return text if sensitive else text.casefold()
 
 
-def _facts(view: FileView, case: CaseView, where: str, g: Any) -> Iterator[LintFact]:
+def _facts(view: FileView, case: CaseView, where: str, g: GraderSpec) -> Iterator[LintFact]:
     """What the grader's own lint hook says (:mod:`agentsproof.grading.hooks`); nothing for an unregistered type."""
     from agentsproof.grading.registry import GRADERS, kind
 

@@ -14,11 +14,14 @@ is dropped) and quotes its evidence. One JSON call per file through the judge ma
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentsproof.formats.lint.checks import FileView, skill_body
 from agentsproof.formats.lint.problems import Problem
 from agentsproof.grading.judge import Judge, judge_json
+
+if TYPE_CHECKING:
+    from agentsproof.model.graders import GraderSpec
 
 MAX_SKILL_CHARS = 8000
 MAX_FINDINGS = 50
@@ -55,7 +58,7 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-def _describe(g: Any) -> dict[str, Any]:
+def _describe(g: GraderSpec) -> dict[str, Any]:
     data: dict[str, Any] = g.model_dump(mode="json")
     data.pop("weight", None)
     return data
