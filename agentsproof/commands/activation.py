@@ -11,13 +11,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentsproof.executor.activation import DEFAULT_ACTIVATION_TIMEOUT
 from agentsproof.formats.activation import PluginSuites, load_plugin_suites
 from agentsproof.model.activation import ActivationSuite, ActivationTrial
 from agentsproof.model.items import SkillFile
 from agentsproof.stats.activation import ActivationStats
+
+if TYPE_CHECKING:
+    from agentsproof.llm.base import LLMClient
+    from agentsproof.targets.base import Target
 
 
 @dataclass
@@ -49,7 +53,7 @@ class ActivationRun:
     paths: dict[str, Path] = field(default_factory=dict)
 
 
-def build_target(opts: ActivationOptions, near: Path) -> tuple[Any, Any, dict[str, Any]]:
+def build_target(opts: ActivationOptions, near: Path) -> tuple[Target, LLMClient | None, dict[str, Any]]:
     """(target, the chat client to close or None, what to record of it)."""
     if opts.target:
         from agentsproof.targets.config import check_target_name
@@ -75,7 +79,7 @@ def build_target(opts: ActivationOptions, near: Path) -> tuple[Any, Any, dict[st
     )
 
 
-async def _run_suites(target: Any, suites: Sequence[ActivationSuite], skills: list[SkillFile], opts: ActivationOptions) -> list[ActivationTrial]:
+async def _run_suites(target: Target, suites: Sequence[ActivationSuite], skills: list[SkillFile], opts: ActivationOptions) -> list[ActivationTrial]:
     from agentsproof.executor.activation import run_activation
 
     return await run_activation(target, suites, skills, trials=opts.trials, parallel=opts.parallel, timeout=opts.timeout, on_trial=opts.on_trial)

@@ -27,13 +27,16 @@ import random
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentsproof.commands.activation import ActivationOptions, build_target
 from agentsproof.core.errors import InputError, LLMError
 from agentsproof.core.scrub import clip
 from agentsproof.model.activation import ActivationPrompt, ActivationSuite, ActivationTrial
 from agentsproof.model.items import SkillFile
+
+if TYPE_CHECKING:
+    from agentsproof.targets.base import Target
 
 MARKER = "TUNE_DESCRIPTION"
 """Names the proposal request (the first words of its user message)."""
@@ -257,7 +260,7 @@ def _description_of(skill: SkillFile) -> str:
 
 
 async def _trials(
-    target: Any, skills: list[SkillFile], own: SkillFile, description: str, prompts: list[ActivationPrompt], opts: ActivationOptions
+    target: Target, skills: list[SkillFile], own: SkillFile, description: str, prompts: list[ActivationPrompt], opts: ActivationOptions
 ) -> tuple[ActivationSuite, list[ActivationTrial]]:
     from agentsproof.executor.activation import run_activation
 

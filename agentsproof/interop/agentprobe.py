@@ -12,17 +12,20 @@ exported (agentprobe has one arm); errored trials stay errored and out of the pa
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agentsproof.model.results import ItemResult, TrialResult
 
 
-def _case_id(item: Any) -> str:
+def _case_id(item: ItemResult) -> str:
     ident: str = item.id
     if item.kind == "case" and ident.startswith("case-"):
         return ident[len("case-") :]
     return ident
 
 
-def _reasons(trial: Any) -> list[str]:
+def _reasons(trial: TrialResult) -> list[str]:
     out = []
     for g in trial.graders:
         if g.errored and g.error:

@@ -12,11 +12,15 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from agentsproof.core.errors import InputError
+
+if TYPE_CHECKING:
+    from agentsproof.formats.agentevals.parse import EvalTest
+    from agentsproof.model.graders import GraderSpec
 
 FORMATS = ("EVAL.yaml", "eval-yaml", "evals-json", "agentprobe-report")
 CRITERIA = "The response delivers what the expected output describes."
@@ -172,7 +176,7 @@ def eval_yaml_to_evals_json(path: Path, skill: Path | None) -> tuple[dict[str, A
     return {"skill_name": skill_name, "evals": evals}, warnings
 
 
-def _plain_prompt(raw_test: dict, test: Any) -> str:
+def _plain_prompt(raw_test: dict, test: EvalTest) -> str:
     """The prompt without attached files (they go to ``files``)."""
     inp = raw_test.get("input", (raw_test.get("vars") or {}).get("input"))
     if isinstance(inp, list) and test.files:
@@ -189,7 +193,7 @@ def _plain_prompt(raw_test: dict, test: Any) -> str:
     return prompt
 
 
-def _is_converted_rubric(entry: dict, test: Any) -> bool:
+def _is_converted_rubric(entry: dict, test: EvalTest) -> bool:
     """The llm-rubric an evals.json case with both assertions and expected_output gets."""
     return entry.get("type") == "llm-rubric" and test.expected_output is not None and str(entry.get("value", "")).endswith(test.expected_output)
 
@@ -249,7 +253,7 @@ def eval_yaml_to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[str]]:
     return out, warnings
 
 
-def _grader_to_asserts(g: Any, where: str, skill: str, warnings: list[str]) -> list[Any]:
+def _grader_to_asserts(g: GraderSpec, where: str, skill: str, warnings: list[str]) -> list[Any]:
     """The grader's EVAL.yaml assertions, from its registered ``to_agentevals`` hook
     (:class:`agentsproof.grading.base.GraderKind`); a grader without one is left out, saying so."""
     from agentsproof.grading.hooks import ConvertCase
@@ -257,6 +261,7 @@ def _grader_to_asserts(g: Any, where: str, skill: str, warnings: list[str]) -> l
 
     if getattr(g, "turn", None) is not None:
         warnings.append(f"{where}.turn: EVAL.yaml has no turn-scoped grader; it grades the last reply")
-    case = ConvertCase(where, skill, {"weight": g.weight} if getattr(g, "weight", 1.0) != 1.0 else {}, warnings)
+    weight = getattr(g, "weight", 1.0)
+    case = ConvertCase(where, skill, {"weight": weight} if weight != 1.0 else {}, warnings)
     hook = kind(g.type).to_agentevals
     return hook(g, case) if hook is not None else case.left_out(g.type)

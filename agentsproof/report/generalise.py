@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentsproof.model.results import ArmResult, RunResult, Usage
 from agentsproof.report.charts import ForestRow, case_dots, forest_plot, preference_bar
+
+if TYPE_CHECKING:
+    from agentsproof.llm.prices import Price
 
 
 @dataclass
@@ -55,7 +58,7 @@ class ItemGen:
     spend: dict[str, Spend] = field(default_factory=dict)
 
 
-def _prices(run: RunResult) -> tuple[Any, Any]:
+def _prices(run: RunResult) -> tuple[Price | None, Price | None]:
     from agentsproof.core.errors import InputError
     from agentsproof.llm.prices import load_prices, price_for
 
@@ -66,13 +69,13 @@ def _prices(run: RunResult) -> tuple[Any, Any]:
     return price_for(run.model, table), price_for(run.judge_model, table)
 
 
-def _cost(price: Any, usage: Usage) -> float | None:
+def _cost(price: Price | None, usage: Usage) -> float | None:
     from agentsproof.llm.prices import cost_usd
 
     return cost_usd(price, usage) if price is not None else None
 
 
-def _arm_spend(arm: ArmResult, price: Any, judge_price: Any) -> Spend:
+def _arm_spend(arm: ArmResult, price: Price | None, judge_price: Price | None) -> Spend:
     sp = Spend()
     for t in arm.trials:
         if t.cached:
@@ -92,7 +95,7 @@ def _arm_spend(arm: ArmResult, price: Any, judge_price: Any) -> Spend:
     return sp
 
 
-def _pairwise_spend(pw: dict[str, Any] | None, judge_price: Any) -> Spend:
+def _pairwise_spend(pw: dict[str, Any] | None, judge_price: Price | None) -> Spend:
     sp = Spend()
     if not pw:
         return sp

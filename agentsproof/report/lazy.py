@@ -14,7 +14,10 @@ report's own filters, so both forms of the report show the same values.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agentsproof.report.views import ArmView, TrialView
 
 LAZY_ENV = "AGENTSPROOF_HTML_LAZY_AFTER"
 DEFAULT_LAZY_AFTER = 1000
@@ -27,7 +30,7 @@ def lazy_after() -> int:
     return env_int(LAZY_ENV, DEFAULT_LAZY_AFTER, lo=0)
 
 
-def _trial(tv: Any, f: dict[str, Any]) -> dict[str, Any]:
+def _trial(tv: TrialView, f: dict[str, Any]) -> dict[str, Any]:
     t = tv.trial
     out: dict[str, Any] = {
         "i": t.index,
@@ -66,7 +69,7 @@ def _trial(tv: Any, f: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def arm_json(av: Any) -> str:
+def arm_json(av: ArmView) -> str:
     """An arm's trials as JSON text safe inside ``<script>`` (no ``<``, ``>`` or ``&``)."""
     from agentsproof.report.jinja import env  # jinja2: only when a report is drawn
 

@@ -10,7 +10,11 @@ where it is below. Both are empty for a run on one target.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agentsproof.model.results import ItemResult
 
 SEPARATOR = "@"
 
@@ -21,11 +25,11 @@ def base_id(item_id: str, target: str) -> str:
     return item_id[: -len(suffix)] if item_id.endswith(suffix) else item_id
 
 
-def _targets(items: list[Any]) -> list[str]:
+def _targets(items: Sequence[ItemResult]) -> list[str]:
     return list(dict.fromkeys(it.target for it in items))
 
 
-def effect(item: Any) -> str | None:
+def effect(item: ItemResult) -> str | None:
     """``helps`` when the delta's interval is above 0, ``hurts`` when below, else None."""
     ci = (item.stats or {}).get("delta_ci")
     if isinstance(ci, list) and len(ci) == 2 and ci[0] is not None and ci[1] is not None:
@@ -36,7 +40,7 @@ def effect(item: Any) -> str | None:
     return None
 
 
-def by_agent(items: list[Any]) -> list[dict[str, Any]]:
+def by_agent(items: Sequence[ItemResult]) -> list[dict[str, Any]]:
     """Per agent of a matrix run: its items' grades, mean delta, and where the skill helps
     (the delta's interval above 0) or hurts (below 0). Empty for a run on one target."""
     targets = _targets(items)
@@ -59,7 +63,7 @@ def by_agent(items: list[Any]) -> list[dict[str, Any]]:
     return out
 
 
-def agent_matrix(items: list[Any], anchors: dict[str, str] | None = None) -> dict[str, Any] | None:
+def agent_matrix(items: Sequence[ItemResult], anchors: dict[str, str] | None = None) -> dict[str, Any] | None:
     """The reports' side-by-side table of a matrix run: ``agents`` (the columns),
     ``rows`` (per item: its name and one cell per agent — ``grade``, ``delta``, ``ci``,
     ``effect``, ``anchor`` of its drill-down — or None where that agent did not run it)

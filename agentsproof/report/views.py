@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import re
 import statistics
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentsproof.model.results import ArmResult, ItemResult, RunResult, TrialResult
 from agentsproof.stats.checks import check_counts
 from agentsproof.stats.item import EMPTY_ARM_STATS, EMPTY_ITEM_STATS
+
+if TYPE_CHECKING:
+    from agentsproof.llm.prices import Price
 
 _SECRET_KEY = re.compile(r"(api[_-]?key|secret|password|passwd|authorization|bearer|^key$|_key$|token$)", re.I)
 _KIND_TITLES = {"skill": "Skills", "agent": "Agents", "case": "Cases"}
@@ -167,7 +170,7 @@ def _trial_view(t: TrialResult, system: str | None) -> TrialView:
     return TrialView(t, lines, show_response=t.status == "scored" or bool(t.response))
 
 
-def _arm_view(arm: ArmResult, price: Any = None) -> ArmView:
+def _arm_view(arm: ArmResult, price: Price | None = None) -> ArmView:
     system = next((e.text for t in arm.trials for e in t.log if e.role == "system"), None)
     # trials spilled to the journal (agentsproof.executor.spill) are not a list: each view is made when rendered
     trials: Any = [_trial_view(t, system) for t in arm.trials] if isinstance(arm.trials, list) else LazyViews(arm.trials, lambda t: _trial_view(t, system))
@@ -188,7 +191,7 @@ def _arm_view(arm: ArmResult, price: Any = None) -> ArmView:
     )
 
 
-def _cache_saving(arm: ArmResult, price: Any) -> float | None:
+def _cache_saving(arm: ArmResult, price: Price | None) -> float | None:
     from agentsproof.llm.prices import cache_saving_usd
 
     used = arm.total_usage.cache_read_tokens or arm.total_usage.cache_write_tokens
@@ -331,7 +334,7 @@ class LazyViews:
 
     __slots__ = ("trials", "make")
 
-    def __init__(self, trials: Any, make: Callable[[TrialResult], Any]):
+    def __init__(self, trials: Collection[TrialResult], make: Callable[[TrialResult], Any]):
         self.trials = trials
         self.make = make
 

@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from agentsproof.stats.intervals import BOOTSTRAP_RESAMPLES, PERMUTATION_RESAMPLES, SEED
 from agentsproof.stats.wald import wald_delta_interval
+
+if TYPE_CHECKING:
+    from agentsproof.model.results import ArmResult, ItemResult
 
 TIE_BAND = 0.05
 """A case whose delta is within ±TIE_BAND is a tie: neither arm won it."""
@@ -121,7 +124,7 @@ def mean_case_delta(cases: CaseScores) -> float | None:
     return sum(deltas) / len(deltas) if deltas else None
 
 
-def item_delta(item: Any) -> float | None:
+def item_delta(item: ItemResult) -> float | None:
     """An item's delta: the mean of its per-case deltas (with one case, mean(with) − mean(without))."""
     groups = by_case(item)
     if len(groups) > 1:
@@ -174,7 +177,7 @@ def stratified_permutation_p(cases: CaseScores, resamples: int = PERMUTATION_RES
     return (b + 1) / (resamples + 1)
 
 
-def by_case(item: Any, arms: tuple[Any, Any] | None = None) -> list[tuple[str, list[float], list[float], int]]:
+def by_case(item: ItemResult, arms: tuple[ArmResult, ArmResult] | None = None) -> list[tuple[str, list[float], list[float], int]]:
     """(case name, first arm's scores, second arm's scores, errored trials) per case, in case
     order; the arms are the item's with and without arms unless ``arms`` names two others
     (the interference verdict compares the plugin arm with the skill alone)."""
@@ -188,13 +191,13 @@ def by_case(item: Any, arms: tuple[Any, Any] | None = None) -> list[tuple[str, l
             order.append(name)
             table[name] = ([], [], [0])
         if t.status == "scored" and t.score is not None:
-            table[name][k].append(t.score)
+            (table[name][0] if k == 0 else table[name][1]).append(t.score)
         elif t.status == "errored":
             table[name][2][0] += 1
     return [(n, table[n][0], table[n][1], table[n][2][0]) for n in order]
 
 
-def case_stats(item: Any) -> dict[str, Any]:
+def case_stats(item: ItemResult) -> dict[str, Any]:
     """The ``cases`` block of an item's stats: per-case rows, win/tie/loss and the sign test."""
     rows = []
     counts = {"win": 0, "tie": 0, "loss": 0}

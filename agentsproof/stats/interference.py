@@ -14,7 +14,10 @@ else (a), on these cases (``question`` and ``method`` name it). Pure: no I/O.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agentsproof.model.results import ArmResult, ItemResult
 
 VERDICTS = {
     "interferes": "its siblings make it worse: the interval of plugin − alone is below 0",
@@ -31,7 +34,7 @@ def verdict_of(ci: tuple[float, float]) -> str:
     return "interferes" if top < 0 else "helps" if bottom > 0 else "none shown"
 
 
-def _scores(arm: Any) -> list[float]:
+def _scores(arm: ArmResult) -> list[float]:
     return [t.score for t in arm.trials if t.status == "scored" and t.score is not None]
 
 
@@ -39,13 +42,16 @@ def _mean(xs: list[float]) -> float | None:
     return sum(xs) / len(xs) if xs else None
 
 
-def interference(item: Any, skill_name: str | None = None) -> dict[str, Any]:
+def interference(item: ItemResult, skill_name: str | None = None) -> dict[str, Any]:
     """The verdict for an item with a plugin arm (``item``: an ItemResult)."""
     from agentsproof.stats.cases import by_case, delta_interval
     from agentsproof.stats.tasks import BETTING_METHOD
     from agentsproof.stats.wald import TASKS, WALD_METHOD, default_question
 
-    w, wo, p = _scores(item.with_arm), _scores(item.without_arm), _scores(item.plugin_arm)
+    plugin = item.plugin_arm
+    if plugin is None:
+        raise ValueError(f"item {item.id!r} has no plugin arm to compare")
+    w, wo, p = _scores(item.with_arm), _scores(item.without_arm), _scores(plugin)
     mw, mwo, mp = _mean(w), _mean(wo), _mean(p)
     out: dict[str, Any] = {
         "delta_alone": None if mw is None or mwo is None else mw - mwo,
@@ -56,7 +62,7 @@ def interference(item: Any, skill_name: str | None = None) -> dict[str, Any]:
         "question": None,
         "method": None,
     }
-    cases = [(a, b) for _, a, b, _ in by_case(item, (item.plugin_arm, item.with_arm)) if a and b] if p and w else []
+    cases = [(a, b) for _, a, b, _ in by_case(item, (plugin, item.with_arm)) if a and b] if p and w else []
     if cases:  # the question delta_interval answers by default for this many cases, and its method
         out["question"] = default_question(len(cases))
         how = BETTING_METHOD if out["question"] == TASKS else WALD_METHOD
@@ -68,7 +74,7 @@ def interference(item: Any, skill_name: str | None = None) -> dict[str, Any]:
         out["ci"] = [ci[0], ci[1]]
         out["verdict"] = verdict_of(ci)
     out["meaning"] = VERDICTS[out["verdict"]]
-    known = [t.skills_invoked for t in item.plugin_arm.trials if t.skills_invoked is not None]
+    known = [t.skills_invoked for t in plugin.trials if t.skills_invoked is not None]
     name = skill_name or item.name
     out["skill_loaded"] = [sum(name in s for s in known), len(known)] if known else None
     others = Counter(n for s in known for n in dict.fromkeys(s) if n != name)
