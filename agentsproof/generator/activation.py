@@ -19,12 +19,15 @@ failing is left out (the eval is written without it) and the output says why.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentsproof.formats.activation_config import ActivationConfig
 from agentsproof.generator.cases import DUPLICATE_BOUND, copies, overlap, shingle_similarity
 from agentsproof.model.activation import SHOULD_TYPES
 from agentsproof.model.results import Usage
+
+if TYPE_CHECKING:
+    from agentsproof.llm.base import LLMClient
 
 MIN_SHOULD = 10
 MIN_SHOULD_NOT = 10
@@ -129,7 +132,9 @@ def dump_suite(cfg: ActivationConfig) -> str:
     return "# activation: generated; checked for count, variety, near-duplicates and copies of the description\n" + body
 
 
-async def generate_suite(client: Any, model: str, name: str, description: str, siblings: list[tuple[str, str]], retries: int, timeout: float) -> SuiteOutcome:
+async def generate_suite(
+    client: LLMClient, model: str, name: str, description: str, siblings: list[tuple[str, str]], retries: int, timeout: float
+) -> SuiteOutcome:
     """Ask, check, and ask again with the problem (``retries`` times); never raises for a provider failure."""
     from agentsproof.llm.base import ChatRequest, LLMError
 

@@ -15,12 +15,16 @@
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentsproof.llm.base import ChatRequest, LLMClient, LLMError
 from agentsproof.model.results import ItemResult, Usage
+
+if TYPE_CHECKING:
+    from agentsproof.targets.spec import TargetDef
 
 RELEVANCE_SYSTEM = (
     "You review evaluation tasks written for an AI skill or agent. Decide whether the task "
@@ -210,7 +214,7 @@ def relevance_feedback(reason: str) -> str:
 
 def run_check(
     eval_text: str,
-    write_files: Any,
+    write_files: Callable[[Path], None],
     *,
     plugin: str,
     kind: str,
@@ -220,7 +224,7 @@ def run_check(
     model: str,
     judge_model: str | None,
     parallel: int,
-    target_def: Any = None,
+    target_def: TargetDef | None = None,
 ) -> CheckOutcome:
     """Run one generated eval for real in a scratch folder (synchronous; call it in a thread).
 

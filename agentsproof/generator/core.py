@@ -23,7 +23,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from agentsproof.core.errors import InputError
 from agentsproof.core.inputs import MAX_SOURCE_FILE_BYTES, display, read_text
@@ -42,6 +42,9 @@ from agentsproof.generator.validate import GeneratedEval, InvalidEval, build_eva
 from agentsproof.llm.base import ChatRequest, LLMClient, LLMError
 from agentsproof.model.results import Usage
 from agentsproof.model.skillfolder import skill_prompt
+
+if TYPE_CHECKING:
+    from agentsproof.targets.spec import TargetDef
 
 ATTEMPTS = 2
 """The first reply plus one retry with the validation error."""
@@ -105,7 +108,7 @@ class GenerateSettings:
     """Also write each skill's activation suite (agentsproof.generator.activation)."""
     target: str | None = None
     """``--target``: write agent evals for this target (workspace seed, files/script graders)."""
-    target_def: Any = None
+    target_def: TargetDef | None = None
     """Its definition (the check run builds it)."""
 
 

@@ -93,7 +93,7 @@ async def grade(spec: DeterministicGrader, given: GradeInput) -> GraderResult:
     return grade_deterministic(given.answer, spec)
 
 
-def _answer_label(turn: Any) -> str:
+def _answer_label(turn: int | Literal["all"] | None) -> str:
     return "the answer" if turn is None else "the replies (turn: all)" if turn == "all" else f"the reply of turn {turn}"
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator
 from datetime import timedelta
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
 from sqlalchemy import func, insert, select
@@ -18,6 +18,9 @@ from agentsproof.server import protocol as P
 __all__ = ["P", "router"]
 from agentsproof.server import store
 from agentsproof.server.models import CaseResult, Golden, Grade, Project, ProofRun, Run, Step, utcnow
+
+if TYPE_CHECKING:
+    from agentsproof.server.db import Database
 
 router = APIRouter(prefix=P.API_PREFIX)
 AUTH: dict[int | str, dict[str, Any]] = {401: {"model": P.ErrorBody}, 403: {"model": P.ErrorBody}, 404: {"model": P.ErrorBody}}
@@ -316,7 +319,7 @@ async def complete_proof_run(proof_run_id: str, request: Request, p: ProjectDep)
     )
 
 
-def _finish_proof_run(db: Any, p: Project, proof_run_id: str, final: bool) -> ProofRun | None:
+def _finish_proof_run(db: Database, p: Project, proof_run_id: str, final: bool) -> ProofRun | None:
     """Score and complete the proof run, or None while case runs are still being graded (unless ``final``)."""
     from agentsproof.server import proofs
 

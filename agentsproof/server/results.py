@@ -11,13 +11,16 @@ import hashlib
 import json
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from agentsproof.core.errors import InputError
 from agentsproof.server.models import CliResult
+
+if TYPE_CHECKING:
+    from agentsproof.server.db import Database
 
 COMMANDS = ("eval", "eval-all", "tc-eval")
 MAX_REPORT = 50 * 1024 * 1024
@@ -58,7 +61,7 @@ def load_report(path: Path) -> dict[str, Any]:
     return check_report(data, str(path))
 
 
-def store_report(db: Any, data: dict[str, Any], source: str) -> bool:
+def store_report(db: Database, data: dict[str, Any], source: str) -> bool:
     """Store one report; False when the same content was stored before."""
     canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     sha = hashlib.sha256(canonical.encode()).hexdigest()
@@ -73,7 +76,7 @@ def store_report(db: Any, data: dict[str, Any], source: str) -> bool:
     return True
 
 
-def import_runs_dir(db: Any, folder: str) -> int:
+def import_runs_dir(db: Database, folder: str) -> int:
     """Store every report found below ``folder``; other JSON files are skipped."""
     added = 0
     for path in sorted(Path(folder).rglob("*.json")):
@@ -87,7 +90,7 @@ def import_runs_dir(db: Any, folder: str) -> int:
 W, H = 520, 140
 
 
-def results_view(db: Any) -> dict[str, Any]:
+def results_view(db: Database) -> dict[str, Any]:
     """The results page's context: every stored report, oldest first, and each item's delta over time."""
     with db.session() as s:
         rows = s.scalars(select(CliResult).order_by(CliResult.created_at)).all()

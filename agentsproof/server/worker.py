@@ -15,12 +15,15 @@ import logging
 import os
 import threading
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select, update
 
 from agentsproof.server.models import Grade, Run, utcnow
 from agentsproof.server.views import run_view
+
+if TYPE_CHECKING:
+    from agentsproof.server.db import Database
 
 log = logging.getLogger("agentsproof.server.worker")
 MAX_BACKOFF = 3600.0
@@ -31,7 +34,7 @@ class GradingWorker:
 
     def __init__(
         self,
-        db: Any,
+        db: Database,
         *,
         provider: str | None = None,
         model: str | None = None,
@@ -142,7 +145,7 @@ class GradingWorker:
                 .limit(5)
             ).all()
             for run_id, status in rows:
-                res = s.execute(
+                res: Any = s.execute(
                     update(Grade)
                     .where(Grade.run_id == run_id, Grade.status == status)
                     .values(status="running", attempts=Grade.attempts + 1, updated_at=utcnow())

@@ -55,7 +55,7 @@ import signal
 import tempfile
 from collections import deque
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -69,6 +69,9 @@ from agentsproof.model.results import LogEvent
 from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord, agent_model
 from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, TARGETS_FILE, EnvMapping, relative
 from agentsproof.targets.trace import parse_trace, read_bounded, skills_in_trace
+
+if TYPE_CHECKING:
+    from agentsproof.model.items import SkillFile
 
 REASON_CHARS = 300
 MAX_SKILL_BYTES = 50 * 1024 * 1024
@@ -343,7 +346,7 @@ def _to_install(trial: TrialInput) -> list[Any]:
     return [trial.skill] if trial.skill is not None else []
 
 
-def skill_file(skill: Any, workspace: Path, skill_path: str) -> Path:
+def skill_file(skill: SkillFile, workspace: Path, skill_path: str) -> Path:
     """Where ``skill`` goes in ``workspace`` (absolute); TargetError when that leaves it."""
     rel = skill_path.replace("{name}", skill.name)
     dest = Path(os.path.normpath(workspace / rel))
@@ -369,7 +372,7 @@ def _write_new(dest: Path, data: bytes, workspace: Path) -> bool:
     return True
 
 
-def install_skill(skill: Any, workspace: Path, skill_path: str) -> Path:
+def install_skill(skill: SkillFile, workspace: Path, skill_path: str) -> Path:
     """Put the skill file (and its folder's files, for a SKILL.md) at ``skill_path``."""
     dest = skill_file(skill, workspace, skill_path)
     if not _write_new(dest, skill.text.encode("utf-8"), workspace):

@@ -23,7 +23,7 @@ import re
 import shlex
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -37,6 +37,9 @@ from agentsproof.grading.registry import kinds
 from agentsproof.grading.script import ScriptGrader
 from agentsproof.grading.skill_used import SkillUsedGrader
 from agentsproof.model.graders import Checks
+
+if TYPE_CHECKING:
+    from agentsproof.formats.agentevals.parse import EvalTest
 
 COMMON = {"type", "weight", "required", "min_score", "metric", "name", "description"}
 EXTRA: dict[str, set[str]] = {
@@ -108,7 +111,7 @@ _GATED = {base: _gated(base) for base in _BASES}
 class Builder:
     """The graders of one test, in order, with a label per grader (its metric or type)."""
 
-    def __init__(self, src: str, path: Path, test: Any, skill_name: str | None, at: str):
+    def __init__(self, src: str, path: Path, test: EvalTest, skill_name: str | None, at: str):
         self.src, self.path, self.test, self.skill_name, self.at = src, path, test, skill_name, at
         self.graders: list[Any] = []
         self.labels: list[str] = []
@@ -398,7 +401,7 @@ class Builder:
         self.add(grader, label, gate)
 
 
-def build_graders(src: str, path: Path, test: Any, skill_name: str | None, at: str) -> Builder:
+def build_graders(src: str, path: Path, test: EvalTest, skill_name: str | None, at: str) -> Builder:
     """One test's graders and labels, built from its assertions; InputError naming the field of the first bad one."""
     b = Builder(src, path, test, skill_name, at)
     b.build()
