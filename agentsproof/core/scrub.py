@@ -32,8 +32,13 @@ import re
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlsplit, urlunsplit
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+_Model = TypeVar("_Model", bound="BaseModel")
 
 MASK = "***"
 MIN_SECRET_CHARS = 4
@@ -278,7 +283,7 @@ def scrub_data(value: Any, extra: Iterable[str | None] = ()) -> Any:
     return value
 
 
-def scrub_model(obj: Any, extra: Iterable[str | None] = ()) -> Any:
+def scrub_model(obj: _Model, extra: Iterable[str | None] = ()) -> _Model:
     """Every string inside a pydantic model (nested models, lists, dicts) scrubbed with
     :func:`scrub_string`, in place; returns ``obj``."""
     if not _all_forms(extra):
@@ -305,7 +310,8 @@ def scrub_model(obj: Any, extra: Iterable[str | None] = ()) -> Any:
             return pairs
         return value
 
-    return walk(obj)
+    walk(obj)  # a model is scrubbed in place
+    return obj
 
 
 def registered() -> list[str]:

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from agentsproof.core.safepath import Staged
 from agentsproof.core.scrub import scrub
 from agentsproof.model.results import RunResult
 
 
-def _render(chunks: Any, path: Path) -> Staged:
+def _render(chunks: Iterable[str], path: Path) -> Staged:
     """The pieces of a report written to a temporary file beside ``path`` (not yet in place)."""
     staged = Staged(path.parent, path.name)
     try:

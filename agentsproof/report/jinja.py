@@ -10,6 +10,7 @@ import os
 from typing import Any
 
 from jinja2 import BytecodeCache, Environment, FileSystemBytecodeCache, PackageLoader, StrictUndefined, select_autoescape
+from jinja2.bccache import Bucket
 
 from agentsproof.core.mdtext import md_text
 from agentsproof.core.version import __version__
@@ -74,11 +75,11 @@ def _bytecode_cache() -> BytecodeCache | None:
 class _QuietCache(FileSystemBytecodeCache):
     """A bytecode cache that cannot be written (a full disk) or read is no cache, never a lost report."""
 
-    def dump_bytecode(self, bucket: Any) -> None:
+    def dump_bytecode(self, bucket: Bucket) -> None:
         with contextlib.suppress(OSError):
             super().dump_bytecode(bucket)
 
-    def load_bytecode(self, bucket: Any) -> None:
+    def load_bytecode(self, bucket: Bucket) -> None:
         try:
             super().load_bytecode(bucket)
         except (OSError, ValueError, EOFError):

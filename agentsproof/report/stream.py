@@ -14,15 +14,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentsproof.model.results import ItemResult, RunResult, TrialResult
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 _ITEMS_EMPTY = '\n  "items": [],\n'
 _TRIALS_EMPTY = '\n    "trials": []'
 
 
-def _dump(model: Any) -> str:
+def _dump(model: BaseModel) -> str:
     try:
         text: str = model.model_dump_json(indent=2)
         return text

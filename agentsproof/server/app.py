@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentsproof.core.envcfg import env_int, env_number
 from agentsproof.server.db import Database
@@ -107,7 +107,7 @@ class HostCheck:
     A page opened through a domain that an attacker re-points at 127.0.0.1 (DNS
     rebinding) carries that domain in Host, so it never reaches the dashboard."""
 
-    def __init__(self, app: Any, names: set[str]):
+    def __init__(self, app: ASGIApp, names: set[str]):
         from starlette.middleware.trustedhost import TrustedHostMiddleware
 
         self.app = app
@@ -141,10 +141,10 @@ class BodyLimit:
     A streamed (chunked) body is answered 413 as soon as it passes the limit; the app then
     sees the client as gone and whatever it would answer is dropped."""
 
-    def __init__(self, app: Any, limit: int):
+    def __init__(self, app: ASGIApp, limit: int):
         self.app, self.limit = app, limit
 
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: dict, receive: Receive, send: Send) -> None:
         """Pass the request on, answering 413 instead once its body is over ``limit`` bytes."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
@@ -160,11 +160,11 @@ class BodyLimit:
         seen = 0
         answered = False
 
-        async def limited() -> dict:
+        async def limited() -> Message:
             nonlocal seen, answered
             if answered:
                 return {"type": "http.disconnect"}
-            msg: dict = await receive()
+            msg = await receive()
             if msg["type"] == "http.request":
                 seen += len(msg.get("body", b""))
                 if seen > self.limit:
@@ -173,7 +173,7 @@ class BodyLimit:
                     return {"type": "http.disconnect"}
             return msg
 
-        async def guarded_send(msg: dict) -> None:
+        async def guarded_send(msg: Message) -> None:
             if not answered:
                 await send(msg)
 
@@ -184,7 +184,7 @@ class BodyLimit:
                 raise
 
 
-async def _too_large(scope: dict, receive: Any, send: Any) -> None:
+async def _too_large(scope: dict, receive: Receive, send: Send) -> None:
     await JSONResponse({"detail": "request body too large"}, status_code=413)(scope, receive, send)
 
 

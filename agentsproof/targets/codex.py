@@ -100,7 +100,7 @@ class CodexTargetSpec(Strict):
         return self
 
     @model_validator(mode="after")
-    def _key_is_set(self, info: Any) -> CodexTargetSpec:
+    def _key_is_set(self, info: ValidationInfo) -> CodexTargetSpec:
         """Once expanded for a run (:meth:`TargetDef.expanded`), the key's variable must be
         set: Codex would otherwise retry for minutes before each trial errors."""
         if (info.context or {}).get("expanded") and not (os.environ.get(self.api_key_env) or "").strip():

@@ -122,7 +122,7 @@ class Builder:
         """An InputError at ``where`` in this file, to raise."""
         return InputError(self.src, where, message)
 
-    def add(self, grader: Any, label: str, gate: float | None) -> None:
+    def add(self, grader: BaseModel, label: str, gate: float | None) -> None:
         """Append ``grader`` with its label; with a ``gate``, as its required form that fails the trial below that mark."""
         if gate is not None:
             cls = _GATED[type(grader)]
