@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import math
 import time
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
@@ -24,7 +25,7 @@ RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 DEFAULT_OLLAMA_URL = "http://localhost:11434/v1"
 
 
-def retry_after(headers: Any) -> float | None:
+def retry_after(headers: Mapping[str, str] | None) -> float | None:
     """Seconds from ``Retry-After(-ms)``; None when absent or not a finite, non-negative value."""
     if headers is None:
         return None

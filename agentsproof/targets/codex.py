@@ -48,7 +48,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import AfterValidator, Field, ValidationInfo, model_validator
 
 from agentsproof.core.errors import InputError
 from agentsproof.core.scrub import scrub_text
