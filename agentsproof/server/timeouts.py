@@ -16,7 +16,10 @@ handler is never cut. The protocol is uvicorn's own h11 one with these timers ad
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from uvicorn.protocols.http.h11_impl import RequestResponseCycle
 
 TIMEOUT_RESPONSE = (
     b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\nconnection: close\r\ncontent-length: 16\r\n\r\nrequest timeout\n"
@@ -32,7 +35,7 @@ def timed_protocol(header_timeout: float, body_timeout: float) -> type[asyncio.P
             super().__init__(*args, **kwargs)
             self._timer: asyncio.TimerHandle | None = None
             self._phase = ""
-            self._timed_cycle: Any = None
+            self._timed_cycle: RequestResponseCycle | None = None
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
@@ -66,7 +69,7 @@ def timed_protocol(header_timeout: float, body_timeout: float) -> type[asyncio.P
                 self._cancel()
                 self._phase = "answering"
 
-        def _arm(self, phase: str, seconds: float, cycle: Any) -> None:
+        def _arm(self, phase: str, seconds: float, cycle: RequestResponseCycle | None) -> None:
             self._cancel()
             self._phase, self._timed_cycle = phase, cycle
             self._timer = self.loop.call_later(seconds, self._expired)
