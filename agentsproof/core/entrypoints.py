@@ -21,7 +21,6 @@ whether it loads. See docs/plugins.md.
 from __future__ import annotations
 
 import importlib
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -80,14 +79,11 @@ def installed(group: str) -> tuple[Plugin, ...]:
     return tuple(out)
 
 
-_said: set[tuple[str, str]] = set()
-
-
 def say_once(line: str, registry: str) -> None:
-    """``warning: LINE`` on stderr, once per process."""
-    if (registry, line) not in _said:
-        _said.add((registry, line))
-        print(f"warning: {line}", file=sys.stderr)
+    """``warning: LINE`` on stderr, once per process (the one say-once set, :mod:`agentsproof.core.notice`)."""
+    from agentsproof.core.notice import warn_once
+
+    warn_once(line, ("plugins", registry, line))
 
 
 def plugins(registry: str, builtin: Mapping[str, str]) -> dict[str, Plugin]:
