@@ -52,7 +52,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "tests" / "sdk"))
 
 from openai_server import Rule, ScriptedServer  # noqa: E402
-from sdk_recorder import RecordingServer  # noqa: E402
+from sdk_recorder import HungServer, RecordingServer  # noqa: E402
 
 from agentsproof import AgentsProof  # noqa: E402
 from agentsproof.core import procgroup  # noqa: E402
@@ -129,33 +129,8 @@ def sdk_offline(tmp: Path) -> tuple[float, float]:
     return took, 2.0
 
 
-class _HungServer:
-    """Accepts connections and reads nothing back: never answers."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
-        self.conns: list[socket.socket] = []
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/api"
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.conns.append(conn)
-
-    def close(self) -> None:
-        for c in self.conns:
-            c.close()
-        self.sock.close()
-
-
 def sdk_hung_server(tmp: Path) -> tuple[float, float]:
-    hung = _HungServer()
+    hung = HungServer()
     try:
         ap = AgentsProof(api_key="k", base_url=hung.url, timeout=2.0, spool_dir=tmp / "spool")
         run = ap.start_run(project_slug="p", input="q", client_run_id="hung")

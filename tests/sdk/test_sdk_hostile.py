@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "server"))
+from sdk_recorder import HungServer  # noqa: E402
 from serverkit import running_server  # noqa: E402
 
 from agentsproof import AgentsProof  # noqa: E402
@@ -59,31 +60,6 @@ def test_surrogate_escaped_run_is_spooled_when_the_server_is_down(tmp_path):
     assert res["spooled"], res
     rec = json.loads(Path(res["spooled"]).read_text(encoding="utf-8"))
     assert rec["run"]["input"] == "café-\ufffd" and rec["steps"][0]["output"] == "café-\ufffd" and rec["output"] == "café-\ufffd"
-
-
-class HungServer:
-    """Accepts connections and reads requests, never answers."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
-        self.conns: list[socket.socket] = []
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/api"
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.conns.append(conn)
-
-    def close(self) -> None:
-        for c in self.conns:
-            c.close()
-        self.sock.close()
 
 
 def test_complete_never_blocks_longer_than_its_timeout_on_a_hung_server(tmp_path):
