@@ -18,9 +18,12 @@
 
 Each (prompt, test) is one case (an EVAL.yaml test, graded by the same assertion table:
 :mod:`agentsproof.formats.agentevals.asserts`); ``defaultTest``'s vars and assertions apply to
-every test. One provider (or none) stands for the configured model (``--model``); several
-run each case once per provider, on the provider's model (``openai:gpt-4o`` → ``gpt-4o``,
-or its ``config.model``) through the configured provider. ``--skill FILE`` adds the
+every test. One provider (or none) stands for the configured model (``--model``, or its
+``config.model``); several run each case once per provider, on the provider's model
+(``openai:gpt-4o`` → ``gpt-4o``, or its ``config.model``) through the configured provider.
+A provider id that names a script, a command or an endpoint is refused by name, never sent
+as a model name, and ``config`` is honoured or refused by key
+(:mod:`agentsproof.formats.promptfoo_providers`); a test with nothing to check is refused. ``--skill FILE`` adds the
 with/without arms (the skill as the system prompt); without it the run is single-armed.
 An assertion type agentsproof does not grade (``javascript``, ``similar`` …) is refused by
 name.
