@@ -363,7 +363,7 @@ class PromptfooConfig:
 
         src = display(path)
         data, providers = _to_eval_yaml(Path(path))
-        caps = [check_provider(src, p) for p in providers] if request.target is None else []
+        sets = [check_provider(src, p) for p in providers] if request.target is None else []
         suite = parse_suite(data, Path(path))
         skill = find_skill(Path(path), request.skill) if request.skill is not None else None
         loaded = LoadedSuite(suite=suite, skill=skill)
@@ -387,15 +387,13 @@ class PromptfooConfig:
                 + " each run every case, through the configured provider; the judge is --judge-model / --model",
             )
             items = [
-                dataclasses.replace(
-                    it, id=f"{it.id}@{p.label}", name=f"{p.label}/{it.name}", model=p.model, max_tokens=cap if cap is not None else it.max_tokens
-                )
-                for p, cap in zip(providers, caps, strict=True)
+                dataclasses.replace(it, id=f"{it.id}@{p.label}", name=f"{p.label}/{it.name}", model=p.model, **own)
+                for p, own in zip(providers, sets, strict=True)
                 for it in items
             ]
         elif providers:
-            if caps[0] is not None:
-                items = [dataclasses.replace(it, max_tokens=caps[0]) for it in items]
+            if sets[0]:
+                items = [dataclasses.replace(it, **sets[0]) for it in items]
             if providers[0].model is not None and "model" in providers[0].config:
                 items = [dataclasses.replace(it, model=providers[0].model) for it in items]
                 _say(src, f"provider {providers[0].label!r} runs its config.model {providers[0].model!r} through the configured provider")

@@ -5,7 +5,7 @@ the configured provider; an id that names a program, a script or an endpoint
 (``file://provider.py``, ``exec: python3 agent.py``, ``python:…``, ``https://…``, ``echo`` …)
 is never sent to the model server as a model name: it is refused by name (run it as a
 targets.yaml ``command`` or ``http`` target with ``--target``). A provider's ``config`` is
-honoured (``model``, ``max_tokens``) or refused naming the key, never dropped.
+honoured (``model``, ``max_tokens``, ``temperature``) or refused naming the key, never dropped.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ NOT_MODELS = (
     ("script:", "a script provider"),
     ("mcp", "promptfoo's MCP provider"),
 )
-CONFIG_HONOURED = {"model": "the trials' model", "max_tokens": "the reply cap"}
+CONFIG_HONOURED = {"model": "the trials' model", "max_tokens": "the reply cap", "temperature": "the trials' sampling temperature"}
 
 
 def not_model(pid: str) -> str | None:
@@ -64,10 +64,10 @@ def not_model(pid: str) -> str | None:
     return None
 
 
-def check_provider(src: str, entry: Provider) -> int | None:
+def check_provider(src: str, entry: Provider) -> dict[str, Any]:
     """Refuse a provider that would run wrongly: an id that names a program, a script or an
     endpoint (never sent as a model name), or a ``config`` key agentsproof cannot honour
-    (never dropped). Returns its ``config.max_tokens`` (None: none)."""
+    (never dropped). Returns what its ``config`` sets on each item (``max_tokens``, ``temperature``)."""
     why = not_model(entry.pid)
     if why is not None:
         raise InputError(
@@ -88,4 +88,12 @@ def check_provider(src: str, entry: Provider) -> int | None:
         raise InputError(src, f"{entry.at}.config.max_tokens", "must be a positive integer")
     if "model" in entry.config and (not isinstance(entry.config["model"], str) or not entry.config["model"].strip()):
         raise InputError(src, f"{entry.at}.config.model", "must be a model name")
-    return cap
+    temperature = entry.config.get("temperature")
+    if temperature is not None and (isinstance(temperature, bool) or not isinstance(temperature, int | float) or not 0 <= temperature <= 2):
+        raise InputError(src, f"{entry.at}.config.temperature", "must be a number from 0 to 2")
+    out: dict[str, Any] = {}
+    if cap is not None:
+        out["max_tokens"] = cap
+    if temperature is not None:
+        out["temperature"] = float(temperature)
+    return out

@@ -1,6 +1,6 @@
 """Never run wrongly: a promptfoo provider id that names a program, a script or an endpoint
 is never sent to the model server as a model name; a provider's ``config`` is honoured
-(``model``, ``max_tokens``) or refused by name, never dropped; a case with nothing to check
+(``model``, ``max_tokens``, ``temperature``) or refused by name, never dropped; a case with nothing to check
 is refused in every format (evals.json, promptfoo, EVAL.yaml, JSONL), one line, exit 30.
 The scripted server's request log is read for what actually went out."""
 
@@ -108,10 +108,26 @@ def test_config_max_tokens_per_provider_when_several(byok_env, tmp_path):
     assert caps["a"] == 11 and caps["b"] != 11, caps
 
 
+def test_config_temperature_reaches_the_request_per_provider(byok_env, tmp_path):
+    byok_env.add(Rule(reply="hello Ada", judge=False))
+    providers = "providers:\n  - id: openai:cold\n    config: {temperature: 0}\n  - id: openai:warm\n    config: {temperature: 0.9}\n  - openai:plain\n"
+    code, err = _eval(_write(tmp_path, providers), tmp_path)
+    assert code == 0, err
+    temps = {r["model"]: r.get("temperature") for r in byok_env.trial_requests()}
+    assert temps["cold"] == 0 and temps["warm"] == 0.9 and temps["plain"] is None, temps
+
+
+def test_config_temperature_with_one_provider(byok_env, tmp_path):
+    byok_env.add(Rule(reply="hello Ada", judge=False))
+    code, err = _eval(_write(tmp_path, "providers:\n  - id: openai:gpt-4o\n    config: {temperature: 0}\n"), tmp_path)
+    assert code == 0, err
+    [req] = byok_env.trial_requests()
+    assert req["temperature"] == 0 and req["model"] == "judge-m"  # one provider without config.model: the configured model
+
+
 @pytest.mark.parametrize(
     ("config", "key"),
     [
-        ("{temperature: 0}", "temperature"),
         ("{response_format: {type: json_object}}", "response_format"),
         ("{top_p: 0.5}", "top_p"),
         ("{seed: 4}", "seed"),
@@ -127,7 +143,9 @@ def test_config_that_cannot_be_honoured_is_refused_by_name_not_dropped(byok_env,
     assert byok_env.requests == []
 
 
-@pytest.mark.parametrize(("value", "field"), [("0", "max_tokens"), ("many", "max_tokens"), ("''", "model")])
+@pytest.mark.parametrize(
+    ("value", "field"), [("0", "max_tokens"), ("many", "max_tokens"), ("''", "model"), ("hot", "temperature"), ("5", "temperature")]
+)
 def test_a_bad_config_value_is_one_line(byok_env, tmp_path, value, field):
     providers = f"providers:\n  - id: openai:gpt-4o\n    config: {{{field}: {value}}}\n"
     line = _one_line(*_eval(_write(tmp_path, providers), tmp_path))
