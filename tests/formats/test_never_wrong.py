@@ -54,6 +54,7 @@ NOT_MODELS = [
     ("https://api.example.com/chat", "promptfoo's HTTP provider"),
     ("http://localhost:8080/generate", "promptfoo's HTTP provider"),
     ("echo", "promptfoo's echo provider"),
+    ("http", "promptfoo's HTTP provider"),
     ("webhook:http://localhost:1/hook", "promptfoo's webhook provider"),
 ]
 
@@ -83,9 +84,10 @@ def test_model_ids_still_run_on_their_model_and_nothing_else_goes_out(byok_env, 
 
 def test_with_a_target_the_providers_are_not_used_and_not_refused(byok_env, tmp_path):
     """``--target`` is the way to run an exec/http provider: the providers are then only said to be unused."""
-    path = _write(tmp_path, "providers:\n  - exec: python3 agent.py\n")
+    path = _write(tmp_path, "providers:\n  - 'exec: python3 agent.py'\n")
     code, err = _eval(path, tmp_path, "--target", "nope-not-defined")
-    assert "is a command provider" not in err, err  # the refusal, if any, is about the target, not the provider
+    assert "providers are not used: every case runs on --target nope-not-defined" in err, err
+    assert code == 30 and "unknown target 'nope-not-defined'" in err and "is a command provider" not in err, err
 
 
 def test_config_max_tokens_and_model_are_honoured(byok_env, tmp_path):
