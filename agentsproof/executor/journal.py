@@ -41,6 +41,7 @@ _ITEM_FIELDS = {
     "target_settings": "the target settings",
     "cases": "the tasks",
     "max_tokens": "the reply cap (defaults.max_tokens)",
+    "temperature": "the temperature (a promptfoo provider's config)",
     "model": "the item's model",
     "turns": "the turns",
     "case_turns": "the tasks' turns",
@@ -74,6 +75,8 @@ def item_fingerprint(item: EvalItem, targets: dict[str, dict[str, Any]] | None =
         out["model"] = item.model
     if item.max_tokens is not None:
         out["max_tokens"] = item.max_tokens
+    if item.temperature is not None:
+        out["temperature"] = item.temperature
     if item.cases:
         out["cases"] = _sha([[c.name, c.prompt, [g.model_dump(mode="json") for g in c.graders]] for c in item.cases])
         if any(c.turns for c in item.cases):

@@ -52,6 +52,9 @@ def load_tc_eval(path: str | Path) -> LoadedTCEval:
                 raise InputError(src, field, f"file {rel!r} not found")
             contents.append((rel, read_text(target, source=src, field=field, max_bytes=MAX_FILE_BYTES, what="attached file")))
         cases.append(LoadedCase(case=case, file_contents=contents))
+    for i, case in enumerate(cfg.evals):  # last, so the file's other errors come first
+        if not case.assertions and case.expected_output is None:  # it would score 1.00 in both arms and pass
+            raise InputError(src, f"evals[{i}]", f"case {case.id} has nothing to check; give assertions or expected_output")
     return LoadedTCEval(path=p, config=cfg, skill_path=skill, skill_text=skill_text, cases=cases)
 
 

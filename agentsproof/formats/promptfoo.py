@@ -18,9 +18,12 @@
 
 Each (prompt, test) is one case (an EVAL.yaml test, graded by the same assertion table:
 :mod:`agentsproof.formats.agentevals.asserts`); ``defaultTest``'s vars and assertions apply to
-every test. One provider (or none) stands for the configured model (``--model``); several
-run each case once per provider, on the provider's model (``openai:gpt-4o`` → ``gpt-4o``,
-or its ``config.model``) through the configured provider. ``--skill FILE`` adds the
+every test. One provider (or none) stands for the configured model (``--model``, or its
+``config.model``); several run each case once per provider, on the provider's model
+(``openai:gpt-4o`` → ``gpt-4o``, or its ``config.model``) through the configured provider.
+A provider id that names a script, a command or an endpoint is refused by name, never sent
+as a model name, and ``config`` is honoured or refused by key
+(:mod:`agentsproof.formats.promptfoo_providers`); a test with nothing to check is refused. ``--skill FILE`` adds the
 with/without arms (the skill as the system prompt); without it the run is single-armed.
 An assertion type agentsproof does not grade (``javascript``, ``similar`` …) is refused by
 name.
@@ -37,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from agentsproof.core.errors import InputError
 from agentsproof.core.notice import note_once
 from agentsproof.formats.base import ItemRequest, Loaded
+from agentsproof.formats.promptfoo_providers import Provider, check_provider, not_model
 
 if TYPE_CHECKING:
     from agentsproof.model.results import ItemResult, RunResult
@@ -183,15 +187,15 @@ def _prompts(src: str, data: dict, path: Path) -> list[tuple[str, str]]:
     return out
 
 
-def _providers(src: str, data: dict, path: Path) -> list[tuple[str, str | None]]:
-    """(label, model) of each provider; model None when none can be read from it."""
+def _provider_entries(src: str, data: dict, path: Path) -> list[Provider]:
     raw = data.get("providers")
     if raw is None:
         return []
-    out: list[tuple[str, str | None]] = []
+    out: list[Provider] = []
     for i, p in enumerate(_list_or_file(src, "providers", raw, path)):
         at = f"providers[{i}]"
         model: str | None = None
+        cfg: Any = {}
         if isinstance(p, dict):
             _unknown(src, at, p, PROVIDER_KEYS)
             pid = p.get("provider", p.get("id"))
@@ -205,10 +209,10 @@ def _providers(src: str, data: dict, path: Path) -> list[tuple[str, str | None]]
             pid, label = p, p
         if not isinstance(pid, str) or not pid.strip():
             raise _err(src, at, "must be a provider id (openai:gpt-4o) or {id, label, config}")
-        if model is None and ":" in pid:
+        if model is None and ":" in pid and not_model(pid) is None:
             model = pid.rsplit(":", 1)[1] or None
-        out.append((str(label), model))
-    labels = [label for label, _ in out]
+        out.append(Provider(str(label), pid, model, dict(cfg), at))
+    labels = [e.label for e in out]
     dup = next((label for label in labels if labels.count(label) > 1), None)
     if dup is not None:
         raise _err(src, f"providers[{labels.index(dup, labels.index(dup) + 1)}]", f"{dup!r} is listed twice; give each a label")
@@ -236,7 +240,12 @@ def _slug(text: str) -> str:
 
 
 def to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[tuple[str, str | None]]]:
-    """The config as an EVAL.yaml mapping (one test per prompt × test), and its providers."""
+    """The config as an EVAL.yaml mapping (one test per prompt × test), and its providers (label, model)."""
+    suite, entries = _to_eval_yaml(path)
+    return suite, [(e.label, e.model) for e in entries]
+
+
+def _to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[Provider]]:
     from agentsproof.core.inputs import display
     from agentsproof.core.validation import read_yaml
     from agentsproof.formats.agentevals.parse import render, render_entry
@@ -250,7 +259,7 @@ def to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[tuple[str, str | None
         if key != "$schema":
             _say(src, f"{key}: not used by agentsproof (trials, timeouts and outputs are command-line options)")
     prompts = _prompts(src, data, path)
-    providers = _providers(src, data, path)
+    providers = _provider_entries(src, data, path)
     default = data.get("defaultTest") or {}
     if isinstance(default, str) and default.startswith("file://"):
         default = read_yaml(_file_ref(src, "defaultTest", default, path))
@@ -353,7 +362,8 @@ class PromptfooConfig:
         from agentsproof.formats.agentevals.parse import parse_suite
 
         src = display(path)
-        data, providers = to_eval_yaml(Path(path))
+        data, providers = _to_eval_yaml(Path(path))
+        sets = [check_provider(src, p) for p in providers] if request.target is None else []
         suite = parse_suite(data, Path(path))
         skill = find_skill(Path(path), request.skill) if request.skill is not None else None
         loaded = LoadedSuite(suite=suite, skill=skill)
@@ -364,19 +374,31 @@ class PromptfooConfig:
         items = suite_items(
             loaded, trials=trials, threshold=request.threshold, timeout=timeout, target=request.target, targets_file=request.targets_file, prefix=prefix
         )
-        if len(providers) > 1 and request.target is None:
-            missing = next((label for label, model in providers if model is None), None)
+        if request.target is not None and providers:
+            _say(src, f"providers are not used: every case runs on --target {request.target}")
+        elif len(providers) > 1:
+            missing = next((p for p in providers if p.model is None), None)
             if missing is not None:
-                raise _err(src, "providers", f"{missing!r} names no model (give id PROVIDER:MODEL or config.model)")
+                raise _err(src, missing.at, f"{missing.label!r} names no model (give id PROVIDER:MODEL or config.model)")
             _say(
                 src,
                 "providers "
-                + ", ".join(f"{label!r} (model {model})" for label, model in providers)
+                + ", ".join(f"{p.label!r} (model {p.model})" for p in providers)
                 + " each run every case, through the configured provider; the judge is --judge-model / --model",
             )
-            items = [dataclasses.replace(it, id=f"{it.id}@{label}", name=f"{label}/{it.name}", model=model) for label, model in providers for it in items]
+            items = [
+                dataclasses.replace(it, id=f"{it.id}@{p.label}", name=f"{p.label}/{it.name}", model=p.model, **own)
+                for p, own in zip(providers, sets, strict=True)
+                for it in items
+            ]
         elif providers:
-            _say(src, f"provider {providers[0][0]!r} runs as the configured model (--model / AGENTSPROOF_MODEL)")
+            if sets[0]:
+                items = [dataclasses.replace(it, **sets[0]) for it in items]
+            if providers[0].model is not None and "model" in providers[0].config:
+                items = [dataclasses.replace(it, model=providers[0].model) for it in items]
+                _say(src, f"provider {providers[0].label!r} runs its config.model {providers[0].model!r} through the configured provider")
+            else:
+                _say(src, f"provider {providers[0].label!r} runs as the configured model (--model / AGENTSPROOF_MODEL)")
         settings = {"trials": trials, "threshold": items[0].threshold, "timeout": timeout, "eval_yaml": src}
 
         def after(run: RunResult) -> None:

@@ -120,6 +120,9 @@ class EvalItem:
     max_tokens: int | None = None
     """eval.yaml ``defaults.max_tokens``: the reply cap of the chat target's calls (both
     arms; not the judge's). None: the provider's own."""
+    temperature: float | None = None
+    """A promptfoo provider's ``config.temperature``: the chat target's sampling temperature
+    for this item (both arms; not the judge's). None: the target's own."""
 
     def case_at(self, index: int) -> Case:
         """The case trial ``index`` runs (round robin, so a batch of trials covers the cases evenly)."""

@@ -33,6 +33,10 @@ class ChatTarget(Target):
         self.max_tokens = max_tokens
         self.max_concurrency = client.max_concurrency
 
+    def _temperature(self, trial: TrialInput) -> float | None:
+        """The sampling temperature: the item's (a promptfoo provider's ``config.temperature``), else the target's."""
+        return trial.item.temperature if trial.item.temperature is not None else self.temperature
+
     def _cap(self, trial: TrialInput) -> int | None:
         """The reply cap: the item's (eval.yaml ``defaults.max_tokens``), else the target's."""
         return trial.item.max_tokens if trial.item.max_tokens is not None else self.max_tokens
@@ -48,7 +52,7 @@ class ChatTarget(Target):
         req = ChatRequest(
             messages=messages,
             model=trial.item.model or self.model,
-            temperature=self.temperature,
+            temperature=self._temperature(trial),
             max_tokens=self._cap(trial) if cap else self.max_tokens,
             timeout=trial.timeout,
             budget=trial.timeout,
@@ -108,7 +112,15 @@ class ChatTarget(Target):
             left = deadline - loop.time()
             if n and left <= 0:
                 raise LLMError(f"trial timed out after {seconds(trial.timeout)} (at turn {n + 1})", kind="timeout")
-            one = await self._call(messages, trial.timeout if n == 0 else left, trial.timeout, trial.item.model or self.model, self._cap(trial), trial.slot)
+            one = await self._call(
+                messages,
+                trial.timeout if n == 0 else left,
+                trial.timeout,
+                trial.item.model or self.model,
+                self._cap(trial),
+                trial.slot,
+                self._temperature(trial),
+            )
             if record is None:
                 record = one
             else:
@@ -137,11 +149,12 @@ class ChatTarget(Target):
         model: str,
         max_tokens: int | None,
         slot: tuple[str, str, int] | None,
+        temperature: float | None,
     ) -> TrialRecord:
         req = ChatRequest(
             messages=list(messages),
             model=model,
-            temperature=self.temperature,
+            temperature=temperature,
             max_tokens=max_tokens,
             timeout=budget,
             budget=budget,

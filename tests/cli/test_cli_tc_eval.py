@@ -53,7 +53,7 @@ def test_tc_eval_default_paths_and_one_trial(byok_env, tmp_path, monkeypatch):
 
 
 def test_report_stem_follows_the_json_name(byok_env, tmp_path):
-    path = write_tc_eval(tmp_path / "cases", [{"id": 7, "prompt": "p"}], skill_text=SKILL, name="checkout-cases.json")
+    path = write_tc_eval(tmp_path / "cases", [{"id": 7, "prompt": "p", "assertions": ["Answers the prompt"]}], skill_text=SKILL, name="checkout-cases.json")
     code, _, err = run_cli(["tc-eval", path, "--model", MODEL, "--output", tmp_path / "out"])
     assert code == 0, err
     assert (tmp_path / "out/checkout-cases/checkout-cases-tc-eval.html").is_file()
@@ -122,14 +122,13 @@ def test_both_graders_weigh_assertions_0_7_and_rubric_0_3(byok_env, tmp_path):
     assert item["passed"] is True  # 0.7 ≥ --threshold 0.7
 
 
-def test_neither_grader_scores_one_without_judge_calls(byok_env, tmp_path):
+def test_neither_grader_is_refused_before_any_call(byok_env, tmp_path):
+    """A case with nothing to check used to score 1.00 in both arms and PASS: it is refused, as in EVAL.yaml."""
     code, _, err, data = tc(tmp_path, [{"id": 4, "prompt": "p"}], None, "--ci")
-    assert code == 0, err
-    item = data["items"][0]
-    assert item["with_arm"]["mean_score"] == 1.0 and item["without_arm"]["mean_score"] == 1.0
-    assert item["delta"] == 0.0 and item["grade"] == "C" and item["passed"]
-    assert not byok_env.judge_requests()
-    assert len(byok_env.trial_requests()) == 2
+    assert code == 30 and data is None
+    assert "evals[0]: case 4 has nothing to check; give assertions or expected_output" in err
+    assert len(err.strip().splitlines()) == 1
+    assert not byok_env.requests
 
 
 def test_files_are_injected_into_the_prompt(byok_env, tmp_path):
@@ -138,7 +137,7 @@ def test_files_are_injected_into_the_prompt(byok_env, tmp_path):
     (d / "data").mkdir(parents=True)
     (d / "data" / "sales.csv").write_text("month,revenue\nMarch,120\nJuly,340\n")
     (d / "notes.txt").write_text("Remember the fiscal year starts in April.")
-    evals = [{"id": 1, "prompt": "Find the top month.", "files": ["data/sales.csv", "notes.txt"]}]
+    evals = [{"id": 1, "prompt": "Find the top month.", "files": ["data/sales.csv", "notes.txt"], "assertions": ["Answers the prompt"]}]
     code, _, err, data = tc(tmp_path, evals)
     assert code == 0, err
     users = [r["messages"][-1]["content"] for r in srv.trial_requests()]
@@ -153,7 +152,7 @@ def test_files_are_injected_into_the_prompt(byok_env, tmp_path):
 
 def test_file_escaping_the_folder_is_rejected_before_any_call(byok_env, tmp_path):
     (tmp_path / "secret.txt").write_text("top secret")
-    evals = [{"id": 1, "prompt": "p"}, {"id": 2, "prompt": "q", "files": ["../secret.txt"]}]
+    evals = [{"id": 1, "prompt": "p", "assertions": ["Answers the prompt"]}, {"id": 2, "prompt": "q", "files": ["../secret.txt"], "assertions": ["Answers the prompt"]}]
     code, out, err, data = tc(tmp_path, evals)
     assert code == 30
     assert "evals[1].files[0]" in err and "../secret.txt" in err
@@ -179,7 +178,7 @@ def test_failing_case_exit_codes(byok_env, tmp_path):
 
 @pytest.mark.parametrize("flag, n", [(["--smoke"], 5), (["--reliable"], 15), (["--regression"], 30), (["--trials", "2"], 2)])
 def test_tc_eval_trial_counts(byok_env, tmp_path, flag, n):
-    evals = [{"id": 1, "prompt": "p"}, {"id": 2, "prompt": "q"}]
+    evals = [{"id": 1, "prompt": "p", "assertions": ["Answers the prompt"]}, {"id": 2, "prompt": "q", "assertions": ["Answers the prompt"]}]
     code, _, err, data = tc(tmp_path, evals, None, "--parallel", "20", *flag)
     assert code == 0, err
     assert len(byok_env.trial_requests()) == 2 * 2 * n
@@ -201,7 +200,7 @@ def test_tc_eval_server_errors_counted_and_secret_not_leaked(byok_env, tmp_path,
     monkeypatch.setenv("AGENTSPROOF_MAX_RETRIES", "0")
     byok_env.add(Rule(status=500, system_contains=MARK, times=1), with_arm("ok"))
     out = tmp_path / "out"
-    code, stdout, err, data = tc(tmp_path, [{"id": 1, "prompt": "p"}], out, "--trials", "3", "--parallel", "1")
+    code, stdout, err, data = tc(tmp_path, [{"id": 1, "prompt": "p", "assertions": ["Answers the prompt"]}], out, "--trials", "3", "--parallel", "1")
     assert code == 0, err
     w = data["items"][0]["with_arm"]
     assert w["errored"] == 1 and w["scored"] == 2
@@ -211,7 +210,7 @@ def test_tc_eval_server_errors_counted_and_secret_not_leaked(byok_env, tmp_path,
 def test_tc_eval_timeout_flag(byok_env, tmp_path):
     # every with-arm attempt is slower than the timeout: retries within it cannot help
     byok_env.add(Rule(reply="slow", delay=3.0, system_contains=MARK))
-    code, _, err, data = tc(tmp_path, [{"id": 1, "prompt": "p"}], None, "--timeout", "0.3", "--trials", "2", "--parallel", "4")
+    code, _, err, data = tc(tmp_path, [{"id": 1, "prompt": "p", "assertions": ["Answers the prompt"]}], None, "--timeout", "0.3", "--trials", "2", "--parallel", "4")
     assert code == 30, err
     w = data["items"][0]["with_arm"]
     assert w["errored"] == 2 and all("timed out" in t["error"] for t in w["trials"])

@@ -212,7 +212,7 @@ def test_evals_json_in_a_skills_evals_folder_names_the_skill_above(byok_env, tmp
     (skill / "evals").mkdir(parents=True)
     (skill / "SKILL.md").write_text("Always answer in UPPERCASE.\n")
     p = skill / "evals" / "evals.json"
-    p.write_text(json.dumps({"skill_name": "../SKILL.md", "evals": [{"id": 1, "prompt": "p"}]}))
+    p.write_text(json.dumps({"skill_name": "../SKILL.md", "evals": [{"id": 1, "prompt": "p", "assertions": ["Answers the prompt"]}]}))
     code, out, err = run_cli(["tc-eval", p, "--model", "m", "--output", tmp_path / "runs"])
     assert code == 0, err
     assert any("UPPERCASE" in m.get("content", "") for r in byok_env.requests for m in r["messages"])

@@ -77,7 +77,7 @@ def test_unwritable_output_is_found_before_the_first_call(command, byok_env, tmp
     blocker.write_text("a file where the output folder should be")
     target = {"eval": plugin / "skills" / "s" / "eval.yaml", "eval-all": plugin}.get(command)
     if command == "tc-eval":
-        target = write_tc_eval(tmp_path / "tc", [{"id": 1, "prompt": "p"}])
+        target = write_tc_eval(tmp_path / "tc", [{"id": 1, "prompt": "p", "assertions": ["Answers the prompt"]}])
     code, out, err = run_cli([command, target, "--model", "m", "--output", blocker / "runs"])
     assert code == 30, err
     lines = err.strip().splitlines()

@@ -41,7 +41,7 @@ def test_each_skills_evals_json_gets_its_own_report(byok_env, tmp_path):
         skill = tmp_path / "skills" / name
         (skill / "evals").mkdir(parents=True)
         (skill / "SKILL.md").write_text(f"You are {name}.\n")
-        (skill / "evals" / "evals.json").write_text(json.dumps({"skill_name": "../SKILL.md", "evals": [{"id": 1, "prompt": "p"}]}))
+        (skill / "evals" / "evals.json").write_text(json.dumps({"skill_name": "../SKILL.md", "evals": [{"id": 1, "prompt": "p", "assertions": ["Answers the prompt"]}]}))
         code, _, err = run_cli(["tc-eval", skill / "evals" / "evals.json", "--model", "m", "--output", out])
         assert code == 0, err
     for name in ("alpha", "beta"):
