@@ -279,6 +279,9 @@ def find_layout(plugin_dir: Path, option: str = "--plugin-dir") -> Layout:
 
 
 EVAL_NAMES = ("eval.yaml", "eval.yml")
+NONE_FOUND = "no eval files (eval.yaml, *.eval.yaml, EVAL.yaml, promptfooconfig.yaml, evals/evals.json) found"
+SKIPPED_FOLDERS = ("runs", "node_modules", ".git")
+"""Folders below DIR that eval-all does not look in: reports, installed packages, git's store."""
 EVAL_YAML_NAMES = ("EVAL.yaml", "EVAL.yml")
 
 
@@ -290,7 +293,7 @@ def plugin_evals(directory: Path) -> list[Path]:
         return discover_evals(directory)
     except InputError as err:
         d = Path(directory)
-        if not d.is_dir() or "no eval.yaml" not in err.message:
+        if not d.is_dir() or not err.message.startswith(NONE_FOUND):
             raise
         try:
             layout = find_layout(d, option="DIR")
@@ -322,7 +325,7 @@ def plugin_evals(directory: Path) -> list[Path]:
         raise InputError(
             str(directory),
             None,
-            f"no eval.yaml files found below this directory or in the folders of its {len(layout.items)} items; "
+            f"{NONE_FOUND} below this directory or in the folders of its {len(layout.items)} items; "
             f"write them with `agentsproof eval-generate --plugin-dir {directory}`",
         )
     from agentsproof.formats.agentevals.items import drop_duplicates
@@ -330,9 +333,15 @@ def plugin_evals(directory: Path) -> list[Path]:
     return drop_duplicates(sorted(dict.fromkeys(found)))
 
 
+def _searched(folders: tuple[str, ...]) -> bool:
+    return not any(part in SKIPPED_FOLDERS for part in folders)
+
+
 def discover_evals(directory: str | Path) -> list[Path]:
-    """Every eval.yaml below ``directory``, sorted for a stable order; also EVAL.yaml files and
-    the evals.json in a skill's ``evals/`` folder (not beside an EVAL.yaml: they hold the same cases)."""
+    """Every eval file below ``directory``, sorted for a stable order: what a format's
+    ``discoverable`` claims (eval.yaml, EVAL.yaml, agentv's ``*.eval.yaml``,
+    promptfooconfig.yaml, ``evals/evals.json`` — not beside an EVAL.yaml: they hold the same
+    cases), outside :data:`SKIPPED_FOLDERS`."""
     d = Path(directory)
     if not d.exists():
         raise InputError(str(d), None, "directory not found")
@@ -341,7 +350,7 @@ def discover_evals(directory: str | Path) -> list[Path]:
     from agentsproof.formats.agentevals.items import drop_duplicates
     from agentsproof.formats.registry import discoverable
 
-    found = drop_duplicates(sorted(p for p in d.rglob("*") if p.is_file() and discoverable(p) and "runs" not in p.relative_to(d).parts[:-1]))
+    found = drop_duplicates(sorted(p for p in d.rglob("*") if _searched(p.relative_to(d).parts[:-1]) and p.is_file() and discoverable(p)))
     if not found:
-        raise InputError(str(d), None, "no eval.yaml files found below this directory")
+        raise InputError(str(d), None, f"{NONE_FOUND} below this directory")
     return found
