@@ -170,3 +170,22 @@ def test_an_empty_folder_names_every_kind_it_looked_for(byok_env, tmp_path):
     assert code == 30
     for kind in ("eval.yaml", "*.eval.yaml", "EVAL.yaml", "promptfooconfig.yaml", "evals/evals.json"):
         assert kind in err
+
+
+def test_a_single_armed_file_is_retried_single_armed(byok_env, tmp_path, monkeypatch):
+    monkeypatch.setenv("AGENTSPROOF_MAX_RETRIES", "0")
+    byok_env.add(Rule(status=500, times=1, judge=False), Rule(reply="hello", judge=False))
+    folder = tmp_path / "evals"
+    folder.mkdir()
+    (folder / "greet.eval.yaml").write_text(AGENTV)
+    out = tmp_path / "out"
+    code, _, err = run_cli(["eval-all", folder, "--model", MODEL, "--output", out, "--no-cache"])
+    assert code == 30, err  # the one trial errored
+    assert len(byok_env.trial_requests()) == 1  # its with-arm only: no skill to compare with
+    saved = out / "evals" / "eval-all-summary.json"
+    code, _, err = run_cli(["eval-all", folder, "--model", MODEL, "--output", out, "--no-cache", "--retry-errors", saved])
+    assert code == 0, err
+    assert len(byok_env.trial_requests()) == 2  # the errored trial again, and no baseline arm
+    item = read_json(saved)["items"][0]
+    assert item["stats"].get("single_arm") and item["without_arm"]["trials"] == []
+    assert item["with_arm"]["scored"] == 1 and item["passed"]
