@@ -278,17 +278,15 @@ def find_layout(plugin_dir: Path, option: str = "--plugin-dir") -> Layout:
     return layout
 
 
-EVAL_NAMES = ("eval.yaml", "eval.yml")
 NONE_FOUND = "no eval files (eval.yaml, *.eval.yaml, EVAL.yaml, promptfooconfig.yaml, evals/evals.json) found"
 SKIPPED_FOLDERS = ("runs", "node_modules", ".git")
 """Folders below DIR that eval-all does not look in: reports, installed packages, git's store."""
-EVAL_YAML_NAMES = ("EVAL.yaml", "EVAL.yml")
 
 
 def plugin_evals(directory: Path) -> list[Path]:
-    """eval-all's discovery: every eval.yaml below ``directory``; when there is none and the
-    folder is a plugin (any layout above), the eval.yaml files in its skills' folders
-    (``<skill>/eval.yaml`` or ``<skill>/evals/eval.yaml``), wherever the manifest puts them."""
+    """eval-all's discovery: every eval file below ``directory`` (:func:`discover_evals`); when
+    there is none and the folder is a plugin (any layout above), the eval files in its skills'
+    folders (``<skill>/`` or ``<skill>/evals/``), wherever the manifest puts them."""
     try:
         return discover_evals(directory)
     except InputError as err:
@@ -299,17 +297,21 @@ def plugin_evals(directory: Path) -> list[Path]:
             layout = find_layout(d, option="DIR")
         except InputError:
             raise err from None
+    from agentsproof.formats.registry import discoverable
+
     found: list[Path] = []
     skipped: list[str] = []
     for item in layout.items:
         before = len(found)
         folder = item.folder
-        for sub in ("", "evals/"):
+        for sub in ("", "evals"):
             if folder is None:  # an agent file: no folder an eval could sit in beside it
                 break
-            for name in EVAL_NAMES + EVAL_YAML_NAMES + (("evals.json",) if sub else ()):
-                p = folder / f"{sub}{name}"
-                if p.is_file() and _inside(p, layout.root.resolve()):
+            here = folder / sub if sub else folder
+            if not here.is_dir():
+                continue
+            for p in sorted(here.iterdir()):
+                if p.is_file() and discoverable(p) and _inside(p, layout.root.resolve()):
                     found.append(p)
         if len(found) == before:
             skipped.append(f"{item.kind}s/{item.name}")

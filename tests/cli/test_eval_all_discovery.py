@@ -189,3 +189,27 @@ def test_a_single_armed_file_is_retried_single_armed(byok_env, tmp_path, monkeyp
     item = read_json(saved)["items"][0]
     assert item["stats"].get("single_arm") and item["without_arm"]["trials"] == []
     assert item["with_arm"]["scored"] == 1 and item["passed"]
+
+
+def test_a_plugins_skill_folders_are_searched_for_every_kind(byok_env, tmp_path):
+    """No eval file below the plugin folder: its manifest's skill folders (at the repository
+    root) are searched with the same rule, so agentv's ``evals/<name>.eval.yaml`` is found."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    skill = repo / "skills" / "greeter"
+    (skill / "evals").mkdir(parents=True)
+    (skill / "SKILL.md").write_text(f"---\nname: greeter\n---\n{SKILL_TEXT}")
+    (skill / "evals" / "greet.eval.yaml").write_text(AGENTV)
+    (repo / "skills" / "other" / "evals").mkdir(parents=True)
+    (repo / "skills" / "other" / "SKILL.md").write_text("---\nname: other\n---\nNot in the plugin.\n")
+    (repo / "skills" / "other" / "evals" / "x.eval.yaml").write_text(AGENTV.replace("name: greet", "name: other"))
+    plugin = repo / "plugins" / "greetings"
+    plugin.mkdir(parents=True)
+    (plugin / "plugin.json").write_text(json.dumps({"name": "greetings", "skills": ["./skills/greeter/"]}))
+    byok_env.add(Rule(reply="hello", system_contains=MARK, judge=False), Rule(reply="no", judge=False))
+    code, _, err = run_cli(["eval-all", plugin, "--model", MODEL, "--output", tmp_path / "out", "--no-cache"])
+    assert code == 0, err
+    data = read_json(tmp_path / "out" / "greetings" / "eval-all-summary.json")
+    assert [i["name"].split("/")[0] for i in data["items"]] == ["greet"]
+    item = data["items"][0]
+    assert item["with_arm"]["mean_score"] == 1.0 and item["without_arm"]["mean_score"] == 0.0  # two arms: its SKILL.md is above evals/
