@@ -43,14 +43,16 @@ def run_eval_all(directory: Path, cfg: RunConfig, *, strict: bool = False) -> tu
         return _retry("eval-all", directory, cfg)
     cfg = adaptive_defaults(cfg)
     files, refused = load_all(directory, cfg)
+    if refused and (strict or not files):  # nothing runs: the first refusal is the error line
+        first, more = refused[0], len(refused) - 1
+        if more:
+            _say_refused(directory, refused, len(files) + len(refused), "the run stops (--strict)" if files else "none runs")
+        why = "--strict: the run is refused" if strict and files else ""
+        also = f"{more} more eval file{'s' if more > 1 else ''} refused, listed above" if more else ""
+        tail = "; ".join(t for t in (why, also) if t)
+        raise InputError(first.source, first.field, first.message + (f" ({tail})" if tail else ""))
     if refused:
-        _say_refused(directory, refused, len(files) + len(refused), strict=strict)
-    if not files:
-        first = refused[0]
-        more = f" (and {len(refused) - 1} more, listed above)" if len(refused) > 1 else ""
-        raise InputError(first.source, first.field, first.message + more)
-    if strict and refused:
-        raise InputError(str(directory), "--strict", f"{len(refused)} of {len(files) + len(refused)} eval files refused (listed above); nothing was run")
+        _say_refused(directory, refused, len(files) + len(refused), "the others run (--strict: none)")
     items = [item for f in files for item in f.items]
     plugin = plugin_name_for_dir(directory)
     if cfg.shard is not None:
@@ -94,11 +96,10 @@ def load_all(directory: Path, cfg: RunConfig) -> tuple[list[Loaded], list[InputE
     return files, refused
 
 
-def _say_refused(directory: Path, refused: list[InputError], total: int, *, strict: bool) -> None:
-    """The refused files on stderr, one line each, before any trial."""
+def _say_refused(directory: Path, refused: list[InputError], total: int, then: str) -> None:
+    """The refused files on stderr, one line each, before any trial; ``then``: what happens next."""
     from agentsproof.core.notice import note, say
 
-    then = "the run stops (--strict)" if strict else "the others run (--strict: none)"
     note(f"{directory}: {len(refused)} of {total} eval files refused; {then}:")
     for err in refused:
         say(f"  refused: {err.format()}")

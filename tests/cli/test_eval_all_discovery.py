@@ -118,7 +118,10 @@ def test_strict_refuses_before_any_trial(byok_env, tmp_path):
     code, _, err = run_cli(["eval-all", plugin, "--model", MODEL, "--output", tmp_path / "out", "--strict"])
     assert code == 30
     assert "4 of 9 eval files refused; the run stops (--strict)" in err
-    assert err.strip().splitlines()[-1] == f"error: {plugin}: --strict: 4 of 9 eval files refused (listed above); nothing was run"
+    assert len([line for line in err.splitlines() if line.strip().startswith("refused: ")]) == 4
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(f"error: {plugin / 'evals' / 'broken.eval.yaml'}: ") and "no_such_key" in last
+    assert last.endswith("(--strict: the run is refused; 3 more eval files refused, listed above)")
     assert not byok_env.requests
     assert not (tmp_path / "out").exists()
 
@@ -145,7 +148,8 @@ def test_none_loads_is_exit_30_with_each_file_listed(byok_env, tmp_path):
     assert code == 30
     assert "2 of 2 eval files refused" in err
     last = err.strip().splitlines()[-1]
-    assert last.startswith("error: ") and "(and 1 more, listed above)" in last
+    assert last.startswith("error: ") and last.endswith("(1 more eval file refused, listed above)")
+    assert "--strict" not in last  # nothing loads: refused without it
     assert not byok_env.requests
 
 
