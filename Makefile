@@ -57,11 +57,22 @@ $(LLAMA_VENV_STAMP): $(LLAMA_WHEEL_STAMP)
 
 llama: $(LLAMA_VENV_STAMP)
 
-install: $(PY) llama
-	$(PY) -m pip install --quiet -e '.[local]'
+# The editable installs are redone only when pyproject.toml (or the llama build) changed:
+# the code itself is read from the checkout, so `make demo` skips pip when nothing did.
+INSTALL_STAMP := $(VENV)/.installed-local
+INSTALL_DEV_STAMP := $(VENV)/.installed-dev
 
-install-dev: $(PY) llama
+install: $(INSTALL_STAMP)
+
+$(INSTALL_STAMP): pyproject.toml $(LLAMA_VENV_STAMP) | $(PY)
+	$(PY) -m pip install --quiet -e '.[local]'
+	touch $@
+
+install-dev: $(INSTALL_DEV_STAMP)
+
+$(INSTALL_DEV_STAMP): pyproject.toml $(LLAMA_VENV_STAMP) | $(PY)
 	$(PY) -m pip install --quiet -e '.[dev,local,copilot,server]'
+	touch $@
 
 copilot-cli: $(COPILOT_DIR)/node_modules/.bin/copilot
 

@@ -104,3 +104,69 @@ def test_exit_codes_the_readme_states():
 
     assert "**0** all passed" in README and "**30** an error" in README and "**1** with `--ci`" in README
     assert (EXIT_OK, EXIT_ERROR) == (0, 30)
+
+
+def _section(title: str) -> str:
+    part = README.split(f"\n## {title}\n", 1)
+    assert len(part) == 2, f"README has no '## {title}' section"
+    return part[1].split("\n## ", 1)[0]
+
+
+def test_the_across_agents_command_runs_from_a_checkout(byok_env, monkeypatch):
+    """The "Across agents" path exists, its install line names the extra its `copilot` target
+    needs, and its command loads the file on every target it names (--plan: nothing runs)."""
+    section = _section("Across agents")
+    block = re.search(r"```bash\n(.*?)```", section, re.S)
+    assert block, "the 'Across agents' section has no command"
+    lines = [line.split("#", 1)[0].strip() for line in block.group(1).splitlines()]
+    installs = [line for line in lines if line.startswith("pip install")]
+    assert installs and any("copilot" in re.findall(r"\[([a-z,]+)\]", line)[0].split(",") for line in installs), \
+        "the copilot target needs the `copilot` extra; the section's install line must name it"
+    command = next(shlex.split(line) for line in lines if line.startswith("agentsproof "))
+    files = [w for w in command[2:] if not w.startswith("-") and w.endswith((".yaml", ".yml", ".json"))]
+    assert files, command
+    for name in files:
+        assert (ROOT / name).is_file(), f"README 'Across agents': {name} does not exist in the checkout"
+    targets = command[command.index("--target") + 1].split(",")
+    assert set(targets) == {"copilot", "claude-code", "codex"}
+    monkeypatch.chdir(ROOT)  # the README's paths are from the checkout's root
+    code, out, err = run_cli([*command[1:], "--plan", "--model", "m"])
+    assert code == 0, err
+    assert f"{len(targets)} items" in out and "agent trials" in out
+
+
+def _stamped_venv(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A .venv whose every make stamp is newer than pyproject.toml (python itself a stub)."""
+    import os
+    import subprocess
+
+    venv, wheels = tmp_path / "venv", tmp_path / "wheels"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").write_text("#!/bin/sh\nexit 0\n")
+    env = {**os.environ, "AGENTSPROOF_WHEELHOUSE": str(wheels)}
+    plan = subprocess.run(["make", "-n", "-C", str(ROOT), "install", f"VENV={venv}"], capture_output=True, text=True, env=env, check=True).stdout
+    for line in plan.splitlines():  # create every stamp the install would touch, in order
+        if line.startswith("touch "):
+            stamp = Path(line.split(" ", 1)[1])
+            stamp.parent.mkdir(parents=True, exist_ok=True)
+            stamp.touch()
+    return venv, env
+
+
+def test_make_demo_skips_pip_when_nothing_changed(tmp_path):
+    """README: after the first install, pip runs again only when pyproject.toml changed."""
+    import os
+    import shutil
+    import subprocess
+
+    if shutil.which("make") is None:
+        pytest.skip("no make")
+    assert "pip runs again only when `pyproject.toml` changed" in README
+    venv, env = _stamped_venv(tmp_path)
+    dry = lambda: subprocess.run(["make", "-n", "-C", str(ROOT), "install", f"VENV={venv}"], capture_output=True, text=True, env=env, check=True).stdout  # noqa: E731
+    assert "pip install" not in dry()
+    stamp = venv / ".installed-local"
+    assert stamp.is_file()
+    old = (ROOT / "pyproject.toml").stat().st_mtime - 10
+    os.utime(stamp, (old, old))  # pyproject.toml is newer than the install: pip runs again
+    assert "pip install --quiet -e '.[local]'" in dry()

@@ -101,22 +101,26 @@ def eval_cmd(path: Path, **opts: Any) -> None:
 @p_adjust_option
 @arms_option
 @click.option("--shard", metavar="I/N", help="Run only slice I of N (stable, by item id), e.g. one per CI machine; join them with `agentsproof merge`.")
-def eval_all_cmd(directory: Path, **opts: Any) -> None:
-    """Run every eval.yaml (and skill EVAL.yaml, evals/evals.json) below DIRECTORY.
+@click.option("--strict", is_flag=True, help="Any eval file that does not load fails the run (exit 30) before a trial starts; without it the others run.")
+def eval_all_cmd(directory: Path, strict: bool, **opts: Any) -> None:
+    """Run every eval file below DIRECTORY: eval.yaml, EVAL.yaml, agentv's *.eval.yaml, promptfooconfig.yaml, evals/evals.json.
 
     Writes one report for the plugin: runs/<plugin>/<plugin>-eval.html, plus
-    eval-all-summary.md and eval-all-summary.json.
+    eval-all-summary.md and eval-all-summary.json. A file that does not load is
+    listed with its error (and in the report's settings.refused) and the others
+    run; exit 30 when none runs, or with --strict. A file with no skill beside
+    it (promptfooconfig.yaml, an EVAL.yaml without SKILL.md) runs single-armed.
 
     \b
     Example:
       agentsproof eval-all evals/my-plugin/ --smoke --ci --model gpt-4o
       agentsproof eval-all evals/my-plugin/ --shard 2/4 --output runs/shard-2
     """
-    from agentsproof.commands.run import run_eval_all
+    from agentsproof.commands.eval_all import run_eval_all
     from agentsproof.model.options import RunConfig
 
     cfg = RunConfig.from_cli(opts)
-    run, written = run_eval_all(directory, cfg)
+    run, written = run_eval_all(directory, cfg, strict=strict)
     finish(run, written, cfg.ci, cfg.fail_on_underpowered, cfg.ci_rule)
 
 

@@ -15,7 +15,6 @@ from agentsproof.executor.runner import BatchPolicy, run_all_at_once
 from agentsproof.executor.session import SessionOptions, run_items
 from agentsproof.formats import registry as formats
 from agentsproof.formats.base import ItemRequest, Loaded
-from agentsproof.formats.eval_yaml.items import plugin_name_for_dir
 from agentsproof.model.items import EvalItem
 from agentsproof.model.options import RunConfig
 from agentsproof.model.results import RunResult, TrialResult
@@ -426,63 +425,3 @@ def run_eval(path: Path, cfg: RunConfig) -> tuple[RunResult | None, dict[str, Pa
 def run_tc_eval(path: Path, cfg: RunConfig) -> tuple[RunResult | None, dict[str, Path]]:
     """One evals.json, EVAL.yaml or JSONL dataset: an item per case."""
     return _run_file("tc-eval", path, cfg)
-
-
-def run_eval_all(directory: Path, cfg: RunConfig) -> tuple[RunResult | None, dict[str, Path]]:
-    """Every eval file found below ``directory`` as one run (this shard's items, when sharded); (None, {}) for ``--plan``."""
-    from agentsproof.executor.shard import select_shard
-    from agentsproof.formats.layout import plugin_evals
-
-    if cfg.retry_errors:
-        return _retry("eval-all", directory, cfg)
-    cfg = adaptive_defaults(cfg)
-    paths = plugin_evals(directory)  # below DIR; else in the skill folders of the plugin at DIR (any layout)
-    request = _request(cfg, in_plugin=True)
-    files = [_load(p, "eval-all", request) for p in paths]  # eval.yaml, EVAL.yaml and evals/evals.json
-    for p, f in zip(paths, files, strict=True):
-        _lint_gate(f, p)
-    if not cfg.plan:
-        for f in files:
-            f.after = _oracle(f, cfg)
-    items = [item for f in files for item in f.items]
-    seen: dict[str, str] = {}
-    for item in items:
-        if item.id in seen:
-            raise InputError(str(item.eval_path), None, f"{item.id!r} is also defined by {seen[item.id]}; item names must be unique")
-        seen[item.id] = str(item.eval_path)
-    plugin = plugin_name_for_dir(directory)
-    if cfg.shard is not None:
-        items = select_shard(items, cfg.shard)
-        if not items:
-            return _empty_shard(plugin, cfg)
-    return _run("eval-all", plugin, items, cfg, plugin, _all_settings(cfg), after=after_all(files))
-
-
-def after_all(files: list[Loaded]) -> Callable[[RunResult], None] | None:
-    """What the files' formats do to the run's result before reports are written, in file order."""
-    hooks = [f.after for f in files if f.after is not None]
-    if not hooks:
-        return None
-
-    def after(run: RunResult) -> None:
-        for hook in hooks:
-            hook(run)
-
-    return after
-
-
-def _empty_shard(plugin: str, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
-    """A shard that got no items: an empty report (merge skips it), no model call."""
-    from agentsproof.executor.results import build_run
-
-    targets = _targets("eval-all", cfg, plugin, plugin)
-    run = build_run(
-        "eval-all",
-        plugin,
-        [],
-        provider=cfg.provider or "",
-        model=cfg.model or "",
-        judge_model=cfg.judge_model or "",
-        settings=dataclasses.replace(_settings(cfg), aa=None),
-    )  # nothing ran: no A/A block
-    return run, write_outputs(run, targets)

@@ -148,8 +148,9 @@ class EvalsJson:
         return path.suffix.lower() == ".json"
 
     def discoverable(self, path: Path) -> bool:
-        """skill-creator's layout: ``<skill>/evals/evals.json`` beside the skill's SKILL.md."""
-        return path.name == "evals.json" and path.parent.name == "evals" and (path.parent.parent / "SKILL.md").is_file()
+        """skill-creator's layout: ``<skill>/evals/evals.json`` (beside the skill's SKILL.md or not: one
+        that does not load is listed by ``eval-all`` with its error, never skipped in silence)."""
+        return path.name == "evals.json" and path.parent.name == "evals"
 
     def load(self, path: Path, request: ItemRequest) -> Loaded:
         """One item per case (``--skill`` is refused: the file names its skill in ``skill_name``)."""

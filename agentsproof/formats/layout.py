@@ -278,35 +278,40 @@ def find_layout(plugin_dir: Path, option: str = "--plugin-dir") -> Layout:
     return layout
 
 
-EVAL_NAMES = ("eval.yaml", "eval.yml")
-EVAL_YAML_NAMES = ("EVAL.yaml", "EVAL.yml")
+NONE_FOUND = "no eval files (eval.yaml, *.eval.yaml, EVAL.yaml, promptfooconfig.yaml, evals/evals.json) found"
+SKIPPED_FOLDERS = ("runs", "node_modules", ".git")
+"""Folders below DIR that eval-all does not look in: reports, installed packages, git's store."""
 
 
 def plugin_evals(directory: Path) -> list[Path]:
-    """eval-all's discovery: every eval.yaml below ``directory``; when there is none and the
-    folder is a plugin (any layout above), the eval.yaml files in its skills' folders
-    (``<skill>/eval.yaml`` or ``<skill>/evals/eval.yaml``), wherever the manifest puts them."""
+    """eval-all's discovery: every eval file below ``directory`` (:func:`discover_evals`); when
+    there is none and the folder is a plugin (any layout above), the eval files in its skills'
+    folders (``<skill>/`` or ``<skill>/evals/``), wherever the manifest puts them."""
     try:
         return discover_evals(directory)
     except InputError as err:
         d = Path(directory)
-        if not d.is_dir() or "no eval.yaml" not in err.message:
+        if not d.is_dir() or not err.message.startswith(NONE_FOUND):
             raise
         try:
             layout = find_layout(d, option="DIR")
         except InputError:
             raise err from None
+    from agentsproof.formats.registry import discoverable
+
     found: list[Path] = []
     skipped: list[str] = []
     for item in layout.items:
         before = len(found)
         folder = item.folder
-        for sub in ("", "evals/"):
+        for sub in ("", "evals"):
             if folder is None:  # an agent file: no folder an eval could sit in beside it
                 break
-            for name in EVAL_NAMES + EVAL_YAML_NAMES + (("evals.json",) if sub else ()):
-                p = folder / f"{sub}{name}"
-                if p.is_file() and _inside(p, layout.root.resolve()):
+            here = folder / sub if sub else folder
+            if not here.is_dir():
+                continue
+            for p in sorted(here.iterdir()):
+                if p.is_file() and discoverable(p) and _inside(p, layout.root.resolve()):
                     found.append(p)
         if len(found) == before:
             skipped.append(f"{item.kind}s/{item.name}")
@@ -322,7 +327,7 @@ def plugin_evals(directory: Path) -> list[Path]:
         raise InputError(
             str(directory),
             None,
-            f"no eval.yaml files found below this directory or in the folders of its {len(layout.items)} items; "
+            f"{NONE_FOUND} below this directory or in the folders of its {len(layout.items)} items; "
             f"write them with `agentsproof eval-generate --plugin-dir {directory}`",
         )
     from agentsproof.formats.agentevals.items import drop_duplicates
@@ -330,9 +335,15 @@ def plugin_evals(directory: Path) -> list[Path]:
     return drop_duplicates(sorted(dict.fromkeys(found)))
 
 
+def _searched(folders: tuple[str, ...]) -> bool:
+    return not any(part in SKIPPED_FOLDERS for part in folders)
+
+
 def discover_evals(directory: str | Path) -> list[Path]:
-    """Every eval.yaml below ``directory``, sorted for a stable order; also EVAL.yaml files and
-    the evals.json in a skill's ``evals/`` folder (not beside an EVAL.yaml: they hold the same cases)."""
+    """Every eval file below ``directory``, sorted for a stable order: what a format's
+    ``discoverable`` claims (eval.yaml, EVAL.yaml, agentv's ``*.eval.yaml``,
+    promptfooconfig.yaml, ``evals/evals.json`` — not beside an EVAL.yaml: they hold the same
+    cases), outside :data:`SKIPPED_FOLDERS`."""
     d = Path(directory)
     if not d.exists():
         raise InputError(str(d), None, "directory not found")
@@ -341,7 +352,7 @@ def discover_evals(directory: str | Path) -> list[Path]:
     from agentsproof.formats.agentevals.items import drop_duplicates
     from agentsproof.formats.registry import discoverable
 
-    found = drop_duplicates(sorted(p for p in d.rglob("*") if p.is_file() and discoverable(p) and "runs" not in p.relative_to(d).parts[:-1]))
+    found = drop_duplicates(sorted(p for p in d.rglob("*") if _searched(p.relative_to(d).parts[:-1]) and p.is_file() and discoverable(p)))
     if not found:
-        raise InputError(str(d), None, "no eval.yaml files found below this directory")
+        raise InputError(str(d), None, f"{NONE_FOUND} below this directory")
     return found

@@ -349,8 +349,8 @@ class PromptfooConfig:
         return path.name in NAMES
 
     def discoverable(self, path: Path) -> bool:
-        """Never: ``eval-all`` does not look for promptfoo configs."""
-        return False
+        """A file named ``promptfooconfig.yaml`` (or ``.yml``): ``eval-all`` runs it single-armed, as ``eval`` does without ``--skill``."""
+        return path.name in NAMES
 
     def load(self, path: Path, request: ItemRequest) -> Loaded:
         """The config's cases as items, on ``--skill`` when given (else single-armed); with several providers, every case once per provider."""

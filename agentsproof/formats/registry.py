@@ -32,7 +32,7 @@ ACCEPTS: dict[str, tuple[str, ...]] = {
     # (so that a wrong file gets that format's own error message)
     "eval": ("promptfoo", "EVAL.yaml", "eval.yaml"),
     "tc-eval": ("promptfoo", "jsonl", "EVAL.yaml", "evals.json"),
-    "eval-all": ("evals.json", "eval.yaml", "EVAL.yaml"),
+    "eval-all": ("promptfoo", "evals.json", "eval.yaml", "EVAL.yaml"),
     "lint": ("promptfoo", "evals.json", "EVAL.yaml", "eval.yaml"),
 }
 

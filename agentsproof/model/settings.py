@@ -60,6 +60,8 @@ class RunSettings:
     """That tool's run id (agentprobe)."""
     p_adjust: str | None = None
     """eval-all: how the items' p-values were adjusted (holm, bh, none)."""
+    refused: list[dict[str, str]] | None = None
+    """eval-all: the eval files found but not run, each ``{file, error}`` (its one error line)."""
     ci_rule: str | None = None
     """``--ci-rule interval``: items failed only on a shown harm or a shown low pass rate (the default rule is not recorded)."""
     adaptive: dict[str, Any] | None = None

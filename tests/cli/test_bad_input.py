@@ -153,7 +153,7 @@ def test_eval_all_one_bad_file_names_it(byok_env, tmp_path):
         skills={"good": {"eval": simple_eval()}, "bad": {"eval": {**simple_eval(), "defaults": {"trials": "five"}}}},
     )
     bad = plugin / "skills" / "bad" / "eval.yaml"
-    _assert_one_line_30(["eval-all", plugin, "--model", "m"], [str(bad), "defaults.trials"], byok_env, tmp_path)
+    _assert_one_line_30(["eval-all", plugin, "--model", "m", "--strict"], [str(bad), "defaults.trials", "--strict"], byok_env, tmp_path)
 
 
 # ---------------------------------------------------------------- evals.json

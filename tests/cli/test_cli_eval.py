@@ -628,6 +628,7 @@ def test_eval_all_skills_only_report_has_no_agents_section_data(byok_env, tmp_pa
 
 
 def test_eval_all_validates_every_file_before_any_call(byok_env, tmp_path):
+    """A bad file is listed before any call and the others run; --strict refuses the run."""
     plugin = make_plugin(
         tmp_path,
         skills={
@@ -635,10 +636,17 @@ def test_eval_all_validates_every_file_before_any_call(byok_env, tmp_path):
             "zz-bad": {"prompt": SKILL_TEXT, "eval": {**simple_eval(), "defaults": {"trialz": 1}}},
         },
     )
-    code, out, err = run_cli(["eval-all", plugin, "--model", MODEL, "--output", tmp_path / "out"])
+    code, out, err = run_cli(["eval-all", plugin, "--model", MODEL, "--output", tmp_path / "out", "--strict"])
     assert code == 30
     assert "zz-bad" in err and "defaults.trialz" in err
     assert not byok_env.requests
+    byok_env.add(with_arm("hello"))
+    code, out, err = run_cli(["eval-all", plugin, "--model", MODEL, "--output", tmp_path / "out"])
+    assert code == 0, err
+    assert err.index("defaults.trialz") < err.index("done: ")  # listed before the first trial ran
+    data = read_json(tmp_path / "out/demo-plugin/eval-all-summary.json")
+    assert [i["name"] for i in data["items"]] == ["ok"]
+    assert "defaults.trialz" in data["settings"]["refused"][0]["error"]
 
 
 def test_eval_all_mixed_yaml_versions(byok_env, tmp_path):

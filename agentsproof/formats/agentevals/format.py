@@ -18,8 +18,8 @@ class EvalYamlSuite:
         return path.suffix.lower() in (".yaml", ".yml") and is_eval_yaml(path)
 
     def discoverable(self, path: Path) -> bool:
-        """A file named ``EVAL.yaml`` (or ``EVAL.yml``)."""
-        return path.name in NAMES
+        """A file named ``EVAL.yaml`` (or ``EVAL.yml``), or agentv's ``<name>.eval.yaml`` (``.eval.yml``)."""
+        return path.name in NAMES or path.name.lower().endswith((".eval.yaml", ".eval.yml"))
 
     def load(self, path: Path, request: ItemRequest) -> Loaded:
         """The suite's tests as items (``--trials``, else ``evaluate_options.repeat``), single-armed when no skill is found."""
