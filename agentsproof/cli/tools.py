@@ -63,14 +63,18 @@ def schema_cmd(which: str) -> None:
     metavar="FILE",
     help="The skill an EVAL.yaml is for, when it is not skills/<name>/SKILL.md (for skill_name).",
 )
-def convert_cmd(path: Path, to: str, out: Path | None, skill: Path | None) -> None:
+@click.option("--strict", is_flag=True, help="Make any field that cannot be carried over an error (exit 30, nothing written).")
+def convert_cmd(path: Path, to: str, out: Path | None, skill: Path | None, strict: bool) -> None:
     """Convert between evals.json, eval.yaml, promptfooconfig.yaml and EVAL.yaml, or a run to an agentprobe report.
 
     evals.json -> EVAL.yaml and back (skill_name -> name, id -> tests[].id, prompt
     -> input, expected_output kept, assertions -> rubrics); eval.yaml -> EVAL.yaml
     (every task of a version 2 file); promptfooconfig.yaml -> EVAL.yaml (one test
     per prompt x test, defaultTest merged in); a saved run (RUN.json) -> an agentprobe report that agentprobe-compare reads.
-    What the target format cannot hold is named in a 'warning: ... lossy' line.
+    What the target format cannot hold is named in a 'warning: FILE: lossy: FIELD'
+    line each (--strict: an error). The output is loaded back by agentsproof's own
+    loader (from a temporary copy in its folder) before it is written: output that
+    would not load is never written (exit 30, one line).
 
     \b
     Example:
@@ -78,15 +82,18 @@ def convert_cmd(path: Path, to: str, out: Path | None, skill: Path | None) -> No
       agentsproof convert runs/cases/cases-tc-eval.json --to agentprobe-report --out before.json
     """
     from agentsproof.core.inputs import display
-    from agentsproof.interop.convert import convert, write_converted
+    from agentsproof.interop.convert import convert, strict_refusal, write_checked
 
-    text, warnings = convert(path, to, skill)
+    text, warnings = convert(path, to, skill, out.parent if out is not None else None)
     for w in warnings:
         click.echo(f"warning: {display(path)}: lossy: {w}", err=True)
+    refused = strict_refusal(path, warnings) if strict else None
+    if refused is not None:
+        raise refused
+    write_checked(path, to, text, out, [path, skill], skill)
     if out is None:
         click.echo(text, nl=False)
         return
-    write_converted(out, text, [path, skill])
     click.echo(f"wrote {display(out)}", err=True)
 
 

@@ -170,6 +170,11 @@ class Staged:
             raise
         self.fh = os.fdopen(fd, "wb", buffering=1 << 20)
 
+    @property
+    def temp_name(self) -> str:
+        """The temporary file's name in the target's folder (read back before :meth:`commit`)."""
+        return self._tmp
+
     def write(self, data: bytes) -> None:
         """Append ``data`` to the temporary file."""
         self.fh.write(data)

@@ -4,7 +4,10 @@ an agentprobe report (:mod:`agentsproof.interop.agentprobe`).
 The field mapping is the agentv skill's: ``skill_name`` → ``name``, ``evals[].id`` →
 ``tests[].id``, ``prompt`` → ``input``, ``expected_output`` kept (and a criteria sentence
 that points at it), ``assertions`` → ``rubrics``. What the target format cannot hold is
-named in one ``warning: lossy: ...`` line per field on stderr; the output is still written.
+named in one ``warning: lossy: ...`` line per field on stderr (``--strict``: an error, nothing
+written). The output is loaded back by agentsproof's own loader for its format, from a temporary
+copy in the folder it is written to (so relative paths resolve as they will), before it is
+written: output agentsproof itself would refuse is never written (:func:`write_checked`).
 """
 
 from __future__ import annotations
@@ -27,8 +30,8 @@ CRITERIA = "The response delivers what the expected output describes."
 """The criteria an evals.json case gets from its expected_output (dropped on the way back)."""
 
 
-def convert(path: Path, to: str, skill: Path | None = None) -> tuple[str, list[str]]:
-    """(the converted text, lossy-field warnings)."""
+def convert(path: Path, to: str, skill: Path | None = None, out_dir: Path | None = None) -> tuple[str, list[str]]:
+    """(the converted text, lossy-field warnings); paths in an evals.json written are relative to ``out_dir`` (default: the input's folder)."""
     from agentsproof.core.inputs import display, read_json_file
     from agentsproof.formats.agentevals.items import is_eval_yaml
 
@@ -54,29 +57,86 @@ def convert(path: Path, to: str, skill: Path | None = None) -> tuple[str, list[s
     if is_eval_yaml(path):
         if to != "evals-json":
             raise InputError(display(path), "--to", "the file is an EVAL.yaml already; convert it --to evals-json")
-        data, warnings = eval_yaml_to_evals_json(path, skill)
+        data, warnings = eval_yaml_to_evals_json(path, skill, out_dir)
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n", warnings
     if to == "evals-json":
         raise InputError(display(path), "--to", "an eval.yaml converts to EVAL.yaml (--to EVAL.yaml)")
     return _dump_yaml(*eval_yaml_to_eval_yaml(path))
 
 
-def write_converted(out: Path, text: str, inputs: list[Path | None]) -> None:
-    """``convert --out``: the converted text written to ``out`` through
-    :mod:`agentsproof.core.safepath` (atomically); refused in one line when ``out`` is one of
-    the command's ``inputs`` (the source would be lost) or is a symlink (never written through)."""
+def strict_refusal(path: Path, warnings: list[str]) -> InputError | None:
+    """``convert --strict``: the one-line error when anything could not be carried (None when nothing was dropped)."""
     from agentsproof.core.inputs import display
-    from agentsproof.core.safepath import refuse_overwrite, write_file
 
-    refuse_overwrite(out, inputs, "command line", "--out")
-    if out.is_symlink():
-        raise InputError("command line", "--out", f"{display(out)} is a symlink; not written through (give the file itself)")
-    if not out.name or out.name in (".", ".."):
-        raise InputError("command line", "--out", f"{display(out)} names no file")
+    if not warnings:
+        return None
+    more = f" (and {len(warnings) - 1} more, named above)" if len(warnings) > 1 else ""
+    first = warnings[0].split(":", 1)[0]
+    return InputError(display(path), first, f"cannot be carried over{more}; --strict: nothing written")
+
+
+OUTPUT_NAMES = {"EVAL.yaml": "EVAL.yaml", "eval-yaml": "EVAL.yaml", "evals-json": "evals.json"}
+"""The name the load-back check gives the output when it goes to stdout (written beside the input)."""
+
+
+def write_checked(path: Path, to: str, text: str, out: Path | None, inputs: list[Path | None], skill: Path | None = None) -> None:
+    """Load the converted ``text`` back before it is written (:func:`check_loads`), then write it
+    to ``out`` (``None``: only checked, from a temporary copy beside ``path``, for stdout).
+
+    The check reads a temporary file in the output's folder (relative paths resolve as they will),
+    which becomes ``out`` only when it loads; otherwise nothing is written and the one-line
+    :class:`InputError` names the input file and the problem."""
+    from agentsproof.core.inputs import MAX_EVAL_FILE_BYTES, display
+    from agentsproof.core.safepath import Staged, refuse_overwrite
+
+    if out is not None:
+        refuse_overwrite(out, inputs, "command line", "--out")
+        if out.is_symlink():
+            raise InputError("command line", "--out", f"{display(out)} is a symlink; not written through (give the file itself)")
+        if not out.name or out.name in (".", ".."):
+            raise InputError("command line", "--out", f"{display(out)} names no file")
+    data = text.encode("utf-8")
+    if to in OUTPUT_NAMES and len(data) > MAX_EVAL_FILE_BYTES:
+        raise InputError(
+            display(path),
+            None,
+            f"converted to {to} it is {len(data):,} bytes, over the {MAX_EVAL_FILE_BYTES:,}-byte cap agentsproof reads; nothing written (split the file)",
+        )
+    folder, name = (out.parent, out.name) if out is not None else (path.parent, OUTPUT_NAMES.get(to, path.name))
     try:
-        write_file(out.parent, out.name, text.encode("utf-8"))
+        staged = Staged(folder, name)
     except OSError as err:
-        raise InputError(display(out), "--out", f"cannot write: {err.strerror or err}") from None
+        raise InputError(display(out or path), "--out" if out is not None else None, f"cannot write: {err.strerror or err}") from None
+    try:
+        staged.write(data)
+        staged.fh.flush()
+        if to in OUTPUT_NAMES:
+            check_loads(path, to, staged.path.parent / staged.temp_name, skill)
+        if out is not None:
+            staged.commit()
+    except OSError as err:
+        raise InputError(display(out or path), "--out", f"cannot write: {err.strerror or err}") from None
+    finally:
+        staged.discard()
+
+
+def check_loads(path: Path, to: str, copy: Path, skill: Path | None) -> None:
+    """The converted file at ``copy`` read by agentsproof's own loader for ``to``; an
+    :class:`InputError` naming the input ``path`` and the output's problem when it would refuse it."""
+    from agentsproof.core.inputs import display
+
+    try:
+        if to == "evals-json":
+            from agentsproof.formats.evals_json import load_tc_eval
+
+            load_tc_eval(copy)
+        else:
+            from agentsproof.formats.agentevals.items import load_suite
+
+            load_suite(copy, skill)
+    except InputError as err:
+        where = f"{err.field}: " if err.field else ""
+        raise InputError(display(path), None, f"converted to {to} it would not load ({where}{err.message}); nothing written") from None
 
 
 def _dump_yaml(data: dict[str, Any], warnings: list[str]) -> tuple[str, list[str]]:
@@ -123,8 +183,8 @@ def evals_json_to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[str]]:
 # ---------------------------------------------------------------- EVAL.yaml → evals.json
 
 
-def eval_yaml_to_evals_json(path: Path, skill: Path | None) -> tuple[dict[str, Any], list[str]]:
-    """An EVAL.yaml as an evals.json mapping (its skill found beside it or given as ``skill``), and the lossy-field warnings."""
+def eval_yaml_to_evals_json(path: Path, skill: Path | None, out_dir: Path | None = None) -> tuple[dict[str, Any], list[str]]:
+    """An EVAL.yaml as an evals.json mapping (its skill found beside it or given as ``skill``; paths relative to ``out_dir``, default the EVAL.yaml's folder), and the lossy-field warnings."""
     from agentsproof.core.validation import read_yaml
     from agentsproof.formats.agentevals.items import find_skill
     from agentsproof.formats.agentevals.parse import parse_suite
@@ -132,12 +192,13 @@ def eval_yaml_to_evals_json(path: Path, skill: Path | None) -> tuple[dict[str, A
     raw = read_yaml(path)
     suite = parse_suite(raw, path)
     found = find_skill(path, skill)
+    base = (out_dir or path.parent).resolve()
     warnings: list[str] = []
     if found is None:
         skill_name = f"{suite.name}.md"
         warnings.append(f"skill_name: no skill found beside {path.name}; wrote {skill_name!r} (give --skill FILE)")
     else:
-        skill_name = os.path.relpath(found[0].resolve(), path.resolve().parent).replace(os.sep, "/")
+        skill_name = os.path.relpath(found[0].resolve(), base).replace(os.sep, "/")
     raw_tests = raw.get("tests", [])
     evals = []
     used: set[int] = set()
@@ -168,7 +229,7 @@ def eval_yaml_to_evals_json(path: Path, skill: Path | None) -> tuple[dict[str, A
         if assertions:
             case["assertions"] = assertions
         if test.files:
-            case["files"] = [os.path.relpath(p, path.resolve().parent).replace(os.sep, "/") for _, p in test.files]
+            case["files"] = [os.path.relpath(p, base).replace(os.sep, "/") for _, p in test.files]
         evals.append(case)
     for key in ("execution", "target", "providers", "assert", "assertions", "description", "tags"):
         if key in raw and key not in ("assert", "assertions"):

@@ -43,10 +43,15 @@ def test_evals_json_to_eval_yaml_and_back_gives_the_same_cases(tmp_path):
     assert first["input"] == "Summarise the notes" and first["expected_output"] == "Three bullet points"
     assert first["rubrics"] == ["Uses bullets", "Mentions the deadline"] and first["criteria"]
     (evals / "EVAL.yaml").write_text(out)
-    code, _, err = run_cli(["convert", evals / "EVAL.yaml", "--to", "evals-json", "--out", tmp_path / "back.json"])
+    code, _, err = run_cli(["convert", evals / "EVAL.yaml", "--to", "evals-json", "--out", evals / "back.json"])
     assert code == 0 and "lossy" not in err, err
-    back = json.loads((tmp_path / "back.json").read_text())
+    back = json.loads((evals / "back.json").read_text())
     assert back == {"skill_name": "../SKILL.md", "evals": CASES}
+    # written into another folder, its paths are relative to where it is written (and it loads there)
+    code, _, err = run_cli(["convert", evals / "EVAL.yaml", "--to", "evals-json", "--out", tmp_path / "skills" / "back.json"])
+    assert code == 0, err
+    moved = json.loads((tmp_path / "skills" / "back.json").read_text())
+    assert moved["skill_name"] == "notes/SKILL.md" and moved["evals"][1]["files"] == ["notes/evals/notes.txt"]
 
 
 def test_converted_eval_yaml_runs_the_same_graders_as_the_evals_json(tmp_path):
@@ -113,12 +118,13 @@ def test_eval_yaml_to_eval_yaml_keeps_the_graders_and_names_lossy_fields(tmp_pat
 
 def test_lossy_reverse_conversion_names_each_field(tmp_path):
     p = tmp_path / "EVAL.yaml"
+    (tmp_path / "SKILL.md").write_text("Greet.\n")
     p.write_text("name: x\nexecution: {target: default}\ntests:\n  - id: alpha\n    input: hi\n    criteria: Greets\n"
-                 "    assert: [{type: contains, value: hi}]\n")
+                 "    rubrics: [Says hi]\n    assert: [{type: contains, value: hi}]\n")
     code, out, err = run_cli(["convert", p, "--to", "evals-json"])
-    assert code == 0
-    assert json.loads(out)["evals"] == [{"id": 1, "prompt": "hi"}]
-    for field in ("skill_name: no skill found", "tests[0].id: 'alpha' is not a whole number", "tests[0].criteria:",
+    assert code == 0, err
+    assert json.loads(out)["evals"] == [{"id": 1, "prompt": "hi", "assertions": ["Says hi"]}]
+    for field in ("tests[0].id: 'alpha' is not a whole number", "tests[0].criteria:",
                   "tests[0].assert[0]: a 'contains' assertion has no evals.json form", "execution: evals.json has no such field"):
         assert f"lossy: {field}" in err, err
     code, _, err = run_cli(["convert", p, "--to", "EVAL.yaml"])
