@@ -264,14 +264,40 @@ def _is_converted_rubric(entry: dict, test: EvalTest) -> bool:
 
 def promptfoo_to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[str]]:
     """Every prompt × test as one EVAL.yaml test (defaultTest merged into each)."""
-    from agentsproof.formats.promptfoo import to_eval_yaml
+    from agentsproof.core.validation import read_yaml
+    from agentsproof.formats.promptfoo import IGNORED_KEYS, to_eval_yaml
 
     data, providers = to_eval_yaml(path)
     warnings: list[str] = []
     if len(providers) > 1:
         names = ", ".join(label for label, _ in providers)
         warnings.append(f"providers: an EVAL.yaml runs one target; {names} are left out (run the EVAL.yaml once per --model)")
+    elif providers:
+        warnings.append(f"providers[0]: {providers[0][0]!r} is left out; an EVAL.yaml runs the target or --model it is given")
+    raw = read_yaml(path)
+    warnings += _promptfoo_left_out(raw, sorted(IGNORED_KEYS - {"$schema"}))
     return data, warnings
+
+
+def _promptfoo_left_out(raw: dict[str, Any], ignored: list[str]) -> list[str]:
+    """The keys of a promptfooconfig.yaml (already loaded, so well-formed) that its EVAL.yaml does not carry, each named."""
+    out: list[str] = []
+    entries = raw.get("providers")
+    for i, p in enumerate(entries if isinstance(entries, list) else []):
+        cfg = p.get("config") if isinstance(p, dict) else None
+        for key in cfg if isinstance(cfg, dict) else {}:
+            out.append(f"providers[{i}].config.{key}: an EVAL.yaml has no provider settings; it is left out")
+    if raw.get("tags"):
+        out.append("tags: an EVAL.yaml made from a promptfooconfig.yaml keeps no tags; they are left out")
+    default = raw.get("defaultTest")
+    if isinstance(default, dict) and default.get("metadata"):
+        out.append("defaultTest.metadata: an EVAL.yaml test has no metadata; it is left out")
+    tests = raw.get("tests")
+    for i, t in enumerate(tests if isinstance(tests, list) else []):
+        if isinstance(t, dict) and t.get("metadata"):
+            out.append(f"tests[{i}].metadata: an EVAL.yaml test has no metadata; it is left out")
+    out += [f"{key}: not used by agentsproof; it is left out" for key in ignored if key in raw]
+    return out
 
 
 # ---------------------------------------------------------------- eval.yaml → EVAL.yaml

@@ -30,7 +30,7 @@ def _left_as_it_was(folder: Path, names: set[str]) -> None:
 def test_assertion_options_copied_verbatim_are_refused_not_written(tmp_path):
     cfg = tmp_path / "promptfooconfig.yaml"
     cfg.write_text(
-        "description: Greeting checks\nprompts: ['Reply to: {{message}}']\nproviders: [openai:gpt-4o-mini]\n"
+        "description: Greeting checks\nprompts: ['Reply to: {{message}}']\n"
         "tests:\n  - vars: {message: hello}\n    assert:\n"
         "      - type: contains\n        value: hello\n        transform: output.toLowerCase()\n"
     )
@@ -92,12 +92,11 @@ def test_a_test_left_with_nothing_to_check_is_refused(tmp_path):
 
 
 def test_output_over_the_input_cap_is_refused(tmp_path):
-    # 10 prompts x 60 tests of a 1.8 kB var: a 120 kB config that converts to ~11 MB of EVAL.yaml
+    # 10 prompts x 60 tests of a 1.8 kB var: a 120 kB config that converts to ~1.2 MB of EVAL.yaml
     cfg = tmp_path / "promptfooconfig.yaml"
     body = "lorem ipsum dolor sit amet " * 66
     doc = {
         "prompts": [f"Variant {i}: summarise {{{{text}}}}" for i in range(10)],
-        "providers": ["openai:gpt-4o-mini"],
         "tests": [{"vars": {"text": f"{i} {body}"}, "assert": [{"type": "icontains", "value": "summary"}]} for i in range(60)],
     }
     cfg.write_text(yaml.safe_dump(doc))
@@ -138,3 +137,24 @@ def test_dropped_keys_are_named_and_strict_refuses_them(tmp_path):
     (evals / "evals.json").write_text(json.dumps({"skill_name": "../SKILL.md", "evals": [{"id": 1, "prompt": "Weekly report", "assertions": ["Has a title"]}]}))
     code, _, err = run_cli(["convert", evals / "evals.json", "--to", "EVAL.yaml", "--strict", "--out", evals / "EVAL.yaml"])
     assert code == 0 and "lossy" not in err and (evals / "EVAL.yaml").is_file(), err
+
+
+def test_promptfoo_provider_and_its_config_are_named_never_dropped_silently(tmp_path):
+    cfg = tmp_path / "promptfooconfig.yaml"
+    cfg.write_text(
+        "description: JSON replies\nprompts: ['Return JSON for {{item}}']\n"
+        "providers:\n  - id: openai:gpt-4o-mini\n    config:\n      temperature: 0\n      max_tokens: 200\n"
+        "tests:\n  - vars: {item: apple}\n    metadata: {owner: data-team}\n    assert:\n      - {type: is-json}\n"
+        "      - {type: not-icontains, value: error}\n"
+    )
+    code, stdout, err = run_cli(["convert", cfg, "--to", "EVAL.yaml"])
+    assert code == 0, err
+    doc = yaml.safe_load(stdout)
+    assert [a["type"] for a in doc["tests"][0]["assert"]] == ["is-json", "not-icontains"]
+    for field in ("providers[0]: 'openai:gpt-4o-mini' is left out", "providers[0].config.temperature:",
+                  "providers[0].config.max_tokens:", "tests[0].metadata:"):
+        assert f"warning: {cfg}: lossy: {field}" in err, err
+    code, stdout, err = run_cli(["convert", cfg, "--to", "EVAL.yaml", "--strict", "--out", tmp_path / "EVAL.yaml"])
+    assert code == 30 and stdout == "" and err.splitlines()[-1] == (
+        f"error: {cfg}: providers[0]: cannot be carried over (and 3 more, named above); --strict: nothing written"), err
+    assert not (tmp_path / "EVAL.yaml").exists()
