@@ -122,18 +122,24 @@ def write_checked(path: Path, to: str, text: str, out: Path | None, inputs: list
 
 def check_loads(path: Path, to: str, copy: Path, skill: Path | None) -> None:
     """The converted file at ``copy`` read by agentsproof's own loader for ``to``; an
-    :class:`InputError` naming the input ``path`` and the output's problem when it would refuse it."""
+    :class:`InputError` naming the input ``path`` and the output's problem when it would refuse it.
+    The loader's own notes are not shown (they would name the temporary copy; what convert
+    leaves out is named by its lossy warnings)."""
+    import contextlib
+    import io
+
     from agentsproof.core.inputs import display
 
     try:
-        if to == "evals-json":
-            from agentsproof.formats.evals_json import load_tc_eval
+        with contextlib.redirect_stderr(io.StringIO()):
+            if to == "evals-json":
+                from agentsproof.formats.evals_json import load_tc_eval
 
-            load_tc_eval(copy)
-        else:
-            from agentsproof.formats.agentevals.items import load_suite
+                load_tc_eval(copy)
+            else:
+                from agentsproof.formats.agentevals.items import load_suite
 
-            load_suite(copy, skill)
+                load_suite(copy, skill)
     except InputError as err:
         where = f"{err.field}: " if err.field else ""
         raise InputError(display(path), None, f"converted to {to} it would not load ({where}{err.message}); nothing written") from None

@@ -95,3 +95,13 @@ def test_refuse_overwrite_sees_the_same_file_by_any_name(tmp_path: Path) -> None
             safepath.refuse_overwrite(out, [src], "command line", "--out")
         assert "is an input of this command" in str(err.value)
     safepath.refuse_overwrite(tmp_path / "EVAL.yaml", [src, None], "command line", "--out")
+
+
+def test_staged_temp_name_is_readable_in_the_folder_until_commit(tmp_path):
+    staged = safepath.Staged(tmp_path, "EVAL.yaml")
+    staged.write(b"name: x\n")
+    staged.fh.flush()
+    tmp = tmp_path / staged.temp_name
+    assert tmp.read_bytes() == b"name: x\n" and not (tmp_path / "EVAL.yaml").exists()
+    staged.commit()
+    assert (tmp_path / "EVAL.yaml").read_bytes() == b"name: x\n" and not tmp.exists() and staged.temp_name == ""
