@@ -191,3 +191,18 @@ def test_files_of_a_skill_found_by_name_stay_in_its_folder(tmp_path):
     (tmp_path / "secret.txt").write_text("do not read")
     err = _one_line(path, tmp_path)
     assert "evals[0].files[0]" in err and "outside" in err
+
+
+def test_convert_keeps_name_and_metadata_and_the_output_loads(byok_env, tmp_path):
+    import yaml
+
+    path = _beside(tmp_path)
+    out = tmp_path / "invoice-reader" / "evals" / "EVAL.yaml"
+    code, stdout, err = run_cli(["convert", path, "--to", "EVAL.yaml", "--out", out])
+    assert code == 0, stdout + err
+    tests = {t["id"]: t for t in yaml.safe_load(out.read_text())["tests"]}
+    assert tests[1]["metadata"] == {"name": "total-and-due-date", "category": "extraction", "kind": "happy-path"}
+    assert tests[3]["metadata"] == {"kind": "arithmetic"}
+    assert tests[1]["rubrics"] == ["The output gives the total 118.40 EUR", "The output gives the due date 2026-01-31"]
+    code, stdout, err = run_cli(["lint", out])
+    assert " 0 error(s)" in stdout + err, stdout + err
