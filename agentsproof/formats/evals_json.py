@@ -94,11 +94,15 @@ def _names(skill_md: Path) -> set[str]:
 
 
 def _named_skill(ref: str, folder: Path) -> Path | None:
-    """The skill named ``ref`` near ``folder``: ``<d>/<ref>/SKILL.md`` or
-    ``<d>/skills/<ref>/SKILL.md`` for ``folder`` and the folders above it, nearest first."""
+    """The skill named ``ref`` near ``folder``: ``<d>/SKILL.md`` answering to that name (its
+    folder or frontmatter ``name``), ``<d>/<ref>/SKILL.md`` or ``<d>/skills/<ref>/SKILL.md``,
+    for ``folder`` and the folders above it, nearest first."""
     if ref in (".", "..") or not ref.strip():
         return None
     for d in [folder, *folder.parents][: SEARCH_LEVELS + 1]:
+        own = d / "SKILL.md"  # the evals.json inside the skill folder, evals/ or not
+        if own.is_file() and not own.is_symlink() and ref in _names(own):
+            return own.resolve()
         for candidate in (d / ref / "SKILL.md", d / "skills" / ref / "SKILL.md"):
             if candidate.is_file() and not candidate.is_symlink():
                 return candidate.resolve()

@@ -206,3 +206,16 @@ def test_convert_keeps_name_and_metadata_and_the_output_loads(byok_env, tmp_path
     assert tests[1]["rubrics"] == ["The output gives the total 118.40 EUR", "The output gives the due date 2026-01-31"]
     code, stdout, err = run_cli(["lint", out])
     assert " 0 error(s)" in stdout + err, stdout + err
+
+
+def test_an_evals_json_beside_its_skill_md_named_by_frontmatter(byok_env, tmp_path):
+    skill = tmp_path / "skill-v2"  # the folder is not the skill's name; the frontmatter is
+    (skill / "evals" / "files").mkdir(parents=True)
+    (skill / "SKILL.md").write_text(SKILL)
+    (skill / "evals" / "files" / "invoice.txt").write_text(INVOICE)
+    path = skill / "evals.json"
+    path.write_text(json.dumps(_real_file()))
+    _rules(byok_env)
+    code, _, err = run_cli(["tc-eval", path, "--model", "m", "--output", tmp_path / "out", "--no-cache"])
+    assert code in (0, 1), err
+    _checks(byok_env)
