@@ -75,7 +75,8 @@ def eval_cmd(path: Path, **opts: Any) -> None:
     and keeps a copy of the JSON in runs/<plugin>/history/. An EVAL.yaml
     (agentv's or the reference's dialect) runs one case per test, like
     tc-eval, and writes runs/<name>/<name>-tc-eval.*; so does a
-    promptfooconfig.yaml (prompts x tests x providers); see docs/interop.md.
+    promptfooconfig.yaml (prompts x tests x providers), and a skill-creator
+    evals.json runs as tc-eval runs it; see docs/interop.md.
 
     \b
     Example:

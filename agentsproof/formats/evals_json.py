@@ -16,7 +16,7 @@ from agentsproof.model.tc_eval import MAX_FILE_BYTES, LoadedCase, LoadedTCEval, 
 
 def load_tc_eval(path: str | Path) -> LoadedTCEval:
     """Read and validate an evals.json with its skill and attached files; InputError naming the field otherwise."""
-    from agentsproof.core.inputs import MAX_SOURCE_FILE_BYTES, confined, display, eval_root, read_json_file, read_text
+    from agentsproof.core.inputs import MAX_SOURCE_FILE_BYTES, display, read_json_file, read_text
 
     p = Path(path)
     src = display(p)
@@ -43,13 +43,7 @@ def load_tc_eval(path: str | Path) -> LoadedTCEval:
         contents: list[tuple[str, str]] = []
         for j, rel in enumerate(case.files):
             field = f"evals[{i}].files[{j}]"
-            target = confined(rel, p, field)
-            root = eval_root(p)
-            if not target.exists() and root != p.resolve().parent:  # skill-creator: relative to the skill folder
-                alt = (root / rel).resolve()
-                target = alt if alt.is_relative_to(root.resolve()) and alt.exists() else target
-            if not target.exists():
-                raise InputError(src, field, f"file {rel!r} not found")
+            target = _attached(rel, p, skill, field, src)
             contents.append((rel, read_text(target, source=src, field=field, max_bytes=MAX_FILE_BYTES, what="attached file")))
         cases.append(LoadedCase(case=case, file_contents=contents))
     for i, case in enumerate(cfg.evals):  # last, so the file's other errors come first
@@ -58,29 +52,79 @@ def load_tc_eval(path: str | Path) -> LoadedTCEval:
     return LoadedTCEval(path=p, config=cfg, skill_path=skill, skill_text=skill_text, cases=cases)
 
 
+SEARCH_LEVELS = 3
+"""How many folders above the evals.json's own a skill named by ``skill_name`` is looked for."""
+
+
 def _skill_file(ref: str, p: Path, src: str) -> Path:
     """``skill_name``: a file beside the JSON, else (skill-creator's ``<skill>/evals/evals.json``)
-    the skill's name, meaning the SKILL.md above the evals/ folder."""
+    the skill's name, meaning the SKILL.md above the evals/ folder; else, for a name, the
+    ``<name>/SKILL.md`` (or ``skills/<name>/SKILL.md``) in the JSON's folder or one of the
+    :data:`SEARCH_LEVELS` folders above it (evals kept apart from their skills)."""
     from agentsproof.core.inputs import confined, display
-    from agentsproof.model.skillfolder import frontmatter_name
 
     folder = p.resolve().parent
     above = folder.parent / "SKILL.md"
     is_name = "/" not in ref and "\\" not in ref and not ref.lower().endswith((".md", ".txt"))
-    if is_name and folder.name == "evals" and above.is_file():
-        try:
-            declared = frontmatter_name(above.read_text(encoding="utf-8", errors="replace"))
-        except OSError:
-            declared = None
-        names = {folder.parent.name} | ({declared} if declared else set())
-        if ref not in names:
+    if is_name:
+        if folder.name == "evals" and above.is_file() and ref in _names(above):
+            return above
+        found = _named_skill(ref, folder)
+        if found is not None:
+            return found
+        if folder.name == "evals" and above.is_file():
+            names = _names(above)
             raise InputError(src, "skill_name", f"{ref!r} is not the skill above this evals/ folder ({display(above)} is {sorted(names)[0]!r})")
-        return above
     skill = confined(ref, p, "skill_name")
     if not skill.exists():
-        hint = "; a skill's name works from <skill>/evals/evals.json with the SKILL.md above it" if is_name else ""
+        hint = "; a skill's name works from <skill>/evals/evals.json with the SKILL.md above it, or names a <name>/SKILL.md near it" if is_name else ""
         raise InputError(src, "skill_name", f"file {ref!r} not found (looked in {display(p.parent)}){hint}")
     return skill
+
+
+def _names(skill_md: Path) -> set[str]:
+    """What a SKILL.md answers to: its folder's name and its frontmatter ``name``."""
+    from agentsproof.model.skillfolder import frontmatter_name
+
+    try:
+        declared = frontmatter_name(skill_md.read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        declared = None
+    return {skill_md.parent.name} | ({declared} if declared else set())
+
+
+def _named_skill(ref: str, folder: Path) -> Path | None:
+    """The skill named ``ref`` near ``folder``: ``<d>/SKILL.md`` answering to that name (its
+    folder or frontmatter ``name``), ``<d>/<ref>/SKILL.md`` or ``<d>/skills/<ref>/SKILL.md``,
+    for ``folder`` and the folders above it, nearest first."""
+    if ref in (".", "..") or not ref.strip():
+        return None
+    for d in [folder, *folder.parents][: SEARCH_LEVELS + 1]:
+        own = d / "SKILL.md"  # the evals.json inside the skill folder, evals/ or not
+        if own.is_file() and not own.is_symlink() and ref in _names(own):
+            return own.resolve()
+        for candidate in (d / ref / "SKILL.md", d / "skills" / ref / "SKILL.md"):
+            if candidate.is_file() and not candidate.is_symlink():
+                return candidate.resolve()
+    return None
+
+
+def _attached(rel: str, p: Path, skill: Path, field: str, src: str) -> Path:
+    """A case's file: relative to the JSON (or the skill folder above its evals/), else, for
+    a skill found elsewhere by its name, relative to that skill's folder (skill-creator's
+    "relative to skill root"), confined to it."""
+    from agentsproof.core.inputs import confined, eval_root
+
+    target = confined(rel, p, field)
+    root = eval_root(p)
+    if not target.exists() and root != p.resolve().parent:  # skill-creator: relative to the skill folder
+        alt = (root / rel).resolve()
+        target = alt if alt.is_relative_to(root.resolve()) and alt.exists() else target
+    if not target.exists() and skill.name == "SKILL.md" and skill.parent != root:
+        target = confined(rel, skill, field)  # refuses a path out of the skill folder
+    if not target.exists():
+        raise InputError(src, field, f"file {rel!r} not found")
+    return target
 
 
 def items_from_tc_eval(tc: LoadedTCEval, *, trials: int, threshold: float, timeout: float, target: str | None = None) -> list[EvalItem]:
@@ -100,7 +144,7 @@ def items_from_tc_eval(tc: LoadedTCEval, *, trials: int, threshold: float, timeo
         items.append(
             EvalItem(
                 id=f"case-{case.id}",
-                name=f"case {case.id}",
+                name=case.name or f"case {case.id}",
                 kind="case",
                 source_path=str(tc.skill_path),
                 system_prompt=tc.skill_text,
@@ -149,8 +193,9 @@ class EvalsJson:
 
     def discoverable(self, path: Path) -> bool:
         """skill-creator's layout: ``<skill>/evals/evals.json`` (beside the skill's SKILL.md or not: one
-        that does not load is listed by ``eval-all`` with its error, never skipped in silence)."""
-        return path.name == "evals.json" and path.parent.name == "evals"
+        that does not load is listed by ``eval-all`` with its error, never skipped in silence), or
+        the evals kept apart from the skills, ``evals/<skill>/evals.json``."""
+        return path.name == "evals.json" and "evals" in (path.parent.name, path.parent.parent.name)
 
     def load(self, path: Path, request: ItemRequest) -> Loaded:
         """One item per case (``--skill`` is refused: the file names its skill in ``skill_name``)."""

@@ -30,7 +30,7 @@ FORMATS: dict[str, str] = {
 ACCEPTS: dict[str, tuple[str, ...]] = {
     # in the order they are tried; the last one reads whatever the others did not claim
     # (so that a wrong file gets that format's own error message)
-    "eval": ("promptfoo", "EVAL.yaml", "eval.yaml"),
+    "eval": ("promptfoo", "EVAL.yaml", "evals.json", "eval.yaml"),
     "tc-eval": ("promptfoo", "jsonl", "EVAL.yaml", "evals.json"),
     "eval-all": ("promptfoo", "evals.json", "eval.yaml", "EVAL.yaml"),
     "lint": ("promptfoo", "evals.json", "EVAL.yaml", "eval.yaml"),

@@ -173,6 +173,8 @@ def evals_json_to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[str]]:
             test["input"] = [{"role": "user", "content": [{"type": "text", "value": case.prompt}] + [{"type": "file", "path": f} for f in case.files]}]
         else:
             test["input"] = case.prompt
+        if case.name is not None or case.metadata:  # skill-creator's name/category/kind: EVAL.yaml's metadata
+            test["metadata"] = {**({"name": case.name} if case.name is not None else {}), **case.metadata}
         if case.expected_output is not None:
             test["criteria"] = CRITERIA
             test["expected_output"] = case.expected_output

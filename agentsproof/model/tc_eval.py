@@ -11,6 +11,24 @@ from agentsproof.model.graders import FieldError
 
 MAX_FILE_BYTES = 200_000
 
+CASE_METADATA = ("name", "category", "kind", "description", "tags", "notes")
+"""Per-eval keys real skill-creator files carry besides the schema's: kept as the case's
+metadata (``name`` also labels the case), never graded."""
+
+FILE_METADATA = ("description", "version", "notes", "$schema")
+"""Top-level keys real evals.json files carry besides ``skill_name`` and ``evals``: read and ignored."""
+
+
+def _assertion_text(value: object, field: str) -> object:
+    """An assertion as skill-creator's grading.json writes it, ``{"text": ...}`` (with an ``id``
+    or ``passed``/``evidence`` beside it), or ``{"name": ..., "description": ...}``: its statement."""
+    if not isinstance(value, dict):
+        return value
+    for key in ("text", "description", "expectation", "assertion"):
+        if isinstance(value.get(key), str):
+            return value[key]
+    raise FieldError(field, "an assertion object needs its statement in 'text' (or 'description')")
+
 
 class TCEvalCase(BaseModel):
     """One case of evals.json: a prompt, its attached files and what its answer is graded on."""
@@ -24,6 +42,8 @@ class TCEvalCase(BaseModel):
     files: list[Annotated[str, Field(min_length=1)]] = Field(
         default_factory=list, description="Paths relative to the JSON file (or, in a skill's evals/ folder, to the skill folder), injected into the prompt."
     )
+    name: str | None = Field(None, description="The case's label in reports (metadata; not graded).")
+    metadata: dict[str, object] = Field(default_factory=dict, description="category, kind, description, tags, notes: carried with the case, not graded.")
 
     @model_validator(mode="before")
     @classmethod
@@ -34,6 +54,17 @@ class TCEvalCase(BaseModel):
                 raise FieldError("expectations", "is the same as 'assertions'; keep one")
             data = dict(data)
             data["assertions"] = data.pop("expectations")
+        if isinstance(data, dict):
+            data = dict(data)
+            meta = {k: data.pop(k) for k in CASE_METADATA[1:] if k in data}
+            if meta:
+                if "metadata" in data:
+                    raise FieldError("metadata", f"give {', '.join(meta)} inside metadata or beside it, not both")
+                data["metadata"] = meta
+            if isinstance(data.get("name"), (int, float)) and not isinstance(data.get("name"), bool):
+                data["name"] = str(data["name"])
+            if isinstance(data.get("assertions"), list):
+                data["assertions"] = [_assertion_text(a, f"assertions[{i}]") for i, a in enumerate(data["assertions"])]
         return data
 
     @field_validator("id", mode="before")
@@ -60,6 +91,10 @@ class TCEvalConfig(BaseModel):
         description="Skill .md path, relative to the JSON file; or (skill-creator's layout, <skill>/evals/evals.json) the skill's name, meaning the SKILL.md above the evals/ folder."
     )
     evals: list[TCEvalCase] = Field(min_length=1)
+    description: str | None = Field(None, description="Read and ignored (real files carry it).")
+    version: str | int | float | None = Field(None, description="Read and ignored (real files carry it).")
+    notes: str | list[str] | None = Field(None, description="Read and ignored (real files carry it).")
+    schema_: str | None = Field(None, alias="$schema", description="Read and ignored.")
 
     @model_validator(mode="after")
     def _unique_ids(self) -> TCEvalConfig:
