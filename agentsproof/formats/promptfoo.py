@@ -331,7 +331,8 @@ def _input(src: str, where: str, text: str) -> Any:
 
 
 def _check_type(src: str, where: str, entry: Any) -> Any:
-    from agentsproof.formats.agentevals.asserts import EXTRA, REFUSED, supported
+    from agentsproof.formats.agentevals.asserts import EXTRA, supported
+    from agentsproof.formats.agentevals.negation import REFUSED
 
     if isinstance(entry, dict):
         kind = entry.get("type")

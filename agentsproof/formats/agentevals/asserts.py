@@ -22,7 +22,7 @@ pass exactly when the assertion would fail: ``contains`` ↔ ``not-contains``, `
 matches only when the pattern matches nowhere), ``is-json`` a script that passes on invalid
 JSON, ``min-length`` N ↔ ``max-length`` N-1. A judge's verdict, a script's score and an agent
 grader cannot be inverted by agentsproof's graders: their negation is refused by name
-(:data:`NOT_NEGATABLE`), never run un-negated.
+(:data:`agentsproof.formats.agentevals.negation.NOT_NEGATABLE`), never run un-negated.
 
 ``required: true`` (and ``min_score``, or an LLM assertion's ``threshold``) makes the grader
 a *gate*: a trial whose gate stays below its pass mark fails, whatever its score.
@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from agentsproof.core.errors import InputError
+from agentsproof.formats.agentevals.negation import IS_JSON, IS_NOT_JSON, LENGTH, MAX_LENGTH, NEGATED, NOT_NEGATABLE, REFUSED, negate_pattern
 from agentsproof.grading.assertions import AssertionsGrader
 from agentsproof.grading.deterministic import DeterministicGrader
 from agentsproof.grading.hooks import typed_assertion
@@ -105,44 +106,6 @@ OPERATORS = {
     "not mentioning it is fine, only an incompatible claim fails): {outcome}",
 }
 TEMPLATE_NAMES = ("answer", "output", "expected_output", "input", "criteria")
-IS_JSON = (
-    "import json, sys\ntext = sys.stdin.read()\ntry:\n    json.loads(text)\nexcept ValueError as err:\n"
-    "    print(f'not valid JSON: {err}', file=sys.stderr)\n    sys.exit(1)\n"
-)
-IS_NOT_JSON = (
-    "import json, sys\ntext = sys.stdin.read()\ntry:\n    json.loads(text)\nexcept ValueError:\n    sys.exit(0)\n"
-    "print('the answer is valid JSON (the assertion is negated)', file=sys.stderr)\nsys.exit(1)\n"
-)
-LENGTH = (
-    "import sys\nlow, high = int(sys.argv[1]), int(sys.argv[2])\nn = len(sys.stdin.read())\n"
-    "if n < low or (high >= 0 and n > high):\n"
-    "    print(f'the answer is {n} characters; expected ' + (f'at least {low}' if high < 0 else f'at most {high}'), file=sys.stderr)\n"
-    "    sys.exit(1)\nprint(f'{n} characters')\n"
-)
-MAX_LENGTH = 10**9
-NEGATED = {"contains": "not-contains", "icontains": "not-icontains", "skill-used": "not-skill-used"}
-NEGATED.update({v: k for k, v in NEGATED.items()})
-NOT_NEGATABLE = {
-    "llm-rubric": "a judge's verdict cannot be inverted by the llm_rubric grader",
-    "llm-grader": "a judge's verdict cannot be inverted by the llm_rubric grader",
-    "rubrics": "a judge's verdict cannot be inverted by the assertions grader",
-    "rubric": "a judge's verdict cannot be inverted by the llm_rubric grader",
-    "script": "a script's score cannot be inverted by the script grader; invert its exit status in the script",
-    "code-grader": "a script's score cannot be inverted by the script grader; invert its exit status in the script",
-}
-REFUSED = {
-    "is-sql": "checking SQL needs a parser for the query's dialect; check it with a script (code-grader) assertion",
-}
-"""Assertion types refused as out of scope, with the reason the refusal gives."""
-
-
-def negate_pattern(pattern: str) -> str:
-    """A regex that matches (at the start) exactly when ``pattern`` matches nowhere in the text;
-    ``pattern``'s leading global flags (``(?i)``) stay in front, where Python requires them."""
-    flags = ""
-    while m := re.match(r"\(\?[aiLmsux]+\)", pattern):
-        flags, pattern = flags + m.group(0), pattern[m.end() :]
-    return flags + r"\A(?![\s\S]*?(?:" + pattern + "))"
 
 
 def resolve(kind: str) -> tuple[str, bool] | None:
