@@ -158,6 +158,9 @@ def test_agentv_negate_true_passes_and_fails_the_right_trials(byok_env, tmp_path
         assert set(scores) == {d for d, _, _ in AGENTV_CASES}
         wrong = {d: scores[d] for d, _, ok in AGENTV_CASES if scores[d][0] != (1.0 if ok else 0.0)}
         assert not wrong, (arm, wrong)
+    kinds = {i["name"].rsplit("/", 1)[-1]: i["with_arm"]["trials"][0]["graders"][0]["checks"][0]["kind"] for i in read_json(out / "greet" / "greet-tc-eval.json")["items"]}
+    assert kinds["regex"] == "not-regex: regexMatch" and kinds["contains"] == "not-contains: mustNotContain", kinds
+    assert kinds["plain"] == "contains: mustContain", kinds
 
 
 @pytest.mark.parametrize(
