@@ -128,10 +128,13 @@ def _csv_tests(src: str, where: str, target: Path) -> list[dict[str, Any]]:
                 if not value.strip():
                     continue
                 kind, sep, rest = value.partition(":")
-                if sep and kind.strip() in CSV_ASSERTS:
-                    entry: dict[str, Any] = {"type": CSV_ASSERTS[kind.strip()]}
-                    if entry["type"] != "is-json":
-                        values = [v.strip() for v in rest.split(",")] if entry["type"].endswith(("-any", "-all")) else rest.strip()
+                kind = kind.strip()
+                base = kind.removeprefix("not-")  # promptfoo's not- prefix, on any type
+                atype = CSV_ASSERTS.get(kind) or (f"not-{CSV_ASSERTS[base]}" if base in CSV_ASSERTS else None)
+                if sep and atype is not None:
+                    entry: dict[str, Any] = {"type": atype}
+                    if atype.removeprefix("not-") != "is-json":
+                        values = [v.strip() for v in rest.split(",")] if atype.endswith(("-any", "-all")) else rest.strip()
                         entry["value"] = values
                     test["assert"].append(entry)
                 elif sep and kind.strip() and " " not in kind.strip():

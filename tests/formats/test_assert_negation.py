@@ -158,7 +158,10 @@ def test_agentv_negate_true_passes_and_fails_the_right_trials(byok_env, tmp_path
         assert set(scores) == {d for d, _, _ in AGENTV_CASES}
         wrong = {d: scores[d] for d, _, ok in AGENTV_CASES if scores[d][0] != (1.0 if ok else 0.0)}
         assert not wrong, (arm, wrong)
-    kinds = {i["name"].rsplit("/", 1)[-1]: i["with_arm"]["trials"][0]["graders"][0]["checks"][0]["kind"] for i in read_json(out / "greet" / "greet-tc-eval.json")["items"]}
+    kinds = {
+        i["name"].rsplit("/", 1)[-1]: i["with_arm"]["trials"][0]["graders"][0]["checks"][0]["kind"]
+        for i in read_json(out / "greet" / "greet-tc-eval.json")["items"]
+    }
     assert kinds["regex"] == "not-regex: regexMatch" and kinds["contains"] == "not-contains: mustNotContain", kinds
     assert kinds["plain"] == "contains: mustContain", kinds
 
@@ -179,3 +182,21 @@ def test_agentv_negate_refusals_are_one_line_naming_the_field(byok_env, tmp_path
     assert code == 30 and len(err.strip().splitlines()) == 1, err
     assert f"EVAL.yaml: {field}" in err and says in err, err
     assert not byok_env.trial_requests()
+
+
+def test_promptfoo_csv_expected_columns_take_the_not_prefix(byok_env, tmp_path):
+    byok_env.add(Rule(reply=REPLY, judge=False))
+    folder = tmp_path / "neg"
+    folder.mkdir()
+    (folder / "promptfooconfig.yaml").write_text("prompts: ['Say hello to {{who}}']\ntests: file://tests.csv\n")
+    (folder / "tests.csv").write_text(
+        "who,__expected,__description\na,not-regex: \\d,digits\nb,not-starts-with: World,start\nc,not-is-json:,json\nd,not-contains-all: Hello,whole\n"
+    )
+    out = tmp_path / "out"
+    code, _, err = run_cli(["eval", folder / "promptfooconfig.yaml", "--model", "m", "--output", out, "--no-cache"])
+    assert code in (0, 1), err
+    scores = {d: s for d, (s, _) in _scores(out / "neg" / "neg-tc-eval.json").items()}
+    assert scores == {"digits": 0.0, "start": 1.0, "json": 1.0, "whole": 0.0}, scores
+    (folder / "tests.csv").write_text("who,__expected\na,not-grade: polite\n")
+    code, _, err = run_cli(["eval", folder / "promptfooconfig.yaml", "--model", "m", "--output", out])
+    assert code == 30 and len(err.strip().splitlines()) == 1 and "negating 'llm-rubric' is not supported" in err, err
