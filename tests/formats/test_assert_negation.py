@@ -81,6 +81,10 @@ def test_promptfoo_not_prefix_and_lengths_pass_and_fail_the_right_trials(byok_en
     wrong = {d: scores[d] for d, _, ok in PROMPTFOO_CASES if scores[d] != ((1.0, True) if ok else (0.0, False))}
     assert not wrong, wrong
     assert not byok_env.judge_requests()  # every one of them is checked without a model
+    checks = {i["name"]: i["with_arm"]["trials"][0]["graders"][0]["checks"][0] for i in read_json(out / "neg" / "neg-tc-eval.json")["items"]}
+    assert checks["not-is-json"]["target"] == "the answer is not valid JSON"
+    assert checks["max-length-short"]["target"] == "the answer's length in characters"
+    assert "the answer is 14 characters; expected at most 5" in checks["max-length-short"]["evidence"], checks["max-length-short"]
 
 
 def test_promptfoo_negated_checks_fail_on_another_answer(byok_env, tmp_path):

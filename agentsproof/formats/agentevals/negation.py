@@ -49,3 +49,11 @@ def negate_pattern(pattern: str) -> str:
     while m := re.match(r"\(\?[aiLmsux]+\)", pattern):
         flags, pattern = flags + m.group(0), pattern[m.end() :]
     return flags + r"\A(?![\s\S]*?(?:" + pattern + "))"
+
+
+SCRIPT_TARGETS = {
+    "is-json": "the answer is valid JSON",
+    "not-is-json": "the answer is not valid JSON",
+    **{k: "the answer's length in characters" for k in ("min-length", "max-length", "not-min-length", "not-max-length")},
+}
+"""What the report names as the target of an assertion checked by one of the scripts above (not the script's code)."""
