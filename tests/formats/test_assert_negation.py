@@ -204,3 +204,28 @@ def test_promptfoo_csv_expected_columns_take_the_not_prefix(byok_env, tmp_path):
     (folder / "tests.csv").write_text("who,__expected\na,not-grade: polite\n")
     code, _, err = run_cli(["eval", folder / "promptfooconfig.yaml", "--model", "m", "--output", out])
     assert code == 30 and len(err.strip().splitlines()) == 1 and "negating 'llm-rubric' is not supported" in err, err
+
+
+def test_negated_skill_assertions_expect_the_opposite(tmp_path):
+    """skill-used / skill-trigger need an agent trial; what they are built into is read here:
+    negated, the skill_used grader expects the skill not to be used (and the reverse)."""
+    from agentsproof.core.errors import InputError
+    from agentsproof.formats.agentevals.asserts import build_graders
+    from agentsproof.formats.agentevals.parse import parse_suite
+
+    path = tmp_path / "EVAL.yaml"
+    entries = [
+        {"type": "skill-used", "value": "greet", "negate": True},
+        {"type": "not-skill-used", "value": "greet", "negate": True},
+        {"type": "skill-trigger", "skill": "greet", "negate": True},
+        {"type": "skill-trigger", "skill": "greet", "should_trigger": False, "negate": True},
+        {"type": "skill-used", "value": "greet"},
+    ]
+    suite = parse_suite({"tests": [{"id": "t", "input": "hi", "assert": entries}]}, path)
+    b = build_graders("EVAL.yaml", path, suite.tests[0], "greet", "tests[0]")
+    assert [g.expected for g in b.graders] == [False, True, False, True, True]
+    assert b.labels[:3] == ["not-skill-used", "skill-used", "not-skill-trigger"]
+    suite = parse_suite({"tests": [{"id": "t", "input": "hi", "assert": [{"type": "files", "exists": ["a.txt"], "negate": True}]}]}, path)
+    with pytest.raises(InputError) as err:
+        build_graders("EVAL.yaml", path, suite.tests[0], "greet", "tests[0]")
+    assert err.value.field == "tests[0].assert[0].negate" and "negating 'files' is not supported" in err.value.message

@@ -253,7 +253,7 @@ class Builder:
         if negate and prefixed:
             raise self.err(f"{where}.negate", f"{entry['type']!r} is already negated (not-); drop one of them")
         negate = negate or prefixed
-        label = metric or (f"not-{kind}" if negate else kind)
+        label = metric or (NEGATED.get(kind, f"not-{kind}") if negate else kind)
         weight = self._weight(where, entry)
         gate = self._gate(where, entry)
         if negate:
