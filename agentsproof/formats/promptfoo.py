@@ -25,8 +25,10 @@ A provider id that names a script, a command or an endpoint is refused by name, 
 as a model name, and ``config`` is honoured or refused by key
 (:mod:`agentsproof.formats.promptfoo_providers`); a test with nothing to check is refused. ``--skill FILE`` adds the
 with/without arms (the skill as the system prompt); without it the run is single-armed.
-An assertion type agentsproof does not grade (``javascript``, ``similar`` …) is refused by
-name.
+Any assertion type may be negated with promptfoo's ``not-`` prefix (``not-regex``,
+``not-starts-with`` …) where its negation is well defined; an assertion type agentsproof does
+not grade (``javascript``, ``similar``, ``is-sql`` …), or whose negation it cannot honour
+(``not-llm-rubric``), is refused by name.
 """
 
 from __future__ import annotations
@@ -126,10 +128,13 @@ def _csv_tests(src: str, where: str, target: Path) -> list[dict[str, Any]]:
                 if not value.strip():
                     continue
                 kind, sep, rest = value.partition(":")
-                if sep and kind.strip() in CSV_ASSERTS:
-                    entry: dict[str, Any] = {"type": CSV_ASSERTS[kind.strip()]}
-                    if entry["type"] != "is-json":
-                        values = [v.strip() for v in rest.split(",")] if entry["type"].endswith(("-any", "-all")) else rest.strip()
+                kind = kind.strip()
+                base = kind.removeprefix("not-")  # promptfoo's not- prefix, on any type
+                atype = CSV_ASSERTS.get(kind) or (f"not-{CSV_ASSERTS[base]}" if base in CSV_ASSERTS else None)
+                if sep and atype is not None:
+                    entry: dict[str, Any] = {"type": atype}
+                    if atype.removeprefix("not-") != "is-json":
+                        values = [v.strip() for v in rest.split(",")] if atype.endswith(("-any", "-all")) else rest.strip()
                         entry["value"] = values
                     test["assert"].append(entry)
                 elif sep and kind.strip() and " " not in kind.strip():
@@ -329,13 +334,17 @@ def _input(src: str, where: str, text: str) -> Any:
 
 
 def _check_type(src: str, where: str, entry: Any) -> Any:
-    from agentsproof.formats.agentevals.asserts import EXTRA
+    from agentsproof.formats.agentevals.asserts import EXTRA, supported
+    from agentsproof.formats.agentevals.negation import REFUSED
 
     if isinstance(entry, dict):
         kind = entry.get("type")
-        if isinstance(kind, str) and kind.replace("_", "-") not in EXTRA:
-            supported = sorted(k for k in EXTRA if k not in ("files", "tool-calls", "skill-trigger"))
-            raise _err(src, f"{where}.type", f"promptfoo assertion {kind!r} is not graded by agentsproof; supported: {', '.join(supported)}")
+        if isinstance(kind, str) and not supported(kind):
+            reason = REFUSED.get(kind.replace("_", "-").removeprefix("not-"))
+            if reason is not None:
+                raise _err(src, f"{where}.type", f"promptfoo assertion {kind!r} is not graded by agentsproof: {reason}")
+            types = sorted(k for k in EXTRA if k not in ("files", "tool-calls", "skill-trigger"))
+            raise _err(src, f"{where}.type", f"promptfoo assertion {kind!r} is not graded by agentsproof; supported: {', '.join(types)} (and not-<type>)")
     return entry
 
 

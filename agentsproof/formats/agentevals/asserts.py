@@ -1,4 +1,4 @@
-"""EVAL.yaml assertions → agentsproof graders.
+r"""EVAL.yaml assertions → agentsproof graders.
 
 | assertion | grader |
 |---|---|
@@ -12,6 +12,17 @@
 | ``llm-rubric`` / ``rubrics`` / ``rubric`` with a list of outcomes | one ``assertions`` grader per outcome, with its weight (``operator: correctness`` / ``contradiction``: agentv's guidance put in the claim the judge checks) |
 | ``script`` / ``code-grader`` (``command``) | ``script`` (answer on stdin: agentv's JSON payload, or the plain answer) |
 | ``skill-used`` / ``not-skill-used`` / ``skill-trigger`` | ``skill_used`` (agent trials) |
+| ``min-length`` / ``max-length`` (promptfoo) | a ``script`` grader that counts the answer's characters |
+| ``not-empty`` (promptfoo) | a regex check: the answer holds a non-white-space character |
+
+Negation: ``negate: true`` (agentv, on any assertion) and a ``not-`` prefix on any type
+(promptfoo's rule: ``not-regex``, ``not-starts-with``, ``not-equals``, ``not-contains-any`` …)
+pass exactly when the assertion would fail: ``contains`` ↔ ``not-contains``, ``skill-used`` ↔
+``not-skill-used``, a regex check becomes its negative lookahead (``\A(?![\s\S]*?(?:…))``, which
+matches only when the pattern matches nowhere), ``is-json`` a script that passes on invalid
+JSON, ``min-length`` N ↔ ``max-length`` N-1. A judge's verdict, a script's score and an agent
+grader cannot be inverted by agentsproof's graders: their negation is refused by name
+(:data:`agentsproof.formats.agentevals.negation.NOT_NEGATABLE`), never run un-negated.
 
 ``required: true`` (and ``min_score``, or an LLM assertion's ``threshold``) makes the grader
 a *gate*: a trial whose gate stays below its pass mark fails, whatever its score.
@@ -28,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from agentsproof.core.errors import InputError
+from agentsproof.formats.agentevals.negation import IS_JSON, IS_NOT_JSON, LENGTH, MAX_LENGTH, NEGATED, NOT_NEGATABLE, REFUSED, negate_pattern
 from agentsproof.grading.assertions import AssertionsGrader
 from agentsproof.grading.deterministic import DeterministicGrader
 from agentsproof.grading.hooks import typed_assertion
@@ -41,7 +53,7 @@ from agentsproof.model.graders import Checks
 if TYPE_CHECKING:
     from agentsproof.formats.agentevals.parse import EvalTest
 
-COMMON = {"type", "weight", "required", "min_score", "metric", "name", "description"}
+COMMON = {"type", "weight", "required", "min_score", "metric", "name", "description", "negate"}
 EXTRA: dict[str, set[str]] = {
     **{
         t: {"value"}
@@ -63,6 +75,9 @@ EXTRA: dict[str, set[str]] = {
     },
     "regex": {"value", "flags"},
     "is-json": set(),
+    "not-empty": set(),
+    "min-length": {"value"},
+    "max-length": {"value"},
     "llm-rubric": {"value", "threshold", "prompt"},
     "llm-grader": {"prompt", "value", "threshold"},
     "rubrics": {"criteria", "value"},
@@ -91,10 +106,23 @@ OPERATORS = {
     "not mentioning it is fine, only an incompatible claim fails): {outcome}",
 }
 TEMPLATE_NAMES = ("answer", "output", "expected_output", "input", "criteria")
-IS_JSON = (
-    "import json, sys\ntext = sys.stdin.read()\ntry:\n    json.loads(text)\nexcept ValueError as err:\n"
-    "    print(f'not valid JSON: {err}', file=sys.stderr)\n    sys.exit(1)\n"
-)
+
+
+def resolve(kind: str) -> tuple[str, bool] | None:
+    """``kind`` (``_`` read as ``-``) as (the assertion type it names, whether a ``not-`` prefix negates it),
+    or None when agentsproof does not grade it: ``not-regex`` is (``regex``, True); ``not-contains``,
+    a type of its own, is (``not-contains``, False)."""
+    kind = kind.replace("_", "-")
+    if kind in EXTRA:
+        return kind, False
+    if kind.startswith("not-") and kind[4:] in EXTRA:
+        return kind[4:], True
+    return None
+
+
+def supported(kind: str) -> bool:
+    """Whether the assertion type (or its ``not-`` form) is graded: its negation may still be refused, by name, as it is built."""
+    return resolve(kind) is not None
 
 
 def _gated(base: type) -> type:
@@ -205,9 +233,13 @@ class Builder:
         kind = entry.get("type")
         if not isinstance(kind, str):
             raise self.err(f"{where}.type", "required field is missing")
-        kind = kind.replace("_", "-")
-        if kind not in EXTRA:
-            raise self.err(f"{where}.type", f"{entry['type']!r} is not supported; use one of {', '.join(sorted(EXTRA))}")
+        resolved = resolve(kind)
+        if resolved is None:
+            reason = REFUSED.get(kind.replace("_", "-").removeprefix("not-"))
+            if reason is not None:
+                raise self.err(f"{where}.type", f"{entry['type']!r} is not supported: {reason}")
+            raise self.err(f"{where}.type", f"{entry['type']!r} is not supported; use one of {', '.join(sorted(EXTRA))} (or not-<type>, or negate: true)")
+        kind, prefixed = resolved
         allowed = COMMON | EXTRA[kind]
         extra = sorted(k for k in entry if k not in allowed)
         if extra:
@@ -215,17 +247,37 @@ class Builder:
         metric = entry.get("metric") or entry.get("name")
         if metric is not None and (not isinstance(metric, str) or not metric.strip()):
             raise self.err(f"{where}.metric", "must be a non-empty string")
-        label = metric or kind
+        negate = entry.get("negate", False)
+        if not isinstance(negate, bool):
+            raise self.err(f"{where}.negate", "must be true or false")
+        if negate and prefixed:
+            raise self.err(f"{where}.negate", f"{entry['type']!r} is already negated (not-); drop one of them")
+        negate = negate or prefixed
+        label = metric or (NEGATED.get(kind, f"not-{kind}") if negate else kind)
         weight = self._weight(where, entry)
         gate = self._gate(where, entry)
+        if negate:
+            at = f"{where}.type" if prefixed else f"{where}.negate"
+            if kind in NOT_NEGATABLE:
+                raise self.err(at, f"negating {kind!r} is not supported: {NOT_NEGATABLE[kind]}")
+            if kind in AGENT_GRADERS:
+                raise self.err(at, f"negating {kind!r} is not supported: the {kind.replace('-', '_')} grader's checks cannot be inverted as a whole")
+            if kind in NEGATED:
+                kind, negate = NEGATED[kind], False
         if kind in ("contains", "icontains", "not-contains", "not-icontains", "contains-all", "icontains-all"):
             values = self._value(where, entry, many=True) if kind.endswith("-all") else [self._value(where, entry)]
+            if negate:  # not-contains-all: passes unless every value is there
+                flag = "" if kind.startswith("contains") else "(?i)"
+                pattern = flag + r"\A(?!" + "".join(r"(?=[\s\S]*?" + re.escape(v) + ")" for v in values) + ")"
+                self.add(DeterministicGrader(type="deterministic", checks=Checks(regexMatch=[pattern]), weight=weight), label, gate)
+                return
             key = "mustNotContain" if kind.startswith("not-") else "mustContain"
             checks = Checks.model_validate({key: values, "caseSensitive": not kind.removeprefix("not-").startswith("i")})
             self.add(DeterministicGrader(type="deterministic", checks=checks, weight=weight), label, gate)
         elif kind in ("contains-any", "icontains-any"):
             values = self._value(where, entry, many=True)
             pattern = ("(?i)" if kind.startswith("i") else "") + "(?:" + "|".join(re.escape(v) for v in values) + ")"
+            pattern = negate_pattern(pattern) if negate else pattern
             self.add(DeterministicGrader(type="deterministic", checks=Checks(regexMatch=[pattern]), weight=weight), label, gate)
         elif kind in ("starts-with", "ends-with", "equals", "regex"):
             value = self._value(where, entry)
@@ -244,9 +296,16 @@ class Builder:
                 re.compile(pattern)
             except re.error as err:
                 raise self.err(f"{where}.value", f"{value!r} is not a valid regex: {err}") from None
+            pattern = negate_pattern(pattern) if negate else pattern
             self.add(DeterministicGrader(type="deterministic", checks=Checks(regexMatch=[pattern]), weight=weight), label, gate)
         elif kind == "is-json":
-            self.add(ScriptGrader(type="script", run=[sys.executable, "-c", IS_JSON], stdin="answer", weight=weight), label, gate)
+            check = IS_NOT_JSON if negate else IS_JSON
+            self.add(ScriptGrader(type="script", run=[sys.executable, "-c", check], stdin="answer", weight=weight), label, gate)
+        elif kind == "not-empty":  # promptfoo's not-empty; negated: the answer is empty (or only white space)
+            pattern = r"\A\s*\Z" if negate else r"\S"
+            self.add(DeterministicGrader(type="deterministic", checks=Checks(regexMatch=[pattern]), weight=weight), label, gate)
+        elif kind in ("min-length", "max-length"):
+            self._length(where, entry, kind, negate, weight, gate, label)
         elif kind == "llm-rubric" and "prompt" in entry:  # agentv: a judge prompt file, as llm-grader
             self.add(LLMRubricGrader(type="llm_rubric", rubric=self._judge_prompt(where, entry), weight=weight), label, self._gate(where, entry, 0.5))
         elif kind in ("llm-rubric", "rubrics", "rubric"):
@@ -258,7 +317,23 @@ class Builder:
         elif kind in ("script", "code-grader"):
             self.add(ScriptGrader(type="script", run=self._command(where, entry), stdin="json" if kind == "script" else "answer", weight=weight), label, gate)
         else:  # skill-used, not-skill-used, skill-trigger
-            self._skill(where, entry, kind, weight, gate, label)
+            self._skill(where, entry, kind, weight, gate, label, negate)
+
+    def _length(self, where: str, entry: dict, kind: str, negate: bool, weight: float, gate: float | None, label: str) -> None:
+        """promptfoo's ``min-length`` / ``max-length``: the answer's length in characters; negated,
+        ``min-length`` N is ``max-length`` N-1 and ``max-length`` N is ``min-length`` N+1."""
+        n = entry.get("value")
+        if isinstance(n, str) and n.strip().isdigit():
+            n = int(n)
+        if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= MAX_LENGTH:
+            raise self.err(f"{where}.value", f"must be a whole number of characters from 0 to {MAX_LENGTH}")
+        low, high = (n, -1) if kind == "min-length" else (0, n)
+        if negate:
+            if kind == "min-length" and n == 0:
+                raise self.err(f"{where}.value", "not-min-length 0 can never pass (every answer is at least 0 characters)")
+            low, high = (0, n - 1) if kind == "min-length" else (n + 1, -1)
+        run = [sys.executable, "-c", LENGTH, str(low), str(high)]
+        self.add(ScriptGrader(type="script", run=run, stdin="answer", weight=weight), label, gate)
 
     def _rubric_entry(self, where: str, entry: dict, kind: str, weight: float, gate: float | None, label: str) -> None:
         key = "criteria" if "criteria" in entry else "value"
@@ -368,11 +443,12 @@ class Builder:
         base = self.path.resolve().parent
         return [str((base / w).resolve()) if not w.startswith("-") and (base / w).is_file() else w for w in argv]
 
-    def _skill(self, where: str, entry: dict, kind: str, weight: float, gate: float | None, label: str) -> None:
+    def _skill(self, where: str, entry: dict, kind: str, weight: float, gate: float | None, label: str, negate: bool = False) -> None:
         if kind == "skill-trigger":
             name, expected = entry.get("skill"), entry.get("should_trigger", True)
             if not isinstance(expected, bool):
                 raise self.err(f"{where}.should_trigger", "must be true or false")
+            expected = expected != negate
         else:
             name, expected = self._value(where, entry), kind == "skill-used"
         if not isinstance(name, str) or not name:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from agentsproof.core.errors import InputError
 from agentsproof.formats.agentevals.asserts import build_graders
+from agentsproof.formats.agentevals.negation import SCRIPT_TARGETS
 from agentsproof.formats.agentevals.parse import EvalSuite, parse_suite
 
 if TYPE_CHECKING:
@@ -216,7 +217,7 @@ def label_checks(loaded: LoadedSuite, run: HasItems, prefix: str = "") -> None:
             for trial in arm.trials:
                 for label, g in zip(labels, trial.graders, strict=False):  # an errored trial may have fewer
                     for c in g.checks:
-                        if label == "is-json":
-                            c.target = "the answer is valid JSON"
+                        if label in SCRIPT_TARGETS:
+                            c.target = SCRIPT_TARGETS[label]
                         if label not in ("criteria", "rubrics", c.kind):
                             c.kind = f"{label}: {c.kind}" if not c.kind.startswith(label) else c.kind
