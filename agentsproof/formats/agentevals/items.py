@@ -130,9 +130,12 @@ def _target(loaded: LoadedSuite, cfg_target: str | None, targets_file: Path | No
     except InputError as err:
         from agentsproof.formats.agentevals.providers import find_providers_file, resolve_label, say_once
 
-        if name == "default" and find_providers_file(loaded.suite.path) is None:
+        found = find_providers_file(loaded.suite.path)
+        if name == "default" and found is None:
             return "chat"  # agentv's name for "the model you configured"
-        if not where or not where.startswith("providers"):
+        # execution.target names a provider label too (agentv's examples say `target: llm`);
+        # with no providers file only agentv's model label is read so, any other name stays an error
+        if where is None or not (where.startswith("providers") or found is not None or name == "llm"):
             raise InputError(display(loaded.suite.path), where, err.message) from None
         resolved = resolve_label(name, loaded.suite.path, display(loaded.suite.path), where)
         say_once(display(loaded.suite.path), resolved.note)

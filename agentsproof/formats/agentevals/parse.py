@@ -181,7 +181,7 @@ def _messages(src: str, where: str, value: Any, path: Path, files: list[tuple[st
                 (system if role == "system" else user).append(_text(src, f"{pat}.value", part.get("value", part.get("text"))))
             elif kind == "file":
                 rel = _text(src, f"{pat}.path", part.get("path", part.get("value")))
-                files.append((rel, _attached(src, f"{pat}.path", rel, path)))
+                files.append((rel, attached(src, f"{pat}.path", rel, path)))
             else:
                 raise _err(src, f"{pat}.type", f"{kind!r}: expected 'text' or 'file'")
     if not user and not files:
@@ -192,9 +192,10 @@ def _messages(src: str, where: str, value: Any, path: Path, files: list[tuple[st
     return text
 
 
-def _attached(src: str, where: str, rel: str, path: Path) -> Path:
-    """A file part's path: relative to the EVAL.yaml's folder (agentv also accepts paths
-    from the folder above an ``evals/`` folder)."""
+def attached(src: str, where: str, rel: str, path: Path) -> Path:
+    """A file an EVAL.yaml names (a file part, a grader's prompt): relative to its folder,
+    confined to it or, for a file in an ``evals/`` folder, to the folder above it (agentv
+    keeps ``prompts/`` beside ``evals/``); tried from that folder too when not found."""
     from agentsproof.core.inputs import confined
 
     folder = path.resolve().parent

@@ -1,0 +1,88 @@
+"""agentv files as they really are (round 2): copies of agentv's own examples
+(tests/data/agentv-real, MIT, see the LICENSE there) run on the scripted server end to end.
+
+A grader ``prompt: ../prompts/x.md`` kept in the folder above ``evals/`` (agentv's layout)
+is read with the same confinement as an input file part, and agentv's other names for the
+judge prompt's values (``{{ input_text }}``, ``{{ question }}``, ``{{ candidate_answer }}``…)
+are filled in."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import Rule, read_json, run_cli
+
+REAL = Path(__file__).resolve().parents[1] / "data" / "agentv-real"
+WEIGHTED = REAL / "examples" / "features" / "weighted-evaluators"
+
+
+def _weighted_copy(tmp_path: Path) -> Path:
+    """The weighted-evaluators example, its ``weight: 0`` grader left at the default weight
+    (a zero weight is the assertion mapping's business, not this file's)."""
+    root = tmp_path / "weighted-evaluators"
+    shutil.copytree(WEIGHTED, root)
+    suite = root / "evals" / "dataset.eval.yaml"
+    text = suite.read_text()
+    assert "        weight: 0\n" in text
+    suite.write_text(text.replace("        weight: 0\n", ""))
+    return suite
+
+
+def test_grader_prompts_in_the_folder_above_evals_run_with_their_values_filled(byok_env, tmp_path):
+    suite = _weighted_copy(tmp_path)
+    byok_env.add(Rule(reply="Neural networks are layers of connected nodes that learn weights from data.", judge=False))
+    byok_env.add(Rule(reply='{"reasoning": "fine", "score": 0.9}', judge=True))
+    out = tmp_path / "out"
+    code, _, err = run_cli(["eval", suite, "--model", "m", "--output", out, "--no-cache"])
+    assert code == 0, err
+    assert err.count("execution.target 'llm'") == 1 and "runs as the configured model" in err  # agentv's model label, said once
+    data = read_json(out / "weighted-evaluators-examples" / "weighted-evaluators-examples-tc-eval.json")
+    items = {i["name"]: i for i in data["items"]}
+    assert set(items) == {"weighted-multi-evaluator", "experimental-evaluator-disabled", "equal-weights-default"}
+    multi = items["weighted-multi-evaluator"]["with_arm"]["trials"][0]
+    assert multi["error"] is None and [g["type"] for g in multi["graders"]] == ["llm_rubric"] * 3
+    assert multi["passed"] is True
+    judged = [json.dumps(r["messages"]) for r in byok_env.judge_requests()]
+    # each prompt file reached the judge, with agentv's names for the values filled in
+    for title in ("# Safety Check", "# Quality Evaluation", "# Style Evaluation", "# Accuracy Check", "# Correctness Check", "# Clarity Check"):
+        assert any(title in j for j in judged), title
+    assert any("Question: Explain the concept of neural networks." in j and "Reference Answer: Neural networks are computational models" in j for j in judged)
+    assert any("# Quality Evaluation" in j and "Question: Explain the concept of neural networks." in j for j in judged)  # {{ input_text }}
+    assert not any("{{ question }}" in j or "{{ input_text }}" in j or "{{ candidate_answer }}" in j for j in judged)
+    assert {r["model"] for r in byok_env.trial_requests()} == {"m"}
+
+
+def test_an_unknown_execution_target_without_a_providers_file_is_still_refused(tmp_path):
+    suite = _weighted_copy(tmp_path)
+    suite.write_text(suite.read_text().replace("  target: llm\n", "  target: my-agent\n"))
+    code, _, err = run_cli(["eval", suite, "--model", "m", "--output", tmp_path / "out"])
+    assert code == 30 and "execution.target: unknown target 'my-agent'" in err, err
+
+
+def test_grader_prompt_outside_the_folder_above_evals_is_refused(tmp_path):
+    suite = _weighted_copy(tmp_path)
+    (tmp_path / "secret.md").write_text("# Not the eval's\n")
+    suite.write_text(suite.read_text().replace("../prompts/safety-check.md", "../../secret.md", 1))
+    code, _, err = run_cli(["eval", suite, "--model", "m", "--output", tmp_path / "out"])
+    assert code == 30 and len(err.strip().splitlines()) == 1, err
+    assert "dataset.eval.yaml" in err and "tests[0].assertions[0].prompt" in err and "outside the eval's folder" in err
+
+
+def test_grader_prompt_beside_the_eval_still_wins_and_a_missing_one_is_named(tmp_path):
+    from agentsproof.core.errors import InputError
+    from agentsproof.formats.agentevals.items import load_suite
+
+    suite = _weighted_copy(tmp_path)
+    (suite.parent / "prompts").mkdir()
+    (suite.parent / "prompts" / "clarity-check.md").write_text("Local clarity prompt: {{ output }}\n")
+    suite.write_text(suite.read_text().replace("../prompts/clarity-check.md", "prompts/clarity-check.md"))
+    loaded = load_suite(suite)
+    assert loaded.graders["equal-weights-default"].graders[2].rubric.startswith("Local clarity prompt")
+    suite.write_text(suite.read_text().replace("../prompts/style-evaluation.md", "../prompts/nosuch.md"))
+    with pytest.raises(InputError) as exc:
+        load_suite(suite)
+    assert exc.value.field == "tests[0].assertions[2].prompt" and "'../prompts/nosuch.md' not found" in exc.value.message
