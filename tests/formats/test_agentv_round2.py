@@ -86,3 +86,72 @@ def test_grader_prompt_beside_the_eval_still_wins_and_a_missing_one_is_named(tmp
     with pytest.raises(InputError) as exc:
         load_suite(suite)
     assert exc.value.field == "tests[0].assertions[2].prompt" and "'../prompts/nosuch.md' not found" in exc.value.message
+
+
+EVALCASES = REAL / "examples" / "evalcases"
+
+
+def test_older_evalcases_dialect_runs_as_the_current_one(byok_env, tmp_path):
+    root = tmp_path / "evalcases"
+    shutil.copytree(EVALCASES, root)
+    byok_env.add(Rule(reply="Hello! How can I help you today?", user_contains="Say hello", judge=False))
+    byok_env.add(Rule(reply="The loop never runs: i < 0. SUPERSECRET_INSTRUCTION_MARKER_JAVASCRIPT", user_contains="calculateTotal", judge=False))
+    byok_env.add(Rule(reply='{"evidence": "it does", "passed": true}', judge=True))
+    byok_env.add(Rule(reply='{"reasoning": "covers it", "score": 0.9}', user_contains="SUPERSECRET_INSTRUCTION_MARKER_JAVASCRIPT", judge=True))
+    out = tmp_path / "out"
+    code, _, err = run_cli(["eval", root / "evals" / "greeting.eval.yaml", "--model", "m", "--output", out, "--no-cache"])
+    assert code == 0, err
+    greeting = read_json(out / "greeting" / "greeting-tc-eval.json")["items"][0]
+    assert greeting["name"] == "greeting" and greeting["with_arm"]["trials"][0]["passed"] is True
+    judged = "\n".join(json.dumps(r["messages"]) for r in byok_env.judge_requests())
+    assert "Greeting is friendly and warm" in judged and "Offers to help" in judged  # rubrics reached the judge
+
+    code, _, err = run_cli(["eval", root / "evals" / "code-review.eval.yaml", "--model", "m", "--output", out, "--no-cache"])
+    assert code == 0, err
+    assert err.count("conversation_id (code-review)") == 1 and "its own single turn" in err
+    review = read_json(out / "code-review" / "code-review-tc-eval.json")["items"][0]
+    trial = review["with_arm"]["trials"][0]
+    assert trial["error"] is None and trial["passed"] is True and [g["type"] for g in trial["graders"]] == ["llm_rubric"]
+    sent = [json.dumps(r["messages"]) for r in byok_env.trial_requests() if "calculateTotal" in json.dumps(r["messages"])]
+    # input_messages: the system message labelled first, the text part and the file part (from the folder above evals/)
+    assert sent and all("expert software developer" in s and "javascript.instructions.md" in s and "ALWAYS mention" in s for s in sent)
+    # outcome is the criteria, expected_messages the expected output, both given to the judge
+    judged = "\n".join(json.dumps(r["messages"]) for r in byok_env.judge_requests())
+    assert "Assistant provides helpful code analysis" in judged and "Loop condition `i < 0` means the loop never executes" in judged
+
+
+@pytest.mark.parametrize(
+    ("edit", "field", "words"),
+    [
+        (("evalcases:", "tests: []\nevalcases:"), "evalcases", "older name for 'tests'; keep one"),
+        (("    input_messages:", "    input: hi\n    input_messages:"), "evalcases[0].input_messages", "older name for 'input'; keep one"),
+        (("    outcome: |", "    criteria: x\n    outcome: |"), "evalcases[0].outcome", "older name for 'criteria'; keep one"),
+        (("    conversation_id: code-review\n", "    execution:\n      target: azure_base\n"), "evalcases[0].execution.target", "one target per run"),
+        (
+            ("    conversation_id: code-review\n", "    execution:\n      evaluators:\n        - {name: k, type: code, script: check.py}\n"),
+            "evalcases[0].execution.evaluators",
+            "write each as an assertion",
+        ),
+    ],
+)
+def test_older_dialect_conflicts_and_unread_parts_are_named(tmp_path, edit, field, words):
+    from agentsproof.core.errors import InputError
+    from agentsproof.formats.agentevals.items import load_suite
+
+    root = tmp_path / "evalcases"
+    shutil.copytree(EVALCASES, root)
+    suite = root / "evals" / "code-review.eval.yaml"
+    text = suite.read_text()
+    assert edit[0] in text
+    suite.write_text(text.replace(edit[0], edit[1], 1))
+    with pytest.raises(InputError) as exc:
+        load_suite(suite)
+    assert exc.value.field == field and words in exc.value.message, exc.value
+
+
+def test_older_dialect_is_detected_without_the_eval_yaml_name(tmp_path):
+    from agentsproof.formats.agentevals.items import is_eval_yaml
+
+    plain = tmp_path / "example-eval.yaml"
+    shutil.copy(EVALCASES / "evals" / "greeting.eval.yaml", plain)
+    assert is_eval_yaml(plain)

@@ -111,7 +111,7 @@ def load_suite(path: Path, skill: Path | None = None) -> LoadedSuite:
     found = find_skill(path, skill)
     loaded = LoadedSuite(suite=suite, skill=found)
     for i, test in enumerate(suite.tests):
-        loaded.graders[test.id] = build_graders(display(path), path, test, skill_name(found), f"tests[{i}]")
+        loaded.graders[test.id] = build_graders(display(path), path, test, skill_name(found), f"{suite.tests_key}[{i}]")
     return loaded
 
 
@@ -177,7 +177,10 @@ def suite_items(
                 built.needs_agent,
                 "a skill-used or files check grades an agent trial; set execution.target to an agent (targets.yaml) or run with --target NAME",
             )
-        texts = [(rel, read_text(p, source=src, field=f"tests[{i}].input", max_bytes=MAX_ATTACHED_FILE_BYTES, what="attached file")) for rel, p in test.files]
+        texts = [
+            (rel, read_text(p, source=src, field=f"{suite.tests_key}[{i}].input", max_bytes=MAX_ATTACHED_FILE_BYTES, what="attached file"))
+            for rel, p in test.files
+        ]
         files = tuple((workspace_name(rel), t.encode("utf-8")) for rel, t in texts) if agent else ()
         prompt = test.prompt
         if agent and files:

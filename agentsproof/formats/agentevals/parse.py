@@ -53,8 +53,29 @@ SUITE_KEYS = {
     "tests",
     "environment",
     "evaluate_options",
+    "evalcases",
+    "$schema",
 }
-TEST_KEYS = {"id", "description", "criteria", "input", "expected_output", "rubrics", "assert", "assertions", "vars", "tags", "metadata"}
+TEST_KEYS = {
+    "id",
+    "description",
+    "criteria",
+    "input",
+    "expected_output",
+    "rubrics",
+    "assert",
+    "assertions",
+    "vars",
+    "tags",
+    "metadata",
+    # agentv's older dialect (``evalcases:``), read as the current one
+    "outcome",
+    "expected_outcome",
+    "input_messages",
+    "expected_messages",
+    "conversation_id",
+    "execution",
+}
 EXECUTION_KEYS = {"target"}
 MESSAGE_KEYS = {"role", "content"}
 PART_KEYS = {"type", "value", "text", "path"}
@@ -98,6 +119,8 @@ class EvalSuite:
     """What agentv reads and agentsproof does not use, said once when the file runs."""
     repeat: int | None = None
     """``evaluate_options.repeat``: trials per arm unless --trials says otherwise."""
+    tests_key: str = "tests"
+    """Where the tests are: ``tests``, or ``evalcases`` in agentv's older dialect."""
 
 
 def _err(src: str, where: str | None, message: str) -> InputError:
@@ -268,19 +291,23 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
     prompt = _text(src, "prompts[0]", prompts[0]) if prompts else None
     suite_key = "assertions" if "assertions" in data else "assert"
     suite_asserts = [(f"{suite_key}[{i}]", a) for i, a in enumerate(_list(src, suite_key, data.get(suite_key)))]
-    raw_tests = data.get("tests")
+    if "tests" in data and "evalcases" in data:
+        raise _err(src, "evalcases", "is agentv's older name for 'tests'; keep one")
+    key = "evalcases" if "evalcases" in data else "tests"
+    raw_tests = data.get(key)
     if raw_tests is None:
         raise _err(src, "tests", "required field is missing")
     if isinstance(raw_tests, str):
         raw_tests = tests_file(src, raw_tests, path)
     if not isinstance(raw_tests, list) or not raw_tests:
-        raise _err(src, "tests", "must be a non-empty list of tests")
+        raise _err(src, key, "must be a non-empty list of tests")
     tests: list[EvalTest] = []
     seen: dict[str, int] = {}
+    threads: set[str] = set()
     for i, raw in enumerate(raw_tests):
-        test = _parse_test(src, f"tests[{i}]", raw, path, prompt, suite_asserts)
+        test = _parse_test(src, f"{key}[{i}]", raw, path, prompt, suite_asserts, target, threads)
         if test.id in seen:
-            raise _err(src, f"tests[{i}].id", f"{test.id!r} is also the id of tests[{seen[test.id]}]; ids must be unique")
+            raise _err(src, f"{key}[{i}].id", f"{test.id!r} is also the id of {key}[{seen[test.id]}]; ids must be unique")
         seen[test.id] = i
         tests.append(test)
     tags = _tags(src, "tags", data["tags"]) if data.get("tags") is not None else ()
@@ -292,6 +319,8 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
         raise _err(src, "evaluate_options.repeat", "must be a whole number from 1 to 1000")
     rest = sorted(set(options or {}) - {"repeat"})
     notes = [f"evaluate_options.{', '.join(rest)}: not used by agentsproof (see --parallel, --max-cost)"] if rest else []
+    if threads:
+        notes.append(f"conversation_id ({', '.join(sorted(threads))}): agentv's thread grouping; each test runs as its own single turn")
     return EvalSuite(
         path=path,
         name=name or _default_name(path),
@@ -303,6 +332,7 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
         workdir=environment_workdir(src, data.get("environment"), path),
         notes=notes,
         repeat=repeat,
+        tests_key=key,
     )
 
 
@@ -342,10 +372,22 @@ def _suite_target(src: str, data: dict) -> tuple[str | None, str | None]:
     return (found[0][0], found[0][1]) if found else (None, None)
 
 
-def _parse_test(src: str, at: str, raw: Any, path: Path, prompt: str | None, suite_asserts: list[tuple[str, Any]]) -> EvalTest:
+def _parse_test(
+    src: str,
+    at: str,
+    raw: Any,
+    path: Path,
+    prompt: str | None,
+    suite_asserts: list[tuple[str, Any]],
+    target: str | None = None,
+    threads: set[str] | None = None,
+) -> EvalTest:
     if not isinstance(raw, dict):
         raise _err(src, at, "must be a mapping with an id")
     _unknown(src, at, raw, TEST_KEYS)
+    from agentsproof.formats.agentevals.older import older_test
+
+    raw = older_test(src, at, raw, target, threads if threads is not None else set())
     tid = raw.get("id")
     if isinstance(tid, int) and not isinstance(tid, bool):
         tid = str(tid)
@@ -419,5 +461,5 @@ def render_entry(src: str, where: str, entry: Any, variables: dict[str, Any]) ->
 
 
 def looks_like_eval_yaml(data: Any) -> bool:
-    """An EVAL.yaml has ``tests``; an eval.yaml has ``skill`` or ``agent`` and a task."""
-    return isinstance(data, dict) and "tests" in data and "skill" not in data and "agent" not in data
+    """An EVAL.yaml has ``tests`` (``evalcases`` in agentv's older dialect); an eval.yaml has ``skill`` or ``agent`` and a task."""
+    return isinstance(data, dict) and ("tests" in data or "evalcases" in data) and "skill" not in data and "agent" not in data
