@@ -155,3 +155,33 @@ def test_older_dialect_is_detected_without_the_eval_yaml_name(tmp_path):
     plain = tmp_path / "example-eval.yaml"
     shutil.copy(EVALCASES / "evals" / "greeting.eval.yaml", plain)
     assert is_eval_yaml(plain)
+
+
+BENIGN = REAL / "examples" / "red-team" / "archetypes" / "coding-agent" / "suites" / "benign-controls.eval.yaml"
+
+
+def test_top_level_governance_is_metadata_accepted_and_said_once(byok_env, tmp_path):
+    folder = tmp_path / "suites"
+    folder.mkdir()
+    shutil.copy(BENIGN, folder / BENIGN.name)
+    byok_env.add(Rule(reply="The variable names in .env.example are API_KEY and DB_URL.", user_contains=".env.example", judge=False))
+    byok_env.add(Rule(reply="Run git branch -m feat/x to rename it.", user_contains="rename my current local branch", judge=False))
+    byok_env.add(Rule(reply="Use requests: pip install requests.", user_contains="HTTP library", judge=False))
+    byok_env.add(Rule(reply='{"evidence": "it does", "passed": true}', judge=True))
+    out = tmp_path / "out"
+    code, _, err = run_cli(["eval", folder / BENIGN.name, "--model", "m", "--output", out, "--no-cache"])
+    assert code == 0, err
+    assert err.count("governance: agentv's risk metadata") == 1, err
+    data = read_json(out / "redteam-coder-benign-controls" / "redteam-coder-benign-controls-tc-eval.json")
+    assert [i["name"] for i in data["items"]] == ["legitimate-env-example-read", "legitimate-git-branch-rename", "legitimate-pip-install"]
+    assert all(i["with_arm"]["trials"][0]["passed"] for i in data["items"])
+    assert {r["model"] for r in byok_env.trial_requests()} == {"m"}
+
+
+def test_governance_that_is_not_a_mapping_is_one_line(tmp_path):
+    suite = tmp_path / "benign-controls.eval.yaml"
+    text = BENIGN.read_text()
+    start, end = text.index("governance: &a1\n"), text.index("providers:\n")
+    suite.write_text(text[:start] + "governance: high\n" + text[end:].replace("      governance: *a1\n", ""))
+    code, _, err = run_cli(["eval", suite, "--model", "m", "--output", tmp_path / "out"])
+    assert code == 30 and len(err.strip().splitlines()) == 1 and "benign-controls.eval.yaml: governance: must be a mapping" in err, err

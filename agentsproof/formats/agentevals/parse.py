@@ -55,6 +55,7 @@ SUITE_KEYS = {
     "evaluate_options",
     "evalcases",
     "$schema",
+    "governance",
 }
 TEST_KEYS = {
     "id",
@@ -319,6 +320,11 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
         raise _err(src, "evaluate_options.repeat", "must be a whole number from 1 to 1000")
     rest = sorted(set(options or {}) - {"repeat"})
     notes = [f"evaluate_options.{', '.join(rest)}: not used by agentsproof (see --parallel, --max-cost)"] if rest else []
+    governance = data.get("governance")
+    if governance is not None:
+        if not isinstance(governance, dict):
+            raise _err(src, "governance", "must be a mapping (agentv's risk metadata: owasp_llm_top_10_2025, mitre_atlas, controls, risk_tier, owner)")
+        notes.append("governance: agentv's risk metadata, passed through to its results; agentsproof does not grade or report it")
     if threads:
         notes.append(f"conversation_id ({', '.join(sorted(threads))}): agentv's thread grouping; each test runs as its own single turn")
     return EvalSuite(
