@@ -185,3 +185,41 @@ def test_governance_that_is_not_a_mapping_is_one_line(tmp_path):
     suite.write_text(text[:start] + "governance: high\n" + text[end:].replace("      governance: *a1\n", ""))
     code, _, err = run_cli(["eval", suite, "--model", "m", "--output", tmp_path / "out"])
     assert code == 30 and len(err.strip().splitlines()) == 1 and "benign-controls.eval.yaml: governance: must be a mapping" in err, err
+
+
+SHARED = REAL / "examples" / "features" / "workspace-shared-config"
+
+
+def test_environment_file_is_read_and_its_setup_command_refused_by_name(tmp_path):
+    root = tmp_path / "workspace-shared-config"
+    shutil.copytree(SHARED, root)
+    suite = root / "evals" / "accuracy" / "suite.yaml"
+    code, _, err = run_cli(["eval", suite, "--model", "m", "--output", tmp_path / "out"])
+    assert code == 30 and len(err.strip().splitlines()) == 1, err
+    assert "suite.yaml: environment.setup:" in err and "setup command" in err and "environment.workdir" in err
+
+
+def test_environment_file_without_setup_gives_its_workdir_relative_to_itself(tmp_path):
+    from agentsproof.formats.agentevals.items import load_suite
+
+    root = tmp_path / "workspace-shared-config"
+    shutil.copytree(SHARED, root)
+    env = root / "environment.yaml"
+    text = env.read_text()
+    env.write_text(text[: text.index("setup:")])
+    loaded = load_suite(root / "evals" / "accuracy" / "suite.yaml")
+    assert loaded.suite.workdir == (root / "workspace-template").resolve()
+
+
+def test_environment_file_outside_the_folder_above_evals_is_refused(tmp_path):
+    from agentsproof.core.errors import InputError
+    from agentsproof.formats.agentevals.items import load_suite
+
+    root = tmp_path / "repo" / "workspace-shared-config"
+    shutil.copytree(SHARED, root)
+    (tmp_path / "repo" / "environment.yaml").write_text("type: host\n")
+    suite = root / "evals" / "accuracy" / "suite.yaml"
+    suite.write_text(suite.read_text().replace("file://../../environment.yaml", "file://../../../environment.yaml"))
+    with pytest.raises(InputError) as exc:
+        load_suite(suite)
+    assert exc.value.field == "environment" and "outside the eval's folder" in exc.value.message

@@ -21,8 +21,17 @@ def environment_workdir(src: str, env: Any, path: Path) -> Path | None:
 
     if env is None:
         return None
+    if isinstance(env, str):  # agentv: environment: file://../../environment.yaml, a recipe shared by several suites
+        env, path = _environment_file(src, env, path)
     if not isinstance(env, dict):
-        raise _err(src, "environment", "must be a mapping (type: host, workdir: DIR)")
+        raise _err(src, "environment", "must be a mapping (type: host, workdir: DIR) or a file://… environment file")
+    if "setup" in env:
+        raise _err(
+            src,
+            "environment.setup",
+            "agentv's setup command (run before the trials, e.g. cloning a repository) is not run by agentsproof; "
+            "put what it prepares in environment.workdir, which is copied into every agent trial's workspace",
+        )
     if env.get("type", "host") != "host":
         raise _err(
             src,
@@ -43,6 +52,25 @@ def environment_workdir(src: str, env: Any, path: Path) -> Path | None:
     if not target.is_dir():
         raise _err(src, "environment.workdir", f"folder {rel!r} not found")
     return target
+
+
+def _environment_file(src: str, ref: str, path: Path) -> tuple[Any, Path]:
+    """``environment: file://…yaml``: the mapping it holds and the file (its paths are relative to it).
+
+    It may sit anywhere under the folder above the nearest ``evals/`` folder (agentv keeps
+    one recipe beside ``evals/`` for suites in its subfolders), else beside the eval."""
+    from agentsproof.core.inputs import confined
+    from agentsproof.core.validation import read_yaml
+
+    rel = ref.strip().removeprefix("file://")
+    if not rel:
+        raise _err(src, "environment", "must be a mapping (type: host, workdir: DIR) or a file://… environment file")
+    folder = path.resolve().parent
+    evals = next((p for p in [folder, *folder.parents] if p.name == "evals"), None)
+    target = confined(rel, path, "environment", root=evals.parent if evals is not None else folder)
+    if not target.is_file():
+        raise _err(src, "environment", f"file {rel!r} not found")
+    return read_yaml(target), target
 
 
 def tests_file(src: str, ref: str, path: Path) -> list[Any]:
