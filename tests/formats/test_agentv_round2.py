@@ -223,3 +223,50 @@ def test_environment_file_outside_the_folder_above_evals_is_refused(tmp_path):
     with pytest.raises(InputError) as exc:
         load_suite(suite)
     assert exc.value.field == "environment" and "outside the eval's folder" in exc.value.message
+
+
+QUICKSTART = REAL / "examples" / "features" / "readme-quickstart"
+FIZZBUZZ = '```python\nfor i in range(1, 16):\n    if i % 15 == 0:\n        print("fizzbuzz")\n    elif i % 3 == 0:\n        print("fizz")\n    elif i % 5 == 0:\n        print("buzz")\n    else:\n        print(i)\n```'
+
+
+def test_default_test_options_are_refused_by_name_not_dropped(tmp_path):
+    root = tmp_path / "readme-quickstart"
+    shutil.copytree(QUICKSTART, root)
+    code, _, err = run_cli(["eval", root / "evals" / "my-eval.eval.yaml", "--model", "m", "--output", tmp_path / "out"])
+    assert code == 30 and len(err.strip().splitlines()) == 1, err
+    assert "my-eval.eval.yaml: default_test.options:" in err and "rubric_prompt" in err
+
+
+def test_default_test_file_threshold_vars_and_assertions_reach_every_test(byok_env, tmp_path):
+    root = tmp_path / "readme-quickstart"
+    shutil.copytree(QUICKSTART, root)
+    # the default-test file without its options, plus vars and an assertion merged into every test
+    (root / "evals" / "default-test.yaml").write_text("threshold: 0.6\nvars:\n  lang: Python\nassert:\n  - type: icontains\n    value: '{{ lang }}'\n")
+    byok_env.add(Rule(reply=FIZZBUZZ, judge=False))
+    byok_env.add(Rule(reply='{"evidence": "it does", "passed": true}', judge=True))
+    out = tmp_path / "out"
+    code, _, err = run_cli(["eval", root / "evals" / "my-eval.eval.yaml", "--model", "m", "--output", out, "--no-cache"])
+    assert code == 0, err
+    assert "'local-openai' is 'openai'" in err  # resolved from .agentv/providers.yaml, said once
+    data = read_json(out / "my-eval" / "my-eval-tc-eval.json")
+    item = data["items"][0]
+    assert item["name"] == "fizzbuzz" and data["settings"]["threshold"] == 0.6
+    graders = item["with_arm"]["trials"][0]["graders"]
+    # default_test's assertion first (as promptfoo merges defaultTest), its {{ lang }} from default_test.vars,
+    # then the test's own: contains, the criterion, the script, the rubric outcomes
+    kinds = [(g["type"], g["checks"][0]["kind"]) for g in graders]
+    assert kinds[0] == ("deterministic", "icontains: mustContain") and kinds[3] == ("script", "script"), kinds
+    assert len(graders) == 6 and all(g["score"] == 1.0 for g in graders)
+    assert "Python" in json.dumps(graders[0]["checks"][0])
+
+
+def test_two_different_thresholds_are_one_line(tmp_path):
+    from agentsproof.core.errors import InputError
+    from agentsproof.formats.agentevals.parse import parse_suite
+
+    with pytest.raises(InputError) as exc:
+        parse_suite({"threshold": 0.7, "default_test": {"threshold": 0.9}, "tests": [{"id": "a", "input": "hi", "criteria": "c"}]}, tmp_path / "x.eval.yaml")
+    assert exc.value.field == "default_test.threshold" and "give one" in exc.value.message
+    with pytest.raises(InputError) as exc:
+        parse_suite({"threshold": 2, "tests": [{"id": "a", "input": "hi", "criteria": "c"}]}, tmp_path / "x.eval.yaml")
+    assert exc.value.field == "threshold" and "from 0 to 1" in exc.value.message

@@ -198,7 +198,7 @@ def suite_items(
             graders=list(built.graders),
             trials=trials,
             timeout=timeout,
-            threshold=threshold if threshold is not None else EVAL_YAML_THRESHOLD,
+            threshold=threshold if threshold is not None else suite.threshold if suite.threshold is not None else EVAL_YAML_THRESHOLD,
             eval_path=str(suite.path.resolve()),
             source_sha256=sha256_text(prompt_sys),
             target=name,

@@ -56,6 +56,8 @@ SUITE_KEYS = {
     "evalcases",
     "$schema",
     "governance",
+    "default_test",
+    "threshold",
 }
 TEST_KEYS = {
     "id",
@@ -120,6 +122,8 @@ class EvalSuite:
     """What agentv reads and agentsproof does not use, said once when the file runs."""
     repeat: int | None = None
     """``evaluate_options.repeat``: trials per arm unless --trials says otherwise."""
+    threshold: float | None = None
+    """``threshold`` / ``default_test.threshold``: a test's pass mark unless --threshold says otherwise."""
     tests_key: str = "tests"
     """Where the tests are: ``tests``, or ``evalcases`` in agentv's older dialect."""
 
@@ -264,7 +268,7 @@ def _list(src: str, where: str, value: Any) -> list[Any]:
 def parse_suite(data: Any, path: Path) -> EvalSuite:
     """The parsed suite (its ``tests`` file and ``environment`` resolved); InputError naming the field of the first problem."""
     from agentsproof.core.inputs import display
-    from agentsproof.formats.agentevals.suite_files import environment_workdir, tests_file
+    from agentsproof.formats.agentevals.suite_files import default_test, environment_workdir, tests_file, threshold_value
 
     src = display(path)
     if not isinstance(data, dict):
@@ -292,6 +296,11 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
     prompt = _text(src, "prompts[0]", prompts[0]) if prompts else None
     suite_key = "assertions" if "assertions" in data else "assert"
     suite_asserts = [(f"{suite_key}[{i}]", a) for i, a in enumerate(_list(src, suite_key, data.get(suite_key)))]
+    default_vars, default_asserts, default_threshold = default_test(src, data.get("default_test"), path)
+    suite_asserts += default_asserts
+    threshold = threshold_value(src, "threshold", data["threshold"]) if data.get("threshold") is not None else None
+    if threshold is not None and default_threshold is not None and threshold != default_threshold:
+        raise _err(src, "default_test.threshold", f"{default_threshold} differs from threshold {threshold}; give one")
     if "tests" in data and "evalcases" in data:
         raise _err(src, "evalcases", "is agentv's older name for 'tests'; keep one")
     key = "evalcases" if "evalcases" in data else "tests"
@@ -306,7 +315,7 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
     seen: dict[str, int] = {}
     threads: set[str] = set()
     for i, raw in enumerate(raw_tests):
-        test = _parse_test(src, f"{key}[{i}]", raw, path, prompt, suite_asserts, target, threads)
+        test = _parse_test(src, f"{key}[{i}]", raw, path, prompt, suite_asserts, target, threads, default_vars)
         if test.id in seen:
             raise _err(src, f"{key}[{i}].id", f"{test.id!r} is also the id of {key}[{seen[test.id]}]; ids must be unique")
         seen[test.id] = i
@@ -339,6 +348,7 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
         notes=notes,
         repeat=repeat,
         tests_key=key,
+        threshold=threshold if threshold is not None else default_threshold,
     )
 
 
@@ -387,6 +397,7 @@ def _parse_test(
     suite_asserts: list[tuple[str, Any]],
     target: str | None = None,
     threads: set[str] | None = None,
+    default_vars: dict[str, Any] | None = None,
 ) -> EvalTest:
     if not isinstance(raw, dict):
         raise _err(src, at, "must be a mapping with an id")
@@ -404,6 +415,7 @@ def _parse_test(
     variables = raw.get("vars") or {}
     if not isinstance(variables, dict):
         raise _err(src, f"{at}.vars", "must be a mapping of names to values")
+    variables = {**(default_vars or {}), **variables}
     files: list[tuple[str, Path]] = []
     for key in ("input", "expected_output", "criteria"):
         if key in raw and key in variables:
