@@ -260,13 +260,13 @@ def test_default_test_file_threshold_vars_and_assertions_reach_every_test(byok_e
     assert "Python" in json.dumps(graders[0]["checks"][0])
 
 
-def test_two_different_thresholds_are_one_line(tmp_path):
+def test_default_test_threshold_wins_over_the_suite_threshold_as_in_agentv(tmp_path):
     from agentsproof.core.errors import InputError
     from agentsproof.formats.agentevals.parse import parse_suite
 
-    with pytest.raises(InputError) as exc:
-        parse_suite({"threshold": 0.7, "default_test": {"threshold": 0.9}, "tests": [{"id": "a", "input": "hi", "criteria": "c"}]}, tmp_path / "x.eval.yaml")
-    assert exc.value.field == "default_test.threshold" and "give one" in exc.value.message
+    tests = [{"id": "a", "input": "hi", "criteria": "c"}]
+    assert parse_suite({"threshold": 0.7, "default_test": {"threshold": 0.9}, "tests": tests}, tmp_path / "x.eval.yaml").threshold == 0.9
+    assert parse_suite({"threshold": 0.7, "tests": tests}, tmp_path / "x.eval.yaml").threshold == 0.7
     with pytest.raises(InputError) as exc:
         parse_suite({"threshold": 2, "tests": [{"id": "a", "input": "hi", "criteria": "c"}]}, tmp_path / "x.eval.yaml")
     assert exc.value.field == "threshold" and "from 0 to 1" in exc.value.message

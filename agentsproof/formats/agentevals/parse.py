@@ -123,7 +123,7 @@ class EvalSuite:
     repeat: int | None = None
     """``evaluate_options.repeat``: trials per arm unless --trials says otherwise."""
     threshold: float | None = None
-    """``threshold`` / ``default_test.threshold``: a test's pass mark unless --threshold says otherwise."""
+    """``default_test.threshold``, else ``threshold``: a test's pass mark unless --threshold says otherwise."""
     tests_key: str = "tests"
     """Where the tests are: ``tests``, or ``evalcases`` in agentv's older dialect."""
 
@@ -299,8 +299,6 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
     default_vars, default_asserts, default_threshold = default_test(src, data.get("default_test"), path)
     suite_asserts += default_asserts
     threshold = threshold_value(src, "threshold", data["threshold"]) if data.get("threshold") is not None else None
-    if threshold is not None and default_threshold is not None and threshold != default_threshold:
-        raise _err(src, "default_test.threshold", f"{default_threshold} differs from threshold {threshold}; give one")
     if "tests" in data and "evalcases" in data:
         raise _err(src, "evalcases", "is agentv's older name for 'tests'; keep one")
     key = "evalcases" if "evalcases" in data else "tests"
@@ -348,7 +346,7 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
         notes=notes,
         repeat=repeat,
         tests_key=key,
-        threshold=threshold if threshold is not None else default_threshold,
+        threshold=default_threshold if default_threshold is not None else threshold,  # agentv: default_test's wins
     )
 
 
