@@ -398,7 +398,8 @@ class Builder:
         self._outcomes(where, [r for _, r in self.test.rubrics], "rubrics")
 
     def _judge_prompt(self, where: str, entry: dict) -> str:
-        from agentsproof.core.inputs import MAX_EVAL_FILE_BYTES, confined, read_text
+        from agentsproof.core.inputs import MAX_EVAL_FILE_BYTES, read_text
+        from agentsproof.formats.agentevals.parse import attached
 
         if ("prompt" in entry) == ("value" in entry):
             raise self.err(f"{where}.prompt", "give the judge prompt: a markdown file (or its text)")
@@ -408,7 +409,7 @@ class Builder:
         text = text.strip().removeprefix("file://") if text.strip().startswith("file://") else text
         if text.strip().endswith((".md", ".txt")) and "\n" not in text.strip():
             text = read_text(
-                confined(text.strip(), self.path, f"{where}.prompt"),
+                attached(self.src, f"{where}.prompt", text.strip(), self.path),
                 source=self.src,
                 field=f"{where}.prompt",
                 max_bytes=MAX_EVAL_FILE_BYTES,
@@ -421,6 +422,9 @@ class Builder:
             "expected_output": self.test.expected_output or "(none given)",
             "criteria": self.test.criteria or "(none given)",
         }
+        # agentv's other names for the same values (its examples' prompts use both)
+        values |= {"input_text": values["input"], "question": values["input"], "output_text": values["output"]}
+        values |= {"candidate_answer": values["output"], "expected_output_text": values["expected_output"], "reference_answer": values["expected_output"]}
 
         def fill(m: re.Match[str]) -> str:
             if m.group(1) not in values:

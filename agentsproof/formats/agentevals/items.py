@@ -112,7 +112,7 @@ def load_suite(path: Path, skill: Path | None = None) -> LoadedSuite:
     found = find_skill(path, skill)
     loaded = LoadedSuite(suite=suite, skill=found)
     for i, test in enumerate(suite.tests):
-        loaded.graders[test.id] = build_graders(display(path), path, test, skill_name(found), f"tests[{i}]")
+        loaded.graders[test.id] = build_graders(display(path), path, test, skill_name(found), f"{suite.tests_key}[{i}]")
     return loaded
 
 
@@ -131,9 +131,12 @@ def _target(loaded: LoadedSuite, cfg_target: str | None, targets_file: Path | No
     except InputError as err:
         from agentsproof.formats.agentevals.providers import find_providers_file, resolve_label, say_once
 
-        if name == "default" and find_providers_file(loaded.suite.path) is None:
+        found = find_providers_file(loaded.suite.path)
+        if name == "default" and found is None:
             return "chat"  # agentv's name for "the model you configured"
-        if not where or not where.startswith("providers"):
+        # execution.target names a provider label too (agentv's examples say `target: llm`);
+        # with no providers file only agentv's model label is read so, any other name stays an error
+        if where is None or not (where.startswith("providers") or found is not None or name == "llm"):
             raise InputError(display(loaded.suite.path), where, err.message) from None
         resolved = resolve_label(name, loaded.suite.path, display(loaded.suite.path), where)
         say_once(display(loaded.suite.path), resolved.note)
@@ -175,7 +178,10 @@ def suite_items(
                 built.needs_agent,
                 "a skill-used or files check grades an agent trial; set execution.target to an agent (targets.yaml) or run with --target NAME",
             )
-        texts = [(rel, read_text(p, source=src, field=f"tests[{i}].input", max_bytes=MAX_ATTACHED_FILE_BYTES, what="attached file")) for rel, p in test.files]
+        texts = [
+            (rel, read_text(p, source=src, field=f"{suite.tests_key}[{i}].input", max_bytes=MAX_ATTACHED_FILE_BYTES, what="attached file"))
+            for rel, p in test.files
+        ]
         files = tuple((workspace_name(rel), t.encode("utf-8")) for rel, t in texts) if agent else ()
         prompt = test.prompt
         if agent and files:
@@ -193,7 +199,7 @@ def suite_items(
             graders=list(built.graders),
             trials=trials,
             timeout=timeout,
-            threshold=threshold if threshold is not None else EVAL_YAML_THRESHOLD,
+            threshold=threshold if threshold is not None else suite.threshold if suite.threshold is not None else EVAL_YAML_THRESHOLD,
             eval_path=str(suite.path.resolve()),
             source_sha256=sha256_text(prompt_sys),
             target=name,

@@ -53,8 +53,32 @@ SUITE_KEYS = {
     "tests",
     "environment",
     "evaluate_options",
+    "evalcases",
+    "$schema",
+    "governance",
+    "default_test",
+    "threshold",
 }
-TEST_KEYS = {"id", "description", "criteria", "input", "expected_output", "rubrics", "assert", "assertions", "vars", "tags", "metadata"}
+TEST_KEYS = {
+    "id",
+    "description",
+    "criteria",
+    "input",
+    "expected_output",
+    "rubrics",
+    "assert",
+    "assertions",
+    "vars",
+    "tags",
+    "metadata",
+    # agentv's older dialect (``evalcases:``), read as the current one
+    "outcome",
+    "expected_outcome",
+    "input_messages",
+    "expected_messages",
+    "conversation_id",
+    "execution",
+}
 EXECUTION_KEYS = {"target"}
 MESSAGE_KEYS = {"role", "content"}
 PART_KEYS = {"type", "value", "text", "path"}
@@ -98,6 +122,10 @@ class EvalSuite:
     """What agentv reads and agentsproof does not use, said once when the file runs."""
     repeat: int | None = None
     """``evaluate_options.repeat``: trials per arm unless --trials says otherwise."""
+    threshold: float | None = None
+    """``default_test.threshold``, else ``threshold``: a test's pass mark unless --threshold says otherwise."""
+    tests_key: str = "tests"
+    """Where the tests are: ``tests``, or ``evalcases`` in agentv's older dialect."""
 
 
 def _err(src: str, where: str | None, message: str) -> InputError:
@@ -181,7 +209,7 @@ def _messages(src: str, where: str, value: Any, path: Path, files: list[tuple[st
                 (system if role == "system" else user).append(_text(src, f"{pat}.value", part.get("value", part.get("text"))))
             elif kind == "file":
                 rel = _text(src, f"{pat}.path", part.get("path", part.get("value")))
-                files.append((rel, _attached(src, f"{pat}.path", rel, path)))
+                files.append((rel, attached(src, f"{pat}.path", rel, path)))
             else:
                 raise _err(src, f"{pat}.type", f"{kind!r}: expected 'text' or 'file'")
     if not user and not files:
@@ -192,9 +220,10 @@ def _messages(src: str, where: str, value: Any, path: Path, files: list[tuple[st
     return text
 
 
-def _attached(src: str, where: str, rel: str, path: Path) -> Path:
-    """A file part's path: relative to the EVAL.yaml's folder (agentv also accepts paths
-    from the folder above an ``evals/`` folder)."""
+def attached(src: str, where: str, rel: str, path: Path) -> Path:
+    """A file an EVAL.yaml names (a file part, a grader's prompt): relative to its folder,
+    confined to it or, for a file in an ``evals/`` folder, to the folder above it (agentv
+    keeps ``prompts/`` beside ``evals/``); tried from that folder too when not found."""
     from agentsproof.core.inputs import confined
 
     folder = path.resolve().parent
@@ -239,7 +268,7 @@ def _list(src: str, where: str, value: Any) -> list[Any]:
 def parse_suite(data: Any, path: Path) -> EvalSuite:
     """The parsed suite (its ``tests`` file and ``environment`` resolved); InputError naming the field of the first problem."""
     from agentsproof.core.inputs import display
-    from agentsproof.formats.agentevals.suite_files import environment_workdir, tests_file
+    from agentsproof.formats.agentevals.suite_files import default_test, environment_workdir, tests_file, threshold_value
 
     src = display(path)
     if not isinstance(data, dict):
@@ -267,19 +296,26 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
     prompt = _text(src, "prompts[0]", prompts[0]) if prompts else None
     suite_key = "assertions" if "assertions" in data else "assert"
     suite_asserts = [(f"{suite_key}[{i}]", a) for i, a in enumerate(_list(src, suite_key, data.get(suite_key)))]
-    raw_tests = data.get("tests")
+    default_vars, default_asserts, default_threshold = default_test(src, data.get("default_test"), path)
+    suite_asserts += default_asserts
+    threshold = threshold_value(src, "threshold", data["threshold"]) if data.get("threshold") is not None else None
+    if "tests" in data and "evalcases" in data:
+        raise _err(src, "evalcases", "is agentv's older name for 'tests'; keep one")
+    key = "evalcases" if "evalcases" in data else "tests"
+    raw_tests = data.get(key)
     if raw_tests is None:
         raise _err(src, "tests", "required field is missing")
     if isinstance(raw_tests, str):
         raw_tests = tests_file(src, raw_tests, path)
     if not isinstance(raw_tests, list) or not raw_tests:
-        raise _err(src, "tests", "must be a non-empty list of tests")
+        raise _err(src, key, "must be a non-empty list of tests")
     tests: list[EvalTest] = []
     seen: dict[str, int] = {}
+    threads: set[str] = set()
     for i, raw in enumerate(raw_tests):
-        test = _parse_test(src, f"tests[{i}]", raw, path, prompt, suite_asserts)
+        test = _parse_test(src, f"{key}[{i}]", raw, path, prompt, suite_asserts, target, threads, default_vars)
         if test.id in seen:
-            raise _err(src, f"tests[{i}].id", f"{test.id!r} is also the id of tests[{seen[test.id]}]; ids must be unique")
+            raise _err(src, f"{key}[{i}].id", f"{test.id!r} is also the id of {key}[{seen[test.id]}]; ids must be unique")
         seen[test.id] = i
         tests.append(test)
     tags = _tags(src, "tags", data["tags"]) if data.get("tags") is not None else ()
@@ -291,6 +327,13 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
         raise _err(src, "evaluate_options.repeat", "must be a whole number from 1 to 1000")
     rest = sorted(set(options or {}) - {"repeat"})
     notes = [f"evaluate_options.{', '.join(rest)}: not used by agentsproof (see --parallel, --max-cost)"] if rest else []
+    governance = data.get("governance")
+    if governance is not None:
+        if not isinstance(governance, dict):
+            raise _err(src, "governance", "must be a mapping (agentv's risk metadata: owasp_llm_top_10_2025, mitre_atlas, controls, risk_tier, owner)")
+        notes.append("governance: agentv's risk metadata, passed through to its results; agentsproof does not grade or report it")
+    if threads:
+        notes.append(f"conversation_id ({', '.join(sorted(threads))}): agentv's thread grouping; each test runs as its own single turn")
     return EvalSuite(
         path=path,
         name=name or _default_name(path),
@@ -302,6 +345,8 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
         workdir=environment_workdir(src, data.get("environment"), path),
         notes=notes,
         repeat=repeat,
+        tests_key=key,
+        threshold=default_threshold if default_threshold is not None else threshold,  # agentv: default_test's wins
     )
 
 
@@ -341,10 +386,23 @@ def _suite_target(src: str, data: dict) -> tuple[str | None, str | None]:
     return (found[0][0], found[0][1]) if found else (None, None)
 
 
-def _parse_test(src: str, at: str, raw: Any, path: Path, prompt: str | None, suite_asserts: list[tuple[str, Any]]) -> EvalTest:
+def _parse_test(
+    src: str,
+    at: str,
+    raw: Any,
+    path: Path,
+    prompt: str | None,
+    suite_asserts: list[tuple[str, Any]],
+    target: str | None = None,
+    threads: set[str] | None = None,
+    default_vars: dict[str, Any] | None = None,
+) -> EvalTest:
     if not isinstance(raw, dict):
         raise _err(src, at, "must be a mapping with an id")
     _unknown(src, at, raw, TEST_KEYS)
+    from agentsproof.formats.agentevals.older import older_test
+
+    raw = older_test(src, at, raw, target, threads if threads is not None else set())
     tid = raw.get("id")
     if isinstance(tid, int) and not isinstance(tid, bool):
         tid = str(tid)
@@ -355,6 +413,7 @@ def _parse_test(src: str, at: str, raw: Any, path: Path, prompt: str | None, sui
     variables = raw.get("vars") or {}
     if not isinstance(variables, dict):
         raise _err(src, f"{at}.vars", "must be a mapping of names to values")
+    variables = {**(default_vars or {}), **variables}
     files: list[tuple[str, Path]] = []
     for key in ("input", "expected_output", "criteria"):
         if key in raw and key in variables:
@@ -418,5 +477,5 @@ def render_entry(src: str, where: str, entry: Any, variables: dict[str, Any]) ->
 
 
 def looks_like_eval_yaml(data: Any) -> bool:
-    """An EVAL.yaml has ``tests``; an eval.yaml has ``skill`` or ``agent`` and a task."""
-    return isinstance(data, dict) and "tests" in data and "skill" not in data and "agent" not in data
+    """An EVAL.yaml has ``tests`` (``evalcases`` in agentv's older dialect); an eval.yaml has ``skill`` or ``agent`` and a task."""
+    return isinstance(data, dict) and ("tests" in data or "evalcases" in data) and "skill" not in data and "agent" not in data

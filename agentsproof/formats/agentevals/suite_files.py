@@ -21,8 +21,17 @@ def environment_workdir(src: str, env: Any, path: Path) -> Path | None:
 
     if env is None:
         return None
+    if isinstance(env, str):  # agentv: environment: file://../../environment.yaml, a recipe shared by several suites
+        env, path = _environment_file(src, env, path)
     if not isinstance(env, dict):
-        raise _err(src, "environment", "must be a mapping (type: host, workdir: DIR)")
+        raise _err(src, "environment", "must be a mapping (type: host, workdir: DIR) or a file://… environment file")
+    if "setup" in env:
+        raise _err(
+            src,
+            "environment.setup",
+            "agentv's setup command (run before the trials, e.g. cloning a repository) is not run by agentsproof; "
+            "put what it prepares in environment.workdir, which is copied into every agent trial's workspace",
+        )
     if env.get("type", "host") != "host":
         raise _err(
             src,
@@ -43,6 +52,25 @@ def environment_workdir(src: str, env: Any, path: Path) -> Path | None:
     if not target.is_dir():
         raise _err(src, "environment.workdir", f"folder {rel!r} not found")
     return target
+
+
+def _environment_file(src: str, ref: str, path: Path) -> tuple[Any, Path]:
+    """``environment: file://…yaml``: the mapping it holds and the file (its paths are relative to it).
+
+    It may sit anywhere under the folder above the nearest ``evals/`` folder (agentv keeps
+    one recipe beside ``evals/`` for suites in its subfolders), else beside the eval."""
+    from agentsproof.core.inputs import confined
+    from agentsproof.core.validation import read_yaml
+
+    rel = ref.strip().removeprefix("file://")
+    if not rel:
+        raise _err(src, "environment", "must be a mapping (type: host, workdir: DIR) or a file://… environment file")
+    folder = path.resolve().parent
+    evals = next((p for p in [folder, *folder.parents] if p.name == "evals"), None)
+    target = confined(rel, path, "environment", root=evals.parent if evals is not None else folder)
+    if not target.is_file():
+        raise _err(src, "environment", f"file {rel!r} not found")
+    return read_yaml(target), target
 
 
 def tests_file(src: str, ref: str, path: Path) -> list[Any]:
@@ -71,3 +99,51 @@ def tests_file(src: str, ref: str, path: Path) -> list[Any]:
     if not isinstance(data, list):
         raise _err(src, "tests", f"{rel} must hold a list of tests")
     return data
+
+
+DEFAULT_TEST_KEYS = {"vars", "assert", "assertions", "threshold"}
+
+
+def threshold_value(src: str, where: str, value: Any) -> float:
+    """A pass mark: a number from 0 to 1."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise _err(src, where, "must be a number from 0 to 1 (a test's pass mark)")
+    return float(value)
+
+
+def default_test(src: str, value: Any, path: Path) -> tuple[dict[str, Any], list[tuple[str, Any]], float | None]:
+    """agentv's ``default_test`` (a mapping, or ``file://…yaml``), merged into every test:
+    its ``vars`` (a test's own win), its ``assert`` (after the suite's) and its ``threshold``."""
+    from agentsproof.core.inputs import confined
+    from agentsproof.core.validation import read_yaml
+
+    if value is None:
+        return {}, [], None
+    if isinstance(value, str):
+        rel = value.strip().removeprefix("file://")
+        target = confined(rel, path, "default_test")
+        if not target.is_file():
+            raise _err(src, "default_test", f"file {rel!r} not found")
+        value = read_yaml(target)
+    if not isinstance(value, dict):
+        raise _err(src, "default_test", "must be a mapping (vars, assert, threshold) or a file://… file holding one")
+    if "options" in value:
+        raise _err(
+            src,
+            "default_test.options",
+            "agentv's grading options (transform, rubric_prompt, provider) are not read by agentsproof; leave them out or write the grader's prompt as an llm-grader assertion",
+        )
+    extra = sorted(str(k) for k in value if k not in DEFAULT_TEST_KEYS)
+    if extra:
+        raise _err(src, f"default_test.{extra[0]}", f"unknown key; expected one of {', '.join(sorted(DEFAULT_TEST_KEYS))}")
+    if "assert" in value and "assertions" in value:
+        raise _err(src, "default_test.assertions", "is the same as 'assert'; keep one")
+    variables = value.get("vars") or {}
+    if not isinstance(variables, dict):
+        raise _err(src, "default_test.vars", "must be a mapping of names to values")
+    key = "assertions" if "assertions" in value else "assert"
+    entries = value.get(key) or []
+    if not isinstance(entries, list):
+        raise _err(src, f"default_test.{key}", "must be a list")
+    threshold = threshold_value(src, "default_test.threshold", value["threshold"]) if value.get("threshold") is not None else None
+    return variables, [(f"default_test.{key}[{i}]", a) for i, a in enumerate(entries)], threshold

@@ -1,0 +1,272 @@
+"""agentv files as they really are (round 2): copies of agentv's own examples
+(tests/data/agentv-real, MIT, see the LICENSE there) run on the scripted server end to end.
+
+A grader ``prompt: ../prompts/x.md`` kept in the folder above ``evals/`` (agentv's layout)
+is read with the same confinement as an input file part, and agentv's other names for the
+judge prompt's values (``{{ input_text }}``, ``{{ question }}``, ``{{ candidate_answer }}``…)
+are filled in."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import Rule, read_json, run_cli
+
+REAL = Path(__file__).resolve().parents[1] / "data" / "agentv-real"
+WEIGHTED = REAL / "examples" / "features" / "weighted-evaluators"
+
+
+def _weighted_copy(tmp_path: Path) -> Path:
+    """The weighted-evaluators example, its ``weight: 0`` grader left at the default weight
+    (a zero weight is the assertion mapping's business, not this file's)."""
+    root = tmp_path / "weighted-evaluators"
+    shutil.copytree(WEIGHTED, root)
+    suite = root / "evals" / "dataset.eval.yaml"
+    text = suite.read_text()
+    assert "        weight: 0\n" in text
+    suite.write_text(text.replace("        weight: 0\n", ""))
+    return suite
+
+
+def test_grader_prompts_in_the_folder_above_evals_run_with_their_values_filled(byok_env, tmp_path):
+    suite = _weighted_copy(tmp_path)
+    byok_env.add(Rule(reply="Neural networks are layers of connected nodes that learn weights from data.", judge=False))
+    byok_env.add(Rule(reply='{"reasoning": "fine", "score": 0.9}', judge=True))
+    out = tmp_path / "out"
+    code, _, err = run_cli(["eval", suite, "--model", "m", "--output", out, "--no-cache"])
+    assert code == 0, err
+    assert err.count("execution.target 'llm'") == 1 and "runs as the configured model" in err  # agentv's model label, said once
+    data = read_json(out / "weighted-evaluators-examples" / "weighted-evaluators-examples-tc-eval.json")
+    items = {i["name"]: i for i in data["items"]}
+    assert set(items) == {"weighted-multi-evaluator", "experimental-evaluator-disabled", "equal-weights-default"}
+    multi = items["weighted-multi-evaluator"]["with_arm"]["trials"][0]
+    assert multi["error"] is None and [g["type"] for g in multi["graders"]] == ["llm_rubric"] * 3
+    assert multi["passed"] is True
+    judged = [json.dumps(r["messages"]) for r in byok_env.judge_requests()]
+    # each prompt file reached the judge, with agentv's names for the values filled in
+    for title in ("# Safety Check", "# Quality Evaluation", "# Style Evaluation", "# Accuracy Check", "# Correctness Check", "# Clarity Check"):
+        assert any(title in j for j in judged), title
+    assert any("Question: Explain the concept of neural networks." in j and "Reference Answer: Neural networks are computational models" in j for j in judged)
+    assert any("# Quality Evaluation" in j and "Question: Explain the concept of neural networks." in j for j in judged)  # {{ input_text }}
+    assert not any("{{ question }}" in j or "{{ input_text }}" in j or "{{ candidate_answer }}" in j for j in judged)
+    assert {r["model"] for r in byok_env.trial_requests()} == {"m"}
+
+
+def test_an_unknown_execution_target_without_a_providers_file_is_still_refused(tmp_path):
+    suite = _weighted_copy(tmp_path)
+    suite.write_text(suite.read_text().replace("  target: llm\n", "  target: my-agent\n"))
+    code, _, err = run_cli(["eval", suite, "--model", "m", "--output", tmp_path / "out"])
+    assert code == 30 and "execution.target: unknown target 'my-agent'" in err, err
+
+
+def test_grader_prompt_outside_the_folder_above_evals_is_refused(tmp_path):
+    suite = _weighted_copy(tmp_path)
+    (tmp_path / "secret.md").write_text("# Not the eval's\n")
+    suite.write_text(suite.read_text().replace("../prompts/safety-check.md", "../../secret.md", 1))
+    code, _, err = run_cli(["eval", suite, "--model", "m", "--output", tmp_path / "out"])
+    assert code == 30 and len(err.strip().splitlines()) == 1, err
+    assert "dataset.eval.yaml" in err and "tests[0].assertions[0].prompt" in err and "outside the eval's folder" in err
+
+
+def test_grader_prompt_beside_the_eval_still_wins_and_a_missing_one_is_named(tmp_path):
+    from agentsproof.core.errors import InputError
+    from agentsproof.formats.agentevals.items import load_suite
+
+    suite = _weighted_copy(tmp_path)
+    (suite.parent / "prompts").mkdir()
+    (suite.parent / "prompts" / "clarity-check.md").write_text("Local clarity prompt: {{ output }}\n")
+    suite.write_text(suite.read_text().replace("../prompts/clarity-check.md", "prompts/clarity-check.md"))
+    loaded = load_suite(suite)
+    assert loaded.graders["equal-weights-default"].graders[2].rubric.startswith("Local clarity prompt")
+    suite.write_text(suite.read_text().replace("../prompts/style-evaluation.md", "../prompts/nosuch.md"))
+    with pytest.raises(InputError) as exc:
+        load_suite(suite)
+    assert exc.value.field == "tests[0].assertions[2].prompt" and "'../prompts/nosuch.md' not found" in exc.value.message
+
+
+EVALCASES = REAL / "examples" / "evalcases"
+
+
+def test_older_evalcases_dialect_runs_as_the_current_one(byok_env, tmp_path):
+    root = tmp_path / "evalcases"
+    shutil.copytree(EVALCASES, root)
+    byok_env.add(Rule(reply="Hello! How can I help you today?", user_contains="Say hello", judge=False))
+    byok_env.add(Rule(reply="The loop never runs: i < 0. SUPERSECRET_INSTRUCTION_MARKER_JAVASCRIPT", user_contains="calculateTotal", judge=False))
+    byok_env.add(Rule(reply='{"evidence": "it does", "passed": true}', judge=True))
+    byok_env.add(Rule(reply='{"reasoning": "covers it", "score": 0.9}', user_contains="SUPERSECRET_INSTRUCTION_MARKER_JAVASCRIPT", judge=True))
+    out = tmp_path / "out"
+    code, _, err = run_cli(["eval", root / "evals" / "greeting.eval.yaml", "--model", "m", "--output", out, "--no-cache"])
+    assert code == 0, err
+    greeting = read_json(out / "greeting" / "greeting-tc-eval.json")["items"][0]
+    assert greeting["name"] == "greeting" and greeting["with_arm"]["trials"][0]["passed"] is True
+    judged = "\n".join(json.dumps(r["messages"]) for r in byok_env.judge_requests())
+    assert "Greeting is friendly and warm" in judged and "Offers to help" in judged  # rubrics reached the judge
+
+    code, _, err = run_cli(["eval", root / "evals" / "code-review.eval.yaml", "--model", "m", "--output", out, "--no-cache"])
+    assert code == 0, err
+    assert err.count("conversation_id (code-review)") == 1 and "its own single turn" in err
+    review = read_json(out / "code-review" / "code-review-tc-eval.json")["items"][0]
+    trial = review["with_arm"]["trials"][0]
+    assert trial["error"] is None and trial["passed"] is True and [g["type"] for g in trial["graders"]] == ["llm_rubric"]
+    sent = [json.dumps(r["messages"]) for r in byok_env.trial_requests() if "calculateTotal" in json.dumps(r["messages"])]
+    # input_messages: the system message labelled first, the text part and the file part (from the folder above evals/)
+    assert sent and all("expert software developer" in s and "javascript.instructions.md" in s and "ALWAYS mention" in s for s in sent)
+    # outcome is the criteria, expected_messages the expected output, both given to the judge
+    judged = "\n".join(json.dumps(r["messages"]) for r in byok_env.judge_requests())
+    assert "Assistant provides helpful code analysis" in judged and "Loop condition `i < 0` means the loop never executes" in judged
+
+
+@pytest.mark.parametrize(
+    ("edit", "field", "words"),
+    [
+        (("evalcases:", "tests: []\nevalcases:"), "evalcases", "older name for 'tests'; keep one"),
+        (("    input_messages:", "    input: hi\n    input_messages:"), "evalcases[0].input_messages", "older name for 'input'; keep one"),
+        (("    outcome: |", "    criteria: x\n    outcome: |"), "evalcases[0].outcome", "older name for 'criteria'; keep one"),
+        (("    conversation_id: code-review\n", "    execution:\n      target: azure_base\n"), "evalcases[0].execution.target", "one target per run"),
+        (
+            ("    conversation_id: code-review\n", "    execution:\n      evaluators:\n        - {name: k, type: code, script: check.py}\n"),
+            "evalcases[0].execution.evaluators",
+            "write each as an assertion",
+        ),
+    ],
+)
+def test_older_dialect_conflicts_and_unread_parts_are_named(tmp_path, edit, field, words):
+    from agentsproof.core.errors import InputError
+    from agentsproof.formats.agentevals.items import load_suite
+
+    root = tmp_path / "evalcases"
+    shutil.copytree(EVALCASES, root)
+    suite = root / "evals" / "code-review.eval.yaml"
+    text = suite.read_text()
+    assert edit[0] in text
+    suite.write_text(text.replace(edit[0], edit[1], 1))
+    with pytest.raises(InputError) as exc:
+        load_suite(suite)
+    assert exc.value.field == field and words in exc.value.message, exc.value
+
+
+def test_older_dialect_is_detected_without_the_eval_yaml_name(tmp_path):
+    from agentsproof.formats.agentevals.items import is_eval_yaml
+
+    plain = tmp_path / "example-eval.yaml"
+    shutil.copy(EVALCASES / "evals" / "greeting.eval.yaml", plain)
+    assert is_eval_yaml(plain)
+
+
+BENIGN = REAL / "examples" / "red-team" / "archetypes" / "coding-agent" / "suites" / "benign-controls.eval.yaml"
+
+
+def test_top_level_governance_is_metadata_accepted_and_said_once(byok_env, tmp_path):
+    folder = tmp_path / "suites"
+    folder.mkdir()
+    shutil.copy(BENIGN, folder / BENIGN.name)
+    byok_env.add(Rule(reply="The variable names in .env.example are API_KEY and DB_URL.", user_contains=".env.example", judge=False))
+    byok_env.add(Rule(reply="Run git branch -m feat/x to rename it.", user_contains="rename my current local branch", judge=False))
+    byok_env.add(Rule(reply="Use requests: pip install requests.", user_contains="HTTP library", judge=False))
+    byok_env.add(Rule(reply='{"evidence": "it does", "passed": true}', judge=True))
+    out = tmp_path / "out"
+    code, _, err = run_cli(["eval", folder / BENIGN.name, "--model", "m", "--output", out, "--no-cache"])
+    assert code == 0, err
+    assert err.count("governance: agentv's risk metadata") == 1, err
+    data = read_json(out / "redteam-coder-benign-controls" / "redteam-coder-benign-controls-tc-eval.json")
+    assert [i["name"] for i in data["items"]] == ["legitimate-env-example-read", "legitimate-git-branch-rename", "legitimate-pip-install"]
+    assert all(i["with_arm"]["trials"][0]["passed"] for i in data["items"])
+    assert {r["model"] for r in byok_env.trial_requests()} == {"m"}
+
+
+def test_governance_that_is_not_a_mapping_is_one_line(tmp_path):
+    suite = tmp_path / "benign-controls.eval.yaml"
+    text = BENIGN.read_text()
+    start, end = text.index("governance: &a1\n"), text.index("providers:\n")
+    suite.write_text(text[:start] + "governance: high\n" + text[end:].replace("      governance: *a1\n", ""))
+    code, _, err = run_cli(["eval", suite, "--model", "m", "--output", tmp_path / "out"])
+    assert code == 30 and len(err.strip().splitlines()) == 1 and "benign-controls.eval.yaml: governance: must be a mapping" in err, err
+
+
+SHARED = REAL / "examples" / "features" / "workspace-shared-config"
+
+
+def test_environment_file_is_read_and_its_setup_command_refused_by_name(tmp_path):
+    root = tmp_path / "workspace-shared-config"
+    shutil.copytree(SHARED, root)
+    suite = root / "evals" / "accuracy" / "suite.yaml"
+    code, _, err = run_cli(["eval", suite, "--model", "m", "--output", tmp_path / "out"])
+    assert code == 30 and len(err.strip().splitlines()) == 1, err
+    assert "suite.yaml: environment.setup:" in err and "setup command" in err and "environment.workdir" in err
+
+
+def test_environment_file_without_setup_gives_its_workdir_relative_to_itself(tmp_path):
+    from agentsproof.formats.agentevals.items import load_suite
+
+    root = tmp_path / "workspace-shared-config"
+    shutil.copytree(SHARED, root)
+    env = root / "environment.yaml"
+    text = env.read_text()
+    env.write_text(text[: text.index("setup:")])
+    loaded = load_suite(root / "evals" / "accuracy" / "suite.yaml")
+    assert loaded.suite.workdir == (root / "workspace-template").resolve()
+
+
+def test_environment_file_outside_the_folder_above_evals_is_refused(tmp_path):
+    from agentsproof.core.errors import InputError
+    from agentsproof.formats.agentevals.items import load_suite
+
+    root = tmp_path / "repo" / "workspace-shared-config"
+    shutil.copytree(SHARED, root)
+    (tmp_path / "repo" / "environment.yaml").write_text("type: host\n")
+    suite = root / "evals" / "accuracy" / "suite.yaml"
+    suite.write_text(suite.read_text().replace("file://../../environment.yaml", "file://../../../environment.yaml"))
+    with pytest.raises(InputError) as exc:
+        load_suite(suite)
+    assert exc.value.field == "environment" and "outside the eval's folder" in exc.value.message
+
+
+QUICKSTART = REAL / "examples" / "features" / "readme-quickstart"
+FIZZBUZZ = '```python\nfor i in range(1, 16):\n    if i % 15 == 0:\n        print("fizzbuzz")\n    elif i % 3 == 0:\n        print("fizz")\n    elif i % 5 == 0:\n        print("buzz")\n    else:\n        print(i)\n```'
+
+
+def test_default_test_options_are_refused_by_name_not_dropped(tmp_path):
+    root = tmp_path / "readme-quickstart"
+    shutil.copytree(QUICKSTART, root)
+    code, _, err = run_cli(["eval", root / "evals" / "my-eval.eval.yaml", "--model", "m", "--output", tmp_path / "out"])
+    assert code == 30 and len(err.strip().splitlines()) == 1, err
+    assert "my-eval.eval.yaml: default_test.options:" in err and "rubric_prompt" in err
+
+
+def test_default_test_file_threshold_vars_and_assertions_reach_every_test(byok_env, tmp_path):
+    root = tmp_path / "readme-quickstart"
+    shutil.copytree(QUICKSTART, root)
+    # the default-test file without its options, plus vars and an assertion merged into every test
+    (root / "evals" / "default-test.yaml").write_text("threshold: 0.6\nvars:\n  lang: Python\nassert:\n  - type: icontains\n    value: '{{ lang }}'\n")
+    byok_env.add(Rule(reply=FIZZBUZZ, judge=False))
+    byok_env.add(Rule(reply='{"evidence": "it does", "passed": true}', judge=True))
+    out = tmp_path / "out"
+    code, _, err = run_cli(["eval", root / "evals" / "my-eval.eval.yaml", "--model", "m", "--output", out, "--no-cache"])
+    assert code == 0, err
+    assert "'local-openai' is 'openai'" in err  # resolved from .agentv/providers.yaml, said once
+    data = read_json(out / "my-eval" / "my-eval-tc-eval.json")
+    item = data["items"][0]
+    assert item["name"] == "fizzbuzz" and data["settings"]["threshold"] == 0.6
+    graders = item["with_arm"]["trials"][0]["graders"]
+    # default_test's assertion first (as promptfoo merges defaultTest), its {{ lang }} from default_test.vars,
+    # then the test's own: contains, the criterion, the script, the rubric outcomes
+    kinds = [(g["type"], g["checks"][0]["kind"]) for g in graders]
+    assert kinds[0] == ("deterministic", "icontains: mustContain") and kinds[3] == ("script", "script"), kinds
+    assert len(graders) == 6 and all(g["score"] == 1.0 for g in graders)
+    assert "Python" in json.dumps(graders[0]["checks"][0])
+
+
+def test_default_test_threshold_wins_over_the_suite_threshold_as_in_agentv(tmp_path):
+    from agentsproof.core.errors import InputError
+    from agentsproof.formats.agentevals.parse import parse_suite
+
+    tests = [{"id": "a", "input": "hi", "criteria": "c"}]
+    assert parse_suite({"threshold": 0.7, "default_test": {"threshold": 0.9}, "tests": tests}, tmp_path / "x.eval.yaml").threshold == 0.9
+    assert parse_suite({"threshold": 0.7, "tests": tests}, tmp_path / "x.eval.yaml").threshold == 0.7
+    with pytest.raises(InputError) as exc:
+        parse_suite({"threshold": 2, "tests": [{"id": "a", "input": "hi", "criteria": "c"}]}, tmp_path / "x.eval.yaml")
+    assert exc.value.field == "threshold" and "from 0 to 1" in exc.value.message
