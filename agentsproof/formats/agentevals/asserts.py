@@ -9,6 +9,7 @@ r"""EVAL.yaml assertions → agentsproof graders.
 | ``starts-with`` / ``ends-with`` / ``equals`` / ``regex`` | regex checks (``equals``: the whole answer, outer white space ignored) |
 | ``is-json`` | a ``script`` grader that parses the answer |
 | ``llm-rubric`` (a string), ``llm-grader`` (``prompt`` file or text), ``rubric`` with ``score_ranges`` | ``llm_rubric`` |
+| ``llm-rubric`` / ``llm-grader`` with no ``value`` / ``prompt`` | ``llm_rubric`` of the test's ``criteria`` and ``expected_output`` (agentv's default judge); refused when the test has neither |
 | ``llm-rubric`` / ``rubrics`` / ``rubric`` with a list of outcomes | one ``assertions`` grader per outcome, with its weight (``operator: correctness`` / ``contradiction``: agentv's guidance put in the claim the judge checks) |
 | ``script`` / ``code-grader`` (``command``) | ``script`` (answer on stdin: agentv's JSON payload, or the plain answer) |
 | ``skill-used`` / ``not-skill-used`` / ``skill-trigger`` | ``skill_used`` (agent trials) |
@@ -176,7 +177,7 @@ class Builder:
             self._typed(where, entry)
         self._rubrics()
         if not self.graders:
-            self._default()
+            self._judge_default(self.at, "has nothing to check; give assert, rubrics, criteria or expected_output")
 
     def _criteria(self, texts: list[str], where: str, weight: float, gate: float | None = None, label: str = "criteria") -> None:
         texts = [t.strip() for t in texts]
@@ -184,20 +185,23 @@ class Builder:
             raise self.err(where, "is an empty criterion")
         self.add(AssertionsGrader(type="assertions", assertions=texts, weight=min(weight, 1000.0)), label, gate)
 
-    def _default(self) -> None:
-        """No assertion: the judge scores the answer against criteria and expected output."""
+    def _judge_default(self, where: str, missing: str, weight: float = 1.0, gate: float | None = None, label: str = "criteria") -> None:
+        """The judge scores the answer against the test's criteria and expected output (no assertion at all, or an
+        agentv llm judge with no rubric of its own); InputError ``missing`` at ``where`` when the test has neither."""
         t = self.test
-        if t.criteria is None and t.expected_output is None:
-            raise self.err(self.at, "has nothing to check; give assert, rubrics, criteria or expected_output")
+        if not t.criteria and not t.expected_output:
+            raise self.err(where, missing)
         parts = ["Score how well the response meets the criteria below. 1.0 = fully, 0.5 = partly, 0 = not at all."]
         if t.criteria:
             parts.append("Criteria:\n" + t.criteria)
         if t.expected_output:
             parts.append("Expected output (a reference answer):\n" + t.expected_output)
-        self.add(LLMRubricGrader(type="llm_rubric", rubric="\n\n".join(parts)), "criteria", None)
+        self.add(LLMRubricGrader(type="llm_rubric", rubric="\n\n".join(parts), weight=weight), label, gate)
 
     def _weight(self, where: str, entry: dict) -> float:
         w = entry.get("weight", 1.0)
+        if w == 0 and not isinstance(w, bool):  # agentv: reported, not scored
+            raise self.err(f"{where}.weight", "0 is not supported: agentv reports such a grader without scoring it; agentsproof scores every grader")
         if isinstance(w, bool) or not isinstance(w, (int, float)) or not 0 < w <= 1000:
             raise self.err(f"{where}.weight", "must be a number above 0 (at most 1000)")
         return float(w)
@@ -308,6 +312,9 @@ class Builder:
             self._length(where, entry, kind, negate, weight, gate, label)
         elif kind == "llm-rubric" and "prompt" in entry:  # agentv: a judge prompt file, as llm-grader
             self.add(LLMRubricGrader(type="llm_rubric", rubric=self._judge_prompt(where, entry), weight=weight), label, self._gate(where, entry, 0.5))
+        elif kind in ("llm-rubric", "llm-grader") and not {"value", "prompt"} & entry.keys():  # agentv: graded against the test's criteria
+            no_rubric = "required field is missing: the judge has no rubric and the test gives no criteria or expected_output"
+            self._judge_default(f"{where}.{'value' if kind == 'llm-rubric' else 'prompt'}", no_rubric, weight, self._gate(where, entry, 0.5), label)
         elif kind in ("llm-rubric", "rubrics", "rubric"):
             self._rubric_entry(where, entry, kind, weight, gate, label)
         elif kind == "llm-grader":
