@@ -78,16 +78,13 @@ def test_interrupt_keeps_finished_trials(sig, scripted_server, tmp_path):
             assert time.monotonic() < deadline, "the run never reached its third call"
             time.sleep(0.05)
         time.sleep(0.2)  # let the finished trials be graded
-        t0 = time.monotonic()
         proc.send_signal(sig)
-        out, err = proc.communicate(timeout=30)
-        took = time.monotonic() - t0
+        out, err = proc.communicate(timeout=30)  # a hang guard: a run that does not stop fails here
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
     assert proc.returncode == 30, (proc.returncode, out, err)
-    assert took < 10, f"took {took:.1f}s to stop"  # a bound on hanging, not a speed target (machines are shared)
     assert "Traceback" not in err
     assert signal.Signals(sig).name in err
     report = json.loads((output / "demo-plugin" / "eval-all-summary.json").read_text())
