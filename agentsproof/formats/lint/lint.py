@@ -118,15 +118,15 @@ def lint_file(path: Path) -> list[Problem]:
 
 def check_loaded(loaded: Loaded) -> list[Problem]:
     """The case checks of a file a run has loaded, from what the load read and validated
-    (the file is not read again). None for a JSONL dataset or a promptfoo config, which lint
-    does not read."""
+    (the file is not read again). None for a format lint has no case checks for (a JSONL
+    dataset, a promptfoo config)."""
     from agentsproof.core.inputs import display
 
     src = display(loaded.path)
     try:
         if loaded.eval_file is not None:
             view = _eval_yaml_view_of(loaded.eval_file, src)
-        elif loaded.format in ("EVAL.yaml", "evals.json"):
+        elif _checked(loaded.format):  # the formats lint checks case by case (formats.registry.LINT_CHECKS)
             view = _cases_view_of(loaded, src)
         else:
             return []
