@@ -24,12 +24,16 @@ def preflight(loaded: Loaded, cfg: RunConfig) -> dict[str, dict[str, Any]]:
     checks) when the oracle fails a grader. Empty when there is no oracle or ``--no-oracle``.
     The eval file is the one the run loaded (``loaded.eval_file``), not read again."""
     ev = loaded.eval_file
-    if cfg.no_oracle or ev is None or not loaded.items:
+    if cfg.no_oracle or (ev is None and loaded.oracle_plan is None) or not loaded.items:
         return {}
-    from agentsproof.formats.eval_yaml.oracle import oracle_plan
-
     item = loaded.items[0]
-    plan = oracle_plan(ev, agent=item.target != "chat", all_tasks=cfg.all_tasks)
+    if loaded.oracle_plan is not None:  # the format's own (a Harbor task's solution/solve.sh)
+        plan = loaded.oracle_plan
+    else:
+        from agentsproof.formats.eval_yaml.oracle import oracle_plan
+
+        assert ev is not None
+        plan = oracle_plan(ev, agent=item.target != "chat", all_tasks=cfg.all_tasks)
     if not plan.tasks:
         return {}
     threshold = cfg.threshold if cfg.threshold is not None else plan.threshold
@@ -65,7 +69,12 @@ async def _check_all(tasks: list[OracleTask], eval_dir: Path, cfg: RunConfig, th
         client = stack.client
         judge = Judge(client=client, model=stack.judge_model) if client is not None else None
     try:
-        return [await check_oracle(t, eval_dir=eval_dir, judge=judge, threshold=threshold, timeout=timeout) for t in tasks]
+        from agentsproof.executor.container_oracle import check_in_container
+
+        return [
+            await (check_in_container if t.environment is not None else check_oracle)(t, eval_dir=eval_dir, judge=judge, threshold=threshold, timeout=timeout)
+            for t in tasks
+        ]
     finally:
         if client is not None:
             await client.aclose()

@@ -26,6 +26,7 @@ from agentsproof.model.results import GraderResult
 
 if TYPE_CHECKING:
     from agentsproof.grading.judge import Judge
+    from agentsproof.model.environment import Environment
 
 
 def _checked(spec: GraderSpec) -> bool:
@@ -47,6 +48,11 @@ class OracleTask:
     oracle: Oracle
     seed: Path | None = None
     agent: bool = False
+    environment: Environment | None = None
+    """The task runs in a container: the oracle is applied and graded in a fresh one
+    (:func:`agentsproof.executor.container_oracle.check_in_container`, not :func:`check_oracle`)."""
+    env: dict[str, str] = _field(default_factory=dict)
+    """Extra environment variables for the oracle's command (Harbor's ``[solution] env``)."""
 
 
 @dataclass

@@ -18,6 +18,7 @@ from agentsproof.model.items import DEFAULT_THRESHOLD, DEFAULT_TIMEOUT, EvalItem
 from agentsproof.model.results import RunResult
 
 if TYPE_CHECKING:
+    from agentsproof.executor.oracle import OraclePlan
     from agentsproof.formats.eval_yaml.models import LoadedEval
 
 
@@ -77,6 +78,9 @@ class Loaded:
     eval_file: LoadedEval | None = None
     """An eval.yaml as read and validated by the load: the lint gate and the oracle
     preflight use it instead of reading the file again."""
+    oracle_plan: OraclePlan | None = None
+    """A format's own oracle preflight (a Harbor task's ``solution/solve.sh``), checked
+    before any trial as an eval.yaml's ``oracle:`` is."""
 
     def __post_init__(self) -> None:
         if not self.plugin:

@@ -25,15 +25,16 @@ FORMATS: dict[str, str] = {
     "evals.json": "agentsproof.formats.evals_json:FORMAT",
     "jsonl": "agentsproof.formats.dataset:FORMAT",
     "promptfoo": "agentsproof.formats.promptfoo:FORMAT",
+    "harbor": "agentsproof.formats.harbor.format:FORMAT",
 }
 
 ACCEPTS: dict[str, tuple[str, ...]] = {
     # in the order they are tried; the last one reads whatever the others did not claim
     # (so that a wrong file gets that format's own error message)
-    "eval": ("promptfoo", "EVAL.yaml", "evals.json", "eval.yaml"),
-    "tc-eval": ("promptfoo", "jsonl", "EVAL.yaml", "evals.json"),
-    "eval-all": ("promptfoo", "evals.json", "eval.yaml", "EVAL.yaml"),
-    "lint": ("promptfoo", "evals.json", "EVAL.yaml", "eval.yaml"),
+    "eval": ("harbor", "promptfoo", "EVAL.yaml", "evals.json", "eval.yaml"),
+    "tc-eval": ("harbor", "promptfoo", "jsonl", "EVAL.yaml", "evals.json"),
+    "eval-all": ("harbor", "promptfoo", "evals.json", "eval.yaml", "EVAL.yaml"),
+    "lint": ("harbor", "promptfoo", "evals.json", "EVAL.yaml", "eval.yaml"),
 }
 
 LINT_CHECKS: tuple[str, ...] = ("eval.yaml", "EVAL.yaml", "evals.json")

@@ -27,6 +27,7 @@ GRADERS: dict[str, str] = {
     "tool_calls": "agentsproof.grading.tool_calls:GRADER",
     "skill_used": "agentsproof.grading.skill_used:GRADER",
     "pairwise": "agentsproof.grading.pairwise:GRADER",
+    "verifier": "agentsproof.grading.verifier:GRADER",
 }
 
 

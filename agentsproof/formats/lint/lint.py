@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -44,6 +45,14 @@ def _checked(kind: str) -> bool:
     from agentsproof.formats.registry import LINT_CHECKS
 
     return kind in LINT_CHECKS
+
+
+def _own_lint(kind: str) -> Callable[[Path], list[Problem]] | None:
+    """The format's own ``lint(path)``, when it has one (its checks need no case view)."""
+    from agentsproof.formats import registry
+
+    own = getattr(registry.get(kind), "lint", None)
+    return own if callable(own) else None
 
 
 def _unchecked(path: Path, kind: str, src: str) -> list[Problem]:
@@ -108,6 +117,9 @@ def lint_file(path: Path) -> list[Problem]:
         kind = kind_of(path)
         if kind == "targets":
             return lint_targets(path, src)
+        own = _own_lint(kind)
+        if own is not None:  # a format that checks itself (a Harbor task folder)
+            return own(path)
         if not _checked(kind):
             return _unchecked(path, kind, src)
         view = _view(path, kind, src)

@@ -1,0 +1,2 @@
+#!/bin/bash
+echo "HOUSE-STYLE-OK: all systems nominal" > /app/report.txt
