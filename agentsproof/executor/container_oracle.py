@@ -2,7 +2,8 @@
 
 One fresh container of the task's image (the with-arm's: the skills as the Dockerfile puts
 them; the oracle installs none), the oracle applied there — a ``script`` has its folder
-copied to ``/solution`` and runs as ``bash /solution/<name>`` (Harbor's way), a ``run``
+copied to ``/solution`` and ``/solution/<name>`` runs (Harbor's way: its ``#!`` line, bash
+when it has none), a ``run``
 command runs with ``sh -c`` — in the container's workdir, then every grader that can be
 checked on it in that same container (the verifier: ``tests/`` copied to ``/tests``,
 ``test.sh`` run, the reward read). The container is removed whatever happens.
@@ -41,7 +42,9 @@ async def _apply(task: OracleTask, box: TrialEnvironment, eval_dir: Path) -> tup
         if got.returncode != 0:
             return "", f"cannot make {SOLUTION_DIR} in the container: {_tail(got)}"
         await box.copy_in(path.parent, SOLUTION_DIR)
-        argv = ["bash", str(PurePosixPath(SOLUTION_DIR) / path.name)]
+        inside = str(PurePosixPath(SOLUTION_DIR) / path.name)
+        await box.exec(["chmod", "+x", inside], timeout=60.0, user="root")
+        argv = ["bash", "-c", '"$0"', inside]  # the script itself (its #! line), bash when it has none
     elif isinstance(oracle.run, str):
         argv = ["sh", "-c", oracle.run]
     elif isinstance(oracle.run, list):

@@ -4,12 +4,13 @@ The task's ``tests/`` folder (beside the eval file, out of the agent's sight unt
 copied to ``/tests`` in the trial's own container, ``/logs/verifier/`` is made empty (what
 the agent may have left there does not count), and ``bash /tests/test.sh`` runs in the
 container's workspace folder with the grader's ``env`` (Harbor's ``[verifier] env``), as
-its ``user`` when one is given, bounded by its ``timeout``. Its score is the reward it
+its ``user`` when one is given, bounded by its ``timeout``. The script is made executable
+and run itself (its ``#!`` line; bash when it has none), as Harbor runs it. Its score is the reward it
 wrote, as Harbor reads it:
 
-- ``/logs/verifier/reward.txt``: one number (``1``, ``0``, ``0.75``);
-- else ``/logs/verifier/reward.json``: an object; its ``reward`` when it has one, else the
-  mean of its numbers (each one a check).
+- ``/logs/verifier/reward.json``: an object (or a bare number); its ``reward`` when it has
+  one, else the mean of its numbers (each one a check);
+- else ``/logs/verifier/reward.txt``: one number (``1``, ``0``, ``0.75``).
 
 A reward that is missing, not a number, or outside 0..1, and a verifier that times out or
 cannot run, make the grader (so the trial) *errored* with the reason, never a 0: a broken
@@ -46,15 +47,14 @@ class VerifierGrader(Strict):
     """A Harbor verifier: ``tests/test.sh`` run in the trial's container, scored by the reward it writes.
 
     ``tests`` is the folder (relative to the eval file) copied to ``/tests``; ``script`` the
-    file in it that runs (with bash). The score is ``/logs/verifier/reward.txt`` (a number
-    from 0 to 1), else ``/logs/verifier/reward.json`` (``reward``, or the mean of its
-    numbers); no reward, a malformed one or a timeout errors the trial, never scores 0.
+    file in it that runs. The score is ``/logs/verifier/reward.json`` (``reward``, or the
+    mean of its numbers), else ``/logs/verifier/reward.txt`` (a number from 0 to 1); no reward, a malformed one or a timeout errors the trial, never scores 0.
     Needs the eval's ``environment:`` (a Harbor task folder has one).
     """
 
     type: Literal["verifier"]
     tests: str = Field("tests", description="The folder copied to /tests in the container, relative to the eval file.")
-    script: str = Field("test.sh", description="The file in that folder that runs (bash), e.g. test.sh.")
+    script: str = Field("test.sh", description="The file in that folder that runs (its #! line; bash when it has none), e.g. test.sh.")
     timeout: float = Field(
         DEFAULT_TIMEOUT,
         gt=0,
@@ -119,6 +119,8 @@ def parse_reward_json(data: bytes) -> tuple[float | None, list[CheckResult], str
         obj = json.loads(data.decode("utf-8", errors="replace"))
     except (ValueError, RecursionError) as err:
         return None, [], f"{REWARD_JSON} is not valid JSON ({err})"
+    if _number(obj) is not None:  # a bare number, as Harbor accepts
+        return float(obj), [], ""
     if not isinstance(obj, dict) or not obj:
         return None, [], f"{REWARD_JSON} is not a JSON object of rewards"
     numbers = {str(k): _number(v) for k, v in obj.items()}
@@ -172,7 +174,7 @@ async def grade(spec: VerifierGrader, given: GradeInput) -> GraderResult:
     folder = _tests_folder(spec, ctx.eval_dir)
     if isinstance(folder, str):
         return _errored(spec, folder)
-    limit = min(spec.timeout, ctx.timeout) if ctx.timeout else spec.timeout
+    limit = spec.timeout  # the verifier's own ([verifier] timeout_sec), not the agent's
     script = str(PurePosixPath(TESTS_DIR) / spec.script)
     try:
         # what the agent left at /tests or /logs/verifier does not count: both start empty
@@ -180,37 +182,35 @@ async def grade(spec: VerifierGrader, given: GradeInput) -> GraderResult:
         if prep.returncode != 0:
             return _errored(spec, f"cannot prepare {TESTS_DIR} and {LOGS_DIR} in the container: {_tail(prep.stderr or prep.stdout)}")
         await env.copy_in(folder, TESTS_DIR)
-        out = await env.exec(["bash", script], env=dict(spec.env), timeout=limit, user=spec.user)
+        await env.exec(["chmod", "+x", script], timeout=60.0, user="root")
+        # run as Harbor does: the script itself (its #! line), bash when it has none
+        out = await env.exec(["bash", "-c", '"$0"', script], env=dict(spec.env), timeout=limit, user=spec.user)
     except LLMError as err:  # TargetError: the container cannot run it
         return _errored(spec, f"the verifier could not run: {err}")
     status = f"test.sh exited {out.returncode}" + (f" ({out.limit})" if out.limit else "")
     if out.timed_out:
         return _errored(spec, f"the verifier timed out after {seconds(limit)}" + (f": {_tail(out.stdout)}" if out.stdout.strip() else ""))
     evidence = _tail(out.stdout) or _tail(out.stderr)
-    txt = await env.read_file(REWARD_TXT, cap_bytes=MAX_REWARD_BYTES)
-    if txt is not None:
-        reward, problem = parse_reward_txt(txt)
+    raw = await env.read_file(REWARD_JSON, cap_bytes=MAX_REWARD_BYTES)  # Harbor reads reward.json first
+    if raw is not None:
+        reward, checks, problem = parse_reward_json(raw)
         if reward is None:
             return _errored(spec, f"{problem} ({status})")
-        bad = _in_range(spec, reward, REWARD_TXT)
-        if bad is not None:
-            return bad
-        check = CheckResult(
-            kind="reward", target=REWARD_TXT, passed=reward >= 1.0 - 1e-9, evidence=f"reward {reward:g}; {status}" + (f": {evidence}" if evidence else "")
+        return _in_range(spec, reward, REWARD_JSON) or GraderResult(
+            type="verifier", weight=spec.weight, score=min(max(reward, 0.0), 1.0), checks=checks, reasoning=f"reward {reward:g} from {REWARD_JSON} ({status})"
         )
-        return GraderResult(type="verifier", weight=spec.weight, score=min(max(reward, 0.0), 1.0), checks=[check], reasoning=f"reward {reward:g} ({status})")
-    raw = await env.read_file(REWARD_JSON, cap_bytes=MAX_REWARD_BYTES)
-    if raw is None:
+    txt = await env.read_file(REWARD_TXT, cap_bytes=MAX_REWARD_BYTES)
+    if txt is None:
         tail = f": {evidence}" if evidence else ""
         return _errored(spec, f"the verifier wrote no reward ({REWARD_TXT} or {REWARD_JSON}); {status}{tail}")
-    reward, checks, problem = parse_reward_json(raw)
+    reward, problem = parse_reward_txt(txt)
     if reward is None:
         return _errored(spec, f"{problem} ({status})")
-    bad = _in_range(spec, reward, REWARD_JSON)
-    if bad is not None:
-        return bad
-    return GraderResult(
-        type="verifier", weight=spec.weight, score=min(max(reward, 0.0), 1.0), checks=checks, reasoning=f"reward {reward:g} from {REWARD_JSON} ({status})"
+    check = CheckResult(
+        kind="reward", target=REWARD_TXT, passed=reward >= 1.0 - 1e-9, evidence=f"reward {reward:g}; {status}" + (f": {evidence}" if evidence else "")
+    )
+    return _in_range(spec, reward, REWARD_TXT) or GraderResult(
+        type="verifier", weight=spec.weight, score=min(max(reward, 0.0), 1.0), checks=[check], reasoning=f"reward {reward:g} ({status})"
     )
 
 

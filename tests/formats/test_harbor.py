@@ -150,6 +150,12 @@ REFUSED = [
     ('[environment]\nos = "windows"\n', None, "environment.os"),
     ("[verifier.environment]\ncpus = 2\n", None, "verifier.environment"),
     ('[agent]\nuser = "agent"\n', None, "agent.user"),
+    ('[environment]\nnetwork_mode = "allowlist"\nallowed_hosts = ["example.com"]\n', None, "environment.network_mode"),
+    ('[environment]\nenv = { TOKEN = "x" }\n', None, "environment.env"),
+    ('[environment.healthcheck]\ncommand = "true"\n', None, "environment.healthcheck"),
+    ('[verifier]\nenvironment_mode = "separate"\n', None, "verifier.environment_mode"),
+    ('[[verifier.collect]]\ncommand = "true"\nservice = "db"\n', None, "verifier.collect"),
+    ('[agent]\nnetwork_mode = "public"\n', None, "agent.network_mode"),
     ("", "environment/docker-compose.yaml", "environment/docker-compose.yaml"),
     ("", "steps/one/instruction.md", "steps"),
 ]
@@ -218,3 +224,20 @@ def test_an_unknown_key_is_named_once_and_ignored(tmp_path: Path, capsys: pytest
     assert item.name == "hello-file"
     err = capsys.readouterr().err
     assert "environment.shiny_new_key" in err and "ignored" in err and "task.name" not in err
+
+
+@pytest.mark.parametrize(
+    ("toml", "internet"),
+    [
+        ('[environment]\nnetwork_mode = "no-network"\n', False),
+        ('[environment]\nnetwork_mode = "public"\n', True),
+        ("[environment]\nallow_internet = false\n", False),
+        ('[environment]\nallow_internet = true\nnetwork_mode = "no-network"\n', False),
+    ],
+)
+def test_network_mode_and_the_older_allow_internet(tmp_path: Path, toml: str, internet: bool) -> None:
+    """Harbor 0.26's network_mode wins over the deprecated allow_internet."""
+    task = _copy(tmp_path)
+    (task / "task.toml").write_text(toml, encoding="utf-8")
+    (item,) = _load(task).items
+    assert item.environment is not None and item.environment.allow_internet is internet

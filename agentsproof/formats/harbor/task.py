@@ -5,14 +5,17 @@ What is honoured (Harbor's ``TaskConfig``, schema 1.0 to 1.3): ``[agent] timeout
 grader's), ``[solution] env`` (the oracle's), ``[environment]`` ``build_timeout_sec``,
 ``docker_image`` (only when there is no ``environment/Dockerfile``: the image is built from
 the task's own Dockerfile when it has one), ``cpus``, ``memory_mb`` (or the older
-``memory = "2G"``), ``storage_mb`` (or ``storage``), ``allow_internet`` (Harbor's default,
-true, when absent), ``workdir``, ``skills_dir``, ``os = "linux"``. ``[task]``,
-``[metadata]``, ``version`` / ``schema_version`` and ``source`` are descriptive.
+``memory = "2G"``), ``storage_mb`` (or ``storage``), ``network_mode`` (``no-network`` or
+``public``; or the older ``allow_internet``; Harbor's default, public, when absent),
+``workdir``, ``skills_dir``, ``os = "linux"``. ``[task]``, ``[metadata]``, ``version`` /
+``schema_version``, ``source`` and ``artifacts`` are descriptive (the workspace is kept
+anyway).
 
 What cannot be honoured is refused by name, one line naming the file and key (exit 30):
 multi-step tasks (``steps`` / a ``steps/`` folder), compose services
-(``environment/docker-compose.yaml``), MCP servers, GPUs and TPUs, a separate verifier
-environment, a Windows task, and ``[agent] user``. Another unknown key is named on stderr
+(``environment/docker-compose.yaml``, ``[verifier] collect``), MCP servers, GPUs and TPUs,
+a separate verifier environment, a Windows task, ``[agent] user``, a network allowlist or a
+phase's own network policy, ``[environment] env`` and ``healthcheck``. Another unknown key is named on stderr
 once and otherwise ignored (Harbor adds keys between versions).
 """
 
@@ -35,9 +38,24 @@ MAX_TIMEOUT_S = 24 * 3600.0
 COMPOSE_FILES = ("docker-compose.yaml", "docker-compose.yml", "compose.yaml", "compose.yml")
 
 KNOWN: dict[str, frozenset[str]] = {
-    "": frozenset({"version", "schema_version", "task", "metadata", "agent", "verifier", "environment", "solution", "source", "steps"}),
-    "agent": frozenset({"timeout_sec", "user"}),
-    "verifier": frozenset({"timeout_sec", "env", "user", "environment"}),
+    "": frozenset(
+        {
+            "version",
+            "schema_version",
+            "task",
+            "metadata",
+            "agent",
+            "verifier",
+            "environment",
+            "solution",
+            "source",
+            "steps",
+            "multi_step_reward_strategy",
+            "artifacts",
+        }
+    ),
+    "agent": frozenset({"timeout_sec", "user", "network_mode", "allowed_hosts"}),
+    "verifier": frozenset({"timeout_sec", "env", "user", "environment", "environment_mode", "collect", "network_mode", "allowed_hosts"}),
     "solution": frozenset({"env"}),
     "environment": frozenset(
         {
@@ -53,6 +71,10 @@ KNOWN: dict[str, frozenset[str]] = {
             "gpu_types",
             "tpu",
             "allow_internet",
+            "network_mode",
+            "allowed_hosts",
+            "env",
+            "healthcheck",
             "mcp_servers",
             "skills_dir",
             "workdir",
@@ -178,7 +200,7 @@ def _refuse(src: str, key: str, why: str) -> InputError:
 
 def _refusals(data: dict[str, Any], folder: Path, src: str) -> None:
     """Every key that cannot be honoured, refused by name (the first one found)."""
-    if "steps" in data or (folder / "steps").is_dir():
+    if "steps" in data or "multi_step_reward_strategy" in data or (folder / "steps").is_dir():
         raise _refuse(src, "steps", "multi-step tasks (ordered steps with their own instructions and tests) are not supported")
     env = _table(data, "environment", src)
     for name in COMPOSE_FILES:
@@ -194,12 +216,24 @@ def _refusals(data: dict[str, Any], folder: Path, src: str) -> None:
     os_name = env.get("os", "linux")
     if os_name != "linux":
         raise _refuse(src, "environment.os", f"only Linux tasks run (asks for {os_name!r})")
+    if env.get("network_mode") == "allowlist" or env.get("allowed_hosts"):
+        raise _refuse(src, "environment.network_mode", "a network allowlist is not supported (no-network or public only)")
+    if env.get("env"):
+        raise _refuse(src, "environment.env", "environment variables for the task's container are not supported")
+    if env.get("healthcheck"):
+        raise _refuse(src, "environment.healthcheck", "a readiness healthcheck is not supported")
     verifier = _table(data, "verifier", src)
-    if "environment" in verifier:
-        raise _refuse(src, "verifier.environment", "a separate verifier environment is not supported (the verifier runs in the agent's container)")
+    if "environment" in verifier or verifier.get("environment_mode") == "separate":
+        key = "verifier.environment" if "environment" in verifier else "verifier.environment_mode"
+        raise _refuse(src, key, "a separate verifier environment is not supported (the verifier runs in the agent's container)")
+    if verifier.get("collect"):
+        raise _refuse(src, "verifier.collect", "collect commands run in compose services, which are not supported")
     agent = _table(data, "agent", src)
-    if agent.get("user") not in (None, "root"):
+    if agent.get("user") not in (None, "root", 0):
         raise _refuse(src, "agent.user", f"running the agent as another OS user ({agent['user']!r}) is not supported")
+    for phase, table in (("agent", agent), ("verifier", verifier)):
+        if table.get("network_mode") is not None or table.get("allowed_hosts"):
+            raise _refuse(src, f"{phase}.network_mode", "a network policy of its own for one phase is not supported (give [environment] network_mode)")
 
 
 def _unknown(data: dict[str, Any]) -> list[str]:
@@ -269,9 +303,10 @@ def read_task(path: Path) -> HarborTask:
     if "env" in verifier:
         task.verifier_env = _env(verifier["env"], src, "verifier.env")
     if verifier.get("user") is not None:
-        if not isinstance(verifier["user"], str) or not verifier["user"].strip():
-            raise InputError(src, "verifier.user", f"expected a user name, got {verifier['user']!r}")
-        task.verifier_user = verifier["user"]
+        user = verifier["user"]
+        if isinstance(user, bool) or not isinstance(user, (str, int)) or not str(user).strip():
+            raise InputError(src, "verifier.user", f"expected a user name or uid, got {user!r}")
+        task.verifier_user = str(user)
     if "env" in solution:
         task.solution_env = _env(solution["env"], src, "solution.env")
     if "build_timeout_sec" in env:
@@ -286,7 +321,11 @@ def read_task(path: Path) -> HarborTask:
         task.storage_mb = _int(env["storage_mb"], src, "environment.storage_mb")
     elif "storage" in env:
         task.storage_mb = _size_mb(env["storage"], src, "environment.storage")
-    if "allow_internet" in env:
+    if "network_mode" in env:  # Harbor 0.26's spelling: no-network or public (allowlist refused above)
+        if env["network_mode"] not in ("no-network", "public"):
+            raise InputError(src, "environment.network_mode", f"expected 'no-network' or 'public', got {env['network_mode']!r}")
+        task.allow_internet = env["network_mode"] == "public"
+    elif "allow_internet" in env:  # the older spelling
         if not isinstance(env["allow_internet"], bool):
             raise InputError(src, "environment.allow_internet", f"expected true or false, got {env['allow_internet']!r}")
         task.allow_internet = env["allow_internet"]

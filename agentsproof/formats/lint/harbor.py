@@ -9,7 +9,7 @@ unreadable skill is an error, with its fix. Then, without an engine or a model:
 - ``harbor-no-reward`` (warning): ``tests/test.sh`` names neither ``reward.txt`` nor
   ``reward.json`` (nor runs another file of ``tests/`` that does): a verifier that writes
   no reward errors every trial;
-- ``harbor-internet`` (warning): no ``[environment] allow_internet``: Harbor's default, the
+- ``harbor-internet`` (warning): no ``[environment] network_mode`` (or ``allow_internet``): Harbor's default, the
   host's network, is what the container gets.
 """
 
@@ -74,14 +74,14 @@ def lint_task(path: Path) -> list[Problem]:
                 "warning",
             )
         )
-    if "allow_internet" not in _environment_keys(task.toml):
+    if not {"allow_internet", "network_mode"} & _environment_keys(task.toml):
         problems.append(
             Problem(
                 src,
                 "environment.allow_internet",
                 "harbor-internet",
                 "not given: Harbor's default (true) gives the container the host's network",
-                "set allow_internet = false unless the task needs the network",
+                'set network_mode = "no-network" unless the task needs the network',
                 "warning",
             )
         )
