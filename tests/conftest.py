@@ -54,6 +54,18 @@ def _no_response_cache(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest
     monkeypatch.setenv("AGENTSPROOF_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
 
 
+@pytest.fixture(scope="session")
+def docker_base_image() -> str:
+    """The one base image every docker test runs, on the engine DOCKER_HOST names (made once
+    per machine: tests/docker_engine.py); skips without an engine, fails under CI."""
+    from docker_engine import base_image, engine_problem, missing
+
+    why = engine_problem()
+    if why is not None:
+        missing(why)
+    return base_image()
+
+
 @pytest.fixture
 def scripted_server() -> Iterator[ScriptedServer]:
     """A started ScriptedServer with no rules (default replies: "OK", valid judge JSON)."""

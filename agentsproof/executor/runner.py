@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from agentsproof.executor.simulator import UserSimulator
     from agentsproof.grading.judge import PanelTally
     from agentsproof.model.items import Case
+    from agentsproof.targets.container import Container
+    from agentsproof.targets.environments import Environments
     from agentsproof.targets.workspace import Snapshot, Workspaces
 
 __all__ = ["DualArmRunner", "ItemRun", "RunOptions"]
@@ -101,9 +103,12 @@ class DualArmRunner:
         prior: dict[tuple[str, str, int], TrialResult] | None = None,
         workspaces: Workspaces | None = None,
         recorder: Callable[[Path, list[FileRecord]], None] | None = None,
+        environments: Environments | None = None,
     ):
         self.targets = targets
         self.workspaces = workspaces
+        self.environments = environments
+        """The run's trial containers (items with an ``environment:``); None: made on first use."""
         """Where agent trials get their folders (None: a private temporary folder)."""
         self.recorder = recorder
         """The flight recorder (agentsproof.executor.recorder): keeps each agent trial's produced files."""
@@ -216,7 +221,6 @@ class DualArmRunner:
         )
         if not target.uses_workspace:
             return await self._run_and_grade(target, trial, log, t0, None)
-        from agentsproof.targets import workspace as ws
 
         spaces = self._workspaces()
         try:
@@ -234,12 +238,35 @@ class DualArmRunner:
                 log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=reason))
                 result = TrialResult(index=index, arm=arm, status="errored", error=reason, latency_s=time.perf_counter() - t0, log=log)
             else:
-                before = ws.snapshot(folder)
-                result = await self._run_and_grade(target, trial, log, t0, before)
+                result = await self._in_environment(target, trial, log, t0, folder)
         finally:
             kept = spaces.finish(folder)  # deleted after grading unless --keep-workspaces
         result.workspace = kept
         return result
+
+    async def _in_environment(self, target: Target, trial: TrialInput, log: list[LogEvent], t0: float, folder: Path) -> TrialResult:
+        """The trial run and graded, in a fresh container of the item's environment when it has one (removed after grading)."""
+        from agentsproof.targets import workspace as ws
+
+        env = trial.item.environment
+        if env is None:
+            return await self._run_and_grade(target, trial, log, t0, ws.snapshot(folder))
+        if self.environments is None:
+            from agentsproof.targets.environments import Environments
+
+            self.environments = Environments()
+        box: Container | None = None
+        try:
+            try:
+                where = f"{trial.item.id}/{trial.arm}/{trial.index}"
+                box = await self.environments.start(env, trial=where, workspace=folder, baseline=trial.arm == "without")
+            except LLMError as err:  # the engine could not start or seed it: this trial errored
+                log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=str(err)))
+                return TrialResult(index=trial.index, arm=trial.arm, status="errored", error=str(err), latency_s=time.perf_counter() - t0, log=log)
+            return await self._run_and_grade(target, dataclasses.replace(trial, environment=box), log, t0, ws.snapshot(folder))
+        finally:
+            if box is not None:
+                await self.environments.remove(box)
 
     async def _run_and_grade(self, target: Target, trial: TrialInput, log: list[LogEvent], t0: float, before: Snapshot | None) -> TrialResult:
         item, arm, index = trial.item, trial.arm, trial.index
@@ -250,6 +277,10 @@ class DualArmRunner:
             rec = await asyncio.wait_for(target.run(trial), trial.timeout + 2 * TIMEOUT_GRACE_S)
             if not isinstance(rec.answer, str):
                 raise LLMError(f"the target's reply has no text ({type(rec.answer).__name__})")
+            if trial.environment is not None and trial.workspace is not None and self.environments is not None:
+                box: Any = trial.environment  # the container's workdir becomes the host copy the graders and the recorder read
+                for note in await self.environments.collect(box, trial.workspace):
+                    rec.log.append(LogEvent(t=time.perf_counter() - t0, role="info", text=note))
         except Exception as err:  # noqa: BLE001 - LLMError and timeouts, or anything a target should not raise
             if isinstance(err, LLMError):
                 reason = str(err)
@@ -288,6 +319,7 @@ class DualArmRunner:
             skill_name=item.skill.name if item.skill else item.name,
             timeout=item.timeout,
             eval_dir=Path(item.eval_path).parent if item.eval_path else None,
+            environment=trial.environment,
         )
         base = dict(
             index=index,

@@ -33,6 +33,7 @@ from agentsproof.targets.chat import ChatTarget
 if TYPE_CHECKING:
     from agentsproof.executor.journal import Journal
     from agentsproof.executor.spill import Spiller
+    from agentsproof.targets.environments import Environments
     from agentsproof.targets.spec import TargetDef
     from agentsproof.targets.workspace import Workspaces
 
@@ -159,6 +160,7 @@ class RunSession:
         self.book: Journal | None = None
         self.spiller: Spiller | None = None
         self.spaces: Workspaces | None = None
+        self.envs: Environments | None = None
         self.finalized: dict[int, ItemResult] = {}
         self.started = time.perf_counter()
 
@@ -170,6 +172,7 @@ class RunSession:
             self.targets["chat"] = ChatTarget(self.stack.client, self.stack.model)
         runner = self._runner(judge)
         try:
+            await self._environments(runner)
             runs, pairwise = await self._trials(runner, judge)
         finally:
             await self._close()
@@ -237,6 +240,18 @@ class RunSession:
             self.stack.budget.on_exhausted = runner.interrupt  # a spent budget stops the run like an interrupt
         return runner
 
+    async def _environments(self, runner: DualArmRunner) -> None:
+        """Items with an ``environment:``: dead runs' containers removed, every image built
+        or found before the first trial (a failed build is one line, exit 30)."""
+        envs = list({id(it.environment): it.environment for it in self.items if it.environment is not None}.values())
+        if not envs:
+            return
+        from agentsproof.targets.environments import Environments
+
+        logs = self.opts.journal.parent if self.opts.journal is not None else self.opts.record_dir
+        self.envs = runner.environments = Environments(log_dir=logs)
+        await self.envs.prepare([e for e in envs if e is not None])
+
     def _trial_done(self, item: EvalItem, trial: TrialResult) -> None:
         if self.book is not None:
             span = self.book.append(item.id, trial.arm, trial.index, trial)
@@ -272,6 +287,8 @@ class RunSession:
         finally:
             if self.book is not None:
                 self.book.close()
+            if self.envs is not None:
+                await self.envs.close()
             if self.spaces is not None:
                 self.spaces.close()
 

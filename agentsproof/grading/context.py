@@ -6,6 +6,7 @@ import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentsproof.model.environment import TrialEnvironment
 from agentsproof.model.results import FileRecord, ToolCall
 
 
@@ -29,6 +30,10 @@ class TrialContext:
     eval_dir: Path | None = None
     """The eval file's folder: script graders find their ``script:`` there (env
     ``AGENTSPROOF_EVAL_DIR``), where the agent cannot see it."""
+    environment: TrialEnvironment | None = None
+    """The trial's container, still running while graders run (the item has an
+    ``environment:``): graders that run commands on the workspace run them there, in
+    ``environment.workdir``; ``workspace`` holds a copy of it taken after the agent finished."""
 
 
 JUDGE_FILE_CHARS = 2_000

@@ -256,10 +256,12 @@ def _from_exit(spec: ScriptGrader, code: int, stdout: str, stderr: str, cut_note
 async def grade_script(spec: ScriptGrader, ctx: TrialContext) -> GraderResult:
     """The script's verdict on the trial's workspace (a JSON verdict on stdout, else its exit code); errored when it cannot run or times out."""
     from agentsproof.core.errors import TargetError
-    from agentsproof.core.procgroup import MAX_OUTPUT_BYTES, run_group
+    from agentsproof.core.procgroup import run_group
     from agentsproof.core.rmtree import remove_tree
 
     timeout = spec.timeout if ctx.timeout is None else min(spec.timeout, ctx.timeout)
+    if ctx.environment is not None:
+        return await _in_container(spec, ctx, timeout)
     try:
         tmp = tempfile.mkdtemp(prefix="agentsproof-grader-")
     except OSError as err:  # a full or unwritable temp folder
@@ -284,6 +286,56 @@ async def grade_script(spec: ScriptGrader, ctx: TrialContext) -> GraderResult:
         return _errored(spec, f"cannot prepare the script's answer file in {tempfile.gettempdir()}: {err.strerror or err}")
     finally:
         remove_tree(Path(tmp))  # the script may have left anything there: never followed, nothing outside changed
+    return _verdict_of(spec, run, timeout)
+
+
+GRADER_DIR = "/var/tmp/agentsproof-grader"
+"""In a trial's container: where the answer file and a ``script:`` from beside the eval file are copied."""
+
+
+async def _in_container(spec: ScriptGrader, ctx: TrialContext, timeout: float) -> GraderResult:
+    """The script run in the trial's container, in its workdir (the eval's ``script:`` file and the answer copied in first)."""
+    from agentsproof.core.errors import TargetError
+    from agentsproof.core.procgroup import MAX_OUTPUT_BYTES
+    from agentsproof.core.rmtree import remove_tree
+    from agentsproof.core.safepath import copy_file, write_file
+
+    box = ctx.environment
+    assert box is not None
+    tmp = Path(tempfile.mkdtemp(prefix="agentsproof-grader-"))
+    try:
+        write_file(tmp, ANSWER_FILE, ctx.answer.encode("utf-8", "replace"))
+        argv = spec.argv(ctx.eval_dir)
+        if spec.script is not None and ctx.eval_dir is not None and (ctx.eval_dir / spec.script).is_file():
+            name = PurePosixPath(spec.script).name
+            copy_file(ctx.eval_dir / spec.script, tmp, name, cap=MAX_OUTPUT_BYTES * 64)
+            argv = [*argv[:-1], f"{GRADER_DIR}/{name}"]
+        env = {"AGENTSPROOF_WORKSPACE": box.workdir, "AGENTSPROOF_ANSWER_FILE": f"{GRADER_DIR}/{ANSWER_FILE}", "AGENTSPROOF_EVAL_DIR": GRADER_DIR}
+        stdin = _stdin(spec, ctx.answer)
+        try:
+            await box.copy_in(tmp, GRADER_DIR)
+            res = await box.exec(argv, env=env, timeout=timeout, stdin=stdin.encode("utf-8") if stdin is not None else None)
+        except TargetError as err:
+            return _errored(spec, f"{err} (from {spec.shown()})")
+    finally:
+        remove_tree(tmp)
+    if res.limit:
+        return _errored(spec, f"the trial's container hit a limit while the script ran: {res.limit}")
+    if res.timed_out:
+        return _errored(spec, f"timed out after {seconds(timeout)}; the container was stopped")
+    if res.returncode in (126, 127) and not res.stdout:
+        return _errored(spec, f"the script could not be run in the container ({_exit_text(res.returncode)}: {_tail(res.stderr.decode('utf-8', 'replace'))})")
+    stdout = res.stdout.decode("utf-8", errors="replace")
+    obj = _verdict(stdout)
+    if obj is not None:
+        return _from_json(spec, obj, res.returncode)
+    return _from_exit(spec, res.returncode, stdout, res.stderr.decode("utf-8", errors="replace"))
+
+
+def _verdict_of(spec: ScriptGrader, run: Any, timeout: float) -> GraderResult:
+    """The grader's result from a finished host run (:class:`~agentsproof.core.procgroup.Outcome`)."""
+    from agentsproof.core.procgroup import MAX_OUTPUT_BYTES
+
     if run.timed_out:
         return _errored(spec, f"timed out after {seconds(timeout)}; the command and every process it started were stopped")
     if run.stdout_cut:  # the score is on the last line: read it from the tail

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentsproof.model.environment import Environment
 from agentsproof.model.graders import GraderSpec
 from agentsproof.model.results import Arm
 
@@ -123,6 +124,9 @@ class EvalItem:
     temperature: float | None = None
     """A promptfoo provider's ``config.temperature``: the chat target's sampling temperature
     for this item (both arms; not the judge's). None: the target's own."""
+    environment: Environment | None = None
+    """eval.yaml ``environment:`` (or a Harbor task's): every trial runs in a fresh container
+    of this image (see :mod:`agentsproof.targets.container`); None: on the host."""
 
     def case_at(self, index: int) -> Case:
         """The case trial ``index`` runs (round robin, so a batch of trials covers the cases evenly)."""

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel
 
 from agentsproof.core.errors import TargetError as TargetError  # re-exported: targets raise it from here
+from agentsproof.model.environment import TrialEnvironment
 from agentsproof.model.items import EvalItem, SkillFile
 from agentsproof.model.results import Arm, LogEvent, ToolCall, Usage
 
@@ -53,6 +54,10 @@ class TrialInput:
     """Every skill installed for this trial (activation suites, the plugin arm); empty: just ``skill``."""
     slot: tuple[str, str, int] | None = None
     """(item id, arm, index) for the response cache's key (``ChatRequest.slot``); set by the runner."""
+    environment: TrialEnvironment | None = None
+    """The trial's own container (the item has an ``environment:``), holding a copy of
+    ``workspace`` at ``environment.workdir``: the target runs its agent there (the runner
+    copies the workspace back out afterwards); None: on the host."""
 
     @property
     def with_skill(self) -> bool:

@@ -213,6 +213,10 @@ class CommandTarget(Target):
         first = [skill_file(s, workspace, self.spec.skill_path) for s in _to_install(trial)[:1]]
         if first and not (first[0].exists() or first[0].is_symlink()):
             await self.prepare(trial)  # a caller that skipped prepare()
+        if trial.environment is not None:  # the item's container replaces the sandbox
+            from agentsproof.targets.command_container import run_in_container
+
+            return await run_in_container(self.spec, self.model, _PLACEHOLDER, self._record, trial, timeout)
         try:
             harness = Path(tempfile.mkdtemp(prefix="agentsproof-trial-"))
         except OSError as exc:  # e.g. a full or unwritable temp folder

@@ -101,6 +101,8 @@ def item_from_eval(
         check_graders_fit(list(t.graders), agent, src, f"{cfg.task_field(i)}.graders")
     if not agent and ev.workspace is not None:
         raise InputError(src, "workspace", "a workspace is for agent trials; set 'execution: {mode: agent, target: NAME}' or run with --target NAME")
+    if not agent and ev.environment is not None:
+        raise InputError(src, "environment", "an environment is for agent trials; set 'execution: {mode: agent, target: NAME}' or run with --target NAME")
     if not agent and ev.task_workspaces:
         i = min(ev.task_workspaces)
         raise InputError(
@@ -144,6 +146,7 @@ def item_from_eval(
         workspace_sha=workspace_sha,
         skill=skill_file(ev.name, ev.kind, ev.source_text, ev.source_path, ev.seed_folders()) if agent else None,
         cases=cases,
+        environment=ev.environment,
     )
 
 

@@ -16,6 +16,7 @@ from agentsproof.core.errors import InputError
 from agentsproof.core.validation import format_validation_error, read_yaml
 from agentsproof.formats.activation_config import ActivationConfig
 from agentsproof.grading.registry import GRADER_TYPES, GraderConfig
+from agentsproof.model.environment import Environment, EnvironmentSpec
 from agentsproof.model.graders import FieldError
 from agentsproof.model.graders import Strict as _Strict
 from agentsproof.model.items import DEFAULT_THRESHOLD, DEFAULT_TIMEOUT, DEFAULT_TRIALS
@@ -125,6 +126,7 @@ class SkillEvalConfig(_Strict):
     defaults: Defaults = Field(default_factory=Defaults)
     execution: Execution = Field(default_factory=Execution)
     workspace: str | None = Field(None, min_length=1, description="A folder (relative to the yaml) copied into every trial's workspace.")
+    environment: EnvironmentSpec | None = Field(None, description="A Docker image every agent trial runs in, a fresh container each (docs/environments.md).")
     oracle: Oracle | None = Field(None, description="A reference solution every grader must accept, checked before the trials (tasks may give their own).")
     judge: JudgeConfig | None = Field(None, description="The judge's gold set: the report carries its measured agreement.")
     judge_models: list[Annotated[str, Field(min_length=1)]] | None = Field(
@@ -243,6 +245,8 @@ class LoadedEval(BaseModel):
     """Resolved per-task ``workspace:`` folders, by index in ``tasks`` (they replace the top-level one)."""
     judge_gold: Path | None = None
     """The resolved ``judge.gold`` file."""
+    environment: Environment | None = None
+    """The resolved ``environment:`` (Dockerfile and context confined to the eval's tree)."""
 
     @property
     def kind(self) -> str:
@@ -252,7 +256,7 @@ class LoadedEval(BaseModel):
     def seed_folders(self) -> tuple[Path, ...]:
         """What in the skill's folder belongs to the eval, not the skill: every workspace seed
         (top-level and per task) and every ``script:`` grader file beside the eval file."""
-        seeds = [*([self.workspace] if self.workspace else []), *self.task_workspaces.values()]
+        seeds = [*([self.workspace] if self.workspace else []), *self.task_workspaces.values(), *environment_paths(self.environment)]
         return tuple(dict.fromkeys([*seeds, *grader_scripts(self.config, self.path)]))
 
     @property
@@ -304,7 +308,8 @@ def load_eval(path: str | Path) -> LoadedEval:
             where = f"tasks[{i}].workspace"
             task_workspaces[i] = check_seed_folder(confined(task.workspace, p, where), src, where)
     # workspace seeds and grader scripts are the eval's material, not part of the skill (nor of its prompt)
-    seeds = tuple(dict.fromkeys([*([workspace] if workspace else []), *task_workspaces.values(), *grader_scripts(cfg, p)]))
+    environment = resolve_environment(cfg.environment, p) if cfg.environment is not None else None
+    seeds = tuple(dict.fromkeys([*([workspace] if workspace else []), *task_workspaces.values(), *grader_scripts(cfg, p), *environment_paths(environment)]))
     built = item_prompt(cfg.kind, source, text, root=eval_root(p), exclude=seeds)
     warnings = list(built.warnings)
     if cfg.execution.mode == "agent":
@@ -329,7 +334,31 @@ def load_eval(path: str | Path) -> LoadedEval:
         workspace=workspace,
         task_workspaces=task_workspaces,
         judge_gold=judge_gold,
+        environment=environment,
     )
+
+
+def resolve_environment(spec: EnvironmentSpec, path: Path) -> Environment:
+    """``environment:`` with its Dockerfile and context confined to the eval's tree and checked."""
+    from agentsproof.core.inputs import confined, display
+    from agentsproof.model.environment import resolve
+
+    src = display(path)
+    if spec.dockerfile is not None:
+        dockerfile = confined(spec.dockerfile, path, "environment.dockerfile")
+        if not dockerfile.is_file():
+            raise InputError(src, "environment.dockerfile", f"file {spec.dockerfile!r} not found (looked in {display(path.parent)})")
+        context = confined(spec.context, path, "environment.context") if spec.context is not None else dockerfile.parent
+        if not context.is_dir():
+            raise InputError(src, "environment.context", f"folder {spec.context!r} not found (looked in {display(path.parent)})")
+    return resolve(spec, path.resolve().parent, src)
+
+
+def environment_paths(env: Environment | None) -> list[Path]:
+    """The environment's Dockerfile and context: the eval's material, not the skill's."""
+    if env is None:
+        return []
+    return [p for p in (env.context, env.dockerfile) if p is not None]
 
 
 def grader_scripts(cfg: SkillEvalConfig, path: Path) -> list[Path]:

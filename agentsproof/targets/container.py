@@ -1,0 +1,329 @@
+"""One trial's container: the engine behind :class:`agentsproof.model.environment.TrialEnvironment`.
+
+Everything goes through the ``docker`` CLI (``$DOCKER_HOST`` picks the engine, local or
+remote: ``unix://``, ``ssh://``, ``tcp://``), run as asyncio subprocesses so the event loop
+never waits on the engine. :func:`docker` runs one CLI call with a timeout; a
+:class:`Container` is one trial's fresh container (started by
+:class:`agentsproof.targets.environments.Environments`, which labels and removes it):
+
+- ``exec(argv, env=, timeout=, workdir=, stdin=, user=)``: ``docker exec`` without a shell.
+  Environment values never appear on a command line: ``-e NAME`` hands the value over
+  through the CLI's own environment. A command past its timeout stops the whole container
+  (``docker kill``: nothing it started lives on; the trial is errored or the grader is, and
+  later commands in it fail with that reason).
+- ``copy_in(host, dest)``: a tar stream of the host folder (built from our own walk, no link
+  followed) piped into ``docker cp -``: never a bind mount back into the user's tree.
+- ``copy_out(src, host, cap_bytes=)``: ``docker cp CONTAINER:src/. -`` into a capped
+  temporary file, then extracted member by member: regular files, folders and links that
+  stay inside the folder; devices, links leading out, and anything past the cap are left
+  out (and said).
+- ``read_file(path, cap_bytes=)``: one file through the same stream.
+
+While a command runs, a watchdog checks the container every :data:`WATCH_S` seconds: past
+``disk_mb`` of writes (its writable layer) or at its process cap, the container is stopped
+and the command's :attr:`~agentsproof.model.environment.ExecResult.limit` says which limit;
+a memory hog is stopped by the kernel inside the container's memory cap (no swap), seen as
+an OOM kill.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import os
+import shutil
+import tarfile
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentsproof.core.errors import TargetError
+from agentsproof.model.environment import Environment, ExecResult
+
+WATCH_S = 1.0
+"""How often a running command's container is checked against its disk and process caps."""
+OUTPUT_CAP = 1024 * 1024
+"""Bytes of a command's stdout (and of stderr) kept; the rest is read and dropped."""
+DOCKER_CALL_S = 120.0
+"""Seconds an engine call (start, copy, inspect, remove) may take."""
+
+
+def docker_cli() -> str:
+    """The ``docker`` CLI on PATH; TargetError saying how to get one when missing."""
+    found = shutil.which("docker")
+    if not found:
+        raise TargetError("the docker CLI is not on PATH (install docker.io, or docker-ce-cli for a remote engine via DOCKER_HOST)")
+    return found
+
+
+async def _read_capped(stream: asyncio.StreamReader | None, cap: int) -> bytes:
+    if stream is None:
+        return b""
+    buf = bytearray()
+    while True:
+        chunk = await stream.read(1 << 16)
+        if not chunk:
+            return bytes(buf)
+        if len(buf) < cap:
+            buf += chunk[: cap - len(buf)]
+
+
+@dataclass
+class Called:
+    """One finished docker CLI call."""
+
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+    timed_out: bool = False
+
+    def reason(self) -> str:
+        """The last non-empty line of stderr (the engine's message), one line."""
+        lines = [ln.strip() for ln in self.stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
+        return lines[-1][:300] if lines else f"exit {self.returncode}"
+
+
+async def docker(
+    args: list[str],
+    *,
+    timeout: float = DOCKER_CALL_S,
+    stdin: bytes | None = None,
+    env: dict[str, str] | None = None,
+    cap: int = OUTPUT_CAP,
+    stdout_to: Path | None = None,
+) -> Called:
+    """``docker ARGS`` with a timeout (the CLI is killed past it); ``env`` is added to the
+    CLI's environment (the values ``-e NAME`` hands on); ``stdout_to`` streams stdout to a file."""
+    full_env = {**os.environ, **(env or {})}
+    out_fh = open(stdout_to, "wb") if stdout_to is not None else None  # noqa: SIM115 - closed below
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            docker_cli(),
+            *args,
+            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+            stdout=out_fh if out_fh is not None else asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=full_env,
+        )
+    except OSError as exc:
+        if out_fh is not None:
+            out_fh.close()
+        raise TargetError(f"the docker CLI could not be started: {exc.strerror or exc}") from None
+
+    async def feed() -> None:
+        if stdin is not None and proc.stdin is not None:
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                proc.stdin.write(stdin)
+                await proc.stdin.drain()
+            proc.stdin.close()
+
+    async def collect() -> tuple[bytes, bytes]:
+        out, err, _, _ = await asyncio.gather(_read_capped(proc.stdout, cap), _read_capped(proc.stderr, cap), feed(), proc.wait())
+        return out, err
+
+    reading = asyncio.ensure_future(collect())
+    timed_out = False
+    try:
+        out, err = await asyncio.wait_for(asyncio.shield(reading), timeout)
+    except TimeoutError:
+        timed_out = True
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        out, err = await reading
+    except asyncio.CancelledError:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        with contextlib.suppress(Exception):
+            await asyncio.shield(reading)
+        raise
+    finally:
+        if out_fh is not None:
+            out_fh.close()
+    return Called(proc.returncode if proc.returncode is not None else -1, out, err, timed_out)
+
+
+HARNESS_DIR = "/var/tmp/agentsproof"
+"""A folder made in every container's own file system (not the /tmp tmpfs, which ``docker cp`` cannot reach) for the harness's files (a trace)."""
+
+
+def _tar_of(folder: Path, dest: str) -> bytes:
+    """The folder's contents as a tar archive to unpack at ``/`` with its entries below
+    ``dest`` (and :data:`HARNESS_DIR`): our own walk (:func:`agentsproof.core.treecopy.walk_tree`), no link followed."""
+    from agentsproof.core.treecopy import walk_tree
+
+    buf = io.BytesIO()
+    base = folder.resolve()
+    prefix = dest.strip("/")
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for extra in (prefix, HARNESS_DIR.strip("/")):
+            if extra:
+                info = tarfile.TarInfo(extra)
+                info.type, info.mode = tarfile.DIRTYPE, 0o1777 if extra == HARNESS_DIR.strip("/") else 0o755
+                tar.addfile(info)
+        for entry in walk_tree(base):
+            path = base / entry.rel
+            info = tar.gettarinfo(str(path), arcname=f"{prefix}/{entry.rel}" if prefix else entry.rel)
+            info.uid = info.gid = 0
+            info.uname = info.gname = "root"
+            if entry.file_type == "file":
+                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+                with os.fdopen(fd, "rb") as fh:
+                    tar.addfile(info, fh)
+            else:
+                tar.addfile(info)
+    return buf.getvalue()
+
+
+def _extract(archive: Path, dest: Path, cap_bytes: int) -> list[str]:
+    """``archive``'s members (prefixed ``./``) into ``dest`` by tarfile's ``data`` rules,
+    member by member: what may not be extracted is left out and named in the notes."""
+    notes: list[str] = []
+    total = 0
+    with tarfile.open(archive, mode="r:") as tar:
+        for member in tar:
+            name = member.name[2:] if member.name.startswith("./") else member.name
+            if name in ("", ".", "./"):
+                continue
+            member.name = name
+            if member.isfile():
+                total += member.size
+                if total > cap_bytes:
+                    notes.append(f"files past {cap_bytes // (1024 * 1024)} MB were not copied out of the container")
+                    break
+            try:
+                safe = tarfile.data_filter(member, str(dest))
+            except tarfile.FilterError as err:
+                notes.append(f"{name!r} left in the container: {err}")
+                continue
+            if not (safe.isfile() or safe.isdir() or safe.issym()):
+                notes.append(f"{name!r} left in the container: not a regular file, folder or link")
+                continue
+            tar.extract(safe, str(dest), set_attrs=True, filter="fully_trusted")
+    return notes
+
+
+@dataclass
+class Container:
+    """One trial's running container (see the module docstring); made by :class:`~agentsproof.targets.environments.Environments`."""
+
+    name: str
+    workdir: str
+    env: Environment
+    stopped: str | None = None
+    """Why the container was stopped early (a timeout, a limit); later commands fail with it."""
+    notes: list[str] = field(default_factory=list)
+
+    async def exec(
+        self,
+        argv: list[str],
+        *,
+        env: dict[str, str] | None = None,
+        timeout: float,
+        workdir: str | None = None,
+        stdin: bytes | None = None,
+        user: str | None = None,
+    ) -> ExecResult:
+        """Run ``argv`` in the container (see the module docstring)."""
+        if self.stopped:
+            raise TargetError(f"the trial's container was stopped earlier: {self.stopped}")
+        args = ["exec", "-w", workdir or self.workdir]
+        if stdin is not None:
+            args.append("-i")
+        if user:
+            args += ["-u", user]
+        for key in env or {}:
+            args += ["-e", key]
+        args += [self.name, *argv]
+        t0 = time.perf_counter()
+        run = asyncio.ensure_future(docker(args, timeout=timeout, stdin=stdin, env=env))
+        watch = asyncio.ensure_future(self._watch())
+        try:
+            done, _ = await asyncio.wait({run, watch}, return_when=asyncio.FIRST_COMPLETED)
+            limit = watch.result() if watch in done else None
+            if limit is not None:
+                await self.stop(limit)
+            called = await run
+        finally:
+            watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await watch
+            if not run.done():
+                run.cancel()
+        if called.timed_out:
+            await self.stop(f"a command ran past its {timeout:g}s timeout")
+        elif limit is None:
+            limit = await self._oom()
+        if called.returncode in (125, 126, 127) and not called.timed_out and limit is None and b"OCI runtime" in called.stderr:
+            raise TargetError(f"the container could not run {argv[0]!r}: {called.reason()}")
+        return ExecResult(called.returncode, called.stdout, called.stderr, called.timed_out, time.perf_counter() - t0, limit)
+
+    async def _watch(self) -> str | None:
+        """Poll the container's writable layer and process count; the limit it crossed."""
+        while True:
+            await asyncio.sleep(WATCH_S)
+            size = await docker(["container", "inspect", "--size", "-f", "{{.SizeRw}}", self.name], timeout=30)
+            if size.returncode == 0:
+                with contextlib.suppress(ValueError):
+                    if int(size.stdout.strip() or 0) > self.env.disk_mb * 1024 * 1024:
+                        return f"disk: the trial wrote over {self.env.disk_mb} MB in its container (disk_mb)"
+            stats = await docker(["stats", "--no-stream", "--format", "{{.PIDs}}", self.name], timeout=30)
+            if stats.returncode == 0:
+                with contextlib.suppress(ValueError):
+                    if int(stats.stdout.strip() or 0) >= self.env.pids:
+                        return f"pids: the trial's processes reached the cap of {self.env.pids} (pids)"
+
+    async def _oom(self) -> str | None:
+        """A memory limit hit inside the container (the kernel's OOM kill), as one line."""
+        got = await docker(["container", "inspect", "-f", "{{.State.OOMKilled}} {{.State.Running}}", self.name], timeout=30)
+        text = got.stdout.decode().split()
+        if text and text[0] == "true":
+            return f"memory: the trial went over its {self.env.memory_mb} MB memory cap (memory_mb)"
+        return None
+
+    async def stop(self, why: str) -> None:
+        """Stop every process of the container now; later commands fail with ``why``."""
+        if self.stopped is None:
+            self.stopped = why
+        await docker(["kill", self.name], timeout=60)
+
+    async def copy_in(self, host: Path, dest: str) -> None:
+        """Copy ``host``'s contents into ``dest`` (created when missing; not below a tmpfs such as /tmp) in the container."""
+        if self.stopped:
+            raise TargetError(f"the trial's container was stopped earlier: {self.stopped}")
+        archive = await asyncio.to_thread(_tar_of, host, dest)
+        got = await docker(["cp", "-", f"{self.name}:/"], stdin=archive)
+        if got.returncode != 0:
+            raise TargetError(f"could not copy the workspace into the container: {got.reason()}")
+
+    async def copy_out(self, src: str, host: Path, *, cap_bytes: int) -> list[str]:
+        """Copy ``src``'s contents out of the container into the host folder ``host``."""
+        with tempfile.TemporaryDirectory(prefix="agentsproof-out-") as tmp:
+            archive = Path(tmp) / "out.tar"
+            got = await docker(["cp", f"{self.name}:{src.rstrip('/')}/.", "-"], stdout_to=archive, timeout=max(DOCKER_CALL_S, 600))
+            if got.returncode != 0:
+                raise TargetError(f"could not copy {src} out of the container: {got.reason()}")
+            host.mkdir(parents=True, exist_ok=True)
+            return await asyncio.to_thread(_extract, archive, host, cap_bytes)
+
+    async def read_file(self, path: str, *, cap_bytes: int) -> bytes | None:
+        """One file's bytes, or None when the container has no such file."""
+        with tempfile.TemporaryDirectory(prefix="agentsproof-read-") as tmp:
+            archive = Path(tmp) / "one.tar"
+            got = await docker(["cp", f"{self.name}:{path}", "-"], stdout_to=archive)
+            if got.returncode != 0:
+                if b"Could not find" in got.stderr or b"No such" in got.stderr:
+                    return None
+                raise TargetError(f"could not read {path} in the container: {got.reason()}")
+
+            def first() -> bytes | None:
+                with tarfile.open(archive, mode="r:") as tar:
+                    for member in tar:
+                        if member.isfile():
+                            fh = tar.extractfile(member)
+                            return fh.read(cap_bytes) if fh is not None else None
+                        return None
+                return None
+
+            return await asyncio.to_thread(first)

@@ -1,0 +1,213 @@
+"""A run's containers: one fresh, labelled container per trial, all removed, whatever happens.
+
+:class:`Environments` is made once per run (by the executor, like
+:class:`~agentsproof.targets.workspace.Workspaces`). :meth:`Environments.prepare` builds or
+finds every item's image before the first trial (a failed build: one line, exit 30);
+:meth:`Environments.start` gives one trial a :class:`~agentsproof.targets.container.Container`
+with its workspace copied in; :meth:`Environments.remove` removes it after grading;
+:meth:`Environments.close` removes whatever is left (success, failure, timeout, SIGINT and
+SIGTERM all end there; a container's ``--init`` process also dies with its last process).
+
+**Labels.** Every container carries ``org.agentsproof.run=<run id>`` and
+``org.agentsproof.owner=<host>/<pid>/<process start time>``. A run that was SIGKILLed cannot
+clean up: the next run on the same host lists containers labelled by an owner whose
+process is gone (same host, that pid no longer running with that start time), removes
+them and says so in one line. Containers owned by a live run, or by another host, are
+never touched.
+
+**Network.** ``allow_internet: false`` (the default) runs ``--network none``: the container
+has only its own loopback; what an agent needs of the model endpoint reaches it through
+the relay (see :mod:`agentsproof.targets.container_relay`). ``allow_internet: true`` runs
+``--network host``: the container shares the host's network (and can reach what the
+host can). No bridge network is ever created.
+
+**Limits.** ``--cpus``, ``--memory`` = ``--memory-swap`` (no swap), ``--pids-limit``,
+``/tmp`` a tmpfs capped at ``disk_mb``; the watchdog of
+:class:`~agentsproof.targets.container.Container` stops a trial that writes more than
+``disk_mb`` into its writable layer or reaches its process cap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import os
+import socket
+import uuid
+from pathlib import Path
+
+from agentsproof.core.errors import TargetError
+from agentsproof.model.environment import DEFAULT_WORKDIR, Environment
+from agentsproof.targets.container import Container, docker
+from agentsproof.targets.images import ensure_image, image_workdir
+
+LABEL_RUN = "org.agentsproof.run"
+LABEL_OWNER = "org.agentsproof.owner"
+LABEL_TRIAL = "org.agentsproof.trial"
+START_S = 120.0
+COPY_CAP = 512 * 1024 * 1024
+"""Bytes of a container's workdir copied back into the host workspace at most."""
+
+
+def _clear(folder: Path) -> None:
+    """Everything inside ``folder`` removed (never through a link); the folder stays."""
+    from agentsproof.core.rmtree import remove_tree
+
+    for child in list(folder.iterdir()):
+        if child.is_dir() and not child.is_symlink():
+            remove_tree(child, within=folder)
+        else:
+            child.unlink()
+
+
+def _start_time(pid: int) -> str:
+    """The process's start time in clock ticks since boot ('' when it is not running)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return stat.rsplit(")", 1)[-1].split()[19]
+
+
+def owner_label(pid: int | None = None) -> str:
+    """This process as the owner of a container: ``host/pid/start``."""
+    pid = os.getpid() if pid is None else pid
+    return f"{socket.gethostname()}/{pid}/{_start_time(pid)}"
+
+
+def owner_dead(label: str) -> bool:
+    """The owner ``label`` names a process of this host that no longer runs."""
+    host, _, rest = label.partition("/")
+    pid_text, _, start = rest.partition("/")
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    return _start_time(int(pid_text)) != start
+
+
+async def reap_dead_runs() -> list[str]:
+    """Remove the containers of this host's runs whose process is gone; their names."""
+    got = await docker(["ps", "-a", "--filter", f"label={LABEL_OWNER}", "--format", f'{{{{.Names}}}}\t{{{{.Label "{LABEL_OWNER}"}}}}'], timeout=60)
+    if got.returncode != 0:
+        return []
+    dead = []
+    for line in got.stdout.decode("utf-8", "replace").splitlines():
+        name, _, owner = line.partition("\t")
+        if name and owner_dead(owner.strip()):
+            dead.append(name)
+    if dead:
+        await docker(["rm", "-f", "-v", *dead], timeout=120)
+    return dead
+
+
+class Environments:
+    """One run's trial containers (see the module docstring)."""
+
+    def __init__(self, *, log_dir: Path | None = None, relay_dir: Path | None = None):
+        self.run_id = uuid.uuid4().hex[:12]
+        self.owner = owner_label()
+        self.log_dir = log_dir
+        """Where failed (and successful) build logs are kept: beside the report."""
+        self.relay_dir = relay_dir
+        """A host folder mounted read-only at /opt/agentsproof in every container (the relay binary and socket)."""
+        self._images: dict[tuple[int, bool], tuple[str, str]] = {}
+        self._image_files: dict[str, bool] = {}
+        """Per image tag: its workdir holds files of its own (copied back into each trial's host workspace before the snapshot)."""
+        self._live: dict[str, Container] = {}
+        self._counter = itertools.count(1)
+        self._reaped = False
+        self.built: list[str] = []
+        """Tags built by this run (a bench checks nothing is rebuilt when nothing changed)."""
+
+    async def reap(self) -> list[str]:
+        """Once per run: remove dead runs' leftovers, saying so in one line."""
+        if self._reaped:
+            return []
+        self._reaped = True
+        gone = await reap_dead_runs()
+        if gone:
+            from agentsproof.core.notice import note
+
+            note(f"removed {len(gone)} container(s) left by an earlier run that was killed: {', '.join(gone[:5])}{' …' if len(gone) > 5 else ''}")
+        return gone
+
+    async def image(self, env: Environment, *, baseline: bool = False) -> tuple[str, str]:
+        """(tag, workdir) for ``env``'s trials (``baseline``: the baseline arm's image), built once."""
+        key = (id(env), baseline and bool(env.baseline_empty))
+        if key not in self._images:
+            tag, built = await ensure_image(env, baseline=key[1], log_dir=self.log_dir)
+            if built:
+                self.built.append(tag)
+            workdir = env.workdir or await image_workdir(tag) or DEFAULT_WORKDIR
+            self._images[key] = (tag, workdir)
+        return self._images[key]
+
+    async def prepare(self, envs: list[Environment]) -> None:
+        """Before the first trial: dead runs' leftovers removed, every image there (InputError: a failed build)."""
+        await self.reap()
+        for env in envs:
+            await self.image(env)
+            if env.baseline_empty:
+                await self.image(env, baseline=True)
+
+    def run_args(self, env: Environment, name: str, workdir: str, trial: str) -> list[str]:
+        """``docker run`` options of one trial's container (labels, network, limits, mounts)."""
+        args = ["run", "-d", "--init", "--name", name, "--label", f"{LABEL_RUN}={self.run_id}", "--label", f"{LABEL_OWNER}={self.owner}"]
+        args += ["--label", f"{LABEL_TRIAL}={trial}", "--network", "host" if env.allow_internet else "none"]
+        args += ["--memory", f"{env.memory_mb}m", "--memory-swap", f"{env.memory_mb}m", "--pids-limit", str(env.pids)]
+        if env.cpus:
+            args += ["--cpus", f"{env.cpus:g}"]
+        args += ["--tmpfs", f"/tmp:rw,exec,size={env.disk_mb}m", "--workdir", workdir]
+        if self.relay_dir is not None:
+            args += ["--mount", f"type=bind,src={self.relay_dir},dst=/opt/agentsproof,readonly"]
+        return args
+
+    async def start(self, env: Environment, *, trial: str, workspace: Path | None, baseline: bool = False) -> Container:
+        """A fresh container for one trial (``trial``: e.g. ``item/arm/index``), ``workspace`` copied into its workdir."""
+        tag, workdir = await self.image(env, baseline=baseline)
+        name = f"agentsproof-{self.run_id}-{next(self._counter)}"
+        args = [*self.run_args(env, name, workdir, trial), "--entrypoint", "sleep", tag, "infinity"]
+        container = Container(name=name, workdir=workdir, env=env)
+        self._live[name] = container
+        try:
+            got = await docker(args, timeout=START_S)
+            if got.returncode != 0:
+                raise TargetError(f"the trial's container could not be started from {tag}: {got.reason()}")
+            if workspace is not None:
+                await self._seed(container, tag, workspace)
+        except BaseException:
+            await self.remove(container)
+            raise
+        return container
+
+    async def _seed(self, container: Container, tag: str, workspace: Path) -> None:
+        """The host workspace copied in; when the image's workdir has files of its own, the
+        merged result copied back, so the host copy is what the agent starts from."""
+        import tempfile
+
+        if tag not in self._image_files:
+            with tempfile.TemporaryDirectory(prefix="agentsproof-probe-") as tmp:
+                await container.copy_out(container.workdir, Path(tmp), cap_bytes=COPY_CAP)
+                self._image_files[tag] = any(Path(tmp).iterdir())
+        await container.copy_in(workspace, container.workdir)
+        if self._image_files[tag]:
+            await container.copy_out(container.workdir, workspace, cap_bytes=COPY_CAP)
+
+    async def collect(self, container: Container, workspace: Path) -> list[str]:
+        """After the agent: the host workspace replaced by the container's workdir (notes on what was left out)."""
+        await asyncio.to_thread(_clear, workspace)
+        return await container.copy_out(container.workdir, workspace, cap_bytes=COPY_CAP)
+
+    async def remove(self, container: Container) -> None:
+        """Remove the container and its anonymous volumes (shielded: a cancelled trial still cleans up)."""
+        self._live.pop(container.name, None)
+        with contextlib.suppress(Exception):
+            await asyncio.shield(docker(["rm", "-f", "-v", container.name], timeout=120))
+
+    async def close(self) -> None:
+        """Remove every container of this run still there (by label, so none is missed)."""
+        self._live.clear()
+        got = await docker(["ps", "-aq", "--filter", f"label={LABEL_RUN}={self.run_id}"], timeout=60)
+        ids = got.stdout.decode().split() if got.returncode == 0 else []
+        if ids:
+            await docker(["rm", "-f", "-v", *ids], timeout=120)

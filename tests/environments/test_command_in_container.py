@@ -1,0 +1,118 @@
+"""The command target and the files/script graders in a fresh container per trial, on the
+real engine: the eval's ``environment:`` image, the workspace seed copied in, the agent's
+files copied back into the report and the flight recorder, every container removed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from conftest import read_json, run_cli
+from docker_engine import run_containers
+
+AGENT = r"""
+set -e
+test -f /.dockerenv || { echo "not in a container" >&2; exit 3; }
+cat data.txt > /dev/null
+if [ -n "$AGENTSPROOF_SKILL_FILE" ] && [ -f "$AGENTSPROOF_SKILL_FILE" ]; then
+  printf 'total: %s\n' "$(cat data.txt)" > result.txt
+  printf '{"skill": "%s"}\n' "$AGENTSPROOF_SKILL_NAME" >> "$AGENTSPROOF_TRACE_FILE"
+fi
+echo "in $(pwd) as $(id -u)"
+"""
+
+CHECK = """#!/bin/sh
+test -f /.dockerenv || exit 5
+grep -q 'total: 42' "$AGENTSPROOF_WORKSPACE/result.txt"
+"""
+
+
+def write_eval(root: Path, image: str, **env: object) -> Path:
+    (root / "seed").mkdir(parents=True)
+    (root / "seed" / "data.txt").write_text("42")
+    (root / "SKILL.md").write_text("---\nname: counting\ndescription: counts\n---\nWrite result.txt.\n")
+    (root / "check.sh").write_text(CHECK)
+    (root / "targets.yaml").write_text(yaml.safe_dump({"boxed": {"type": "command", "command": ["sh", "-c", AGENT], "timeout": 60}}))
+    cfg = {
+        "version": "2",
+        "skill": "SKILL.md",
+        "execution": {"mode": "agent", "target": "boxed"},
+        "workspace": "seed",
+        "environment": {"image": image, "memory_mb": 512, "pids": 128, **env},
+        "defaults": {"trials": 2, "timeout": 60},
+        "task": {
+            "name": "count",
+            "instruction": "Count the data.",
+            "graders": [
+                {"type": "files", "exists": ["result.txt"], "mustContain": {"result.txt": ["total: 42"]}},
+                {"type": "script", "script": "check.sh"},
+            ],
+        },
+    }
+    path = root / "eval.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def test_each_trial_runs_in_its_own_container_and_its_files_come_back(tmp_path: Path, docker_base_image: str) -> None:
+    ev = write_eval(tmp_path / "ev", docker_base_image)
+    out = tmp_path / "runs"
+    code, stdout, stderr = run_cli(["eval", ev, "--output", out])
+    assert code == 0, stderr + stdout
+    report = read_json(next(out.rglob("*.json")))
+    item = report["items"][0]
+    for t in item["with_arm"]["trials"]:
+        assert t["status"] == "scored" and t["score"] == 1.0, t
+        assert [(f["path"], f["status"]) for f in t["files"]] == [("result.txt", "created")], t["files"]
+        assert "total: 42" in t["files"][0]["preview"]
+        assert "in /workspace as 0" in t["response"]
+        assert t["skill_used"] is True
+    for t in item["without_arm"]["trials"]:
+        assert t["status"] == "scored" and t["files"] == [] and t["score"] == 0.0, t
+        script = next(g for g in t["graders"] if g["type"] == "script")
+        assert script["checks"][0]["passed"] is False and "/workspace/result.txt" in script["checks"][0]["evidence"], script
+    # the flight recorder kept the with-arm's produced file
+    kept = [p for p in out.rglob("*") if p.is_file() and p.read_bytes() == b"total: 42\n"]
+    assert kept, sorted(str(p) for p in out.rglob("*"))
+    assert run_containers("org.agentsproof.run") == []
+
+
+def test_an_image_the_engine_cannot_get_is_one_line_naming_the_field(tmp_path: Path, docker_base_image: str) -> None:
+    ev = write_eval(tmp_path / "ev", "agentsproof-test/no-such-image:never")
+    code, stdout, stderr = run_cli(["eval", ev, "--output", tmp_path / "runs"])
+    assert code == 30, stderr + stdout
+    lines = [ln for ln in stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "eval.yaml" in lines[0] and "environment.image" in lines[0], stderr
+    assert "Traceback" not in stderr
+
+
+def test_unknown_environment_keys_are_refused_by_name(tmp_path: Path) -> None:
+    ev = write_eval(tmp_path / "ev", "x", gpus=1)
+    code, _stdout, stderr = run_cli(["eval", ev, "--output", tmp_path / "runs"])
+    assert code == 30 and "environment.gpus" in stderr, stderr
+    data = yaml.safe_load(ev.read_text())
+    data["environment"] = {"image": "x", "dockerfile": "Dockerfile"}
+    ev.write_text(yaml.safe_dump(data))
+    code, _stdout, stderr = run_cli(["eval", ev, "--output", tmp_path / "runs"])
+    assert code == 30 and "environment" in stderr and "exactly one" in stderr, stderr
+
+
+def test_a_failed_build_names_the_dockerfile_and_step_and_keeps_the_log(tmp_path: Path, docker_base_image: str) -> None:
+    ev = write_eval(tmp_path / "ev", "x")
+    (tmp_path / "ev" / "env").mkdir()
+    (tmp_path / "ev" / "env" / "Dockerfile").write_text(f"FROM {docker_base_image}\nRUN echo building\nRUN sh -c 'echo broken-step >&2; exit 7'\n")
+    data = yaml.safe_load(ev.read_text())
+    data["environment"] = {"dockerfile": "env/Dockerfile"}
+    ev.write_text(yaml.safe_dump(data))
+    out = tmp_path / "runs"
+    code, stdout, stderr = run_cli(["eval", ev, "--output", out])
+    assert code == 30, stderr + stdout
+    lines = [ln for ln in stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "environment.dockerfile" in lines[0] and "exit 7" in lines[0], stderr
+    assert "broken-step" in lines[0] or "RUN sh -c" in lines[0], lines[0]
+    logs = list(out.rglob("build-*.log"))
+    assert logs and "broken-step" in logs[0].read_text(), sorted(out.rglob("*"))
+    assert json.dumps(lines)  # one line, no traceback
+    assert "Traceback" not in stderr
