@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from agentsproof.core.errors import InputError
 from agentsproof.formats.base import ItemRequest, Loaded
 from agentsproof.formats.harbor.task import INSTRUCTION_FILE, TASK_FILE, HarborTask, is_task_folder, read_task, task_folder
+from agentsproof.model.environment import Environment
 from agentsproof.model.items import EvalItem
 
 if TYPE_CHECKING:
@@ -53,9 +54,9 @@ def discoverable(path: Path) -> bool:
     return p.name == TASK_FILE and is_task_folder(p.parent)
 
 
-def environment_of(task: HarborTask, empty_in_baseline: tuple[str, ...]):  # type: ignore[no-untyped-def]
-    """The task's container environment (agentsproof.model.environment.Environment)."""
-    from agentsproof.model.environment import DEFAULT_BUILD_TIMEOUT, DEFAULT_DISK_MB, DEFAULT_MEMORY_MB, Environment
+def environment_of(task: HarborTask, empty_in_baseline: tuple[str, ...]) -> Environment:
+    """The task's container environment: its Dockerfile and context (or its docker_image) and its limits."""
+    from agentsproof.model.environment import DEFAULT_BUILD_TIMEOUT, DEFAULT_DISK_MB, DEFAULT_MEMORY_MB
 
     context = task.folder.resolve() / "environment"
     return Environment(
@@ -128,8 +129,8 @@ def load_task(path: Path, request: ItemRequest) -> tuple[HarborTask, EvalItem, L
         workspace_sha=seed_digest(task.folder),
         skill=skills[0] if skills else None,
         plugin_skills=tuple(skills),
+        environment=environment_of(task, found.empty_in_baseline),
     )
-    item.environment = environment_of(task, found.empty_in_baseline)  # type: ignore[attr-defined]
     loaded = Loaded(
         format="harbor",
         path=task.toml,

@@ -1,0 +1,136 @@
+"""Harbor task folders run as they are on the real engine: the oracle scores 1, a do-nothing
+agent 0, float and JSON rewards, malformed and missing rewards errored, the skills of a
+SkillsBench-shaped task seen by the with-arm only, every container removed."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import yaml
+
+from conftest import read_json, run_cli
+from docker_engine import run_containers
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "harbor"
+
+SEES_SKILLS = r"""
+# an agent that follows the house style only when a skill tells it: the one the target
+# installed (with-arm) or the ones the image's Dockerfile copied (which the baseline's lacks)
+if [ -f /root/.claude/skills/house-style/SKILL.md ] || [ -n "$AGENTSPROOF_SKILL_FILE" ]; then
+  echo 'HOUSE-STYLE-OK: all green' > /app/report.txt
+else
+  echo 'status: all green' > /app/report.txt
+fi
+ls /root/.claude/skills /root/.codex/skills /root/.agents/skills 2>/dev/null | tr '\n' ' '
+"""
+
+IMAGE_SKILLS_ONLY = r"""
+if [ -f /root/.claude/skills/house-style/SKILL.md ]; then echo 'HOUSE-STYLE-OK: green' > /app/report.txt; else echo 'plain' > /app/report.txt; fi
+"""
+
+
+def _tasks(tmp_path: Path, image: str, *names: str) -> Path:
+    """Copies of the fixture tasks, FROM the test base image."""
+    root = tmp_path / "tasks"
+    for name in names:
+        shutil.copytree(DATA / name, root / name)
+        dockerfile = root / name / "environment" / "Dockerfile"
+        lines = dockerfile.read_text().splitlines()
+        dockerfile.write_text("\n".join(f"FROM {image}" if ln.startswith("FROM ") else ln for ln in lines) + "\n")
+    return root
+
+
+def _targets(root: Path, **commands: str) -> Path:
+    path = root / "targets.yaml"
+    path.write_text(yaml.safe_dump({name: {"type": "command", "command": ["sh", "-c", cmd], "timeout": 60} for name, cmd in commands.items()}))
+    return path
+
+
+def _owned() -> set[str]:
+    """This process's containers (the engine is shared: other runs' are not ours to count)."""
+    from agentsproof.targets.environments import LABEL_OWNER, owner_label
+
+    return set(run_containers(f"{LABEL_OWNER}={owner_label()}"))
+
+
+def _trials(item: dict, arm: str = "with_arm") -> list[dict]:
+    return item[arm]["trials"]
+
+
+def test_the_oracle_scores_one_and_a_do_nothing_agent_zero(tmp_path: Path, docker_base_image: str) -> None:
+    """hello-file: solution/solve.sh passes its own verifier; an agent that does nothing gets reward 0 (scored, not errored)."""
+    root = _tasks(tmp_path, docker_base_image, "hello-file")
+    targets = _targets(root, nothing="true")
+    out = tmp_path / "runs"
+    code, stdout, stderr = run_cli(["eval", root / "hello-file", "--target", "nothing", "--targets", targets, "--trials", "2", "--output", out])
+    assert code == 0, stderr + stdout
+    (item,) = read_json(out / "hello-file" / "hello-file-tc-eval.json")["items"]
+    assert item["oracle"]["score"] == 1.0 and item["oracle"]["tasks"][0]["passed"] is True, item["oracle"]
+    trials = _trials(item)
+    assert len(trials) == 2
+    for t in trials:
+        assert t["status"] == "scored" and t["score"] == 0.0, t
+        (grader,) = t["graders"]
+        assert grader["type"] == "verifier" and grader["checks"][0]["target"] == "/logs/verifier/reward.txt"
+    assert item["without_arm"]["trials"] == []  # no skill: the task alone
+    assert _owned() == set()  # the oracle's and every trial's container removed
+
+
+def test_an_oracle_that_fails_its_verifier_refuses_the_run(tmp_path: Path, docker_base_image: str) -> None:
+    """A solve.sh the task's own tests do not accept: one line naming solution/solve.sh, exit 30, no trial."""
+    root = _tasks(tmp_path, docker_base_image, "hello-file")
+    (root / "hello-file" / "solution" / "solve.sh").write_text("#!/bin/bash\necho 'Hello' > /app/hello.txt\n")
+    targets = _targets(root, nothing="true")
+    code, stdout, stderr = run_cli(["eval", root / "hello-file", "--target", "nothing", "--targets", targets, "--output", tmp_path / "runs"])
+    assert code == 30, stderr + stdout
+    lines = [ln for ln in stderr.splitlines() if ln.strip() and not ln.startswith("note:")]
+    assert len(lines) == 1 and "task.toml" in lines[0] and "solution/solve.sh" in lines[0] and "reward 0" in lines[0], stderr
+    assert not (tmp_path / "runs" / "hello-file" / "hello-file-tc-eval.json").exists()
+
+
+def test_float_and_json_rewards_and_broken_verifiers_in_one_eval_all(tmp_path: Path, docker_base_image: str) -> None:
+    """eval-all over four tasks: a float reward is the score, reward.json's reward and checks are read,
+    a malformed reward.txt and a missing reward make errored trials with their reason, never a 0."""
+    root = _tasks(tmp_path, docker_base_image, "partial-credit", "json-reward", "broken-reward", "hello-file")
+    (root / "hello-file" / "tests" / "test.sh").write_text("#!/bin/bash\necho 'checked, but no reward written'\n")
+    (root / "hello-file" / "solution" / "solve.sh").unlink()
+    agent = "echo 1 > /app/out/1.txt 2>/dev/null; echo 3 > /app/out/3.txt 2>/dev/null; echo ready > /app/status.txt; true"
+    targets = _targets(root, half=agent)
+    out = tmp_path / "runs"
+    code, stdout, stderr = run_cli(["eval-all", root, "--target", "half", "--targets", targets, "--output", out])
+    assert code == 30 and "2 errored" in stdout, stderr + stdout  # errored items: the run's verdict is ERROR, not FAIL
+    report = read_json(out / "tasks" / "eval-all-summary.json")
+    items = {it["name"]: it for it in report["items"]}
+    (partial,) = _trials(items["partial-credit"])
+    assert partial["status"] == "scored" and partial["score"] == 0.5 and partial["passed"] is False, partial
+    assert items["partial-credit"]["oracle"]["score"] == 1.0
+    (js,) = _trials(items["json-reward"])
+    assert js["status"] == "scored" and js["score"] == 1.0, js
+    checks = {c["target"]: c["passed"] for c in js["graders"][0]["checks"]}
+    assert checks == {"reward": True, "file_exists": True, "content_right": True}, js["graders"]
+    (broken,) = _trials(items["broken-reward"])
+    assert broken["status"] == "errored" and broken["score"] is None, broken
+    assert "reward.txt is not a number: 'passed'" in broken["error"], broken["error"]
+    (missing,) = _trials(items["hello-file"])
+    assert missing["status"] == "errored" and "wrote no reward" in missing["error"] and "checked, but no reward written" in missing["error"], missing["error"]
+
+
+def test_a_skill_bearing_task_runs_with_and_without_its_skills(tmp_path: Path, docker_base_image: str) -> None:
+    """house-style (SkillsBench's shape: the Dockerfile COPYs skills into every agent folder): the
+    with-arm sees them, the baseline's image is built without them and its agent does not."""
+    root = _tasks(tmp_path, docker_base_image, "house-style")
+    targets = _targets(root, skilled=SEES_SKILLS, image_only=IMAGE_SKILLS_ONLY)
+    out = tmp_path / "runs"
+    for target in ("skilled", "image_only"):
+        code, stdout, stderr = run_cli(["eval", root / "house-style", "--target", target, "--targets", targets, "--trials", "2", "--output", out / target])
+        assert code in (0, 1), stderr + stdout
+        (item,) = read_json(out / target / "house-style" / "house-style-tc-eval.json")["items"]
+        with_arm, without = _trials(item), _trials(item, "without_arm")
+        assert [t["score"] for t in with_arm] == [1.0, 1.0], with_arm
+        assert [t["score"] for t in without] == [0.0, 0.0], without
+        assert item["delta"] == 1.0
+        for t in without:
+            assert "house-style" not in t["response"], t["response"]  # no agent folder of the baseline holds it
+        note = next(w for w in item["warnings"] if w.startswith("skills (house-style)"))
+        assert "environment/skills/ emptied" in note and "/root/.claude/skills" in note
