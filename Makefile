@@ -36,7 +36,7 @@ WHEELHOUSE := $(WHEELHOUSE_ROOT)/llama-cpp-python-$(LLAMA_VERSION)-$(ARCH)-$(LLA
 LLAMA_WHEEL_STAMP := $(WHEELHOUSE)/.complete
 LLAMA_VENV_STAMP := $(VENV)/.llama-portable-$(LLAMA_VERSION)-$(LLAMA_FLAGS_ID)
 
-.PHONY: demo test lint test-python test-node install install-dev copilot-cli claude-cli codex-cli interop-tools llama bench clean
+.PHONY: demo relay test lint test-python test-node install install-dev copilot-cli claude-cli codex-cli interop-tools llama bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -121,7 +121,14 @@ demo: install
 		$(VENV)/bin/agentsproof eval-all evals/demo-plugin --provider local --smoke --parallel 2
 	@echo "HTML report: $(abspath runs/demo-plugin/demo-plugin-eval.html)"
 
-test: install-dev copilot-cli claude-cli codex-cli interop-tools
+# The static relay every trial container runs (agentsproof/targets/container_relay.py):
+# our own C, linked static so it runs in any Linux image (no python, no libc there).
+RELAY := agentsproof/data/ap-relay
+relay: $(RELAY)
+$(RELAY): agentsproof/data/ap_relay.c
+	$${CC:-cc} -static -O2 -Wall -o $@ $<
+
+test: install-dev copilot-cli claude-cli codex-cli interop-tools relay
 	$(MAKE) --no-print-directory lint test-python test-node
 
 # ruff (pyflakes, isort, bugbear, pyupgrade) and mypy over the package, both clean

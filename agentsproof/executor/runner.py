@@ -259,7 +259,7 @@ class DualArmRunner:
         try:
             try:
                 where = f"{trial.item.id}/{trial.arm}/{trial.index}"
-                box = await self.environments.start(env, trial=where, workspace=folder, baseline=trial.arm == "without")
+                box = await self.environments.start(env, trial=where, workspace=folder, baseline=trial.arm == "without", ports=target.loopback_ports())
             except LLMError as err:  # the engine could not start or seed it: this trial errored
                 log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=str(err)))
                 return TrialResult(index=trial.index, arm=trial.arm, status="errored", error=str(err), latency_s=time.perf_counter() - t0, log=log)

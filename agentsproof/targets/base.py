@@ -164,6 +164,11 @@ class Target(abc.ABC):
     the plugin arm) to its agent; a target that cannot has those trials errored, never run
     as if the skills were there."""
 
+    def loopback_ports(self) -> list[int]:
+        """Host loopback ports its agent must reach from inside a trial's container (the
+        model endpoint): relayed into a ``--network none`` container; none by default."""
+        return []
+
     async def prepare(self, trial: TrialInput) -> None:
         """Set the workspace up before the agent starts (e.g. install the with-arm's skill).
 

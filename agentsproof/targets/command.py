@@ -182,6 +182,10 @@ class CommandTarget(Target):
             out["model"], out["model_source"] = self.model or "", self.model_source
         return out
 
+    def loopback_ports(self) -> list[int]:
+        """``loopback_ports``: in a trial's container as in the sandbox, the host ports it may reach at 127.0.0.1."""
+        return list(self.spec.loopback_ports)
+
     async def prepare(self, trial: TrialInput) -> None:
         """Install the with-arm's skill in the workspace (nothing in the baseline arm); with
         ``trial.skills`` (activation, the plugin arm) every one of them, each at ``skill_path``."""

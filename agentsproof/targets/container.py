@@ -22,8 +22,8 @@ never waits on the engine. :func:`docker` runs one CLI call with a timeout; a
 While a command runs, a watchdog checks the container every :data:`WATCH_S` seconds: past
 ``disk_mb`` of writes (its writable layer) or at its process cap, the container is stopped
 and the command's :attr:`~agentsproof.model.environment.ExecResult.limit` says which limit;
-a memory hog is stopped by the kernel inside the container's memory cap (no swap), seen as
-an OOM kill.
+a memory hog is killed by the kernel inside the container's memory cap (no swap), which
+the container's cgroup counts: that command's ``limit`` says so too.
 """
 
 from __future__ import annotations
@@ -214,6 +214,8 @@ class Container:
     stopped: str | None = None
     """Why the container was stopped early (a timeout, a limit); later commands fail with it."""
     notes: list[str] = field(default_factory=list)
+    oom_kills: int = 0
+    """OOM kills counted so far (a later command's are new)."""
 
     async def exec(
         self,
@@ -254,7 +256,7 @@ class Container:
         if called.timed_out:
             await self.stop(f"a command ran past its {timeout:g}s timeout")
         elif limit is None:
-            limit = await self._oom()
+            limit = await self._oom(called.returncode)
         if called.returncode in (125, 126, 127) and not called.timed_out and limit is None and b"OCI runtime" in called.stderr:
             raise TargetError(f"the container could not run {argv[0]!r}: {called.reason()}")
         return ExecResult(called.returncode, called.stdout, called.stderr, called.timed_out, time.perf_counter() - t0, limit)
@@ -274,12 +276,21 @@ class Container:
                     if int(stats.stdout.strip() or 0) >= self.env.pids:
                         return f"pids: the trial's processes reached the cap of {self.env.pids} (pids)"
 
-    async def _oom(self) -> str | None:
-        """A memory limit hit inside the container (the kernel's OOM kill), as one line."""
-        got = await docker(["container", "inspect", "-f", "{{.State.OOMKilled}} {{.State.Running}}", self.name], timeout=30)
-        text = got.stdout.decode().split()
-        if text and text[0] == "true":
-            return f"memory: the trial went over its {self.env.memory_mb} MB memory cap (memory_mb)"
+    async def _oom(self, returncode: int) -> str | None:
+        """A memory limit hit inside the container (the kernel's OOM kill), as one line: the
+        container's own cgroup counts its OOM kills (v2 ``memory.events``, v1 ``memory.oom_control``)."""
+        if returncode != 137 and not self.oom_kills:
+            return None
+        files = ["/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control"]
+        got = await docker(["exec", self.name, "cat", *files], timeout=30)
+        kills = 0
+        for line in got.stdout.decode("utf-8", "replace").splitlines():
+            key, _, value = line.partition(" ")
+            if key == "oom_kill" and value.strip().isdigit():
+                kills = max(kills, int(value))
+        if kills > self.oom_kills:
+            self.oom_kills = kills
+            return f"memory: the trial went over its {self.env.memory_mb} MB memory cap (memory_mb); the kernel killed a process"
         return None
 
     async def stop(self, why: str) -> None:

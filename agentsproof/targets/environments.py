@@ -40,7 +40,9 @@ from pathlib import Path
 from agentsproof.core.errors import TargetError
 from agentsproof.model.environment import DEFAULT_WORKDIR, Environment
 from agentsproof.targets.container import Container, docker
+from agentsproof.targets.container_relay import IN_CONTAINER, relay_argv, relay_binary
 from agentsproof.targets.images import ensure_image, image_workdir
+from agentsproof.targets.sandbox import LoopbackBridge
 
 LABEL_RUN = "org.agentsproof.run"
 LABEL_OWNER = "org.agentsproof.owner"
@@ -103,13 +105,12 @@ async def reap_dead_runs() -> list[str]:
 class Environments:
     """One run's trial containers (see the module docstring)."""
 
-    def __init__(self, *, log_dir: Path | None = None, relay_dir: Path | None = None):
+    def __init__(self, *, log_dir: Path | None = None):
         self.run_id = uuid.uuid4().hex[:12]
         self.owner = owner_label()
         self.log_dir = log_dir
         """Where failed (and successful) build logs are kept: beside the report."""
-        self.relay_dir = relay_dir
-        """A host folder mounted read-only at /opt/agentsproof in every container (the relay binary and socket)."""
+        self._bridges: dict[str, tuple[LoopbackBridge, Path]] = {}
         self._images: dict[tuple[int, bool], tuple[str, str]] = {}
         self._image_files: dict[str, bool] = {}
         """Per image tag: its workdir holds files of its own (copied back into each trial's host workspace before the snapshot)."""
@@ -145,12 +146,13 @@ class Environments:
     async def prepare(self, envs: list[Environment]) -> None:
         """Before the first trial: dead runs' leftovers removed, every image there (InputError: a failed build)."""
         await self.reap()
+        await relay_binary()
         for env in envs:
             await self.image(env)
             if env.baseline_empty:
                 await self.image(env, baseline=True)
 
-    def run_args(self, env: Environment, name: str, workdir: str, trial: str) -> list[str]:
+    def run_args(self, env: Environment, name: str, workdir: str, trial: str, relay: Path, sockets: Path | None) -> list[str]:
         """``docker run`` options of one trial's container (labels, network, limits, mounts)."""
         args = ["run", "-d", "--init", "--name", name, "--label", f"{LABEL_RUN}={self.run_id}", "--label", f"{LABEL_OWNER}={self.owner}"]
         args += ["--label", f"{LABEL_TRIAL}={trial}", "--network", "host" if env.allow_internet else "none"]
@@ -158,18 +160,37 @@ class Environments:
         if env.cpus:
             args += ["--cpus", f"{env.cpus:g}"]
         args += ["--tmpfs", f"/tmp:rw,exec,size={env.disk_mb}m", "--workdir", workdir]
-        if self.relay_dir is not None:
-            args += ["--mount", f"type=bind,src={self.relay_dir},dst=/opt/agentsproof,readonly"]
+        args += ["--mount", f"type=bind,src={relay},dst={IN_CONTAINER}/bin/ap-relay,readonly"]
+        if sockets is not None:
+            args += ["--mount", f"type=bind,src={sockets},dst={IN_CONTAINER}/sock,readonly"]
         return args
 
-    async def start(self, env: Environment, *, trial: str, workspace: Path | None, baseline: bool = False) -> Container:
-        """A fresh container for one trial (``trial``: e.g. ``item/arm/index``), ``workspace`` copied into its workdir."""
+    async def _bridge(self, name: str, ports: list[int]) -> Path:
+        """The host side of the relay for one container: a folder of sockets, one per port."""
+        import tempfile
+
+        folder = Path(tempfile.mkdtemp(prefix="ap-relay-"))
+        folder.chmod(0o755)  # the image's user may not be root: it must reach the sockets
+        bridge = LoopbackBridge(folder, ports)
+        self._bridges[name] = (bridge, folder)
+        for path in (await bridge.start()).values():
+            path.chmod(0o777)
+        return folder
+
+    async def start(self, env: Environment, *, trial: str, workspace: Path | None, baseline: bool = False, ports: list[int] | None = None) -> Container:
+        """A fresh container for one trial (``trial``: e.g. ``item/arm/index``), ``workspace``
+        copied into its workdir; ``ports``: host loopback ports its agent may reach (the model
+        endpoint), relayed into the container's own 127.0.0.1 (with ``allow_internet`` the
+        host's network is shared instead)."""
         tag, workdir = await self.image(env, baseline=baseline)
+        relay = await relay_binary()
         name = f"agentsproof-{self.run_id}-{next(self._counter)}"
-        args = [*self.run_args(env, name, workdir, trial), "--entrypoint", "sleep", tag, "infinity"]
         container = Container(name=name, workdir=workdir, env=env)
         self._live[name] = container
         try:
+            relayed = sorted(set(ports or ())) if not env.allow_internet else []
+            sockets = await self._bridge(name, relayed) if relayed else None
+            args = [*self.run_args(env, name, workdir, trial, relay, sockets), "--entrypoint", relay_argv(relayed)[0], tag, *relay_argv(relayed)[1:]]
             got = await docker(args, timeout=START_S)
             if got.returncode != 0:
                 raise TargetError(f"the trial's container could not be started from {tag}: {got.reason()}")
@@ -203,10 +224,22 @@ class Environments:
         self._live.pop(container.name, None)
         with contextlib.suppress(Exception):
             await asyncio.shield(docker(["rm", "-f", "-v", container.name], timeout=120))
+        await self._unbridge(container.name)
+
+    async def _unbridge(self, name: str) -> None:
+        held = self._bridges.pop(name, None)
+        if held is not None:
+            from agentsproof.core.rmtree import remove_tree
+
+            with contextlib.suppress(Exception):
+                await held[0].aclose()
+            remove_tree(held[1])
 
     async def close(self) -> None:
         """Remove every container of this run still there (by label, so none is missed)."""
         self._live.clear()
+        for name in list(self._bridges):
+            await self._unbridge(name)
         got = await docker(["ps", "-aq", "--filter", f"label={LABEL_RUN}={self.run_id}"], timeout=60)
         ids = got.stdout.decode().split() if got.returncode == 0 else []
         if ids:

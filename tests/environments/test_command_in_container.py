@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 import yaml
-
 from conftest import read_json, run_cli
 from docker_engine import run_containers
 
