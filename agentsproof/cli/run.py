@@ -76,12 +76,15 @@ def eval_cmd(path: Path, **opts: Any) -> None:
     (agentv's or the reference's dialect) runs one case per test, like
     tc-eval, and writes runs/<name>/<name>-tc-eval.*; so does a
     promptfooconfig.yaml (prompts x tests x providers), and a skill-creator
-    evals.json runs as tc-eval runs it; see docs/interop.md.
+    evals.json runs as tc-eval runs it; see docs/interop.md. A Harbor task
+    folder (task.toml + instruction.md: Terminal-Bench 2.0, SkillsBench) runs
+    in its own container with --target AGENT; see docs/harbor.md.
 
     \b
     Example:
       agentsproof eval evals/my-plugin/skills/my-skill/eval.yaml --smoke --model gpt-4o
       agentsproof eval skills/my-skill/evals/EVAL.yaml --trials 3 --model gpt-4o
+      agentsproof eval tasks/my-harbor-task --target claude-code --trials 5
     """
     from agentsproof.commands.run import run_eval
     from agentsproof.model.options import RunConfig
@@ -104,7 +107,7 @@ def eval_cmd(path: Path, **opts: Any) -> None:
 @click.option("--shard", metavar="I/N", help="Run only slice I of N (stable, by item id), e.g. one per CI machine; join them with `agentsproof merge`.")
 @click.option("--strict", is_flag=True, help="Any eval file that does not load fails the run (exit 30) before a trial starts; without it the others run.")
 def eval_all_cmd(directory: Path, strict: bool, **opts: Any) -> None:
-    """Run every eval file below DIRECTORY: eval.yaml, EVAL.yaml, agentv's *.eval.yaml, promptfooconfig.yaml, evals/evals.json.
+    """Run every eval file below DIRECTORY: eval.yaml, EVAL.yaml, agentv's *.eval.yaml, promptfooconfig.yaml, evals/evals.json, Harbor task folders.
 
     Writes one report for the plugin: runs/<plugin>/<plugin>-eval.html, plus
     eval-all-summary.md and eval-all-summary.json. A file that does not load is

@@ -278,7 +278,7 @@ def find_layout(plugin_dir: Path, option: str = "--plugin-dir") -> Layout:
     return layout
 
 
-NONE_FOUND = "no eval files (eval.yaml, *.eval.yaml, EVAL.yaml, promptfooconfig.yaml, evals/evals.json) found"
+NONE_FOUND = "no eval files (eval.yaml, *.eval.yaml, EVAL.yaml, promptfooconfig.yaml, evals/evals.json, Harbor task.toml) found"
 SKIPPED_FOLDERS = ("runs", "node_modules", ".git")
 """Folders below DIR that eval-all does not look in: reports, installed packages, git's store."""
 

@@ -268,7 +268,7 @@ def test_eval_all_on_a_plugin_without_evals_says_how_to_write_them(cli, byok_env
     code, _, stderr = cli(["eval-all", plugin, *MODEL])
     assert code == 30
     assert stderr.strip() == (
-        f"error: {plugin}: no eval files (eval.yaml, *.eval.yaml, EVAL.yaml, promptfooconfig.yaml, evals/evals.json) found below this directory or in the folders of its 2 items; "
+        f"error: {plugin}: no eval files (eval.yaml, *.eval.yaml, EVAL.yaml, promptfooconfig.yaml, evals/evals.json, Harbor task.toml) found below this directory or in the folders of its 2 items; "
         f"write them with `agentsproof eval-generate --plugin-dir {plugin}`"
     )
 
