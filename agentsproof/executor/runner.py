@@ -259,7 +259,9 @@ class DualArmRunner:
         try:
             try:
                 where = f"{trial.item.id}/{trial.arm}/{trial.index}"
-                box = await self.environments.start(env, trial=where, workspace=folder, baseline=trial.arm == "without", ports=target.loopback_ports())
+                box = await self.environments.start(
+                    env, trial=where, workspace=folder, baseline=trial.arm == "without", ports=target.loopback_ports(), mounts=target.container_mounts()
+                )
             except LLMError as err:  # the engine could not start or seed it: this trial errored
                 log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=str(err)))
                 return TrialResult(index=trial.index, arm=trial.arm, status="errored", error=str(err), latency_s=time.perf_counter() - t0, log=log)

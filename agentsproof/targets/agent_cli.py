@@ -20,7 +20,8 @@ a time). One trial, its turns and its record are :mod:`agentsproof.targets.agent
 
 **Running.** :func:`run_cli` runs the CLI in the workspace in its own process group
 (:mod:`agentsproof.core.procgroup`), optionally under bubblewrap
-(:mod:`agentsproof.targets.sandbox`), with stdout redirected into the harness so a long
+(:mod:`agentsproof.targets.sandbox`) or in the trial's container
+(:mod:`agentsproof.targets.agent_container`), with stdout redirected into the harness so a long
 stream is never cut at the process-group's output cap; :func:`read_json_lines` reads it.
 """
 
@@ -240,11 +241,18 @@ class RunSettings:
     sandbox: Any = None
     """A :class:`agentsproof.targets.sandbox.Bwrap` to run under, or None."""
     loopback_ports: list[int] = field(default_factory=list)
+    environment: Any = None
+    """The trial's container (a :class:`~agentsproof.model.environment.TrialEnvironment`):
+    the CLI runs there instead (:mod:`agentsproof.targets.agent_container`), not under ``sandbox``."""
 
 
 async def run_cli(settings: RunSettings) -> Outcome:
     """Run the CLI with stdout going to ``harness.stream``; the outcome's stdout is empty."""
     s = settings
+    if s.environment is not None:
+        from agentsproof.targets.agent_container import run_in_container
+
+        return await run_in_container(s)
     argv = ["/bin/sh", "-c", 'out=$1; shift; exec "$@" > "$out"', "sh", str(s.harness.stream), *s.argv]
     bridge = None
     try:

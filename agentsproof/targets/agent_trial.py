@@ -288,6 +288,7 @@ class AgentCliTarget(Target, Generic[S]):
                         stdin_text=prompt,
                         sandbox=self.bwrap,
                         loopback_ports=self._ports(),
+                        environment=trial.environment,
                     )
                 )
                 events, notes = read_json_lines(harness.stream)
@@ -319,6 +320,16 @@ class AgentCliTarget(Target, Generic[S]):
         env.update(self._own_env(harness))
         env.update(self.spec.env)
         return env
+
+    def loopback_ports(self) -> list[int]:
+        """In a trial's container: the API's loopback port and ``loopback_ports``, relayed in."""
+        return self._ports()
+
+    def container_mounts(self) -> list[Path]:
+        """In a trial's container: the CLI's installed package, mounted read-only at its host path."""
+        from agentsproof.targets.agent_container import cli_mounts
+
+        return cli_mounts(self.cli)
 
     def _ports(self) -> list[int]:
         port = loopback_port(self._api_url())

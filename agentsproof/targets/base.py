@@ -169,6 +169,11 @@ class Target(abc.ABC):
         model endpoint): relayed into a ``--network none`` container; none by default."""
         return []
 
+    def container_mounts(self) -> list[Path]:
+        """Host folders its agent needs inside a trial's container (e.g. the agent CLI's own
+        install), mounted read-only at the same path; none by default."""
+        return []
+
     async def prepare(self, trial: TrialInput) -> None:
         """Set the workspace up before the agent starts (e.g. install the with-arm's skill).
 

@@ -22,7 +22,7 @@ the relay (see :mod:`agentsproof.targets.container_relay`). ``allow_internet: tr
 host can). No bridge network is ever created.
 
 **Limits.** ``--cpus``, ``--memory`` = ``--memory-swap`` (no swap), ``--pids-limit``,
-``/tmp`` a tmpfs capped at ``disk_mb``; the watchdog of
+and the watchdog of
 :class:`~agentsproof.targets.container.Container` stops a trial that writes more than
 ``disk_mb`` into its writable layer or reaches its process cap.
 """
@@ -159,7 +159,7 @@ class Environments:
         args += ["--memory", f"{env.memory_mb}m", "--memory-swap", f"{env.memory_mb}m", "--pids-limit", str(env.pids)]
         if env.cpus:
             args += ["--cpus", f"{env.cpus:g}"]
-        args += ["--tmpfs", f"/tmp:rw,exec,size={env.disk_mb}m", "--workdir", workdir]
+        args += ["--workdir", workdir]
         args += ["--mount", f"type=bind,src={relay},dst={IN_CONTAINER}/bin/ap-relay,readonly"]
         if sockets is not None:
             args += ["--mount", f"type=bind,src={sockets},dst={IN_CONTAINER}/sock,readonly"]
@@ -177,11 +177,13 @@ class Environments:
             path.chmod(0o777)
         return folder
 
-    async def start(self, env: Environment, *, trial: str, workspace: Path | None, baseline: bool = False, ports: list[int] | None = None) -> Container:
+    async def start(
+        self, env: Environment, *, trial: str, workspace: Path | None, baseline: bool = False, ports: list[int] | None = None, mounts: list[Path] | None = None
+    ) -> Container:
         """A fresh container for one trial (``trial``: e.g. ``item/arm/index``), ``workspace``
         copied into its workdir; ``ports``: host loopback ports its agent may reach (the model
         endpoint), relayed into the container's own 127.0.0.1 (with ``allow_internet`` the
-        host's network is shared instead)."""
+        host's network is shared instead); ``mounts``: host folders mounted read-only at the same path (an agent CLI's install)."""
         tag, workdir = await self.image(env, baseline=baseline)
         relay = await relay_binary()
         name = f"agentsproof-{self.run_id}-{next(self._counter)}"
@@ -190,7 +192,10 @@ class Environments:
         try:
             relayed = sorted(set(ports or ())) if not env.allow_internet else []
             sockets = await self._bridge(name, relayed) if relayed else None
-            args = [*self.run_args(env, name, workdir, trial, relay, sockets), "--entrypoint", relay_argv(relayed)[0], tag, *relay_argv(relayed)[1:]]
+            args = [*self.run_args(env, name, workdir, trial, relay, sockets)]
+            for folder in mounts or ():
+                args += ["--mount", f"type=bind,src={folder},dst={folder},readonly"]
+            args += ["--entrypoint", relay_argv(relayed)[0], tag, *relay_argv(relayed)[1:]]
             got = await docker(args, timeout=START_S)
             if got.returncode != 0:
                 raise TargetError(f"the trial's container could not be started from {tag}: {got.reason()}")
@@ -225,6 +230,9 @@ class Environments:
         with contextlib.suppress(Exception):
             await asyncio.shield(docker(["rm", "-f", "-v", container.name], timeout=120))
         await self._unbridge(container.name)
+        from agentsproof.targets.agent_container import forget
+
+        forget(container.name)
 
     async def _unbridge(self, name: str) -> None:
         held = self._bridges.pop(name, None)

@@ -5,7 +5,7 @@ nothing is sent). ``allow_internet: true`` shares the host's network."""
 
 from __future__ import annotations
 
-import socket
+import http.server
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,10 +16,10 @@ from conftest import ScriptedServer, read_json, run_cli
 
 PROBE = r"""
 probe() {  # name host port: one HTTP GET over bash's /dev/tcp, bounded by timeout(1)
-  if timeout 5 bash -c "exec 3<>/dev/tcp/$2/$3 && printf 'GET /v1/models HTTP/1.0\r\nHost: x\r\n\r\n' >&3 && head -c 12 <&3" >/tmp/got 2>/dev/null; then
+  if timeout 5 bash -c "exec 3<>/dev/tcp/$2/$3 && printf 'GET /v1/models HTTP/1.0\r\nHost: x\r\n\r\n' >&3 && head -c 12 <&3" >/tmp/got 2>/tmp/err; then
     echo "$1 reachable $(head -c 12 /tmp/got)"
   else
-    echo "$1 unreachable"
+    echo "$1 unreachable $(head -c 150 /tmp/err | tr "\n" " ")"
   fi
 }
 probe model 127.0.0.1 "$MODEL_PORT"
@@ -31,35 +31,26 @@ probe public 1.1.1.1 80
 """
 
 
+class _Secret(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b"host-secret")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
 @pytest.fixture
 def other_port() -> Iterator[int]:
     """A host service on loopback that no trial may reach."""
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(8)
-    stop = threading.Event()
-
-    def serve() -> None:
-        srv.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                conn, _ = srv.accept()
-            except OSError:
-                continue
-            conn.settimeout(5)
-            try:
-                conn.recv(4096)  # the request first: closing with it unread would reset the connection
-                conn.sendall(b"HTTP/1.0 200 OK\r\n\r\nhost-secret")
-            except OSError:
-                pass
-            conn.close()
-
-    t = threading.Thread(target=serve, daemon=True)
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Secret)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
     t.start()
-    yield srv.getsockname()[1]
-    stop.set()
+    yield srv.server_address[1]
+    srv.shutdown()
+    srv.server_close()
     t.join()
-    srv.close()
 
 
 def probe_eval(root: Path, image: str, model_port: int, other: int, allow_internet: bool) -> Path:
@@ -101,9 +92,9 @@ def test_only_the_model_endpoint_is_reachable_from_inside_a_trial(
     for text in answers(out):
         lines = dict(line.split(" ", 1) for line in text.splitlines())
         assert lines["model"].startswith("reachable HTTP/1."), text
-        assert lines["other-host-port"] == "unreachable", text
-        assert lines["private-10"] == "unreachable" and lines["private-192"] == "unreachable", text
-        assert lines["public"] == "unreachable", text
+        assert lines["other-host-port"].startswith("unreachable"), text
+        assert lines["private-10"].startswith("unreachable") and lines["private-192"].startswith("unreachable"), text
+        assert lines["public"].startswith("unreachable"), text
 
 
 def test_allow_internet_shares_the_host_network(tmp_path: Path, docker_base_image: str, scripted_server: ScriptedServer, other_port: int) -> None:

@@ -1,0 +1,89 @@
+"""The built-in agent CLIs (``claude-code``, ``codex``) inside a trial's container.
+
+The seam is :func:`agentsproof.targets.agent_cli.run_cli`: with ``RunSettings.environment``
+set, the same command runs through the container instead of bubblewrap. How the CLI gets
+into an arbitrary image without network at trial time: its installed package folder on the
+host (the folder holding its ``node_modules``, e.g. ``.venv/codex-cli``) is mounted
+read-only at the same path (:func:`cli_mounts`, read by the runner as the container starts),
+and the native binary is run, not the Node wrapper: Codex's static musl ``codex`` binary,
+Claude Code's ``claude.exe`` (glibc: Debian and Ubuntu images). The trial's hermetic
+harness (home, config with the staged skills, tmp) is copied into the container at its host
+path once per trial, so every path the target wrote into the CLI's arguments and
+environment holds inside too; the workspace's host path is replaced by the container's
+workdir. The CLI's JSON stream is copied back out to the harness after each turn.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+from agentsproof.core.procgroup import LINE_CHARS, STDERR_LINES, Outcome
+from agentsproof.core.safepath import write_file
+
+CONTAINER_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+MAX_STREAM_BYTES = 64 * 1024 * 1024
+_seeded: set[tuple[str, str]] = set()
+"""(container, harness) pairs already copied in: a later turn keeps the session's state."""
+
+
+def cli_mounts(program: str) -> list[Path]:
+    """Host folders to mount read-only (same path) for ``program``: its package folder (the parent of its ``node_modules``)."""
+    real = Path(os.path.realpath(program))
+    for parent in real.parents:
+        if parent.name == "node_modules":
+            return [parent.parent]
+    return [real.parent]
+
+
+def native_program(program: str) -> str:
+    """The binary to run in a container: Codex's Node wrapper (``codex.js``) replaced by the
+    vendored native binary beside it; anything else as it resolves."""
+    real = Path(os.path.realpath(program))
+    if real.name == "codex.js":
+        modules = real.parents[3] if len(real.parents) > 3 else real.parent
+        for found in sorted(modules.glob("@openai/codex-linux-*/vendor/*-unknown-linux-musl/bin/codex")):
+            return str(found)
+        for found in sorted(real.parent.parent.glob("vendor/*-unknown-linux-musl/codex/codex")):
+            return str(found)
+    return str(real)
+
+
+async def run_in_container(s: Any) -> Outcome:
+    """One turn of the CLI in ``s.environment`` (``s``: :class:`agentsproof.targets.agent_cli.RunSettings`;
+    see the module docstring); stdout is in ``s.harness.stream``."""
+    box = s.environment
+    assert box is not None
+    key = (box.name, str(s.harness.root))
+    if key not in _seeded:
+        await box.copy_in(s.harness.root, str(s.harness.root))
+        _seeded.add(key)
+    host_ws = str(s.workspace)
+
+    def inside(text: str) -> str:
+        return box.workdir + text[len(host_ws) :] if text == host_ws or text.startswith(host_ws + "/") else text
+
+    argv = [native_program(s.argv[0]), *(inside(a) for a in s.argv[1:])]
+    env = {k: inside(v) for k, v in s.env.items()}
+    env["PATH"] = CONTAINER_PATH
+    stream = str(s.harness.stream)
+    wrapped = ["/bin/sh", "-c", 'out=$1; shift; exec "$@" > "$out"', "sh", stream, *argv]
+    stdin = s.stdin_text.encode("utf-8") if s.stdin_text is not None else b""
+    res = await box.exec(wrapped, env=env, timeout=s.timeout, stdin=stdin)
+    data = await box.read_file(stream, cap_bytes=MAX_STREAM_BYTES) if not res.limit else None
+    write_file(s.harness.stream.parent, s.harness.stream.name, data or b"")
+    lines = [ln[:LINE_CHARS] for ln in res.stderr.decode("utf-8", "replace").splitlines()]
+    stderr: deque[tuple[float, str]] = deque(((res.latency_s, ln) for ln in lines), maxlen=STDERR_LINES)
+    if res.limit:
+        from agentsproof.core.errors import TargetError
+
+        raise TargetError(f"the trial's container hit a limit: {res.limit}", kind="limit")
+    return Outcome(res.returncode, b"", False, stderr, res.latency_s, res.timed_out, [])
+
+
+def forget(container: str) -> None:
+    """The container is gone: drop what was noted of it."""
+    for key in [k for k in _seeded if k[0] == container]:
+        _seeded.discard(key)

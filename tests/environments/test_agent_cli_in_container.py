@@ -1,0 +1,60 @@
+"""A real agent CLI inside a trial's container: the pinned Codex CLI (its static binary
+mounted read-only from the host install, no network at trial time) against the scripted
+Responses server on loopback, reached through the relay of a ``--network none``
+container; its shell tool runs in the container, and its file comes back to the report."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from agent_clis import codex_server
+from conftest import Rule, ScriptedServer, read_json, run_cli
+from docker_engine import run_containers
+from openai_server import response_outputs, tool_call, tool_reply
+
+MARK = "SKILLMARK"
+
+
+@pytest.fixture
+def codex_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[ScriptedServer]:
+    """Codex aimed at a fresh scripted Responses server."""
+    yield from codex_server(monkeypatch, tmp_path, "sk-codex-container-secret", "HOMEMARK")
+
+
+def with_arm(req: dict[str, Any]) -> Any:
+    """Write a file only a container has the marker for, then answer."""
+    if not response_outputs(req):
+        return tool_reply(tool_call("exec_command", {"cmd": "test -f /.dockerenv && echo boxed > result.txt; cat /etc/debian_version"}))
+    return "wrote result.txt"
+
+
+def test_codex_runs_inside_the_container_and_its_file_comes_back(tmp_path: Path, docker_base_image: str, codex_env: ScriptedServer) -> None:
+    codex_env.add(Rule(reply=with_arm, system_contains=MARK), Rule(reply="nothing to do"))
+    root = tmp_path / "ev"
+    root.mkdir()
+    (root / "SKILL.md").write_text(f"---\nname: boxed\ndescription: writes result.txt\n---\n{MARK}: write result.txt.\n")
+    (root / "targets.yaml").write_text(yaml.safe_dump({"cx": {"type": "codex", "model": "codex-test-model", "timeout": 120}}))
+    cfg = {
+        "skill": "SKILL.md",
+        "execution": {"mode": "agent", "target": "cx"},
+        "environment": {"image": docker_base_image},
+        "defaults": {"trials": 1, "timeout": 120},
+        "task": {"name": "box", "instruction": "Do the task.", "graders": [{"type": "files", "mustContain": {"result.txt": ["boxed"]}}]},
+    }
+    (root / "eval.yaml").write_text(yaml.safe_dump(cfg))
+    out = tmp_path / "runs"
+    code, stdout, stderr = run_cli(["eval", root / "eval.yaml", "--output", out])
+    item = read_json(next(out.rglob("*.json")))["items"][0]
+    (trial,) = item["with_arm"]["trials"]
+    assert trial["status"] == "scored" and trial["score"] == 1.0, (trial, stderr)
+    assert [(f["path"], f["status"]) for f in trial["files"]] == [("result.txt", "created")], trial["files"]
+    assert any("exec_command" in s["name"] or "shell" in s["name"] for s in trial["trajectory"]), trial["trajectory"]
+    (base,) = item["without_arm"]["trials"]
+    assert base["status"] == "scored" and base["score"] == 0.0, base
+    assert code in (0, 1), stderr + stdout
+    assert run_containers("org.agentsproof.run") == []
