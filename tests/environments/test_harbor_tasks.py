@@ -133,3 +133,52 @@ def test_a_skill_bearing_task_runs_with_and_without_its_skills(tmp_path: Path, d
             assert "house-style" not in t["response"], t["response"]  # no agent folder of the baseline holds it
         note = next(w for w in item["warnings"] if w.startswith("skills (house-style)"))
         assert "environment/skills/ emptied" in note and "/root/.claude/skills" in note
+
+
+SKILL_TAG = "HOUSE-STYLE-OK"
+LIST_SKILLS = "ls /root/.claude/skills /root/.codex/skills /root/.agents/skills /root/.gemini/skills 2>&1 | tr '\\n' ' '"
+
+
+def _skilled(req: dict) -> object:
+    """The with-arm's model: the skill in its instructions, so it writes the house style."""
+    from openai_server import response_outputs, tool_call, tool_reply
+
+    if not response_outputs(req):
+        return tool_reply(tool_call("exec_command", {"cmd": f"{LIST_SKILLS}; echo '{SKILL_TAG}: all green' > /app/report.txt"}))
+    return "wrote the report"
+
+
+def _plain(req: dict) -> object:
+    """The baseline's model: no skill told it the house style."""
+    from openai_server import response_outputs, tool_call, tool_reply
+
+    if not response_outputs(req):
+        return tool_reply(tool_call("exec_command", {"cmd": f"{LIST_SKILLS}; echo 'status: all green' > /app/report.txt"}))
+    return "wrote the report"
+
+
+def test_codex_in_the_task_container_with_and_without_the_tasks_skills(tmp_path: Path, docker_base_image: str, monkeypatch) -> None:
+    """The real Codex CLI in the task's container against the scripted Responses server: the
+    with-arm's model sees the skill (and the image's agent folders hold it), the baseline's sees
+    neither — its own shell finds the agent folders of its image empty."""
+    from agent_clis import codex_server
+    from conftest import Rule
+
+    for srv in codex_server(monkeypatch, tmp_path, "sk-harbor-codex-secret", "HOMEMARK"):
+        srv.add(Rule(reply=_skilled, system_contains=SKILL_TAG), Rule(reply=_plain))
+        root = _tasks(tmp_path, docker_base_image, "house-style")
+        (root / "targets.yaml").write_text(yaml.safe_dump({"cx": {"type": "codex", "model": "codex-test-model", "timeout": 120}}))
+        out = tmp_path / "runs"
+        code, stdout, stderr = run_cli(["eval", root / "house-style", "--target", "cx", "--targets", root / "targets.yaml", "--output", out])
+        assert code in (0, 1), stderr + stdout
+        (item,) = read_json(out / "house-style" / "house-style-tc-eval.json")["items"]
+        (with_trial,) = _trials(item)
+        (base,) = _trials(item, "without_arm")
+        assert with_trial["status"] == "scored" and with_trial["score"] == 1.0, with_trial
+        assert base["status"] == "scored" and base["score"] == 0.0, base
+        seen_with = " ".join(s["result"] for s in with_trial["trajectory"])
+        seen_base = " ".join(s["result"] for s in base["trajectory"])
+        assert "house-style" in seen_with, with_trial["trajectory"]
+        assert seen_base and "house-style" not in seen_base, base["trajectory"]
+        assert "sk-harbor-codex-secret" not in (out / "house-style" / "house-style-tc-eval.json").read_text()
+        assert _owned() == set()
