@@ -196,14 +196,19 @@ class DualArmRunner:
     async def _trial(self, item: EvalItem, arm: Arm, index: int) -> TrialResult:
         target = self.targets[item.target]
         system = item.system_prompt if arm == "with" or (arm == "plugin" and item.kind == "agent") else BASELINE_SYSTEM_PROMPT
-        skills = list(item.plugin_skills) if arm == "plugin" else []  # the plugin arm: every skill installed
+        # the plugin arm: every skill of the plugin; a with-arm of several skills (a Harbor task's): all of them
+        skills = list(item.plugin_skills) if arm == "plugin" else list(item.with_skills) if arm == "with" else []
         case = item.case_at(index)
         slot = (item.id, arm, index)  # every call made for this trial carries it: the response cache's key
         t0 = time.perf_counter()
         log = [LogEvent(t=0.0, role="system", text=system), LogEvent(t=0.0, role="user", text=case.prompt)]
         limit = target.timeout or item.timeout
         if skills and not target.offers_skills:  # never a plugin arm run as if its skills were there
-            reason = f"the {target.kind} target cannot offer the plugin's skills to its agent, so it cannot run the plugin arm"
+            reason = (
+                f"the {target.kind} target cannot offer the plugin's skills to its agent, so it cannot run the plugin arm"
+                if arm == "plugin"
+                else f"the {target.kind} target cannot offer several skills to its agent, so it cannot run this item's with-arm"
+            )
             log.append(LogEvent(t=0.0, role="error", text=reason))
             return TrialResult(index=index, arm=arm, status="errored", error=reason, latency_s=0.0, log=log)
         trial = TrialInput(

@@ -104,6 +104,9 @@ class EvalItem:
     ``"plugin"`` also the arm that installs every skill of ``plugin_skills``."""
     plugin_skills: tuple[SkillFile, ...] = ()
     """Every skill/agent of the item's plugin, the item's own included (the plugin arm)."""
+    with_skills: tuple[SkillFile, ...] = ()
+    """Several skills the with-arm installs together (a Harbor task's ``environment/skills/``);
+    empty: just ``skill``."""
     turns: tuple[str, ...] = ()
     """The one case's follow-up user messages (a multi-turn trial); see :class:`Case`."""
     user: SimulatedUser | None = None

@@ -182,3 +182,31 @@ def test_codex_in_the_task_container_with_and_without_the_tasks_skills(tmp_path:
         assert seen_base and "house-style" not in seen_base, base["trajectory"]
         assert "sk-harbor-codex-secret" not in (out / "house-style" / "house-style-tc-eval.json").read_text()
         assert _owned() == set()
+
+
+BOTH_INSTALLED = r"""
+# the house style only when both of the task's skills were installed in the workspace
+if [ -f .agents/skills/house-style/SKILL.md ] && [ -f .agents/skills/tone/SKILL.md ]; then
+  echo 'HOUSE-STYLE-OK: all green' > /app/report.txt
+else
+  echo 'status: all green' > /app/report.txt
+fi
+ls .agents/skills 2>&1 | tr '\n' ' '
+"""
+
+
+def test_every_skill_of_a_task_is_installed_in_the_with_arm_only(tmp_path: Path, docker_base_image: str) -> None:
+    """A task with two skills: the with-arm's target installs both, the baseline's neither."""
+    root = _tasks(tmp_path, docker_base_image, "house-style")
+    tone = root / "house-style" / "environment" / "skills" / "tone"
+    tone.mkdir()
+    (tone / "SKILL.md").write_text("---\nname: tone\ndescription: friendly tone\n---\nBe friendly.\n")
+    targets = _targets(root, both=BOTH_INSTALLED)
+    out = tmp_path / "runs"
+    code, stdout, stderr = run_cli(["eval", root / "house-style", "--target", "both", "--targets", targets, "--output", out])
+    assert code in (0, 1), stderr + stdout
+    (item,) = read_json(out / "house-style" / "house-style-tc-eval.json")["items"]
+    (with_trial,) = _trials(item)
+    (base,) = _trials(item, "without_arm")
+    assert with_trial["score"] == 1.0 and "house-style tone" in with_trial["response"], with_trial
+    assert base["score"] == 0.0 and "house-style" not in base["response"], base

@@ -241,3 +241,18 @@ def test_network_mode_and_the_older_allow_internet(tmp_path: Path, toml: str, in
     (task / "task.toml").write_text(toml, encoding="utf-8")
     (item,) = _load(task).items
     assert item.environment is not None and item.environment.allow_internet is internet
+
+
+def test_a_task_with_several_skills_installs_them_all_in_its_with_arm(tmp_path: Path) -> None:
+    """Two skills: the with-arm installs both (none is privileged as the system prompt)."""
+    task = _copy(tmp_path, "house-style")
+    extra = task / "environment" / "skills" / "tone"
+    extra.mkdir()
+    (extra / "SKILL.md").write_text("---\nname: tone\ndescription: friendly tone\n---\nBe friendly.\n", encoding="utf-8")
+    (item,) = _load(task).items
+    assert [s.name for s in item.with_skills] == ["house-style", "tone"]
+    assert item.skill is not None and item.skill.name == "house-style"
+    from agentsproof.model.items import BASELINE_SYSTEM_PROMPT
+
+    assert item.system_prompt == BASELINE_SYSTEM_PROMPT
+    assert "each installed by the target" in item.warnings[0]

@@ -108,14 +108,12 @@ def load_task(path: Path, request: ItemRequest) -> tuple[HarborTask, EvalItem, L
     )
     name = safe_name(task.name, fallback="task")
     note = found.note()
-    if len(skills) > 1:
-        note += f"; the target installs {skills[0].name} (the image holds all {len(skills)})"
     item = EvalItem(
         id=f"case-{name}",
         name=name,
         kind="case",
         source_path=str(task.toml.resolve()),
-        system_prompt=skills[0].text if skills else BASELINE_SYSTEM_PROMPT,
+        system_prompt=skills[0].text if len(skills) == 1 else BASELINE_SYSTEM_PROMPT,  # several: installed, none privileged
         task_name=name,
         prompt=task.instruction,
         graders=[grader],
@@ -128,7 +126,7 @@ def load_task(path: Path, request: ItemRequest) -> tuple[HarborTask, EvalItem, L
         target=request.target,
         workspace_sha=seed_digest(task.folder),
         skill=skills[0] if skills else None,
-        plugin_skills=tuple(skills),
+        with_skills=tuple(skills) if len(skills) > 1 else (),
         environment=environment_of(task, found.empty_in_baseline),
     )
     loaded = Loaded(

@@ -56,7 +56,7 @@ class TaskSkills:
         baked = f"; the image's {', '.join(self.copied_to)}" if self.copied_to else ""
         lost = ", ".join(f"environment/{p}/" for p in self.empty_in_baseline)
         without = f"baseline: image built with {lost} emptied, so no skill reaches it" if lost else "baseline: no skill installed"
-        return f"skills ({names}): with-arm: installed by the target{baked}; {without}"
+        return f"skills ({names}): with-arm: {'each ' if len(self.skills) > 1 else ''}installed by the target{baked}; {without}"
 
 
 def _logical_lines(text: str) -> list[str]:
