@@ -38,7 +38,9 @@ async def _apply(task: OracleTask, box: TrialEnvironment, eval_dir: Path) -> tup
         path = (eval_dir / oracle.script).resolve()
         if not path.is_relative_to(eval_dir.resolve()) or not path.is_file():
             return "", f"script {oracle.script!r} not found beside the eval file (or a symlink out of its folder)"
-        got = await box.exec(["sh", "-c", f"rm -rf {SOLUTION_DIR} && mkdir -p {SOLUTION_DIR}"], timeout=60.0, user="root")
+        got = await box.exec(
+            ["sh", "-c", f"rm -rf {SOLUTION_DIR} && mkdir -p {SOLUTION_DIR} /logs/agent /logs/verifier /logs/artifacts"], timeout=60.0, user="root"
+        )
         if got.returncode != 0:
             return "", f"cannot make {SOLUTION_DIR} in the container: {_tail(got)}"
         await box.copy_in(path.parent, SOLUTION_DIR)

@@ -178,7 +178,9 @@ async def grade(spec: VerifierGrader, given: GradeInput) -> GraderResult:
     script = str(PurePosixPath(TESTS_DIR) / spec.script)
     try:
         # what the agent left at /tests or /logs/verifier does not count: both start empty
-        prep = await env.exec(["sh", "-c", f"rm -rf {TESTS_DIR} {LOGS_DIR} && mkdir -p {TESTS_DIR} {LOGS_DIR} /logs/agent"], timeout=60.0, user="root")
+        prep = await env.exec(
+            ["sh", "-c", f"rm -rf {TESTS_DIR} {LOGS_DIR} && mkdir -p {TESTS_DIR} {LOGS_DIR} /logs/agent /logs/artifacts"], timeout=60.0, user="root"
+        )
         if prep.returncode != 0:
             return _errored(spec, f"cannot prepare {TESTS_DIR} and {LOGS_DIR} in the container: {_tail(prep.stderr or prep.stdout)}")
         await env.copy_in(folder, TESTS_DIR)
