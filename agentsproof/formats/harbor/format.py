@@ -99,7 +99,7 @@ def load_task(path: Path, request: ItemRequest) -> tuple[HarborTask, EvalItem, L
             f"{display(task.folder)} is a Harbor task: an agent runs it in its container; give --target (claude-code, codex, copilot, or a targets.yaml name)",
         )
     found = find_skills(task.folder / "environment", task.dockerfile, task.skills_dir, task.source)
-    skills = [skill_file(s.name, "skill", _read_skill(s.skill_file), s.skill_file) for s in found.skills]
+    skills = [skill_file(safe_name(s.name, fallback="skill"), "skill", _read_skill(s.skill_file), s.skill_file) for s in found.skills]
     grader = VerifierGrader(
         type="verifier",
         timeout=task.verifier_timeout if task.verifier_timeout is not None else DEFAULT_TIMEOUT,
