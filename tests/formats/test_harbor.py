@@ -256,3 +256,41 @@ def test_a_task_with_several_skills_installs_them_all_in_its_with_arm(tmp_path: 
 
     assert item.system_prompt == BASELINE_SYSTEM_PROMPT
     assert "each installed by the target" in item.warnings[0]
+
+
+TB2_STYLE = """artifacts = ["/app/report.json"]
+
+[task]
+name = "org/log-report"
+description = "Parse an access log into a JSON summary."
+
+[metadata]
+category = "data_processing_and_etl"
+expert_time_estimate_hours = 0.3
+
+[verifier]
+timeout_sec = 120.0
+
+[agent]
+timeout_sec = 120.0
+
+[environment]
+build_timeout_sec = 600.0
+cpus = 1
+memory_mb = 2048
+storage_mb = 10240
+gpus = 0
+allow_internet = true
+mcp_servers = []
+"""
+
+
+def test_a_terminal_bench_style_task_toml_loads_as_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The keys a Terminal-Bench 2.0 task writes (gpus = 0, mcp_servers = [], artifacts) load, none named as unknown."""
+    task = _copy(tmp_path)
+    (task / "task.toml").write_text(TB2_STYLE, encoding="utf-8")
+    (item,) = _load(task).items
+    env = item.environment
+    assert env is not None and (env.cpus, env.memory_mb, env.disk_mb, env.allow_internet) == (1.0, 2048, 10240, True)
+    assert item.timeout == 120.0 and item.graders[0].timeout == 120.0
+    assert "not a key agentsproof knows" not in capsys.readouterr().err
