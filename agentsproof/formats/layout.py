@@ -335,6 +335,15 @@ def plugin_evals(directory: Path) -> list[Path]:
     return drop_duplicates(sorted(dict.fromkeys(found)))
 
 
+def _not_owned(found: list[Path]) -> list[Path]:
+    """Without the files below a folder another discovered file owns whole (a skill's
+    evals/evals.json inside a Harbor task's environment/skills/ is that task's, not an eval)."""
+    from agentsproof.formats.registry import owned_folders
+
+    owned = owned_folders(found)
+    return [p for p in found if not any(p.parent != o and p.is_relative_to(o) for o in owned)]
+
+
 def _searched(folders: tuple[str, ...]) -> bool:
     return not any(part in SKIPPED_FOLDERS for part in folders)
 
@@ -353,6 +362,7 @@ def discover_evals(directory: str | Path) -> list[Path]:
     from agentsproof.formats.registry import discoverable
 
     found = drop_duplicates(sorted(p for p in d.rglob("*") if _searched(p.relative_to(d).parts[:-1]) and p.is_file() and discoverable(p)))
+    found = _not_owned(found)
     if not found:
         raise InputError(str(d), None, f"{NONE_FOUND} below this directory")
     return found

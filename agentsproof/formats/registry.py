@@ -99,3 +99,11 @@ def load(path: Path, command: str, request: ItemRequest) -> Loaded:
 def discoverable(path: Path) -> bool:
     """What ``eval-all`` runs when it finds it below a folder."""
     return any(get(name).discoverable(path) for name in accepts("eval-all"))
+
+
+def owned_folders(found: list[Path]) -> list[Path]:
+    """The folders a discovered file owns whole (a Harbor task's ``task.toml``: its task
+    folder, whose ``environment/`` and ``tests/`` are not eval files of their own): a format
+    says so with ``owns_folder = True``."""
+    owners = [get(name) for name in accepts("eval-all") if getattr(get(name), "owns_folder", False)]
+    return [p.parent for p in found if any(fmt.discoverable(p) for fmt in owners)]

@@ -294,3 +294,17 @@ def test_a_terminal_bench_style_task_toml_loads_as_written(tmp_path: Path, capsy
     assert env is not None and (env.cpus, env.memory_mb, env.disk_mb, env.allow_internet) == (1.0, 2048, 10240, True)
     assert item.timeout == 120.0 and item.graders[0].timeout == 120.0
     assert "not a key agentsproof knows" not in capsys.readouterr().err
+
+
+def test_eval_files_inside_a_task_folder_are_the_tasks_not_evals_of_their_own(tmp_path: Path) -> None:
+    """A skill of a SkillsBench task that carries its own evals/evals.json: eval-all finds the task only."""
+    from agentsproof.formats.layout import discover_evals
+
+    task = _copy(tmp_path, "house-style")
+    evals = task / "environment" / "skills" / "house-style" / "evals"
+    evals.mkdir()
+    (evals / "evals.json").write_text('{"skill_name": "house-style", "evals": []}', encoding="utf-8")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "evals").mkdir()
+    (tmp_path / "other" / "evals" / "evals.json").write_text('{"skill_name": "x", "evals": []}', encoding="utf-8")
+    assert [p.relative_to(tmp_path).as_posix() for p in discover_evals(tmp_path)] == ["house-style/task.toml", "other/evals/evals.json"]

@@ -167,6 +167,8 @@ class HarborFormat:
     """The Harbor task format (Terminal-Bench 2.0, SkillsBench)."""
 
     name: str = "harbor"
+    owns_folder: bool = True
+    """eval-all runs a task folder as one item: eval files below it (a skill's evals/) are not its own evals."""
 
     def detect(self, path: Path) -> bool:
         """A task folder (or its task.toml)."""

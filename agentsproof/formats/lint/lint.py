@@ -105,7 +105,8 @@ def discover(folder: Path) -> list[Path]:
                 found.append(p)
                 if len(found) >= MAX_FILES:
                     return found
-    return found
+    owned = registry.owned_folders(found)  # a Harbor task's own files are checked with it, not alone
+    return [p for p in found if not any(p.parent != o and p.is_relative_to(o) for o in owned)]
 
 
 def lint_file(path: Path) -> list[Problem]:
