@@ -1,6 +1,8 @@
 """ATIF (Harbor's Agent Trajectory Interchange Format) trajectories of agent trials, both ways.
 
-**Export** (``--atif DIR``): one ``<item>/<arm>-<n>.json`` per agent trial, schema
+**Export** (``--atif DIR``): one ``<item>/<arm>-<n>.json`` per agent trial (a Harbor
+task's trial as Harbor writes it: ``<task>__<arm>-<n>/agent/trajectory.json``, its reward
+in ``<task>__<arm>-<n>/verifier/reward.txt``), schema
 ``ATIF-v1.4``: a system step (the trial's system prompt), a user step (the instruction),
 one agent step per tool call (``tool_calls`` with its ``observation``), and a final agent
 step whose message is the answer and whose ``metrics`` hold the trial's usage;
@@ -122,7 +124,14 @@ def write_atif(run: RunResult, folder: Path, store: Path | None = None) -> list[
                 continue
             for arm in (it.with_arm, it.without_arm):
                 for t in arm.trials:
-                    rel = f"{safe_name(it.id)}/{t.arm}-{t.index + 1}.json"
+                    reward = next((g for g in t.graders if g.type == "verifier"), None)
+                    if reward is None:
+                        rel = f"{safe_name(it.id)}/{t.arm}-{t.index + 1}.json"
+                    else:  # a Harbor task's trial: Harbor's trial folder, agent/trajectory.json and verifier/reward.txt
+                        trial_dir = f"{safe_name(it.name)}__{t.arm}-{t.index + 1}"
+                        rel = f"{trial_dir}/agent/trajectory.json"
+                        if reward.score is not None:
+                            write_file(folder, f"{trial_dir}/verifier/reward.txt", f"{reward.score:g}\n".encode())
                     write_file(folder, rel, json.dumps(trajectory(run, it.id, it.target, t), indent=1).encode("utf-8"))
                     written.append(folder / rel)
                     _copy_files(t, store, folder)

@@ -203,10 +203,16 @@ def test_every_skill_of_a_task_is_installed_in_the_with_arm_only(tmp_path: Path,
     (tone / "SKILL.md").write_text("---\nname: tone\ndescription: friendly tone\n---\nBe friendly.\n")
     targets = _targets(root, both=BOTH_INSTALLED)
     out = tmp_path / "runs"
-    code, stdout, stderr = run_cli(["eval", root / "house-style", "--target", "both", "--targets", targets, "--output", out])
+    atif = tmp_path / "atif"
+    code, stdout, stderr = run_cli(["eval", root / "house-style", "--target", "both", "--targets", targets, "--output", out, "--atif", atif])
     assert code in (0, 1), stderr + stdout
     (item,) = read_json(out / "house-style" / "house-style-tc-eval.json")["items"]
     (with_trial,) = _trials(item)
     (base,) = _trials(item, "without_arm")
     assert with_trial["score"] == 1.0 and "house-style tone" in with_trial["response"], with_trial
     assert base["score"] == 0.0 and "house-style" not in base["response"], base
+    # --atif: each trial as Harbor writes one, its trajectory and its reward
+    for arm, reward in (("with", "1"), ("without", "0")):
+        doc = read_json(atif / f"house-style__{arm}-1" / "agent" / "trajectory.json")
+        assert doc["schema_version"].startswith("ATIF-v1.") and doc["extra"]["agentsproof"]["arm"] == arm
+        assert (atif / f"house-style__{arm}-1" / "verifier" / "reward.txt").read_text().strip() == reward
