@@ -178,8 +178,11 @@ async def grade(spec: VerifierGrader, given: GradeInput) -> GraderResult:
     script = str(PurePosixPath(TESTS_DIR) / spec.script)
     try:
         # what the agent left at /tests or /logs/verifier does not count: both start empty
+        # (and /logs/verifier writable by a verifier [verifier] user runs as)
         prep = await env.exec(
-            ["sh", "-c", f"rm -rf {TESTS_DIR} {LOGS_DIR} && mkdir -p {TESTS_DIR} {LOGS_DIR} /logs/agent /logs/artifacts"], timeout=60.0, user="root"
+            ["sh", "-c", f"rm -rf {TESTS_DIR} {LOGS_DIR} && mkdir -p {TESTS_DIR} {LOGS_DIR} /logs/agent /logs/artifacts && chmod 777 {LOGS_DIR}"],
+            timeout=60.0,
+            user="root",
         )
         if prep.returncode != 0:
             return _errored(spec, f"cannot prepare {TESTS_DIR} and {LOGS_DIR} in the container: {_tail(prep.stderr or prep.stdout)}")

@@ -216,3 +216,19 @@ def test_every_skill_of_a_task_is_installed_in_the_with_arm_only(tmp_path: Path,
         doc = read_json(atif / f"house-style__{arm}-1" / "agent" / "trajectory.json")
         assert doc["schema_version"].startswith("ATIF-v1.") and doc["extra"]["agentsproof"]["arm"] == arm
         assert (atif / f"house-style__{arm}-1" / "verifier" / "reward.txt").read_text().strip() == reward
+
+
+def test_the_verifier_runs_as_the_tasks_verifier_user(tmp_path: Path, docker_base_image: str) -> None:
+    """[verifier] user: test.sh runs as that user (here nobody), and can still write its reward."""
+    root = _tasks(tmp_path, docker_base_image, "hello-file")
+    toml = root / "hello-file" / "task.toml"
+    toml.write_text(toml.read_text().replace("[verifier]\n", '[verifier]\nuser = "nobody"\n'))
+    test_sh = root / "hello-file" / "tests" / "test.sh"
+    test_sh.write_text(test_sh.read_text().replace("mkdir -p /logs/verifier\n", 'mkdir -p /logs/verifier\necho "as $(id -un)"\n'))
+    targets = _targets(root, hello="echo 'Hello, world!' > /app/hello.txt")
+    out = tmp_path / "runs"
+    code, stdout, stderr = run_cli(["eval", root / "hello-file", "--target", "hello", "--targets", targets, "--output", out])
+    assert code == 0, stderr + stdout
+    (item,) = read_json(out / "hello-file" / "hello-file-tc-eval.json")["items"]
+    (trial,) = _trials(item)
+    assert trial["score"] == 1.0 and "as nobody" in trial["graders"][0]["checks"][0]["evidence"], trial["graders"]
