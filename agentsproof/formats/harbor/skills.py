@@ -53,7 +53,7 @@ class TaskSkills:
         if not self.skills:
             return ""
         names = ", ".join(s.name for s in self.skills)
-        baked = f"; the image's {', '.join(self.copied_to)}" if self.copied_to else ""
+        baked = f", and copied by the task's Dockerfile into {', '.join(self.copied_to)}" if self.copied_to else ""
         lost = ", ".join(f"environment/{p}/" for p in self.empty_in_baseline)
         without = f"baseline: image built with {lost} emptied, so no skill reaches it" if lost else "baseline: no skill installed"
         return f"skills ({names}): with-arm: {'each ' if len(self.skills) > 1 else ''}installed by the target{baked}; {without}"
