@@ -232,3 +232,27 @@ def test_the_verifier_runs_as_the_tasks_verifier_user(tmp_path: Path, docker_bas
     (item,) = read_json(out / "hello-file" / "hello-file-tc-eval.json")["items"]
     (trial,) = _trials(item)
     assert trial["score"] == 1.0 and "as nobody" in trial["graders"][0]["checks"][0]["evidence"], trial["graders"]
+
+
+LIMITS = r"""
+# the container's caps, from cgroup v2 or v1
+mem=$(cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes)
+if [ -f /sys/fs/cgroup/cpu.max ]; then cpu=$(cat /sys/fs/cgroup/cpu.max); else cpu="$(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us) $(cat /sys/fs/cgroup/cpu/cpu.cfs_period_us)"; fi
+printf 'memory=%s\ncpu=%s\ncwd=%s\n' "$mem" "$cpu" "$(pwd)"
+"""
+
+
+def test_the_tasks_cpus_memory_and_workdir_are_the_containers(tmp_path: Path, docker_base_image: str) -> None:
+    """hello-file's [environment] cpus = 1 and memory_mb = 512 are the trial container's caps; its workdir the Dockerfile's WORKDIR."""
+    root = _tasks(tmp_path, docker_base_image, "hello-file")
+    targets = _targets(root, limits=LIMITS)
+    out = tmp_path / "runs"
+    code, stdout, stderr = run_cli(["eval", root / "hello-file", "--target", "limits", "--targets", targets, "--output", out, "--no-oracle"])
+    assert code in (0, 1), stderr + stdout
+    (item,) = read_json(out / "hello-file" / "hello-file-tc-eval.json")["items"]
+    (trial,) = _trials(item)
+    fields = dict(line.split("=", 1) for line in trial["response"].splitlines() if "=" in line)
+    assert fields["memory"].strip() == str(512 * 1024 * 1024), trial["response"]
+    quota, period = fields["cpu"].split()
+    assert int(quota) == int(period), trial["response"]  # one CPU
+    assert fields["cwd"].strip() == "/app"
