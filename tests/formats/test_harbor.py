@@ -308,3 +308,16 @@ def test_eval_files_inside_a_task_folder_are_the_tasks_not_evals_of_their_own(tm
     (tmp_path / "other" / "evals").mkdir()
     (tmp_path / "other" / "evals" / "evals.json").write_text('{"skill_name": "x", "evals": []}', encoding="utf-8")
     assert [p.relative_to(tmp_path).as_posix() for p in discover_evals(tmp_path)] == ["house-style/task.toml", "other/evals/evals.json"]
+
+
+def test_a_schema_1_4_task_toml_with_empty_tables_loads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Harbor 0.26's own scaffold: schema_version 1.4, artifacts = [], [task] version, collect = [], an empty [verifier.env]."""
+    task = _copy(tmp_path)
+    (task / "task.toml").write_text(
+        'schema_version = "1.4"\nartifacts = []\n\n[task]\nname = "o/t"\nversion = "1.0.0"\nauthors = []\n\n'
+        "[verifier]\ntimeout_sec = 90\ncollect = []\n\n[verifier.env]\n\n[agent]\ntimeout_sec = 45\n",
+        encoding="utf-8",
+    )
+    (item,) = _load(task).items
+    assert item.timeout == 45.0 and item.graders[0].timeout == 90.0 and item.graders[0].env == {}
+    assert "not a key agentsproof knows" not in capsys.readouterr().err
