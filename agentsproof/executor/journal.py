@@ -86,6 +86,8 @@ def item_fingerprint(item: EvalItem, targets: dict[str, dict[str, Any]] | None =
     users = [c.user for c in (item.cases or (item.case_at(0),)) if c.user is not None]
     if users:
         out["users"] = _sha([[u.persona, u.goal, u.max_turns] for u in users])
+    if item.environment is not None:  # the image (by name or Dockerfile) and the container's caps
+        out["environment"] = _sha(item.environment.describe())
     if item.target != "chat":
         out["target"] = item.target
         out["workspace"] = item.workspace_sha

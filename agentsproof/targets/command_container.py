@@ -31,6 +31,17 @@ if TYPE_CHECKING:
 
 TRACE_IN_CONTAINER = "/var/tmp/agentsproof/trace.jsonl"
 TRACE_CAP = 16 * 1024 * 1024
+TRACE_MARK = b"@@agentsproof-trace-written@@"
+WRAPPER = [
+    "/bin/sh",
+    "-c",
+    'mkdir -p "${AGENTSPROOF_TRACE_FILE%/*}" 2>/dev/null; "$@"; rc=$?; [ -s "$AGENTSPROOF_TRACE_FILE" ] && printf "\\n%s\\n" "'
+    + TRACE_MARK.decode()
+    + '" >&2; exit $rc',
+    "sh",
+]
+"""The agent's command run by the image's ``/bin/sh``: the trace's folder made first, and a
+line on stderr when a trace was written (read out only then: one engine call less per trial)."""
 
 
 def outcome_of(res: ExecResult) -> Outcome:
@@ -66,11 +77,13 @@ async def run_in_container(spec: Any, model: str | None, placeholder: re.Pattern
         env.update(AGENTSPROOF_WORKSPACE=str(work), AGENTSPROOF_ARM=trial.arm, AGENTSPROOF_TRACE_FILE=trace_in)
         if trial.skill is not None and skill_rel:
             env.update(AGENTSPROOF_SKILL_FILE=skill_in, AGENTSPROOF_SKILL_NAME=trial.skill.name)
-        res = await box.exec(argv, env=env, timeout=timeout, stdin=trial.prompt.encode("utf-8") if on_stdin else b"")
+        res = await box.exec([*WRAPPER, *argv], env=env, timeout=timeout, stdin=trial.prompt.encode("utf-8") if on_stdin else b"")
+        wrote_trace = TRACE_MARK in res.stderr
+        res.stderr = res.stderr.replace(b"\n" + TRACE_MARK + b"\n", b"").replace(TRACE_MARK + b"\n", b"")
         if res.limit:
             raise TargetError(f"the trial's container hit a limit: {res.limit}", kind="limit")
         trace_view = view / spec.trace_file if spec.trace_file else harness / "trace.jsonl"
-        data = await box.read_file(trace_in, cap_bytes=TRACE_CAP)
+        data = await box.read_file(trace_in, cap_bytes=TRACE_CAP) if wrote_trace else None
         if data is not None:
             write_file(trace_view.parent, trace_view.name, data)
         if spec.answer_file and res.returncode == 0 and not res.timed_out:

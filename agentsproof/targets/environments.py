@@ -116,6 +116,7 @@ class Environments:
         """Per image tag: its workdir holds files of its own (copied back into each trial's host workspace before the snapshot)."""
         self._live: dict[str, Container] = {}
         self._counter = itertools.count(1)
+        self._removing: set[asyncio.Task[None]] = set()
         self._reaped = False
         self.built: list[str] = []
         """Tags built by this run (a bench checks nothing is rebuilt when nothing changed)."""
@@ -215,7 +216,8 @@ class Environments:
             with tempfile.TemporaryDirectory(prefix="agentsproof-probe-") as tmp:
                 await container.copy_out(container.workdir, Path(tmp), cap_bytes=COPY_CAP)
                 self._image_files[tag] = any(Path(tmp).iterdir())
-        await container.copy_in(workspace, container.workdir)
+        if any(workspace.iterdir()):  # an empty seed: nothing to copy
+            await container.copy_in(workspace, container.workdir)
         if self._image_files[tag]:
             await container.copy_out(container.workdir, workspace, cap_bytes=COPY_CAP)
 
@@ -225,14 +227,21 @@ class Environments:
         return await container.copy_out(container.workdir, workspace, cap_bytes=COPY_CAP)
 
     async def remove(self, container: Container) -> None:
-        """Remove the container and its anonymous volumes (shielded: a cancelled trial still cleans up)."""
+        """Remove the container and its anonymous volumes, in the background (the trial is
+        done with it; :meth:`close` waits for every removal, so none is lost)."""
         self._live.pop(container.name, None)
-        with contextlib.suppress(Exception):
-            await asyncio.shield(docker(["rm", "-f", "-v", container.name], timeout=120))
         await self._unbridge(container.name)
+        task = asyncio.ensure_future(self._rm(container.name))
+        self._removing.add(task)
+        task.add_done_callback(self._removing.discard)
+
+    @staticmethod
+    async def _rm(name: str) -> None:
+        with contextlib.suppress(Exception):
+            await docker(["rm", "-f", "-v", name], timeout=120)
         from agentsproof.targets.agent_container import forget
 
-        forget(container.name)
+        forget(name)
 
     async def _unbridge(self, name: str) -> None:
         held = self._bridges.pop(name, None)
@@ -246,6 +255,8 @@ class Environments:
     async def close(self) -> None:
         """Remove every container of this run still there (by label, so none is missed)."""
         self._live.clear()
+        if self._removing:
+            await asyncio.gather(*self._removing, return_exceptions=True)
         for name in list(self._bridges):
             await self._unbridge(name)
         got = await docker(["ps", "-aq", "--filter", f"label={LABEL_RUN}={self.run_id}"], timeout=60)
