@@ -162,8 +162,13 @@ def _arms(items: list[EvalItem], cfg: RunConfig) -> list[EvalItem]:
             raise InputError("command line", "--aa", "runs the baseline against itself, which has no plugin arm; drop --arms ...,plugin")
         from agentsproof.model.items import BASELINE_SYSTEM_PROMPT
 
+        baked = next((it for it in items if it.environment is not None and it.environment.baseline_empty), None)
+        if baked is not None:  # its with-arm's image holds the skills: that arm cannot be the baseline
+            raise InputError(
+                "command line", "--aa", f"{baked.name}'s image has its skills built in (only the baseline's is built without them); an A/A run cannot use it"
+            )
         # A/A: the with-arm runs the baseline too (no skill text, no skill file for agents)
-        return [dataclasses.replace(it, system_prompt=BASELINE_SYSTEM_PROMPT, skill=None) for it in items]
+        return [dataclasses.replace(it, system_prompt=BASELINE_SYSTEM_PROMPT, skill=None, with_skills=()) for it in items]
     if cfg.arms:
         from agentsproof.formats.activation import parse_arms, with_plugin_arm
 

@@ -321,3 +321,12 @@ def test_a_schema_1_4_task_toml_with_empty_tables_loads(tmp_path: Path, capsys: 
     (item,) = _load(task).items
     assert item.timeout == 45.0 and item.graders[0].timeout == 90.0 and item.graders[0].env == {}
     assert "not a key agentsproof knows" not in capsys.readouterr().err
+
+
+def test_an_aa_run_of_a_task_whose_image_holds_its_skills_is_refused(tmp_path: Path, cli) -> None:
+    """--aa runs the baseline in both arms; a task whose with-arm image has its skills built in cannot."""
+    task = _copy(tmp_path, "house-style")
+    (task / "solution" / "solve.sh").unlink()  # no oracle: the refusal comes before any engine is asked
+    (task / "targets.yaml").write_text("agent:\n  type: command\n  command: ['true']\n", encoding="utf-8")
+    code, out, err = cli(["eval", task, "--target", "agent", "--aa", "--output", tmp_path / "runs"])
+    assert code == 30 and "--aa" in err and "skills built in" in err, err
