@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 from conftest import read_json, run_cli
-from docker_engine import run_containers
+from docker_engine import own_containers
 
 AGENT = r"""
 set -e
@@ -76,7 +76,7 @@ def test_each_trial_runs_in_its_own_container_and_its_files_come_back(tmp_path: 
     # the flight recorder kept the with-arm's produced file
     kept = [p for p in out.rglob("*") if p.is_file() and p.read_bytes() == b"total: 42\n"]
     assert kept, sorted(str(p) for p in out.rglob("*"))
-    assert run_containers("org.agentsproof.run") == []
+    assert own_containers() == []
 
 
 def test_an_image_the_engine_cannot_get_is_one_line_naming_the_field(tmp_path: Path, docker_base_image: str) -> None:
