@@ -98,3 +98,16 @@ def run_containers(label: str) -> list[str]:
     """Containers (running or not) carrying ``label`` (``key`` or ``key=value``)."""
     got = _docker("ps", "-aq", "--filter", f"label={label}", timeout=30)
     return got.stdout.decode().split()
+
+
+def own_containers() -> list[str]:
+    """Containers left by runs of this test process (their owner label names its pid):
+    other processes may share the engine (another test session, a developer's run)."""
+    got = _docker("ps", "-a", "--filter", "label=org.agentsproof.owner", "--format", '{{.ID}}\t{{.Label "org.agentsproof.owner"}}', timeout=30)
+    mine = []
+    for line in got.stdout.decode().splitlines():
+        cid, _, owner = line.partition("\t")
+        parts = owner.split("/")
+        if len(parts) == 3 and parts[1] == str(os.getpid()):
+            mine.append(cid)
+    return mine

@@ -35,6 +35,7 @@ import itertools
 import os
 import socket
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from agentsproof.core.errors import TargetError
@@ -206,6 +207,17 @@ class Environments:
             await self.remove(container)
             raise
         return container
+
+    @contextlib.asynccontextmanager
+    async def container(
+        self, env: Environment, *, trial: str, workspace: Path | None, baseline: bool = False, ports: list[int] | None = None, mounts: list[Path] | None = None
+    ) -> AsyncIterator[Container]:
+        """:meth:`start` … :meth:`remove` as ``async with`` (e.g. an oracle run outside the runner)."""
+        box = await self.start(env, trial=trial, workspace=workspace, baseline=baseline, ports=ports, mounts=mounts)
+        try:
+            yield box
+        finally:
+            await self.remove(box)
 
     async def _seed(self, container: Container, tag: str, workspace: Path) -> None:
         """The host workspace copied in; when the image's workdir has files of its own, the

@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 import yaml
 
-from agent_clis import codex_server
+from agent_clis import claude_server, codex_server
+from anthropic_server import tool_results, tool_use
 from conftest import Rule, ScriptedServer, read_json, run_cli
-from docker_engine import run_containers
+from docker_engine import own_containers
 from openai_server import response_outputs, tool_call, tool_reply
 
 MARK = "SKILLMARK"
@@ -57,4 +58,40 @@ def test_codex_runs_inside_the_container_and_its_file_comes_back(tmp_path: Path,
     (base,) = item["without_arm"]["trials"]
     assert base["status"] == "scored" and base["score"] == 0.0, base
     assert code in (0, 1), stderr + stdout
-    assert run_containers("org.agentsproof.run") == []
+    assert own_containers() == []
+
+
+@pytest.fixture
+def claude_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Any]:
+    """Claude Code aimed at a fresh scripted Messages server."""
+    yield from claude_server(monkeypatch, tmp_path, "sk-ant-container-secret", "HOMEMARK")
+
+
+def test_claude_code_runs_inside_the_container_and_its_file_comes_back(tmp_path: Path, docker_base_image: str, claude_env: Any) -> None:
+    def with_arm_claude(req: dict[str, Any]) -> Any:
+        if not tool_results(req):
+            return tool_use("Bash", {"command": "test -f /.dockerenv && echo boxed > result.txt", "description": "write the file"})
+        return "wrote result.txt"
+
+    claude_env.add(Rule(reply=with_arm_claude, system_contains=MARK), Rule(reply="nothing to do"))
+    root = tmp_path / "ev"
+    root.mkdir()
+    (root / "SKILL.md").write_text(f"---\nname: boxed\ndescription: writes result.txt\n---\n{MARK}: write result.txt.\n")
+    (root / "targets.yaml").write_text(yaml.safe_dump({"cc": {"type": "claude-code", "model": "claude-test-model", "inject": "system", "timeout": 120}}))
+    cfg = {
+        "skill": "SKILL.md",
+        "execution": {"mode": "agent", "target": "cc"},
+        "environment": {"image": docker_base_image},
+        "defaults": {"trials": 1, "timeout": 120},
+        "task": {"name": "box", "instruction": "Do the task.", "graders": [{"type": "files", "mustContain": {"result.txt": ["boxed"]}}]},
+    }
+    (root / "eval.yaml").write_text(yaml.safe_dump(cfg))
+    out = tmp_path / "runs"
+    code, stdout, stderr = run_cli(["eval", root / "eval.yaml", "--output", out])
+    item = read_json(next(out.rglob("*.json")))["items"][0]
+    (trial,) = item["with_arm"]["trials"]
+    assert trial["status"] == "scored" and trial["score"] == 1.0, (trial, stderr)
+    assert [(f["path"], f["status"]) for f in trial["files"]] == [("result.txt", "created")], trial["files"]
+    (base,) = item["without_arm"]["trials"]
+    assert base["status"] == "scored" and base["score"] == 0.0, base
+    assert own_containers() == []

@@ -101,7 +101,9 @@ def test_after_a_sigkill_the_next_run_removes_the_dead_runs_containers(tmp_path:
         code, stdout, stderr = run_cli(["eval", slow_eval(tmp_path / "next", docker_base_image, 0), "--output", tmp_path / "runs-next"])
         assert code == 0, stderr + stdout
         said = [ln for ln in stderr.splitlines() if "left by an earlier run" in ln]
-        assert len(said) == 1 and "removed 2 container(s)" in said[0], stderr
+        assert len(said) == 1, stderr
+        removed = int(said[0].split("removed ", 1)[1].split(" ", 1)[0])
+        assert removed >= 2, said  # the killed run's two (and any other dead run's on this host)
         left = set(run_containers("org.agentsproof.owner"))
         assert not left & set(dead), left
         assert set(theirs) <= left, "a live run's containers were removed"

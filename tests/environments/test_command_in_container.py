@@ -5,11 +5,12 @@ files copied back into the report and the flight recorder, every container remov
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 
 import yaml
 from conftest import read_json, run_cli
-from docker_engine import run_containers
+from docker_engine import own_containers
 
 AGENT = r"""
 set -e
@@ -75,7 +76,7 @@ def test_each_trial_runs_in_its_own_container_and_its_files_come_back(tmp_path: 
     # the flight recorder kept the with-arm's produced file
     kept = [p for p in out.rglob("*") if p.is_file() and p.read_bytes() == b"total: 42\n"]
     assert kept, sorted(str(p) for p in out.rglob("*"))
-    assert run_containers("org.agentsproof.run") == []
+    assert own_containers() == []
 
 
 def test_an_image_the_engine_cannot_get_is_one_line_naming_the_field(tmp_path: Path, docker_base_image: str) -> None:
@@ -115,3 +116,35 @@ def test_a_failed_build_names_the_dockerfile_and_step_and_keeps_the_log(tmp_path
     assert logs and "broken-step" in logs[0].read_text(), sorted(out.rglob("*"))
     assert json.dumps(lines)  # one line, no traceback
     assert "Traceback" not in stderr
+
+
+def test_a_dockerfile_image_is_built_once_and_its_workdir_files_are_not_the_agents(tmp_path: Path, docker_base_image: str) -> None:
+    """The image's own WORKDIR files (a Harbor-style /app with fixtures) are there for the
+    agent but not counted as its files; a second run with nothing changed builds nothing."""
+    ev = write_eval(tmp_path / "ev", "x")
+    env_dir = tmp_path / "ev" / "env"
+    env_dir.mkdir()
+    (env_dir / "fixture.txt").write_text("from the image\n")
+    (env_dir / "nonce.txt").write_text(uuid.uuid4().hex)  # a context this test run has never built
+    (env_dir / "Dockerfile").write_text(f"FROM {docker_base_image}\nWORKDIR /app\nCOPY fixture.txt /app/fixture.txt\n")
+    data = yaml.safe_load(ev.read_text())
+    data["environment"] = {"dockerfile": "env/Dockerfile"}
+    data["workspace"] = "seed"
+    data["task"]["graders"] = [{"type": "files", "mustContain": {"fixture.txt": ["from the image"], "data.txt": ["42"], "result.txt": ["total: 42"]}}]
+    ev.write_text(yaml.safe_dump(data))
+    (tmp_path / "ev" / "targets.yaml").write_text(
+        yaml.safe_dump({"boxed": {"type": "command", "command": ["sh", "-c", AGENT.replace("/workspace", "/app")], "timeout": 60}})
+    )
+    runs = []
+    for n in range(2):
+        out = tmp_path / f"runs{n}"
+        code, stdout, stderr = run_cli(["eval", ev, "--output", out, "--trials", "1"])
+        assert code in (0, 1), stderr + stdout
+        runs.append(out)
+        item = read_json(next(out.rglob("*.json")))["items"][0]
+        (t,) = item["with_arm"]["trials"]
+        assert t["status"] == "scored" and t["score"] == 1.0, t
+        assert "in /app as 0" in t["response"]
+        assert [f["path"] for f in t["files"]] == ["result.txt"], t["files"]
+    assert list(runs[0].rglob("build-*.log")), "the first run built the image (its log is kept)"
+    assert not list(runs[1].rglob("build-*.log")), "nothing changed: the second run built nothing"
