@@ -256,3 +256,41 @@ def test_the_tasks_cpus_memory_and_workdir_are_the_containers(tmp_path: Path, do
     quota, period = fields["cpu"].split()
     assert int(quota) == int(period), trial["response"]  # one CPU
     assert fields["cwd"].strip() == "/app"
+
+
+def _claude_reply(tag: str):
+    """A scripted Claude model: one Bash call listing the agent folders and writing the report, then done."""
+    from anthropic_server import tool_results, tool_use
+
+    def reply(req: dict) -> object:
+        if not tool_results(req):
+            return tool_use("Bash", {"command": f"{LIST_SKILLS}; echo '{tag}: all green' > /app/report.txt", "description": "write the report"})
+        return "wrote the report"
+
+    return reply
+
+
+def test_claude_code_in_the_task_container_with_and_without_the_tasks_skills(tmp_path: Path, docker_base_image: str, monkeypatch) -> None:
+    """The real Claude Code CLI in the task's container against the scripted Messages server:
+    the with-arm is given the skill and its image's .claude/skills holds it; the baseline neither."""
+    from agent_clis import claude_server
+    from conftest import Rule
+
+    for srv in claude_server(monkeypatch, tmp_path, "sk-ant-harbor-secret", "HOMEMARK"):
+        srv.add(Rule(reply=_claude_reply(SKILL_TAG), system_contains=SKILL_TAG), Rule(reply=_claude_reply("status")))
+        root = _tasks(tmp_path, docker_base_image, "house-style")
+        spec = {"cc": {"type": "claude-code", "model": "claude-test-model", "inject": "system", "timeout": 120}}
+        (root / "targets.yaml").write_text(yaml.safe_dump(spec))
+        out = tmp_path / "runs"
+        code, stdout, stderr = run_cli(["eval", root / "house-style", "--target", "cc", "--targets", root / "targets.yaml", "--output", out])
+        assert code in (0, 1), stderr + stdout
+        (item,) = read_json(out / "house-style" / "house-style-tc-eval.json")["items"]
+        (with_trial,) = _trials(item)
+        (base,) = _trials(item, "without_arm")
+        assert with_trial["status"] == "scored" and with_trial["score"] == 1.0, with_trial
+        assert base["status"] == "scored" and base["score"] == 0.0, base
+        assert "house-style" in " ".join(s["result"] for s in with_trial["trajectory"]), with_trial["trajectory"]
+        seen_base = " ".join(s["result"] for s in base["trajectory"])
+        assert seen_base and "house-style" not in seen_base, base["trajectory"]
+        assert "sk-ant-harbor-secret" not in (out / "house-style" / "house-style-tc-eval.json").read_text()
+        assert _owned() == set()
