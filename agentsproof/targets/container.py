@@ -2,7 +2,7 @@
 
 Everything goes through the ``docker`` CLI (``$DOCKER_HOST`` picks the engine, local or
 remote: ``unix://``, ``ssh://``, ``tcp://``), run as asyncio subprocesses so the event loop
-never waits on the engine (:func:`agentsproof.targets.engine_api.docker`; a local socket's archive endpoints directly); a
+never waits on the engine (:mod:`agentsproof.targets.engine_api`); a
 :class:`Container` is one trial's fresh container (started by
 :class:`agentsproof.targets.environments.Environments`, which labels and removes it):
 

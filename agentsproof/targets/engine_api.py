@@ -1,12 +1,9 @@
-"""Calls to the engine: the ``docker`` CLI as an asyncio subprocess, and the archive endpoints.
+"""Calls to the engine: the ``docker`` CLI as an asyncio subprocess (never blocking the event loop).
 
-:func:`docker` runs one CLI call with a timeout (never blocking the event loop).
-
-A trial copies its workspace in and out of its container (``docker cp``). Each ``docker``
-CLI call starts a process; when ``DOCKER_HOST`` names a local socket (``unix://…``) the
-same archive endpoints of the Engine API (``PUT``/``GET /containers/NAME/archive``) are
-called directly with httpx, in the event loop. Any other engine (``ssh://``, ``tcp://``, a
-CLI context) goes through the CLI as before (:func:`agentsproof.targets.container.docker`).
+:func:`docker` runs one CLI call with a timeout; :func:`put_archive` and :func:`get_archive`
+copy a tar stream in and out of a container. (Calling the Engine API's archive and exec
+endpoints over a local socket directly was measured no faster than the CLI: the engine's
+own work dominates; ``bench/environments.py``.)
 """
 
 from __future__ import annotations
@@ -120,58 +117,11 @@ async def docker(
     return Called(proc.returncode if proc.returncode is not None else -1, out, err, timed_out)
 
 
-def local_socket() -> str | None:
-    """The engine's unix socket when ``DOCKER_HOST`` names one, else None (use the CLI)."""
-    host = os.environ.get("DOCKER_HOST", "")
-    return host[len("unix://") :] if host.startswith("unix://") else None
-
-
 async def put_archive(name: str, data: bytes, dest: str = "/") -> Called:
-    """Unpack the tar ``data`` at ``dest`` in the container ``name``."""
-    sock = local_socket()
-    if sock is None:
-        return await docker(["cp", "-", f"{name}:{dest}"], stdin=data)
-    import httpx
-
-    try:
-        async with httpx.AsyncClient(transport=httpx.AsyncHTTPTransport(uds=sock), base_url="http://docker", timeout=DOCKER_CALL_S) as client:
-            resp = await client.put(f"/containers/{name}/archive", params={"path": dest}, content=data, headers={"Content-Type": "application/x-tar"})
-    except httpx.HTTPError as err:
-        return Called(1, b"", f"the engine did not answer: {err}".encode())
-    return Called(0 if resp.status_code == 200 else 1, b"", b"" if resp.status_code == 200 else _message(resp.content))
+    """Unpack the tar ``data`` at ``dest`` in the container ``name`` (``docker cp -``)."""
+    return await docker(["cp", "-", f"{name}:{dest}"], stdin=data)
 
 
 async def get_archive(name: str, path: str, out: Path, *, timeout: float = DOCKER_CALL_S) -> Called:
-    """The tar of ``path`` in the container ``name`` written to ``out``; a missing path says ``No such``."""
-    sock = local_socket()
-    if sock is None:
-        return await docker(["cp", f"{name}:{path}", "-"], stdout_to=out, timeout=timeout)
-    import httpx
-
-    try:
-        transport = httpx.AsyncHTTPTransport(uds=sock)
-        async with (
-            httpx.AsyncClient(transport=transport, base_url="http://docker", timeout=timeout) as client,
-            client.stream("GET", f"/containers/{name}/archive", params={"path": path}, headers={"Accept-Encoding": "identity"}) as resp,
-        ):
-            if resp.status_code != 200:
-                body = await resp.aread()
-                text = b"No such file or directory: " + path.encode() if resp.status_code == 404 else _message(body)
-                return Called(1, b"", text)
-            with open(out, "wb") as fh:
-                async for chunk in resp.aiter_bytes():
-                    fh.write(chunk)
-    except httpx.HTTPError as err:
-        return Called(1, b"", f"the engine did not answer: {err}".encode())
-    return Called(0, b"", b"")
-
-
-def _message(body: bytes) -> bytes:
-    """The engine's ``{"message": ...}`` error as bytes (or the body as it is)."""
-    import json
-
-    try:
-        msg = json.loads(body).get("message")
-    except (ValueError, AttributeError):
-        msg = None
-    return str(msg).encode() if msg else body[:300]
+    """The tar of ``path`` in the container ``name`` written to ``out`` (``docker cp … -``)."""
+    return await docker(["cp", f"{name}:{path}", "-"], stdout_to=out, timeout=timeout)
