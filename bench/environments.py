@@ -36,7 +36,7 @@ from agentsproof.model.environment import Environment  # noqa: E402
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT, EvalItem  # noqa: E402
 from agentsproof.targets.base import TrialInput  # noqa: E402
 from agentsproof.targets.command import CommandTarget, CommandTargetSpec  # noqa: E402
-from agentsproof.targets.container import docker  # noqa: E402
+from agentsproof.targets.engine_api import docker  # noqa: E402
 from agentsproof.targets.environments import Environments  # noqa: E402
 
 

@@ -2,7 +2,7 @@
 
 Everything goes through the ``docker`` CLI (``$DOCKER_HOST`` picks the engine, local or
 remote: ``unix://``, ``ssh://``, ``tcp://``), run as asyncio subprocesses so the event loop
-never waits on the engine. :func:`docker` runs one CLI call with a timeout; a
+never waits on the engine (:mod:`agentsproof.targets.engine_api`); a
 :class:`Container` is one trial's fresh container (started by
 :class:`agentsproof.targets.environments.Environments`, which labels and removes it):
 
@@ -32,7 +32,6 @@ import asyncio
 import contextlib
 import io
 import os
-import shutil
 import tarfile
 import tempfile
 import time
@@ -41,107 +40,10 @@ from pathlib import Path
 
 from agentsproof.core.errors import TargetError
 from agentsproof.model.environment import Environment, ExecResult
+from agentsproof.targets.engine_api import DOCKER_CALL_S, docker, get_archive, put_archive
 
 WATCH_S = 1.0
 """How often a running command's container is checked against its disk and process caps."""
-OUTPUT_CAP = 1024 * 1024
-"""Bytes of a command's stdout (and of stderr) kept; the rest is read and dropped."""
-DOCKER_CALL_S = 120.0
-"""Seconds an engine call (start, copy, inspect, remove) may take."""
-
-
-def docker_cli() -> str:
-    """The ``docker`` CLI on PATH; TargetError saying how to get one when missing."""
-    found = shutil.which("docker")
-    if not found:
-        raise TargetError("the docker CLI is not on PATH (install docker.io, or docker-ce-cli for a remote engine via DOCKER_HOST)")
-    return found
-
-
-async def _read_capped(stream: asyncio.StreamReader | None, cap: int) -> bytes:
-    if stream is None:
-        return b""
-    buf = bytearray()
-    while True:
-        chunk = await stream.read(1 << 16)
-        if not chunk:
-            return bytes(buf)
-        if len(buf) < cap:
-            buf += chunk[: cap - len(buf)]
-
-
-@dataclass
-class Called:
-    """One finished docker CLI call."""
-
-    returncode: int
-    stdout: bytes
-    stderr: bytes
-    timed_out: bool = False
-
-    def reason(self) -> str:
-        """The last non-empty line of stderr (the engine's message), one line."""
-        lines = [ln.strip() for ln in self.stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
-        return lines[-1][:300] if lines else f"exit {self.returncode}"
-
-
-async def docker(
-    args: list[str],
-    *,
-    timeout: float = DOCKER_CALL_S,
-    stdin: bytes | None = None,
-    env: dict[str, str] | None = None,
-    cap: int = OUTPUT_CAP,
-    stdout_to: Path | None = None,
-) -> Called:
-    """``docker ARGS`` with a timeout (the CLI is killed past it); ``env`` is added to the
-    CLI's environment (the values ``-e NAME`` hands on); ``stdout_to`` streams stdout to a file."""
-    full_env = {**os.environ, **(env or {})}
-    out_fh = open(stdout_to, "wb") if stdout_to is not None else None  # noqa: SIM115 - closed below
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            docker_cli(),
-            *args,
-            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-            stdout=out_fh if out_fh is not None else asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=full_env,
-        )
-    except OSError as exc:
-        if out_fh is not None:
-            out_fh.close()
-        raise TargetError(f"the docker CLI could not be started: {exc.strerror or exc}") from None
-
-    async def feed() -> None:
-        if stdin is not None and proc.stdin is not None:
-            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                proc.stdin.write(stdin)
-                await proc.stdin.drain()
-            proc.stdin.close()
-
-    async def collect() -> tuple[bytes, bytes]:
-        out, err, _, _ = await asyncio.gather(_read_capped(proc.stdout, cap), _read_capped(proc.stderr, cap), feed(), proc.wait())
-        return out, err
-
-    reading = asyncio.ensure_future(collect())
-    timed_out = False
-    try:
-        out, err = await asyncio.wait_for(asyncio.shield(reading), timeout)
-    except TimeoutError:
-        timed_out = True
-        with contextlib.suppress(ProcessLookupError):
-            proc.kill()
-        out, err = await reading
-    except asyncio.CancelledError:
-        with contextlib.suppress(ProcessLookupError):
-            proc.kill()
-        with contextlib.suppress(Exception):
-            await asyncio.shield(reading)
-        raise
-    finally:
-        if out_fh is not None:
-            out_fh.close()
-    return Called(proc.returncode if proc.returncode is not None else -1, out, err, timed_out)
 
 
 HARNESS_DIR = "/var/tmp/agentsproof"
@@ -304,7 +206,7 @@ class Container:
         if self.stopped:
             raise TargetError(f"the trial's container was stopped earlier: {self.stopped}")
         archive = await asyncio.to_thread(_tar_of, host, dest)
-        got = await docker(["cp", "-", f"{self.name}:/"], stdin=archive)
+        got = await put_archive(self.name, archive)
         if got.returncode != 0:
             raise TargetError(f"could not copy the workspace into the container: {got.reason()}")
 
@@ -312,7 +214,7 @@ class Container:
         """Copy ``src``'s contents out of the container into the host folder ``host``."""
         with tempfile.TemporaryDirectory(prefix="agentsproof-out-") as tmp:
             archive = Path(tmp) / "out.tar"
-            got = await docker(["cp", f"{self.name}:{src.rstrip('/')}/.", "-"], stdout_to=archive, timeout=max(DOCKER_CALL_S, 600))
+            got = await get_archive(self.name, f"{src.rstrip('/')}/.", archive, timeout=max(DOCKER_CALL_S, 600))
             if got.returncode != 0:
                 raise TargetError(f"could not copy {src} out of the container: {got.reason()}")
             host.mkdir(parents=True, exist_ok=True)
@@ -322,7 +224,7 @@ class Container:
         """One file's bytes, or None when the container has no such file."""
         with tempfile.TemporaryDirectory(prefix="agentsproof-read-") as tmp:
             archive = Path(tmp) / "one.tar"
-            got = await docker(["cp", f"{self.name}:{path}", "-"], stdout_to=archive)
+            got = await get_archive(self.name, path, archive)
             if got.returncode != 0:
                 if b"Could not find" in got.stderr or b"No such" in got.stderr:
                     return None

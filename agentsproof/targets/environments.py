@@ -40,8 +40,9 @@ from pathlib import Path
 
 from agentsproof.core.errors import TargetError
 from agentsproof.model.environment import DEFAULT_WORKDIR, Environment
-from agentsproof.targets.container import Container, docker
+from agentsproof.targets.container import Container
 from agentsproof.targets.container_relay import IN_CONTAINER, relay_argv, relay_binary
+from agentsproof.targets.engine_api import docker
 from agentsproof.targets.images import ensure_image, image_workdir
 from agentsproof.targets.sandbox import LoopbackBridge
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from agentsproof.core.errors import InputError, TargetError
 from agentsproof.model.environment import Environment
-from agentsproof.targets.container import docker
+from agentsproof.targets.engine_api import docker
 
 TAG_REPO = "agentsproof-env"
 LABEL_DIGEST = "org.agentsproof.env-digest"

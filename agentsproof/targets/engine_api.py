@@ -1,0 +1,127 @@
+"""Calls to the engine: the ``docker`` CLI as an asyncio subprocess (never blocking the event loop).
+
+:func:`docker` runs one CLI call with a timeout; :func:`put_archive` and :func:`get_archive`
+copy a tar stream in and out of a container. (Calling the Engine API's archive and exec
+endpoints over a local socket directly was measured no faster than the CLI: the engine's
+own work dominates; ``bench/environments.py``.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentsproof.core.errors import TargetError
+
+OUTPUT_CAP = 1024 * 1024
+"""Bytes of a command's stdout (and of stderr) kept; the rest is read and dropped."""
+DOCKER_CALL_S = 120.0
+"""Seconds an engine call (start, copy, inspect, remove) may take."""
+
+
+def docker_cli() -> str:
+    """The ``docker`` CLI on PATH; TargetError saying how to get one when missing."""
+    found = shutil.which("docker")
+    if not found:
+        raise TargetError("the docker CLI is not on PATH (install docker.io, or docker-ce-cli for a remote engine via DOCKER_HOST)")
+    return found
+
+
+async def _read_capped(stream: asyncio.StreamReader | None, cap: int) -> bytes:
+    if stream is None:
+        return b""
+    buf = bytearray()
+    while True:
+        chunk = await stream.read(1 << 16)
+        if not chunk:
+            return bytes(buf)
+        if len(buf) < cap:
+            buf += chunk[: cap - len(buf)]
+
+
+@dataclass
+class Called:
+    """One finished docker CLI call."""
+
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+    timed_out: bool = False
+
+    def reason(self) -> str:
+        """The last non-empty line of stderr (the engine's message), one line."""
+        lines = [ln.strip() for ln in self.stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
+        return lines[-1][:300] if lines else f"exit {self.returncode}"
+
+
+async def docker(
+    args: list[str],
+    *,
+    timeout: float = DOCKER_CALL_S,
+    stdin: bytes | None = None,
+    env: dict[str, str] | None = None,
+    cap: int = OUTPUT_CAP,
+    stdout_to: Path | None = None,
+) -> Called:
+    """``docker ARGS`` with a timeout (the CLI is killed past it); ``env`` is added to the
+    CLI's environment (the values ``-e NAME`` hands on); ``stdout_to`` streams stdout to a file."""
+    full_env = {**os.environ, **(env or {})}
+    out_fh = open(stdout_to, "wb") if stdout_to is not None else None  # noqa: SIM115 - closed below
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            docker_cli(),
+            *args,
+            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+            stdout=out_fh if out_fh is not None else asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=full_env,
+        )
+    except OSError as exc:
+        if out_fh is not None:
+            out_fh.close()
+        raise TargetError(f"the docker CLI could not be started: {exc.strerror or exc}") from None
+
+    async def feed() -> None:
+        if stdin is not None and proc.stdin is not None:
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                proc.stdin.write(stdin)
+                await proc.stdin.drain()
+            proc.stdin.close()
+
+    async def collect() -> tuple[bytes, bytes]:
+        out, err, _, _ = await asyncio.gather(_read_capped(proc.stdout, cap), _read_capped(proc.stderr, cap), feed(), proc.wait())
+        return out, err
+
+    reading = asyncio.ensure_future(collect())
+    timed_out = False
+    try:
+        out, err = await asyncio.wait_for(asyncio.shield(reading), timeout)
+    except TimeoutError:
+        timed_out = True
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        out, err = await reading
+    except asyncio.CancelledError:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        with contextlib.suppress(Exception):
+            await asyncio.shield(reading)
+        raise
+    finally:
+        if out_fh is not None:
+            out_fh.close()
+    return Called(proc.returncode if proc.returncode is not None else -1, out, err, timed_out)
+
+
+async def put_archive(name: str, data: bytes, dest: str = "/") -> Called:
+    """Unpack the tar ``data`` at ``dest`` in the container ``name`` (``docker cp -``)."""
+    return await docker(["cp", "-", f"{name}:{dest}"], stdin=data)
+
+
+async def get_archive(name: str, path: str, out: Path, *, timeout: float = DOCKER_CALL_S) -> Called:
+    """The tar of ``path`` in the container ``name`` written to ``out`` (``docker cp … -``)."""
+    return await docker(["cp", f"{name}:{path}", "-"], stdout_to=out, timeout=timeout)
