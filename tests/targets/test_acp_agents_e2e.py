@@ -1,0 +1,180 @@
+"""The ACP built-ins end to end: the real agents from npm (``make acp-agents``: Qwen Code,
+claude-code-acp, codex-acp) spoken to over ACP by the acp target, each on its scripted
+model server on loopback (chat completions, Messages, Responses), under bubblewrap, in a
+fresh home per trial. HOME holds skills of "the user's own", which must never reach a
+model. Each agent runs a scripted shell call that writes a file, loads the staged skill
+by its description, has its permission request answered by the policy (and recorded),
+and is cut cleanly at its timeout."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agent_clis import agent_trial, make_target, plant_home_skills, require, run_all
+from anthropic_server import AnthropicServer
+from anthropic_server import offered_tools as anthropic_tools
+from anthropic_server import tool_results as anthropic_results
+from anthropic_server import tool_use
+from conftest import Rule, ScriptedServer
+from openai_server import offered_tools, response_outputs, response_tools, tool_call, tool_reply, tool_results
+
+from agentsproof.targets.base import TargetError
+
+MODEL = "acp-test-model"
+SECRET = "sk-acp-e2e-secret"
+MARK = "SKILLMARK"
+DESC = "DESCMARK summarises CSV files"
+HOMEMARK = "HOMEMARK"
+SKILL_TEXT = f"---\nname: csv-summary\ndescription: {DESC}.\n---\n{MARK}: write result.txt.\n"
+SKILL_FILE = re.compile(r"(/[^\s\"'`\\]*/skills/csv-summary/SKILL\.md)")
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """How a scripted model drives one agent: its shell tool, its skill loading, its server."""
+
+    kind: str
+    cli: str
+    server: str  # openai | anthropic
+    shell: Callable[[str], Any]
+    results: Callable[[dict[str, Any]], list[Any]]
+    tools: Callable[[dict[str, Any]], dict[str, Any]]
+    shell_tool: str
+    load: Callable[[dict[str, Any]], Any]
+
+    def requests(self, srv: Any) -> list[dict[str, Any]]:
+        return [*srv.requests, *getattr(srv, "responses_requests", [])]
+
+
+def _codex_load(req: dict[str, Any]) -> Any:
+    found = SKILL_FILE.search(json.dumps(req).replace("\\\\", "\\"))
+    return tool_reply(tool_call("exec_command", {"cmd": f"cat {found.group(1) if found else 'SKILL.md'}"}))
+
+
+DIALECTS = {
+    "qwen-code": Dialect(
+        "qwen-code", "qwen", "openai",
+        shell=lambda cmd: tool_reply(tool_call("run_shell_command", {"command": cmd, "description": "run it"})),
+        results=tool_results, tools=offered_tools, shell_tool="run_shell_command",
+        load=lambda req: tool_reply(tool_call("skill", {"skill": "csv-summary"})),
+    ),
+    "claude-code-acp": Dialect(
+        "claude-code-acp", "claude-code-acp", "anthropic",
+        shell=lambda cmd: tool_use("mcp__acp__Bash", {"command": cmd, "description": "run it", "timeout": 120000}),
+        results=anthropic_results, tools=anthropic_tools, shell_tool="mcp__acp__Bash",
+        load=lambda req: tool_use("Skill", {"skill": "csv-summary"}),
+    ),
+    "codex-acp": Dialect(
+        "codex-acp", "codex-acp", "openai",
+        shell=lambda cmd: tool_reply(tool_call("exec_command", {"cmd": cmd, "yield_time_ms": 120000})),
+        results=response_outputs, tools=response_tools, shell_tool="exec_command",
+        load=_codex_load,
+    ),
+}
+AGENTS = list(DIALECTS)
+
+
+@pytest.fixture(params=AGENTS)
+def agent(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[tuple[Dialect, Any]]:
+    dialect = DIALECTS[request.param]
+    require(dialect.cli, monkeypatch)
+    home = tmp_path / "home"
+    plant_home_skills(home, HOMEMARK)
+    monkeypatch.setenv("HOME", str(home))
+    for name in ("CODEX_HOME", "CLAUDE_CONFIG_DIR", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_MODEL", "OPENAI_MODEL", "QWEN_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    srv: Any = AnthropicServer() if dialect.server == "anthropic" else ScriptedServer()
+    srv.start()
+    if dialect.server == "anthropic":
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
+    else:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    try:
+        yield dialect, srv
+    finally:
+        srv.stop()
+
+
+def scripted(d: Dialect, steps: Callable[[dict[str, Any]], list[Any]], final: str = "wrote result.txt") -> Callable[[dict[str, Any]], Any]:
+    """The model: the steps of ``steps(request)`` one per tool result, then ``final``;
+    a side request of the agent (no shell tool offered) gets a plain answer."""
+
+    def reply(req: dict[str, Any]) -> Any:
+        if d.shell_tool not in d.tools(req):
+            return "OK"
+        todo = steps(req)
+        n = len(d.results(req))
+        return todo[n] if n < len(todo) else final
+
+    return reply
+
+
+def seen(d: Dialect, srv: Any, text: str) -> bool:
+    return any(text in json.dumps(r) for r in d.requests(srv))
+
+
+async def test_it_loads_the_skill_by_its_description_and_writes_the_file(agent, tmp_path):
+    d, srv = agent
+    write = "printf 'written by the with-arm\\n' > result.txt"
+    srv.add(Rule(reply=scripted(d, lambda req: [d.load(req), d.shell(write)] if "DESCMARK" in json.dumps(req) else [], final="nothing to do")))
+    target = make_target(d.kind, MODEL)
+    with_t, without_t = agent_trial(tmp_path, "with", SKILL_TEXT), agent_trial(tmp_path, "without", SKILL_TEXT, name="-b")
+
+    with_r, without_r = await run_all(target, with_t, without_t)
+
+    assert (with_t.workspace / "result.txt").read_text() == "written by the with-arm\n"
+    assert with_r.answer == "nothing to do"  # the reply after the last tool call
+    assert with_r.skill_used is True and with_r.skills_invoked == ["csv-summary"]
+    assert seen(d, srv, MARK)  # the skill's body reached the model once loaded
+    names = [s.name for s in with_r.trajectory]
+    assert "permission" in names or d.kind == "qwen-code" and names, names
+    shell = [s for s in with_r.trajectory if "written by the with-arm" in s.arguments and s.name != "permission"]
+    assert shell and shell[-1].ok is True, with_r.trajectory
+    assert not list(without_t.workspace.iterdir()) and without_r.skill_used is False and without_r.skills_invoked == []
+    assert not seen(d, srv, HOMEMARK)  # the user's own skills and instructions never load
+    dumped = json.dumps([with_r.answer, [s.model_dump() for s in with_r.trajectory], [e.text for e in with_r.log]])
+    assert SECRET not in dumped
+
+
+async def test_a_denied_permission_is_answered_and_recorded(agent, tmp_path):
+    d, srv = agent
+    srv.add(Rule(reply=scripted(d, lambda req: [d.shell("printf x > denied.txt")], final="could not")))
+    target = make_target(d.kind, MODEL, permissions={"deny": ["execute"]})
+    t = agent_trial(tmp_path, "without", SKILL_TEXT)
+
+    [rec] = await run_all(target, t)
+
+    assert not (t.workspace / "denied.txt").exists()
+    [decision] = [s for s in rec.trajectory if s.name == "permission"]
+    assert decision.ok is False and decision.result.startswith("denied") and "denied.txt" in decision.arguments
+    assert any("permission" in e.text and "denied" in e.text for e in rec.log)
+
+
+async def test_the_timeout_cancels_and_ends_every_process(agent, tmp_path):
+    d, srv = agent
+    sleeper = "sleep 47.31"
+    srv.add(Rule(reply=scripted(d, lambda req: [d.shell(f"{sleeper} # intentional-sleep: the timeout test")], final="late")))  # Qwen refuses a bare sleep
+    target = make_target(d.kind, MODEL, timeout=8)
+
+    with pytest.raises(TargetError) as info:  # the shell call sleeps 47 s; the target's limit is 8 s
+        await run_all(target, agent_trial(tmp_path, "without", SKILL_TEXT, timeout=600))
+
+    assert info.value.kind == "timeout" and "timed out after 8s" in str(info.value)
+    await asyncio.sleep(0.5)
+    assert not [p for p in Path("/proc").iterdir() if p.name.isdigit() and sleeper in _cmdline(p)]
+
+
+def _cmdline(proc: Path) -> str:
+    try:
+        return (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
