@@ -245,7 +245,7 @@ class AcpRecorder:
     async def request_permission(self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any) -> dict[str, Any]:
         """Answer by the policy: the first option of the decided kind (allow_* / reject_*)."""
         call = tool_call.model_dump(mode="json", by_alias=True, exclude_none=True) if hasattr(tool_call, "model_dump") else dict(tool_call or {})
-        if call.get("toolCallId"):
+        if str(call.get("toolCallId") or "") in self.steps:
             self._tool({k: v for k, v in call.items() if k != "status"})  # what it asks about: its input, often not sent before
         known = self.steps.get(str(call.get("toolCallId") or ""))
         kind = call.get("kind") or (known.kind if known else None)

@@ -18,10 +18,9 @@ from typing import Any
 
 import pytest
 from agent_clis import agent_trial, make_target, plant_home_skills, require, run_all
-from anthropic_server import AnthropicServer
+from anthropic_server import AnthropicServer, tool_use
 from anthropic_server import offered_tools as anthropic_tools
 from anthropic_server import tool_results as anthropic_results
-from anthropic_server import tool_use
 from conftest import Rule, ScriptedServer
 from openai_server import offered_tools, response_outputs, response_tools, tool_call, tool_reply, tool_results
 
