@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from anthropic_server import AnthropicServer, tool_use
 from anthropic_server import offered_tools as anthropic_tools
 from anthropic_server import tool_results as anthropic_results
 from conftest import Rule, ScriptedServer
+from copilot_cli import cli_cache  # noqa: F401 - a fixture
 from openai_server import offered_tools, response_outputs, response_tools, tool_call, tool_reply, tool_results
 
 from agentsproof.targets.base import TargetError
@@ -177,3 +179,85 @@ def _cmdline(proc: Path) -> str:
         return (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
         return ""
+
+
+WRITER = "---\nname: writer\ndescription: Writes the report file.\n---\nWRITEMARK: always write report.txt with the word done.\n"
+WRITER_FILE = re.compile(r"(/[^\s\"'`\\]*/skills/writer/SKILL\.md)")
+
+
+def test_one_matrix_across_the_cli_agents_and_the_acp_agents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli_cache: Path) -> None:
+    """``--target copilot,claude-code,codex,qwen-code,claude-code-acp,codex-acp``: every item on
+    each real agent, a grade per agent; the ACP agents load the staged skill by its
+    description first (the CLI agents get it in the system prompt), nothing of HOME loads."""
+    from anthropic_server import tool_results as messages_results
+    from conftest import make_plugin, read_json, run_cli, simple_eval
+    from copilot_cli import copilot_byok
+    from openai_server import tool_results as chat_results
+
+    for cli in ("claude", "codex", "qwen", "claude-code-acp", "codex-acp"):
+        require(cli, monkeypatch)
+    servers = copilot_byok(monkeypatch, tmp_path, cli_cache, "sk-copilot-e2e")  # sets HOME to an empty folder
+    openai = next(servers)
+    write = "echo done > report.txt"
+    try:
+        plant_home_skills(Path(os.environ["HOME"]), HOMEMARK)
+
+        def steps(text: str, load: Any, shell: Any) -> list[Any]:
+            """An ACP agent's with-arm lists the staged skill: load it by its description, then write."""
+            return [load, shell] if "Writes the report file." in text else []
+
+        def openai_reply(req: dict[str, Any]) -> Any:
+            text = json.dumps(req)
+            if "input" in req and "WRITEMARK" in str(req.get("instructions")):  # Codex: the skill is its instructions
+                todo, n = [tool_reply(tool_call("exec_command", {"cmd": write}))], len(response_outputs(req))
+            elif "input" in req:  # codex-acp: the skill staged in CODEX_HOME/skills
+                found = WRITER_FILE.search(text.replace("\\\\", "\\"))
+                todo = steps(text, tool_reply(tool_call("exec_command", {"cmd": f"cat {found.group(1) if found else 'x'}"})),
+                             tool_reply(tool_call("exec_command", {"cmd": write})))
+                n = len(response_outputs(req))
+            elif "run_shell_command" in offered_tools(req):  # Qwen Code
+                todo = steps(text, tool_reply(tool_call("skill", {"skill": "writer"})), tool_reply(tool_call("run_shell_command", {"command": write})))
+                n = len(chat_results(req))
+            elif "bash" in offered_tools(req):  # Copilot
+                todo, n = ([tool_reply(tool_call("bash", {"command": write, "description": "write"}))] if "WRITEMARK" in text else []), len(chat_results(req))
+            else:
+                return "OK"
+            return todo[n] if n < len(todo) else "wrote it" if todo else "nothing to do"
+
+        def anthropic_reply(req: dict[str, Any]) -> Any:
+            text, tools = json.dumps(req), anthropic_tools(req)
+            if "mcp__acp__Bash" in tools:  # claude-code-acp
+                todo = steps(text, tool_use("Skill", {"skill": "writer"}), tool_use("mcp__acp__Bash", {"command": write, "description": "w", "timeout": 60000}))
+            elif "Bash" in tools:  # claude-code
+                todo = [tool_use("Bash", {"command": write, "description": "write"})] if "WRITEMARK" in text else []
+            else:
+                return "OK"
+            n = len(messages_results(req))
+            return todo[n] if n < len(todo) else "wrote it" if todo else "nothing to do"
+
+        openai.add(Rule(reply=openai_reply))
+        with AnthropicServer([Rule(reply=anthropic_reply)]) as anthropic:
+            monkeypatch.setenv("ANTHROPIC_BASE_URL", anthropic.base_url)
+            monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-e2e")
+            monkeypatch.setenv("OPENAI_BASE_URL", openai.base_url)
+            monkeypatch.setenv("OPENAI_API_KEY", "sk-e2e")
+            ev = simple_eval([{"type": "files", "exists": ["report.txt"], "mustContain": {"report.txt": ["done"]}}, {"type": "skill_used"}],
+                             trials=2, timeout=120, instruction="Do the job.")
+            d = make_plugin(tmp_path, skills={"writer": {"prompt": WRITER, "eval": ev}}) / "skills" / "writer"
+            out = tmp_path / "runs"
+            agents = ["copilot", "claude-code", "codex", "qwen-code", "claude-code-acp", "codex-acp"]
+            code, stdout, stderr = run_cli(["eval", d, "--output", out, "--target", ",".join(agents), "--model", "test-model"])
+            assert code == 0, stderr
+            report = read_json(next(out.rglob("*.json")))
+            assert [it["target"] for it in report["items"]] == agents
+            for item in report["items"]:
+                assert item["grade"] == "A", (item["target"], item)
+                for t in item["with_arm"]["trials"]:
+                    assert t["score"] == 1.0 and [(f["path"], f["status"]) for f in t["files"]] == [("report.txt", "created")], (item["target"], json.dumps([t["graders"], t.get("trajectory"), t.get("log")])[-2500:])
+                    assert t["skill_used"] is True
+                assert all(t["files"] == [] for t in item["without_arm"]["trials"])
+            md = next(out.rglob("*.md")).read_text()
+            assert "| item | copilot | claude-code | codex | qwen-code | claude-code-acp | codex-acp |" in md
+            assert not [r for r in [*openai.requests, *openai.responses_requests, *anthropic.requests] if HOMEMARK in json.dumps(r)]
+    finally:
+        next(servers, None)
