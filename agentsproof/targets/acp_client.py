@@ -222,6 +222,9 @@ class AcpRecorder:
             named = _skill_named(step.raw_input) or step.title.split(" ", 1)[-1].strip("`\"' ")
             if named in self.staged:
                 found.append(named)
+        # a tool whose title names a staged skill and whose output names its folder (Gemini
+        # CLI's activate_skill: no input, the title is '"<name>": <description>')
+        found += [n for n in mentions(step.output, self.staged) if n in step.title]
         for name in found:
             if name not in self.invoked:
                 self.invoked.append(name)

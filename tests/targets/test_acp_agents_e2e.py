@@ -1,6 +1,7 @@
-"""The ACP built-ins end to end: the real agents from npm (``make acp-agents``: Qwen Code,
-claude-code-acp, codex-acp) spoken to over ACP by the acp target, each on its scripted
-model server on loopback (chat completions, Messages, Responses), under bubblewrap, in a
+"""The ACP built-ins end to end: the real agents from npm (``make acp-agents``: Gemini CLI,
+Qwen Code, claude-code-acp, codex-acp) spoken to over ACP by the acp target, each on its
+scripted model server on loopback (generateContent, chat completions, Messages,
+Responses), under bubblewrap, in a
 fresh home per trial. HOME holds skills of "the user's own", which must never reach a
 model. Each agent runs a scripted shell call that writes a file, loads the staged skill
 by its description, has its permission request answered by the policy (and recorded),
@@ -24,6 +25,7 @@ from anthropic_server import offered_tools as anthropic_tools
 from anthropic_server import tool_results as anthropic_results
 from conftest import Rule, ScriptedServer
 from copilot_cli import cli_cache  # noqa: F401 - a fixture
+from gemini_server import GeminiServer, function_reply, function_results, offered_functions
 from openai_server import offered_tools, response_outputs, response_tools, tool_call, tool_reply, tool_results
 
 from agentsproof.targets.base import TargetError
@@ -43,7 +45,7 @@ class Dialect:
 
     kind: str
     cli: str
-    server: str  # openai | anthropic
+    server: str  # openai | anthropic | gemini
     shell: Callable[[str], Any]
     results: Callable[[dict[str, Any]], list[Any]]
     tools: Callable[[dict[str, Any]], dict[str, Any]]
@@ -60,6 +62,12 @@ def _codex_load(req: dict[str, Any]) -> Any:
 
 
 DIALECTS = {
+    "gemini": Dialect(
+        "gemini", "gemini", "gemini",
+        shell=lambda cmd: function_reply("run_shell_command", {"command": cmd, "description": "run it"}),
+        results=function_results, tools=offered_functions, shell_tool="run_shell_command",
+        load=lambda req: function_reply("activate_skill", {"name": "csv-summary"}),
+    ),
     "qwen-code": Dialect(
         "qwen-code", "qwen", "openai",
         shell=lambda cmd: tool_reply(tool_call("run_shell_command", {"command": cmd, "description": "run it"})),
@@ -89,11 +97,14 @@ def agent(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_p
     home = tmp_path / "home"
     plant_home_skills(home, HOMEMARK)
     monkeypatch.setenv("HOME", str(home))
-    for name in ("CODEX_HOME", "CLAUDE_CONFIG_DIR", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_MODEL", "OPENAI_MODEL", "QWEN_HOME"):
+    for name in ("CODEX_HOME", "CLAUDE_CONFIG_DIR", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_MODEL", "OPENAI_MODEL", "QWEN_HOME", "GEMINI_MODEL", "GOOGLE_API_KEY"):
         monkeypatch.delenv(name, raising=False)
-    srv: Any = AnthropicServer() if dialect.server == "anthropic" else ScriptedServer()
+    srv: Any = {"anthropic": AnthropicServer, "gemini": GeminiServer}.get(dialect.server, ScriptedServer)()
     srv.start()
-    if dialect.server == "anthropic":
+    if dialect.server == "gemini":
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", srv.base_url)
+        monkeypatch.setenv("GEMINI_API_KEY", SECRET)
+    elif dialect.server == "anthropic":
         monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
     else:
@@ -134,7 +145,7 @@ async def test_it_loads_the_skill_by_its_description_and_writes_the_file(agent, 
 
     assert (with_t.workspace / "result.txt").read_text() == "written by the with-arm\n"
     assert with_r.answer == "nothing to do"  # the reply after the last tool call
-    assert with_r.skill_used is True and with_r.skills_invoked == ["csv-summary"]
+    assert with_r.skill_used is True and with_r.skills_invoked == ["csv-summary"], with_r.trajectory
     assert seen(d, srv, MARK)  # the skill's body reached the model once loaded
     names = [s.name for s in with_r.trajectory]
     assert "permission" in names or d.kind == "qwen-code" and names, names
@@ -186,7 +197,7 @@ WRITER_FILE = re.compile(r"(/[^\s\"'`\\]*/skills/writer/SKILL\.md)")
 
 
 def test_one_matrix_across_the_cli_agents_and_the_acp_agents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli_cache: Path) -> None:
-    """``--target copilot,claude-code,codex,qwen-code,claude-code-acp,codex-acp``: every item on
+    """``--target copilot,claude-code,codex,gemini,qwen-code,claude-code-acp,codex-acp``: every item on
     each real agent, a grade per agent; the ACP agents load the staged skill by its
     description first (the CLI agents get it in the system prompt), nothing of HOME loads."""
     from anthropic_server import tool_results as messages_results
@@ -194,7 +205,7 @@ def test_one_matrix_across_the_cli_agents_and_the_acp_agents(tmp_path: Path, mon
     from copilot_cli import copilot_byok
     from openai_server import tool_results as chat_results
 
-    for cli in ("claude", "codex", "qwen", "claude-code-acp", "codex-acp"):
+    for cli in ("claude", "codex", "gemini", "qwen", "claude-code-acp", "codex-acp"):
         require(cli, monkeypatch)
     servers = copilot_byok(monkeypatch, tmp_path, cli_cache, "sk-copilot-e2e")  # sets HOME to an empty folder
     openai = next(servers)
@@ -235,8 +246,17 @@ def test_one_matrix_across_the_cli_agents_and_the_acp_agents(tmp_path: Path, mon
             n = len(messages_results(req))
             return todo[n] if n < len(todo) else "wrote it" if todo else "nothing to do"
 
+        def gemini_reply(req: dict[str, Any]) -> Any:
+            if "run_shell_command" not in offered_functions(req):
+                return "OK"
+            todo = steps(json.dumps(req), function_reply("activate_skill", {"name": "writer"}), function_reply("run_shell_command", {"command": write}))
+            n = len(function_results(req))
+            return todo[n] if n < len(todo) else "wrote it" if todo else "nothing to do"
+
         openai.add(Rule(reply=openai_reply))
-        with AnthropicServer([Rule(reply=anthropic_reply)]) as anthropic:
+        with AnthropicServer([Rule(reply=anthropic_reply)]) as anthropic, GeminiServer([Rule(reply=gemini_reply)]) as gemini:
+            monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", gemini.base_url)
+            monkeypatch.setenv("GEMINI_API_KEY", "gm-e2e")
             monkeypatch.setenv("ANTHROPIC_BASE_URL", anthropic.base_url)
             monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-e2e")
             monkeypatch.setenv("OPENAI_BASE_URL", openai.base_url)
@@ -245,7 +265,7 @@ def test_one_matrix_across_the_cli_agents_and_the_acp_agents(tmp_path: Path, mon
                              trials=2, timeout=120, instruction="Do the job.")
             d = make_plugin(tmp_path, skills={"writer": {"prompt": WRITER, "eval": ev}}) / "skills" / "writer"
             out = tmp_path / "runs"
-            agents = ["copilot", "claude-code", "codex", "qwen-code", "claude-code-acp", "codex-acp"]
+            agents = ["copilot", "claude-code", "codex", "gemini", "qwen-code", "claude-code-acp", "codex-acp"]
             code, stdout, stderr = run_cli(["eval", d, "--output", out, "--target", ",".join(agents), "--model", "test-model"])
             assert code == 0, stderr
             report = read_json(next(out.rglob("*.json")))
@@ -257,7 +277,7 @@ def test_one_matrix_across_the_cli_agents_and_the_acp_agents(tmp_path: Path, mon
                     assert t["skill_used"] is True
                 assert all(t["files"] == [] for t in item["without_arm"]["trials"])
             md = next(out.rglob("*.md")).read_text()
-            assert "| item | copilot | claude-code | codex | qwen-code | claude-code-acp | codex-acp |" in md
-            assert not [r for r in [*openai.requests, *openai.responses_requests, *anthropic.requests] if HOMEMARK in json.dumps(r)]
+            assert "| item | copilot | claude-code | codex | gemini | qwen-code | claude-code-acp | codex-acp |" in md
+            assert not [r for r in [*openai.requests, *openai.responses_requests, *anthropic.requests, *gemini.requests] if HOMEMARK in json.dumps(r)]
     finally:
         next(servers, None)
