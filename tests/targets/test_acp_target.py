@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -141,3 +142,19 @@ def test_the_entry_is_checked_and_described(tmp_path):
     d = target([], model="m1", model_arg="--model").describe()
     assert d["target_type"] == "acp" and d["args"] == [str(AGENT)] and d["model"] == "m1" and d["env"] == ["ACP_SCRIPT"]
     assert d["permissions"] == {"allow": [], "deny": [], "default": "allow"}
+
+
+def test_the_docs_targets_yaml_examples_are_valid_entries():
+    """docs/agents/acp.md: every yaml block is a targets.yaml that parses (and the goose and
+    OpenCode ones are five lines, as the docs say)."""
+    import yaml
+
+    from agentsproof.targets.config import parse_targets
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "agents" / "acp.md").read_text()
+    blocks = re.findall(r"```yaml\n(.*?)```", doc, re.S)
+    assert len(blocks) == 3
+    for block in blocks:
+        defs = parse_targets(yaml.safe_load(block), "targets.yaml")
+        assert len(defs) == 1
+    assert [len(b.strip().splitlines()) for b in blocks[1:]] == [5, 5]
