@@ -175,27 +175,37 @@ class AcpBase(Target):
     def _configure(self, trial: TrialInput, harness: Harness) -> None:
         """Write the agent's own config into the harness (nothing for a plain ``acp`` entry)."""
 
-    def _skills_folder(self, harness: Harness) -> Path | None:
-        """Where this agent loads skills from (None: the skill goes in the prompt)."""
+    def _skills_place(self) -> tuple[str, str] | None:
+        """(``home`` or ``config``, the folder below it) where the agent loads skills from; None: nowhere known."""
         rel = getattr(self.spec, "skills_dir", None)
-        if not rel or getattr(self.spec, "inject", None) == "prompt":
-            return None
-        return harness.home / str(rel)
+        return ("home", str(rel)) if rel else None
+
+    def _skills_shown(self) -> str:
+        place = self._skills_place()
+        return f"$HOME/{place[1]}" if place else ""
 
     def _settings(self) -> dict[str, Any]:
         s = self.shown
-        return {"command": s.command, "args": list(s.args), "skills_dir": s.skills_dir}
-
-    def _first_prompt(self, trial: TrialInput, staged: dict[str, Path]) -> str:
-        if staged or self._skills_folder_name() is not None:
-            return trial.prompt
-        return f"{trial.system}\n\n{trial.prompt}" if trial.system else trial.prompt
-
-    def _skills_folder_name(self) -> str | None:
-        rel = getattr(self.spec, "skills_dir", None)
-        return None if not rel or getattr(self.spec, "inject", None) == "prompt" else rel
+        return {"command": s.command, "args": list(s.args), "skills_dir": s.skills_dir, "inject": "prompt" if self._inject_prompt() else "skill"}
 
     # -- what every ACP agent does ---------------------------------------------
+
+    def _inject_prompt(self) -> bool:
+        """Whether the with-arm's one skill goes before the first prompt (not installed)."""
+        return getattr(self.spec, "inject", None) == "prompt" or self._skills_place() is None
+
+    def _skill_in_prompt(self, trial: TrialInput) -> bool:
+        """The arm's system prompt goes before the first prompt: ``inject: prompt``, or an
+        agent item's with-arm (an agent is not a skill to install); never with several skills."""
+        if trial.skills:
+            return False
+        agent = trial.with_skill and trial.skill is not None and trial.skill.kind == "agent"
+        return self._inject_prompt() or agent
+
+    def _first_prompt(self, trial: TrialInput) -> str:
+        if self._skill_in_prompt(trial) and trial.system:
+            return f"{trial.system}\n\n{trial.prompt}"
+        return trial.prompt
 
     def _sandbox(self, source: str) -> Any:
         from agentsproof.core.errors import InputError
@@ -233,11 +243,13 @@ class AcpBase(Target):
             self._configure(trial, harness)
         except OSError as exc:
             raise TargetError(f"cannot prepare {self.what}'s config: {exc.strerror or exc}") from None
-        folder = self._skills_folder(harness)
         skills = installed_skills(trial)
-        if folder is None or not skills:
+        place = self._skills_place()
+        if trial.skills and place is None:
+            raise TargetError(f"{self.what} cannot be offered several skills (activation suites, the plugin arm) without skills_dir")
+        if place is None or not skills or self._skill_in_prompt(trial):
             return {}
-        return stage_skills(skills, folder)
+        return stage_skills(skills, (harness.home if place[0] == "home" else harness.config) / place[1])
 
     def _env(self, harness: Harness) -> dict[str, str]:
         env = harness.env()
@@ -263,7 +275,7 @@ class AcpBase(Target):
             recorder = AcpRecorder(workspace=workspace, policy=self.spec.permissions.policy(), staged=staged, t0=t0)
             try:
                 await proc.start(recorder)
-                await converse(proc, recorder, trial, self._first_prompt(trial, staged), timeout, next_user_message)
+                await converse(proc, recorder, trial, self._first_prompt(trial), timeout, next_user_message)
             finally:
                 await proc.stop()
                 self._stderr(recorder, proc.stderr)
@@ -276,19 +288,19 @@ class AcpBase(Target):
             recorder.log.append(LogEvent(t=t, role="info", text=scrub_text("stderr: " + line, self._secrets)))
 
     def _record(self, trial: TrialInput, rec: AcpRecorder, staged: dict[str, Path], latency: float) -> TrialRecord:
-        how = f"as skills of {self.what} ({self._skills_folder_name()}/<name>/SKILL.md)" if staged else "in the first prompt"
+        how = f"as skills of {self.what} ({self._skills_shown()}/<name>/SKILL.md)"
         offered = offered_note(trial, "skill", how)
         log = sorted(rec.log, key=lambda e: e.t)
         if offered:
             log.insert(0, LogEvent(t=0.0, role="info", text=offered))
         if rec.dropped:
             log.append(LogEvent(t=latency, role="info", text=f"kept the first tool calls, dropped {rec.dropped}"))
-        if staged:
-            watched = watched_skill(trial)
-            used, names = watched is not None and watched in rec.invoked, list(rec.invoked)
-        else:
+        if self._skill_in_prompt(trial):
             skill = trial.skill if trial.with_skill else None
             used, names = skill is not None, [skill.name] if skill is not None and skill.kind != "agent" else []
+        else:
+            watched = watched_skill(trial)
+            used, names = watched is not None and watched in rec.invoked, list(rec.invoked)
         answer = rec.replies[-1] if rec.replies else ""
         return TrialRecord(
             answer=answer,

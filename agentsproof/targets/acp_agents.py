@@ -115,15 +115,10 @@ class BuiltinAcp(AcpBase):
             argv += [self.model_flag, self.model]
         return argv
 
-    def _skills_folder(self, harness: Harness) -> Path | None:
-        if self.spec.inject == "prompt":
-            return None
-        base, rel = self.skills_in
-        return (harness.home if base == "home" else harness.config) / rel
+    def _skills_place(self) -> tuple[str, str] | None:
+        return self.skills_in
 
-    def _skills_folder_name(self) -> str | None:
-        if self.spec.inject == "prompt":
-            return None
+    def _skills_shown(self) -> str:
         base, rel = self.skills_in
         return f"$HOME/{rel}" if base == "home" else f"{self.config_var}/{rel}"
 
@@ -145,7 +140,7 @@ class BuiltinAcp(AcpBase):
 
     def _settings(self) -> dict[str, Any]:
         s = self.shown
-        out: dict[str, Any] = {"inject": s.inject, "skills_dir": self._skills_folder_name(), "api_key_env": self.api_key_env}
+        out: dict[str, Any] = {"inject": s.inject, "skills_dir": self._skills_shown(), "api_key_env": self.api_key_env}
         if s.base_url:
             out["base_url"] = scrub_text(s.base_url, self._secrets)
         return out

@@ -158,3 +158,16 @@ def test_the_docs_targets_yaml_examples_are_valid_entries():
         defs = parse_targets(yaml.safe_load(block), "targets.yaml")
         assert len(defs) == 1
     assert [len(b.strip().splitlines()) for b in blocks[1:]] == [5, 5]
+
+
+async def test_several_skills_are_all_staged_and_need_a_skills_dir(tmp_path):
+    from agentsproof.model.items import SkillFile
+
+    t = agent_trial(tmp_path, "without", SKILL_TEXT)
+    t.skills = [SkillFile(name="csv-summary", kind="skill", text=SKILL_TEXT), SkillFile(name="other", kind="skill", text="Other skill.\n")]
+    script = [{"terminal": 'ls "$HOME/.scripted/skills"; head -3 "$HOME/.scripted/skills/other/SKILL.md"'}, {"say": "end"}]
+    [rec] = await run_all(target(script, skills_dir=".scripted/skills"), t)
+    assert "csv-summary\nother\n---\nname: other\ndescription: Other skill." in rec.answer  # front matter added
+    assert rec.skills_offered and "offered 2 skills (csv-summary, other) as skills of the ACP agent ($HOME/.scripted/skills" in rec.skills_offered
+    with pytest.raises(TargetError, match="without skills_dir"):
+        await run_all(target([{"say": "x"}]), t)
