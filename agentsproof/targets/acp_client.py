@@ -239,6 +239,9 @@ class AcpRecorder:
             step = self.steps[entry]
             arguments = clip(step.raw_input, ARGUMENT_CHARS) if step.raw_input not in (None, {}, "") else step.title
             ok = True if step.status == "completed" else False if step.status == "failed" else None
+            if step.output.startswith("terminal ") and self.terminals is not None:  # a terminal the client ran: its output
+                ran = self.terminals.outputs.get(step.output.split(" ", 1)[1])
+                step.output = clip(ran.strip(), RESULT_CHARS) if ran is not None else step.output
             latency = round(step.t1 - step.t0, 3) if step.t1 is not None else None
             out.append(ToolCall(name=step.tool or step.kind or "other", arguments=arguments, result=step.output, latency_s=latency, ok=ok))
         return out

@@ -50,6 +50,8 @@ class Terminals:
     harness: Path | None = None
     _terms: dict[str, _Term] = field(default_factory=dict)
     _made: int = 0
+    outputs: dict[str, str] = field(default_factory=dict)
+    """The last output of each terminal by id (kept after release, for the trajectory)."""
 
     async def create(self, command: str, args: list[str], cwd: Path, env: dict[str, str], limit: int | None) -> str:
         """Start ``command args`` (a lone command line runs through ``/bin/sh -c``); its id."""
@@ -131,6 +133,7 @@ class Terminals:
         """``terminal/release``: stop it and forget it."""
         await self.kill(tid)
         term = self._terms.pop(tid)
+        self.outputs[tid] = term.out.decode("utf-8", "replace")
         if term.reader is not None:
             term.reader.cancel()
 

@@ -82,6 +82,7 @@ async def test_terminals_run_in_the_workspace_and_nowhere_else(tmp_path):
     [rec] = await run_all(target(script), t)
 
     assert (t.workspace / "t.txt").read_text() == "from-terminal\n" and not (tmp_path / "u.txt").exists()
+    assert "terminal: from-terminal" in rec.answer
     [refused] = [s for s in rec.trajectory if s.name == "terminal/create"]
     assert refused.ok is False and "outside the workspace" in refused.result
 
