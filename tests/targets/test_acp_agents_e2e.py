@@ -281,3 +281,34 @@ def test_one_matrix_across_the_cli_agents_and_the_acp_agents(tmp_path: Path, mon
             assert not [r for r in [*openai.requests, *openai.responses_requests, *anthropic.requests, *gemini.requests] if HOMEMARK in json.dumps(r)]
     finally:
         next(servers, None)
+
+
+@pytest.mark.parametrize("kind", AGENTS)
+def test_the_model_comes_in_the_usual_order_and_the_config_is_fresh(kind: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """--model, then AGENTSPROOF_MODEL, then the entry's model, else the agent's own; each
+    trial's home holds only what agentsproof writes, and the agent's key is named, never shown."""
+    from agentsproof.targets.agent_cli import Harness
+    from agentsproof.targets.config import parse_targets
+    from agentsproof.targets.registry import build_target
+
+    require(DIALECTS[kind].cli, monkeypatch)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.delenv("AGENTSPROOF_MODEL", raising=False)
+    entry = parse_targets({"a": {"type": kind, "model": "own-model"}}, "targets.yaml")["a"]
+    assert build_target(entry, model="flag-model").describe()["model"] == "flag-model"
+    monkeypatch.setenv("AGENTSPROOF_MODEL", "env-model")
+    assert build_target(entry).describe()["model_source"] == "AGENTSPROOF_MODEL"
+    monkeypatch.delenv("AGENTSPROOF_MODEL")
+    d = build_target(entry).describe()
+    assert (d["model"], d["model_source"]) == ("own-model", "the target's model setting") and SECRET not in json.dumps(d)
+    plain = build_target(parse_targets({"b": {"type": kind}}, "targets.yaml")["b"])
+    assert plain.describe()["model_source"] == "the agent's own default" and plain.model is None
+    harness = Harness.create("agentsproof-test-")
+    try:
+        target = build_target(entry)
+        target._configure(agent_trial(tmp_path, "without", SKILL_TEXT), harness)
+        written = sorted(p.relative_to(harness.root).as_posix() for p in harness.root.rglob("*") if p.is_file())
+        assert written and all(w.startswith(("home/", "config/")) for w in written), written
+        assert "own-model" in json.dumps([target._argv(), target._env(harness), [(harness.root / w).read_text() for w in written]])
+    finally:
+        harness.remove()

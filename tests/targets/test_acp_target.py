@@ -35,12 +35,15 @@ def received(log: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in log.read_text().splitlines()]
 
 
-async def test_updates_permissions_and_usage_are_recorded(tmp_path):
+@pytest.mark.parametrize("sandbox", [True, False])
+async def test_updates_permissions_and_usage_are_recorded(tmp_path, sandbox):
     script = [{"permission": "execute"}, {"permission": "fetch"}, {"tool": "Run ls", "kind": "execute", "input": {"command": "ls"}},
               {"say": "all done"}, {"usage": {"inputTokens": 12, "outputTokens": 5, "totalTokens": 17}}]
     t = agent_trial(tmp_path, "without", SKILL_TEXT)
 
-    [rec] = await run_all(target(script, permissions={"deny": ["fetch"]}), t)
+    tgt = target(script, permissions={"deny": ["fetch"]}, sandbox=sandbox)
+    assert tgt.describe()["sandbox"] is sandbox
+    [rec] = await run_all(tgt, t)
 
     assert rec.answer == "all done"  # what came after the last tool call
     allowed, denied, tool = rec.trajectory
