@@ -38,6 +38,8 @@ TOOL_KINDS = ("read", "edit", "delete", "move", "search", "execute", "think", "f
 ARGUMENT_CHARS = 2_000
 RESULT_CHARS = 300
 MAX_STEPS = 2_000
+MAX_REPLY_CHARS = 1_000_000
+"""Of one turn's message chunks kept (the rest is dropped, a note says so)."""
 MAX_READ_BYTES = 5 * 1024 * 1024
 MAX_WRITE_BYTES = 20 * 1024 * 1024
 _CUT = "\x00"
@@ -100,6 +102,8 @@ class AcpRecorder:
     _text: list[str] = field(default_factory=list)
     _thought: list[str] = field(default_factory=list)
     _meta_usage: bool = False
+    _kept: int = 0
+    _cut: bool = False
 
     def __post_init__(self) -> None:
         self.workspace = Path(os.path.realpath(self.workspace))
@@ -108,7 +112,7 @@ class AcpRecorder:
 
     def begin_turn(self) -> None:
         """A new prompt: its reply starts empty."""
-        self._text = []
+        self._text, self._kept, self._cut = [], 0, False
 
     def end_turn(self, response: Any) -> str:
         """The turn's reply; its usage (``PromptResponse.usage``, where reported) added."""
@@ -159,8 +163,14 @@ class AcpRecorder:
             self.add_usage(meta["usage"])
         if kind == "agent_message_chunk":
             self._flush_thought()
-            self._text.append(_content_text(d.get("content")))
-        elif kind == "agent_thought_chunk":
+            text = _content_text(d.get("content"))
+            if self._kept + len(text) <= MAX_REPLY_CHARS:
+                self._text.append(text)
+                self._kept += len(text)
+            elif not self._cut:
+                self._cut = True
+                self.note(f"the agent's reply was cut at {MAX_REPLY_CHARS:,} characters")
+        elif kind == "agent_thought_chunk" and sum(map(len, self._thought)) < MAX_REPLY_CHARS:
             self._thought.append(_content_text(d.get("content")))
         elif kind in ("tool_call", "tool_call_update"):
             self._flush_thought()
