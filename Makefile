@@ -11,6 +11,15 @@ CLAUDE_CLI_VERSION ?= 2.1.332
 CLAUDE_DIR := $(VENV)/claude-cli
 CODEX_CLI_VERSION ?= 0.171.0
 CODEX_DIR := $(VENV)/codex-cli
+# The ACP agents the acp target's built-ins run (tests/agent_clis.py finds them here).
+GEMINI_CLI_VERSION ?= 0.61.0
+GEMINI_DIR := $(VENV)/gemini-cli
+QWEN_CLI_VERSION ?= 0.24.4
+QWEN_DIR := $(VENV)/qwen-cli
+CLAUDE_ACP_VERSION ?= 0.16.2
+CLAUDE_ACP_DIR := $(VENV)/claude-acp
+CODEX_ACP_VERSION ?= 0.16.0
+CODEX_ACP_DIR := $(VENV)/codex-acp
 
 # ---------------------------------------------------------------- the embedded model
 # llama-cpp-python compiles llama.cpp on install. Built with the build machine's native
@@ -36,7 +45,7 @@ WHEELHOUSE := $(WHEELHOUSE_ROOT)/llama-cpp-python-$(LLAMA_VERSION)-$(ARCH)-$(LLA
 LLAMA_WHEEL_STAMP := $(WHEELHOUSE)/.complete
 LLAMA_VENV_STAMP := $(VENV)/.llama-portable-$(LLAMA_VERSION)-$(LLAMA_FLAGS_ID)
 
-.PHONY: demo relay test lint test-python test-node install install-dev copilot-cli claude-cli codex-cli interop-tools llama bench clean
+.PHONY: demo relay test lint test-python test-node install install-dev copilot-cli claude-cli codex-cli acp-agents interop-tools llama bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -71,7 +80,7 @@ $(INSTALL_STAMP): pyproject.toml $(LLAMA_VENV_STAMP) | $(PY)
 install-dev: $(INSTALL_DEV_STAMP)
 
 $(INSTALL_DEV_STAMP): pyproject.toml $(LLAMA_VENV_STAMP) | $(PY)
-	$(PY) -m pip install --quiet -e '.[dev,local,copilot,server]'
+	$(PY) -m pip install --quiet -e '.[dev,local,copilot,server,acp]'
 	touch $@
 
 copilot-cli: $(COPILOT_DIR)/node_modules/.bin/copilot
@@ -94,6 +103,31 @@ $(CODEX_DIR)/.complete:
 	mkdir -p $(CODEX_DIR)
 	npm install --silent --no-audit --no-fund --prefix $(CODEX_DIR) @openai/codex@$(CODEX_CLI_VERSION)
 	$(CODEX_DIR)/node_modules/.bin/codex --version
+	touch $@
+
+# The ACP agents (the acp target's built-ins gemini, qwen-code, claude-code-acp, codex-acp).
+acp-agents: $(GEMINI_DIR)/.complete $(QWEN_DIR)/.complete $(CLAUDE_ACP_DIR)/.complete $(CODEX_ACP_DIR)/.complete
+
+$(GEMINI_DIR)/.complete:
+	mkdir -p $(GEMINI_DIR)
+	npm install --silent --no-audit --no-fund --prefix $(GEMINI_DIR) @google/gemini-cli@$(GEMINI_CLI_VERSION)
+	touch $@
+
+$(QWEN_DIR)/.complete:
+	mkdir -p $(QWEN_DIR)
+	npm install --silent --no-audit --no-fund --prefix $(QWEN_DIR) @qwen-code/qwen-code@$(QWEN_CLI_VERSION)
+	touch $@
+
+$(CLAUDE_ACP_DIR)/.complete:
+	mkdir -p $(CLAUDE_ACP_DIR)
+	npm install --silent --no-audit --no-fund --prefix $(CLAUDE_ACP_DIR) @zed-industries/claude-code-acp@$(CLAUDE_ACP_VERSION)
+	touch $@
+
+# codex-acp's Linux binary is an optional dependency, like Codex's: check it came.
+$(CODEX_ACP_DIR)/.complete:
+	mkdir -p $(CODEX_ACP_DIR)
+	npm install --silent --no-audit --no-fund --prefix $(CODEX_ACP_DIR) @zed-industries/codex-acp@$(CODEX_ACP_VERSION)
+	test -x $(CODEX_ACP_DIR)/node_modules/.bin/codex-acp
 	touch $@
 
 # Published tools the interop tests run (tests/interop/test_interop_tools.py): agentv from npm in
@@ -128,7 +162,7 @@ relay: $(RELAY)
 $(RELAY): agentsproof/data/ap_relay.c
 	$${CC:-cc} -static -O2 -Wall -o $@ $<
 
-test: install-dev copilot-cli claude-cli codex-cli interop-tools relay
+test: install-dev copilot-cli claude-cli codex-cli acp-agents interop-tools relay
 	$(MAKE) --no-print-directory lint test-python test-node
 
 # ruff (pyflakes, isort, bugbear, pyupgrade) and mypy over the package, both clean
@@ -140,7 +174,11 @@ lint:
 test-python:
 	COPILOT_CLI_PATH=$${COPILOT_CLI_PATH:-$(abspath $(COPILOT_DIR))/node_modules/.bin/copilot} \
 	CLAUDE_CLI_PATH=$${CLAUDE_CLI_PATH:-$(abspath $(CLAUDE_DIR))/node_modules/.bin/claude} \
-	CODEX_CLI_PATH=$${CODEX_CLI_PATH:-$(abspath $(CODEX_DIR))/node_modules/.bin/codex} $(PY) -m pytest -q
+	CODEX_CLI_PATH=$${CODEX_CLI_PATH:-$(abspath $(CODEX_DIR))/node_modules/.bin/codex} \
+	GEMINI_CLI_PATH=$${GEMINI_CLI_PATH:-$(abspath $(GEMINI_DIR))/node_modules/.bin/gemini} \
+	QWEN_CLI_PATH=$${QWEN_CLI_PATH:-$(abspath $(QWEN_DIR))/node_modules/.bin/qwen} \
+	CLAUDE_CODE_ACP_PATH=$${CLAUDE_CODE_ACP_PATH:-$(abspath $(CLAUDE_ACP_DIR))/node_modules/.bin/claude-code-acp} \
+	CODEX_ACP_PATH=$${CODEX_ACP_PATH:-$(abspath $(CODEX_ACP_DIR))/node_modules/.bin/codex-acp} $(PY) -m pytest -q
 
 test-node:
 	cd sdk/typescript && npm ci --silent --no-audit --no-fund && AGENTSPROOF_PYTHON=$(abspath $(PY)) npm test

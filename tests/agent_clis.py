@@ -1,7 +1,8 @@
-"""The real Claude Code and Codex CLIs for tests: where they are installed.
+"""The real Claude Code and Codex CLIs and the ACP agents for tests: where they are installed.
 
 ``make test`` installs pinned versions into ``.venv/claude-cli`` and ``.venv/codex-cli``
-and passes their paths as CLAUDE_CLI_PATH and CODEX_CLI_PATH. Without one, the tests that
+(and the ACP agents into ``.venv/gemini-cli``, ``qwen-cli``, ``claude-acp``, ``codex-acp``)
+and passes their paths as CLAUDE_CLI_PATH, CODEX_CLI_PATH, GEMINI_CLI_PATH, .... Without one, the tests that
 need it are skipped, and fail under CI (where ``make test`` should have installed it).
 """
 
@@ -21,6 +22,11 @@ REPO = Path(__file__).resolve().parents[1]
 CLIS = {
     "claude": ("CLAUDE_CLI_PATH", "claude-cli", "claude", "make claude-cli"),
     "codex": ("CODEX_CLI_PATH", "codex-cli", "codex", "make codex-cli"),
+    # the ACP agents of the acp target's built-ins (make acp-agents)
+    "gemini": ("GEMINI_CLI_PATH", "gemini-cli", "gemini", "make acp-agents"),
+    "qwen": ("QWEN_CLI_PATH", "qwen-cli", "qwen", "make acp-agents"),
+    "claude-code-acp": ("CLAUDE_CODE_ACP_PATH", "claude-acp", "claude-code-acp", "make acp-agents"),
+    "codex-acp": ("CODEX_ACP_PATH", "codex-acp", "codex-acp", "make acp-agents"),
 }
 
 
@@ -50,14 +56,16 @@ def require(which: str, monkeypatch: pytest.MonkeyPatch) -> str:
 def plant_home_skills(home: Path, marker: str) -> list[Path]:
     """Skills in every place a user's home could hold one for Claude Code, Codex or Copilot."""
     places = [home / ".claude" / "skills", home / ".codex" / "skills", home / ".agents" / "skills", home / ".copilot" / "skills",
-              home / ".config" / "claude" / "skills"]
+              home / ".config" / "claude" / "skills", home / ".gemini" / "skills", home / ".qwen" / "skills",
+              home / ".config" / "goose" / "skills", home / ".config" / "opencode" / "skills"]
     out = []
     for place in places:
         folder = place / "home-skill"
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "SKILL.md").write_text(f"---\nname: home-skill\ndescription: {marker} a skill of the user's own\n---\n{marker} body\n")
         out.append(folder)
-    for memory in (home / ".claude" / "CLAUDE.md", home / ".codex" / "AGENTS.md", home / ".copilot" / "copilot-instructions.md"):
+    for memory in (home / ".claude" / "CLAUDE.md", home / ".codex" / "AGENTS.md", home / ".copilot" / "copilot-instructions.md",
+                   home / ".gemini" / "GEMINI.md", home / ".qwen" / "QWEN.md"):
         memory.parent.mkdir(parents=True, exist_ok=True)
         memory.write_text(f"{marker}: the user's own instructions\n")
     return out

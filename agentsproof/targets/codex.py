@@ -195,31 +195,15 @@ class CodexTarget(AgentCliTarget[CodexEvents]):
         (harness.config / "config.toml").write_text(self._config(instructions), encoding="utf-8")
 
     def _config(self, instructions: Path) -> str:
-        """CODEX_HOME's ``config.toml`` (written by tomli-w: every value quoted as TOML wants)."""
-        import tomli_w
-
-        config: dict[str, Any] = {
-            "model_instructions_file": str(instructions),
-            "approval_policy": self.spec.approval_policy,
-            "sandbox_mode": self.sandbox_mode,
-            "check_for_update_on_startup": False,
-        }
-        if self.model:
-            config["model"] = self.model
-        if self.base_url:
-            config["model_provider"] = PROVIDER_ID
-        config["analytics"] = {"enabled": False}
-        config["skills"] = {"bundled": {"enabled": False}}
-        if self.base_url:
-            config["model_providers"] = {
-                PROVIDER_ID: {
-                    "name": PROVIDER_ID,
-                    "base_url": self.base_url,
-                    "env_key": self.spec.api_key_env,
-                    "wire_api": "responses",
-                }
-            }
-        return tomli_w.dumps(config)
+        """CODEX_HOME's ``config.toml`` (:func:`codex_config`)."""
+        return codex_config(
+            model=self.model,
+            base_url=self.base_url,
+            key_env=self.spec.api_key_env,
+            sandbox_mode=self.sandbox_mode,
+            approval_policy=self.spec.approval_policy,
+            instructions=instructions,
+        )
 
     def _argv(self, workspace: Path, thread: str | None = None) -> list[str]:
         """``codex exec`` for the first turn; ``codex exec resume THREAD`` (in the same
@@ -242,6 +226,28 @@ class CodexTarget(AgentCliTarget[CodexEvents]):
 
     def _skill_in_prompt(self, trial: TrialInput) -> bool:
         return super()._skill_in_prompt(trial) or _agent(trial)
+
+
+def codex_config(*, model: str | None, base_url: str | None, key_env: str, sandbox_mode: str, approval_policy: str, instructions: Path | None = None) -> str:
+    """A hermetic ``$CODEX_HOME/config.toml`` (written by tomli-w: every value quoted as TOML
+    wants): the model, a provider ``agentsproof`` at ``base_url`` speaking the Responses
+    API with the key from ``key_env``, no analytics, no bundled skills. Shared by ``codex``
+    and ``codex-acp`` (Codex inside Zed's ACP adapter)."""
+    import tomli_w
+
+    config: dict[str, Any] = {}
+    if instructions is not None:
+        config["model_instructions_file"] = str(instructions)
+    config.update(approval_policy=approval_policy, sandbox_mode=sandbox_mode, check_for_update_on_startup=False)
+    if model:
+        config["model"] = model
+    if base_url:
+        config["model_provider"] = PROVIDER_ID
+    config["analytics"] = {"enabled": False}
+    config["skills"] = {"bundled": {"enabled": False}}
+    if base_url:
+        config["model_providers"] = {PROVIDER_ID: {"name": PROVIDER_ID, "base_url": base_url, "env_key": key_env, "wire_api": "responses"}}
+    return tomli_w.dumps(config)
 
 
 @dataclass

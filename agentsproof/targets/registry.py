@@ -28,6 +28,11 @@ KINDS: dict[str, str] = {
     "copilot": "agentsproof.targets.copilot:CopilotTarget",
     "claude-code": "agentsproof.targets.claude_code:ClaudeCodeTarget",
     "codex": "agentsproof.targets.codex:CodexTarget",
+    "acp": "agentsproof.targets.acp:AcpTarget",
+    "gemini": "agentsproof.targets.acp_agents:GeminiTarget",
+    "qwen-code": "agentsproof.targets.acp_agents:QwenCodeTarget",
+    "claude-code-acp": "agentsproof.targets.acp_agents:ClaudeCodeAcpTarget",
+    "codex-acp": "agentsproof.targets.acp_agents:CodexAcpTarget",
 }
 
 

@@ -143,7 +143,9 @@ def _agent_plugin(tmp_path: Path, graders: list[dict[str, Any]] | None = None, *
 def test_unknown_target_is_one_line_naming_the_eval_field(tmp_path: Path) -> None:
     d = _agent_plugin(tmp_path, execution={"mode": "agent", "target": "nope"})
     line = _refused(["eval", d, "--output", tmp_path / "runs"])
-    assert "eval.yaml: execution.target: unknown target 'nope'" in line and "built-in: claude-code, codex, copilot" in line
+    from agentsproof.targets.registry import builtin_names
+
+    assert "eval.yaml: execution.target: unknown target 'nope'" in line and f"built-in: {', '.join(sorted(builtin_names()))}" in line
     line = _refused(["eval", d, "--output", tmp_path / "runs", "--target", "other"])
     assert line.startswith("error: command line: --target: unknown target 'other'")
 
