@@ -12,6 +12,7 @@ every file the glob matches and fails when it matches none. Score = passed check
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable, Iterator
 from typing import Any, Literal
@@ -278,8 +279,9 @@ def grade_files(spec: FilesGrader, ctx: TrialContext) -> GraderResult:
 
 
 async def grade(spec: FilesGrader, given: GradeInput) -> GraderResult:
-    """The files grader's hook: its checks run on the trial's workspace."""
-    return grade_files(spec, given.context)
+    """The files grader's hook: its checks run on the trial's workspace, in a thread (file
+    reads and Python-``re`` searches never hold the event loop)."""
+    return await asyncio.to_thread(grade_files, spec, given.context)
 
 
 def lint(spec: FilesGrader, case: LintCase) -> Iterator[LintFact]:

@@ -18,6 +18,7 @@ says about the run's end.
 from __future__ import annotations
 
 import abc
+import asyncio
 import os
 import time
 from collections.abc import Awaitable, Callable
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from agentsproof.core.errors import ProviderUnavailable
+from agentsproof.core.phases import phase
 from agentsproof.core.procgroup import Outcome
 from agentsproof.core.scrub import scrub_text, url_secrets
 from agentsproof.core.units import seconds
@@ -272,10 +274,13 @@ class AgentCliTarget(Target, Generic[S]):
             raise TargetError(f"the {self.kind} target needs the trial's workspace")
         workspace = Path(os.path.realpath(trial.workspace))
         timeout = self.spec.timeout or trial.timeout
-        harness = Harness.create(f"agentsproof-{self.kind.split('-')[0]}-")  # agentsproof-claude-, -codex-
+        # every file step (the harness, the CLI's config, the skills, the stream) runs in a thread: never on the loop
+        with phase("setup"):
+            harness = await asyncio.to_thread(Harness.create, f"agentsproof-{self.kind.split('-')[0]}-")  # agentsproof-claude-, -codex-
         try:
-            staged = self._install(trial, harness)
-            plan = self._turns(trial, staged, workspace)
+            with phase("setup"):
+                staged = await asyncio.to_thread(self._install, trial, harness)
+                plan = self._turns(trial, staged, workspace)
 
             async def one_turn(n: int, prompt: str, left: float) -> Turn[S]:
                 out = await run_cli(
@@ -290,8 +295,8 @@ class AgentCliTarget(Target, Generic[S]):
                         loopback_ports=self._ports(),
                     )
                 )
-                events, notes = read_json_lines(harness.stream)
-                stream = self.stream_type(staged=staged).take_all(events)
+                with phase("events"):
+                    stream, notes = await asyncio.to_thread(self._read_stream, harness, staged)
                 self._check(stream, out, timeout)
                 if plan.took is not None:
                     plan.took(stream)
@@ -299,8 +304,14 @@ class AgentCliTarget(Target, Generic[S]):
 
             turns, follow_ups = await converse(trial, timeout, self.what, one_turn, plan.ready)
         finally:
-            harness.remove()
+            with phase("cleanup"):
+                await asyncio.to_thread(harness.remove)
         return self._record(trial, turns, follow_ups)
+
+    def _read_stream(self, harness: Harness, staged: dict[str, Path]) -> tuple[S, list[str]]:
+        """(the turn's stream read and parsed, notes on what was skipped): file work and parsing, run in a thread."""
+        events, notes = read_json_lines(harness.stream)
+        return self.stream_type(staged=staged).take_all(events), notes
 
     def _install(self, trial: TrialInput, harness: Harness) -> dict[str, Path]:
         """The hermetic config folder, and the skills of ``inject: skill``."""
