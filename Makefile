@@ -133,7 +133,7 @@ lint:
 test-python:
 	COPILOT_CLI_PATH=$${COPILOT_CLI_PATH:-$(abspath $(COPILOT_DIR))/node_modules/.bin/copilot} \
 	CLAUDE_CLI_PATH=$${CLAUDE_CLI_PATH:-$(abspath $(CLAUDE_DIR))/node_modules/.bin/claude} \
-	CODEX_CLI_PATH=$${CODEX_CLI_PATH:-$(abspath $(CODEX_DIR))/node_modules/.bin/codex} $(PY) -m pytest -q
+	CODEX_CLI_PATH=$${CODEX_CLI_PATH:-$(abspath $(CODEX_DIR))/node_modules/.bin/codex} $(PY) -m pytest -q --durations=20
 
 test-node:
 	cd sdk/typescript && npm ci --silent --no-audit --no-fund && AGENTSPROOF_PYTHON=$(abspath $(PY)) npm test

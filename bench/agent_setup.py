@@ -58,7 +58,7 @@ def cli_path(kind: str) -> str:
 def openai_reply(req: dict[str, Any]) -> Any:
     """Copilot (chat completions with tools), Codex (Responses API) and the chat target."""
     text = json.dumps(req)
-    if MARK not in text:
+    if PROMPT not in text:  # both arms do the same work: the overhead is measured, not the skill
         return "OK nothing to do"
     if "input" in req:  # Codex
         return tool_reply(tool_call("exec_command", {"cmd": WRITE})) if not response_outputs(req) else "OK wrote it"
@@ -69,7 +69,7 @@ def openai_reply(req: dict[str, Any]) -> Any:
 
 def anthropic_reply(req: dict[str, Any]) -> Any:
     """Claude Code: one Bash call that writes the file, then the answer."""
-    if "tools" not in req or MARK not in json.dumps(req):
+    if "tools" not in req or PROMPT not in json.dumps(req):
         return "OK nothing to do"
     return tool_use("Bash", {"command": WRITE, "description": "write"}) if not tool_results(req) else "OK wrote it"
 

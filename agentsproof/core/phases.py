@@ -6,8 +6,8 @@ variable, so the trial's own task and every thread it starts through
 ``asyncio.to_thread`` see the same one), the runner and the targets time their steps with
 :func:`phase` (``seed``, ``snapshot``, ``setup``, ``skills``, ``sandbox``, ``agent``,
 ``events``, ``cleanup``, ``graders``, ``journal``, ``finish``), and :func:`end` appends the
-trial's times as one JSON line to the file: ``{"item", "arm", "index", "target", "total",
-"phases": {name: seconds}}``. A phase entered several times (one per turn) adds up.
+trial's times as one JSON line to the file: ``{"item", "arm", "index", "target",
+"started_at" (epoch seconds), "total", "phases": {name: seconds}}``. A phase entered several times (one per turn) adds up.
 
 Off, :func:`phase` costs one context-variable read and nothing is written. The file is
 opened for appending without following a symlink; a line that cannot be written is
@@ -33,6 +33,7 @@ class Phases:
     def __init__(self, key: dict[str, Any]):
         self.key = key
         self.t0 = time.perf_counter()
+        self.started_at = time.time()
         self.times: dict[str, float] = {}
 
     def add(self, name: str, seconds: float) -> None:
@@ -67,7 +68,7 @@ def end(started: tuple[Token[Phases | None], str] | None) -> None:
     _current.reset(token)
     if phases is None:
         return
-    line = {**phases.key, "total": time.perf_counter() - phases.t0, "phases": phases.times}
+    line = {**phases.key, "started_at": phases.started_at, "total": time.perf_counter() - phases.t0, "phases": phases.times}
     data = (json.dumps(line, default=str) + "\n").encode("utf-8")
     with contextlib.suppress(OSError):
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)

@@ -199,7 +199,8 @@ class CopilotTarget(Target):
         deadline = asyncio.timeout(timeout)
         try:
             async with deadline:
-                client = await runtime.sdk()
+                with phase("cli_start"):  # the shared CLI process, started on the first trial (inside "agent")
+                    client = await runtime.sdk()
                 session = await client.create_session(**options)
                 if staged is not None and events.skills_loaded is not None and not _loaded(events.skills_loaded, staged):
                     raise TargetError(f"Copilot did not load the skill from {staged} (check its SKILL.md front matter)")
