@@ -3,7 +3,7 @@
 ``AGENTSPROOF_PHASES_FILE=PATH`` turns it on (``bench/agent_overhead.py`` does): the
 runner opens a :class:`Phases` for each trial with :func:`begin` (held in a context
 variable, so the trial's own task and every thread it starts through
-``asyncio.to_thread`` see the same one), the runner and the targets time their steps with
+:func:`agentsproof.core.threads.to_thread` see the same one), the runner and the targets time their steps with
 :func:`phase` (``seed``, ``snapshot``, ``setup``, ``skills``, ``sandbox``, ``agent``,
 ``events``, ``cleanup``, ``graders``, ``journal``, ``finish``), and :func:`end` appends the
 trial's times as one JSON line to the file: ``{"item", "arm", "index", "target",

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from agentsproof.core import phases
 from agentsproof.core.phases import phase
 from agentsproof.core.scrub import clip, scrub, scrub_model
+from agentsproof.core.threads import to_thread
 from agentsproof.core.units import seconds
 from agentsproof.grading.grade import Judge, TrialContext, combine, failed_gate, grade_all
 from agentsproof.llm.base import LLMError
@@ -230,7 +231,7 @@ class DualArmRunner:
         try:
             # file work (the seed's copy, the snapshots, the deletion) runs in a thread: never on the loop
             with phase("seed"):
-                folder = await asyncio.to_thread(spaces.create, item.id, arm, index, case.workspace_seed, list(item.workspace_files))
+                folder = await to_thread(spaces.create, item.id, arm, index, case.workspace_seed, list(item.workspace_files))
         except LLMError as err:  # a seed that cannot be copied, a full disk: this trial errored
             log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=str(err)))
             return TrialResult(index=index, arm=arm, status="errored", error=str(err), latency_s=time.perf_counter() - t0, log=log)
@@ -246,11 +247,11 @@ class DualArmRunner:
                 result = TrialResult(index=index, arm=arm, status="errored", error=reason, latency_s=time.perf_counter() - t0, log=log)
             else:
                 with phase("snapshot"):
-                    before = await asyncio.to_thread(ws.snapshot, folder)
+                    before = await to_thread(ws.snapshot, folder)
                 result = await self._run_and_grade(target, trial, log, t0, before)
         finally:
             with phase("finish"):
-                kept = await asyncio.to_thread(spaces.finish, folder)  # deleted after grading unless --keep-workspaces
+                kept = await to_thread(spaces.finish, folder)  # deleted after grading unless --keep-workspaces
         result.workspace = kept
         return result
 
@@ -276,7 +277,7 @@ class DualArmRunner:
         files: list[FileRecord] = []
         if trial.workspace is not None and before is not None:
             with phase("snapshot"):
-                swapped, files = await asyncio.to_thread(self._produced, trial.workspace, before)
+                swapped, files = await to_thread(self._produced, trial.workspace, before)
             if swapped:  # replaced by a symlink: nothing there is the agent's work to grade
                 log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=swapped))
                 return TrialResult(index=index, arm=arm, status="errored", error=swapped, latency_s=time.perf_counter() - t0, log=log)

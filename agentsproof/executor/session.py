@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from agentsproof.core.errors import ProviderUnavailable
+from agentsproof.core.threads import to_thread
 from agentsproof.executor.results import build_run, finalize_item
 from agentsproof.executor.runner import BatchPolicy, DualArmRunner, ItemRun, RunOptions, run_all_at_once
 from agentsproof.grading.grade import Judge, needs_judge
@@ -250,7 +251,7 @@ class RunSession:
             self.opts.on_item(run)
         if self.spiller is not None:  # graded while its trials are at hand, then spilled when the run is large
             # the statistics take CPU (and their first import seconds): in a thread, never holding the loop
-            self.finalized[id(run)] = await asyncio.to_thread(finalize_item, run, self.opts.run.ci_rule)
+            self.finalized[id(run)] = await to_thread(finalize_item, run, self.opts.run.ci_rule)
             self.spiller.item_done(run.item.id, [run.with_arm, run.without_arm])
 
     async def _trials(self, runner: DualArmRunner, judge: Judge | None) -> tuple[list[ItemRun], dict[str, dict[str, Any]]]:

@@ -92,9 +92,9 @@ async def grade(spec: DeterministicGrader, given: GradeInput) -> GraderResult:
     """The deterministic grader's hook: its checks run on the final answer (in a thread when
     a pattern needs the time-limited Python-``re`` helper, whose wait must not hold the loop)."""
     if any(regex.compile_re2(p) is None for p in spec.checks.regexMatch):
-        import asyncio
+        from agentsproof.core.threads import to_thread
 
-        return await asyncio.to_thread(grade_deterministic, given.answer, spec)
+        return await to_thread(grade_deterministic, given.answer, spec)
     return grade_deterministic(given.answer, spec)
 
 

@@ -121,8 +121,10 @@ class CopilotClient(LLMClient):
     async def _start(self) -> Any:
         import importlib
 
+        from agentsproof.core.threads import to_thread
+
         # the SDK takes a second to import: in a thread, never holding the loop
-        sdk = await asyncio.to_thread(importlib.import_module, "copilot")
+        sdk = await to_thread(importlib.import_module, "copilot")
         SDKClient, RuntimeConnection = sdk.CopilotClient, sdk.RuntimeConnection  # noqa: N806 - the SDK's classes
 
         path = self.cli_path if self.cli_found_via != "SDK runtime cache" else None

@@ -30,6 +30,7 @@ from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.core.phases import phase
 from agentsproof.core.procgroup import Outcome
 from agentsproof.core.scrub import scrub_text, url_secrets
+from agentsproof.core.threads import to_thread
 from agentsproof.core.units import seconds
 from agentsproof.model.results import LogEvent, ToolCall, Usage
 from agentsproof.targets.agent_cli import (
@@ -184,6 +185,7 @@ class AgentCliTarget(Target, Generic[S]):
         self.bwrap = self._sandbox(source)
         self._secrets = [v for v in [*self._credentials(), *spec.env.values()] if v]
         self._secrets += url_secrets(self._api_url())
+        self._removals: set[asyncio.Future[None]] = set()
 
     # -- what a subclass says --------------------------------------------------
 
@@ -276,10 +278,10 @@ class AgentCliTarget(Target, Generic[S]):
         timeout = self.spec.timeout or trial.timeout
         # every file step (the harness, the CLI's config, the skills, the stream) runs in a thread: never on the loop
         with phase("setup"):
-            harness = await asyncio.to_thread(Harness.create, f"agentsproof-{self.kind.split('-')[0]}-")  # agentsproof-claude-, -codex-
+            harness = await to_thread(Harness.create, f"agentsproof-{self.kind.split('-')[0]}-")  # agentsproof-claude-, -codex-
         try:
             with phase("setup"):
-                staged = await asyncio.to_thread(self._install, trial, harness)
+                staged = await to_thread(self._install, trial, harness)
                 plan = self._turns(trial, staged, workspace)
 
             async def one_turn(n: int, prompt: str, left: float) -> Turn[S]:
@@ -296,7 +298,7 @@ class AgentCliTarget(Target, Generic[S]):
                     )
                 )
                 with phase("events"):
-                    stream, notes = await asyncio.to_thread(self._read_stream, harness, staged)
+                    stream, notes = await to_thread(self._read_stream, harness, staged)
                 self._check(stream, out, timeout)
                 if plan.took is not None:
                     plan.took(stream)
@@ -305,8 +307,20 @@ class AgentCliTarget(Target, Generic[S]):
             turns, follow_ups = await converse(trial, timeout, self.what, one_turn, plan.ready)
         finally:
             with phase("cleanup"):
-                await asyncio.to_thread(harness.remove)
+                self._remove_later(harness)
         return self._record(trial, turns, follow_ups)
+
+    def _remove_later(self, harness: Harness) -> None:
+        """Delete the trial's harness on our threads while the run goes on (the trial's record
+        does not wait for it); :meth:`aclose` waits for every deletion."""
+        removal = asyncio.ensure_future(to_thread(harness.remove))
+        self._removals.add(removal)
+        removal.add_done_callback(self._removals.discard)
+
+    async def aclose(self) -> None:
+        """Wait until every trial's harness is deleted."""
+        while self._removals:
+            await asyncio.gather(*list(self._removals), return_exceptions=True)
 
     def _read_stream(self, harness: Harness, staged: dict[str, Path]) -> tuple[S, list[str]]:
         """(the turn's stream read and parsed, notes on what was skipped): file work and parsing, run in a thread."""

@@ -61,6 +61,7 @@ from pydantic import Field
 from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.core.phases import phase
 from agentsproof.core.safepath import UnsafePath
+from agentsproof.core.threads import to_thread
 from agentsproof.core.units import seconds
 from agentsproof.llm.base import LLMError
 from agentsproof.llm.copilot import TOKEN_ENVS, CopilotClient, copilot_status, login_source
@@ -156,7 +157,7 @@ class CopilotTarget(Target):
         log: list[LogEvent] = []
         events = AgentEventCollector()
         with phase("setup"):  # file work in a thread: never on the loop
-            staged, config = await asyncio.to_thread(self._folders, trial)
+            staged, config = await to_thread(self._folders, trial)
         try:
             guard = PermissionGuard(workspace, [staged] if staged else [], log, t0)
             options = self._options(trial, workspace, staged, guard, events)
@@ -165,7 +166,7 @@ class CopilotTarget(Target):
                 replies, follow_ups = await self._drive(options, trial, events, timeout, staged)
         finally:
             with phase("cleanup"):
-                await asyncio.to_thread(_remove, config, staged)
+                await to_thread(_remove, config, staged)
         if events.error is not None:
             raise _target_error(self.runtime.session_error(events.error))
         answer = events.final_text()

@@ -1,5 +1,5 @@
 """core/phases: off unless AGENTSPROOF_PHASES_FILE names a file; a trial's phases add up,
-also when timed in a thread of ``asyncio.to_thread``, and two trials' lines stay apart."""
+also when timed in a thread of ``core.threads.to_thread``, and two trials' lines stay apart."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentsproof.core import phases
+from agentsproof.core.threads import to_thread
 
 
 def test_off_it_records_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -31,7 +32,7 @@ async def test_each_trial_gets_its_line_with_its_threads_phases(tmp_path: Path, 
 
     async def trial(index: int) -> None:
         started = phases.begin(item="i", index=index)
-        await asyncio.to_thread(in_thread)
+        await to_thread(in_thread)
         for _ in range(2):  # one phase entered per turn: summed
             with phases.phase("agent"):
                 await asyncio.sleep(0)

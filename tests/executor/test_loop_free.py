@@ -1,6 +1,6 @@
 """Nothing of a trial's file work holds the event loop: the workspace's seed copy, its
 snapshots, the produced files' diff and flight record, its deletion, the files grader and a
-Python-``re`` search all run in threads (``asyncio.to_thread``). A real eval of a command
+Python-``re`` search all run in threads (``core.threads.to_thread``). A real eval of a command
 agent through the CLI, with each of those steps watched for the thread it runs on (how
 long the loop is held is measured in bench/loop_debug.py, not here). The phase timer
 (``AGENTSPROOF_PHASES_FILE``, core/phases) records each step for bench/agent_overhead.py."""
