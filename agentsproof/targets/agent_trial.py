@@ -308,7 +308,7 @@ class AgentCliTarget(Target, Generic[S]):
         finally:
             with phase("cleanup"):
                 self._remove_later(harness)
-        return self._record(trial, turns, follow_ups)
+        return await to_thread(self._record, trial, turns, follow_ups)  # the record of a long stream takes CPU: off the loop
 
     def _remove_later(self, harness: Harness) -> None:
         """Delete the trial's harness on our threads while the run goes on (the trial's record
