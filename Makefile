@@ -178,7 +178,7 @@ test-python:
 	GEMINI_CLI_PATH=$${GEMINI_CLI_PATH:-$(abspath $(GEMINI_DIR))/node_modules/.bin/gemini} \
 	QWEN_CLI_PATH=$${QWEN_CLI_PATH:-$(abspath $(QWEN_DIR))/node_modules/.bin/qwen} \
 	CLAUDE_CODE_ACP_PATH=$${CLAUDE_CODE_ACP_PATH:-$(abspath $(CLAUDE_ACP_DIR))/node_modules/.bin/claude-code-acp} \
-	CODEX_ACP_PATH=$${CODEX_ACP_PATH:-$(abspath $(CODEX_ACP_DIR))/node_modules/.bin/codex-acp} $(PY) -m pytest -q
+	CODEX_ACP_PATH=$${CODEX_ACP_PATH:-$(abspath $(CODEX_ACP_DIR))/node_modules/.bin/codex-acp} $(PY) -m pytest -q --durations=20
 
 test-node:
 	cd sdk/typescript && npm ci --silent --no-audit --no-fund && AGENTSPROOF_PYTHON=$(abspath $(PY)) npm test

@@ -18,13 +18,20 @@ ratios are taken between numbers of the same round. Targets: <= 1 ms harness CPU
 of promptfoo's on the same workload (10 prompts x 2 arms x 50 repeats, a `contains` check,
 cache off, 50 at a time). promptfoo is installed from npm into bench/.promptfoo/ (gitignored).
 
-    python bench/throughput.py [--calls 1000] [--latency 0] [--parallel 50] [--items 10] [--reps 3] [--paths pool,httpx] [--with-promptfoo]
+With ``--latency`` above 0 the wall time is also compared with its floor (every call
+waits the latency, ``--parallel`` at a time: 1,000 calls at 50 ms, 50 at a time = 1.0 s;
+target <= 1.2x). The model server is bench/fast_server.py (``--server fast``, one asyncio
+loop; its CPU stays out of the measurement) or the tests' scripted one (``--server scripted``).
+
+    python bench/throughput.py [--calls 1000] [--latency 0] [--parallel 50] [--items 10] [--reps 3] [--paths pool,httpx]
+                                [--with-promptfoo] [--server fast|scripted]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -39,7 +46,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from promptfoo_side import promptfoo_run  # noqa: E402
 
-SERVER = ROOT / "tests" / "openai_server.py"
+SERVERS = {"fast": ROOT / "bench" / "fast_server.py", "scripted": ROOT / "tests" / "openai_server.py"}
+"""``--server``: the minimal asyncio server (bench/fast_server.py, the default: its own CPU
+stays out of the way) or the tests' scripted one (``ThreadingHTTPServer``, as measured before 2026-12-02)."""
+TARGET_FLOOR_RATIO = 1.2
 TARGET_CPU_PER_CALL_S = 0.001
 TARGET_PROMPTFOO_RATIO = 0.25
 
@@ -95,10 +105,10 @@ asyncio.run(main(int(sys.argv[1]), int(sys.argv[2])))
 """
 
 
-def start_server(latency: float, workdir: Path) -> tuple[subprocess.Popen, int]:
+def start_server(latency: float, workdir: Path, kind: str = "fast") -> tuple[subprocess.Popen, int]:
     port_file = workdir / "port"
     proc = subprocess.Popen(
-        [sys.executable, str(SERVER), "--port", "0", "--latency", str(latency), "--port-file", str(port_file)],
+        [sys.executable, str(SERVERS[kind]), "--port", "0", "--latency", str(latency), "--port-file", str(port_file)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
@@ -167,6 +177,7 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=3, help="rounds; every tool runs once per round, interleaved")
     ap.add_argument("--paths", default=",".join(CONFIGS), help=f"harness configurations, comma-separated: {', '.join(CONFIGS)}")
     ap.add_argument("--with-promptfoo", action="store_true", help="also run promptfoo (npm install into bench/.promptfoo/ on first use)")
+    ap.add_argument("--server", choices=list(SERVERS), default="fast", help="the model server: bench/fast_server.py or tests/openai_server.py")
     ap.add_argument("--json", action="store_true", help="print the numbers as one JSON object")
     args = ap.parse_args()
     if args.calls % (2 * args.items):
@@ -181,7 +192,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="agentsproof-bench-") as tmp:
         work = Path(tmp)
         plugin = write_plugin(work, args.items)
-        server, port = start_server(args.latency, work)
+        server, port = start_server(args.latency, work, args.server)
         try:
             env = dict(os.environ)
             env.update(
@@ -206,7 +217,7 @@ def main() -> int:
             server.terminate()
             server.wait(timeout=10)
 
-    result: dict[str, Any] = {"calls": args.calls, "parallel": args.parallel, "latency_s": args.latency, "reps": args.reps}
+    result: dict[str, Any] = {"calls": args.calls, "parallel": args.parallel, "latency_s": args.latency, "reps": args.reps, "server": args.server}
     for path in paths:
         wall, cpu, start = (median(runs[path], k) for k in ("wall_s", "cpu_s", "startup_cpu_s"))
         result[path] = {
@@ -224,13 +235,19 @@ def main() -> int:
         result[key] = {k: round(median(runs[key], k), 3) for k in ("wall_s", "cpu_s")}
     per_call = result[base]["cpu_per_call_after_startup_ms"]
     result["cpu_ok"] = per_call <= TARGET_CPU_PER_CALL_S * 1000
+    # the floor: every call waits the latency, ``parallel`` at a time (0 ms: no floor to compare with)
+    floor = math.ceil(args.calls / args.parallel) * args.latency
+    if floor:
+        result["floor_s"] = round(floor, 3)
+        result["wall_to_floor"] = round(result[base]["wall_s"] / floor, 3)
+        result["floor_ok"] = result["wall_to_floor"] <= TARGET_FLOOR_RATIO
     if runs["promptfoo"]:
         result["promptfoo"] = {k: round(median(runs["promptfoo"], k), 3) for k in ("wall_s", "cpu_s")}
         ratios = [h["wall_s"] / p["wall_s"] for h, p in zip(runs[base], runs["promptfoo"], strict=True)]
         result["wall_to_promptfoo_ratio"] = round(statistics.median(ratios), 3)
         result["wall_to_promptfoo_ratios"] = [round(r, 3) for r in ratios]
         result["promptfoo_ok"] = statistics.median(ratios) <= TARGET_PROMPTFOO_RATIO
-    ok = result["cpu_ok"] and result.get("promptfoo_ok", True)
+    ok = result["cpu_ok"] and result.get("promptfoo_ok", True) and result.get("floor_ok", True)
     if args.json:
         print(json.dumps(result))
         return 0 if ok else 1
@@ -247,6 +264,8 @@ def main() -> int:
         sa = result[f"sdk_alone_{transport}"]
         print(f"bare openai SDK ({transport:7s}) wall {sa['wall_s']:6.2f} s   CPU {sa['cpu_s']:5.2f} s (same calls, no harness)")
     print(f"target <= 1 ms harness CPU per call ({base}, after start-up): {verdict(result['cpu_ok'])}")
+    if floor:
+        print(f"wall ÷ the {floor:.2f} s floor ({base}): {result['wall_to_floor']}   target <= {TARGET_FLOOR_RATIO}: {verdict(result['floor_ok'])}")
     if runs["promptfoo"]:
         pf = result["promptfoo"]
         print(f"promptfoo          wall {pf['wall_s']:6.2f} s   CPU {pf['cpu_s']:5.2f} s (same workload)")

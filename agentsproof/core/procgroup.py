@@ -23,6 +23,7 @@ import atexit
 import contextlib
 import os
 import signal
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -94,6 +95,12 @@ async def run_group(
     out or this task is cancelled. ``keep_tail``: also keep the last this many bytes of a
     stdout longer than :data:`MAX_OUTPUT_BYTES`."""
     t0 = time.perf_counter()
+    stdin: int = asyncio.subprocess.DEVNULL
+    if stdin_text is not None:
+        try:
+            stdin = _stdin_pipe(stdin_text.encode("utf-8", "replace"))
+        except OSError as exc:
+            raise TargetError(f"cannot run {argv[0]!r}: {exc.strerror or exc}") from None
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,
@@ -102,10 +109,13 @@ async def run_group(
             start_new_session=True,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
-            stdin=asyncio.subprocess.PIPE if stdin_text is not None else asyncio.subprocess.DEVNULL,
+            stdin=stdin,
         )
     except OSError as exc:
         raise TargetError(f"cannot run {argv[0]!r}: {exc.strerror or exc}") from None
+    finally:
+        if stdin >= 0:
+            os.close(stdin)  # the child has its copy
     pgid = proc.pid
     _live_groups.add(pgid)
     stderr: deque[tuple[float, str]] = deque(maxlen=STDERR_LINES)
@@ -113,8 +123,6 @@ async def run_group(
     pipes = _pipe_inodes(proc)
     captured = _Capture(tail_size=keep_tail)
     readers = [asyncio.ensure_future(_read_into(proc.stdout, captured)), asyncio.ensure_future(_read_lines(proc.stderr, stderr, t0))]
-    if stdin_text is not None:
-        readers.append(asyncio.ensure_future(_feed(proc.stdin, stdin_text)))
     timed_out = False
     notes: list[str] = []
     try:
@@ -235,16 +243,49 @@ async def _readline(stream: asyncio.StreamReader) -> bytes:
         return await stream.read(exc.consumed or 65536)
 
 
-async def _feed(stdin: asyncio.StreamWriter | None, text: str) -> None:
-    if stdin is None:
-        return
+_F_SETPIPE_SZ = 1031
+"""fcntl's F_SETPIPE_SZ (Linux): grow a pipe so that a whole prompt fits before the command starts."""
+
+
+def _stdin_pipe(data: bytes) -> int:
+    """The read end of a pipe that already holds ``data`` (then closed: the command reads
+    to its end): the command's input is there when it starts, whatever the event loop is
+    doing (a CLI that gives up when no input arrives within seconds never sees an empty
+    pipe). What does not fit in the pipe is written by a thread of its own as the command
+    reads; a command that stops reading ends it (broken pipe)."""
+    read, write = os.pipe()
     try:
-        stdin.write(text.encode("utf-8"))
-        await stdin.drain()
-    except (BrokenPipeError, ConnectionResetError):
+        if len(data) > 65536:
+            with contextlib.suppress(OSError, ImportError):
+                import fcntl
+
+                fcntl.fcntl(write, _F_SETPIPE_SZ, min(len(data), 1 << 20))
+        os.set_blocking(write, False)
+        sent = 0
+        with contextlib.suppress(BlockingIOError):
+            while sent < len(data):
+                sent += os.write(write, data[sent : sent + 65536])
+    except BaseException:
+        os.close(read)
+        os.close(write)
+        raise
+    if sent >= len(data):
+        os.close(write)
+    else:
+        os.set_blocking(write, True)
+        threading.Thread(target=_write_rest, args=(write, data[sent:]), name="agentsproof-stdin", daemon=True).start()
+    return read
+
+
+def _write_rest(fd: int, data: bytes) -> None:
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view[:65536]) :]
+    except OSError:  # the command stopped reading (it exited, or was stopped)
         pass
     finally:
-        stdin.close()
+        os.close(fd)
 
 
 def group_alive(pgid: int) -> bool:

@@ -18,7 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentsproof.core import phases
+from agentsproof.core.phases import phase
 from agentsproof.core.scrub import clip, scrub, scrub_model
+from agentsproof.core.threads import to_thread
 from agentsproof.core.units import seconds
 from agentsproof.grading.grade import Judge, TrialContext, combine, failed_gate, grade_all
 from agentsproof.llm.base import LLMError
@@ -99,7 +102,7 @@ class DualArmRunner:
         judge: Judge | None,
         policy: BatchPolicy = run_all_at_once,
         on_trial: Callable[[EvalItem, TrialResult], None] | None = None,
-        on_item: Callable[[ItemRun], None] | None = None,
+        on_item: Callable[[ItemRun], Awaitable[None] | None] | None = None,
         prior: dict[tuple[str, str, int], TrialResult] | None = None,
         workspaces: Workspaces | None = None,
         recorder: Callable[[Path, list[FileRecord]], None] | None = None,
@@ -153,15 +156,21 @@ class DualArmRunner:
 
     async def run_trial(self, item: EvalItem, arm: Arm, index: int) -> TrialResult:
         """One trial, once a slot is free, graded; :class:`Aborted` when the run stopped before it started."""
-        async with self._sem:
-            if self.state.aborted:
-                raise Aborted()
-            trial = await self._trial(item, arm, index)
-        if item.cases:
-            trial.case = item.case_at(index).name
-        scrub_model(trial)  # no secret an agent echoed reaches the journal, a report or the console
-        self._record(item, trial)
-        return trial
+        timed = None
+        try:
+            async with self._sem:
+                if self.state.aborted:
+                    raise Aborted()
+                timed = phases.begin(item=item.id, arm=arm, index=index, target=item.target)
+                trial = await self._trial(item, arm, index)
+            if item.cases:
+                trial.case = item.case_at(index).name
+            with phase("journal"):
+                scrub_model(trial)  # no secret an agent echoed reaches the journal, a report or the console
+                self._record(item, trial)
+            return trial
+        finally:
+            phases.end(timed)
 
     @staticmethod
     def _unexpected(where: str, err: Exception) -> str:
@@ -229,7 +238,9 @@ class DualArmRunner:
 
         spaces = self._workspaces()
         try:
-            folder = spaces.create(item.id, arm, index, case.workspace_seed, list(item.workspace_files))
+            # file work (the seed's copy, the snapshots, the deletion) runs in a thread: never on the loop
+            with phase("seed"):
+                folder = await to_thread(spaces.create, item.id, arm, index, case.workspace_seed, list(item.workspace_files))
         except LLMError as err:  # a seed that cannot be copied, a full disk: this trial errored
             log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=str(err)))
             return TrialResult(index=index, arm=arm, status="errored", error=str(err), latency_s=time.perf_counter() - t0, log=log)
@@ -237,7 +248,8 @@ class DualArmRunner:
             # an agent in a workspace gets the skill in the with-arm too (installed there by prepare())
             trial = dataclasses.replace(trial, workspace=folder, skill=item.skill if arm in ("with", "plugin") else None)
             try:
-                await target.prepare(trial)
+                with phase("prepare"):
+                    await target.prepare(trial)
             except Exception as err:  # noqa: BLE001 - an errored trial, never the end of the run
                 reason = str(err) if isinstance(err, LLMError) else self._unexpected(f"setting up the {target.kind} target", err)
                 log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=reason))
@@ -245,7 +257,8 @@ class DualArmRunner:
             else:
                 result = await self._in_environment(target, trial, log, t0, folder)
         finally:
-            kept = spaces.finish(folder)  # deleted after grading unless --keep-workspaces
+            with phase("finish"):
+                kept = await to_thread(spaces.finish, folder)  # deleted after grading unless --keep-workspaces
         result.workspace = kept
         return result
 
@@ -254,8 +267,10 @@ class DualArmRunner:
         from agentsproof.targets import workspace as ws
 
         env = trial.item.environment
+        with phase("snapshot"):
+            before = await to_thread(ws.snapshot, folder)
         if env is None:
-            return await self._run_and_grade(target, trial, log, t0, ws.snapshot(folder))
+            return await self._run_and_grade(target, trial, log, t0, before)
         if self.environments is None:
             from agentsproof.targets.environments import Environments
 
@@ -270,7 +285,7 @@ class DualArmRunner:
             except LLMError as err:  # the engine could not start or seed it: this trial errored
                 log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=str(err)))
                 return TrialResult(index=trial.index, arm=trial.arm, status="errored", error=str(err), latency_s=time.perf_counter() - t0, log=log)
-            return await self._run_and_grade(target, dataclasses.replace(trial, environment=box), log, t0, ws.snapshot(folder))
+            return await self._run_and_grade(target, dataclasses.replace(trial, environment=box), log, t0, before)
         finally:
             if box is not None:
                 await self.environments.remove(box)
@@ -281,7 +296,8 @@ class DualArmRunner:
         try:
             # A target keeps its own work within the trial's timeout; this outer bound only
             # catches one that ignores it.
-            rec = await asyncio.wait_for(target.run(trial), trial.timeout + 2 * TIMEOUT_GRACE_S)
+            with phase("target"):
+                rec = await asyncio.wait_for(target.run(trial), trial.timeout + 2 * TIMEOUT_GRACE_S)
             if not isinstance(rec.answer, str):
                 raise LLMError(f"the target's reply has no text ({type(rec.answer).__name__})")
             if trial.environment is not None and trial.workspace is not None and self.environments is not None:
@@ -297,17 +313,13 @@ class DualArmRunner:
                 reason = self._unexpected(f"the {target.kind} target" if target.kind != "chat" else "the provider call", err)
             log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=reason))
             return TrialResult(index=index, arm=arm, status="errored", error=reason, latency_s=time.perf_counter() - t0, log=log)
-        files = []
+        files: list[FileRecord] = []
         if trial.workspace is not None and before is not None:
-            from agentsproof.targets.workspace import changes
-
-            swapped = self.workspaces.check(trial.workspace) if self.workspaces is not None else None
+            with phase("snapshot"):
+                swapped, files = await to_thread(self._produced, trial.workspace, before)
             if swapped:  # replaced by a symlink: nothing there is the agent's work to grade
                 log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=swapped))
                 return TrialResult(index=index, arm=arm, status="errored", error=swapped, latency_s=time.perf_counter() - t0, log=log)
-            files = changes(trial.workspace, before)
-            if self.recorder is not None:
-                self.recorder(trial.workspace, files)
         log.extend(rec.log)
         for step in rec.trajectory:
             detail = f"{step.name} {step.arguments}".strip()
@@ -345,9 +357,10 @@ class DualArmRunner:
             replies=replies if len(replies) > 1 else None,
         )
         try:
-            graders = await grade_all(
-                rec.answer, case.graders, self._judge_for(item, (item.id, arm, index)), case.prompt, timeout=item.timeout, context=context
-            )
+            with phase("graders"):
+                graders = await grade_all(
+                    rec.answer, case.graders, self._judge_for(item, (item.id, arm, index)), case.prompt, timeout=item.timeout, context=context
+                )
         except Exception as err:  # noqa: BLE001 - a grader must never end the run
             reason = self._unexpected("grading", err)
             log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=reason))
@@ -363,6 +376,19 @@ class DualArmRunner:
             return TrialResult(status="errored", error=reason, graders=graders, **base)
         passed = score >= item.threshold - 1e-9 and not failed_gate(case.graders, graders)
         return TrialResult(status="scored", score=score, passed=passed, graders=graders, **base)
+
+    def _produced(self, workspace: Path, before: Snapshot) -> tuple[str | None, list[FileRecord]]:
+        """(why the workspace cannot be graded, or None; the files the agent produced, kept by
+        the flight recorder): file work, run in a thread."""
+        from agentsproof.targets.workspace import changes
+
+        swapped = self.workspaces.check(workspace) if self.workspaces is not None else None
+        if swapped:
+            return swapped, []
+        files = changes(workspace, before)
+        if self.recorder is not None:
+            self.recorder(workspace, files)
+        return None, files
 
     def _record(self, item: EvalItem, trial: TrialResult) -> None:
         st = self.state
@@ -443,7 +469,9 @@ class DualArmRunner:
             extra = {"cases": _case_scores(item, with_arm, without_arm)} if item.cases else {}
             run.adaptive_stop = stop_label(_scores(with_arm), _scores(without_arm), done, item.trials, **extra)
         if self.on_item is not None:
-            self.on_item(run)
+            pending = self.on_item(run)  # a coroutine function's is awaited (the session grades the item in a thread)
+            if pending is not None:
+                await pending
         return run
 
     async def run(self, items: Sequence[EvalItem]) -> list[ItemRun]:

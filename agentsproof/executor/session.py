@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from agentsproof.core.errors import ProviderUnavailable
+from agentsproof.core.threads import to_thread
 from agentsproof.executor.results import build_run, finalize_item
 from agentsproof.executor.runner import BatchPolicy, DualArmRunner, ItemRun, RunOptions, run_all_at_once
 from agentsproof.grading.grade import Judge, needs_judge
@@ -260,11 +261,12 @@ class RunSession:
         if self.opts.on_trial is not None:
             self.opts.on_trial(item, trial)
 
-    def _item_done(self, run: ItemRun) -> None:
+    async def _item_done(self, run: ItemRun) -> None:
         if self.opts.on_item is not None:
             self.opts.on_item(run)
         if self.spiller is not None:  # graded while its trials are at hand, then spilled when the run is large
-            self.finalized[id(run)] = finalize_item(run, self.opts.run.ci_rule)
+            # the statistics take CPU (and their first import seconds): in a thread, never holding the loop
+            self.finalized[id(run)] = await to_thread(finalize_item, run, self.opts.run.ci_rule)
             self.spiller.item_done(run.item.id, [run.with_arm, run.without_arm])
 
     async def _trials(self, runner: DualArmRunner, judge: Judge | None) -> tuple[list[ItemRun], dict[str, dict[str, Any]]]:

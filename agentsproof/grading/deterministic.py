@@ -89,7 +89,12 @@ def grade_deterministic(response: str, spec: DeterministicGrader) -> GraderResul
 
 
 async def grade(spec: DeterministicGrader, given: GradeInput) -> GraderResult:
-    """The deterministic grader's hook: its checks run on the final answer."""
+    """The deterministic grader's hook: its checks run on the final answer (in a thread when
+    a pattern needs the time-limited Python-``re`` helper, whose wait must not hold the loop)."""
+    if any(regex.compile_re2(p) is None for p in spec.checks.regexMatch):
+        from agentsproof.core.threads import to_thread
+
+        return await to_thread(grade_deterministic, given.answer, spec)
     return grade_deterministic(given.answer, spec)
 
 

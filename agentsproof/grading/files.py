@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from agentsproof.core.threads import to_thread
 from agentsproof.core.units import human_size
 from agentsproof.grading import regex
 from agentsproof.grading.base import GradeInput, GraderKind
@@ -278,8 +279,9 @@ def grade_files(spec: FilesGrader, ctx: TrialContext) -> GraderResult:
 
 
 async def grade(spec: FilesGrader, given: GradeInput) -> GraderResult:
-    """The files grader's hook: its checks run on the trial's workspace."""
-    return grade_files(spec, given.context)
+    """The files grader's hook: its checks run on the trial's workspace, in a thread (file
+    reads and Python-``re`` searches never hold the event loop)."""
+    return await to_thread(grade_files, spec, given.context)
 
 
 def lint(spec: FilesGrader, case: LintCase) -> Iterator[LintFact]:

@@ -119,8 +119,13 @@ class CopilotClient(LLMClient):
         return self._sdk_client
 
     async def _start(self) -> Any:
-        from copilot import CopilotClient as SDKClient
-        from copilot import RuntimeConnection
+        import importlib
+
+        from agentsproof.core.threads import to_thread
+
+        # the SDK takes a second to import: in a thread, never holding the loop
+        sdk = await to_thread(importlib.import_module, "copilot")
+        SDKClient, RuntimeConnection = sdk.CopilotClient, sdk.RuntimeConnection  # noqa: N806 - the SDK's classes
 
         path = self.cli_path if self.cli_found_via != "SDK runtime cache" else None
         connection = RuntimeConnection.for_stdio(path=path)

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, Self
 from urllib.parse import urlsplit
 
+from agentsproof.core.phases import phase
 from agentsproof.core.procgroup import Outcome, run_group
 from agentsproof.core.units import seconds
 from agentsproof.model.items import SkillFile
@@ -261,7 +262,8 @@ async def run_cli(settings: RunSettings) -> Outcome:
 
             bridge = LoopbackBridge(s.harness.root, sorted(set(s.loopback_ports)))
             try:
-                sockets = await bridge.start()
+                with phase("sandbox"):
+                    sockets = await bridge.start()
             except OSError as exc:
                 raise TargetError(f"cannot prepare the sandbox: {exc.strerror or exc}") from None
             from agentsproof.targets.workspace import covered_root
@@ -277,7 +279,8 @@ async def run_cli(settings: RunSettings) -> Outcome:
                 sockets=sockets,
                 named=s.argv[:1],
             )
-        return await run_group(argv, cwd=s.workspace, env=s.env, stdin_text=s.stdin_text, timeout=s.timeout)
+        with phase("agent"):
+            return await run_group(argv, cwd=s.workspace, env=s.env, stdin_text=s.stdin_text, timeout=s.timeout)
     finally:
         if bridge is not None:
             await bridge.aclose()

@@ -18,6 +18,7 @@ says about the run's end.
 from __future__ import annotations
 
 import abc
+import asyncio
 import os
 import time
 from collections.abc import Awaitable, Callable
@@ -26,8 +27,10 @@ from pathlib import Path
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from agentsproof.core.errors import ProviderUnavailable
+from agentsproof.core.phases import phase
 from agentsproof.core.procgroup import Outcome
 from agentsproof.core.scrub import scrub_text, url_secrets
+from agentsproof.core.threads import to_thread
 from agentsproof.core.units import seconds
 from agentsproof.model.results import LogEvent, ToolCall, Usage
 from agentsproof.targets.agent_cli import (
@@ -182,6 +185,7 @@ class AgentCliTarget(Target, Generic[S]):
         self.bwrap = self._sandbox(source)
         self._secrets = [v for v in [*self._credentials(), *spec.env.values()] if v]
         self._secrets += url_secrets(self._api_url())
+        self._removals: set[asyncio.Future[None]] = set()
 
     # -- what a subclass says --------------------------------------------------
 
@@ -272,10 +276,13 @@ class AgentCliTarget(Target, Generic[S]):
             raise TargetError(f"the {self.kind} target needs the trial's workspace")
         workspace = Path(os.path.realpath(trial.workspace))
         timeout = self.spec.timeout or trial.timeout
-        harness = Harness.create(f"agentsproof-{self.kind.split('-')[0]}-")  # agentsproof-claude-, -codex-
+        # every file step (the harness, the CLI's config, the skills, the stream) runs in a thread: never on the loop
+        with phase("setup"):
+            harness = await to_thread(Harness.create, f"agentsproof-{self.kind.split('-')[0]}-")  # agentsproof-claude-, -codex-
         try:
-            staged = self._install(trial, harness)
-            plan = self._turns(trial, staged, workspace)
+            with phase("setup"):
+                staged = await to_thread(self._install, trial, harness)
+                plan = self._turns(trial, staged, workspace)
 
             async def one_turn(n: int, prompt: str, left: float) -> Turn[S]:
                 out = await run_cli(
@@ -291,8 +298,8 @@ class AgentCliTarget(Target, Generic[S]):
                         environment=trial.environment,
                     )
                 )
-                events, notes = read_json_lines(harness.stream)
-                stream = self.stream_type(staged=staged).take_all(events)
+                with phase("events"):
+                    stream, notes = await to_thread(self._read_stream, harness, staged)
                 self._check(stream, out, timeout)
                 if plan.took is not None:
                     plan.took(stream)
@@ -300,8 +307,26 @@ class AgentCliTarget(Target, Generic[S]):
 
             turns, follow_ups = await converse(trial, timeout, self.what, one_turn, plan.ready)
         finally:
-            harness.remove()
-        return self._record(trial, turns, follow_ups)
+            with phase("cleanup"):
+                self._remove_later(harness)
+        return await to_thread(self._record, trial, turns, follow_ups)  # the record of a long stream takes CPU: off the loop
+
+    def _remove_later(self, harness: Harness) -> None:
+        """Delete the trial's harness on our threads while the run goes on (the trial's record
+        does not wait for it); :meth:`aclose` waits for every deletion."""
+        removal = asyncio.ensure_future(to_thread(harness.remove))
+        self._removals.add(removal)
+        removal.add_done_callback(self._removals.discard)
+
+    async def aclose(self) -> None:
+        """Wait until every trial's harness is deleted."""
+        while self._removals:
+            await asyncio.gather(*list(self._removals), return_exceptions=True)
+
+    def _read_stream(self, harness: Harness, staged: dict[str, Path]) -> tuple[S, list[str]]:
+        """(the turn's stream read and parsed, notes on what was skipped): file work and parsing, run in a thread."""
+        events, notes = read_json_lines(harness.stream)
+        return self.stream_type(staged=staged).take_all(events), notes
 
     def _install(self, trial: TrialInput, harness: Harness) -> dict[str, Path]:
         """The hermetic config folder, and the skills of ``inject: skill``."""

@@ -59,7 +59,9 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from agentsproof.core.errors import ProviderUnavailable
+from agentsproof.core.phases import phase
 from agentsproof.core.safepath import UnsafePath
+from agentsproof.core.threads import to_thread
 from agentsproof.core.units import seconds
 from agentsproof.llm.base import LLMError
 from agentsproof.llm.copilot import TOKEN_ENVS, CopilotClient, copilot_status, login_source
@@ -154,17 +156,17 @@ class CopilotTarget(Target):
         timeout = self.spec.timeout or trial.timeout
         log: list[LogEvent] = []
         events = AgentEventCollector()
-        staged = self._stage(trial)
-        config = Path(os.path.realpath(tempfile.mkdtemp(prefix="agentsproof-copilot-config-")))
+        with phase("setup"):  # file work in a thread: never on the loop
+            staged, config = await to_thread(self._folders, trial)
         try:
             guard = PermissionGuard(workspace, [staged] if staged else [], log, t0)
             options = self._options(trial, workspace, staged, guard, events)
             options.update(config_directory=str(config), enable_config_discovery=False)  # hermetic: nothing of the user's config
-            replies, follow_ups = await self._drive(options, trial, events, timeout, staged)
+            with phase("agent"):
+                replies, follow_ups = await self._drive(options, trial, events, timeout, staged)
         finally:
-            shutil.rmtree(config, ignore_errors=True)
-            if staged is not None:
-                shutil.rmtree(staged, ignore_errors=True)
+            with phase("cleanup"):
+                await to_thread(_remove, config, staged)
         if events.error is not None:
             raise _target_error(self.runtime.session_error(events.error))
         answer = events.final_text()
@@ -198,7 +200,8 @@ class CopilotTarget(Target):
         deadline = asyncio.timeout(timeout)
         try:
             async with deadline:
-                client = await runtime.sdk()
+                with phase("cli_start"):  # the shared CLI process, started on the first trial (inside "agent")
+                    client = await runtime.sdk()
                 session = await client.create_session(**options)
                 if staged is not None and events.skills_loaded is not None and not _loaded(events.skills_loaded, staged):
                     raise TargetError(f"Copilot did not load the skill from {staged} (check its SKILL.md front matter)")
@@ -276,6 +279,15 @@ class CopilotTarget(Target):
             options["provider"] = dict(self.runtime.provider)
         return options
 
+    def _folders(self, trial: TrialInput) -> tuple[Path | None, Path]:
+        """(the staged skills or None, a fresh private config folder): run in a thread."""
+        staged = self._stage(trial)
+        try:
+            return staged, Path(os.path.realpath(tempfile.mkdtemp(prefix="agentsproof-copilot-config-")))
+        except OSError as exc:
+            _remove(None, staged)
+            raise TargetError(f"cannot create Copilot's config folder: {exc.strerror or exc}") from None
+
     def _stage(self, trial: TrialInput) -> Path | None:
         """The skills to offer as ``<temp>/<name>/SKILL.md`` plus their folders' files,
         outside the workspace: every skill of ``trial.skills`` (activation suites, the plugin
@@ -334,6 +346,12 @@ def _stage_one(root: Path, skill: SkillFile) -> None:
     if not split_frontmatter(text)[0]:  # Copilot skips a SKILL.md without front matter
         text = f"---\nname: {skill.name}\n---\n{text}"
     safepath.write_file(folder, "SKILL.md", text.encode("utf-8"))
+
+
+def _remove(*folders: Path | None) -> None:
+    for folder in folders:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _invoked(events: AgentEventCollector, staged: Path | None) -> list[str] | None:

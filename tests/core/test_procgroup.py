@@ -105,3 +105,31 @@ async def test_stop_group_and_group_alive(tmp_path: Path) -> None:
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+async def test_the_input_is_there_when_the_command_starts_even_with_the_loop_held(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The prompt is in the command's stdin before it starts: a CLI that gives up when no
+    input arrives within seconds (Claude Code) never sees an empty pipe, however long the
+    loop is held. Here the loop is held, right after the spawn, until the command has looked
+    at its stdin without waiting (select with no timeout); a prompt fed later by a loop task
+    would not be there yet. A large input (past the pipe's size) still arrives whole."""
+    import asyncio
+    import time
+
+    verdict = tmp_path / "verdict"
+    look = f"import select, sys, pathlib; r = select.select([sys.stdin], [], [], 0)[0]; pathlib.Path({str(verdict)!r}).write_text('ready' if r else 'empty'); sys.stdout.write(sys.stdin.read())"
+    real = asyncio.create_subprocess_exec
+
+    async def spawn_then_hold_the_loop(*args, **kwargs):  # type: ignore[no-untyped-def]
+        proc = await real(*args, **kwargs)
+        deadline = time.monotonic() + 60  # a hang guard, not a timing
+        while not verdict.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)  # holds the loop, as a blocking call in a target would
+        return proc
+
+    monkeypatch.setattr(asyncio, "create_subprocess_exec", spawn_then_hold_the_loop)
+    for text in ("the prompt\n", "x" * 3_000_000):
+        verdict.unlink(missing_ok=True)
+        out = await run_group([sys.executable, "-c", look], cwd=tmp_path, env=ENV, stdin_text=text, timeout=120)
+        assert verdict.read_text() == "ready"
+        assert out.returncode == 0 and out.stdout_bytes == len(text)

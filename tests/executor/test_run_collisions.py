@@ -23,7 +23,10 @@ SLOW_AGENT = r'''
 import os, sys, time
 flag = os.environ["STARTED_FLAG"]
 open(flag, "a").close()
-time.sleep(float(os.environ.get("AGENT_SLEEP", "0")))
+release = os.environ.get("RELEASE_FLAG")  # held until the test says so (a hang guard of 60 s)
+deadline = time.monotonic() + 60
+while release and not os.path.exists(release) and time.monotonic() < deadline:
+    time.sleep(0.02)
 print("hello")
 '''
 
@@ -42,7 +45,8 @@ def test_a_second_run_on_the_same_reports_is_refused_naming_the_first(tmp_path: 
     folder = _agent_eval(tmp_path)
     out = tmp_path / "runs"
     flag = tmp_path / "started"
-    env = {**os.environ, "PYTHONPATH": str(REPO), "STARTED_FLAG": str(flag), "AGENT_SLEEP": "4"}
+    release = tmp_path / "release"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "STARTED_FLAG": str(flag), "RELEASE_FLAG": str(release)}
     first = subprocess.Popen([sys.executable, "-m", "agentsproof", "eval", str(folder), "--output", str(out), "--trials", "1"],
                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -57,6 +61,7 @@ def test_a_second_run_on_the_same_reports_is_refused_naming_the_first(tmp_path: 
         assert code == 30 and len(lines) == 1, stderr
         assert "another run is writing these reports" in lines[0] and f"pid {first.pid}" in lines[0] and "started" in lines[0], lines
         assert not (tmp_path / "second").exists(), "the refused run ran no trial"
+        release.touch()  # the first run's agent holds it busy until here
         _, err = first.communicate(timeout=120)
         assert first.returncode == 0, err
     finally:

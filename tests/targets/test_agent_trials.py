@@ -116,7 +116,14 @@ def test_target_on_the_command_line_turns_a_chat_eval_into_an_agent_eval(tmp_pat
     assert item["target"] == "agent" and item["with_arm"]["mean_score"] == 1.0 and item["without_arm"]["mean_score"] == 0.0
 
 
-def test_tc_eval_with_a_target_puts_the_case_files_in_the_workspace(tmp_path: Path, agent_env: ScriptedServer) -> None:
+def test_tc_eval_with_a_target_puts_the_case_files_in_the_workspace(tmp_path: Path, agent_env: ScriptedServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the assertions are judged on the scripted server: without a provider the judge was the
+    # embedded model (20-60 s of CPU for a test about the workspace; its own tests run it)
+    monkeypatch.setenv("AGENTSPROOF_PROVIDER_TYPE", "openai")
+    monkeypatch.setenv("AGENTSPROOF_PROVIDER_URL", agent_env.base_url)
+    monkeypatch.setenv("AGENTSPROOF_PROVIDER_KEY", SECRET_KEY)
+    monkeypatch.setenv("AGENTSPROOF_MODEL", "judge-model")
+    agent_env.add(Rule(reply='{"evidence": "summary.md", "passed": "true"}', judge=True))
     (tmp_path / "data.csv").write_text("region,revenue\nnorth,1200\nsouth,800\neast,1500\n")
     path = write_tc_eval(tmp_path, [{"id": 1, "prompt": "Summarise data.csv for the team.", "files": ["data.csv"], "assertions": ["Summarises the data"]}],
                          skill_text=(EXAMPLE / "skills" / "csv-report" / "SKILL.md").read_text())
