@@ -104,11 +104,11 @@ class Reduction:
         node = self.data
         parents: list[tuple[Any, Seg]] = []
         for seg in path:
-            if isinstance(node, dict) and isinstance(seg, str) and seg in node or isinstance(node, list) and isinstance(seg, int) and 0 <= seg < len(node):
-                parents.append((node, seg))
-                node = node[seg]
-            else:
+            found = _child(node, seg)
+            if found is _ABSENT:
                 break
+            parents.append((node, seg))
+            node = found
         if not parents:
             return False
         orig = self.original([seg for _, seg in parents])
@@ -122,6 +122,17 @@ class Reduction:
             del container[seg]
         self.removed.append(orig)
         return True
+
+
+_ABSENT = object()
+
+
+def _child(node: Any, seg: Seg) -> Any:
+    if isinstance(node, dict) and isinstance(seg, str) and seg in node:
+        return node[seg]
+    if isinstance(node, list) and isinstance(seg, int) and 0 <= seg < len(node):
+        return node[seg]
+    return _ABSENT
 
 
 def _prefix(short: list[Seg], long: list[Seg]) -> bool:
