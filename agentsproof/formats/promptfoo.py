@@ -98,6 +98,10 @@ CSV_ASSERTS = {
     "grade": "llm-rubric",
     "contains-any": "icontains-any",
     "contains-all": "contains-all",
+    "javascript": "javascript",
+    "fn": "javascript",
+    "eval": "javascript",
+    "python": "python",
 }
 
 
@@ -143,8 +147,10 @@ def _csv_tests(src: str, where: str, target: Path) -> list[dict[str, Any]]:
                     test["assert"].append({"type": "equals", "value": value})
             elif key == "__description":
                 test["description"] = value
+            elif key.startswith("__metadata:") and key[len("__metadata:") :].strip():  # promptfoo: the test's metadata, not graded
+                test.setdefault("metadata", {})[key[len("__metadata:") :].strip()] = value
             elif key.startswith("__"):
-                raise _err(src, at, f"column {key!r} is not read by agentsproof (vars, __expected, __description)")
+                raise _err(src, at, f"column {key!r} is not read by agentsproof (vars, __expected, __description, __metadata:NAME)")
             else:
                 test["vars"][key] = value
         tests.append(test)
@@ -250,7 +256,8 @@ def to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[tuple[str, str | None
     return suite, [(e.label, e.model) for e in entries]
 
 
-def _to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[Provider]]:
+def _to_eval_yaml(path: Path, contexts: list[dict[str, Any]] | None = None) -> tuple[dict[str, Any], list[Provider]]:
+    """The config as an EVAL.yaml mapping and its providers; ``contexts`` gets each test's vars (a python/javascript assertion's)."""
     from agentsproof.core.inputs import display
     from agentsproof.core.validation import read_yaml
     from agentsproof.formats.agentevals.parse import render, render_entry
@@ -313,6 +320,8 @@ def _to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[Provider]]:
             if "expected_output" in variables:
                 test["expected_output"] = str(variables["expected_output"])
             out_tests.append(test)
+            if contexts is not None:
+                contexts.append(variables)
     suite: dict[str, Any] = {"name": path.resolve().parent.name or "promptfoo"}
     if isinstance(data.get("description"), str):
         suite["description"] = data["description"]
@@ -371,9 +380,12 @@ class PromptfooConfig:
         from agentsproof.formats.agentevals.parse import parse_suite
 
         src = display(path)
-        data, providers = _to_eval_yaml(Path(path))
+        contexts: list[dict[str, Any]] = []
+        data, providers = _to_eval_yaml(Path(path), contexts)
         sets = [check_provider(src, p) for p in providers] if request.target is None else []
         suite = parse_suite(data, Path(path))
+        for test, variables in zip(suite.tests, contexts, strict=True):
+            test.vars = variables
         skill = find_skill(Path(path), request.skill) if request.skill is not None else None
         loaded = LoadedSuite(suite=suite, skill=skill)
         for i, test in enumerate(suite.tests):

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from agentsproof.core.errors import InputError
+from agentsproof.formats.agentevals.code import CODE_TYPES, code_grader
 from agentsproof.formats.agentevals.negation import IS_JSON, IS_NOT_JSON, LENGTH, MAX_LENGTH, NEGATED, NOT_NEGATABLE, REFUSED, negate_pattern
 from agentsproof.grading.assertions import AssertionsGrader
 from agentsproof.grading.deterministic import DeterministicGrader
@@ -98,6 +99,7 @@ def _typed_graders() -> dict[str, type[BaseModel]]:
 
 AGENT_GRADERS = _typed_graders()
 EXTRA.update({name: {f.alias or n for n, f in config.model_fields.items()} - {"type", "weight"} for name, config in AGENT_GRADERS.items()})
+EXTRA.update(CODE_TYPES)  # promptfoo's python / javascript (formats/agentevals/code.py)
 RUBRIC_KEYS = {"id", "outcome", "operator", "weight", "required", "min_score", "score_ranges"}
 OPERATORS = {
     # agentv's guidance for each rubric operator, given to the judge with the outcome
@@ -259,7 +261,7 @@ class Builder:
         negate = negate or prefixed
         label = metric or (NEGATED.get(kind, f"not-{kind}") if negate else kind)
         weight = self._weight(where, entry)
-        gate = self._gate(where, entry)
+        gate = self._gate(where, {k: v for k, v in entry.items() if k != "threshold" or kind not in CODE_TYPES})
         if negate:
             at = f"{where}.type" if prefixed else f"{where}.negate"
             if kind in NOT_NEGATABLE:
@@ -321,6 +323,8 @@ class Builder:
             self.add(LLMRubricGrader(type="llm_rubric", rubric=self._judge_prompt(where, entry), weight=weight), label, self._gate(where, entry, 0.5))
         elif kind in AGENT_GRADERS:
             self._agent_grader(where, entry, kind, weight, gate, label)
+        elif kind in CODE_TYPES:  # its threshold is the score a returned number passes from, not a gate
+            self.add(code_grader(self.src, self.path, self.test, where, entry, kind, weight, negate), label, gate)
         elif kind in ("script", "code-grader"):
             self.add(ScriptGrader(type="script", run=self._command(where, entry), stdin="json" if kind == "script" else "answer", weight=weight), label, gate)
         else:  # skill-used, not-skill-used, skill-trigger

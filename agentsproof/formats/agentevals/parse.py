@@ -102,6 +102,8 @@ class EvalTest:
     rubrics: list[tuple[str, Any]] = field(default_factory=list)
     """(field path, raw entry) of the reference's ``rubrics``."""
     tags: tuple[str, ...] = ()
+    vars: dict[str, Any] = field(default_factory=dict)
+    """The test's vars (its suite's default ones under them): a python/javascript assertion's ``context.vars``."""
 
 
 @dataclass
@@ -453,6 +455,7 @@ def _parse_test(
         asserts=suite + own,
         rubrics=rubrics,
         tags=tags,
+        vars=variables,
     )
 
 
