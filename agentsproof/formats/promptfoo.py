@@ -348,11 +348,14 @@ def _check_type(src: str, where: str, entry: Any) -> Any:
 
     if isinstance(entry, dict):
         kind = entry.get("type")
+        if kind in ("assert-set", "not-assert-set"):  # its assertions, each checked (formats/agentevals/assert_set.py)
+            inner = entry.get("assert")
+            return {**entry, "assert": [_check_type(src, f"{where}.assert[{i}]", a) for i, a in enumerate(inner)]} if isinstance(inner, list) else entry
         if isinstance(kind, str) and not supported(kind):
             reason = REFUSED.get(kind.replace("_", "-").removeprefix("not-"))
             if reason is not None:
                 raise _err(src, f"{where}.type", f"promptfoo assertion {kind!r} is not graded by agentsproof: {reason}")
-            types = sorted(k for k in EXTRA if k not in ("files", "tool-calls", "skill-trigger"))
+            types = sorted([*(k for k in EXTRA if k not in ("files", "tool-calls", "skill-trigger")), "assert-set"])
             raise _err(src, f"{where}.type", f"promptfoo assertion {kind!r} is not graded by agentsproof; supported: {', '.join(types)} (and not-<type>)")
     return entry
 

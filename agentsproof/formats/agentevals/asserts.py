@@ -4,8 +4,7 @@ r"""EVAL.yaml assertions → agentsproof graders.
 |---|---|
 | a plain string (agentv), ``rubrics`` strings | one ``assertions`` grader of all of them (weight: their count) |
 | ``contains`` / ``icontains`` / ``not-contains`` / ``not-icontains`` | deterministic ``mustContain`` / ``mustNotContain`` (``i``: any case) |
-| ``contains-any`` / ``icontains-any`` | one regex check: any of the values |
-| ``contains-all`` / ``icontains-all`` | ``mustContain`` with every value |
+| ``contains-any`` / ``icontains-any``; ``-all`` | one regex check: any of the values; ``mustContain`` with every value |
 | ``starts-with`` / ``ends-with`` / ``equals`` / ``regex`` | regex checks (``equals``: the whole answer, outer white space ignored) |
 | ``is-json`` | a ``script`` grader that parses the answer |
 | ``llm-rubric`` (a string), ``llm-grader`` (``prompt`` file or text), ``rubric`` with ``score_ranges`` | ``llm_rubric`` |
@@ -13,8 +12,8 @@ r"""EVAL.yaml assertions → agentsproof graders.
 | ``llm-rubric`` / ``rubrics`` / ``rubric`` with a list of outcomes | one ``assertions`` grader per outcome, with its weight (``operator: correctness`` / ``contradiction``: agentv's guidance put in the claim the judge checks) |
 | ``script`` / ``code-grader`` (``command``) | ``script`` (answer on stdin: agentv's JSON payload, or the plain answer) |
 | ``skill-used`` / ``not-skill-used`` / ``skill-trigger`` | ``skill_used`` (agent trials) |
-| ``min-length`` / ``max-length`` (promptfoo) | a ``script`` grader that counts the answer's characters |
-| ``not-empty`` (promptfoo) | a regex check: the answer holds a non-white-space character |
+| ``min-length`` / ``max-length``; ``not-empty`` (promptfoo) | a ``script`` grader that counts the answer's characters; a regex check |
+| ``python`` / ``javascript``; ``assert-set`` (promptfoo) | :mod:`.code`; its assertions, the set's weight shared (:mod:`.assert_set`) |
 
 Negation: ``negate: true`` (agentv, on any assertion) and a ``not-`` prefix on any type
 (promptfoo's rule: ``not-regex``, ``not-starts-with``, ``not-equals``, ``not-contains-any`` …)
@@ -40,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from agentsproof.core.errors import InputError
+from agentsproof.formats.agentevals.assert_set import expand_sets
 from agentsproof.formats.agentevals.code import CODE_TYPES, code_grader
 from agentsproof.formats.agentevals.negation import IS_JSON, IS_NOT_JSON, LENGTH, MAX_LENGTH, NEGATED, NOT_NEGATABLE, REFUSED, negate_pattern
 from agentsproof.grading.assertions import AssertionsGrader
@@ -166,9 +166,10 @@ class Builder:
     def build(self) -> None:
         """Turn the test's assertions into graders, in order (its plain criteria as one assertions grader), then
         its rubrics; the default grader when it has none."""
-        strings = [(w, e) for w, e in self.test.asserts if isinstance(e, str)]
+        entries = expand_sets(self.src, self.test.asserts)  # promptfoo's assert-set: its assertions, weighted
+        strings = [(w, e) for w, e in entries if isinstance(e, str)]
         placed = False
-        for where, entry in self.test.asserts:
+        for where, entry in entries:
             if isinstance(entry, str):
                 if not placed:
                     self._criteria([e for _, e in strings], strings[0][0], weight=float(len(strings)))

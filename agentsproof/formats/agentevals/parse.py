@@ -475,6 +475,8 @@ def render_entry(src: str, where: str, entry: Any, variables: dict[str, Any]) ->
             out["value"] = render(src, f"{where}.value", value, variables)
         elif isinstance(value, list):
             out["value"] = [render(src, f"{where}.value[{i}]", v, variables) if isinstance(v, str) else v for i, v in enumerate(value)]
+        if out.get("type") == "assert-set" and isinstance(out.get("assert"), list):  # promptfoo's group: its assertions too
+            out["assert"] = [render_entry(src, f"{where}.assert[{i}]", a, variables) for i, a in enumerate(out["assert"])]
         return out
     return entry
 
