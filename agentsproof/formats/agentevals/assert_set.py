@@ -55,7 +55,9 @@ def expand_sets(src: str, entries: list[tuple[str, Any]]) -> list[tuple[str, Any
             )
         extra = sorted(str(k) for k in entry if k not in SET_TYPES["assert-set"] | {"type", "negate"})
         if extra:
-            raise InputError(src, f"{where}.{extra[0]}", f"unknown key for 'assert-set'; expected one of {', '.join(sorted(SET_TYPES['assert-set'] | {'type'}))}")
+            raise InputError(
+                src, f"{where}.{extra[0]}", f"unknown key for 'assert-set'; expected one of {', '.join(sorted(SET_TYPES['assert-set'] | {'type'}))}"
+            )
         inner = entry.get("assert")
         if not isinstance(inner, list) or not inner or not all(isinstance(a, dict) for a in inner):
             raise InputError(src, f"{where}.assert", "must be a non-empty list of assertions (mappings with a type)")
