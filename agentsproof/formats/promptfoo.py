@@ -43,15 +43,30 @@ from agentsproof.core.errors import InputError
 from agentsproof.core.notice import note_once
 from agentsproof.formats.base import ItemRequest, Loaded
 from agentsproof.formats.promptfoo_providers import Provider, check_provider, not_model
+from agentsproof.formats.promptfoo_tests import file_ref, list_or_file, tests_from
 
 if TYPE_CHECKING:
     from agentsproof.model.results import ItemResult, RunResult
 
 NAMES = ("promptfooconfig.yaml", "promptfooconfig.yml")
-SUITE_KEYS = {"description", "prompts", "providers", "tests", "defaultTest", "tags"}
+SUITE_KEYS = {"description", "prompts", "providers", "tests", "defaultTest", "tags", "assertionTemplates"}
 IGNORED_KEYS = {"evaluateOptions", "outputPath", "sharing", "writeLatestResults", "$schema", "env"}
 TEST_KEYS = {"description", "vars", "assert", "metadata"}
 PROVIDER_KEYS = {"id", "label", "config", "provider"}
+REFUSED_KEYS = {
+    # promptfoo keys agentsproof does not honour, each refused with its reason (never dropped)
+    "scenarios": "promptfoo's scenarios (configs × tests) are not expanded; write the tests out",
+    "derivedMetrics": "metrics computed from other metrics are not reported; the report gives each check's score",
+    "redteam": "red-team generation is promptfoo's own; run the tests it generates",
+    "extensions": "promptfoo's extension hooks are not run",
+    "nunjucksFilters": "custom template filters are not run; give plain values in vars",
+    "options": "a test's options (transform, provider, rubricPrompt …) are not applied; write the judge's prompt as an llm-rubric assertion",
+    "threshold": "a test's own pass mark is not supported; the run's is --threshold",
+    "provider": "a test's own provider is not supported: every test runs on the config's providers (or --target)",
+    "providerOutput": "a given output is not graded without a trial",
+    "assertScoringFunction": "a custom scoring function is not run; the score is the assertions' weighted mean",
+    "prompts": "a provider's own prompts are not supported: every prompt runs on every provider",
+}
 
 
 def _say(src: str, note: str) -> None:
@@ -66,112 +81,34 @@ def _unknown(src: str, where: str, data: dict, allowed: set[str]) -> None:
     extra = sorted(str(k) for k in data if k not in allowed)
     if extra:
         at = f"{where}.{extra[0]}" if where else extra[0]
+        if extra[0] in REFUSED_KEYS:
+            raise _err(src, at, f"is not supported: {REFUSED_KEYS[extra[0]]}")
         raise _err(src, at, f"unknown key; expected one of {', '.join(sorted(allowed))}")
 
 
-def _file_ref(src: str, where: str, ref: str, path: Path) -> Path:
-    from agentsproof.core.inputs import confined
+def _templates(src: str, data: dict) -> dict[str, Any]:
+    """promptfoo's ``assertionTemplates``: named assertions an assertion takes with ``$ref``."""
+    found = data.get("assertionTemplates") or {}
+    if not isinstance(found, dict) or not all(isinstance(v, dict) for v in found.values()):
+        raise _err(src, "assertionTemplates", "must map names to assertions (mappings with a type)")
+    return found
 
-    target = confined(ref.removeprefix("file://"), path, where)
-    if not target.is_file():
-        raise _err(src, where, f"file {ref.removeprefix('file://')!r} not found")
-    return target
+
+def _deref(src: str, where: str, entry: Any, templates: dict[str, Any]) -> Any:
+    """``{$ref: "#/assertionTemplates/NAME", …}``: that template, the entry's other keys over it."""
+    if not isinstance(entry, dict) or "$ref" not in entry:
+        return entry
+    ref = entry["$ref"]
+    name = ref.removeprefix("#/assertionTemplates/") if isinstance(ref, str) and ref.startswith("#/assertionTemplates/") else None
+    if name is None or name not in templates:
+        raise _err(src, f"{where}.$ref", f"{ref!r} names no assertionTemplates entry (#/assertionTemplates/NAME)")
+    return {**copy.deepcopy(templates[name]), **{k: v for k, v in entry.items() if k != "$ref"}}
 
 
 def _read(src: str, where: str, ref: str, path: Path) -> str:
     from agentsproof.core.inputs import MAX_EVAL_FILE_BYTES, read_text
 
-    return read_text(_file_ref(src, where, ref, path), source=src, field=where, max_bytes=MAX_EVAL_FILE_BYTES, what="file")
-
-
-CSV_ASSERTS = {
-    # promptfoo's __expected prefixes → an assertion type
-    "contains": "contains",
-    "icontains": "icontains",
-    "not-contains": "not-contains",
-    "not-icontains": "not-icontains",
-    "regex": "regex",
-    "starts-with": "starts-with",
-    "equals": "equals",
-    "is-json": "is-json",
-    "llm-rubric": "llm-rubric",
-    "grade": "llm-rubric",
-    "contains-any": "icontains-any",
-    "contains-all": "contains-all",
-    "javascript": "javascript",
-    "fn": "javascript",
-    "eval": "javascript",
-    "python": "python",
-}
-
-
-def _csv_tests(src: str, where: str, target: Path) -> list[dict[str, Any]]:
-    """promptfoo's CSV tests: a column per var; ``__expected`` (``__expected1`` …) an assertion
-    (``contains: x``, ``regex: …``, ``grade: …``; a bare value means ``equals``); ``__description``."""
-    import csv
-    import io
-
-    from agentsproof.core.inputs import MAX_EVAL_FILE_BYTES, read_text
-
-    text = read_text(target, source=src, field=where, max_bytes=MAX_EVAL_FILE_BYTES, what="tests file")
-    try:
-        rows = list(csv.DictReader(io.StringIO(text)))
-    except csv.Error as err:
-        raise _err(src, where, f"{target.name} is not CSV: {err}") from None
-    tests: list[dict[str, Any]] = []
-    for n, row in enumerate(rows):
-        at = f"{where} ({target.name} row {n + 2})"
-        test: dict[str, Any] = {"vars": {}, "assert": []}
-        for key, value in row.items():
-            if key is None or value is None:
-                raise _err(src, at, "has more cells than the header has columns")
-            if "\x00" in key or "\x00" in value:
-                column = key.replace("\x00", "\\0")
-                raise _err(src, f"{at}: {column}", "holds a NUL character (no prompt or check can)")
-            if key.startswith("__expected"):
-                if not value.strip():
-                    continue
-                kind, sep, rest = value.partition(":")
-                kind = kind.strip()
-                base = kind.removeprefix("not-")  # promptfoo's not- prefix, on any type
-                atype = CSV_ASSERTS.get(kind) or (f"not-{CSV_ASSERTS[base]}" if base in CSV_ASSERTS else None)
-                if sep and atype is not None:
-                    entry: dict[str, Any] = {"type": atype}
-                    if atype.removeprefix("not-") != "is-json":
-                        values = [v.strip() for v in rest.split(",")] if atype.endswith(("-any", "-all")) else rest.strip()
-                        entry["value"] = values
-                    test["assert"].append(entry)
-                elif sep and kind.strip() and " " not in kind.strip():
-                    raise _err(src, at, f"{key}: promptfoo assertion {kind.strip()!r} is not graded by agentsproof")
-                else:
-                    test["assert"].append({"type": "equals", "value": value})
-            elif key == "__description":
-                test["description"] = value
-            elif key.startswith("__metadata:") and key[len("__metadata:") :].strip():  # promptfoo: the test's metadata, not graded
-                test.setdefault("metadata", {})[key[len("__metadata:") :].strip()] = value
-            elif key.startswith("__"):
-                raise _err(src, at, f"column {key!r} is not read by agentsproof (vars, __expected, __description, __metadata:NAME)")
-            else:
-                test["vars"][key] = value
-        tests.append(test)
-    return tests
-
-
-def _list_or_file(src: str, where: str, value: Any, path: Path) -> list[Any]:
-    """A list, one item, or ``file://x.yaml`` (``.json``, ``.csv``) holding the list."""
-    from agentsproof.core.validation import read_yaml
-
-    if isinstance(value, str) and value.startswith("file://") and value.lower().endswith(".csv"):
-        return _csv_tests(src, where, _file_ref(src, where, value, path))
-
-    if isinstance(value, str) and value.startswith("file://") and value.lower().endswith((".yaml", ".yml", ".json")):
-        value = read_yaml(_file_ref(src, where, value, path))
-        if not isinstance(value, list):
-            raise _err(src, where, "the file must hold a list")
-        return value
-    if isinstance(value, list):
-        return value
-    return [value]
+    return read_text(file_ref(src, where, ref, path), source=src, field=where, max_bytes=MAX_EVAL_FILE_BYTES, what="file")
 
 
 def _prompts(src: str, data: dict, path: Path) -> list[tuple[str, str]]:
@@ -180,7 +117,7 @@ def _prompts(src: str, data: dict, path: Path) -> list[tuple[str, str]]:
     if raw is None:
         raise _err(src, "prompts", "required field is missing")
     out: list[tuple[str, str]] = []
-    for i, p in enumerate(_list_or_file(src, "prompts", raw, path)):
+    for i, p in enumerate(list_or_file(src, "prompts", raw, path)):
         at = f"prompts[{i}]"
         label = None
         if isinstance(p, dict):
@@ -203,7 +140,7 @@ def _provider_entries(src: str, data: dict, path: Path) -> list[Provider]:
     if raw is None:
         return []
     out: list[Provider] = []
-    for i, p in enumerate(_list_or_file(src, "providers", raw, path)):
+    for i, p in enumerate(list_or_file(src, "providers", raw, path)):
         at = f"providers[{i}]"
         model: str | None = None
         cfg: Any = {}
@@ -271,10 +208,11 @@ def _to_eval_yaml(path: Path, contexts: list[dict[str, Any]] | None = None) -> t
         if key != "$schema":
             _say(src, f"{key}: not used by agentsproof (trials, timeouts and outputs are command-line options)")
     prompts = _prompts(src, data, path)
+    templates = _templates(src, data)
     providers = _provider_entries(src, data, path)
     default = data.get("defaultTest") or {}
     if isinstance(default, str) and default.startswith("file://"):
-        default = read_yaml(_file_ref(src, "defaultTest", default, path))
+        default = read_yaml(file_ref(src, "defaultTest", default, path))
     if not isinstance(default, dict):
         raise _err(src, "defaultTest", "must be a mapping (vars, assert) or file://PATH")
     _unknown(src, "defaultTest", default, TEST_KEYS - {"description"})
@@ -285,7 +223,7 @@ def _to_eval_yaml(path: Path, contexts: list[dict[str, Any]] | None = None) -> t
     raw_tests = data.get("tests")
     if raw_tests is None:
         raise _err(src, "tests", "required field is missing")
-    tests_in = _list_or_file(src, "tests", raw_tests, path)
+    tests_in = tests_from(src, "tests", raw_tests, path)
     if not tests_in:
         raise _err(src, "tests", "is empty; give at least one test")
     out_tests: list[dict[str, Any]] = []
@@ -302,7 +240,7 @@ def _to_eval_yaml(path: Path, contexts: list[dict[str, Any]] | None = None) -> t
         desc = t.get("description")
         name = _slug(desc) if isinstance(desc, str) and desc.strip() else f"test-{ti + 1}"
         entries = [(f"defaultTest.assert[{i}]", a) for i, a in enumerate(base_asserts)] + [(f"{at}.assert[{i}]", a) for i, a in enumerate(own)]
-        asserts = [render_entry(src, where, _check_type(src, where, a), variables) for where, a in entries]
+        asserts = [render_entry(src, where, _check_type(src, where, _deref(src, where, a, templates)), variables) for where, a in entries]
         asserts = [copy.deepcopy(a) for a in asserts]
         for pi, (plabel, template) in enumerate(prompts):
             text = render(src, f"prompts[{pi}]", template, variables)
