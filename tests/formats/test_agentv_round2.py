@@ -270,3 +270,21 @@ def test_default_test_threshold_wins_over_the_suite_threshold_as_in_agentv(tmp_p
     with pytest.raises(InputError) as exc:
         parse_suite({"threshold": 2, "tests": [{"id": "a", "input": "hi", "criteria": "c"}]}, tmp_path / "x.eval.yaml")
     assert exc.value.field == "threshold" and "from 0 to 1" in exc.value.message
+
+
+def test_a_weight_zero_grader_is_reported_and_not_scored(byok_env, tmp_path):
+    """The weighted-evaluators example as it is: its experimental grader (weight 0) is judged and
+    reported, and the trial's score is the other grader's alone."""
+    root = tmp_path / "weighted-evaluators"
+    shutil.copytree(WEIGHTED, root)
+    byok_env.add(Rule(reply="Reinforcement learning: an agent learns from rewards.", judge=False))
+    byok_env.add(Rule(reply='{"reasoning": "experimental", "score": 0.1}', judge=True, user_contains="# Experimental Metric"))
+    byok_env.add(Rule(reply='{"reasoning": "fine", "score": 0.9}', judge=True))
+    out = tmp_path / "out"
+    code, _, err = run_cli(["eval", root / "evals" / "dataset.eval.yaml", "--model", "m", "--output", out, "--no-cache"])
+    assert code in (0, 1) and "Traceback" not in err, err
+    data = read_json(out / "weighted-evaluators-examples" / "weighted-evaluators-examples-tc-eval.json")
+    trial = next(i for i in data["items"] if i["name"] == "experimental-evaluator-disabled")["with_arm"]["trials"][0]
+    assert [g["weight"] for g in trial["graders"]] == [1.0, 0.0], trial["graders"]
+    assert trial["graders"][1]["score"] is not None  # judged and reported
+    assert trial["score"] == trial["graders"][0]["score"]  # not scored

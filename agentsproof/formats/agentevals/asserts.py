@@ -41,6 +41,7 @@ from pydantic import BaseModel
 from agentsproof.core.errors import InputError
 from agentsproof.formats.agentevals.assert_set import expand_sets
 from agentsproof.formats.agentevals.code import CODE_TYPES, code_grader
+from agentsproof.formats.agentevals.forms import shaped
 from agentsproof.formats.agentevals.negation import IS_JSON, IS_NOT_JSON, LENGTH, MAX_LENGTH, NEGATED, NOT_NEGATABLE, REFUSED, negate_pattern
 from agentsproof.grading.assertions import AssertionsGrader
 from agentsproof.grading.deterministic import DeterministicGrader
@@ -128,17 +129,6 @@ def supported(kind: str) -> bool:
     return resolve(kind) is not None
 
 
-def _gated(base: type) -> type:
-    """``base`` with ``required`` and ``pass_mark``: a trial that scores below the mark on this
-    assertion fails whatever its total (``required``, ``min_score``, an LLM ``threshold``)."""
-    namespace = {"__annotations__": {"required": bool, "pass_mark": float}, "required": True, "pass_mark": 1.0, "__module__": __name__}
-    return type(f"Required{base.__name__}", (base,), namespace)
-
-
-_BASES: tuple[type, ...] = (DeterministicGrader, LLMRubricGrader, AssertionsGrader, ScriptGrader, SkillUsedGrader, *AGENT_GRADERS.values())
-_GATED = {base: _gated(base) for base in _BASES}
-
-
 class Builder:
     """The graders of one test, in order, with a label per grader (its metric or type)."""
 
@@ -146,6 +136,8 @@ class Builder:
         self.src, self.path, self.test, self.skill_name, self.at = src, path, test, skill_name, at
         self.graders: list[Any] = []
         self.labels: list[str] = []
+        self.zero = False
+        """The assertion being built has weight 0 (its graders are reported, not scored)."""
         self.needs_agent: str | None = None
         """Where the first assertion that needs an agent trial is (skill-used)."""
 
@@ -155,10 +147,7 @@ class Builder:
 
     def add(self, grader: BaseModel, label: str, gate: float | None) -> None:
         """Append ``grader`` with its label; with a ``gate``, as its required form that fails the trial below that mark."""
-        if gate is not None:
-            cls = _GATED[type(grader)]
-            grader = cls(**grader.model_dump(by_alias=True), pass_mark=gate)
-        self.graders.append(grader)
+        self.graders.append(shaped(grader, gate, self.zero))  # required / min_score / threshold; weight: 0
         self.labels.append(label)
 
     # ---------------------------------------------------------------- entries
@@ -170,6 +159,7 @@ class Builder:
         strings = [(w, e) for w, e in entries if isinstance(e, str)]
         placed = False
         for where, entry in entries:
+            self.zero = False
             if isinstance(entry, str):
                 if not placed:
                     self._criteria([e for _, e in strings], strings[0][0], weight=float(len(strings)))
@@ -178,7 +168,10 @@ class Builder:
             if not isinstance(entry, dict):
                 raise self.err(where, "must be a criterion (a string) or an assertion mapping with a type")
             self._typed(where, entry)
+        self.zero = False
         self._rubrics()
+        if self.graders and not any(g.weight for g in self.graders):
+            raise self.err(self.at, "every assertion has weight 0 (reported, not scored): nothing is scored; give one a weight above 0")
         if not self.graders:
             self._judge_default(self.at, "has nothing to check; give assert, rubrics, criteria or expected_output")
 
@@ -203,8 +196,8 @@ class Builder:
 
     def _weight(self, where: str, entry: dict) -> float:
         w = entry.get("weight", 1.0)
-        if w == 0 and not isinstance(w, bool):  # agentv: reported, not scored
-            raise self.err(f"{where}.weight", "0 is not supported: agentv reports such a grader without scoring it; agentsproof scores every grader")
+        self.zero = w == 0 and not isinstance(w, bool)  # agentv's and promptfoo's weight 0: reported, not scored
+        w = 1.0 if self.zero else w
         if isinstance(w, bool) or not isinstance(w, (int, float)) or not 0 < w <= 1000:
             raise self.err(f"{where}.weight", "must be a number above 0 (at most 1000)")
         return float(w)
