@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from agentsproof.core.errors import InputError
+from agentsproof.formats.agentevals.template_env import env_value
 
 SUITE_KEYS = {
     "name",
@@ -151,10 +152,13 @@ def _text(src: str, where: str, value: Any, *, empty_ok: bool = False) -> str:
 
 
 def render(src: str, where: str, text: str, variables: dict[str, Any]) -> str:
-    """``{{ name }}`` filled from the test's vars; an unknown name is an error."""
+    """``{{ name }}`` (or ``{{ vars.name }}``) filled from the test's vars, ``{{ env.NAME }}`` from an allowed environment variable; an unknown name is an error."""
 
     def one(m: re.Match[str]) -> str:
         name = m.group(1)
+        if name.startswith("env."):  # only an allowed, non-secret name (formats/agentevals/template_env.py)
+            return env_value(src, where, name[4:])
+        name = name[5:] if name.startswith("vars.") and name[5:] in variables else name  # {{ vars.x }} is {{ x }}
         if name not in variables:
             raise _err(src, where, f"uses {{{{ {name} }}}} but the test has no var {name!r}")
         value = variables[name]
