@@ -109,7 +109,10 @@ def test_list_vars_and_unknown_keys_are_one_line(byok_env, tmp_path):
     assert code == 30 and "tests[1].vars.input: a list of values" in err, err
     path.write_text(CONFIG + "scenarios: []\n")
     code, _, err = run_cli(["eval", path, "--model", "m", "--output", tmp_path / "out"])
-    assert code == 30 and "scenarios: unknown key" in err, err
+    assert code == 30 and "scenarios: is not supported: promptfoo's scenarios" in err, err
+    path.write_text(CONFIG + "wobble: []\n")
+    code, _, err = run_cli(["eval", path, "--model", "m", "--output", tmp_path / "out"])
+    assert code == 30 and "wobble: unknown key" in err, err
 
 
 def test_convert_to_eval_yaml_runs_the_same_cases(byok_env, tmp_path):

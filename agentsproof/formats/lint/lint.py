@@ -254,11 +254,12 @@ def _cases_view_of(loaded: Loaded, src: str) -> FileView:
     cases = []
     skill = ""
     for i, item in enumerate(loaded.items):
-        at = f"{prefix}[{i}]"
+        # a promptfoo case is a prompt × test (× provider): named by its name, not an index into tests
+        at = f"case {item.name!r}" if kind == "promptfoo" else f"{prefix}[{i}]"
         cases.append(
             CaseView(
                 field=at,
-                name=item.task_name,
+                name=item.name if kind == "promptfoo" else item.task_name,  # a provider's copy has the case's task name
                 prompt=item.prompt,
                 graders=list(item.graders),
                 grader_fields=[f"{at}.{graders_at}" for _ in item.graders],
