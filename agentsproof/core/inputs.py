@@ -64,6 +64,20 @@ def eval_root(eval_file: Path) -> Path:
     return folder
 
 
+MAX_REPO_LEVELS = 8
+"""How many folders above an eval file :func:`repo_root` looks for a ``.git``."""
+
+
+def repo_root(eval_file: Path) -> Path | None:
+    """The repository an eval file is in (the nearest folder above it, within
+    :data:`MAX_REPO_LEVELS`, holding ``.git``), or None."""
+    folder = eval_file.resolve().parent
+    for candidate in (folder, *list(folder.parents)[:MAX_REPO_LEVELS]):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
 def confined(ref: str, eval_file: Path, field: str, *, root: Path | None = None) -> Path:
     """``ref`` (as written in ``eval_file``) resolved inside the eval's tree, or InputError."""
     src = display(eval_file)

@@ -126,7 +126,8 @@ def test_python_and_javascript_assertions_run_with_output_and_context(byok_env, 
         ("{type: javascript, value: 'file://checks/tone.py'}", "tests[0].assert[0].value", "ends in .js"),
         ("{type: python, value: 'True', threshold: high}", "tests[0].assert[0].threshold", "must be a number"),
         ("{type: python, value: 'file://../../outside.py'}", "tests[0].assert[0].value", "outside"),
-        ("{type: python, value: 'True', config: {a: 1}}", "tests[0].assert[0].config", "unknown key"),
+        ("{type: python, value: 'True', config: {a: 1}}", "tests[0].assert[0].config", "'config' on 'python' is not supported"),
+        ("{type: python, value: 'True', wobble: 1}", "tests[0].assert[0].wobble", "unknown key"),
     ],
 )
 def test_a_bad_code_assertion_is_one_line_naming_the_field(tmp_path, assertion, field, words):

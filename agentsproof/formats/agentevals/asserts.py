@@ -42,7 +42,7 @@ from agentsproof.core.errors import InputError
 from agentsproof.formats.agentevals.assert_set import expand_sets
 from agentsproof.formats.agentevals.code import CODE_TYPES, code_grader
 from agentsproof.formats.agentevals.forms import shaped
-from agentsproof.formats.agentevals.negation import IS_JSON, IS_NOT_JSON, LENGTH, MAX_LENGTH, NEGATED, NOT_NEGATABLE, REFUSED, negate_pattern
+from agentsproof.formats.agentevals.negation import IS_JSON, IS_NOT_JSON, LENGTH, MAX_LENGTH, NEGATED, NOT_NEGATABLE, REFUSED, negate_pattern, option_message
 from agentsproof.grading.assertions import AssertionsGrader
 from agentsproof.grading.deterministic import DeterministicGrader
 from agentsproof.grading.hooks import typed_assertion
@@ -56,7 +56,7 @@ from agentsproof.model.graders import Checks
 if TYPE_CHECKING:
     from agentsproof.formats.agentevals.parse import EvalTest
 
-COMMON = {"type", "weight", "required", "min_score", "metric", "name", "description", "negate"}
+COMMON = {"type", "weight", "required", "min_score", "metric", "name", "id", "description", "negate"}
 EXTRA: dict[str, set[str]] = {
     **{
         t: {"value"}
@@ -243,8 +243,8 @@ class Builder:
         allowed = COMMON | EXTRA[kind]
         extra = sorted(k for k in entry if k not in allowed)
         if extra:
-            raise self.err(f"{where}.{extra[0]}", f"unknown key for {kind!r}; expected one of {', '.join(sorted(allowed))}")
-        metric = entry.get("metric") or entry.get("name")
+            raise self.err(f"{where}.{extra[0]}", option_message(extra[0], kind, allowed))
+        metric = entry.get("metric") or entry.get("name") or entry.get("id")  # agentv's assertion id labels it too
         if metric is not None and (not isinstance(metric, str) or not metric.strip()):
             raise self.err(f"{where}.metric", "must be a non-empty string")
         negate = entry.get("negate", False)
@@ -414,7 +414,7 @@ class Builder:
         text = text.strip().removeprefix("file://") if text.strip().startswith("file://") else text
         if text.strip().endswith((".md", ".txt")) and "\n" not in text.strip():
             text = read_text(
-                attached(self.src, f"{where}.prompt", text.strip(), self.path),
+                attached(self.src, f"{where}.prompt", text.strip(), self.path, judge_prompt=True),
                 source=self.src,
                 field=f"{where}.prompt",
                 max_bytes=MAX_EVAL_FILE_BYTES,

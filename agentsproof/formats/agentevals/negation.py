@@ -99,3 +99,28 @@ SCRIPT_TARGETS = {
     **{k: "the answer's length in characters" for k in ("min-length", "max-length", "not-min-length", "not-max-length")},
 }
 """What the report names as the target of an assertion checked by one of the scripts above (not the script's code)."""
+
+
+_JUDGE = "the judge is --judge-model / --model (or the configured provider) for every grader"
+REFUSED_OPTIONS = {
+    "provider": _JUDGE,
+    "target": _JUDGE,
+    "temperature": "a grader's own judge temperature is not set; " + _JUDGE,
+    "max_steps": "agentv's agentic judge (max_steps) is not run; write the check as an llm-grader prompt",
+    "rubricPrompt": "a grader's own judge prompt template is not used; write it as an llm-grader prompt",
+    "transform": "the answer is graded as it is; transform it in a python assertion or a script",
+    "options": "a grader's options (transform, provider …) are not applied",
+    "config": "a script's config is not passed to the script; put it in the command or a file beside the eval",
+    "cwd": "a script runs in the trial's workspace (its files from environment.workdir)",
+    "fields": "comparing the fields of a structured answer is not implemented; use a python assertion or a script",
+    "expected_tools": "a script is not given the expected tools; check tool calls with tool-calls in an agent trial",
+    "algorithm": "comparing the fields of a structured answer is not implemented; use a python assertion or a script",
+}
+"""Assertion options agentv and promptfoo give that agentsproof does not honour: refused with the reason, never dropped."""
+
+
+def option_message(key: str, kind: str, allowed: set[str]) -> str:
+    """The one line for an assertion option agentsproof does not take: its reason, or the keys it does take."""
+    if key in REFUSED_OPTIONS:
+        return f"{key!r} on {kind!r} is not supported: {REFUSED_OPTIONS[key]}"
+    return f"unknown key for {kind!r}; expected one of {', '.join(sorted(allowed))}"

@@ -226,14 +226,18 @@ def _messages(src: str, where: str, value: Any, path: Path, files: list[tuple[st
     return text
 
 
-def attached(src: str, where: str, rel: str, path: Path) -> Path:
+def attached(src: str, where: str, rel: str, path: Path, *, judge_prompt: bool = False) -> Path:
     """A file an EVAL.yaml names (a file part, a grader's prompt): relative to its folder,
     confined to it or, for a file in an ``evals/`` folder, to the folder above it (agentv
-    keeps ``prompts/`` beside ``evals/``); tried from that folder too when not found."""
-    from agentsproof.core.inputs import confined
+    keeps ``prompts/`` beside ``evals/``); tried from that folder too when not found. A judge
+    prompt (``.md``/``.txt``) may also come from anywhere in the file's git repository
+    (agentv's red-team suites share ``../graders/x.md``)."""
+    from agentsproof.core.inputs import confined, repo_root
 
     folder = path.resolve().parent
     root = folder.parent if folder.name == "evals" else None
+    repo = repo_root(path) if judge_prompt and rel.endswith((".md", ".txt")) else None
+    root = repo if repo is not None and (root is None or root.is_relative_to(repo)) else root
     target = confined(rel, path, where, root=root)
     if not target.is_file() and root is not None:
         alt = (root / rel).resolve()
@@ -253,11 +257,13 @@ def _expected(src: str, where: str, value: Any) -> str | None:
         texts = []
         for i, msg in enumerate(value):
             content = msg.get("content") if isinstance(msg, dict) else None
-            if isinstance(content, (dict, list)):  # structured output: compared as its JSON text
-                content = json.dumps(content, indent=2, ensure_ascii=False)
+            if content is None and isinstance(msg, dict) and isinstance(msg.get("tool_calls"), list):  # agentv: expected tool calls
+                content = {"tool_calls": msg["tool_calls"]}
+            if isinstance(content, (dict, list)):  # structured output (tool calls too): compared as its JSON text
+                content = json.dumps(content, indent=2, ensure_ascii=False, default=str)
             if not isinstance(content, str):
-                raise _err(src, f"{where}[{i}]", "must be an assistant message with text content")
-            _unknown(src, f"{where}[{i}]", msg, MESSAGE_KEYS)
+                raise _err(src, f"{where}[{i}]", "must be an assistant message with text content (or tool_calls)")
+            _unknown(src, f"{where}[{i}]", msg, MESSAGE_KEYS | {"tool_calls"})
             texts.append(content)
         return "\n\n".join(texts) if texts else None
     return _text(src, where, value)

@@ -92,10 +92,13 @@ class Reduction:
         whole = parse_field(text)
         return format_field(self.original(whole)) if whole is not None else _PATH_IN_TEXT.sub(one, text)
 
-    def follows(self, path: list[Seg]) -> bool:
+    def follows(self, path: list[Seg], message: str = "") -> bool:
         """True when an error at ``path`` (in the file) may follow from what was taken out:
-        it is in, or holds, a field taken out."""
-        return any(_prefix(r, path) or _prefix(path, r) for r in self.removed)
+        it is in, or holds, a field taken out, or it says that a key beside one is missing
+        (a judge's ``value`` once its ``prompt`` was taken out)."""
+        if any(_prefix(r, path) or _prefix(path, r) for r in self.removed):
+            return True
+        return "missing" in message and any(len(r) == len(path) and r[:-1] == path[:-1] for r in self.removed)
 
     def take_out(self, path: list[Seg], *, unique: bool = False) -> bool:
         """Take out the deepest existing field on ``path`` (a missing key: the mapping that
@@ -164,7 +167,7 @@ def every_error(path: Path, src: str, data: Any, first: InputError, attempt: Cal
         except Exception:  # noqa: BLE001 - a loader surprised by what was taken out: the errors so far stand
             return errors, None, red
         where = parse_field(err.field or "")
-        if err.source in (None, src) and (where is None and not err.field or where is not None and red.follows(red.original(where))):
+        if err.source in (None, src) and (where is None and not err.field or where is not None and red.follows(red.original(where), err.message)):
             continue  # follows from what was taken out: not reported, taken out in turn
         errors.append(InputError(err.source, red.original_text(err.field) if err.field else err.field, red.original_text(err.message)))
     return errors, None, red
