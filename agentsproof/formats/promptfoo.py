@@ -43,7 +43,7 @@ from agentsproof.core.errors import InputError
 from agentsproof.core.notice import note_once
 from agentsproof.formats.base import ItemRequest, Loaded
 from agentsproof.formats.promptfoo_providers import Provider, check_provider, not_model
-from agentsproof.formats.promptfoo_tests import file_ref, list_or_file, tests_from
+from agentsproof.formats.promptfoo_tests import expand_refs, file_ref, list_or_file, tests_from
 
 if TYPE_CHECKING:
     from agentsproof.model.results import ItemResult, RunResult
@@ -174,12 +174,32 @@ def _vars(src: str, where: str, value: Any, path: Path) -> dict[str, Any]:
         raise _err(src, where, "must be a mapping of names to values")
     out: dict[str, Any] = {}
     for k, v in value.items():
-        if isinstance(v, str) and v.startswith("file://"):
-            v = _read(src, f"{where}.{k}", v, path)
-        elif isinstance(v, list):
-            raise _err(src, f"{where}.{k}", "a list of values (one case each) is not expanded by agentsproof; write one test per value")
+        if isinstance(v, str) and v.startswith("file://"):  # a file's text; a glob: one case per file
+            refs = expand_refs(src, f"{where}.{k}", v, path)
+            v = [_read(src, f"{where}.{k}", r, path) for r in refs] if refs != [v] else _read(src, f"{where}.{k}", v, path)
         out[str(k)] = v
     return out
+
+
+MAX_COMBOS = 1000
+"""Cases one promptfoo test may expand into (its list vars' values multiplied)."""
+
+
+def _combos(src: str, where: str, variables: dict[str, Any]) -> list[dict[str, Any]]:
+    """promptfoo's expansion: a var whose value is a list gives one case per value (several: every combination)."""
+    import itertools
+
+    lists = {k: v for k, v in variables.items() if isinstance(v, list)}
+    for k, v in lists.items():
+        if not v:
+            raise _err(src, f"{where}.{k}", "is an empty list: no case to run")
+    count = 1
+    for v in lists.values():
+        count *= len(v)
+    if count > MAX_COMBOS:
+        raise _err(src, where, f"its list vars make {count} cases (at most {MAX_COMBOS})")
+    names = list(lists)
+    return [{**variables, **dict(zip(names, values, strict=True))} for values in itertools.product(*(lists[n] for n in names))]
 
 
 def _slug(text: str) -> str:
@@ -233,33 +253,34 @@ def _to_eval_yaml(path: Path, contexts: list[dict[str, Any]] | None = None) -> t
         if not isinstance(t, dict):
             raise _err(src, at, "must be a mapping (description, vars, assert)")
         _unknown(src, at, t, TEST_KEYS)
-        variables = {**base_vars, **_vars(src, f"{at}.vars", t.get("vars"), path)}
         own = t.get("assert") or []
         if not isinstance(own, list):
             raise _err(src, f"{at}.assert", "must be a list")
         desc = t.get("description")
-        name = _slug(desc) if isinstance(desc, str) and desc.strip() else f"test-{ti + 1}"
+        base_name = _slug(desc) if isinstance(desc, str) and desc.strip() else f"test-{ti + 1}"
         entries = [(f"defaultTest.assert[{i}]", a) for i, a in enumerate(base_asserts)] + [(f"{at}.assert[{i}]", a) for i, a in enumerate(own)]
-        asserts = [render_entry(src, where, _check_type(src, where, _deref(src, where, a, templates)), variables) for where, a in entries]
-        asserts = [copy.deepcopy(a) for a in asserts]
-        for pi, (plabel, template) in enumerate(prompts):
-            text = render(src, f"prompts[{pi}]", template, variables)
-            tid = name if len(prompts) == 1 else f"{_slug(plabel)}.{name}"
-            while tid in seen:
-                tid += "-2"
-            seen.add(tid)
-            test: dict[str, Any] = {"id": tid, "input": _input(src, f"prompts[{pi}]", text)}
-            if isinstance(desc, str) and desc.strip():
-                test["description"] = desc
-            if asserts:
-                test["assert"] = copy.deepcopy(asserts)
-            elif "expected_output" not in variables:
-                raise _err(src, f"{at}.assert", "has nothing to check; give assert (here or in defaultTest)")
-            if "expected_output" in variables:
-                test["expected_output"] = str(variables["expected_output"])
-            out_tests.append(test)
-            if contexts is not None:
-                contexts.append(variables)
+        combos = _combos(src, f"{at}.vars", {**base_vars, **_vars(src, f"{at}.vars", t.get("vars"), path)})
+        for ci, variables in enumerate(combos):  # promptfoo: a list var is one case per value
+            name = base_name if len(combos) == 1 else f"{base_name}-{ci + 1}"
+            asserts = [render_entry(src, where, _check_type(src, where, _deref(src, where, a, templates)), variables) for where, a in entries]
+            for pi, (plabel, template) in enumerate(prompts):
+                text = render(src, f"prompts[{pi}]", template, variables)
+                tid = name if len(prompts) == 1 else f"{_slug(plabel)}.{name}"
+                while tid in seen:
+                    tid += "-2"
+                seen.add(tid)
+                test: dict[str, Any] = {"id": tid, "input": _input(src, f"prompts[{pi}]", text)}
+                if isinstance(desc, str) and desc.strip():
+                    test["description"] = desc
+                if asserts:
+                    test["assert"] = copy.deepcopy(asserts)
+                elif "expected_output" not in variables:
+                    raise _err(src, f"{at}.assert", "has nothing to check; give assert (here or in defaultTest)")
+                if "expected_output" in variables:
+                    test["expected_output"] = str(variables["expected_output"])
+                out_tests.append(test)
+                if contexts is not None:
+                    contexts.append(variables)
     suite: dict[str, Any] = {"name": path.resolve().parent.name or "promptfoo"}
     if isinstance(data.get("description"), str):
         suite["description"] = data["description"]

@@ -128,12 +128,13 @@ def tests_from(src: str, where: str, value: Any, path: Path) -> list[Any]:
         if not (isinstance(item, str) and item.startswith("file://")):
             out.append(item)
             continue
-        for ref in _expand(src, at, item, path):
+        for ref in expand_refs(src, at, item, path):
             out.extend(_tests_file(src, at, ref, path))
     return out
 
 
-def _expand(src: str, where: str, ref: str, path: Path) -> list[str]:
+def expand_refs(src: str, where: str, ref: str, path: Path) -> list[str]:
+    """``file://PATH``, or each file a glob in it matches (inside the config's folder, sorted)."""
     rel = ref.removeprefix("file://")
     if not any(c in rel for c in "*?["):
         return [ref]

@@ -104,9 +104,9 @@ def test_unknown_assertion_type_is_refused_by_name(byok_env, tmp_path):
 
 
 def test_list_vars_and_unknown_keys_are_one_line(byok_env, tmp_path):
-    path = _config(tmp_path, CONFIG.replace("input: Thanks", "input: [Thanks, Bye]"))
+    path = _config(tmp_path, CONFIG.replace("input: Thanks", "input: []"))
     code, _, err = run_cli(["eval", path, "--model", "m", "--output", tmp_path / "out"])
-    assert code == 30 and "tests[1].vars.input: a list of values" in err, err
+    assert code == 30 and "tests[1].vars.input: is an empty list" in err, err
     path.write_text(CONFIG + "scenarios: []\n")
     code, _, err = run_cli(["eval", path, "--model", "m", "--output", tmp_path / "out"])
     assert code == 30 and "scenarios: is not supported: promptfoo's scenarios" in err, err

@@ -72,3 +72,20 @@ def test_what_is_not_honoured_is_refused_with_its_reason(tmp_path, config, field
     assert code == 30 and "Traceback" not in err, err
     line = next(line for line in err.splitlines() if f"{field}:" in line)
     assert words in line, err
+
+
+def test_a_list_var_is_one_case_per_value_and_a_var_glob_one_per_file(byok_env, tmp_path):
+    byok_env.add(Rule(reply="Bonjour", judge=False))
+    folder = _folder(
+        tmp_path,
+        "prompts: ['Translate {{input}} ({{doc}})']\n"
+        "tests:\n  - description: words\n    vars: {input: [Hello, Hi], doc: file://docs/*.txt}\n    assert: [{type: icontains, value: bonjour}]\n",
+    )
+    (folder / "docs").mkdir()
+    (folder / "docs" / "a.txt").write_text("first doc")
+    (folder / "docs" / "b.txt").write_text("second doc")
+    code, _, err = run_cli(["eval", folder / "promptfooconfig.yaml", "--model", "m", "--output", tmp_path / "out", "--no-cache"])
+    assert code == 0, err
+    assert sorted(_names(tmp_path)) == ["words-1", "words-2", "words-3", "words-4"]
+    sent = sorted(str(r["messages"][-1]["content"]) for r in byok_env.trial_requests())
+    assert sent == ["Translate Hello (first doc)", "Translate Hello (second doc)", "Translate Hi (first doc)", "Translate Hi (second doc)"]
