@@ -53,6 +53,7 @@ SUITE_KEYS = {"description", "prompts", "providers", "tests", "defaultTest", "ta
 IGNORED_KEYS = {"evaluateOptions", "outputPath", "sharing", "writeLatestResults", "$schema", "env"}
 TEST_KEYS = {"description", "vars", "assert", "metadata"}
 PROVIDER_KEYS = {"id", "label", "config", "provider"}
+PROMPT_KEYS = {"raw", "label", "id"}
 REFUSED_KEYS = {
     # promptfoo keys agentsproof does not honour, each refused with its reason (never dropped)
     "scenarios": "promptfoo's scenarios (configs × tests) are not expanded; write the tests out",
@@ -66,6 +67,7 @@ REFUSED_KEYS = {
     "providerOutput": "a given output is not graded without a trial",
     "assertScoringFunction": "a custom scoring function is not run; the score is the assertions' weighted mean",
     "prompts": "a provider's own prompts are not supported: every prompt runs on every provider",
+    "config": "a prompt's own config (model settings) is not applied; give them on the provider (config: model, temperature, max_tokens)",
 }
 
 
@@ -121,7 +123,7 @@ def _prompts(src: str, data: dict, path: Path) -> list[tuple[str, str]]:
         at = f"prompts[{i}]"
         label = None
         if isinstance(p, dict):
-            _unknown(src, at, p, {"raw", "label", "id"})
+            _unknown(src, at, p, PROMPT_KEYS)
             label = p.get("label")
             p = p.get("raw", p.get("id"))
         if not isinstance(p, str) or not p.strip():

@@ -203,3 +203,12 @@ def test_parsed_as_gives_the_data_instead_of_the_file_and_writes_nothing(tmp_pat
     with inputs.parsed_as(jsn, [1]):
         assert inputs.read_json_file(jsn) == [1]
     assert inputs.read_yaml_file(yml) == {"a": 1} and yml.read_text() == "a: 1\n"
+
+
+def test_repo_root_is_the_nearest_folder_with_git_above(tmp_path: Path) -> None:
+    deep = tmp_path / "repo" / "a" / "b"
+    deep.mkdir(parents=True)
+    (deep / "x.eval.yaml").write_text("tests: []\n")
+    assert inputs.repo_root(deep / "x.eval.yaml") is None
+    (tmp_path / "repo" / ".git").mkdir()
+    assert inputs.repo_root(deep / "x.eval.yaml") == (tmp_path / "repo").resolve()

@@ -76,6 +76,7 @@ def test_the_tables_are_there_and_each_key_has_one_row() -> None:
         "promptfoo: top-level keys",
         "promptfoo: test keys",
         "promptfoo: provider keys",
+        "promptfoo: prompt keys",
         "evals.json: top-level keys",
         "evals.json: eval keys",
         "Assertion types (EVAL.yaml and promptfoo)",
@@ -97,7 +98,9 @@ def test_promptfoo_rows_are_the_loaders_keys() -> None:
     assert _keys("promptfoo: top-level keys", "ignored") == promptfoo.IGNORED_KEYS
     assert _keys("promptfoo: test keys", *KNOWN) == promptfoo.TEST_KEYS
     assert _keys("promptfoo: provider keys", *KNOWN) == promptfoo.PROVIDER_KEYS
-    refused = set().union(*(_keys(t, "refused") for t in ("promptfoo: top-level keys", "promptfoo: test keys", "promptfoo: provider keys")))
+    assert _keys("promptfoo: prompt keys", *KNOWN) == promptfoo.PROMPT_KEYS
+    tables = ("promptfoo: top-level keys", "promptfoo: test keys", "promptfoo: provider keys", "promptfoo: prompt keys")
+    refused = set().union(*(_keys(t, "refused") for t in tables))
     assert refused == set(promptfoo.REFUSED_KEYS)
 
 
@@ -138,6 +141,8 @@ def _promptfoo(tmp: Path, row: Row) -> Path:
         data["tests"][0].update(row.example)
     elif row.table == "promptfoo: provider keys":
         data["providers"] = [{"id": "openai:gpt-4o-mini", **row.example}]
+    elif row.table == "promptfoo: prompt keys":
+        data["prompts"] = [{"raw": "Say {{input}}", **row.example}]
     else:
         data.update(row.example)
     path = tmp / "promptfooconfig.yaml"
