@@ -49,6 +49,15 @@ if TYPE_CHECKING:
     from agentsproof.model.results import ItemResult, RunResult
 
 NAMES = ("promptfooconfig.yaml", "promptfooconfig.yml")
+_NAMED = re.compile(r"promptfooconfig(?:[.-][\w.-]+)?\.ya?ml")
+
+
+def is_config_name(name: str) -> bool:
+    """``promptfooconfig.yaml`` (``.yml``) and the variants promptfoo's own examples use with
+    ``-c``: ``promptfooconfig.claude.yaml``, ``promptfooconfig-inline.yaml`` …"""
+    return _NAMED.fullmatch(name) is not None
+
+
 SUITE_KEYS = {"description", "prompts", "providers", "tests", "defaultTest", "tags", "assertionTemplates"}
 IGNORED_KEYS = {"evaluateOptions", "outputPath", "sharing", "writeLatestResults", "$schema", "env"}
 TEST_KEYS = {"description", "vars", "assert", "metadata"}
@@ -327,12 +336,12 @@ class PromptfooConfig:
     name = "promptfoo"
 
     def detect(self, path: Path) -> bool:
-        """A file named ``promptfooconfig.yaml`` (or ``.yml``)."""
-        return path.name in NAMES
+        """A file named ``promptfooconfig.yaml`` (or ``.yml``, or a variant: :func:`is_config_name`)."""
+        return is_config_name(path.name)
 
     def discoverable(self, path: Path) -> bool:
-        """A file named ``promptfooconfig.yaml`` (or ``.yml``): ``eval-all`` runs it single-armed, as ``eval`` does without ``--skill``."""
-        return path.name in NAMES
+        """A promptfoo config (:func:`is_config_name`): ``eval-all`` runs it single-armed, as ``eval`` does without ``--skill``."""
+        return is_config_name(path.name)
 
     def load(self, path: Path, request: ItemRequest) -> Loaded:
         """The config's cases as items, on ``--skill`` when given (else single-armed); with several providers, every case once per provider."""

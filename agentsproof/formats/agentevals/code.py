@@ -14,7 +14,7 @@
         threshold: 0.7                               # a number returned passes from here
 
 As in promptfoo, the code gets ``output`` (the answer, text) and ``context`` (``vars``,
-``prompt``, ``test``: its ``vars`` and ``description``); it returns a bool (pass), a number (a
+``prompt``, ``test``: its ``vars`` and ``description``; ``config``: the assertion's own); it returns a bool (pass), a number (a
 score: passes above 0, or from ``threshold`` when given) or ``{pass, score, reason}``. A file
 ``file://x.py`` calls ``get_assert`` (python) or what the module exports (javascript: the
 function, ``default``), or the function ``:name`` after the path. The code runs as a
@@ -39,7 +39,7 @@ from agentsproof.grading.script import ScriptGrader
 if TYPE_CHECKING:
     from agentsproof.formats.agentevals.parse import EvalTest
 
-CODE_TYPES: dict[str, set[str]] = {"python": {"value", "threshold"}, "javascript": {"value", "threshold"}}
+CODE_TYPES: dict[str, set[str]] = {"python": {"value", "threshold", "config"}, "javascript": {"value", "threshold", "config"}}
 """The assertion types of this module and the keys each takes (besides the common ones)."""
 
 _RESULT_PY = r"""
@@ -167,6 +167,9 @@ def code_grader(src: str, path: Path, t: EvalTest, where: str, entry: dict[str, 
                 src, f"{where}.type", "a javascript assertion runs with node, which is not on PATH: install Node.js, or write it as a python assertion"
             )
         run = [node, "-e", NODE_RUNNER]
-    context = {"vars": t.vars, "prompt": t.prompt, "test": {"vars": t.vars, "description": t.id}}
+    config = entry.get("config", {})
+    if not isinstance(config, dict):
+        raise InputError(src, f"{where}.config", "must be a mapping (the assertion's context.config)")
+    context = {"vars": t.vars, "prompt": t.prompt, "test": {"vars": t.vars, "description": t.id}, "config": config}
     args = [mode, code, fn, json.dumps(context, default=str), "-" if threshold is None else repr(float(threshold)), "1" if negate else "0"]
     return ScriptGrader(type="script", run=[*run, *args], stdin="json", weight=weight)
