@@ -156,3 +156,35 @@ def test_a_csv_expected_column_takes_python_and_javascript_and_metadata_columns(
     (path.parent / "tests.csv").write_text("input,__expected,__prefix\nHello,contains: Bon,x\n")
     code, _, err = run_cli(["eval", path, "--model", "m", "--output", tmp_path / "out"])
     assert code == 30 and "column '__prefix' is not read by agentsproof" in err, err
+
+
+def test_an_assertion_provider_is_that_graders_judge_model(byok_env, tmp_path):
+    byok_env.add(Rule(reply="Bonjour", judge=False))
+    byok_env.add(Rule(reply='{"reasoning": "ok", "score": 0.9}', judge=True))
+    text = (
+        "prompts: ['Translate: {{input}}']\ntests:\n  - vars: {input: Hello}\n    assert:\n"
+        "      - {type: llm-rubric, value: A French greeting, provider: 'openai:chat:gpt-4o-mini'}\n"
+        "      - {type: llm-rubric, value: Polite, provider: {id: 'openai:o4-mini'}}\n"
+        "      - {type: llm-rubric, value: Short}\n"
+    )
+    path = _config(tmp_path, text)
+    code, _, err = run_cli(["eval", path, "--model", "m", "--judge-model", "judge-m", "--output", tmp_path / "out", "--no-cache"])
+    assert code == 0, err
+    assert sorted(r["model"] for r in byok_env.judge_requests()) == ["gpt-4o-mini", "judge-m", "o4-mini"]
+    assert {r["model"] for r in byok_env.trial_requests()} == {"m"}
+
+
+@pytest.mark.parametrize(
+    ("provider", "field", "words"),
+    [
+        ("'file://judge.py'", "tests[0].assert[0].provider", "not a model"),
+        ("'exec: python3 judge.py'", "tests[0].assert[0].provider", "not a model"),
+        ("{id: 'openai:gpt-4o', config: {temperature: 0}}", "tests[0].assert[0].provider.config", "settings are not applied"),
+    ],
+)
+def test_a_judge_provider_that_is_not_a_model_is_refused(tmp_path, provider, field, words):
+    text = f"prompts: ['Say {{{{input}}}}']\ntests:\n  - vars: {{input: hi}}\n    assert: [{{type: llm-rubric, value: Greets, provider: {provider}}}]\n"
+    code, _, err = run_cli(["eval", _config(tmp_path, text), "--model", "m", "--output", tmp_path / "out"])
+    assert code == 30 and "Traceback" not in err, err
+    line = next(line for line in err.splitlines() if f"{field}:" in line)
+    assert words in line, err

@@ -40,7 +40,7 @@ from pydantic import BaseModel
 
 from agentsproof.core.errors import InputError
 from agentsproof.formats.agentevals.assert_set import expand_sets
-from agentsproof.formats.agentevals.code import CODE_TYPES, code_grader
+from agentsproof.formats.agentevals.code import CODE_TYPES, JUDGED_TYPES, code_grader, judge_model
 from agentsproof.formats.agentevals.forms import shaped
 from agentsproof.formats.agentevals.negation import IS_JSON, IS_NOT_JSON, LENGTH, MAX_LENGTH, NEGATED, NOT_NEGATABLE, REFUSED, negate_pattern, option_message
 from agentsproof.grading.assertions import AssertionsGrader
@@ -101,6 +101,7 @@ def _typed_graders() -> dict[str, type[BaseModel]]:
 AGENT_GRADERS = _typed_graders()
 EXTRA.update({name: {f.alias or n for n, f in config.model_fields.items()} - {"type", "weight"} for name, config in AGENT_GRADERS.items()})
 EXTRA.update(CODE_TYPES)  # promptfoo's python / javascript (formats/agentevals/code.py)
+EXTRA.update({t: EXTRA[t] | {"provider"} for t in JUDGED_TYPES})  # promptfoo: the judge's model (code.judge_model)
 RUBRIC_KEYS = {"id", "outcome", "operator", "weight", "required", "min_score", "score_ranges"}
 OPERATORS = {
     # agentv's guidance for each rubric operator, given to the judge with the outcome
@@ -138,6 +139,7 @@ class Builder:
         self.labels: list[str] = []
         self.zero = False
         """The assertion being built has weight 0 (its graders are reported, not scored)."""
+        self.judge_model: str | None = None
         self.needs_agent: str | None = None
         """Where the first assertion that needs an agent trial is (skill-used)."""
 
@@ -147,6 +149,8 @@ class Builder:
 
     def add(self, grader: BaseModel, label: str, gate: float | None) -> None:
         """Append ``grader`` with its label; with a ``gate``, as its required form that fails the trial below that mark."""
+        if self.judge_model and isinstance(grader, LLMRubricGrader):
+            grader = grader.model_copy(update={"judge_model": self.judge_model})
         self.graders.append(shaped(grader, gate, self.zero))  # required / min_score / threshold; weight: 0
         self.labels.append(label)
 
@@ -159,7 +163,7 @@ class Builder:
         strings = [(w, e) for w, e in entries if isinstance(e, str)]
         placed = False
         for where, entry in entries:
-            self.zero = False
+            self.zero, self.judge_model = False, None
             if isinstance(entry, str):
                 if not placed:
                     self._criteria([e for _, e in strings], strings[0][0], weight=float(len(strings)))
@@ -168,7 +172,7 @@ class Builder:
             if not isinstance(entry, dict):
                 raise self.err(where, "must be a criterion (a string) or an assertion mapping with a type")
             self._typed(where, entry)
-        self.zero = False
+        self.zero, self.judge_model = False, None
         self._rubrics()
         if self.graders and not any(g.weight for g in self.graders):
             raise self.err(self.at, "every assertion has weight 0 (reported, not scored): nothing is scored; give one a weight above 0")
@@ -255,6 +259,7 @@ class Builder:
         negate = negate or prefixed
         label = metric or (NEGATED.get(kind, f"not-{kind}") if negate else kind)
         weight = self._weight(where, entry)
+        self.judge_model = judge_model(self.src, where, entry)
         gate = self._gate(where, {k: v for k, v in entry.items() if k != "threshold" or kind not in CODE_TYPES})
         if negate:
             at = f"{where}.type" if prefixed else f"{where}.negate"

@@ -173,3 +173,30 @@ def code_grader(src: str, path: Path, t: EvalTest, where: str, entry: dict[str, 
     context = {"vars": t.vars, "prompt": t.prompt, "test": {"vars": t.vars, "description": t.id}, "config": config}
     args = [mode, code, fn, json.dumps(context, default=str), "-" if threshold is None else repr(float(threshold)), "1" if negate else "0"]
     return ScriptGrader(type="script", run=[*run, *args], stdin="json", weight=weight)
+
+
+JUDGED_TYPES = ("llm-rubric", "llm-grader", "rubric")
+"""The assertion types a promptfoo ``provider`` (the judge's model) applies to."""
+
+
+def judge_model(src: str, where: str, entry: dict[str, Any]) -> str | None:
+    """promptfoo's assertion ``provider`` (``openai:gpt-4o-mini``, or ``{id: …}``) as this
+    grader's judge model, run through the run's judge provider; a provider that names a
+    program, a script or an endpoint, or gives a ``config``, is refused by name."""
+    from agentsproof.formats.promptfoo_providers import not_model
+
+    given = entry.get("provider")
+    if given is None:
+        return None
+    at = f"{where}.provider"
+    if isinstance(given, dict):
+        extra = sorted(str(k) for k in given if k not in ("id", "label"))
+        if extra:
+            raise InputError(src, f"{at}.{extra[0]}", "a judge provider's settings are not applied: only its model (id) is used")
+        given = given.get("id")
+    if not isinstance(given, str) or not given.strip():
+        raise InputError(src, at, "must be a provider id (PROVIDER:MODEL) or {id: …}")
+    why = not_model(given)
+    if why is not None:
+        raise InputError(src, at, f"{given!r} is {why}, not a model: a judge here is a model of the run's judge provider")
+    return given.rsplit(":", 1)[1].strip()
