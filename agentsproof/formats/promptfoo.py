@@ -60,7 +60,7 @@ def is_config_name(name: str) -> bool:
 
 SUITE_KEYS = {"description", "prompts", "providers", "tests", "defaultTest", "tags", "assertionTemplates"}
 IGNORED_KEYS = {"evaluateOptions", "outputPath", "sharing", "writeLatestResults", "$schema", "env"}
-TEST_KEYS = {"description", "vars", "assert", "metadata"}
+TEST_KEYS = {"description", "vars", "assert", "metadata", "options"}
 PROVIDER_KEYS = {"id", "label", "config", "provider"}
 PROMPT_KEYS = {"raw", "label", "id"}
 REFUSED_KEYS = {
@@ -70,7 +70,8 @@ REFUSED_KEYS = {
     "redteam": "red-team generation is promptfoo's own; run the tests it generates",
     "extensions": "promptfoo's extension hooks are not run",
     "nunjucksFilters": "custom template filters are not run; give plain values in vars",
-    "options": "a test's options (transform, provider, rubricPrompt …) are not applied; write the judge's prompt as an llm-rubric assertion",
+    "transform": "the answer is graded as it is; transform it in a python assertion",
+    "rubricPrompt": "a judge prompt template is not used; write the judge's prompt as an llm-rubric assertion",
     "threshold": "a test's own pass mark is not supported; the run's is --threshold",
     "provider": "a test's own provider is not supported: every test runs on the config's providers (or --target)",
     "providerOutput": "a given output is not graded without a trial",
@@ -95,6 +96,26 @@ def _unknown(src: str, where: str, data: dict, allowed: set[str]) -> None:
         if extra[0] in REFUSED_KEYS:
             raise _err(src, at, f"is not supported: {REFUSED_KEYS[extra[0]]}")
         raise _err(src, at, f"unknown key; expected one of {', '.join(sorted(allowed))}")
+
+
+def _judge_option(src: str, where: str, test: dict) -> Any:
+    """A test's (or defaultTest's) ``options``: only ``provider``, the judge of its LLM
+    assertions that name none (formats/agentevals/code.judge_model); other options refused."""
+    options = test.get("options")
+    if options is None:
+        return None
+    if not isinstance(options, dict):
+        raise _err(src, f"{where}.options", "must be a mapping")
+    _unknown(src, f"{where}.options", options, {"provider"})
+    return options.get("provider")
+
+
+def _with_judge(entry: Any, judge: Any) -> Any:
+    from agentsproof.formats.agentevals.code import JUDGED_TYPES
+
+    if judge is None or not isinstance(entry, dict) or entry.get("type") not in JUDGED_TYPES or "provider" in entry:
+        return entry
+    return {**entry, "provider": judge}
 
 
 def _templates(src: str, data: dict) -> dict[str, Any]:
@@ -249,6 +270,7 @@ def _to_eval_yaml(path: Path, contexts: list[dict[str, Any]] | None = None) -> t
     _unknown(src, "defaultTest", default, TEST_KEYS - {"description"})
     base_vars = _vars(src, "defaultTest.vars", default.get("vars"), path)
     base_asserts = default.get("assert") or []
+    base_judge = _judge_option(src, "defaultTest", default)
     if not isinstance(base_asserts, list):
         raise _err(src, "defaultTest.assert", "must be a list")
     raw_tests = data.get("tests")
@@ -264,6 +286,7 @@ def _to_eval_yaml(path: Path, contexts: list[dict[str, Any]] | None = None) -> t
         if not isinstance(t, dict):
             raise _err(src, at, "must be a mapping (description, vars, assert)")
         _unknown(src, at, t, TEST_KEYS)
+        judge = _judge_option(src, at, t) or base_judge
         own = t.get("assert") or []
         if not isinstance(own, list):
             raise _err(src, f"{at}.assert", "must be a list")
@@ -273,7 +296,9 @@ def _to_eval_yaml(path: Path, contexts: list[dict[str, Any]] | None = None) -> t
         combos = _combos(src, f"{at}.vars", {**base_vars, **_vars(src, f"{at}.vars", t.get("vars"), path)})
         for ci, variables in enumerate(combos):  # promptfoo: a list var is one case per value
             name = base_name if len(combos) == 1 else f"{base_name}-{ci + 1}"
-            asserts = [render_entry(src, where, _check_type(src, where, _deref(src, where, a, templates)), variables) for where, a in entries]
+            asserts = [
+                render_entry(src, where, _check_type(src, where, _with_judge(_deref(src, where, a, templates), judge)), variables) for where, a in entries
+            ]
             for pi, (plabel, template) in enumerate(prompts):
                 text = render(src, f"prompts[{pi}]", template, variables)
                 tid = name if len(prompts) == 1 else f"{_slug(plabel)}.{name}"

@@ -166,11 +166,14 @@ def test_an_assertion_provider_is_that_graders_judge_model(byok_env, tmp_path):
         "      - {type: llm-rubric, value: A French greeting, provider: 'openai:chat:gpt-4o-mini'}\n"
         "      - {type: llm-rubric, value: Polite, provider: {id: 'openai:o4-mini'}}\n"
         "      - {type: llm-rubric, value: Short}\n"
+        "  - vars: {input: Bye}\n    options: {provider: 'openai:gpt-4.1'}\n    assert: [{type: llm-rubric, value: A French goodbye}]\n"
+        "defaultTest:\n  options: {provider: 'openai:gpt-4.1-nano'}\n"
     )
     path = _config(tmp_path, text)
     code, _, err = run_cli(["eval", path, "--model", "m", "--judge-model", "judge-m", "--output", tmp_path / "out", "--no-cache"])
     assert code == 0, err
-    assert sorted(r["model"] for r in byok_env.judge_requests()) == ["gpt-4o-mini", "judge-m", "o4-mini"]
+    # each assertion's own provider, else its test's options.provider, else defaultTest's
+    assert sorted(r["model"] for r in byok_env.judge_requests()) == ["gpt-4.1", "gpt-4.1-nano", "gpt-4o-mini", "o4-mini"]
     assert {r["model"] for r in byok_env.trial_requests()} == {"m"}
 
 

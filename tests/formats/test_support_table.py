@@ -77,6 +77,7 @@ def test_the_tables_are_there_and_each_key_has_one_row() -> None:
         "promptfoo: test keys",
         "promptfoo: provider keys",
         "promptfoo: prompt keys",
+        "promptfoo: options keys",
         "evals.json: top-level keys",
         "evals.json: eval keys",
         "Assertion types (EVAL.yaml and promptfoo)",
@@ -99,7 +100,8 @@ def test_promptfoo_rows_are_the_loaders_keys() -> None:
     assert _keys("promptfoo: test keys", *KNOWN) == promptfoo.TEST_KEYS
     assert _keys("promptfoo: provider keys", *KNOWN) == promptfoo.PROVIDER_KEYS
     assert _keys("promptfoo: prompt keys", *KNOWN) == promptfoo.PROMPT_KEYS
-    tables = ("promptfoo: top-level keys", "promptfoo: test keys", "promptfoo: provider keys", "promptfoo: prompt keys")
+    assert _keys("promptfoo: options keys", *KNOWN) == {"provider"}
+    tables = ("promptfoo: top-level keys", "promptfoo: test keys", "promptfoo: provider keys", "promptfoo: prompt keys", "promptfoo: options keys")
     refused = set().union(*(_keys(t, "refused") for t in tables))
     assert refused == set(promptfoo.REFUSED_KEYS)
 
@@ -141,6 +143,9 @@ def _promptfoo(tmp: Path, row: Row) -> Path:
         data["tests"][0].update(row.example)
     elif row.table == "promptfoo: provider keys":
         data["providers"] = [{"id": "openai:gpt-4o-mini", **row.example}]
+    elif row.table == "promptfoo: options keys":
+        data["tests"][0]["options"] = row.example
+        data["tests"][0]["assert"] = [{"type": "llm-rubric", "value": "Greets"}]
     elif row.table == "promptfoo: prompt keys":
         data["prompts"] = [{"raw": "Say {{input}}", **row.example}]
     else:
