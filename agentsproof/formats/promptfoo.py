@@ -340,7 +340,9 @@ def _input(src: str, where: str, text: str) -> Any:
 def _check_type(src: str, where: str, entry: Any) -> Any:
     from agentsproof.formats.agentevals.asserts import EXTRA, supported
     from agentsproof.formats.agentevals.negation import REFUSED
+    from agentsproof.formats.agentevals.trajectory import rewrite
 
+    entry = rewrite(src, where, entry)  # trajectory:* as tool-calls
     if isinstance(entry, dict):
         kind = entry.get("type")
         if kind in ("assert-set", "not-assert-set"):  # its assertions, each checked (formats/agentevals/assert_set.py)

@@ -20,6 +20,7 @@ from agentsproof.formats.agentevals import parse
 from agentsproof.formats.agentevals.assert_set import SET_TYPES
 from agentsproof.formats.agentevals.asserts import EXTRA
 from agentsproof.formats.agentevals.negation import REFUSED
+from agentsproof.formats.agentevals.trajectory import TRAJECTORY_TYPES
 from agentsproof.formats.base import ItemRequest
 from agentsproof.model.tc_eval import CASE_METADATA, TCEvalCase, TCEvalConfig
 
@@ -114,7 +115,7 @@ def test_evals_json_rows_are_the_models_keys() -> None:
 
 def test_assertion_rows_are_the_graded_and_the_refused_types() -> None:
     table = "Assertion types (EVAL.yaml and promptfoo)"
-    assert _keys(table, "supported", "differently") == set(EXTRA) | set(SET_TYPES)
+    assert _keys(table, "supported", "differently") == set(EXTRA) | set(SET_TYPES) | set(TRAJECTORY_TYPES)
     assert _keys(table, "refused") == set(REFUSED)
     assert not _keys(table, "ignored")  # an assertion is graded or refused, never dropped
 

@@ -43,6 +43,7 @@ from agentsproof.formats.agentevals.assert_set import expand_sets
 from agentsproof.formats.agentevals.code import CODE_TYPES, JUDGED_TYPES, code_grader, judge_model
 from agentsproof.formats.agentevals.forms import shaped
 from agentsproof.formats.agentevals.negation import IS_JSON, IS_NOT_JSON, LENGTH, MAX_LENGTH, NEGATED, NOT_NEGATABLE, REFUSED, negate_pattern, option_message
+from agentsproof.formats.agentevals.trajectory import rewrite
 from agentsproof.grading.assertions import AssertionsGrader
 from agentsproof.grading.deterministic import DeterministicGrader
 from agentsproof.grading.hooks import typed_assertion
@@ -159,7 +160,8 @@ class Builder:
     def build(self) -> None:
         """Turn the test's assertions into graders, in order (its plain criteria as one assertions grader), then
         its rubrics; the default grader when it has none."""
-        entries = expand_sets(self.src, self.test.asserts)  # promptfoo's assert-set: its assertions, weighted
+        # promptfoo's assert-set: its assertions, weighted; trajectory:* as tool-calls
+        entries = [(w, rewrite(self.src, w, e)) for w, e in expand_sets(self.src, self.test.asserts)]
         strings = [(w, e) for w, e in entries if isinstance(e, str)]
         placed = False
         for where, entry in entries:

@@ -38,7 +38,7 @@ NOT_NEGATABLE = {
 }
 _JUDGED = "promptfoo's own judge prompt for it is not reproduced; write what it checks as an llm-rubric"
 _DISTANCE = "text-distance scores are not implemented; use equals, contains or an llm-rubric"
-_TRAJECTORY = "the order and arguments of an agent's steps are not matched; the tool-calls assertion checks which tools an agent trial called"
+_TRAJECTORY = "the arguments and outcome of an agent's steps are not matched; tool-calls (and trajectory:tool-used, tool-sequence, step-count) check which tools an agent trial called, in which order"
 REFUSED = {
     "is-sql": "checking SQL needs a parser for the query's dialect; check it with a script (code-grader) assertion",
     "similar": "semantic similarity needs an embedding model, which agentsproof does not call; use an llm-rubric naming the expected meaning",
@@ -71,10 +71,7 @@ REFUSED = {
     "classifier": "needs a HuggingFace classifier, which agentsproof does not call; use an llm-rubric",
     "webhook": "grading by an outside HTTP endpoint is not done; call it from a script (code-grader) assertion",
     "tool-trajectory": _TRAJECTORY,
-    "trajectory:tool-used": _TRAJECTORY,
-    "trajectory:tool-sequence": _TRAJECTORY,
     "trajectory:tool-args-match": _TRAJECTORY,
-    "trajectory:step-count": _TRAJECTORY,
     "trajectory:goal-success": _TRAJECTORY,
     "execution-metrics": "agentv's run metrics (tokens, tool calls, duration) are not recorded as agentv records them",
     "token-usage": "token counts are not graded",
