@@ -338,3 +338,24 @@ def test_outside_a_repository_the_shared_judge_prompt_stays_refused(tmp_path):
     suite = _redteam(tmp_path, git=False)
     code, _, err = run_cli(["eval", suite, "--model", "m", "--output", tmp_path / "out"])
     assert code == 30 and "tests[0].assert[0].prompt" in err and "outside the eval's folder" in err, err
+
+
+def test_tests_listing_a_jsonl_file_beside_evals_with_structured_expected_outputs(tmp_path):
+    """agentv's offline-grader-benchmark shape: ``tests: [file://../fixtures/x.jsonl]`` (the
+    fixtures folder beside evals/), each line a test whose expected_output is a mapping."""
+    from agentsproof.formats.agentevals.items import load_suite
+
+    root = tmp_path / "bench"
+    (root / "evals").mkdir(parents=True)
+    (root / "fixtures").mkdir()
+    lines = [{"id": f"c{i}", "criteria": "PASS if polite", "input": f"Reply {i}", "expected_output": {"label": "pass", "n": i}} for i in range(2)]
+    (root / "fixtures" / "export.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    suite = root / "evals" / "setup.eval.yaml"
+    suite.write_text("tests:\n  - file://../fixtures/export.jsonl\n  - id: inline\n    input: Hi\n    criteria: Greets\n")
+    loaded = load_suite(suite)
+    assert [t.id for t in loaded.suite.tests] == ["c0", "c1", "inline"]
+    assert json.loads(loaded.suite.tests[1].expected_output or "") == {"label": "pass", "n": 1}
+    (root / "evals" / "setup.eval.yaml").write_text("tests:\n  - file://../../outside.jsonl\n")
+    (tmp_path / "outside.jsonl").write_text("{}\n")
+    code, _, err = run_cli(["eval", suite, "--model", "m", "--output", tmp_path / "out"])
+    assert code == 30 and "tests: " in err and "outside" in err, err

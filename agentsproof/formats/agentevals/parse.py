@@ -249,11 +249,11 @@ def attached(src: str, where: str, rel: str, path: Path, *, judge_prompt: bool =
 
 
 def _expected(src: str, where: str, value: Any) -> str | None:
+    import json
+
     if value is None:
         return None
     if isinstance(value, list):  # [{role: assistant, content: ...}]
-        import json
-
         texts = []
         for i, msg in enumerate(value):
             content = msg.get("content") if isinstance(msg, dict) else None
@@ -266,6 +266,8 @@ def _expected(src: str, where: str, value: Any) -> str | None:
             _unknown(src, f"{where}[{i}]", msg, MESSAGE_KEYS | {"tool_calls"})
             texts.append(content)
         return "\n\n".join(texts) if texts else None
+    if isinstance(value, dict):  # a structured expected output: compared as its JSON text
+        return json.dumps(value, indent=2, ensure_ascii=False, default=str)
     return _text(src, where, value)
 
 
@@ -280,7 +282,7 @@ def _list(src: str, where: str, value: Any) -> list[Any]:
 def parse_suite(data: Any, path: Path) -> EvalSuite:
     """The parsed suite (its ``tests`` file and ``environment`` resolved); InputError naming the field of the first problem."""
     from agentsproof.core.inputs import display
-    from agentsproof.formats.agentevals.suite_files import default_test, environment_workdir, tests_file, threshold_value
+    from agentsproof.formats.agentevals.suite_files import default_test, environment_workdir, tests_list, threshold_value
 
     src = display(path)
     if not isinstance(data, dict):
@@ -317,8 +319,7 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
     raw_tests = data.get(key)
     if raw_tests is None:
         raise _err(src, "tests", "required field is missing")
-    if isinstance(raw_tests, str):
-        raw_tests = tests_file(src, raw_tests, path)
+    raw_tests = tests_list(src, raw_tests, path)  # a file, or a list with file:// entries
     if not isinstance(raw_tests, list) or not raw_tests:
         raise _err(src, key, "must be a non-empty list of tests")
     tests: list[EvalTest] = []
