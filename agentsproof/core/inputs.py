@@ -64,6 +64,20 @@ def eval_root(eval_file: Path) -> Path:
     return folder
 
 
+MAX_REPO_LEVELS = 8
+"""How many folders above an eval file :func:`repo_root` looks for a ``.git``."""
+
+
+def repo_root(eval_file: Path) -> Path | None:
+    """The repository an eval file is in (the nearest folder above it, within
+    :data:`MAX_REPO_LEVELS`, holding ``.git``), or None."""
+    folder = eval_file.resolve().parent
+    for candidate in (folder, *list(folder.parents)[:MAX_REPO_LEVELS]):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
 def confined(ref: str, eval_file: Path, field: str, *, root: Path | None = None) -> Path:
     """``ref`` (as written in ``eval_file``) resolved inside the eval's tree, or InputError."""
     src = display(eval_file)
@@ -320,8 +334,34 @@ def read_once() -> Iterator[None]:
         _READ_ONCE.reset(token)
 
 
+_PARSED: ContextVar[dict[str, Any] | None] = ContextVar("agentsproof_parsed_as", default=None)
+
+
+@contextmanager
+def parsed_as(path: Path, data: Any) -> Iterator[None]:
+    """Within this block, reading ``path`` as YAML or JSON gives a copy of ``data`` instead
+    of the file's parse (nothing is written): lint loads a file again with the fields its
+    loader refused taken out, to find the file's other problems in the same run."""
+    token = _PARSED.set({os.path.realpath(path): data})
+    try:
+        yield
+    finally:
+        _PARSED.reset(token)
+
+
+def _parsed(path: Path) -> tuple[bool, Any]:
+    given = _PARSED.get()
+    key = os.path.realpath(path)
+    if given is not None and key in given:
+        return True, copy.deepcopy(given[key])
+    return False, None
+
+
 def read_yaml_file(path: Path, *, max_bytes: int = MAX_EVAL_FILE_BYTES) -> Any:
     """A YAML file read through :func:`read_text` and parsed strictly; inside :func:`read_once`, parsed once (each caller gets its own copy)."""
+    substituted, data = _parsed(path)
+    if substituted:
+        return data
     memo = _READ_ONCE.get()
     key = (os.path.realpath(path), max_bytes)
     if memo is not None and key in memo:
@@ -335,6 +375,9 @@ def read_yaml_file(path: Path, *, max_bytes: int = MAX_EVAL_FILE_BYTES) -> Any:
 
 def read_json_file(path: Path, *, max_bytes: int = MAX_EVAL_FILE_BYTES, allow_nul: bool = False) -> Any:
     """A JSON file read through :func:`read_text` and parsed strictly (:func:`load_json_text`)."""
+    substituted, data = _parsed(path)
+    if substituted:
+        return data
     src = display(path)
     return load_json_text(read_text(path, source=src, field=None, max_bytes=max_bytes), src, allow_nul=allow_nul)
 

@@ -43,15 +43,42 @@ from agentsproof.core.errors import InputError
 from agentsproof.core.notice import note_once
 from agentsproof.formats.base import ItemRequest, Loaded
 from agentsproof.formats.promptfoo_providers import Provider, check_provider, not_model
+from agentsproof.formats.promptfoo_tests import expand_refs, file_ref, list_or_file, tests_from
 
 if TYPE_CHECKING:
     from agentsproof.model.results import ItemResult, RunResult
 
 NAMES = ("promptfooconfig.yaml", "promptfooconfig.yml")
-SUITE_KEYS = {"description", "prompts", "providers", "tests", "defaultTest", "tags"}
+_NAMED = re.compile(r"promptfooconfig(?:[.-][\w.-]+)?\.ya?ml")
+
+
+def is_config_name(name: str) -> bool:
+    """``promptfooconfig.yaml`` (``.yml``) and the variants promptfoo's own examples use with
+    ``-c``: ``promptfooconfig.claude.yaml``, ``promptfooconfig-inline.yaml`` …"""
+    return _NAMED.fullmatch(name) is not None
+
+
+SUITE_KEYS = {"description", "prompts", "providers", "tests", "defaultTest", "tags", "assertionTemplates"}
 IGNORED_KEYS = {"evaluateOptions", "outputPath", "sharing", "writeLatestResults", "$schema", "env"}
-TEST_KEYS = {"description", "vars", "assert", "metadata"}
+TEST_KEYS = {"description", "vars", "assert", "metadata", "options"}
 PROVIDER_KEYS = {"id", "label", "config", "provider"}
+PROMPT_KEYS = {"raw", "label", "id"}
+REFUSED_KEYS = {
+    # promptfoo keys agentsproof does not honour, each refused with its reason (never dropped)
+    "scenarios": "promptfoo's scenarios (configs × tests) are not expanded; write the tests out",
+    "derivedMetrics": "metrics computed from other metrics are not reported; the report gives each check's score",
+    "redteam": "red-team generation is promptfoo's own; run the tests it generates",
+    "extensions": "promptfoo's extension hooks are not run",
+    "nunjucksFilters": "custom template filters are not run; give plain values in vars",
+    "transform": "the answer is graded as it is; transform it in a python assertion",
+    "rubricPrompt": "a judge prompt template is not used; write the judge's prompt as an llm-rubric assertion",
+    "threshold": "a test's own pass mark is not supported; the run's is --threshold",
+    "provider": "a test's own provider is not supported: every test runs on the config's providers (or --target)",
+    "providerOutput": "a given output is not graded without a trial",
+    "assertScoringFunction": "a custom scoring function is not run; the score is the assertions' weighted mean",
+    "prompts": "a provider's own prompts are not supported: every prompt runs on every provider",
+    "config": "a prompt's own config (model settings) is not applied; give them on the provider (config: model, temperature, max_tokens)",
+}
 
 
 def _say(src: str, note: str) -> None:
@@ -66,106 +93,54 @@ def _unknown(src: str, where: str, data: dict, allowed: set[str]) -> None:
     extra = sorted(str(k) for k in data if k not in allowed)
     if extra:
         at = f"{where}.{extra[0]}" if where else extra[0]
+        if extra[0] in REFUSED_KEYS:
+            raise _err(src, at, f"is not supported: {REFUSED_KEYS[extra[0]]}")
         raise _err(src, at, f"unknown key; expected one of {', '.join(sorted(allowed))}")
 
 
-def _file_ref(src: str, where: str, ref: str, path: Path) -> Path:
-    from agentsproof.core.inputs import confined
+def _judge_option(src: str, where: str, test: dict) -> Any:
+    """A test's (or defaultTest's) ``options``: only ``provider``, the judge of its LLM
+    assertions that name none (formats/agentevals/code.judge_model); other options refused."""
+    options = test.get("options")
+    if options is None:
+        return None
+    if not isinstance(options, dict):
+        raise _err(src, f"{where}.options", "must be a mapping")
+    _unknown(src, f"{where}.options", options, {"provider"})
+    return options.get("provider")
 
-    target = confined(ref.removeprefix("file://"), path, where)
-    if not target.is_file():
-        raise _err(src, where, f"file {ref.removeprefix('file://')!r} not found")
-    return target
+
+def _with_judge(entry: Any, judge: Any) -> Any:
+    from agentsproof.formats.agentevals.code import JUDGED_TYPES
+
+    if judge is None or not isinstance(entry, dict) or entry.get("type") not in JUDGED_TYPES or "provider" in entry:
+        return entry
+    return {**entry, "provider": judge}
+
+
+def _templates(src: str, data: dict) -> dict[str, Any]:
+    """promptfoo's ``assertionTemplates``: named assertions an assertion takes with ``$ref``."""
+    found = data.get("assertionTemplates") or {}
+    if not isinstance(found, dict) or not all(isinstance(v, dict) for v in found.values()):
+        raise _err(src, "assertionTemplates", "must map names to assertions (mappings with a type)")
+    return found
+
+
+def _deref(src: str, where: str, entry: Any, templates: dict[str, Any]) -> Any:
+    """``{$ref: "#/assertionTemplates/NAME", …}``: that template, the entry's other keys over it."""
+    if not isinstance(entry, dict) or "$ref" not in entry:
+        return entry
+    ref = entry["$ref"]
+    name = ref.removeprefix("#/assertionTemplates/") if isinstance(ref, str) and ref.startswith("#/assertionTemplates/") else None
+    if name is None or name not in templates:
+        raise _err(src, f"{where}.$ref", f"{ref!r} names no assertionTemplates entry (#/assertionTemplates/NAME)")
+    return {**copy.deepcopy(templates[name]), **{k: v for k, v in entry.items() if k != "$ref"}}
 
 
 def _read(src: str, where: str, ref: str, path: Path) -> str:
     from agentsproof.core.inputs import MAX_EVAL_FILE_BYTES, read_text
 
-    return read_text(_file_ref(src, where, ref, path), source=src, field=where, max_bytes=MAX_EVAL_FILE_BYTES, what="file")
-
-
-CSV_ASSERTS = {
-    # promptfoo's __expected prefixes → an assertion type
-    "contains": "contains",
-    "icontains": "icontains",
-    "not-contains": "not-contains",
-    "not-icontains": "not-icontains",
-    "regex": "regex",
-    "starts-with": "starts-with",
-    "equals": "equals",
-    "is-json": "is-json",
-    "llm-rubric": "llm-rubric",
-    "grade": "llm-rubric",
-    "contains-any": "icontains-any",
-    "contains-all": "contains-all",
-}
-
-
-def _csv_tests(src: str, where: str, target: Path) -> list[dict[str, Any]]:
-    """promptfoo's CSV tests: a column per var; ``__expected`` (``__expected1`` …) an assertion
-    (``contains: x``, ``regex: …``, ``grade: …``; a bare value means ``equals``); ``__description``."""
-    import csv
-    import io
-
-    from agentsproof.core.inputs import MAX_EVAL_FILE_BYTES, read_text
-
-    text = read_text(target, source=src, field=where, max_bytes=MAX_EVAL_FILE_BYTES, what="tests file")
-    try:
-        rows = list(csv.DictReader(io.StringIO(text)))
-    except csv.Error as err:
-        raise _err(src, where, f"{target.name} is not CSV: {err}") from None
-    tests: list[dict[str, Any]] = []
-    for n, row in enumerate(rows):
-        at = f"{where} ({target.name} row {n + 2})"
-        test: dict[str, Any] = {"vars": {}, "assert": []}
-        for key, value in row.items():
-            if key is None or value is None:
-                raise _err(src, at, "has more cells than the header has columns")
-            if "\x00" in key or "\x00" in value:
-                column = key.replace("\x00", "\\0")
-                raise _err(src, f"{at}: {column}", "holds a NUL character (no prompt or check can)")
-            if key.startswith("__expected"):
-                if not value.strip():
-                    continue
-                kind, sep, rest = value.partition(":")
-                kind = kind.strip()
-                base = kind.removeprefix("not-")  # promptfoo's not- prefix, on any type
-                atype = CSV_ASSERTS.get(kind) or (f"not-{CSV_ASSERTS[base]}" if base in CSV_ASSERTS else None)
-                if sep and atype is not None:
-                    entry: dict[str, Any] = {"type": atype}
-                    if atype.removeprefix("not-") != "is-json":
-                        values = [v.strip() for v in rest.split(",")] if atype.endswith(("-any", "-all")) else rest.strip()
-                        entry["value"] = values
-                    test["assert"].append(entry)
-                elif sep and kind.strip() and " " not in kind.strip():
-                    raise _err(src, at, f"{key}: promptfoo assertion {kind.strip()!r} is not graded by agentsproof")
-                else:
-                    test["assert"].append({"type": "equals", "value": value})
-            elif key == "__description":
-                test["description"] = value
-            elif key.startswith("__"):
-                raise _err(src, at, f"column {key!r} is not read by agentsproof (vars, __expected, __description)")
-            else:
-                test["vars"][key] = value
-        tests.append(test)
-    return tests
-
-
-def _list_or_file(src: str, where: str, value: Any, path: Path) -> list[Any]:
-    """A list, one item, or ``file://x.yaml`` (``.json``, ``.csv``) holding the list."""
-    from agentsproof.core.validation import read_yaml
-
-    if isinstance(value, str) and value.startswith("file://") and value.lower().endswith(".csv"):
-        return _csv_tests(src, where, _file_ref(src, where, value, path))
-
-    if isinstance(value, str) and value.startswith("file://") and value.lower().endswith((".yaml", ".yml", ".json")):
-        value = read_yaml(_file_ref(src, where, value, path))
-        if not isinstance(value, list):
-            raise _err(src, where, "the file must hold a list")
-        return value
-    if isinstance(value, list):
-        return value
-    return [value]
+    return read_text(file_ref(src, where, ref, path), source=src, field=where, max_bytes=MAX_EVAL_FILE_BYTES, what="file")
 
 
 def _prompts(src: str, data: dict, path: Path) -> list[tuple[str, str]]:
@@ -174,11 +149,11 @@ def _prompts(src: str, data: dict, path: Path) -> list[tuple[str, str]]:
     if raw is None:
         raise _err(src, "prompts", "required field is missing")
     out: list[tuple[str, str]] = []
-    for i, p in enumerate(_list_or_file(src, "prompts", raw, path)):
+    for i, p in enumerate(list_or_file(src, "prompts", raw, path)):
         at = f"prompts[{i}]"
         label = None
         if isinstance(p, dict):
-            _unknown(src, at, p, {"raw", "label", "id"})
+            _unknown(src, at, p, PROMPT_KEYS)
             label = p.get("label")
             p = p.get("raw", p.get("id"))
         if not isinstance(p, str) or not p.strip():
@@ -197,7 +172,7 @@ def _provider_entries(src: str, data: dict, path: Path) -> list[Provider]:
     if raw is None:
         return []
     out: list[Provider] = []
-    for i, p in enumerate(_list_or_file(src, "providers", raw, path)):
+    for i, p in enumerate(list_or_file(src, "providers", raw, path)):
         at = f"providers[{i}]"
         model: str | None = None
         cfg: Any = {}
@@ -231,12 +206,32 @@ def _vars(src: str, where: str, value: Any, path: Path) -> dict[str, Any]:
         raise _err(src, where, "must be a mapping of names to values")
     out: dict[str, Any] = {}
     for k, v in value.items():
-        if isinstance(v, str) and v.startswith("file://"):
-            v = _read(src, f"{where}.{k}", v, path)
-        elif isinstance(v, list):
-            raise _err(src, f"{where}.{k}", "a list of values (one case each) is not expanded by agentsproof; write one test per value")
+        if isinstance(v, str) and v.startswith("file://"):  # a file's text; a glob: one case per file
+            refs = expand_refs(src, f"{where}.{k}", v, path)
+            v = [_read(src, f"{where}.{k}", r, path) for r in refs] if refs != [v] else _read(src, f"{where}.{k}", v, path)
         out[str(k)] = v
     return out
+
+
+MAX_COMBOS = 1000
+"""Cases one promptfoo test may expand into (its list vars' values multiplied)."""
+
+
+def _combos(src: str, where: str, variables: dict[str, Any]) -> list[dict[str, Any]]:
+    """promptfoo's expansion: a var whose value is a list gives one case per value (several: every combination)."""
+    import itertools
+
+    lists = {k: v for k, v in variables.items() if isinstance(v, list)}
+    for k, v in lists.items():
+        if not v:
+            raise _err(src, f"{where}.{k}", "is an empty list: no case to run")
+    count = 1
+    for v in lists.values():
+        count *= len(v)
+    if count > MAX_COMBOS:
+        raise _err(src, where, f"its list vars make {count} cases (at most {MAX_COMBOS})")
+    names = list(lists)
+    return [{**variables, **dict(zip(names, values, strict=True))} for values in itertools.product(*(lists[n] for n in names))]
 
 
 def _slug(text: str) -> str:
@@ -250,7 +245,8 @@ def to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[tuple[str, str | None
     return suite, [(e.label, e.model) for e in entries]
 
 
-def _to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[Provider]]:
+def _to_eval_yaml(path: Path, contexts: list[dict[str, Any]] | None = None) -> tuple[dict[str, Any], list[Provider]]:
+    """The config as an EVAL.yaml mapping and its providers; ``contexts`` gets each test's vars (a python/javascript assertion's)."""
     from agentsproof.core.inputs import display
     from agentsproof.core.validation import read_yaml
     from agentsproof.formats.agentevals.parse import render, render_entry
@@ -264,21 +260,23 @@ def _to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[Provider]]:
         if key != "$schema":
             _say(src, f"{key}: not used by agentsproof (trials, timeouts and outputs are command-line options)")
     prompts = _prompts(src, data, path)
+    templates = _templates(src, data)
     providers = _provider_entries(src, data, path)
     default = data.get("defaultTest") or {}
     if isinstance(default, str) and default.startswith("file://"):
-        default = read_yaml(_file_ref(src, "defaultTest", default, path))
+        default = read_yaml(file_ref(src, "defaultTest", default, path))
     if not isinstance(default, dict):
         raise _err(src, "defaultTest", "must be a mapping (vars, assert) or file://PATH")
     _unknown(src, "defaultTest", default, TEST_KEYS - {"description"})
     base_vars = _vars(src, "defaultTest.vars", default.get("vars"), path)
     base_asserts = default.get("assert") or []
+    base_judge = _judge_option(src, "defaultTest", default)
     if not isinstance(base_asserts, list):
         raise _err(src, "defaultTest.assert", "must be a list")
     raw_tests = data.get("tests")
     if raw_tests is None:
         raise _err(src, "tests", "required field is missing")
-    tests_in = _list_or_file(src, "tests", raw_tests, path)
+    tests_in = tests_from(src, "tests", raw_tests, path)
     if not tests_in:
         raise _err(src, "tests", "is empty; give at least one test")
     out_tests: list[dict[str, Any]] = []
@@ -288,31 +286,37 @@ def _to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[Provider]]:
         if not isinstance(t, dict):
             raise _err(src, at, "must be a mapping (description, vars, assert)")
         _unknown(src, at, t, TEST_KEYS)
-        variables = {**base_vars, **_vars(src, f"{at}.vars", t.get("vars"), path)}
+        judge = _judge_option(src, at, t) or base_judge
         own = t.get("assert") or []
         if not isinstance(own, list):
             raise _err(src, f"{at}.assert", "must be a list")
         desc = t.get("description")
-        name = _slug(desc) if isinstance(desc, str) and desc.strip() else f"test-{ti + 1}"
+        base_name = _slug(desc) if isinstance(desc, str) and desc.strip() else f"test-{ti + 1}"
         entries = [(f"defaultTest.assert[{i}]", a) for i, a in enumerate(base_asserts)] + [(f"{at}.assert[{i}]", a) for i, a in enumerate(own)]
-        asserts = [render_entry(src, where, _check_type(src, where, a), variables) for where, a in entries]
-        asserts = [copy.deepcopy(a) for a in asserts]
-        for pi, (plabel, template) in enumerate(prompts):
-            text = render(src, f"prompts[{pi}]", template, variables)
-            tid = name if len(prompts) == 1 else f"{_slug(plabel)}.{name}"
-            while tid in seen:
-                tid += "-2"
-            seen.add(tid)
-            test: dict[str, Any] = {"id": tid, "input": _input(src, f"prompts[{pi}]", text)}
-            if isinstance(desc, str) and desc.strip():
-                test["description"] = desc
-            if asserts:
-                test["assert"] = copy.deepcopy(asserts)
-            elif "expected_output" not in variables:
-                raise _err(src, f"{at}.assert", "has nothing to check; give assert (here or in defaultTest)")
-            if "expected_output" in variables:
-                test["expected_output"] = str(variables["expected_output"])
-            out_tests.append(test)
+        combos = _combos(src, f"{at}.vars", {**base_vars, **_vars(src, f"{at}.vars", t.get("vars"), path)})
+        for ci, variables in enumerate(combos):  # promptfoo: a list var is one case per value
+            name = base_name if len(combos) == 1 else f"{base_name}-{ci + 1}"
+            asserts = [
+                render_entry(src, where, _check_type(src, where, _with_judge(_deref(src, where, a, templates), judge)), variables) for where, a in entries
+            ]
+            for pi, (plabel, template) in enumerate(prompts):
+                text = render(src, f"prompts[{pi}]", template, variables)
+                tid = name if len(prompts) == 1 else f"{_slug(plabel)}.{name}"
+                while tid in seen:
+                    tid += "-2"
+                seen.add(tid)
+                test: dict[str, Any] = {"id": tid, "input": _input(src, f"prompts[{pi}]", text)}
+                if isinstance(desc, str) and desc.strip():
+                    test["description"] = desc
+                if asserts:
+                    test["assert"] = copy.deepcopy(asserts)
+                elif "expected_output" not in variables:
+                    raise _err(src, f"{at}.assert", "has nothing to check; give assert (here or in defaultTest)")
+                if "expected_output" in variables:
+                    test["expected_output"] = str(variables["expected_output"])
+                out_tests.append(test)
+                if contexts is not None:
+                    contexts.append(variables)
     suite: dict[str, Any] = {"name": path.resolve().parent.name or "promptfoo"}
     if isinstance(data.get("description"), str):
         suite["description"] = data["description"]
@@ -336,14 +340,19 @@ def _input(src: str, where: str, text: str) -> Any:
 def _check_type(src: str, where: str, entry: Any) -> Any:
     from agentsproof.formats.agentevals.asserts import EXTRA, supported
     from agentsproof.formats.agentevals.negation import REFUSED
+    from agentsproof.formats.agentevals.trajectory import rewrite
 
+    entry = rewrite(src, where, entry)  # trajectory:* as tool-calls
     if isinstance(entry, dict):
         kind = entry.get("type")
+        if kind in ("assert-set", "not-assert-set"):  # its assertions, each checked (formats/agentevals/assert_set.py)
+            inner = entry.get("assert")
+            return {**entry, "assert": [_check_type(src, f"{where}.assert[{i}]", a) for i, a in enumerate(inner)]} if isinstance(inner, list) else entry
         if isinstance(kind, str) and not supported(kind):
             reason = REFUSED.get(kind.replace("_", "-").removeprefix("not-"))
             if reason is not None:
                 raise _err(src, f"{where}.type", f"promptfoo assertion {kind!r} is not graded by agentsproof: {reason}")
-            types = sorted(k for k in EXTRA if k not in ("files", "tool-calls", "skill-trigger"))
+            types = sorted([*(k for k in EXTRA if k not in ("files", "tool-calls", "skill-trigger")), "assert-set"])
             raise _err(src, f"{where}.type", f"promptfoo assertion {kind!r} is not graded by agentsproof; supported: {', '.join(types)} (and not-<type>)")
     return entry
 
@@ -354,12 +363,12 @@ class PromptfooConfig:
     name = "promptfoo"
 
     def detect(self, path: Path) -> bool:
-        """A file named ``promptfooconfig.yaml`` (or ``.yml``)."""
-        return path.name in NAMES
+        """A file named ``promptfooconfig.yaml`` (or ``.yml``, or a variant: :func:`is_config_name`)."""
+        return is_config_name(path.name)
 
     def discoverable(self, path: Path) -> bool:
-        """A file named ``promptfooconfig.yaml`` (or ``.yml``): ``eval-all`` runs it single-armed, as ``eval`` does without ``--skill``."""
-        return path.name in NAMES
+        """A promptfoo config (:func:`is_config_name`): ``eval-all`` runs it single-armed, as ``eval`` does without ``--skill``."""
+        return is_config_name(path.name)
 
     def load(self, path: Path, request: ItemRequest) -> Loaded:
         """The config's cases as items, on ``--skill`` when given (else single-armed); with several providers, every case once per provider."""
@@ -371,9 +380,12 @@ class PromptfooConfig:
         from agentsproof.formats.agentevals.parse import parse_suite
 
         src = display(path)
-        data, providers = _to_eval_yaml(Path(path))
+        contexts: list[dict[str, Any]] = []
+        data, providers = _to_eval_yaml(Path(path), contexts)
         sets = [check_provider(src, p) for p in providers] if request.target is None else []
         suite = parse_suite(data, Path(path))
+        for test, variables in zip(suite.tests, contexts, strict=True):
+            test.vars = variables
         skill = find_skill(Path(path), request.skill) if request.skill is not None else None
         loaded = LoadedSuite(suite=suite, skill=skill)
         for i, test in enumerate(suite.tests):

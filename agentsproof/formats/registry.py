@@ -37,7 +37,7 @@ ACCEPTS: dict[str, tuple[str, ...]] = {
     "lint": ("harbor", "promptfoo", "evals.json", "EVAL.yaml", "eval.yaml"),
 }
 
-LINT_CHECKS: tuple[str, ...] = ("eval.yaml", "EVAL.yaml", "evals.json")
+LINT_CHECKS: tuple[str, ...] = ("eval.yaml", "EVAL.yaml", "evals.json", "promptfoo")
 """The formats ``agentsproof lint`` checks case by case; for another one it runs the
 format's loader and says that it does not check it yet."""
 

@@ -22,6 +22,9 @@ class LLMRubricGrader(TurnScoped):
     type: Literal["llm_rubric"]
     rubric: str = Field(min_length=1, description="What the judge scores, 0 to 1.")
     weight: float = Field(1.0, gt=0, le=MAX_WEIGHT, strict=True, allow_inf_nan=False)
+    judge_model: str | None = Field(
+        None, min_length=1, description="This grader's judge model, through the run's judge provider (default: the run's judge model or panel)."
+    )
 
 
 RUBRIC_SCHEMA: dict[str, Any] = {
@@ -87,7 +90,12 @@ async def grade_rubric(response: str, spec: LLMRubricGrader, judge: Judge, task:
 
 async def grade(spec: LLMRubricGrader, given: GradeInput) -> GraderResult:
     """The llm_rubric grader's hook: the judged answer (files included) scored against the rubric."""
-    return await grade_rubric(given.judged_answer(), spec, given.need_judge(), given.task)
+    judge = given.need_judge()
+    if spec.judge_model:  # promptfoo's assertion provider: another model of the same provider
+        import dataclasses
+
+        judge = dataclasses.replace(judge, model=spec.judge_model, panel=(), tally=None)
+    return await grade_rubric(given.judged_answer(), spec, judge, given.task)
 
 
 def lint(spec: LLMRubricGrader, case: LintCase) -> Iterator[LintFact]:

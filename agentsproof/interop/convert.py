@@ -48,9 +48,9 @@ def convert(path: Path, to: str, skill: Path | None = None, out_dir: Path | None
         if to == "evals-json":
             raise InputError(display(path), "--to", "the file is an evals.json already")
         return _dump_yaml(*evals_json_to_eval_yaml(path))
-    from agentsproof.formats.promptfoo import NAMES as PROMPTFOO
+    from agentsproof.formats.promptfoo import is_config_name
 
-    if path.name in PROMPTFOO:
+    if is_config_name(path.name):
         if to != "EVAL.yaml":
             raise InputError(display(path), "--to", "a promptfooconfig.yaml converts to EVAL.yaml (--to EVAL.yaml)")
         return _dump_yaml(*promptfoo_to_eval_yaml(path))

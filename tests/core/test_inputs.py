@@ -189,3 +189,26 @@ def test_check_values_prefixes_the_field() -> None:
 def test_safe_name(name: str, safe: str) -> None:
     assert safe_name(name) == safe
     assert safe_name("///", fallback="case") == "case"
+
+
+def test_parsed_as_gives_the_data_instead_of_the_file_and_writes_nothing(tmp_path: Path) -> None:
+    yml, jsn = tmp_path / "a.yaml", tmp_path / "a.json"
+    yml.write_text("a: 1\n")
+    jsn.write_text('{"a": 1}')
+    with inputs.parsed_as(yml, {"a": 2}):
+        got = inputs.read_yaml_file(yml)
+        got["a"] = 3  # each reader gets its own copy
+        assert inputs.read_yaml_file(yml) == {"a": 2}
+        assert inputs.read_json_file(jsn) == {"a": 1}  # only the file it names
+    with inputs.parsed_as(jsn, [1]):
+        assert inputs.read_json_file(jsn) == [1]
+    assert inputs.read_yaml_file(yml) == {"a": 1} and yml.read_text() == "a: 1\n"
+
+
+def test_repo_root_is_the_nearest_folder_with_git_above(tmp_path: Path) -> None:
+    deep = tmp_path / "repo" / "a" / "b"
+    deep.mkdir(parents=True)
+    (deep / "x.eval.yaml").write_text("tests: []\n")
+    assert inputs.repo_root(deep / "x.eval.yaml") is None
+    (tmp_path / "repo" / ".git").mkdir()
+    assert inputs.repo_root(deep / "x.eval.yaml") == (tmp_path / "repo").resolve()

@@ -1,7 +1,7 @@
 """agentv's llm judge with no rubric of its own (``llm-rubric`` with no ``value``,
 ``llm-grader`` with no ``prompt``) is graded against the test's ``criteria`` (or its expected
 output), as agentv's default judge does; with neither it is refused by name. A
-``weight: 0`` grader (agentv: reported, not scored) is refused with its reason."""
+test whose only grader has ``weight: 0`` (agentv: reported, not scored) is refused: nothing is scored."""
 
 from __future__ import annotations
 
@@ -67,9 +67,9 @@ def test_an_expected_output_is_the_rubric_when_there_are_no_criteria(tmp_path):
     assert [g.type for g in graders] == ["llm_rubric"] and "Expected output (a reference answer):\nParis" in graders[0].rubric
 
 
-def test_weight_zero_is_refused_with_its_reason(tmp_path):
+def test_a_test_whose_only_assertion_has_weight_zero_is_refused_as_scoring_nothing(tmp_path):
     text = SUITE.format(kind="llm-rubric") + "        weight: 0\n"
     suite = _write(tmp_path, text)
     code, _, err = run_cli(["eval", suite, "--model", "m", "--output", tmp_path / "out"])
     assert code == 30 and len(err.strip().splitlines()) == 1, err
-    assert "tests[0].assertions[0].weight" in err and "without scoring it" in err
+    assert "tests[0]: every assertion has weight 0" in err and "nothing is scored" in err

@@ -1,6 +1,6 @@
 """``agentsproof lint`` tells file kinds apart through the formats registry, as the run
 commands do: a promptfooconfig.yaml that ``tc-eval`` runs is read as promptfoo (its loader
-runs, and lint says it does not check its cases yet), never as an eval.yaml."""
+runs, then its cases are checked), never as an eval.yaml."""
 
 from __future__ import annotations
 
@@ -39,9 +39,17 @@ def test_lint_reads_a_promptfoo_config_as_promptfoo(tmp_path):
     code, out, err = run_cli(["lint", path, "--json"])
     assert "defaultTest" not in out + err, "linted as an eval.yaml"
     problems = json.loads(out)["problems"] if out.strip().startswith("{") else json.loads(out)
-    assert [(p["rule"], p["severity"]) for p in problems] == [("unchecked-format", "warning")], problems
-    assert problems[0]["message"] == "lint does not check this format yet: promptfoo (it loads)"
+    assert [(p["rule"], p["severity"]) for p in problems] == [("too-few-cases", "warning")], problems  # checked case by case
     assert code == 1, err  # a warning is a problem found, as for every format
+    code, out, err = run_cli(["lint", path, "--errors-only"])
+    assert code == 0, out + err  # what runs lints clean
+
+
+def test_lint_checks_a_promptfoo_configs_cases(tmp_path):
+    text = CONFIG.replace("    vars: {language: French, input: Hello, expected: bonjour}\n", "    vars: {language: French, input: Hello, expected: bonjour}\n    assert: [{type: not-icontains, value: Bonjour}]\n")
+    code, out, err = run_cli(["lint", _config(tmp_path, text), "--json"])
+    problems = json.loads(out)["problems"]
+    assert code == 1 and [(p["rule"], p["field"]) for p in problems if p["severity"] == "error"] == [("impossible-check", "case 'french-hello'.assert")], problems
 
 
 def test_lint_reports_what_the_promptfoo_loader_refuses(tmp_path):

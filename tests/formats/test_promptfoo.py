@@ -97,19 +97,22 @@ def test_skill_adds_both_arms_and_one_provider_is_the_configured_model(byok_env,
 
 
 def test_unknown_assertion_type_is_refused_by_name(byok_env, tmp_path):
-    path = _config(tmp_path, CONFIG.replace("type: not-icontains", "type: javascript"))
+    path = _config(tmp_path, CONFIG.replace("type: not-icontains", "type: similar"))
     code, _, err = run_cli(["eval", path, "--model", "m", "--output", tmp_path / "out"])
     assert code == 30 and len(err.strip().splitlines()) <= 3, err
-    assert "tests[1].assert[0].type: promptfoo assertion 'javascript' is not graded by agentsproof" in err
+    assert "tests[1].assert[0].type: promptfoo assertion 'similar' is not graded by agentsproof" in err
 
 
 def test_list_vars_and_unknown_keys_are_one_line(byok_env, tmp_path):
-    path = _config(tmp_path, CONFIG.replace("input: Thanks", "input: [Thanks, Bye]"))
+    path = _config(tmp_path, CONFIG.replace("input: Thanks", "input: []"))
     code, _, err = run_cli(["eval", path, "--model", "m", "--output", tmp_path / "out"])
-    assert code == 30 and "tests[1].vars.input: a list of values" in err, err
+    assert code == 30 and "tests[1].vars.input: is an empty list" in err, err
     path.write_text(CONFIG + "scenarios: []\n")
     code, _, err = run_cli(["eval", path, "--model", "m", "--output", tmp_path / "out"])
-    assert code == 30 and "scenarios: unknown key" in err, err
+    assert code == 30 and "scenarios: is not supported: promptfoo's scenarios" in err, err
+    path.write_text(CONFIG + "wobble: []\n")
+    code, _, err = run_cli(["eval", path, "--model", "m", "--output", tmp_path / "out"])
+    assert code == 30 and "wobble: unknown key" in err, err
 
 
 def test_convert_to_eval_yaml_runs_the_same_cases(byok_env, tmp_path):
@@ -146,6 +149,6 @@ def test_csv_tests_with_expected_columns(byok_env, tmp_path):
     data = read_json(out / "translate" / "translate-tc-eval.json")
     assert [i["name"] for i in data["items"]] == ["french-greeting", "german-thanks"]
     assert all(i["passed"] for i in data["items"])  # icontains: bonjour; a bare value: equals 'Danke'
-    (path.parent / "tests.csv").write_text("language,input,__expected\nFrench,Hello,javascript: output.length > 3\n")
+    (path.parent / "tests.csv").write_text("language,input,__expected\nFrench,Hello,similar: bonjour\n")
     code, _, err = run_cli(["eval", path, "--model", "m", "--output", out])
-    assert code == 30 and "tests (tests.csv row 2): __expected: promptfoo assertion 'javascript' is not graded" in err, err
+    assert code == 30 and "tests (tests.csv row 2): __expected: promptfoo assertion 'similar' is not graded" in err, err

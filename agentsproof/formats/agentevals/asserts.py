@@ -4,8 +4,7 @@ r"""EVAL.yaml assertions → agentsproof graders.
 |---|---|
 | a plain string (agentv), ``rubrics`` strings | one ``assertions`` grader of all of them (weight: their count) |
 | ``contains`` / ``icontains`` / ``not-contains`` / ``not-icontains`` | deterministic ``mustContain`` / ``mustNotContain`` (``i``: any case) |
-| ``contains-any`` / ``icontains-any`` | one regex check: any of the values |
-| ``contains-all`` / ``icontains-all`` | ``mustContain`` with every value |
+| ``contains-any`` / ``icontains-any``; ``-all`` | one regex check: any of the values; ``mustContain`` with every value |
 | ``starts-with`` / ``ends-with`` / ``equals`` / ``regex`` | regex checks (``equals``: the whole answer, outer white space ignored) |
 | ``is-json`` | a ``script`` grader that parses the answer |
 | ``llm-rubric`` (a string), ``llm-grader`` (``prompt`` file or text), ``rubric`` with ``score_ranges`` | ``llm_rubric`` |
@@ -13,8 +12,8 @@ r"""EVAL.yaml assertions → agentsproof graders.
 | ``llm-rubric`` / ``rubrics`` / ``rubric`` with a list of outcomes | one ``assertions`` grader per outcome, with its weight (``operator: correctness`` / ``contradiction``: agentv's guidance put in the claim the judge checks) |
 | ``script`` / ``code-grader`` (``command``) | ``script`` (answer on stdin: agentv's JSON payload, or the plain answer) |
 | ``skill-used`` / ``not-skill-used`` / ``skill-trigger`` | ``skill_used`` (agent trials) |
-| ``min-length`` / ``max-length`` (promptfoo) | a ``script`` grader that counts the answer's characters |
-| ``not-empty`` (promptfoo) | a regex check: the answer holds a non-white-space character |
+| ``min-length`` / ``max-length``; ``not-empty`` (promptfoo) | a ``script`` grader that counts the answer's characters; a regex check |
+| ``python`` / ``javascript``; ``assert-set`` (promptfoo) | :mod:`.code`; its assertions, the set's weight shared (:mod:`.assert_set`) |
 
 Negation: ``negate: true`` (agentv, on any assertion) and a ``not-`` prefix on any type
 (promptfoo's rule: ``not-regex``, ``not-starts-with``, ``not-equals``, ``not-contains-any`` …)
@@ -40,7 +39,11 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from agentsproof.core.errors import InputError
-from agentsproof.formats.agentevals.negation import IS_JSON, IS_NOT_JSON, LENGTH, MAX_LENGTH, NEGATED, NOT_NEGATABLE, REFUSED, negate_pattern
+from agentsproof.formats.agentevals.assert_set import expand_sets
+from agentsproof.formats.agentevals.code import CODE_TYPES, JUDGED_TYPES, code_grader, judge_model
+from agentsproof.formats.agentevals.forms import shaped
+from agentsproof.formats.agentevals.negation import IS_JSON, IS_NOT_JSON, LENGTH, MAX_LENGTH, NEGATED, NOT_NEGATABLE, REFUSED, negate_pattern, option_message
+from agentsproof.formats.agentevals.trajectory import rewrite
 from agentsproof.grading.assertions import AssertionsGrader
 from agentsproof.grading.deterministic import DeterministicGrader
 from agentsproof.grading.hooks import typed_assertion
@@ -54,7 +57,7 @@ from agentsproof.model.graders import Checks
 if TYPE_CHECKING:
     from agentsproof.formats.agentevals.parse import EvalTest
 
-COMMON = {"type", "weight", "required", "min_score", "metric", "name", "description", "negate"}
+COMMON = {"type", "weight", "required", "min_score", "metric", "name", "id", "description", "negate"}
 EXTRA: dict[str, set[str]] = {
     **{
         t: {"value"}
@@ -98,6 +101,8 @@ def _typed_graders() -> dict[str, type[BaseModel]]:
 
 AGENT_GRADERS = _typed_graders()
 EXTRA.update({name: {f.alias or n for n, f in config.model_fields.items()} - {"type", "weight"} for name, config in AGENT_GRADERS.items()})
+EXTRA.update(CODE_TYPES)  # promptfoo's python / javascript (formats/agentevals/code.py)
+EXTRA.update({t: EXTRA[t] | {"provider"} for t in JUDGED_TYPES})  # promptfoo: the judge's model (code.judge_model)
 RUBRIC_KEYS = {"id", "outcome", "operator", "weight", "required", "min_score", "score_ranges"}
 OPERATORS = {
     # agentv's guidance for each rubric operator, given to the judge with the outcome
@@ -126,17 +131,6 @@ def supported(kind: str) -> bool:
     return resolve(kind) is not None
 
 
-def _gated(base: type) -> type:
-    """``base`` with ``required`` and ``pass_mark``: a trial that scores below the mark on this
-    assertion fails whatever its total (``required``, ``min_score``, an LLM ``threshold``)."""
-    namespace = {"__annotations__": {"required": bool, "pass_mark": float}, "required": True, "pass_mark": 1.0, "__module__": __name__}
-    return type(f"Required{base.__name__}", (base,), namespace)
-
-
-_BASES: tuple[type, ...] = (DeterministicGrader, LLMRubricGrader, AssertionsGrader, ScriptGrader, SkillUsedGrader, *AGENT_GRADERS.values())
-_GATED = {base: _gated(base) for base in _BASES}
-
-
 class Builder:
     """The graders of one test, in order, with a label per grader (its metric or type)."""
 
@@ -144,6 +138,9 @@ class Builder:
         self.src, self.path, self.test, self.skill_name, self.at = src, path, test, skill_name, at
         self.graders: list[Any] = []
         self.labels: list[str] = []
+        self.zero = False
+        """The assertion being built has weight 0 (its graders are reported, not scored)."""
+        self.judge_model: str | None = None
         self.needs_agent: str | None = None
         """Where the first assertion that needs an agent trial is (skill-used)."""
 
@@ -153,10 +150,9 @@ class Builder:
 
     def add(self, grader: BaseModel, label: str, gate: float | None) -> None:
         """Append ``grader`` with its label; with a ``gate``, as its required form that fails the trial below that mark."""
-        if gate is not None:
-            cls = _GATED[type(grader)]
-            grader = cls(**grader.model_dump(by_alias=True), pass_mark=gate)
-        self.graders.append(grader)
+        if self.judge_model and isinstance(grader, LLMRubricGrader):
+            grader = grader.model_copy(update={"judge_model": self.judge_model})
+        self.graders.append(shaped(grader, gate, self.zero))  # required / min_score / threshold; weight: 0
         self.labels.append(label)
 
     # ---------------------------------------------------------------- entries
@@ -164,9 +160,12 @@ class Builder:
     def build(self) -> None:
         """Turn the test's assertions into graders, in order (its plain criteria as one assertions grader), then
         its rubrics; the default grader when it has none."""
-        strings = [(w, e) for w, e in self.test.asserts if isinstance(e, str)]
+        # promptfoo's assert-set: its assertions, weighted; trajectory:* as tool-calls
+        entries = [(w, rewrite(self.src, w, e)) for w, e in expand_sets(self.src, self.test.asserts)]
+        strings = [(w, e) for w, e in entries if isinstance(e, str)]
         placed = False
-        for where, entry in self.test.asserts:
+        for where, entry in entries:
+            self.zero, self.judge_model = False, None
             if isinstance(entry, str):
                 if not placed:
                     self._criteria([e for _, e in strings], strings[0][0], weight=float(len(strings)))
@@ -175,7 +174,10 @@ class Builder:
             if not isinstance(entry, dict):
                 raise self.err(where, "must be a criterion (a string) or an assertion mapping with a type")
             self._typed(where, entry)
+        self.zero, self.judge_model = False, None
         self._rubrics()
+        if self.graders and not any(g.weight for g in self.graders):
+            raise self.err(self.at, "every assertion has weight 0 (reported, not scored): nothing is scored; give one a weight above 0")
         if not self.graders:
             self._judge_default(self.at, "has nothing to check; give assert, rubrics, criteria or expected_output")
 
@@ -200,8 +202,8 @@ class Builder:
 
     def _weight(self, where: str, entry: dict) -> float:
         w = entry.get("weight", 1.0)
-        if w == 0 and not isinstance(w, bool):  # agentv: reported, not scored
-            raise self.err(f"{where}.weight", "0 is not supported: agentv reports such a grader without scoring it; agentsproof scores every grader")
+        self.zero = w == 0 and not isinstance(w, bool)  # agentv's and promptfoo's weight 0: reported, not scored
+        w = 1.0 if self.zero else w
         if isinstance(w, bool) or not isinstance(w, (int, float)) or not 0 < w <= 1000:
             raise self.err(f"{where}.weight", "must be a number above 0 (at most 1000)")
         return float(w)
@@ -247,8 +249,8 @@ class Builder:
         allowed = COMMON | EXTRA[kind]
         extra = sorted(k for k in entry if k not in allowed)
         if extra:
-            raise self.err(f"{where}.{extra[0]}", f"unknown key for {kind!r}; expected one of {', '.join(sorted(allowed))}")
-        metric = entry.get("metric") or entry.get("name")
+            raise self.err(f"{where}.{extra[0]}", option_message(extra[0], kind, allowed))
+        metric = entry.get("metric") or entry.get("name") or entry.get("id")  # agentv's assertion id labels it too
         if metric is not None and (not isinstance(metric, str) or not metric.strip()):
             raise self.err(f"{where}.metric", "must be a non-empty string")
         negate = entry.get("negate", False)
@@ -259,7 +261,8 @@ class Builder:
         negate = negate or prefixed
         label = metric or (NEGATED.get(kind, f"not-{kind}") if negate else kind)
         weight = self._weight(where, entry)
-        gate = self._gate(where, entry)
+        self.judge_model = judge_model(self.src, where, entry)
+        gate = self._gate(where, {k: v for k, v in entry.items() if k != "threshold" or kind not in CODE_TYPES})
         if negate:
             at = f"{where}.type" if prefixed else f"{where}.negate"
             if kind in NOT_NEGATABLE:
@@ -321,6 +324,8 @@ class Builder:
             self.add(LLMRubricGrader(type="llm_rubric", rubric=self._judge_prompt(where, entry), weight=weight), label, self._gate(where, entry, 0.5))
         elif kind in AGENT_GRADERS:
             self._agent_grader(where, entry, kind, weight, gate, label)
+        elif kind in CODE_TYPES:  # its threshold is the score a returned number passes from, not a gate
+            self.add(code_grader(self.src, self.path, self.test, where, entry, kind, weight, negate), label, gate)
         elif kind in ("script", "code-grader"):
             self.add(ScriptGrader(type="script", run=self._command(where, entry), stdin="json" if kind == "script" else "answer", weight=weight), label, gate)
         else:  # skill-used, not-skill-used, skill-trigger
@@ -416,7 +421,7 @@ class Builder:
         text = text.strip().removeprefix("file://") if text.strip().startswith("file://") else text
         if text.strip().endswith((".md", ".txt")) and "\n" not in text.strip():
             text = read_text(
-                attached(self.src, f"{where}.prompt", text.strip(), self.path),
+                attached(self.src, f"{where}.prompt", text.strip(), self.path, judge_prompt=True),
                 source=self.src,
                 field=f"{where}.prompt",
                 max_bytes=MAX_EVAL_FILE_BYTES,

@@ -36,8 +36,47 @@ NOT_NEGATABLE = {
     "script": "a script's score cannot be inverted by the script grader; invert its exit status in the script",
     "code-grader": "a script's score cannot be inverted by the script grader; invert its exit status in the script",
 }
+_JUDGED = "promptfoo's own judge prompt for it is not reproduced; write what it checks as an llm-rubric"
+_DISTANCE = "text-distance scores are not implemented; use equals, contains or an llm-rubric"
+_TRAJECTORY = "the arguments and outcome of an agent's steps are not matched; tool-calls (and trajectory:tool-used, tool-sequence, step-count) check which tools an agent trial called, in which order"
 REFUSED = {
     "is-sql": "checking SQL needs a parser for the query's dialect; check it with a script (code-grader) assertion",
+    "similar": "semantic similarity needs an embedding model, which agentsproof does not call; use an llm-rubric naming the expected meaning",
+    "cost": "the trials' cost is not recorded per answer; bound a run's spending outside the eval",
+    "latency": "a trial's duration depends on the machine and is not graded; --timeout bounds it",
+    "perplexity": "needs the answer's token log-probabilities, which the trials do not record",
+    "perplexity-score": "needs the answer's token log-probabilities, which the trials do not record",
+    "levenshtein": _DISTANCE,
+    "rouge-n": _DISTANCE,
+    "bleu": _DISTANCE,
+    "gleu": _DISTANCE,
+    "meteor": _DISTANCE,
+    "contains-json": "finding a JSON value inside free text is not implemented; use is-json on a JSON-only answer, or a python assertion",
+    "is-xml": "XML is not parsed; use a python assertion",
+    "contains-xml": "XML is not parsed; use a python assertion",
+    "is-valid-openai-tools-call": "chat trials offer no tools; check an agent's tool calls with tool-calls",
+    "is-valid-openai-function-call": "chat trials offer no tools; check an agent's tool calls with tool-calls",
+    "factuality": _JUDGED,
+    "model-graded-closedqa": _JUDGED,
+    "answer-relevance": _JUDGED,
+    "context-faithfulness": _JUDGED,
+    "context-recall": _JUDGED,
+    "context-relevance": _JUDGED,
+    "g-eval": _JUDGED,
+    "search-rubric": _JUDGED,
+    "pi": _JUDGED,
+    "select-best": "compares the answers of several prompts or providers, which are separate cases here",
+    "max-score": "compares the answers of several prompts or providers, which are separate cases here",
+    "moderation": "needs a moderation model, which agentsproof does not call; use an llm-rubric",
+    "classifier": "needs a HuggingFace classifier, which agentsproof does not call; use an llm-rubric",
+    "webhook": "grading by an outside HTTP endpoint is not done; call it from a script (code-grader) assertion",
+    "tool-trajectory": _TRAJECTORY,
+    "trajectory:tool-args-match": _TRAJECTORY,
+    "trajectory:goal-success": _TRAJECTORY,
+    "execution-metrics": "agentv's run metrics (tokens, tool calls, duration) are not recorded as agentv records them",
+    "token-usage": "token counts are not graded",
+    "field-accuracy": "comparing the fields of a structured answer is not implemented; use a python assertion or a script",
+    "composite": "agentv's aggregator is not implemented; list the assertions (weight, required: true)",
 }
 """Assertion types refused as out of scope, with the reason the refusal gives."""
 
@@ -57,3 +96,28 @@ SCRIPT_TARGETS = {
     **{k: "the answer's length in characters" for k in ("min-length", "max-length", "not-min-length", "not-max-length")},
 }
 """What the report names as the target of an assertion checked by one of the scripts above (not the script's code)."""
+
+
+_JUDGE = "the judge is --judge-model / --model (or the configured provider) for every grader"
+REFUSED_OPTIONS = {
+    "provider": _JUDGE,
+    "target": _JUDGE,
+    "temperature": "a grader's own judge temperature is not set; " + _JUDGE,
+    "max_steps": "agentv's agentic judge (max_steps) is not run; write the check as an llm-grader prompt",
+    "rubricPrompt": "a grader's own judge prompt template is not used; write it as an llm-grader prompt",
+    "transform": "the answer is graded as it is; transform it in a python assertion or a script",
+    "options": "a grader's options (transform, provider …) are not applied",
+    "config": "a script's config is not passed to the script; put it in the command or a file beside the eval",
+    "cwd": "a script runs in the trial's workspace (its files from environment.workdir)",
+    "fields": "comparing the fields of a structured answer is not implemented; use a python assertion or a script",
+    "expected_tools": "a script is not given the expected tools; check tool calls with tool-calls in an agent trial",
+    "algorithm": "comparing the fields of a structured answer is not implemented; use a python assertion or a script",
+}
+"""Assertion options agentv and promptfoo give that agentsproof does not honour: refused with the reason, never dropped."""
+
+
+def option_message(key: str, kind: str, allowed: set[str]) -> str:
+    """The one line for an assertion option agentsproof does not take: its reason, or the keys it does take."""
+    if key in REFUSED_OPTIONS:
+        return f"{key!r} on {kind!r} is not supported: {REFUSED_OPTIONS[key]}"
+    return f"unknown key for {kind!r}; expected one of {', '.join(sorted(allowed))}"

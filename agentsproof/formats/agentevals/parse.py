@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from agentsproof.core.errors import InputError
+from agentsproof.formats.agentevals.template_env import env_value
 
 SUITE_KEYS = {
     "name",
@@ -102,6 +103,8 @@ class EvalTest:
     rubrics: list[tuple[str, Any]] = field(default_factory=list)
     """(field path, raw entry) of the reference's ``rubrics``."""
     tags: tuple[str, ...] = ()
+    vars: dict[str, Any] = field(default_factory=dict)
+    """The test's vars (its suite's default ones under them): a python/javascript assertion's ``context.vars``."""
 
 
 @dataclass
@@ -149,10 +152,13 @@ def _text(src: str, where: str, value: Any, *, empty_ok: bool = False) -> str:
 
 
 def render(src: str, where: str, text: str, variables: dict[str, Any]) -> str:
-    """``{{ name }}`` filled from the test's vars; an unknown name is an error."""
+    """``{{ name }}`` (or ``{{ vars.name }}``) filled from the test's vars, ``{{ env.NAME }}`` from an allowed environment variable; an unknown name is an error."""
 
     def one(m: re.Match[str]) -> str:
         name = m.group(1)
+        if name.startswith("env."):  # only an allowed, non-secret name (formats/agentevals/template_env.py)
+            return env_value(src, where, name[4:])
+        name = name[5:] if name.startswith("vars.") and name[5:] in variables else name  # {{ vars.x }} is {{ x }}
         if name not in variables:
             raise _err(src, where, f"uses {{{{ {name} }}}} but the test has no var {name!r}")
         value = variables[name]
@@ -220,14 +226,18 @@ def _messages(src: str, where: str, value: Any, path: Path, files: list[tuple[st
     return text
 
 
-def attached(src: str, where: str, rel: str, path: Path) -> Path:
+def attached(src: str, where: str, rel: str, path: Path, *, judge_prompt: bool = False) -> Path:
     """A file an EVAL.yaml names (a file part, a grader's prompt): relative to its folder,
     confined to it or, for a file in an ``evals/`` folder, to the folder above it (agentv
-    keeps ``prompts/`` beside ``evals/``); tried from that folder too when not found."""
-    from agentsproof.core.inputs import confined
+    keeps ``prompts/`` beside ``evals/``); tried from that folder too when not found. A judge
+    prompt (``.md``/``.txt``) may also come from anywhere in the file's git repository
+    (agentv's red-team suites share ``../graders/x.md``)."""
+    from agentsproof.core.inputs import confined, repo_root
 
     folder = path.resolve().parent
     root = folder.parent if folder.name == "evals" else None
+    repo = repo_root(path) if judge_prompt and rel.endswith((".md", ".txt")) else None
+    root = repo if repo is not None and (root is None or root.is_relative_to(repo)) else root
     target = confined(rel, path, where, root=root)
     if not target.is_file() and root is not None:
         alt = (root / rel).resolve()
@@ -239,21 +249,25 @@ def attached(src: str, where: str, rel: str, path: Path) -> Path:
 
 
 def _expected(src: str, where: str, value: Any) -> str | None:
+    import json
+
     if value is None:
         return None
     if isinstance(value, list):  # [{role: assistant, content: ...}]
-        import json
-
         texts = []
         for i, msg in enumerate(value):
             content = msg.get("content") if isinstance(msg, dict) else None
-            if isinstance(content, (dict, list)):  # structured output: compared as its JSON text
-                content = json.dumps(content, indent=2, ensure_ascii=False)
+            if content is None and isinstance(msg, dict) and isinstance(msg.get("tool_calls"), list):  # agentv: expected tool calls
+                content = {"tool_calls": msg["tool_calls"]}
+            if isinstance(content, (dict, list)):  # structured output (tool calls too): compared as its JSON text
+                content = json.dumps(content, indent=2, ensure_ascii=False, default=str)
             if not isinstance(content, str):
-                raise _err(src, f"{where}[{i}]", "must be an assistant message with text content")
-            _unknown(src, f"{where}[{i}]", msg, MESSAGE_KEYS)
+                raise _err(src, f"{where}[{i}]", "must be an assistant message with text content (or tool_calls)")
+            _unknown(src, f"{where}[{i}]", msg, MESSAGE_KEYS | {"tool_calls"})
             texts.append(content)
         return "\n\n".join(texts) if texts else None
+    if isinstance(value, dict):  # a structured expected output: compared as its JSON text
+        return json.dumps(value, indent=2, ensure_ascii=False, default=str)
     return _text(src, where, value)
 
 
@@ -268,7 +282,7 @@ def _list(src: str, where: str, value: Any) -> list[Any]:
 def parse_suite(data: Any, path: Path) -> EvalSuite:
     """The parsed suite (its ``tests`` file and ``environment`` resolved); InputError naming the field of the first problem."""
     from agentsproof.core.inputs import display
-    from agentsproof.formats.agentevals.suite_files import default_test, environment_workdir, tests_file, threshold_value
+    from agentsproof.formats.agentevals.suite_files import default_test, environment_workdir, tests_list, threshold_value
 
     src = display(path)
     if not isinstance(data, dict):
@@ -305,8 +319,7 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
     raw_tests = data.get(key)
     if raw_tests is None:
         raise _err(src, "tests", "required field is missing")
-    if isinstance(raw_tests, str):
-        raw_tests = tests_file(src, raw_tests, path)
+    raw_tests = tests_list(src, raw_tests, path)  # a file, or a list with file:// entries
     if not isinstance(raw_tests, list) or not raw_tests:
         raise _err(src, key, "must be a non-empty list of tests")
     tests: list[EvalTest] = []
@@ -453,6 +466,7 @@ def _parse_test(
         asserts=suite + own,
         rubrics=rubrics,
         tags=tags,
+        vars=variables,
     )
 
 
@@ -472,6 +486,8 @@ def render_entry(src: str, where: str, entry: Any, variables: dict[str, Any]) ->
             out["value"] = render(src, f"{where}.value", value, variables)
         elif isinstance(value, list):
             out["value"] = [render(src, f"{where}.value[{i}]", v, variables) if isinstance(v, str) else v for i, v in enumerate(value)]
+        if out.get("type") == "assert-set" and isinstance(out.get("assert"), list):  # promptfoo's group: its assertions too
+            out["assert"] = [render_entry(src, f"{where}.assert[{i}]", a, variables) for i, a in enumerate(out["assert"])]
         return out
     return entry
 

@@ -73,15 +73,27 @@ def _environment_file(src: str, ref: str, path: Path) -> tuple[Any, Path]:
     return read_yaml(target), target
 
 
+def tests_list(src: str, raw: Any, path: Path) -> Any:
+    """``tests``: a file reference (:func:`tests_file`), or a list whose ``file://`` entries are
+    each such a file's tests, in place (agentv's ``tests: [file://../fixtures/x.jsonl]``)."""
+    if isinstance(raw, str):
+        return tests_file(src, raw, path)
+    if isinstance(raw, list) and any(isinstance(t, str) and t.startswith("file://") for t in raw):
+        return [one for t in raw for one in (tests_file(src, t, path) if isinstance(t, str) and t.startswith("file://") else [t])]
+    return raw
+
+
 def tests_file(src: str, ref: str, path: Path) -> list[Any]:
-    """``tests: ./cases.yaml`` (a list of tests) or ``./cases.jsonl`` (one test per line)."""
+    """``tests: ./cases.yaml`` (a list of tests) or ``./cases.jsonl`` (one test per line), beside the
+    file or, for a file in an ``evals/`` folder, anywhere in the folder above it."""
     import json
 
     from agentsproof.core.inputs import MAX_EVAL_FILE_BYTES, check_values, confined, read_text
     from agentsproof.core.validation import read_yaml
 
     rel = ref.removeprefix("file://")
-    target = confined(rel, path, "tests")
+    folder = path.resolve().parent
+    target = confined(rel, path, "tests", root=folder.parent if folder.name == "evals" else None)  # agentv keeps fixtures beside evals/
     if not target.is_file():
         raise _err(src, "tests", f"file {rel!r} not found")
     if target.suffix.lower() == ".jsonl":

@@ -2,8 +2,9 @@
 targets.yaml, or a folder of them).
 
 The format's own loader runs first: it stops at the first problem it finds (one line, the
-same as a run would print), which lint reports with a fix. A file that loads is then
-checked case by case (:mod:`.checks`).
+same as a run would print), which lint reports with a fix, then loads the file again with
+that field taken out to find the next (:mod:`.every`), so that one run shows them all.
+What loads is then checked case by case (:mod:`.checks`).
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentsproof.core.errors import InputError
 from agentsproof.formats.lint.checks import CaseView, FileView, check_file
@@ -110,10 +112,13 @@ def discover(folder: Path) -> list[Path]:
 
 
 def lint_file(path: Path) -> list[Problem]:
-    """Every problem lint finds in one file: its loader's error, or the notes and case checks of a file that loads."""
+    """Every problem lint finds in one file: each error its loader refuses (:mod:`.every`:
+    the refused field taken out, the file loaded again), then the notes and case checks of
+    what loads."""
     from agentsproof.core.inputs import display
 
     src = display(path)
+    kind: str | None = None
     try:
         kind = kind_of(path)
         if kind == "targets":
@@ -121,12 +126,39 @@ def lint_file(path: Path) -> list[Problem]:
         own = _own_lint(kind)
         if own is not None:  # a format that checks itself (a Harbor task folder)
             return own(path)
-        if not _checked(kind):
-            return _unchecked(path, kind, src)
-        view = _view(path, kind, src)
+        return _attempt(path, kind, src)
     except InputError as err:
-        return [_loader_problem(err, src)]
+        first = err
+    data = None if kind is None or _own_lint(kind) is not None else _parsed_data(path)
+    if data is None or kind is None:
+        return [_loader_problem(first, src)]
+    from agentsproof.formats.lint.every import every_error, parse_field
+
+    errors, found, red = every_error(path, src, data, first, lambda: _attempt(path, str(kind), src))
+    problems = [_loader_problem(e, src) for e in errors]
+    for p in found or []:
+        at = parse_field(p.field)
+        if p.rule == "unchecked-format" or p.file == src and at is not None and red.follows(red.original(at)):
+            continue  # the file does not load; about what was taken out (a case left with too few checks, too few cases)
+        problems.append(replace(p, field=red.original_text(p.field), message=red.original_text(p.message)))
+    return problems
+
+
+def _attempt(path: Path, kind: str, src: str) -> list[Problem]:
+    if not _checked(kind):
+        return _unchecked(path, kind, src)
+    view = _view(path, kind, src)
     return [*view.notes, *check_file(view)]
+
+
+def _parsed_data(path: Path) -> Any:
+    """The file's parse (JSON for ``*.json``, else YAML), None when it does not parse."""
+    from agentsproof.core.inputs import read_json_file, read_yaml_file
+
+    try:
+        return read_json_file(path) if path.suffix.lower() == ".json" else read_yaml_file(path)
+    except InputError:
+        return None
 
 
 def check_loaded(loaded: Loaded) -> list[Problem]:
@@ -236,11 +268,12 @@ def _cases_view_of(loaded: Loaded, src: str) -> FileView:
     cases = []
     skill = ""
     for i, item in enumerate(loaded.items):
-        at = f"{prefix}[{i}]"
+        # a promptfoo case is a prompt × test (× provider): named by its name, not an index into tests
+        at = f"case {item.name!r}" if kind == "promptfoo" else f"{prefix}[{i}]"
         cases.append(
             CaseView(
                 field=at,
-                name=item.task_name,
+                name=item.name if kind == "promptfoo" else item.task_name,  # a provider's copy has the case's task name
                 prompt=item.prompt,
                 graders=list(item.graders),
                 grader_fields=[f"{at}.{graders_at}" for _ in item.graders],
