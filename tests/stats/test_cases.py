@@ -195,12 +195,17 @@ def test_tasks_interval_holds_skewed_task_effects_where_the_t_interval_does_not(
 
 
 def test_tasks_interval_is_exact_for_a_bounded_mean():
-    """Known values: five cases that all gain +1 cannot rule out an F for tasks like these
-    (a distribution with 45 % of its mass at −1 gives five +1 about 3 % of the time), ten can."""
+    """Known values, against the limit of any interval valid for every distribution: five
+    cases that all gain +1 come from a distribution with a share e of its mass at −1 with
+    chance (1 − e)^5, which is 2.5 % at e = 0.522 (mean −0.04): a lower end above −0.04
+    would miss that distribution more than 2.5 % of the time. The betting interval is
+    close to that limit (−0.07), so it cannot rule out an F; ten cases can (limit +0.38)."""
     lo, hi = delta_interval([([1.0] * 3, [0.0] * 3)] * 5, question=TASKS)
-    assert hi == 1.0 and -0.3 < lo < 0.0
+    limit5 = 1 - 2 * (1 - 0.025 ** (1 / 5))
+    assert hi == 1.0 and limit5 - 0.05 < lo <= limit5 < 0.0
     lo, hi = delta_interval([([1.0] * 3, [0.0] * 3)] * 10, question=TASKS)
-    assert hi == 1.0 and 0.15 < lo < 0.35
+    limit10 = 1 - 2 * (1 - 0.025 ** (1 / 10))
+    assert hi == 1.0 and limit10 - 0.05 < lo <= limit10
     assert delta_interval([([1.0] * 3, [0.0] * 3)], question=TASKS) == (-1.0, 1.0)  # one case: nothing about others
 
 
