@@ -1,8 +1,8 @@
 """THE interval of an item's delta, for either question it can answer.
 
 **Two questions.** (a) *On these cases*: the eval's cases are a fixed, hand-written set
-and the trials the only randomness — the within-case Welch interval below, pooled over
-the cases. (b) *On tasks like these*: the cases are a sample of the tasks the skill will
+and the trials the only randomness — the stratified score interval (pass/fail scores) or
+the within-case Welch interval below, pooled over the cases. (b) *On tasks like these*: the cases are a sample of the tasks the skill will
 meet — the betting interval of the per-case deltas (:mod:`agentsproof.stats.tasks`), which
 assumes nothing about how task effects are spread. An item's grade label, ``settled`` and
 ``--adaptive`` answer (b) from :data:`MIN_CASES_FOR_TASKS` cases and (a) below; the report
@@ -10,22 +10,22 @@ gives both. What follows is how (a), and the older t form of (b) (:data:`TASKS_T
 for the bench), are computed.
 
 An item's delta is the mean of its per-case deltas ``d_j = mean(with_j) − mean(without_j)``
-over ``c`` cases. Its interval is ``delta ± h``, clipped to [−1, 1], so it always holds
-the delta it is printed beside. How ``h`` is found:
+over ``c`` cases. Its interval always holds the delta it is printed beside and lies in
+[−1, 1]. How it is found:
 
 - **Pass/fail scores** (every trial 0 or 1), question (a), any number of cases: the
   stratified Miettinen–Nurminen score interval of :mod:`agentsproof.stats.score` (its
   variance at the candidate delta, every case held at it; z of 96 % for 95 %) — it held
   ≥ 93 % where the Welch form below dipped to 92 % (4–10 trials).
-- **One case** (graded or continuous scores): a Welch interval, ``t(q, df) · √V_w`` with
-  ``V_w = v_with / n_with + v_without / n_without`` and Welch–Satterthwaite ``df``. Each
-  arm's variance ``v``: for pass/fail scores ``p̃(1 − p̃)`` with ``p̃ = (passes + 1)/(n + 2)``
-  (Agresti–Caffo, used only by the bench's t form and the graded path's single trials);
-  for graded or continuous scores the sample variance with a 0 and a 1
-  pseudo-trial of weight 0.15 each (enough that identical scores keep some spread, little
-  enough not to swamp a real variance); with a single trial, the variance of it, a 0 and a 1.
-- **Two or more cases**: the cases are a sample of the tasks the skill will meet, so their
-  spread is the uncertainty of the grade: ``t(q, c − 1) · √(s²(d_j)/(c − 1))`` — the usual
+- **Graded or continuous scores**, question (a): a Welch interval of all the trials,
+  ``t(q, df) · √V_w`` with ``V_w = Σ_j (v_with,j / n_with,j + v_without,j / n_without,j) / c²``
+  and Welch–Satterthwaite ``df``. Each arm's variance ``v``: the sample variance with a 0
+  and a 1 pseudo-trial of weight :data:`PSEUDO_WEIGHT` (0.05) each — enough that identical
+  scores keep some spread, little enough not to swamp a real variance (0.15 before held
+  97–99 % with 3–6 trials); with a single trial, the variance of it, a 0 and a 1 (nothing
+  else bounds the spread of one score).
+- **The t form of (b)** (:data:`TASKS_T`, the bench's comparison only), two or more cases:
+  the cases a sample of the tasks, their spread the uncertainty: ``t(q, c − 1) · √(s²(d_j)/(c − 1))`` — the usual
   t interval of the per-case deltas, with ``s²/(c − 1)`` in place of ``s²/c`` as a
   small-sample correction (with 3–5 cases whose effects are spread evenly, ``s²/c`` held the
   true delta only about 92 % of the time). Two guards: when every case has the same delta
@@ -35,8 +35,8 @@ the delta it is printed beside. How ``h`` is found:
   is at least half of that within-case ``√V_w`` (one trial per case makes the per-case
   deltas few-valued and skewed).
 
-The interval is not tuned to a model: it is the textbook t interval of the per-case
-deltas (cases ≥ 2) or Welch's (one case), with small, stated guards. Coverage is measured,
+The interval is not tuned to a model: it is the textbook score interval of a difference of
+proportions or Welch's, with small, stated guards (the z margin, the pseudo-trials). Coverage is measured,
 not argued: ``bench/coverage.py`` (docs/statistics.md shows the table, beside the
 interval a known spread would give). Everything here is arithmetic on arrays, so the bench
 runs the very same function on thousands of simulated items at once.
@@ -51,12 +51,13 @@ from scipy.stats import t as student_t
 
 from agentsproof.stats.score import SCORE_METHOD, score_interval
 
+PSEUDO_WEIGHT = 0.05  # weight of the 0 and the 1 pseudo-trial in a graded/continuous arm's variance (0.15 before: 97-99 % with 3-6 trials)
+
 WALD_METHOD = (
     "the within-case Welch interval over all trials (graded or continuous scores; a 0 and a 1 pseudo-trial of weight "
-    "0.15 per arm), centred on the delta; coverage in bench/coverage.py"
+    f"{PSEUDO_WEIGHT:g} per arm), centred on the delta; coverage in bench/coverage.py"
 )
 
-PSEUDO_WEIGHT = 0.15  # weight of the 0 and the 1 pseudo-trial in a graded/continuous arm's variance
 ONE_TRIAL_FLOOR = 0.5  # share of the within-case half-width kept as a floor with ~one trial per case
 
 
@@ -67,15 +68,13 @@ def arm_moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     n = np.full(x.shape[:-1], k, dtype=float)
     s = x.sum(axis=-1)
     q = (x * x).sum(axis=-1)
-    m_ac = (s + 1.0) / (k + 2.0)
-    with_pseudo = np.maximum(0.0, (q + 1.0) / (k + 2.0) - m_ac * m_ac)  # trials plus a 0 and a 1
     if k < 2:
-        return n, s / n, with_pseudo
-    binary = np.all((x == 0.0) | (x == 1.0), axis=-1)
+        m_ac = (s + 1.0) / (k + 2.0)
+        return n, s / n, np.maximum(0.0, (q + 1.0) / (k + 2.0) - m_ac * m_ac)  # the trial, a 0 and a 1
     w = PSEUDO_WEIGHT
     m_w = (s + w) / (k + 2 * w)
     weighted = np.maximum(0.0, (q + w) / (k + 2 * w) - m_w * m_w) * (k + 2 * w) / (k + 2 * w - 1)
-    return n, s / n, np.where(binary, with_pseudo, weighted)
+    return n, s / n, weighted
 
 
 CASES = "cases"

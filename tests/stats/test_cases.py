@@ -86,16 +86,21 @@ def test_one_case_graded_interval_is_welch():
 
 def test_graded_arm_variance_uses_light_pseudo_trials():
     """Scores 0.5, 0.75 (mean 0.625, sample variance 0.03125) against 0.25, 0.25: the graded
-    arm gets a 0 and a 1 of weight 0.15, the all-equal arm keeps a little spread from them."""
+    arm gets a 0 and a 1 of weight 0.05, the all-equal arm keeps a little spread from them;
+    an arm whose scores happen to be 0 or 1 gets the same light weight (a pass/fail item
+    has the score interval instead)."""
     from agentsproof.stats.wald import arm_moments
 
     n, m, v = arm_moments(np.array([0.5, 0.75]))
-    w = 0.15
+    w = 0.05
     mw = (1.25 + w) / (2 + 2 * w)
     expected = ((0.25 + 0.5625 + w) / (2 + 2 * w) - mw**2) * (2 + 2 * w) / (1 + 2 * w)
     assert (n, m, v) == pytest.approx((2, 0.625, expected))
     _, _, v_same = arm_moments(np.array([0.25, 0.25]))
     assert 0 < v_same < 0.25 / 2
+    _, _, v_ones = arm_moments(np.array([1.0, 1.0, 1.0]))
+    m1 = (3 + w) / (3 + 2 * w)
+    assert v_ones == pytest.approx(((3 + w) / (3 + 2 * w) - m1**2) * (3 + 2 * w) / (2 + 2 * w))
 
 
 def test_cases_that_all_agree_get_the_stratified_score_interval():
