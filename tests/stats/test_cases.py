@@ -86,13 +86,13 @@ def test_one_case_graded_interval_is_welch():
 
 def test_graded_arm_variance_uses_light_pseudo_trials():
     """Scores 0.5, 0.75 (mean 0.625, sample variance 0.03125) against 0.25, 0.25: the graded
-    arm gets a 0 and a 1 of weight 0.05, the all-equal arm keeps a little spread from them;
+    arm gets a 0 and a 1 of weight 0.15, the all-equal arm keeps a little spread from them;
     an arm whose scores happen to be 0 or 1 gets the same light weight (a pass/fail item
     has the score interval instead)."""
     from agentsproof.stats.wald import arm_moments
 
     n, m, v = arm_moments(np.array([0.5, 0.75]))
-    w = 0.05
+    w = 0.15
     mw = (1.25 + w) / (2 + 2 * w)
     expected = ((0.25 + 0.5625 + w) / (2 + 2 * w) - mw**2) * (2 + 2 * w) / (1 + 2 * w)
     assert (n, m, v) == pytest.approx((2, 0.625, expected))
