@@ -103,8 +103,14 @@ def simulate(rng: np.random.Generator, runs: int, c: int, n: int, delta: float, 
     return _draw(rng, base + dj, kind, n), _draw(rng, base, kind, n), dj
 
 
+def all_binary(xw: np.ndarray, xwo: np.ndarray) -> np.ndarray:
+    """Per item (runs, cases, trials arrays): every trial scored 0 or 1 (the report's test)."""
+    out: np.ndarray = np.all((xw == 0) | (xw == 1), axis=(-2, -1)) & np.all((xwo == 0) | (xwo == 1), axis=(-2, -1))
+    return out
+
+
 def new_method(xw: np.ndarray, xwo: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    return interval_from_moments(*arm_moments(xw), *arm_moments(xwo), level=LEVEL)
+    return interval_from_moments(*arm_moments(xw), *arm_moments(xwo), level=LEVEL, binary=all_binary(xw, xwo))
 
 
 def before_method(xw: np.ndarray, xwo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -363,10 +369,11 @@ def question_grid(args: argparse.Namespace) -> list[dict]:
                             continue
                         xw, xwo, dj = sim
                         moments = (*arm_moments(xw), *arm_moments(xwo))
+                        binary = all_binary(xw, xwo)
                         for q in (QA, QB):
                             if q == QB and c == 1:
                                 continue  # one case shows nothing of other tasks: (b) is [−1, 1]
-                            lo, hi, est = interval_from_moments(*moments, level=LEVEL, question=q)
+                            lo, hi, est = interval_from_moments(*moments, level=LEVEL, question=q, binary=binary)
                             target = dj.mean(-1) if q == QA else np.full(len(est), delta)
                             eps = 1e-9
                             inside = (lo <= target + eps) & (target <= hi + eps)

@@ -166,7 +166,7 @@ class AdaptivePolicy:
             "looks": planned_looks(distinct[-1]) if distinct else list(LOOKS),
             "correction": "Bonferroni over the planned looks",
             "interval": "the report's delta interval at level 1 - alpha/looks: on tasks like these (the betting interval) "
-            "from 5 cases, else on these cases (the within-case Welch interval)",
+            "from 5 cases, else on these cases (the stratified score interval for pass/fail scores, else the within-case Welch interval)",
             "stops": f"a grade; '{NO_EFFECT}' (high < +0.15); '{NO_HARM}' (low >= 0, no grade reachable by the cap)",
             "printed_interval": "the report prints the interval of the stopping rule, at level 1 - alpha/looks "
             "(Bonferroni: it holds the true delta with at least 1 - alpha however the run stopped)",

@@ -46,7 +46,7 @@ def interference(item: ItemResult, skill_name: str | None = None) -> dict[str, A
     """The verdict for an item with a plugin arm (``item``: an ItemResult)."""
     from agentsproof.stats.cases import by_case, delta_interval
     from agentsproof.stats.tasks import BETTING_METHOD
-    from agentsproof.stats.wald import TASKS, WALD_METHOD, default_question
+    from agentsproof.stats.wald import TASKS, cases_method, default_question
 
     plugin = item.plugin_arm
     if plugin is None:
@@ -65,7 +65,7 @@ def interference(item: ItemResult, skill_name: str | None = None) -> dict[str, A
     cases = [(a, b) for _, a, b, _ in by_case(item, (plugin, item.with_arm)) if a and b] if p and w else []
     if cases:  # the question delta_interval answers by default for this many cases, and its method
         out["question"] = default_question(len(cases))
-        how = BETTING_METHOD if out["question"] == TASKS else WALD_METHOD
+        how = BETTING_METHOD if out["question"] == TASKS else cases_method(cases)
         where = "on tasks like these (b)" if out["question"] == TASKS else "on these cases (a)"
         out["method"] = f"plugin − alone, {where}: {how}"
     ci = delta_interval(cases) if cases else None

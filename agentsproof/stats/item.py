@@ -28,7 +28,7 @@ from agentsproof.stats.intervals import (
     sample_sd,
 )
 from agentsproof.stats.tasks import BETTING_METHOD, SIGN_FLIP_METHOD, sign_flip_p
-from agentsproof.stats.wald import CASES, TASKS, WALD_METHOD, default_question
+from agentsproof.stats.wald import CASES, TASKS, WALD_METHOD, cases_method, default_question
 
 QUESTION_NAMES = {CASES: "on these cases (a)", TASKS: "on tasks like these (b)"}
 QUESTION_NOTES = {
@@ -165,7 +165,7 @@ def item_stats(item: ItemResult, level: float = 0.95) -> dict[str, Any]:
         ci = delta_interval(per_case, level, q) if q == CASES or n_usable >= 2 else None
         if ci is not None:
             ci = (min(ci[0], delta), max(ci[1], delta))  # it holds the delta; this only absorbs rounding
-        answers[q] = {"delta_ci": list(ci) if ci else None, "method": WALD_METHOD if q == CASES else BETTING_METHOD}
+        answers[q] = {"delta_ci": list(ci) if ci else None, "method": cases_method(per_case) if q == CASES else BETTING_METHOD}
     if several:
         answers[CASES]["p_value"] = stratified_permutation_p(per_case)
         answers[CASES]["p_value_method"] = (

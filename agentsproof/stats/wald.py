@@ -1,8 +1,8 @@
 """THE interval of an item's delta, for either question it can answer.
 
 **Two questions.** (a) *On these cases*: the eval's cases are a fixed, hand-written set
-and the trials the only randomness — the within-case Welch interval below, pooled over
-the cases. (b) *On tasks like these*: the cases are a sample of the tasks the skill will
+and the trials the only randomness — the stratified score interval (pass/fail scores) or
+the within-case Welch interval below, pooled over the cases. (b) *On tasks like these*: the cases are a sample of the tasks the skill will
 meet — the betting interval of the per-case deltas (:mod:`agentsproof.stats.tasks`), which
 assumes nothing about how task effects are spread. An item's grade label, ``settled`` and
 ``--adaptive`` answer (b) from :data:`MIN_CASES_FOR_TASKS` cases and (a) below; the report
@@ -10,18 +10,25 @@ gives both. What follows is how (a), and the older t form of (b) (:data:`TASKS_T
 for the bench), are computed.
 
 An item's delta is the mean of its per-case deltas ``d_j = mean(with_j) − mean(without_j)``
-over ``c`` cases. Its interval is ``delta ± h``, clipped to [−1, 1], so it always holds
-the delta it is printed beside. How ``h`` is found:
+over ``c`` cases. Its interval always holds the delta it is printed beside and lies in
+[−1, 1]. How it is found:
 
-- **One case**: a Welch interval, ``t(q, df) · √V_w`` with
-  ``V_w = v_with / n_with + v_without / n_without`` and Welch–Satterthwaite ``df``. Each
-  arm's variance ``v``: for pass/fail scores ``p̃(1 − p̃)`` with ``p̃ = (passes + 1)/(n + 2)``
-  (Agresti–Caffo: a 0 and a 1 pseudo-trial, so an arm whose trials all agreed still has
-  spread); for graded or continuous scores the sample variance with a 0 and a 1
-  pseudo-trial of weight 0.15 each (enough that identical scores keep some spread, little
-  enough not to swamp a real variance); with a single trial, the variance of it, a 0 and a 1.
-- **Two or more cases**: the cases are a sample of the tasks the skill will meet, so their
-  spread is the uncertainty of the grade: ``t(q, c − 1) · √(s²(d_j)/(c − 1))`` — the usual
+- **Pass/fail scores** (every trial 0 or 1), question (a), any number of cases: the
+  stratified Miettinen–Nurminen score interval of :mod:`agentsproof.stats.score` (its
+  variance at the candidate delta, every case held at it; z of 96 % for 95 %) — it held
+  ≥ 93 % where the Welch form below dipped to 92 % (4–10 trials).
+- **Graded or continuous scores**, question (a): a Welch interval of all the trials,
+  ``t(q, df) · √V_w`` with ``V_w = Σ_j (v_with,j / n_with,j + v_without,j / n_without,j) / c²``
+  and Welch–Satterthwaite ``df``. Each arm's variance ``v``: the sample variance with a 0
+  and a 1 pseudo-trial of weight :data:`PSEUDO_WEIGHT` (0.15) each — enough that identical
+  scores keep some spread, little enough not to swamp a real variance. (0.05 brought the
+  grid's 3–6-trial rows from 97–99 % nearer the band, but one case of 6 continuous trials
+  from a U-shaped Beta(0.5) then held only 83 %, against 93 % with 0.15: the pseudo-trials
+  are what protects a variance from 3–6 scores.) An arm whose graded scores happen to be
+  all 0 or 1 gets the same weight; with a single trial, the variance of it, a 0 and a 1 (nothing
+  else bounds the spread of one score).
+- **The t form of (b)** (:data:`TASKS_T`, the bench's comparison only), two or more cases:
+  the cases a sample of the tasks, their spread the uncertainty: ``t(q, c − 1) · √(s²(d_j)/(c − 1))`` — the usual
   t interval of the per-case deltas, with ``s²/(c − 1)`` in place of ``s²/c`` as a
   small-sample correction (with 3–5 cases whose effects are spread evenly, ``s²/c`` held the
   true delta only about 92 % of the time). Two guards: when every case has the same delta
@@ -31,8 +38,8 @@ the delta it is printed beside. How ``h`` is found:
   is at least half of that within-case ``√V_w`` (one trial per case makes the per-case
   deltas few-valued and skewed).
 
-The interval is not tuned to a model: it is the textbook t interval of the per-case
-deltas (cases ≥ 2) or Welch's (one case), with small, stated guards. Coverage is measured,
+The interval is not tuned to a model: it is the textbook score interval of a difference of
+proportions or Welch's, with small, stated guards (the z margin, the pseudo-trials). Coverage is measured,
 not argued: ``bench/coverage.py`` (docs/statistics.md shows the table, beside the
 interval a known spread would give). Everything here is arithmetic on arrays, so the bench
 runs the very same function on thousands of simulated items at once.
@@ -45,11 +52,15 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.stats import t as student_t
 
+from agentsproof.stats.score import SCORE_METHOD, score_interval
+
+PSEUDO_WEIGHT = 0.15  # weight of the 0 and the 1 pseudo-trial in a graded/continuous arm's variance (0.05 measured narrower on the grid but fell to 83 % on U-shaped scores)
+
 WALD_METHOD = (
-    "the within-case Welch interval over all trials (pass/fail arms with Agresti–Caffo pseudo-trials), centred on the delta; coverage in bench/coverage.py"
+    "the within-case Welch interval over all trials (graded or continuous scores; a 0 and a 1 pseudo-trial of weight "
+    f"{PSEUDO_WEIGHT:g} per arm), centred on the delta; coverage in bench/coverage.py"
 )
 
-PSEUDO_WEIGHT = 0.15  # weight of the 0 and the 1 pseudo-trial in a graded/continuous arm's variance
 ONE_TRIAL_FLOOR = 0.5  # share of the within-case half-width kept as a floor with ~one trial per case
 
 
@@ -60,15 +71,13 @@ def arm_moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     n = np.full(x.shape[:-1], k, dtype=float)
     s = x.sum(axis=-1)
     q = (x * x).sum(axis=-1)
-    m_ac = (s + 1.0) / (k + 2.0)
-    with_pseudo = np.maximum(0.0, (q + 1.0) / (k + 2.0) - m_ac * m_ac)  # trials plus a 0 and a 1
     if k < 2:
-        return n, s / n, with_pseudo
-    binary = np.all((x == 0.0) | (x == 1.0), axis=-1)
+        m_ac = (s + 1.0) / (k + 2.0)
+        return n, s / n, np.maximum(0.0, (q + 1.0) / (k + 2.0) - m_ac * m_ac)  # the trial, a 0 and a 1
     w = PSEUDO_WEIGHT
     m_w = (s + w) / (k + 2 * w)
     weighted = np.maximum(0.0, (q + w) / (k + 2 * w) - m_w * m_w) * (k + 2 * w) / (k + 2 * w - 1)
-    return n, s / n, np.where(binary, with_pseudo, weighted)
+    return n, s / n, weighted
 
 
 CASES = "cases"
@@ -97,17 +106,21 @@ def interval_from_moments(
     var_wo: np.ndarray,
     level: float = 0.95,
     question: str | None = None,
+    binary: np.ndarray | bool | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(low, high, delta) for items whose cases lie along the last axis (one value per item).
 
     Every argument has shape (..., cases); ``n`` counts scored trials (≥ 1 each).
-    ``question``: :data:`CASES` (the within-case Welch interval of all the trials),
+    ``binary`` (per item, shape (...)): every trial of the item scored 0 or 1; for (a) such
+    an item gets the stratified score interval (:mod:`agentsproof.stats.score`) of its
+    pass counts (``mean · n``). ``question``: :data:`CASES` (the within-case Welch interval of all the trials),
     :data:`TASKS` (the betting interval of the per-case deltas, :mod:`agentsproof.stats.tasks`;
     [−1, 1] with one case: one case shows nothing of other tasks) or None (the default for
     the number of cases, :func:`default_question`)."""
     n_w = np.asarray(n_w, float)
     n_wo = np.asarray(n_wo, float)
-    d = np.asarray(mean_w, float) - np.asarray(mean_wo, float)
+    mean_w_arr, mean_wo_arr = np.asarray(mean_w, float), np.asarray(mean_wo, float)
+    d = mean_w_arr - mean_wo_arr
     c = d.shape[-1]
     delta = d.mean(axis=-1)
     a = np.asarray(var_w, float) / n_w
@@ -129,6 +142,10 @@ def interval_from_moments(
         return np.minimum(lo, delta), np.maximum(hi, delta), delta
     if c == 1 or question == CASES:
         half = half_within
+        if binary is not None and np.any(binary):
+            s_lo, s_hi, _ = score_interval(np.round(mean_w_arr * n_w), n_w, np.round(mean_wo_arr * n_wo), n_wo, level)
+            w_lo, w_hi = np.clip(delta - half, -1.0, 1.0), np.clip(delta + half, -1.0, 1.0)
+            return np.where(binary, s_lo, w_lo), np.where(binary, s_hi, w_hi), delta
     else:
         spread = d.std(axis=-1, ddof=1)
         half_between = student_t.ppf(tail, c - 1) * spread / np.sqrt(c - 1)
@@ -136,6 +153,17 @@ def interval_from_moments(
         floor = np.where(spread < 1e-9, half_within, np.where(one_trial, ONE_TRIAL_FLOOR * np.sqrt(v_within), 0.0))
         half = np.maximum(half_between, floor)
     return np.clip(delta - half, -1.0, 1.0), np.clip(delta + half, -1.0, 1.0), delta
+
+
+def all_pass_fail(cases: Sequence[tuple[Sequence[float], Sequence[float]]]) -> bool:
+    """Every trial of every usable case scored 0 or 1 (then (a) is the score interval)."""
+    return all(float(v) in (0.0, 1.0) for w, wo in cases if len(w) and len(wo) for v in (*w, *wo))
+
+
+def cases_method(cases: Sequence[tuple[Sequence[float], Sequence[float]]]) -> str:
+    """The method string of question (a)'s interval for these cases: the stratified score
+    interval for pass/fail scores, else the within-case Welch interval."""
+    return SCORE_METHOD if all_pass_fail(cases) else WALD_METHOD
 
 
 def wald_delta_interval(
@@ -147,9 +175,10 @@ def wald_delta_interval(
     if not usable:
         return None
     cols = [[], [], [], [], [], []]  # type: list[list[float]]
+    binary = all_pass_fail(usable)
     for w, wo in usable:
         for k, v in enumerate((*arm_moments(np.asarray(w, float)), *arm_moments(np.asarray(wo, float)))):
             cols[k].append(float(v))
     n_w, m_w, v_w, n_wo, m_wo, v_wo = (np.asarray(col) for col in cols)
-    lo, hi, _ = interval_from_moments(n_w, m_w, v_w, n_wo, m_wo, v_wo, level=level, question=question)
+    lo, hi, _ = interval_from_moments(n_w, m_w, v_w, n_wo, m_wo, v_wo, level=level, question=question, binary=binary)
     return float(lo), float(hi)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.stats import norm
 
 from agentsproof.stats.cases import (
     MIN_CASES,
@@ -59,17 +60,35 @@ def test_two_level_is_seeded_and_nested_by_level():
 
 
 def test_one_case_interval_known_value():
-    """3/3 against 0/3: delta 1, each arm's Agresti–Caffo variance is 0.16 (a 0 and a 1
-    added), Welch's df is 4 (two equal arms of 3 trials), so the half-width is
-    t(0.975, 4) · √(0.16/3 + 0.16/3) = 2.7764 · 0.3266."""
+    """3/3 against 0/3 (pass/fail: the Miettinen–Nurminen score interval, stats.score): by
+    symmetry the restricted pass chances at a candidate Δ are (1 ± Δ)/2, so the score
+    variance is 2 · (1 − Δ²)/4/3 · 6/5 = (1 − Δ²)/5 and the lower end solves
+    (1 − Δ)² = z²(1 − Δ²)/5: Δ = (5 − z²)/(5 + z²), z that of 0.96 (level + margin)."""
     lo, hi = delta_interval([([1.0] * 3, [0.0] * 3)])
-    assert (lo, hi) == pytest.approx((1 - 2.776445 * (0.32 / 3) ** 0.5, 1.0), abs=1e-5)
+    z2 = norm.ppf(0.98) ** 2
+    assert (lo, hi) == pytest.approx(((5 - z2) / (5 + z2), 1.0), abs=1e-6)
     assert delta_interval([([], [0.0])]) is None
+
+
+def test_one_case_graded_interval_is_welch():
+    """Graded scores keep Welch: 1, 0.5, 1 against 0, 0, 0.5 with the light pseudo-trials."""
+    from scipy.stats import t as student_t
+
+    from agentsproof.stats.wald import arm_moments
+
+    w, wo = np.array([1.0, 0.5, 1.0]), np.array([0.0, 0.0, 0.5])
+    (n, m1, v1), (_, m0, v0) = arm_moments(w), arm_moments(wo)
+    a, b = v1 / n, v0 / n
+    df = (a + b) ** 2 / (a * a / 2 + b * b / 2)
+    half = student_t.ppf(0.975, df) * np.sqrt(a + b)
+    assert delta_interval([(list(w), list(wo))]) == pytest.approx((m1 - m0 - half, min(1.0, m1 - m0 + half)), abs=1e-9)
 
 
 def test_graded_arm_variance_uses_light_pseudo_trials():
     """Scores 0.5, 0.75 (mean 0.625, sample variance 0.03125) against 0.25, 0.25: the graded
-    arm gets a 0 and a 1 of weight 0.15, the all-equal arm keeps a little spread from them."""
+    arm gets a 0 and a 1 of weight 0.15, the all-equal arm keeps a little spread from them;
+    an arm whose scores happen to be 0 or 1 gets the same light weight (a pass/fail item
+    has the score interval instead)."""
     from agentsproof.stats.wald import arm_moments
 
     n, m, v = arm_moments(np.array([0.5, 0.75]))
@@ -79,15 +98,18 @@ def test_graded_arm_variance_uses_light_pseudo_trials():
     assert (n, m, v) == pytest.approx((2, 0.625, expected))
     _, _, v_same = arm_moments(np.array([0.25, 0.25]))
     assert 0 < v_same < 0.25 / 2
+    _, _, v_ones = arm_moments(np.array([1.0, 1.0, 1.0]))
+    m1 = (3 + w) / (3 + 2 * w)
+    assert v_ones == pytest.approx(((3 + w) / (3 + 2 * w) - m1**2) * (3 + 2 * w) / (2 + 2 * w))
 
 
-def test_cases_that_all_agree_fall_back_to_the_within_case_interval():
-    """Three cases each 3/3 against 0/3: no spread between cases, so the interval is the
-    within-case Welch interval of all nine trials per arm, not a zero-width one."""
+def test_cases_that_all_agree_get_the_stratified_score_interval():
+    """Three cases each 3/3 against 0/3, question (a): every case is held at the same
+    candidate Δ, so the score variance is 3 · (1 − Δ²)/5 / 9 and the lower end is
+    (15 − z²)/(15 + z²) — narrower than one case's, not a zero-width one."""
     lo, hi = delta_interval([([1.0] * 3, [0.0] * 3)] * 3)
-    assert hi == 1.0
-    # V_w = 3 · (0.16/3 + 0.16/3) / 9, Welch df = 3 cases · 4 = 12
-    assert lo == pytest.approx(1 - 2.178813 * (3 * 0.32 / 3 / 9) ** 0.5, abs=1e-5)
+    z2 = norm.ppf(0.98) ** 2
+    assert (lo, hi) == pytest.approx(((15 - z2) / (15 + z2), 1.0), abs=1e-6)
 
 
 def test_spread_between_cases_is_the_t_interval_of_the_case_deltas():
@@ -178,12 +200,17 @@ def test_tasks_interval_holds_skewed_task_effects_where_the_t_interval_does_not(
 
 
 def test_tasks_interval_is_exact_for_a_bounded_mean():
-    """Known values: five cases that all gain +1 cannot rule out an F for tasks like these
-    (a distribution with 45 % of its mass at −1 gives five +1 about 3 % of the time), ten can."""
+    """Known values, against the limit of any interval valid for every distribution: five
+    cases that all gain +1 come from a distribution with a share e of its mass at −1 with
+    chance (1 − e)^5, which is 2.5 % at e = 0.522 (mean −0.04): a lower end above −0.04
+    would miss that distribution more than 2.5 % of the time. The betting interval is
+    close to that limit (−0.07), so it cannot rule out an F; ten cases can (limit +0.38)."""
     lo, hi = delta_interval([([1.0] * 3, [0.0] * 3)] * 5, question=TASKS)
-    assert hi == 1.0 and -0.3 < lo < 0.0
+    limit5 = 1 - 2 * (1 - 0.025 ** (1 / 5))
+    assert hi == 1.0 and limit5 - 0.05 < lo <= limit5 < 0.0
     lo, hi = delta_interval([([1.0] * 3, [0.0] * 3)] * 10, question=TASKS)
-    assert hi == 1.0 and 0.15 < lo < 0.35
+    limit10 = 1 - 2 * (1 - 0.025 ** (1 / 10))
+    assert hi == 1.0 and limit10 - 0.05 < lo <= limit10
     assert delta_interval([([1.0] * 3, [0.0] * 3)], question=TASKS) == (-1.0, 1.0)  # one case: nothing about others
 
 
@@ -258,7 +285,7 @@ def test_a_grade_adaptive_settles_is_within_one_band_in_the_report():
 
     rng = np.random.default_rng(11)
     settled = 0
-    for _ in range(300):
+    for _ in range(500):
         pw, pwo = rng.uniform(0.2, 1.0), rng.uniform(0.0, 0.6)
         n = int(rng.choice([5, 8, 11, 15]))
         ncases = int(rng.choice([1, 1, 5]))

@@ -6,6 +6,7 @@ from helpers import item
 
 from agentsproof.model.results import ArmResult, TrialResult
 from agentsproof.stats.interference import interference
+from agentsproof.stats.score import SCORE_METHOD
 from agentsproof.stats.tasks import BETTING_METHOD
 from agentsproof.stats.wald import WALD_METHOD
 
@@ -27,8 +28,15 @@ def test_five_cases_answer_tasks_like_these_with_the_betting_interval():
     assert out["method"] == "plugin − alone, on tasks like these (b): " + BETTING_METHOD
 
 
-def test_one_case_answers_these_cases_with_the_welch_interval():
+def test_one_case_answers_these_cases_with_the_score_interval_for_pass_fail():
     res = _with_cases(item([1.0, 0.0] * 5, [0.0] * 10), 1, [1.0] * 10)
+    out = interference(res)
+    assert out["question"] == "cases"
+    assert out["method"] == "plugin − alone, on these cases (a): " + SCORE_METHOD
+
+
+def test_one_case_answers_these_cases_with_the_welch_interval_for_graded():
+    res = _with_cases(item([1.0, 0.5] * 5, [0.0] * 10), 1, [0.75] * 10)
     out = interference(res)
     assert out["question"] == "cases"
     assert out["method"] == "plugin − alone, on these cases (a): " + WALD_METHOD

@@ -182,18 +182,20 @@ def test_adaptive_runs_to_the_cap_when_the_grade_is_unclear(byok_env, tmp_path):
 
 
 def test_adaptive_stops_for_futility_on_a_skill_without_effect(byok_env, tmp_path):
-    """Identical arms (every trial passes): the interval soon rules out B or better, so the
-    run stops with "no meaningful effect: C or F" well before the cap of 40."""
+    """Identical arms (every trial passes): the interval rules out B or better, so the run
+    stops with "no meaningful effect: C or F" well before the cap of 100. (All-pass arms
+    cannot rule out B at 30 trials and 9 looks with any valid interval: with chances 1 and
+    0.85, a true B, both arms pass 30 of 30 with chance 0.85**30 = 0.0076 > 0.05/9.)"""
     srv = byok_env
     srv.add(Rule(reply="HELLO", judge=False))
     path = skill(tmp_path)
     out = tmp_path / "runs"
-    code, stdout, err = run_cli(["eval", path, "--model", "m", "--output", out, "--adaptive", "--trials", "40"])
+    code, stdout, err = run_cli(["eval", path, "--model", "m", "--output", out, "--adaptive", "--trials", "100"])
     assert code == 0, err
     it = report(out)["items"][0]
     stop = it["stats"]["adaptive_stop"]
     assert stop["label"] == "no meaningful effect: C or F" and stop["kind"] == "futility"
-    assert it["with_arm"]["scored"] == stop["trials"] < 40 and stop["interval"][1] < 0.15
+    assert it["with_arm"]["scored"] == stop["trials"] <= 60 and stop["interval"][1] < 0.15
     assert "adaptive stop: no meaningful effect: C or F" in stdout
     html = (out / "demo-plugin" / "greeter-eval.html").read_text(encoding="utf-8")
     assert "Adaptive stop" in html and "no meaningful effect: C or F" in html
