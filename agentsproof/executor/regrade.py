@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from agentsproof.executor.recorder import FileStore
-from agentsproof.executor.runner import ItemRun, panel_record
+from agentsproof.executor.armscores import panel_record
+from agentsproof.executor.runner import ItemRun
 from agentsproof.grading.grade import Judge, TrialContext, combine, failed_gate, grade_all
 from agentsproof.grading.registry import kind
 from agentsproof.model.items import EvalItem

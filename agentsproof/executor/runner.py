@@ -23,6 +23,7 @@ from agentsproof.core.phases import phase
 from agentsproof.core.scrub import clip, scrub, scrub_model
 from agentsproof.core.threads import to_thread
 from agentsproof.core.units import seconds
+from agentsproof.executor.armscores import arm_scores, case_scores, logged, panel_record
 from agentsproof.grading.grade import Judge, TrialContext, combine, failed_gate, grade_all
 from agentsproof.llm.base import LLMError
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT, EvalItem
@@ -267,9 +268,9 @@ class DualArmRunner:
         from agentsproof.targets import workspace as ws
 
         env = trial.item.environment
-        with phase("snapshot"):
-            before = await to_thread(ws.snapshot, folder)
         if env is None:
+            with phase("snapshot"):
+                before = await to_thread(ws.snapshot, folder)
             return await self._run_and_grade(target, trial, log, t0, before)
         if self.environments is None:
             from agentsproof.targets.environments import Environments
@@ -285,6 +286,8 @@ class DualArmRunner:
             except LLMError as err:  # the engine could not start or seed it: this trial errored
                 log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=str(err)))
                 return TrialResult(index=trial.index, arm=trial.arm, status="errored", error=str(err), latency_s=time.perf_counter() - t0, log=log)
+            with phase("snapshot"):  # after start: the image's own workdir files are not the agent's
+                before = await to_thread(ws.snapshot, folder)
             return await self._run_and_grade(target, dataclasses.replace(trial, environment=box), log, t0, before)
         finally:
             if box is not None:
@@ -366,7 +369,7 @@ class DualArmRunner:
             log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=reason))
             return TrialResult(status="errored", error=reason, **base)
         for g in graders:
-            if _logged(g.type):
+            if logged(g.type):
                 detail = str(g.error) if g.errored else f"score {g.score:.2f}: {g.reasoning or ''}".strip()
                 log.append(LogEvent(t=time.perf_counter() - t0, role="judge", text=f"{g.type}: {detail}"))
         score = combine(graders)
@@ -423,8 +426,8 @@ class DualArmRunner:
         done = 0
         incomplete = False
         while done < item.trials and not self.state.aborted:
-            extra = {"cases": _case_scores(item, with_arm, without_arm)} if item.cases else {}
-            more = self.policy(_scores(with_arm), _scores(without_arm), done, item.trials, **extra)
+            extra = {"cases": case_scores(item, with_arm, without_arm)} if item.cases else {}
+            more = self.policy(arm_scores(with_arm), arm_scores(without_arm), done, item.trials, **extra)
             more = max(0, min(more, item.trials - done))
             if more == 0:
                 break
@@ -466,8 +469,8 @@ class DualArmRunner:
             run.judge_panel = panel_record(item, self._panel_tallies.get(item.id))
         stop_label = getattr(self.policy, "stop_label", None)
         if stop_label is not None and done:
-            extra = {"cases": _case_scores(item, with_arm, without_arm)} if item.cases else {}
-            run.adaptive_stop = stop_label(_scores(with_arm), _scores(without_arm), done, item.trials, **extra)
+            extra = {"cases": case_scores(item, with_arm, without_arm)} if item.cases else {}
+            run.adaptive_stop = stop_label(arm_scores(with_arm), arm_scores(without_arm), done, item.trials, **extra)
         if self.on_item is not None:
             pending = self.on_item(run)  # a coroutine function's is awaited (the session grades the item in a thread)
             if pending is not None:
@@ -477,33 +480,3 @@ class DualArmRunner:
     async def run(self, items: Sequence[EvalItem]) -> list[ItemRun]:
         """Every item, in order (their trials share the runner's slots)."""
         return list(await asyncio.gather(*(self.run_item(it) for it in items)))
-
-
-def panel_record(item: EvalItem, tally: PanelTally | None) -> dict[str, Any] | None:
-    """The item's ``judge_panel`` record from its panel's tally; None without a tally, or when
-    the panel judged only per-pair verdicts (``pairwise``: its record is ``stats.pairwise.panel``)."""
-    from agentsproof.grading.registry import kind
-
-    per_trial = any((k := kind(g.type)).judged and not k.per_pair for c in (item.cases or (item.case_at(0),)) for g in c.graders)
-    return tally.as_dict(tuple(item.judge_models), item.judge_combine) if tally is not None and per_trial else None
-
-
-def _logged(type_name: str) -> bool:
-    """The grader's registered entry wants its score and reasoning in the trial's log."""
-    from agentsproof.grading.registry import GRADERS, kind
-
-    return type_name not in GRADERS or kind(type_name).logged
-
-
-def _scores(arm: ArmResult) -> list[float]:
-    return [t.score for t in arm.trials if t.status == "scored" and t.score is not None]
-
-
-def _case_scores(item: EvalItem, with_arm: ArmResult, without_arm: ArmResult) -> list[tuple[list[float], list[float]]]:
-    """Per case of ``item``, in case order: (with scores, without scores)."""
-    table = {c.name: ([], []) for c in item.cases}  # type: dict[str, tuple[list[float], list[float]]]
-    for arm, slot in ((with_arm, 0), (without_arm, 1)):
-        for t in arm.trials:
-            if t.status == "scored" and t.score is not None:
-                table[item.case_at(t.index).name][slot].append(t.score)
-    return list(table.values())

@@ -129,7 +129,7 @@ def lint_file(path: Path) -> list[Problem]:
         return _attempt(path, kind, src)
     except InputError as err:
         first = err
-    data = None if kind is None or _own_lint(kind) is not None else _parsed_data(path)
+    data = None if kind is None or kind == "targets" or _own_lint(kind) is not None else _parsed_data(path)
     if data is None or kind is None:
         return [_loader_problem(first, src)]
     from agentsproof.formats.lint.every import every_error, parse_field
