@@ -42,6 +42,11 @@ session after the previous reply went idle; the answer is the last reply.
 A timeout aborts and deletes the session, which stops the tools it started (shell
 commands included), and errors the trial; so does an SDK or CLI failure, with the reason
 scrubbed of keys and tokens.
+
+**In a container** (the item has an ``environment:``): the trial's session runs on its own
+CLI process inside the trial's container, the SDK talking to it over ``docker exec``
+(:mod:`agentsproof.targets.copilot_container`); the session works in the container's
+workdir and may use the whole container (it is the boundary).
 """
 
 from __future__ import annotations
@@ -124,6 +129,21 @@ class CopilotTarget(Target):
             self._home = Path(os.path.realpath(tempfile.mkdtemp(prefix="agentsproof-copilot-home-")))
             self.runtime.home = str(self._home)
 
+    def loopback_ports(self) -> list[int]:
+        """In a trial's container: the BYOK endpoint's port on 127.0.0.1, relayed in."""
+        from agentsproof.targets.agent_cli import loopback_port
+
+        port = loopback_port((self.runtime.provider or {}).get("base_url"))
+        return [port] if port else []
+
+    def container_mounts(self) -> list[Path]:
+        """In a trial's container: the CLI's installed package (its native binary), mounted read-only at its host path."""
+        from agentsproof.targets.agent_container import cli_mounts
+        from agentsproof.targets.copilot_container import native_cli
+
+        native = native_cli(self.runtime.cli_path)
+        return cli_mounts(native) if native else []
+
     def describe(self) -> dict[str, Any]:
         """Its tools, inject, model (with its source), and the rest of its settings as written."""
         return {
@@ -156,22 +176,37 @@ class CopilotTarget(Target):
         timeout = self.spec.timeout or trial.timeout
         log: list[LogEvent] = []
         events = AgentEventCollector()
+        box = trial.environment
         with phase("setup"):  # file work in a thread: never on the loop
             staged, config = await to_thread(self._folders, trial)
+        runtime, scratch = self.runtime, None
         try:
-            guard = PermissionGuard(workspace, [staged] if staged else [], log, t0)
+            guard: PermissionGuard
+            if box is not None:  # the CLI in the trial's container (the container is the boundary)
+                from agentsproof.targets.copilot_container import container_runtime
+                from agentsproof.targets.copilot_guard import ContainedGuard
+
+                scratch = Path(await to_thread(tempfile.mkdtemp, prefix="agentsproof-copilot-exec-"))
+                with phase("setup"):
+                    runtime = await container_runtime(self, box, [p for p in (config, staged) if p is not None], scratch)
+                workspace = Path(box.workdir)
+                guard = ContainedGuard(workspace, [staged] if staged else [], log, t0)
+            else:
+                guard = PermissionGuard(workspace, [staged] if staged else [], log, t0)
             options = self._options(trial, workspace, staged, guard, events)
             options.update(config_directory=str(config), enable_config_discovery=False)  # hermetic: nothing of the user's config
             with phase("agent"):
-                replies, follow_ups = await self._drive(options, trial, events, timeout, staged)
+                replies, follow_ups = await self._drive(options, trial, events, timeout, staged, runtime)
         finally:
             with phase("cleanup"):
-                await to_thread(_remove, config, staged)
+                if runtime is not self.runtime:
+                    await runtime.aclose()  # this trial's own CLI process, in its container
+                await to_thread(_remove, config, staged, scratch)
         if events.error is not None:
-            raise _target_error(self.runtime.session_error(events.error))
+            raise _target_error(runtime.session_error(events.error))
         answer = events.final_text()
         if answer is None:
-            raise _target_error(self.runtime.no_answer(events))
+            raise _target_error(runtime.no_answer(events))
         trajectory = events.trajectory()
         for reply, follow_up in zip(replies, follow_ups, strict=True):
             log += [LogEvent(t=time.perf_counter() - t0, role="assistant", text=reply), LogEvent(t=time.perf_counter() - t0, role="user", text=follow_up)]
@@ -188,12 +223,11 @@ class CopilotTarget(Target):
         )
 
     async def _drive(
-        self, options: dict[str, Any], trial: TrialInput, events: AgentEventCollector, timeout: float, staged: Path | None
+        self, options: dict[str, Any], trial: TrialInput, events: AgentEventCollector, timeout: float, staged: Path | None, runtime: CopilotClient
     ) -> tuple[list[str], list[str]]:
-        """Create the session, send the prompt and wait for idle, then each follow-up of a
-        multi-turn trial (``turns``, then the simulated user) the same way; then abort and
-        delete it. (the replies before the last message, the follow-ups sent)."""
-        runtime = self.runtime
+        """Create the session on ``runtime``'s CLI, send the prompt and wait for idle, then each
+        follow-up of a multi-turn trial (``turns``, then the simulated user) the same way; then
+        abort and delete it. (the replies before the last message, the follow-ups sent)."""
         client = session = None
         replies: list[str] = []
         follow_ups: list[str] = []

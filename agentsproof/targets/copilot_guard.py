@@ -140,3 +140,16 @@ def inside(path: str | Path, roots: list[Path], base: Path | None = None) -> boo
         p = base / p
     real = Path(os.path.realpath(p))
     return any(real == root or real.is_relative_to(root) for root in roots)
+
+
+class ContainedGuard(PermissionGuard):
+    """The guard of a session whose CLI runs inside the trial's own container: the container
+    is the boundary (no host file, no network but the model's relay), so reads, writes and
+    shell commands anywhere in it are approved, as a Harbor task expects; memory, extension
+    and workflow requests are still refused."""
+
+    def problem(self, request: Any) -> str | None:
+        """Why ``request`` is refused (only the kinds no trial may use), or None to approve it."""
+        if str(getattr(request, "kind", "")) in ("read", "write", "shell"):
+            return None
+        return super().problem(request)

@@ -5,6 +5,7 @@ container; its shell tool runs in the container, and its file comes back to the 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -52,7 +53,7 @@ def test_codex_runs_inside_the_container_and_its_file_comes_back(tmp_path: Path,
     code, stdout, stderr = run_cli(["eval", root / "eval.yaml", "--output", out])
     item = read_json(next(out.rglob("*.json")))["items"][0]
     (trial,) = item["with_arm"]["trials"]
-    assert trial["status"] == "scored" and trial["score"] == 1.0, (trial, stderr)
+    assert trial["status"] == "scored" and trial["score"] == 1.0, (trial.get("error"), trial.get("log"), stderr)
     assert [(f["path"], f["status"]) for f in trial["files"]] == [("result.txt", "created")], trial["files"]
     assert any("exec_command" in s["name"] or "shell" in s["name"] for s in trial["trajectory"]), trial["trajectory"]
     (base,) = item["without_arm"]["trials"]
@@ -90,8 +91,61 @@ def test_claude_code_runs_inside_the_container_and_its_file_comes_back(tmp_path:
     code, stdout, stderr = run_cli(["eval", root / "eval.yaml", "--output", out])
     item = read_json(next(out.rglob("*.json")))["items"][0]
     (trial,) = item["with_arm"]["trials"]
-    assert trial["status"] == "scored" and trial["score"] == 1.0, (trial, stderr)
+    assert trial["status"] == "scored" and trial["score"] == 1.0, (trial.get("error"), trial.get("log"), stderr)
     assert [(f["path"], f["status"]) for f in trial["files"]] == [("result.txt", "created")], trial["files"]
     (base,) = item["without_arm"]["trials"]
     assert base["status"] == "scored" and base["score"] == 0.0, base
+    assert own_containers() == []
+
+
+@pytest.fixture
+def copilot_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[ScriptedServer]:
+    """Copilot (BYOK) aimed at a fresh scripted chat-completions server; empty HOME, no tokens."""
+    from copilot_cli import copilot_byok
+
+    cache = Path(os.environ.get("COPILOT_CACHE_HOME") or Path.home() / ".cache" / "copilot")
+    cache.mkdir(parents=True, exist_ok=True)
+    yield from copilot_byok(monkeypatch, tmp_path, cache, "sk-copilot-container-secret")
+
+
+def test_copilot_runs_inside_the_container_and_its_file_comes_back(tmp_path: Path, docker_base_image: str, copilot_env: ScriptedServer) -> None:
+    """The copilot target's CLI (its native binary mounted read-only) runs in the trial's
+    ``--network none`` container, the model reached through the relay; its bash tool writes
+    in the container (outside the workdir too: the container is the boundary), the file comes back."""
+    from openai_server import tool_results as chat_results
+
+    def with_arm_copilot(req: dict[str, Any]) -> Any:
+        if not chat_results(req):
+            return tool_reply(tool_call("bash", {"command": "test -f /.dockerenv && echo boxed > result.txt && echo x > /etc/agent-was-here", "description": "write"}))
+        return "wrote result.txt"
+
+    copilot_env.add(Rule(reply=with_arm_copilot, system_contains=MARK), Rule(reply="nothing to do"))
+    root = tmp_path / "ev"
+    root.mkdir()
+    (root / "SKILL.md").write_text(f"---\nname: boxed\ndescription: writes result.txt\n---\n{MARK}: write result.txt.\n")
+    (root / "targets.yaml").write_text(yaml.safe_dump({"cp": {"type": "copilot", "model": "test-model", "timeout": 180}}))
+    cfg = {
+        "skill": "SKILL.md",
+        "execution": {"mode": "agent", "target": "cp"},
+        "environment": {"image": docker_base_image},
+        "defaults": {"trials": 1, "timeout": 180},
+        "task": {
+            "name": "box",
+            "instruction": "Do the task.",
+            "graders": [{"type": "files", "mustContain": {"result.txt": ["boxed"]}}, {"type": "script", "script": "check.sh"}],
+        },
+    }
+    (root / "check.sh").write_text("#!/bin/sh\ntest -f /etc/agent-was-here\n")
+    (root / "eval.yaml").write_text(yaml.safe_dump(cfg))
+    out = tmp_path / "runs"
+    code, stdout, stderr = run_cli(["eval", root / "eval.yaml", "--output", out])
+    item = read_json(next(out.rglob("*.json")))["items"][0]
+    (trial,) = item["with_arm"]["trials"]
+    assert trial["status"] == "scored" and trial["score"] == 1.0, (trial.get("error"), trial.get("log"), stderr)
+    assert [(f["path"], f["status"]) for f in trial["files"]] == [("result.txt", "created")], trial["files"]
+    assert [s["name"] for s in trial["trajectory"]] == ["bash"], trial["trajectory"]
+    (base,) = item["without_arm"]["trials"]
+    assert base["status"] == "scored" and base["score"] == 0.0, base
+    assert not Path("/etc/agent-was-here").exists()  # the host untouched
+    assert code in (0, 1), stderr + stdout
     assert own_containers() == []
