@@ -224,7 +224,8 @@ def _targets(command: str, cfg: RunConfig, plugin: str, stem: str, kind: str | N
 
 def resolve_targets(items: list[EvalItem], cfg: RunConfig) -> dict[str, TargetDef]:
     """The definition of every agent target the items name (targets.yaml lookup from each
-    eval file's folder); one line naming where the name was given when one is unknown."""
+    eval file's folder); one line naming where the name was given when one is unknown. An
+    item without an ``environment:`` takes its target's, when the target has one."""
     defs: dict[str, TargetDef] = {}
     for it in items:
         if it.target == "chat":
@@ -244,6 +245,8 @@ def resolve_targets(items: list[EvalItem], cfg: RunConfig) -> dict[str, TargetDe
         if prev is not None and prev.spec != found.spec:
             raise InputError(found.source, it.target, f"is defined differently in {prev.source}; one name must mean one target in a run")
         defs[it.target] = found
+        if it.environment is None and found.environment is not None:  # the target's default image (the eval's own wins)
+            it.environment = found.environment
     return defs
 
 

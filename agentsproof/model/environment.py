@@ -135,6 +135,24 @@ def resolve(spec: EnvironmentSpec, base: Path, source: str, field: str = "enviro
     )
 
 
+def resolve_confined(spec: EnvironmentSpec, path: Path, field: str = "environment") -> Environment:
+    """``spec`` as written in the file ``path`` (an eval file, a targets.yaml), its Dockerfile
+    and context confined to that file's folder and checked (InputError naming the field)."""
+    from agentsproof.core.errors import InputError
+    from agentsproof.core.inputs import confined, display
+
+    src = display(path)
+    here = path.resolve().parent
+    if spec.dockerfile is not None:
+        dockerfile = confined(spec.dockerfile, path, f"{field}.dockerfile", root=here)
+        if not dockerfile.is_file():
+            raise InputError(src, f"{field}.dockerfile", f"file {spec.dockerfile!r} not found (looked in {display(here)})")
+        context = confined(spec.context, path, f"{field}.context", root=here) if spec.context is not None else dockerfile.parent
+        if not context.is_dir():
+            raise InputError(src, f"{field}.context", f"folder {spec.context!r} not found (looked in {display(here)})")
+    return resolve(spec, here, src, field)
+
+
 @dataclass
 class ExecResult:
     """What a command run in a trial's container left."""

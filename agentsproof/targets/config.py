@@ -27,7 +27,7 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -35,6 +35,9 @@ from agentsproof.core.errors import InputError
 from agentsproof.targets import registry
 from agentsproof.targets.registry import spec_union
 from agentsproof.targets.spec import TARGETS_FILE, TargetDef
+
+if TYPE_CHECKING:
+    from agentsproof.model.environment import Environment
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -73,6 +76,8 @@ def parse_targets(data: Any, source: str, folder: Path | None = None) -> dict[st
             raise InputError(source, f"{name}.type", "required field is missing; use one of " + ", ".join(map(repr, types)))
         if spec["type"] not in types:
             raise InputError(source, f"{name}.type", f"unknown target type {spec['type']!r}; use one of " + ", ".join(map(repr, types)))
+        spec = dict(spec)
+        raw_env = spec.pop("environment", None)
         try:
             model = adapter.validate_python(spec)
         except ValidationError as exc:
@@ -81,8 +86,32 @@ def parse_targets(data: Any, source: str, folder: Path | None = None) -> dict[st
             if parts[0] in types:
                 field = parts[1] if len(parts) > 1 else "(top level)"
             raise InputError(source, f"{name}.{field}", msg) from None
-        out[name] = TargetDef(name=name, spec=model, source=source, folder=folder)
+        env = _environment(raw_env, source, name, folder, spec["type"]) if raw_env is not None else None
+        out[name] = TargetDef(name=name, spec=model, source=source, folder=folder, environment=env)
     return out
+
+
+def _environment(raw: Any, source: str, name: str, folder: Path | None, kind: str) -> Environment:
+    """A target's ``environment:`` (the image its trials run in when the eval names none),
+    checked as eval.yaml's is, its Dockerfile and context inside the targets.yaml's folder."""
+    from agentsproof.core.validation import format_validation_error
+    from agentsproof.model.environment import EnvironmentSpec, resolve_confined
+
+    field = f"{name}.environment"
+    from agentsproof.targets.environments import CONTAINER_KINDS
+
+    if kind not in CONTAINER_KINDS:
+        raise InputError(source, field, f"a {kind} target does not run its agent in a trial's container; the kinds that do: {', '.join(CONTAINER_KINDS)}")
+    if not isinstance(raw, dict):
+        raise InputError(source, field, "expected a mapping (image: NAME or dockerfile: FILE, workdir, cpus, memory_mb, ...)")
+    try:
+        spec = EnvironmentSpec.model_validate(raw)
+    except ValidationError as exc:
+        sub, msg = format_validation_error(exc)
+        raise InputError(source, f"{field}.{sub}" if sub and sub != "(top level)" else field, msg) from None
+    if folder is None:
+        raise InputError(source, field, "a built-in target has no environment; define the target in a targets.yaml")
+    return resolve_confined(spec, folder / Path(source).name, field)
 
 
 def candidate_files(near: Path | None, explicit: Path | None = None) -> list[Path]:
@@ -174,8 +203,19 @@ def targets_json_schema() -> dict[str, Any]:
     """JSON Schema of targets.yaml (a mapping of target names to settings), for editors."""
     from pydantic import TypeAdapter
 
+    from agentsproof.model.environment import EnvironmentSpec
+
     one = TypeAdapter(spec_union()).json_schema()
     defs = one.pop("$defs", {})
+    env = EnvironmentSpec.model_json_schema()
+    defs.update(env.pop("$defs", {}))
+    defs["EnvironmentSpec"] = env
+    from agentsproof.targets.environments import CONTAINER_KINDS
+
+    for entry in defs.values():  # the kinds that run in a container may name the image their trials run in
+        props = entry.get("properties")
+        if isinstance(props, dict) and isinstance(props.get("type"), dict) and props["type"].get("const") in CONTAINER_KINDS:
+            props["environment"] = {"$ref": "#/$defs/EnvironmentSpec"}
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "targets.yaml",

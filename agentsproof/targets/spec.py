@@ -7,13 +7,16 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import AfterValidator
 
 from agentsproof.core.errors import InputError
 from agentsproof.core.scrub import register_var
 from agentsproof.model.graders import workspace_glob
+
+if TYPE_CHECKING:
+    from agentsproof.model.environment import Environment
 
 TARGETS_FILE = "targets.yaml"
 MAX_TARGET_TIMEOUT = 86_400.0
@@ -89,6 +92,8 @@ class TargetDef:
     """The file it came from (or 'built-in')."""
     folder: Path | None = None
     """The folder of that file (``{here}``); None for the built-in targets."""
+    environment: Environment | None = None
+    """Its ``environment:`` (the Docker image its trials run in when the eval gives none), resolved."""
 
     def expanded(self) -> Any:
         """The spec with ``${VAR}`` and ``{here}`` replaced; InputError naming a missing

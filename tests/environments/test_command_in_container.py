@@ -148,3 +148,38 @@ def test_a_dockerfile_image_is_built_once_and_its_workdir_files_are_not_the_agen
         assert [f["path"] for f in t["files"]] == ["result.txt"], t["files"]
     assert list(runs[0].rglob("build-*.log")), "the first run built the image (its log is kept)"
     assert not list(runs[1].rglob("build-*.log")), "nothing changed: the second run built nothing"
+
+
+def test_a_targets_environment_is_the_default_for_evals_that_give_none(tmp_path: Path, docker_base_image: str) -> None:
+    """targets.yaml ``environment:``: the trials of an eval without one run in its image; an
+    eval's own ``environment:`` wins; a bad key is one line naming targets.yaml and the field."""
+    ev = write_eval(tmp_path / "ev", docker_base_image)
+    data = yaml.safe_load(ev.read_text())
+    del data["environment"]
+    data["defaults"]["trials"] = 1
+    ev.write_text(yaml.safe_dump(data))
+    targets = tmp_path / "ev" / "targets.yaml"
+    entry = yaml.safe_load(targets.read_text())["boxed"]
+    targets.write_text(yaml.safe_dump({"boxed": {**entry, "environment": {"image": docker_base_image, "workdir": "/srv/work", "memory_mb": 256}}}))
+    out = tmp_path / "runs"
+    code, stdout, stderr = run_cli(["eval", ev, "--output", out])
+    assert code == 0, stderr + stdout
+    item = read_json(next(out.rglob("*.json")))["items"][0]
+    (t,) = item["with_arm"]["trials"]
+    assert t["status"] == "scored" and t["score"] == 1.0 and "in /srv/work as 0" in t["response"], t
+    assert own_containers() == []
+
+    data["environment"] = {"image": "agentsproof-test/no-such-image:never"}  # the eval's own wins
+    ev.write_text(yaml.safe_dump(data))
+    code, stdout, stderr = run_cli(["eval", ev, "--output", tmp_path / "runs2"])
+    assert code == 30 and "eval.yaml" in stderr and "environment.image" in stderr, stderr + stdout
+
+    del data["environment"]
+    ev.write_text(yaml.safe_dump(data))
+    targets.write_text(yaml.safe_dump({"boxed": {**entry, "environment": {"image": docker_base_image, "gpus": 1}}}))
+    code, stdout, stderr = run_cli(["eval", ev, "--output", tmp_path / "runs3"])
+    lines = [ln for ln in stderr.splitlines() if ln.strip()]
+    assert code == 30 and len(lines) == 1 and "targets.yaml" in lines[0] and "boxed.environment.gpus" in lines[0], stderr
+    targets.write_text(yaml.safe_dump({"boxed": {**entry, "environment": {"dockerfile": "../elsewhere/Dockerfile"}}}))
+    code, stdout, stderr = run_cli(["eval", ev, "--output", tmp_path / "runs4"])
+    assert code == 30 and "boxed.environment.dockerfile" in stderr and "Traceback" not in stderr, stderr
