@@ -132,7 +132,11 @@ def eval_all_cmd(directory: Path, strict: bool, **opts: Any) -> None:
 @click.argument("path", type=click.Path(path_type=Path))
 @trial_options("default: 1")
 @click.option("--threshold", type=FiniteRange(0, 1), help="Pass rate required per case in the with-skill arm (default 0.6; EVAL.yaml: 0.8).")
-@click.option("--timeout", type=FiniteRange(min=0, min_open=True), default=300.0, show_default=True, help="Seconds per trial.")
+@click.option(
+    "--timeout",
+    type=FiniteRange(min=0, min_open=True),
+    help="Seconds per trial (default 300; a Harbor task: its [agent] timeout_sec; a target's own timeout: wins).",
+)
 @click.option(
     "--skill",
     type=click.Path(dir_okay=False, path_type=Path),

@@ -111,6 +111,7 @@ def regrade(
     from agentsproof.core.inputs import display
     from agentsproof.executor.recorder import FileStore, store_dir
     from agentsproof.executor.regrade import NotRecorded, check_recorded
+    from agentsproof.model.settings import RunSettings
     from agentsproof.report.saved import load_run
 
     started = time.perf_counter()
@@ -121,6 +122,10 @@ def regrade(
     refuse_inputs(out, stem, [Path(run_path), eval_file])  # before any judge call
     source = _with_eval(saved, eval_file, run_path) if eval_file is not None else saved
     items, after = retry_items(source, run_path, None)
+    if RunSettings.from_dict(saved.settings).baseline == "none":  # a single-arm run (a Harbor task without skills) is graded single-armed
+        import dataclasses
+
+        items = {k: dataclasses.replace(v, arms=("with",)) for k, v in items.items()}
     folder = store_dir(Path(run_path))
     if not folder.is_dir() and saved.regraded:  # a re-graded report reads the original's store
         folder = store_dir(Path(saved.regraded.get("from", "")))

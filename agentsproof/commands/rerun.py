@@ -171,7 +171,7 @@ def _tc_eval_file(
     fmt = formats.detect(file, "tc-eval")
     # an EVAL.yaml's target is the saved one as it is ("chat" included): the file's own may have changed
     target = it.target if fmt.name == "EVAL.yaml" else _target(it)
-    if fmt.name == "evals.json":  # names its own skill
+    if fmt.name in ("evals.json", "harbor"):  # names its own skill (a Harbor task: its skills folder)
         loaded = fmt.load(file, _request(it, saved, target=target))
         return loaded.items, loaded.after
     by_layout = fmt.load(file, _request(it, saved, target=target)) if fmt.name == "EVAL.yaml" else None  # its skill found beside it

@@ -9,6 +9,14 @@ recorded files (deleted ones removed). The only calls are the judges' (cached as
 A grader that needs what a trial did not record is refused by name (:class:`NotRecorded`):
 a ``files`` or ``script`` grader on an agent trial whose produced file has no recorded
 content (over the cap, or a report from before the recorder).
+
+**An item with an environment** (a Harbor task, an eval.yaml ``environment:``): its graders
+that read the workspace (the Harbor ``verifier``, ``files``, ``script``) run again in a
+*fresh* container of the arm's image (built again from the same digest if the engine no
+longer has it), whose workdir is the rebuilt workspace: the seed, then the recorded files,
+the recorded deletions applied inside too. What the agent changed outside the workdir was
+never recorded and is not there (a verifier that reads it grades the image's original).
+Every container is labelled and removed, as in a run.
 """
 
 from __future__ import annotations
@@ -17,15 +25,19 @@ import asyncio
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agentsproof.executor.recorder import FileStore
 from agentsproof.executor.armscores import panel_record
+from agentsproof.executor.recorder import FileStore
 from agentsproof.executor.runner import ItemRun
 from agentsproof.grading.grade import Judge, TrialContext, combine, failed_gate, grade_all
 from agentsproof.grading.registry import kind
 from agentsproof.model.items import EvalItem
 from agentsproof.model.results import ArmResult, ItemResult, TrialResult
+
+if TYPE_CHECKING:
+    from agentsproof.targets.container import Container
+    from agentsproof.targets.environments import Environments
 
 
 class NotRecorded(Exception):
@@ -96,9 +108,32 @@ def _delete(folder: Path, rel: str) -> None:
         os.close(fd)
 
 
-async def regrade_trial(item: EvalItem, trial: TrialResult, store: FileStore | None, judge: Judge | None) -> TrialResult:
+async def _fresh_container(envs: Environments, item: EvalItem, trial: TrialResult, folder: Path) -> Container:
+    """A fresh container of the trial's arm's image with ``folder`` (the rebuilt workspace) as
+    its workdir, the recorded deletions applied inside too (TargetError: it cannot be had)."""
+    from agentsproof.core.errors import TargetError
+
+    assert item.environment is not None
+    where = f"regrade/{item.id}/{trial.arm}/{trial.index}"
+    box = await envs.start(item.environment, trial=where, workspace=folder, baseline=trial.arm == "without")
+    try:
+        gone = [f"{box.workdir.rstrip('/')}/{rec.path}" for rec in trial.files if rec.status == "deleted"]
+        if gone:  # a file of the image's own workdir the agent deleted: not in the rebuilt folder, still in the image
+            got = await box.exec(["rm", "-f", "--", *gone], timeout=60.0, user="root")
+            if got.returncode != 0:
+                raise TargetError(f"the recorded deletions could not be applied in the container: {got.stderr.decode('utf-8', 'replace').strip()[:200]}")
+    except BaseException:
+        await envs.remove(box)
+        raise
+    return box
+
+
+async def regrade_trial(
+    item: EvalItem, trial: TrialResult, store: FileStore | None, judge: Judge | None, environments: Environments | None = None
+) -> TrialResult:
     """``trial`` graded again with its case's current graders (a trial whose target failed
-    has nothing to grade and is kept as it is)."""
+    has nothing to grade and is kept as it is); an item with an environment grades in a
+    fresh container of ``environments`` (see the module docstring)."""
     if trial.status == "errored" and not trial.graders:
         return trial
     case = item.case_at(trial.index)
@@ -106,12 +141,21 @@ async def regrade_trial(item: EvalItem, trial: TrialResult, store: FileStore | N
     agent = item.target != "chat"
     needs = _needs_workspace(case.graders) if agent else []
     tmp = tempfile.mkdtemp(prefix="agentsproof-regrade-") if needs else None
+    box = None
     try:
         folder = None
         if tmp is not None:
             folder = Path(tmp) / "workspace"
             label = f"item {item.id!r} case {case.name!r}: grader {needs[0]!r}"
             _rebuild(item, trial, store, folder, label)
+            if item.environment is not None and environments is not None:
+                from agentsproof.llm.base import LLMError
+
+                try:
+                    box = await _fresh_container(environments, item, trial, folder)
+                except LLMError as err:  # the engine could not start or seed it: this trial's grading errored
+                    reason = f"regrade: the trial's fresh container could not be had: {err}"
+                    return trial.model_copy(update={"status": "errored", "error": reason, "score": None, "passed": None})
         ctx = TrialContext(
             answer=trial.response,
             replies=list(trial.replies or [trial.response]),
@@ -122,9 +166,12 @@ async def regrade_trial(item: EvalItem, trial: TrialResult, store: FileStore | N
             skill_name=item.skill.name if item.skill else item.name,
             timeout=item.timeout,
             eval_dir=eval_dir,
+            environment=box,
         )
         graders = await grade_all(trial.response, case.graders, judge, case.prompt, timeout=item.timeout, context=ctx)
     finally:
+        if box is not None and environments is not None:
+            await environments.remove(box)
         if tmp is not None:
             from agentsproof.core.rmtree import remove_tree
 
@@ -214,14 +261,26 @@ async def regrade_item(item: EvalItem, saved: ItemResult, store: FileStore | Non
         tally = PanelTally()
         judge = judge.with_panel(tuple(item.judge_models), item.judge_combine, tally)
 
+    envs = None
+    if item.environment is not None:
+        from agentsproof.targets.environments import Environments
+
+        envs = Environments()
+
     async def one(t: TrialResult) -> TrialResult:
         async with limit:
-            return await regrade_trial(item, t, store, judge)
+            return await regrade_trial(item, t, store, judge, envs)
 
     arms = []
-    for arm in (saved.with_arm, saved.without_arm):
-        trials = list(await asyncio.gather(*(one(t) for t in arm.trials)))
-        arms.append(ArmResult(arm=arm.arm, system_prompt_kind=arm.system_prompt_kind, trials=trials).summarize())
+    try:
+        if envs is not None:
+            await envs.prepare([item.environment] if item.environment is not None else [])
+        for arm in (saved.with_arm, saved.without_arm):
+            trials = list(await asyncio.gather(*(one(t) for t in arm.trials)))
+            arms.append(ArmResult(arm=arm.arm, system_prompt_kind=arm.system_prompt_kind, trials=trials).summarize())
+    finally:
+        if envs is not None:
+            await envs.close()
     run = ItemRun(item=item, with_arm=arms[0], without_arm=arms[1], incomplete=saved.status == "incomplete")
     run.judge_panel = panel_record(item, tally)
     return run

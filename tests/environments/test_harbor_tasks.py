@@ -294,3 +294,61 @@ def test_claude_code_in_the_task_container_with_and_without_the_tasks_skills(tmp
         assert seen_base and "house-style" not in seen_base, base["trajectory"]
         assert "sk-ant-harbor-secret" not in (out / "house-style" / "house-style-tc-eval.json").read_text()
         assert _owned() == set()
+
+
+def test_regrade_reruns_the_verifier_in_a_fresh_container_of_the_kept_workspace(tmp_path: Path, docker_base_image: str) -> None:
+    """regrade re-runs tests/test.sh in a fresh container whose workdir is the recorded
+    workspace (the agent's file there, the image file it deleted gone): the same reward with
+    the same tests, the new tests' reward once they are edited, every container removed."""
+    root = _tasks(tmp_path, docker_base_image, "hello-file")
+    targets = _targets(root, hello="echo 'Hello, world!' > /app/hello.txt; rm /app/README.txt")
+    out = tmp_path / "runs"
+    code, stdout, stderr = run_cli(["eval", root / "hello-file", "--target", "hello", "--targets", targets, "--trials", "2", "--output", out])
+    assert code == 0, stderr + stdout
+    report = out / "hello-file" / "hello-file-tc-eval.json"
+    for t in _trials(read_json(report)["items"][0]):
+        assert t["status"] == "scored" and t["score"] == 1.0, t
+        assert {(f["path"], f["status"]) for f in t["files"]} == {("hello.txt", "created"), ("README.txt", "deleted")}, t["files"]
+
+    code, stdout, stderr = run_cli(["regrade", report])
+    assert code == 0, stderr + stdout
+    for t in _trials(read_json(out / "hello-file" / "hello-file-tc-eval-regraded.json")["items"][0]):
+        assert t["status"] == "scored" and t["score"] == 1.0, t
+        assert t["graders"][0]["type"] == "verifier" and "reward 1" in t["graders"][0]["reasoning"], t["graders"]
+
+    # tests edited: the reward is now 1 only while the image's README.txt is there (the agent deleted it)
+    (root / "hello-file" / "tests" / "test.sh").write_text(
+        "#!/bin/bash\nmkdir -p /logs/verifier\nif [ -f /app/README.txt ] && [ -f /app/hello.txt ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n"
+    )
+    code, stdout, stderr = run_cli(["regrade", report])
+    assert code == 0, stderr + stdout
+    for t in _trials(read_json(out / "hello-file" / "hello-file-tc-eval-regraded.json")["items"][0]):
+        assert t["status"] == "scored" and t["score"] == 0.0, t
+    assert _owned() == set()
+
+
+def test_the_agents_timeout_is_the_targets_then_the_command_lines_then_the_tasks(tmp_path: Path, docker_base_image: str) -> None:
+    """[agent] timeout_sec stops a slow agent (errored, the limit named); tc-eval --timeout
+    replaces it; a target's own timeout: wins over both; the verifier keeps its own."""
+    root = _tasks(tmp_path, docker_base_image, "hello-file")
+    toml = root / "hello-file" / "task.toml"
+    toml.write_text(toml.read_text().replace("[agent]\ntimeout_sec = 60.0", "[agent]\ntimeout_sec = 3.0"))
+    slow = "sleep 8; echo 'Hello, world!' > /app/hello.txt"
+    path = root / "targets.yaml"
+    path.write_text(
+        yaml.safe_dump({"slow": {"type": "command", "command": ["sh", "-c", slow]}, "patient": {"type": "command", "command": ["sh", "-c", slow], "timeout": 30}})
+    )
+
+    def trial(*args: str) -> dict:
+        out = tmp_path / f"runs-{len(list(tmp_path.glob('runs-*')))}"
+        code, stdout, stderr = run_cli(["tc-eval", root / "hello-file", "--targets", path, "--output", out, *args])
+        (t,) = _trials(read_json(next(out.rglob("hello-file-tc-eval.json")))["items"][0])
+        return {"code": code, "log": stderr + stdout, **t}
+
+    t = trial("--target", "slow")  # the task's 3 s
+    assert t["status"] == "errored" and "timed out after 3" in t["error"], t
+    t = trial("--target", "slow", "--timeout", "30")  # the command line's
+    assert t["status"] == "scored" and t["score"] == 1.0, t
+    t = trial("--target", "patient", "--timeout", "3")  # the target's own, over both
+    assert t["status"] == "scored" and t["score"] == 1.0, t
+    assert _owned() == set()
