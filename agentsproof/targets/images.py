@@ -11,7 +11,8 @@ baseline arm of a task with ``baseline_empty`` paths is built from a staged copy
 context with those paths as empty folders (its own digest).
 
 A failed build is an :class:`~agentsproof.core.errors.InputError` (one line, exit 30)
-naming the Dockerfile, the failing step and the build log, kept beside the report.
+naming the Dockerfile, the failing step (``step 3/5 RUN ...``), why (``exit 100``, or the
+engine's message), the build log kept beside the report, and the field that named it.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from agentsproof.targets.engine_api import docker
 
 TAG_REPO = "agentsproof-env"
 LABEL_DIGEST = "org.agentsproof.env-digest"
-_STEP = re.compile(r"^(?:Step \d+/\d+ : (?P<legacy>.+)|#\d+ \[[^\]]*\] (?P<kit>.+))$")
+_STEP = re.compile(r"^(?:Step (?P<n>\d+/\d+) : (?P<legacy>.+)|#\d+ \[(?:[^\]\s]+ )?(?P<k>\d+/\d+)\] (?P<kit>.+))$")
+_EXIT = re.compile(r"(?:returned a non-zero code|did not complete successfully: exit code): (\d+)")
 _locks: dict[str, asyncio.Lock] = {}
 
 
@@ -61,13 +63,25 @@ def context_digest(env: Environment, empty: tuple[str, ...] = ()) -> str:
 
 
 def failing_step(log: str) -> str:
-    """The last build step the log started (legacy ``Step N/M : X`` or BuildKit ``#N [k/m] X``)."""
+    """The last build step the log started, as ``step N/M INSTRUCTION`` (legacy ``Step N/M : X``
+    or BuildKit ``#N [k/m] X``); ``before the first step`` when none started."""
     last = ""
     for line in log.splitlines():
         m = _STEP.match(line.strip())
         if m:
-            last = (m.group("legacy") or m.group("kit") or "").strip()
+            count = m.group("n") or m.group("k") or ""
+            text = (m.group("legacy") or m.group("kit") or "").strip()
+            last = f"step {count} {text}" if count else text
     return last[:200] or "before the first step"
+
+
+def failure_reason(log: str, fallback: str) -> str:
+    """Why the failing step failed, in one line: ``exit N`` for a RUN that exited non-zero,
+    else the engine's last message (``COPY failed: ...``)."""
+    code = _EXIT.findall(log)
+    if code:
+        return f"exit {code[-1]}"
+    return fallback
 
 
 async def image_exists(tag: str) -> bool:
@@ -114,9 +128,12 @@ async def _build(env: Environment, tag: str, digest: str, empty: tuple[str, ...]
         kept = _keep_log(log, digest, log_dir)
         if got.returncode == 0 and not got.timed_out:
             return
-        where = f" (build log: {kept})" if kept else ""
-        why = f"timed out after {env.build_timeout:g}s" if got.timed_out else got.reason()
-        raise InputError(env.source, f"{env.field}.dockerfile", f"the image build failed at step {failing_step(log)!r}: {why}{where}")
+        where = f"build log: {kept}; " if kept else ""
+        why = f"timed out after {env.build_timeout:g}s" if got.timed_out else failure_reason(log, got.reason())
+        from agentsproof.core.inputs import display
+
+        # one line naming the Dockerfile and its failing step: `env/Dockerfile: step 3/5 RUN apt-get install nope: exit 100 (...)`
+        raise InputError(display(env.dockerfile), None, f"{failing_step(log)}: {why} ({where}the image of {env.source} {env.field}.dockerfile)")
 
 
 def _keep_log(log: str, digest: str, log_dir: Path | None) -> str | None:

@@ -5,6 +5,7 @@ files copied back into the report and the flight recorder, every container remov
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from pathlib import Path
 
@@ -110,12 +111,21 @@ def test_a_failed_build_names_the_dockerfile_and_step_and_keeps_the_log(tmp_path
     code, stdout, stderr = run_cli(["eval", ev, "--output", out])
     assert code == 30, stderr + stdout
     lines = [ln for ln in stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1 and "environment.dockerfile" in lines[0] and "exit 7" in lines[0], stderr
-    assert "broken-step" in lines[0] or "RUN sh -c" in lines[0], lines[0]
+    assert len(lines) == 1, stderr
+    # the Dockerfile, its failing step and why first; then the log and the field that named it
+    # (the engine counts the label agentsproof adds as one more step)
+    assert re.search(r"env/Dockerfile: step 3/\d RUN sh -c 'echo broken-step >&2; exit 7': exit 7 \(build log: ", lines[0]), lines[0]
+    assert "eval.yaml environment.dockerfile)" in lines[0], lines[0]
     logs = list(out.rglob("build-*.log"))
     assert logs and "broken-step" in logs[0].read_text(), sorted(out.rglob("*"))
     assert json.dumps(lines)  # one line, no traceback
     assert "Traceback" not in stderr
+    # a COPY of a file the context lacks: the engine's own message is the reason
+    (tmp_path / "ev" / "env" / "Dockerfile").write_text(f"FROM {docker_base_image}\nCOPY nope.txt /nope.txt\n")
+    code, stdout, stderr = run_cli(["eval", ev, "--output", out])
+    lines = [ln for ln in stderr.splitlines() if ln.strip()]
+    assert code == 30 and len(lines) == 1, stderr + stdout
+    assert re.search(r"env/Dockerfile: step 2/\d COPY nope.txt /nope.txt: COPY failed: ", lines[0]), lines[0]
 
 
 def test_a_dockerfile_image_is_built_once_and_its_workdir_files_are_not_the_agents(tmp_path: Path, docker_base_image: str) -> None:
