@@ -205,3 +205,7 @@ class TrialEnvironment(Protocol):
     async def read_file(self, path: str, *, cap_bytes: int) -> bytes | None:
         """One file's bytes (at most ``cap_bytes``); None when it does not exist."""
         ...
+
+    async def stop(self, why: str) -> None:
+        """Stop every process in the container now (a timeout); later commands fail with ``why``."""
+        ...

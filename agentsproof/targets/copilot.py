@@ -197,6 +197,10 @@ class CopilotTarget(Target):
             options.update(config_directory=str(config), enable_config_discovery=False)  # hermetic: nothing of the user's config
             with phase("agent"):
                 replies, follow_ups = await self._drive(options, trial, events, timeout, staged, runtime)
+        except TargetError as err:
+            if box is not None and err.kind == "timeout":  # nothing the session started lives on in its container
+                await box.stop(f"the agent ran past its {seconds(timeout)} timeout")
+            raise
         finally:
             with phase("cleanup"):
                 if runtime is not self.runtime:

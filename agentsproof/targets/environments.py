@@ -8,6 +8,12 @@ with its workspace copied in; :meth:`Environments.remove` removes it after gradi
 :meth:`Environments.close` removes whatever is left (success, failure, timeout, SIGINT and
 SIGTERM all end there; a container's ``--init`` process also dies with its last process).
 
+**Ahead.** From the second trial of a kind of container (image, relayed ports, mounts)
+on, the next trials' containers are started while these run (as many as are in use, at
+most :data:`SPARES`): each a fresh, unused container waiting for its trial (its ``org.agentsproof.trial`` label says ``ahead``), so a
+trial's path does not wait for ``docker run``; the one left at the end is removed with
+the rest.
+
 **Labels.** Every container carries ``org.agentsproof.run=<run id>`` and
 ``org.agentsproof.owner=<host>/<pid>/<process start time>``. A run that was SIGKILLed cannot
 clean up: the next run on the same host lists containers labelled by an owner whose
@@ -53,6 +59,8 @@ LABEL_RUN = "org.agentsproof.run"
 LABEL_OWNER = "org.agentsproof.owner"
 LABEL_TRIAL = "org.agentsproof.trial"
 START_S = 120.0
+SPARES = 4
+"""Containers of one kind started ahead at most (see **Ahead** in the module docstring)."""
 COPY_CAP = 512 * 1024 * 1024
 """Bytes of a container's workdir copied back into the host workspace at most."""
 
@@ -123,6 +131,12 @@ class Environments:
         self._counter = itertools.count(1)
         self._removing: set[asyncio.Task[None]] = set()
         self._reaped = False
+        self._spares: dict[tuple[object, ...], list[asyncio.Task[Container]]] = {}
+        """Per kind of container (image, ports, mounts): those started ahead for the next trials."""
+        self._started: dict[tuple[object, ...], int] = {}
+        self._in_use: dict[str, tuple[object, ...]] = {}
+        """The kind of every container handed to a trial and not removed yet."""
+        self._closing = False
         self.built: list[str] = []
         """Tags built by this run (a bench checks nothing is rebuilt when nothing changed)."""
 
@@ -191,22 +205,62 @@ class Environments:
         endpoint), relayed into the container's own 127.0.0.1 (with ``allow_internet`` the
         host's network is shared instead); ``mounts``: host folders mounted read-only at the same path (an agent CLI's install)."""
         tag, workdir = await self.image(env, baseline=baseline)
+        relayed = sorted(set(ports or ())) if not env.allow_internet else []
+        folders = tuple(mounts or ())
+        key: tuple[object, ...] = (id(env), tag, workdir, tuple(relayed), folders)
+        container = await self._take_spare(key)
+        if container is None:
+            container = await self._launch(env, tag, workdir, trial, relayed, folders)
+        self._in_use[container.name] = key
+        self._started[key] = self._started.get(key, 0) + 1
+        if self._started[key] >= 2 and not self._closing:
+            # from the second trial of a kind on, the next trials' containers start while these run:
+            # as many as are in use (the parallel trials), at most SPARES
+            want = min(SPARES, sum(1 for k in self._in_use.values() if k == key))
+            spares = self._spares.setdefault(key, [])
+            while len(spares) < want:
+                spares.append(asyncio.ensure_future(self._launch(env, tag, workdir, "ahead", relayed, folders)))
+        try:
+            if workspace is not None:
+                await self._seed(container, tag, workspace)
+        except BaseException:
+            await self.remove(container)
+            raise
+        return container
+
+    async def _take_spare(self, key: tuple[object, ...]) -> Container | None:
+        """The container started ahead for ``key``, when it started (None: start one now)."""
+        spares = self._spares.get(key)
+        if not spares:
+            return None
+        spare = spares.pop(0)
+        try:
+            return await asyncio.shield(spare)
+        except asyncio.CancelledError:
+            spare.add_done_callback(self._drop_spare)  # the trial was cancelled: the spare is removed once started
+            raise
+        except Exception:  # noqa: BLE001 - a spare that did not start: this trial starts its own (and says why if that fails too)
+            return None
+
+    def _drop_spare(self, task: asyncio.Task[Container]) -> None:
+        if not task.cancelled() and task.exception() is None:
+            self._removing.add(asyncio.ensure_future(self.remove(task.result())))
+
+    async def _launch(self, env: Environment, tag: str, workdir: str, trial: str, relayed: list[int], mounts: tuple[Path, ...]) -> Container:
+        """A fresh labelled container of ``tag``, started (``trial`` labels it; ``ahead``: a spare)."""
         relay = await relay_binary()
         name = f"agentsproof-{self.run_id}-{next(self._counter)}"
         container = Container(name=name, workdir=workdir, env=env)
         self._live[name] = container
         try:
-            relayed = sorted(set(ports or ())) if not env.allow_internet else []
             sockets = await self._bridge(name, relayed) if relayed else None
             args = [*self.run_args(env, name, workdir, trial, relay, sockets)]
-            for folder in mounts or ():
+            for folder in mounts:
                 args += ["--mount", f"type=bind,src={folder},dst={folder},readonly"]
             args += ["--entrypoint", relay_argv(relayed)[0], tag, *relay_argv(relayed)[1:]]
             got = await docker(args, timeout=START_S)
             if got.returncode != 0:
                 raise TargetError(f"the trial's container could not be started from {tag}: {got.reason()}")
-            if workspace is not None:
-                await self._seed(container, tag, workspace)
         except BaseException:
             await self.remove(container)
             raise
@@ -246,6 +300,7 @@ class Environments:
         """Remove the container and its anonymous volumes, in the background (the trial is
         done with it; :meth:`close` waits for every removal, so none is lost)."""
         self._live.pop(container.name, None)
+        self._in_use.pop(container.name, None)
         await self._unbridge(container.name)
         task = asyncio.ensure_future(self._rm(container.name))
         self._removing.add(task)
@@ -269,7 +324,12 @@ class Environments:
             remove_tree(held[1])
 
     async def close(self) -> None:
-        """Remove every container of this run still there (by label, so none is missed)."""
+        """Remove every container of this run still there (by label, so none is missed), spares too."""
+        self._closing = True
+        spares = [t for kind in self._spares.values() for t in kind]
+        self._spares = {}
+        # awaited, not cancelled: a start cut short may still make its container; started, the label sweep below finds it
+        await asyncio.gather(*spares, return_exceptions=True)
         self._live.clear()
         if self._removing:
             await asyncio.gather(*self._removing, return_exceptions=True)
