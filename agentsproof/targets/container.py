@@ -46,6 +46,15 @@ WATCH_S = 1.0
 """How often a running command's container is checked against its disk and process caps."""
 
 
+SEED_FAILED = 125
+SEED_MARK = b"agentsproof-seed-failed"
+SEED_SH = (
+    'n=$1; w=$2; shift 2; err=$(head -c "$n" | tar -x -f - -C / 2>&1) || { echo "agentsproof-seed-failed $err" >&2; exit 125; }; '
+    'cd "$w" || { echo "agentsproof-seed-failed cannot enter $w" >&2; exit 125; }; exec "$@"'
+)
+"""The first command's wrapper when the seed is unpacked by its exec: exactly ``n`` bytes of
+stdin are the seed's tar (GNU ``head -c`` reads no further), the rest is the command's."""
+
 HARNESS_DIR = "/var/tmp/agentsproof"
 """A folder made in every container's own file system (not the /tmp tmpfs, which ``docker cp`` cannot reach) for the harness's files (a trace)."""
 
@@ -118,6 +127,10 @@ class Container:
     notes: list[str] = field(default_factory=list)
     oom_kills: int = 0
     """OOM kills counted so far (a later command's are new)."""
+    pending: bytes | None = None
+    """The workspace seed (a tar archive to unpack at ``/``) not copied in yet: the first
+    command run as root unpacks it before it starts, in the same ``docker exec`` (its
+    stdin: the archive, then the command's own); any other call copies it in first."""
 
     async def exec(
         self,
@@ -132,6 +145,13 @@ class Container:
         """Run ``argv`` in the container (see the module docstring)."""
         if self.stopped:
             raise TargetError(f"the trial's container was stopped earlier: {self.stopped}")
+        seeding = self.pending is not None and user in (None, "root", "0")
+        if seeding:  # the seed unpacked by the same exec, then the command (see ``pending``)
+            archive, self.pending = self.pending or b"", None
+            argv = ["/bin/sh", "-c", SEED_SH, "ap-seed", str(len(archive)), workdir or self.workdir, *argv]
+            stdin, workdir = archive + (stdin or b""), "/"
+        else:
+            await self.flush()
         args = ["exec", "-w", workdir or self.workdir]
         if stdin is not None:
             args.append("-i")
@@ -161,6 +181,9 @@ class Container:
             limit = await self._oom(called.returncode)
         if called.returncode in (125, 126, 127) and not called.timed_out and limit is None and b"OCI runtime" in called.stderr:
             raise TargetError(f"the container could not run {argv[0]!r}: {called.reason()}")
+        if seeding and called.returncode == SEED_FAILED and SEED_MARK in called.stderr:
+            why = called.stderr.replace(SEED_MARK, b"").decode("utf-8", "replace").strip().splitlines()
+            raise TargetError(f"could not copy the workspace into the container: {why[-1][:300] if why else 'tar failed'}")
         return ExecResult(called.returncode, called.stdout, called.stderr, called.timed_out, time.perf_counter() - t0, limit)
 
     async def _watch(self) -> str | None:
@@ -201,17 +224,31 @@ class Container:
             self.stopped = why
         await docker(["kill", self.name], timeout=60)
 
-    async def copy_in(self, host: Path, dest: str) -> None:
-        """Copy ``host``'s contents into ``dest`` (created when missing; not below a tmpfs such as /tmp) in the container."""
+    async def flush(self) -> None:
+        """The pending seed (if any) copied in now."""
+        if self.pending is not None:
+            archive, self.pending = self.pending, None
+            got = await put_archive(self.name, archive)
+            if got.returncode != 0:
+                raise TargetError(f"could not copy the workspace into the container: {got.reason()}")
+
+    async def copy_in(self, host: Path, dest: str, *, defer: bool = False) -> None:
+        """Copy ``host``'s contents into ``dest`` (created when missing; not below a tmpfs such as /tmp) in the container
+        (``defer``: kept as :attr:`pending`, for the first command to unpack)."""
         if self.stopped:
             raise TargetError(f"the trial's container was stopped earlier: {self.stopped}")
+        await self.flush()
         archive = await asyncio.to_thread(_tar_of, host, dest)
+        if defer:
+            self.pending = archive
+            return
         got = await put_archive(self.name, archive)
         if got.returncode != 0:
             raise TargetError(f"could not copy the workspace into the container: {got.reason()}")
 
     async def copy_out(self, src: str, host: Path, *, cap_bytes: int) -> list[str]:
         """Copy ``src``'s contents out of the container into the host folder ``host``."""
+        await self.flush()
         with tempfile.TemporaryDirectory(prefix="agentsproof-out-") as tmp:
             archive = Path(tmp) / "out.tar"
             got = await get_archive(self.name, f"{src.rstrip('/')}/.", archive, timeout=max(DOCKER_CALL_S, 600))
@@ -222,6 +259,7 @@ class Container:
 
     async def read_file(self, path: str, *, cap_bytes: int) -> bytes | None:
         """One file's bytes, or None when the container has no such file."""
+        await self.flush()
         with tempfile.TemporaryDirectory(prefix="agentsproof-read-") as tmp:
             archive = Path(tmp) / "one.tar"
             got = await get_archive(self.name, path, archive)

@@ -59,6 +59,8 @@ LABEL_RUN = "org.agentsproof.run"
 LABEL_OWNER = "org.agentsproof.owner"
 LABEL_TRIAL = "org.agentsproof.trial"
 START_S = 120.0
+INLINE_PROBE = '[ "$(id -u)" = 0 ] && head --version 2>/dev/null | grep -q "GNU coreutils" && tar --version >/dev/null 2>&1'
+"""Run once per image: may the seed be unpacked by the first command's exec (:attr:`Container.pending`)?"""
 SPARES = 4
 """Containers of one kind started ahead at most (see **Ahead** in the module docstring)."""
 COPY_CAP = 512 * 1024 * 1024
@@ -127,6 +129,8 @@ class Environments:
         self._images: dict[tuple[int, bool], tuple[str, str]] = {}
         self._image_files: dict[str, bool] = {}
         """Per image tag: its workdir holds files of its own (copied back into each trial's host workspace before the snapshot)."""
+        self._inline: dict[str, bool] = {}
+        """Per image tag: its default user is root and it has GNU ``head`` and ``tar`` (the seed can ride on the first command)."""
         self._live: dict[str, Container] = {}
         self._counter = itertools.count(1)
         self._removing: set[asyncio.Task[None]] = set()
@@ -285,9 +289,17 @@ class Environments:
         if tag not in self._image_files:
             with tempfile.TemporaryDirectory(prefix="agentsproof-probe-") as tmp:
                 await container.copy_out(container.workdir, Path(tmp), cap_bytes=COPY_CAP)
-                self._image_files[tag] = any(Path(tmp).iterdir())
+                has_files = any(Path(tmp).iterdir())
+            try:
+                inline = (await container.exec(["/bin/sh", "-c", INLINE_PROBE], timeout=60.0)).returncode == 0
+            except TargetError:  # no /bin/sh in the image: the seed is copied in the usual way
+                inline = False
+            # both at once: a trial started meanwhile probes too, and never sees one without the other
+            self._inline[tag], self._image_files[tag] = inline, has_files
         if any(workspace.iterdir()):  # an empty seed: nothing to copy
-            await container.copy_in(workspace, container.workdir)
+            # unpacked by the first command's own exec when the image can (one engine call fewer)
+            defer = self._inline[tag] and not self._image_files[tag]
+            await container.copy_in(workspace, container.workdir, defer=defer)
         if self._image_files[tag]:
             await container.copy_out(container.workdir, workspace, cap_bytes=COPY_CAP)
 

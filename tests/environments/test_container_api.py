@@ -45,3 +45,35 @@ def test_exec_copy_and_read_in_one_trial_container(tmp_path: Path, docker_base_i
 
     asyncio.run(main())
     assert own_containers() == []
+
+
+def test_the_seed_rides_on_the_first_root_command_and_is_copied_first_for_any_other_call(tmp_path: Path, docker_base_image: str) -> None:
+    """On an image whose default user is root with GNU head and tar, the seed is not copied at
+    start but unpacked by the first root command's own exec (its stdin intact after it); a
+    command as another user, or a copy out, gets it copied in first."""
+
+    async def main() -> None:
+        envs = Environments()
+        env = Environment(source="eval.yaml", image=docker_base_image)
+        seed = tmp_path / "seed"
+        (seed / "sub").mkdir(parents=True)
+        (seed / "sub" / "in.txt").write_text("seeded")
+        try:
+            async with envs.container(env, trial="api/with/0", workspace=seed) as box:
+                assert box.pending is not None  # not copied yet: the first command brings it
+                got = await box.exec(["sh", "-c", "cat sub/in.txt; pwd; cat"], stdin=b"\x00binary stdin\xff", timeout=30)
+                assert (got.returncode, got.stdout) == (0, b"seeded/workspace\n\x00binary stdin\xff"), got
+                assert box.pending is None
+            async with envs.container(env, trial="api/with/1", workspace=seed) as box:
+                assert box.pending is not None
+                got = await box.exec(["cat", "sub/in.txt"], user="nobody", timeout=30)  # not root: copied in first
+                assert (got.returncode, got.stdout) == (0, b"seeded"), got
+            async with envs.container(env, trial="api/with/2", workspace=seed) as box:
+                back = tmp_path / "back"
+                await box.copy_out(box.workdir, back, cap_bytes=1 << 20)  # nothing ran: the seed is there all the same
+                assert (back / "sub" / "in.txt").read_text() == "seeded"
+        finally:
+            await envs.close()
+
+    asyncio.run(main())
+    assert own_containers() == []
