@@ -4,8 +4,9 @@ One trial of the command target whose agent is ``true``, four ways, on the same 
 
 - ``floor``: ``docker run --rm IMAGE true`` (what any container costs on this engine);
 - ``container``: an agentsproof container trial: a fresh labelled container with the relay
-  as its main process, the workspace seed copied in, the agent run with ``docker exec``,
-  the workdir copied back out, the container removed (``Environments.start`` →
+  as its main process (from the second trial on, started ahead while the previous trial
+  ran), the workspace seed unpacked by the agent's own ``docker exec`` (or copied in), the
+  workdir copied back out, the container removed (``Environments.start`` →
   ``CommandTarget.run`` → ``Environments.collect`` → ``Environments.remove``);
 - ``bubblewrap``: the same target on the host under the bubblewrap sandbox;
 - ``unconfined``: the same target with ``sandbox: false``.
@@ -15,7 +16,7 @@ the figure is wall time per trial. The image is cached; the run also checks that
 a Dockerfile image twice builds it once (``rebuilt`` must be 0). Goal: container within 1.5×
 of the floor.
 
-    DOCKER_HOST=unix:///run/ap-docker/docker.sock .venv/bin/python bench/environments.py [--trials 12] [--image agentsproof-dev/bookworm:base]
+    DOCKER_HOST=unix:///run/ap-docker/docker.sock .venv/bin/python bench/environments.py [--trials 12] [--image agentsproof-test/bookworm:base]
 
 Exit status 1 when the container/floor ratio at --parallel 1 exceeds --target.
 """
