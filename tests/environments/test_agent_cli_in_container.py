@@ -149,3 +149,28 @@ def test_copilot_runs_inside_the_container_and_its_file_comes_back(tmp_path: Pat
     assert not Path("/etc/agent-was-here").exists()  # the host untouched
     assert code in (0, 1), stderr + stdout
     assert own_containers() == []
+
+
+def test_a_copilot_trial_past_its_timeout_in_a_container_is_errored_and_stops_it(tmp_path: Path, docker_base_image: str, copilot_env: ScriptedServer) -> None:
+    """A copilot session whose shell tool outlives the trial's timeout: the trial is errored
+    (timed out), the container is stopped (nothing it started lives on) and removed."""
+    copilot_env.add(Rule(reply=tool_reply(tool_call("bash", {"command": "sleep 300", "description": "wait", "initial_wait": 300}))))
+    root = tmp_path / "ev"
+    root.mkdir()
+    (root / "SKILL.md").write_text("---\nname: slow\ndescription: waits\n---\nWait.\n")
+    (root / "targets.yaml").write_text(yaml.safe_dump({"cp": {"type": "copilot", "model": "test-model", "timeout": 15}}))
+    cfg = {
+        "skill": "SKILL.md",
+        "execution": {"mode": "agent", "target": "cp"},
+        "environment": {"image": docker_base_image},
+        "defaults": {"trials": 1, "timeout": 15},
+        "task": {"name": "slow", "instruction": "Wait.", "graders": [{"type": "files", "exists": ["never.txt"]}]},
+    }
+    (root / "eval.yaml").write_text(yaml.safe_dump(cfg))
+    out = tmp_path / "runs"
+    code, stdout, stderr = run_cli(["eval", root / "eval.yaml", "--output", out, "--baseline", "none"])
+    item = read_json(next(out.rglob("*.json")))["items"][0]
+    (trial,) = item["with_arm"]["trials"]
+    assert trial["status"] == "errored" and "timed out" in trial["error"], (trial.get("error"), stderr)
+    assert code != 0, stderr + stdout  # an errored run
+    assert own_containers() == []
