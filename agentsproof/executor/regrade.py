@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agentsproof.executor.recorder import FileStore
 from agentsproof.executor.armscores import panel_record
+from agentsproof.executor.recorder import FileStore
 from agentsproof.executor.runner import ItemRun
 from agentsproof.grading.grade import Judge, TrialContext, combine, failed_gate, grade_all
 from agentsproof.grading.registry import kind
