@@ -1,0 +1,101 @@
+"""An ACP agent inside a trial's container, on the real engine: the pinned codex-acp (its
+native binary mounted read-only from the host install, no network at trial time) spoken to
+over ACP through ``docker exec -i``, against the scripted Responses server on loopback
+reached through the relay of a ``--network none`` container. Its shell tool runs in the
+container, the staged skill loads there from the copied-in harness, and the file it writes
+comes back to the report."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from agent_clis import require
+from conftest import Rule, ScriptedServer, read_json, run_cli
+from docker_engine import own_containers
+from openai_server import response_outputs, response_tools, tool_call, tool_reply
+
+MODEL = "acp-container-model"
+SECRET = "sk-acp-container-secret"
+DESC = "DESCMARK writes the boxed file"
+SKILL_FILE = re.compile(r"(/[^\s\"'`\\]*/skills/[^/\s]+/SKILL\.md)")
+LIBS = ("libssl.so.3", "libcrypto.so.3")
+"""What codex-acp's binary links besides the base image's libraries (an eval's image would install libssl3)."""
+
+
+def _image_folder(root: Path, base: str) -> Path:
+    """A Dockerfile over the base image with codex-acp's TLS libraries (copied from this
+    Debian host: no network at build time)."""
+    folder = root / "image"
+    folder.mkdir()
+    for lib in LIBS:
+        host = Path("/usr/lib/x86_64-linux-gnu") / lib
+        if not host.is_file():
+            pytest.skip(f"{host} is not on this machine (codex-acp's binary links it)")
+        shutil.copyfile(host, folder / lib)
+    (folder / "Dockerfile").write_text(f"FROM {base}\nCOPY {' '.join(LIBS)} /usr/lib/x86_64-linux-gnu/\n")
+    return folder
+
+
+def _model(req: dict[str, Any]) -> Any:
+    """With the skill listed: read its SKILL.md, then write a file only a container has the marker for."""
+    if "exec_command" not in response_tools(req):
+        return "OK"
+    text = json.dumps(req)
+    if DESC not in text:
+        return "nothing to do"
+    done = len(response_outputs(req))
+    if done == 0:
+        found = SKILL_FILE.search(text.replace("\\\\", "\\"))
+        return tool_reply(tool_call("exec_command", {"cmd": f"cat {found.group(1) if found else 'SKILL.md'}", "yield_time_ms": 60000}))
+    if done == 1:
+        return tool_reply(tool_call("exec_command", {"cmd": "test -f /.dockerenv && echo boxed > result.txt; cat /etc/debian_version", "yield_time_ms": 60000}))
+    return "wrote result.txt"
+
+
+def test_codex_acp_runs_inside_the_container_and_its_file_comes_back(tmp_path: Path, docker_base_image: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    require("codex-acp", monkeypatch)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    srv = ScriptedServer()
+    srv.start()
+    monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    try:
+        srv.add(Rule(reply=_model))
+        root = tmp_path / "ev"
+        root.mkdir()
+        image = _image_folder(root, docker_base_image)
+        (root / "SKILL.md").write_text(f"---\nname: csv-boxed\ndescription: {DESC}.\n---\nSKILLMARK: write result.txt.\n")
+        (root / "targets.yaml").write_text(yaml.safe_dump({"cx": {"type": "codex-acp", "model": MODEL, "timeout": 150}}))
+        cfg = {
+            "skill": "SKILL.md",
+            "execution": {"mode": "agent", "target": "cx"},
+            "environment": {"dockerfile": str((image / "Dockerfile").relative_to(root))},
+            "defaults": {"trials": 1, "timeout": 150},
+            "task": {"name": "box", "instruction": "Do the task.", "graders": [{"type": "files", "mustContain": {"result.txt": ["boxed"]}}]},
+        }
+        (root / "eval.yaml").write_text(yaml.safe_dump(cfg))
+        out = tmp_path / "runs"
+        code, stdout, stderr = run_cli(["eval", root / "eval.yaml", "--output", out])
+        report = next(out.rglob("*.json"))
+        item = read_json(report)["items"][0]
+        (trial,) = item["with_arm"]["trials"]
+        assert trial["status"] == "scored" and trial["score"] == 1.0, (trial, stderr)
+        assert [(f["path"], f["status"]) for f in trial["files"]] == [("result.txt", "created")], trial["files"]
+        assert any("cat /etc/debian_version" in json.dumps(s) for s in trial["trajectory"]), trial["trajectory"]
+        outputs = json.dumps([response_outputs(r) for r in srv.responses_requests])
+        assert "SKILLMARK" in outputs and "12." in outputs, outputs  # the skill read, and the image's Debian, seen by the model
+        assert trial["skill_used"] is True and trial["skills_invoked"] == ["ev"], trial
+        (base,) = item["without_arm"]["trials"]
+        assert base["status"] == "scored" and base["score"] == 0.0, base
+        assert code in (0, 1), stderr + stdout
+        assert SECRET not in report.read_text() and SECRET not in stderr + stdout
+        assert own_containers() == []
+    finally:
+        srv.stop()
