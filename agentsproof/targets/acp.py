@@ -178,6 +178,19 @@ class AcpBase(AgentBase):
     def _sandbox_default(self) -> bool:
         return True
 
+    def container_mounts(self) -> list[Path]:
+        """In a trial's container: the agent's npm install (the folder holding its
+        ``node_modules``), mounted read-only at its host path; none for a program that is not
+        one (the image's own program of that name is run)."""
+        return super().container_mounts() if "node_modules" in Path(os.path.realpath(self.program)).parts else []
+
+    def _launch(self, trial: TrialInput) -> list[str]:
+        """The command line; in a container without a mounted install, the entry's ``command`` as written (the image's)."""
+        argv = self._argv()
+        if trial.environment is not None and not self.container_mounts():
+            argv[0] = getattr(self.spec, "command", argv[0])
+        return argv
+
     def _settings(self) -> dict[str, Any]:
         s = self.shown
         return {
@@ -224,7 +237,7 @@ class AcpBase(AgentBase):
         try:
             with phase("setup"):
                 staged = await to_thread(self._install, trial, harness)
-            proc = AgentProcess(self._argv(), workspace, harness, self._env(harness), self.bwrap, self._ports(), self.what, box=trial.environment)
+            proc = AgentProcess(self._launch(trial), workspace, harness, self._env(harness), self.bwrap, self._ports(), self.what, box=trial.environment)
             recorder = AcpRecorder(workspace=workspace, policy=self.spec.permissions.policy(), staged=staged, t0=t0)
             try:
                 await proc.start(recorder)

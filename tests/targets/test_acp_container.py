@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +59,26 @@ def _model(req: dict[str, Any]) -> Any:
     return "wrote result.txt"
 
 
-def test_codex_acp_runs_inside_the_container_and_its_file_comes_back(tmp_path: Path, docker_base_image: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def _eval(tmp_path: Path, base: str, timeout: float) -> Path:
+    root = tmp_path / "ev"
+    root.mkdir()
+    image = _image_folder(root, base)
+    (root / "SKILL.md").write_text(f"---\nname: csv-boxed\ndescription: {DESC}.\n---\nSKILLMARK: write result.txt.\n")
+    (root / "targets.yaml").write_text(yaml.safe_dump({"cx": {"type": "codex-acp", "model": MODEL, "timeout": timeout}}))
+    cfg = {
+        "skill": "SKILL.md",
+        "execution": {"mode": "agent", "target": "cx"},
+        "environment": {"dockerfile": str((image / "Dockerfile").relative_to(root))},
+        "defaults": {"trials": 1, "timeout": timeout},
+        "task": {"name": "box", "instruction": "Do the task.", "graders": [{"type": "files", "mustContain": {"result.txt": ["boxed"]}}]},
+    }
+    (root / "eval.yaml").write_text(yaml.safe_dump(cfg))
+    return root / "eval.yaml"
+
+
+@pytest.fixture
+def responses(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[ScriptedServer]:
+    """codex-acp aimed at a fresh scripted Responses server, in a home of its own."""
     require("codex-acp", monkeypatch)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.delenv("CODEX_HOME", raising=False)
@@ -67,35 +87,37 @@ def test_codex_acp_runs_inside_the_container_and_its_file_comes_back(tmp_path: P
     monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     try:
-        srv.add(Rule(reply=_model))
-        root = tmp_path / "ev"
-        root.mkdir()
-        image = _image_folder(root, docker_base_image)
-        (root / "SKILL.md").write_text(f"---\nname: csv-boxed\ndescription: {DESC}.\n---\nSKILLMARK: write result.txt.\n")
-        (root / "targets.yaml").write_text(yaml.safe_dump({"cx": {"type": "codex-acp", "model": MODEL, "timeout": 150}}))
-        cfg = {
-            "skill": "SKILL.md",
-            "execution": {"mode": "agent", "target": "cx"},
-            "environment": {"dockerfile": str((image / "Dockerfile").relative_to(root))},
-            "defaults": {"trials": 1, "timeout": 150},
-            "task": {"name": "box", "instruction": "Do the task.", "graders": [{"type": "files", "mustContain": {"result.txt": ["boxed"]}}]},
-        }
-        (root / "eval.yaml").write_text(yaml.safe_dump(cfg))
-        out = tmp_path / "runs"
-        code, stdout, stderr = run_cli(["eval", root / "eval.yaml", "--output", out])
-        report = next(out.rglob("*.json"))
-        item = read_json(report)["items"][0]
-        (trial,) = item["with_arm"]["trials"]
-        assert trial["status"] == "scored" and trial["score"] == 1.0, (trial, stderr)
-        assert [(f["path"], f["status"]) for f in trial["files"]] == [("result.txt", "created")], trial["files"]
-        assert any("cat /etc/debian_version" in json.dumps(s) for s in trial["trajectory"]), trial["trajectory"]
-        outputs = json.dumps([response_outputs(r) for r in srv.responses_requests])
-        assert "SKILLMARK" in outputs and "12." in outputs, outputs  # the skill read, and the image's Debian, seen by the model
-        assert trial["skill_used"] is True and trial["skills_invoked"] == ["ev"], trial
-        (base,) = item["without_arm"]["trials"]
-        assert base["status"] == "scored" and base["score"] == 0.0, base
-        assert code in (0, 1), stderr + stdout
-        assert SECRET not in report.read_text() and SECRET not in stderr + stdout
-        assert own_containers() == []
+        yield srv
     finally:
         srv.stop()
+
+
+def test_the_timeout_in_a_container_errors_the_trial_and_leaves_nothing(tmp_path: Path, docker_base_image: str, responses: ScriptedServer) -> None:
+    responses.add(Rule(reply="too late", delay=25))
+    out = tmp_path / "runs"
+    code, stdout, stderr = run_cli(["eval", _eval(tmp_path, docker_base_image, 8), "--output", out])
+    item = read_json(next(out.rglob("*.json")))["items"][0]
+    for trial in [*item["with_arm"]["trials"], *item["without_arm"]["trials"]]:
+        assert trial["status"] == "errored" and "codex-acp timed out after 8" in trial["error"], trial
+    assert own_containers() == []
+
+
+def test_codex_acp_runs_inside_the_container_and_its_file_comes_back(tmp_path: Path, docker_base_image: str, responses: ScriptedServer) -> None:
+    srv = responses
+    srv.add(Rule(reply=_model))
+    out = tmp_path / "runs"
+    code, stdout, stderr = run_cli(["eval", _eval(tmp_path, docker_base_image, 150), "--output", out])
+    report = next(out.rglob("*.json"))
+    item = read_json(report)["items"][0]
+    (trial,) = item["with_arm"]["trials"]
+    assert trial["status"] == "scored" and trial["score"] == 1.0, (trial, stderr)
+    assert [(f["path"], f["status"]) for f in trial["files"]] == [("result.txt", "created")], trial["files"]
+    assert any("cat /etc/debian_version" in json.dumps(s) for s in trial["trajectory"]), trial["trajectory"]
+    outputs = json.dumps([response_outputs(r) for r in srv.responses_requests])
+    assert "SKILLMARK" in outputs and "12." in outputs, outputs  # the skill read, and the image's Debian, seen by the model
+    assert trial["skill_used"] is True and trial["skills_invoked"] == ["ev"], trial
+    (base,) = item["without_arm"]["trials"]
+    assert base["status"] == "scored" and base["score"] == 0.0, base
+    assert code in (0, 1), stderr + stdout
+    assert SECRET not in report.read_text() and SECRET not in stderr + stdout
+    assert own_containers() == []
