@@ -1,4 +1,4 @@
-"""What the built-in agent-CLI targets (``claude-code``, ``codex``) share.
+"""The helpers every agent target (``claude-code``, ``codex`` and the ACP agents) is built from.
 
 **A hermetic home per trial.** Each trial gets a private harness folder outside its
 workspace: ``home/`` (``HOME`` and the ``XDG_*`` folders point into it), ``config/`` (the
@@ -17,6 +17,12 @@ file has none (the CLIs skip a SKILL.md without a name and description). The ski
 
 **Events.** Each CLI's JSON stream is read by its own :class:`EventStream` (one event at
 a time). One trial, its turns and its record are :mod:`agentsproof.targets.agent_trial`'s.
+
+**The base class** of them all, over these helpers, is
+:class:`agentsproof.targets.agent_cli_base.AgentBase`.
+
+**Sandbox.** :func:`sandboxed` puts a command line under bubblewrap with the loopback bridge
+of its API's ports, for a CLI's run and an ACP agent's process alike.
 
 **Running.** :func:`run_cli` runs the CLI in the workspace in its own process group
 (:mod:`agentsproof.core.procgroup`), optionally under bubblewrap
