@@ -16,13 +16,14 @@ from typing import Any
 
 import pytest
 import yaml
-from agent_clis import require
+from agent_clis import codex_server, require
 from conftest import Rule, ScriptedServer, read_json, run_cli
 from docker_engine import own_containers
 from openai_server import response_outputs, response_tools, tool_call, tool_reply
 
 MODEL = "acp-container-model"
 SECRET = "sk-acp-container-secret"
+HOMEMARK = "HOMEMARK"
 DESC = "DESCMARK writes the boxed file"
 SKILL_FILE = re.compile(r"(/[^\s\"'`\\]*/skills/[^/\s]+/SKILL\.md)")
 LIBS = ("libssl.so.3", "libcrypto.so.3")
@@ -78,18 +79,9 @@ def _eval(tmp_path: Path, base: str, timeout: float) -> Path:
 
 @pytest.fixture
 def responses(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[ScriptedServer]:
-    """codex-acp aimed at a fresh scripted Responses server, in a home of its own."""
+    """codex-acp aimed at a fresh scripted Responses server, with a HOME full of the user's own skills that must never load."""
     require("codex-acp", monkeypatch)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("CODEX_HOME", raising=False)
-    srv = ScriptedServer()
-    srv.start()
-    monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
-    try:
-        yield srv
-    finally:
-        srv.stop()
+    yield from codex_server(monkeypatch, tmp_path, SECRET, HOMEMARK)
 
 
 def test_the_timeout_in_a_container_errors_the_trial_and_leaves_nothing(tmp_path: Path, docker_base_image: str, responses: ScriptedServer) -> None:
@@ -120,4 +112,5 @@ def test_codex_acp_runs_inside_the_container_and_its_file_comes_back(tmp_path: P
     assert base["status"] == "scored" and base["score"] == 0.0, base
     assert code in (0, 1), stderr + stdout
     assert SECRET not in report.read_text() and SECRET not in stderr + stdout
+    assert not [r for r in srv.responses_requests if HOMEMARK in json.dumps(r)]  # the real home's skills never loaded
     assert own_containers() == []
