@@ -345,6 +345,7 @@ class DualArmRunner:
             usage=rec.usage,
             latency_s=rec.latency_s or (time.perf_counter() - t0),
             cost_usd=rec.cost_usd,
+            llm_calls=len(replies) if target.kind == "chat" else None,
         )
         base = dict(
             index=index,

@@ -38,6 +38,8 @@ class TrialContext:
     """The tokens the trial's target reported (None: not recorded, an oracle's)."""
     latency_s: float | None = None
     """How long the target took, in seconds (None: not recorded)."""
+    llm_calls: int | None = None
+    """The model calls the trial made (a chat trial: one per turn); None: not counted (agents)."""
     cost_usd: float | None = None
     """What the trial cost, in USD, when the target or the price table tells (None: unknown)."""
 

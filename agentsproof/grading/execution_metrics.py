@@ -4,6 +4,7 @@
 
     - type: execution-metrics
       max_tool_calls: 10            # the trial's tool calls (its trajectory)
+      max_llm_calls: 5              # the model calls of a chat trial (one per turn); an agent's are not counted
       max_tokens: 5000              # prompt + completion tokens the target reported
       max_cost_usd: 0.05            # the trial's cost, when the target or the price table tells
       max_duration_ms: 30000        # how long the target took
@@ -28,7 +29,7 @@ from agentsproof.model.results import CheckResult, GraderResult
 
 EXPLORATION_TOOLS = frozenset({"read", "grep", "glob", "search", "list", "Read", "Grep", "Glob", "WebSearch", "WebFetch"})
 """agentv's read-only tools (``DEFAULT_EXPLORATION_TOOLS``), by name as the trajectory records it."""
-THRESHOLDS = ("max_tool_calls", "max_tokens", "max_cost_usd", "max_duration_ms", "target_exploration_ratio")
+THRESHOLDS = ("max_tool_calls", "max_llm_calls", "max_tokens", "max_cost_usd", "max_duration_ms", "target_exploration_ratio")
 
 
 class ExecutionMetricsGrader(Strict):
@@ -37,6 +38,7 @@ class ExecutionMetricsGrader(Strict):
 
     type: Literal["execution_metrics"]
     max_tool_calls: int | None = Field(None, ge=0, strict=True, description="At most this many tool calls.")
+    max_llm_calls: int | None = Field(None, ge=0, strict=True, description="At most this many model calls (counted for chat trials only).")
     max_tokens: int | None = Field(None, ge=0, strict=True, description="At most this many tokens (prompt + completion).")
     max_cost_usd: float | None = Field(None, ge=0, allow_inf_nan=False, description="At most this cost in USD.")
     max_duration_ms: float | None = Field(None, ge=0, allow_inf_nan=False, description="At most this many milliseconds of the target's run.")
@@ -64,6 +66,8 @@ def grade_metrics(spec: ExecutionMetricsGrader, ctx: TrialContext) -> GraderResu
     calls = [step.name for step in ctx.trajectory]
     if spec.max_tool_calls is not None:
         checks.append(_bound("max_tool_calls", "tool calls", len(calls), spec.max_tool_calls))
+    if spec.max_llm_calls is not None:
+        checks.append(_bound("max_llm_calls", "model calls", ctx.llm_calls, spec.max_llm_calls))
     if spec.max_tokens is not None:
         u = ctx.usage
         tokens = None if u is None else (u.prompt_tokens + u.completion_tokens) or u.total_tokens or None  # 0: the target counted none

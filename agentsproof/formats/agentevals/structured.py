@@ -22,8 +22,8 @@ the expected output counts as matched, a required one missing from the answer fa
 optional one missing is left out; the score is the weighted average (or 1/0 for
 ``all_or_nothing``); negated, 1 minus it. A test whose expected_output is no JSON object is
 refused when the file loads. ``execution-metrics`` is the ``execution_metrics`` grader
-(``max_llm_calls`` is refused by name: agentsproof does not count an agent's model calls);
-``similar`` the ``similar`` grader.
+(``max_llm_calls`` counts a chat trial's model calls; an agent's are not recorded, so the
+check fails saying so, as agentv's does without the data); ``similar`` the ``similar`` grader.
 """
 
 from __future__ import annotations
@@ -42,10 +42,10 @@ if TYPE_CHECKING:
 
     from agentsproof.formats.agentevals.parse import EvalTest
 
-METRIC_KEYS = {"max_tool_calls", "max_tokens", "max_cost_usd", "max_duration_ms", "target_exploration_ratio", "exploration_tolerance"}
+METRIC_KEYS = {"max_tool_calls", "max_llm_calls", "max_tokens", "max_cost_usd", "max_duration_ms", "target_exploration_ratio", "exploration_tolerance"}
 STRUCTURED_TYPES: dict[str, set[str]] = {
     "field-accuracy": {"fields", "aggregation"},
-    "execution-metrics": METRIC_KEYS | {"max_llm_calls"},
+    "execution-metrics": METRIC_KEYS,
     "similar": {"value", "threshold", "provider"},
 }
 """The assertion types of this module and the keys each takes (besides the common ones)."""
@@ -216,8 +216,6 @@ def execution_metrics(src: str, where: str, entry: dict[str, Any], weight: float
 
     from agentsproof.core.validation import format_validation_error
 
-    if "max_llm_calls" in entry:
-        raise InputError(src, f"{where}.max_llm_calls", "is not supported: agentsproof does not count the model calls of an agent trial; bound max_tool_calls or max_tokens")
     if negate:
         raise InputError(src, f"{where}.negate", "negating 'execution-metrics' is not supported: its thresholds are upper bounds, each its own check")
     try:
