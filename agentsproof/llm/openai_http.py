@@ -183,7 +183,9 @@ class OpenAIHttpClient(LLMClient):
         status, raw, headers = await self._post(target.copy_with(path=path), {"model": model, "input": texts}, timeout or self._timeout)
         if status >= 400:
             message, _ = _error_message(raw)
-            raise LLMError(self._scrub(f"embeddings: HTTP {status}: {message}{status_hint(status)}"), retryable=status in RETRYABLE_STATUS, status=status, kind="http")
+            raise LLMError(
+                self._scrub(f"embeddings: HTTP {status}: {message}{status_hint(status)}"), retryable=status in RETRYABLE_STATUS, status=status, kind="http"
+            )
         try:
             data = json.loads(raw)["data"]
             vectors = [[float(x) for x in d["embedding"]] for d in sorted(data, key=lambda d: int(d.get("index", 0)))]

@@ -118,7 +118,9 @@ def test_what_cannot_be_honoured_is_refused_by_name(tmp_path, entry, field, word
 
 
 def test_field_accuracy_needs_a_json_expected_output(tmp_path):
-    suite = _suite(tmp_path, "tests:\n  - id: t\n    input: Hi\n    expected_output: plain text\n    assert:\n      - {type: field-accuracy, fields: [{path: a}]}\n")
+    suite = _suite(
+        tmp_path, "tests:\n  - id: t\n    input: Hi\n    expected_output: plain text\n    assert:\n      - {type: field-accuracy, fields: [{path: a}]}\n"
+    )
     with pytest.raises(InputError) as caught:
         _graders(suite)
     assert caught.value.field == "tests[0].assert[0].type" and "JSON object" in caught.value.message

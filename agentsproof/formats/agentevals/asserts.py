@@ -42,6 +42,7 @@ from pydantic import BaseModel
 from agentsproof.core.errors import InputError
 from agentsproof.formats.agentevals.assert_set import expand_sets
 from agentsproof.formats.agentevals.code import CODE_TYPES, JUDGED_TYPES, code_grader, judge_model
+from agentsproof.formats.agentevals.conversation import TURN_MARK, scope
 from agentsproof.formats.agentevals.forms import shaped
 from agentsproof.formats.agentevals.negation import IS_JSON, IS_NOT_JSON, LENGTH, MAX_LENGTH, NEGATED, NOT_NEGATABLE, REFUSED, negate_pattern, option_message
 from agentsproof.formats.agentevals.structured import STRUCTURED_TYPES, structured_grader
@@ -162,7 +163,10 @@ class Builder:
                 continue
             if not isinstance(entry, dict):
                 raise self.err(where, "must be a criterion (a string) or an assertion mapping with a type")
-            self._typed(where, entry)
+            turn, start = entry.get(TURN_MARK), len(self.graders)  # an agentv turn's assertion (conversation.py)
+            self._typed(where, {k: v for k, v in entry.items() if k != TURN_MARK})
+            if turn is not None:
+                scope(self.src, where, self.graders, start, turn)
         self.zero, self.judge_model = False, None
         self._rubrics()
         if self.graders and not any(g.weight for g in self.graders):
