@@ -207,3 +207,19 @@ def test_similar_on_a_provider_without_embeddings_is_an_errored_grader():
     given = GradeInput(answer="hi", context=TrialContext(answer="hi"), judge=Judge(client=NoEmbeddings(), model="m"), task="t")
     result = asyncio.run(grade(spec, given))
     assert result.errored and "chat-only provider has no embeddings API" in (result.error or "")
+
+
+def test_promptfoo_csv_similar_with_its_threshold_runs_on_the_scripted_server(byok_env, tmp_path):
+    (tmp_path / "tests.csv").write_text("topic,__expected\nweather,similar(0.6): the weather is sunny\nmoney,not-similar: the weather is sunny\n")
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_text("prompts: ['Tell me about {{topic}}']\nproviders: [openai:gpt-4o-mini]\ntests: file://tests.csv\n")
+    byok_env.add(Rule(reply="Sunny weather all week.", judge=False))
+    out = tmp_path / "out"
+    code, _, err = run_cli(["eval", config, "--model", "m", "--output", out, "--no-cache", "--trials", "1"])
+    assert code in (0, 1), err
+    items = read_json(next(out.rglob("*.json")))["items"]
+    graders = [i["with_arm"]["trials"][0]["graders"][0] for i in items]
+    assert [g["type"] for g in graders] == ["similar", "similar"]
+    # "sunny" and "weather" shared, of 4 words each: 2/4 = 0.5 < 0.6 fails; not-similar (0.75) passes
+    assert [g["score"] for g in graders] == [0.0, 1.0], graders
+    assert "at least 0.6 passes" in graders[0]["checks"][0]["evidence"]
