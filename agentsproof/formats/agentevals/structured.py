@@ -177,7 +177,11 @@ def _expected_object(src: str, where: str, test: EvalTest) -> dict[str, Any]:
                 continue
             if isinstance(found, dict):
                 return found
-    raise InputError(src, f"{where}.type", "field-accuracy compares the answer with the test's expected_output, which must be a JSON object (or an assistant message holding one)")
+    raise InputError(
+        src,
+        f"{where}.type",
+        "field-accuracy compares the answer with the test's expected_output, which must be a JSON object (or an assistant message holding one)",
+    )
 
 
 def field_accuracy(src: str, where: str, test: EvalTest, entry: dict[str, Any], weight: float, negate: bool) -> ScriptGrader:
@@ -240,7 +244,9 @@ def embedding_model(src: str, where: str, given: Any) -> str | None:
         if head in ("openai", "azure", "azureopenai") and model.strip():
             return model.strip()
     raise InputError(
-        src, f"{where}.provider", f"{given!r}: similar embeds through the run's provider; name its model as openai:embedding:MODEL (a local or other embedding provider is not run)"
+        src,
+        f"{where}.provider",
+        f"{given!r}: similar embeds through the run's provider; name its model as openai:embedding:MODEL (a local or other embedding provider is not run)",
     )
 
 
