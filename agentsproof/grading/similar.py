@@ -80,4 +80,5 @@ GRADER = GraderKind(
     config=SimilarGrader,
     grade=grade,
     judged=True,  # it calls the run's provider (the judge's client stack)
+    judge_texts=lambda spec: [" ".join(spec.expected)],  # --plan: one embeddings call per trial, counted as a judge call
 )
