@@ -6,7 +6,6 @@ file confined to the config's folder as input files are."""
 from __future__ import annotations
 
 import re
-
 from pathlib import Path
 from typing import Any
 

@@ -42,7 +42,7 @@ from pydantic import BaseModel
 from agentsproof.core.errors import InputError
 from agentsproof.formats.agentevals.assert_set import expand_sets
 from agentsproof.formats.agentevals.code import CODE_TYPES, JUDGED_TYPES, code_grader, judge_model
-from agentsproof.formats.agentevals.conversation import TURN_MARK, scope
+from agentsproof.formats.agentevals.conversation import mark_of, scope, unmark
 from agentsproof.formats.agentevals.forms import shaped
 from agentsproof.formats.agentevals.negation import IS_JSON, IS_NOT_JSON, LENGTH, MAX_LENGTH, NEGATED, NOT_NEGATABLE, REFUSED, negate_pattern, option_message
 from agentsproof.formats.agentevals.structured import STRUCTURED_TYPES, structured_grader
@@ -151,7 +151,8 @@ class Builder:
         """Turn the test's assertions into graders, in order (its plain criteria as one assertions grader), then
         its rubrics; the default grader when it has none."""
         # promptfoo's assert-set: its assertions, weighted; trajectory:* as tool-calls
-        entries = [(w, rewrite(self.src, w, e)) for w, e in expand_sets(self.src, self.test.asserts)]
+        clean, marks = unmark(self.test.asserts)  # an agentv turn's assertions carry their turn (conversation.py)
+        entries = [(w, rewrite(self.src, w, e)) for w, e in expand_sets(self.src, clean)]
         strings = [(w, e) for w, e in entries if isinstance(e, str)]
         placed = False
         for where, entry in entries:
@@ -163,8 +164,8 @@ class Builder:
                 continue
             if not isinstance(entry, dict):
                 raise self.err(where, "must be a criterion (a string) or an assertion mapping with a type")
-            turn, start = entry.get(TURN_MARK), len(self.graders)  # an agentv turn's assertion (conversation.py)
-            self._typed(where, {k: v for k, v in entry.items() if k != TURN_MARK})
+            turn, start = mark_of(marks, where), len(self.graders)
+            self._typed(where, entry)
             if turn is not None:
                 scope(self.src, where, self.graders, start, turn)
         self.zero, self.judge_model = False, None

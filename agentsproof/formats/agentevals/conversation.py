@@ -123,6 +123,17 @@ def _whole(entry: Any) -> Any:
     return _scoped(entry, "all")
 
 
+def unmark(asserts: list[tuple[str, Any]]) -> tuple[list[tuple[str, Any]], dict[str, int | str]]:
+    """The assertions without their turn marks, and each marked one's turn by its field path."""
+    marks = {w: e[TURN_MARK] for w, e in asserts if isinstance(e, dict) and TURN_MARK in e}
+    return [(w, {k: v for k, v in e.items() if k != TURN_MARK} if w in marks else e) for w, e in asserts], marks
+
+
+def mark_of(marks: dict[str, int | str], where: str) -> int | str | None:
+    """The turn of the assertion at ``where`` (a member of an assert-set: its set's), None for a test's own."""
+    return next((t for w, t in marks.items() if where == w or where.startswith(w + ".")), None)
+
+
 def scope(src: str, where: str, graders: list[Any], start: int, turn: int | str) -> None:
     """Scope ``graders[start:]`` (one assertion's) to the reply of ``turn`` (``all``: every reply);
     a grader that reads the whole trial stays as it is for ``all`` and is refused for one turn."""
