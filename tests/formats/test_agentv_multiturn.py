@@ -91,3 +91,23 @@ def test_what_cannot_be_honoured_is_refused_by_name(tmp_path, test, field, words
     with pytest.raises(InputError) as caught:
         _load(suite)
     assert caught.value.field == field and words in caught.value.message, caught.value
+
+
+def test_a_sets_members_take_its_turn_and_a_trajectory_check_stays_whole_trial(tmp_path):
+    suite = tmp_path / "s.eval.yaml"
+    suite.write_text(
+        "tests:\n  - id: t\n    assert:\n      - {type: trajectory:step-count, value: {max: 5}}\n"
+        "      - {type: assert-set, assert: [{type: contains, value: a}]}\n    turns:\n      - input: hi\n"
+        "        assert:\n          - {type: assert-set, assert: [{type: contains, value: b}]}\n"
+        "      - input: again\n        assert: [{type: not-contains, value: z}]\n"
+    )
+    graders = _load(suite).graders["t"].graders
+    assert [(g.type, getattr(g, "turn", None)) for g in graders] == [("tool_calls", None), ("deterministic", "all"), ("deterministic", 1), ("deterministic", 2)]
+
+
+def test_a_conversation_with_nothing_to_check_is_refused(tmp_path):
+    suite = tmp_path / "s.eval.yaml"
+    suite.write_text("tests:\n  - id: t\n    turns: [{input: a}, {input: b}]\n")
+    with pytest.raises(InputError) as caught:
+        _load(suite)
+    assert caught.value.field == "tests[0]" and "nothing to check" in caught.value.message
