@@ -47,6 +47,7 @@ STRUCTURED_TYPES: dict[str, set[str]] = {
     "field-accuracy": {"fields", "aggregation"},
     "execution-metrics": METRIC_KEYS,
     "similar": {"value", "threshold", "provider"},
+    "similar:cosine": {"value", "threshold", "provider"},  # promptfoo's explicit name of the default metric
 }
 """The assertion types of this module and the keys each takes (besides the common ones)."""
 FIELD_KEYS = {"path", "match", "required", "weight", "tolerance", "relative", "formats"}
@@ -272,4 +273,4 @@ def structured_grader(src: str, where: str, test: EvalTest, entry: dict[str, Any
         return field_accuracy(src, where, test, entry, weight, negate)
     if kind == "execution-metrics":
         return execution_metrics(src, where, entry, weight, negate)
-    return similar(src, where, entry, weight, negate)
+    return similar(src, where, entry, weight, negate)  # similar, similar:cosine
