@@ -125,6 +125,7 @@ async def regrade_trial(item: EvalItem, trial: TrialResult, store: FileStore | N
             usage=trial.usage,
             latency_s=trial.latency_s,
             cost_usd=trial.cost_usd,
+            llm_calls=len(trial.replies or [trial.response]) if not agent else None,
         )
         graders = await grade_all(trial.response, case.graders, judge, case.prompt, timeout=item.timeout, context=ctx)
     finally:
