@@ -257,6 +257,19 @@ def default_reply(req: dict[str, Any]) -> str:
     return "OK"
 
 
+def bag_of_words(text: str, dims: int = 64) -> list[float]:
+    """The scripted ``/v1/embeddings`` vector of ``text``: its lower-cased words counted into
+    ``dims`` buckets (stable across runs), so texts sharing words are similar and texts sharing
+    none have cosine similarity 0."""
+    import hashlib
+    import re
+
+    vec = [0.0] * dims
+    for word in re.findall(r"[a-z0-9]+", text.lower()):
+        vec[int(hashlib.sha256(word.encode()).hexdigest(), 16) % dims] += 1.0
+    return vec
+
+
 class RuleServer:
     """What every scripted server here shares: rules (newest first), the requests seen, a
     threaded HTTP server on loopback. Subclasses build the HTTP handler (``_make_httpd``)
@@ -330,6 +343,8 @@ class ScriptedServer(RuleServer):
         self.rate_limited = 0
         self.responses_requests: list[dict[str, Any]] = []
         """Bodies of ``/v1/responses`` requests, as sent."""
+        self.embedding_requests: list[dict[str, Any]] = []
+        """Bodies of ``/v1/embeddings`` requests, as sent (each text's vector: :func:`bag_of_words`)."""
         self.latency = latency
         self.in_flight = 0
         """Chat requests being answered right now."""
@@ -526,6 +541,14 @@ def _make_httpd(server: ScriptedServer, host: str, port: int) -> ThreadingHTTPSe
             raw = self.rfile.read(length) if length else b""
             if self.path.split("?", 1)[0].rstrip("/").endswith("/responses"):
                 self._responses(raw)
+                return
+            if self.path.split("?", 1)[0].rstrip("/").endswith("/embeddings"):
+                req = json.loads(raw or b"{}")
+                with server.lock:
+                    server.embedding_requests.append(req)
+                texts = [req["input"]] if isinstance(req.get("input"), str) else list(req.get("input") or [])
+                data = [{"object": "embedding", "index": i, "embedding": bag_of_words(t)} for i, t in enumerate(texts)]
+                self._send(200, json.dumps({"object": "list", "data": data, "model": req.get("model", "")}).encode())
                 return
             if not self.path.split("?", 1)[0].rstrip("/").endswith("/chat/completions"):
                 self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}).encode())

@@ -32,7 +32,10 @@ def lint_cmd(paths: tuple[Path, ...], as_json: bool, errors_only: bool, judge: b
     workspace, zero weights) also refuse every run; warnings (fewer than 5
     cases, instructions quoting the skill) do not. --judge adds an LLM review
     (overfitting, tasks that do not need the skill), with evidence.
-    Exit codes: 0 no problem, 1 problems found, 30 PATH unusable.
+    Exit codes: 0 no problem; 1 problems found (in a file, what its loader
+    refuses too: invalid YAML, an unknown key); 30 a PATH lint cannot check
+    (missing, not a regular file, unreadable, a JSONL dataset, a folder with
+    no eval file) or a --judge reviewer that fails.
 
     \b
     Example:

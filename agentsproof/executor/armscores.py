@@ -29,6 +29,7 @@ def logged(type_name: str) -> bool:
 
 
 def arm_scores(arm: ArmResult) -> list[float]:
+    """The scores of the arm's scored trials, in trial order."""
     return [t.score for t in arm.trials if t.status == "scored" and t.score is not None]
 
 

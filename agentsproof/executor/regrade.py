@@ -167,6 +167,10 @@ async def regrade_trial(
             timeout=item.timeout,
             eval_dir=eval_dir,
             environment=box,
+            usage=trial.usage,
+            latency_s=trial.latency_s,
+            cost_usd=trial.cost_usd,
+            llm_calls=len(trial.replies or [trial.response]) if not agent else None,
         )
         graders = await grade_all(trial.response, case.graders, judge, case.prompt, timeout=item.timeout, context=ctx)
     finally:

@@ -342,6 +342,10 @@ class DualArmRunner:
             timeout=item.timeout,
             eval_dir=Path(item.eval_path).parent if item.eval_path else None,
             environment=trial.environment,
+            usage=rec.usage,
+            latency_s=rec.latency_s or (time.perf_counter() - t0),
+            cost_usd=rec.cost_usd,
+            llm_calls=len(replies) if target.kind == "chat" else None,
         )
         base = dict(
             index=index,

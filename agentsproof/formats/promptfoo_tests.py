@@ -5,6 +5,7 @@ file confined to the config's folder as input files are."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,7 @@ CSV_ASSERTS = {
     "fn": "javascript",
     "eval": "javascript",
     "python": "python",
+    "similar": "similar",
 }
 
 
@@ -78,9 +80,11 @@ def csv_tests(src: str, where: str, target: Path) -> list[dict[str, Any]]:
                 kind, sep, rest = value.partition(":")
                 kind = kind.strip()
                 base = kind.removeprefix("not-")  # promptfoo's not- prefix, on any type
+                limit = re.fullmatch(r"((?:not-)?similar)\((\d*\.?\d+)\)", kind)  # promptfoo's similar(0.8): its threshold
+                kind, base = (limit.group(1), "similar") if limit else (kind, base)
                 atype = CSV_ASSERTS.get(kind) or (f"not-{CSV_ASSERTS[base]}" if base in CSV_ASSERTS else None)
                 if sep and atype is not None:
-                    entry: dict[str, Any] = {"type": atype}
+                    entry: dict[str, Any] = {"type": atype, **({"threshold": float(limit.group(2))} if limit else {})}
                     if atype.removeprefix("not-") != "is-json":
                         values = [v.strip() for v in rest.split(",")] if atype.endswith(("-any", "-all")) else rest.strip()
                         entry["value"] = values

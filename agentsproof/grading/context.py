@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentsproof.model.environment import TrialEnvironment
-from agentsproof.model.results import FileRecord, ToolCall
+from agentsproof.model.results import FileRecord, ToolCall, Usage
 
 
 @dataclass
@@ -34,6 +34,14 @@ class TrialContext:
     """The trial's container, still running while graders run (the item has an
     ``environment:``): graders that run commands on the workspace run them there, in
     ``environment.workdir``; ``workspace`` holds a copy of it taken after the agent finished."""
+    usage: Usage | None = None
+    """The tokens the trial's target reported (None: not recorded, an oracle's)."""
+    latency_s: float | None = None
+    """How long the target took, in seconds (None: not recorded)."""
+    llm_calls: int | None = None
+    """The model calls the trial made (a chat trial: one per turn); None: not counted (agents)."""
+    cost_usd: float | None = None
+    """What the trial cost, in USD, when the target or the price table tells (None: unknown)."""
 
 
 JUDGE_FILE_CHARS = 2_000

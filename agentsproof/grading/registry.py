@@ -28,6 +28,8 @@ GRADERS: dict[str, str] = {
     "skill_used": "agentsproof.grading.skill_used:GRADER",
     "pairwise": "agentsproof.grading.pairwise:GRADER",
     "verifier": "agentsproof.grading.verifier:GRADER",
+    "similar": "agentsproof.grading.similar:GRADER",
+    "execution_metrics": "agentsproof.grading.execution_metrics:GRADER",
 }
 
 

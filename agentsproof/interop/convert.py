@@ -238,6 +238,8 @@ def eval_yaml_to_evals_json(path: Path, skill: Path | None, out_dir: Path | None
             case["assertions"] = assertions
         if test.files:
             case["files"] = [os.path.relpath(p, base).replace(os.sep, "/") for _, p in test.files]
+        if test.turns:
+            warnings.append(f"{at}.turns: evals.json has one prompt per case; the {len(test.turns)} later turn(s) are left out")
         evals.append(case)
     for key in ("execution", "target", "providers", "assert", "assertions", "description", "tags"):
         if key in raw and key not in ("assert", "assertions"):

@@ -80,6 +80,15 @@ class LLMClient(abc.ABC):
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """One chat completion. Raise LLMError on failure."""
 
+    async def embed(self, texts: list[str], model: str, timeout: float | None = None) -> list[list[float]]:
+        """One embedding vector per text (an OpenAI-compatible ``/embeddings`` call). A wrapper
+        of the client stack (retry, throttle, budget, cache: an ``inner`` client) hands the call
+        on; a provider without an embeddings API raises LLMError saying so."""
+        inner = getattr(self, "inner", None)
+        if isinstance(inner, LLMClient):
+            return await inner.embed(texts, model, timeout)
+        raise LLMError(f"the {self.name} provider has no embeddings API (similar needs an OpenAI-compatible provider)", kind="config")
+
     async def aclose(self) -> None:
         """Release connections, processes or models (by default there are none)."""
         return None

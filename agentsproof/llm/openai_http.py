@@ -176,6 +176,25 @@ class OpenAIHttpClient(LLMClient):
         text, usage, cost, tool_calls, model = parse_completion(raw)
         return ChatResponse(text=text, usage=usage, latency_s=latency, model=model or request.model, cost_usd=cost, tool_calls=tool_calls)
 
+    async def embed(self, texts: list[str], model: str, timeout: float | None = None) -> list[list[float]]:
+        """One vector per text from the endpoint's ``/embeddings`` (beside its ``/chat/completions``)."""
+        target = self._target_for(model)
+        path = target.path.removesuffix("/chat/completions") + "/embeddings"
+        status, raw, headers = await self._post(target.copy_with(path=path), {"model": model, "input": texts}, timeout or self._timeout)
+        if status >= 400:
+            message, _ = _error_message(raw)
+            raise LLMError(
+                self._scrub(f"embeddings: HTTP {status}: {message}{status_hint(status)}"), retryable=status in RETRYABLE_STATUS, status=status, kind="http"
+            )
+        try:
+            data = json.loads(raw)["data"]
+            vectors = [[float(x) for x in d["embedding"]] for d in sorted(data, key=lambda d: int(d.get("index", 0)))]
+        except (ValueError, KeyError, TypeError) as err:
+            raise LLMError(f"embeddings: the reply is not an embeddings list ({type(err).__name__})", kind="error") from None
+        if len(vectors) != len(texts) or any(len(v) != len(vectors[0]) or not v for v in vectors):
+            raise LLMError(f"embeddings: {len(vectors)} vectors of uneven or no length for {len(texts)} texts", kind="error")
+        return vectors
+
     async def _post(self, target: httpx.URL, body: dict[str, Any], timeout: float) -> tuple[int, bytes, httpx.Headers]:
         """(status, body read within its limit, headers); LLMError for a failed exchange."""
         content = json.dumps(body).encode()

@@ -83,7 +83,12 @@ def _arm_spend(arm: ArmResult, price: Price | None, judge_price: Price | None) -
         elif t.usage.total_tokens or t.status == "scored" or t.response:
             sp.calls += 1
         sp.trial_tokens += t.usage.total_tokens
-        cost = 0.0 if t.cached else t.cost_usd if t.cost_usd is not None else _cost(price, t.usage)
+        if t.cached:
+            cost: float | None = 0.0
+        elif t.cost_usd is not None:
+            cost = t.cost_usd
+        else:  # no tokens reported (an agent that says none) is an unknown cost, never $0
+            cost = _cost(price, t.usage) if t.usage.total_tokens else None
         if cost is not None:
             sp.cost_usd = (sp.cost_usd or 0.0) + cost
         for g in t.graders:

@@ -47,12 +47,15 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from agentsproof.core.errors import ProviderUnavailable
-from agentsproof.core.scrub import scrub_text, url_secrets
+from agentsproof.core.phases import phase
+from agentsproof.core.scrub import scrub_text
+from agentsproof.core.threads import to_thread
 from agentsproof.model.graders import FieldError, Strict
 from agentsproof.model.results import LogEvent
 from agentsproof.targets.acp_client import TOOL_KINDS, AcpRecorder, PermissionPolicy
-from agentsproof.targets.agent_cli import Harness, installed_skills, loopback_port, offered_note, stage_skills, watched_skill
-from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord, agent_model, next_user_message
+from agentsproof.targets.agent_cli import Harness, installed_skills, offered_note
+from agentsproof.targets.agent_cli_base import AgentBase, skill_use
+from agentsproof.targets.base import TargetError, TrialInput, TrialRecord, next_user_message
 from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, TARGETS_FILE, EnvMapping
 
 ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"]
@@ -116,14 +119,11 @@ class AcpTargetSpec(AcpCommon):
         return self
 
 
-class AcpBase(Target):
+class AcpBase(AgentBase):
     """An ACP agent as a target: one session per trial in the trial's workspace. The
     defaults of its hooks are the plain ``acp`` entry's; a built-in overrides them."""
 
     what: ClassVar[str] = "the ACP agent"
-    uses_workspace = True
-    offers_skills = True
-    spec: Any
 
     def __init__(self, name: str, spec: Any, shown: Any = None, *, model: str | None = None, source: str = TARGETS_FILE):
         import importlib.util
@@ -132,27 +132,17 @@ class AcpBase(Target):
             from agentsproof.core.extras import install_line
 
             raise ProviderUnavailable(f"target {name!r} ({self.kind}) needs the 'acp' extra (agent-client-protocol): {install_line('acp')}")
-        self.name = name
-        self.spec = spec
-        self.shown = shown or spec
-        self.source = source
-        self.program = self._find(name)
-        self.model, self.model_source = agent_model(model, spec.model)
-        self.timeout = spec.timeout
-        self.bwrap = self._sandbox(source)
-        self._secrets = [v for v in [*self._credentials(), *spec.env.values()] if v]
-        self._secrets += url_secrets(self._api_url())
+        super().__init__(name, spec, shown, model=model, source=source)
 
     # -- what a built-in says (acp_agents.py) ----------------------------------
 
-    def _find(self, name: str) -> str:
-        """The agent's program (ProviderUnavailable when it cannot be found)."""
+    def _find(self) -> str:
         import shutil
 
         cmd = self.spec.command
         found = cmd if os.sep in cmd and os.access(cmd, os.X_OK) else shutil.which(cmd)
         if not found:
-            raise ProviderUnavailable(f"target {name!r} ({self.kind}): the agent's command {cmd!r} was not found")
+            raise ProviderUnavailable(f"target {self.name!r} ({self.kind}): the agent's command {cmd!r} was not found")
         return str(found)
 
     def _argv(self) -> list[str]:
@@ -164,16 +154,10 @@ class AcpBase(Target):
     def _api_url(self) -> str | None:
         return getattr(self.spec, "api_url", None)
 
-    def _credentials(self) -> list[str | None]:
-        return []
-
     def _own_env(self, harness: Harness) -> dict[str, str]:
         if self.model and getattr(self.spec, "model_env", None):
             return {self.spec.model_env: self.model}
         return {}
-
-    def _configure(self, trial: TrialInput, harness: Harness) -> None:
-        """Write the agent's own config into the harness (nothing for a plain ``acp`` entry)."""
 
     def _skills_place(self) -> tuple[str, str] | None:
         """(``home`` or ``config``, the folder below it) where the agent loads skills from; None: nowhere known."""
@@ -184,11 +168,38 @@ class AcpBase(Target):
         place = self._skills_place()
         return f"$HOME/{place[1]}" if place else ""
 
-    def _settings(self) -> dict[str, Any]:
+    def _agent_settings(self) -> dict[str, Any]:
+        """What :meth:`describe` says of the agent itself (before its model, sandbox, env and permissions)."""
         s = self.shown
         return {"command": s.command, "args": list(s.args), "skills_dir": s.skills_dir, "inject": "prompt" if self._inject_prompt() else "skill"}
 
     # -- what every ACP agent does ---------------------------------------------
+
+    def _sandbox_default(self) -> bool:
+        return True
+
+    def container_mounts(self) -> list[Path]:
+        """In a trial's container: the agent's npm install (the folder holding its
+        ``node_modules``), mounted read-only at its host path; none for a program that is not
+        one (the image's own program of that name is run)."""
+        return super().container_mounts() if "node_modules" in Path(os.path.realpath(self.program)).parts else []
+
+    def _launch(self, trial: TrialInput) -> list[str]:
+        """The command line; in a container without a mounted install, the entry's ``command`` as written (the image's)."""
+        argv = self._argv()
+        if trial.environment is not None and not self.container_mounts():
+            argv[0] = getattr(self.spec, "command", argv[0])
+        return argv
+
+    def _settings(self) -> dict[str, Any]:
+        s = self.shown
+        return {
+            **self._agent_settings(),
+            **self._model_shown(),
+            "sandbox": self.bwrap is not None,
+            "env": sorted(s.env),
+            "permissions": s.permissions.model_dump(),
+        }
 
     def _inject_prompt(self) -> bool:
         """Whether the with-arm's one skill goes before the first prompt (not installed)."""
@@ -207,71 +218,26 @@ class AcpBase(Target):
             return f"{trial.system}\n\n{trial.prompt}"
         return trial.prompt
 
-    def _sandbox(self, source: str) -> Any:
-        from agentsproof.core.errors import InputError
-        from agentsproof.targets.sandbox import find_bwrap
-
-        if self.spec.sandbox is False:
-            return None
-        try:
-            return find_bwrap(source, self.name)
-        except InputError:
-            if self.spec.sandbox:
-                raise
-            return None
-
-    def describe(self) -> dict[str, Any]:
-        """The agent's settings as written (``${VAR}`` unexpanded)."""
-        s = self.shown
-        model = s.model if self.model_source == "the target's model setting" else self.model
-        out: dict[str, Any] = {"target": self.name, "target_type": self.kind, **self._settings()}
-        out.update(model=model, model_source=self.model_source, sandbox=self.bwrap is not None, env=sorted(s.env))
-        out["permissions"] = s.permissions.model_dump()
-        if s.loopback_ports:
-            out["loopback_ports"] = list(s.loopback_ports)
-        return out
-
-    async def run(self, trial: TrialInput) -> TrialRecord:
-        """One trial; a TargetError's reason has the target's secrets masked."""
-        try:
-            return await self._run(trial)
-        except TargetError as err:
-            raise TargetError(scrub_text(str(err), self._secrets), kind=err.kind, retryable=err.retryable, status=err.status) from None
-
-    def _install(self, trial: TrialInput, harness: Harness) -> dict[str, Path]:
-        try:
-            self._configure(trial, harness)
-        except OSError as exc:
-            raise TargetError(f"cannot prepare {self.what}'s config: {exc.strerror or exc}") from None
-        skills = installed_skills(trial)
+    def _skills_folder(self, trial: TrialInput, harness: Harness) -> Path | None:
         place = self._skills_place()
         if trial.skills and place is None:
             raise TargetError(f"{self.what} cannot be offered several skills (activation suites, the plugin arm) without skills_dir")
-        if place is None or not skills or self._skill_in_prompt(trial):
-            return {}
-        return stage_skills(skills, (harness.home if place[0] == "home" else harness.config) / place[1])
-
-    def _env(self, harness: Harness) -> dict[str, str]:
-        env = harness.env()
-        env.update(self._own_env(harness))
-        env.update(self.spec.env)
-        return env
+        if place is None or not installed_skills(trial) or self._skill_in_prompt(trial):
+            return None
+        return (harness.home if place[0] == "home" else harness.config) / place[1]
 
     async def _run(self, trial: TrialInput) -> TrialRecord:
         from agentsproof.targets.acp_session import AgentProcess, converse
 
-        if trial.workspace is None:
-            raise TargetError(f"the {self.kind} target needs the trial's workspace")
-        workspace = Path(os.path.realpath(trial.workspace))
+        workspace = self._workspace(trial)
         timeout = self.spec.timeout or trial.timeout
-        harness = Harness.create(f"agentsproof-{self.kind.split('-')[0]}-")
+        with phase("setup"):  # every file step runs in a thread: never on the loop
+            harness = await self._new_harness()
         t0 = time.monotonic()
         try:
-            staged = self._install(trial, harness)
-            env = self._env(harness)
-            port = loopback_port(self._api_url())
-            ports = [*self.spec.loopback_ports, *([port] if port else [])]
-            proc = AgentProcess(self._argv(), workspace, harness, env, self.bwrap, ports, self.what)
+            with phase("setup"):
+                staged = await to_thread(self._install, trial, harness)
+            proc = AgentProcess(self._launch(trial), workspace, harness, self._env(harness), self.bwrap, self._ports(), self.what, box=trial.environment)
             recorder = AcpRecorder(workspace=workspace, policy=self.spec.permissions.policy(), staged=staged, t0=t0)
             try:
                 await proc.start(recorder)
@@ -280,8 +246,9 @@ class AcpBase(Target):
                 await proc.stop()
                 self._stderr(recorder, proc.stderr)
         finally:
-            harness.remove()
-        return self._record(trial, recorder, staged, time.monotonic() - t0)
+            with phase("cleanup"):
+                self._remove_later(harness)
+        return await to_thread(self._record, trial, recorder, staged, time.monotonic() - t0)
 
     def _stderr(self, recorder: AcpRecorder, lines: deque[tuple[float, str]]) -> None:
         for t, line in lines:
@@ -295,12 +262,9 @@ class AcpBase(Target):
             log.insert(0, LogEvent(t=0.0, role="info", text=offered))
         if rec.dropped:
             log.append(LogEvent(t=latency, role="info", text=f"kept the first tool calls, dropped {rec.dropped}"))
-        if self._skill_in_prompt(trial):
-            skill = trial.skill if trial.with_skill else None
-            used, names = skill is not None, [skill.name] if skill is not None and skill.kind != "agent" else []
-        else:
-            watched = watched_skill(trial)
-            used, names = watched is not None and watched in rec.invoked, list(rec.invoked)
+        used, names = skill_use(trial, self._skill_in_prompt(trial), rec.invoked)
+        if rec.usage.total_tokens == 0 and rec.cost is None:
+            log.append(LogEvent(t=latency, role="info", text=f"tokens and cost: not reported by {self.what}"))
         answer = rec.replies[-1] if rec.replies else ""
         return TrialRecord(
             answer=answer,

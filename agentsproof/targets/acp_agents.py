@@ -16,8 +16,12 @@ codex-acp          codex-acp                   ``$CODEX_HOME/skills``          `
 =================  ==========================  ==============================  ===========================================
 
 Adding another: a spec (``type: Literal["<kind>"]`` over :class:`BuiltinSpec`), a subclass
-setting the class attributes and, where needed, ``_configure``/``_own_env``, and one line
-in :data:`agentsproof.targets.registry.KINDS`.
+setting ``kind``, ``what``, its :class:`~agentsproof.targets.agent_cli_base.Program`, the
+other class attributes and its ``_configure`` (and ``_own_env`` where its provider needs
+more than the key and URL), and one line in :data:`agentsproof.targets.registry.KINDS`.
+What Claude Code and Codex need in a fresh home is shared with their CLI targets
+(:func:`agentsproof.targets.claude_code.claude_settings`, ``claude_env``;
+:func:`agentsproof.targets.codex.codex_config`, ``codex_env``).
 """
 
 from __future__ import annotations
@@ -30,10 +34,10 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, Field
 
-from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.core.scrub import scrub_text
 from agentsproof.targets.acp import AcpBase, AcpCommon
-from agentsproof.targets.agent_cli import Harness, find_program
+from agentsproof.targets.agent_cli import Harness
+from agentsproof.targets.agent_cli_base import AgentBase, Program
 from agentsproof.targets.base import TrialInput
 from agentsproof.targets.spec import http_url
 
@@ -78,11 +82,6 @@ class CodexAcpSpec(BuiltinSpec):
 class BuiltinAcp(AcpBase):
     """A built-in ACP agent (see the module docstring); a subclass sets the class attributes."""
 
-    env_cli: ClassVar[str]
-    """The variable naming the agent's binary."""
-    binary: ClassVar[str]
-    install: ClassVar[str]
-    """How to install it (the message of a missing binary)."""
     acp_args: ClassVar[tuple[str, ...]] = ()
     model_flag: ClassVar[str | None] = None
     key_env: ClassVar[str]
@@ -91,12 +90,10 @@ class BuiltinAcp(AcpBase):
     """The provider URL's usual variable."""
     skills_in: ClassVar[tuple[str, str]]
     """(``home`` or ``config``, the folder below it) where the agent loads skills from."""
+    config_var: ClassVar[str] = "$HOME"
+    """The config folder as the docs name it (``$CODEX_HOME``)."""
 
-    def _find(self, name: str) -> str:
-        path, problem = find_program(self.env_cli, self.binary, self.what, f"install it: {self.install} (or set {self.env_cli})")
-        if path is None:
-            raise ProviderUnavailable(f"target {name!r} ({self.kind}): {problem}")
-        return path
+    _find = AgentBase._find  # its Program, not a targets.yaml command
 
     @property
     def api_key_env(self) -> str:
@@ -122,13 +119,12 @@ class BuiltinAcp(AcpBase):
         base, rel = self.skills_in
         return f"$HOME/{rel}" if base == "home" else f"{self.config_var}/{rel}"
 
-    config_var: ClassVar[str] = "$HOME"
-
     @abc.abstractmethod
     def _configure(self, trial: TrialInput, harness: Harness) -> None:
         """Write the agent's own settings into the fresh home (or its config folder)."""
 
     def _provider_env(self) -> dict[str, str]:
+        """The key (from ``api_key_env``) and the URL in the agent's usual variables."""
         env = {}
         key = os.environ.get(self.api_key_env)
         if key:
@@ -138,7 +134,7 @@ class BuiltinAcp(AcpBase):
             env[self.url_env] = url
         return env
 
-    def _settings(self) -> dict[str, Any]:
+    def _agent_settings(self) -> dict[str, Any]:
         s = self.shown
         out: dict[str, Any] = {"inject": s.inject, "skills_dir": self._skills_shown(), "api_key_env": self.api_key_env}
         if s.base_url:
@@ -146,9 +142,20 @@ class BuiltinAcp(AcpBase):
         return out
 
 
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+QUIET_SETTINGS: dict[str, Any] = {
+    "privacy": {"usageStatisticsEnabled": False},
+    "telemetry": {"enabled": False},
+    "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+}
+"""What Gemini CLI's and Qwen Code's ``settings.json`` (one lineage) both switch off."""
+
+
+def _settings_json(folder: Path, auth: str, **more: Any) -> None:
+    """``folder/settings.json`` of Gemini CLI or Qwen Code: ``auth`` selected, folder trust
+    off (the workspace is the agent's), :data:`QUIET_SETTINGS`, and ``more``."""
+    data = {"security": {"auth": {"selectedType": auth}, "folderTrust": {"enabled": False}}, **QUIET_SETTINGS, **more}
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "settings.json").write_text(json.dumps(data, indent=2), encoding="utf-8")
 
 
 class GeminiTarget(BuiltinAcp):
@@ -156,23 +163,14 @@ class GeminiTarget(BuiltinAcp):
 
     spec_model = GeminiSpec
     """Its targets.yaml entry (``type: gemini``)."""
-    kind = "gemini"
-    what = "Gemini CLI"
-    env_cli, binary, install = "GEMINI_CLI_PATH", "gemini", "npm install -g @google/gemini-cli"
-    acp_args = ("--acp",)
-    model_flag = "--model"
+    kind, what = "gemini", "Gemini CLI"
+    program_info = Program("GEMINI_CLI_PATH", "gemini", "Gemini CLI", "npm install -g @google/gemini-cli")
+    acp_args, model_flag = ("--acp",), "--model"
     key_env, url_env = "GEMINI_API_KEY", "GOOGLE_GEMINI_BASE_URL"
     skills_in = ("home", ".gemini/skills")
 
     def _configure(self, trial: TrialInput, harness: Harness) -> None:
-        settings = {
-            "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
-            "privacy": {"usageStatisticsEnabled": False},
-            "telemetry": {"enabled": False},
-            "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
-            "skills": {"enabled": True},
-        }
-        _write_json(harness.home / ".gemini" / "settings.json", settings)
+        _settings_json(harness.home / ".gemini", "gemini-api-key", skills={"enabled": True})
 
     def _own_env(self, harness: Harness) -> dict[str, str]:
         return {**self._provider_env(), "GEMINI_CLI_NO_RELAUNCH": "true", "GEMINI_CLI_TRUST_WORKSPACE": "true"}
@@ -183,83 +181,65 @@ class QwenCodeTarget(BuiltinAcp):
 
     spec_model = QwenCodeSpec
     """Its targets.yaml entry (``type: qwen-code``)."""
-    kind = "qwen-code"
-    what = "Qwen Code"
-    env_cli, binary, install = "QWEN_CLI_PATH", "qwen", "npm install -g @qwen-code/qwen-code"
-    acp_args = ("--acp",)
-    model_flag = "--model"
+    kind, what = "qwen-code", "Qwen Code"
+    program_info = Program("QWEN_CLI_PATH", "qwen", "Qwen Code", "npm install -g @qwen-code/qwen-code")
+    acp_args, model_flag = ("--acp",), "--model"
     key_env, url_env = "OPENAI_API_KEY", "OPENAI_BASE_URL"
     skills_in = ("home", ".qwen/skills")
 
     def _configure(self, trial: TrialInput, harness: Harness) -> None:
-        settings: dict[str, Any] = {
-            "security": {"auth": {"selectedType": "openai"}, "folderTrust": {"enabled": False}},
-            "privacy": {"usageStatisticsEnabled": False},
-            "telemetry": {"enabled": False},
-            "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
-        }
-        if self.model:
-            settings["model"] = {"name": self.model}
-        _write_json(harness.home / ".qwen" / "settings.json", settings)
+        _settings_json(harness.home / ".qwen", "openai", **({"model": {"name": self.model}} if self.model else {}))
 
     def _own_env(self, harness: Harness) -> dict[str, str]:
-        env = self._provider_env()
-        if self.model:
-            env["OPENAI_MODEL"] = self.model
-        return env
+        return {**self._provider_env(), **({"OPENAI_MODEL": self.model} if self.model else {})}
 
 
 class ClaudeCodeAcpTarget(BuiltinAcp):
-    """Claude Code through ``claude-code-acp``: a fresh ``CLAUDE_CONFIG_DIR``, the Messages API."""
+    """Claude Code through ``claude-code-acp``: Claude Code's own hermetic settings and variables, the Messages API."""
 
     spec_model = ClaudeCodeAcpSpec
     """Its targets.yaml entry (``type: claude-code-acp``)."""
-    kind = "claude-code-acp"
-    what = "claude-code-acp"
-    env_cli, binary, install = "CLAUDE_CODE_ACP_PATH", "claude-code-acp", "npm install -g @zed-industries/claude-code-acp"
+    kind = what = "claude-code-acp"
+    program_info = Program("CLAUDE_CODE_ACP_PATH", "claude-code-acp", "claude-code-acp", "npm install -g @zed-industries/claude-code-acp")
     key_env, url_env = "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"
-    skills_in = ("config", "skills")
-    config_var = "$CLAUDE_CONFIG_DIR"
+    skills_in, config_var = ("config", "skills"), "$CLAUDE_CONFIG_DIR"
+
+    def _credentials(self) -> list[str | None]:
+        from agentsproof.targets.claude_code import claude_credentials
+
+        return [*super()._credentials(), *claude_credentials()]
 
     def _configure(self, trial: TrialInput, harness: Harness) -> None:
-        from agentsproof.targets.claude_code import BUILTIN_PLUGINS
+        from agentsproof.targets.claude_code import claude_settings
 
-        settings = {"enabledPlugins": {p: False for p in BUILTIN_PLUGINS}, "autoMemoryEnabled": False, "includeCoAuthoredBy": False}
-        _write_json(harness.config / "settings.json", settings)
+        claude_settings(harness)
 
     def _own_env(self, harness: Harness) -> dict[str, str]:
-        from agentsproof.targets.claude_code import QUIET_ENV
+        from agentsproof.targets.claude_code import claude_env
 
-        env = {**self._provider_env(), **QUIET_ENV, "CLAUDE_CONFIG_DIR": str(harness.config)}
-        if self.model:
-            env["ANTHROPIC_MODEL"] = self.model
-        return env
+        return {**claude_env(harness), **self._provider_env(), **({"ANTHROPIC_MODEL": self.model} if self.model else {})}
 
 
 class CodexAcpTarget(BuiltinAcp):
-    """Codex through ``codex-acp``: a fresh ``CODEX_HOME`` whose provider speaks the Responses API."""
+    """Codex through ``codex-acp``: Codex's own hermetic ``CODEX_HOME``, a provider speaking the Responses API."""
 
     spec_model = CodexAcpSpec
     """Its targets.yaml entry (``type: codex-acp``)."""
-    kind = "codex-acp"
-    what = "codex-acp"
-    env_cli, binary, install = "CODEX_ACP_PATH", "codex-acp", "npm install -g @zed-industries/codex-acp"
+    kind = what = "codex-acp"
+    program_info = Program("CODEX_ACP_PATH", "codex-acp", "codex-acp", "npm install -g @zed-industries/codex-acp")
     key_env, url_env = "OPENAI_API_KEY", "OPENAI_BASE_URL"
-    skills_in = ("config", "skills")
-    config_var = "$CODEX_HOME"
+    skills_in, config_var = ("config", "skills"), "$CODEX_HOME"
 
     def _configure(self, trial: TrialInput, harness: Harness) -> None:
         from agentsproof.targets.codex import codex_config
 
-        sandbox_mode = "danger-full-access" if self.bwrap is not None else "workspace-write"
+        sandbox_mode = "danger-full-access" if self.bwrap is not None or trial.environment is not None else "workspace-write"
         text = codex_config(
             model=self.model, base_url=self._api_url(), key_env=self.api_key_env, sandbox_mode=sandbox_mode, approval_policy=self.spec.approval_policy
         )
         (harness.config / "config.toml").write_text(text, encoding="utf-8")
 
     def _own_env(self, harness: Harness) -> dict[str, str]:
-        env = {"CODEX_HOME": str(harness.config)}
-        key = os.environ.get(self.api_key_env)
-        if key:
-            env[self.api_key_env] = key
-        return env
+        from agentsproof.targets.codex import codex_env
+
+        return codex_env(self.api_key_env, harness)

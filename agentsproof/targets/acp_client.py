@@ -22,13 +22,13 @@ staged skill's folder.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentsproof.core.threads import to_thread
 from agentsproof.model.results import LogEvent, ToolCall, Usage
 from agentsproof.targets.acp_terminal import Terminals, refused
 from agentsproof.targets.agent_cli import clip, mentions
@@ -303,16 +303,11 @@ class AcpRecorder:
     async def read_text_file(self, session_id: str, path: str, line: int | None = None, limit: int | None = None, **kwargs: Any) -> dict[str, Any]:
         """``fs/read_text_file`` of a file inside the workspace, opened without following a link."""
         rel = self._inside(path, "fs/read_text_file")
-        try:
-            data = await asyncio.to_thread(_read_below, self.workspace, rel)
+        try:  # the read, the decoding and the slicing on a thread: never on the loop
+            size, text = await to_thread(_read_text, self.workspace, rel, line, limit)
         except OSError as exc:
             raise self._refuse("fs/read_text_file", path, exc.strerror or str(exc)) from None
-        text = data.decode("utf-8", "replace")
-        if line is not None or limit is not None:
-            lines = text.splitlines(keepends=True)
-            start = max((line or 1) - 1, 0)
-            text = "".join(lines[start : start + limit] if limit is not None else lines[start:])
-        self.note(f"fs/read_text_file {path}: {len(data)} bytes")
+        self.note(f"fs/read_text_file {path}: {size} bytes")
         return {"content": text}
 
     async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> dict[str, Any]:
@@ -324,7 +319,7 @@ class AcpRecorder:
         if len(data) > MAX_WRITE_BYTES:
             raise self._refuse("fs/write_text_file", path, f"over {MAX_WRITE_BYTES:,} bytes")
         try:
-            await asyncio.to_thread(safepath.write_file, self.workspace, "/".join(rel), data)
+            await to_thread(safepath.write_file, self.workspace, "/".join(rel), data)
         except OSError as exc:
             raise self._refuse("fs/write_text_file", path, exc.strerror or str(exc)) from None
         self.note(f"fs/write_text_file {path}: {len(data)} bytes")
@@ -341,7 +336,7 @@ class AcpRecorder:
                               output_byte_limit: int | None = None, **kwargs: Any) -> dict[str, Any]:  # fmt: skip
         """``terminal/create``: the command in the workspace (or a folder of it)."""
         where = cwd or str(self.workspace)
-        real = os.path.realpath(where)
+        real = await to_thread(os.path.realpath, where)
         if not os.path.isabs(where) or not Path(real).is_relative_to(self.workspace):
             raise self._refuse("terminal/create", f"{command} (cwd {where})", "its cwd is outside the workspace")
         pairs = [(e.name, e.value) if hasattr(e, "name") else (e.get("name"), e.get("value")) for e in env or []]
@@ -351,7 +346,7 @@ class AcpRecorder:
 
     async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> dict[str, Any]:
         """``terminal/output``."""
-        return self._terms().output(terminal_id)
+        return await self._terms().output(terminal_id)
 
     async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **kwargs: Any) -> dict[str, Any]:
         """``terminal/wait_for_exit``."""
@@ -376,6 +371,17 @@ class AcpRecorder:
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         """An extension notification: ignored."""
         return None
+
+
+def _read_text(root: Path, rel: list[str], line: int | None, limit: int | None) -> tuple[int, str]:
+    """(bytes read, the text of lines ``line`` .. ``line + limit``) of the file ``root/rel`` (:func:`_read_below`)."""
+    data = _read_below(root, rel)
+    text = data.decode("utf-8", "replace")
+    if line is not None or limit is not None:
+        lines = text.splitlines(keepends=True)
+        start = max((line or 1) - 1, 0)
+        text = "".join(lines[start : start + limit] if limit is not None else lines[start:])
+    return len(data), text
 
 
 def _read_below(root: Path, rel: list[str]) -> bytes:

@@ -1,7 +1,9 @@
 """One ACP agent process and its session: started, spoken to through the SDK, stopped.
 
 :class:`AgentProcess` starts the agent in its own process group (under bubblewrap when
-given, with a :class:`agentsproof.targets.sandbox.LoopbackBridge` for its API's ports),
+given, with a :class:`agentsproof.targets.sandbox.LoopbackBridge` for its API's ports, as
+:func:`agentsproof.targets.agent_cli.sandboxed` sets it up for every agent; or in the
+trial's container, :mod:`agentsproof.targets.acp_container`),
 reads its stderr into a bounded tail and is the SDK's message transport: each stdout line
 must be one JSON-RPC 2.0 message, anything else ends the connection with that reason.
 :func:`converse` runs the session: ``initialize``, ``session/new`` in the workspace, then
@@ -24,7 +26,7 @@ from agentsproof.core.procgroup import forget_group, stop_group, track_group
 from agentsproof.core.units import seconds
 from agentsproof.targets.acp_client import AcpRecorder
 from agentsproof.targets.acp_terminal import Terminals
-from agentsproof.targets.agent_cli import Harness
+from agentsproof.targets.agent_cli import Harness, sandboxed, stderr_tail
 from agentsproof.targets.base import TargetError, TrialInput
 
 LINE_CHARS = 500
@@ -33,15 +35,20 @@ MAX_LINE_BYTES = 16 * 1024 * 1024
 CANCEL_GRACE_S = 3.0
 """How long a cancelled prompt may take to end before the process group is stopped."""
 STDERR_LINES = 40
-REASON_CHARS = 300
 
 
 class AgentProcess:
     """The agent's process, and the SDK's transport to it (``send``/``receive``/``close``)."""
 
-    def __init__(self, argv: list[str], workspace: Path, harness: Harness, env: dict[str, str], bwrap: Any, ports: list[int], what: str):
+    def __init__(self, argv: list[str], workspace: Path, harness: Harness, env: dict[str, str], bwrap: Any, ports: list[int], what: str, *, box: Any = None):
         self.argv, self.workspace, self.harness, self.env = argv, workspace, harness, env
         self.bwrap, self.ports, self.what = bwrap, sorted(set(ports)), what
+        self.box = box
+        """The trial's container (:class:`~agentsproof.model.environment.TrialEnvironment`): the
+        agent runs there (:mod:`agentsproof.targets.acp_container`), not under ``bwrap``."""
+        self.cwd = box.workdir if box is not None else str(workspace)
+        """The session's working folder, as the agent sees it."""
+        self._inside: Any = None
         self.proc: asyncio.subprocess.Process | None = None
         self.stderr: deque[tuple[float, str]] = deque(maxlen=STDERR_LINES)
         self.problem: str | None = None
@@ -57,30 +64,19 @@ class AgentProcess:
         """Start the agent and connect the SDK's client side to it."""
         import acp
 
-        argv = self.argv
-        if self.bwrap is not None:
-            from agentsproof.targets.sandbox import LoopbackBridge, bwrap_argv
-            from agentsproof.targets.workspace import covered_root
+        argv, env = self.argv, self.env
+        if self.box is not None:
+            from agentsproof.targets.acp_container import InContainer
 
-            self._bridge = LoopbackBridge(self.harness.root, self.ports)
-            try:
-                sockets = await self._bridge.start()
-            except OSError as exc:
-                raise TargetError(f"cannot prepare the sandbox: {exc.strerror or exc}") from None
-            argv = bwrap_argv(
-                self.bwrap,
-                workspace=self.workspace,
-                workspaces_root=covered_root(self.workspace),
-                harness=self.harness.root,
-                argv=argv,
-                sockets=sockets,
-                named=self.argv[:1],
-            )
+            self._inside = InContainer(self.box, self.harness, self.workspace)
+            argv, env = await self._inside.command(argv, env)
+        elif self.bwrap is not None:
+            argv, self._bridge = await sandboxed(self.bwrap, self.workspace, self.harness, argv, self.ports, self.argv[0])
         try:
             self.proc = await asyncio.create_subprocess_exec(
                 *argv,
                 cwd=str(self.workspace),
-                env=self.env,
+                env=env,
                 start_new_session=True,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
@@ -91,8 +87,9 @@ class AgentProcess:
             raise TargetError(f"cannot run {self.argv[0]!r}: {exc.strerror or exc}") from None
         track_group(self.proc.pid)
         self._tasks.append(asyncio.ensure_future(self._read_stderr()))
-        self.terminals = Terminals(env=self.env, sandbox=self.bwrap, workspace=self.workspace, harness=self.harness.root)
-        recorder.terminals = self.terminals
+        if self.box is None:  # in a container the agent runs its own commands and file work there
+            self.terminals = Terminals(env=self.env, sandbox=self.bwrap, workspace=self.workspace, harness=self.harness.root)
+            recorder.terminals = self.terminals
         self.conn = acp.connect_to_agent(cast("acp.Client", recorder), self)
 
     # -- the SDK's transport ---------------------------------------------------
@@ -162,7 +159,7 @@ class AgentProcess:
             with contextlib.suppress(asyncio.TimeoutError):
                 code = await asyncio.wait_for(self.proc.wait(), timeout=5)
         how = f"exited with code {code}" if code is not None else "closed its output"
-        return TargetError(f"{self.what} {how} before the session ended" + reason_tail(self.stderr))
+        return TargetError(f"{self.what} {how} before the session ended" + stderr_tail(self.stderr))
 
     async def stop(self) -> None:
         """End the agent's process group, its terminals and the sandbox's bridge."""
@@ -175,6 +172,8 @@ class AgentProcess:
             await self.close()
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self.proc.wait(), timeout=0.5)
+            if self._inside is not None:
+                await self._inside.stop()
             await stop_group(self.proc.pid)
             forget_group(self.proc.pid)
         for task in self._tasks:
@@ -233,13 +232,14 @@ async def converse(
 
     deadline = time.monotonic() + timeout
     conn = proc.conn
-    caps = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=True)
+    served = proc.box is None  # files and terminals are served on the host only: in a container the agent has its own
+    caps = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=served, write_text_file=served), terminal=served)
     info = Implementation(name="agentsproof", version=__version__)
     init = await _call(proc, "initialize", conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=caps, client_info=info), deadline, timeout)
     agent = getattr(init, "agent_info", None)
     if agent is not None:
         rec.note(f"agent: {getattr(agent, 'name', '?')} {getattr(agent, 'version', '')}".strip())
-    session = await _call(proc, "session/new", conn.new_session(cwd=str(proc.workspace), mcp_servers=[]), deadline, timeout)
+    session = await _call(proc, "session/new", conn.new_session(cwd=proc.cwd, mcp_servers=[]), deadline, timeout)
     sid = session.session_id
     conversation = [{"role": "user", "content": trial.prompt}]
     prompt = first
@@ -261,15 +261,6 @@ async def converse(
             raise timed_out(proc.what, timeout)
         conversation.append({"role": "user", "content": follow})
         prompt = follow
-
-
-def reason_tail(lines: deque[tuple[float, str]]) -> str:
-    """``: last | stderr | lines`` (bounded), or empty."""
-    kept = [line for _t, line in lines if line.strip()][-3:]
-    if not kept:
-        return ""
-    text = " ".join(" | ".join(kept).split())
-    return ": " + (text if len(text) <= REASON_CHARS else "…" + text[-REASON_CHARS:])
 
 
 def timed_out(what: str, timeout: float) -> TargetError:

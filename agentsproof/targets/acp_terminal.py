@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from agentsproof.core.procgroup import stop_group
+from agentsproof.core.threads import to_thread
 
 MAX_OUTPUT_BYTES = 1024 * 1024
 MAX_TERMINALS = 64
@@ -107,10 +108,12 @@ class Terminals:
             raise refused(f"no terminal {tid!r}")
         return term
 
-    def output(self, tid: str) -> dict[str, Any]:
-        """``terminal/output``: what it printed so far and, once it ended, how."""
+    async def output(self, tid: str) -> dict[str, Any]:
+        """``terminal/output``: what it printed so far and, once it ended, how (up to
+        :data:`MAX_OUTPUT_BYTES` decoded on a thread, never on the loop)."""
         term = self._get(tid)
-        out: dict[str, Any] = {"output": term.out.decode("utf-8", "replace"), "truncated": term.truncated}
+        text = await to_thread(bytes.decode, bytes(term.out), "utf-8", "replace")  # a copy: the reader goes on appending
+        out: dict[str, Any] = {"output": text, "truncated": term.truncated}
         if term.proc.returncode is not None:
             out["exitStatus"] = _status(term.proc.returncode)
         return out
@@ -133,9 +136,9 @@ class Terminals:
         """``terminal/release``: stop it and forget it."""
         await self.kill(tid)
         term = self._terms.pop(tid)
-        self.outputs[tid] = term.out.decode("utf-8", "replace")
         if term.reader is not None:
             term.reader.cancel()
+        self.outputs[tid] = await to_thread(bytes.decode, bytes(term.out), "utf-8", "replace")
 
     async def aclose(self) -> None:
         """Stop every terminal left."""

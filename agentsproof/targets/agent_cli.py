@@ -1,4 +1,4 @@
-"""What the built-in agent-CLI targets (``claude-code``, ``codex``) share.
+"""The helpers every agent target (``claude-code``, ``codex`` and the ACP agents) is built from.
 
 **A hermetic home per trial.** Each trial gets a private harness folder outside its
 workspace: ``home/`` (``HOME`` and the ``XDG_*`` folders point into it), ``config/`` (the
@@ -17,6 +17,12 @@ file has none (the CLIs skip a SKILL.md without a name and description). The ski
 
 **Events.** Each CLI's JSON stream is read by its own :class:`EventStream` (one event at
 a time). One trial, its turns and its record are :mod:`agentsproof.targets.agent_trial`'s.
+
+**The base class** of them all, over these helpers, is
+:class:`agentsproof.targets.agent_cli_base.AgentBase`.
+
+**Sandbox.** :func:`sandboxed` puts a command line under bubblewrap with the loopback bridge
+of its API's ports, for a CLI's run and an ACP agent's process alike.
 
 **Running.** :func:`run_cli` runs the CLI in the workspace in its own process group
 (:mod:`agentsproof.core.procgroup`), optionally under bubblewrap
@@ -247,6 +253,26 @@ class RunSettings:
     the CLI runs there instead (:mod:`agentsproof.targets.agent_container`), not under ``sandbox``."""
 
 
+async def sandboxed(sandbox: Any, workspace: Path, harness: Harness, argv: list[str], ports: list[int], program: str) -> tuple[list[str], Any]:
+    """(``argv`` under bubblewrap, the started :class:`~agentsproof.targets.sandbox.LoopbackBridge`
+    of ``ports``, which the caller closes): the workspace writable, the harness too, no
+    network but those loopback ports. Only ``program`` may be bound back in (never the
+    prompt or other filled-in text, which could name a host path under /tmp)."""
+    from agentsproof.targets.sandbox import LoopbackBridge, bwrap_argv
+    from agentsproof.targets.workspace import covered_root
+
+    bridge = LoopbackBridge(harness.root, sorted(set(ports)))
+    try:
+        with phase("sandbox"):
+            sockets = await bridge.start()
+    except OSError as exc:
+        raise TargetError(f"cannot prepare the sandbox: {exc.strerror or exc}") from None
+    wrapped = bwrap_argv(
+        sandbox, workspace=workspace, workspaces_root=covered_root(workspace), harness=harness.root, argv=argv, sockets=sockets, named=[program]
+    )
+    return wrapped, bridge
+
+
 async def run_cli(settings: RunSettings) -> Outcome:
     """Run the CLI with stdout going to ``harness.stream``; the outcome's stdout is empty."""
     s = settings
@@ -258,27 +284,7 @@ async def run_cli(settings: RunSettings) -> Outcome:
     bridge = None
     try:
         if s.sandbox is not None:
-            from agentsproof.targets.sandbox import LoopbackBridge, bwrap_argv
-
-            bridge = LoopbackBridge(s.harness.root, sorted(set(s.loopback_ports)))
-            try:
-                with phase("sandbox"):
-                    sockets = await bridge.start()
-            except OSError as exc:
-                raise TargetError(f"cannot prepare the sandbox: {exc.strerror or exc}") from None
-            from agentsproof.targets.workspace import covered_root
-
-            # named: only the program itself may be bound back in (never the prompt or
-            # other filled-in text, which could name a host path under /tmp)
-            argv = bwrap_argv(
-                s.sandbox,
-                workspace=s.workspace,
-                workspaces_root=covered_root(s.workspace),
-                harness=s.harness.root,
-                argv=argv,
-                sockets=sockets,
-                named=s.argv[:1],
-            )
+            argv, bridge = await sandboxed(s.sandbox, s.workspace, s.harness, argv, s.loopback_ports, s.argv[0])
         with phase("agent"):
             return await run_group(argv, cwd=s.workspace, env=s.env, stdin_text=s.stdin_text, timeout=s.timeout)
     finally:

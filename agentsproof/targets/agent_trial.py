@@ -9,27 +9,26 @@ timeout (:func:`converse`); each run's JSON stream read by the CLI's own
 with tokens and cost summed and how the skills were offered and used. Every error leaves
 with the target's secrets masked.
 
-A subclass keeps only what differs: where its CLI is (:meth:`AgentCliTarget.find_cli`),
-its config files (:meth:`AgentCliTarget._configure`), its arguments for each turn
-(:meth:`AgentCliTarget._turns`), its environment, its event reader and what its stream
-says about the run's end.
+What it shares with the ACP agents (construction, the hermetic install, the environment,
+``describe``, masking, the container's ports and mounts) is
+:class:`agentsproof.targets.agent_cli_base.AgentBase`'s. A subclass keeps only what
+differs: its program (``program_info``), its config files (``_configure``), its arguments
+for each turn (:meth:`AgentCliTarget._turns`), its environment, its event reader and what
+its stream says about the run's end.
 """
 
 from __future__ import annotations
 
 import abc
-import asyncio
-import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import ClassVar, Generic, Protocol, TypeVar
 
-from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.core.phases import phase
 from agentsproof.core.procgroup import Outcome
-from agentsproof.core.scrub import scrub_text, url_secrets
+from agentsproof.core.scrub import scrub_text
 from agentsproof.core.threads import to_thread
 from agentsproof.core.units import seconds
 from agentsproof.model.results import LogEvent, ToolCall, Usage
@@ -38,16 +37,12 @@ from agentsproof.targets.agent_cli import (
     Harness,
     RunSettings,
     failure,
-    installed_skills,
-    loopback_port,
     offered_note,
     read_json_lines,
     run_cli,
-    stage_skills,
-    watched_skill,
 )
-from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord, agent_model, next_user_message
-from agentsproof.targets.spec import TARGETS_FILE
+from agentsproof.targets.agent_cli_base import AgentBase, skill_use
+from agentsproof.targets.base import TargetError, TrialInput, TrialRecord, next_user_message
 
 S = TypeVar("S", bound=EventStream)
 """The CLI's own :class:`EventStream`."""
@@ -152,67 +147,19 @@ class TurnPlan(Generic[S]):
     ready: Callable[[int], None] | None = None
 
 
-class AgentCliTarget(Target, Generic[S]):
+class AgentCliTarget(AgentBase, Generic[S]):
     """A built-in agent CLI (see the module docstring); a subclass sets the class
-    attributes and the hooks below."""
+    attributes and the hooks below (and :class:`~agentsproof.targets.agent_cli_base.AgentBase`'s)."""
 
-    what: ClassVar[str]
-    """The CLI as the messages name it (``Claude Code``)."""
-    home_what: ClassVar[str]
-    """Its config folder as a message names it (``Claude Code's config folder``)."""
     offered_how: ClassVar[str]
     """How it offers several skills, for :func:`offered_note`."""
     stream_type: type[S]
     """The CLI's event reader."""
-    uses_workspace = True
-    offers_skills = True
 
     spec: AgentCliSpec
     shown: AgentCliSpec
-    _secrets: list[str]
-
-    def __init__(self, name: str, spec: AgentCliSpec, shown: AgentCliSpec | None = None, *, model: str | None = None, source: str = TARGETS_FILE):
-        cli, problem = self.find_cli()
-        if cli is None:
-            raise ProviderUnavailable(f"target {name!r} ({self.kind}): {problem}")
-        self.cli = cli
-        self.name = name
-        self.spec = spec
-        self.shown = shown or spec
-        self.run_model = model
-        self.model, self.model_source = agent_model(model, spec.model)
-        self.timeout = spec.timeout
-        self.bwrap = self._sandbox(source)
-        self._secrets = [v for v in [*self._credentials(), *spec.env.values()] if v]
-        self._secrets += url_secrets(self._api_url())
-        self._removals: set[asyncio.Future[None]] = set()
 
     # -- what a subclass says --------------------------------------------------
-
-    @staticmethod
-    @abc.abstractmethod
-    def find_cli() -> tuple[str | None, str]:
-        """(path of the CLI, '') or (None, what is wrong)."""
-
-    @abc.abstractmethod
-    def _api_url(self) -> str | None:
-        """The URL of the model's API (its loopback port is let through the sandbox)."""
-
-    @abc.abstractmethod
-    def _credentials(self) -> list[str | None]:
-        """The values of the variables that hold its credentials (masked everywhere)."""
-
-    @abc.abstractmethod
-    def _settings(self) -> dict[str, Any]:
-        """What :meth:`describe` says after the target's name and type."""
-
-    @abc.abstractmethod
-    def _configure(self, trial: TrialInput, harness: Harness) -> None:
-        """Write the CLI's config into ``harness`` (an OSError is reported as such)."""
-
-    @abc.abstractmethod
-    def _own_env(self, harness: Harness) -> dict[str, str]:
-        """The CLI's credentials and settings, over :meth:`Harness.env` and under ``env``."""
 
     @abc.abstractmethod
     def _turns(self, trial: TrialInput, staged: dict[str, Path], workspace: Path) -> TurnPlan[S]:
@@ -236,49 +183,25 @@ class AgentCliTarget(Target, Generic[S]):
     def _cost_of(self, stream: S) -> float | None:
         return None
 
-    def _sandbox(self, source: str) -> Any:
-        """The bubblewrap to run under (``sandbox: true``), or None."""
-        if not self.spec.sandbox:
-            return None
-        from agentsproof.targets.sandbox import find_bwrap
-
-        return find_bwrap(source, self.name)
-
     def _skill_in_prompt(self, trial: TrialInput) -> bool:
         """Whether the with-arm's skill is in the prompt (not offered as a skill)."""
         return self.spec.inject == "system" and not trial.skills
 
+    def _skills_folder(self, trial: TrialInput, harness: Harness) -> Path | None:
+        """``<config>/skills`` with ``inject: skill``, and whenever the trial offers several
+        skills (activation suites, the plugin arm: a system prompt holds one skill, not a choice among them)."""
+        return harness.config / "skills" if self.spec.inject == "skill" or trial.skills else None
+
     # -- what every agent CLI does ---------------------------------------------
-
-    def describe(self) -> dict[str, Any]:
-        """The CLI's settings as written (``${VAR}`` unexpanded), with ``loopback_ports`` when set."""
-        out: dict[str, Any] = {"target": self.name, "target_type": self.kind, **self._settings()}
-        if self.shown.loopback_ports:
-            out["loopback_ports"] = list(self.shown.loopback_ports)
-        return out
-
-    def _model_shown(self) -> dict[str, Any]:
-        """``model`` (as written when it is the target's own) and ``model_source``."""
-        model = self.shown.model if self.model_source == "the target's model setting" else self.model
-        return {"model": model, "model_source": self.model_source}
-
-    async def run(self, trial: TrialInput) -> TrialRecord:
-        """One trial (see :meth:`_run`); a TargetError's reason has the target's secrets masked."""
-        try:
-            return await self._run(trial)
-        except TargetError as err:
-            raise TargetError(scrub_text(str(err), self._secrets), kind=err.kind, retryable=err.retryable, status=err.status) from None
 
     async def _run(self, trial: TrialInput) -> TrialRecord:
         """The prompt, then each of ``trial.turns`` in the same session, within one
         timeout; the answer is the reply to the last one."""
-        if trial.workspace is None:
-            raise TargetError(f"the {self.kind} target needs the trial's workspace")
-        workspace = Path(os.path.realpath(trial.workspace))
+        workspace = self._workspace(trial)
         timeout = self.spec.timeout or trial.timeout
         # every file step (the harness, the CLI's config, the skills, the stream) runs in a thread: never on the loop
         with phase("setup"):
-            harness = await to_thread(Harness.create, f"agentsproof-{self.kind.split('-')[0]}-")  # agentsproof-claude-, -codex-
+            harness = await self._new_harness()
         try:
             with phase("setup"):
                 staged = await to_thread(self._install, trial, harness)
@@ -311,54 +234,10 @@ class AgentCliTarget(Target, Generic[S]):
                 self._remove_later(harness)
         return await to_thread(self._record, trial, turns, follow_ups)  # the record of a long stream takes CPU: off the loop
 
-    def _remove_later(self, harness: Harness) -> None:
-        """Delete the trial's harness on our threads while the run goes on (the trial's record
-        does not wait for it); :meth:`aclose` waits for every deletion."""
-        removal = asyncio.ensure_future(to_thread(harness.remove))
-        self._removals.add(removal)
-        removal.add_done_callback(self._removals.discard)
-
-    async def aclose(self) -> None:
-        """Wait until every trial's harness is deleted."""
-        while self._removals:
-            await asyncio.gather(*list(self._removals), return_exceptions=True)
-
     def _read_stream(self, harness: Harness, staged: dict[str, Path]) -> tuple[S, list[str]]:
         """(the turn's stream read and parsed, notes on what was skipped): file work and parsing, run in a thread."""
         events, notes = read_json_lines(harness.stream)
         return self.stream_type(staged=staged).take_all(events), notes
-
-    def _install(self, trial: TrialInput, harness: Harness) -> dict[str, Path]:
-        """The hermetic config folder, and the skills of ``inject: skill``."""
-        try:
-            self._configure(trial, harness)
-        except OSError as exc:
-            raise TargetError(f"cannot prepare {self.home_what}: {exc.strerror or exc}") from None
-        if self.spec.inject != "skill" and not trial.skills:
-            return {}
-        # several skills (activation suites, the plugin arm) are staged whatever ``inject`` says:
-        # a system prompt holds one skill, not a choice among them
-        return stage_skills(installed_skills(trial), harness.config / "skills")
-
-    def _env(self, harness: Harness) -> dict[str, str]:
-        env = harness.env()
-        env.update(self._own_env(harness))
-        env.update(self.spec.env)
-        return env
-
-    def loopback_ports(self) -> list[int]:
-        """In a trial's container: the API's loopback port and ``loopback_ports``, relayed in."""
-        return self._ports()
-
-    def container_mounts(self) -> list[Path]:
-        """In a trial's container: the CLI's installed package, mounted read-only at its host path."""
-        from agentsproof.targets.agent_container import cli_mounts
-
-        return cli_mounts(self.cli)
-
-    def _ports(self) -> list[int]:
-        port = loopback_port(self._api_url())
-        return [*self.spec.loopback_ports, *([port] if port else [])]
 
     def _check(self, stream: S, out: Outcome, timeout: float) -> None:
         problem = failure(out, timeout, self.what)
@@ -399,9 +278,4 @@ class AgentCliTarget(Target, Generic[S]):
     def _skill_use(self, trial: TrialInput, stream: S) -> tuple[bool, list[str]]:
         """(skill_used, skills_invoked): the with-arm's skill when it is in the prompt, else
         what the stream shows the agent loading."""
-        if self._skill_in_prompt(trial):
-            skill = trial.skill if trial.with_skill else None
-            return (skill is not None, [skill.name] if skill is not None and skill.kind != "agent" else [])
-        invoked = list(dict.fromkeys(stream.invoked))
-        watched = watched_skill(trial)
-        return (watched is not None and watched in invoked, invoked)
+        return skill_use(trial, self._skill_in_prompt(trial), stream.invoked)

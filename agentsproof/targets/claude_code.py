@@ -53,14 +53,14 @@ from agentsproof.model.graders import FieldError, Strict
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT
 from agentsproof.model.results import Usage
 from agentsproof.model.skillfolder import split_frontmatter
-from agentsproof.targets.agent_cli import Harness, find_program
+from agentsproof.targets.agent_cli import Harness
+from agentsproof.targets.agent_cli_base import Program
 from agentsproof.targets.agent_trial import AgentCliTarget, TurnPlan
 from agentsproof.targets.base import TargetError, TrialInput
 from agentsproof.targets.claude_stream import SKILL_TOOL, ClaudeStream
 from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, EnvMapping
 
-ENV_CLI_PATH = "CLAUDE_CLI_PATH"
-HINT_CLI = "install Claude Code: npm install -g @anthropic-ai/claude-code (or set CLAUDE_CLI_PATH to the claude binary)"
+PROGRAM = Program("CLAUDE_CLI_PATH", "claude", "the Claude Code CLI", "npm install -g @anthropic-ai/claude-code")
 CREDENTIAL_ENVS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
 PASSED_PREFIXES = ("ANTHROPIC_", "CLAUDE_CODE_USE_")
 QUIET_ENV = {
@@ -75,9 +75,27 @@ BUILTIN_PLUGINS = ("cc-plugin-agents-md@builtin", "cc-plugin-privacy@builtin", "
 PERMISSION_MODES = ("acceptEdits", "auto", "bypassPermissions", "manual", "dontAsk", "plan")
 
 
-def find_cli() -> tuple[str | None, str]:
-    """(path of the claude binary, '') or (None, what is wrong)."""
-    return find_program(ENV_CLI_PATH, "claude", "the Claude Code CLI", HINT_CLI)
+def claude_settings(harness: Harness) -> None:
+    """The hermetic ``$CLAUDE_CONFIG_DIR/settings.json``: built-in plugins, auto memory and the
+    co-author line off (``claude-code`` and ``claude-code-acp``)."""
+    settings = {"enabledPlugins": {p: False for p in BUILTIN_PLUGINS}, "autoMemoryEnabled": False, "includeCoAuthoredBy": False}
+    (harness.config / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+
+
+def claude_env(harness: Harness) -> dict[str, str]:
+    """Claude Code's variables: the ``ANTHROPIC_*`` and ``CLAUDE_CODE_USE_*`` settings and the
+    OAuth token passed on, telemetry and bundled skills off, the trial's own config folder."""
+    env = {k: v for k, v in os.environ.items() if k.startswith(PASSED_PREFIXES) and k != "ANTHROPIC_CONFIG_DIR"}
+    if "CLAUDE_CODE_OAUTH_TOKEN" in os.environ:
+        env["CLAUDE_CODE_OAUTH_TOKEN"] = os.environ["CLAUDE_CODE_OAUTH_TOKEN"]
+    env.update(QUIET_ENV)
+    env["CLAUDE_CONFIG_DIR"] = str(harness.config)
+    return env
+
+
+def claude_credentials() -> list[str | None]:
+    """The values of Claude Code's credential variables (masked everywhere)."""
+    return [os.environ.get(n) for n in CREDENTIAL_ENVS]
 
 
 class ClaudeCodeTargetSpec(Strict):
@@ -117,7 +135,7 @@ class ClaudeCodeTarget(AgentCliTarget[ClaudeStream]):
     home_what = "Claude Code's config folder"
     offered_how = "as Claude Code skills ($CLAUDE_CONFIG_DIR/skills/<name>/SKILL.md, the Skill tool)"
     stream_type = ClaudeStream
-    find_cli = staticmethod(find_cli)
+    program_info = PROGRAM
     spec: ClaudeCodeTargetSpec
     shown: ClaudeCodeTargetSpec
 
@@ -125,7 +143,7 @@ class ClaudeCodeTarget(AgentCliTarget[ClaudeStream]):
         return os.environ.get("ANTHROPIC_BASE_URL")
 
     def _credentials(self) -> list[str | None]:
-        return [os.environ.get(n) for n in CREDENTIAL_ENVS]
+        return claude_credentials()
 
     def _settings(self) -> dict[str, Any]:
         s = self.shown
@@ -169,12 +187,7 @@ class ClaudeCodeTarget(AgentCliTarget[ClaudeStream]):
 
     def _configure(self, trial: TrialInput, harness: Harness) -> None:
         """The hermetic config dir's settings."""
-        settings = {
-            "enabledPlugins": {p: False for p in BUILTIN_PLUGINS},
-            "autoMemoryEnabled": False,
-            "includeCoAuthoredBy": False,
-        }
-        (harness.config / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+        claude_settings(harness)
 
     def _agent(self, trial: TrialInput) -> dict[str, Any] | None:
         skill = trial.skill if trial.with_skill else None
@@ -192,7 +205,7 @@ class ClaudeCodeTarget(AgentCliTarget[ClaudeStream]):
         if trial.skills and trial.item.kind == "agent" and trial.arm == "plugin":
             system = trial.system  # an agent's plugin arm: the agent's text, its plugin's skills offered
         argv = [
-            self.cli,
+            self.program,
             "-p",
             "--output-format",
             "stream-json",
@@ -217,12 +230,7 @@ class ClaudeCodeTarget(AgentCliTarget[ClaudeStream]):
         return argv
 
     def _own_env(self, harness: Harness) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if k.startswith(PASSED_PREFIXES) and k != "ANTHROPIC_CONFIG_DIR"}
-        if "CLAUDE_CODE_OAUTH_TOKEN" in os.environ:
-            env["CLAUDE_CODE_OAUTH_TOKEN"] = os.environ["CLAUDE_CODE_OAUTH_TOKEN"]
-        env.update(QUIET_ENV)
-        env["CLAUDE_CONFIG_DIR"] = str(harness.config)
-        return env
+        return claude_env(harness)
 
     def _skill_use(self, trial: TrialInput, stream: ClaudeStream) -> tuple[bool, list[str]]:
         agent = self._agent(trial)  # only with inject: skill, so never with the skill in the prompt

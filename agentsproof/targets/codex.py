@@ -50,26 +50,20 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, ValidationInfo, model_validator
 
-from agentsproof.core.errors import InputError
 from agentsproof.core.scrub import scrub_text
 from agentsproof.model.graders import FieldError, Strict
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT
 from agentsproof.model.results import Usage
-from agentsproof.targets.agent_cli import Harness, find_program, loopback_port
+from agentsproof.targets.agent_cli import Harness, loopback_port
+from agentsproof.targets.agent_cli_base import Program
 from agentsproof.targets.agent_trial import AgentCliTarget, TurnPlan
 from agentsproof.targets.base import TargetError, TrialInput
 from agentsproof.targets.codex_events import CodexEvents
 from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, EnvMapping, http_url
 
-ENV_CLI_PATH = "CODEX_CLI_PATH"
-HINT_CLI = "install Codex: npm install -g @openai/codex (or set CODEX_CLI_PATH to the codex binary)"
+PROGRAM = Program("CODEX_CLI_PATH", "codex", "the Codex CLI", "npm install -g @openai/codex")
 PROVIDER_ID = "agentsproof"
 _ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
-
-
-def find_cli() -> tuple[str | None, str]:
-    """(path of the codex binary, '') or (None, what is wrong)."""
-    return find_program(ENV_CLI_PATH, "codex", "the Codex CLI", HINT_CLI)
 
 
 class CodexTargetSpec(Strict):
@@ -119,7 +113,7 @@ class CodexTarget(AgentCliTarget[CodexEvents]):
     home_what = "Codex's home"
     offered_how = "as Codex skills ($CODEX_HOME/skills/<name>/SKILL.md)"
     stream_type = CodexEvents
-    find_cli = staticmethod(find_cli)
+    program_info = PROGRAM
     spec: CodexTargetSpec
     shown: CodexTargetSpec
 
@@ -134,17 +128,8 @@ class CodexTarget(AgentCliTarget[CodexEvents]):
     def _credentials(self) -> list[str | None]:
         return [os.environ.get(self.spec.api_key_env)]
 
-    def _sandbox(self, source: str) -> Any:
-        from agentsproof.targets.sandbox import find_bwrap
-
-        if self.spec.sandbox is True:
-            return find_bwrap(source, self.name)
-        if self.spec.sandbox is None and loopback_port(self.base_url) is not None:
-            try:
-                return find_bwrap(source, self.name)
-            except InputError:
-                return None
-        return None
+    def _sandbox_default(self) -> bool:
+        return loopback_port(self.base_url) is not None
 
     @property
     def sandbox_mode(self) -> str:
@@ -209,20 +194,15 @@ class CodexTarget(AgentCliTarget[CodexEvents]):
         """``codex exec`` for the first turn; ``codex exec resume THREAD`` (in the same
         workspace, with the same config) for a follow-up."""
         if thread is None:
-            argv = [self.cli, "exec", "--json", "--skip-git-repo-check", "--sandbox", self.sandbox_mode, "-C", str(workspace)]
+            argv = [self.program, "exec", "--json", "--skip-git-repo-check", "--sandbox", self.sandbox_mode, "-C", str(workspace)]
         else:
-            argv = [self.cli, "exec", "resume", "--json", "--skip-git-repo-check"]
+            argv = [self.program, "exec", "resume", "--json", "--skip-git-repo-check"]
         if self.model:
             argv += ["--model", self.model]
         return [*argv, *([thread] if thread else []), "-"]
 
     def _own_env(self, harness: Harness) -> dict[str, str]:
-        env = {}
-        key = os.environ.get(self.spec.api_key_env)
-        if key:
-            env[self.spec.api_key_env] = key
-        env["CODEX_HOME"] = str(harness.config)
-        return env
+        return codex_env(self.spec.api_key_env, harness)
 
     def _skill_in_prompt(self, trial: TrialInput) -> bool:
         return super()._skill_in_prompt(trial) or _agent(trial)
@@ -248,6 +228,16 @@ def codex_config(*, model: str | None, base_url: str | None, key_env: str, sandb
     if base_url:
         config["model_providers"] = {PROVIDER_ID: {"name": PROVIDER_ID, "base_url": base_url, "env_key": key_env, "wire_api": "responses"}}
     return tomli_w.dumps(config)
+
+
+def codex_env(key_env: str, harness: Harness) -> dict[str, str]:
+    """Codex's variables: the API key's (when set) and ``CODEX_HOME``, the trial's own config folder."""
+    env = {}
+    key = os.environ.get(key_env)
+    if key:
+        env[key_env] = key
+    env["CODEX_HOME"] = str(harness.config)
+    return env
 
 
 @dataclass

@@ -56,7 +56,7 @@ def test_an_assert_set_shares_its_weight_among_its_assertions(byok_env, tmp_path
         ("{type: assert-set, threshold: 0.5, assert: [{type: contains, value: a}]}", "tests[0].assert[0].threshold", "pass mark is not supported"),
         ("{type: not-assert-set, assert: [{type: contains, value: a}]}", "tests[0].assert[0].type", "negating an assert-set is not supported"),
         ("{type: assert-set, assert: []}", "tests[0].assert[0].assert", "non-empty list"),
-        ("{type: assert-set, assert: [{type: similar, value: a}]}", "tests[0].assert[0].assert[0].type", "'similar' is not graded"),
+        ("{type: assert-set, assert: [{type: levenshtein, value: a}]}", "tests[0].assert[0].assert[0].type", "'levenshtein' is not graded"),
         ("{type: assert-set, weight: 0, assert: [{type: contains, value: a}]}", "tests[0].assert[0].weight", "above 0"),
     ],
 )

@@ -253,3 +253,26 @@ def test_a_clean_activation_suite_passes(tmp_path: Path) -> None:
     })
     code, out, err = run_cli(["lint", path])
     assert code == 0, out + err
+
+
+def test_lint_exit_codes_problems_in_a_file_are_1_a_path_it_cannot_check_is_30(tmp_path):
+    """docs/lint-oracle-regrade.md: 1 for what is wrong in a file (its loader's refusals
+    too), 30 for a PATH lint cannot check at all; a file below a folder that cannot be read
+    is one of the folder's problems."""
+    bad = tmp_path / "bad" / "EVAL.yaml"
+    bad.parent.mkdir()
+    bad.write_text("tests: [\n")
+    code, out, _ = run_cli(["lint", bad])
+    assert code == 1 and "invalid YAML" in out
+    code, _, err = run_cli(["lint", tmp_path / "missing.yaml"])
+    assert code == 30 and err.count("\n") == 1 and "not found" in err
+    fifo = tmp_path / "pipe" / "EVAL.yaml"
+    fifo.parent.mkdir()
+    os.mkfifo(fifo)
+    code, _, err = run_cli(["lint", fifo])
+    assert code == 30 and err.count("\n") == 1 and "is not a regular file" in err, err
+    code, out, _ = run_cli(["lint", fifo.parent])  # found below a folder: one of its problems
+    assert code == 1 and "[unreadable-file]" in out, out
+    (tmp_path / "empty").mkdir()
+    code, _, err = run_cli(["lint", tmp_path / "empty"])
+    assert code == 30 and "has no eval.yaml" in err

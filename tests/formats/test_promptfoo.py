@@ -97,10 +97,10 @@ def test_skill_adds_both_arms_and_one_provider_is_the_configured_model(byok_env,
 
 
 def test_unknown_assertion_type_is_refused_by_name(byok_env, tmp_path):
-    path = _config(tmp_path, CONFIG.replace("type: not-icontains", "type: similar"))
+    path = _config(tmp_path, CONFIG.replace("type: not-icontains", "type: is-sql"))
     code, _, err = run_cli(["eval", path, "--model", "m", "--output", tmp_path / "out"])
     assert code == 30 and len(err.strip().splitlines()) <= 3, err
-    assert "tests[1].assert[0].type: promptfoo assertion 'similar' is not graded by agentsproof" in err
+    assert "tests[1].assert[0].type: promptfoo assertion 'is-sql' is not graded by agentsproof" in err
 
 
 def test_list_vars_and_unknown_keys_are_one_line(byok_env, tmp_path):
@@ -149,6 +149,6 @@ def test_csv_tests_with_expected_columns(byok_env, tmp_path):
     data = read_json(out / "translate" / "translate-tc-eval.json")
     assert [i["name"] for i in data["items"]] == ["french-greeting", "german-thanks"]
     assert all(i["passed"] for i in data["items"])  # icontains: bonjour; a bare value: equals 'Danke'
-    (path.parent / "tests.csv").write_text("language,input,__expected\nFrench,Hello,similar: bonjour\n")
+    (path.parent / "tests.csv").write_text("language,input,__expected\nFrench,Hello,levenshtein: bonjour\n")
     code, _, err = run_cli(["eval", path, "--model", "m", "--output", out])
-    assert code == 30 and "tests (tests.csv row 2): __expected: promptfoo assertion 'similar' is not graded" in err, err
+    assert code == 30 and "tests (tests.csv row 2): __expected: promptfoo assertion 'levenshtein' is not graded" in err, err

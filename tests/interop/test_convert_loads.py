@@ -158,3 +158,17 @@ def test_promptfoo_provider_and_its_config_are_named_never_dropped_silently(tmp_
     assert code == 30 and stdout == "" and err.splitlines()[-1] == (
         f"error: {cfg}: providers[0]: cannot be carried over (and 3 more, named above); --strict: nothing written"), err
     assert not (tmp_path / "EVAL.yaml").exists()
+
+
+def test_the_later_turns_of_an_agentv_conversation_are_named_and_strict_refuses_them(tmp_path):
+    evals = _skill(tmp_path)
+    (evals / "EVAL.yaml").write_text(
+        "tests:\n  - id: '1'\n    expected_output: 60\n    turns:\n      - input: What is 15% of 200?\n      - input: Now double that.\n"
+    )
+    out = tmp_path / "evals.json"
+    code, _, err = run_cli(["convert", evals / "EVAL.yaml", "--to", "evals-json", "--out", out])
+    assert code == 0 and "lossy: tests[0].turns: evals.json has one prompt per case; the 1 later turn(s) are left out" in err, err
+    assert json.loads(out.read_text())["evals"][0]["prompt"] == "What is 15% of 200?"
+    out.unlink()
+    code, _, err = run_cli(["convert", evals / "EVAL.yaml", "--to", "evals-json", "--out", out, "--strict"])
+    assert code == 30 and not out.exists() and "--strict: nothing written" in err, err

@@ -116,3 +116,20 @@ def test_items_that_never_ran_are_not_run_not_underpowered(byok_env, tmp_path):
     row = next(line for line in stdout.splitlines() if "b-second" in line and "NOT RUN" in line)
     assert "[underpowered]" not in row and "[not run]" in row
     assert "underpowered: " not in stdout or "b-second" not in stdout.split("underpowered: ", 1)[1].splitlines()[0]
+
+
+def test_a_trial_that_reports_no_tokens_has_an_unknown_cost_not_zero() -> None:
+    """An agent that reports no usage (some ACP agents) must not be priced as $0: its arm's
+    cost stays unknown; one trial with tokens makes it a priced sum again."""
+    from agentsproof.llm.prices import Price
+    from agentsproof.model.results import ArmResult, TrialResult, Usage
+    from agentsproof.report.generalise import _arm_spend
+
+    price = Price(input=1.0, output=2.0, cache_read=0.1, cache_write=1.25, cache_write_1h=2.0)
+    silent = TrialResult(index=0, arm="with", status="scored", score=1.0, response="done")
+    arm = ArmResult(arm="with", system_prompt_kind="skill", trials=[silent])
+    assert _arm_spend(arm, price, None).cost_usd is None
+    counted = TrialResult(index=1, arm="with", status="scored", score=1.0, response="done",
+                          usage=Usage(prompt_tokens=1_000_000, completion_tokens=0, total_tokens=1_000_000))
+    arm = ArmResult(arm="with", system_prompt_kind="skill", trials=[silent, counted])
+    assert _arm_spend(arm, price, None).cost_usd == 1.0

@@ -14,6 +14,7 @@ r"""EVAL.yaml assertions → agentsproof graders.
 | ``skill-used`` / ``not-skill-used`` / ``skill-trigger`` | ``skill_used`` (agent trials) |
 | ``min-length`` / ``max-length``; ``not-empty`` (promptfoo) | a ``script`` grader that counts the answer's characters; a regex check |
 | ``python`` / ``javascript``; ``assert-set`` (promptfoo) | :mod:`.code`; its assertions, the set's weight shared (:mod:`.assert_set`) |
+| ``field-accuracy``, ``execution-metrics`` (agentv), ``similar`` (promptfoo) | :mod:`.structured` |
 
 Negation: ``negate: true`` (agentv, on any assertion) and a ``not-`` prefix on any type
 (promptfoo's rule: ``not-regex``, ``not-starts-with``, ``not-equals``, ``not-contains-any`` …)
@@ -41,8 +42,10 @@ from pydantic import BaseModel
 from agentsproof.core.errors import InputError
 from agentsproof.formats.agentevals.assert_set import expand_sets
 from agentsproof.formats.agentevals.code import CODE_TYPES, JUDGED_TYPES, code_grader, judge_model
+from agentsproof.formats.agentevals.conversation import mark_of, scope, unmark
 from agentsproof.formats.agentevals.forms import shaped
 from agentsproof.formats.agentevals.negation import IS_JSON, IS_NOT_JSON, LENGTH, MAX_LENGTH, NEGATED, NOT_NEGATABLE, REFUSED, negate_pattern, option_message
+from agentsproof.formats.agentevals.structured import STRUCTURED_TYPES, structured_grader
 from agentsproof.formats.agentevals.trajectory import rewrite
 from agentsproof.grading.assertions import AssertionsGrader
 from agentsproof.grading.deterministic import DeterministicGrader
@@ -61,21 +64,8 @@ COMMON = {"type", "weight", "required", "min_score", "metric", "name", "id", "de
 EXTRA: dict[str, set[str]] = {
     **{
         t: {"value"}
-        for t in (
-            "contains",
-            "icontains",
-            "not-contains",
-            "not-icontains",
-            "starts-with",
-            "ends-with",
-            "equals",
-            "contains-any",
-            "icontains-any",
-            "contains-all",
-            "icontains-all",
-            "skill-used",
-            "not-skill-used",
-        )
+        for t in ("contains", "icontains", "not-contains", "not-icontains", "starts-with", "ends-with", "equals", "contains-any", "icontains-any")
+        + ("contains-all", "icontains-all", "skill-used", "not-skill-used")
     },
     "regex": {"value", "flags"},
     "is-json": set(),
@@ -101,7 +91,7 @@ def _typed_graders() -> dict[str, type[BaseModel]]:
 
 AGENT_GRADERS = _typed_graders()
 EXTRA.update({name: {f.alias or n for n, f in config.model_fields.items()} - {"type", "weight"} for name, config in AGENT_GRADERS.items()})
-EXTRA.update(CODE_TYPES)  # promptfoo's python / javascript (formats/agentevals/code.py)
+EXTRA.update(CODE_TYPES | STRUCTURED_TYPES)  # python / javascript (code.py); field-accuracy, execution-metrics, similar (structured.py)
 EXTRA.update({t: EXTRA[t] | {"provider"} for t in JUDGED_TYPES})  # promptfoo: the judge's model (code.judge_model)
 RUBRIC_KEYS = {"id", "outcome", "operator", "weight", "required", "min_score", "score_ranges"}
 OPERATORS = {
@@ -161,7 +151,8 @@ class Builder:
         """Turn the test's assertions into graders, in order (its plain criteria as one assertions grader), then
         its rubrics; the default grader when it has none."""
         # promptfoo's assert-set: its assertions, weighted; trajectory:* as tool-calls
-        entries = [(w, rewrite(self.src, w, e)) for w, e in expand_sets(self.src, self.test.asserts)]
+        clean, marks = unmark(self.test.asserts)  # an agentv turn's assertions carry their turn (conversation.py)
+        entries = [(w, rewrite(self.src, w, e)) for w, e in expand_sets(self.src, clean)]
         strings = [(w, e) for w, e in entries if isinstance(e, str)]
         placed = False
         for where, entry in entries:
@@ -173,7 +164,10 @@ class Builder:
                 continue
             if not isinstance(entry, dict):
                 raise self.err(where, "must be a criterion (a string) or an assertion mapping with a type")
+            turn, start = mark_of(marks, where), len(self.graders)
             self._typed(where, entry)
+            if turn is not None:
+                scope(self.src, where, self.graders, start, turn)
         self.zero, self.judge_model = False, None
         self._rubrics()
         if self.graders and not any(g.weight for g in self.graders):
@@ -261,8 +255,9 @@ class Builder:
         negate = negate or prefixed
         label = metric or (NEGATED.get(kind, f"not-{kind}") if negate else kind)
         weight = self._weight(where, entry)
-        self.judge_model = judge_model(self.src, where, entry)
-        gate = self._gate(where, {k: v for k, v in entry.items() if k != "threshold" or kind not in CODE_TYPES})
+        own = kind in CODE_TYPES or kind in STRUCTURED_TYPES  # a threshold (and similar's provider) of their own, not a gate
+        self.judge_model = None if own else judge_model(self.src, where, entry)
+        gate = self._gate(where, {k: v for k, v in entry.items() if k != "threshold" or not own})
         if negate:
             at = f"{where}.type" if prefixed else f"{where}.negate"
             if kind in NOT_NEGATABLE:
@@ -326,6 +321,8 @@ class Builder:
             self._agent_grader(where, entry, kind, weight, gate, label)
         elif kind in CODE_TYPES:  # its threshold is the score a returned number passes from, not a gate
             self.add(code_grader(self.src, self.path, self.test, where, entry, kind, weight, negate), label, gate)
+        elif kind in STRUCTURED_TYPES:
+            self.add(structured_grader(self.src, where, self.test, entry, kind, weight, negate), label, gate)
         elif kind in ("script", "code-grader"):
             self.add(ScriptGrader(type="script", run=self._command(where, entry), stdin="json" if kind == "script" else "answer", weight=weight), label, gate)
         else:  # skill-used, not-skill-used, skill-trigger

@@ -206,6 +206,7 @@ def suite_items(
             workspace_seed=seed,
             workspace_files=files,
             workspace_sha=seed_digest(seed, files) if agent else "",
+            turns=test.turns,
             skill=skill_file(skill_name(skill) or "skill", "skill", skill[1], skill[0]) if agent and skill else None,
         )
         items.append(item if skill else dataclasses.replace(item, arms=("with",)))

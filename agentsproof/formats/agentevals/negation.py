@@ -41,7 +41,8 @@ _DISTANCE = "text-distance scores are not implemented; use equals, contains or a
 _TRAJECTORY = "the arguments and outcome of an agent's steps are not matched; tool-calls (and trajectory:tool-used, tool-sequence, step-count) check which tools an agent trial called, in which order"
 REFUSED = {
     "is-sql": "checking SQL needs a parser for the query's dialect; check it with a script (code-grader) assertion",
-    "similar": "semantic similarity needs an embedding model, which agentsproof does not call; use an llm-rubric naming the expected meaning",
+    "similar:dot": "only cosine similarity is computed; write similar (or similar:cosine) with a cosine threshold",
+    "similar:euclidean": "only cosine similarity is computed; write similar (or similar:cosine) with a cosine threshold",
     "cost": "the trials' cost is not recorded per answer; bound a run's spending outside the eval",
     "latency": "a trial's duration depends on the machine and is not graded; --timeout bounds it",
     "perplexity": "needs the answer's token log-probabilities, which the trials do not record",
@@ -73,9 +74,7 @@ REFUSED = {
     "tool-trajectory": _TRAJECTORY,
     "trajectory:tool-args-match": _TRAJECTORY,
     "trajectory:goal-success": _TRAJECTORY,
-    "execution-metrics": "agentv's run metrics (tokens, tool calls, duration) are not recorded as agentv records them",
     "token-usage": "token counts are not graded",
-    "field-accuracy": "comparing the fields of a structured answer is not implemented; use a python assertion or a script",
     "composite": "agentv's aggregator is not implemented; list the assertions (weight, required: true)",
 }
 """Assertion types refused as out of scope, with the reason the refusal gives."""

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from agentsproof.core.errors import InputError
+from agentsproof.formats.agentevals.conversation import CONVERSATION_KEYS, history_prompt, lift
 from agentsproof.formats.agentevals.template_env import env_value
 
 SUITE_KEYS = {
@@ -60,30 +61,13 @@ SUITE_KEYS = {
     "default_test",
     "threshold",
 }
-TEST_KEYS = {
-    "id",
-    "description",
-    "criteria",
-    "input",
-    "expected_output",
-    "rubrics",
-    "assert",
-    "assertions",
-    "vars",
-    "tags",
-    "metadata",
-    # agentv's older dialect (``evalcases:``), read as the current one
-    "outcome",
-    "expected_outcome",
-    "input_messages",
-    "expected_messages",
-    "conversation_id",
-    "execution",
-}
+TEST_KEYS = {"id", "description", "criteria", "input", "expected_output", "rubrics", "assert", "assertions", "vars", "tags", "metadata"}
+TEST_KEYS |= {"outcome", "expected_outcome", "input_messages", "expected_messages", "conversation_id", "execution"}  # agentv's older dialect
+TEST_KEYS |= CONVERSATION_KEYS  # agentv's multi-turn tests (formats/agentevals/conversation.py)
 EXECUTION_KEYS = {"target"}
 MESSAGE_KEYS = {"role", "content"}
 PART_KEYS = {"type", "value", "text", "path"}
-ROLES = ("system", "user")
+ROLES = ("system", "user", "assistant")
 _TEMPLATE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\}\}")
 
 
@@ -105,6 +89,8 @@ class EvalTest:
     tags: tuple[str, ...] = ()
     vars: dict[str, Any] = field(default_factory=dict)
     """The test's vars (its suite's default ones under them): a python/javascript assertion's ``context.vars``."""
+    turns: tuple[str, ...] = ()
+    """Follow-up user messages (agentv's ``turns`` after the first), sent in the same session."""
 
 
 @dataclass
@@ -187,6 +173,7 @@ def _messages(src: str, where: str, value: Any, path: Path, files: list[tuple[st
         raise _err(src, where, "must be a string or a list of role/content messages")
     system: list[str] = []
     user: list[str] = []
+    dialog: list[tuple[str, str]] = []  # (role, text) of a history with assistant turns
     for i, msg in enumerate(value):
         at = f"{where}[{i}]"
         if isinstance(msg, str):  # a bare string in the list: a user message
@@ -197,7 +184,11 @@ def _messages(src: str, where: str, value: Any, path: Path, files: list[tuple[st
         _unknown(src, at, msg, MESSAGE_KEYS)
         role = msg.get("role")
         if role not in ROLES:
-            raise _err(src, f"{at}.role", f"{role!r}: only 'system' and 'user' messages can be sent (one turn)")
+            raise _err(src, f"{at}.role", f"{role!r}: expected system, user or assistant")
+        if role != "system" and (role == "assistant" or dialog):  # a history: the turns so far (user messages before it included)
+            dialog = dialog or [("user", u) for u in user]
+            dialog.append((role, _text(src, f"{at}.content", msg.get("content"))))
+            continue
         content = msg.get("content")
         parts = [content] if isinstance(content, str) else content
         if not isinstance(parts, list) or not parts:
@@ -218,9 +209,11 @@ def _messages(src: str, where: str, value: Any, path: Path, files: list[tuple[st
                 files.append((rel, attached(src, f"{pat}.path", rel, path)))
             else:
                 raise _err(src, f"{pat}.type", f"{kind!r}: expected 'text' or 'file'")
-    if not user and not files:
+    if dialog and dialog[-1][0] != "user":
+        raise _err(src, f"{where}[{len(value) - 1}]", "a conversation history ends with the user's message (the one the trial answers)")
+    if not user and not files and not dialog:
         raise _err(src, where, "has no user message")
-    text = "\n\n".join(user)
+    text = history_prompt(dialog) if dialog else "\n\n".join(user)
     if system:
         text = "Instructions:\n" + "\n\n".join(system) + ("\n\n" + text if text else "")
     return text
@@ -412,6 +405,7 @@ def _parse_test(
 ) -> EvalTest:
     if not isinstance(raw, dict):
         raise _err(src, at, "must be a mapping with an id")
+    raw, follow, scoped = lift(src, at, raw)
     _unknown(src, at, raw, TEST_KEYS)
     from agentsproof.formats.agentevals.older import older_test
 
@@ -451,6 +445,7 @@ def _parse_test(
     criteria = render(src, f"{at}.criteria", _text(src, f"{at}.criteria", criteria_raw), variables) if criteria_raw is not None else None
     key = "assertions" if "assertions" in raw else "assert"
     own = [(f"{at}.{key}[{i}]", render_entry(src, f"{at}.{key}[{i}]", a, variables)) for i, a in enumerate(_list(src, f"{at}.{key}", raw.get(key)))]
+    own += [(where, render_entry(src, where, a, variables)) for where, a in scoped]  # agentv's turns' assertions
     rubrics = [
         (f"{at}.rubrics[{i}]", render(src, f"{at}.rubrics[{i}]", r, variables) if isinstance(r, str) else r)
         for i, r in enumerate(_list(src, f"{at}.rubrics", raw.get("rubrics")))
@@ -467,6 +462,7 @@ def _parse_test(
         rubrics=rubrics,
         tags=tags,
         vars=variables,
+        turns=tuple(render(src, f"{at}.turns[{n}].input", t, variables) for n, t in enumerate(follow, start=1)),
     )
 
 

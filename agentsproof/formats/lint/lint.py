@@ -78,7 +78,9 @@ def _unchecked(path: Path, kind: str, src: str) -> list[Problem]:
 
 def lint_path(path: Path) -> list[Problem]:
     """Every problem of ``path`` (a file, or every eval file and targets.yaml below a folder).
-    InputError only when ``path`` itself cannot be linted (it does not exist)."""
+    InputError (exit 30) only when ``path`` itself cannot be linted: it does not exist, is not
+    a regular file or cannot be read, is a JSONL dataset, or is a folder with nothing lint
+    reads. A file found below a folder that cannot be read is one of its problems instead."""
     from agentsproof.core.inputs import display
 
     if not path.exists() and not path.is_symlink():
@@ -90,6 +92,10 @@ def lint_path(path: Path) -> list[Problem]:
         return [p for f in files for p in lint_file(f)]
     if path.suffix.lower() == ".jsonl":
         raise InputError(display(path), None, "lint reads eval.yaml, EVAL.yaml, evals.json and targets.yaml files, not JSONL datasets")
+    if not path.is_file():  # a FIFO, socket or device (or a link to one): nothing lint can check, as a missing path
+        raise InputError(display(path), None, "is not a regular file (a FIFO, socket or device); give an eval file or a folder")
+    if not os.access(path, os.R_OK):
+        raise InputError(display(path), None, "cannot be read (permission denied); make it readable")
     return lint_file(path)
 
 

@@ -1,0 +1,83 @@
+"""An ACP agent inside the trial's container (the item has an ``environment:``).
+
+ACP needs the agent's stdin and stdout for the whole session, so the agent is started with
+``docker exec -i`` in the trial's container (the engine ``$DOCKER_HOST`` names; the
+container :class:`agentsproof.targets.environments.Environments` started, labelled and
+removes), and the SDK speaks to that process's pipes as it does to a local agent. As for
+the agent CLIs (:mod:`agentsproof.targets.agent_container`): the agent's installed package
+is mounted read-only at its host path (``container_mounts``), its native binary run where it
+has one (else the program as it resolves: a Node agent needs ``node`` in the image); the
+trial's hermetic harness (home, config, the staged skills) is copied in at its host path,
+so every path in the agent's arguments and environment holds inside too, and the
+workspace's host path is replaced by the container's workdir, which is the session's
+``cwd``. The model endpoint on the host's loopback is relayed in by the container's relay.
+
+In a container the client offers no ``fs`` or ``terminal`` capabilities: the agent reads,
+writes and runs commands itself, inside the container (its own sandbox), and the runner
+copies the workdir back before grading. At the end (or the timeout) the agent's process
+tree in the container is stopped and killed (its pid is noted as it starts), then the
+``docker exec`` client's group is ended.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from typing import Any
+
+from agentsproof.targets.agent_cli import Harness
+from agentsproof.targets.container import HARNESS_DIR
+
+_RECORD_PID = 'echo $$ > "$0"; exec "$@"'
+_KILL_TREE = (
+    't() { kill -STOP "$1" 2>/dev/null; for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do t "$c"; done; kill -KILL "$1" 2>/dev/null; }; '
+    '[ -f "$0" ] && t "$(cat "$0")"; rm -f "$0"'
+)
+"""Every process the agent started, stopped first (so none forks again), then killed, leaves first."""
+STOP_S = 30.0
+
+
+def native(program: str, fallback: Any) -> str:
+    """The binary to run in a container: codex-acp's Node wrapper (``codex-acp.js``) replaced by
+    the platform package's native binary beside it; anything else by ``fallback`` (the agent CLIs' rule)."""
+    real = Path(os.path.realpath(program))
+    if real.name == "codex-acp.js":
+        for found in sorted(real.parent.parent.parent.glob("codex-acp-linux-*/bin/codex-acp")):
+            return str(found)
+    return str(fallback(program))
+
+
+class InContainer:
+    """One trial's agent in ``box`` (a :class:`~agentsproof.model.environment.TrialEnvironment`)."""
+
+    def __init__(self, box: Any, harness: Harness, workspace: Path):
+        self.box, self.harness, self.workspace = box, harness, str(workspace)
+        self.pid_file = f"{HARNESS_DIR}/acp-{harness.root.name}.pid"  # made by every copy_in
+
+    def inside(self, text: str) -> str:
+        """``text`` with the workspace's host path replaced by the container's workdir."""
+        ws = self.workspace
+        return self.box.workdir + text[len(ws) :] if text == ws or text.startswith(ws + "/") else text
+
+    async def command(self, argv: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+        """(the ``docker exec -i`` command line that runs ``argv`` in the container, the docker
+        CLI's environment): the harness copied in first. Values never appear on the command
+        line: ``-e NAME`` hands each over from the CLI's environment."""
+        from agentsproof.targets.agent_container import CONTAINER_PATH, native_program
+        from agentsproof.targets.engine_api import docker_cli
+
+        await self.box.copy_in(self.harness.root, str(self.harness.root))
+        inner_env = {k: self.inside(v) for k, v in env.items()}
+        inner_env["PATH"] = CONTAINER_PATH
+        program = native(argv[0], native_program)
+        cmd = [docker_cli(), "exec", "-i", "-w", self.box.workdir]
+        for key in inner_env:
+            cmd += ["-e", key]
+        cmd += [self.box.name, "/bin/sh", "-c", _RECORD_PID, self.pid_file, program, *(self.inside(a) for a in argv[1:])]
+        return cmd, {**os.environ, **inner_env}
+
+    async def stop(self) -> None:
+        """Stop and kill the agent's process tree in the container (nothing when it already ended)."""
+        with contextlib.suppress(Exception):  # a container stopped at a limit: nothing left to kill
+            await self.box.exec(["/bin/sh", "-c", _KILL_TREE, self.pid_file], timeout=STOP_S)
