@@ -98,10 +98,8 @@ def _environment(raw: Any, source: str, name: str, folder: Path | None, kind: st
     from agentsproof.model.environment import EnvironmentSpec, resolve_confined
 
     field = f"{name}.environment"
-    from agentsproof.targets.environments import CONTAINER_KINDS
-
-    if kind not in CONTAINER_KINDS:
-        raise InputError(source, field, f"a {kind} target does not run its agent in a trial's container; the kinds that do: {', '.join(CONTAINER_KINDS)}")
+    if not registry.target_class(kind).uses_workspace:  # the kinds with an agent in a workspace run it in the container
+        raise InputError(source, field, f"a {kind} target runs no agent in a workspace, so it has no container to run in")
     if not isinstance(raw, dict):
         raise InputError(source, field, "expected a mapping (image: NAME or dockerfile: FILE, workdir, cpus, memory_mb, ...)")
     try:
@@ -210,11 +208,10 @@ def targets_json_schema() -> dict[str, Any]:
     env = EnvironmentSpec.model_json_schema()
     defs.update(env.pop("$defs", {}))
     defs["EnvironmentSpec"] = env
-    from agentsproof.targets.environments import CONTAINER_KINDS
-
-    for entry in defs.values():  # the kinds that run in a container may name the image their trials run in
+    kinds = {k for k in registry.target_types() if registry.target_class(k).uses_workspace}
+    for entry in defs.values():  # the kinds whose agent works in a workspace may name the image their trials run in
         props = entry.get("properties")
-        if isinstance(props, dict) and isinstance(props.get("type"), dict) and props["type"].get("const") in CONTAINER_KINDS:
+        if isinstance(props, dict) and isinstance(props.get("type"), dict) and props["type"].get("const") in kinds:
             props["environment"] = {"$ref": "#/$defs/EnvironmentSpec"}
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -52,9 +52,6 @@ from agentsproof.targets.engine_api import docker
 from agentsproof.targets.images import ensure_image, image_workdir
 from agentsproof.targets.sandbox import LoopbackBridge
 
-CONTAINER_KINDS = ("command", "claude-code", "codex", "copilot")
-"""The target kinds whose agent runs inside a trial's container (the others run on the host;
-a targets.yaml ``environment:`` is refused for them)."""
 LABEL_RUN = "org.agentsproof.run"
 LABEL_OWNER = "org.agentsproof.owner"
 LABEL_TRIAL = "org.agentsproof.trial"

@@ -193,3 +193,15 @@ def test_a_targets_environment_is_the_default_for_evals_that_give_none(tmp_path:
     targets.write_text(yaml.safe_dump({"boxed": {**entry, "environment": {"dockerfile": "../elsewhere/Dockerfile"}}}))
     code, stdout, stderr = run_cli(["eval", ev, "--output", tmp_path / "runs4"])
     assert code == 30 and "boxed.environment.dockerfile" in stderr and "Traceback" not in stderr, stderr
+
+
+def test_an_http_target_has_no_environment() -> None:
+    """An http target runs no agent in a workspace: its ``environment:`` is refused by name."""
+    import pytest
+
+    from agentsproof.core.errors import InputError
+    from agentsproof.targets.config import parse_targets
+
+    with pytest.raises(InputError) as err:
+        parse_targets({"web": {"type": "http", "url": "http://127.0.0.1:9/chat", "skill_field": "skill", "environment": {"image": "x"}}}, "targets.yaml")
+    assert str(err.value).startswith("targets.yaml: web.environment: a http target runs no agent in a workspace"), err.value
