@@ -155,7 +155,12 @@ def projection_floor(cases: CaseScores | None, ci: tuple[float, float] | None, l
 
 
 def projected_interval(
-    with_scores: list[float], without_scores: list[float], done: int, cap: int, looks: int, alpha: float = 0.05,
+    with_scores: list[float],
+    without_scores: list[float],
+    done: int,
+    cap: int,
+    looks: int,
+    alpha: float = 0.05,
     cases: CaseScores | None = None,
 ) -> tuple[float, float] | None:
     """The interval the rule would see at the cap if the remaining trials scored like these:
@@ -181,9 +186,7 @@ def projected_interval(
         for k, v in enumerate((*arm_moments(np.asarray(w, float)), *arm_moments(np.asarray(wo, float)))):
             cols[k].append(float(v) * (scale if k in (0, 3) else 1.0))
     n_w, m_w, v_w, n_wo, m_wo, v_wo = (np.asarray(col) for col in cols)
-    lo, hi, _ = interval_from_moments(
-        n_w, m_w, v_w, n_wo, m_wo, v_wo, level=1 - alpha / max(1, looks), question=CASES, binary=all_pass_fail(groups)
-    )
+    lo, hi, _ = interval_from_moments(n_w, m_w, v_w, n_wo, m_wo, v_wo, level=1 - alpha / max(1, looks), question=CASES, binary=all_pass_fail(groups))
     return float(lo), float(hi)
 
 

@@ -73,9 +73,7 @@ def restricted_rates(p_w: np.ndarray, n_w: np.ndarray, p_wo: np.ndarray, n_wo: n
     return q_w, q_w - delta
 
 
-def _score_variance(
-    p_w: np.ndarray, n_w: np.ndarray, p_wo: np.ndarray, n_wo: np.ndarray, delta: np.ndarray, edge_floor: float = EDGE_FLOOR
-) -> np.ndarray:
+def _score_variance(p_w: np.ndarray, n_w: np.ndarray, p_wo: np.ndarray, n_wo: np.ndarray, delta: np.ndarray, edge_floor: float = EDGE_FLOOR) -> np.ndarray:
     """Σ_j V_j(Δ) / c² for candidates ``delta`` of shape (...,) (cases along the last axis of the rest)."""
     dl = delta[..., None]
     q_w, q_wo = restricted_rates(p_w, n_w, p_wo, n_wo, dl)
