@@ -205,7 +205,7 @@ def main() -> None:
             e = args.evals
             look_text = f"{low_look[0]:.1%} at {low_look[1]}" if low_look else "-"
             print(f"{cases:>5} {kind:<7} {'yes' if varies else 'no':<4} {delta:>+5.2f}  {settled / e:>7.0%} {share_wrong:>6.1%}  "
-                  f"{kinds['grade'] / e:>6.0%} {kinds[NO_EFFECT] / e:>7.0%} {kinds[NO_HARM] / e:>7.0%} {kinds['cap'] / e:>5.0%}  "
+                  f"{kinds['grade'] / e:>6.0%} {kinds[NO_EFFECT] / e:>7.0%} {kinds[NO_HARM] / e:>7.0%} {kinds['futile'] / e:>6.0%} {kinds['cap'] / e:>5.0%}  "
                   f"{mean_calls:>6.1f}  {held / e:>6.1%} {look_text:>14}  {fixed.min() / e:>9.1%} {simultaneous / e:>9.1%}",
                   flush=True)
     print(f"\nsettled statements wrong: {total_wrong} of {total_settled} settled "
