@@ -121,7 +121,10 @@ def main() -> None:
     ap.add_argument("--cap", type=int, default=DEFAULT_CAP, help="trial cap per arm and item (the --adaptive default is 15)")
     ap.add_argument("--alpha", type=float, default=0.05)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--cells", default="", help="comma-separated indices into the cells (0-5) to run only those, e.g. to "
+                    "split the grid over processes; each cell keeps its own seeds")
     args = ap.parse_args()
+    only = {int(k) for k in args.cells.split(",") if k}
     t0 = time.time()
     policy = AdaptivePolicy(alpha=args.alpha)
     looks = planned_looks(args.cap)
@@ -141,8 +144,11 @@ def main() -> None:
     lowest_sim = (1.0, "")
     lowest_fixed = (1.0, "")
     cell = 0
-    for cases, kind, varies in CELLS:
+    for index, (cases, kind, varies) in enumerate(CELLS):
         per_case = -(-args.cap // cases)
+        if only and index not in only:
+            cell += len(DELTAS)
+            continue
         for delta in DELTAS:
             cell += 1
             rng = np.random.default_rng([args.seed, cell])
