@@ -46,6 +46,7 @@ from agentsproof.stats.adaptive import (  # noqa: E402
     DEFAULT_CAP,
     NO_EFFECT,
     NO_HARM,
+    UNREACHABLE,
     AdaptivePolicy,
     corrected_interval,
     planned_looks,
@@ -109,6 +110,8 @@ def run_one(
     stop = policy.stop_label(ws, wos, done, cap, per_case)
     ci = stop["interval"]
     label = None if stop["kind"] == "cap" else stop["label"].removeprefix("CI within ")
+    if label == UNREACHABLE:
+        label = "futile"  # stopped early without a statement about the delta: never wrong
     return done, label, (tuple(ci) if ci is not None else None)
 
 
@@ -118,17 +121,22 @@ def main() -> None:
     ap.add_argument("--cap", type=int, default=DEFAULT_CAP, help="trial cap per arm and item (the --adaptive default is 15)")
     ap.add_argument("--alpha", type=float, default=0.05)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--cells", default="", help="comma-separated indices into the cells (0-5) to run only those, e.g. to "
+                    "split the grid over processes; each cell keeps its own seeds")
     args = ap.parse_args()
+    only = {int(k) for k in args.cells.split(",") if k}
     t0 = time.time()
     policy = AdaptivePolicy(alpha=args.alpha)
     looks = planned_looks(args.cap)
     print(f"{args.evals} simulated items per cell; cap {args.cap} trials per arm; alpha {args.alpha}; "
           f"looks at {looks} trials per arm; intervals at level 1 - {args.alpha}/{len(looks)}")
     print(f"{'cases':>5} {'scores':<7} {'var':<4} {'true':>5}  {'settled':>7} {'wrong':>6}  {'grade':>6} {'C or F':>7} "
-          f"{'no harm':>7} {'cap':>5}  {'calls':>6}  {'covers':>6} {'worst look':>14}  {'each look':>9} {'all looks':>9}")
+          f"{'no harm':>7} {'futile':>6} {'cap':>5}  {'calls':>6}  {'covers':>6} {'worst look':>14}  {'each look':>9} {'all looks':>9}")
     worst = (0.0, "")
     clear_calls: list[float] = []
     null_calls: list[float] = []
+    clear_settled: list[float] = []
+    null_futile: list[float] = []
     total_settled = total_wrong = 0
     groups: dict[str, list[int]] = {}  # post-stop coverage: group -> [held, items]
     by_look: dict[int, list[int]] = {}
@@ -136,13 +144,16 @@ def main() -> None:
     lowest_sim = (1.0, "")
     lowest_fixed = (1.0, "")
     cell = 0
-    for cases, kind, varies in CELLS:
+    for index, (cases, kind, varies) in enumerate(CELLS):
         per_case = -(-args.cap // cases)
+        if only and index not in only:
+            cell += len(DELTAS)
+            continue
         for delta in DELTAS:
             cell += 1
             rng = np.random.default_rng([args.seed, cell])
             xw, xwo, dj = simulate(rng, args.evals, cases, per_case, delta, kind, varies)
-            kinds = {"grade": 0, NO_EFFECT: 0, NO_HARM: 0, "cap": 0}
+            kinds = {"grade": 0, NO_EFFECT: 0, NO_HARM: 0, "futile": 0, "cap": 0}
             n_wrong = 0
             held = 0
             calls = []
@@ -163,12 +174,12 @@ def main() -> None:
                     table.setdefault(done, [0, 0])
                     table[done][0] += ok
                     table[done][1] += 1
-                if label is None:
-                    kinds["cap"] += 1
+                if label is None or label == "futile":
+                    kinds[label or "cap"] += 1
                     continue
                 kinds[label if label in (NO_EFFECT, NO_HARM) else "grade"] += 1
                 n_wrong += wrong(label, truth)
-            settled = args.evals - kinds["cap"]
+            settled = args.evals - kinds["cap"] - kinds["futile"]
             total_settled += settled
             total_wrong += n_wrong
             share_wrong = n_wrong / args.evals
@@ -178,8 +189,10 @@ def main() -> None:
             mean_calls = float(np.mean(calls))
             if abs(delta) >= 0.6 - 1e-9:
                 clear_calls.append(mean_calls)
+                clear_settled.append(settled / args.evals)
             if abs(delta) < 1e-9:
                 null_calls.append(mean_calls)
+                null_futile.append((kinds[NO_EFFECT] + kinds["futile"]) / args.evals)
             where = "one case" if cases == 1 else "several cases"
             kind_of = ("null" if abs(delta) < 1e-9 else "clear-cut" if abs(delta) >= 0.6 - 1e-9
                        else "band edge" if any(abs(delta - e) < 1e-9 for e in EDGES) else "other")
@@ -198,14 +211,18 @@ def main() -> None:
             e = args.evals
             look_text = f"{low_look[0]:.1%} at {low_look[1]}" if low_look else "-"
             print(f"{cases:>5} {kind:<7} {'yes' if varies else 'no':<4} {delta:>+5.2f}  {settled / e:>7.0%} {share_wrong:>6.1%}  "
-                  f"{kinds['grade'] / e:>6.0%} {kinds[NO_EFFECT] / e:>7.0%} {kinds[NO_HARM] / e:>7.0%} {kinds['cap'] / e:>5.0%}  "
+                  f"{kinds['grade'] / e:>6.0%} {kinds[NO_EFFECT] / e:>7.0%} {kinds[NO_HARM] / e:>7.0%} {kinds['futile'] / e:>6.0%} {kinds['cap'] / e:>5.0%}  "
                   f"{mean_calls:>6.1f}  {held / e:>6.1%} {look_text:>14}  {fixed.min() / e:>9.1%} {simultaneous / e:>9.1%}",
                   flush=True)
     print(f"\nsettled statements wrong: {total_wrong} of {total_settled} settled "
           f"({total_wrong / max(1, total_settled):.2%}); worst cell {worst[0]:.1%} of its items ({worst[1] or 'none'}); "
           f"bound alpha = {args.alpha:.0%} per item")
-    print(f"mean trial calls to a decision (both arms; fixed run = {2 * args.cap}): clear-cut skills (|delta| >= 0.6) "
-          f"{np.mean(clear_calls):.1f}, no-effect skills (delta 0) {np.mean(null_calls):.1f}")
+    fixed = 2 * args.cap
+    print(f"mean trial calls to a stop (both arms; fixed run = {fixed}): clear-cut skills (|delta| >= 0.6) "
+          f"{np.mean(clear_calls):.1f} ({np.mean(clear_calls) / fixed:.0%} of the fixed run; settled in "
+          f"{np.mean(clear_settled):.0%} of them), no-effect skills (delta 0) {np.mean(null_calls):.1f} "
+          f"({np.mean(null_calls) / fixed:.0%}; stopped for futility — no meaningful effect, or the cap would not "
+          f"settle it — in {np.mean(null_futile):.0%} of them)")
     print(f"post-stop coverage (the printed interval holds the truth; target >= {1 - args.alpha:.0%}): "
           f"lowest cell {lowest[0]:.1%} ({lowest[1]})")
     print(f"had every item stopped at one same look, the lowest coverage over looks and cells: {lowest_fixed[0]:.1%} "

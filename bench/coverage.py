@@ -304,40 +304,53 @@ MODES = ("none", "symmetric", "skewed", "mirror")
 mirror (three quarters gain 4δ/3, a quarter 0: a skill that fails a few tasks)."""
 Q_CASES = (1, 3, 5, 10)
 Q_TRIALS = (1, 3, 6, 15, 30)
-Q_DELTAS = (-0.2, 0.0, 0.1, 0.2, 0.25, 0.4, 0.6)
+Q_DELTAS = (-1.0, -0.9, -0.6, -0.2, 0.0, 0.1, 0.2, 0.25, 0.4, 0.6, 0.9, 1.0)
+PLACES = ("mid", "low", "high")
+"""Where a case's baseline sits in what keeps both arms in range: mid (uniform over it; with
+no task effects its middle), low (near its bottom: the lower arm near 0, e.g. a harmful
+skill's with-arm) and high (near its top: the upper arm near 1, e.g. a baseline near 1)."""
+EDGE_MARGIN = 0.03
+"""low / high: the baseline this share of its feasible range from the range's end."""
 
 
 def task_effects(rng: np.random.Generator, runs: int, c: int, delta: float, mode: str, edge: float) -> np.ndarray | None:
     """Per-case true deltas (runs, c) drawn from the population of tasks, or None when the
     mode cannot reach ``delta`` inside [−edge, edge]."""
+    if abs(delta) > edge + 1e-9:
+        return None
     if mode == "none":
         return np.full((runs, c), delta)
     if mode == "symmetric":
         a = min(0.3, edge - abs(delta))
+        if a <= 1e-9:
+            return None  # no room to vary: the cell is "none"
         return delta + rng.uniform(-a, a, (runs, c))
     share = 0.25 if mode == "skewed" else 0.75
     gain = delta / share
-    if abs(gain) > edge + 1e-9:
-        return None
+    if abs(gain) > edge + 1e-9 or abs(delta) < 1e-9:
+        return None  # out of range, or no effect to spread (the cell is "none")
     return np.where(rng.random((runs, c)) < share, gain, 0.0)
 
 
-def simulate_tasks(rng: np.random.Generator, runs: int, c: int, n: int, delta: float, kind: str, mode: str):
-    """(with, without, per-case true deltas) like :func:`simulate`, task effects per ``mode``;
-    None when the mode cannot reach ``delta``."""
+def simulate_tasks(rng: np.random.Generator, runs: int, c: int, n: int, delta: float, kind: str, mode: str, place: str = "mid"):
+    """(with, without, per-case true deltas) like :func:`simulate`, task effects per ``mode``,
+    baselines per ``place`` (:data:`PLACES`); None when the mode cannot reach ``delta``."""
     edge = 0.96 if kind == "continuous" else 1.0
     floor = 1.0 - edge
     dj = task_effects(rng, runs, c, delta, mode, edge - floor)
     if dj is None:
         return None
-    if mode == "none":
-        base = np.full((runs, c), np.clip((1 - delta) / 2, floor, edge))
+    lo = np.maximum(floor, floor - dj)
+    hi = np.minimum(edge, edge - dj)
+    if place == "low":
+        base = lo + EDGE_MARGIN * (hi - lo)
+    elif place == "high":
+        base = hi - EDGE_MARGIN * (hi - lo)
+    elif mode == "none":
+        base = (lo + hi) / 2
     else:
-        lo = np.maximum(floor, floor - dj)
-        hi = np.minimum(edge, edge - dj)
         base = lo + (hi - lo) * rng.random((runs, c))
-
-    return _draw(rng, base + dj, kind, n), _draw(rng, base, kind, n), dj
+    return _draw(rng, base + dj, kind, n), _draw(rng, base, kind, n), dj, base
 
 
 def grades(x: np.ndarray) -> np.ndarray:
@@ -346,54 +359,81 @@ def grades(x: np.ndarray) -> np.ndarray:
     return (d >= 0.0).astype(int) + (d >= 0.15) + (d >= 0.30)
 
 
+def _arm_var(m: np.ndarray, kind: str) -> np.ndarray:
+    """The true variance of one trial's score with mean ``m`` (the simulator's)."""
+    m = np.clip(m, 0.0, 1.0)
+    return m * (1 - m) / {"binary": 1.0, "graded": 4.0, "continuous": 5.0}[kind]
+
+
 def question_grid(args: argparse.Namespace) -> list[dict]:
-    """Per (scores, mode, cases, trials) row and question, over Q_DELTAS: coverage (lowest and
-    mean over the deltas), width against the known-variance interval, and the share of items
-    whose interval sits in one band that is not the truth's ("settled wrong"; with the 5-case
-    rule of ``settled`` for the question the grade uses)."""
+    """Per (scores, mode, cases, trials) row and question, over Q_DELTAS × PLACES: coverage
+    (lowest and mean over the cells), width against the known-variance interval, and the
+    share of items whose interval sits in one band that is not the truth's ("settled wrong";
+    with the 5-case rule of ``settled`` for the question the grade uses).
+
+    Beside the known-variance ratio, two references say where that ratio cannot be met:
+    ``× pass/fail`` is the width against the known-variance interval of pass/fail scores with
+    the same means (the widest spread a score in [0, 1] can have: an interval that must hold
+    for every score distribution cannot know a graded score's smaller spread from one trial
+    or three), and ``sure`` is the largest share, over the row's cells, of items whose delta
+    equals its target exactly (any interval that holds its delta covers at least that share:
+    above 98.5 % the band's top cannot be met)."""
     from agentsproof.stats.wald import CASES as QA
     from agentsproof.stats.wald import TASKS as QB
 
     rows = []
     cell = 10_000
     for kind in args.kinds:
-        for mode in MODES:
+        for mode in args.modes:
             for c in Q_CASES:
                 for n in Q_TRIALS:
-                    per_q: dict[str, dict[str, list[float]]] = {q: {"cov": [], "w": [], "kw": [], "wrong": []} for q in (QA, QB)}
+                    per_q: dict[str, dict[str, list[float]]] = {
+                        q: {"cov": [], "w": [], "kw": [], "pw": [], "wrong": [], "sure": []} for q in (QA, QB)
+                    }
                     for delta in Q_DELTAS:
-                        cell += 1
-                        rng = np.random.default_rng([args.seed, cell])
-                        sim = simulate_tasks(rng, args.q_runs, c, n, delta, kind, mode)
-                        if sim is None:
-                            continue
-                        xw, xwo, dj = sim
-                        moments = (*arm_moments(xw), *arm_moments(xwo))
-                        binary = all_binary(xw, xwo)
-                        for q in (QA, QB):
-                            if q == QB and c == 1:
-                                continue  # one case shows nothing of other tasks: (b) is [−1, 1]
-                            lo, hi, est = interval_from_moments(*moments, level=LEVEL, question=q, binary=binary)
-                            target = dj.mean(-1) if q == QA else np.full(len(est), delta)
-                            eps = 1e-9
-                            inside = (lo <= target + eps) & (target <= hi + eps)
-                            sd = float(np.std(est - target))
-                            one_band = grades(lo) == grades(hi)
-                            if q == QB or c >= 5:  # the verdict's 5-case rule, for the question it is about
-                                wrong = one_band & (grades(lo) != grades(target)) & (c >= 5)
-                            else:
-                                wrong = one_band & (grades(lo) != grades(target))
-                            rec = per_q[q]
-                            rec["cov"].append(float(inside.mean()))
-                            rec["w"].append(float(np.mean(hi - lo)))
-                            rec["kw"].append(float(np.mean(np.clip(est + 1.959964 * sd, -1, 1) - np.clip(est - 1.959964 * sd, -1, 1))))
-                            rec["wrong"].append(float(wrong.mean()))
+                        for place in PLACES:
+                            cell += 1
+                            if mode == "none" and abs(delta) > 0.999 and place != "mid":
+                                continue  # delta ±1 has one placement: both arms at 0 and 1
+                            rng = np.random.default_rng([args.seed, cell])
+                            sim = simulate_tasks(rng, args.q_runs, c, n, delta, kind, mode, place)
+                            if sim is None:
+                                continue
+                            xw, xwo, dj, base = sim
+                            moments = (*arm_moments(xw), *arm_moments(xwo))
+                            binary = all_binary(xw, xwo)
+                            # the pass/fail reference: known variance of 0/1 scores with these means
+                            pf_sd = np.sqrt(((base + dj) * (1 - base - dj) + base * (1 - base)).sum(-1) / n) / c
+                            for q in (QA, QB):
+                                if q == QB and c == 1:
+                                    continue  # one case shows nothing of other tasks: (b) is [−1, 1]
+                                lo, hi, est = interval_from_moments(*moments, level=LEVEL, question=q, binary=binary)
+                                target = dj.mean(-1) if q == QA else np.full(len(est), delta)
+                                eps = 1e-9
+                                inside = (lo <= target + eps) & (target <= hi + eps)
+                                sd = float(np.std(est - target))
+                                one_band = grades(lo) == grades(hi)
+                                if q == QB or c >= 5:  # the verdict's 5-case rule, for the question it is about
+                                    wrong = one_band & (grades(lo) != grades(target)) & (c >= 5)
+                                else:
+                                    wrong = one_band & (grades(lo) != grades(target))
+                                rec = per_q[q]
+                                rec["cov"].append(float(inside.mean()))
+                                rec["w"].append(float(np.mean(hi - lo)))
+                                rec["kw"].append(float(np.mean(np.clip(est + 1.959964 * sd, -1, 1) - np.clip(est - 1.959964 * sd, -1, 1))))
+                                pw_sd = float(np.sqrt(np.mean(pf_sd**2))) if q == QA else sd
+                                rec["pw"].append(float(np.mean(np.clip(est + 1.959964 * pw_sd, -1, 1) - np.clip(est - 1.959964 * pw_sd, -1, 1))))
+                                rec["wrong"].append(float(wrong.mean()))
+                                rec["sure"].append(float(np.mean(np.abs(est - target) < 1e-9)))
                     for q, rec in per_q.items():
                         if not rec["cov"]:
                             continue
                         rows.append({"kind": kind, "mode": mode, "cases": c, "trials": n, "question": q,
                                      "min": min(rec["cov"]), "mean": float(np.mean(rec["cov"])), "max": max(rec["cov"]),
                                      "ratio": float(np.mean(rec["w"]) / max(1e-9, np.mean(rec["kw"]))),
+                                     "pf_ratio": float(np.mean(rec["w"]) / max(1e-9, np.mean(rec["pw"]))),
+                                     "sure": max(rec["sure"]),
+                                     "max_ok": max((cv for cv, su in zip(rec["cov"], rec["sure"], strict=True) if su <= 0.985), default=0.0),
                                      "width": float(np.mean(rec["w"])), "wrong": max(rec["wrong"])})
     return rows
 
@@ -401,52 +441,59 @@ def question_grid(args: argparse.Namespace) -> list[dict]:
 def print_question_grid(rows: list[dict], md: bool, full: bool = False) -> None:
     lo_t, hi_t = 0.93, 0.985
     print(f"\nThe two questions: (a) on these cases (target: these cases' own mean delta), (b) on tasks like these "
-          f"(target: the population delta); true deltas {Q_DELTAS}; width ratio = mean width / the known-variance "
-          f"interval's (delta ± 1.96 SD, SD measured in the cell); settled wrong = the largest share over the deltas of "
-          f"items whose interval sits in one band that is not the truth's")
-    # the compact table (docs/statistics.md): per scores × task effects × cases × question, over 1–30 trials
-    summary_head = ["scores", "task effects", "cases", "question", "coverage min", "mean", "max", "width × known (range)",
-                    "settled wrong (max)"]
+          f"(target: the population delta); true deltas {Q_DELTAS} × baselines {PLACES}; width ratio = mean width / the "
+          f"known-variance interval's (delta ± 1.96 SD, SD measured in the cell); × pass/fail = mean width / the "
+          f"known-variance interval of pass/fail scores with the same means ((a) only); sure = the largest share of a "
+          f"cell's items whose delta equals its target exactly; max (not sure) = the highest coverage over the cells "
+          f"where sure ≤ 98.5 %; settled wrong = the largest share over the cells of items whose interval sits in one "
+          f"band that is not the truth's")
+    summary_head = ["scores", "task effects", "cases", "question", "coverage min", "mean", "max (not sure)",
+                    "width × known (range)", "× pass/fail (range)", "settled wrong (max)"]
     print("| " + " | ".join(summary_head) + " |\n|" + "---|" * len(summary_head) if md else "  ".join(summary_head))
     keys = sorted({(r["kind"], r["mode"], r["cases"], r["question"]) for r in rows},
                   key=lambda k: (KINDS.index(k[0]), MODES.index(k[1]), k[2], k[3]))
     for kind, mode, c, q in keys:
         sub = [r for r in rows if (r["kind"], r["mode"], r["cases"], r["question"]) == (kind, mode, c, q)]
         cells = [kind, mode, str(c), "(a)" if q == "cases" else "(b)", f"{min(r['min'] for r in sub):.1%}",
-                 f"{np.mean([r['mean'] for r in sub]):.1%}", f"{max(r['max'] for r in sub):.1%}",
-                 f"{min(r['ratio'] for r in sub):.2f}–{max(r['ratio'] for r in sub):.2f}", f"{max(r['wrong'] for r in sub):.1%}"]
+                 f"{np.mean([r['mean'] for r in sub]):.1%}", f"{max(r['max_ok'] for r in sub):.1%}",
+                 f"{min(r['ratio'] for r in sub):.2f}–{max(r['ratio'] for r in sub):.2f}",
+                 f"{min(r['pf_ratio'] for r in sub):.2f}–{max(r['pf_ratio'] for r in sub):.2f}" if q == "cases" else "—",
+                 f"{max(r['wrong'] for r in sub):.1%}"]
         print("| " + " | ".join(cells) + " |" if md else "  ".join(cells))
-    if not full:
-        rows_to_print: list[dict] = []
-    else:
-        rows_to_print = rows
-    head = ["scores", "task effects", "cases", "trials/case/arm", "question", "coverage min", "mean", "max", "width",
-            "× known", "settled wrong"]
+    rows_to_print = rows if full else []
+    head = ["scores", "task effects", "cases", "trials/case/arm", "question", "coverage min", "mean", "max (not sure)",
+            "width", "× known", "× pass/fail", "sure", "settled wrong"]
     if md and rows_to_print:
         print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
     for r in rows_to_print:
-        flag = "" if lo_t <= r["min"] and r["max"] <= hi_t else " *"
+        flag = "" if lo_t <= r["min"] and r["max_ok"] <= hi_t else " *"
         cells = [r["kind"], r["mode"], str(r["cases"]), str(r["trials"]), "(a)" if r["question"] == "cases" else "(b)",
-                 f"{r['min']:.1%}{flag}", f"{r['mean']:.1%}", f"{r['max']:.1%}", f"{r['width']:.2f}", f"{r['ratio']:.2f}",
-                 f"{r['wrong']:.1%}"]
+                 f"{r['min']:.1%}{flag}", f"{r['mean']:.1%}", f"{r['max_ok']:.1%}", f"{r['width']:.2f}", f"{r['ratio']:.2f}",
+                 f"{r['pf_ratio']:.2f}" if r["question"] == "cases" else "—", f"{r['sure']:.1%}", f"{r['wrong']:.1%}"]
         if md:
             print("| " + " | ".join(cells) + " |")
         else:
-            print(f"{cells[0]:<11}{cells[1]:<10}{cells[2]:>5}{cells[3]:>7} {cells[4]:>4}  {cells[5]:>8}{cells[6]:>7}{cells[7]:>7}"
-                  f"{cells[8]:>7}{cells[9]:>7}{cells[10]:>8}")
+            print("  ".join(cells))
     for q, name in (("cases", "(a)"), ("tasks", "(b)")):
         sub = [r for r in rows if r["question"] == q]
         if not sub:
             continue
         below = [r for r in sub if r["min"] < lo_t]
-        above = [r for r in sub if r["max"] > hi_t]
+        above = [r for r in sub if r["max_ok"] > hi_t]
         wide = [r for r in sub if r["ratio"] > 1.3]
-        print(f"{name}: {len(sub)} rows; lowest coverage {min(r['min'] for r in sub):.1%}; rows with a delta below 93 %: "
-              f"{len(below)}; above 98.5 %: {len(above)}; width > 1.3x known: {len(wide)}; settled wrong at most "
-              f"{max(r['wrong'] for r in sub):.1%} (target < 5 %)")
+        wide_pf = [r for r in wide if r["pf_ratio"] > 1.3] if q == "cases" else wide
+        print(f"{name}: {len(sub)} rows; lowest coverage {min(r['min'] for r in sub):.1%}; rows with a cell below 93 %: "
+              f"{len(below)}; rows with a cell above 98.5 % where the delta is not sure to equal its target: {len(above)} "
+              f"(of them with 1 or 3 trials per case and arm: {sum(r['trials'] <= 3 for r in above)}); width > 1.3x known: "
+              f"{len(wide)}" + (f" (and > 1.3x the pass/fail reference: {len(wide_pf)})" if q == "cases" else "")
+              + f"; settled wrong at most {max(r['wrong'] for r in sub):.1%} (target < 5 %)")
         if below:
             print("   below 93 %: " + "; ".join(f"{r['kind']} {r['mode']} {r['cases']}x{r['trials']} {r['min']:.1%}" for r in below[:12])
                   + (" …" if len(below) > 12 else ""))
+        if wide_pf and q == "cases":
+            print("   wider than 1.3x both references: " + "; ".join(
+                f"{r['kind']} {r['mode']} {r['cases']}x{r['trials']} {r['ratio']:.2f}/{r['pf_ratio']:.2f}" for r in wide_pf[:12])
+                + (" …" if len(wide_pf) > 12 else ""))
 
 
 def pairwise_cells(runs: int, seed: int) -> list[tuple[str, float, float, float]]:
@@ -520,6 +567,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=2000, help="simulated items per cell (>= 500)")
     ap.add_argument("--compare-runs", type=int, default=0, help="items per cell also run through the older bootstrap (0: skip)")
     ap.add_argument("--kinds", default=",".join(KINDS), help="comma-separated: binary,graded,continuous")
+    ap.add_argument("--modes", default="none,symmetric,skewed", help="questions part, task effects: none,symmetric,skewed,mirror")
     ap.add_argument("--seed", type=int, default=23)
     ap.add_argument("--markdown", action="store_true", help="print Markdown tables (for docs/statistics.md)")
     ap.add_argument("--parts", default="delta,questions,others,pass",
@@ -529,6 +577,7 @@ def main() -> None:
     ap.add_argument("--q-runs", type=int, default=400, help="simulated items per cell of the questions and pairwise parts")
     args = ap.parse_args()
     args.kinds = [k for k in args.kinds.split(",") if k]
+    args.modes = [m for m in args.modes.split(",") if m]
     parts = set(args.parts.split(","))
     t0 = time.time()
     if "questions" in parts:

@@ -12,7 +12,16 @@ supports:
   futility, the skill does not help enough to matter;
 - **"does no harm: C or better"** — the interval rules out F (printed bottom ≥ 0.00) and, at the
   current width, no single grade can be settled by the cap (the width is projected to
-  shrink as 1/√trials), so more trials would not change the decision.
+  shrink as 1/√trials), so more trials would not change the decision;
+- **"unsettled: the cap would not settle it"** (futility, no statement about the delta) —
+  the interval the rule would see at the cap if the remaining trials scored like these
+  (:func:`projected_interval`: each arm's mean and spread kept, the trials scaled to the
+  cap; for question (b) the betting interval of as many cases that all agree, which more
+  trials per case cannot beat) would settle no grade, no "no meaningful effect" and no
+  "does no harm": the trials left cannot reach a decision, so they are not spent. A null skill
+  on pass/fail scores stops here at the first look (no interval from 30 trials can rule
+  out B for it), and an item of 5–9 cases, whose (b) interval more trials cannot narrow
+  enough, stops here instead of running to the cap.
 
 Every statement is implied by the interval holding the true delta, so a settled statement
 is wrong only if some look's interval missed — at most K × alpha/K = alpha over the whole
@@ -55,6 +64,7 @@ def planned_looks(cap: int) -> list[int]:
 
 NO_EFFECT = "no meaningful effect: C or F"
 NO_HARM = "does no harm: C or better"
+UNREACHABLE = "unsettled: the cap would not settle it"
 UNSETTLED = "unsettled at the cap"
 MEANINGFUL = 0.15
 """The B edge: below it an effect is not worth a skill (grade C or F)."""
@@ -62,11 +72,29 @@ BANDS = ((0.0, 0.15), (0.15, 0.30))
 """The finite grade bands (C, B); A and F are open-ended."""
 
 
-def statement(ci: tuple[float, float] | None, *, done: int = 0, cap: int = 0) -> tuple[str | None, str | None]:
+def supports_a_statement(ci: tuple[float, float]) -> bool:
+    """Whether an interval at the cap would support any statement: a grade, "no meaningful
+    effect" (printed top below +0.15) or "does no harm" (printed bottom at least 0.00)."""
+    g_lo, g_hi = compute_grade(ci[0]), compute_grade(ci[1])
+    return g_lo == g_hi or g_hi in ("C", "F") or g_lo != "F"
+
+
+def statement(
+    ci: tuple[float, float] | None,
+    *,
+    done: int = 0,
+    cap: int = 0,
+    floor: float = 0.0,
+    projected: tuple[float, float] | None = None,
+) -> tuple[str | None, str | None]:
     """(settled grade, futility label) the interval supports, either or both None.
 
     ``done``/``cap``: trials so far and the cap, for the "does no harm" rule (only when no
-    grade can be settled by the cap); with done ≥ cap it holds whenever low ≥ 0."""
+    grade can be settled by the cap; with done ≥ cap it holds whenever low ≥ 0) and the
+    "the cap would not settle it" rule: ``projected`` (:func:`projected_interval`), the
+    interval at the cap if the remaining trials scored like these, supports no statement
+    (without it, this interval's half-width × √(done/cap), at least ``floor``); never at
+    the cap, where the run stops anyway."""
     if ci is None:
         return None, None
     lo, hi = ci
@@ -82,10 +110,16 @@ def statement(ci: tuple[float, float] | None, *, done: int = 0, cap: int = 0) ->
             return None, NO_HARM
         half = (hi - lo) / 2
         centre = (hi + lo) / 2
-        half_at_cap = half * (done / cap) ** 0.5
+        half_at_cap = max(floor, half * (done / cap) ** 0.5)
         reachable = centre - half_at_cap >= 0.30 or any(2 * half_at_cap <= b - a for a, b in BANDS)
         if not reachable:
             return None, NO_HARM
+    if 0 < done < cap:
+        if projected is None:
+            centre, half = (hi + lo) / 2, max(floor, (hi - lo) / 2 * (done / cap) ** 0.5)
+            projected = (centre - half, centre + half)
+        if not supports_a_statement(projected):
+            return None, UNREACHABLE
     return None, None
 
 
@@ -98,6 +132,62 @@ def corrected_interval(
     from agentsproof.stats.cases import delta_interval  # numpy: only once a batch is judged
 
     return delta_interval(cases or [(with_scores, without_scores)], 1 - alpha / max(1, looks))
+
+
+def projection_floor(cases: CaseScores | None, ci: tuple[float, float] | None, looks: int, alpha: float = 0.05) -> float:
+    """The least half-width more trials can bring the interval to: for question (b) (5 cases
+    or more) that of the betting interval of as many cases whose deltas all equal the
+    current centre (trial noise gone, the cases' number left); else 0."""
+    if ci is None or not cases:
+        return 0.0
+    from agentsproof.stats.cases import case_deltas
+    from agentsproof.stats.wald import TASKS, default_question
+
+    c = len(case_deltas(cases))
+    if default_question(c) != TASKS:
+        return 0.0
+    import numpy as np
+
+    from agentsproof.stats.tasks import betting_interval
+
+    lo, hi = betting_interval(np.full(c, (ci[0] + ci[1]) / 2), 1 - alpha / max(1, looks))
+    return float(hi - lo) / 2
+
+
+def projected_interval(
+    with_scores: list[float],
+    without_scores: list[float],
+    done: int,
+    cap: int,
+    looks: int,
+    alpha: float = 0.05,
+    cases: CaseScores | None = None,
+) -> tuple[float, float] | None:
+    """The interval the rule would see at the cap if the remaining trials scored like these:
+    for question (a) every case's arms keep their means and spreads with ``cap/done`` times
+    the trials (pass/fail counts scaled: the score interval's edge behaviour included); for
+    (b) the centre ± :func:`projection_floor` (more trials per case cannot beat cases that
+    all agree). None without an interval."""
+    ci = corrected_interval(with_scores, without_scores, looks, alpha, cases)
+    if ci is None or done <= 0:
+        return None
+    groups = [(w, wo) for w, wo in (cases or [(with_scores, without_scores)]) if len(w) and len(wo)]
+    floor = projection_floor(groups, ci, looks, alpha)
+    if floor > 0:
+        centre = (ci[0] + ci[1]) / 2
+        return centre - floor, centre + floor
+    import numpy as np
+
+    from agentsproof.stats.wald import CASES, all_pass_fail, arm_moments, interval_from_moments
+
+    scale = cap / done
+    cols: list[list[float]] = [[], [], [], [], [], []]
+    for w, wo in groups:
+        for k, v in enumerate((*arm_moments(np.asarray(w, float)), *arm_moments(np.asarray(wo, float)))):
+            cols[k].append(float(v) * (scale if k in (0, 3) else 1.0))
+    n_w, m_w, v_w, n_wo, m_wo, v_wo = (np.asarray(col) for col in cols)
+    lo, hi, _ = interval_from_moments(n_w, m_w, v_w, n_wo, m_wo, v_wo, level=1 - alpha / max(1, looks), question=CASES, binary=all_pass_fail(groups))
+    return float(lo), float(hi)
 
 
 def settled_grade(with_scores: list[float], without_scores: list[float], looks: int, alpha: float = 0.05, cases: CaseScores | None = None) -> str | None:
@@ -122,7 +212,8 @@ class AdaptivePolicy:
         if done == 0:
             return looks[0]
         ci = corrected_interval(with_scores, without_scores, len(looks), self.alpha, cases)
-        grade, futile = statement(ci, done=done, cap=cap)
+        projected = projected_interval(with_scores, without_scores, done, cap, len(looks), self.alpha, cases)
+        grade, futile = statement(ci, done=done, cap=cap, projected=projected)
         if grade is not None or futile is not None:
             self.stops.append((done, grade))
             self.labels.append((done, grade or futile or UNSETTLED))
@@ -140,7 +231,8 @@ class AdaptivePolicy:
         the stop itself, on the same scores, so it names the reason the run stopped."""
         looks = planned_looks(cap)
         ci = corrected_interval(with_scores, without_scores, len(looks), self.alpha, cases)
-        grade, futile = statement(ci, done=done, cap=cap)
+        projected = projected_interval(with_scores, without_scores, done, cap, len(looks), self.alpha, cases)
+        grade, futile = statement(ci, done=done, cap=cap, projected=projected)
         if grade is not None:
             label, kind = f"CI within {grade}", "grade"
         elif futile is not None:
@@ -167,7 +259,8 @@ class AdaptivePolicy:
             "correction": "Bonferroni over the planned looks",
             "interval": "the report's delta interval at level 1 - alpha/looks: on tasks like these (the betting interval) "
             "from 5 cases, else on these cases (the stratified score interval for pass/fail scores, else the within-case Welch interval)",
-            "stops": f"a grade; '{NO_EFFECT}' (high < +0.15); '{NO_HARM}' (low >= 0, no grade reachable by the cap)",
+            "stops": f"a grade; '{NO_EFFECT}' (high < +0.15); '{NO_HARM}' (low >= 0, no grade reachable by the cap); "
+            f"'{UNREACHABLE}' (futility: projected to the cap, the interval would support no statement)",
             "printed_interval": "the report prints the interval of the stopping rule, at level 1 - alpha/looks "
             "(Bonferroni: it holds the true delta with at least 1 - alpha however the run stopped)",
         }

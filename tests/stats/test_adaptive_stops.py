@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentsproof.stats.adaptive import NO_EFFECT, NO_HARM, AdaptivePolicy, statement
+from agentsproof.stats.adaptive import NO_EFFECT, NO_HARM, UNREACHABLE, AdaptivePolicy, projection_floor, statement
 
 
 @pytest.mark.parametrize(
@@ -24,6 +24,11 @@ from agentsproof.stats.adaptive import NO_EFFECT, NO_HARM, AdaptivePolicy, state
         ((-0.2, 0.1449), 5, 15, (None, NO_EFFECT)),  # prints "+0.14"
         ((-0.004, 0.6), 14, 15, (None, NO_HARM)),  # prints "-0.00": a C bottom, F ruled out
         ((-0.006, 0.6), 14, 15, (None, None)),  # prints "-0.01": an F bottom
+        # futility: projected to the cap (half-width x sqrt(done/cap)) no statement is reachable
+        ((-0.5, 0.5), 5, 30, (None, UNREACHABLE)),  # a null skill on pass/fail scores at the first look
+        ((-0.5, 0.5), 5, 200, (None, None)),  # by 200 trials "no meaningful effect" is reachable
+        ((-0.5, 0.5), 30, 30, (None, None)),  # at the cap the run stops anyway: no futility label
+        ((0.1, 1.0), 5, 30, (None, None)),  # centre 0.55: an A is reachable
     ],
 )
 def test_statement(ci, done, cap, expected):
@@ -40,8 +45,29 @@ def test_stop_label_names_the_stop_and_its_interval():
     label = policy.stop_label(same, same, 60, 100)
     assert label["label"] == NO_EFFECT and label["kind"] == "futility" and label["interval"][1] < 0.15
     assert label["level"] == pytest.approx(1 - 0.05 / 21)
-    assert policy.stop_label([1.0] * 30, [1.0] * 30, 30, 40)["kind"] != "futility"
+    short = policy.stop_label([1.0] * 30, [1.0] * 30, 30, 40)
+    assert short["label"] == UNREACHABLE  # not "no meaningful effect": 30 trials cannot say it, nor the cap of 40
     clear = policy.stop_label([1.0] * 8, [0.0] * 8, 8, 15)
     assert clear["label"] == "CI within A" and clear["kind"] == "grade"
     unclear = policy.stop_label([1.0, 0.0] * 4, [0.0, 1.0] * 4, 8, 15)
-    assert unclear["kind"] == "cap" and unclear["label"] == "unsettled at the cap"
+    assert unclear["kind"] == "futility" and unclear["label"] == UNREACHABLE  # 7 more trials cannot settle it
+    capped = policy.stop_label([1.0, 0.0] * 4, [0.0, 1.0] * 4, 8, 8)
+    assert capped["kind"] == "cap" and capped["label"] == "unsettled at the cap"
+
+
+def test_the_projection_floor_of_tasks_like_these_is_the_betting_interval_of_agreeing_cases():
+    """Question (b) (5 cases or more): more trials per case cannot narrow the interval below
+    that of as many cases whose deltas all agree, so a 5-case item stops at its first look
+    instead of running to a cap it cannot use; below 5 cases (question (a)) no floor."""
+    agree = [([1.0], [1.0]) for _ in range(5)]
+    floor = projection_floor(agree, (-0.4, 0.4), looks=7)
+    assert 0.5 < floor < 1.0
+    assert projection_floor(agree[:3], (-0.4, 0.4), looks=7) == 0.0
+    assert projection_floor(None, (-0.4, 0.4), looks=7) == 0.0
+    policy = AdaptivePolicy()
+    cases = [([1.0, 1.0], [1.0, 0.0]) for _ in range(5)]
+    flat = [v for w, _ in cases for v in w]
+    base = [v for _, wo in cases for v in wo]
+    assert policy(flat, base, 10, 30, cases) == 0
+    assert policy.labels[-1] == (10, UNREACHABLE)
+    assert policy.stop_label(flat, base, 10, 30, cases)["kind"] == "futility"

@@ -8,12 +8,12 @@ from scipy.optimize import brentq, minimize_scalar
 from scipy.stats import binom, norm
 
 from agentsproof.stats.cases import delta_interval
-from agentsproof.stats.score import ALPHA_SHARE, score_interval
+from agentsproof.stats.score import ALPHA_SHARE, EDGE_FLOOR, score_interval
 from agentsproof.stats.wald import CASES
 
 
-def _one(xw: int, nw: int, xo: int, no: int, level: float) -> tuple[float, float]:
-    lo, hi, _ = score_interval(np.array([xw]), np.array([nw]), np.array([xo]), np.array([no]), level)
+def _one(xw: int, nw: int, xo: int, no: int, level: float, edge_floor: float = EDGE_FLOOR) -> tuple[float, float]:
+    lo, hi, _ = score_interval(np.array([xw]), np.array([nw]), np.array([xo]), np.array([no]), level, edge_floor)
     return float(lo), float(hi)
 
 
@@ -29,8 +29,9 @@ def _one(xw: int, nw: int, xo: int, no: int, level: float) -> tuple[float, float
     ],
 )
 def test_one_case_matches_the_published_miettinen_nurminen_interval(counts, expected):
-    # the report's z is that of the level 1 − ALPHA_SHARE · α: ask for the level whose z is 95 %'s
-    assert _one(*counts, 1 - 0.05 / ALPHA_SHARE) == pytest.approx(expected, abs=1e-4)
+    # the report's z is that of the level 1 − ALPHA_SHARE · α: ask for the level whose z is 95 %'s;
+    # the published interval has no edge floor
+    assert _one(*counts, 1 - 0.05 / ALPHA_SHARE, edge_floor=0.0) == pytest.approx(expected, abs=1e-4)
 
 
 def _brute(cases: list[tuple[int, int, int, int]], level: float) -> tuple[float, float]:
@@ -52,6 +53,8 @@ def _brute(cases: list[tuple[int, int, int, int]], level: float) -> tuple[float,
 
             p = minimize_scalar(nll, bounds=(lo_p, hi_p), method="bounded", options={"xatol": 1e-12}).x
             q = p + delta
+            e_w, e_o = EDGE_FLOOR / (nw + 1), EDGE_FLOOR / (no + 1)
+            q, p = min(max(q, e_w), 1 - e_w), min(max(p, e_o), 1 - e_o)
             total += (q * (1 - q) / nw + p * (1 - p) / no) * (nw + no) / (nw + no - 1)
         return total / c**2
 
@@ -99,6 +102,28 @@ def test_one_case_exact_coverage_stays_at_least_93_5_percent(n):
             mass = np.outer(binom.pmf(xs, n, pw), binom.pmf(xs, n, po))
             worst = min(worst, float(mass[(lo <= pw - po + 1e-9) & (pw - po <= hi + 1e-9)].sum()))
     assert worst >= 0.935
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 8, 10, 15, 30])
+def test_one_case_exact_coverage_holds_93_percent_up_to_the_corners(n):
+    """Exact over every outcome, for pass chances 0 … 1 in both arms (step 0.02): the corners
+    (one chance 0, the other near 1; a harmful skill on a baseline near 1) included. Without
+    the edge floor the published interval dips to 85–89 % there; the test checks both."""
+    xs = np.arange(n + 1)
+    xw, xo = np.meshgrid(xs, xs, indexing="ij")
+    chances = np.round(np.arange(0, 1.0001, 0.02), 2)
+    pmf = binom.pmf(xs[None, :], n, chances[:, None])
+    truth = chances[:, None] - chances[None, :]
+
+    def worst(edge_floor: float) -> float:
+        shape = xw.shape + (1,)
+        lo, hi, _ = score_interval(xw[..., None], np.full(shape, n), xo[..., None], np.full(shape, n), 0.95, edge_floor)
+        held = (lo[None, None] <= truth[..., None, None] + 1e-9) & (truth[..., None, None] <= hi[None, None] + 1e-9)
+        return float(np.einsum("ax,by,abxy->ab", pmf, pmf, held).min())
+
+    assert worst(EDGE_FLOOR) >= 0.94
+    if n in (2, 3, 8):
+        assert worst(0.0) < 0.9  # the corner the floor closes
 
 
 def test_the_report_uses_it_for_pass_fail_items_and_welch_otherwise():

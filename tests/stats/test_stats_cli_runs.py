@@ -169,16 +169,21 @@ def test_adaptive_records_the_looks_of_the_items_cap(byok_env, tmp_path):
     assert data["settings"]["adaptive"]["looks"] == [5, 8, 11, 15, 20, 25, 30]
 
 
-def test_adaptive_runs_to_the_cap_when_the_grade_is_unclear(byok_env, tmp_path):
+def test_adaptive_stops_when_the_cap_cannot_settle_it(byok_env, tmp_path):
+    """Both arms identical (delta 0 on the C/F edge), cap 8: projected to 8 trials the
+    interval would support no statement, so the run stops at its first look (5) for
+    futility rather than spend 3 more trials per arm that cannot decide anything."""
     srv = byok_env
-    srv.add(Rule(reply="HELLO", judge=False))  # both arms identical: delta 0 sits on the C/F edge
+    srv.add(Rule(reply="HELLO", judge=False))
     path = skill(tmp_path)
     out = tmp_path / "runs"
-    code, _, err = run_cli(["eval", path, "--model", "m", "--output", out, "--adaptive", "--trials", "8"])
+    code, stdout, err = run_cli(["eval", path, "--model", "m", "--output", out, "--adaptive", "--trials", "8"])
     assert code == 0, err
     it = report(out)["items"][0]
-    assert it["with_arm"]["scored"] == 8 and it["trials_requested"] == 8
-    assert it["stats"]["adaptive_stop"]["label"] == "unsettled at the cap" and it["stats"]["adaptive_stop"]["kind"] == "cap"
+    assert it["with_arm"]["scored"] == 5 and it["trials_requested"] == 8
+    stop = it["stats"]["adaptive_stop"]
+    assert stop["label"] == "unsettled: the cap would not settle it" and stop["kind"] == "futility" and stop["looks"] == [5]
+    assert "adaptive stop: unsettled: the cap would not settle it after 5 of 8 trials per arm" in stdout
 
 
 def test_adaptive_stops_for_futility_on_a_skill_without_effect(byok_env, tmp_path):
