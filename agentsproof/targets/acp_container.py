@@ -16,11 +16,14 @@ In a container the client offers no ``fs`` or ``terminal`` capabilities: the age
 writes and runs commands itself, inside the container (its own sandbox), and the runner
 copies the workdir back before grading. At the end (or the timeout) the agent's process
 tree in the container is stopped and killed (its pid is noted as it starts), then the
-``docker exec`` client's group is ended.
+``docker exec`` client's group is ended. While it runs the container is watched against its
+disk and process caps as every ``exec`` is: past one it is stopped, and the trial errors
+naming the cap.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 from pathlib import Path
@@ -54,6 +57,7 @@ class InContainer:
     def __init__(self, box: Any, harness: Harness, workspace: Path):
         self.box, self.harness, self.workspace = box, harness, str(workspace)
         self.pid_file = f"{HARNESS_DIR}/acp-{harness.root.name}.pid"  # made by every copy_in
+        self._guard: asyncio.Task[None] | None = None
 
     def inside(self, text: str) -> str:
         """``text`` with the workspace's host path replaced by the container's workdir."""
@@ -75,9 +79,20 @@ class InContainer:
         for key in inner_env:
             cmd += ["-e", key]
         cmd += [self.box.name, "/bin/sh", "-c", _RECORD_PID, self.pid_file, program, *(self.inside(a) for a in argv[1:])]
+        guard = getattr(self.box, "guard", None)
+        if guard is not None:  # the disk and process caps, as box.exec watches its commands
+            self._guard = asyncio.ensure_future(guard())
         return cmd, {**os.environ, **inner_env}
+
+    def limit(self) -> str | None:
+        """The cap the container was stopped at while the agent ran (None: none)."""
+        return getattr(self.box, "stopped", None)
 
     async def stop(self) -> None:
         """Stop and kill the agent's process tree in the container (nothing when it already ended)."""
+        if self._guard is not None:
+            self._guard.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._guard
         with contextlib.suppress(Exception):  # a container stopped at a limit: nothing left to kill
             await self.box.exec(["/bin/sh", "-c", _KILL_TREE, self.pid_file], timeout=STOP_S)

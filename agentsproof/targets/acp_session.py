@@ -154,6 +154,9 @@ class AgentProcess:
         """Why the session broke off: a malformed message, else the agent's exit."""
         if self.problem:
             return TargetError(self.problem, kind="malformed")
+        limit = self._inside.limit() if self._inside is not None else None
+        if limit is not None:
+            return TargetError(f"the trial's container hit a limit: {limit}", kind="limit")
         code = None
         if self.proc is not None:
             with contextlib.suppress(asyncio.TimeoutError):

@@ -186,6 +186,14 @@ class Container:
             raise TargetError(f"could not copy the workspace into the container: {why[-1][:300] if why else 'tar failed'}")
         return ExecResult(called.returncode, called.stdout, called.stderr, called.timed_out, time.perf_counter() - t0, limit)
 
+    async def guard(self) -> None:
+        """Until cancelled: the container watched against its disk and process caps, and
+        stopped (:attr:`stopped` says why) when it crosses one - for a process started
+        outside :meth:`exec` (an ACP agent's ``docker exec -i`` session)."""
+        limit = await self._watch()
+        if limit is not None:
+            await self.stop(limit)
+
     async def _watch(self) -> str | None:
         """Poll the container's writable layer and process count; the limit it crossed."""
         while True:

@@ -114,3 +114,28 @@ def test_codex_acp_runs_inside_the_container_and_its_file_comes_back(tmp_path: P
     assert SECRET not in report.read_text() and SECRET not in stderr + stdout
     assert not [r for r in srv.responses_requests if HOMEMARK in json.dumps(r)]  # the real home's skills never loaded
     assert own_containers() == []
+
+
+def _filler(req: dict[str, Any]) -> Any:
+    """The agent's one shell call writes past the container's disk cap, then waits."""
+    if "exec_command" not in response_tools(req):
+        return "OK"
+    if not response_outputs(req):
+        return tool_reply(tool_call("exec_command", {"cmd": "head -c 40000000 /dev/zero > big.bin; sleep 60", "yield_time_ms": 90000}))
+    return "done"
+
+
+def test_a_disk_filler_in_a_container_errors_the_trial_naming_the_cap(tmp_path: Path, docker_base_image: str, responses: ScriptedServer) -> None:
+    """The ACP session is one long ``docker exec -i``: the container is watched against its caps
+    all the same, stopped past one, and the trial errors naming the cap (never failed)."""
+    responses.add(Rule(reply=_filler))
+    path = _eval(tmp_path, docker_base_image, 120)
+    cfg = yaml.safe_load(path.read_text())
+    cfg["environment"]["disk_mb"] = 10
+    path.write_text(yaml.safe_dump(cfg))
+    out = tmp_path / "runs"
+    code, stdout, stderr = run_cli(["eval", path, "--output", out])
+    item = read_json(next(out.rglob("*.json")))["items"][0]
+    for trial in [*item["with_arm"]["trials"], *item["without_arm"]["trials"]]:
+        assert trial["status"] == "errored" and "disk_mb" in trial["error"] and "limit" in trial["error"], trial
+    assert own_containers() == []
