@@ -124,7 +124,8 @@ async def main(args: argparse.Namespace) -> int:
         ratio = row["container"] / row["floor"]
         print(f"{parallel:>8} {row['floor']:>7.3f}s {row['container']:>9.3f}s {row['bubblewrap']:>10.3f}s {row['unconfined']:>10.3f}s {ratio:>15.2f}x")
     print(f"unchanged Dockerfile rebuilt on the second run: {rebuilt} time(s) (built on the first: {len(first.built)})")
-    worst = rows[0][1]["container"] / rows[0][1]["floor"]
+    worst = max(row["container"] / row["floor"] for _, row in rows)  # the goal holds at every --parallel, not just 1
+    print(f"goal: container within {args.target:g}x of the floor at --parallel 1 and 4: {'met' if worst <= args.target else 'MISSED'} (worst {worst:.2f}x)")
     return 1 if worst > args.target or rebuilt else 0
 
 
