@@ -71,7 +71,8 @@ class AgentProcess:
             self._inside = InContainer(self.box, self.harness, self.workspace)
             argv, env = await self._inside.command(argv, env)
         elif self.bwrap is not None:
-            argv, self._bridge = await sandboxed(self.bwrap, self.workspace, self.harness, argv, self.ports, self.argv[0])
+            # the launch line is the entry's command and args (never a prompt): its paths stay visible under a masked /tmp
+            argv, self._bridge = await sandboxed(self.bwrap, self.workspace, self.harness, argv, self.ports, self.argv)
         try:
             self.proc = await asyncio.create_subprocess_exec(
                 *argv,

@@ -253,11 +253,12 @@ class RunSettings:
     the CLI runs there instead (:mod:`agentsproof.targets.agent_container`), not under ``sandbox``."""
 
 
-async def sandboxed(sandbox: Any, workspace: Path, harness: Harness, argv: list[str], ports: list[int], program: str) -> tuple[list[str], Any]:
+async def sandboxed(sandbox: Any, workspace: Path, harness: Harness, argv: list[str], ports: list[int], named: list[str]) -> tuple[list[str], Any]:
     """(``argv`` under bubblewrap, the started :class:`~agentsproof.targets.sandbox.LoopbackBridge`
     of ``ports``, which the caller closes): the workspace writable, the harness too, no
-    network but those loopback ports. Only ``program`` may be bound back in (never the
-    prompt or other filled-in text, which could name a host path under /tmp)."""
+    network but those loopback ports. Only the paths ``named`` may be bound back in under a
+    masked /tmp (the program, the entry's own arguments; never the prompt or other
+    filled-in text, which could name a host path under /tmp)."""
     from agentsproof.targets.sandbox import LoopbackBridge, bwrap_argv
     from agentsproof.targets.workspace import covered_root
 
@@ -267,9 +268,7 @@ async def sandboxed(sandbox: Any, workspace: Path, harness: Harness, argv: list[
             sockets = await bridge.start()
     except OSError as exc:
         raise TargetError(f"cannot prepare the sandbox: {exc.strerror or exc}") from None
-    wrapped = bwrap_argv(
-        sandbox, workspace=workspace, workspaces_root=covered_root(workspace), harness=harness.root, argv=argv, sockets=sockets, named=[program]
-    )
+    wrapped = bwrap_argv(sandbox, workspace=workspace, workspaces_root=covered_root(workspace), harness=harness.root, argv=argv, sockets=sockets, named=named)
     return wrapped, bridge
 
 
@@ -284,7 +283,7 @@ async def run_cli(settings: RunSettings) -> Outcome:
     bridge = None
     try:
         if s.sandbox is not None:
-            argv, bridge = await sandboxed(s.sandbox, s.workspace, s.harness, argv, s.loopback_ports, s.argv[0])
+            argv, bridge = await sandboxed(s.sandbox, s.workspace, s.harness, argv, s.loopback_ports, s.argv[:1])
         with phase("agent"):
             return await run_group(argv, cwd=s.workspace, env=s.env, stdin_text=s.stdin_text, timeout=s.timeout)
     finally:

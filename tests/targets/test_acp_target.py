@@ -197,3 +197,21 @@ async def test_several_skills_are_all_staged_and_need_a_skills_dir(tmp_path):
     assert rec.skills_offered and "offered 2 skills (csv-summary, other) as skills of the ACP agent ($HOME/.scripted/skills" in rec.skills_offered
     with pytest.raises(TargetError, match="without skills_dir"):
         await run_all(target([{"say": "x"}]), t)
+
+
+async def test_an_agent_script_under_tmp_stays_visible_in_the_sandbox(tmp_path):
+    """The sandbox masks /tmp; the entry's own arguments (here an agent script that lives under
+    /tmp, as a checkout or a download may) are bound back read-only, as the command target's are."""
+    import shutil
+
+    script = tmp_path / "agents" / "acp_agent.py"
+    script.parent.mkdir()
+    shutil.copyfile(AGENT, script)
+    assert str(script).startswith("/tmp/") or not str(tmp_path).startswith("/tmp/")
+    from agentsproof.targets.config import parse_targets
+    from agentsproof.targets.registry import build_target
+
+    entry = {"type": "acp", "command": sys.executable, "args": [str(script)], "env": {"ACP_SCRIPT": json.dumps([{"say": "from tmp"}])}, "sandbox": True}
+    tgt = build_target(parse_targets({"scripted": entry}, "targets.yaml")["scripted"])
+    [rec] = await run_all(tgt, agent_trial(tmp_path, "without", SKILL_TEXT))
+    assert rec.answer == "from tmp"
