@@ -35,30 +35,38 @@ def with_arm(req: dict[str, Any]) -> Any:
     return "wrote result.txt"
 
 
-def test_codex_runs_inside_the_container_and_its_file_comes_back(tmp_path: Path, docker_base_image: str, codex_env: ScriptedServer) -> None:
-    codex_env.add(Rule(reply=with_arm, system_contains=MARK), Rule(reply="nothing to do"))
+def boxed_run(tmp_path: Path, image: str, entry: dict[str, Any], timeout: float, graders: list[dict[str, Any]] | None = None,
+              skill: str = f"---\nname: boxed\ndescription: writes result.txt\n---\n{MARK}: write result.txt.\n",
+              instruction: str = "Do the task.", extra: list[str] | None = None) -> tuple[int, str, dict[str, Any], Path]:
+    """An eval of one agent target (``entry``, named ``t``) in a container of ``image``, run:
+    (exit code, stdout + stderr, its item, the eval's folder)."""
     root = tmp_path / "ev"
-    root.mkdir()
-    (root / "SKILL.md").write_text(f"---\nname: boxed\ndescription: writes result.txt\n---\n{MARK}: write result.txt.\n")
-    (root / "targets.yaml").write_text(yaml.safe_dump({"cx": {"type": "codex", "model": "codex-test-model", "timeout": 120}}))
+    root.mkdir(exist_ok=True)
+    (root / "SKILL.md").write_text(skill)
+    (root / "targets.yaml").write_text(yaml.safe_dump({"t": {**entry, "timeout": timeout}}))
     cfg = {
         "skill": "SKILL.md",
-        "execution": {"mode": "agent", "target": "cx"},
-        "environment": {"image": docker_base_image},
-        "defaults": {"trials": 1, "timeout": 120},
-        "task": {"name": "box", "instruction": "Do the task.", "graders": [{"type": "files", "mustContain": {"result.txt": ["boxed"]}}]},
+        "execution": {"mode": "agent", "target": "t"},
+        "environment": {"image": image},
+        "defaults": {"trials": 1, "timeout": timeout},
+        "task": {"name": "box", "instruction": instruction, "graders": graders or [{"type": "files", "mustContain": {"result.txt": ["boxed"]}}]},
     }
     (root / "eval.yaml").write_text(yaml.safe_dump(cfg))
     out = tmp_path / "runs"
-    code, stdout, stderr = run_cli(["eval", root / "eval.yaml", "--output", out])
-    item = read_json(next(out.rglob("*.json")))["items"][0]
+    code, stdout, stderr = run_cli(["eval", root / "eval.yaml", "--output", out, *(extra or [])])
+    return code, stdout + stderr, read_json(next(out.rglob("*.json")))["items"][0], root
+
+
+def test_codex_runs_inside_the_container_and_its_file_comes_back(tmp_path: Path, docker_base_image: str, codex_env: ScriptedServer) -> None:
+    codex_env.add(Rule(reply=with_arm, system_contains=MARK), Rule(reply="nothing to do"))
+    code, said, item, _ = boxed_run(tmp_path, docker_base_image, {"type": "codex", "model": "codex-test-model"}, 120)
     (trial,) = item["with_arm"]["trials"]
-    assert trial["status"] == "scored" and trial["score"] == 1.0, (trial.get("error"), trial.get("log"), stderr)
+    assert trial["status"] == "scored" and trial["score"] == 1.0, (trial.get("error"), trial.get("log"), said)
     assert [(f["path"], f["status"]) for f in trial["files"]] == [("result.txt", "created")], trial["files"]
     assert any("exec_command" in s["name"] or "shell" in s["name"] for s in trial["trajectory"]), trial["trajectory"]
     (base,) = item["without_arm"]["trials"]
     assert base["status"] == "scored" and base["score"] == 0.0, base
-    assert code in (0, 1), stderr + stdout
+    assert code in (0, 1), said
     assert own_containers() == []
 
 
@@ -75,23 +83,9 @@ def test_claude_code_runs_inside_the_container_and_its_file_comes_back(tmp_path:
         return "wrote result.txt"
 
     claude_env.add(Rule(reply=with_arm_claude, system_contains=MARK), Rule(reply="nothing to do"))
-    root = tmp_path / "ev"
-    root.mkdir()
-    (root / "SKILL.md").write_text(f"---\nname: boxed\ndescription: writes result.txt\n---\n{MARK}: write result.txt.\n")
-    (root / "targets.yaml").write_text(yaml.safe_dump({"cc": {"type": "claude-code", "model": "claude-test-model", "inject": "system", "timeout": 120}}))
-    cfg = {
-        "skill": "SKILL.md",
-        "execution": {"mode": "agent", "target": "cc"},
-        "environment": {"image": docker_base_image},
-        "defaults": {"trials": 1, "timeout": 120},
-        "task": {"name": "box", "instruction": "Do the task.", "graders": [{"type": "files", "mustContain": {"result.txt": ["boxed"]}}]},
-    }
-    (root / "eval.yaml").write_text(yaml.safe_dump(cfg))
-    out = tmp_path / "runs"
-    code, stdout, stderr = run_cli(["eval", root / "eval.yaml", "--output", out])
-    item = read_json(next(out.rglob("*.json")))["items"][0]
+    code, said, item, _ = boxed_run(tmp_path, docker_base_image, {"type": "claude-code", "model": "claude-test-model", "inject": "system"}, 120)
     (trial,) = item["with_arm"]["trials"]
-    assert trial["status"] == "scored" and trial["score"] == 1.0, (trial.get("error"), trial.get("log"), stderr)
+    assert trial["status"] == "scored" and trial["score"] == 1.0, (trial.get("error"), trial.get("log"), said)
     assert [(f["path"], f["status"]) for f in trial["files"]] == [("result.txt", "created")], trial["files"]
     (base,) = item["without_arm"]["trials"]
     assert base["status"] == "scored" and base["score"] == 0.0, base
@@ -120,34 +114,18 @@ def test_copilot_runs_inside_the_container_and_its_file_comes_back(tmp_path: Pat
         return "wrote result.txt"
 
     copilot_env.add(Rule(reply=with_arm_copilot, system_contains=MARK), Rule(reply="nothing to do"))
-    root = tmp_path / "ev"
-    root.mkdir()
-    (root / "SKILL.md").write_text(f"---\nname: boxed\ndescription: writes result.txt\n---\n{MARK}: write result.txt.\n")
-    (root / "targets.yaml").write_text(yaml.safe_dump({"cp": {"type": "copilot", "model": "test-model", "timeout": 180}}))
-    cfg = {
-        "skill": "SKILL.md",
-        "execution": {"mode": "agent", "target": "cp"},
-        "environment": {"image": docker_base_image},
-        "defaults": {"trials": 1, "timeout": 180},
-        "task": {
-            "name": "box",
-            "instruction": "Do the task.",
-            "graders": [{"type": "files", "mustContain": {"result.txt": ["boxed"]}}, {"type": "script", "script": "check.sh"}],
-        },
-    }
-    (root / "check.sh").write_text("#!/bin/sh\ntest -f /etc/agent-was-here\n")
-    (root / "eval.yaml").write_text(yaml.safe_dump(cfg))
-    out = tmp_path / "runs"
-    code, stdout, stderr = run_cli(["eval", root / "eval.yaml", "--output", out])
-    item = read_json(next(out.rglob("*.json")))["items"][0]
+    checks = [{"type": "files", "mustContain": {"result.txt": ["boxed"]}}, {"type": "script", "script": "check.sh"}]
+    (tmp_path / "ev").mkdir()
+    (tmp_path / "ev" / "check.sh").write_text("#!/bin/sh\ntest -f /etc/agent-was-here\n")
+    code, said, item, _ = boxed_run(tmp_path, docker_base_image, {"type": "copilot", "model": "test-model"}, 180, checks)
     (trial,) = item["with_arm"]["trials"]
-    assert trial["status"] == "scored" and trial["score"] == 1.0, (trial.get("error"), trial.get("log"), stderr)
+    assert trial["status"] == "scored" and trial["score"] == 1.0, (trial.get("error"), trial.get("log"), said)
     assert [(f["path"], f["status"]) for f in trial["files"]] == [("result.txt", "created")], trial["files"]
     assert [s["name"] for s in trial["trajectory"]] == ["bash"], trial["trajectory"]
     (base,) = item["without_arm"]["trials"]
     assert base["status"] == "scored" and base["score"] == 0.0, base
     assert not Path("/etc/agent-was-here").exists()  # the host untouched
-    assert code in (0, 1), stderr + stdout
+    assert code in (0, 1), said
     assert own_containers() == []
 
 
@@ -155,22 +133,11 @@ def test_a_copilot_trial_past_its_timeout_in_a_container_is_errored_and_stops_it
     """A copilot session whose shell tool outlives the trial's timeout: the trial is errored
     (timed out), the container is stopped (nothing it started lives on) and removed."""
     copilot_env.add(Rule(reply=tool_reply(tool_call("bash", {"command": "sleep 300", "description": "wait", "initial_wait": 300}))))
-    root = tmp_path / "ev"
-    root.mkdir()
-    (root / "SKILL.md").write_text("---\nname: slow\ndescription: waits\n---\nWait.\n")
-    (root / "targets.yaml").write_text(yaml.safe_dump({"cp": {"type": "copilot", "model": "test-model", "timeout": 15}}))
-    cfg = {
-        "skill": "SKILL.md",
-        "execution": {"mode": "agent", "target": "cp"},
-        "environment": {"image": docker_base_image},
-        "defaults": {"trials": 1, "timeout": 15},
-        "task": {"name": "slow", "instruction": "Wait.", "graders": [{"type": "files", "exists": ["never.txt"]}]},
-    }
-    (root / "eval.yaml").write_text(yaml.safe_dump(cfg))
-    out = tmp_path / "runs"
-    code, stdout, stderr = run_cli(["eval", root / "eval.yaml", "--output", out, "--baseline", "none"])
-    item = read_json(next(out.rglob("*.json")))["items"][0]
+    code, said, item, _ = boxed_run(
+        tmp_path, docker_base_image, {"type": "copilot", "model": "test-model"}, 15, [{"type": "files", "exists": ["never.txt"]}],
+        skill="---\nname: slow\ndescription: waits\n---\nWait.\n", instruction="Wait.", extra=["--baseline", "none"],
+    )
     (trial,) = item["with_arm"]["trials"]
-    assert trial["status"] == "errored" and "timed out" in trial["error"], (trial.get("error"), stderr)
-    assert code != 0, stderr + stdout  # an errored run
+    assert trial["status"] == "errored" and "timed out" in trial["error"], (trial.get("error"), said)
+    assert code != 0, said  # an errored run
     assert own_containers() == []
