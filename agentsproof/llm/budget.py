@@ -129,6 +129,20 @@ class BudgetClient(LLMClient):
         finally:
             self.budget.settle(reserved, response, request.model)
 
+    async def embed(self, texts: list[str], model: str, timeout: float | None = None) -> list[list[float]]:
+        """An embeddings call (the ``similar`` check's) counted against ``--max-calls`` like any
+        call and refused past it; its cost is the provider's to report (none is added here)."""
+        probe = ChatRequest(messages=[{"role": "user", "content": t} for t in texts], model=model, max_tokens=1)
+        try:
+            reserved = self.budget.admit(probe)
+        except BudgetExhausted:
+            await asyncio.sleep(0)
+            raise
+        try:
+            return await self.inner.embed(texts, model, timeout)
+        finally:
+            self.budget.settle(reserved, None, model)
+
     async def aclose(self) -> None:
         """Close the inner client."""
         await self.inner.aclose()

@@ -56,3 +56,24 @@ def test_throttle_off_leaves_no_throttle(byok_env: Any, monkeypatch: pytest.Monk
     stack = build_stack("openai", "m", None, StackOptions(parallel=3))
     assert stack.throttle is None and isinstance(stack.client, RetryingClient)
     assert not isinstance(stack.client.inner, ThrottledClient)
+
+
+def test_embedding_calls_count_against_max_calls(byok_env: Any) -> None:
+    """The similar check's /embeddings calls go through the budget: counted, and refused (never
+    sent) past --max-calls."""
+    from agentsproof.llm.budget import BudgetExhausted
+
+    stack = build_stack("openai", "m", None, StackOptions(parallel=2, max_calls=1))
+
+    async def two() -> None:
+        try:
+            vectors = await stack.client.embed(["a b", "b c"], "text-embedding-3-large")
+            assert len(vectors) == 2
+            with pytest.raises(BudgetExhausted):
+                await stack.client.embed(["again"], "text-embedding-3-large")
+        finally:
+            await stack.client.aclose()
+
+    asyncio.run(two())
+    assert stack.budget is not None and stack.budget.describe()["calls"] == 1
+    assert len(byok_env.embedding_requests) == 1
