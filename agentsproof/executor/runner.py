@@ -265,13 +265,9 @@ class DualArmRunner:
 
     async def _in_environment(self, target: Target, trial: TrialInput, log: list[LogEvent], t0: float, folder: Path) -> TrialResult:
         """The trial run and graded, in a fresh container of the item's environment when it has one (removed after grading)."""
-        from agentsproof.targets import workspace as ws
-
         env = trial.item.environment
         if env is None:
-            with phase("snapshot"):
-                before = await to_thread(ws.snapshot, folder)
-            return await self._run_and_grade(target, trial, log, t0, before)
+            return await self._run_and_grade(target, trial, log, t0, folder)
         if self.environments is None:
             from agentsproof.targets.environments import Environments
 
@@ -286,15 +282,21 @@ class DualArmRunner:
             except LLMError as err:  # the engine could not start or seed it: this trial errored
                 log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=str(err)))
                 return TrialResult(index=trial.index, arm=trial.arm, status="errored", error=str(err), latency_s=time.perf_counter() - t0, log=log)
-            with phase("snapshot"):  # after start: the image's own workdir files are not the agent's
-                before = await to_thread(ws.snapshot, folder)
-            return await self._run_and_grade(target, dataclasses.replace(trial, environment=box), log, t0, before)
+            # snapshot after start: the image's own workdir files are not the agent's
+            return await self._run_and_grade(target, dataclasses.replace(trial, environment=box), log, t0, folder)
         finally:
             if box is not None:
                 await self.environments.remove(box)
 
-    async def _run_and_grade(self, target: Target, trial: TrialInput, log: list[LogEvent], t0: float, before: Snapshot | None) -> TrialResult:
+    async def _run_and_grade(self, target: Target, trial: TrialInput, log: list[LogEvent], t0: float, folder: Path | None) -> TrialResult:
+        """The trial run and graded; ``folder``: its workspace, snapshot first (the files the agent produces are the change from it)."""
         item, arm, index = trial.item, trial.arm, trial.index
+        before = None
+        if folder is not None:
+            from agentsproof.targets import workspace as ws
+
+            with phase("snapshot"):
+                before = await to_thread(ws.snapshot, folder)
         case = item.case_at(index)
         try:
             # A target keeps its own work within the trial's timeout; this outer bound only
