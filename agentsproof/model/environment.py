@@ -135,22 +135,22 @@ def resolve(spec: EnvironmentSpec, base: Path, source: str, field: str = "enviro
     )
 
 
-def resolve_confined(spec: EnvironmentSpec, path: Path, field: str = "environment") -> Environment:
+def resolve_confined(spec: EnvironmentSpec, path: Path, field: str = "environment", *, root: Path | None = None) -> Environment:
     """``spec`` as written in the file ``path`` (an eval file, a targets.yaml), its Dockerfile
-    and context confined to that file's folder and checked (InputError naming the field)."""
+    and context confined to ``root`` (default: the eval's tree, :func:`~agentsproof.core.inputs.confined`)
+    and checked (InputError naming the field)."""
     from agentsproof.core.errors import InputError
     from agentsproof.core.inputs import confined, display
 
     src = display(path)
-    here = path.resolve().parent
     if spec.dockerfile is not None:
-        dockerfile = confined(spec.dockerfile, path, f"{field}.dockerfile", root=here)
+        dockerfile = confined(spec.dockerfile, path, f"{field}.dockerfile", root=root)
         if not dockerfile.is_file():
-            raise InputError(src, f"{field}.dockerfile", f"file {spec.dockerfile!r} not found (looked in {display(here)})")
-        context = confined(spec.context, path, f"{field}.context", root=here) if spec.context is not None else dockerfile.parent
+            raise InputError(src, f"{field}.dockerfile", f"file {spec.dockerfile!r} not found (looked in {display(path.parent)})")
+        context = confined(spec.context, path, f"{field}.context", root=root) if spec.context is not None else dockerfile.parent
         if not context.is_dir():
-            raise InputError(src, f"{field}.context", f"folder {spec.context!r} not found (looked in {display(here)})")
-    return resolve(spec, here, src, field)
+            raise InputError(src, f"{field}.context", f"folder {spec.context!r} not found (looked in {display(path.parent)})")
+    return resolve(spec, path.resolve().parent, src, field)
 
 
 @dataclass

@@ -109,7 +109,7 @@ def _environment(raw: Any, source: str, name: str, folder: Path | None, kind: st
         raise InputError(source, f"{field}.{sub}" if sub and sub != "(top level)" else field, msg) from None
     if folder is None:
         raise InputError(source, field, "a built-in target has no environment; define the target in a targets.yaml")
-    return resolve_confined(spec, folder / Path(source).name, field)
+    return resolve_confined(spec, folder / Path(source).name, field, root=folder)  # inside the targets.yaml's folder
 
 
 def candidate_files(near: Path | None, explicit: Path | None = None) -> list[Path]:

@@ -340,18 +340,9 @@ def load_eval(path: str | Path) -> LoadedEval:
 
 def resolve_environment(spec: EnvironmentSpec, path: Path) -> Environment:
     """``environment:`` with its Dockerfile and context confined to the eval's tree and checked."""
-    from agentsproof.core.inputs import confined, display
-    from agentsproof.model.environment import resolve
+    from agentsproof.model.environment import resolve_confined
 
-    src = display(path)
-    if spec.dockerfile is not None:
-        dockerfile = confined(spec.dockerfile, path, "environment.dockerfile")
-        if not dockerfile.is_file():
-            raise InputError(src, "environment.dockerfile", f"file {spec.dockerfile!r} not found (looked in {display(path.parent)})")
-        context = confined(spec.context, path, "environment.context") if spec.context is not None else dockerfile.parent
-        if not context.is_dir():
-            raise InputError(src, "environment.context", f"folder {spec.context!r} not found (looked in {display(path.parent)})")
-    return resolve(spec, path.resolve().parent, src)
+    return resolve_confined(spec, path)
 
 
 def environment_paths(env: Environment | None) -> list[Path]:
