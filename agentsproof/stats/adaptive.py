@@ -84,7 +84,6 @@ def statement(
     *,
     done: int = 0,
     cap: int = 0,
-    floor: float = 0.0,
     projected: tuple[float, float] | None = None,
 ) -> tuple[str | None, str | None]:
     """(settled grade, futility label) the interval supports, either or both None.
@@ -93,7 +92,7 @@ def statement(
     grade can be settled by the cap; with done ≥ cap it holds whenever low ≥ 0) and the
     "the cap would not settle it" rule: ``projected`` (:func:`projected_interval`), the
     interval at the cap if the remaining trials scored like these, supports no statement
-    (without it, this interval's half-width × √(done/cap), at least ``floor``); never at
+    (without it, this interval's half-width × √(done/cap)); never at
     the cap, where the run stops anyway."""
     if ci is None:
         return None, None
@@ -110,13 +109,13 @@ def statement(
             return None, NO_HARM
         half = (hi - lo) / 2
         centre = (hi + lo) / 2
-        half_at_cap = max(floor, half * (done / cap) ** 0.5)
+        half_at_cap = half * (done / cap) ** 0.5
         reachable = centre - half_at_cap >= 0.30 or any(2 * half_at_cap <= b - a for a, b in BANDS)
         if not reachable:
             return None, NO_HARM
     if 0 < done < cap:
         if projected is None:
-            centre, half = (hi + lo) / 2, max(floor, (hi - lo) / 2 * (done / cap) ** 0.5)
+            centre, half = (hi + lo) / 2, (hi - lo) / 2 * (done / cap) ** 0.5
             projected = (centre - half, centre + half)
         if not supports_a_statement(projected):
             return None, UNREACHABLE
