@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError
 from agentsproof.llm.prices import Price, cost_usd, price_for
 from agentsproof.model.results import Usage
+
+T = TypeVar("T")
 
 CHARS_PER_TOKEN = 4
 DEFAULT_OUTPUT_TOKENS = 1024
@@ -117,31 +119,28 @@ class BudgetClient(LLMClient):
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """The inner client's reply once the budget admits the call; BudgetExhausted (nothing sent) when it does not."""
-        try:
-            reserved = self.budget.admit(request)
-        except BudgetExhausted:
-            await asyncio.sleep(0)  # a trial the stop just cancelled ends here, as "not run"
-            raise
-        response = None
-        try:
-            response = await self.inner.complete(request)
-            return response
-        finally:
-            self.budget.settle(reserved, response, request.model)
+        return await self._admitted(request, lambda: self.inner.complete(request))
 
     async def embed(self, texts: list[str], model: str, timeout: float | None = None) -> list[list[float]]:
         """An embeddings call (the ``similar`` check's) counted against ``--max-calls`` like any
         call and refused past it; its cost is the provider's to report (none is added here)."""
         probe = ChatRequest(messages=[{"role": "user", "content": t} for t in texts], model=model, max_tokens=1)
+        return await self._admitted(probe, lambda: self.inner.embed(texts, model, timeout))
+
+    async def _admitted(self, request: ChatRequest, call: Callable[[], Awaitable[T]]) -> T:
+        """``call()`` once the budget admits ``request``, its reservation settled after (with
+        the reply's cost when it is a chat reply); BudgetExhausted (nothing sent) otherwise."""
         try:
-            reserved = self.budget.admit(probe)
+            reserved = self.budget.admit(request)
         except BudgetExhausted:
-            await asyncio.sleep(0)
+            await asyncio.sleep(0)  # a trial the stop just cancelled ends here, as "not run"
             raise
+        reply: T | None = None
         try:
-            return await self.inner.embed(texts, model, timeout)
+            reply = await call()
+            return reply
         finally:
-            self.budget.settle(reserved, None, model)
+            self.budget.settle(reserved, reply if isinstance(reply, ChatResponse) else None, request.model)
 
     async def aclose(self) -> None:
         """Close the inner client."""
