@@ -185,10 +185,16 @@ class AcpBase(AgentBase):
         return super().container_mounts() if "node_modules" in Path(os.path.realpath(self.program)).parts else []
 
     def _launch(self, trial: TrialInput) -> list[str]:
-        """The command line; in a container without a mounted install, the entry's ``command`` as written (the image's)."""
+        """The command line; in a container, the mounted install's native binary, or without a
+        mounted install the entry's ``command`` as written (the image's own, never resolved on the host)."""
         argv = self._argv()
-        if trial.environment is not None and not self.container_mounts():
-            argv[0] = getattr(self.spec, "command", argv[0])
+        if trial.environment is not None:
+            if self.container_mounts():
+                from agentsproof.targets.agent_container import native_program
+
+                argv[0] = native_program(argv[0])
+            else:
+                argv[0] = getattr(self.spec, "command", argv[0])
         return argv
 
     def _settings(self) -> dict[str, Any]:

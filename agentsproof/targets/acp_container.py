@@ -41,16 +41,6 @@ _KILL_TREE = (
 STOP_S = 30.0
 
 
-def native(program: str, fallback: Any) -> str:
-    """The binary to run in a container: codex-acp's Node wrapper (``codex-acp.js``) replaced by
-    the platform package's native binary beside it; anything else by ``fallback`` (the agent CLIs' rule)."""
-    real = Path(os.path.realpath(program))
-    if real.name == "codex-acp.js":
-        for found in sorted(real.parent.parent.parent.glob("codex-acp-linux-*/bin/codex-acp")):
-            return str(found)
-    return str(fallback(program))
-
-
 class InContainer:
     """One trial's agent in ``box`` (a :class:`~agentsproof.model.environment.TrialEnvironment`)."""
 
@@ -68,13 +58,13 @@ class InContainer:
         """(the ``docker exec -i`` command line that runs ``argv`` in the container, the docker
         CLI's environment): the harness copied in first. Values never appear on the command
         line: ``-e NAME`` hands each over from the CLI's environment."""
-        from agentsproof.targets.agent_container import CONTAINER_PATH, native_program
+        from agentsproof.targets.agent_container import CONTAINER_PATH
         from agentsproof.targets.engine_api import docker_cli
 
         await self.box.copy_in(self.harness.root, str(self.harness.root))
         inner_env = {k: self.inside(v) for k, v in env.items()}
         inner_env["PATH"] = CONTAINER_PATH
-        program = native(argv[0], native_program)
+        program = argv[0]  # as the target resolved it (AcpBase._launch)
         cmd = [docker_cli(), "exec", "-i", "-w", self.box.workdir]
         for key in inner_env:
             cmd += ["-e", key]

@@ -40,8 +40,12 @@ def cli_mounts(program: str) -> list[Path]:
 
 def native_program(program: str) -> str:
     """The binary to run in a container: Codex's Node wrapper (``codex.js``) replaced by the
-    vendored native binary beside it; anything else as it resolves."""
+    vendored native binary beside it, codex-acp's (``codex-acp.js``) by its platform
+    package's; anything else as it resolves."""
     real = Path(os.path.realpath(program))
+    if real.name == "codex-acp.js":
+        for found in sorted(real.parent.parent.parent.glob("codex-acp-linux-*/bin/codex-acp")):
+            return str(found)
     if real.name == "codex.js":
         modules = real.parents[3] if len(real.parents) > 3 else real.parent
         for found in sorted(modules.glob("@openai/codex-linux-*/vendor/*-unknown-linux-musl/bin/codex")):

@@ -215,3 +215,30 @@ async def test_an_agent_script_under_tmp_stays_visible_in_the_sandbox(tmp_path):
     tgt = build_target(parse_targets({"scripted": entry}, "targets.yaml")["scripted"])
     [rec] = await run_all(tgt, agent_trial(tmp_path, "without", SKILL_TEXT))
     assert rec.answer == "from tmp"
+
+
+async def test_in_a_container_a_program_that_is_no_npm_install_is_the_images_own_as_written(tmp_path):
+    """Nothing is mounted for a plain program, so the container runs the image's program of
+    that name as the entry wrote it: never the host's symlink target."""
+    from agentsproof.targets.acp_container import InContainer
+    from agentsproof.targets.agent_cli import Harness
+
+    class Box:
+        workdir, name = "/app", "agentsproof-test-box"
+
+        async def copy_in(self, host: Path, dest: str) -> None:
+            return None
+
+    link = tmp_path / "bin" / "my-acp-agent"
+    link.parent.mkdir()
+    link.symlink_to(sys.executable)
+    tgt = target([{"say": "x"}], command=str(link))
+    t = agent_trial(tmp_path, "without", SKILL_TEXT)
+    t.environment = Box()  # a trial's container
+    assert tgt.container_mounts() == []
+    harness = Harness.create("agentsproof-test-")
+    try:
+        cmd, _ = await InContainer(t.environment, harness, tmp_path).command(tgt._launch(t), {})
+    finally:
+        harness.remove()
+    assert str(link) in cmd and os.path.realpath(link) not in cmd, cmd
