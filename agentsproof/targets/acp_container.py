@@ -49,26 +49,20 @@ class InContainer:
         self.pid_file = f"{HARNESS_DIR}/acp-{harness.root.name}.pid"  # made by every copy_in
         self._guard: asyncio.Task[None] | None = None
 
-    def inside(self, text: str) -> str:
-        """``text`` with the workspace's host path replaced by the container's workdir."""
-        ws = self.workspace
-        return self.box.workdir + text[len(ws) :] if text == ws or text.startswith(ws + "/") else text
-
     async def command(self, argv: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
         """(the ``docker exec -i`` command line that runs ``argv`` in the container, the docker
         CLI's environment): the harness copied in first. Values never appear on the command
         line: ``-e NAME`` hands each over from the CLI's environment."""
-        from agentsproof.targets.agent_container import CONTAINER_PATH
+        from agentsproof.targets.agent_container import container_env, inside
         from agentsproof.targets.engine_api import docker_cli
 
         await self.box.copy_in(self.harness.root, str(self.harness.root))
-        inner_env = {k: self.inside(v) for k, v in env.items()}
-        inner_env["PATH"] = CONTAINER_PATH
+        inner_env = container_env(env, self.workspace, self.box.workdir)
         program = argv[0]  # as the target resolved it (AcpBase._launch)
         cmd = [docker_cli(), "exec", "-i", "-w", self.box.workdir]
         for key in inner_env:
             cmd += ["-e", key]
-        cmd += [self.box.name, "/bin/sh", "-c", _RECORD_PID, self.pid_file, program, *(self.inside(a) for a in argv[1:])]
+        cmd += [self.box.name, "/bin/sh", "-c", _RECORD_PID, self.pid_file, program, *(inside(a, self.workspace, self.box.workdir) for a in argv[1:])]
         guard = getattr(self.box, "guard", None)
         if guard is not None:  # the disk and process caps, as box.exec watches its commands
             self._guard = asyncio.ensure_future(guard())

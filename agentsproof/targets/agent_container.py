@@ -55,6 +55,16 @@ def native_program(program: str) -> str:
     return str(real)
 
 
+def inside(text: str, host_ws: str, workdir: str) -> str:
+    """``text`` with the workspace's host path ``host_ws`` replaced by the container's ``workdir``."""
+    return workdir + text[len(host_ws) :] if text == host_ws or text.startswith(host_ws + "/") else text
+
+
+def container_env(env: dict[str, str], host_ws: str, workdir: str) -> dict[str, str]:
+    """An agent's environment as the container sees it: workspace paths mapped, the image's PATH."""
+    return {**{k: inside(v, host_ws, workdir) for k, v in env.items()}, "PATH": CONTAINER_PATH}
+
+
 async def run_in_container(s: Any) -> Outcome:
     """One turn of the CLI in ``s.environment`` (``s``: :class:`agentsproof.targets.agent_cli.RunSettings`;
     see the module docstring); stdout is in ``s.harness.stream``."""
@@ -65,13 +75,8 @@ async def run_in_container(s: Any) -> Outcome:
         await box.copy_in(s.harness.root, str(s.harness.root))
         _seeded.add(key)
     host_ws = str(s.workspace)
-
-    def inside(text: str) -> str:
-        return box.workdir + text[len(host_ws) :] if text == host_ws or text.startswith(host_ws + "/") else text
-
-    argv = [native_program(s.argv[0]), *(inside(a) for a in s.argv[1:])]
-    env = {k: inside(v) for k, v in s.env.items()}
-    env["PATH"] = CONTAINER_PATH
+    argv = [native_program(s.argv[0]), *(inside(a, host_ws, box.workdir) for a in s.argv[1:])]
+    env = container_env(s.env, host_ws, box.workdir)
     stream = str(s.harness.stream)
     wrapped = ["/bin/sh", "-c", 'out=$1; shift; exec "$@" > "$out"', "sh", stream, *argv]
     stdin = s.stdin_text.encode("utf-8") if s.stdin_text is not None else b""
