@@ -136,67 +136,98 @@ def digest(salt: str, value: str) -> str:
     return hmac.new(salt.encode(), value.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()[:32]
 
 
-def _all_forms(extra: Iterable[str | None]) -> list[str]:
+_CUT_MARKS = ("…", "...")
+"""What a cut may leave beside a fragment."""
+
+
+class _Masker:
+    """The masking state for one set of forms, built once per set: the forms longest
+    first, and every :data:`MIN_FRAGMENT_CHARS`-long piece of them (a cut string's end or
+    start can only hold a fragment if its outermost piece is one of these)."""
+
+    __slots__ = ("forms", "pieces")
+
+    def __init__(self, found: list[str]) -> None:
+        n = MIN_FRAGMENT_CHARS
+        self.forms = found
+        self.pieces = frozenset(f[i : i + n] for f in found for i in range(len(f) - n + 1))
+
+    def scrub(self, text: str) -> str:
+        for form in self.forms:
+            if form in text:
+                text = text.replace(form, MASK)
+        return text
+
+    def edges(self, text: str) -> str:
+        """Mask a fragment (at least :data:`MIN_FRAGMENT_CHARS` long) of a secret form that a
+        cut left at the end or the start of ``text`` (an ellipsis after/before it allowed)."""
+        n, pieces = MIN_FRAGMENT_CHARS, self.pieces
+        if len(text) < n:
+            return text
+        if text[-n:] not in pieces and text[:n] not in pieces and not text.endswith(_CUT_MARKS) and not text.startswith(_CUT_MARKS):
+            return text  # neither end can hold a fragment (the common case)
+        for mark in ("…", "...", ""):
+            if text.endswith(mark):
+                body = text[: len(text) - len(mark)]
+                probe = body[-n:]
+                if len(probe) < n or probe not in pieces:
+                    continue
+                hit = next((k for form in self.forms if probe in form for k in range(min(len(form) - 1, len(body)), n - 1, -1) if body.endswith(form[:k])), 0)
+                if hit:
+                    text = body[:-hit] + MASK + mark
+                    break
+        for mark in ("…", "...", ""):
+            if text.startswith(mark):
+                body = text[len(mark) :]
+                probe = body[:n]
+                if len(probe) < n or probe not in pieces:
+                    continue
+                hit = next((k for form in self.forms if probe in form for k in range(min(len(form) - 1, len(body)), n - 1, -1) if body.startswith(form[-k:])), 0)
+                if hit:
+                    text = mark + MASK + body[hit:]
+                    break
+        return text
+
+    def string(self, text: str) -> str:
+        if not isinstance(text, str) or not text:
+            return text
+        return self.edges(self.scrub(text))
+
+
+_masker: _Masker | None = None
+"""The masker of the registered forms alone (rebuilt when :data:`_forms` is rebound)."""
+
+
+def _masker_for(extra: Iterable[str | None]) -> _Masker | None:
+    """The masker for the registered forms plus ``extra``'s; ``None`` when there is nothing to mask."""
+    global _masker
     more = [v for v in extra if isinstance(v, str) and len(v) >= MIN_SECRET_CHARS and v not in _values]
-    if not more:
-        return _forms
-    found = set(_forms)
-    for v in more:
-        found |= forms(v)
-    return sorted(found, key=len, reverse=True)
+    if more:
+        found = set(_forms)
+        for v in more:
+            found |= forms(v)
+        return _Masker(sorted(found, key=len, reverse=True))
+    current = _forms
+    if not current:
+        return None
+    masker = _masker
+    if masker is None or masker.forms is not current:
+        masker = _masker = _Masker(current)
+    return masker
 
 
 def scrub(text: str, extra: Iterable[str | None] = ()) -> str:
     """``text`` with every registered secret (and ``extra``) masked in all its forms."""
     if not isinstance(text, str) or not text:
         return text
-    for form in _all_forms(extra):
-        if form in text:
-            text = text.replace(form, MASK)
-    return text
-
-
-def _edges(text: str, found: list[str]) -> str:
-    """Mask a fragment (at least :data:`MIN_FRAGMENT_CHARS` long) of a secret form that a
-    cut left at the end or the start of ``text`` (an ellipsis after/before it allowed)."""
-    n = MIN_FRAGMENT_CHARS
-    for mark in ("…", "...", ""):
-        if text.endswith(mark):
-            body = text[: len(text) - len(mark)]
-            probe = body[-n:]
-            hit = next(
-                (k for form in found if len(probe) == n and probe in form for k in range(min(len(form) - 1, len(body)), n - 1, -1) if body.endswith(form[:k])),
-                0,
-            )
-            if hit:
-                text = body[:-hit] + MASK + mark
-                break
-    for mark in ("…", "...", ""):
-        if text.startswith(mark):
-            body = text[len(mark) :]
-            probe = body[:n]
-            hit = next(
-                (
-                    k
-                    for form in found
-                    if len(probe) == n and probe in form
-                    for k in range(min(len(form) - 1, len(body)), n - 1, -1)
-                    if body.startswith(form[-k:])
-                ),
-                0,
-            )
-            if hit:
-                text = mark + MASK + body[hit:]
-                break
-    return text
+    masker = _masker_for(extra)
+    return masker.scrub(text) if masker else text
 
 
 def scrub_string(text: str, extra: Iterable[str | None] = ()) -> str:
     """:func:`scrub`, then any fragment of a secret left at either end by a cut masked."""
-    found = _all_forms(extra)
-    if not found or not isinstance(text, str) or not text:
-        return text
-    return _edges(scrub(text, extra), found)
+    masker = _masker_for(extra)
+    return masker.string(text) if masker else text
 
 
 def clip(text: str, limit: int, extra: Iterable[str | None] = (), *, tail: bool = False) -> str:
@@ -269,32 +300,38 @@ def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
 def scrub_data(value: Any, extra: Iterable[str | None] = ()) -> Any:
     """A copy of a JSON-like value (dicts, lists, strings) with every string (and dict key)
     passed through :func:`scrub_string`."""
-    if not _all_forms(extra):
+    masker = _masker_for(extra)
+    if masker is None:
         return value
-    extra = list(extra)
-    if isinstance(value, str):
-        return scrub_string(value, extra)
-    if isinstance(value, dict):
-        return {(scrub_string(k, extra) if isinstance(k, str) else k): scrub_data(v, extra) for k, v in value.items()}
-    if isinstance(value, list):
-        return [scrub_data(v, extra) for v in value]
-    if isinstance(value, tuple):
-        return tuple(scrub_data(v, extra) for v in value)
-    return value
+    string = masker.string
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, str):
+            return string(value)
+        if isinstance(value, dict):
+            return {(string(k) if isinstance(k, str) else k): walk(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        if isinstance(value, tuple):
+            return tuple(walk(v) for v in value)
+        return value
+
+    return walk(value)
 
 
 def scrub_model(obj: _Model, extra: Iterable[str | None] = ()) -> _Model:
     """Every string inside a pydantic model (nested models, lists, dicts) scrubbed with
     :func:`scrub_string`, in place; returns ``obj``."""
-    if not _all_forms(extra):
+    masker = _masker_for(extra)
+    if masker is None:
         return obj
     from pydantic import BaseModel
 
-    extra = list(extra)
+    string = masker.string
 
     def walk(value: Any) -> Any:
         if isinstance(value, str):
-            return scrub_string(value, extra)
+            return string(value)
         if isinstance(value, BaseModel):
             for name in type(value).model_fields:
                 old = getattr(value, name, None)

@@ -102,3 +102,14 @@ def test_scrub_text_masks_url_credentials_then_registered_secrets():
         assert s.scrub(text) == "GET https://u:pw@host.example/v1?api_key=abc&x=1 failed; token ***"
     finally:
         s._reset_for_tests()
+
+
+def test_fragments_at_either_end_with_or_without_a_cut_mark_and_of_extra_secrets() -> None:
+    s.register(TOKEN)
+    assert s.scrub_string("said tok-SECRET-01") == "said ***", "a bare fragment at the end"
+    assert s.scrub_string("...ET-0123456789 more") == "...*** more", "after a leading cut mark"
+    assert s.scrub_string("plain words, nothing cut") == "plain words, nothing cut"
+    assert s.scrub_data({"k": ["x extra-secret-val"], "extra-secre": 1}, ["extra-secret-value"]) == {"k": ["x ***"], "***": 1}
+    assert s.scrub_string("x extra-secret-val") == "x extra-secret-val", "an extra secret is not registered"
+    s.register("later-registered-9876")
+    assert s.scrub_data(["a later-registered-98"]) == ["a ***"], "the masker follows a later registration"
