@@ -136,6 +136,9 @@ def digest(salt: str, value: str) -> str:
     return hmac.new(salt.encode(), value.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()[:32]
 
 
+_SHORT_CHARS = 64
+_SHORT_KEPT = 8192
+"""Strings up to this long are remembered once masked, this many at most per masker."""
 _CUT_MARKS = ("…", "...")
 """What a cut may leave beside a fragment."""
 
@@ -145,12 +148,14 @@ class _Masker:
     first, and every :data:`MIN_FRAGMENT_CHARS`-long piece of them (a cut string's end or
     start can only hold a fragment if its outermost piece is one of these)."""
 
-    __slots__ = ("forms", "pieces")
+    __slots__ = ("forms", "pieces", "_short")
 
     def __init__(self, found: list[str]) -> None:
         n = MIN_FRAGMENT_CHARS
         self.forms = found
         self.pieces = frozenset(f[i : i + n] for f in found for i in range(len(f) - n + 1))
+        self._short: dict[str, str] = {}
+        """Short strings already masked (field names, labels, verdicts recur in every record)."""
 
     def scrub(self, text: str) -> str:
         for form in self.forms:
@@ -182,7 +187,9 @@ class _Masker:
                 probe = body[:n]
                 if len(probe) < n or probe not in pieces:
                     continue
-                hit = next((k for form in self.forms if probe in form for k in range(min(len(form) - 1, len(body)), n - 1, -1) if body.startswith(form[-k:])), 0)
+                hit = next(
+                    (k for form in self.forms if probe in form for k in range(min(len(form) - 1, len(body)), n - 1, -1) if body.startswith(form[-k:])), 0
+                )
                 if hit:
                     text = mark + MASK + body[hit:]
                     break
@@ -191,7 +198,14 @@ class _Masker:
     def string(self, text: str) -> str:
         if not isinstance(text, str) or not text:
             return text
-        return self.edges(self.scrub(text))
+        if len(text) > _SHORT_CHARS:
+            return self.edges(self.scrub(text))
+        done = self._short.get(text)
+        if done is None:
+            if len(self._short) >= _SHORT_KEPT:
+                self._short.clear()
+            done = self._short[text] = self.edges(self.scrub(text))
+        return done
 
 
 _masker: _Masker | None = None
