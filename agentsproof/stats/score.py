@@ -73,9 +73,12 @@ def restricted_rates(p_w: np.ndarray, n_w: np.ndarray, p_wo: np.ndarray, n_wo: n
     return q_w, q_w - delta
 
 
-def _score_variance(p_w: np.ndarray, n_w: np.ndarray, p_wo: np.ndarray, n_wo: np.ndarray, delta: np.ndarray, edge_floor: float = EDGE_FLOOR) -> np.ndarray:
-    """Σ_j V_j(Δ) / c² for candidates ``delta`` of shape (...,) (cases along the last axis of the rest)."""
-    dl = delta[..., None]
+def _score_variance(
+    p_w: np.ndarray, n_w: np.ndarray, p_wo: np.ndarray, n_wo: np.ndarray, delta: np.ndarray, edge_floor: float = EDGE_FLOOR, offsets: np.ndarray | float = 0.0
+) -> np.ndarray:
+    """Σ_j V_j(Δ) / c² for candidates ``delta`` of shape (...,) (cases along the last axis of the rest);
+    case j is held at ``Δ + offsets_j`` (clipped to [−1, 1])."""
+    dl = np.clip(delta[..., None] + offsets, -1.0, 1.0)
     q_w, q_wo = restricted_rates(p_w, n_w, p_wo, n_wo, dl)
     e_w, e_wo = edge_floor / (n_w + 1.0), edge_floor / (n_wo + 1.0)  # away from 0 and 1 (EDGE_FLOOR)
     q_w, q_wo = np.clip(q_w, e_w, 1.0 - e_w), np.clip(q_wo, e_wo, 1.0 - e_wo)
@@ -94,6 +97,7 @@ def score_interval(
     n_wo: np.ndarray,
     level: float = 0.95,
     edge_floor: float = EDGE_FLOOR,
+    shift: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(low, high, delta) of the mean per-case difference of pass chances; every argument
     has shape (..., cases), ``n`` ≥ 1. See the module docstring (``edge_floor`` 0: the
@@ -103,10 +107,11 @@ def score_interval(
     p_w = np.asarray(passes_w, float) / n_w
     p_wo = np.asarray(passes_wo, float) / n_wo
     delta = (p_w - p_wo).mean(axis=-1)
+    offsets = shift * ((p_w - p_wo) - delta[..., None])
     z2 = float(norm.ppf(1.0 - ALPHA_SHARE * (1.0 - level) / 2.0)) ** 2
 
     def accepted(cand: np.ndarray) -> np.ndarray:
-        ok: np.ndarray = (delta - cand) ** 2 <= z2 * _score_variance(p_w, n_w, p_wo, n_wo, cand, edge_floor) + 1e-15
+        ok: np.ndarray = (delta - cand) ** 2 <= z2 * _score_variance(p_w, n_w, p_wo, n_wo, cand, edge_floor, offsets) + 1e-15
         return ok
 
     ends = []
