@@ -97,7 +97,7 @@ def score_interval(
     n_wo: np.ndarray,
     level: float = 0.95,
     edge_floor: float = EDGE_FLOOR,
-    shift: float = 0.0,
+    shift: float | np.ndarray = 0.0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(low, high, delta) of the mean per-case difference of pass chances; every argument
     has shape (..., cases), ``n`` ≥ 1. See the module docstring (``edge_floor`` 0: the
@@ -107,7 +107,7 @@ def score_interval(
     p_w = np.asarray(passes_w, float) / n_w
     p_wo = np.asarray(passes_wo, float) / n_wo
     delta = (p_w - p_wo).mean(axis=-1)
-    offsets = shift * ((p_w - p_wo) - delta[..., None])
+    offsets = np.asarray(shift, float)[..., None] * ((p_w - p_wo) - delta[..., None])
     z2 = float(norm.ppf(1.0 - ALPHA_SHARE * (1.0 - level) / 2.0)) ** 2
 
     def accepted(cand: np.ndarray) -> np.ndarray:
@@ -125,6 +125,67 @@ def score_interval(
             near = np.where(ok, mid, near)
             far = np.where(ok, far, mid)
         ends.append(np.where(at_edge, edge, near))
+    lo = np.clip(np.minimum(ends[0], delta), -1.0, 1.0)
+    hi = np.clip(np.maximum(ends[1], delta), -1.0, 1.0)
+    return lo, hi, delta
+
+
+def _tilted_rate(x: np.ndarray, n: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """The chance p in [0, 1] maximising x·log p + (n − x)·log(1 − p) + μ·p: the root in [0, 1]
+    of μp² + (n − μ)p − x (one always lies there: −x at 0, n − x at 1)."""
+    b = n - mu
+    root = np.sqrt(np.maximum(0.0, b * b + 4.0 * mu * x))
+    safe_lo = np.where(b + root > 0, b + root, 1.0)
+    safe_mu = np.where(np.abs(mu) > 0, mu, 1.0)
+    p = np.where(b >= 0, np.where(b + root > 0, 2.0 * x / safe_lo, 0.0), (root - b) / (2.0 * safe_mu))
+    return np.clip(p, 0.0, 1.0)
+
+
+def profile_score_interval(
+    passes_w: np.ndarray,
+    n_w: np.ndarray,
+    passes_wo: np.ndarray,
+    n_wo: np.ndarray,
+    level: float = 0.95,
+    edge_floor: float = EDGE_FLOOR,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(low, high, delta) like :func:`score_interval`, but the variance at each candidate Δ is
+    taken at the maximum-likelihood pass chances of all the cases *jointly* under the one
+    constraint mean_j(p_w,j − p_wo,j) = Δ (a Lagrange multiplier μ tilts every arm, so each
+    case moves from its own rates by what its counts allow), not with every case at Δ."""
+    n_w = np.asarray(n_w, float)
+    n_wo = np.asarray(n_wo, float)
+    x_w = np.asarray(passes_w, float)
+    x_wo = np.asarray(passes_wo, float)
+    p_w, p_wo = x_w / n_w, x_wo / n_wo
+    delta = (p_w - p_wo).mean(axis=-1)
+    z2 = float(norm.ppf(1.0 - ALPHA_SHARE * (1.0 - level) / 2.0)) ** 2
+    total = n_w + n_wo
+    factor = np.where(total > 1, total / np.maximum(total - 1.0, 1.0), 2.0)
+    e_w, e_wo = edge_floor / (n_w + 1.0), edge_floor / (n_wo + 1.0)
+    c = p_w.shape[-1]
+    scale = total.max(axis=-1)
+
+    def at(q_w: np.ndarray, q_wo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        cand = (q_w - q_wo).mean(axis=-1)
+        q_w, q_wo = np.clip(q_w, e_w, 1.0 - e_w), np.clip(q_wo, e_wo, 1.0 - e_wo)
+        v = ((q_w * (1.0 - q_w) / n_w + q_wo * (1.0 - q_wo) / n_wo) * factor).sum(axis=-1) / (c * c)
+        ok: np.ndarray = (delta - cand) ** 2 <= z2 * v + 1e-15
+        return ok, cand
+
+    ends = []
+    for sign in (-1.0, 1.0):
+        ok_edge, _ = at(np.full(p_w.shape, (1.0 + sign) / 2.0), np.full(p_w.shape, (1.0 - sign) / 2.0))
+        near, far = np.zeros(delta.shape), np.ones(delta.shape)  # s: μ = sign · scale · s/(1 − s)
+        best = delta.copy()
+        for _ in range(BISECTIONS + 12):
+            mid = (near + far) / 2.0
+            mu = (sign * scale * mid / (1.0 - mid))[..., None]
+            ok, cand = at(_tilted_rate(x_w, n_w, mu), _tilted_rate(x_wo, n_wo, -mu))
+            best = np.where(ok, cand, best)
+            near = np.where(ok, mid, near)
+            far = np.where(ok, far, mid)
+        ends.append(np.where(ok_edge, sign, best))
     lo = np.clip(np.minimum(ends[0], delta), -1.0, 1.0)
     hi = np.clip(np.maximum(ends[1], delta), -1.0, 1.0)
     return lo, hi, delta
