@@ -26,10 +26,70 @@ import itertools
 import time
 
 import numpy as np
-from scipy.stats import binom
+from scipy.stats import binom, norm
 
-from agentsproof.stats.score import profile_score_interval, score_interval
+from agentsproof.stats.score import ALPHA_SHARE, BISECTIONS, EDGE_FLOOR, score_interval
 
+
+def _tilted_rate(x: np.ndarray, n: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """The chance p in [0, 1] maximising x·log p + (n − x)·log(1 − p) + μ·p: the root in [0, 1]
+    of μp² + (n − μ)p − x (one always lies there: −x at 0, n − x at 1)."""
+    b = n - mu
+    root = np.sqrt(np.maximum(0.0, b * b + 4.0 * mu * x))
+    safe_lo = np.where(b + root > 0, b + root, 1.0)
+    safe_mu = np.where(np.abs(mu) > 0, mu, 1.0)
+    p = np.where(b >= 0, np.where(b + root > 0, 2.0 * x / safe_lo, 0.0), (root - b) / (2.0 * safe_mu))
+    return np.clip(p, 0.0, 1.0)
+
+
+def profile_score_interval(
+    passes_w: np.ndarray,
+    n_w: np.ndarray,
+    passes_wo: np.ndarray,
+    n_wo: np.ndarray,
+    level: float = 0.95,
+    edge_floor: float = EDGE_FLOOR,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(low, high, delta) like :func:`score_interval`, but the variance at each candidate Δ is
+    taken at the maximum-likelihood pass chances of all the cases *jointly* under the one
+    constraint mean_j(p_w,j − p_wo,j) = Δ (a Lagrange multiplier μ tilts every arm, so each
+    case moves from its own rates by what its counts allow), not with every case at Δ."""
+    n_w = np.asarray(n_w, float)
+    n_wo = np.asarray(n_wo, float)
+    x_w = np.asarray(passes_w, float)
+    x_wo = np.asarray(passes_wo, float)
+    p_w, p_wo = x_w / n_w, x_wo / n_wo
+    delta = (p_w - p_wo).mean(axis=-1)
+    z2 = float(norm.ppf(1.0 - ALPHA_SHARE * (1.0 - level) / 2.0)) ** 2
+    total = n_w + n_wo
+    factor = np.where(total > 1, total / np.maximum(total - 1.0, 1.0), 2.0)
+    e_w, e_wo = edge_floor / (n_w + 1.0), edge_floor / (n_wo + 1.0)
+    c = p_w.shape[-1]
+    scale = total.max(axis=-1)
+
+    def at(q_w: np.ndarray, q_wo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        cand = (q_w - q_wo).mean(axis=-1)
+        q_w, q_wo = np.clip(q_w, e_w, 1.0 - e_w), np.clip(q_wo, e_wo, 1.0 - e_wo)
+        v = ((q_w * (1.0 - q_w) / n_w + q_wo * (1.0 - q_wo) / n_wo) * factor).sum(axis=-1) / (c * c)
+        ok: np.ndarray = (delta - cand) ** 2 <= z2 * v + 1e-15
+        return ok, cand
+
+    ends = []
+    for sign in (-1.0, 1.0):
+        ok_edge, _ = at(np.full(p_w.shape, (1.0 + sign) / 2.0), np.full(p_w.shape, (1.0 - sign) / 2.0))
+        near, far = np.zeros(delta.shape), np.ones(delta.shape)  # s: μ = sign · scale · s/(1 − s)
+        best = delta.copy()
+        for _ in range(BISECTIONS + 12):
+            mid = (near + far) / 2.0
+            mu = (sign * scale * mid / (1.0 - mid))[..., None]
+            ok, cand = at(_tilted_rate(x_w, n_w, mu), _tilted_rate(x_wo, n_wo, -mu))
+            best = np.where(ok, cand, best)
+            near = np.where(ok, mid, near)
+            far = np.where(ok, far, mid)
+        ends.append(np.where(ok_edge, sign, best))
+    lo = np.clip(np.minimum(ends[0], delta), -1.0, 1.0)
+    hi = np.clip(np.maximum(ends[1], delta), -1.0, 1.0)
+    return lo, hi, delta
 
 
 def interval(method: str, xw: np.ndarray, nw: np.ndarray, xo: np.ndarray, no: np.ndarray, level: float = 0.95):
@@ -38,24 +98,8 @@ def interval(method: str, xw: np.ndarray, nw: np.ndarray, xo: np.ndarray, no: np
     if method == "profile":
         return profile_score_interval(xw, nw, xo, no, level)
     if method == "js":
-        return score_interval(xw, nw, xo, no, level, shift=js_shift(xw, nw, xo, no))
+        return score_interval(xw, nw, xo, no, level)  # the default: λ from case_share
     return score_interval(xw, nw, xo, no, level, shift=float(method))
-
-
-def js_shift(xw: np.ndarray, nw: np.ndarray, xo: np.ndarray, no: np.ndarray) -> np.ndarray:
-    """Per item, the share of the cases' spread that is not noise: 1 − (mean sampling variance of
-    a case delta) / (variance of the case deltas), in [0, 1] (James–Stein's shrinkage factor;
-    rates smoothed by half a pass and half a fail so an arm of equal trials has some noise)."""
-    nw, no = np.asarray(nw, float), np.asarray(no, float)
-    d = xw / nw - xo / no
-    c = d.shape[-1]
-    if c < 2:
-        return np.zeros(d.shape[:-1])
-    sw, so = (xw + 0.5) / (nw + 1), (xo + 0.5) / (no + 1)
-    noise = (sw * (1 - sw) / nw + so * (1 - so) / no).mean(axis=-1)
-    spread = d.var(axis=-1, ddof=1)
-    out: np.ndarray = np.clip(1.0 - noise / np.maximum(spread, 1e-12), 0.0, 1.0)
-    return out
 
 
 EXACT_N = {2: (1, 2, 3, 5, 8), 3: (1, 2, 3)}
@@ -96,8 +140,8 @@ def exact_coverage(c: int, n: int, method: str, level: float = 0.95) -> tuple[fl
 
 
 def run_exact(shifts: list[str], md: bool) -> None:
-    print("\nExact coverage, question (a) on pass/fail scores (lowest over every tuple of pass chances; "
-          "width: mean over chances 0.1–0.9)")
+    """Print the exact table: per case count and trials, each method's lowest coverage, where, and width."""
+    print("\nExact coverage, question (a) on pass/fail scores (lowest over every tuple of pass chances; width: mean over chances 0.1–0.9)")
     head = ["cases", "trials/case/arm"] + [f"{s}: min | at chances | width" for s in shifts]
     print("| " + " | ".join(head) + " |\n|" + "---|" * len(head) if md else "  ".join(head))
     for c, ns in EXACT_N.items():
@@ -110,11 +154,14 @@ def run_exact(shifts: list[str], md: bool) -> None:
 
 
 def run_sim(args: argparse.Namespace, shifts: list[str]) -> None:
+    """Print the simulated table: per task effects × cases × trials, each method on the same items."""
     # the questions grid of bench/coverage.py (its simulator, deltas and baselines; bench/ on sys.path as a script)
     from coverage import LEVEL, PLACES, Q_DELTAS, Q_TRIALS, simulate_tasks
 
-    print(f"\nSimulated, question (a) on pass/fail scores, {args.q_runs} items per cell; target these cases' own mean delta; "
-          f"width × known = mean width / that of delta ± 1.96 SD (SD measured in the cell), range over the trial counts")
+    print(
+        f"\nSimulated, question (a) on pass/fail scores, {args.q_runs} items per cell; target these cases' own mean delta; "
+        f"width × known = mean width / that of delta ± 1.96 SD (SD measured in the cell), range over the trial counts"
+    )
     head = ["task effects", "cases", "trials"] + [f"{s}: min (at δ, baseline) | mean | × known" for s in shifts]
     print("| " + " | ".join(head) + " |\n|" + "---|" * len(head) if args.markdown else "  ".join(head))
     for m, mode in enumerate(args.modes):
@@ -151,10 +198,12 @@ def run_sim(args: argparse.Namespace, shifts: list[str]) -> None:
 
 
 def main() -> None:
+    """Parse the switches and run the chosen parts."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--parts", default="exact,sim", help="comma-separated: exact, sim")
-    ap.add_argument("--methods", default="0,1,profile",
-                    help="comma-separated: a shift λ (0 the common Δ, today's; 1 each case at its own shifted delta) or profile")
+    ap.add_argument(
+        "--methods", default="0,1,profile", help="comma-separated: a shift λ (0 the common Δ, today's; 1 each case at its own shifted delta) or profile"
+    )
     ap.add_argument("--q-runs", type=int, default=200, help="simulated items per cell")
     ap.add_argument("--cases", default="2,3,5,10", help="sim: comma-separated case counts ")
     ap.add_argument("--modes", default="none,symmetric,skewed", help="sim: task effects")

@@ -9,10 +9,24 @@ interval is the set of candidate deltas ``Δ`` a **score test** does not reject:
     V_j(Δ) = [p̃_w,j(1 − p̃_w,j)/n_w,j + p̃_wo,j(1 − p̃_wo,j)/n_wo,j] · N_j/(N_j − 1),
 
 where ``(p̃_w,j, p̃_wo,j)`` is case ``j``'s maximum-likelihood pair of pass chances with
-``p̃_w,j − p̃_wo,j = Δ`` (Farrington–Manning's closed-form cubic root), ``N_j`` the case's
-trial count and ``N/(N − 1)`` Miettinen and Nurminen's (1985) small-sample factor. Every
-case is held at the same candidate ``Δ``: the score form of a stratified interval whose
+``p̃_w,j − p̃_wo,j = Δ_j`` (Farrington–Manning's closed-form cubic root), ``N_j`` the case's
+trial count and ``N/(N − 1)`` Miettinen and Nurminen's (1985) small-sample factor; the
 weights are the delta's own (equal per case).
+
+Where each case is held: ``Δ_j = Δ + λ·(d̂_j − D)`` (clipped to [−1, 1]), with ``d̂_j`` the
+case's own delta and ``λ`` (:func:`case_share`) the share of the spread of the case deltas
+that is more than trial noise — James and Stein's positive-part factor, 1 − (mean sampling
+variance of a case delta) / (variance of the case deltas), in [0, 1]. So every case keeps
+its own estimated delta, shrunk toward the mean, and all move together with the candidate.
+When the cases agree up to noise (λ = 0) every case is held at the one common ``Δ``: the
+textbook stratified Miettinen–Nurminen interval. That common ``Δ`` overstates the variance
+when the cases' deltas truly differ (a skill that gains 0.8 on a quarter of the tasks and
+nothing on the rest: a case at 0.9 against 0.1 scored as if at 0.6 against 0.4), which made
+those items 1.4–1.6× the known-variance interval at 6–30 trials. One case, or cases with
+equal deltas, give λ's offsets of 0: the interval is unchanged there. Each case at its own
+shifted delta (λ = 1) measured as narrow but fell to 93 % on 5–10 cases × 3 trials whose
+deltas differ only by noise; the cases' joint restricted maximum likelihood under the mean
+constraint (a Lagrange tilt per arm) to 90.6 % (bench/score_shift.py, the record).
 
 Why a score interval: the variance is evaluated at the candidate, not at the observed
 rates, so an arm whose trials all agreed (0/6 against 6/6) still gets a real interval,
@@ -51,6 +65,7 @@ and 0.98). Exact one-case coverage over pass chances 0–1 (step 0.02), 1–30 t
 
 SCORE_METHOD = (
     "stratified Miettinen–Nurminen score interval of the difference of pass chances (equal case weights, "
+    "each case held at its own delta shrunk toward the mean by the James–Stein share of their spread, "
     f"z of the level 1 − {ALPHA_SHARE:g}·α: 96 % for 95 %); coverage in bench/coverage.py"
 )
 
@@ -71,6 +86,23 @@ def restricted_rates(p_w: np.ndarray, n_w: np.ndarray, p_wo: np.ndarray, n_wo: n
     w = (np.pi + np.arccos(np.clip(ratio, -1.0, 1.0))) / 3.0
     q_w = np.clip(2.0 * u * np.cos(w) - b / (3.0 * a), np.maximum(0.0, delta), np.minimum(1.0, 1.0 + delta))
     return q_w, q_w - delta
+
+
+def case_share(passes_w: np.ndarray, n_w: np.ndarray, passes_wo: np.ndarray, n_wo: np.ndarray) -> np.ndarray:
+    """Per item (shape (...)), the share λ ∈ [0, 1] of the spread of its case deltas that is
+    not trial noise: 1 − mean_j σ̂_j² / s²(d̂_j), σ̂_j² the sampling variance of case j's
+    delta (each arm's rate smoothed by half a pass and half a fail, so an arm of equal trials
+    still counts some noise), s² the variance of the case deltas; 0 with one case or equal deltas."""
+    n_w, n_wo = np.asarray(n_w, float), np.asarray(n_wo, float)
+    x_w, x_wo = np.asarray(passes_w, float), np.asarray(passes_wo, float)
+    d = x_w / n_w - x_wo / n_wo
+    if d.shape[-1] < 2:
+        return np.zeros(d.shape[:-1])
+    s_w, s_wo = (x_w + 0.5) / (n_w + 1.0), (x_wo + 0.5) / (n_wo + 1.0)
+    noise = (s_w * (1.0 - s_w) / n_w + s_wo * (1.0 - s_wo) / n_wo).mean(axis=-1)
+    spread = d.var(axis=-1, ddof=1)
+    share: np.ndarray = np.clip(1.0 - noise / np.maximum(spread, 1e-12), 0.0, 1.0)
+    return share
 
 
 def _score_variance(
@@ -97,17 +129,19 @@ def score_interval(
     n_wo: np.ndarray,
     level: float = 0.95,
     edge_floor: float = EDGE_FLOOR,
-    shift: float | np.ndarray = 0.0,
+    shift: float | np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(low, high, delta) of the mean per-case difference of pass chances; every argument
     has shape (..., cases), ``n`` ≥ 1. See the module docstring (``edge_floor`` 0: the
-    published Miettinen–Nurminen interval, without :data:`EDGE_FLOOR`)."""
+    published Miettinen–Nurminen interval, without :data:`EDGE_FLOOR`; ``shift`` the λ of
+    every item, None for :func:`case_share`'s, 0 for every case at the common Δ)."""
     n_w = np.asarray(n_w, float)
     n_wo = np.asarray(n_wo, float)
     p_w = np.asarray(passes_w, float) / n_w
     p_wo = np.asarray(passes_wo, float) / n_wo
     delta = (p_w - p_wo).mean(axis=-1)
-    offsets = np.asarray(shift, float)[..., None] * ((p_w - p_wo) - delta[..., None])
+    lam = case_share(passes_w, n_w, passes_wo, n_wo) if shift is None else np.broadcast_to(np.asarray(shift, float), delta.shape)
+    offsets = lam[..., None] * ((p_w - p_wo) - delta[..., None])
     z2 = float(norm.ppf(1.0 - ALPHA_SHARE * (1.0 - level) / 2.0)) ** 2
 
     def accepted(cand: np.ndarray) -> np.ndarray:
@@ -125,67 +159,6 @@ def score_interval(
             near = np.where(ok, mid, near)
             far = np.where(ok, far, mid)
         ends.append(np.where(at_edge, edge, near))
-    lo = np.clip(np.minimum(ends[0], delta), -1.0, 1.0)
-    hi = np.clip(np.maximum(ends[1], delta), -1.0, 1.0)
-    return lo, hi, delta
-
-
-def _tilted_rate(x: np.ndarray, n: np.ndarray, mu: np.ndarray) -> np.ndarray:
-    """The chance p in [0, 1] maximising x·log p + (n − x)·log(1 − p) + μ·p: the root in [0, 1]
-    of μp² + (n − μ)p − x (one always lies there: −x at 0, n − x at 1)."""
-    b = n - mu
-    root = np.sqrt(np.maximum(0.0, b * b + 4.0 * mu * x))
-    safe_lo = np.where(b + root > 0, b + root, 1.0)
-    safe_mu = np.where(np.abs(mu) > 0, mu, 1.0)
-    p = np.where(b >= 0, np.where(b + root > 0, 2.0 * x / safe_lo, 0.0), (root - b) / (2.0 * safe_mu))
-    return np.clip(p, 0.0, 1.0)
-
-
-def profile_score_interval(
-    passes_w: np.ndarray,
-    n_w: np.ndarray,
-    passes_wo: np.ndarray,
-    n_wo: np.ndarray,
-    level: float = 0.95,
-    edge_floor: float = EDGE_FLOOR,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(low, high, delta) like :func:`score_interval`, but the variance at each candidate Δ is
-    taken at the maximum-likelihood pass chances of all the cases *jointly* under the one
-    constraint mean_j(p_w,j − p_wo,j) = Δ (a Lagrange multiplier μ tilts every arm, so each
-    case moves from its own rates by what its counts allow), not with every case at Δ."""
-    n_w = np.asarray(n_w, float)
-    n_wo = np.asarray(n_wo, float)
-    x_w = np.asarray(passes_w, float)
-    x_wo = np.asarray(passes_wo, float)
-    p_w, p_wo = x_w / n_w, x_wo / n_wo
-    delta = (p_w - p_wo).mean(axis=-1)
-    z2 = float(norm.ppf(1.0 - ALPHA_SHARE * (1.0 - level) / 2.0)) ** 2
-    total = n_w + n_wo
-    factor = np.where(total > 1, total / np.maximum(total - 1.0, 1.0), 2.0)
-    e_w, e_wo = edge_floor / (n_w + 1.0), edge_floor / (n_wo + 1.0)
-    c = p_w.shape[-1]
-    scale = total.max(axis=-1)
-
-    def at(q_w: np.ndarray, q_wo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        cand = (q_w - q_wo).mean(axis=-1)
-        q_w, q_wo = np.clip(q_w, e_w, 1.0 - e_w), np.clip(q_wo, e_wo, 1.0 - e_wo)
-        v = ((q_w * (1.0 - q_w) / n_w + q_wo * (1.0 - q_wo) / n_wo) * factor).sum(axis=-1) / (c * c)
-        ok: np.ndarray = (delta - cand) ** 2 <= z2 * v + 1e-15
-        return ok, cand
-
-    ends = []
-    for sign in (-1.0, 1.0):
-        ok_edge, _ = at(np.full(p_w.shape, (1.0 + sign) / 2.0), np.full(p_w.shape, (1.0 - sign) / 2.0))
-        near, far = np.zeros(delta.shape), np.ones(delta.shape)  # s: μ = sign · scale · s/(1 − s)
-        best = delta.copy()
-        for _ in range(BISECTIONS + 12):
-            mid = (near + far) / 2.0
-            mu = (sign * scale * mid / (1.0 - mid))[..., None]
-            ok, cand = at(_tilted_rate(x_w, n_w, mu), _tilted_rate(x_wo, n_wo, -mu))
-            best = np.where(ok, cand, best)
-            near = np.where(ok, mid, near)
-            far = np.where(ok, far, mid)
-        ends.append(np.where(ok_edge, sign, best))
     lo = np.clip(np.minimum(ends[0], delta), -1.0, 1.0)
     hi = np.clip(np.maximum(ends[1], delta), -1.0, 1.0)
     return lo, hi, delta
