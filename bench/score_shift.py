@@ -1,22 +1,33 @@
-"""Question (a) on pass/fail scores: each case held at one common candidate Δ, or at its own
-shifted delta — side by side, exactly and by simulation (issue 32).
+"""Question (a) on pass/fail scores: where the stratified score interval holds each case —
+side by side, exactly and by simulation (issue 32).
 
-The stratified score interval (``stats/score.py``) evaluates every case's variance at the
-maximum-likelihood pass chances whose difference is the candidate Δ. When the cases' own
-deltas differ a lot (a skill that gains 4δ on a quarter of the tasks, 0 on the rest) that
-overstates the variance. The variant holds case j at ``Δ + λ(d̂_j − D)`` (``shift`` λ;
-λ = 0 is the common Δ, λ = 1 every case at its own MLE when Δ = D; clipped to [−1, 1]).
+The stratified score interval (``stats/score.py``) evaluates every case's variance at
+maximum-likelihood pass chances held at a candidate delta. Holding every case at the one
+common candidate Δ (the textbook form, method ``0``) overstates the variance when the
+cases' own deltas differ a lot (a skill that gains 4δ on a quarter of the tasks, 0 on the
+rest). Methods compared on the same outcomes / simulated items:
 
-- **exact**: 2 cases (pass chances 0, 0.1, …, 1 in all four arms) and 3 cases (0, 0.2, …, 1
-  in all six) with n trials per case and arm, every binomial outcome enumerated; per n the
-  lowest coverage over the grid of chances, and the mean width at chances 0.1–0.9;
-- **sim**: the binary rows of ``bench/coverage.py --parts questions`` (same simulator, cells
-  and seeds), question (a) only, every shift on the same simulated items; per cases × task
-  effects × trials the lowest and mean coverage over deltas × baselines and the width
-  against the known-variance interval (seeded per cell, not the same items as coverage.py).
+- ``0``, ``1``, any λ: case j held at ``Δ + λ(d̂_j − D)`` (clipped to [−1, 1]); 0 the common
+  Δ (the interval before issue 32's round 4), 1 each case at its own shifted delta;
+- ``js`` (the interval now, ``score_interval``'s default): λ per item the James–Stein share
+  of the case deltas' spread that is not noise (``stats.score.case_share``);
+- ``profile``: the cases' joint restricted maximum likelihood under the one constraint
+  mean(p_w,j − p_wo,j) = Δ (a Lagrange multiplier tilts every arm; for one case it is
+  Farrington–Manning's pair), kept here only as the record of a variant not taken.
 
-    .venv/bin/python bench/score_shift.py [--parts exact,sim] [--shifts 0,1] [--q-runs 200]
-        [--cases 2,3,5,10] [--modes none,symmetric,skewed] [--markdown]
+Parts:
+
+- **exact**: 2 cases (pass chances 0, 0.05, …, 1 in all four arms) and 3 cases (0, 0.1, …,
+  1 in all six) with n trials per case and arm, every binomial outcome enumerated; per n the
+  lowest coverage over the grid of chances (and where), and the mean width at chances 0.1–0.9;
+- **sim**: the binary rows of ``bench/coverage.py --parts questions`` (its simulator, true
+  deltas and baselines; 2 cases added), question (a) only, every method on the same simulated
+  items (seeded per cell, not the same items as coverage.py); per task effects × cases ×
+  trials the lowest coverage over deltas × baselines (and where), the mean, and the width
+  against the known-variance interval (delta ± 1.96 SD, SD measured in the cell).
+
+    .venv/bin/python bench/score_shift.py [--parts exact,sim] [--methods 0,1,js,profile]
+        [--q-runs 1000] [--cases 2,3,5,10] [--modes none,symmetric,skewed] [--markdown]
 """
 
 from __future__ import annotations
@@ -102,9 +113,9 @@ def interval(method: str, xw: np.ndarray, nw: np.ndarray, xo: np.ndarray, no: np
     return score_interval(xw, nw, xo, no, level, shift=float(method))
 
 
-EXACT_N = {2: (1, 2, 3, 5, 8), 3: (1, 2, 3)}
+EXACT_N = {2: (1, 2, 3, 4, 5, 6, 8, 10), 3: (1, 2, 3)}
 """Trials per case and arm enumerated exactly, per case count (3 cases × 5 trials: 6⁶ outcomes × 6⁶ chance tuples, too slow)."""
-EXACT_STEP = {2: 0.1, 3: 0.2}
+EXACT_STEP = {2: 0.05, 3: 0.1}
 
 
 def _expect(values: np.ndarray, pmf: np.ndarray, arms: int) -> np.ndarray:
@@ -142,7 +153,7 @@ def exact_coverage(c: int, n: int, method: str, level: float = 0.95) -> tuple[fl
 def run_exact(shifts: list[str], md: bool) -> None:
     """Print the exact table: per case count and trials, each method's lowest coverage, where, and width."""
     print("\nExact coverage, question (a) on pass/fail scores (lowest over every tuple of pass chances; width: mean over chances 0.1–0.9)")
-    head = ["cases", "trials/case/arm"] + [f"{s}: min | at chances | width" for s in shifts]
+    head = ["cases", "trials/case/arm"] + [f"{col}" for s in shifts for col in (f"{s}: min", "at chances", "width")]
     print("| " + " | ".join(head) + " |\n|" + "---|" * len(head) if md else "  ".join(head))
     for c, ns in EXACT_N.items():
         for n in ns:
@@ -156,15 +167,16 @@ def run_exact(shifts: list[str], md: bool) -> None:
 def run_sim(args: argparse.Namespace, shifts: list[str]) -> None:
     """Print the simulated table: per task effects × cases × trials, each method on the same items."""
     # the questions grid of bench/coverage.py (its simulator, deltas and baselines; bench/ on sys.path as a script)
-    from coverage import LEVEL, PLACES, Q_DELTAS, Q_TRIALS, simulate_tasks
+    from coverage import LEVEL, MODES, PLACES, Q_DELTAS, Q_TRIALS, simulate_tasks
 
     print(
         f"\nSimulated, question (a) on pass/fail scores, {args.q_runs} items per cell; target these cases' own mean delta; "
         f"width × known = mean width / that of delta ± 1.96 SD (SD measured in the cell), range over the trial counts"
     )
-    head = ["task effects", "cases", "trials"] + [f"{s}: min (at δ, baseline) | mean | × known" for s in shifts]
+    head = ["task effects", "cases", "trials"] + [f"{col}" for s in shifts for col in (f"{s}: min (at δ, baseline)", "mean", "× known")]
     print("| " + " | ".join(head) + " |\n|" + "---|" * len(head) if args.markdown else "  ".join(head))
-    for m, mode in enumerate(args.modes):
+    for mode in args.modes:
+        m = MODES.index(mode)  # the seed does not depend on which modes run
         for c in args.cases:
             for n in Q_TRIALS:
                 recs = {s: {"cov": [], "w": [], "kw": [], "at": []} for s in shifts}
@@ -202,10 +214,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--parts", default="exact,sim", help="comma-separated: exact, sim")
     ap.add_argument(
-        "--methods", default="0,1,profile", help="comma-separated: a shift λ (0 the common Δ, today's; 1 each case at its own shifted delta) or profile"
+        "--methods",
+        default="0,1,js,profile",
+        help="comma-separated: a shift λ (0 the common Δ; 1 each case at its own shifted delta), js (the default now) or profile",
     )
-    ap.add_argument("--q-runs", type=int, default=200, help="simulated items per cell")
-    ap.add_argument("--cases", default="2,3,5,10", help="sim: comma-separated case counts ")
+    ap.add_argument("--q-runs", type=int, default=1000, help="simulated items per cell")
+    ap.add_argument("--cases", default="2,3,5,10", help="sim: comma-separated case counts")
     ap.add_argument("--modes", default="none,symmetric,skewed", help="sim: task effects")
     ap.add_argument("--seed", type=int, default=23)
     ap.add_argument("--markdown", action="store_true")
