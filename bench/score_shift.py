@@ -171,7 +171,7 @@ def run_sim(args: argparse.Namespace, shifts: list[str]) -> None:
 
     print(
         f"\nSimulated, question (a) on pass/fail scores, {args.q_runs} items per cell; target these cases' own mean delta; "
-        f"width × known = mean width / that of delta ± 1.96 SD (SD measured in the cell), range over the trial counts"
+        f"width × known = mean width / that of delta ± 1.96 SD (SD measured in the cell); min: the lowest cell over deltas × baselines, and where"
     )
     head = ["task effects", "cases", "trials"] + [f"{col}" for s in shifts for col in (f"{s}: min (at δ, baseline)", "mean", "× known")]
     print("| " + " | ".join(head) + " |\n|" + "---|" * len(head) if args.markdown else "  ".join(head))
