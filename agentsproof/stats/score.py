@@ -21,12 +21,15 @@ its own estimated delta, shrunk toward the mean, and all move together with the 
 When the cases agree up to noise (λ = 0) every case is held at the one common ``Δ``: the
 textbook stratified Miettinen–Nurminen interval. That common ``Δ`` overstates the variance
 when the cases' deltas truly differ (a skill that gains 0.8 on a quarter of the tasks and
-nothing on the rest: a case at 0.9 against 0.1 scored as if at 0.6 against 0.4), which made
-those items 1.4–1.6× the known-variance interval at 6–30 trials. One case, or cases with
-equal deltas, give λ's offsets of 0: the interval is unchanged there. Each case at its own
-shifted delta (λ = 1) measured as narrow but fell to 93 % on 5–10 cases × 3 trials whose
-deltas differ only by noise; the cases' joint restricted maximum likelihood under the mean
-constraint (a Lagrange tilt per arm) to 90.6 % (bench/score_shift.py, the record).
+nothing on the rest: a case with chances 0.9 and 0.1 is scored at chances whose difference
+is the mean, near 0.6 and 0.4), which made such items 1.36–1.58× the known-variance
+interval at 6–30 trials; shrunk, 1.10–1.54× (1.10–1.30× at 15–30), with exact coverage of
+two cases (every chance 0, 0.05, …, 1; 1–10 trials) and three (0, 0.1, …, 1; 1–3 trials)
+≥ 94.6 %. One case, or cases with equal deltas, have offsets 0: the interval is unchanged
+there. Each case at its own shifted delta (λ = 1) measured as narrow but fell to 92.9 % on
+10 cases × 3 trials whose deltas differ only by noise; the cases' joint restricted maximum
+likelihood under the mean constraint (a Lagrange tilt per arm) to 90.6 %
+(bench/score_shift.py, docs/statistics.md "Round 4").
 
 Why a score interval: the variance is evaluated at the candidate, not at the observed
 rates, so an arm whose trials all agreed (0/6 against 6/6) still gets a real interval,
