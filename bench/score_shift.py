@@ -17,8 +17,8 @@ rest). Methods compared on the same outcomes / simulated items:
 
 Parts:
 
-- **exact**: 2 cases (pass chances 0, 0.05, …, 1 in all four arms) and 3 cases (0, 0.1, …,
-  1 in all six) with n trials per case and arm, every binomial outcome enumerated; per n the
+- **exact**: 2 cases (pass chances 0, 0.05, …, 1 in all four arms; 1–15 trials) and 3 cases (0, 0.1, …,
+  1 in all six; 1–5 trials) with n trials per case and arm, every binomial outcome enumerated; per n the
   lowest coverage over the grid of chances (and where), and the mean width at chances 0.1–0.9;
 - **sim**: the binary rows of ``bench/coverage.py --parts questions`` (its simulator, true
   deltas and baselines; 2 cases added), question (a) only, every method on the same simulated
@@ -113,8 +113,8 @@ def interval(method: str, xw: np.ndarray, nw: np.ndarray, xo: np.ndarray, no: np
     return score_interval(xw, nw, xo, no, level, shift=float(method))
 
 
-EXACT_N = {2: (1, 2, 3, 4, 5, 6, 8, 10), 3: (1, 2, 3)}
-"""Trials per case and arm enumerated exactly, per case count (3 cases × 5 trials: 6⁶ outcomes × 6⁶ chance tuples, too slow)."""
+EXACT_N = {2: (1, 2, 3, 4, 5, 6, 8, 10, 15), 3: (1, 2, 3, 4, 5)}
+"""Trials per case and arm enumerated exactly, per case count."""
 EXACT_STEP = {2: 0.05, 3: 0.1}
 
 

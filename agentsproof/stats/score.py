@@ -24,7 +24,7 @@ when the cases' deltas truly differ (a skill that gains 0.8 on a quarter of the 
 nothing on the rest: a case with chances 0.9 and 0.1 is scored at chances whose difference
 is the mean, near 0.6 and 0.4), which made such items 1.36–1.58× the known-variance
 interval at 6–30 trials; shrunk, 1.10–1.54× (1.10–1.30× at 15–30), with exact coverage of
-two cases (every chance 0, 0.05, …, 1; 1–10 trials) and three (0, 0.1, …, 1; 1–3 trials)
+two cases (every chance 0, 0.05, …, 1; 1–15 trials) and three (0, 0.1, …, 1; 1–5 trials)
 ≥ 94.6 %. One case, or cases with equal deltas, have offsets 0: the interval is unchanged
 there. Each case at its own shifted delta (λ = 1) measured as narrow but fell to 92.9 % on
 10 cases × 3 trials whose deltas differ only by noise; the cases' joint restricted maximum
