@@ -9,10 +9,27 @@ interval is the set of candidate deltas ``Δ`` a **score test** does not reject:
     V_j(Δ) = [p̃_w,j(1 − p̃_w,j)/n_w,j + p̃_wo,j(1 − p̃_wo,j)/n_wo,j] · N_j/(N_j − 1),
 
 where ``(p̃_w,j, p̃_wo,j)`` is case ``j``'s maximum-likelihood pair of pass chances with
-``p̃_w,j − p̃_wo,j = Δ`` (Farrington–Manning's closed-form cubic root), ``N_j`` the case's
-trial count and ``N/(N − 1)`` Miettinen and Nurminen's (1985) small-sample factor. Every
-case is held at the same candidate ``Δ``: the score form of a stratified interval whose
+``p̃_w,j − p̃_wo,j = Δ_j`` (Farrington–Manning's closed-form cubic root), ``N_j`` the case's
+trial count and ``N/(N − 1)`` Miettinen and Nurminen's (1985) small-sample factor; the
 weights are the delta's own (equal per case).
+
+Where each case is held: ``Δ_j = Δ + λ·(d̂_j − D)`` (clipped to [−1, 1]), with ``d̂_j`` the
+case's own delta and ``λ`` (:func:`case_share`) the share of the spread of the case deltas
+that is more than trial noise — James and Stein's positive-part factor, 1 − (mean sampling
+variance of a case delta) / (variance of the case deltas), in [0, 1]. So every case keeps
+its own estimated delta, shrunk toward the mean, and all move together with the candidate.
+When the cases agree up to noise (λ = 0) every case is held at the one common ``Δ``: the
+textbook stratified Miettinen–Nurminen interval. That common ``Δ`` overstates the variance
+when the cases' deltas truly differ (a skill that gains 0.8 on a quarter of the tasks and
+nothing on the rest: a case with chances 0.9 and 0.1 is scored at chances whose difference
+is the mean, near 0.6 and 0.4), which made such items 1.36–1.58× the known-variance
+interval at 6–30 trials; shrunk, 1.10–1.54× (1.10–1.30× at 15–30), with exact coverage of
+two cases (every chance 0, 0.05, …, 1; 1–15 trials) and three (0, 0.1, …, 1; 1–5 trials)
+≥ 94.6 %. One case, or cases with equal deltas, have offsets 0: the interval is unchanged
+there. Each case at its own shifted delta (λ = 1) measured as narrow but fell to 92.9 % on
+10 cases × 3 trials whose deltas differ only by noise; the cases' joint restricted maximum
+likelihood under the mean constraint (a Lagrange tilt per arm) to 90.6 %
+(bench/score_shift.py, docs/statistics.md "Round 4").
 
 Why a score interval: the variance is evaluated at the candidate, not at the observed
 rates, so an arm whose trials all agreed (0/6 against 6/6) still gets a real interval,
@@ -51,6 +68,7 @@ and 0.98). Exact one-case coverage over pass chances 0–1 (step 0.02), 1–30 t
 
 SCORE_METHOD = (
     "stratified Miettinen–Nurminen score interval of the difference of pass chances (equal case weights, "
+    "each case held at its own delta shrunk toward the mean by the James–Stein share of their spread, "
     f"z of the level 1 − {ALPHA_SHARE:g}·α: 96 % for 95 %); coverage in bench/coverage.py"
 )
 
@@ -73,9 +91,29 @@ def restricted_rates(p_w: np.ndarray, n_w: np.ndarray, p_wo: np.ndarray, n_wo: n
     return q_w, q_w - delta
 
 
-def _score_variance(p_w: np.ndarray, n_w: np.ndarray, p_wo: np.ndarray, n_wo: np.ndarray, delta: np.ndarray, edge_floor: float = EDGE_FLOOR) -> np.ndarray:
-    """Σ_j V_j(Δ) / c² for candidates ``delta`` of shape (...,) (cases along the last axis of the rest)."""
-    dl = delta[..., None]
+def case_share(passes_w: np.ndarray, n_w: np.ndarray, passes_wo: np.ndarray, n_wo: np.ndarray) -> np.ndarray:
+    """Per item (shape (...)), the share λ ∈ [0, 1] of the spread of its case deltas that is
+    not trial noise: 1 − mean_j σ̂_j² / s²(d̂_j), σ̂_j² the sampling variance of case j's
+    delta (each arm's rate smoothed by half a pass and half a fail, so an arm of equal trials
+    still counts some noise), s² the variance of the case deltas; 0 with one case or equal deltas."""
+    n_w, n_wo = np.asarray(n_w, float), np.asarray(n_wo, float)
+    x_w, x_wo = np.asarray(passes_w, float), np.asarray(passes_wo, float)
+    d = x_w / n_w - x_wo / n_wo
+    if d.shape[-1] < 2:
+        return np.zeros(d.shape[:-1])
+    s_w, s_wo = (x_w + 0.5) / (n_w + 1.0), (x_wo + 0.5) / (n_wo + 1.0)
+    noise = (s_w * (1.0 - s_w) / n_w + s_wo * (1.0 - s_wo) / n_wo).mean(axis=-1)
+    spread = d.var(axis=-1, ddof=1)
+    share: np.ndarray = np.clip(1.0 - noise / np.maximum(spread, 1e-12), 0.0, 1.0)
+    return share
+
+
+def _score_variance(
+    p_w: np.ndarray, n_w: np.ndarray, p_wo: np.ndarray, n_wo: np.ndarray, delta: np.ndarray, edge_floor: float = EDGE_FLOOR, offsets: np.ndarray | float = 0.0
+) -> np.ndarray:
+    """Σ_j V_j(Δ) / c² for candidates ``delta`` of shape (...,) (cases along the last axis of the rest);
+    case j is held at ``Δ + offsets_j`` (clipped to [−1, 1])."""
+    dl = np.clip(delta[..., None] + offsets, -1.0, 1.0)
     q_w, q_wo = restricted_rates(p_w, n_w, p_wo, n_wo, dl)
     e_w, e_wo = edge_floor / (n_w + 1.0), edge_floor / (n_wo + 1.0)  # away from 0 and 1 (EDGE_FLOOR)
     q_w, q_wo = np.clip(q_w, e_w, 1.0 - e_w), np.clip(q_wo, e_wo, 1.0 - e_wo)
@@ -94,19 +132,23 @@ def score_interval(
     n_wo: np.ndarray,
     level: float = 0.95,
     edge_floor: float = EDGE_FLOOR,
+    shift: float | np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(low, high, delta) of the mean per-case difference of pass chances; every argument
     has shape (..., cases), ``n`` ≥ 1. See the module docstring (``edge_floor`` 0: the
-    published Miettinen–Nurminen interval, without :data:`EDGE_FLOOR`)."""
+    published Miettinen–Nurminen interval, without :data:`EDGE_FLOOR`; ``shift`` the λ of
+    every item, None for :func:`case_share`'s, 0 for every case at the common Δ)."""
     n_w = np.asarray(n_w, float)
     n_wo = np.asarray(n_wo, float)
     p_w = np.asarray(passes_w, float) / n_w
     p_wo = np.asarray(passes_wo, float) / n_wo
     delta = (p_w - p_wo).mean(axis=-1)
+    lam = case_share(passes_w, n_w, passes_wo, n_wo) if shift is None else np.broadcast_to(np.asarray(shift, float), delta.shape)
+    offsets = lam[..., None] * ((p_w - p_wo) - delta[..., None])
     z2 = float(norm.ppf(1.0 - ALPHA_SHARE * (1.0 - level) / 2.0)) ** 2
 
     def accepted(cand: np.ndarray) -> np.ndarray:
-        ok: np.ndarray = (delta - cand) ** 2 <= z2 * _score_variance(p_w, n_w, p_wo, n_wo, cand, edge_floor) + 1e-15
+        ok: np.ndarray = (delta - cand) ** 2 <= z2 * _score_variance(p_w, n_w, p_wo, n_wo, cand, edge_floor, offsets) + 1e-15
         return ok
 
     ends = []

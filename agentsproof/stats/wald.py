@@ -15,8 +15,9 @@ over ``c`` cases. Its interval always holds the delta it is printed beside and l
 
 - **Pass/fail scores** (every trial 0 or 1), question (a), any number of cases: the
   stratified Miettinen–Nurminen score interval of :mod:`agentsproof.stats.score` (its
-  variance at the candidate delta, every case held at it; z of 96 % for 95 %) — it held
-  ≥ 93 % where the Welch form below dipped to 92 % (4–10 trials).
+  variance at the candidate delta, each case held at its own delta shrunk toward the mean
+  by the share of their spread that is not noise; z of 96 % for 95 %) — it held ≥ 93 %
+  where the Welch form below dipped to 92 % (4–10 trials).
 - **Graded or continuous scores**, question (a): a Welch interval of all the trials,
   ``t(q, df) · √V_w`` with ``V_w = Σ_j (v_with,j / n_with,j + v_without,j / n_without,j) / c²``
   and Welch–Satterthwaite ``df``. Each arm's variance ``v``: the sample variance with a 0
