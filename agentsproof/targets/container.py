@@ -60,12 +60,12 @@ stdin are the seed's tar (GNU ``head -c`` reads no further), the rest is the com
 CARRY_SH = (
     'm=$1; w=$2; x=$3; shift 3; "$@"; rc=$?; printf %s "$m"; set -f; set --; IFS="\n"; '
     'for f in $x; do if [ -f "$f" ]; then [ $# = 0 ] && set -- -C /; set -- "$@" "${f#/}"; fi; done; '
-    'tar -c -f - -C "$w" . "$@" 2>/dev/null </dev/null && printf %s "$m"; exit $rc'
+    'tar -c -f - --hard-dereference -C "$w" . "$@" 2>/dev/null </dev/null && printf %s "$m"; exit $rc'
 )
 """The wrapper of a command whose exec carries the workdir out (``keep``): after the command
 (its stdout as it was, its exit code the wrapper's), the mark, one tar of the workdir
-(members ``./...``) and of those of the files named in ``$3`` (one a line) that exist
-(members without the leading ``/``), then the mark again: a tar that did not finish has
+(members ``./...``; a hard link as a file of its own) and of those of the files named in
+``$3`` (one a line) that exist (members without the leading ``/``), then the mark again: a tar that did not finish has
 no closing mark, and is not kept."""
 
 HARNESS_DIR = "/var/tmp/agentsproof"
