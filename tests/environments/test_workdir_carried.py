@@ -42,6 +42,7 @@ exit 7
 
 
 def seed(folder: Path) -> Path:
+    """A workspace seed: a nested file, and one the agent removes."""
     (folder / "keep" / "nested").mkdir(parents=True)
     (folder / "keep" / "nested" / "in.txt").write_text("seeded")
     (folder / "seeded-gone.txt").write_text("to be removed")
@@ -66,6 +67,7 @@ def tree(root: Path) -> dict[str, tuple[str, str, int]]:
 
 
 def base_env(image: str) -> Environment:
+    """The shared base image as an eval's environment (root, GNU tar: it can carry)."""
     return Environment(source="eval.yaml", image=image)
 
 
@@ -180,6 +182,8 @@ def test_an_agent_that_prints_the_mark_only_cuts_its_own_stdout(tmp_path: Path, 
 
 
 def test_stdout_past_the_cap_is_cut_as_before_and_the_workdir_still_carried(tmp_path: Path, docker_base_image: str) -> None:
+    """Stdout past OUTPUT_CAP is read and dropped before the mark, as on the old path."""
+
     async def main() -> None:
         envs = Environments()
         try:
@@ -196,6 +200,9 @@ def test_stdout_past_the_cap_is_cut_as_before_and_the_workdir_still_carried(tmp_
 
 
 def test_a_command_past_its_timeout_keeps_nothing_and_its_trial_is_errored(tmp_path: Path, docker_base_image: str) -> None:
+    """A timeout stops the container before any tar: nothing kept; through the CLI, the
+    trial is errored (timed out) and no container is left."""
+
     async def main() -> None:
         envs = Environments()
         try:
