@@ -132,6 +132,9 @@ class Environments:
         self._live: dict[str, Container] = {}
         self._counter = itertools.count(1)
         self._removing: set[asyncio.Task[None]] = set()
+        self._doomed: list[str] = []
+        """Containers to remove, waiting for the removal under way (:meth:`_rm`)."""
+        self._remover: asyncio.Task[None] | None = None
         self._reaped = False
         self._spares: dict[tuple[object, ...], list[asyncio.Task[Container]]] = {}
         """Per kind of container (image, ports, mounts): those started ahead for the next trials."""
@@ -316,17 +319,23 @@ class Environments:
         self._in_use.pop(container.name, None)
         await container.drop_kept()
         await self._unbridge(container.name)
-        task = asyncio.ensure_future(self._rm(container.name))
-        self._removing.add(task)
-        task.add_done_callback(self._removing.discard)
+        self._doomed.append(container.name)
+        if self._remover is None or self._remover.done():
+            task = self._remover = asyncio.ensure_future(self._rm())
+            self._removing.add(task)
+            task.add_done_callback(self._removing.discard)
 
-    @staticmethod
-    async def _rm(name: str) -> None:
-        with contextlib.suppress(Exception):
-            await docker(["rm", "-f", "-v", name], timeout=120)
+    async def _rm(self) -> None:
+        """Remove the containers waiting for it: those that came while one call ran go
+        together in the next (one ``docker rm`` for several: fewer engine calls at ``--parallel``)."""
         from agentsproof.targets.agent_container import forget
 
-        forget(name)
+        while self._doomed:
+            names, self._doomed = self._doomed, []
+            with contextlib.suppress(Exception):
+                await docker(["rm", "-f", "-v", *names], timeout=120)
+            for name in names:
+                forget(name)
 
     async def _unbridge(self, name: str) -> None:
         held = self._bridges.pop(name, None)
