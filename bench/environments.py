@@ -6,8 +6,11 @@ One trial of the command target whose agent is ``true``, four ways, on the same 
 - ``container``: an agentsproof container trial: a fresh labelled container with the relay
   as its main process (from the second trial on, started ahead while the previous trial
   ran), the workspace seed unpacked by the agent's own ``docker exec`` (or copied in), the
-  workdir copied back out, the container removed (``Environments.start`` →
-  ``CommandTarget.run`` → ``Environments.collect`` → ``Environments.remove``);
+  workdir carried back out by that same exec (a tar of it on its stdout once the command
+  ends; else ``docker cp``), extracted into the host workspace, the container removed in the
+  background (``docker rm`` of the containers done meanwhile, together) (``Environments.start``
+  → ``CommandTarget.run`` → ``Environments.collect`` → ``Environments.remove``): engine calls
+  per trial, ``run -d`` (ahead), one ``exec``, a share of one ``rm``;
 - ``bubblewrap``: the same target on the host under the bubblewrap sandbox;
 - ``unconfined``: the same target with ``sandbox: false``.
 
@@ -16,9 +19,10 @@ the figure is wall time per trial. The image is cached; the run also checks that
 a Dockerfile image twice builds it once (``rebuilt`` must be 0). Goal: container within 1.5×
 of the floor.
 
-    DOCKER_HOST=unix:///run/ap-docker/docker.sock .venv/bin/python bench/environments.py [--trials 12] [--image agentsproof-test/bookworm:base]
+    DOCKER_HOST=unix:///run/ap-docker/docker.sock .venv/bin/python bench/environments.py [--trials 24] [--image agentsproof-test/bookworm:base]
 
-Exit status 1 when the container/floor ratio at --parallel 1 exceeds --target.
+Exit status 1 when the container/floor ratio at --parallel 1 or 4 exceeds --target (or
+the Dockerfile was rebuilt).
 """
 
 from __future__ import annotations

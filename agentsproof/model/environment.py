@@ -188,9 +188,13 @@ class TrialEnvironment(Protocol):
         workdir: str | None = None,
         stdin: bytes | None = None,
         user: str | None = None,
+        keep: tuple[str, ...] | None = None,
     ) -> ExecResult:
         """Run ``argv`` (no shell) in the container; a timeout kills it and sets ``timed_out``.
-        A container that cannot run it raises :class:`~agentsproof.core.errors.TargetError`."""
+        A container that cannot run it raises :class:`~agentsproof.core.errors.TargetError`.
+        ``keep`` (an agent's last command): the workdir, and those of these absolute paths
+        that exist, may be carried out by the same call as it ends, for the next
+        :meth:`copy_out` of the workdir and :meth:`read_file` (any later call drops it)."""
         ...
 
     async def copy_in(self, host: Path, dest: str) -> None:

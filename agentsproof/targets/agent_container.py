@@ -10,7 +10,9 @@ Claude Code's ``claude.exe`` (glibc: Debian and Ubuntu images). The trial's herm
 harness (home, config with the staged skills, tmp) is copied into the container at its host
 path once per trial, so every path the target wrote into the CLI's arguments and
 environment holds inside too; the workspace's host path is replaced by the container's
-workdir. The CLI's JSON stream is copied back out to the harness after each turn.
+workdir. The CLI's JSON stream is copied back out to the harness after each turn: carried
+out by the turn's own exec with the workdir when the image can (``keep``), so neither the
+stream nor the runner's copy of the workdir after the last turn asks the engine again.
 """
 
 from __future__ import annotations
@@ -80,7 +82,8 @@ async def run_in_container(s: Any) -> Outcome:
     stream = str(s.harness.stream)
     wrapped = ["/bin/sh", "-c", 'out=$1; shift; exec "$@" > "$out"', "sh", stream, *argv]
     stdin = s.stdin_text.encode("utf-8") if s.stdin_text is not None else b""
-    res = await box.exec(wrapped, env=env, timeout=s.timeout, stdin=stdin)
+    # the turn's exec carries the stream (and the workdir, for the runner) back out when the image can: no copy out after it
+    res = await box.exec(wrapped, env=env, timeout=s.timeout, stdin=stdin, keep=(stream,))
     data = await box.read_file(stream, cap_bytes=MAX_STREAM_BYTES) if not res.limit else None
     write_file(s.harness.stream.parent, s.harness.stream.name, data or b"")
     lines = [ln[:LINE_CHARS] for ln in res.stderr.decode("utf-8", "replace").splitlines()]

@@ -8,7 +8,9 @@ starts). The command's environment is the image's own plus the target's ``env`` 
 ``AGENTSPROOF_*`` variables (never the host's: its PATH and HOME mean nothing in the
 image). The trace goes to ``/var/tmp/agentsproof/trace.jsonl`` inside (or ``trace_file`` in the
 workdir); it and the answer file are read out of the container before the runner copies the
-workdir back. The container replaces the bubblewrap sandbox: ``sandbox`` is not used there.
+workdir back. The command's exec carries the workdir and the trace out as it ends
+(``keep``: :attr:`agentsproof.targets.container.Container.kept`), so those reads and the
+runner's copy ask the engine nothing more when the image can. The container replaces the bubblewrap sandbox: ``sandbox`` is not used there.
 """
 
 from __future__ import annotations
@@ -77,7 +79,9 @@ async def run_in_container(spec: Any, model: str | None, placeholder: re.Pattern
         env.update(AGENTSPROOF_WORKSPACE=str(work), AGENTSPROOF_ARM=trial.arm, AGENTSPROOF_TRACE_FILE=trace_in)
         if trial.skill is not None and skill_rel:
             env.update(AGENTSPROOF_SKILL_FILE=skill_in, AGENTSPROOF_SKILL_NAME=trial.skill.name)
-        res = await box.exec([*WRAPPER, *argv], env=env, timeout=timeout, stdin=trial.prompt.encode("utf-8") if on_stdin else b"")
+        stdin = trial.prompt.encode("utf-8") if on_stdin else b""
+        # the one command: the workdir (and the trace) come back out with it when the image can
+        res = await box.exec([*WRAPPER, *argv], env=env, timeout=timeout, stdin=stdin, keep=(trace_in,))
         wrote_trace = TRACE_MARK in res.stderr
         res.stderr = res.stderr.replace(b"\n" + TRACE_MARK + b"\n", b"").replace(TRACE_MARK + b"\n", b"")
         if res.limit:

@@ -35,10 +35,12 @@ import os
 import tarfile
 import tempfile
 import time
+import uuid
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from agentsproof.core.errors import TargetError
+from agentsproof.core.rmtree import remove_tree
 from agentsproof.model.environment import Environment, ExecResult
 from agentsproof.targets.engine_api import DOCKER_CALL_S, docker, get_archive, put_archive
 
@@ -55,8 +57,54 @@ SEED_SH = (
 """The first command's wrapper when the seed is unpacked by its exec: exactly ``n`` bytes of
 stdin are the seed's tar (GNU ``head -c`` reads no further), the rest is the command's."""
 
+CARRY_SH = (
+    'm=$1; w=$2; x=$3; shift 3; "$@"; rc=$?; printf %s "$m"; set -f; set --; IFS="\n"; '
+    'for f in $x; do if [ -f "$f" ]; then [ $# = 0 ] && set -- -C /; set -- "$@" "${f#/}"; fi; done; '
+    'tar -c -f - --hard-dereference -C "$w" . "$@" 2>/dev/null </dev/null && printf %s "$m"; exit $rc'
+)
+"""The wrapper of a command whose exec carries the workdir out (``keep``): after the command
+(its stdout as it was, its exit code the wrapper's), the mark, one tar of the workdir
+(members ``./...``; a hard link as a file of its own) and of those of the files named in
+``$3`` (one a line) that exist (members without the leading ``/``), then the mark again: a tar that did not finish has
+no closing mark, and is not kept."""
+
 HARNESS_DIR = "/var/tmp/agentsproof"
 """A folder made in every container's own file system (not the /tmp tmpfs, which ``docker cp`` cannot reach) for the harness's files (a trace)."""
+
+
+def _kept_file(archive: Path, name: str, cap_bytes: int) -> tuple[bool, bytes | None]:
+    """(found, its bytes) of the regular file ``name`` in a carried archive; (False, None):
+    not there as a regular file (the engine is asked: a path through a link, a file gone)."""
+    with tarfile.open(archive, mode="r:") as tar:
+        for member in tar:
+            if member.name == name and member.isfile():
+                fh = tar.extractfile(member)
+                return (True, fh.read(cap_bytes)) if fh is not None else (False, None)
+    return False, None
+
+
+def _kept_name(path: str, workdir: str) -> str | None:
+    """``path``'s member name in a carried archive of ``workdir`` (None: a path it cannot hold)."""
+    pure, work = PurePosixPath(path), PurePosixPath(workdir)
+    if ".." in pure.parts or not pure.is_absolute():
+        return None
+    return f"./{pure.relative_to(work)}" if pure.is_relative_to(work) and pure != work else str(pure)[1:]
+
+
+def _closed(archive: Path, mark: bytes) -> bool:
+    """The carried tar ended with its closing ``mark`` (then cut off): complete."""
+    try:
+        with open(archive, "r+b") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            if size < len(mark):
+                return False
+            fh.seek(size - len(mark))
+            if fh.read() != mark:
+                return False
+            fh.truncate(size - len(mark))
+            return True
+    except OSError:
+        return False
 
 
 def _tar_of(folder: Path, dest: str) -> bytes:
@@ -87,13 +135,16 @@ def _tar_of(folder: Path, dest: str) -> bytes:
     return buf.getvalue()
 
 
-def _extract(archive: Path, dest: Path, cap_bytes: int) -> list[str]:
+def _extract(archive: Path, dest: Path, cap_bytes: int, *, kept: bool = False) -> list[str]:
     """``archive``'s members (prefixed ``./``) into ``dest`` by tarfile's ``data`` rules,
-    member by member: what may not be extracted is left out and named in the notes."""
+    member by member: what may not be extracted is left out and named in the notes
+    (``kept``: a carried archive (see :data:`CARRY_SH`), read whole before anything is
+    written, a broken one raising :class:`tarfile.TarError`; only its workdir's members)."""
     notes: list[str] = []
     total = 0
     with tarfile.open(archive, mode="r:") as tar:
-        for member in tar:
+        members = [m for m in tar.getmembers() if m.name.startswith("./")] if kept else tar
+        for member in members:
             name = member.name[2:] if member.name.startswith("./") else member.name
             if name in ("", ".", "./"):
                 continue
@@ -131,6 +182,12 @@ class Container:
     """The workspace seed (a tar archive to unpack at ``/``) not copied in yet: the first
     command run as root unpacks it before it starts, in the same ``docker exec`` (its
     stdin: the archive, then the command's own); any other call copies it in first."""
+    can_carry: bool = False
+    """The image runs ``sh`` and ``tar`` as root by default: a command's exec may carry the
+    workdir out once it ends (``keep``); set by :class:`~agentsproof.targets.environments.Environments` as it seeds."""
+    kept: Path | None = None
+    """The workdir's tar carried out by the last command (a temporary folder holding
+    ``out.tar``), for :meth:`copy_out` and :meth:`read_file`; any later command or copy in drops it."""
 
     async def exec(
         self,
@@ -141,10 +198,19 @@ class Container:
         workdir: str | None = None,
         stdin: bytes | None = None,
         user: str | None = None,
+        keep: tuple[str, ...] | None = None,
     ) -> ExecResult:
-        """Run ``argv`` in the container (see the module docstring)."""
+        """Run ``argv`` in the container (see the module docstring); ``keep`` (an agent's
+        last command): the workdir, and those of these files that exist, carried out by the
+        same exec once the command ends (:data:`CARRY_SH`) and kept (:attr:`kept`) for
+        :meth:`copy_out` and :meth:`read_file` (an image that cannot, or another user: ignored)."""
         if self.stopped:
             raise TargetError(f"the trial's container was stopped earlier: {self.stopped}")
+        await self.drop_kept()
+        mark = ""
+        if keep is not None and self.can_carry and user in (None, "root", "0") and not any("\n" in k for k in keep):
+            mark = f"agentsproof-carry-{uuid.uuid4().hex}"
+            argv = ["/bin/sh", "-c", CARRY_SH, "ap-carry", mark, self.workdir, "\n".join(keep), *argv]
         seeding = self.pending is not None and user in (None, "root", "0")
         if seeding:  # the seed unpacked by the same exec, then the command (see ``pending``)
             archive, self.pending = self.pending or b"", None
@@ -160,8 +226,11 @@ class Container:
         for key in env or {}:
             args += ["-e", key]
         args += [self.name, *argv]
+        held = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix="agentsproof-carry-")) if mark else None
+        out = held / "out.tar" if held is not None else None
         t0 = time.perf_counter()
-        run = asyncio.ensure_future(docker(args, timeout=timeout, stdin=stdin, env=env))
+        limit: str | None = None
+        run = asyncio.ensure_future(docker(args, timeout=timeout, stdin=stdin, env=env, stdout_to=out, split=mark.encode() if mark else None))
         watch = asyncio.ensure_future(self._watch())
         try:
             done, _ = await asyncio.wait({run, watch}, return_when=asyncio.FIRST_COMPLETED)
@@ -175,16 +244,31 @@ class Container:
                 await watch
             if not run.done():
                 run.cancel()
+            if held is not None and self.kept is None:
+                # kept only when the tar ended with its closing mark (see CARRY_SH)
+                closed = run.done() and not run.cancelled() and run.exception() is None and not run.result().timed_out
+                if closed and limit is None and out is not None and await asyncio.to_thread(_closed, out, mark.encode()):
+                    self.kept = held
+                else:
+                    await asyncio.to_thread(remove_tree, held)
         if called.timed_out:
             await self.stop(f"a command ran past its {timeout:g}s timeout")
         elif limit is None:
             limit = await self._oom(called.returncode)
+            if limit is not None:  # a command the kernel killed leaves no workdir to keep
+                await self.drop_kept()
         if called.returncode in (125, 126, 127) and not called.timed_out and limit is None and b"OCI runtime" in called.stderr:
             raise TargetError(f"the container could not run {argv[0]!r}: {called.reason()}")
         if seeding and called.returncode == SEED_FAILED and SEED_MARK in called.stderr:
             why = called.stderr.replace(SEED_MARK, b"").decode("utf-8", "replace").strip().splitlines()
             raise TargetError(f"could not copy the workspace into the container: {why[-1][:300] if why else 'tar failed'}")
         return ExecResult(called.returncode, called.stdout, called.stderr, called.timed_out, time.perf_counter() - t0, limit)
+
+    async def drop_kept(self) -> None:
+        """The carried workdir (:attr:`kept`) deleted: the container may change from here on."""
+        if self.kept is not None:
+            held, self.kept = self.kept, None
+            await asyncio.to_thread(remove_tree, held)
 
     async def guard(self) -> None:
         """Until cancelled: the container watched against its disk and process caps, and
@@ -230,6 +314,7 @@ class Container:
         """Stop every process of the container now; later commands fail with ``why``."""
         if self.stopped is None:
             self.stopped = why
+        await self.drop_kept()
         await docker(["kill", self.name], timeout=60)
 
     async def flush(self) -> None:
@@ -245,6 +330,7 @@ class Container:
         (``defer``: kept as :attr:`pending`, for the first command to unpack)."""
         if self.stopped:
             raise TargetError(f"the trial's container was stopped earlier: {self.stopped}")
+        await self.drop_kept()
         await self.flush()
         archive = await asyncio.to_thread(_tar_of, host, dest)
         if defer:
@@ -255,8 +341,15 @@ class Container:
             raise TargetError(f"could not copy the workspace into the container: {got.reason()}")
 
     async def copy_out(self, src: str, host: Path, *, cap_bytes: int) -> list[str]:
-        """Copy ``src``'s contents out of the container into the host folder ``host``."""
+        """Copy ``src``'s contents out of the container into the host folder ``host`` (the
+        workdir: from the carried tar when one is :attr:`kept`, without asking the engine)."""
         await self.flush()
+        if self.kept is not None and src.rstrip("/") == self.workdir.rstrip("/"):
+            host.mkdir(parents=True, exist_ok=True)
+            try:
+                return await asyncio.to_thread(_extract, self.kept / "out.tar", host, cap_bytes, kept=True)
+            except tarfile.TarError:  # read whole before anything was written: the engine is asked instead
+                await self.drop_kept()
         with tempfile.TemporaryDirectory(prefix="agentsproof-out-") as tmp:
             archive = Path(tmp) / "out.tar"
             got = await get_archive(self.name, f"{src.rstrip('/')}/.", archive, timeout=max(DOCKER_CALL_S, 600))
@@ -266,8 +359,15 @@ class Container:
             return await asyncio.to_thread(_extract, archive, host, cap_bytes)
 
     async def read_file(self, path: str, *, cap_bytes: int) -> bytes | None:
-        """One file's bytes, or None when the container has no such file."""
+        """One file's bytes, or None when the container has no such file (a regular file in
+        the carried tar, when one is :attr:`kept`, read from it)."""
         await self.flush()
+        name = _kept_name(path, self.workdir) if self.kept is not None else None
+        if self.kept is not None and name is not None:
+            with contextlib.suppress(tarfile.TarError):
+                found, data = await asyncio.to_thread(_kept_file, self.kept / "out.tar", name, cap_bytes)
+                if found:
+                    return data
         with tempfile.TemporaryDirectory(prefix="agentsproof-read-") as tmp:
             archive = Path(tmp) / "one.tar"
             got = await get_archive(self.name, path, archive)

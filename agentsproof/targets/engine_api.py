@@ -31,6 +31,40 @@ def docker_cli() -> str:
     return found
 
 
+async def _read_split(stream: asyncio.StreamReader | None, cap: int, mark: bytes, out: Path) -> bytes:
+    """What comes before the first ``mark`` (capped, the rest dropped); what comes after it
+    streamed to the file ``out`` (written in a thread)."""
+    from agentsproof.core.threads import to_thread
+
+    head = bytearray()
+    tail = b""
+    fh = None
+    try:
+        while stream is not None:
+            chunk = await stream.read(1 << 16)
+            if not chunk:
+                break
+            if fh is not None:
+                await to_thread(fh.write, chunk)
+                continue
+            data = tail + chunk
+            at = data.find(mark)
+            if at >= 0:
+                head += data[: max(0, min(at, cap - len(head)))]
+                fh = await to_thread(open, out, "wb")
+                await to_thread(fh.write, data[at + len(mark) :])
+                continue
+            keep = max(0, len(data) - len(mark) + 1)  # a mark cut between two chunks is found in the next
+            head += data[: max(0, min(keep, cap - len(head)))]
+            tail = data[keep:]
+        if fh is None:
+            head += tail[: max(0, cap - len(head))]
+        return bytes(head)
+    finally:
+        if fh is not None:
+            await to_thread(fh.close)
+
+
 async def _read_capped(stream: asyncio.StreamReader | None, cap: int) -> bytes:
     if stream is None:
         return b""
@@ -66,11 +100,14 @@ async def docker(
     env: dict[str, str] | None = None,
     cap: int = OUTPUT_CAP,
     stdout_to: Path | None = None,
+    split: bytes | None = None,
 ) -> Called:
     """``docker ARGS`` with a timeout (the CLI is killed past it); ``env`` is added to the
-    CLI's environment (the values ``-e NAME`` hands on); ``stdout_to`` streams stdout to a file."""
+    CLI's environment (the values ``-e NAME`` hands on); ``stdout_to`` streams stdout to a
+    file; with ``split`` too, only what follows the first ``split`` mark on stdout goes to that
+    file (none: the file is not made), what precedes it is the call's ``stdout``."""
     full_env = {**os.environ, **(env or {})}
-    out_fh = open(stdout_to, "wb") if stdout_to is not None else None  # noqa: SIM115 - closed below
+    out_fh = open(stdout_to, "wb") if stdout_to is not None and split is None else None  # noqa: SIM115 - closed below
     try:
         proc = await asyncio.create_subprocess_exec(
             docker_cli(),
@@ -93,7 +130,8 @@ async def docker(
             proc.stdin.close()
 
     async def collect() -> tuple[bytes, bytes]:
-        out, err, _, _ = await asyncio.gather(_read_capped(proc.stdout, cap), _read_capped(proc.stderr, cap), feed(), proc.wait())
+        reader = _read_split(proc.stdout, cap, split, stdout_to) if split is not None and stdout_to is not None else _read_capped(proc.stdout, cap)
+        out, err, _, _ = await asyncio.gather(reader, _read_capped(proc.stderr, cap), feed(), proc.wait())
         return out, err
 
     reading = asyncio.ensure_future(collect())

@@ -57,7 +57,8 @@ LABEL_OWNER = "org.agentsproof.owner"
 LABEL_TRIAL = "org.agentsproof.trial"
 START_S = 120.0
 INLINE_PROBE = '[ "$(id -u)" = 0 ] && head --version 2>/dev/null | grep -q "GNU coreutils" && tar --version >/dev/null 2>&1'
-"""Run once per image: may the seed be unpacked by the first command's exec (:attr:`Container.pending`)?"""
+"""Run once per image: may the seed be unpacked by the first command's exec (:attr:`Container.pending`),
+and the workdir carried out by the agent's last one (:attr:`Container.kept`)?"""
 SPARES = 4
 """Containers of one kind started ahead at most (see **Ahead** in the module docstring)."""
 COPY_CAP = 512 * 1024 * 1024
@@ -131,6 +132,9 @@ class Environments:
         self._live: dict[str, Container] = {}
         self._counter = itertools.count(1)
         self._removing: set[asyncio.Task[None]] = set()
+        self._doomed: list[str] = []
+        """Containers to remove, waiting for the removal under way (:meth:`_rm`)."""
+        self._remover: asyncio.Task[None] | None = None
         self._reaped = False
         self._spares: dict[tuple[object, ...], list[asyncio.Task[Container]]] = {}
         """Per kind of container (image, ports, mounts): those started ahead for the next trials."""
@@ -293,6 +297,7 @@ class Environments:
                 inline = False
             # both at once: a trial started meanwhile probes too, and never sees one without the other
             self._inline[tag], self._image_files[tag] = inline, has_files
+        container.can_carry = self._inline[tag]  # the agent's last exec may carry the workdir back out (Container.kept)
         if any(workspace.iterdir()):  # an empty seed: nothing to copy
             # unpacked by the first command's own exec when the image can (one engine call fewer)
             defer = self._inline[tag] and not self._image_files[tag]
@@ -301,7 +306,9 @@ class Environments:
             await container.copy_out(container.workdir, workspace, cap_bytes=COPY_CAP)
 
     async def collect(self, container: Container, workspace: Path) -> list[str]:
-        """After the agent: the host workspace replaced by the container's workdir (notes on what was left out)."""
+        """After the agent: the host workspace replaced by the container's workdir (notes on
+        what was left out): from the tar the agent's last exec carried out when there is one
+        (:attr:`Container.kept`), else copied out now."""
         await asyncio.to_thread(_clear, workspace)
         return await container.copy_out(container.workdir, workspace, cap_bytes=COPY_CAP)
 
@@ -310,18 +317,25 @@ class Environments:
         done with it; :meth:`close` waits for every removal, so none is lost)."""
         self._live.pop(container.name, None)
         self._in_use.pop(container.name, None)
+        await container.drop_kept()
         await self._unbridge(container.name)
-        task = asyncio.ensure_future(self._rm(container.name))
-        self._removing.add(task)
-        task.add_done_callback(self._removing.discard)
+        self._doomed.append(container.name)
+        if self._remover is None or self._remover.done():
+            task = self._remover = asyncio.ensure_future(self._rm())
+            self._removing.add(task)
+            task.add_done_callback(self._removing.discard)
 
-    @staticmethod
-    async def _rm(name: str) -> None:
-        with contextlib.suppress(Exception):
-            await docker(["rm", "-f", "-v", name], timeout=120)
+    async def _rm(self) -> None:
+        """Remove the containers waiting for it: those that came while one call ran go
+        together in the next (one ``docker rm`` for several: fewer engine calls at ``--parallel``)."""
         from agentsproof.targets.agent_container import forget
 
-        forget(name)
+        while self._doomed:
+            names, self._doomed = self._doomed, []
+            with contextlib.suppress(Exception):
+                await docker(["rm", "-f", "-v", *names], timeout=120)
+            for name in names:
+                forget(name)
 
     async def _unbridge(self, name: str) -> None:
         held = self._bridges.pop(name, None)
