@@ -35,7 +35,8 @@ thousands of simulated items.
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import norm
+
+from agentsproof.stats.quantiles import norm_ppf
 
 ALPHA_SHARE = 0.8
 """The interval's z is that of the level 1 − ALPHA_SHARE · (1 − level): 0.96 for 95 % (see
@@ -103,7 +104,7 @@ def score_interval(
     p_w = np.asarray(passes_w, float) / n_w
     p_wo = np.asarray(passes_wo, float) / n_wo
     delta = (p_w - p_wo).mean(axis=-1)
-    z2 = float(norm.ppf(1.0 - ALPHA_SHARE * (1.0 - level) / 2.0)) ** 2
+    z2 = float(norm_ppf(1.0 - ALPHA_SHARE * (1.0 - level) / 2.0)) ** 2
 
     def accepted(cand: np.ndarray) -> np.ndarray:
         ok: np.ndarray = (delta - cand) ** 2 <= z2 * _score_variance(p_w, n_w, p_wo, n_wo, cand, edge_floor) + 1e-15
