@@ -110,17 +110,17 @@ def score_interval(
         ok: np.ndarray = (delta - cand) ** 2 <= z2 * _score_variance(p_w, n_w, p_wo, n_wo, cand, edge_floor) + 1e-15
         return ok
 
-    ends = []
-    for edge in (-1.0, 1.0):
-        far = np.full(delta.shape, edge)
-        near = delta.copy()  # accepted (score 0); ``far`` may be too
-        at_edge = accepted(far)
-        for _ in range(BISECTIONS):
-            mid = (far + near) / 2.0
-            ok = accepted(mid)
-            near = np.where(ok, mid, near)
-            far = np.where(ok, far, mid)
-        ends.append(np.where(at_edge, edge, near))
+    # both ends bisected at once (a leading axis of 2: low, high), element by element as apart
+    edge = np.array([-1.0, 1.0]).reshape((2,) + (1,) * delta.ndim)
+    far = np.broadcast_to(edge, (2, *delta.shape)).copy()
+    near = np.broadcast_to(delta, far.shape).copy()  # accepted (score 0); ``far`` may be too
+    at_edge = accepted(far)
+    for _ in range(BISECTIONS):
+        mid = (far + near) / 2.0
+        ok = accepted(mid)
+        near = np.where(ok, mid, near)
+        far = np.where(ok, far, mid)
+    ends = np.where(at_edge, edge, near)
     lo = np.clip(np.minimum(ends[0], delta), -1.0, 1.0)
     hi = np.clip(np.maximum(ends[1], delta), -1.0, 1.0)
     return lo, hi, delta
