@@ -358,6 +358,10 @@ def scrub_json(value: Any) -> str:
     return masker.scrub(json.dumps(scrub_data(value)))
 
 
+_PLAIN = (int, float, bool, type(None))
+"""Field values :func:`scrub_model` skips (exactly these types: a ``str`` or ``int`` subclass is walked)."""
+
+
 def scrub_model(obj: _Model, extra: Iterable[str | None] = ()) -> _Model:
     """Every string inside a pydantic model (nested models, lists, dicts) scrubbed with
     :func:`scrub_string`, in place; returns ``obj``."""
@@ -374,6 +378,8 @@ def scrub_model(obj: _Model, extra: Iterable[str | None] = ()) -> _Model:
         if isinstance(value, BaseModel):
             for name in type(value).model_fields:
                 old = getattr(value, name, None)
+                if type(old) in _PLAIN:
+                    continue  # a number, a flag or None: nothing to mask (most fields of a trial)
                 new = walk(old)
                 if new is not old:
                     object.__setattr__(value, name, new)

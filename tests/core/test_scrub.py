@@ -185,3 +185,30 @@ def test_scrub_json_agrees_with_the_walk_on_random_pieces_of_forms() -> None:
                 assert s.scrub_json(value) == s.scrub(json.dumps(s.scrub_data(value))), (secret, text)
         finally:
             s._reset_for_tests()
+
+
+def test_scrub_model_walks_str_and_int_subclasses_and_leaves_plain_scalars_as_they_are() -> None:
+    import enum
+
+    from pydantic import BaseModel
+
+    class Kind(str, enum.Enum):
+        SECRET = "tok-SECRET-0123456789"
+
+    class Level(enum.IntEnum):
+        ONE = 1
+
+    class Row(BaseModel):
+        n: int = 3
+        x: float = 0.5
+        ok: bool = True
+        none: None = None
+        kind: str = ""
+        level: int = 0
+        nested: list[dict[str, str]] = []
+
+    s.register(TOKEN)
+    row = Row(kind=Kind.SECRET, level=Level.ONE, nested=[{TOKEN.strip(): "value " + TOKEN.strip()}])
+    assert s.scrub_model(row) is row
+    assert (row.n, row.x, row.ok, row.none, row.level) == (3, 0.5, True, None, 1)
+    assert row.kind == "***" and row.nested == [{"***": "value ***"}]
