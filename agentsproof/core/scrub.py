@@ -148,7 +148,7 @@ class _Masker:
     first, and every :data:`MIN_FRAGMENT_CHARS`-long piece of them (a cut string's end or
     start can only hold a fragment if its outermost piece is one of these)."""
 
-    __slots__ = ("forms", "pieces", "_short")
+    __slots__ = ("forms", "pieces", "_short", "_json_probes")
 
     def __init__(self, found: list[str]) -> None:
         n = MIN_FRAGMENT_CHARS
@@ -156,6 +156,19 @@ class _Masker:
         self.pieces = frozenset(f[i : i + n] for f in found for i in range(len(f) - n + 1))
         self._short: dict[str, str] = {}
         """Short strings already masked (field names, labels, verdicts recur in every record)."""
+        self._json_probes: tuple[str, ...] | None = None
+
+    def json_probes(self) -> tuple[str, ...]:
+        """What a JSON text (``json.dumps``, ASCII escapes) must hold for :func:`scrub_data`
+        or :func:`scrub` to change it: a form raw or JSON-escaped (a form inside a string is
+        its escaped form in the text), or the escaped first or last :data:`MIN_FRAGMENT_CHARS`
+        characters of a form (a fragment :meth:`edges` masks at a string's end starts with the
+        form's first ones; at its start, it ends with the form's last ones)."""
+        if self._json_probes is None:
+            n = MIN_FRAGMENT_CHARS
+            found = {p for f in self.forms for p in (f, json.dumps(f)[1:-1], json.dumps(f[:n])[1:-1], json.dumps(f[-n:])[1:-1])}
+            self._json_probes = tuple(sorted(found, key=len))  # the shortest first: a hit ends the search soonest
+        return self._json_probes
 
     def scrub(self, text: str) -> str:
         for form in self.forms:
@@ -333,6 +346,22 @@ def scrub_data(value: Any, extra: Iterable[str | None] = ()) -> Any:
     return walk(value)
 
 
+def scrub_json(value: Any) -> str:
+    """``json.dumps(value)`` with every registered secret masked: exactly
+    ``scrub(json.dumps(scrub_data(value)))``, whose walk of every string is skipped when
+    the text holds nothing it could mask (:meth:`_Masker.json_probes`, a few substring
+    searches of the whole text)."""
+    text = json.dumps(value)
+    masker = _masker_for(())
+    if masker is None or not any(p in text for p in masker.json_probes()):
+        return text
+    return masker.scrub(json.dumps(scrub_data(value)))
+
+
+_PLAIN = (int, float, bool, type(None))
+"""Field values :func:`scrub_model` skips (exactly these types: a ``str`` or ``int`` subclass is walked)."""
+
+
 def scrub_model(obj: _Model, extra: Iterable[str | None] = ()) -> _Model:
     """Every string inside a pydantic model (nested models, lists, dicts) scrubbed with
     :func:`scrub_string`, in place; returns ``obj``."""
@@ -349,6 +378,8 @@ def scrub_model(obj: _Model, extra: Iterable[str | None] = ()) -> _Model:
         if isinstance(value, BaseModel):
             for name in type(value).model_fields:
                 old = getattr(value, name, None)
+                if type(old) in _PLAIN:
+                    continue  # a number, a flag or None: nothing to mask (most fields of a trial)
                 new = walk(old)
                 if new is not old:
                     object.__setattr__(value, name, new)

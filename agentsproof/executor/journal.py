@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from agentsproof.core.errors import InputError
-from agentsproof.core.scrub import scrub, scrub_data
+from agentsproof.core.scrub import scrub_json
 from agentsproof.model.items import EvalItem
 from agentsproof.model.results import TrialResult
 
@@ -163,7 +163,7 @@ def difference(old: dict[str, Any], new: dict[str, Any]) -> str | None:
 
 def _trial_line(item_id: str, arm: str, index: int, trial: TrialResult) -> str:
     record = {"type": "trial", "item": item_id, "arm": arm, "index": index, "trial": trial.model_dump(mode="json")}
-    return scrub(json.dumps(scrub_data(record))) + "\n"
+    return scrub_json(record) + "\n"
 
 
 @dataclass

@@ -302,7 +302,8 @@ class DualArmRunner:
             # A target keeps its own work within the trial's timeout; this outer bound only
             # catches one that ignores it.
             with phase("target"):
-                rec = await asyncio.wait_for(target.run(trial), trial.timeout + 2 * TIMEOUT_GRACE_S)
+                async with asyncio.timeout(trial.timeout + 2 * TIMEOUT_GRACE_S):  # in this task: no extra task per trial
+                    rec = await target.run(trial)
             if not isinstance(rec.answer, str):
                 raise LLMError(f"the target's reply has no text ({type(rec.answer).__name__})")
             if trial.environment is not None and trial.workspace is not None and self.environments is not None:

@@ -131,7 +131,8 @@ class RetryingClient(LLMClient):
         try:
             if not timeout:  # no limit: an infinite or odd request.timeout is not passed on
                 return await self.inner.complete(request if _finite(request.timeout) else dataclasses.replace(request, timeout=None))
-            return await asyncio.wait_for(self.inner.complete(dataclasses.replace(request, timeout=timeout)), timeout)
+            async with asyncio.timeout(timeout):  # wait_for's bound, in this task (no task per attempt, as wait_for since 3.12)
+                return await self.inner.complete(dataclasses.replace(request, timeout=timeout))
         except TimeoutError:
             raise LLMError(f"timed out after {seconds(timeout or 0.0)}", retryable=True, kind="timeout") from None
         except LLMError:

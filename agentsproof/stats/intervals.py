@@ -52,13 +52,13 @@ def clopper_pearson(passed: int, total: int, level: float = 0.95) -> tuple[float
 
 def clopper_pearson_bounds(passed: np.ndarray, total: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """:func:`clopper_pearson`, element by element over arrays of counts (every total ≥ 1)."""
-    from scipy.stats import beta  # scipy: only once a pass rate is judged
+    from agentsproof.stats.quantiles import beta_ppf  # scipy.special: only once a pass rate is judged
 
     a = 1 - level
     passed, total = np.asarray(passed, dtype=float), np.asarray(total, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        lo = np.where(passed > 0, beta.ppf(a / 2, np.maximum(passed, 1e-9), total - passed + 1), 0.0)
-        hi = np.where(passed < total, beta.ppf(1 - a / 2, passed + 1, np.maximum(total - passed, 1e-9)), 1.0)
+        lo = np.where(passed > 0, beta_ppf(a / 2, np.maximum(passed, 1e-9), total - passed + 1), 0.0)
+        hi = np.where(passed < total, beta_ppf(1 - a / 2, passed + 1, np.maximum(total - passed, 1e-9)), 1.0)
     return lo, hi
 
 

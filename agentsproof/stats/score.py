@@ -52,7 +52,8 @@ thousands of simulated items.
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import norm
+
+from agentsproof.stats.quantiles import norm_ppf
 
 ALPHA_SHARE = 0.8
 """The interval's z is that of the level 1 − ALPHA_SHARE · (1 − level): 0.96 for 95 % (see
@@ -145,23 +146,23 @@ def score_interval(
     delta = (p_w - p_wo).mean(axis=-1)
     lam = case_share(passes_w, n_w, passes_wo, n_wo) if shift is None else np.broadcast_to(np.asarray(shift, float), delta.shape)
     offsets = lam[..., None] * ((p_w - p_wo) - delta[..., None])
-    z2 = float(norm.ppf(1.0 - ALPHA_SHARE * (1.0 - level) / 2.0)) ** 2
+    z2 = float(norm_ppf(1.0 - ALPHA_SHARE * (1.0 - level) / 2.0)) ** 2
 
     def accepted(cand: np.ndarray) -> np.ndarray:
         ok: np.ndarray = (delta - cand) ** 2 <= z2 * _score_variance(p_w, n_w, p_wo, n_wo, cand, edge_floor, offsets) + 1e-15
         return ok
 
-    ends = []
-    for edge in (-1.0, 1.0):
-        far = np.full(delta.shape, edge)
-        near = delta.copy()  # accepted (score 0); ``far`` may be too
-        at_edge = accepted(far)
-        for _ in range(BISECTIONS):
-            mid = (far + near) / 2.0
-            ok = accepted(mid)
-            near = np.where(ok, mid, near)
-            far = np.where(ok, far, mid)
-        ends.append(np.where(at_edge, edge, near))
+    # both ends bisected at once (a leading axis of 2: low, high), element by element as apart
+    edge = np.array([-1.0, 1.0]).reshape((2,) + (1,) * delta.ndim)
+    far = np.broadcast_to(edge, (2, *delta.shape)).copy()
+    near = np.broadcast_to(delta, far.shape).copy()  # accepted (score 0); ``far`` may be too
+    at_edge = accepted(far)
+    for _ in range(BISECTIONS):
+        mid = (far + near) / 2.0
+        ok = accepted(mid)
+        near = np.where(ok, mid, near)
+        far = np.where(ok, far, mid)
+    ends = np.where(at_edge, edge, near)
     lo = np.clip(np.minimum(ends[0], delta), -1.0, 1.0)
     hi = np.clip(np.maximum(ends[1], delta), -1.0, 1.0)
     return lo, hi, delta

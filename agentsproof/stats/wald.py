@@ -51,8 +51,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.stats import t as student_t
 
+from agentsproof.stats.quantiles import t_ppf
 from agentsproof.stats.score import SCORE_METHOD, score_interval
 
 PSEUDO_WEIGHT = 0.15  # weight of the 0 and the 1 pseudo-trial in a graded/continuous arm's variance (0.05 measured narrower on the grid but fell to 83 % on U-shaped scores)
@@ -132,7 +132,7 @@ def interval_from_moments(
     df_cap = np.maximum(1.0, (dof_w + dof_wo).sum(axis=-1))
     df_within = np.clip((a + b).sum(axis=-1) ** 2 / np.maximum(denom, 1e-300), 1.0, df_cap)
     tail = 1 - (1 - level) / 2
-    half_within = student_t.ppf(tail, df_within) * np.sqrt(v_within)
+    half_within = t_ppf(tail, df_within) * np.sqrt(v_within)
     question = question or default_question(c)
     if question == TASKS:
         if c == 1:
@@ -149,7 +149,7 @@ def interval_from_moments(
             return np.where(binary, s_lo, w_lo), np.where(binary, s_hi, w_hi), delta
     else:
         spread = d.std(axis=-1, ddof=1)
-        half_between = student_t.ppf(tail, c - 1) * spread / np.sqrt(c - 1)
+        half_between = t_ppf(tail, c - 1) * spread / np.sqrt(c - 1)
         one_trial = ((n_w + n_wo) / 2).mean(axis=-1) < 2
         floor = np.where(spread < 1e-9, half_within, np.where(one_trial, ONE_TRIAL_FLOOR * np.sqrt(v_within), 0.0))
         half = np.maximum(half_between, floor)

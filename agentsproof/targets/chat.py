@@ -60,7 +60,8 @@ class ChatTarget(Target):
             slot=trial.slot,
         )
         try:
-            resp = await asyncio.wait_for(self.client.complete(req), trial.timeout + TIMEOUT_GRACE_S)
+            async with asyncio.timeout(trial.timeout + TIMEOUT_GRACE_S):  # wait_for's bound without its extra task
+                resp = await self.client.complete(req)
         except TimeoutError:
             raise LLMError(f"trial timed out after {seconds(trial.timeout)}", kind="timeout") from None
         if not isinstance(resp.text, str):
@@ -163,7 +164,8 @@ class ChatTarget(Target):
         try:
             # The retry loop keeps every attempt and wait inside the budget and says why it
             # stopped; this outer bound only catches a provider that ignores it.
-            resp = await asyncio.wait_for(self.client.complete(req), budget + TIMEOUT_GRACE_S)
+            async with asyncio.timeout(budget + TIMEOUT_GRACE_S):
+                resp = await self.client.complete(req)
         except TimeoutError:
             raise LLMError(f"trial timed out after {seconds(timeout)}", kind="timeout") from None
         if not isinstance(resp.text, str):

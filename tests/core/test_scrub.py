@@ -113,3 +113,102 @@ def test_fragments_at_either_end_with_or_without_a_cut_mark_and_of_extra_secrets
     assert s.scrub_string("x extra-secret-val") == "x extra-secret-val", "an extra secret is not registered"
     s.register("later-registered-9876")
     assert s.scrub_data(["a later-registered-98"]) == ["a ***"], "the masker follows a later registration"
+
+
+TRICKY = [
+    TOKEN,  # a trailing \r: raw, repr-, JSON-escaped and stripped forms differ
+    'pa"ss\\wörd-Ω-1234',  # a quote, a backslash, non-ASCII: its JSON-escaped forms are not its raw ones
+    "  spaced   secret\tvalue  ",  # stripped and whitespace-collapsed forms, a tab
+    "emoji-🔑-key-0001",  # outside the BMP: a surrogate pair when JSON-escaped
+    "a&b<c>d'e-html-key",  # HTML-escaped forms
+    "n1234567-starts-like-an-escape",
+]
+
+
+def _shown(secret: str) -> list[str]:
+    """Texts that hold the secret in the forms a message shows it in, and fragments of it."""
+    forms = sorted(s.forms(secret), key=len)
+    out = [f"before {f} after" for f in forms]
+    for f in forms:
+        out += [f"cut here {f[: len(f) - 2]}", f"{f[2:]} kept by a cut from the left", f"cut {f[:-1]}…", f"...{f[1:]} tail"]
+    out += [secret, f"{secret}{secret}", f"x{json.dumps(secret)}y", json.dumps({"inner": secret})]
+    return out
+
+
+def test_scrub_json_is_the_walk_then_the_text_scrub_for_every_form_and_fragment() -> None:
+    for secret in TRICKY:
+        s._reset_for_tests()
+        try:
+            s.register(secret)
+            for text in _shown(secret):
+                value = {"type": "trial", "text": text, "log": [{"t": 0.5, "text": text}, text], text[:40]: [text, 1, None, True]}
+                want = s.scrub(json.dumps(s.scrub_data(value)))
+                got = s.scrub_json(value)
+                assert got == want, (secret, text)
+                assert json.loads(got) == json.loads(want)
+                for form in s.forms(secret):
+                    assert form not in got and json.dumps(form)[1:-1] not in got, (secret, text, form)
+        finally:
+            s._reset_for_tests()
+
+
+def test_scrub_json_without_a_secret_in_the_value_is_plain_json() -> None:
+    value = {"response": "OK", "log": [{"role": "user", "text": "Reply with OK."}], "n": 3, "ok": True}
+    assert s.scrub_json(value) == json.dumps(value), "nothing registered"
+    s.register("sk-registered-0001", 'q"uote\\d-secret')
+    assert s.scrub_json(value) == json.dumps(value), "nothing of a secret in it"
+    near = {"a": "sk-registered-000", "b": "ote\\d-secret and more", "c": 'q"uote\\d-secre'}
+    assert s.scrub_json(near) == s.scrub(json.dumps(s.scrub_data(near)))
+    assert json.loads(s.scrub_json(near)) == {"a": "***", "b": "*** and more", "c": "***"}
+    s.register("later-registered-9876")
+    assert s.scrub_json({"x": "a later-registered-98"}) == '{"x": "a ***"}', "the probes follow a later registration"
+
+
+def test_scrub_json_agrees_with_the_walk_on_random_pieces_of_forms() -> None:
+    import random
+
+    rng = random.Random(36)
+    for secret in TRICKY:
+        s._reset_for_tests()
+        try:
+            s.register(secret)
+            forms = sorted(s.forms(secret))
+            for _ in range(300):
+                parts = []
+                for _ in range(rng.randint(1, 3)):
+                    f = rng.choice(forms)
+                    i = rng.randint(0, len(f) - 1)
+                    parts.append(f[i : rng.randint(i + 1, len(f))])
+                    parts.append(rng.choice(["", " ", "…", "...", '"', "\\", "\n", "x"]))
+                text = "".join(parts)
+                value = {text: [text, {"k": text}], "n": 1}
+                assert s.scrub_json(value) == s.scrub(json.dumps(s.scrub_data(value))), (secret, text)
+        finally:
+            s._reset_for_tests()
+
+
+def test_scrub_model_walks_str_and_int_subclasses_and_leaves_plain_scalars_as_they_are() -> None:
+    import enum
+
+    from pydantic import BaseModel
+
+    class Kind(str, enum.Enum):
+        SECRET = "tok-SECRET-0123456789"
+
+    class Level(enum.IntEnum):
+        ONE = 1
+
+    class Row(BaseModel):
+        n: int = 3
+        x: float = 0.5
+        ok: bool = True
+        none: None = None
+        kind: str = ""
+        level: int = 0
+        nested: list[dict[str, str]] = []
+
+    s.register(TOKEN)
+    row = Row(kind=Kind.SECRET, level=Level.ONE, nested=[{TOKEN.strip(): "value " + TOKEN.strip()}])
+    assert s.scrub_model(row) is row
+    assert (row.n, row.x, row.ok, row.none, row.level) == (3, 0.5, True, None, 1)
+    assert row.kind == "***" and row.nested == [{"***": "value ***"}]

@@ -9,6 +9,7 @@ import pytest
 from scipy.optimize import brentq, minimize_scalar
 from scipy.stats import binom, norm
 
+from agentsproof.stats import score
 from agentsproof.stats.cases import delta_interval
 from agentsproof.stats.score import ALPHA_SHARE, EDGE_FLOOR, case_share, score_interval
 from agentsproof.stats.wald import CASES
@@ -216,3 +217,36 @@ def test_the_report_uses_it_for_pass_fail_items_and_welch_otherwise():
     g = delta_interval(graded, question=CASES)
     s = _one(3, 3, 0, 3, 0.95)
     assert g is not None and g != pytest.approx(s)
+
+
+def _one_end_at_a_time(passes_w, n_w, passes_wo, n_wo, level=0.95, edge_floor=score.EDGE_FLOOR):
+    """The interval as it was computed before both ends were bisected together: each end alone."""
+    n_w, n_wo = np.asarray(n_w, float), np.asarray(n_wo, float)
+    p_w, p_wo = np.asarray(passes_w, float) / n_w, np.asarray(passes_wo, float) / n_wo
+    delta = (p_w - p_wo).mean(axis=-1)
+    z2 = float(norm.ppf(1.0 - score.ALPHA_SHARE * (1.0 - level) / 2.0)) ** 2
+
+    def accepted(cand):
+        return (delta - cand) ** 2 <= z2 * score._score_variance(p_w, n_w, p_wo, n_wo, cand, edge_floor) + 1e-15
+
+    ends = []
+    for edge in (-1.0, 1.0):
+        far, near = np.full(delta.shape, edge), delta.copy()
+        at_edge = accepted(far)
+        for _ in range(score.BISECTIONS):
+            mid = (far + near) / 2.0
+            ok = accepted(mid)
+            near, far = np.where(ok, mid, near), np.where(ok, far, mid)
+        ends.append(np.where(at_edge, edge, near))
+    return np.clip(np.minimum(ends[0], delta), -1.0, 1.0), np.clip(np.maximum(ends[1], delta), -1.0, 1.0), delta
+
+
+@pytest.mark.parametrize("shape", [(1,), (3,), (5, 1), (4, 3), (2, 2, 6), (50, 9)])
+def test_both_ends_bisected_together_give_each_ends_numbers_bit_for_bit(shape):
+    rng = np.random.default_rng(sum(shape))
+    for level in (0.95, 0.9833):
+        n_w, n_wo = rng.integers(1, 40, shape).astype(float), rng.integers(1, 40, shape).astype(float)
+        x_w, x_wo = np.floor(rng.random(shape) * (n_w + 1)), np.floor(rng.random(shape) * (n_wo + 1))
+        got, want = score.score_interval(x_w, n_w, x_wo, n_wo, level), _one_end_at_a_time(x_w, n_w, x_wo, n_wo, level)
+        for g, w in zip(got, want, strict=True):
+            assert g.shape == w.shape and np.array_equal(g, w)
