@@ -19,6 +19,9 @@ from agentsproof.core.errors import TargetError
 
 OUTPUT_CAP = 1024 * 1024
 """Bytes of a command's stdout (and of stderr) kept; the rest is read and dropped."""
+SPLIT_FILE_CAP = 640 * 1024 * 1024
+"""Bytes after the ``split`` mark written to the file at most: past them the file is emptied
+and the rest read and dropped (a command that found the mark cannot fill the host's disk)."""
 DOCKER_CALL_S = 120.0
 """Seconds an engine call (start, copy, inspect, remove) may take."""
 
@@ -31,28 +34,43 @@ def docker_cli() -> str:
     return found
 
 
-async def _read_split(stream: asyncio.StreamReader | None, cap: int, mark: bytes, out: Path) -> bytes:
+async def _read_split(stream: asyncio.StreamReader | None, cap: int, mark: bytes, out: Path, file_cap: int = SPLIT_FILE_CAP) -> bytes:
     """What comes before the first ``mark`` (capped, the rest dropped); what comes after it
-    streamed to the file ``out`` (written in a thread)."""
+    streamed to the file ``out`` (written in a thread; past ``file_cap`` bytes the file is
+    emptied and the rest dropped, so it cannot end with a closing mark)."""
     from agentsproof.core.threads import to_thread
 
     head = bytearray()
     tail = b""
     fh = None
+    written = 0
+    over = False
+
+    async def write(data: bytes) -> None:
+        nonlocal written, over
+        if over or fh is None:
+            return
+        written += len(data)
+        if written > file_cap:
+            over = True
+            await to_thread(fh.truncate, 0)
+            return
+        await to_thread(fh.write, data)
+
     try:
         while stream is not None:
             chunk = await stream.read(1 << 16)
             if not chunk:
                 break
             if fh is not None:
-                await to_thread(fh.write, chunk)
+                await write(chunk)
                 continue
             data = tail + chunk
             at = data.find(mark)
             if at >= 0:
                 head += data[: max(0, min(at, cap - len(head)))]
                 fh = await to_thread(open, out, "wb")
-                await to_thread(fh.write, data[at + len(mark) :])
+                await write(data[at + len(mark) :])
                 continue
             keep = max(0, len(data) - len(mark) + 1)  # a mark cut between two chunks is found in the next
             head += data[: max(0, min(keep, cap - len(head)))]
@@ -101,11 +119,12 @@ async def docker(
     cap: int = OUTPUT_CAP,
     stdout_to: Path | None = None,
     split: bytes | None = None,
+    file_cap: int = SPLIT_FILE_CAP,
 ) -> Called:
     """``docker ARGS`` with a timeout (the CLI is killed past it); ``env`` is added to the
     CLI's environment (the values ``-e NAME`` hands on); ``stdout_to`` streams stdout to a
     file; with ``split`` too, only what follows the first ``split`` mark on stdout goes to that
-    file (none: the file is not made), what precedes it is the call's ``stdout``."""
+    file (none: the file is not made; emptied past ``file_cap`` bytes), what precedes it is the call's ``stdout``."""
     full_env = {**os.environ, **(env or {})}
     out_fh = open(stdout_to, "wb") if stdout_to is not None and split is None else None  # noqa: SIM115 - closed below
     try:
@@ -130,7 +149,7 @@ async def docker(
             proc.stdin.close()
 
     async def collect() -> tuple[bytes, bytes]:
-        reader = _read_split(proc.stdout, cap, split, stdout_to) if split is not None and stdout_to is not None else _read_capped(proc.stdout, cap)
+        reader = _read_split(proc.stdout, cap, split, stdout_to, file_cap) if split is not None and stdout_to is not None else _read_capped(proc.stdout, cap)
         out, err, _, _ = await asyncio.gather(reader, _read_capped(proc.stderr, cap), feed(), proc.wait())
         return out, err
 

@@ -280,3 +280,25 @@ def test_an_image_without_tar_takes_the_old_path(tmp_path: Path, docker_base_ima
     for trial in item["with_arm"]["trials"] + item["without_arm"]["trials"]:
         assert trial["status"] == "scored" and trial["score"] == 1.0 and "answered" in trial["response"], trial
     assert own_containers() == []
+
+
+def test_what_follows_the_mark_is_capped_and_a_file_past_the_cap_is_emptied(tmp_path: Path) -> None:
+    """A command that read the mark from its parent's command line and streams without end
+    cannot fill the host's disk: past ``file_cap`` the file is emptied and the rest dropped
+    (it then holds no closing mark, so nothing is kept); under the cap it is written whole."""
+    from agentsproof.targets.engine_api import _read_split
+
+    mark = b"agentsproof-carry-0123"
+
+    async def split(data: bytes, out: Path, file_cap: int) -> bytes:
+        reader = asyncio.StreamReader()
+        for at in range(0, len(data), 7000):  # chunks that cut the mark apart too
+            reader.feed_data(data[at : at + 7000])
+        reader.feed_eof()
+        return await _read_split(reader, 100, mark, out, file_cap)
+
+    over, under = tmp_path / "over.tar", tmp_path / "under.tar"
+    assert asyncio.run(split(b"answer" + mark + b"x" * 50_000 + mark, over, 20_000)) == b"answer"
+    assert over.stat().st_size == 0
+    assert asyncio.run(split(b"answer" + mark + b"x" * 50_000 + mark, under, 60_000)) == b"answer"
+    assert under.read_bytes() == b"x" * 50_000 + mark

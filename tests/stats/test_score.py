@@ -224,10 +224,11 @@ def _one_end_at_a_time(passes_w, n_w, passes_wo, n_wo, level=0.95, edge_floor=sc
     n_w, n_wo = np.asarray(n_w, float), np.asarray(n_wo, float)
     p_w, p_wo = np.asarray(passes_w, float) / n_w, np.asarray(passes_wo, float) / n_wo
     delta = (p_w - p_wo).mean(axis=-1)
+    offsets = score.case_share(passes_w, n_w, passes_wo, n_wo)[..., None] * ((p_w - p_wo) - delta[..., None])
     z2 = float(norm.ppf(1.0 - score.ALPHA_SHARE * (1.0 - level) / 2.0)) ** 2
 
     def accepted(cand):
-        return (delta - cand) ** 2 <= z2 * score._score_variance(p_w, n_w, p_wo, n_wo, cand, edge_floor) + 1e-15
+        return (delta - cand) ** 2 <= z2 * score._score_variance(p_w, n_w, p_wo, n_wo, cand, edge_floor, offsets) + 1e-15
 
     ends = []
     for edge in (-1.0, 1.0):
