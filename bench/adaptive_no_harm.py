@@ -11,7 +11,8 @@ settle it") is today's:
 - ``projected``: an A is reachable when the interval the futility stop projects to the cap
   (:func:`agentsproof.stats.adaptive.projected_interval`) has a printed bottom in A, or is
   narrow enough for a finite band;
-- ``margin``: today's test, but the projected bottom must clear +0.30 by 0.05;
+- ``margin``: today's test, but the projected bottom must clear +0.30 by ``--margin``
+  (0.05 unless told);
 - ``eager``: "does no harm" as soon as F is ruled out (an A only when it settles first).
 
 Every variant stops only with a statement the interval at level 1 − alpha/K supports, so
@@ -21,6 +22,7 @@ the runner's loop are ``bench/adaptive.py``'s (the ``today`` rows reproduce its 
 stop kinds at the same ``--evals``).
 
     .venv/bin/python bench/adaptive_no_harm.py [--evals 150] [--cap 30] [--cells 2] [--deltas 0,0.6,0.7,0.8,-0.6,-0.7,-0.8]
+        [--variants today,margin] [--margin 0.02]
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ import agentsproof.stats.adaptive as rule  # noqa: E402
 from agentsproof.model.results import compute_grade  # noqa: E402
 
 TODAY = rule.statement
+MARGIN = [0.05]
+"""The ``margin`` variant's margin (``--margin``)."""
 Reach = Callable[[float, float, int, int, "tuple[float, float] | None"], bool]
 
 
@@ -63,7 +67,7 @@ def by_projection(lo: float, hi: float, done: int, cap: int, projected: tuple[fl
 VARIANTS: dict[str, Reach | None] = {
     "today": None,
     "projected": by_projection,
-    "margin": lambda lo, hi, done, cap, _p: crude(lo, hi, done, cap, 0.05),
+    "margin": lambda lo, hi, done, cap, _p: crude(lo, hi, done, cap, MARGIN[0]),
     "eager": lambda lo, hi, done, cap, _p: False,
 }
 
@@ -92,11 +96,13 @@ def main() -> None:
     ap.add_argument("--cells", default="2")
     ap.add_argument("--deltas", default="0,0.6,0.7,0.8,-0.6,-0.7,-0.8")
     ap.add_argument("--variants", default=",".join(VARIANTS))
+    ap.add_argument("--margin", type=float, default=0.05, help="the margin variant's margin over +0.30")
     args = ap.parse_args()
+    MARGIN[0] = args.margin
     t0 = time.time()
     names = args.variants.split(",")
     deltas = [float(d) for d in args.deltas.split(",")]
-    print(f"{args.evals} simulated items per cell and delta; cap {args.cap}; the fixed run is {2 * args.cap} calls")
+    print(f"{args.evals} simulated items per cell and delta; cap {args.cap}; the fixed run is {2 * args.cap} calls; margin {args.margin}")
     print(
         f"{'cases':>5} {'scores':<7} {'true':>5}  {'variant':<9} {'calls':>6} {'A':>5} {'grade':>5} "
         f"{'C or F':>6} {'no harm':>7} {'futile':>6} {'cap':>5} {'wrong':>6} {'covers':>6}"
