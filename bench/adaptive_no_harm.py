@@ -75,7 +75,9 @@ VARIANTS: dict[str, Reach | None] = {
 def with_reach(reach: Reach) -> Callable[..., tuple[str | None, str | None]]:
     """``statement`` with its "A reachable" test replaced by ``reach`` (everything else today's)."""
 
-    def statement(ci, *, done=0, cap=0, projected=None):  # type: ignore[no-untyped-def]
+    def statement(
+        ci: tuple[float, float] | None, *, done: int = 0, cap: int = 0, projected: tuple[float, float] | None = None
+    ) -> tuple[str | None, str | None]:
         if ci is None or done >= cap:
             return TODAY(ci, done=done, cap=cap, projected=projected)
         lo, hi = ci
@@ -115,7 +117,7 @@ def main() -> None:
             cell = index * len(DELTAS) + DELTAS.index(round(delta, 2)) + 1  # bench/adaptive.py's seeds
             for name in names:
                 reach = VARIANTS[name]
-                rule.statement = TODAY if reach is None else with_reach(reach)  # type: ignore[assignment]
+                rule.statement = TODAY if reach is None else with_reach(reach)
                 rng = np.random.default_rng([args.seed, cell])
                 xw, xwo, dj = simulate(rng, args.evals, cases, -(-args.cap // cases), delta, kind, varies)
                 policy = rule.AdaptivePolicy()
@@ -144,7 +146,7 @@ def main() -> None:
                     f"{counts['futile'] / e:>6.0%} {counts['cap'] / e:>5.0%} {n_wrong / e:>6.1%} {held / e:>6.1%}",
                     flush=True,
                 )
-        rule.statement = TODAY  # type: ignore[assignment]
+        rule.statement = TODAY
         for name in names:
             if clear[name]:
                 m = float(np.mean(clear[name]))
