@@ -207,11 +207,12 @@ class Container:
         if self.stopped:
             raise TargetError(f"the trial's container was stopped earlier: {self.stopped}")
         await self.drop_kept()
-        mark = ""
-        if keep is not None and self.can_carry and user in (None, "root", "0") and not any("\n" in k for k in keep):
-            mark = f"agentsproof-carry-{uuid.uuid4().hex}"
-            argv = ["/bin/sh", "-c", CARRY_SH, "ap-carry", mark, self.workdir, "\n".join(keep), *argv]
-        seeding = self.pending is not None and user in (None, "root", "0")
+        as_root = user in (None, "root", "0")  # None: the default user, root wherever carrying or a pending seed applies (INLINE_PROBE)
+        mark = b""
+        if keep is not None and self.can_carry and as_root and not any("\n" in k for k in keep):
+            mark = f"agentsproof-carry-{uuid.uuid4().hex}".encode()
+            argv = ["/bin/sh", "-c", CARRY_SH, "ap-carry", mark.decode(), self.workdir, "\n".join(keep), *argv]
+        seeding = self.pending is not None and as_root
         if seeding:  # the seed unpacked by the same exec, then the command (see ``pending``)
             archive, self.pending = self.pending or b"", None
             argv = ["/bin/sh", "-c", SEED_SH, "ap-seed", str(len(archive)), workdir or self.workdir, *argv]
@@ -230,7 +231,7 @@ class Container:
         out = held / "out.tar" if held is not None else None
         t0 = time.perf_counter()
         limit: str | None = None
-        run = asyncio.ensure_future(docker(args, timeout=timeout, stdin=stdin, env=env, stdout_to=out, split=mark.encode() if mark else None))
+        run = asyncio.ensure_future(docker(args, timeout=timeout, stdin=stdin, env=env, stdout_to=out, split=mark or None))
         watch = asyncio.ensure_future(self._watch())
         try:
             done, _ = await asyncio.wait({run, watch}, return_when=asyncio.FIRST_COMPLETED)
@@ -247,7 +248,7 @@ class Container:
             if held is not None and self.kept is None:
                 # kept only when the tar ended with its closing mark (see CARRY_SH)
                 closed = run.done() and not run.cancelled() and run.exception() is None and not run.result().timed_out
-                if closed and limit is None and out is not None and await asyncio.to_thread(_closed, out, mark.encode()):
+                if closed and limit is None and out is not None and await asyncio.to_thread(_closed, out, mark):
                     self.kept = held
                 else:
                     await asyncio.to_thread(remove_tree, held)
