@@ -89,19 +89,19 @@ def rescore(cases: list[dict[str, Any]]) -> dict[str, Any]:
     the delta."""
     from agentsproof.model.results import compute_grade
     from agentsproof.stats.cases import delta_interval, mean_case_delta
-    from agentsproof.stats.wald import WALD_METHOD
+    from agentsproof.stats.wald import cases_method
 
     per_case = [(c["with"], c["without"]) for c in cases]
     ws = [s for c in cases for s in c["with"]]
     wos = [s for c in cases for s in c["without"]]
     if not ws or not wos:
-        return {"delta": None, "ci": None, "grade": None, "method": WALD_METHOD}
+        return {"delta": None, "ci": None, "grade": None, "method": cases_method(per_case)}
     delta = mean_case_delta(per_case) if len(cases) > 1 else None
     delta = sum(ws) / len(ws) - sum(wos) / len(wos) if delta is None else delta
     ci = delta_interval(per_case)
     if ci is not None:
         ci = (min(ci[0], delta), max(ci[1], delta))
-    return {"delta": delta, "ci": list(ci) if ci else None, "grade": compute_grade(delta), "method": WALD_METHOD}
+    return {"delta": delta, "ci": list(ci) if ci else None, "grade": compute_grade(delta), "method": cases_method(per_case)}
 
 
 def one_run(seed: int, out: Path, threads: int, max_tokens: int | None) -> dict[str, Any]:

@@ -257,7 +257,7 @@ class AdaptivePolicy:
             "looks": planned_looks(distinct[-1]) if distinct else list(LOOKS),
             "correction": "Bonferroni over the planned looks",
             "interval": "the report's delta interval at level 1 - alpha/looks: on tasks like these (the betting interval) "
-            "from 5 cases, else on these cases (the stratified score interval for pass/fail scores, else the within-case Welch interval)",
+            "from 5 cases, else on these cases (the stratified score interval of the pass counts, or of graded scores' sums with their spread)",
             "stops": f"a grade; '{NO_EFFECT}' (high < +0.15); '{NO_HARM}' (low >= 0, no grade reachable by the cap); "
             f"'{UNREACHABLE}' (futility: projected to the cap, the interval would support no statement)",
             "printed_interval": "the report prints the interval of the stopping rule, at level 1 - alpha/looks "

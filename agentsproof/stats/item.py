@@ -28,7 +28,7 @@ from agentsproof.stats.intervals import (
     sample_sd,
 )
 from agentsproof.stats.tasks import BETTING_METHOD, SIGN_FLIP_METHOD, sign_flip_p
-from agentsproof.stats.wald import CASES, TASKS, WALD_METHOD, cases_method, default_question
+from agentsproof.stats.wald import CASES, QUASI_METHOD, TASKS, cases_method, default_question
 
 QUESTION_NAMES = {CASES: "on these cases (a)", TASKS: "on tasks like these (b)"}
 QUESTION_NOTES = {
@@ -130,7 +130,7 @@ def item_stats(item: ItemResult, level: float = 0.95) -> dict[str, Any]:
         "without": wo,
         **EMPTY_ITEM_STATS,
         "pass_rate_ci_method": PASS_RATE_CI_METHOD,
-        "delta_ci_method": WALD_METHOD,
+        "delta_ci_method": QUASI_METHOD,
         "enough_data": False,
         "flaky_checks": flaky_checks(item.with_arm, item.without_arm),
         "non_discriminating_checks": non_discriminating_checks(item.without_arm),

@@ -44,6 +44,13 @@ little away from 0 and 1 in the variance (:data:`EDGE_FLOOR`): exact one-case co
 then ≥ 94 % over every pair of pass chances 0–1 with 1–30 trials. The interval holds ``D`` (its score is 0
 there) and lies in [−1, 1]; a higher level gives a wider interval around the same ``D``.
 
+**Graded or continuous scores** (question (a), :func:`agentsproof.stats.wald.dispersion`):
+the same interval on the scores' sums, its variance times ``r`` — the item's trial
+variance as a share of a pass/fail score's with the same mean (a score in [0, 1] with mean
+``m`` has variance at most ``m(1 − m)``: ``r`` ≤ 1, 1 for pass/fail). A quasi-likelihood
+score interval: the variance still follows the candidate to the edges, where an arm whose
+scores sat near 0 no longer gets the spread of its observed mean alone.
+
 Everything is arithmetic on arrays (items along the leading axes, cases along the last),
 found by bisection on each side of ``D``, so the bench runs this very function on
 thousands of simulated items.
@@ -92,18 +99,19 @@ def restricted_rates(p_w: np.ndarray, n_w: np.ndarray, p_wo: np.ndarray, n_wo: n
     return q_w, q_w - delta
 
 
-def case_share(passes_w: np.ndarray, n_w: np.ndarray, passes_wo: np.ndarray, n_wo: np.ndarray) -> np.ndarray:
+def case_share(passes_w: np.ndarray, n_w: np.ndarray, passes_wo: np.ndarray, n_wo: np.ndarray, dispersion: np.ndarray | float = 1.0) -> np.ndarray:
     """Per item (shape (...)), the share λ ∈ [0, 1] of the spread of its case deltas that is
     not trial noise: 1 − mean_j σ̂_j² / s²(d̂_j), σ̂_j² the sampling variance of case j's
     delta (each arm's rate smoothed by half a pass and half a fail, so an arm of equal trials
-    still counts some noise), s² the variance of the case deltas; 0 with one case or equal deltas."""
+    still counts some noise; times ``dispersion``, the item's r, for graded scores), s² the
+    variance of the case deltas; 0 with one case or equal deltas."""
     n_w, n_wo = np.asarray(n_w, float), np.asarray(n_wo, float)
     x_w, x_wo = np.asarray(passes_w, float), np.asarray(passes_wo, float)
     d = x_w / n_w - x_wo / n_wo
     if d.shape[-1] < 2:
         return np.zeros(d.shape[:-1])
     s_w, s_wo = (x_w + 0.5) / (n_w + 1.0), (x_wo + 0.5) / (n_wo + 1.0)
-    noise = (s_w * (1.0 - s_w) / n_w + s_wo * (1.0 - s_wo) / n_wo).mean(axis=-1)
+    noise = (s_w * (1.0 - s_w) / n_w + s_wo * (1.0 - s_wo) / n_wo).mean(axis=-1) * dispersion
     spread = d.var(axis=-1, ddof=1)
     share: np.ndarray = np.clip(1.0 - noise / np.maximum(spread, 1e-12), 0.0, 1.0)
     return share
@@ -134,22 +142,25 @@ def score_interval(
     level: float = 0.95,
     edge_floor: float = EDGE_FLOOR,
     shift: float | np.ndarray | None = None,
+    dispersion: float | np.ndarray = 1.0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(low, high, delta) of the mean per-case difference of pass chances; every argument
     has shape (..., cases), ``n`` ≥ 1. See the module docstring (``edge_floor`` 0: the
     published Miettinen–Nurminen interval, without :data:`EDGE_FLOOR`; ``shift`` the λ of
-    every item, None for :func:`case_share`'s, 0 for every case at the common Δ)."""
+    every item, None for :func:`case_share`'s, 0 for every case at the common Δ;
+    ``dispersion`` the r of every item, 1 for pass/fail: graded scores pass their sums)."""
     n_w = np.asarray(n_w, float)
     n_wo = np.asarray(n_wo, float)
     p_w = np.asarray(passes_w, float) / n_w
     p_wo = np.asarray(passes_wo, float) / n_wo
     delta = (p_w - p_wo).mean(axis=-1)
-    lam = case_share(passes_w, n_w, passes_wo, n_wo) if shift is None else np.broadcast_to(np.asarray(shift, float), delta.shape)
+    r = np.broadcast_to(np.asarray(dispersion, float), delta.shape)
+    lam = case_share(passes_w, n_w, passes_wo, n_wo, r) if shift is None else np.broadcast_to(np.asarray(shift, float), delta.shape)
     offsets = lam[..., None] * ((p_w - p_wo) - delta[..., None])
     z2 = float(norm_ppf(1.0 - ALPHA_SHARE * (1.0 - level) / 2.0)) ** 2
 
     def accepted(cand: np.ndarray) -> np.ndarray:
-        ok: np.ndarray = (delta - cand) ** 2 <= z2 * _score_variance(p_w, n_w, p_wo, n_wo, cand, edge_floor, offsets) + 1e-15
+        ok: np.ndarray = (delta - cand) ** 2 <= z2 * r * _score_variance(p_w, n_w, p_wo, n_wo, cand, edge_floor, offsets) + 1e-15
         return ok
 
     # both ends bisected at once (a leading axis of 2: low, high), element by element as apart

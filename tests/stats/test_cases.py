@@ -70,37 +70,37 @@ def test_one_case_interval_known_value():
     assert delta_interval([([], [0.0])]) is None
 
 
-def test_one_case_graded_interval_is_welch():
-    """Graded scores keep Welch: 1, 0.5, 1 against 0, 0, 0.5 with the light pseudo-trials."""
-    from scipy.stats import t as student_t
-
-    from agentsproof.stats.wald import arm_moments
+def test_one_case_graded_interval_is_the_score_interval_of_the_sums_times_r():
+    """Graded scores 1, 0.5, 1 against 0, 0, 0.5: both arms have sample variance 1/12 and
+    m(1 − m) = 5/36, so r̂ = 0.6; 4 df shrunk toward 1 by 2: r = (4 · 0.6 + 2)/6 = 11/15.
+    The interval is the score interval of the sums (2.5 of 3 against 0.5 of 3) with that r."""
+    from agentsproof.stats.score import score_interval
+    from agentsproof.stats.wald import DISPERSION_PRIOR, arm_moments, dispersion
 
     w, wo = np.array([1.0, 0.5, 1.0]), np.array([0.0, 0.0, 0.5])
-    (n, m1, v1), (_, m0, v0) = arm_moments(w), arm_moments(wo)
-    a, b = v1 / n, v0 / n
-    df = (a + b) ** 2 / (a * a / 2 + b * b / 2)
-    half = student_t.ppf(0.975, df) * np.sqrt(a + b)
-    assert delta_interval([(list(w), list(wo))]) == pytest.approx((m1 - m0 - half, min(1.0, m1 - m0 + half)), abs=1e-9)
+    r = dispersion(*(a[None] for a in arm_moments(w)), *(a[None] for a in arm_moments(wo)))
+    assert DISPERSION_PRIOR == 2.0 and float(r) == pytest.approx(11 / 15)
+    lo, hi, _ = score_interval(np.array([2.5]), np.array([3.0]), np.array([0.5]), np.array([3.0]), dispersion=11 / 15)
+    assert delta_interval([(list(w), list(wo))]) == pytest.approx((float(lo), float(hi)), abs=1e-12)
+    p_lo, p_hi, _ = score_interval(np.array([2.5]), np.array([3.0]), np.array([0.5]), np.array([3.0]))
+    assert p_lo < lo < 2 / 3 < hi <= p_hi  # narrower than a pass/fail score's spread would allow
 
 
-def test_graded_arm_variance_uses_light_pseudo_trials():
-    """Scores 0.5, 0.75 (mean 0.625, sample variance 0.03125) against 0.25, 0.25: the graded
-    arm gets a 0 and a 1 of weight 0.15, the all-equal arm keeps a little spread from them;
-    an arm whose scores happen to be 0 or 1 gets the same light weight (a pass/fail item
-    has the score interval instead)."""
-    from agentsproof.stats.wald import arm_moments
+def test_arm_moments_are_the_plain_sample_moments_and_the_t_form_keeps_light_pseudo_trials():
+    """arm_moments: (n, mean, sample variance with n − 1; 0 for one trial). The bench's t form
+    of (b) still floors with the within-case variance of a 0 and a 1 pseudo-trial of weight
+    0.15: scores 0.5, 0.75 (mean 0.625) and 1, 1, 1 by hand."""
+    from agentsproof.stats.wald import _pseudo_variance, arm_moments
 
-    n, m, v = arm_moments(np.array([0.5, 0.75]))
+    assert arm_moments(np.array([0.5, 0.75])) == pytest.approx((2, 0.625, 0.03125))
+    assert arm_moments(np.array([0.25])) == pytest.approx((1, 0.25, 0.0))
     w = 0.15
     mw = (1.25 + w) / (2 + 2 * w)
     expected = ((0.25 + 0.5625 + w) / (2 + 2 * w) - mw**2) * (2 + 2 * w) / (1 + 2 * w)
-    assert (n, m, v) == pytest.approx((2, 0.625, expected))
-    _, _, v_same = arm_moments(np.array([0.25, 0.25]))
-    assert 0 < v_same < 0.25 / 2
-    _, _, v_ones = arm_moments(np.array([1.0, 1.0, 1.0]))
+    assert _pseudo_variance(*arm_moments(np.array([0.5, 0.75]))) == pytest.approx(expected)
     m1 = (3 + w) / (3 + 2 * w)
-    assert v_ones == pytest.approx(((3 + w) / (3 + 2 * w) - m1**2) * (3 + 2 * w) / (2 + 2 * w))
+    assert _pseudo_variance(*arm_moments(np.array([1.0, 1.0, 1.0]))) == pytest.approx(((3 + w) / (3 + 2 * w) - m1**2) * (3 + 2 * w) / (2 + 2 * w))
+    assert _pseudo_variance(*arm_moments(np.array([0.25]))) == pytest.approx((0.0625 + 1) / 3 - (1.25 / 3) ** 2)  # it, a 0 and a 1
 
 
 def test_cases_that_all_agree_get_the_stratified_score_interval():

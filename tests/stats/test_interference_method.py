@@ -8,7 +8,7 @@ from agentsproof.model.results import ArmResult, TrialResult
 from agentsproof.stats.interference import interference
 from agentsproof.stats.score import SCORE_METHOD
 from agentsproof.stats.tasks import BETTING_METHOD
-from agentsproof.stats.wald import WALD_METHOD
+from agentsproof.stats.wald import QUASI_METHOD
 
 
 def _with_cases(res, cases: int, plugin_scores):
@@ -39,7 +39,7 @@ def test_one_case_answers_these_cases_with_the_welch_interval_for_graded():
     res = _with_cases(item([1.0, 0.5] * 5, [0.0] * 10), 1, [0.75] * 10)
     out = interference(res)
     assert out["question"] == "cases"
-    assert out["method"] == "plugin − alone, on these cases (a): " + WALD_METHOD
+    assert out["method"] == "plugin − alone, on these cases (a): " + QUASI_METHOD
 
 
 

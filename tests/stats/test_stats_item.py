@@ -110,7 +110,7 @@ def test_item_stats_contract_and_values():
     assert s["delta"] == pytest.approx(0.8)
     lo, hi = s["delta_ci"]
     assert -1 <= lo < 0.8 < hi <= 1
-    assert s["question"] == "cases" and s["delta_ci_method"].startswith("on these cases (a): the within-case Welch")
+    assert s["question"] == "cases" and s["delta_ci_method"].startswith("on these cases (a): the stratified score interval of the scores' sums")
     assert s["questions"]["tasks"]["delta_ci"] is None  # one case says nothing of other tasks
     assert s["p_value"] < 0.05 and "exact permutation" in s["p_value_method"]
     assert s["normalized_gain"] == pytest.approx(0.8 / 0.9)
