@@ -65,7 +65,7 @@ PSEUDO_WEIGHT = 0.15  # weight of the 0 and the 1 pseudo-trial in an arm's varia
 DISPERSION_PRIOR = 2.0
 """Degrees of freedom' worth of weight on r = 1 (a pass/fail score's spread) in
 :func:`dispersion`: what protects a spread measured from a few scores (1.0 let one case
-of 6 continuous trials from U-shaped Beta(0.9·1, 0.1·1) scores hold 90.7 %; 2.0 holds 94 %)."""
+of 6 trials from U-shaped Beta(0.9, 0.1) against Beta(0.1, 0.9) scores hold 90.7 %; 2.0 holds 93.8 %)."""
 
 QUASI_METHOD = (
     "the stratified score interval of the scores' sums, its variance times the item's r (trial variance as a share of "
