@@ -7,6 +7,7 @@ contains a marker, the baseline ("You are a helpful assistant.") does not.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -743,4 +744,6 @@ def test_judge_calls_obey_the_eval_timeout(byok_env, tmp_path):
     assert code == 30, err
     w = item_of(tmp_path / "out")["with_arm"]
     assert w["errored"] == 1
-    assert "timeout" in w["trials"][0]["error"]
+    # the judge's deadline ("ran out of the eval's timeout") or, on a loaded machine, the retry
+    # budget's message ("timed out after 0.5s … no retry fits in the 1s budget") says why
+    assert re.search(r"\b(?:timeout|timed out)\b", w["trials"][0]["error"]), w["trials"][0]["error"]
