@@ -3,44 +3,45 @@
 The coverage grid compares the width of question (a)'s interval with the known-variance
 interval (δ̂ ± 1.96·SD, SD the true spread): an oracle that knows the pass chances. Near the
 edges no interval computed from the trials can be that narrow, and this bench says how
-wide one must be there:
+narrow the best one can be, for the grid's own cells:
 
-- **necessary width**: a lower bound on the mean width of any interval (any set, even a
-  randomised one) that covers at least ``--floor`` (93 %) at *every* pair of pass chances —
-  the larger of two bounds. (1) Per outcome ``x`` (x_w of n passes against x_wo of n): such
-  an interval must contain the delta of every pair of chances under which ``x`` has
-  probability above 1 − floor (leaving one out drops that pair below the floor), so it
-  spans their hull; averaged over the outcomes. (2) Pratt's: the mean width at the cell's
-  chances is the integral over candidates δ of the chance the set holds δ, and for each δ
-  the least such chance, subject to covering every pair of chances whose difference is δ,
-  is a linear programme over the outcomes (HiGHS) — the best set for *this* cell, so a
-  bound no single interval reaches everywhere. Chances and candidates on a grid of step
-  ``--step`` (the programme's constraints only at the grid: a relaxation, still a bound up
-  to the grid's integration error).
+- **best valid, 93 % / 95 %**: the least mean width, over a row's cells, of any set of
+  deltas that covers at least 93 % (95 %) at *every* pair of pass chances — even one built
+  for these very cells. By Pratt's identity a set's mean width is the integral over
+  candidates δ of the chance it holds δ; for each δ the set of outcomes that hold it is
+  free, subject to the coverage of every pair of chances whose difference is δ, so the
+  least summed chance over the row's cells is an integer programme over the outcomes
+  (HiGHS; per outcome hold δ or not). Candidates and chances on a grid of ``--step``: the
+  constraints only at the grid, so a lower bound (up to the grid's integration error); the
+  solver's own lower bound is taken where it stops early. Where it is above 1.3× the
+  known-variance width, no interval valid at that level is within 1.3× there.
 - **forced above 98.5 %**: in how many of the row's cells *every* interval that covers
-  ``--floor`` at every pair of chances must cover more than 98.5 % (the least chance of
-  holding the true delta, per outcome held or not, subject to covering every pair with that
-  delta: an integer programme), of the cells where ours does (of all the row's cells).
+  93 % at every pair of chances must cover more than 98.5 % (the least chance of holding
+  the true delta, per outcome held or not, subject to covering every pair with that delta:
+  an integer programme), of the cells where ours does (of all the row's cells). A
+  randomised set could always sit at the floor; reports do not draw lots.
 - the mean width and the exact coverage of question (a)'s interval (``stats.score``, every
   outcome enumerated), and the known-variance interval's width (clipped to [−1, 1]).
 
 Cells: one case, 1, 3, 6, 15, 30 trials per arm, true deltas and baseline placements of
-bench/coverage.py's grid (no task effects: one case has one delta). Where the necessary
-width is itself more than 1.3× the known-variance width, the 1.3× goal cannot be met by
-any interval that holds 93 % everywhere.
+bench/coverage.py's grid (no task effects: one case has one delta); cells where the known
+spread is 0 (both chances 0 or 1) are left out of the widths.
 
-    python bench/necessary_width.py [--floor 0.93] [--step 0.01] [--markdown]
+    python bench/necessary_width.py [--step 0.02] [--trials 1,3,6,15,30] [--markdown]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, linprog, milp
+from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.stats import binom
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -50,130 +51,144 @@ from coverage import EDGE_MARGIN, PLACES, Q_DELTAS, Q_TRIALS  # noqa: E402
 
 from agentsproof.stats.score import score_interval  # noqa: E402
 
-
-def hull_widths(n: int, floor: float, step: float) -> np.ndarray:
-    """(n + 1, n + 1): per outcome (x_w, x_wo), the width of the hull of the deltas of every
-    grid pair of chances under which that outcome has probability above 1 − floor (an
-    interval that left one out would cover less than ``floor`` at that pair)."""
-    grid = np.round(np.arange(0.0, 1.0 + step / 2, step), 10)
-    pmf = _pmf(n, grid).T  # (outcome, chance)
-    deltas = grid[:, None] - grid[None, :]  # (p_w, p_wo)
-    out = np.zeros((n + 1, n + 1))
-    for xw in range(n + 1):
-        for xo in range(n + 1):
-            keep = pmf[xw][:, None] * pmf[xo][None, :] > 1.0 - floor
-            if keep.any():
-                out[xw, xo] = deltas[keep].max() - deltas[keep].min()
-    return out
+TOP = 0.985
+"""The band's top: coverage above it is over-coverage."""
 
 
 def _pmf(n: int, chances: np.ndarray) -> np.ndarray:
-    return np.asarray(binom.pmf(np.arange(n + 1)[None, :], n, chances[:, None]))  # (chance, outcome)
+    return np.asarray(binom.pmf(np.arange(n + 1)[None, :], n, np.asarray(chances, float)[:, None]))  # (chance, outcome)
 
 
-def necessary_widths(n: int, floor: float, step: float, targets: list[tuple[float, float]]) -> list[float]:
-    """Per cell (true chances p_w, p_wo), the least mean width any set of deltas can have
-    that covers at least ``floor`` at every grid pair of chances (Pratt: the mean width is the
-    integral over candidates δ of the chance the set holds δ; for each δ the least such chance
-    is a linear programme over the outcomes — the most powerful level-(1 − floor) test of
-    "the delta is δ", whatever the without-arm chance — solved here with HiGHS)."""
+def _joint(n: int, p_w: np.ndarray, p_wo: np.ndarray) -> np.ndarray:
+    """(pairs, outcomes): the chance of each outcome (x_w, x_wo), flattened, under each pair."""
+    return (_pmf(n, p_w)[:, :, None] * _pmf(n, p_wo)[:, None, :]).reshape(len(p_w), -1)
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """HiGHS's MIP solver writes progress lines to file descriptor 1 itself: send them to /dev/null."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    with open(os.devnull, "w", encoding="utf-8") as null:
+        os.dup2(null.fileno(), 1)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
+def _least(objective: np.ndarray, a: np.ndarray, floor: float) -> float:
+    """min objective·h over h ∈ {0, 1}^outcomes with a·h ≥ floor (each row a pair of chances);
+    the solver's lower bound if it stops early. Outcomes of no weight in the objective are held."""
+    keep = objective > 1e-15
+    if not keep.any():
+        return 0.0
+    need = floor - a[:, ~keep].sum(axis=1)
+    with _quiet():
+        res = milp(
+            objective[keep],
+            constraints=LinearConstraint(a[:, keep], lb=need),
+            integrality=np.ones(int(keep.sum())),
+            bounds=Bounds(0.0, 1.0),
+            options={"time_limit": 60.0},
+        )
+    if res.status == 0:
+        return float(res.fun)
+    bound = getattr(res, "mip_dual_bound", None)  # never a guess above the true least
+    return float(bound) if bound is not None and np.isfinite(bound) else 0.0
+
+
+def _nuisance(delta: float, step: float) -> tuple[np.ndarray, np.ndarray]:
+    """The grid pairs of chances (with, without) whose difference is ``delta``."""
     grid = np.round(np.arange(0.0, 1.0 + step / 2, step), 10)
-    cands = np.round(np.arange(-1.0, 1.0 + step / 2, step), 10)
-    pmf_cell = [np.outer(binom.pmf(np.arange(n + 1), n, pw), binom.pmf(np.arange(n + 1), n, po)).ravel() for pw, po in targets]
-    objective = np.asarray(pmf_cell)  # (cells, outcomes)
-    total = np.zeros(len(targets))
-    for d in cands:
-        po = grid[(grid + d >= -1e-12) & (grid + d <= 1 + 1e-12)]
-        pw = np.clip(po + d, 0.0, 1.0)
-        a = (_pmf(n, pw)[:, :, None] * _pmf(n, po)[:, None, :]).reshape(len(po), -1)  # (nuisance, outcomes)
-        for i in range(len(targets)):
-            res = linprog(objective[i], A_ub=-a, b_ub=-np.full(len(po), floor), bounds=(0.0, 1.0), method="highs")
-            total[i] += (res.fun if res.status == 0 else 1.0) * step
-    return [float(t) for t in total]
+    po = grid[(grid + delta >= -1e-12) & (grid + delta <= 1 + 1e-12)]
+    return np.clip(po + delta, 0.0, 1.0), po
+
+
+def best_valid_width(n: int, floor: float, step: float, cell_probs: np.ndarray) -> float:
+    """The least mean width over the cells (``cell_probs``: (cells, outcomes)) of any set of
+    deltas covering ``floor`` at every grid pair of chances (see the module docstring)."""
+    objective = cell_probs.sum(axis=0)
+    total = 0.0
+    for delta in np.round(np.arange(-1.0, 1.0 + step / 2, step), 10):
+        pw, po = _nuisance(float(delta), step)
+        total += _least(objective, _joint(n, pw, po), floor) * step
+    return total / len(cell_probs)
 
 
 def least_coverage(n: int, floor: float, step: float, p_w: float, p_wo: float) -> float:
     """The least chance, at true chances (p_w, p_wo), that any non-randomised set of deltas
-    covering at least ``floor`` at every grid pair of chances with the same difference (and
-    at this pair) holds the true delta: per outcome, hold it or not, an integer programme
-    (HiGHS). Above 98.5 %, every valid interval over-covers this cell (a randomised set
-    could always sit at ``floor``; reports do not draw lots)."""
-    grid = np.round(np.arange(0.0, 1.0 + step / 2, step), 10)
-    d = p_w - p_wo
-    po = np.append(grid[(grid + d >= -1e-12) & (grid + d <= 1 + 1e-12)], p_wo)
-    pw = np.clip(po + d, 0.0, 1.0)
-    a = (_pmf(n, pw)[:, :, None] * _pmf(n, po)[:, None, :]).reshape(len(po), -1)
-    objective = np.outer(binom.pmf(np.arange(n + 1), n, p_w), binom.pmf(np.arange(n + 1), n, p_wo)).ravel()
-    keep = objective > 1e-15  # outcomes the cell never shows cost nothing: held
-    if not keep.any():
-        return 1.0
-    need = floor - a[:, ~keep].sum(axis=1)
-    res = milp(
-        objective[keep],
-        constraints=LinearConstraint(a[:, keep], lb=need),
-        integrality=np.ones(int(keep.sum())),
-        bounds=Bounds(0.0, 1.0),
-        options={"time_limit": 60.0},
-    )
-    if res.status == 0:
-        return float(res.fun)
-    bound = getattr(res, "mip_dual_bound", None)  # stopped early: the solver's lower bound, never a guess above it
-    return float(bound) if bound is not None and np.isfinite(bound) else 0.0
+    covering ``floor`` at every grid pair with the same difference (and at this pair) holds
+    the true delta."""
+    pw, po = _nuisance(p_w - p_wo, step)
+    a = _joint(n, np.append(pw, p_w), np.append(po, p_wo))
+    return _least(_joint(n, np.array([p_w]), np.array([p_wo]))[0], a, floor)
 
 
-def cells(floor: float, step: float) -> list[dict]:
-    rows = []
-    for n in Q_TRIALS:
+def rows(trials: list[int], step: float) -> list[dict]:
+    out = []
+    for n in trials:
         x = np.arange(n + 1)
         xw, xo = np.meshgrid(x, x, indexing="ij")
         nn = np.full(xw.shape + (1,), float(n))
         lo, hi, _ = score_interval(xw[..., None].astype(float), nn, xo[..., None].astype(float), nn)
-        width = hi - lo
-        todo = []
-        for delta in Q_DELTAS:
-            for place in PLACES:
+        lo, hi, est = lo.ravel(), hi.ravel(), ((xw - xo) / n).ravel()
+        for place in PLACES:
+            cells = []
+            for delta in Q_DELTAS:
                 if abs(delta) > 0.999 and place != "mid":
                     continue
                 lo_b, hi_b = max(0.0, -delta), min(1.0, 1.0 - delta)
                 base = {"mid": (lo_b + hi_b) / 2, "low": lo_b + EDGE_MARGIN * (hi_b - lo_b), "high": hi_b - EDGE_MARGIN * (hi_b - lo_b)}[place]
-                todo.append((delta, place, base + delta, base))
-        need = necessary_widths(n, floor, step, [(pw, po) for _, _, pw, po in todo])
-        hull = hull_widths(n, floor, step)
-        for (delta, place, p_w, p_wo), nec in zip(todo, need, strict=True):
-            prob = binom.pmf(x, n, p_w)[:, None] * binom.pmf(x, n, p_wo)[None, :]
-            est = (xw - xo) / n
-            sd = np.sqrt((p_w * (1 - p_w) + p_wo * (1 - p_wo)) / n)
-            known = float((prob * (np.clip(est + 1.959964 * sd, -1, 1) - np.clip(est - 1.959964 * sd, -1, 1))).sum())
-            covered = float(prob[(lo <= delta + 1e-9) & (delta <= hi + 1e-9)].sum())
-            forced = least_coverage(n, floor, step, p_w, p_wo)
-            rows.append(
+                p_w, p_wo = base + delta, base
+                prob = _joint(n, np.array([p_w]), np.array([p_wo]))[0]
+                sd = np.sqrt((p_w * (1 - p_w) + p_wo * (1 - p_wo)) / n)
+                cov = float(prob[(lo <= delta + 1e-9) & (delta <= hi + 1e-9)].sum())
+                cells.append(
+                    {
+                        "prob": prob,
+                        "sd": sd,
+                        "cov": cov,
+                        "width": float(prob @ (hi - lo)),
+                        "known": float(prob @ (np.clip(est + 1.959964 * sd, -1, 1) - np.clip(est - 1.959964 * sd, -1, 1))),
+                        "forced": least_coverage(n, 0.93, step, p_w, p_wo) if cov > TOP else 0.0,
+                    }
+                )
+            spread = [c for c in cells if c["sd"] > 1e-9]
+            probs = np.array([c["prob"] for c in spread])
+            out.append(
                 {
                     "n": n,
-                    "delta": delta,
                     "place": place,
-                    "cov": covered,
-                    "forced": forced,
-                    "width": float((prob * width).sum()),
-                    "necessary": max(nec, float((prob * hull).sum())),
-                    "known": known,
+                    "cov_min": min(c["cov"] for c in cells),
+                    "cov_max": max(c["cov"] for c in cells),
+                    "above": sum(c["cov"] > TOP for c in cells),
+                    "forced": sum(c["forced"] > TOP for c in cells),
+                    "cells": len(cells),
+                    "width": float(np.mean([c["width"] for c in spread])),
+                    "known": float(np.mean([c["known"] for c in spread])),
+                    "best93": best_valid_width(n, 0.93, step, probs),
+                    "best95": best_valid_width(n, 0.95, step, probs),
                 }
             )
-        print(f"  {n} trials done", file=sys.stderr, flush=True)
-    return rows
+            print(f"  {n} trials, {place} done", file=sys.stderr, flush=True)
+    return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--floor", type=float, default=0.93, help="the coverage every pair of chances must keep")
     ap.add_argument("--step", type=float, default=0.02, help="grid step of the pass chances and of the candidate deltas")
+    ap.add_argument("--trials", default=",".join(str(n) for n in Q_TRIALS), help="trials per arm, comma-separated")
     ap.add_argument("--markdown", action="store_true")
     args = ap.parse_args()
     t0 = time.time()
-    rows = cells(args.floor, args.step)
+    table = rows([int(n) for n in args.trials.split(",") if n], args.step)
     print(
-        f"One case of pass/fail trials, exact: per trial count and baseline placement, the mean over the true deltas "
-        f"{Q_DELTAS} of question (a)'s width, the necessary width (any interval covering ≥ {args.floor:.0%} at every pair of "
-        f"chances, chance grid step {args.step:g}) and the known-variance width; ratios against the known-variance width."
+        f"One case of pass/fail trials, exact (chance grid step {args.step:g}): per trials per arm and baseline placement, over "
+        f"the true deltas {Q_DELTAS}: question (a)'s coverage and mean width, the least mean width any interval covering 93 % "
+        "(95 %) at every pair of chances can have in these cells, and the cells where every such interval (93 %) covers more "
+        "than 98.5 %; widths against the known-variance interval's."
     )
     head = [
         "trials/arm",
@@ -181,35 +196,27 @@ def main() -> None:
         "coverage min",
         "max",
         "forced above 98.5 %",
-        "width",
-        "necessary",
-        "known",
         "width × known",
-        "necessary × known",
-        "width × necessary",
+        "best valid 93 % × known",
+        "best valid 95 % × known",
+        "width × best 95 %",
     ]
     if args.markdown:
         print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
-    for n in Q_TRIALS:
-        for place in PLACES:
-            sub = [r for r in rows if r["n"] == n and r["place"] == place and r["known"] > 1e-9]
-            w, nec, kn = (float(np.mean([r[k] for r in sub])) for k in ("width", "necessary", "known"))
-            forced = sum(r["forced"] > 0.985 for r in sub)
-            high = sum(r["cov"] > 0.985 for r in sub)
-            vals = [
-                str(n),
-                place,
-                f"{min(r['cov'] for r in sub):.1%}",
-                f"{max(r['cov'] for r in sub):.1%}",
-                f"{forced} of {high} above ({len(sub)})",
-                f"{w:.3f}",
-                f"{nec:.3f}",
-                f"{kn:.3f}",
-                f"{w / kn:.2f}",
-                f"{nec / kn:.2f}",
-                f"{w / nec:.2f}",
-            ]
-            print("| " + " | ".join(vals) + " |" if args.markdown else "  ".join(f"{v:>10}" for v in vals))
+    for r in table:
+        kn = r["known"]
+        vals = [
+            str(r["n"]),
+            r["place"],
+            f"{r['cov_min']:.1%}",
+            f"{r['cov_max']:.1%}",
+            f"{r['forced']} of {r['above']} ({r['cells']})",
+            f"{r['width'] / kn:.2f}",
+            f"{r['best93'] / kn:.2f}",
+            f"{r['best95'] / kn:.2f}",
+            f"{r['width'] / r['best95']:.2f}",
+        ]
+        print("| " + " | ".join(vals) + " |" if args.markdown else "  ".join(f"{v:>12}" for v in vals))
     print(f"\n{time.time() - t0:.0f} s")
 
 
