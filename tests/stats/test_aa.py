@@ -48,11 +48,15 @@ def test_aa_runs_the_baseline_in_both_arms_and_reports_the_noise_floor(byok_env,
     data = read_json(out / "demo-plugin" / "eval-all-summary.json")
     aa = data["settings"]["aa"]
     assert aa["items"] == 3 and set(aa["called"]) == {"A", "B", "F"} and len(aa["rows"]) == 3
+    # noise only: with the skill's text every with-trial would pass; a coin passes all 15 of an
+    # item's with-trials once in 32,768 (a bound on the delta, |delta| < 0.5, failed by chance
+    # about once in 40 runs: 15 coin flips a side under --parallel 8 draw in any order)
+    assert all(it["with_arm"]["mean_score"] < 1.0 for it in data["items"])
     assert aa["called_share"] == sum(aa["called"].values()) / 3
     called = {"A": 0, "B": 0, "F": 0}
     for row in aa["rows"]:
         lo, hi = row["delta_ci"]
-        assert lo <= row["delta"] <= hi and abs(row["delta"]) < 0.5  # noise only: no skill text reached the with-arm
+        assert lo <= row["delta"] <= hi
         if compute_grade(lo) == compute_grade(hi) != "C":
             called[compute_grade(lo)] += 1  # the interval inside one band: a call (about 5 % of items by chance)
     assert aa["called"] == called
