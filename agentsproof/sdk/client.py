@@ -27,7 +27,7 @@ from agentsproof.sdk._base import TrackedRun
 from agentsproof.sdk.jsonable import to_jsonable
 from agentsproof.sdk.limits import fit_run
 from agentsproof.sdk.run import AgentRun
-from agentsproof.sdk.transport import Transport, TransportError, Unreachable
+from agentsproof.sdk.transport import TooSlow, Transport, TransportError, Unreachable
 from agentsproof.sdk.usage import Prices
 from agentsproof.sdk.worker import DEFAULT_QUEUE_SIZE, BackgroundWorker
 
@@ -117,22 +117,23 @@ class AgentsProof:
         client_run_id: str | None = None,
     ) -> AgentRun:
         """Start a run; returns at once (the server is told in the background)."""
+        notes: list[str] = []
         body = {
-            "label": to_jsonable(label),
-            "input": to_jsonable(input),
+            "label": to_jsonable(label, notes, "label"),
+            "input": to_jsonable(input, notes, "input"),
             "projectSlug": project_slug,
             "clientRunId": client_run_id or uuid.uuid4().hex,
             "goldenId": golden_id,
-            "goal": to_jsonable(goal),
-            "expectedOutput": to_jsonable(expected_output),
-            "expectedBehavior": to_jsonable(expected_behavior),
+            "goal": to_jsonable(goal, notes, "goal"),
+            "expectedOutput": to_jsonable(expected_output, notes, "expectedOutput"),
+            "expectedBehavior": to_jsonable(expected_behavior, notes, "expectedBehavior"),
             "successCriteria": _str_list(success_criteria),
             "traceAssertions": _str_list(trace_assertions),
             "failureModes": _str_list(failure_modes),
-            "metadata": to_jsonable(metadata or {}),
+            "metadata": to_jsonable(metadata or {}, notes, "metadata"),
         }
         # every string valid Unicode (surrogate-escaped ones included), every field within the server's limits
-        return AgentRun(self, fit_run(to_jsonable(body)))
+        return AgentRun(self, fit_run(to_jsonable(body, notes, "run"), notes))
 
     def flush(self, timeout: float | None = None) -> int:
         """Wait for queued steps (at most ``timeout`` s); returns how many are still pending."""
@@ -169,7 +170,9 @@ class AgentsProof:
         self._last_error = str(err)
         if isinstance(err, Unreachable) or status in (401, 403):  # neither gets better by the next step
             self._offline_until = time.monotonic() + OFFLINE_SECONDS
-        if isinstance(err, Unreachable):
+        if isinstance(err, TooSlow):  # it took the connection: slow (busy), not gone
+            self._warn_once("slow", "agentsproof: server %s is slow (%s); runs it does not answer in time will be spooled", self.base_url, err)
+        elif isinstance(err, Unreachable):
             self._warn_once("unreachable", "agentsproof: server %s unreachable (%s); runs will be spooled", self.base_url, err)
         else:
             hint = " (check AGENTSPROOF_API_KEY)" if status in (401, 403) else ""

@@ -9,8 +9,11 @@ never refused for its text or its numbers:
 - a list over its limit keeps its first items; a number outside its range is clamped, a
   fraction where an integer is due is rounded, a value that is no number is dropped;
 - an unknown step type becomes the closest known one;
+- while a value is made plain JSON (``jsonable.to_jsonable``), an integer wider than 64 bits
+  and a non-finite number are sent as text, and what is nested too deep, too long a list
+  or object, or a value that contains itself is cut;
 
-and every such change is noted: a run's notes in ``metadata.agentsproof_fit``, a step's in
+and every such change is noted (the TypeScript SDK words its notes the same way): a run's notes in ``metadata.agentsproof_fit``, a step's in
 ``output.agentsproof_fit`` (an output that is not an object is wrapped as
 ``{"output": ..., "agentsproof_fit": [...]}``), with the original step type and value.
 """
@@ -100,10 +103,11 @@ def _fit_texts(out: dict[str, Any], limits: dict[str, int], notes: list[str]) ->
         out[key] = clip(s, limit)
 
 
-def fit_run(body: dict[str, Any]) -> dict[str, Any]:
-    """A run-creation body (already plain JSON) that fits the server's limits, changes noted."""
+def fit_run(body: dict[str, Any], made_plain: list[str] | None = None) -> dict[str, Any]:
+    """A run-creation body (already plain JSON) that fits the server's limits, changes noted
+    (after ``made_plain``: what ``to_jsonable`` changed while making it plain)."""
     out = dict(body)
-    notes: list[str] = []
+    notes: list[str] = list(made_plain or ())
     _fit_texts(out, _RUN["text"], notes)
     for key in _RUN["ids"]:
         v = out.get(key)
@@ -135,10 +139,11 @@ def fit_run(body: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def fit_step(step: dict[str, Any]) -> dict[str, Any]:
-    """A step body (already plain JSON) that fits the server's limits, changes noted in its output."""
+def fit_step(step: dict[str, Any], made_plain: list[str] | None = None) -> dict[str, Any]:
+    """A step body (already plain JSON) that fits the server's limits, changes noted in its
+    output (after ``made_plain``: what ``to_jsonable`` changed while making it plain)."""
     out = dict(step)
-    notes: list[str] = []
+    notes: list[str] = list(made_plain or ())
     kind = out.get("type")
     if kind not in STEP_TYPES:
         mapped = step_type(kind)
@@ -154,15 +159,21 @@ def fit_step(step: dict[str, Any]) -> dict[str, Any]:
             else:
                 out[key] = value
     if notes:
-        output = out.get("output")
-        if isinstance(output, dict):
-            output = dict(output)
-            earlier = output.get(FIT_KEY)
-            output[FIT_KEY] = (earlier if isinstance(earlier, list) else []) + notes
-        else:
-            output = {"output": output, FIT_KEY: notes}
-        out["output"] = output
+        out["output"] = with_notes(out.get("output"), notes)
     return out
 
 
-__all__ = ["FIT_KEY", "LIMITS", "LIMITS_FILE", "STEP_TYPES", "clip", "fit_run", "fit_step", "step_type"]
+def with_notes(output: Any, notes: list[str]) -> Any:
+    """``output`` with ``notes`` added to its ``agentsproof_fit`` list (an output that is not
+    an object wrapped as ``{"output": ..., "agentsproof_fit": [...]}``); as it is without notes."""
+    if not notes:
+        return output
+    if isinstance(output, dict):
+        output = dict(output)
+        earlier = output.get(FIT_KEY)
+        output[FIT_KEY] = (earlier if isinstance(earlier, list) else []) + notes
+        return output
+    return {"output": output, FIT_KEY: notes}
+
+
+__all__ = ["FIT_KEY", "LIMITS", "LIMITS_FILE", "STEP_TYPES", "clip", "fit_run", "fit_step", "step_type", "with_notes"]

@@ -23,7 +23,7 @@ from typing import Any
 from agentsproof.sdk import spool
 from agentsproof.sdk._base import RunClient
 from agentsproof.sdk.jsonable import to_jsonable
-from agentsproof.sdk.limits import fit_step
+from agentsproof.sdk.limits import fit_step, with_notes
 from agentsproof.sdk.transport import HTTPStatusError, TransportError, Unreachable
 from agentsproof.sdk.usage import usage_of
 
@@ -183,11 +183,12 @@ class AgentRun:
         """Record one step (type, name, input, output, latency_ms, token_count, cost_usd); never blocks."""
         try:
             merged = {**(payload or {}), **fields}
-            step = {to_jsonable(str(k)): _number(v) if k in _NUMBERS else to_jsonable(v) for k, v in merged.items()}
+            notes: list[str] = []
+            step = {to_jsonable(str(k), notes, "key"): _number(v) if k in _NUMBERS else to_jsonable(v, notes, str(k)) for k, v in merged.items()}
             with self._lock:
                 step["step_index"] = len(self._steps)
                 step["created_at"] = datetime.now(UTC).isoformat()
-                step = fit_step(step)  # within the server's limits, changes noted in its output
+                step = fit_step(step, notes)  # within the server's limits, changes noted in its output
                 self._steps.append(step)
             if not self._client._worker.submit(functools.partial(self._send_step, step)):
                 self._client._warn_once("full", "agentsproof: step queue full; steps will be sent when the run completes")
@@ -271,7 +272,8 @@ class AgentRun:
             if self._completed:
                 return dict(self._result or {"publicUrl": None})
             self._completed = True
-            self._output = to_jsonable(output)
+            notes: list[str] = []
+            self._output = with_notes(to_jsonable(output, notes, "output"), notes)
             self._deadline = time.monotonic() + self._client.complete_timeout
         box: dict[str, dict[str, Any]] = {}
         worker = threading.Thread(target=self._finish_into, args=(box,), name="agentsproof-complete", daemon=True)

@@ -32,6 +32,10 @@ class Unreachable(TransportError):
     """No HTTP answer: connection refused or reset, timeout, unknown host."""
 
 
+class TooSlow(Unreachable):
+    """The server took the connection but sent no answer within the timeout: slow, not gone."""
+
+
 class HTTPStatusError(TransportError):
     """A non-2xx answer (or a 2xx body that is not JSON): ``status`` and the raw ``body``."""
 
@@ -130,7 +134,10 @@ class Transport:
                 if attempt == 1 or not reused:
                     raise Unreachable(f"{type(err).__name__}: {err}") from err
             except (OSError, http.client.HTTPException) as err:
+                connected = conn.sock is not None
                 self._drop(parts)
+                if isinstance(err, TimeoutError) and connected:
+                    raise TooSlow(f"no answer within {timeout:g}s") from err
                 raise Unreachable(f"{type(err).__name__}: {err}") from err
         raise Unreachable("unreachable")  # pragma: no cover
 

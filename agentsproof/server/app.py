@@ -17,7 +17,7 @@ from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentsproof.core.envcfg import env_int, env_number
-from agentsproof.server.db import Database
+from agentsproof.server.db import Database, is_outage, log
 
 DEFAULT_MAX_BODY = 2 * 1024 * 1024
 DEFAULT_HEADER_TIMEOUT = 10.0
@@ -58,6 +58,10 @@ class Settings:
     """Seconds a connection has to send a request's headers (from connecting, or from the previous answer)."""
     body_timeout: float = field(default_factory=lambda: env_number("AGENTSPROOF_BODY_TIMEOUT", DEFAULT_BODY_TIMEOUT, lo=0.1, hi=3600))
     """Seconds a request has to send its whole body once its headers are in."""
+    body_min_rate: float = field(default_factory=lambda: env_number("AGENTSPROOF_BODY_MIN_RATE", 1024.0, lo=0, hi=1e12))
+    """Bytes a second a body must average once it has arrived for 5 s (0: no least rate)."""
+    max_slow_uploads: int = field(default_factory=lambda: env_int("AGENTSPROOF_MAX_SLOW_UPLOADS", 32, lo=1))
+    """Bodies that may still be arriving after 5 s at once; past that the oldest is closed."""
     worker: bool = True
 
     def host_names(self) -> set[str]:
@@ -276,6 +280,11 @@ def create_app(settings: Settings) -> Any:
         return JSONResponse({"detail": message}, status_code=422)
 
     async def _db_down(request: Request, exc: Exception) -> JSONResponse:
+        if not is_outage(exc):  # one query's own failure: logged as such, never as an outage
+            log.error(
+                "database error on %s %s: %s", request.method, request.url.path, (str(getattr(exc, "orig", None) or exc).strip().splitlines() or ["?"])[0][:300]
+            )
+            return JSONResponse({"detail": "internal error"}, status_code=500)
         db.outage.down(exc)
         return JSONResponse({"detail": "database unavailable; retry later"}, status_code=503, headers={"Retry-After": str(RETRY_AFTER)})
 

@@ -106,7 +106,14 @@ def serve(
     click.echo(f"agentsproof server on http://{host}:{port}/ (API http://{host}:{port}/api, database {safe_url(url)})", err=True)
     from agentsproof.server.timeouts import timed_protocol
 
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, http=timed_protocol(settings.header_timeout, settings.body_timeout))
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        access_log=False,
+        http=timed_protocol(settings.header_timeout, settings.body_timeout, settings.body_min_rate, settings.max_slow_uploads),
+    )
 
 
 def _warn_judge(provider: str, model: str | None) -> None:

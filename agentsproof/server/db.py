@@ -128,6 +128,30 @@ def _create_private(path: Path) -> None:
     os.close(fd)
 
 
+_SQLITE_OUTAGE = ("unable to open", "disk i/o", "database is locked", "readonly database", "malformed", "not a database", "out of memory", "disk is full")
+"""What SQLite says when the database itself fails; its other OperationalErrors (a JSON path
+error, a syntax error) are a query's own fault, not an outage."""
+
+
+def is_outage(err: BaseException) -> bool:
+    """Whether a database error means the database is unavailable (answer 503 and log the
+    outage) rather than one query failing (answer 500, never a false outage line)."""
+    from sqlalchemy.exc import DBAPIError, OperationalError
+
+    if not isinstance(err, OperationalError):
+        return True  # InterfaceError, the pool's timeout: no connection to be had
+    if isinstance(err, DBAPIError) and err.connection_invalidated:
+        return True
+    orig = getattr(err, "orig", None)
+    if type(orig).__module__.startswith("sqlite3"):
+        text = str(orig).lower()
+        return any(m in text for m in _SQLITE_OUTAGE)
+    state = getattr(orig, "sqlstate", None)
+    # PostgreSQL: no state (no connection at all), connection exceptions (08), resources (53),
+    # operator intervention (57: shutdown, cannot connect now; 57014 is a cancelled query), system (58)
+    return state is None or (state[:2] in {"08", "53", "57", "58"} and state != "57014")
+
+
 class Outage:
     """Whether the database answers, logged once per outage (not once per request).
 

@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, urlencode
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from jinja2 import DictLoader, Environment, select_autoescape
-from sqlalchemy import String, case, cast, false, func, select
+from sqlalchemy import String, case, cast, false, func, literal, select
 from sqlalchemy.orm import Session
 
 from agentsproof.core.errors import InputError
@@ -155,7 +155,13 @@ def meta_text(s: Session, key: str) -> Any:
     cannot read (written before values were checked): such a row just does not match."""
     if s.get_bind().dialect.name == "postgresql":
         return func.agentsproof_json_text(Run.meta, key)  # migration 0004
-    return case((func.json_valid(Run.meta) == 1, cast(Run.meta[key].as_string(), String)))
+    # SQLite: the key is matched as a bound value among the object's members, never put in a
+    # JSON path (where a `"` or `.` in it would be a path error, not a filter): what
+    # PostgreSQL's `->>` gives, JSON true/false as text included.
+    doc = case((func.json_valid(Run.meta) == 1, Run.meta), else_=literal("{}"))
+    member = func.json_each(doc).table_valued("key", "value", "type")
+    text = case((member.c.type.in_(("true", "false")), member.c.type), else_=cast(member.c.value, String))
+    return select(text).where(func.json_type(doc) == "object", member.c.key == key).limit(1).scalar_subquery()
 
 
 @router.get("/r/{public_id}", response_class=HTMLResponse)

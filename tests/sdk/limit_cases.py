@@ -17,6 +17,7 @@ FIT = LIMITS["fitKey"]
 RUN_FIELDS = {"label": "label", "goal": "goal", "expectedBehavior": "expected_behavior", "successCriteria": "success_criteria",
               "traceAssertions": "trace_assertions", "failureModes": "failure_modes"}
 R = "\ufffd"
+REPLACED = "NUL or lone surrogates replaced by U+FFFD"  # the note both SDKs write for a text they had to change
 
 CASES: list[dict[str, Any]] = []
 CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {}
@@ -102,17 +103,21 @@ def _hostile_cases() -> None:
 
     def nul(run: dict) -> None:
         assert run["label"] == f"l{R}" and run["goal"] == f"g{R}" and run["input"] == {"q": f"a{R}b", f"k{R}": 1}
-        assert run["output"] == f"out{R}" and run["metadata"]["m"] == f"{R}"
+        assert run["output"] == {"output": f"out{R}", FIT: [f"output: {REPLACED}"]} and run["metadata"]["m"] == f"{R}"
+        assert sorted(_notes(run["metadata"])) == [f"{k}: {REPLACED}" for k in ("goal", "input", "label", "metadata")]
         (st,) = run["steps"]
-        assert st["name"] == f"n{R}" and st["output"] == f"o{R}" and st["input"] == [f"{R}"]
+        assert st["name"] == f"n{R}" and st["output"]["output"] == f"o{R}" and st["input"] == [f"{R}"]
+        assert sorted(_notes(st["output"])) == [f"{k}: {REPLACED}" for k in ("input", "name", "output")]
 
     case("nul", nul, run={"label": "l\x00", "goal": "g\x00", "input": {"q": "a\x00b", "k\x00": 1}, "metadata": {"m": "\x00"}},
          steps=[{"type": "tool_call", "name": "n\x00", "input": ["\x00"], "output": "o\x00"}], output="out\x00")
 
     def surrogates(run: dict) -> None:
-        assert run["label"] == f"x{R}y" and run["output"] == {"t": R}
+        assert run["label"] == f"x{R}y" and run["output"] == {"t": R, FIT: [f"output: {REPLACED}"]}
+        assert _notes(run["metadata"]) == [f"label: {REPLACED}"]
         (st,) = run["steps"]
         assert st["input"] == f"{R}!" and st["name"] == f"s{R}"
+        assert sorted(_notes(st["output"])) == [f"{k}: {REPLACED}" for k in ("input", "name")]
 
     case("surrogates", surrogates, run={"label": "x\ud800y"}, output={"t": "\udc00"},
          steps=[{"type": "tool_call", "name": "s\udbff", "input": "\ud83d!"}])
@@ -121,6 +126,8 @@ def _hostile_cases() -> None:
         (st,) = run["steps"]
         for value in (st["output"]["n"], run["metadata"]["n"], run["output"]["n"]):
             assert isinstance(value, str) and ("digits" in value or value.startswith("1000")), value[:50]
+        for where, field in ((st["output"], "output"), (run["metadata"], "metadata"), (run["output"], "output")):
+            assert _notes(where) == [f"{field}: a big integer sent as text"], where.get(FIT)
 
     case("big-integer", big, run={"metadata": {"n": {"$big": 4300}}}, steps=[{"type": "tool_call", "name": "b", "output": {"n": {"$big": 4300}}}],
          output={"n": {"$big": 4301}})

@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 
 import httpx
+import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "server"))
 from sdk_recorder import HungServer  # noqa: E402
@@ -44,7 +45,9 @@ def test_surrogate_escaped_strings_reach_the_server(tmp_path):
         assert not list((tmp_path / "spool").glob("*.json")) if (tmp_path / "spool").exists() else True
         got = httpx.get(f"{srv.base_url}/runs/{res['runId']}", headers={"x-api-key": key}, timeout=30).json()
         assert got["input"] == "café-\ufffd" and got["label"] == "\ufffd label"
+        fit = got["metadata"].pop("agentsproof_fit")
         assert got["metadata"] == {"path": "café-\ufffd", "\ufffd": ["café-\ufffd"]}
+        assert sorted(fit) == [f"{k}: NUL or lone surrogates replaced by U+FFFD" for k in ("input", "label", "metadata")]
         assert got["steps"][0]["input"] == {"file": "café-\ufffd"} and got["steps"][0]["name"] == "read \ufffd"
         assert got["output"]["answer"] == "café-\ufffd" and got["status"] == "completed"
 
@@ -59,7 +62,8 @@ def test_surrogate_escaped_run_is_spooled_when_the_server_is_down(tmp_path):
     res = run.complete(ESCAPED)
     assert res["spooled"], res
     rec = json.loads(Path(res["spooled"]).read_text(encoding="utf-8"))
-    assert rec["run"]["input"] == "café-\ufffd" and rec["steps"][0]["output"] == "café-\ufffd" and rec["output"] == "café-\ufffd"
+    assert rec["run"]["input"] == "café-\ufffd" and rec["steps"][0]["output"]["output"] == "café-\ufffd" and rec["output"]["output"] == "café-\ufffd"
+    assert rec["output"]["agentsproof_fit"] == ["output: NUL or lone surrogates replaced by U+FFFD"]
 
 
 def test_complete_never_blocks_longer_than_its_timeout_on_a_hung_server(tmp_path):
@@ -80,3 +84,28 @@ def test_complete_never_blocks_longer_than_its_timeout_on_a_hung_server(tmp_path
         assert [s["name"] for s in rec["steps"]] == [f"s{i}" for i in range(5)] and rec["completed"] is True
     finally:
         hung.close()
+
+
+def test_a_server_that_takes_the_connection_but_does_not_answer_is_slow_not_unreachable(tmp_path, caplog):
+    """A step posted to a server that accepts and never answers warns that the server is slow;
+    a port nobody listens on warns that it is unreachable."""
+    from agentsproof.sdk.transport import TooSlow, Transport, Unreachable
+
+    hung = HungServer()
+    try:
+        with pytest.raises(TooSlow, match="no answer within 1s"):
+            Transport(hung.url, "k", timeout=1.0).request("GET", "/health")
+        ap = AgentsProof(api_key="k", base_url=hung.url, timeout=1.0, spool_dir=tmp_path)
+        run = ap.start_run(project_slug="alpha", input="q")
+        run.log_step(type="llm_call", name="s")
+        ap.flush(10)
+        warned = [r.getMessage() for r in caplog.records if r.name.startswith("agentsproof")]
+        assert any("is slow (no answer within 1s)" in w for w in warned) and not any("unreachable" in w for w in warned), warned
+    finally:
+        hung.close()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/api"
+    with pytest.raises(Unreachable) as err:
+        Transport(dead, "k", timeout=1.0).request("GET", "/health")
+    assert not isinstance(err.value, TooSlow)

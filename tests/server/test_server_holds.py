@@ -6,6 +6,7 @@ a repeated create with one clientRunId gives one run, and serve's settings are c
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import subprocess
 import sys
@@ -234,3 +235,27 @@ def test_migration_to_per_project_golden_ids_keeps_older_goldens(backend, reques
         assert res.returncode == 0, res.stderr
         with api(srv, key) as c:
             assert c.get("goldens").json()[0]["name"] == "old golden"
+
+
+ODD_KEYS = ['te"am', "o'clock", "a.b", "$", "x[0]", "*", "équipe", '"', "a\\\\b"]
+
+
+def test_metadata_filter_keys_of_any_text_work(srv):
+    """A key with a quote, a dot, `$`, `[`, `*` or non-ASCII letters is a key like any other
+    (bound as a value, never spliced into a JSON path): its run is found, others are not,
+    true/false/numbers compare as PostgreSQL's text of them, and no outage is logged."""
+    with api(srv, srv.key) as c:
+        for i, key in enumerate(ODD_KEYS):
+            new_run(c, "holds", label=f"odd-key-{i}", metadata={key: f"v{i}", "plain": "x"})
+        new_run(c, "holds", label="odd-typed", metadata={"flag": True, "n": 7, "ratio": 0.5})
+    for i, key in enumerate(ODD_KEYS):
+        page = _runs_page(srv, meta=f"{key}=v{i}")
+        assert page.status_code == 200, (key, page.status_code, page.text[:300])
+        assert set(re.findall(r"odd-key-(\d+)", page.text)) == {str(i)}, key
+        assert _runs_page(srv, meta=f"{key}=nope").status_code == 200
+    for query in ("flag=true", "n=7", "ratio=0.5"):
+        page = _runs_page(srv, meta=query)
+        assert page.status_code == 200 and "odd-typed" in page.text, query
+    assert "odd-typed" not in _runs_page(srv, meta="flag=1").text
+    log = srv.log_tail(200_000)
+    assert "unavailable" not in log and "database error" not in log and "Traceback" not in log

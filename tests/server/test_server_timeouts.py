@@ -5,6 +5,7 @@ Loopback only, a bounded number of connections, each given up after a bounded ti
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 import time
@@ -106,3 +107,78 @@ def test_keep_alive_connections_serve_many_requests(tmp_path):
             for _ in range(6):
                 assert c.get(f"{srv.base_url}/health").status_code == 200
                 time.sleep(0.4)
+
+
+def _upload(port: int, head: bytes, chunks: int, size: int, pause: float, out: list, i: int) -> None:
+    """Send ``head`` then ``chunks`` chunks of ``size`` bytes ``pause`` s apart; record the answer's status line."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=30)
+    try:
+        s.sendall(head)
+        for _ in range(chunks):
+            time.sleep(pause)
+            s.sendall(b" " * size)
+        got = b""
+        while not got.startswith(b"HTTP/1.1 ") or b"\r\n" not in got:
+            data = s.recv(4096)
+            if not data:
+                break
+            got += data
+        out[i] = got.split(b"\r\n", 1)[0]
+    except OSError:
+        out[i] = b"closed"
+    finally:
+        s.close()
+
+
+def _post_head(key: str, length: int) -> bytes:
+    return (b"POST /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\nx-api-key: " + key.encode()
+            + b"\r\ncontent-length: " + str(length).encode() + b"\r\n\r\n")
+
+
+def test_trickled_bodies_are_closed_at_the_default_deadlines_and_real_uploads_pass(tmp_path):
+    """With the default 60 s body deadline, a body trickled a byte at a time (declared as 100 kB,
+    or as 10 MB, past the 2 MiB cap) is closed (the least rate after its 5 s grace; the 413's
+    connection by the header deadline); a body sent in pieces over 8 s at 24 kB/s is answered."""
+    with running_server(tmp_path) as srv:
+        key = srv.create_key("trickle")
+        trickled: list = [None] * 6
+        threads = [threading.Thread(target=_slowloris, args=(srv.port, _post_head(key, 100_000 if i % 2 else 10_000_000), b" ", trickled, i))
+                   for i in range(6)]
+        body = json.dumps({"projectSlug": "trickle", "label": "steady upload", "input": "x" * 190_000}).encode()
+        piece = -(-len(body) // 8)
+        steady: list = [None]
+
+        def upload() -> None:
+            with socket.create_connection(("127.0.0.1", srv.port), timeout=30) as s:
+                s.sendall(_post_head(key, len(body)))
+                for k in range(8):
+                    time.sleep(1.0)
+                    s.sendall(body[k * piece:(k + 1) * piece])
+                steady[0] = s.recv(4096).split(b"\r\n", 1)[0]
+
+        threads.append(threading.Thread(target=upload))
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(GIVE_UP + 15)
+        assert [o[0] for o in trickled] == ["closed"] * 6, [o and o[0] for o in trickled]
+        assert all(o[1][:13] in (b"HTTP/1.1 408 ", b"HTTP/1.1 413 ", b"") for o in trickled), [o[1][:30] for o in trickled]
+        assert steady[0] == b"HTTP/1.1 200 OK", steady
+        assert "Traceback" not in srv.log_tail(200_000)
+
+
+def test_slow_uploads_past_the_cap_are_closed_oldest_first(tmp_path):
+    """Four bodies arriving at 2 kB/s (above the least rate) for 8 s, with room for two slow
+    uploads: two are closed with 408, the other two arrive whole and are answered."""
+    with running_server(tmp_path, env={"AGENTSPROOF_MAX_SLOW_UPLOADS": "2"}) as srv:
+        key = srv.create_key("capped")
+        out: list = [None] * 4
+        threads = [threading.Thread(target=_upload, args=(srv.port, _post_head(key, 16_000), 16, 1_000, 0.5, out, i)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(GIVE_UP + 15)
+        cut = [o for o in out if o in (b"HTTP/1.1 408 Request Timeout", b"closed")]
+        answered = [o for o in out if o == b"HTTP/1.1 422 Unprocessable Entity"]  # sixteen thousand spaces are no JSON
+        assert len(cut) == 2 and len(answered) == 2, out
+        assert "Traceback" not in srv.log_tail(200_000)

@@ -177,20 +177,47 @@ function cleanText(s) {
   return s.replace(/\u0000/g, '\uFFFD').replace(LONE_SURROGATE, '\uFFFD');
 }
 
-/** A plain JSON copy of any value (safeStringify's rules) with every string and key cleaned. */
-function plain(value) {
+/**
+ * A plain JSON copy of any value (safeStringify's rules) with every string and key cleaned.
+ * With `notes`, every change of a value is noted there as `field: …` (once per kind of change
+ * per field; without `field`, a plain object's top-level keys name the fields), in the Python
+ * SDK's words.
+ */
+function plain(value, notes, field) {
+  if (notes && field === undefined && value !== null && typeof value === 'object' && !Array.isArray(value) && Object.getPrototypeOf(value) === Object.prototype) {
+    const out = {};
+    for (const [k, x] of Object.entries(value)) out[plainText(k, notes, 'key')] = plain(x, notes, k);
+    return out;
+  }
+  const kinds = new Set();
+  const note = notes ? (kind, text) => {
+    if (!kinds.has(kind)) {
+      kinds.add(kind);
+      notes.push(`${field ?? 'value'}: ${text}`);
+    }
+  } : undefined;
   const walk = (v) => {
-    if (typeof v === 'string') return cleanText(v);
+    if (typeof v === 'string') return plainText(v, note);
     if (Array.isArray(v)) return v.map(walk);
     if (v !== null && typeof v === 'object') {
       const out = {};
-      for (const [k, x] of Object.entries(v)) out[cleanText(k)] = walk(x);
+      for (const [k, x] of Object.entries(v)) out[plainText(k, note)] = walk(x);
       return out;
     }
     return v;
   };
-  const text = safeStringify(value);
+  const text = safeStringify(value, note);
   return text === undefined ? null : walk(JSON.parse(text));
+}
+
+function plainText(s, note, field) {
+  const clean = cleanText(s);
+  if (clean !== s && note) {
+    const text = 'NUL or lone surrogates replaced by U+FFFD';
+    if (typeof note === 'function') note('text', text);
+    else note.push(`${field}: ${text}`);
+  }
+  return clean;
 }
 
 function codePoints(s) {
@@ -247,9 +274,9 @@ function fitNumber(key, v, spec, notes) {
 }
 
 /** A run body (plain JSON) within the server's limits; every change noted in metadata[FIT_KEY]. */
-function fitRun(body) {
+function fitRun(body, madePlain = []) {
   const out = { ...body };
-  const notes = [];
+  const notes = [...madePlain];
   for (const [key, limit] of Object.entries(WIRE_LIMITS.run.text)) {
     if (out[key] === undefined || out[key] === null) continue;
     const s = asText(out[key]);
@@ -284,9 +311,9 @@ function fitRun(body) {
 }
 
 /** A step body (plain JSON) within the server's limits; every change noted in its output[FIT_KEY]. */
-function fitStep(step) {
+function fitStep(step, madePlain = []) {
   const out = { ...step };
-  const notes = [];
+  const notes = [...madePlain];
   if (!WIRE_LIMITS.step.types.includes(out.type)) {
     const mapped = stepType(out.type);
     if (typeof out.type !== 'string' || normType(out.type) !== mapped) notes.push(`type: ${show(out.type ?? null)} is not a step type; sent as ${mapped}`);
@@ -305,15 +332,17 @@ function fitStep(step) {
     if (v === undefined) delete out[key];
     else out[key] = v;
   }
-  if (notes.length) {
-    const output = out.output;
-    if (output !== null && typeof output === 'object' && !Array.isArray(output)) {
-      out.output = { ...output, [FIT_KEY]: [...(Array.isArray(output[FIT_KEY]) ? output[FIT_KEY] : []), ...notes] };
-    } else {
-      out.output = { output: output === undefined ? null : output, [FIT_KEY]: notes };
-    }
-  }
+  if (notes.length) out.output = withNotes(out.output, notes);
   return out;
+}
+
+/** `output` with `notes` added to its agentsproof_fit list (a non-object wrapped); as it is without notes. */
+function withNotes(output, notes) {
+  if (!notes.length) return output;
+  if (output !== null && typeof output === 'object' && !Array.isArray(output)) {
+    return { ...output, [FIT_KEY]: [...(Array.isArray(output[FIT_KEY]) ? output[FIT_KEY] : []), ...notes] };
+  }
+  return { output: output === undefined ? null : output, [FIT_KEY]: notes };
 }
 
 const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^/\s@]*@/gi;
@@ -613,12 +642,22 @@ function normaliseBaseUrl(url) {
   }
 }
 
-/** JSON text for any value: never throws (BigInt, cycles, Map/Set, Errors, class instances). */
-function safeStringify(value) {
+/**
+ * JSON text for any value: never throws (BigInt, cycles, Map/Set, Errors, class instances).
+ * `note(kind, text)`, when given, hears of every value changed on the way.
+ */
+function safeStringify(value, note) {
   const seen = new WeakSet();
   const replacer = function (key, v) {
-    if (typeof v === 'bigint') return v.toString();
-    if (typeof v === 'function' || typeof v === 'symbol') return undefined;
+    if (typeof v === 'bigint') {
+      if (note) note('int', 'a big integer sent as text');
+      return v.toString();
+    }
+    if (typeof v === 'function' || typeof v === 'symbol') {
+      if (note && !(this && Array.isArray(this)) && v !== value) note('dropped', `a ${typeof v} dropped`);
+      else if (note) note('dropped', `a ${typeof v} sent as null`);
+      return undefined;
+    }
     if (v instanceof Error) {
       const out = { name: v.name, message: v.message };
       if (v.code !== undefined) out.code = v.code;
@@ -626,9 +665,15 @@ function safeStringify(value) {
     }
     if (v instanceof Map) return Object.fromEntries(v);
     if (v instanceof Set) return Array.from(v);
-    if (typeof v === 'number' && !Number.isFinite(v)) return null;
+    if (typeof v === 'number' && !Number.isFinite(v)) {
+      if (note) note(`float-${v}`, `${v} sent as null`);
+      return null;
+    }
     if (v !== null && typeof v === 'object') {
-      if (seen.has(v)) return '[Circular]';
+      if (seen.has(v)) {
+        if (note) note('cycle', 'a value that contains itself; the repeat replaced by a marker');
+        return '[Circular]';
+      }
       seen.add(v);
     }
     return v;
@@ -638,6 +683,7 @@ function safeStringify(value) {
     return text === undefined ? 'null' : text;
   } catch (err) {
     // a throwing toJSON or getter: fall back to a description, never to an exception
+    if (note) note('unserialisable', 'a value that could not be read; sent as a placeholder');
     try {
       return JSON.stringify(String(value));
     } catch {
@@ -865,6 +911,7 @@ class AgentRun {
 
     let body;
     try {
+      const madePlain = [];
       body = safeStringify(fitRun(plain(compact({
         label: o.label,
         input: o.input,
@@ -878,7 +925,7 @@ class AgentRun {
         traceAssertions: o.traceAssertions,
         failureModes: o.failureModes,
         metadata: o.metadata ?? {},
-      }))));
+      }), madePlain), madePlain));
     } catch (err) {
       body = undefined;
       this._initError = new AgentsProofError(`AgentsProof: failed to init run \u2014 ${err}`, { code: 'bad_request' });
@@ -952,6 +999,7 @@ class AgentRun {
   _enqueue(payload) {
     const p = payload && typeof payload === 'object' ? payload : { type: 'tool_call', output: payload };
     const stepIndex = this.steps.length;
+    const madePlain = [];
     const step = fitStep(plain(compact({
       type: p.type,
       name: p.name,
@@ -962,7 +1010,7 @@ class AgentRun {
       cost_usd: p.cost_usd ?? p.costUsd,
       step_index: stepIndex,
       created_at: new Date().toISOString(),
-    }))); // within the server's limits: an unknown type mapped, long text cut, numbers clamped (noted in output)
+    }), madePlain), madePlain); // within the server's limits: an unknown type mapped, long text cut, numbers clamped (noted in output)
     this.steps.push(step);
     // serialise now: later mutations of the agent's objects do not change what was logged
     const body = safeStringify(step);
@@ -1092,7 +1140,8 @@ class AgentRun {
   }
 
   async _complete(rawOutput) {
-    const output = plain(rawOutput === undefined ? null : rawOutput); // NUL and lone surrogates made fit, as every body
+    const madePlain = [];
+    const output = withNotes(plain(rawOutput === undefined ? null : rawOutput, madePlain, 'output'), madePlain); // made fit as every body, changes noted
     // one deadline for all of it: a server that accepts connections but never answers
     // holds the agent at most completeTimeoutMs, then the run is spooled
     const deadline = Date.now() + this._cfg.completeTimeoutMs;

@@ -212,7 +212,7 @@ export declare class AgentsProof {
 /** Token count (and cost, when derivable) from an OpenAI- or Anthropic-shaped response's `usage`; {} when unknown. */
 export declare function sniffUsage(output: unknown, prices?: Prices): UsageInfo;
 /** JSON text of any value; never throws. */
-export declare function safeStringify(value: unknown): string;
+export declare function safeStringify(value: unknown, note?: (kind: string, text: string) => void): string;
 /** Convenience wrapper for tracing an LLM call. */
 export declare function traceLlm<T>(run: AgentRun, name: string, fn: () => T, input?: unknown, options?: TraceOptions<T>): Promise<Awaited<T>>;
 /** Convenience wrapper for tracing a tool call. */

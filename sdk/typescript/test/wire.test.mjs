@@ -262,11 +262,19 @@ test('non-JSON outputs (cycles, BigInt, Map, Error, class instances) are seriali
   await run.trace('tool_call', 'x', () => ({ cyclic, big: 2n ** 70n, map: new Map([['a', 1]]), set: new Set([1]), err: new TypeError('t'), resp: new Resp(), fn() {}, nan: NaN }));
   await run.complete({ bad: { toJSON() { throw new Error('no'); } } });
   const step = rec.requests.find((r) => r.path.endsWith('/steps')).body;
-  assert.deepEqual(step.output, {
+  const { agentsproof_fit: fit, ...output } = step.output;
+  assert.deepEqual(output, {
     cyclic: { name: 'c', self: '[Circular]' }, big: '1180591620717411303424', map: { a: 1 }, set: [1],
     err: { name: 'TypeError', message: 't' }, resp: { text: 'hi' }, nan: null,
   });
+  // every value changed on the way is noted, in the Python SDK's words
+  assert.deepEqual(fit.sort(), [
+    'output: NaN sent as null', 'output: a big integer sent as text', 'output: a function dropped',
+    'output: a value that contains itself; the repeat replaced by a marker',
+  ]);
   assert.equal(rec.requests[0].body.input, '10');
+  assert.deepEqual(rec.requests[0].body.metadata.agentsproof_fit, ['input: a big integer sent as text']);
+  assert.deepEqual(rec.requests.at(-1).body.output.agentsproof_fit, ['output: a value that could not be read; sent as a placeholder']);
   assert.equal(rec.requests.at(-1).path, '/api/runs/run-1/complete');
   assert.equal(safeStringify(undefined), 'null');
 });
