@@ -136,7 +136,10 @@ from agentsproof.cli.sdk import register as _register_sdk  # noqa: E402
 
 _register_sdk(main)
 
+from agentsproof.cli.ablate import ablate_cmd  # noqa: E402
 from agentsproof.cli.activation import activation_cmd, tune_description_cmd  # noqa: E402
+
+main.add_command(ablate_cmd)
 
 main.add_command(activation_cmd)
 main.add_command(tune_description_cmd)

@@ -1,0 +1,67 @@
+"""``agentsproof ablate``: which part of a skill earns its keep."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from agentsproof.cli.options import FiniteRange, budget_options, provider_options, run_options, tasks_option, threshold_option, trial_options
+from agentsproof.core.errors import EXIT_ERROR, EXIT_OK
+
+
+@click.command("ablate")
+@click.argument("path", type=click.Path(path_type=Path))
+@trial_options("default: from eval.yaml")
+@threshold_option
+@provider_options
+@run_options
+@tasks_option
+@budget_options
+@click.option(
+    "--margin",
+    type=FiniteRange(0, 1, min_open=True, max_open=True),
+    default=0.05,
+    show_default=True,
+    help="A part is removable when removing it costs less than this (non-inferiority margin, on the 0-1 score).",
+)
+def ablate_cmd(path: Path, margin: float, **opts: Any) -> None:
+    """Price every part of a skill: each '##' section of SKILL.md and each file or folder of the skill.
+
+    One run holds the whole skill, no skill, and the skill without each part,
+    on the same cases and trials. Each part gets the effect of removing it
+    (paired by case) with its 95 % interval, its tokens, and a verdict:
+    needed, removable (costs less than --margin) or unclear, adjusted across
+    the parts (Holm). The smallest skill (every removable part out) is written
+    beside the report and confirmed against the whole skill and no skill.
+    Writes <skill>-ablation.{json,md,html} beside the run's reports;
+    --plan lists the parts and the calls. See docs/ablation.md.
+
+    \b
+    Example:
+      agentsproof ablate evals/ablation-demo/skills/release-notes/eval.yaml --provider local --trials 6
+    """
+    from agentsproof.commands.ablate import run_ablation
+    from agentsproof.model.options import RunConfig
+
+    cfg = RunConfig.from_cli(opts)
+    run, written, ab = run_ablation(path, cfg, margin)
+    if run is None or ab is None:
+        sys.exit(EXIT_OK)
+    titles = {p.id: p.title for p in ab.parts}
+    for e in ab.effects:
+        interval = f"[{e.interval[0]:+.2f}, {e.interval[1]:+.2f}]" if e.interval else "no scored pair"
+        effect = f"{e.effect:+.2f}" if e.effect is not None else "  – "
+        click.echo(f"{titles[e.part][:40]:<40} {e.tokens:>6,} tokens  removing it: {effect} {interval}  {e.verdict}")
+    if ab.smallest:
+        vw = ab.smallest["vs_whole"]
+        click.echo(
+            f"smallest skill: without {', '.join(ab.smallest['removed'])} ({ab.smallest['tokens_saved']:,} tokens saved): "
+            f"{'non-inferior' if vw['non_inferior'] else 'NOT shown non-inferior'} to the whole skill; {ab.smallest['folder']}"
+        )
+    for key in ("ablation-html", "ablation-md", "ablation-json"):
+        if key in written:
+            click.echo(f"{key.split('-')[1]}: {written[key]}")
+    sys.exit(EXIT_ERROR if run.incomplete or run.overall.errored else EXIT_OK)

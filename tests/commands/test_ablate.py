@@ -1,0 +1,81 @@
+"""``agentsproof ablate`` end to end on the scripted server, on a skill with planted
+sections (the shipped evals/ablation-demo): the model writes the ticket line only when
+"Ticket line" is in its prompt and the sign-off when either of two redundant sections is,
+and nothing reads the "History" section. ablate must call the ticket line needed, the
+history removable, each sign-off section removable alone, and catch that the two
+redundant sections are not removable together."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from conftest import Rule, read_json, run_cli
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "evals" / "ablation-demo"
+
+
+def _system(req: dict) -> str:
+    return "".join(m.get("content") or "" for m in req["messages"] if m.get("role") == "system")
+
+
+def planted(req: dict) -> str:
+    """A model that does what the sections it was given say, and nothing else."""
+    system = _system(req)
+    lines = []
+    if "`Ticket: REL-`" in system:
+        lines.append("Ticket: REL-0")
+    lines.append("Search now finds accented words.")
+    if "Shipped by Acme" in system:
+        lines.append("Shipped by Acme")
+    return "\n".join(lines)
+
+
+def test_ablate_picks_the_planted_sections_apart(byok_env, tmp_path):
+    srv = byok_env
+    srv.add(Rule(reply=planted, judge=False))
+    demo = tmp_path / "ablation-demo"
+    shutil.copytree(DEMO, demo)
+    out = tmp_path / "out"
+    code, stdout, err = run_cli(["ablate", demo / "skills" / "release-notes" / "eval.yaml", "--model", "m", "--output", out, "--trials", "20", "--margin", "0.25"])
+    assert code == 0, err
+    folder = out / "ablation-demo"
+    data = read_json(folder / "release-notes-ablation.json")
+    verdicts = {p["title"]: p["verdict"] for p in data["parts"]}
+    assert verdicts == {"Ticket line": "needed", "History of the channel": "removable", "Sign-off": "removable", "Closing line": "removable"}, data["parts"]
+    ticket = next(p for p in data["parts"] if p["title"] == "Ticket line")
+    assert ticket["effect"] < -0.4 and ticket["interval"][1] < 0
+    assert all(p["tokens"] > 0 for p in data["parts"]) and data["whole"]["delta"] > 0.9
+    small = data["smallest"]
+    assert set(small["removed"]) == {"section-2-history-of-the-channel", "section-3-sign-off", "section-4-closing-line"}
+    assert small["together_not_removable"] is True and small["vs_whole"]["non_inferior"] is False, small
+    assert small["measured_in"] == "a second run on the same cases"
+    skill_md = (Path(small["folder"]) / "SKILL.md").read_text()
+    assert "## Ticket line" in skill_md and "## Sign-off" not in skill_md and "## History" not in skill_md and skill_md.startswith("---\nname: release-notes")
+    # every arm ran on the same cases: the whole skill and no skill (2 arms), four single-part arms, the smallest skill
+    assert len(srv.trial_requests()) == 20 * 2 * (2 + 4 + 1)
+    md = (folder / "release-notes-ablation.md").read_text()
+    html = (folder / "release-notes-ablation.html").read_text()
+    assert "| Ticket line | section |" in md and "not all of them together" in md
+    assert "<svg" in html and "removable" in html and "Removable:" in html
+    assert "Ticket line" in stdout and "needed" in stdout
+    json.loads((folder / "release-notes-ablation.json").read_text())
+
+
+def test_ablate_plan_lists_the_parts_and_calls_nothing(byok_env, tmp_path):
+    code, stdout, err = run_cli(["ablate", DEMO / "skills" / "release-notes" / "eval.yaml", "--model", "m", "--plan", "--output", tmp_path / "o"])
+    assert code == 0, err
+    assert "4 parts, 6 arms" in stdout and "section-1-ticket-line" in stdout and "tokens" in stdout
+    assert byok_env.trial_requests() == []
+
+
+def test_ablate_refuses_a_skill_with_nothing_to_cut(byok_env, tmp_path):
+    skill = tmp_path / "p" / "skills" / "flat"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: flat\ndescription: one paragraph\n---\nAnswer briefly.\n")
+    (skill / "eval.yaml").write_text('version: "2"\nskill: SKILL.md\ntask:\n  name: t\n  instruction: hi\n  graders:\n    - type: deterministic\n      checks: {mustContain: ["x"]}\n')
+    code, _out, err = run_cli(["ablate", skill / "eval.yaml", "--model", "m", "--output", tmp_path / "o"])
+    assert code == 30 and "nothing to ablate" in err and "Traceback" not in err, err
+    assert err.strip().count("\n") == 0
