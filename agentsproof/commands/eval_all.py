@@ -15,7 +15,6 @@ from agentsproof.commands.run import (
     _all_settings,
     _lint_gate,
     _load,
-    _oracle,
     _request,
     _retry,
     _run,
@@ -84,8 +83,6 @@ def load_all(directory: Path, cfg: RunConfig) -> tuple[list[Loaded], list[InputE
             for item in loaded.items:
                 if item.id in seen:
                     raise InputError(str(item.eval_path), None, f"{item.id!r} is also defined by {seen[item.id]}; item names must be unique")
-            if not cfg.plan:
-                loaded.after = _oracle(loaded, cfg)
         except InputError as err:
             refused.append(err)
             continue
@@ -93,7 +90,19 @@ def load_all(directory: Path, cfg: RunConfig) -> tuple[list[Loaded], list[InputE
             loaded.items = [dataclasses.replace(it, arms=("with",)) for it in loaded.items]
         seen.update((item.id, str(item.eval_path)) for item in loaded.items)
         files.append(loaded)
-    return files, refused
+    if cfg.plan or not files:
+        return files, refused
+    # the oracle preflights of every file at once, --parallel at a time (as trials run)
+    from agentsproof.commands.oracle import attach, preflight_all
+
+    checked = []
+    for loaded, found in zip(files, preflight_all(files, cfg), strict=True):
+        if isinstance(found, InputError):
+            refused.append(found)
+            continue
+        loaded.after = attach(found, loaded.after)
+        checked.append(loaded)
+    return checked, refused
 
 
 def _say_refused(directory: Path, refused: list[InputError], total: int, then: str) -> None:

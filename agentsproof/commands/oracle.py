@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentsproof.core.errors import InputError
@@ -23,9 +22,48 @@ def preflight(loaded: Loaded, cfg: RunConfig) -> dict[str, dict[str, Any]]:
     """Per item id, the oracle's result; InputError (one line: the oracle's field, the failing
     checks) when the oracle fails a grader. Empty when there is no oracle or ``--no-oracle``.
     The eval file is the one the run loaded (``loaded.eval_file``), not read again."""
+    (found,) = preflight_all([loaded], cfg)
+    if isinstance(found, InputError):
+        raise found
+    return found
+
+
+def preflight_all(files: list[Loaded], cfg: RunConfig) -> list[dict[str, dict[str, Any]] | InputError]:
+    """The oracle preflight of every file, in file order: its result, or the InputError that
+    refuses it. Every oracle task of every file runs at once, at most ``--parallel`` at a time
+    (container oracles included), as trials do; one judge client serves them all."""
+    plans = [_plan(f, cfg) for f in files]
+    tasks = [(k, t) for k, plan in enumerate(plans) if plan is not None for t in plan.tasks]
+    if not tasks:
+        return [{} for _ in files]
+    outcomes = asyncio.run(_check_all(tasks, plans, cfg))
+    results: list[dict[str, dict[str, Any]] | InputError] = []
+    for k, (loaded, plan) in enumerate(zip(files, plans, strict=True)):
+        mine = [o for (j, _t), o in zip(tasks, outcomes, strict=True) if j == k]
+        if plan is None or not mine:
+            results.append({})
+            continue
+        failing = next((o for o in mine if o.failing), None)
+        if failing is not None:
+            shown = "; ".join(failing.failing[:MAX_SHOWN]) + (f"; and {len(failing.failing) - MAX_SHOWN} more" if len(failing.failing) > MAX_SHOWN else "")
+            results.append(
+                InputError(
+                    plan.source,
+                    failing.field,
+                    f"the oracle of task {failing.task!r} fails {len(failing.failing)} check(s): {shown} (fix the check or the oracle; --no-oracle skips this preflight)",
+                )
+            )
+            continue
+        scores = [o.score for o in mine if o.score is not None]
+        results.append({loaded.items[0].id: {"score": sum(scores) / len(scores) if scores else None, "tasks": [o.as_json() for o in mine]}})
+    return results
+
+
+def _plan(loaded: Loaded, cfg: RunConfig) -> Any:
+    """The file's oracle plan (None: no oracle, ``--no-oracle``, or no task to check)."""
     ev = loaded.eval_file
     if cfg.no_oracle or (ev is None and loaded.oracle_plan is None) or not loaded.items:
-        return {}
+        return None
     item = loaded.items[0]
     if loaded.oracle_plan is not None:  # the format's own (a Harbor task's solution/solve.sh)
         plan = loaded.oracle_plan
@@ -34,29 +72,16 @@ def preflight(loaded: Loaded, cfg: RunConfig) -> dict[str, dict[str, Any]]:
 
         assert ev is not None
         plan = oracle_plan(ev, agent=item.target != "chat", all_tasks=cfg.all_tasks)
-    if not plan.tasks:
-        return {}
-    threshold = cfg.threshold if cfg.threshold is not None else plan.threshold
-    outcomes = asyncio.run(_check_all(plan.tasks, plan.eval_dir, cfg, threshold, plan.timeout))
-    for out in outcomes:
-        if out.failing:
-            shown = "; ".join(out.failing[:MAX_SHOWN]) + (f"; and {len(out.failing) - MAX_SHOWN} more" if len(out.failing) > MAX_SHOWN else "")
-            raise InputError(
-                plan.source,
-                out.field,
-                f"the oracle of task {out.task!r} fails {len(out.failing)} check(s): {shown} (fix the check or the oracle; --no-oracle skips this preflight)",
-            )
-    scores = [o.score for o in outcomes if o.score is not None]
-    return {item.id: {"score": sum(scores) / len(scores) if scores else None, "tasks": [o.as_json() for o in outcomes]}}
+    return plan if plan.tasks else None
 
 
-async def _check_all(tasks: list[OracleTask], eval_dir: Path, cfg: RunConfig, threshold: float, timeout: float) -> list[OracleOutcome]:
+async def _check_all(tasks: list[tuple[int, OracleTask]], plans: list[Any], cfg: RunConfig) -> list[OracleOutcome]:
     from agentsproof.executor.oracle import check_oracle
     from agentsproof.grading.grade import needs_judge
 
     judge = None
     client = None
-    if any(needs_judge(t.graders) for t in tasks):
+    if any(needs_judge(t.graders) for _k, t in tasks):
         from agentsproof.grading.judge import Judge
         from agentsproof.llm.stack import StackOptions, build_stack
 
@@ -68,13 +93,20 @@ async def _check_all(tasks: list[OracleTask], eval_dir: Path, cfg: RunConfig, th
         stack = build_stack(cfg.provider, cfg.model, cfg.judge_model, StackOptions(prompt_cache=cfg.prompt_cache, cache_dir=cache_dir))
         client = stack.client
         judge = Judge(client=client, model=stack.judge_model) if client is not None else None
-    try:
+    slots = asyncio.Semaphore(max(1, cfg.parallel))
+
+    async def one(k: int, t: OracleTask) -> OracleOutcome:
         from agentsproof.executor.container_oracle import check_in_container
 
-        return [
-            await (check_in_container if t.environment is not None else check_oracle)(t, eval_dir=eval_dir, judge=judge, threshold=threshold, timeout=timeout)
-            for t in tasks
-        ]
+        plan = plans[k]
+        threshold = cfg.threshold if cfg.threshold is not None else plan.threshold
+        async with slots:
+            return await (check_in_container if t.environment is not None else check_oracle)(
+                t, eval_dir=plan.eval_dir, judge=judge, threshold=threshold, timeout=plan.timeout
+            )
+
+    try:
+        return list(await asyncio.gather(*(one(k, t) for k, t in tasks)))
     finally:
         if client is not None:
             await client.aclose()
