@@ -24,6 +24,7 @@ from agentsproof.core.scrub import clip, scrub, scrub_model
 from agentsproof.core.threads import to_thread
 from agentsproof.core.units import seconds
 from agentsproof.executor.armscores import arm_scores, case_scores, logged, panel_record
+from agentsproof.executor.fatal import FATAL_PREFIX, fatal_reason
 from agentsproof.grading.grade import Judge, TrialContext, combine, failed_gate, grade_all
 from agentsproof.llm.base import LLMError
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT, EvalItem
@@ -73,6 +74,8 @@ class _RunState:
     aborted: bool = False
     abort_reason: str | None = None
     last_error: str | None = None
+    fatal: str | None = None
+    """A failure every trial would repeat (agentsproof.executor.fatal): the run stops at it."""
     on_trial: Callable[[EvalItem, TrialResult], None] | None = None
 
 
@@ -145,8 +148,10 @@ class DualArmRunner:
         if not st.aborted:
             st.aborted = True
             st.abort_reason = reason
+        current = asyncio.current_task()
         for task in list(self._tasks):
-            task.cancel()
+            if task is not current:  # a trial that stops the run (_record) is kept, not cancelled
+                task.cancel()
 
     def start_trial(self, item: EvalItem, arm: Arm, index: int) -> asyncio.Task[TrialResult]:
         """``run_trial`` as a task that :meth:`interrupt` can cancel."""
@@ -317,6 +322,9 @@ class DualArmRunner:
                 reason = f"trial timed out after {seconds(trial.timeout)}"
             else:
                 reason = self._unexpected(f"the {target.kind} target" if target.kind != "chat" else "the provider call", err)
+            fatal = fatal_reason(err)
+            if fatal is not None and self.state.fatal is None:
+                self.state.fatal = fatal  # the run stops once this trial is recorded (_record)
             log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=reason))
             return TrialResult(index=index, arm=arm, status="errored", error=reason, latency_s=time.perf_counter() - t0, log=log)
         files: list[FileRecord] = []
@@ -412,6 +420,8 @@ class DualArmRunner:
             st.consecutive_errors = 0
         if st.on_trial is not None:
             st.on_trial(item, trial)
+        if st.fatal is not None and not st.aborted:  # no await follows: this trial is kept, the others are cancelled
+            self.interrupt(FATAL_PREFIX + st.fatal)
 
     def _judge_for(self, item: EvalItem, slot: tuple[str, str, int]) -> Judge | None:
         """The run's judge, or the item's judge panel (eval.yaml ``judge_models``), for the trial ``slot``."""
