@@ -66,7 +66,7 @@ class Progress:
         self.hinted = False
         self.started = time.monotonic()
         self._last_line = 0.0
-        self._lines_at = -1
+        self._lines_at = 0
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
