@@ -17,10 +17,12 @@ import contextlib
 import os
 import re
 import secrets
+import time
 from pathlib import Path
 
 RUN_FOLDER = re.compile(r"^(\d{8}T\d{6}Z)-([0-9a-f]{6})$")
-"""A run folder's name: its UTC start time and a random id (two runs in one second differ)."""
+"""A run folder's name: its UTC start time and an id (the milliseconds of the moment its reports
+were written, in 3 hex digits, then 3 random ones: runs in one second sort in order and differ)."""
 LATEST = "latest"
 KEPT = ("md", "json", "html")
 """The report formats each run folder holds (the journal, the flight recorder's files and the
@@ -30,7 +32,8 @@ exports stay where they were)."""
 def run_folder_name(created_at: str) -> str:
     """``20261206T143300Z-1a2b3c`` for a run started at ``created_at`` (ISO 8601, UTC)."""
     digits = "".join(ch for ch in created_at if ch.isdigit())[:14].ljust(14, "0")
-    return f"{digits[:8]}T{digits[8:]}Z-{secrets.token_hex(3)}"
+    millis = int(time.time() * 1000) % 1000
+    return f"{digits[:8]}T{digits[8:]}Z-{millis:03x}{secrets.token_hex(2)[:3]}"
 
 
 def run_targets(targets: dict[str, Path], name: str) -> dict[str, Path]:
