@@ -90,3 +90,19 @@ def test_no_provider_configured_says_what_auto_looked_for(monkeypatch, tmp_path)
     line = err.strip().splitlines()[-1]
     assert "auto looked for openai (AGENTSPROOF_PROVIDER_URL or AGENTSPROOF_PROVIDER_KEY: not set)" in line
     assert "copilot (" in line and "local (" in line and "anthropic (ANTHROPIC_API_KEY: not set)" in line
+
+
+def test_an_eval_kept_apart_from_its_skill_is_told_the_layouts_that_work(byok_env, tmp_path):
+    plugin = make_plugin(tmp_path, skills={"s": {"eval": simple_eval(CHECKS)}})
+    apart = tmp_path / "evals" / "s"
+    apart.mkdir(parents=True)
+    ev = simple_eval(CHECKS)
+    ev["skill"] = "../../demo-plugin/skills/s/SKILL.md"
+    import yaml
+
+    (apart / "eval.yaml").write_text(yaml.safe_dump(ev))
+    code, _, err = run_cli(["eval", apart / "eval.yaml", "--model", "m", "--output", tmp_path / "runs"])
+    assert code == 30 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert "is outside the eval's folder" in err and "layouts that work: " in err
+    assert "skills/<name>/eval.yaml with 'skill: SKILL.md'" in err and "evals/<plugin>/skills/<name>/" in err
+    assert plugin.is_dir() and byok_env.requests == []
