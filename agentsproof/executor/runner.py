@@ -141,16 +141,17 @@ class DualArmRunner:
         self.on_item = on_item
         self._tasks: set[asyncio.Task[TrialResult]] = set()
 
-    def interrupt(self, reason: str) -> None:
+    def interrupt(self, reason: str, *, keep_current: bool = False) -> None:
         """Stop the run now: no new calls, in-flight trials cancelled (they count as not
-        run), every finished trial kept for the incomplete report."""
+        run), every finished trial kept for the incomplete report (``keep_current``: the
+        trial calling this too, when it is one)."""
         st = self.state
         if not st.aborted:
             st.aborted = True
             st.abort_reason = reason
-        current = asyncio.current_task()
+        current = asyncio.current_task() if keep_current else None
         for task in list(self._tasks):
-            if task is not current:  # a trial that stops the run (_record) is kept, not cancelled
+            if task is not current:  # a trial that stops the run by its own error (_record) is kept, not cancelled
                 task.cancel()
 
     def start_trial(self, item: EvalItem, arm: Arm, index: int) -> asyncio.Task[TrialResult]:
@@ -421,7 +422,7 @@ class DualArmRunner:
         if st.on_trial is not None:
             st.on_trial(item, trial)
         if st.fatal is not None and not st.aborted:  # no await follows: this trial is kept, the others are cancelled
-            self.interrupt(FATAL_PREFIX + st.fatal)
+            self.interrupt(FATAL_PREFIX + st.fatal, keep_current=True)
 
     def _judge_for(self, item: EvalItem, slot: tuple[str, str, int]) -> Judge | None:
         """The run's judge, or the item's judge panel (eval.yaml ``judge_models``), for the trial ``slot``."""
