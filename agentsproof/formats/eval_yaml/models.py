@@ -274,10 +274,8 @@ class LoadedEval(BaseModel):
 
 
 APART_LAYOUTS = (
-    "layouts that work: the eval.yaml beside the skill it tests (skills/<name>/eval.yaml with 'skill: SKILL.md'), "
-    "or in a folder of its own with a copy of the skill or agent file (what eval-generate writes: "
-    "evals/<plugin>/skills/<name>/ with eval.yaml and SKILL.md, evals/<plugin>/agents/<name>/ with eval.yaml and <name>.md); "
-    "an evals.json may sit apart as evals/<name>/evals.json beside skills/<name>/ (tc-eval, 'skill_name: <name>')"
+    "layouts that work: the eval.yaml beside the skill (skills/<name>/eval.yaml with 'skill: SKILL.md'), "
+    "or in a folder of its own with a copy of the skill, as eval-generate writes (evals/<plugin>/skills/<name>/)"
 )
 """What the refusal of a skill or agent outside the eval's folder suggests instead."""
 
@@ -298,7 +296,7 @@ def load_eval(path: str | Path) -> LoadedEval:
     try:
         source = confined(cfg.source, p, field)
     except InputError as err:
-        if err.source != src or err.field != field or "outside the eval's folder" not in err.message:
+        if err.source != src or err.field != field or not err.message.endswith("(it leads out of it)"):
             raise
         raise InputError(src, field, f"{err.message}; {APART_LAYOUTS}") from None
     if not source.exists():
