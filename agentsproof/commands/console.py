@@ -96,6 +96,10 @@ def print_run(run: RunResult, written: dict[str, Path]) -> None:
     for fmt in ("html", "md", "json"):
         if fmt in written:
             _echo(f"{fmt} report: {written[fmt]}")
+    from agentsproof.report.runs import RUN_FOLDER
+
+    if "json" in written and run.incomplete and RUN_FOLDER.match(written["json"].parent.name):
+        _echo(f"these reports are in this run's own folder; the last good reports in {written['json'].parent.parent} were left as they were")
 
 
 def _print_agents(run: RunResult) -> None:

@@ -422,6 +422,9 @@ class DualArmRunner:
         if st.on_trial is not None:
             st.on_trial(item, trial)
         if st.fatal is not None and not st.aborted:  # no await follows: this trial is kept, the others are cancelled
+            from agentsproof.core.notice import say
+
+            say(f"error: {st.fatal}; stopping the run (every trial would fail alike)")  # at once, before the report is written
             self.interrupt(FATAL_PREFIX + st.fatal, keep_current=True)
 
     def _judge_for(self, item: EvalItem, slot: tuple[str, str, int]) -> Judge | None:

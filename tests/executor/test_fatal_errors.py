@@ -50,6 +50,8 @@ def test_a_refused_key_stops_the_run_at_the_first_call_and_keeps_the_last_good_r
     failed = read_json(latest / "s-eval.json")
     assert failed["incomplete"] is True and f"HTTP {status}" in failed["incomplete_reason"]
     assert f"{latest.resolve().name}/s-eval.json" in stdout, "the report printed is the run folder's"
+    assert "the last good reports in" in stdout and "were left as they were" in stdout
+    assert err.index("stopping the run") < err.index("incomplete:"), "the cause is said at once, before the report is written"
     errored = [t for it in failed["items"] for arm in ("with_arm", "without_arm") for t in it[arm]["trials"]]
     assert len(errored) == 1 and errored[0]["status"] == "errored"
 
