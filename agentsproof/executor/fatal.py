@@ -11,6 +11,8 @@ report into its own run folder, never over the last good report (``agentsproof.r
 
 from __future__ import annotations
 
+from typing import Any
+
 from agentsproof.core.errors import LLMError
 from agentsproof.model.results import RunResult
 
@@ -32,3 +34,12 @@ def fatal_reason(err: BaseException) -> str | None:
 def stopped_by_fatal(run: RunResult) -> bool:
     """The run ended at a fatal error (:func:`fatal_reason`)."""
     return bool(run.incomplete and (run.incomplete_reason or "").startswith(FATAL_PREFIX))
+
+
+def stop_at(runner: Any, reason: str) -> None:
+    """Stop ``runner`` (a DualArmRunner) at the fatal error ``reason``: said at once on stderr,
+    before any report is written; the trial that met it kept, the others cancelled."""
+    from agentsproof.core.notice import say
+
+    say(f"error: {reason}; stopping the run (every trial would fail alike)")
+    runner.interrupt(FATAL_PREFIX + reason, keep_current=True)

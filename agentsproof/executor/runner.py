@@ -24,7 +24,7 @@ from agentsproof.core.scrub import clip, scrub, scrub_model
 from agentsproof.core.threads import to_thread
 from agentsproof.core.units import seconds
 from agentsproof.executor.armscores import arm_scores, case_scores, logged, panel_record
-from agentsproof.executor.fatal import FATAL_PREFIX, fatal_reason
+from agentsproof.executor.fatal import fatal_reason, stop_at
 from agentsproof.grading.grade import Judge, TrialContext, combine, failed_gate, grade_all
 from agentsproof.llm.base import LLMError
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT, EvalItem
@@ -323,9 +323,8 @@ class DualArmRunner:
                 reason = f"trial timed out after {seconds(trial.timeout)}"
             else:
                 reason = self._unexpected(f"the {target.kind} target" if target.kind != "chat" else "the provider call", err)
-            fatal = fatal_reason(err)
-            if fatal is not None and self.state.fatal is None:
-                self.state.fatal = fatal  # the run stops once this trial is recorded (_record)
+            if self.state.fatal is None:
+                self.state.fatal = fatal_reason(err)  # a failure every trial would repeat: the run stops once it is recorded
             log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=reason))
             return TrialResult(index=index, arm=arm, status="errored", error=reason, latency_s=time.perf_counter() - t0, log=log)
         files: list[FileRecord] = []
@@ -422,10 +421,7 @@ class DualArmRunner:
         if st.on_trial is not None:
             st.on_trial(item, trial)
         if st.fatal is not None and not st.aborted:  # no await follows: this trial is kept, the others are cancelled
-            from agentsproof.core.notice import say
-
-            say(f"error: {st.fatal}; stopping the run (every trial would fail alike)")  # at once, before the report is written
-            self.interrupt(FATAL_PREFIX + st.fatal, keep_current=True)
+            stop_at(self, st.fatal)
 
     def _judge_for(self, item: EvalItem, slot: tuple[str, str, int]) -> Judge | None:
         """The run's judge, or the item's judge panel (eval.yaml ``judge_models``), for the trial ``slot``."""
