@@ -96,3 +96,28 @@ def test_plan_estimates_the_wall_time(byok_env, tmp_path):
     assert run_cli(["eval", plugin / "skills" / "s" / "eval.yaml", "--model", "m", "--output", tmp_path / "runs"])[0] == 0
     code, stdout, _ = run_cli(["eval", plugin / "skills" / "s" / "eval.yaml", "--model", "m", "--plan", "--output", tmp_path / "runs"])
     assert "as the last run of these reports measured" in next(ln for ln in stdout.splitlines() if "wall time:" in ln)
+
+
+def test_on_a_terminal_a_rich_live_line_carries_the_counts(capsys):
+    from rich.progress import Progress as RichProgress
+
+    p = Progress(total=4, parallel=2, tty=True)
+
+    class T:
+        status = "errored"
+        error = "HTTP 500"
+        cost_usd = 0.25
+        latency_s = 1.0
+
+        class usage:
+            total_tokens = 1200
+
+    with p:
+        assert isinstance(p._rich, RichProgress)
+        p.trial(None, T())  # type: ignore[arg-type]
+        task = p._rich.tasks[0]
+        assert task.total == 4 and task.completed == 1
+        assert task.fields["status"] == "· 1 errored · 1,200 tokens · $0.2500"
+        columns = [type(c).__name__ for c in p._rich.columns]
+        assert {"BarColumn", "MofNCompleteColumn", "TimeElapsedColumn", "TimeRemainingColumn"} <= set(columns)
+    assert p._rich is None  # stopped with the run: the summary that follows is not overdrawn
