@@ -6,8 +6,8 @@ makes no call) beside it as the reference.
 | case | measured | target |
 |---|---|---|
 | `progress` | `agentsproof eval` against a 400 ms model, stderr a pipe: the first `progress:` line | < 5 s |
-| `unreachable` | `agentsproof eval` with ``AGENTSPROOF_PROVIDER_URL`` on a closed port: the exit (30), the URL named | < 5 s |
-| `refused-key` | `agentsproof eval` against a server answering 401: the exit (30), calls made | < 5 s, 1 call |
+| `unreachable` | `agentsproof eval` with ``AGENTSPROOF_PROVIDER_URL`` on a closed port: the line naming the URL and its variable; the exit (30) after the report | < 5 s |
+| `refused-key` | `agentsproof eval` against a server answering 401: the line naming it, calls made; the exit (30) | < 5 s, 1 call |
 | `parallel` | 10 trials per arm against the 400 ms model at ``--parallel 1`` and ``--parallel 8`` | the hint shows at 1 |
 
     python bench/first_hour.py [--json]
@@ -85,12 +85,19 @@ def first_progress(tmp: Path, url: str) -> float:
     return took
 
 
-def stop_time(tmp: Path, url: str, key: str = "k") -> tuple[float, int, str]:
-    """(seconds to exit, exit status, last stderr line) of an eval run."""
+def stop_time(tmp: Path, url: str, key: str = "k") -> tuple[float, float, int, str]:
+    """(seconds to the line naming the cause, seconds to exit, exit status, that line) of an eval run."""
     t0 = time.perf_counter()
-    done = subprocess.run(_cmd(_plugin(tmp, 5), tmp / "runs", "--parallel", "1"), env=_env(url, key), capture_output=True, text=True)
-    lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
-    return time.perf_counter() - t0, done.returncode, next((ln for ln in lines if "stopped at the first" in ln), lines[-1] if lines else "")
+    proc = subprocess.Popen(
+        _cmd(_plugin(tmp, 5), tmp / "runs", "--parallel", "1"), env=_env(url, key), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    said, line = float("inf"), ""
+    assert proc.stderr is not None
+    for ln in proc.stderr:
+        if "stopping the run" in ln and said == float("inf"):
+            said, line = time.perf_counter() - t0, ln.strip()
+    code = proc.wait()
+    return said, time.perf_counter() - t0, code, line
 
 
 def wall(tmp: Path, url: str, parallel: int) -> tuple[float, bool]:
@@ -114,11 +121,13 @@ def main() -> int:
             with socket.socket() as s:
                 s.bind(("127.0.0.1", 0))
                 port = s.getsockname()[1]
-            took, code, line = stop_time(tmp / "c", f"http://127.0.0.1:{port}/v1")
-            rows.append(("unreachable: exit", took, 5.0, f"exit {code}: {line.strip()[:140]}"))
+            said, took, code, line = stop_time(tmp / "c", f"http://127.0.0.1:{port}/v1")
+            rows.append(("unreachable: the cause said", said, 5.0, line[:150]))
+            rows.append(("unreachable: exit (report written)", took, None, f"exit {code}"))
             before = len(refusing.requests)
-            took, code, line = stop_time(tmp / "d", refusing.base_url, key="wrong")
-            rows.append(("refused key (401): exit", took, 5.0, f"exit {code}, {len(refusing.requests) - before} call(s): {line.strip()[:100]}"))
+            said, took, code, line = stop_time(tmp / "d", refusing.base_url, key="wrong")
+            rows.append(("refused key (401): the cause said", said, 5.0, f"{len(refusing.requests) - before} call(s): {line[:110]}"))
+            rows.append(("refused key (401): exit", took, None, f"exit {code}"))
             one, hinted = wall(tmp / "e", slow.base_url, 1)
             eight, _ = wall(tmp / "f", slow.base_url, 8)
             rows.append(("20 trials at --parallel 1", one, None, f"hint printed: {hinted}"))
