@@ -47,15 +47,26 @@ class Progress:
 
     ``total``: the trials the run will make (a cap under ``--adaptive``); ``parallel``: its
     ``--parallel``; ``more_allowed``: whether more at once could help (False for the
-    embedded model, whose instances bound it)."""
+    embedded model, whose instances bound it); ``capped``: ``total`` is ``--adaptive``'s cap."""
 
-    def __init__(self, total: int = 0, *, parallel: int = 1, more_allowed: bool = True, tty: bool | None = None, interval: float | None = None):
+    def __init__(
+        self,
+        total: int = 0,
+        *,
+        parallel: int = 1,
+        more_allowed: bool = True,
+        tty: bool | None = None,
+        interval: float | None = None,
+        capped: bool = False,
+    ):
         from agentsproof.core.envcfg import env_number
 
         self.tty = sys.stderr.isatty() if tty is None else tty
         self.total = total
         self.parallel = parallel
         self.more_allowed = more_allowed
+        self.capped = capped
+        """``--adaptive``: the total is a cap the run may stop short of."""
         self.interval = interval if interval is not None else env_number("AGENTSPROOF_PROGRESS_S", 5.0, lo=0.05, hi=3600)
         self.trials = 0
         self.errored = 0
@@ -156,7 +167,7 @@ class Progress:
         """The heartbeat line: trials done of the total, elapsed, time left, errored, tokens and spend."""
         elapsed = time.monotonic() - self.started
         eta = self.eta_s()
-        of = f"/{self.total}" if self.total else ""
+        of = (f"/{'at most ' if self.capped else ''}{self.total}") if self.total else ""
         left = f" · about {clock(eta)} left" if eta is not None and self.trials < self.total else ""
         return f"  progress: {self.trials}{of} trials · {clock(elapsed)} elapsed{left} {self._status()}"
 

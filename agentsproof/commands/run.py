@@ -285,7 +285,7 @@ def _run(
     target_defs = resolve_targets(items, cfg)
     targets = _targets(command, cfg, plugin, stem, items[0].kind if command == "eval" and items else None)
     _check_writable(targets, cfg)
-    progress = Progress(run_total(items), parallel=cfg.parallel, more_allowed=more_allowed(cfg.provider))
+    progress = Progress(run_total(items), parallel=cfg.parallel, more_allowed=more_allowed(cfg.provider), capped=cfg.adaptive)
     session = _session(
         cfg,
         settings,

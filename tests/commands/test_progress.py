@@ -121,3 +121,8 @@ def test_on_a_terminal_a_rich_live_line_carries_the_counts(capsys):
         columns = [type(c).__name__ for c in p._rich.columns]
         assert {"BarColumn", "MofNCompleteColumn", "TimeElapsedColumn", "TimeRemainingColumn"} <= set(columns)
     assert p._rich is None  # stopped with the run: the summary that follows is not overdrawn
+
+
+def test_an_adaptive_total_reads_as_a_cap():
+    assert "progress: 0/at most 30 trials · " in Progress(total=30, capped=True, tty=False).line()
+    assert "progress: 0/30 trials · " in Progress(total=30, tty=False).line()
