@@ -108,3 +108,18 @@ def test_an_eval_kept_apart_from_its_skill_is_told_the_layouts_that_work(byok_en
     assert "is outside the eval's folder" in err and "layouts that work: " in err
     assert "skills/<name>/eval.yaml with 'skill: SKILL.md'" in err and "evals/<plugin>/skills/<name>/" in err and len(err) < 600
     assert plugin.is_dir() and byok_env.requests == []
+
+
+def test_retry_errors_finishes_a_run_stopped_at_a_refused_key(byok_env, tmp_path):
+    plugin = _plugin(tmp_path)
+    out = tmp_path / "runs"
+    eval_file = plugin / "skills" / "s" / "eval.yaml"
+    byok_env.add(Rule(status=401, message="bad key"))
+    assert run_cli(["eval", eval_file, "--model", "m", "--output", out, "--parallel", "1"])[0] == 30
+    byok_env.rules.clear()
+    byok_env.add(Rule(reply="hello"))
+    code, _, err = run_cli(["eval", eval_file, "--model", "m", "--output", out, "--retry-errors", out / "demo-plugin" / "latest" / "s-eval.json"])
+    assert code == 0, err
+    report = read_json(out / "demo-plugin" / "s-eval.json")  # now where the README says
+    item = report["items"][0]
+    assert report["incomplete"] is False and item["with_arm"]["scored"] == item["without_arm"]["scored"] == 5
