@@ -65,14 +65,14 @@ def wall_time_lines(items: Sequence[EvalItem], provider: str, parallel: int, jud
     call = TYPICAL_CALL_S.get(provider, DEFAULT_CALL_S)
     per_trial_judges = judge_calls / trials
     if last is not None:
-        per_trial, basis = last * (1 + per_trial_judges), f"{seconds(last)} a call, as the last run of these reports measured"
+        per_trial, basis = last * (1 + per_trial_judges), f"at {seconds(last)} a call, as the last run of these reports measured"
     else:
         typical = call * (1 + per_trial_judges)
         per_trial = (agents * TYPICAL_AGENT_S + (trials - agents) * typical) / trials
         basis = (
-            f"about {seconds(call)} a call ({'the embedded model on a laptop CPU' if provider == 'local' else 'a typical hosted model'}"
-            + (f", {seconds(TYPICAL_AGENT_S)} an agent trial" if agents else "")
-            + "); no earlier run of these reports to go by"
+            f"at about {seconds(call)} a call, {'the embedded model on a laptop CPU' if provider == 'local' else 'a typical hosted model'}"
+            + (f", and {seconds(TYPICAL_AGENT_S)} an agent trial" if agents else "")
+            + "; no earlier run of these reports to go by"
         )
     width = max(1, parallel)
     at = math.ceil(trials / width) * per_trial
