@@ -123,6 +123,9 @@ for _command in (
 from agentsproof.cli.lint import lint_cmd  # noqa: E402
 
 main.add_command(lint_cmd)
+from agentsproof.cli.view import view_cmd  # noqa: E402
+
+main.add_command(view_cmd)
 from agentsproof.cli.regrade import import_group, regrade_cmd  # noqa: E402
 
 main.add_command(regrade_cmd)

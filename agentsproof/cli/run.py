@@ -72,7 +72,8 @@ def eval_cmd(path: Path, **opts: Any) -> None:
     """Run one eval.yaml (or EVAL.yaml): N trials with the skill/agent, N without.
 
     Writes runs/<plugin>/<skill>-eval.{md,json,html} (agents: <name>-agent-eval.*),
-    and keeps a copy of the JSON in runs/<plugin>/history/. An EVAL.yaml
+    keeps them in runs/<plugin>/<time>-<id>/ (latest: the newest; browse with
+    agentsproof view) and the JSON in runs/<plugin>/history/. An EVAL.yaml
     (agentv's or the reference's dialect) runs one case per test, like
     tc-eval, and writes runs/<name>/<name>-tc-eval.*; so does a
     promptfooconfig.yaml (prompts x tests x providers), and a skill-creator

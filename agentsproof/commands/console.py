@@ -1,49 +1,14 @@
-"""Terminal output: progress while trials run, a summary table at the end."""
+"""Terminal output: the summary table at the end of a run (progress while it runs: :mod:`agentsproof.commands.progress`)."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from agentsproof.model.results import RunResult
-
-if TYPE_CHECKING:
-    from agentsproof.executor.runner import ItemRun
-    from agentsproof.model.items import EvalItem
-    from agentsproof.model.results import TrialResult
-
-
-class Progress:
-    """Progress on stderr while a command runs.
-
-    On a terminal, one self-updating line per finished trial. Elsewhere (CI logs), one
-    line per finished item, so a long run shows signs of life without flooding the log.
-    """
-
-    def __init__(self, tty: bool | None = None):
-        self.tty = sys.stderr.isatty() if tty is None else tty
-        self.trials = 0
-
-    def trial(self, item: EvalItem, trial: TrialResult) -> None:
-        """Count a finished trial; on a terminal, rewrite the progress line with it."""
-        self.trials += 1
-        if self.tty:
-            mark = "E" if trial.status == "errored" else ("✓" if trial.passed else "✗")
-            _echo(f"\r  {self.trials:>5} trials  last: {item.name} [{trial.arm}] {mark}   ", err=True, nl=False)
-
-    def item(self, run: ItemRun) -> None:
-        """One line for a finished item: each arm's mean score and scored trials, and the errored count."""
-        w, wo = run.with_arm, run.without_arm
-        one_arm = tuple(run.item.arms) == ("with",)
-        line = (
-            f"  done: {run.item.id}  with {_fmt(w.mean_score, '.2f')} ({w.scored} scored)"
-            + ("" if one_arm else f"  without {_fmt(wo.mean_score, '.2f')} ({wo.scored} scored)")
-            + (f"  {w.errored + wo.errored} errored" if w.errored + wo.errored else "")
-        )
-        _echo(("\r" if self.tty else "") + line + ("   " if self.tty else ""), err=True)
 
 
 def _echo(message: str = "", **kw: Any) -> None:
@@ -131,6 +96,10 @@ def print_run(run: RunResult, written: dict[str, Path]) -> None:
     for fmt in ("html", "md", "json"):
         if fmt in written:
             _echo(f"{fmt} report: {written[fmt]}")
+    from agentsproof.report.runs import RUN_FOLDER
+
+    if "json" in written and run.incomplete and RUN_FOLDER.match(written["json"].parent.name):
+        _echo(f"these reports are in this run's own folder; the last good reports in {written['json'].parent.parent} were left as they were")
 
 
 def _print_agents(run: RunResult) -> None:

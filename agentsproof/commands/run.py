@@ -22,14 +22,18 @@ from agentsproof.model.settings import RunSettings
 from agentsproof.report.files import prepare_output, report_targets
 
 if TYPE_CHECKING:
+    from agentsproof.commands.progress import Progress
     from agentsproof.targets.spec import TargetDef
 
 
 def write_outputs(run: RunResult, targets: dict[str, Path]) -> dict[str, Path]:
-    """Every report of ``run``; the writers (and jinja2) are imported only now, after the run."""
+    """Every report of ``run``; the writers (and jinja2) are imported only now, after the run.
+    A run stopped by a failure every trial would repeat (a refused key, an unreachable
+    endpoint) is written into its own run folder, beside the last good report, never over it."""
+    from agentsproof.executor.fatal import stopped_by_fatal
     from agentsproof.report.files import write_outputs as write
 
-    return write(run, targets)
+    return write(run, targets, failed_run=stopped_by_fatal(run))
 
 
 def _session(
@@ -44,10 +48,12 @@ def _session(
     base_duration_s: float = 0.0,
     record_dir: Path | None = None,
     caps: Sequence[int] = (),
+    progress: Progress | None = None,
 ) -> SessionOptions:
-    from agentsproof.commands.console import Progress
+    if progress is None:
+        from agentsproof.commands.progress import Progress
 
-    progress = Progress()
+        progress = Progress()
     policy, settings = policy_for(cfg, settings, caps)
     return SessionOptions(
         run=cfg,
@@ -270,12 +276,16 @@ def _run(
 
         for line in render_plan(command, items, cfg):
             print(line)
+        for line in _plan_wall_time(command, items, cfg, plugin, stem):
+            print(line)
         return None, {}
+    from agentsproof.commands.progress import Progress, more_allowed, run_total
     from agentsproof.report.files import ReportLock
 
     target_defs = resolve_targets(items, cfg)
     targets = _targets(command, cfg, plugin, stem, items[0].kind if command == "eval" and items else None)
     _check_writable(targets, cfg)
+    progress = Progress(run_total(items), parallel=cfg.parallel, more_allowed=more_allowed(cfg.provider), capped=cfg.adaptive)
     session = _session(
         cfg,
         settings,
@@ -285,11 +295,25 @@ def _run(
         caps=[it.trials for it in items],
         workspaces_dir=_workspaces_dir(targets) if cfg.keep_workspaces and target_defs else None,
         spill=after is None and cfg.atif is None,  # ``after`` edits the trials in memory (datasets), --atif writes them: they stay there
+        progress=progress,
     )
     with ReportLock(targets["json"]):  # one run per report set: a second is refused naming this one
-        run = run_items(command, plugin, items, session)
+        with progress:
+            run = run_items(command, plugin, items, session)
         _after_run(run, items, cfg, targets, after)
         return run, write_outputs(run, targets)
+
+
+def _plan_wall_time(command: str, items: list[EvalItem], cfg: RunConfig, plugin: str, stem: str) -> list[str]:
+    """``--plan``'s wall time, from the last run of the same reports when there is one."""
+    from agentsproof.executor.costplan import _models
+    from agentsproof.executor.walltime import plan_wall_time
+
+    try:
+        json_report: Path | None = report_targets(command, cfg.output, plugin, stem, items[0].kind if command == "eval" and items else None)["json"]
+    except InputError:
+        json_report = None
+    return plan_wall_time(items, _models(cfg)[0], cfg.parallel, json_report)
 
 
 def _after_run(run: RunResult, items: list[EvalItem], cfg: RunConfig, targets: dict[str, Path], after: Callable[[RunResult], None] | None) -> None:
@@ -343,6 +367,9 @@ def _retry(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult, dict[st
     name = saved.items[0].name if command == "eval" and saved.items else saved.plugin
     targets = _targets(command, cfg, saved.plugin, name, saved.items[0].kind if command == "eval" and saved.items else None)
     target_defs = resolve_targets(items, cfg)
+    from agentsproof.commands.progress import Progress, more_allowed, run_total
+
+    progress = Progress(run_total(items, len(prior)), parallel=cfg.parallel, more_allowed=more_allowed(cfg.provider))
     session = _session(
         cfg.replace(adaptive=False),
         settings,
@@ -353,11 +380,13 @@ def _retry(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult, dict[st
         target_defs=target_defs,
         workspaces_dir=_workspaces_dir(targets) if cfg.keep_workspaces and target_defs else None,
         spill=after is None,  # `after` labels the trials in memory, as in _run
+        progress=progress,
     )
     from agentsproof.report.files import ReportLock
 
     with ReportLock(targets["json"]):
-        run = run_items(command, saved.plugin, items, session)
+        with progress:
+            run = run_items(command, saved.plugin, items, session)
         if after is not None:  # check labels of an EVAL.yaml, a dataset's failure reasons
             after(run)
         return run, write_outputs(run, targets)

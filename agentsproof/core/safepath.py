@@ -292,3 +292,30 @@ def refuse_overwrite(out: Path, inputs: Iterable[Path | None], source: str, fiel
             same = False
         if same:
             raise InputError(source, field, f"{display(out)} is an input of this command ({display(given)}); not overwritten — give another path")
+
+
+def replace_link(root: Path, rel: str | PurePath, target: str) -> None:
+    """``root/rel`` made a symlink to ``target`` (one name, in the same folder: a relative
+    link that cannot lead out): a new link renamed over the old one, never followed; a real
+    file or folder at that name is an UnsafePath, left as it is."""
+    names = parts(rel)
+    if name_problem(target):
+        raise UnsafePath(f"{target!r} is not a plain name for a link to point to")
+    fd = open_dir(root, names[:-1])
+    try:
+        try:
+            st = os.stat(names[-1], dir_fd=fd, follow_symlinks=False)
+        except FileNotFoundError:
+            st = None
+        if st is not None and not stat.S_ISLNK(st.st_mode):
+            raise UnsafePath(f"{_shown(root, names)} is not a symlink; refusing to replace it")
+        tmp = f".{names[-1][:200]}.{secrets.token_hex(6)}.tmp"
+        os.symlink(target, tmp, dir_fd=fd)
+        try:
+            os.replace(tmp, names[-1], src_dir_fd=fd, dst_dir_fd=fd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=fd)
+            raise
+    finally:
+        os.close(fd)

@@ -24,6 +24,7 @@ from agentsproof.core.scrub import clip, scrub, scrub_model
 from agentsproof.core.threads import to_thread
 from agentsproof.core.units import seconds
 from agentsproof.executor.armscores import arm_scores, case_scores, logged, panel_record
+from agentsproof.executor.fatal import fatal_reason, stop_at
 from agentsproof.grading.grade import Judge, TrialContext, combine, failed_gate, grade_all
 from agentsproof.llm.base import LLMError
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT, EvalItem
@@ -73,6 +74,8 @@ class _RunState:
     aborted: bool = False
     abort_reason: str | None = None
     last_error: str | None = None
+    fatal: str | None = None
+    """A failure every trial would repeat (agentsproof.executor.fatal): the run stops at it."""
     on_trial: Callable[[EvalItem, TrialResult], None] | None = None
 
 
@@ -138,15 +141,18 @@ class DualArmRunner:
         self.on_item = on_item
         self._tasks: set[asyncio.Task[TrialResult]] = set()
 
-    def interrupt(self, reason: str) -> None:
+    def interrupt(self, reason: str, *, keep_current: bool = False) -> None:
         """Stop the run now: no new calls, in-flight trials cancelled (they count as not
-        run), every finished trial kept for the incomplete report."""
+        run), every finished trial kept for the incomplete report (``keep_current``: the
+        trial calling this too, when it is one)."""
         st = self.state
         if not st.aborted:
             st.aborted = True
             st.abort_reason = reason
+        current = asyncio.current_task() if keep_current else None
         for task in list(self._tasks):
-            task.cancel()
+            if task is not current:  # a trial that stops the run by its own error (_record) is kept, not cancelled
+                task.cancel()
 
     def start_trial(self, item: EvalItem, arm: Arm, index: int) -> asyncio.Task[TrialResult]:
         """``run_trial`` as a task that :meth:`interrupt` can cancel."""
@@ -317,6 +323,8 @@ class DualArmRunner:
                 reason = f"trial timed out after {seconds(trial.timeout)}"
             else:
                 reason = self._unexpected(f"the {target.kind} target" if target.kind != "chat" else "the provider call", err)
+            if self.state.fatal is None:
+                self.state.fatal = fatal_reason(err)  # a failure every trial would repeat: the run stops once it is recorded
             log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=reason))
             return TrialResult(index=index, arm=arm, status="errored", error=reason, latency_s=time.perf_counter() - t0, log=log)
         files: list[FileRecord] = []
@@ -412,6 +420,8 @@ class DualArmRunner:
             st.consecutive_errors = 0
         if st.on_trial is not None:
             st.on_trial(item, trial)
+        if st.fatal is not None and not st.aborted:  # no await follows: this trial is kept, the others are cancelled
+            stop_at(self, st.fatal)
 
     def _judge_for(self, item: EvalItem, slot: tuple[str, str, int]) -> Judge | None:
         """The run's judge, or the item's judge panel (eval.yaml ``judge_models``), for the trial ``slot``."""

@@ -39,7 +39,7 @@ from agentsproof.core.scrub import clip, scrub_text, scrub_url, url_secrets
 from agentsproof.llm import prices
 from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError
 from agentsproof.llm.openai_wire import RETRYABLE_STATUS as OPENAI_RETRYABLE
-from agentsproof.llm.openai_wire import retry_after
+from agentsproof.llm.openai_wire import retry_after, unreachable
 from agentsproof.llm.provider_spec import BuildOptions, ProviderSpec
 from agentsproof.llm.replies import MAX_NAME_CHARS, MAX_TOOL_CALLS, ReplyError, load_json, read_capped, token_count
 from agentsproof.model.results import Usage
@@ -201,6 +201,8 @@ class AnthropicClient(LLMClient):
         self._secrets = [api_key] + url_secrets(base_url)
         self._url = messages_url(base_url)
         self.base_url = scrub_url(base_url or DEFAULT_URL, self._secrets)
+        self._reached = False
+        """A reply came back once: a connection failure after that is retried, before it it ends the run."""
         self.prompt_cache = prompt_cache
         self._max_tokens = _max_tokens_from_env()
         self._prices = prices.load_prices()
@@ -243,6 +245,9 @@ class AnthropicClient(LLMClient):
             detail = " ".join(clip(self._scrub(str(exc)), 400).split()) or type(exc).__name__
         except Exception:  # noqa: BLE001 - a hostile error must not break error handling
             detail = type(exc).__name__
+        if isinstance(exc, httpx.ConnectError) and not self._reached:  # refused, no such host: no retry fixes it
+            source = next((f"set by {env}" for env in ("AGENTSPROOF_PROVIDER_URL", "ANTHROPIC_BASE_URL") if os.environ.get(env)), "the default, no URL set")
+            return unreachable(self.base_url or DEFAULT_URL, source, self._scrub(detail))
         if isinstance(exc, (httpx.TransportError, OSError)):
             return LLMError(f"connection error: {self._scrub(detail)}", retryable=True, kind="connection")
         return LLMError(self._scrub(f"{type(exc).__name__}: {detail}")[:400], kind="error")
@@ -252,6 +257,7 @@ class AnthropicClient(LLMClient):
         if timeout:
             kwargs["timeout"] = timeout
         async with self._http.stream("POST", self._url, **kwargs) as resp:
+            self._reached = True
             return resp.status_code, resp.headers, await read_capped(resp)
 
     async def complete(self, request: ChatRequest) -> ChatResponse:

@@ -46,6 +46,8 @@ from agentsproof.llm.openai_wire import (  # noqa: E402
     safe_str,
     split_url,
     status_hint,
+    unreachable,
+    url_source,
 )
 from agentsproof.llm.replies import MAX_REPLY_BYTES, ReplyError, load_json, read_capped  # noqa: E402
 
@@ -99,6 +101,11 @@ class OpenAIHttpClient(LLMClient):
                 endpoint = os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
             url = endpoint.rstrip("/") + "/chat/completions"
             auth = {"Authorization": f"Bearer {api_key or 'missing-key'}"}
+        self.url_in_use = scrub_url(endpoint, self._secrets) or ""
+        """The endpoint the calls go to (credentials replaced), named when it cannot be reached."""
+        self.url_source = url_source(provider, base_url)
+        self._reached = False
+        """A reply came back once: a connection failure after that is retried, before it it ends the run."""
         self._params = query or None
         self._headers = {
             **auth,
@@ -211,11 +218,16 @@ class OpenAIHttpClient(LLMClient):
                 if resp.status_code < 400:
                     raise LLMError(f"the provider sent a reply that is not a chat completion: {exc}", retryable=True, kind="malformed") from None
                 raw = b""  # an oversized error body: the status alone speaks
+            self._reached = True
             return resp.status_code, raw, resp.headers
         except LLMError:
             raise
         except httpx.TimeoutException:
             raise LLMError("request timed out", retryable=True, kind="timeout") from None
+        except httpx.ConnectError as exc:
+            if not self._reached:  # refused, no such host: nothing a retry fixes, and every trial would wait for it
+                raise unreachable(self.url_in_use, self.url_source, self._scrub(safe_str(exc) or type(exc).__name__)) from None
+            raise LLMError(f"connection error: {self._scrub(safe_str(exc) or type(exc).__name__)}", retryable=True, kind="connection") from None
         except (httpx.TransportError, OSError) as exc:
             raise LLMError(f"connection error: {self._scrub(safe_str(exc) or type(exc).__name__)}", retryable=True, kind="connection") from None
         except Exception as exc:  # noqa: BLE001 - every client error becomes an LLMError

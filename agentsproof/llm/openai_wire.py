@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import math
+import os
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -73,6 +74,23 @@ def split_url(url: str | None) -> tuple[str | None, dict[str, str], dict[str, st
         headers["Authorization"] = f"Basic {token}"
         netloc = (f"[{host}]" if ":" in host else host) + (f":{port}" if port else "")
     return urlunsplit((parts.scheme, netloc, parts.path, "", "")), query, headers
+
+
+def url_source(provider: str, base_url: str | None) -> str:
+    """Which setting chose the endpoint, for the message that says it cannot be reached."""
+    if base_url:
+        return "set by AGENTSPROOF_PROVIDER_URL" if base_url == os.environ.get("AGENTSPROOF_PROVIDER_URL") else "as configured"
+    if provider == "ollama":
+        return "ollama's default, AGENTSPROOF_PROVIDER_URL not set"
+    if provider == "openai" and os.environ.get("OPENAI_BASE_URL"):
+        return "set by OPENAI_BASE_URL, AGENTSPROOF_PROVIDER_URL not set"
+    return "the default, AGENTSPROOF_PROVIDER_URL not set"
+
+
+def unreachable(url: str, source: str, cause: str) -> LLMError:
+    """The first call could not connect (refused, unknown host): not retried, and it ends the run
+    (kind ``unreachable``: :func:`agentsproof.executor.fatal.fatal_reason`)."""
+    return LLMError(f"cannot reach {url} ({source}): {cause}", retryable=False, kind="unreachable")
 
 
 def status_hint(status: int) -> str:

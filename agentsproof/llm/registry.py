@@ -118,6 +118,51 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+AUTO_LOOKS_FOR: dict[str, str] = {
+    "openai": "AGENTSPROOF_PROVIDER_URL or AGENTSPROOF_PROVIDER_KEY",
+    "copilot": "a signed-in Copilot CLI",
+    "local": "the embedded model",
+    "anthropic": "ANTHROPIC_API_KEY",
+}
+"""What ``auto`` looks for of each provider of :data:`AUTO`, as its messages name it."""
+
+
+def auto_findings() -> str:
+    """What ``auto`` looked for, in its order, and what it found of each (the no-provider messages)."""
+    seen: list[str] = []
+    for name in AUTO:
+        found = spec(name)
+        what = AUTO_LOOKS_FOR.get(name, "its settings")
+        if found.missing():
+            seen.append(f"{name} ({what}: {', '.join(found.missing())} not installed)")
+            continue
+        ok = bool(found.detect is not None and found.detect())
+        seen.append(f"{name} ({what}: {'found' if ok else 'not set' if name in ('openai', 'anthropic') else 'not found'})")
+    return ", ".join(seen)
+
+
+def chosen_by_auto(flag: str | None) -> bool:
+    """Whether the provider is ``auto``'s pick (no --provider, no AGENTSPROOF_PROVIDER_TYPE)."""
+    return (flag or os.environ.get("AGENTSPROOF_PROVIDER_TYPE") or "auto").strip().lower() == "auto"
+
+
+def resolve_choice(flag: str | None, model: str | None, judge_model: str | None) -> tuple[str, ProviderChoice]:
+    """The provider (:func:`resolve_provider_name`) and its models (:func:`resolve_models`);
+    when ``auto`` picked a provider that cannot run the model asked for, the error says what
+    ``auto`` looked for and found, and what to set."""
+    name = resolve_provider_name(flag)
+    try:
+        return name, resolve_models(name, model, judge_model)
+    except ProviderUnavailable as err:
+        if not chosen_by_auto(flag):
+            raise
+        raise ProviderUnavailable(
+            f"no provider is configured for this model: auto looked for {auto_findings()} and picked {name}, so {err}. "
+            f"To run {model or 'that model'} elsewhere set AGENTSPROOF_PROVIDER_URL and AGENTSPROOF_PROVIDER_KEY "
+            "(an OpenAI-compatible endpoint) or give --provider (docs/providers.md)"
+        ) from None
+
+
 def resolve_provider_name(flag: str | None) -> str:
     """``--provider``, else ``AGENTSPROOF_PROVIDER_TYPE``, else ``auto``, lower-cased."""
     name = (flag or os.environ.get("AGENTSPROOF_PROVIDER_TYPE") or "auto").strip().lower()
@@ -129,7 +174,7 @@ def resolve_provider_name(flag: str | None) -> str:
         found = spec(candidate)
         if found.detect is not None and not found.missing() and found.detect():
             return candidate
-    raise ProviderUnavailable(how_to_configure())
+    raise ProviderUnavailable(f"{how_to_configure()}. (auto looked for {auto_findings()})")
 
 
 def resolve_models(provider: str, model: str | None, judge_model: str | None) -> ProviderChoice:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentsproof.llm.base import LLMClient
-from agentsproof.llm.registry import build_layers, resolve_models, resolve_provider_name
+from agentsproof.llm.registry import build_layers, resolve_choice
 
 if TYPE_CHECKING:
     from agentsproof.llm.budget import Budget
@@ -64,8 +64,7 @@ def no_model(model: str | None) -> ClientStack:
 
 def build_stack(provider: str | None, model: str | None, judge_model: str | None, options: StackOptions = StackOptions()) -> ClientStack:
     """The provider resolved (``auto``, env), its models chosen, and every layer built."""
-    name = resolve_provider_name(provider)
-    choice = resolve_models(name, model, judge_model)
+    name, choice = resolve_choice(provider, model, judge_model)
     client, throttle = build_layers(name, prompt_cache=options.prompt_cache)
     described = {k: v for k, v in client.describe().items() if k != "provider"}
     if throttle is not None and options.parallel is not None:

@@ -34,8 +34,12 @@ def _render(chunks: Iterable[str], path: Path) -> Staged:
     return staged
 
 
-def write_reports(run: RunResult, targets: dict[str, Path]) -> dict[str, Path]:
+def write_reports(run: RunResult, targets: dict[str, Path], *, failed_run: bool = False) -> dict[str, Path]:
     """Write each format to its path: ``{"html": Path(...), ...}``. Returns what was written.
+
+    Every run's reports are kept in a run folder of its own beside them, and ``latest`` links
+    to it (:mod:`agentsproof.report.runs`); ``failed_run`` (a run stopped by a failure every
+    trial would repeat) writes them there only, leaving the last good reports as they are.
 
     Every format is rendered (into a temporary file beside its target) before any report
     is put in place; each file appears atomically. A format that cannot be written does not
@@ -44,8 +48,12 @@ def write_reports(run: RunResult, targets: dict[str, Path]) -> dict[str, Path]:
     a symlink is refused, never written through)."""
     from agentsproof.core.errors import OutputError
     from agentsproof.core.inputs import display
+    from agentsproof.report.runs import keep_run, run_folder_name, run_targets
     from agentsproof.report.stream import stream_writers
 
+    folder = run_folder_name(run.created_at)
+    if failed_run:
+        targets = run_targets(targets, folder)
     streams = stream_writers()
     for fmt in targets:
         if fmt not in streams and fmt not in _writers():
@@ -71,11 +79,15 @@ def write_reports(run: RunResult, targets: dict[str, Path]) -> dict[str, Path]:
             written[fmt] = path
         except OSError as err:
             failed.append(f"{display(path)}: {err.strerror or err}")
-    if "json" in written:
+    if "json" in written and not failed_run:
         try:
             _copy_to_history(written["json"], run.created_at)
         except OSError as err:
             failed.append(f"history copy: {err.strerror or err}")
+    try:
+        keep_run(written, folder)
+    except OSError as err:
+        failed.append(f"run folder {folder}: {err.strerror or err}")
     if failed:
         kept = f" (written: {', '.join(display(p) for p in written.values())})" if written else ""
         raise OutputError(f"could not write {'; '.join(failed)}{kept}")
@@ -172,11 +184,11 @@ def _writers() -> dict:
     return WRITERS
 
 
-def write_outputs(run: RunResult, targets: dict[str, Path]) -> dict[str, Path]:
-    """Every report and export of the run, then the CI summary."""
+def write_outputs(run: RunResult, targets: dict[str, Path], *, failed_run: bool = False) -> dict[str, Path]:
+    """Every report and export of the run, then the CI summary (``failed_run``: see :func:`write_reports`)."""
     from agentsproof.report.exports import append_step_summary
 
-    written = write_reports(run, targets)
+    written = write_reports(run, targets, failed_run=failed_run)
     append_step_summary(run)
     return written
 

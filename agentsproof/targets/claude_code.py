@@ -25,8 +25,10 @@ arm); the trial log says how they were offered.
 
 **Tools and permissions.** ``tools`` are the only built-in tools offered (``--tools``) and
 are pre-approved (``--allowedTools``); ``permission_mode`` (default ``acceptEdits``) decides
-the rest. ``sandbox: true`` runs the CLI under bubblewrap (the workspace writable, no
-network but the loopback port of ``ANTHROPIC_BASE_URL`` and ``loopback_ports``).
+the rest. The CLI runs under bubblewrap (the workspace writable, no network but the
+loopback port of ``ANTHROPIC_BASE_URL`` and ``loopback_ports``) by default when that URL is
+on loopback, as Codex does; a remote API would be out of the sandbox's reach, so it then
+runs unconfined unless ``sandbox: true`` (with a local gateway) says otherwise.
 
 **Turns.** A multi-turn trial (``TrialInput.turns``) sends each follow-up with
 ``--resume`` of the same session, in the same config folder and workspace, within the
@@ -53,7 +55,7 @@ from agentsproof.model.graders import FieldError, Strict
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT
 from agentsproof.model.results import Usage
 from agentsproof.model.skillfolder import split_frontmatter
-from agentsproof.targets.agent_cli import Harness
+from agentsproof.targets.agent_cli import Harness, loopback_port
 from agentsproof.targets.agent_cli_base import Program
 from agentsproof.targets.agent_trial import AgentCliTarget, TurnPlan
 from agentsproof.targets.base import TargetError, TrialInput
@@ -115,13 +117,18 @@ class ClaudeCodeTargetSpec(Strict):
     model: str | None = Field(None, description="Default: the run's --model.")
     env: EnvMapping = Field(default_factory=dict, description="Extra environment variables ('${VAR}' allowed).")
     timeout: float | None = Field(None, gt=0, le=MAX_TARGET_TIMEOUT, allow_inf_nan=False)
-    sandbox: bool = Field(False, strict=True, description="Run under bubblewrap: workspace read-write, no network but the API's loopback port.")
+    sandbox: bool | None = Field(
+        None,
+        strict=True,
+        description="Run under bubblewrap: workspace read-write, no network but the API's loopback port; "
+        "default: when ANTHROPIC_BASE_URL is on loopback and bubblewrap works (a remote API is out of the sandbox's reach).",
+    )
     loopback_ports: list[Annotated[int, Field(ge=1, le=65535, strict=True)]] = Field(default_factory=list, max_length=32)
 
     @model_validator(mode="after")
     def _ports_need_sandbox(self) -> ClaudeCodeTargetSpec:
-        if self.loopback_ports and not self.sandbox:
-            raise FieldError("loopback_ports", "only applies with 'sandbox: true'")
+        if self.loopback_ports and self.sandbox is False:
+            raise FieldError("loopback_ports", "only applies with the sandbox")
         return self
 
 
@@ -142,6 +149,9 @@ class ClaudeCodeTarget(AgentCliTarget[ClaudeStream]):
     def _api_url(self) -> str | None:
         return os.environ.get("ANTHROPIC_BASE_URL")
 
+    def _sandbox_default(self) -> bool:
+        return loopback_port(self._api_url()) is not None  # a remote API: bubblewrap would cut the agent off from it
+
     def _credentials(self) -> list[str | None]:
         return claude_credentials()
 
@@ -152,7 +162,7 @@ class ClaudeCodeTarget(AgentCliTarget[ClaudeStream]):
             "permission_mode": s.permission_mode,
             "inject": s.inject,
             **self._model_shown(),
-            "sandbox": s.sandbox,
+            "sandbox": self.bwrap is not None,
             "env": sorted(s.env),
         }
 

@@ -673,7 +673,7 @@ def test_api_key_never_reaches_reports_or_output(byok_env, tmp_path, monkeypatch
     path = one_skill(tmp_path, simple_eval(rubric, trials=2))
     out = tmp_path / "out"
     code, stdout, err = eval_cli(path, out, "--parallel", "1")
-    assert (out / "demo-plugin/greeter-eval.json").is_file()
+    assert (out / "demo-plugin/latest/greeter-eval.json").is_file()  # a 401 stops the run: its report in its own run folder
     blob = all_output_text(out, stdout, err)
     assert "401" in blob  # the failure is reported...
     assert SECRET_KEY not in blob  # ...without the key

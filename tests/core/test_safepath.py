@@ -105,3 +105,24 @@ def test_staged_temp_name_is_readable_in_the_folder_until_commit(tmp_path):
     assert tmp.read_bytes() == b"name: x\n" and not (tmp_path / "EVAL.yaml").exists()
     staged.commit()
     assert (tmp_path / "EVAL.yaml").read_bytes() == b"name: x\n" and not tmp.exists() and staged.temp_name == ""
+
+
+def test_replace_link_swaps_a_link_and_never_touches_a_real_entry(tmp_path: Path) -> None:
+    (tmp_path / "run-1").mkdir()
+    (tmp_path / "run-2").mkdir()
+    safepath.replace_link(tmp_path, "latest", "run-1")
+    assert os.readlink(tmp_path / "latest") == "run-1"
+    safepath.replace_link(tmp_path, "latest", "run-2")  # replaced, not followed into run-1
+    assert os.readlink(tmp_path / "latest") == "run-2" and not (tmp_path / "run-1" / "run-2").exists()
+    (tmp_path / "real").mkdir()
+    with pytest.raises(safepath.UnsafePath):
+        safepath.replace_link(tmp_path, "real", "run-1")
+    assert (tmp_path / "real").is_dir() and not (tmp_path / "real").is_symlink()
+    with pytest.raises(safepath.UnsafePath):
+        safepath.replace_link(tmp_path, "latest", "../elsewhere")  # a link that could lead out
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (tmp_path / "out").symlink_to(victim)  # a planted link on the way is refused, never written through
+    with pytest.raises(safepath.UnsafePath):
+        safepath.replace_link(tmp_path, "out/latest", "run-1")
+    assert list(victim.iterdir()) == []

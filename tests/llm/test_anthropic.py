@@ -316,7 +316,8 @@ def test_cli_errors_make_errored_trials_with_reasons(claude_env, tmp_path, monke
     claude_env.rules.clear()
     claude_env.add(Rule(status=401, message="invalid x-api-key"))
     code, stdout2, stderr2 = run_cli(["eval", plugin(tmp_path, trials=1), "--model", MODEL, "--output", out])
-    item = read_json(out / "demo-plugin" / "greeter-eval.json")["items"][0]
+    # a refused key stops the run at once; its report is in its own run folder, beside the last one
+    item = read_json(out / "demo-plugin" / "latest" / "greeter-eval.json")["items"][0]
     assert code == 30 and "ANTHROPIC_API_KEY" in item["with_arm"]["trials"][0]["error"]
     assert KEY not in all_output_text(out, stdout, stderr, stdout2, stderr2)
 

@@ -88,6 +88,19 @@ async def test_connection_refused():
             await c.complete(ChatRequest(messages=MSGS, model="m", timeout=5))
     finally:
         await c.aclose()
+    # at the first call nothing a retry fixes: not retried, the URL and where it came from named
+    assert err.value.kind == "unreachable" and not err.value.retryable
+    assert str(err.value).startswith("cannot reach http://127.0.0.1:9/v1 (as configured): ")
+
+
+async def test_a_refused_connection_after_a_reply_is_retried_as_before():
+    c = openai_client(base_url="http://127.0.0.1:9/v1", api_key=SECRET_KEY)
+    c._reached = True  # type: ignore[attr-defined] - as after a first reply (the server then went away)
+    try:
+        with pytest.raises(LLMError) as err:
+            await c.complete(ChatRequest(messages=MSGS, model="m", timeout=5))
+    finally:
+        await c.aclose()
     assert err.value.kind == "connection" and err.value.retryable
 
 

@@ -106,7 +106,7 @@ async def test_connection_refused_alike(monkeypatch):
     url = "http://127.0.0.1:9/v1"
     pool = await _failure(_client(monkeypatch, "pool", url))
     httpx_own = await _failure(_client(monkeypatch, "httpx", url))
-    assert pool[:4] == httpx_own[:4] == ("connection", True, None, None)
+    assert pool[:4] == httpx_own[:4] == ("unreachable", False, None, None)  # at the first call: not retried, the run stops
 
 
 async def test_tool_calls_and_usage_alike(scripted_server, monkeypatch):

@@ -36,7 +36,8 @@ def test_odd_item_names_stay_inside_output(name, byok_env, tmp_path):
     code, _, err = run_cli(["eval", plugin / "skills" / "s" / "eval.yaml", "--model", "m", "--output", out])
     assert code == 0, err
     written = sorted(p for p in out.rglob("*") if p.is_file())
-    assert len(written) == 5 and all(p.resolve().is_relative_to(out.resolve()) for p in written)  # md, json, html, journal, history copy
+    # md, json, html, journal, history copy, and the run folder's md, json, html
+    assert len(written) == 8 and all(p.resolve().is_relative_to(out.resolve()) for p in written)
     assert not _files_outside(tmp_path, out)
 
 
@@ -97,7 +98,7 @@ def test_eval_yaml_outside_a_skills_folder_gets_a_real_name(byok_env, tmp_path, 
     monkeypatch.chdir(d)
     code, _, err = run_cli(["eval", "eval.yaml", "--model", "m", "--output", tmp_path / "runs"])
     assert code == 0, err
-    names = sorted(p.name for p in (tmp_path / "runs").rglob("*.html"))
+    names = sorted(p.name for p in (tmp_path / "runs").glob("*/*.html"))  # not the run folders' copies
     assert names == ["my-eval-skill-eval.html"]  # the plugin (its folder) and the skill share a name
 
 
@@ -117,7 +118,7 @@ def test_non_utf8_folder_name_runs_to_a_report(byok_env, tmp_path):
     code, stdout, err = run_cli(["eval-all", os.fsdecode(bad), "--model", "m", "--output", out])
     assert code == 0, err
     assert "Traceback" not in err
-    jsons = [p for p in out.rglob("eval-all-summary.json") if "history" not in p.parts]
+    jsons = list(out.glob("*/eval-all-summary.json"))  # not the history/ and run folders' copies
     assert len(jsons) == 1
     json.loads(jsons[0].read_text(encoding="utf-8"))  # valid UTF-8 JSON
 

@@ -277,3 +277,23 @@ async def test_under_bubblewrap_only_the_api_port_is_reachable(claude_env, tmp_p
     assert (t.workspace / "result.txt").read_text() == "x\n"  # the workspace is writable, the API reachable ...
     assert not outside.exists()  # ... and a write elsewhere never reaches the host
     assert rec.answer.startswith("done")
+
+
+def test_sandboxed_by_default_when_the_api_is_on_loopback(monkeypatch, tmp_path):
+    """Like command targets and Codex: bubblewrap unless the API is remote (which the sandbox would cut off) or the entry says otherwise."""
+    import shutil
+
+    from agentsproof.targets.config import parse_targets
+    from agentsproof.targets.registry import build_target
+
+    fake = tmp_path / "claude"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("CLAUDE_CLI_PATH", str(fake))
+    defs = parse_targets({"a": {"type": "claude-code"}, "off": {"type": "claude-code", "sandbox": False}}, "targets.yaml")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/")
+    if shutil.which("bwrap"):
+        assert build_target(defs["a"], model=MODEL).describe()["sandbox"] is True
+    assert build_target(defs["off"], model=MODEL).describe()["sandbox"] is False
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "https://api.anthropic.com")
+    assert build_target(defs["a"], model=MODEL).describe()["sandbox"] is False

@@ -273,6 +273,13 @@ class LoadedEval(BaseModel):
         return folder.name or self.path.stem
 
 
+APART_LAYOUTS = (
+    "layouts that work: the eval.yaml beside the skill (skills/<name>/eval.yaml with 'skill: SKILL.md'), "
+    "or in a folder of its own with a copy of the skill, as eval-generate writes (evals/<plugin>/skills/<name>/)"
+)
+"""What the refusal of a skill or agent outside the eval's folder suggests instead."""
+
+
 def load_eval(path: str | Path) -> LoadedEval:
     """Read, validate and resolve one eval.yaml (or the eval.yaml inside a given folder)."""
     p = Path(path)
@@ -286,7 +293,12 @@ def load_eval(path: str | Path) -> LoadedEval:
     src = display(p)
     cfg = parse_eval_config(read_yaml(p), src)
     field = cfg.kind
-    source = confined(cfg.source, p, field)
+    try:
+        source = confined(cfg.source, p, field)
+    except InputError as err:
+        if err.source != src or err.field != field or not err.message.endswith("(it leads out of it)"):
+            raise
+        raise InputError(src, field, f"{err.message}; {APART_LAYOUTS}") from None
     if not source.exists():
         raise InputError(src, field, f"file {cfg.source!r} not found (looked in {display(p.parent)})")
     text = read_text(source, source=src, field=field, max_bytes=MAX_SOURCE_FILE_BYTES, what=f"{field} file")
