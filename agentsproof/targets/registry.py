@@ -18,7 +18,7 @@ from typing import Annotated, Any, Union, cast
 
 from pydantic import Field
 
-from agentsproof.core import entrypoints
+from agentsproof.core.registry import Registry
 from agentsproof.targets.base import Target, TargetFactory
 from agentsproof.targets.spec import TargetDef
 
@@ -46,22 +46,25 @@ def _check(kind: str, found: Any) -> str | None:
     return None
 
 
+REGISTRY: Registry[type[Target]] = Registry("targets", KINDS, _check)
+"""Every target kind: :data:`KINDS`, then the installed plugins' (:mod:`agentsproof.core.registry`)."""
+
+
 @cache
 def target_class(kind: str) -> type[Target]:
     """The class of target kind ``kind`` (in-tree, else an installed plugin's); KeyError
     for an unknown one, PluginError for a plugin that does not load."""
-    cls: type[Target] = entrypoints.load("targets", KINDS, kind, _check)
-    return cls
+    return REGISTRY.get(kind)
 
 
 def classes() -> dict[str, type[Target]]:
     """Every kind's class: the in-tree ones, then the installed plugins' that load."""
-    return entrypoints.load_all("targets", KINDS, _check)
+    return REGISTRY.all()
 
 
 def plugin_kinds() -> tuple[str, ...]:
     """The kinds of installed packages (looked up, not imported)."""
-    return tuple(k for k in entrypoints.lines("targets", KINDS) if k not in KINDS)
+    return REGISTRY.plugin_names()
 
 
 def target_types() -> tuple[str, ...]:
