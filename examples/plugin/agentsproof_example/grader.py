@@ -19,10 +19,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from agentsproof.grading.base import GradeInput, GraderKind
-from agentsproof.grading.hooks import Finding, LintCase
-from agentsproof.model.graders import Strict
-from agentsproof.model.results import CheckResult, GraderResult
+from agentsproof.plugin import CheckResult, Finding, GradeInput, GraderKind, GraderResult, LintCase, Strict
 
 
 class MaxWordsGrader(Strict):
