@@ -27,8 +27,6 @@ from agentsproof.core.safepath import write_file
 
 CONTAINER_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 MAX_STREAM_BYTES = 64 * 1024 * 1024
-_seeded: set[tuple[str, str]] = set()
-"""(container, harness) pairs already copied in: a later turn keeps the session's state."""
 
 
 def cli_mounts(program: str) -> list[Path]:
@@ -72,10 +70,7 @@ async def run_in_container(s: Any) -> Outcome:
     see the module docstring); stdout is in ``s.harness.stream``."""
     box = s.environment
     assert box is not None
-    key = (box.name, str(s.harness.root))
-    if key not in _seeded:
-        await box.copy_in(s.harness.root, str(s.harness.root))
-        _seeded.add(key)
+    await box.copy_in_once(s.harness.root, str(s.harness.root))  # a later turn keeps the session's state
     host_ws = str(s.workspace)
     argv = [native_program(s.argv[0]), *(inside(a, host_ws, box.workdir) for a in s.argv[1:])]
     env = container_env(s.env, host_ws, box.workdir)
@@ -93,9 +88,3 @@ async def run_in_container(s: Any) -> Outcome:
 
         raise TargetError(f"the trial's container hit a limit: {res.limit}", kind="limit")
     return Outcome(res.returncode, b"", False, stderr, res.latency_s, res.timed_out, [])
-
-
-def forget(container: str) -> None:
-    """The container is gone: drop what was noted of it."""
-    for key in [k for k in _seeded if k[0] == container]:
-        _seeded.discard(key)

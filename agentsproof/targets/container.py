@@ -188,6 +188,17 @@ class Container:
     kept: Path | None = None
     """The workdir's tar carried out by the last command (a temporary folder holding
     ``out.tar``), for :meth:`copy_out` and :meth:`read_file`; any later command or copy in drops it."""
+    copied: set[tuple[str, str]] = field(default_factory=set)
+    """(host folder, destination) pairs :meth:`copy_in_once` has copied in: held by the
+    container, so they go with it (no module-level note to clear)."""
+
+    async def copy_in_once(self, host: Path, dest: str) -> None:
+        """:meth:`copy_in`, unless this container already has ``host`` at ``dest`` (an agent's
+        harness: a later turn keeps the session's state)."""
+        key = (str(host), dest)
+        if key not in self.copied:
+            await self.copy_in(host, dest)
+            self.copied.add(key)
 
     async def exec(
         self,

@@ -328,14 +328,10 @@ class Environments:
     async def _rm(self) -> None:
         """Remove the containers waiting for it: those that came while one call ran go
         together in the next (one ``docker rm`` for several: fewer engine calls at ``--parallel``)."""
-        from agentsproof.targets.agent_container import forget
-
         while self._doomed:
             names, self._doomed = self._doomed, []
             with contextlib.suppress(Exception):
                 await docker(["rm", "-f", "-v", *names], timeout=120)
-            for name in names:
-                forget(name)
 
     async def _unbridge(self, name: str) -> None:
         held = self._bridges.pop(name, None)
