@@ -22,6 +22,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("core",),  # errors, env settings, safe reading of files, process groups
     ("model",),  # the nouns: eval-file models, grader configs, results, items
     ("llm", "stats"),  # providers; pure statistics
+    ("isolation",),  # where an agent trial runs, kept apart: workspaces, bubblewrap, containers
     ("targets", "grading", "report"),  # what a trial runs; graders; report writers
     ("executor",),  # the dual-arm runner and one run's session
     ("formats",),  # input formats -> items

@@ -242,7 +242,7 @@ def test_every_definition_is_registered(module_name):
 
 @pytest.mark.parametrize(
     ("registry", "name", "module_name"),
-    [("graders", "skill_used", "agentsproof.grading.skill_used"), ("targets", "http", "agentsproof.targets.http"),
+    [("graders", "skill_used", "agentsproof.grading.skill_used"), ("targets", "http", "agentsproof.targets.http.target"),
      ("providers", "azure", "agentsproof.llm.byok"), ("formats", "promptfoo", "agentsproof.formats.promptfoo")],
 )
 def test_a_module_left_out_of_its_registry_is_found(registry, name, module_name):

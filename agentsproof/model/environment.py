@@ -13,7 +13,7 @@ a trial's container), the targets (which run their agent through it) and the gra
   :class:`~agentsproof.model.items.EvalItem` carries. A format that builds its own
   (Harbor task folders) fills it directly.
 - :class:`TrialEnvironment`: one trial's fresh container (a Protocol here; the engine is
-  :mod:`agentsproof.targets.container`): ``exec`` a command in it, copy files in and out,
+  :mod:`agentsproof.isolation.container`): ``exec`` a command in it, copy files in and out,
   read one file. A target gets it as ``TrialInput.environment``; a grader as
   ``TrialContext.environment``, while the container still exists.
 """

@@ -23,16 +23,16 @@ from agentsproof.targets.base import Target, TargetFactory
 from agentsproof.targets.spec import TargetDef
 
 KINDS: dict[str, str] = {
-    "command": "agentsproof.targets.command:CommandTarget",
-    "http": "agentsproof.targets.http:HttpTarget",
-    "copilot": "agentsproof.targets.copilot:CopilotTarget",
-    "claude-code": "agentsproof.targets.claude_code:ClaudeCodeTarget",
-    "codex": "agentsproof.targets.codex:CodexTarget",
-    "acp": "agentsproof.targets.acp:AcpTarget",
-    "gemini": "agentsproof.targets.acp_agents:GeminiTarget",
-    "qwen-code": "agentsproof.targets.acp_agents:QwenCodeTarget",
-    "claude-code-acp": "agentsproof.targets.acp_agents:ClaudeCodeAcpTarget",
-    "codex-acp": "agentsproof.targets.acp_agents:CodexAcpTarget",
+    "command": "agentsproof.targets.command.target:CommandTarget",
+    "http": "agentsproof.targets.http.target:HttpTarget",
+    "copilot": "agentsproof.targets.copilot.target:CopilotTarget",
+    "claude-code": "agentsproof.targets.agents.claude_code:ClaudeCodeTarget",
+    "codex": "agentsproof.targets.agents.codex:CodexTarget",
+    "acp": "agentsproof.targets.acp.target:AcpTarget",
+    "gemini": "agentsproof.targets.acp.agents:GeminiTarget",
+    "qwen-code": "agentsproof.targets.acp.agents:QwenCodeTarget",
+    "claude-code-acp": "agentsproof.targets.acp.agents:ClaudeCodeAcpTarget",
+    "codex-acp": "agentsproof.targets.acp.agents:CodexAcpTarget",
 }
 
 

@@ -1,6 +1,6 @@
 """The built-in ACP agents: ``gemini``, ``qwen-code``, ``claude-code-acp``, ``codex-acp``.
 
-Each is an :class:`agentsproof.targets.acp.AcpBase` that knows its program (an env var
+Each is an :class:`agentsproof.targets.acp.target.AcpBase` that knows its program (an env var
 naming the binary, else its name on PATH), its ACP flag, where it loads skills from in
 its fresh home, how it is given its model (``--model``, then ``AGENTSPROOF_MODEL``, then
 the entry's ``model:``, else the agent's own default) and its provider's credentials and
@@ -16,12 +16,12 @@ codex-acp          codex-acp                   ``$CODEX_HOME/skills``          `
 =================  ==========================  ==============================  ===========================================
 
 Adding another: a spec (``type: Literal["<kind>"]`` over :class:`BuiltinSpec`), a subclass
-setting ``kind``, ``what``, its :class:`~agentsproof.targets.agent_cli_base.Program`, the
+setting ``kind``, ``what``, its :class:`~agentsproof.targets.agents.base.Program`, the
 other class attributes and its ``_configure`` (and ``_own_env`` where its provider needs
 more than the key and URL), and one line in :data:`agentsproof.targets.registry.KINDS`.
 What Claude Code and Codex need in a fresh home is shared with their CLI targets
-(:func:`agentsproof.targets.claude_code.claude_settings`, ``claude_env``;
-:func:`agentsproof.targets.codex.codex_config`, ``codex_env``).
+(:func:`agentsproof.targets.agents.claude_code.claude_settings`, ``claude_env``;
+:func:`agentsproof.targets.agents.codex.codex_config`, ``codex_env``).
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import AfterValidator, Field
 
 from agentsproof.core.scrub import scrub_text
-from agentsproof.targets.acp import AcpBase, AcpCommon
-from agentsproof.targets.agent_cli import Harness
-from agentsproof.targets.agent_cli_base import AgentBase, Program
+from agentsproof.targets.acp.target import AcpBase, AcpCommon
+from agentsproof.targets.agents.base import AgentBase, Program
+from agentsproof.targets.agents.kit import Harness
 from agentsproof.targets.base import TrialInput
 from agentsproof.targets.spec import http_url
 
@@ -205,17 +205,17 @@ class ClaudeCodeAcpTarget(BuiltinAcp):
     skills_in, config_var = ("config", "skills"), "$CLAUDE_CONFIG_DIR"
 
     def _credentials(self) -> list[str | None]:
-        from agentsproof.targets.claude_code import claude_credentials
+        from agentsproof.targets.agents.claude_code import claude_credentials
 
         return [*super()._credentials(), *claude_credentials()]
 
     def _configure(self, trial: TrialInput, harness: Harness) -> None:
-        from agentsproof.targets.claude_code import claude_settings
+        from agentsproof.targets.agents.claude_code import claude_settings
 
         claude_settings(harness)
 
     def _own_env(self, harness: Harness) -> dict[str, str]:
-        from agentsproof.targets.claude_code import claude_env
+        from agentsproof.targets.agents.claude_code import claude_env
 
         return {**claude_env(harness), **self._provider_env(), **({"ANTHROPIC_MODEL": self.model} if self.model else {})}
 
@@ -231,7 +231,7 @@ class CodexAcpTarget(BuiltinAcp):
     skills_in, config_var = ("config", "skills"), "$CODEX_HOME"
 
     def _configure(self, trial: TrialInput, harness: Harness) -> None:
-        from agentsproof.targets.codex import codex_config
+        from agentsproof.targets.agents.codex import codex_config
 
         sandbox_mode = "danger-full-access" if self.bwrap is not None or trial.environment is not None else "workspace-write"
         text = codex_config(
@@ -240,6 +240,6 @@ class CodexAcpTarget(BuiltinAcp):
         (harness.config / "config.toml").write_text(text, encoding="utf-8")
 
     def _own_env(self, harness: Harness) -> dict[str, str]:
-        from agentsproof.targets.codex import codex_env
+        from agentsproof.targets.agents.codex import codex_env
 
         return codex_env(self.api_key_env, harness)

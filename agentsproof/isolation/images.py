@@ -3,7 +3,7 @@
 ``image: NAME`` is used as it is (the engine pulls it when it does not have it; no registry
 reachable means one line naming the file and field). ``dockerfile:`` is built with
 ``docker build --network host`` (a build may fetch packages; the trials themselves get no
-network but the model relay, see :mod:`agentsproof.targets.environments`) and tagged
+network but the model relay, see :mod:`agentsproof.isolation.environments`) and tagged
 ``agentsproof-env:<digest>``, where the digest covers the Dockerfile and every file, folder
 and link of the context (paths, modes, bytes): nothing changed, nothing rebuilt, across
 trials and runs, and the engine's own build cache serves what did not change. The
@@ -24,8 +24,8 @@ import tempfile
 from pathlib import Path
 
 from agentsproof.core.errors import InputError, TargetError
+from agentsproof.isolation.engine import docker
 from agentsproof.model.environment import Environment
-from agentsproof.targets.engine_api import docker
 
 TAG_REPO = "agentsproof-env"
 LABEL_DIGEST = "org.agentsproof.env-digest"

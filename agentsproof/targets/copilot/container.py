@@ -3,7 +3,7 @@
 How the CLI gets into an arbitrary image without network at trial time: the CLI's
 installed package folder on the host (the folder holding its ``node_modules``, e.g.
 ``.venv/copilot-cli``) is mounted read-only at the same path
-(:func:`agentsproof.targets.agent_container.cli_mounts`), and its native binary
+(:func:`agentsproof.targets.agents.container.cli_mounts`), and its native binary
 (``@github/copilot-linux-x64/copilot``, glibc: Debian and Ubuntu images; the ``linuxmusl``
 one on Alpine) is run, not the Node loader. The SDK here speaks to it over the stdio of a
 ``docker exec -i`` (:func:`wrapper`: a private script the SDK starts as its "CLI"), so one
@@ -13,7 +13,7 @@ The session's config folder and the staged skills are copied into the container 
 host paths (every path in the session's options holds inside too); the CLI's home
 (``COPILOT_HOME``) is a fresh folder in the container. The session works in the
 container's workdir; the model endpoint (BYOK's ``AGENTSPROOF_COPILOT_PROVIDER_URL`` on
-127.0.0.1) is relayed in (:meth:`agentsproof.targets.copilot.CopilotTarget.loopback_ports`).
+127.0.0.1) is relayed in (:meth:`agentsproof.targets.copilot.target.CopilotTarget.loopback_ports`).
 A GitHub token given in the environment (``GH_TOKEN``, ...) is handed on by name, never on
 a command line; a login stored in ``~/.copilot`` is not copied into a container: such a
 trial is errored saying so.
@@ -80,7 +80,7 @@ def wrapper(folder: Path, container: str, workdir: str, native: str, values: dic
     the arguments it is given (the SDK's), its stdio the CLI's; ``values``: variables that
     are no secret, set on the command line."""
     from agentsproof.core.safepath import write_file
-    from agentsproof.targets.engine_api import docker_cli
+    from agentsproof.isolation.engine import docker_cli
 
     passed = " ".join([*(f"-e {name}" for name in PASSED_ENVS), *(f"-e {shlex.quote(f'{k}={v}')}" for k, v in (values or {}).items())])
     script = f'#!/bin/sh\nexec {shlex.quote(docker_cli())} exec -i -w {shlex.quote(workdir)} {passed} {shlex.quote(container)} {shlex.quote(native)} "$@"\n'
@@ -94,8 +94,8 @@ async def container_runtime(target: Any, box: Any, folders: list[Path], scratch:
     """A fresh :class:`agentsproof.llm.copilot.CopilotClient` whose CLI runs in ``box``, with
     ``folders`` (the config folder, the staged skills) copied in at their host paths; the
     wrapper script is written in ``scratch``. TargetError when the CLI cannot run there."""
+    from agentsproof.isolation.container import HARNESS_DIR
     from agentsproof.llm.copilot import TOKEN_ENVS, CopilotClient, login_source
-    from agentsproof.targets.container import HARNESS_DIR
 
     runtime = target.runtime
     native = native_cli(runtime.cli_path)

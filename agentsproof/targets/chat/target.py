@@ -1,7 +1,7 @@
 """The chat target: one chat completion with the arm's system prompt (the default mode).
 
 With several skills installed (``trial.skills``: activation suites, the plugin arm) it
-simulates an agent choosing among them: see :mod:`agentsproof.targets.skill_choice`.
+simulates an agent choosing among them: see :mod:`agentsproof.targets.chat.skill_choice`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ class ChatTarget(Target):
     """The built-in target: the run's model answers through the run's client, one call per trial (two for the plugin arm's simulated skill tool)."""
 
     kind = "chat"
-    offers_skills = True  # the simulated skill tool (targets/skill_choice.py)
+    offers_skills = True  # the simulated skill tool (targets/chat/skill_choice.py)
     name = "chat"
 
     def __init__(self, client: LLMClient, model: str, *, temperature: float | None = None, max_tokens: int | None = None):
@@ -71,7 +71,7 @@ class ChatTarget(Target):
     async def _choose(self, trial: TrialInput) -> TrialRecord:
         """The simulated skill tool: one call to choose, then (when a skill was chosen and
         the trial grades something) one call to answer with it."""
-        from agentsproof.targets import skill_choice as cat
+        from agentsproof.targets.chat import skill_choice as cat
 
         skills = [s for s in trial.skills if s.kind == "skill"]
         messages = [{"role": "system", "content": cat.choice_system(skills, trial.system)}, {"role": "user", "content": trial.prompt}]

@@ -1,7 +1,7 @@
 """The claude-code target: the real Claude Code CLI (``claude -p``) in the trial's workspace.
 
 Each trial is one ``claude -p --output-format stream-json`` run with the prompt on stdin,
-in the workspace, in a hermetic home (:mod:`agentsproof.targets.agent_cli`):
+in the workspace, in a hermetic home (:mod:`agentsproof.targets.agents.kit`):
 ``CLAUDE_CONFIG_DIR`` is a fresh folder of that trial, so no user settings, login, skills,
 plugins, agents, CLAUDE.md or memory reach it; Claude Code's bundled skills and built-in
 plugins are switched off too, so the skill under test is the only one listed. The CLI is
@@ -53,11 +53,11 @@ from agentsproof.model.graders import FieldError, Strict
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT
 from agentsproof.model.results import Usage
 from agentsproof.model.skillfolder import split_frontmatter
-from agentsproof.targets.agent_cli import Harness
-from agentsproof.targets.agent_cli_base import Program
-from agentsproof.targets.agent_trial import AgentCliTarget, TurnPlan
+from agentsproof.targets.agents.base import Program
+from agentsproof.targets.agents.claude_stream import SKILL_TOOL, ClaudeStream
+from agentsproof.targets.agents.cli_trial import AgentCliTarget, TurnPlan
+from agentsproof.targets.agents.kit import Harness
 from agentsproof.targets.base import TargetError, TrialInput
-from agentsproof.targets.claude_stream import SKILL_TOOL, ClaudeStream
 from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, EnvMapping
 
 PROGRAM = Program("CLAUDE_CLI_PATH", "claude", "the Claude Code CLI", "npm install -g @anthropic-ai/claude-code")

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentsproof.model.results import ToolCall, Usage
-from agentsproof.targets.agent_cli import EventStream, clip, mentions
+from agentsproof.targets.agents.kit import EventStream, clip, mentions
 
 ARGUMENT_CHARS = 2_000
 RESULT_CHARS = 300

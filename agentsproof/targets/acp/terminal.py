@@ -46,7 +46,7 @@ class Terminals:
 
     env: dict[str, str]
     sandbox: Any = None
-    """A :class:`agentsproof.targets.sandbox.Bwrap`, or None."""
+    """A :class:`agentsproof.isolation.sandbox.Bwrap`, or None."""
     workspace: Path | None = None
     harness: Path | None = None
     _terms: dict[str, _Term] = field(default_factory=dict)
@@ -60,8 +60,8 @@ class Terminals:
             raise refused(f"terminal/create refused: more than {MAX_TERMINALS} terminals")
         argv = [command, *args] if args else ["/bin/sh", "-c", command]
         if self.sandbox is not None and self.workspace is not None and self.harness is not None:
-            from agentsproof.targets.sandbox import bwrap_argv
-            from agentsproof.targets.workspace import covered_root
+            from agentsproof.isolation.sandbox import bwrap_argv
+            from agentsproof.isolation.workspace import covered_root
 
             argv = bwrap_argv(
                 self.sandbox,

@@ -1,7 +1,7 @@
 """The command target inside a trial's container (the item has an ``environment:``).
 
 The same command line, placeholders and answer rules as on the host
-(:mod:`agentsproof.targets.command`), with container paths: ``{workspace}`` and
+(:mod:`agentsproof.targets.command.target`), with container paths: ``{workspace}`` and
 ``AGENTSPROOF_WORKSPACE`` are the container's workdir, ``{skill_file}`` the skill installed
 below it (the runner copied the host workspace, skill included, in before the agent
 starts). The command's environment is the image's own plus the target's ``env`` and the
@@ -9,7 +9,7 @@ starts). The command's environment is the image's own plus the target's ``env`` 
 image). The trace goes to ``/var/tmp/agentsproof/trace.jsonl`` inside (or ``trace_file`` in the
 workdir); it and the answer file are read out of the container before the runner copies the
 workdir back. The command's exec carries the workdir and the trace out as it ends
-(``keep``: :attr:`agentsproof.targets.container.Container.kept`), so those reads and the
+(``keep``: :attr:`agentsproof.isolation.container.Container.kept`), so those reads and the
 runner's copy ask the engine nothing more when the image can. The container replaces the bubblewrap sandbox: ``sandbox`` is not used there.
 """
 

@@ -34,7 +34,7 @@ them all through its ``skill`` tool and ``skills_invoked`` lists those it invoke
 folder name, in order.
 
 **Permissions.** Every permission request is answered by the guard in
-:mod:`agentsproof.targets.copilot_guard` (the workspace only; read its limitations).
+:mod:`agentsproof.targets.copilot.guard` (the workspace only; read its limitations).
 
 **Turns.** A multi-turn trial (``TrialInput.turns``) sends each follow-up in the same
 session after the previous reply went idle; the answer is the last reply.
@@ -45,7 +45,7 @@ scrubbed of keys and tokens.
 
 **In a container** (the item has an ``environment:``): the trial's session runs on its own
 CLI process inside the trial's container, the SDK talking to it over ``docker exec``
-(:mod:`agentsproof.targets.copilot_container`); the session works in the container's
+(:mod:`agentsproof.targets.copilot.container`); the session works in the container's
 workdir and may use the whole container (it is the boundary).
 """
 
@@ -76,7 +76,7 @@ from agentsproof.model.items import BASELINE_SYSTEM_PROMPT, SkillFile
 from agentsproof.model.results import LogEvent
 from agentsproof.model.skillfolder import split_frontmatter
 from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord, agent_model, next_user_message
-from agentsproof.targets.copilot_guard import PermissionGuard, inside
+from agentsproof.targets.copilot.guard import PermissionGuard, inside
 from agentsproof.targets.spec import MAX_TARGET_TIMEOUT
 
 SKILL_TOOL = "skill"
@@ -131,15 +131,15 @@ class CopilotTarget(Target):
 
     def loopback_ports(self) -> list[int]:
         """In a trial's container: the BYOK endpoint's port on 127.0.0.1, relayed in."""
-        from agentsproof.targets.agent_cli import loopback_port
+        from agentsproof.targets.agents.kit import loopback_port
 
         port = loopback_port((self.runtime.provider or {}).get("base_url"))
         return [port] if port else []
 
     def container_mounts(self) -> list[Path]:
         """In a trial's container: the CLI's installed package (its native binary), mounted read-only at its host path."""
-        from agentsproof.targets.agent_container import cli_mounts
-        from agentsproof.targets.copilot_container import native_cli
+        from agentsproof.targets.agents.container import cli_mounts
+        from agentsproof.targets.copilot.container import native_cli
 
         native = native_cli(self.runtime.cli_path)
         return cli_mounts(native) if native else []
@@ -183,8 +183,8 @@ class CopilotTarget(Target):
         try:
             guard: PermissionGuard
             if box is not None:  # the CLI in the trial's container (the container is the boundary)
-                from agentsproof.targets.copilot_container import container_runtime
-                from agentsproof.targets.copilot_guard import ContainedGuard
+                from agentsproof.targets.copilot.container import container_runtime
+                from agentsproof.targets.copilot.guard import ContainedGuard
 
                 scratch = Path(await to_thread(tempfile.mkdtemp, prefix="agentsproof-copilot-exec-"))
                 with phase("setup"):

@@ -1,17 +1,17 @@
 """One trial of a built-in agent CLI (``claude-code``, ``codex``): the steps they share.
 
 :class:`AgentCliTarget` runs every trial the same way, whichever the CLI: a hermetic
-harness (:mod:`agentsproof.targets.agent_cli`) with the CLI's own config written and the
+harness (:mod:`agentsproof.targets.agents.kit`) with the CLI's own config written and the
 skills staged; the prompt, then each follow-up, as one CLI run each within the trial's one
 timeout (:func:`converse`); each run's JSON stream read by the CLI's own
-:class:`agentsproof.targets.agent_cli.EventStream`; a failed run mapped to a
+:class:`agentsproof.targets.agents.kit.EventStream`; a failed run mapped to a
 :class:`TargetError`; one :class:`TrialRecord` from all the turns (:func:`turns_log`),
 with tokens and cost summed and how the skills were offered and used. Every error leaves
 with the target's secrets masked.
 
 What it shares with the ACP agents (construction, the hermetic install, the environment,
 ``describe``, masking, the container's ports and mounts) is
-:class:`agentsproof.targets.agent_cli_base.AgentBase`'s. A subclass keeps only what
+:class:`agentsproof.targets.agents.base.AgentBase`'s. A subclass keeps only what
 differs: its program (``program_info``), its config files (``_configure``), its arguments
 for each turn (:meth:`AgentCliTarget._turns`), its environment, its event reader and what
 its stream says about the run's end.
@@ -32,7 +32,8 @@ from agentsproof.core.scrub import scrub_text
 from agentsproof.core.threads import to_thread
 from agentsproof.core.units import seconds
 from agentsproof.model.results import LogEvent, ToolCall, Usage
-from agentsproof.targets.agent_cli import (
+from agentsproof.targets.agents.base import AgentBase, skill_use
+from agentsproof.targets.agents.kit import (
     EventStream,
     Harness,
     RunSettings,
@@ -41,7 +42,6 @@ from agentsproof.targets.agent_cli import (
     read_json_lines,
     run_cli,
 )
-from agentsproof.targets.agent_cli_base import AgentBase, skill_use
 from agentsproof.targets.base import TargetError, TrialInput, TrialRecord, next_user_message
 
 S = TypeVar("S", bound=EventStream)
@@ -149,7 +149,7 @@ class TurnPlan(Generic[S]):
 
 class AgentCliTarget(AgentBase, Generic[S]):
     """A built-in agent CLI (see the module docstring); a subclass sets the class
-    attributes and the hooks below (and :class:`~agentsproof.targets.agent_cli_base.AgentBase`'s)."""
+    attributes and the hooks below (and :class:`~agentsproof.targets.agents.base.AgentBase`'s)."""
 
     offered_how: ClassVar[str]
     """How it offers several skills, for :func:`offered_note`."""

@@ -1,7 +1,7 @@
 """The codex target: the real OpenAI Codex CLI (``codex exec --json``) in the trial's workspace.
 
 Each trial is one ``codex exec --json`` run with the prompt on stdin, in the workspace, in a
-hermetic home (:mod:`agentsproof.targets.agent_cli`): ``CODEX_HOME`` is a fresh folder of
+hermetic home (:mod:`agentsproof.targets.agents.kit`): ``CODEX_HOME`` is a fresh folder of
 that trial holding only the ``config.toml`` agentsproof writes, so no user config, login,
 ``AGENTS.md``, skills, plugins, history or memory reach it; Codex's bundled skills are
 switched off, so the skill under test is the only one listed. The CLI is
@@ -24,7 +24,7 @@ Codex has no custom agents: an agent item's text replaces the base instructions 
 
 **Sandbox.** ``sandbox_mode`` and ``approval_policy`` are Codex's own (approval defaults
 to ``never``: nobody is there to approve). ``sandbox: true`` runs Codex under bubblewrap
-(:mod:`agentsproof.targets.sandbox`; the workspace writable, no network but the loopback
+(:mod:`agentsproof.isolation.sandbox`; the workspace writable, no network but the loopback
 port of the provider's URL and ``loopback_ports``), and then Codex's own sandbox defaults
 to ``danger-full-access`` (it cannot nest); unset, bubblewrap is used when the provider's
 URL is on loopback and bubblewrap works here, else Codex's own ``workspace-write``.
@@ -54,11 +54,11 @@ from agentsproof.core.scrub import scrub_text
 from agentsproof.model.graders import FieldError, Strict
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT
 from agentsproof.model.results import Usage
-from agentsproof.targets.agent_cli import Harness, loopback_port
-from agentsproof.targets.agent_cli_base import Program
-from agentsproof.targets.agent_trial import AgentCliTarget, TurnPlan
+from agentsproof.targets.agents.base import Program
+from agentsproof.targets.agents.cli_trial import AgentCliTarget, TurnPlan
+from agentsproof.targets.agents.codex_events import CodexEvents
+from agentsproof.targets.agents.kit import Harness, loopback_port
 from agentsproof.targets.base import TargetError, TrialInput
-from agentsproof.targets.codex_events import CodexEvents
 from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, EnvMapping, http_url
 
 PROGRAM = Program("CODEX_CLI_PATH", "codex", "the Codex CLI", "npm install -g @openai/codex")

@@ -1,6 +1,6 @@
 """The client side of one ACP session: what the agent streams, asks and is refused, recorded.
 
-:class:`AcpRecorder` is the ``acp.Client`` the :mod:`agentsproof.targets.acp` target hands
+:class:`AcpRecorder` is the ``acp.Client`` the :mod:`agentsproof.targets.acp.target` target hands
 the SDK. It keeps
 
 * every ``session/update``: message and thought chunks (the reply of each turn, thoughts
@@ -13,7 +13,7 @@ the SDK. It keeps
   that passes through a symlink, is refused (an error to the agent) and recorded as a
   failed ``fs/...`` step; a ``terminal/*`` request runs its command in the workspace
   (under the same bubblewrap as the agent, when there is one), its ``cwd`` refused when
-  it leaves the workspace (:mod:`agentsproof.targets.acp_terminal`).
+  it leaves the workspace (:mod:`agentsproof.targets.acp.terminal`).
 
 Which staged skills the agent loaded is read from the tool calls: a skill tool naming one
 (``Skill``, ``activate_skill``, ...) or a call whose input or locations name a file of a
@@ -30,8 +30,8 @@ from typing import Any
 
 from agentsproof.core.threads import to_thread
 from agentsproof.model.results import LogEvent, ToolCall, Usage
-from agentsproof.targets.acp_terminal import Terminals, refused
-from agentsproof.targets.agent_cli import clip, mentions
+from agentsproof.targets.acp.terminal import Terminals, refused
+from agentsproof.targets.agents.kit import clip, mentions
 
 TOOL_KINDS = ("read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other")
 """ACP's tool kinds (``ToolKind``): what a permission policy names."""

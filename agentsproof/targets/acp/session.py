@@ -1,9 +1,9 @@
 """One ACP agent process and its session: started, spoken to through the SDK, stopped.
 
 :class:`AgentProcess` starts the agent in its own process group (under bubblewrap when
-given, with a :class:`agentsproof.targets.sandbox.LoopbackBridge` for its API's ports, as
-:func:`agentsproof.targets.agent_cli.sandboxed` sets it up for every agent; or in the
-trial's container, :mod:`agentsproof.targets.acp_container`),
+given, with a :class:`agentsproof.isolation.sandbox.LoopbackBridge` for its API's ports, as
+:func:`agentsproof.targets.agents.kit.sandboxed` sets it up for every agent; or in the
+trial's container, :mod:`agentsproof.targets.acp.container`),
 reads its stderr into a bounded tail and is the SDK's message transport: each stdout line
 must be one JSON-RPC 2.0 message, anything else ends the connection with that reason.
 :func:`converse` runs the session: ``initialize``, ``session/new`` in the workspace, then
@@ -24,9 +24,9 @@ from typing import Any, cast
 
 from agentsproof.core.procgroup import forget_group, stop_group, track_group
 from agentsproof.core.units import seconds
-from agentsproof.targets.acp_client import AcpRecorder
-from agentsproof.targets.acp_terminal import Terminals
-from agentsproof.targets.agent_cli import Harness, sandboxed, stderr_tail
+from agentsproof.targets.acp.client import AcpRecorder
+from agentsproof.targets.acp.terminal import Terminals
+from agentsproof.targets.agents.kit import Harness, sandboxed, stderr_tail
 from agentsproof.targets.base import TargetError, TrialInput
 
 LINE_CHARS = 500
@@ -45,7 +45,7 @@ class AgentProcess:
         self.bwrap, self.ports, self.what = bwrap, sorted(set(ports)), what
         self.box = box
         """The trial's container (:class:`~agentsproof.model.environment.TrialEnvironment`): the
-        agent runs there (:mod:`agentsproof.targets.acp_container`), not under ``bwrap``."""
+        agent runs there (:mod:`agentsproof.targets.acp.container`), not under ``bwrap``."""
         self.cwd = box.workdir if box is not None else str(workspace)
         """The session's working folder, as the agent sees it."""
         self._inside: Any = None
@@ -66,7 +66,7 @@ class AgentProcess:
 
         argv, env = self.argv, self.env
         if self.box is not None:
-            from agentsproof.targets.acp_container import InContainer
+            from agentsproof.targets.acp.container import InContainer
 
             self._inside = InContainer(self.box, self.harness, self.workspace)
             argv, env = await self._inside.command(argv, env)

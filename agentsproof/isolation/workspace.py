@@ -1,7 +1,7 @@
 """Per-trial workspaces: a fresh folder for every agent trial, and what the agent changed.
 
 Every trial gets its own folder, seeded with a copy of the eval's ``workspace:`` folder
-(and tc-eval's ``files``); the rules of a seed are in :mod:`agentsproof.targets.seed`.
+(and tc-eval's ``files``); the rules of a seed are in :mod:`agentsproof.isolation.seed`.
 Before the agent runs, the folder is snapshotted; afterwards the difference is the trial's
 :class:`~agentsproof.model.results.FileRecord` list. Folders are deleted after grading
 (:mod:`agentsproof.core.rmtree`: never through a symlink, nothing outside touched)
@@ -27,8 +27,8 @@ from pathlib import Path
 
 from agentsproof.core.errors import InputError, TargetError
 from agentsproof.core.rmtree import remove_tree
+from agentsproof.isolation.seed import MAX_SEED_BYTES, MAX_SEED_FILES, SeedProblem, check_seed_folder, copy_seed
 from agentsproof.model.results import FileRecord
-from agentsproof.targets.seed import MAX_SEED_BYTES, MAX_SEED_FILES, SeedProblem, check_seed_folder, copy_seed
 
 __all__ = ["MAX_SEED_BYTES", "MAX_SEED_FILES", "Workspaces", "check_seed_folder", "remove_tree", "snapshot", "changes"]
 

@@ -1,15 +1,15 @@
 """What every agent target shares: the agent CLIs (``claude-code``, ``codex``) and the ACP agents.
 
-:class:`AgentBase` is the one base of :class:`agentsproof.targets.agent_trial.AgentCliTarget`
+:class:`AgentBase` is the one base of :class:`agentsproof.targets.agents.cli_trial.AgentCliTarget`
 (an agent CLI run once per turn, its JSON stream read back) and
-:class:`agentsproof.targets.acp.AcpBase` (an agent spoken to over ACP for the whole trial).
+:class:`agentsproof.targets.acp.target.AcpBase` (an agent spoken to over ACP for the whole trial).
 It holds the steps that do not depend on how the agent is spoken to:
 
 - **Construction** (:class:`agentsproof.targets.base.TargetFactory`'s signature): the
   agent's program found (:class:`Program`: ``$ENV`` naming it, else its name on PATH), its
   model in the usual order (:func:`agentsproof.targets.base.agent_model`), bubblewrap when
   the entry asks for it (or by the agent's default), its secrets noted for masking.
-- **The hermetic trial**: a fresh :class:`~agentsproof.targets.agent_cli.Harness` made and
+- **The hermetic trial**: a fresh :class:`~agentsproof.targets.agents.kit.Harness` made and
   deleted on threads, the agent's own config written (``_configure``), the skills staged
   where the agent loads them (``_skills_folder``), the environment built from
   :meth:`Harness.env`, the agent's own variables and the entry's ``env``.
@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 from agentsproof.core.errors import InputError, ProviderUnavailable
 from agentsproof.core.scrub import scrub_text, url_secrets
 from agentsproof.core.threads import to_thread
-from agentsproof.targets.agent_cli import Harness, find_program, installed_skills, loopback_port, stage_skills, watched_skill
+from agentsproof.targets.agents.kit import Harness, find_program, installed_skills, loopback_port, stage_skills, watched_skill
 from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord, agent_model
 from agentsproof.targets.spec import TARGETS_FILE
 
@@ -140,7 +140,7 @@ class AgentBase(Target):
     def _sandbox(self, source: str) -> Any:
         """The bubblewrap to run under: ``sandbox: true`` (an error when it cannot work),
         ``sandbox: false`` none, unset the agent's default (when bubblewrap works here)."""
-        from agentsproof.targets.sandbox import find_bwrap
+        from agentsproof.isolation.sandbox import find_bwrap
 
         want = self.spec.sandbox
         if want is False or (want is None and not self._sandbox_default()):
@@ -207,7 +207,7 @@ class AgentBase(Target):
 
     def container_mounts(self) -> list[Path]:
         """In a trial's container: the agent's installed package, mounted read-only at its host path."""
-        from agentsproof.targets.agent_container import cli_mounts
+        from agentsproof.targets.agents.container import cli_mounts
 
         return cli_mounts(self.program)
 

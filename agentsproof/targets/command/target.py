@@ -29,21 +29,21 @@ masked. The last stderr lines also go into the session log.
 
 **Several skills** (``trial.skills``: activation suites, the plugin arm): each is installed
 at ``skill_path`` with its own ``{name}``; ``skills_invoked`` is the installed skills the
-trace names as loaded (``{"skill": "<name>"}`` lines, see :mod:`agentsproof.targets.trace`),
+trace names as loaded (``{"skill": "<name>"}`` lines, see :mod:`agentsproof.targets.command.trace`),
 in order; None when the agent wrote no trace.
 
 **Trace.** Each trial has a private harness folder outside the workspace (so nothing
 agentsproof writes shows up as a file the agent created). Without ``trace_file``,
 ``AGENTSPROOF_TRACE_FILE`` points into it; with ``trace_file`` it is that file in the
 workspace (which then does count as a created file). The format is in
-:mod:`agentsproof.targets.trace`; ``skill_used`` is None when no trace was written (the
+:mod:`agentsproof.targets.command.trace`; ``skill_used`` is None when no trace was written (the
 baseline arm, which has no skill installed, is always False).
 
 **Processes.** The agent runs in its own process group: see :mod:`agentsproof.core.procgroup`.
 
 **Sandbox.** The command runs under bubblewrap unless the target says ``sandbox: false``
 (then the run warns once that the agent is unconfined): see
-:mod:`agentsproof.targets.sandbox` for what is and is not reachable. Only the command's
+:mod:`agentsproof.isolation.sandbox` for what is and is not reachable. Only the command's
 own arguments (never the filled ``{prompt}``) can make a path under /tmp visible in it.
 """
 
@@ -67,8 +67,8 @@ from agentsproof.core.units import seconds
 from agentsproof.model.graders import FieldError, Strict
 from agentsproof.model.results import LogEvent
 from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord, agent_model
+from agentsproof.targets.command.trace import parse_trace, read_bounded, skills_in_trace
 from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, TARGETS_FILE, EnvMapping, relative
-from agentsproof.targets.trace import parse_trace, read_bounded, skills_in_trace
 
 if TYPE_CHECKING:
     from agentsproof.model.items import SkillFile
@@ -152,7 +152,7 @@ class CommandTarget(Target):
         self.timeout = spec.timeout
         self.bwrap = None
         if spec.sandbox:
-            from agentsproof.targets.sandbox import find_bwrap
+            from agentsproof.isolation.sandbox import find_bwrap
 
             self.bwrap = find_bwrap(source, name)
         self._unconfined_note = None if spec.sandbox else source
@@ -218,7 +218,7 @@ class CommandTarget(Target):
         if first and not (first[0].exists() or first[0].is_symlink()):
             await self.prepare(trial)  # a caller that skipped prepare()
         if trial.environment is not None:  # the item's container replaces the sandbox
-            from agentsproof.targets.command_container import run_in_container
+            from agentsproof.targets.command.container import run_in_container
 
             return await run_in_container(self.spec, self.model, _PLACEHOLDER, self._record, trial, timeout)
         try:
@@ -233,8 +233,8 @@ class CommandTarget(Target):
                 argv, stdin_text = self._argv(trial.prompt, workspace, skill)
                 env = self._env(trial, workspace, trace, skill)
                 if self.bwrap is not None:
-                    from agentsproof.targets.sandbox import LoopbackBridge, bwrap_argv
-                    from agentsproof.targets.workspace import covered_root
+                    from agentsproof.isolation.sandbox import LoopbackBridge, bwrap_argv
+                    from agentsproof.isolation.workspace import covered_root
 
                     bridge = LoopbackBridge(harness, self.spec.loopback_ports)
                     sockets = await bridge.start()

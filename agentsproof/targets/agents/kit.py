@@ -16,18 +16,18 @@ file has none (the CLIs skip a SKILL.md without a name and description). The ski
 ``inject`` says; :func:`offered_note` is the trial's record of how.
 
 **Events.** Each CLI's JSON stream is read by its own :class:`EventStream` (one event at
-a time). One trial, its turns and its record are :mod:`agentsproof.targets.agent_trial`'s.
+a time). One trial, its turns and its record are :mod:`agentsproof.targets.agents.cli_trial`'s.
 
 **The base class** of them all, over these helpers, is
-:class:`agentsproof.targets.agent_cli_base.AgentBase`.
+:class:`agentsproof.targets.agents.base.AgentBase`.
 
 **Sandbox.** :func:`sandboxed` puts a command line under bubblewrap with the loopback bridge
 of its API's ports, for a CLI's run and an ACP agent's process alike.
 
 **Running.** :func:`run_cli` runs the CLI in the workspace in its own process group
 (:mod:`agentsproof.core.procgroup`), optionally under bubblewrap
-(:mod:`agentsproof.targets.sandbox`) or in the trial's container
-(:mod:`agentsproof.targets.agent_container`), with stdout redirected into the harness so a long
+(:mod:`agentsproof.isolation.sandbox`) or in the trial's container
+(:mod:`agentsproof.targets.agents.container`), with stdout redirected into the harness so a long
 stream is never cut at the process-group's output cap; :func:`read_json_lines` reads it.
 """
 
@@ -246,21 +246,21 @@ class RunSettings:
     timeout: float
     stdin_text: str | None = None
     sandbox: Any = None
-    """A :class:`agentsproof.targets.sandbox.Bwrap` to run under, or None."""
+    """A :class:`agentsproof.isolation.sandbox.Bwrap` to run under, or None."""
     loopback_ports: list[int] = field(default_factory=list)
     environment: Any = None
     """The trial's container (a :class:`~agentsproof.model.environment.TrialEnvironment`):
-    the CLI runs there instead (:mod:`agentsproof.targets.agent_container`), not under ``sandbox``."""
+    the CLI runs there instead (:mod:`agentsproof.targets.agents.container`), not under ``sandbox``."""
 
 
 async def sandboxed(sandbox: Any, workspace: Path, harness: Harness, argv: list[str], ports: list[int], named: list[str]) -> tuple[list[str], Any]:
-    """(``argv`` under bubblewrap, the started :class:`~agentsproof.targets.sandbox.LoopbackBridge`
+    """(``argv`` under bubblewrap, the started :class:`~agentsproof.isolation.sandbox.LoopbackBridge`
     of ``ports``, which the caller closes): the workspace writable, the harness too, no
     network but those loopback ports. Only the paths ``named`` may be bound back in under a
     masked /tmp (the program, the entry's own arguments; never the prompt or other
     filled-in text, which could name a host path under /tmp)."""
-    from agentsproof.targets.sandbox import LoopbackBridge, bwrap_argv
-    from agentsproof.targets.workspace import covered_root
+    from agentsproof.isolation.sandbox import LoopbackBridge, bwrap_argv
+    from agentsproof.isolation.workspace import covered_root
 
     bridge = LoopbackBridge(harness.root, sorted(set(ports)))
     try:
@@ -276,7 +276,7 @@ async def run_cli(settings: RunSettings) -> Outcome:
     """Run the CLI with stdout going to ``harness.stream``; the outcome's stdout is empty."""
     s = settings
     if s.environment is not None:
-        from agentsproof.targets.agent_container import run_in_container
+        from agentsproof.targets.agents.container import run_in_container
 
         return await run_in_container(s)
     argv = ["/bin/sh", "-c", 'out=$1; shift; exec "$@" > "$out"', "sh", str(s.harness.stream), *s.argv]
@@ -357,8 +357,8 @@ def mentions(text: str, folders: dict[str, Path]) -> list[str]:
 @dataclass
 class EventStream(abc.ABC):
     """One CLI run's JSON stream, read one event at a time by the CLI's own reader
-    (:class:`agentsproof.targets.claude_stream.ClaudeStream`,
-    :class:`agentsproof.targets.codex_events.CodexEvents`)."""
+    (:class:`agentsproof.targets.agents.claude_stream.ClaudeStream`,
+    :class:`agentsproof.targets.agents.codex_events.CodexEvents`)."""
 
     staged: dict[str, Path] = field(default_factory=dict)
     """Skill name → its staged folder (for ``skills_invoked``)."""

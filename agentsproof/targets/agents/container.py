@@ -1,6 +1,6 @@
 """The built-in agent CLIs (``claude-code``, ``codex``) inside a trial's container.
 
-The seam is :func:`agentsproof.targets.agent_cli.run_cli`: with ``RunSettings.environment``
+The seam is :func:`agentsproof.targets.agents.kit.run_cli`: with ``RunSettings.environment``
 set, the same command runs through the container instead of bubblewrap. How the CLI gets
 into an arbitrary image without network at trial time: its installed package folder on the
 host (the folder holding its ``node_modules``, e.g. ``.venv/codex-cli``) is mounted
@@ -66,7 +66,7 @@ def container_env(env: dict[str, str], host_ws: str, workdir: str) -> dict[str, 
 
 
 async def run_in_container(s: Any) -> Outcome:
-    """One turn of the CLI in ``s.environment`` (``s``: :class:`agentsproof.targets.agent_cli.RunSettings`;
+    """One turn of the CLI in ``s.environment`` (``s``: :class:`agentsproof.targets.agents.kit.RunSettings`;
     see the module docstring); stdout is in ``s.harness.stream``."""
     box = s.environment
     assert box is not None

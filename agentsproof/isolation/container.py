@@ -2,9 +2,9 @@
 
 Everything goes through the ``docker`` CLI (``$DOCKER_HOST`` picks the engine, local or
 remote: ``unix://``, ``ssh://``, ``tcp://``), run as asyncio subprocesses so the event loop
-never waits on the engine (:mod:`agentsproof.targets.engine_api`); a
+never waits on the engine (:mod:`agentsproof.isolation.engine`); a
 :class:`Container` is one trial's fresh container (started by
-:class:`agentsproof.targets.environments.Environments`, which labels and removes it):
+:class:`agentsproof.isolation.environments.Environments`, which labels and removes it):
 
 - ``exec(argv, env=, timeout=, workdir=, stdin=, user=)``: ``docker exec`` without a shell.
   Environment values never appear on a command line: ``-e NAME`` hands the value over
@@ -41,8 +41,8 @@ from pathlib import Path, PurePosixPath
 
 from agentsproof.core.errors import TargetError
 from agentsproof.core.rmtree import remove_tree
+from agentsproof.isolation.engine import DOCKER_CALL_S, docker, get_archive, put_archive
 from agentsproof.model.environment import Environment, ExecResult
-from agentsproof.targets.engine_api import DOCKER_CALL_S, docker, get_archive, put_archive
 
 WATCH_S = 1.0
 """How often a running command's container is checked against its disk and process caps."""
@@ -168,7 +168,7 @@ def _extract(archive: Path, dest: Path, cap_bytes: int, *, kept: bool = False) -
 
 @dataclass
 class Container:
-    """One trial's running container (see the module docstring); made by :class:`~agentsproof.targets.environments.Environments`."""
+    """One trial's running container (see the module docstring); made by :class:`~agentsproof.isolation.environments.Environments`."""
 
     name: str
     workdir: str
@@ -184,7 +184,7 @@ class Container:
     stdin: the archive, then the command's own); any other call copies it in first."""
     can_carry: bool = False
     """The image runs ``sh`` and ``tar`` as root by default: a command's exec may carry the
-    workdir out once it ends (``keep``); set by :class:`~agentsproof.targets.environments.Environments` as it seeds."""
+    workdir out once it ends (``keep``); set by :class:`~agentsproof.isolation.environments.Environments` as it seeds."""
     kept: Path | None = None
     """The workdir's tar carried out by the last command (a temporary folder holding
     ``out.tar``), for :meth:`copy_out` and :meth:`read_file`; any later command or copy in drops it."""

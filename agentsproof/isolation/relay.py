@@ -4,7 +4,7 @@ Inside, ``ap-relay`` (our own C source, ``agentsproof/data/ap_relay.c``, built s
 runs in any Linux image: no python, no libc of the image) is the container's main process:
 with ports it listens on ``127.0.0.1:PORT`` in the container and forwards each connection
 to ``/opt/agentsproof/sock/lo-PORT.sock``; without, it just waits. Outside,
-:class:`~agentsproof.targets.sandbox.LoopbackBridge` (the bubblewrap sandbox's) serves those
+:class:`~agentsproof.isolation.sandbox.LoopbackBridge` (the bubblewrap sandbox's) serves those
 sockets in a per-trial host folder mounted read-only there, forwarding to ``127.0.0.1:PORT``
 on the host: the model endpoint's port, and nothing else.
 

@@ -2,9 +2,9 @@
 
 ACP needs the agent's stdin and stdout for the whole session, so the agent is started with
 ``docker exec -i`` in the trial's container (the engine ``$DOCKER_HOST`` names; the
-container :class:`agentsproof.targets.environments.Environments` started, labelled and
+container :class:`agentsproof.isolation.environments.Environments` started, labelled and
 removes), and the SDK speaks to that process's pipes as it does to a local agent. As for
-the agent CLIs (:mod:`agentsproof.targets.agent_container`): the agent's installed package
+the agent CLIs (:mod:`agentsproof.targets.agents.container`): the agent's installed package
 is mounted read-only at its host path (``container_mounts``), its native binary run where it
 has one (else the program as it resolves: a Node agent needs ``node`` in the image); the
 trial's hermetic harness (home, config, the staged skills) is copied in at its host path,
@@ -29,8 +29,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from agentsproof.targets.agent_cli import Harness
-from agentsproof.targets.container import HARNESS_DIR
+from agentsproof.isolation.container import HARNESS_DIR
+from agentsproof.targets.agents.kit import Harness
 
 _RECORD_PID = 'echo $$ > "$0"; exec "$@"'
 _KILL_TREE = (
@@ -53,8 +53,8 @@ class InContainer:
         """(the ``docker exec -i`` command line that runs ``argv`` in the container, the docker
         CLI's environment): the harness copied in first. Values never appear on the command
         line: ``-e NAME`` hands each over from the CLI's environment."""
-        from agentsproof.targets.agent_container import container_env, inside
-        from agentsproof.targets.engine_api import docker_cli
+        from agentsproof.isolation.engine import docker_cli
+        from agentsproof.targets.agents.container import container_env, inside
 
         await self.box.copy_in(self.harness.root, str(self.harness.root))
         inner_env = container_env(env, self.workspace, self.box.workdir)

@@ -11,9 +11,9 @@ that reads the agent's stdout so a line that is not a JSON-RPC message is an err
 trial, not one the SDK logs and skips.
 
 **A trial** starts the agent (``command`` and ``args``; the built-ins in
-:mod:`agentsproof.targets.acp_agents` know their own) in a hermetic harness
-(:class:`agentsproof.targets.agent_cli.Harness`: a fresh ``HOME``, config and ``TMPDIR``;
-only :data:`~agentsproof.targets.agent_cli.PASSED_ENV`, the target's own variables and
+:mod:`agentsproof.targets.acp.agents` know their own) in a hermetic harness
+(:class:`agentsproof.targets.agents.kit.Harness`: a fresh ``HOME``, config and ``TMPDIR``;
+only :data:`~agentsproof.targets.agents.kit.PASSED_ENV`, the target's own variables and
 ``env`` reach it), in its own process group, under bubblewrap (``sandbox``; default:
 when bubblewrap works here) with the loopback ports of its API. The workspace is the
 session's ``cwd``; the instruction is the first prompt and each later turn
@@ -23,7 +23,7 @@ then the process group ended; the trial is errored (``timed out``). An agent tha
 answers a request with an error, or writes a line that is not JSON-RPC makes the trial
 errored with that reason.
 
-**Recorded** (:mod:`agentsproof.targets.acp_client`): the reply to each prompt, every
+**Recorded** (:mod:`agentsproof.targets.acp.client`): the reply to each prompt, every
 tool call (name, input, output, status, latency), every permission decision and refused
 request, thoughts and plans in the trial log, tokens (``PromptResponse.usage``) and cost
 (``usage_update``) where the agent reports them; ``skill_used``/``skills_invoked`` from
@@ -52,9 +52,9 @@ from agentsproof.core.scrub import scrub_text
 from agentsproof.core.threads import to_thread
 from agentsproof.model.graders import FieldError, Strict
 from agentsproof.model.results import LogEvent
-from agentsproof.targets.acp_client import TOOL_KINDS, AcpRecorder, PermissionPolicy
-from agentsproof.targets.agent_cli import Harness, installed_skills, offered_note
-from agentsproof.targets.agent_cli_base import AgentBase, skill_use
+from agentsproof.targets.acp.client import TOOL_KINDS, AcpRecorder, PermissionPolicy
+from agentsproof.targets.agents.base import AgentBase, skill_use
+from agentsproof.targets.agents.kit import Harness, installed_skills, offered_note
 from agentsproof.targets.base import TargetError, TrialInput, TrialRecord, next_user_message
 from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, TARGETS_FILE, EnvMapping
 
@@ -190,7 +190,7 @@ class AcpBase(AgentBase):
         argv = self._argv()
         if trial.environment is not None:
             if self.container_mounts():
-                from agentsproof.targets.agent_container import native_program
+                from agentsproof.targets.agents.container import native_program
 
                 argv[0] = native_program(argv[0])
             else:
@@ -233,7 +233,7 @@ class AcpBase(AgentBase):
         return (harness.home if place[0] == "home" else harness.config) / place[1]
 
     async def _run(self, trial: TrialInput) -> TrialRecord:
-        from agentsproof.targets.acp_session import AgentProcess, converse
+        from agentsproof.targets.acp.session import AgentProcess, converse
 
         workspace = self._workspace(trial)
         timeout = self.spec.timeout or trial.timeout

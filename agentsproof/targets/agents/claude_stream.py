@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from agentsproof.model.results import ToolCall, Usage
-from agentsproof.targets.agent_cli import EventStream, clip, mentions
+from agentsproof.targets.agents.kit import EventStream, clip, mentions
 
 ARGUMENT_CHARS = 2_000
 RESULT_CHARS = 300

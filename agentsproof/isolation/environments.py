@@ -1,9 +1,9 @@
 """A run's containers: one fresh, labelled container per trial, all removed, whatever happens.
 
 :class:`Environments` is made once per run (by the executor, like
-:class:`~agentsproof.targets.workspace.Workspaces`). :meth:`Environments.prepare` builds or
+:class:`~agentsproof.isolation.workspace.Workspaces`). :meth:`Environments.prepare` builds or
 finds every item's image before the first trial (a failed build: one line, exit 30);
-:meth:`Environments.start` gives one trial a :class:`~agentsproof.targets.container.Container`
+:meth:`Environments.start` gives one trial a :class:`~agentsproof.isolation.container.Container`
 with its workspace copied in; :meth:`Environments.remove` removes it after grading;
 :meth:`Environments.close` removes whatever is left (success, failure, timeout, SIGINT and
 SIGTERM all end there; a container's ``--init`` process also dies with its last process).
@@ -23,13 +23,13 @@ never touched.
 
 **Network.** ``allow_internet: false`` (the default) runs ``--network none``: the container
 has only its own loopback; what an agent needs of the model endpoint reaches it through
-the relay (see :mod:`agentsproof.targets.container_relay`). ``allow_internet: true`` runs
+the relay (see :mod:`agentsproof.isolation.relay`). ``allow_internet: true`` runs
 ``--network host``: the container shares the host's network (and can reach what the
 host can). No bridge network is ever created.
 
 **Limits.** ``--cpus``, ``--memory`` = ``--memory-swap`` (no swap), ``--pids-limit``,
 and the watchdog of
-:class:`~agentsproof.targets.container.Container` stops a trial that writes more than
+:class:`~agentsproof.isolation.container.Container` stops a trial that writes more than
 ``disk_mb`` into its writable layer or reaches its process cap.
 """
 
@@ -45,12 +45,12 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from agentsproof.core.errors import TargetError
+from agentsproof.isolation.container import Container
+from agentsproof.isolation.engine import docker
+from agentsproof.isolation.images import ensure_image, image_workdir
+from agentsproof.isolation.relay import IN_CONTAINER, relay_argv, relay_binary
+from agentsproof.isolation.sandbox import LoopbackBridge
 from agentsproof.model.environment import DEFAULT_WORKDIR, Environment
-from agentsproof.targets.container import Container
-from agentsproof.targets.container_relay import IN_CONTAINER, relay_argv, relay_binary
-from agentsproof.targets.engine_api import docker
-from agentsproof.targets.images import ensure_image, image_workdir
-from agentsproof.targets.sandbox import LoopbackBridge
 
 LABEL_RUN = "org.agentsproof.run"
 LABEL_OWNER = "org.agentsproof.owner"
