@@ -201,6 +201,11 @@ class TrialEnvironment(Protocol):
         """Copy the host folder ``host``'s contents (never following a link) into ``dest`` in the container."""
         ...
 
+    async def copy_in_once(self, host: Path, dest: str) -> None:
+        """:meth:`copy_in`, unless this container already has ``host`` at ``dest`` (noted by the
+        container itself: an agent's harness, kept for the session's later turns)."""
+        ...
+
     async def copy_out(self, src: str, host: Path, *, cap_bytes: int) -> list[str]:
         """Copy the container folder ``src``'s contents into the (empty) host folder ``host``:
         regular files, folders and links that stay inside only; returns notes on what was left out."""

@@ -27,10 +27,13 @@ import asyncio
 import contextlib
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from agentsproof.isolation.container import HARNESS_DIR
 from agentsproof.targets.agents.kit import Harness
+
+if TYPE_CHECKING:
+    from agentsproof.model.environment import TrialEnvironment
 
 _RECORD_PID = 'echo $$ > "$0"; exec "$@"'
 _KILL_TREE = (
@@ -42,9 +45,9 @@ STOP_S = 30.0
 
 
 class InContainer:
-    """One trial's agent in ``box`` (a :class:`~agentsproof.model.environment.TrialEnvironment`)."""
+    """One trial's agent in ``box`` (an :class:`agentsproof.isolation.container.Container`)."""
 
-    def __init__(self, box: Any, harness: Harness, workspace: Path):
+    def __init__(self, box: TrialEnvironment, harness: Harness, workspace: Path):
         self.box, self.harness, self.workspace = box, harness, str(workspace)
         self.pid_file = f"{HARNESS_DIR}/acp-{harness.root.name}.pid"  # made by every copy_in
         self._guard: asyncio.Task[None] | None = None

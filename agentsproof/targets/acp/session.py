@@ -20,7 +20,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from agentsproof.core.procgroup import forget_group, stop_group, track_group
 from agentsproof.core.units import seconds
@@ -28,6 +28,11 @@ from agentsproof.targets.acp.client import AcpRecorder
 from agentsproof.targets.acp.terminal import Terminals
 from agentsproof.targets.agents.kit import Harness, sandboxed, stderr_tail
 from agentsproof.targets.base import TargetError, TrialInput
+
+if TYPE_CHECKING:
+    from agentsproof.isolation.sandbox import Bwrap, LoopbackBridge
+    from agentsproof.model.environment import TrialEnvironment
+    from agentsproof.targets.acp.container import InContainer
 
 LINE_CHARS = 500
 MAX_LINE_BYTES = 16 * 1024 * 1024
@@ -40,15 +45,26 @@ STDERR_LINES = 40
 class AgentProcess:
     """The agent's process, and the SDK's transport to it (``send``/``receive``/``close``)."""
 
-    def __init__(self, argv: list[str], workspace: Path, harness: Harness, env: dict[str, str], bwrap: Any, ports: list[int], what: str, *, box: Any = None):
+    def __init__(
+        self,
+        argv: list[str],
+        workspace: Path,
+        harness: Harness,
+        env: dict[str, str],
+        bwrap: Bwrap | None,
+        ports: list[int],
+        what: str,
+        *,
+        box: TrialEnvironment | None = None,
+    ):
         self.argv, self.workspace, self.harness, self.env = argv, workspace, harness, env
         self.bwrap, self.ports, self.what = bwrap, sorted(set(ports)), what
         self.box = box
-        """The trial's container (:class:`~agentsproof.model.environment.TrialEnvironment`): the
+        """The trial's container (an :class:`agentsproof.isolation.container.Container`): the
         agent runs there (:mod:`agentsproof.targets.acp.container`), not under ``bwrap``."""
         self.cwd = box.workdir if box is not None else str(workspace)
         """The session's working folder, as the agent sees it."""
-        self._inside: Any = None
+        self._inside: InContainer | None = None
         self.proc: asyncio.subprocess.Process | None = None
         self.stderr: deque[tuple[float, str]] = deque(maxlen=STDERR_LINES)
         self.problem: str | None = None
@@ -56,7 +72,7 @@ class AgentProcess:
         self.ended = asyncio.Event()
         self.conn: Any = None
         self.terminals: Terminals | None = None
-        self._bridge: Any = None
+        self._bridge: LoopbackBridge | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._t0 = time.monotonic()
 

@@ -15,10 +15,13 @@ import contextlib
 import signal
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentsproof.core.procgroup import stop_group
 from agentsproof.core.threads import to_thread
+
+if TYPE_CHECKING:
+    from agentsproof.isolation.sandbox import Bwrap
 
 MAX_OUTPUT_BYTES = 1024 * 1024
 MAX_TERMINALS = 64
@@ -45,8 +48,8 @@ class Terminals:
     """The terminals of one trial."""
 
     env: dict[str, str]
-    sandbox: Any = None
-    """A :class:`agentsproof.isolation.sandbox.Bwrap`, or None."""
+    sandbox: Bwrap | None = None
+    """The bubblewrap its commands run under, or None."""
     workspace: Path | None = None
     harness: Path | None = None
     _terms: dict[str, _Term] = field(default_factory=dict)

@@ -29,7 +29,7 @@ import asyncio
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentsproof.core.errors import InputError, ProviderUnavailable
 from agentsproof.core.scrub import scrub_text, url_secrets
@@ -37,6 +37,9 @@ from agentsproof.core.threads import to_thread
 from agentsproof.targets.agents.kit import Harness, find_program, installed_skills, loopback_port, stage_skills, watched_skill
 from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord, agent_model
 from agentsproof.targets.spec import TARGETS_FILE
+
+if TYPE_CHECKING:
+    from agentsproof.isolation.sandbox import Bwrap
 
 
 @dataclass(frozen=True)
@@ -137,7 +140,7 @@ class AgentBase(Target):
 
     # -- what every agent does -------------------------------------------------
 
-    def _sandbox(self, source: str) -> Any:
+    def _sandbox(self, source: str) -> Bwrap | None:
         """The bubblewrap to run under: ``sandbox: true`` (an error when it cannot work),
         ``sandbox: false`` none, unset the agent's default (when bubblewrap works here)."""
         from agentsproof.isolation.sandbox import find_bwrap

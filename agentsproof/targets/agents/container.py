@@ -20,10 +20,13 @@ from __future__ import annotations
 import os
 from collections import deque
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from agentsproof.core.procgroup import LINE_CHARS, STDERR_LINES, Outcome
 from agentsproof.core.safepath import write_file
+
+if TYPE_CHECKING:
+    from agentsproof.model.environment import TrialEnvironment
 
 CONTAINER_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 MAX_STREAM_BYTES = 64 * 1024 * 1024
@@ -65,22 +68,30 @@ def container_env(env: dict[str, str], host_ws: str, workdir: str) -> dict[str, 
     return {**{k: inside(v, host_ws, workdir) for k, v in env.items()}, "PATH": CONTAINER_PATH}
 
 
-async def run_in_container(s: Any) -> Outcome:
-    """One turn of the CLI in ``s.environment`` (``s``: :class:`agentsproof.targets.agents.kit.RunSettings`;
-    see the module docstring); stdout is in ``s.harness.stream``."""
-    box = s.environment
-    assert box is not None
-    await box.copy_in_once(s.harness.root, str(s.harness.root))  # a later turn keeps the session's state
-    host_ws = str(s.workspace)
-    argv = [native_program(s.argv[0]), *(inside(a, host_ws, box.workdir) for a in s.argv[1:])]
-    env = container_env(s.env, host_ws, box.workdir)
-    stream = str(s.harness.stream)
+async def run_in_container(
+    box: TrialEnvironment,
+    argv: list[str],
+    *,
+    workspace: Path,
+    harness_root: Path,
+    stream_file: Path,
+    env: dict[str, str],
+    timeout: float,
+    stdin_text: str | None,
+) -> Outcome:
+    """One turn of the CLI in ``box`` (see the module docstring; the fields of
+    :class:`agentsproof.targets.agents.kit.RunSettings`); stdout is in ``stream_file``."""
+    await box.copy_in_once(harness_root, str(harness_root))  # a later turn keeps the session's state
+    host_ws = str(workspace)
+    argv = [native_program(argv[0]), *(inside(a, host_ws, box.workdir) for a in argv[1:])]
+    env = container_env(env, host_ws, box.workdir)
+    stream = str(stream_file)
     wrapped = ["/bin/sh", "-c", 'out=$1; shift; exec "$@" > "$out"', "sh", stream, *argv]
-    stdin = s.stdin_text.encode("utf-8") if s.stdin_text is not None else b""
+    stdin = stdin_text.encode("utf-8") if stdin_text is not None else b""
     # the turn's exec carries the stream (and the workdir, for the runner) back out when the image can: no copy out after it
-    res = await box.exec(wrapped, env=env, timeout=s.timeout, stdin=stdin, keep=(stream,))
+    res = await box.exec(wrapped, env=env, timeout=timeout, stdin=stdin, keep=(stream,))
     data = await box.read_file(stream, cap_bytes=MAX_STREAM_BYTES) if not res.limit else None
-    write_file(s.harness.stream.parent, s.harness.stream.name, data or b"")
+    write_file(stream_file.parent, stream_file.name, data or b"")
     lines = [ln[:LINE_CHARS] for ln in res.stderr.decode("utf-8", "replace").splitlines()]
     stderr: deque[tuple[float, str]] = deque(((res.latency_s, ln) for ln in lines), maxlen=STDERR_LINES)
     if res.limit:

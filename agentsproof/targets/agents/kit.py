@@ -42,7 +42,7 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import urlsplit
 
 from agentsproof.core.phases import phase
@@ -52,6 +52,10 @@ from agentsproof.model.items import SkillFile
 from agentsproof.model.results import ToolCall
 from agentsproof.model.skillfolder import split_frontmatter
 from agentsproof.targets.base import TargetError, TrialInput
+
+if TYPE_CHECKING:
+    from agentsproof.isolation.sandbox import Bwrap, LoopbackBridge
+    from agentsproof.model.environment import TrialEnvironment
 
 PASSED_ENV = (
     "PATH",
@@ -245,15 +249,15 @@ class RunSettings:
     env: dict[str, str]
     timeout: float
     stdin_text: str | None = None
-    sandbox: Any = None
-    """A :class:`agentsproof.isolation.sandbox.Bwrap` to run under, or None."""
+    sandbox: Bwrap | None = None
+    """The bubblewrap to run under, or None."""
     loopback_ports: list[int] = field(default_factory=list)
-    environment: Any = None
-    """The trial's container (a :class:`~agentsproof.model.environment.TrialEnvironment`):
+    environment: TrialEnvironment | None = None
+    """The trial's container (an :class:`agentsproof.isolation.container.Container`):
     the CLI runs there instead (:mod:`agentsproof.targets.agents.container`), not under ``sandbox``."""
 
 
-async def sandboxed(sandbox: Any, workspace: Path, harness: Harness, argv: list[str], ports: list[int], named: list[str]) -> tuple[list[str], Any]:
+async def sandboxed(sandbox: Bwrap, workspace: Path, harness: Harness, argv: list[str], ports: list[int], named: list[str]) -> tuple[list[str], LoopbackBridge]:
     """(``argv`` under bubblewrap, the started :class:`~agentsproof.isolation.sandbox.LoopbackBridge`
     of ``ports``, which the caller closes): the workspace writable, the harness too, no
     network but those loopback ports. Only the paths ``named`` may be bound back in under a
@@ -278,7 +282,16 @@ async def run_cli(settings: RunSettings) -> Outcome:
     if s.environment is not None:
         from agentsproof.targets.agents.container import run_in_container
 
-        return await run_in_container(s)
+        return await run_in_container(
+            s.environment,
+            s.argv,
+            workspace=s.workspace,
+            harness_root=s.harness.root,
+            stream_file=s.harness.stream,
+            env=s.env,
+            timeout=s.timeout,
+            stdin_text=s.stdin_text,
+        )
     argv = ["/bin/sh", "-c", 'out=$1; shift; exec "$@" > "$out"', "sh", str(s.harness.stream), *s.argv]
     bridge = None
     try:
