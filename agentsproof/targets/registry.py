@@ -1,6 +1,6 @@
 """Target kinds by name: one line each, an import path to the class that runs it.
 
-Adding a kind of agent: write ``agentsproof/targets/<kind>.py`` with a :class:`Target`
+Adding a kind of agent: write ``agentsproof/targets/<kind>/target.py`` with a :class:`Target`
 subclass whose ``kind`` is its name and whose ``spec_model`` is its targets.yaml entry
 (a strict model with ``type: Literal["<kind>"]``), and add its line to ``KINDS``. Modules
 are imported only when a run or a targets.yaml needs them. Its constructor takes what
