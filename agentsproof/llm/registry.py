@@ -96,6 +96,13 @@ def all_specs() -> list[ProviderSpec]:
     return list(REGISTRY.all().values())
 
 
+def priced(provider: str) -> bool:
+    """Whether ``provider``'s calls cost money (its spec's ``priced``; a name outside the
+    registry, as ``--plan`` may pass, is taken to be priced)."""
+    found = REGISTRY.find(provider)
+    return found.priced if isinstance(found, ProviderSpec) else True
+
+
 def how_to_configure() -> str:
     """The "no usable LLM provider" error: every way to set one up, ``auto``'s order first."""
     hints: list[str] = []
