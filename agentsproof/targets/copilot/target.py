@@ -104,6 +104,7 @@ class CopilotTarget(Target):
     kind = "copilot"
     uses_workspace = True
     offers_skills = True
+    agentv_ids = ("copilot", "copilot-cli", "copilot-sdk")
 
     def __init__(
         self,
