@@ -1,6 +1,7 @@
 # Two entry points for a fresh machine:
 #   make demo   a real eval on the embedded local model (no API key, no network)
-#   make test   the whole test suite (what .ci/run calls)
+#   make test   the whole test suite (what .ci/run calls): scripts/test-machine.sh first
+#               installs the Debian packages (as root) and starts a Docker engine
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -45,7 +46,7 @@ WHEELHOUSE := $(WHEELHOUSE_ROOT)/llama-cpp-python-$(LLAMA_VERSION)-$(ARCH)-$(LLA
 LLAMA_WHEEL_STAMP := $(WHEELHOUSE)/.complete
 LLAMA_VENV_STAMP := $(VENV)/.llama-portable-$(LLAMA_VERSION)-$(LLAMA_FLAGS_ID)
 
-.PHONY: demo relay test lint test-python test-node install install-dev copilot-cli claude-cli codex-cli acp-agents interop-tools llama bench clean
+.PHONY: demo relay test test-installed lint test-python test-node install install-dev copilot-cli claude-cli codex-cli acp-agents interop-tools llama bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -155,14 +156,19 @@ demo: install
 		$(VENV)/bin/agentsproof eval-all evals/demo-plugin --provider local --smoke --parallel 2
 	@echo "HTML report: $(abspath runs/demo-plugin/demo-plugin-eval.html)"
 
-# The static relay every trial container runs (agentsproof/targets/container_relay.py):
+# The static relay every trial container runs (agentsproof/isolation/relay.py):
 # our own C, linked static so it runs in any Linux image (no python, no libc there).
 RELAY := agentsproof/data/ap-relay
 relay: $(RELAY)
 $(RELAY): agentsproof/data/ap_relay.c
 	$${CC:-cc} -static -O2 -Wall -o $@ $<
 
-test: install-dev copilot-cli claude-cli codex-cli acp-agents interop-tools relay
+# The machine first (Debian packages, a Docker engine, CI=1: scripts/test-machine.sh), then
+# every install and the three test runners with DOCKER_HOST and CI exported to them.
+test:
+	scripts/test-machine.sh $(MAKE) --no-print-directory test-installed
+
+test-installed: install-dev copilot-cli claude-cli codex-cli acp-agents interop-tools relay
 	$(MAKE) --no-print-directory lint test-python test-node
 
 # ruff (pyflakes, isort, bugbear, pyupgrade) and mypy over the package, both clean

@@ -55,7 +55,7 @@ def direct_cli(kind: str, work: Path, trials: int, parallel: int) -> list[float]
     """Seconds per run of the CLI alone, started as the target starts it (argv, env, config)."""
     from agent_clis import agent_trial, make_target
 
-    from agentsproof.targets.agent_cli import Harness
+    from agentsproof.targets.agents.kit import Harness
 
     target = make_target(kind, "test-model")
 

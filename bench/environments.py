@@ -40,9 +40,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from agentsproof.model.environment import Environment  # noqa: E402
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT, EvalItem  # noqa: E402
 from agentsproof.targets.base import TrialInput  # noqa: E402
-from agentsproof.targets.command import CommandTarget, CommandTargetSpec  # noqa: E402
-from agentsproof.targets.engine_api import docker  # noqa: E402
-from agentsproof.targets.environments import Environments  # noqa: E402
+from agentsproof.targets.command.target import CommandTarget, CommandTargetSpec  # noqa: E402
+from agentsproof.isolation.engine import docker  # noqa: E402
+from agentsproof.isolation.environments import Environments  # noqa: E402
 
 
 def trial(workspace: Path, env: Environment | None) -> TrialInput:

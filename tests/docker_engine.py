@@ -1,7 +1,7 @@
 """The real Docker engine for tests, and the one base image every docker test shares.
 
-The engine is whatever ``DOCKER_HOST`` names (``.ci/run`` starts its own ``dockerd`` and
-exports it). Without a reachable engine the docker tests skip, and fail under ``CI``.
+The engine is whatever ``DOCKER_HOST`` names (``make test`` starts its own ``dockerd`` in
+``scripts/test-machine.sh`` and exports it). Without a reachable engine the docker tests skip, and fail under ``CI``.
 The base image is a Debian bookworm minbase rootfs imported once per machine (no image
 registry is reachable on these machines), found or made in this order:
 

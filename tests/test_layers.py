@@ -22,11 +22,12 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("core",),  # errors, env settings, safe reading of files, process groups
     ("model",),  # the nouns: eval-file models, grader configs, results, items
     ("llm", "stats"),  # providers; pure statistics
+    ("isolation",),  # where an agent trial runs, kept apart: workspaces, bubblewrap, containers
     ("targets", "grading", "report"),  # what a trial runs; graders; report writers
     ("executor",),  # the dual-arm runner and one run's session
     ("formats",),  # input formats -> items
     ("interop",),  # convert, other tools' formats, compare inputs
-    ("commands", "generator", "server"),  # what each command does
+    ("commands", "generator", "server", "plugin"),  # what each command does; the plugins' stable API
     ("cli",),  # click only
 )
 # The SDK is a leaf: it imports nothing from the harness. Only the CLI and the package's
@@ -198,7 +199,8 @@ def test_every_package_is_in_the_layer_table():
     packages = {p.name for p in ROOT.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
     unknown = packages - set(LAYER_OF) - {LEAF}
     assert not unknown, f"packages missing from LAYERS in tests/test_layers.py: {sorted(unknown)}"
-    loose = sorted(p.name for p in ROOT.glob("*.py") if p.name not in ("__init__.py", "__main__.py"))
+    # plugin.py: the stable API plugins import (re-exports only), a layer of its own name
+    loose = sorted(p.name for p in ROOT.glob("*.py") if p.name not in ("__init__.py", "__main__.py", "plugin.py"))
     assert not loose, f"modules at the top of agentsproof/ (put each in its layer's package): {loose}"
 
 

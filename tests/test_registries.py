@@ -242,7 +242,7 @@ def test_every_definition_is_registered(module_name):
 
 @pytest.mark.parametrize(
     ("registry", "name", "module_name"),
-    [("graders", "skill_used", "agentsproof.grading.skill_used"), ("targets", "http", "agentsproof.targets.http"),
+    [("graders", "skill_used", "agentsproof.grading.skill_used"), ("targets", "http", "agentsproof.targets.http.target"),
      ("providers", "azure", "agentsproof.llm.byok"), ("formats", "promptfoo", "agentsproof.formats.promptfoo")],
 )
 def test_a_module_left_out_of_its_registry_is_found(registry, name, module_name):
@@ -250,3 +250,59 @@ def test_a_module_left_out_of_its_registry_is_found(registry, name, module_name)
     line = tables[registry].pop(name)
     assert module_name in _defining_modules()
     assert _unregistered(module_name, tables) == [f"{line} (add its line to the {registry} registry)"]
+
+
+# ---------------------------------------------------------------- the raw tables stay inside
+RAW_TABLES: dict[str, frozenset[str]] = {
+    "agentsproof.llm.registry": frozenset({"SPECS"}),
+    "agentsproof.grading.registry": frozenset({"GRADERS"}),
+    "agentsproof.targets.registry": frozenset({"KINDS"}),
+    "agentsproof.formats.registry": frozenset({"FORMATS", "ACCEPTS"}),
+}
+"""Each registry module's in-tree table: ``name in GRADERS`` misses every installed plugin
+(the bug that left a plugin grader's lint hook uncalled and its ``logged=False`` ignored)."""
+
+
+def raw_table_reads(source: str, module_name: str) -> list[str]:
+    """Where ``source`` (the module ``module_name``) reads a registry's raw table."""
+    tree = ast.parse(source)
+    aliases: dict[str, str] = {}  # a local name -> the registry module it is bound to
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            for a in node.names:
+                if node.module in RAW_TABLES and a.name in RAW_TABLES[node.module]:
+                    found.append(f"{module_name}:{node.lineno}: from {node.module} import {a.name}")
+                if f"{node.module}.{a.name}" in RAW_TABLES:
+                    aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name in RAW_TABLES and a.asname:
+                    aliases[a.asname] = a.name
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            owner = ast.unparse(node.value)
+            module = aliases.get(owner, owner)
+            if node.attr in RAW_TABLES.get(module, ()):
+                found.append(f"{module_name}:{node.lineno}: {owner}.{node.attr}")
+    return found
+
+
+def test_no_code_outside_a_registry_reads_its_raw_table():
+    """Code asks a registry (its ``REGISTRY`` or its functions), which holds the installed
+    plugins too; only the registry module itself reads its table."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if name in RAW_TABLES:
+            continue
+        found += raw_table_reads(path.read_text(encoding="utf-8"), name)
+    assert not found, "raw registry tables read outside their registry (ask the registry instead):\n" + "\n".join(found)
+
+
+def test_the_raw_table_check_sees_each_spelling():
+    assert raw_table_reads("from agentsproof.grading.registry import GRADERS, kind\n", "m") == ["m:1: from agentsproof.grading.registry import GRADERS"]
+    assert raw_table_reads("from agentsproof.targets import registry as t\nx = 'a' in t.KINDS\n", "m") == ["m:2: t.KINDS"]
+    assert raw_table_reads("import agentsproof.llm.registry\nagentsproof.llm.registry.SPECS\n", "m") == ["m:2: agentsproof.llm.registry.SPECS"]
+    assert raw_table_reads("import agentsproof.formats.registry as f\nf.ACCEPTS['eval']\n", "m") == ["m:2: f.ACCEPTS"]
+    assert raw_table_reads("from agentsproof.grading import registry\nregistry.kind('x')\nregistry.REGISTRY.has('x')\n", "m") == []

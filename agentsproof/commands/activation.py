@@ -63,7 +63,7 @@ def build_target(opts: ActivationOptions, near: Path) -> tuple[Target, LLMClient
         target = build(found, model=opts.model)
         return target, None, {"target": opts.target, "model": opts.model, **target.describe()}
     from agentsproof.executor.session import prepare_provider
-    from agentsproof.targets.chat import ChatTarget
+    from agentsproof.targets.chat.target import ChatTarget
 
     prepared = prepare_provider(opts.provider, opts.model, None)
     if prepared.client is None:  # pragma: no cover - a chat provider always has a client

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentsproof.core import entrypoints
+from agentsproof.core.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -30,26 +31,26 @@ class PluginStatus:
         return f"plugin: {self.name} ({self.group}, {self.package} {self.version}): {state}"
 
 
-def _registries() -> dict[str, tuple[dict[str, str], Callable[[str], Any]]]:
+def _registries() -> dict[str, tuple[Registry[Any], Callable[[str], Any]]]:
     from agentsproof.formats import registry as formats
     from agentsproof.grading import registry as graders
     from agentsproof.llm import registry as providers
     from agentsproof.targets import registry as targets
 
     return {
-        "providers": (providers.SPECS, providers.spec),
-        "graders": (graders.GRADERS, graders.kind),
-        "targets": (targets.KINDS, targets.target_class),
-        "formats": (formats.FORMATS, formats.get),
+        "providers": (providers.REGISTRY, providers.spec),
+        "graders": (graders.REGISTRY, graders.kind),
+        "targets": (targets.REGISTRY, targets.target_class),
+        "formats": (formats.REGISTRY, formats.get),
     }
 
 
 def plugin_statuses() -> list[PluginStatus]:
     """Every plugin installed, in the order of :data:`entrypoints.GROUPS`, with whether it loads."""
     out: list[PluginStatus] = []
-    for registry, (builtin, get) in _registries().items():
-        for p in entrypoints.installed(entrypoints.GROUPS[registry]):
-            why = entrypoints.refusal(p, builtin)
+    for registry, get in _registries().values():
+        for p in registry.installed():
+            why = registry.refusal(p)
             if not why:
                 try:
                     get(p.name)

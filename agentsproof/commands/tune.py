@@ -254,7 +254,7 @@ def find_suite(skill_dir: Path) -> tuple[ActivationSuite, list[SkillFile], Path]
 
 
 def _description_of(skill: SkillFile) -> str:
-    from agentsproof.targets.skill_choice import description_of as of
+    from agentsproof.targets.chat.skill_choice import description_of as of
 
     return of(skill)
 

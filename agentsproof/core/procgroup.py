@@ -7,7 +7,7 @@ process of the group outlives it, and any group still running when agentsproof e
 killed. A process that starts its own session (``setsid``) leaves the group; when such a
 process still holds the command's stdout or stderr :data:`PIPE_DRAIN_S` after the group is
 gone, it is found by the pipe it holds and stopped too, with its own group (inside the
-sandbox, :mod:`agentsproof.targets.sandbox`, its PID namespace catches them all anyway).
+sandbox, :mod:`agentsproof.isolation.sandbox`, its PID namespace catches them all anyway).
 
 Output is read as it comes and kept even when reading has to stop: the first
 :data:`MAX_OUTPUT_BYTES` of stdout (and, when asked, its last ``keep_tail`` bytes: the

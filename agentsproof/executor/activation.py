@@ -3,8 +3,8 @@ all of the plugin's skills installed; the only result is which skills the agent 
 
 A trial is one :class:`~agentsproof.targets.base.TrialInput` with ``skills`` set and
 nothing to grade; the target reports ``skills_invoked`` (see
-:mod:`agentsproof.targets.copilot`, :mod:`agentsproof.targets.command` and the chat
-target's simulation, :mod:`agentsproof.targets.skill_choice`). A target that cannot tell
+:mod:`agentsproof.targets.copilot.target`, :mod:`agentsproof.targets.command.target` and the chat
+target's simulation, :mod:`agentsproof.targets.chat.skill_choice`). A target that cannot tell
 (``skills_invoked`` is None), a failure or a timeout makes the trial *errored*, with its
 reason; errored trials are left out of every score and counted. So is every trial of a
 target that cannot offer several skills (``Target.offers_skills`` false). A trial keeps
@@ -25,10 +25,10 @@ from agentsproof.llm.base import LLMError
 from agentsproof.model.activation import ActivationPrompt, ActivationSuite, ActivationTrial
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT, EvalItem, SkillFile
 from agentsproof.targets.base import Target, TrialInput
-from agentsproof.targets.chat import TIMEOUT_GRACE_S
+from agentsproof.targets.chat.target import TIMEOUT_GRACE_S
 
 if TYPE_CHECKING:
-    from agentsproof.targets.workspace import Workspaces
+    from agentsproof.isolation.workspace import Workspaces
 
 DEFAULT_ACTIVATION_TIMEOUT = 120.0
 """Seconds per activation trial: one turn."""
@@ -130,7 +130,7 @@ async def run_activation(
     sem = asyncio.Semaphore(limit)
     spaces = None
     if target.uses_workspace:
-        from agentsproof.targets.workspace import Workspaces
+        from agentsproof.isolation.workspace import Workspaces
 
         spaces = Workspaces()
 

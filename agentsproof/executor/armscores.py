@@ -23,9 +23,10 @@ def panel_record(item: EvalItem, tally: PanelTally | None) -> dict[str, Any] | N
 
 def logged(type_name: str) -> bool:
     """The grader's registered entry wants its score and reasoning in the trial's log."""
-    from agentsproof.grading.registry import GRADERS, kind
+    from agentsproof.grading.registry import find
 
-    return type_name not in GRADERS or kind(type_name).logged
+    found = find(type_name)  # a plugin's grader too
+    return found is None or found.logged
 
 
 def arm_scores(arm: ArmResult) -> list[float]:

@@ -67,8 +67,8 @@ async def check_in_container(task: OracleTask, *, eval_dir: Path, judge: Judge |
     """``task``'s oracle applied in a fresh container of its environment, then its checked graders there."""
     from agentsproof.executor.oracle import OracleOutcome, _checked, _failures
     from agentsproof.grading.grade import TrialContext, combine, grade_all
-    from agentsproof.targets import workspace as ws
-    from agentsproof.targets.environments import Environments
+    from agentsproof.isolation import workspace as ws
+    from agentsproof.isolation.environments import Environments
 
     assert task.environment is not None
     index = [j for j, g in enumerate(task.graders) if _checked(g)]

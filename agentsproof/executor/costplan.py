@@ -108,8 +108,9 @@ def _models(cfg: RunConfig) -> tuple[str, str, str]:
 
 def _price(provider: str, model: str) -> Any:
     from agentsproof.llm.prices import Price, load_prices, price_for
+    from agentsproof.llm.registry import priced
 
-    return Price.of(0.0, 0.0) if provider == "local" else price_for(model, load_prices())
+    return price_for(model, load_prices()) if priced(provider) else Price.of(0.0, 0.0)
 
 
 def render_plan(command: str, items: Sequence[EvalItem], cfg: RunConfig) -> list[str]:

@@ -153,7 +153,7 @@ async def check_oracle(task: OracleTask, *, eval_dir: Path, judge: Judge | None,
     files: list[Any] = []
     try:
         if task.agent or task.oracle.runs_command:
-            from agentsproof.targets import workspace as ws
+            from agentsproof.isolation import workspace as ws
 
             spaces = ws.Workspaces()
             folder = spaces.create("oracle", "oracle", 0, task.seed)

@@ -36,8 +36,8 @@ from agentsproof.model.items import EvalItem
 from agentsproof.model.results import ArmResult, ItemResult, TrialResult
 
 if TYPE_CHECKING:
-    from agentsproof.targets.container import Container
-    from agentsproof.targets.environments import Environments
+    from agentsproof.isolation.container import Container
+    from agentsproof.isolation.environments import Environments
 
 
 class NotRecorded(Exception):
@@ -267,7 +267,7 @@ async def regrade_item(item: EvalItem, saved: ItemResult, store: FileStore | Non
 
     envs = None
     if item.environment is not None:
-        from agentsproof.targets.environments import Environments
+        from agentsproof.isolation.environments import Environments
 
         envs = Environments()
 

@@ -30,17 +30,17 @@ from agentsproof.llm.base import LLMError
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT, EvalItem
 from agentsproof.model.results import Arm, ArmResult, FileRecord, LogEvent, TrialResult
 from agentsproof.targets.base import Target, TrialInput
-from agentsproof.targets.chat import TIMEOUT_GRACE_S
+from agentsproof.targets.chat.target import TIMEOUT_GRACE_S
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
 
     from agentsproof.executor.simulator import UserSimulator
     from agentsproof.grading.judge import PanelTally
+    from agentsproof.isolation.container import Container
+    from agentsproof.isolation.environments import Environments
+    from agentsproof.isolation.workspace import Snapshot, Workspaces
     from agentsproof.model.items import Case
-    from agentsproof.targets.container import Container
-    from agentsproof.targets.environments import Environments
-    from agentsproof.targets.workspace import Snapshot, Workspaces
 
 __all__ = ["DualArmRunner", "ItemRun", "RunOptions"]
 
@@ -204,7 +204,7 @@ class DualArmRunner:
 
     def _workspaces(self) -> Workspaces:
         if self.workspaces is None:
-            from agentsproof.targets.workspace import Workspaces
+            from agentsproof.isolation.workspace import Workspaces
 
             self.workspaces = Workspaces()
         return self.workspaces
@@ -275,7 +275,7 @@ class DualArmRunner:
         if env is None:
             return await self._run_and_grade(target, trial, log, t0, folder)
         if self.environments is None:
-            from agentsproof.targets.environments import Environments
+            from agentsproof.isolation.environments import Environments
 
             self.environments = Environments()
         box: Container | None = None
@@ -299,7 +299,7 @@ class DualArmRunner:
         item, arm, index = trial.item, trial.arm, trial.index
         before = None
         if folder is not None:
-            from agentsproof.targets import workspace as ws
+            from agentsproof.isolation import workspace as ws
 
             with phase("snapshot"):
                 before = await to_thread(ws.snapshot, folder)
@@ -398,7 +398,7 @@ class DualArmRunner:
     def _produced(self, workspace: Path, before: Snapshot) -> tuple[str | None, list[FileRecord]]:
         """(why the workspace cannot be graded, or None; the files the agent produced, kept by
         the flight recorder): file work, run in a thread."""
-        from agentsproof.targets.workspace import changes
+        from agentsproof.isolation.workspace import changes
 
         swapped = self.workspaces.check(workspace) if self.workspaces is not None else None
         if swapped:

@@ -29,14 +29,14 @@ from agentsproof.model.options import RunConfig
 from agentsproof.model.results import ItemResult, RunResult, TrialResult
 from agentsproof.model.settings import RunSettings
 from agentsproof.targets.base import Target
-from agentsproof.targets.chat import ChatTarget
+from agentsproof.targets.chat.target import ChatTarget
 
 if TYPE_CHECKING:
     from agentsproof.executor.journal import Journal
     from agentsproof.executor.spill import Spiller
-    from agentsproof.targets.environments import Environments
+    from agentsproof.isolation.environments import Environments
+    from agentsproof.isolation.workspace import Workspaces
     from agentsproof.targets.spec import TargetDef
-    from agentsproof.targets.workspace import Workspaces
 
 T = TypeVar("T")
 
@@ -218,7 +218,7 @@ class RunSession:
         """The runner, given everything at construction (workspaces, recorder, callbacks)."""
         recorder = None
         if any(t.uses_workspace for t in self.targets.values()):
-            from agentsproof.targets.workspace import Workspaces
+            from agentsproof.isolation.workspace import Workspaces
 
             self.spaces = Workspaces(self.opts.workspaces_dir)
             if self.opts.record_dir is not None:
@@ -247,7 +247,7 @@ class RunSession:
         envs = list({id(it.environment): it.environment for it in self.items if it.environment is not None}.values())
         if not envs:
             return
-        from agentsproof.targets.environments import Environments
+        from agentsproof.isolation.environments import Environments
 
         logs = self.opts.journal.parent if self.opts.journal is not None else self.opts.record_dir
         self.envs = runner.environments = Environments(log_dir=logs)

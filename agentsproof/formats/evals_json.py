@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -12,6 +13,9 @@ from agentsproof.formats.base import ItemRequest, Loaded
 from agentsproof.formats.eval_yaml.items import case_graders, seed_digest, sha256_text, skill_file, workspace_name
 from agentsproof.model.items import EvalItem
 from agentsproof.model.tc_eval import MAX_FILE_BYTES, LoadedCase, LoadedTCEval, TCEvalConfig
+
+if TYPE_CHECKING:
+    from agentsproof.formats.lint.checks import FileView
 
 
 def load_tc_eval(path: str | Path) -> LoadedTCEval:
@@ -212,6 +216,12 @@ class EvalsJson:
             items = [dataclasses.replace(it, id=prefix + it.id, name=prefix + it.name) for it in items]
         settings = {"trials": trials, "threshold": threshold, "timeout": timeout}
         return Loaded(self.name, Path(path), items, name, settings=settings, skill_path=tc.skill_path)
+
+    def lint_view(self, path: Path, src: str, loaded: Loaded | None = None) -> FileView:
+        """``agentsproof lint``'s view of its cases (:mod:`agentsproof.formats.lint.views`)."""
+        from agentsproof.formats.lint.views import CaseFields, cases_view
+
+        return cases_view(loaded or self.load(path, ItemRequest()), src, CaseFields("evals", "assertions", "prompt"))
 
 
 FORMAT = EvalsJson()

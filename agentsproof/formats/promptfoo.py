@@ -46,6 +46,7 @@ from agentsproof.formats.promptfoo_providers import Provider, check_provider, no
 from agentsproof.formats.promptfoo_tests import expand_refs, file_ref, list_or_file, tests_from
 
 if TYPE_CHECKING:
+    from agentsproof.formats.lint.checks import FileView
     from agentsproof.model.results import ItemResult, RunResult
 
 NAMES = ("promptfooconfig.yaml", "promptfooconfig.yml")
@@ -435,6 +436,12 @@ class PromptfooConfig:
         return Loaded(
             self.name, Path(path), items, loaded.name, settings=settings, single_arm=skill is None, skill_path=skill[0] if skill else None, after=after
         )
+
+    def lint_view(self, path: Path, src: str, loaded: Loaded | None = None) -> FileView:
+        """``agentsproof lint``'s view of its cases (:mod:`agentsproof.formats.lint.views`)."""
+        from agentsproof.formats.lint.views import CaseFields, cases_view
+
+        return cases_view(loaded or self.load(path, ItemRequest()), src, CaseFields("tests", "assert", "input", by_name=True))
 
 
 class _One:

@@ -6,8 +6,9 @@ tried before each command's last format, for the commands its ``commands`` attri
 names (default :data:`PLUGIN_COMMANDS`), as is a format of an installed package
 (entry-point group ``agentsproof.formats``, :mod:`agentsproof.core.entrypoints`). Only to
 give it another place in a command's order, name it in that command's ``ACCEPTS`` line.
-``agentsproof lint`` detects every file through :func:`detect` too (``lint``: a format it
-has no checks for is said so, see :data:`LINT_CHECKS`).
+``agentsproof lint`` detects every file through :func:`detect` too, and checks the cases of
+a format with a ``lint_view`` hook (:mod:`agentsproof.formats.lint.views`; a format without
+one is loaded and said to be unchecked).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from agentsproof.core import entrypoints
+from agentsproof.core.registry import Registry
 from agentsproof.formats.base import InputFormat, ItemRequest, Loaded
 
 FORMATS: dict[str, str] = {
@@ -37,10 +39,6 @@ ACCEPTS: dict[str, tuple[str, ...]] = {
     "lint": ("harbor", "promptfoo", "evals.json", "EVAL.yaml", "eval.yaml"),
 }
 
-LINT_CHECKS: tuple[str, ...] = ("eval.yaml", "EVAL.yaml", "evals.json", "promptfoo")
-"""The formats ``agentsproof lint`` checks case by case; for another one it runs the
-format's loader and says that it does not check it yet."""
-
 PLUGIN_COMMANDS: tuple[str, ...] = ("eval", "tc-eval", "lint")
 """The commands a format that no ``ACCEPTS`` line places is tried by when it names none
 (its ``commands`` attribute)."""
@@ -53,12 +51,15 @@ def _check(name: str, found: Any) -> str | None:
     return f"it has no {', '.join(missing)}" if missing else None
 
 
+REGISTRY: Registry[InputFormat] = Registry("formats", FORMATS, _check)
+"""Every format: :data:`FORMATS`, then the installed plugins' (:mod:`agentsproof.core.registry`)."""
+
+
 @cache
 def get(name: str) -> InputFormat:
     """The format named ``name`` (in-tree, else an installed plugin's); KeyError for an
     unknown one, PluginError for a plugin that does not load."""
-    found: InputFormat = entrypoints.load("formats", FORMATS, name, _check)
-    return found
+    return REGISTRY.get(name)
 
 
 def accepts(command: str) -> tuple[str, ...]:
@@ -69,7 +70,7 @@ def accepts(command: str) -> tuple[str, ...]:
     names = ACCEPTS[command]
     placed = {name for line in ACCEPTS.values() for name in line}
     extra = []
-    for name in entrypoints.lines("formats", FORMATS):
+    for name in REGISTRY.lines():
         if name in placed:
             continue
         try:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeAlias, Union
 
 from pydantic import BeforeValidator, Field
 
-from agentsproof.core import entrypoints
+from agentsproof.core.registry import Registry
 from agentsproof.core.validation import FieldError
 from agentsproof.grading.base import GraderKind
 
@@ -39,18 +39,26 @@ def _check(type_name: str, found: Any) -> str | None:
     return None if found.type == type_name else f"its type is {found.type!r}, not its entry point's name"
 
 
+REGISTRY: Registry[GraderKind] = Registry("graders", GRADERS, _check)
+"""Every grader: :data:`GRADERS`, then the installed plugins' (:mod:`agentsproof.core.registry`)."""
+
+
 @cache
 def kind(type_name: str) -> GraderKind:
     """The registered grader of this ``type`` (in-tree, else an installed plugin's);
     KeyError for an unknown one, PluginError for a plugin that does not load."""
-    found: GraderKind = entrypoints.load("graders", GRADERS, type_name, _check)
-    return found
+    return REGISTRY.get(type_name)
+
+
+def find(type_name: str) -> GraderKind | None:
+    """The registered grader of this ``type`` (a plugin's too), None for an unknown one."""
+    return kind(type_name) if REGISTRY.has(type_name) else None
 
 
 def kinds() -> list[GraderKind]:
     """Every grader: the in-tree ones, then the installed plugins' that load (one that
     does not is skipped, said once on stderr)."""
-    return list(entrypoints.load_all("graders", GRADERS, _check).values())
+    return list(REGISTRY.all().values())
 
 
 def grader_types() -> tuple[str, ...]:

@@ -156,8 +156,9 @@ def budget_for(client: LLMClient, provider: str, models: tuple[str, str], max_ca
     check (a model without a price) is an input error before the first call."""
     from agentsproof.core.errors import InputError
     from agentsproof.llm.prices import ENV_PRICES, load_prices
+    from agentsproof.llm.registry import priced
 
-    budget = Budget(max_calls=max_calls, max_cost=max_cost, prices=load_prices(), free=provider == "local")
+    budget = Budget(max_calls=max_calls, max_cost=max_cost, prices=load_prices(), free=not priced(provider))
     if max_cost is not None:
         for model in dict.fromkeys(models):
             if model and budget.price(model) is None:

@@ -193,6 +193,7 @@ def build(options: BuildOptions) -> LLMClient:
 PROVIDER = ProviderSpec(
     name="local",
     build=build,
+    priced=False,
     extra="local",
     requires={"llama_cpp": "llama-cpp-python"},
     detect=local_available,

@@ -4,7 +4,7 @@ hint on 401/404, and reading a chat-completion body into (text, usage, cost, too
 model).
 
 Used by the one OpenAI-compatible client, :mod:`agentsproof.llm.openai_http`, and
-``Retry-After`` by the HTTP target (:mod:`agentsproof.targets.http`).
+``Retry-After`` by the HTTP target (:mod:`agentsproof.targets.http.target`).
 """
 
 from __future__ import annotations

@@ -43,6 +43,9 @@ class ProviderSpec:
     ``LLMError`` (shown as ``provider NAME: reason``, secrets scrubbed)."""
     throttled: bool = False
     """Calls pass the AIMD limiter (rate-limited HTTP APIs); ``AGENTSPROOF_THROTTLE`` applies."""
+    priced: bool = True
+    """Its calls cost money at the price table's rates; False: free (the embedded model), so
+    ``--plan`` prices them at 0 and the budget never asks the table for them."""
     secret_envs: tuple[str, ...] = ()
     """Environment variables holding secrets; their values never appear in a set-up error."""
     url_envs: tuple[str, ...] = ()

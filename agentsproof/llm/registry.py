@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from agentsproof.core import entrypoints
 from agentsproof.core.errors import ProviderUnavailable
+from agentsproof.core.registry import Registry
 from agentsproof.core.scrub import scrub_text, url_secrets
 from agentsproof.llm.base import LLMClient, LLMError
 from agentsproof.llm.provider_spec import SUGGEST_LOCAL, BuildOptions, ProviderSpec
@@ -67,11 +67,15 @@ def _check(name: str, found: object) -> str | None:
     return None if found.name == name else f"its name is {found.name!r}, not its entry point's name"
 
 
+REGISTRY: Registry[ProviderSpec] = Registry("providers", SPECS, _check)
+"""Every provider: :data:`SPECS`, then the installed plugins' (:mod:`agentsproof.core.registry`)."""
+
+
 @cache
 def spec(name: str) -> ProviderSpec:
     """The spec of provider ``name`` (imports its module, never its SDK): in-tree, else an
     installed plugin's. KeyError if unknown, PluginError for a plugin that does not load."""
-    found = entrypoints.load("providers", SPECS, name, _check)
+    found = REGISTRY.get(name)
     if not isinstance(found, ProviderSpec) or found.name != name:
         raise TypeError(f"{SPECS.get(name, name)} is not the ProviderSpec of {name!r}")
     return found
@@ -79,7 +83,7 @@ def spec(name: str) -> ProviderSpec:
 
 def plugin_names() -> tuple[str, ...]:
     """The providers of installed packages (looked up, not imported)."""
-    return tuple(n for n in entrypoints.lines("providers", SPECS) if n not in SPECS)
+    return REGISTRY.plugin_names()
 
 
 def names() -> tuple[str, ...]:
@@ -89,7 +93,14 @@ def names() -> tuple[str, ...]:
 
 def all_specs() -> list[ProviderSpec]:
     """Every provider's spec: the in-tree ones, then the installed plugins' that load."""
-    return list(entrypoints.load_all("providers", SPECS, _check).values())
+    return list(REGISTRY.all().values())
+
+
+def priced(provider: str) -> bool:
+    """Whether ``provider``'s calls cost money (its spec's ``priced``; a name outside the
+    registry, as ``--plan`` may pass, is taken to be priced)."""
+    found = REGISTRY.find(provider)
+    return found.priced if isinstance(found, ProviderSpec) else True
 
 
 def how_to_configure() -> str:
@@ -166,7 +177,7 @@ def resolve_choice(flag: str | None, model: str | None, judge_model: str | None)
 def resolve_provider_name(flag: str | None) -> str:
     """``--provider``, else ``AGENTSPROOF_PROVIDER_TYPE``, else ``auto``, lower-cased."""
     name = (flag or os.environ.get("AGENTSPROOF_PROVIDER_TYPE") or "auto").strip().lower()
-    if name not in PROVIDERS and name not in plugin_names():
+    if name != "auto" and not REGISTRY.has(name):
         raise ProviderUnavailable(f"--provider / AGENTSPROOF_PROVIDER_TYPE: unknown provider {name!r}; choose one of {', '.join(names())}")
     if name != "auto":
         return name
@@ -182,7 +193,7 @@ def resolve_models(provider: str, model: str | None, judge_model: str | None) ->
 
     ``provider`` may be a name outside the table (``--plan`` passes what it could resolve):
     such a provider gets the general rules."""
-    found = spec(provider) if provider in SPECS or provider in plugin_names() else None
+    found = spec(provider) if REGISTRY.has(provider) else None
     if found is not None and found.own_model is not None:
         name = found.own_model(model, judge_model)
         return ProviderChoice(provider=provider, model=name, judge_model=name)
@@ -206,7 +217,7 @@ def build_client(provider: str, *, retry: bool = True, prompt_cache: bool = True
 def build_layers(provider: str, *, retry: bool = True, prompt_cache: bool = True) -> tuple[LLMClient, ThrottledClient | None]:
     """The provider behind its throttle and retry layers, and the throttle (None when the
     provider is not rate-limited or ``AGENTSPROOF_THROTTLE=off``), kept by reference."""
-    if provider not in SPECS and provider not in plugin_names():
+    if not REGISTRY.has(provider):
         raise ProviderUnavailable(f"unknown provider {provider!r}")
     found = spec(provider)
     found.check_installed()

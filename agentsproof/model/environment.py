@@ -13,7 +13,7 @@ a trial's container), the targets (which run their agent through it) and the gra
   :class:`~agentsproof.model.items.EvalItem` carries. A format that builds its own
   (Harbor task folders) fills it directly.
 - :class:`TrialEnvironment`: one trial's fresh container (a Protocol here; the engine is
-  :mod:`agentsproof.targets.container`): ``exec`` a command in it, copy files in and out,
+  :mod:`agentsproof.isolation.container`): ``exec`` a command in it, copy files in and out,
   read one file. A target gets it as ``TrialInput.environment``; a grader as
   ``TrialContext.environment``, while the container still exists.
 """
@@ -199,6 +199,11 @@ class TrialEnvironment(Protocol):
 
     async def copy_in(self, host: Path, dest: str) -> None:
         """Copy the host folder ``host``'s contents (never following a link) into ``dest`` in the container."""
+        ...
+
+    async def copy_in_once(self, host: Path, dest: str) -> None:
+        """:meth:`copy_in`, unless this container already has ``host`` at ``dest`` (noted by the
+        container itself: an agent's harness, kept for the session's later turns)."""
         ...
 
     async def copy_out(self, src: str, host: Path, *, cap_bytes: int) -> list[str]:

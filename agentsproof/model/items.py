@@ -129,7 +129,7 @@ class EvalItem:
     for this item (both arms; not the judge's). None: the target's own."""
     environment: Environment | None = None
     """eval.yaml ``environment:`` (or a Harbor task's): every trial runs in a fresh container
-    of this image (see :mod:`agentsproof.targets.container`); None: on the host."""
+    of this image (see :mod:`agentsproof.isolation.container`); None: on the host."""
 
     def case_at(self, index: int) -> Case:
         """The case trial ``index`` runs (round robin, so a batch of trials covers the cases evenly)."""

@@ -163,6 +163,9 @@ class Target(abc.ABC):
     """True when the target offers every skill of ``TrialInput.skills`` (activation suites,
     the plugin arm) to its agent; a target that cannot has those trials errored, never run
     as if the skills were there."""
+    agentv_ids: tuple[str, ...] = ()
+    """agentv's provider kinds (the ``id`` of an ``.agentv/providers.yaml`` entry) this kind
+    runs as its built-in target, e.g. ``copilot-cli`` for ``copilot``; none by default."""
 
     def loopback_ports(self) -> list[int]:
         """Host loopback ports its agent must reach from inside a trial's container (the

@@ -1,6 +1,6 @@
 """Target kinds by name: one line each, an import path to the class that runs it.
 
-Adding a kind of agent: write ``agentsproof/targets/<kind>.py`` with a :class:`Target`
+Adding a kind of agent: write ``agentsproof/targets/<kind>/target.py`` with a :class:`Target`
 subclass whose ``kind`` is its name and whose ``spec_model`` is its targets.yaml entry
 (a strict model with ``type: Literal["<kind>"]``), and add its line to ``KINDS``. Modules
 are imported only when a run or a targets.yaml needs them. Its constructor takes what
@@ -18,21 +18,21 @@ from typing import Annotated, Any, Union, cast
 
 from pydantic import Field
 
-from agentsproof.core import entrypoints
+from agentsproof.core.registry import Registry
 from agentsproof.targets.base import Target, TargetFactory
 from agentsproof.targets.spec import TargetDef
 
 KINDS: dict[str, str] = {
-    "command": "agentsproof.targets.command:CommandTarget",
-    "http": "agentsproof.targets.http:HttpTarget",
-    "copilot": "agentsproof.targets.copilot:CopilotTarget",
-    "claude-code": "agentsproof.targets.claude_code:ClaudeCodeTarget",
-    "codex": "agentsproof.targets.codex:CodexTarget",
-    "acp": "agentsproof.targets.acp:AcpTarget",
-    "gemini": "agentsproof.targets.acp_agents:GeminiTarget",
-    "qwen-code": "agentsproof.targets.acp_agents:QwenCodeTarget",
-    "claude-code-acp": "agentsproof.targets.acp_agents:ClaudeCodeAcpTarget",
-    "codex-acp": "agentsproof.targets.acp_agents:CodexAcpTarget",
+    "command": "agentsproof.targets.command.target:CommandTarget",
+    "http": "agentsproof.targets.http.target:HttpTarget",
+    "copilot": "agentsproof.targets.copilot.target:CopilotTarget",
+    "claude-code": "agentsproof.targets.agents.claude_code:ClaudeCodeTarget",
+    "codex": "agentsproof.targets.agents.codex:CodexTarget",
+    "acp": "agentsproof.targets.acp.target:AcpTarget",
+    "gemini": "agentsproof.targets.acp.agents:GeminiTarget",
+    "qwen-code": "agentsproof.targets.acp.agents:QwenCodeTarget",
+    "claude-code-acp": "agentsproof.targets.acp.agents:ClaudeCodeAcpTarget",
+    "codex-acp": "agentsproof.targets.acp.agents:CodexAcpTarget",
 }
 
 
@@ -46,22 +46,25 @@ def _check(kind: str, found: Any) -> str | None:
     return None
 
 
+REGISTRY: Registry[type[Target]] = Registry("targets", KINDS, _check)
+"""Every target kind: :data:`KINDS`, then the installed plugins' (:mod:`agentsproof.core.registry`)."""
+
+
 @cache
 def target_class(kind: str) -> type[Target]:
     """The class of target kind ``kind`` (in-tree, else an installed plugin's); KeyError
     for an unknown one, PluginError for a plugin that does not load."""
-    cls: type[Target] = entrypoints.load("targets", KINDS, kind, _check)
-    return cls
+    return REGISTRY.get(kind)
 
 
 def classes() -> dict[str, type[Target]]:
     """Every kind's class: the in-tree ones, then the installed plugins' that load."""
-    return entrypoints.load_all("targets", KINDS, _check)
+    return REGISTRY.all()
 
 
 def plugin_kinds() -> tuple[str, ...]:
     """The kinds of installed packages (looked up, not imported)."""
-    return tuple(k for k in entrypoints.lines("targets", KINDS) if k not in KINDS)
+    return REGISTRY.plugin_names()
 
 
 def target_types() -> tuple[str, ...]:

@@ -22,7 +22,7 @@ from openai_server import response_outputs, responses_as_chat, tool_call, tool_r
 from plugins import SUITES, write_plugin
 
 from agentsproof.formats.activation import load_plugin_suites
-from agentsproof.targets.skill_choice import description_of
+from agentsproof.targets.chat.skill_choice import description_of
 
 MODEL = "agent-test-model"
 SECRET = "sk-activation-agent-cli-secret"

@@ -19,7 +19,7 @@ PLUGIN = Path(__file__).resolve().parents[2] / "evals" / "csv-plugin"
 def hand_count(srv_rule_min_hits: int = 2) -> dict[str, dict[str, int]]:
     """Precision/recall counts from the scripted model's rule applied by hand to every prompt."""
     plugin = load_plugin_suites(PLUGIN)
-    from agentsproof.targets.skill_choice import choice_system
+    from agentsproof.targets.chat.skill_choice import choice_system
 
     system = choice_system(plugin.skills)
     should = {s.skill.name: {p.text for p in s.should} for s in plugin.suites}

@@ -15,7 +15,7 @@ from plugins import write_plugin
 
 from agentsproof.formats.activation import load_plugin_suites
 from agentsproof.targets.base import TargetError
-from agentsproof.targets.skill_choice import parse_choice
+from agentsproof.targets.chat.skill_choice import parse_choice
 
 
 def test_eval_yaml_skill_used_tests_are_a_suite(tmp_path):

@@ -82,7 +82,27 @@ def test_an_eval_runs_the_plugins_target_graded_by_its_grader(installed_example,
             assert check["target"] == "at most 8 words" and check["passed"] is (score == 1.0)
             if answer is not None:
                 assert t["response"] == answer
+            # the plugin grader says logged=False: the runner adds no score line of its own
+            assert t["log"], "the trial has a log"
+            assert not [e for e in t["log"] if e["role"] == "judge" and e["text"].startswith("max_words:")], t["log"]
     assert item["with_arm"]["mean_score"] == 1.0 and item["without_arm"]["mean_score"] == 0.0
+
+
+def test_a_plugin_graders_lint_hook_runs(installed_example, tmp_path):
+    """``agentsproof lint`` calls an installed grader's own lint hook (the registry, not the
+    in-tree table, is asked which grader a ``type`` is)."""
+    site, copy = installed_example
+    ev = tmp_path / "eval"
+    shutil.copytree(copy / "eval", ev)
+    done = _agentsproof(["lint", str(ev)], site, cwd=tmp_path)
+    assert "[too-few-cases]" in done.stdout and "never-fails" not in done.stdout, done.stdout + done.stderr
+    text = (ev / "eval.yaml").read_text(encoding="utf-8")
+    (ev / "eval.yaml").write_text(text.replace("words: 8", "words: 5000"), encoding="utf-8")
+    done = _agentsproof(["lint", str(ev)], site, cwd=tmp_path)
+    assert "Traceback" not in done.stderr
+    out = done.stdout + done.stderr
+    assert "never-fails" in out and "5000 words is more than any answer gives" in out, out
+    assert "task.graders[0].words" in out, out
 
 
 def test_doctor_lists_the_plugins(installed_example, tmp_path):

@@ -71,7 +71,7 @@ def test_stderr_is_looked_up_at_each_call_so_the_console_scrubber_sees_it(monkey
 
 
 BELOW_THE_COMMANDS = ("core", "model", "llm", "stats", "targets", "grading", "report", "executor", "formats", "interop")
-STANDALONE = {"targets/sandbox.py": "relay_main"}
+STANDALONE = {"isolation/sandbox.py": "relay_main"}
 """Code that runs without the package (the sandbox relay, as a script inside bubblewrap)."""
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from docker_engine import own_containers
 
 from agentsproof.model.environment import Environment
-from agentsproof.targets.environments import Environments
+from agentsproof.isolation.environments import Environments
 
 
 def test_exec_copy_and_read_in_one_trial_container(tmp_path: Path, docker_base_image: str) -> None:

@@ -48,7 +48,7 @@ def _targets(root: Path, **commands: str) -> Path:
 
 def _owned() -> set[str]:
     """This process's containers (the engine is shared: other runs' are not ours to count)."""
-    from agentsproof.targets.environments import LABEL_OWNER, owner_label
+    from agentsproof.isolation.environments import LABEL_OWNER, owner_label
 
     return set(run_containers(f"{LABEL_OWNER}={owner_label()}"))
 

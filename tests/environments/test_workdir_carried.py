@@ -16,8 +16,8 @@ from conftest import read_json, run_cli
 from docker_engine import own_containers
 
 from agentsproof.model.environment import Environment
-from agentsproof.targets.engine_api import OUTPUT_CAP
-from agentsproof.targets.environments import Environments
+from agentsproof.isolation.engine import OUTPUT_CAP
+from agentsproof.isolation.environments import Environments
 
 TRACE = "/var/tmp/agentsproof/trace.jsonl"
 AGENT = r"""
@@ -286,7 +286,7 @@ def test_what_follows_the_mark_is_capped_and_a_file_past_the_cap_is_emptied(tmp_
     """A command that read the mark from its parent's command line and streams without end
     cannot fill the host's disk: past ``file_cap`` the file is emptied and the rest dropped
     (it then holds no closing mark, so nothing is kept); under the cap it is written whole."""
-    from agentsproof.targets.engine_api import _read_split
+    from agentsproof.isolation.engine import _read_split
 
     mark = b"agentsproof-carry-0123"
 

@@ -64,7 +64,7 @@ def watch(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str, seen: list[tup
 
 def test_a_trials_file_work_runs_off_the_event_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from agentsproof.grading import files, regex
-    from agentsproof.targets import workspace
+    from agentsproof.isolation import workspace
 
     seen: list[tuple[str, bool]] = []
     for owner, name in ((workspace.Workspaces, "create"), (workspace.Workspaces, "finish"), (workspace, "snapshot"), (workspace, "changes"),

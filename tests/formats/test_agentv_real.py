@@ -75,6 +75,49 @@ def test_provider_kinds(tmp_path, kind, target):
     assert resolve_label("mine", tmp_path / "evals" / "a.eval.yaml", "a.eval.yaml", "providers[0]").target == target
 
 
+AGENTV_TARGET = """
+from typing import Literal
+
+from agentsproof.model.graders import Strict
+from agentsproof.targets.base import Target
+
+
+class MySpec(Strict):
+    type: Literal["my-agent"]
+
+
+class MyAgent(Target):
+    kind = "my-agent"
+    spec_model = MySpec
+    agentv_ids = ("my-agent-cli",)
+
+    async def run(self, trial):
+        raise AssertionError("not run")
+"""
+
+
+def test_an_agentv_kind_is_the_fact_of_its_target_kind(tmp_path, monkeypatch):
+    """Which agentv provider kinds a target kind runs is on its registry entry (``agentv_ids``):
+    a new kind (one module, one registry line) is found with no list in the agentv reader."""
+    import sys
+
+    from agentsproof.formats.agentevals.providers import resolve_label
+    from agentsproof.targets import registry
+
+    (tmp_path / "agentsproof_my_agent.py").write_text(AGENTV_TARGET, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(registry.KINDS, "my-agent", "agentsproof_my_agent:MyAgent")
+    (tmp_path / ".agentv").mkdir()
+    (tmp_path / ".agentv" / "providers.yaml").write_text("providers:\n  - id: my-agent-cli\n    label: mine\n")
+    (tmp_path / "evals").mkdir()
+    try:
+        got = resolve_label("mine", tmp_path / "evals" / "a.eval.yaml", "a.eval.yaml", "providers[0]")
+        assert got.target == "my-agent"
+    finally:
+        registry.target_class.cache_clear()
+        sys.modules.pop("agentsproof_my_agent", None)
+
+
 def test_unknown_operator_is_named(byok_env, tmp_path):
     folder = tmp_path / "evals"
     shutil.copytree(OPERATORS.parent, folder)

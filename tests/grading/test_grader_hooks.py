@@ -131,7 +131,7 @@ async def test_the_runner_grades_and_logs_it_through_its_entry(register: Any, sc
     from agentsproof.executor.runner import DualArmRunner, RunOptions
     from agentsproof.llm.openai_http import openai_client
     from agentsproof.model.items import EvalItem
-    from agentsproof.targets.chat import ChatTarget
+    from agentsproof.targets.chat.target import ChatTarget
 
     item = EvalItem(id="s/t", name="t", kind="skill", source_path="SKILL.md", system_prompt="Be brief.", task_name="t", prompt="Say OK.",
                     graders=[WordCountGrader(type="word_count", max_words=3)], trials=1, timeout=30, threshold=0.5)

@@ -17,9 +17,9 @@ from agentsproof.core import procgroup
 from agentsproof.grading.grade import TrialContext
 from agentsproof.grading.script import ScriptGrader, grade_script
 from agentsproof.model.items import EvalItem
-from agentsproof.targets import workspace as ws_mod
+from agentsproof.isolation import workspace as ws_mod
 from agentsproof.targets.base import TrialInput
-from agentsproof.targets.command import CommandTarget, CommandTargetSpec
+from agentsproof.targets.command.target import CommandTarget, CommandTargetSpec
 
 PY = sys.executable
 

@@ -122,7 +122,7 @@ async def test_context_overflow_is_an_errored_trial_with_the_reason() -> None:
         timeout=60,
         threshold=0.5,
     )
-    from agentsproof.targets.chat import ChatTarget
+    from agentsproof.targets.chat.target import ChatTarget
 
     runner = DualArmRunner({"chat": ChatTarget(client, MODEL, max_tokens=4)}, RunOptions(), judge=None)
     run = await runner.run_item(item)

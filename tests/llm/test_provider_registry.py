@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import types
 from pathlib import Path
 
 import pytest
@@ -175,3 +176,43 @@ def test_the_copilot_provider_without_its_extra_says_what_to_install():
     with pytest.raises(ProviderUnavailable) as err:
         registry.build_client("copilot")
     assert str(err.value) == "provider copilot: github-copilot-sdk is not installed; run: pip install -e '.[copilot]' (in the agentsproof checkout)"
+
+
+# ------------------------------------------------ facts on the registry entry
+
+FREE_PROVIDER = """
+from agentsproof.llm.provider_spec import ProviderSpec
+
+
+def build(options):
+    raise AssertionError("not built")
+
+
+PROVIDER = ProviderSpec(name="freebie", build=build, priced=False)
+"""
+
+
+def test_whether_calls_cost_money_is_the_specs_fact(tmp_path, monkeypatch):
+    """``priced`` on the entry, not ``provider == "local"`` in the budget and ``--plan``: a
+    new free provider (one module, one table line) is free everywhere."""
+    from agentsproof.executor.costplan import _price
+    from agentsproof.llm.budget import budget_for
+    from agentsproof.llm.prices import Price
+
+    inner = types.SimpleNamespace(name="inner", max_concurrency=1)  # never called: only the budget is read
+    assert registry.priced("local") is False and registry.priced("openai") is True
+    assert registry.priced("no-such-provider") is True  # --plan may pass a name it could not resolve
+    assert _price("local", "gpt-4o") == Price.of(0.0, 0.0)
+    (tmp_path / "agentsproof_free_provider.py").write_text(FREE_PROVIDER, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(registry.SPECS, "freebie", "agentsproof_free_provider:PROVIDER")
+    try:
+        assert registry.priced("freebie") is False
+        budget, _ = budget_for(inner, "freebie", ("no-price-model", "no-price-model"), None, 1.0)  # type: ignore[arg-type]
+        assert budget.free and budget.price("no-price-model") == Price.of(0.0, 0.0)
+        assert _price("freebie", "no-price-model") == Price.of(0.0, 0.0)
+        with pytest.raises(Exception, match="no price for model"):
+            budget_for(inner, "openai", ("no-price-model", "no-price-model"), None, 1.0)  # type: ignore[arg-type]
+    finally:
+        registry.spec.cache_clear()
+        sys.modules.pop("agentsproof_free_provider", None)

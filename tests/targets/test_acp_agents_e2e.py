@@ -287,7 +287,7 @@ def test_one_matrix_across_the_cli_agents_and_the_acp_agents(tmp_path: Path, mon
 def test_the_model_comes_in_the_usual_order_and_the_config_is_fresh(kind: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """--model, then AGENTSPROOF_MODEL, then the entry's model, else the agent's own; each
     trial's home holds only what agentsproof writes, and the agent's key is named, never shown."""
-    from agentsproof.targets.agent_cli import Harness
+    from agentsproof.targets.agents.kit import Harness
     from agentsproof.targets.config import parse_targets
     from agentsproof.targets.registry import build_target
 

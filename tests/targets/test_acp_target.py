@@ -57,7 +57,7 @@ async def test_updates_permissions_and_usage_are_recorded(tmp_path, sandbox):
 
 
 async def test_usage_not_reported_is_said_and_never_a_zero_cost_and_aclose_removes_every_home(tmp_path, monkeypatch):
-    from agentsproof.targets.agent_cli import Harness
+    from agentsproof.targets.agents.kit import Harness
 
     made: list[Path] = []
     create = Harness.create.__func__  # type: ignore[attr-defined]
@@ -220,8 +220,8 @@ async def test_an_agent_script_under_tmp_stays_visible_in_the_sandbox(tmp_path):
 async def test_in_a_container_a_program_that_is_no_npm_install_is_the_images_own_as_written(tmp_path):
     """Nothing is mounted for a plain program, so the container runs the image's program of
     that name as the entry wrote it: never the host's symlink target."""
-    from agentsproof.targets.acp_container import InContainer
-    from agentsproof.targets.agent_cli import Harness
+    from agentsproof.targets.acp.container import InContainer
+    from agentsproof.targets.agents.kit import Harness
 
     class Box:
         workdir, name = "/app", "agentsproof-test-box"

@@ -9,7 +9,7 @@ import pytest
 
 from agentsproof.model.items import SkillFile
 from agentsproof.model.skillfolder import split_frontmatter
-from agentsproof.targets.agent_cli import Harness, loopback_port, read_json_lines, stage_skills, with_front_matter
+from agentsproof.targets.agents.kit import Harness, loopback_port, read_json_lines, stage_skills, with_front_matter
 
 
 @pytest.mark.parametrize("text, name, description", [

@@ -23,12 +23,12 @@ import pytest
 from conftest import ScriptedServer
 from agentsproof.core.errors import InputError
 from agentsproof.model.items import EvalItem
-from agentsproof.targets import sandbox as sandbox_mod
-from agentsproof.targets import workspace as ws_mod
+from agentsproof.isolation import sandbox as sandbox_mod
+from agentsproof.isolation import workspace as ws_mod
 from agentsproof.targets.base import TargetError, TrialInput, TrialRecord
 from agentsproof.model.items import SkillFile
-from agentsproof.targets.command import CommandTarget
-from agentsproof.targets.command import CommandTargetSpec
+from agentsproof.targets.command.target import CommandTarget
+from agentsproof.targets.command.target import CommandTargetSpec
 from agentsproof.targets.spec import TargetDef
 
 PRELUDE = '''\
@@ -361,7 +361,7 @@ print("ok")
 
 
 def test_trace_file_in_the_workspace_and_step_cap(tmp_path: Path, spaces: ws_mod.Workspaces, monkeypatch: pytest.MonkeyPatch) -> None:
-    from agentsproof.targets import trace as trace_mod
+    from agentsproof.targets.command import trace as trace_mod
 
     monkeypatch.setattr(trace_mod, "MAX_TRACE_STEPS", 5)
     body = PRELUDE + 'print(os.environ["AGENTSPROOF_TRACE_FILE"])\ntrace(*[{"tool": f"t{i}"} for i in range(8)])\n'

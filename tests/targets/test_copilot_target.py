@@ -305,7 +305,7 @@ def cli_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
 
 
 def test_describe_shows_the_spec_as_written(cli_file, monkeypatch):
-    from agentsproof.targets.copilot import CopilotTarget
+    from agentsproof.targets.copilot.target import CopilotTarget
     from agentsproof.targets.registry import build_target
 
     monkeypatch.setenv("AGENT_MODEL", "gpt-secret-deployment")
@@ -360,7 +360,7 @@ def _request(kind: str, **fields: Any):
 @pytest.fixture
 def guard(tmp_path: Path):
     pytest.importorskip("copilot")
-    from agentsproof.targets.copilot_guard import PermissionGuard
+    from agentsproof.targets.copilot.guard import PermissionGuard
 
     ws = tmp_path / "ws"
     (ws / "sub").mkdir(parents=True)

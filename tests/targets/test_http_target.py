@@ -18,7 +18,7 @@ from agentsproof.model.items import EvalItem
 from agentsproof.targets.base import TargetError, TrialInput, TrialRecord
 from agentsproof.model.items import SkillFile
 from agentsproof.targets.config import parse_targets
-from agentsproof.targets.http import HttpTarget
+from agentsproof.targets.http.target import HttpTarget
 from agentsproof.targets.registry import build_target
 
 TOKEN = "tok-very-secret-123"

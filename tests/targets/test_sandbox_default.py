@@ -22,10 +22,10 @@ from conftest import make_plugin, read_json, run_cli, simple_eval
 
 from agentsproof.core.errors import InputError
 from agentsproof.model.items import EvalItem
-from agentsproof.targets import sandbox as sandbox_mod
-from agentsproof.targets import workspace as ws_mod
+from agentsproof.isolation import sandbox as sandbox_mod
+from agentsproof.isolation import workspace as ws_mod
 from agentsproof.targets.base import TrialInput
-from agentsproof.targets.command import CommandTarget, CommandTargetSpec
+from agentsproof.targets.command.target import CommandTarget, CommandTargetSpec
 
 
 def _item() -> EvalItem:

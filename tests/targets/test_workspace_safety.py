@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from agentsproof.core.errors import InputError, TargetError
-from agentsproof.targets import workspace as ws_mod
-from agentsproof.targets.seed import MAX_SEED_FILES, check_seed_folder, copy_seed
+from agentsproof.isolation import workspace as ws_mod
+from agentsproof.isolation.seed import MAX_SEED_FILES, check_seed_folder, copy_seed
 
 
 def _mode(path: Path) -> int:
@@ -110,8 +110,8 @@ def test_unreadable_seed_file_is_refused_at_load_and_an_errored_trial_at_copy(tm
     code = """
 from pathlib import Path
 from agentsproof.core.errors import InputError, TargetError
-from agentsproof.targets import workspace as ws_mod
-from agentsproof.targets.seed import check_seed_folder
+from agentsproof.isolation import workspace as ws_mod
+from agentsproof.isolation.seed import check_seed_folder
 seed = Path(sys.argv[2])
 try:
     check_seed_folder(seed, "eval.yaml", "workspace")
@@ -143,7 +143,7 @@ def test_a_full_disk_while_copying_a_seed_is_an_errored_trial(tmp_path: Path) ->
     repo = str(Path(__file__).resolve().parents[2])
     script = (
         "import sys; sys.path.insert(0, sys.argv[1]); from pathlib import Path; "
-        "from agentsproof.targets.workspace import Workspaces; from agentsproof.core.errors import TargetError\n"
+        "from agentsproof.isolation.workspace import Workspaces; from agentsproof.core.errors import TargetError\n"
         "w = Workspaces()\n"
         "try:\n    w.create('it', 'with', 0, Path(sys.argv[2]))\nexcept TargetError as e:\n    print('ERRORED', e)\n"
         "w.close()\nprint('LEFT', __import__('os').listdir(sys.argv[3]))\n"

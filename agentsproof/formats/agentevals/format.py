@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentsproof.formats.agentevals.items import NAMES, is_eval_yaml, label_checks, load_suite, suite_items
 from agentsproof.formats.base import ItemRequest, Loaded
+
+if TYPE_CHECKING:
+    from agentsproof.formats.lint.checks import FileView
 
 
 class EvalYamlSuite:
@@ -48,6 +52,12 @@ class EvalYamlSuite:
             skill_path=loaded.skill[0] if loaded.skill else None,
             after=lambda run: label_checks(loaded, run, prefix=prefix),
         )
+
+    def lint_view(self, path: Path, src: str, loaded: Loaded | None = None) -> FileView:
+        """``agentsproof lint``'s view of its cases (:mod:`agentsproof.formats.lint.views`)."""
+        from agentsproof.formats.lint.views import CaseFields, cases_view
+
+        return cases_view(loaded or self.load(path, ItemRequest()), src, CaseFields("tests", "assert", "input"))
 
 
 FORMAT = EvalYamlSuite()

@@ -9,8 +9,8 @@ A label resolves, in this order:
 
 1. a targets.yaml target of that name (``--targets``, beside the eval, ``.agentsproof/``);
 2. the ``.agentv/providers.yaml`` entry with that label: an LLM kind runs as the
-   configured model (``--model`` / ``AGENTSPROOF_MODEL``), a Copilot kind as the built-in
-   ``copilot`` target; any other kind (``cli``, ``replay`` …) is an error naming the entry,
+   configured model (``--model`` / ``AGENTSPROOF_MODEL``), a kind a target kind names in its
+   ``agentv_ids`` (``copilot-cli`` …) as that built-in target; any other kind (``cli``, ``replay`` …) is an error naming the entry,
    since its settings mean nothing to agentsproof (define a targets.yaml target instead);
 3. no providers.yaml at all: the label is the configured model, as ``default`` is.
 
@@ -49,7 +49,6 @@ LLM_KINDS = frozenset(
         "mock",
     }
 )
-COPILOT_KINDS = frozenset({"copilot", "copilot-cli", "copilot-sdk"})
 
 
 @dataclass(frozen=True)
@@ -115,8 +114,9 @@ def resolve_label(label: str, eval_path: Path, src: str, where: str) -> Resolved
             "chat",
             f"{where} {label!r} is {entry['id']!r} in {fsrc}: it runs as the configured model (--model / AGENTSPROOF_MODEL); its endpoint and key settings are not read",
         )
-    if kind in COPILOT_KINDS:
-        return Resolved("copilot", f"{where} {label!r} is {entry['id']!r} in {fsrc}: it runs on the built-in 'copilot' target")
+    target = _target_for(kind)
+    if target is not None:
+        return Resolved(target, f"{where} {label!r} is {entry['id']!r} in {fsrc}: it runs on the built-in {target!r} target")
     raise InputError(
         fsrc,
         f"[{i}].id",
@@ -128,3 +128,11 @@ def say_once(src: str, note: str | None) -> None:
     """Print ``note`` for the eval file ``src`` once per process (a retry loads it again)."""
     if note:
         note_once(f"{src}: {note}", key=("agentevals", src, note))
+
+
+def _target_for(agentv_kind: str) -> str | None:
+    """The target kind that runs agentv's provider kind ``agentv_kind`` as its built-in target
+    (a kind's ``agentv_ids``, on its registry entry), or None."""
+    from agentsproof.targets import registry
+
+    return next((kind for kind, cls in registry.classes().items() if agentv_kind in cls.agentv_ids), None)

@@ -7,11 +7,15 @@ becomes an item in :func:`agentsproof.formats.eval_yaml.items.item_from_eval`.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentsproof.core.errors import InputError
 from agentsproof.formats.base import ItemRequest, Loaded
 from agentsproof.formats.eval_yaml.items import item_from_eval, plugin_name_for_eval
 from agentsproof.formats.eval_yaml.models import load_eval
+
+if TYPE_CHECKING:
+    from agentsproof.formats.lint.checks import FileView
 
 NAMES = ("eval.yaml", "eval.yml")
 
@@ -49,6 +53,13 @@ class EvalYaml:
             skill_path=ev.source_path,
             eval_file=ev,
         )
+
+    def lint_view(self, path: Path, src: str, loaded: Loaded | None = None) -> FileView:
+        """``agentsproof lint``'s view of its tasks (:mod:`agentsproof.formats.lint.views`)."""
+        from agentsproof.formats.lint.views import eval_yaml_view
+
+        ev = loaded.eval_file if loaded is not None and loaded.eval_file is not None else load_eval(path)
+        return eval_yaml_view(ev, src)
 
 
 FORMAT = EvalYaml()

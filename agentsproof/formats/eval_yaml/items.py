@@ -65,7 +65,7 @@ def seed_digest(folder: Path | None, files: tuple[tuple[str, bytes], ...] = ()) 
     """A digest of what every trial's workspace starts with (journal fingerprint)."""
     h = hashlib.sha256()
     if folder is not None:
-        from agentsproof.targets.workspace import snapshot
+        from agentsproof.isolation.workspace import snapshot
 
         for rel, (size, digest) in sorted(snapshot(folder).files.items()):
             h.update(f"{rel}\0{size}\0{digest}\n".encode("utf-8", "surrogatepass"))

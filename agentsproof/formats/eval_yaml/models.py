@@ -309,13 +309,13 @@ def load_eval(path: str | Path) -> LoadedEval:
 
     workspace = None
     if cfg.workspace is not None:
-        from agentsproof.targets.workspace import check_seed_folder
+        from agentsproof.isolation.workspace import check_seed_folder
 
         workspace = check_seed_folder(confined(cfg.workspace, p, "workspace"), src, "workspace")
     task_workspaces: dict[int, Path] = {}
     for i, task in enumerate(cfg.tasks or []):
         if task.workspace is not None:
-            from agentsproof.targets.workspace import check_seed_folder
+            from agentsproof.isolation.workspace import check_seed_folder
 
             where = f"tasks[{i}].workspace"
             task_workspaces[i] = check_seed_folder(confined(task.workspace, p, where), src, where)

@@ -139,10 +139,11 @@ def _fold(text: str, sensitive: bool) -> str:
 
 def _facts(view: FileView, case: CaseView, where: str, g: GraderSpec) -> Iterator[LintFact]:
     """What the grader's own lint hook says (:mod:`agentsproof.grading.hooks`); nothing for an unregistered type."""
-    from agentsproof.grading.registry import GRADERS, kind
+    from agentsproof.grading.registry import find
 
     name = getattr(g, "type", "")
-    hook = kind(name).lint if isinstance(name, str) and name in GRADERS else None
+    found = find(name) if isinstance(name, str) else None  # a plugin's grader too
+    hook = found.lint if found is not None else None
     if hook is not None:
         yield from hook(g, LintCase(where, view.path, view.agent_mode, case.workspace))
 

@@ -17,12 +17,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentsproof.core.errors import InputError
-from agentsproof.formats.lint.checks import CaseView, FileView, check_file
+from agentsproof.formats.lint.checks import FileView, check_file
 from agentsproof.formats.lint.problems import Problem, fix_for
 
 if TYPE_CHECKING:
     from agentsproof.formats.base import Loaded
-    from agentsproof.formats.eval_yaml.models import LoadedEval
 
 TARGETS_NAMES = ("targets.yaml", "targets.yml")
 MAX_FILES = 2000
@@ -43,10 +42,17 @@ def kind_of(path: Path) -> str:
     return registry.detect(path, "lint").name
 
 
-def _checked(kind: str) -> bool:
-    from agentsproof.formats.registry import LINT_CHECKS
+def _lint_view(kind: str) -> Callable[[Path, str, Loaded | None], FileView] | None:
+    """The format's ``lint_view(path, src, loaded=None)`` hook, when lint checks its cases
+    (:mod:`.views` builds the view); None: lint runs its loader only and says so."""
+    from agentsproof.formats import registry
 
-    return kind in LINT_CHECKS
+    hook = getattr(registry.get(kind), "lint_view", None)
+    return hook if callable(hook) else None
+
+
+def _checked(kind: str) -> bool:
+    return _lint_view(kind) is not None
 
 
 def _own_lint(kind: str) -> Callable[[Path], list[Problem]] | None:
@@ -175,12 +181,9 @@ def check_loaded(loaded: Loaded) -> list[Problem]:
 
     src = display(loaded.path)
     try:
-        if loaded.eval_file is not None:
-            view = _eval_yaml_view_of(loaded.eval_file, src)
-        elif _checked(loaded.format):  # the formats lint checks case by case (formats.registry.LINT_CHECKS)
-            view = _cases_view_of(loaded, src)
-        else:
+        if not _checked(loaded.format):  # a format without a lint_view hook
             return []
+        view = _view(loaded.path, loaded.format, src, loaded)
     except InputError:
         return []
     return check_file(view)
@@ -202,94 +205,11 @@ def loaded_views(path: Path) -> list[FileView]:
     return out
 
 
-def _view(path: Path, kind: str, src: str) -> FileView:
-    if kind == "eval.yaml":
-        return _eval_yaml_view(path, src)
-    return _cases_view(path, kind, src)
-
-
-def _eval_yaml_view(path: Path, src: str) -> FileView:
-    from agentsproof.formats.eval_yaml.models import load_eval
-
-    return _eval_yaml_view_of(load_eval(path), src)
-
-
-def _eval_yaml_view_of(ev: LoadedEval, src: str) -> FileView:
-    from agentsproof.formats.eval_yaml.items import item_from_eval
-
-    item_from_eval(ev, trials=None, threshold=None, target=None, all_tasks=True)  # what a run builds (its errors too)
-    cfg = ev.config
-    cases = []
-    for i, task in enumerate(cfg.run_tasks(all_tasks=True)):
-        at = cfg.task_field(i)
-        cases.append(
-            CaseView(
-                field=at,
-                name=task.name,
-                prompt=task.instruction,
-                graders=list(task.graders),
-                grader_fields=[f"{at}.graders[{j}]" for j in range(len(task.graders))],
-                workspace=ev.task_workspaces.get(i, ev.workspace),
-            )
-        )
-    view = FileView(src, ev.path, cases, skill_text=ev.source_text, agent_mode=cfg.execution.mode == "agent")
-    for i, task in enumerate(cfg.run_tasks(all_tasks=True)):
-        oracle, at = (task.oracle, f"{cfg.task_field(i)}.oracle") if task.oracle is not None else (cfg.oracle, "oracle")
-        if oracle is not None and oracle.script is not None and not (ev.path.parent / oracle.script).is_file():
-            view.notes.append(
-                Problem(src, f"{at}.script", "missing-file", f"{oracle.script!r} is not beside {ev.path.name}", "add the script there or correct the path")
-            )
-            break
-    if cfg.activation is not None:
-        from agentsproof.formats.lint.activation import check_activation
-        from agentsproof.model.skillfolder import split_frontmatter
-
-        try:
-            meta, _ = split_frontmatter(ev.source_text)
-        except Exception:  # noqa: BLE001 - a skill file without usable frontmatter: no description to compare
-            meta = {}
-        found = meta.get("description")
-        description = found if isinstance(found, str) else ""
-        view.notes.extend(check_activation(src, cfg.activation, description))
-    if cfg.execution.target:
-        from agentsproof.targets.config import check_target_name
-
-        try:
-            check_target_name(cfg.execution.target, ev.path, src, "execution.target")
-        except InputError as err:
-            view.notes.append(_loader_problem(err, src))
-    return view
-
-
-def _cases_view(path: Path, kind: str, src: str) -> FileView:
-    from agentsproof.formats import registry
-    from agentsproof.formats.base import ItemRequest
-
-    return _cases_view_of(registry.get(kind).load(path, ItemRequest()), src)
-
-
-def _cases_view_of(loaded: Loaded, src: str) -> FileView:
-    kind = loaded.format
-    prefix, graders_at, prompt_at = ("evals", "assertions", "prompt") if kind == "evals.json" else ("tests", "assert", "input")
-    cases = []
-    skill = ""
-    for i, item in enumerate(loaded.items):
-        # a promptfoo case is a prompt × test (× provider): named by its name, not an index into tests
-        at = f"case {item.name!r}" if kind == "promptfoo" else f"{prefix}[{i}]"
-        cases.append(
-            CaseView(
-                field=at,
-                name=item.name if kind == "promptfoo" else item.task_name,  # a provider's copy has the case's task name
-                prompt=item.prompt,
-                graders=list(item.graders),
-                grader_fields=[f"{at}.{graders_at}" for _ in item.graders],
-                workspace=item.workspace_seed,
-                prompt_field=prompt_at,
-            )
-        )
-        if not loaded.single_arm:
-            skill = item.skill.text if item.skill is not None else item.system_prompt
-    return FileView(src, loaded.path, cases, skill_text=skill, case_word="case", cases_field=prefix, exact_fields=False)
+def _view(path: Path, kind: str, src: str, loaded: Loaded | None = None) -> FileView:
+    """The format's own view of its cases (its ``lint_view`` hook, :mod:`.views`)."""
+    hook = _lint_view(kind)
+    assert hook is not None, kind
+    return hook(path, src, loaded)
 
 
 def lint_targets(path: Path, src: str) -> list[Problem]:

@@ -5,17 +5,21 @@ In an eval.yaml::
     graders:
       - type: max_words
         words: 20
+
+Besides grading it shows two of a grader's hooks: ``lint`` (what ``agentsproof lint`` says
+about its config without a model: a limit so high that no answer fails it) and
+``logged=False`` (its check's evidence says it all, so the runner adds no score line of its
+own to the trial's log).
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Iterator
+from typing import Any, Literal
 
 from pydantic import Field
 
-from agentsproof.grading.base import GradeInput, GraderKind
-from agentsproof.model.graders import Strict
-from agentsproof.model.results import CheckResult, GraderResult
+from agentsproof.plugin import CheckResult, Finding, GradeInput, GraderKind, GraderResult, LintCase, Strict
 
 
 class MaxWordsGrader(Strict):
@@ -33,5 +37,21 @@ async def grade(spec: MaxWordsGrader, given: GradeInput) -> GraderResult:
     return GraderResult(type="max_words", weight=spec.weight, score=1.0 if passed else 0.0, checks=[check])
 
 
+NEVER_FAILS = 2000
+"""A limit at least this high passes every answer a chat or an agent gives."""
+
+
+def lint(spec: Any, case: LintCase) -> Iterator[Finding]:
+    """What ``agentsproof lint`` reports about this grader's config, without a model."""
+    if isinstance(spec, MaxWordsGrader) and spec.words >= NEVER_FAILS:
+        yield Finding(
+            f"{case.where}.words",
+            "never-fails",
+            f"max_words: {spec.words} words is more than any answer gives, so this grader never fails",
+            f"set words below {NEVER_FAILS}, to the length a good answer needs",
+            "warning",
+        )
+
+
 # The entry point's name (max_words) must be this type; the config's Literal too.
-GRADER = GraderKind(type="max_words", config=MaxWordsGrader, grade=grade)
+GRADER = GraderKind(type="max_words", config=MaxWordsGrader, grade=grade, lint=lint, logged=False)

@@ -18,8 +18,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from agentsproof.model.graders import Strict
-from agentsproof.targets.base import Target, TrialInput, TrialRecord
+from agentsproof.plugin import Strict, Target, TrialInput, TrialRecord
 
 
 class EchoTargetSpec(Strict):

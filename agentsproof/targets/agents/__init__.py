@@ -1,0 +1,4 @@
+"""The agent CLIs (``claude_code``, ``codex``: their targets and event readers), the one trial
+step they share (``cli_trial``), what every agent target shares (``base``), the kit every
+agent target is built from, ACP ones included (``kit``), and the CLIs inside a trial's
+container (``container``)."""
