@@ -107,7 +107,10 @@ def eval_cmd(path: Path, **opts: Any) -> None:
 @arms_option
 @click.option("--shard", metavar="I/N", help="Run only slice I of N (stable, by item id), e.g. one per CI machine; join them with `agentsproof merge`.")
 @click.option("--strict", is_flag=True, help="Any eval file that does not load fails the run (exit 30) before a trial starts; without it the others run.")
-def eval_all_cmd(directory: Path, strict: bool, **opts: Any) -> None:
+@click.option(
+    "--ablate", is_flag=True, help="Ablate each eval's skill instead (as `agentsproof ablate DIR`, margin 0.05): every part priced; docs/ablation.md."
+)
+def eval_all_cmd(directory: Path, strict: bool, ablate: bool, **opts: Any) -> None:
     """Run every eval file below DIRECTORY: eval.yaml, EVAL.yaml, agentv's *.eval.yaml, promptfooconfig.yaml, evals/evals.json, Harbor task folders.
 
     Writes one report for the plugin: runs/<plugin>/<plugin>-eval.html, plus
@@ -125,6 +128,10 @@ def eval_all_cmd(directory: Path, strict: bool, **opts: Any) -> None:
     from agentsproof.model.options import RunConfig
 
     cfg = RunConfig.from_cli(opts)
+    if ablate:
+        from agentsproof.cli.ablate import ablate_folder
+
+        ablate_folder(directory, cfg, 0.05)
     run, written = run_eval_all(directory, cfg, strict=strict)
     finish(run, written, cfg.ci, cfg.fail_on_underpowered, cfg.ci_rule)
 

@@ -242,6 +242,24 @@ def as_dict(ab: Ablation) -> dict[str, Any]:
     }
 
 
+def run_ablation_all(directory: Path, cfg: RunConfig, margin: float) -> list[tuple[Path, Ablation | InputError, RunResult | None, dict[str, Path]]]:
+    """``ablate DIR`` and ``eval-all DIR --ablate``: the ablation of every eval file below
+    ``directory`` (eval-all's discovery), one after another; a file that cannot be ablated
+    (no skill, no part, does not load) is kept with its one-line reason and the others run."""
+    from agentsproof.formats.layout import plugin_evals
+
+    done: list[tuple[Path, Ablation | InputError, RunResult | None, dict[str, Path]]] = []
+    for path in plugin_evals(directory):
+        try:
+            run, written, ab = run_ablation(path, cfg, margin)
+        except InputError as err:
+            done.append((path, err, None, {}))
+            continue
+        if ab is not None:
+            done.append((path, ab, run, written))
+    return done
+
+
 def _write_smallest(item: EvalItem, removed: tuple[Part, ...], folder: Path) -> Path:
     """The smallest skill as a folder: SKILL.md without the removed sections, the files kept."""
     from agentsproof.core.safepath import copy_file, write_file

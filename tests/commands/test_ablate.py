@@ -79,3 +79,20 @@ def test_ablate_refuses_a_skill_with_nothing_to_cut(byok_env, tmp_path):
     code, _out, err = run_cli(["ablate", skill / "eval.yaml", "--model", "m", "--output", tmp_path / "o"])
     assert code == 30 and "nothing to ablate" in err and "Traceback" not in err, err
     assert err.strip().count("\n") == 0
+
+
+def test_ablate_a_folder_and_eval_all_ablate_run_every_eval_that_has_parts(byok_env, tmp_path):
+    byok_env.add(Rule(reply=planted, judge=False))
+    plugin = tmp_path / "plug"
+    shutil.copytree(DEMO / "skills", plugin / "skills")
+    flat = plugin / "skills" / "flat"
+    flat.mkdir()
+    (flat / "SKILL.md").write_text("---\nname: flat\ndescription: one paragraph\n---\nAnswer briefly.\n")
+    (flat / "eval.yaml").write_text('version: "2"\nskill: SKILL.md\ntask:\n  name: t\n  instruction: hi\n  graders:\n    - type: deterministic\n      checks: {mustContain: ["x"]}\n')
+    for command in (["ablate", plugin, "--margin", "0.25"], ["eval-all", plugin, "--ablate"]):
+        out = tmp_path / f"out-{command[0]}"
+        code, stdout, err = run_cli([*command, "--model", "m", "--output", out, "--trials", "4"])
+        assert code == 0, err
+        assert "ablate release-notes: 4 parts" in stdout and "Ticket line" in stdout
+        assert "not ablated:" in err and "flat has no '## ' sections" in err
+        assert next(out.rglob("release-notes-ablation.json")).is_file()
