@@ -276,6 +276,9 @@ def _run(
     target_defs = resolve_targets(items, cfg)
     targets = _targets(command, cfg, plugin, stem, items[0].kind if command == "eval" and items else None)
     _check_writable(targets, cfg)
+    from agentsproof.commands.proof import check_sign_key
+
+    check_sign_key(cfg.sign)
     session = _session(
         cfg,
         settings,
@@ -289,7 +292,17 @@ def _run(
     with ReportLock(targets["json"]):  # one run per report set: a second is refused naming this one
         run = run_items(command, plugin, items, session)
         _after_run(run, items, cfg, targets, after)
-        return run, write_outputs(run, targets)
+        return run, _write_sealed(run, items, target_defs, cfg, targets)
+
+
+def _write_sealed(run: RunResult, items: Sequence[EvalItem], target_defs: dict[str, TargetDef], cfg: RunConfig, targets: dict[str, Path]) -> dict[str, Path]:
+    """The run's manifest written into it, its reports written, the JSON signed with ``--sign``."""
+    from agentsproof.commands.proof import proof_options, seal, sign_report
+
+    seal(run, items, target_defs, proof_options(cfg))
+    written = write_outputs(run, targets)
+    sign_report(written, cfg.sign)
+    return written
 
 
 def _after_run(run: RunResult, items: list[EvalItem], cfg: RunConfig, targets: dict[str, Path], after: Callable[[RunResult], None] | None) -> None:
@@ -343,6 +356,9 @@ def _retry(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult, dict[st
     name = saved.items[0].name if command == "eval" and saved.items else saved.plugin
     targets = _targets(command, cfg, saved.plugin, name, saved.items[0].kind if command == "eval" and saved.items else None)
     target_defs = resolve_targets(items, cfg)
+    from agentsproof.commands.proof import check_sign_key
+
+    check_sign_key(cfg.sign)
     session = _session(
         cfg.replace(adaptive=False),
         settings,
@@ -360,7 +376,7 @@ def _retry(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult, dict[st
         run = run_items(command, saved.plugin, items, session)
         if after is not None:  # check labels of an EVAL.yaml, a dataset's failure reasons
             after(run)
-        return run, write_outputs(run, targets)
+        return run, _write_sealed(run, items, target_defs, cfg, targets)
 
 
 def _request(cfg: RunConfig, *, in_plugin: bool = False) -> ItemRequest:
