@@ -21,7 +21,7 @@ class _Group(click.Group):
     """Turns every AgentsproofError into one line on stderr and exit 30."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        ctx.meta["agentsproof.argv"] = list(args)  # the command line a report's manifest records (masked there)
+        ctx.meta["agentsproof_argv"] = list(args)  # the command line a report's manifest records (masked there)
         return super().parse_args(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:

@@ -31,7 +31,7 @@ def _given_args() -> list[str]:
     import click
 
     ctx = click.get_current_context(silent=True)
-    given = ctx.meta.get("agentsproof.argv") if ctx is not None else None
+    given = ctx.meta.get("agentsproof_argv") if ctx is not None else None
     return [str(a) for a in given] if given is not None else list(sys.argv[1:])
 
 

@@ -22,9 +22,9 @@ def _graders() -> list[dict]:
 
 
 def _eval_all(tmp_path: Path, srv, *extra) -> Path:
-    srv.add(Rule(reply="HELLO there", system_contains="SKILLMARK", judge=False))
+    srv.add(Rule(reply="HELLO", judge=False))  # newest rules take precedence: the baseline says bye 3 times, then HELLO
     srv.add(Rule(reply="bye there", judge=False, times=3))
-    srv.add(Rule(reply="HELLO", judge=False))
+    srv.add(Rule(reply="HELLO there", system_contains="SKILLMARK", judge=False))
     evals = {
         "greeter": {"prompt": SKILL, "eval": simple_eval(_graders(), trials=4)},
         "waver": {"prompt": "SKILLMARK: wave.\n", "eval": simple_eval(_graders(), trials=3)},
@@ -58,8 +58,8 @@ def test_eval_all_report_verifies_and_holds_its_manifest(byok_env, tmp_path, mon
 
 
 def test_eval_and_tc_eval_reports_verify(byok_env, tmp_path):
-    byok_env.add(Rule(reply="HELLO", system_contains="SKILLMARK", judge=False))
     byok_env.add(Rule(reply="hi", judge=False))
+    byok_env.add(Rule(reply="HELLO", system_contains="SKILLMARK", judge=False))
     plugin = make_plugin(tmp_path, skills={"greeter": {"prompt": SKILL, "eval": simple_eval(_graders(), trials=3)}})
     code, _, err = run_cli(["eval", plugin / "skills" / "greeter" / "eval.yaml", "--model", "m", "--output", tmp_path / "o1"])
     assert code == 0, err
@@ -243,3 +243,35 @@ def test_bundle_moved_to_another_folder_verifies(byok_env, tmp_path, monkeypatch
     code, out, err = _verify(moved, "--allowed-signers", allowed)
     assert code == 0, out + err
     assert "good signature by k@test" in out and "files: 4 checked, 0 differ" in out
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ["--baseline", "none"],
+        ["--ci-rule", "interval", "--ci"],
+        ["--aa"],
+        ["--adaptive", "--trials", "6"],
+        ["--arms", "baseline,skill,plugin"],
+        ["--p-adjust", "bh", "--ci", "--fail-on-underpowered"],
+    ],
+    ids=lambda a: " ".join(a),
+)
+def test_reports_of_other_run_modes_verify(byok_env, tmp_path, extra):
+    report = _eval_all(tmp_path, byok_env, *extra)
+    code, out, err = _verify(report)
+    assert code == 0, out + err
+
+
+def test_a_report_with_errored_trials_and_several_tasks_verifies(byok_env, tmp_path):
+    byok_env.add(Rule(reply="nope", judge=False))
+    byok_env.add(Rule(reply="HELLO", system_contains="SKILLMARK", judge=False))
+    byok_env.add(Rule(status=400, message="scripted refusal", user_contains="BROKEN", judge=False))
+    tasks = [{"name": f"t{n}", "instruction": f"task {n}" + (" BROKEN" if n == 2 else ""), "graders": _graders()} for n in range(4)]
+    ev = {"version": "2", "defaults": {"trials": 8}, "tasks": tasks}
+    plugin = make_plugin(tmp_path, skills={"greeter": {"prompt": SKILL, "eval": ev}})
+    code, _, err = run_cli(["eval-all", plugin, "--model", "m", "--output", tmp_path / "out", "--ci"])
+    report = tmp_path / "out" / "demo-plugin" / "eval-all-summary.json"
+    assert read_json(report)["items"][0]["with_arm"]["errored"] > 0, err
+    code, out, err = _verify(report)
+    assert code == 0, out + err
