@@ -75,7 +75,7 @@ def verify(path: Path, *, files_dir: Path | None = None, allowed_signers: Path |
 def _verify(path: Path, files_dir: Path | None, allowed: Path | None, regrade: bool, shown: str) -> Verified:
     from agentsproof.report.saved import load_report_data
 
-    data = load_report_data(path)
+    data = load_report_data(path, depth_check=False)
     if "items" in data:
         found = _verify_run(path, data, shown, regrade)
     elif "trial_log" in data and "skills" in data:
@@ -102,7 +102,7 @@ def _verify_run(path: Path, data: dict[str, Any], shown: str, regrade: bool) -> 
     from agentsproof.model.results import RunResult
 
     try:
-        run = RunResult.model_validate(data)
+        run = RunResult.model_validate(data if regrade else _light(data))
     except ValidationError as err:
         name, message = format_validation_error(err)
         raise InputError(shown, name, message) from None
@@ -112,6 +112,28 @@ def _verify_run(path: Path, data: dict[str, Any], shown: str, regrade: bool) -> 
     if regrade:
         found.regraded, found.regrade_note = regrade_differences(path, run)
     return found
+
+
+_HEAVY = ("log", "response", "replies", "tool_calls", "files", "trajectory", "workspace")
+"""What a trial records that no number is derived from: left out of the model verify builds
+(the trials' digest is taken of the whole trial as read; ``--regrade`` reads them all)."""
+
+
+def _light(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with the trials' text and trajectories left out (shallow copies; ``data`` unchanged)."""
+    items = []
+    for it in data.get("items") or []:
+        if not isinstance(it, dict):
+            items.append(it)
+            continue
+        it = dict(it)
+        for key in ("with_arm", "without_arm", "plugin_arm"):
+            arm = it.get(key)
+            if isinstance(arm, dict) and isinstance(arm.get("trials"), list):
+                trials = [{k: v for k, v in t.items() if k not in _HEAVY} if isinstance(t, dict) else t for t in arm["trials"]]
+                it[key] = {**arm, "trials": trials}
+        items.append(it)
+    return {**data, "items": items}
 
 
 def _verify_activation(data: dict[str, Any], shown: str) -> Verified:

@@ -162,6 +162,17 @@ def _item(it: ItemResult, ci_rule: str, single_arm: bool, incomplete: bool) -> I
     return res
 
 
+def _graded(jobs: list[tuple[ItemResult, bool]], ci_rule: str, incomplete: bool) -> list[ItemResult]:
+    """Every item graded again; a large run's items on threads (the resampling runs in numpy, off the GIL)."""
+    if len(jobs) < 2 or sum(len(it.with_arm.trials) + len(it.without_arm.trials) for it, _ in jobs) < 2000:
+        return [_item(it, ci_rule, one, incomplete) for it, one in jobs]
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=min(len(jobs), os.cpu_count() or 1, 8)) as pool:
+        return list(pool.map(lambda job: _item(job[0], ci_rule, job[1], incomplete), jobs))
+
+
 def rederive(run: RunResult, settings: Mapping[str, Any] | None = None) -> list[Difference]:
     """Every number of ``run`` derived again; the ones that differ (empty: all hold)."""
     from agentsproof.executor.results import _summary
@@ -171,14 +182,15 @@ def rederive(run: RunResult, settings: Mapping[str, Any] | None = None) -> list[
     rs = RunSettings.from_dict(dict(settings if settings is not None else run.settings))
     ci_rule = rs.ci_rule or "point"
     single_arm = rs.baseline == "none"
-    derived_items: list[ItemResult] = []
+    jobs: list[tuple[ItemResult, bool]] = []
     for i, it in enumerate(run.items):
         where = f"items[{i}]"
         for name, arm in _arms(it):
             _trials(out, f"{where}.{name}", arm, it.threshold)
             _arm(out, f"{where}.{name}", arm)
         one = single_arm or (not it.without_arm.trials and it.with_arm.trials and it.delta is None and it.grade is None and "delta_ci" not in (it.stats or {}))
-        derived_items.append(_item(it, ci_rule, bool(one), run.incomplete))
+        jobs.append((it, bool(one)))
+    derived_items = _graded(jobs, ci_rule, run.incomplete)
     if run.command == "eval-all":
         from agentsproof.stats.multiplicity import apply_to_items
 
@@ -246,10 +258,7 @@ def rederive_activation(data: Mapping[str, Any]) -> list[Difference]:
                 min_precision=float(s.get("min_precision", 0.8)),
             )
         )
-    trials = [
-        ActivationTrial(**{**row, "prompt": ActivationPrompt(**row["prompt"])})
-        for row in log
-    ]
+    trials = [ActivationTrial(**{**row, "prompt": ActivationPrompt(**row["prompt"])}) for row in log]
     installed = list(next(iter((data.get("matrix") or {}).values()), {}) or [])
     names = [c for c in installed if c != "none"] or None
     again = as_dict(score(suites, trials, names))

@@ -20,15 +20,17 @@ def load_run(path: Path) -> RunResult:
     return load_run_data(path)[0]
 
 
-def load_report_data(path: Path) -> dict:
-    """Any JSON report as read (a run's, an activation report's): a JSON object; InputError otherwise."""
+def load_report_data(path: Path, *, depth_check: bool = True) -> dict:
+    """Any JSON report as read (a run's, an activation report's): a JSON object; InputError otherwise.
+    ``depth_check=False``: no scan for deep nesting first (the parser's own recursion limit
+    still refuses it, as "not JSON"); ``agentsproof verify`` reads large reports so."""
     from agentsproof.core.inputs import decode_text, display, json_depth_ok, read_regular
 
     src = display(path)
     if not Path(path).exists():
         raise InputError(src, None, "file not found")
     text = decode_text(read_regular(Path(path), source=src, field=None, max_bytes=MAX_REPORT_BYTES), source=src, field=None, name="the file")
-    if not json_depth_ok(text):
+    if depth_check and not json_depth_ok(text):
         raise InputError(src, None, "not an agentsproof run report (nested too deep)")
     from agentsproof.core.jsonfinite import NotFinite, loads_finite
 
