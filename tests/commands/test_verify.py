@@ -275,3 +275,30 @@ def test_a_report_with_errored_trials_and_several_tasks_verifies(byok_env, tmp_p
     assert read_json(report)["items"][0]["with_arm"]["errored"] > 0, err
     code, out, err = _verify(report)
     assert code == 0, out + err
+
+
+def test_the_command_line_is_recorded_with_its_secrets_masked(byok_env, tmp_path):
+    report = _eval_all(tmp_path, byok_env, "--config", "api_key=sk-verysecret-123", "--config", "prompt=v2")
+    line = read_json(report)["manifest"]["command_line"]
+    assert "api_key=***" in line and "prompt=v2" in line
+    for path in report.parent.rglob("*"):
+        if path.is_file():
+            assert "sk-verysecret-123" not in path.read_text(encoding="utf-8", errors="replace"), path
+
+
+def test_regrade_runs_the_deterministic_graders_again(byok_env, tmp_path):
+    report = _eval_all(tmp_path, byok_env)
+    code, out, err = _verify(report, "--regrade")
+    assert code == 0, out + err
+    ev = tmp_path / "demo-plugin" / "skills" / "greeter" / "eval.yaml"
+    ev.write_text(ev.read_text(encoding="utf-8").replace("HELLO", "BYE"), encoding="utf-8")
+    code, out, _ = _verify(report, "--regrade")
+    assert code == 1 and "REGRADE items[0].with_arm.trials[0].graders[0].score: the report states 1.0, derived 0.0" in out
+
+
+def test_a_regraded_report_verifies(byok_env, tmp_path):
+    report = _eval_all(tmp_path, byok_env)
+    code, _, err = run_cli(["regrade", report])
+    assert code == 0, err
+    code, out, err = _verify(report.with_name("eval-all-summary-regraded.json"))
+    assert code == 0, out + err
