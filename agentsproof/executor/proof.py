@@ -298,6 +298,21 @@ def key_fingerprint(key: Path) -> str | None:
 # ------------------------------------------------------------------ the manifests
 
 
+def text_safe(value: Any) -> Any:
+    """``value`` with every string made encodable: a file name's undecodable bytes (surrogates) as ``\\xNN`` text."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    if isinstance(value, dict):
+        return {text_safe(k): text_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [text_safe(v) for v in value]
+    return value
+
+
 def _common(opts: ProofOptions) -> dict[str, Any]:
     out: dict[str, Any] = {
         "version": MANIFEST_VERSION,
@@ -349,7 +364,7 @@ def run_manifest(run: RunResult, items: Sequence[EvalItem], target_defs: Mapping
             "trials": {"count": n, "sha256": digest},
         }
     )
-    return out
+    return dict(text_safe(out))
 
 
 def activation_manifest(
@@ -375,4 +390,4 @@ def activation_manifest(
             "trials": {"count": n, "sha256": digest},
         }
     )
-    return out
+    return dict(text_safe(out))
