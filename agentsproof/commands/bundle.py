@@ -62,8 +62,9 @@ def make_bundle(report: Path, out: Path | None = None, sign: Path | None = None)
             store = store_dir(report)
             if store.is_dir() and not store.is_symlink():
                 _add_tree(tar, store, f"report/{store.name}")
+            root = Path(str(manifest.get("root") or "."))
             for rel in sorted(manifest.get("files") or {}):
-                src = Path(rel)
+                src = Path(rel) if Path(rel).is_file() else root / rel  # relative to where the run ran, when bundled from elsewhere
                 if src.is_file() and not src.is_symlink():
                     tar.add(src, arcname=f"files/{rel.lstrip('/')}", recursive=False)
         staged.commit(durable=True)

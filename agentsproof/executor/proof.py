@@ -317,6 +317,7 @@ def _common(opts: ProofOptions) -> dict[str, Any]:
     out: dict[str, Any] = {
         "version": MANIFEST_VERSION,
         "agentsproof": __version__,
+        "root": Path.cwd().as_posix(),
         "command_line": masked_argv(opts.argv),
         "options": {"ci": opts.ci, "fail_on_underpowered": opts.fail_on_underpowered, "ci_rule": opts.ci_rule},
     }

@@ -73,14 +73,18 @@ def test_eval_and_tc_eval_reports_verify(byok_env, tmp_path):
 
 
 def test_activation_report_verifies_and_an_edit_is_caught(byok_env, tmp_path):
+    key, allowed = _keys(tmp_path)
     byok_env.add(Rule(reply=skill_loader()))
-    code, _, err = run_cli(["activation", PLUGIN, "--model", "m", "--output", tmp_path / "runs"])
+    code, _, err = run_cli(["activation", PLUGIN, "--model", "m", "--output", tmp_path / "runs", "--sign", key])
     assert code == 0, err
     report = next((tmp_path / "runs").glob("*/*-activation.json"))
     data = read_json(report)
-    assert data["manifest"]["trials"]["count"] == len(data["trial_log"])
-    code, out, err = _verify(report)
-    assert code == 0, out + err
+    assert data["manifest"]["trials"]["count"] == len(data["trial_log"]) > 0
+    assert {"eval", "skill"} <= {row["role"] for row in data["manifest"]["files"].values()}
+    html = report.with_suffix(".html").read_text(encoding="utf-8")
+    assert "Manifest" in html and "signed with SSH key SHA256:" in html
+    code, out, err = _verify(report, "--allowed-signers", allowed, "--files", PLUGIN.parents[1])  # paths relative to where the run ran
+    assert code == 0 and "good signature by k@test" in out, out + err
     data["skills"][0]["tp"] += 1
     bad = tmp_path / "bad-activation.json"
     bad.write_text(json.dumps(data), encoding="utf-8")
@@ -230,6 +234,7 @@ def test_bundle_moved_to_another_folder_verifies(byok_env, tmp_path, monkeypatch
     work.mkdir()
     monkeypatch.chdir(work)
     report = _eval_all(work, byok_env, "--sign", key)
+    monkeypatch.chdir(tmp_path)  # bundled from another folder: the manifest's root finds the files
     code, out, err = run_cli(["bundle", report, "--sign", key])
     assert code == 0, err
     bundle = report.with_name("eval-all-summary.bundle.tar.gz")
