@@ -295,6 +295,13 @@ def key_fingerprint(key: Path) -> str | None:
     return parts[1] if got.returncode == 0 and len(parts) > 1 else None
 
 
+def served_models() -> dict[str, list[str]]:
+    """Requested model → the models the server's replies named (agentsproof.llm.served)."""
+    from agentsproof.llm.served import take
+
+    return take()
+
+
 # ------------------------------------------------------------------ the manifests
 
 
@@ -359,6 +366,7 @@ def run_manifest(run: RunResult, items: Sequence[EvalItem], target_defs: Mapping
                 "judge_model": run.judge_model,
                 "item_models": sorted({it.model for it in run.items if it.model}),
                 "agent_models": {k: v.get("model") for k, v in (run.settings.get("targets") or {}).items() if isinstance(v, dict)},
+                "served": served_models(),
             },
             "seeds": seeds,
             "exit_code": run_exit_code(run, opts.ci, opts.fail_on_underpowered, opts.ci_rule),
@@ -386,7 +394,7 @@ def activation_manifest(
             "files": dict(sorted(files.rows.items())),
             "environments": [],
             "agents": {},
-            "models": {"provider": described.get("provider"), "model": described.get("model")},
+            "models": {"provider": described.get("provider"), "model": described.get("model"), "served": served_models()},
             "seeds": {},
             "trials": {"count": n, "sha256": digest},
         }

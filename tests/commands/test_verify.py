@@ -50,6 +50,7 @@ def test_eval_all_report_verifies_and_holds_its_manifest(byok_env, tmp_path, mon
     assert m["trials"]["count"] == 14 and len(m["trials"]["sha256"]) == 64
     assert m["command_line"][:2] == ["agentsproof", "eval-all"] and m["options"]["ci"] is True
     assert m["signature"] is None and m["agentsproof"] == data["tool_version"]
+    assert m["models"]["model"] == "m" and m["models"]["served"] == {"m": ["m"]}  # the model the scripted server's replies name
     code, out, err = _verify(report, "--files", tmp_path)
     assert code == 0, out + err
     assert "verified" in out and "NOT" not in out and "files: 4 checked, 0 differ" in out
