@@ -146,7 +146,7 @@ def _verify_activation(data: dict[str, Any], shown: str) -> Verified:
     found.trials = len(log)
     try:
         found.differences = rederive_activation(data)
-    except (TypeError, KeyError, ValueError) as err:
+    except (TypeError, KeyError, ValueError, AttributeError) as err:
         raise InputError(shown, "trial_log", f"a trial cannot be read: {err}") from None
     return found
 
@@ -156,16 +156,23 @@ def check_files(manifest: dict[str, Any], root: Path) -> tuple[list[str], int]:
     is read relative to ``root`` (an absolute path with its leading '/' taken off)."""
     from agentsproof.executor.proof import file_sha256
 
-    files = manifest.get("files") or {}
+    files = manifest.get("files")
+    if not isinstance(files, dict):
+        return ["manifest.files: not a table of files"], 0
     out: list[str] = []
     for name, row in sorted(files.items()):
-        where = Path(root) / name.lstrip("/")
+        row = row if isinstance(row, dict) else {}
+        rel = Path(name.lstrip("/"))
+        if ".." in rel.parts:
+            out.append(f"{name}: a path that leaves --files (not checked)")
+            continue
+        where = Path(root) / rel
         if not where.is_file():
-            out.append(f"{name}: missing (the manifest names it, {(row or {}).get('role', 'file')})")
+            out.append(f"{name}: missing (the manifest names it, {row.get('role', 'file')})")
             continue
         digest = file_sha256(where)
-        if digest != (row or {}).get("sha256"):
-            out.append(f"{name}: changed since the run (sha256 {digest} ≠ {(row or {}).get('sha256')})")
+        if digest != row.get("sha256"):
+            out.append(f"{name}: changed since the run (sha256 {digest} ≠ {row.get('sha256')})")
     return out, len(files)
 
 

@@ -210,6 +210,10 @@ def rederive(run: RunResult, settings: Mapping[str, Any] | None = None) -> list[
     return out
 
 
+def _dict(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
 def check_manifest(run: RunResult, raw: Mapping[str, Any]) -> list[Difference]:
     """The manifest's trial digest against the trials as recorded, and its exit code against the run's."""
     from agentsproof.executor.proof import data_trials_digest, run_exit_code
@@ -219,10 +223,10 @@ def check_manifest(run: RunResult, raw: Mapping[str, Any]) -> list[Difference]:
     if not isinstance(manifest, dict):
         return [Difference("manifest", None, "a manifest (the report has none: made by an older agentsproof, or removed)")]
     n, digest = data_trials_digest(raw)
-    stated = manifest.get("trials") or {}
+    stated = _dict(manifest.get("trials"))
     _diff(out, "manifest.trials.count", stated.get("count"), n)
     _diff(out, "manifest.trials.sha256", stated.get("sha256"), digest)
-    opts = manifest.get("options") or {}
+    opts = _dict(manifest.get("options"))
     code = run_exit_code(run, bool(opts.get("ci")), bool(opts.get("fail_on_underpowered")), str(opts.get("ci_rule") or "point"))
     _diff(out, "manifest.exit_code", manifest.get("exit_code"), code)
     return out
@@ -269,7 +273,7 @@ def rederive_activation(data: Mapping[str, Any]) -> list[Difference]:
         out.append(Difference("manifest", None, "a manifest (the report has none)"))
         return out
     n, digest = activation_trials_digest(log)
-    stated = manifest.get("trials") or {}
+    stated = _dict(manifest.get("trials"))
     _diff(out, "manifest.trials.count", stated.get("count"), n)
     _diff(out, "manifest.trials.sha256", stated.get("sha256"), digest)
     return out

@@ -308,3 +308,28 @@ def test_a_regraded_report_verifies(byok_env, tmp_path):
     assert code == 0, err
     code, out, err = _verify(report.with_name("eval-all-summary-regraded.json"))
     assert code == 0, out + err
+
+
+def test_hostile_reports_are_one_line_never_a_crash(byok_env, tmp_path):
+    report = _eval_all(tmp_path, byok_env)
+    edits = [
+        lambda d: d.update(items="nope"),
+        lambda d: d["items"][0].update(with_arm={"trials": 3}),
+        lambda d: d.update(manifest={"trials": "x", "options": 5, "files": ["a"]}),
+        lambda d: d["items"][0]["with_arm"]["trials"][0].update(score="high"),
+        lambda d: d["items"][0]["with_arm"]["trials"][0]["graders"][0].update(weight=None),
+        lambda d: d.update(verdict=7),
+    ]
+    for n, edit in enumerate(edits):
+        data = read_json(report)
+        edit(data)
+        bad = tmp_path / f"hostile-{n}.json"
+        bad.write_text(json.dumps(data), encoding="utf-8")
+        code, out, err = _verify(bad, "--files", tmp_path)
+        assert code in (1, 30), (n, out, err)
+        assert "Traceback" not in err and "internal error" not in err, (n, err)
+    activation = {"title": "t", "skills": [5], "trial_log": [{"prompt": {"text": "x"}, "skill": "s"}], "matrix": {}}
+    bad = tmp_path / "hostile-activation.json"
+    bad.write_text(json.dumps(activation), encoding="utf-8")
+    code, _, err = _verify(bad)
+    assert code == 30 and "trial_log" in err and "internal error" not in err
