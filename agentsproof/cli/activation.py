@@ -81,16 +81,16 @@ def activation_cmd(plugin_dir: Path, ci: bool, **kw: Any) -> None:
         click.echo(f"note: no activation suite for {', '.join(run.plugin.without_suite)} (installed, scored only as a sibling)", err=True)
     for _kind, path in run.paths.items():
         click.echo(f"wrote {path}", err=True)
-    if run.stats.trials and run.stats.errored == run.stats.trials:
+    from agentsproof.executor.proof import activation_exit_code
+
+    code = activation_exit_code(run.stats, ci)  # the code the report's manifest states (agentsproof verify)
+    if code == EXIT_ERROR:
         first = next((t.error for t in run.trials if t.error), "")
         click.echo(f"error: every activation trial errored; the first: {first}", err=True)
-        sys.exit(EXIT_ERROR)
-    failing = run.stats.failing
-    if ci and failing:
-        for name, why in failing:
+    elif code == EXIT_FAILED:
+        for name, why in run.stats.failing:
             click.echo(f"FAILED {name}: {'; '.join(why)}", err=True)
-        sys.exit(EXIT_FAILED)
-    sys.exit(EXIT_OK)
+    sys.exit(code)
 
 
 @click.command("tune-description")

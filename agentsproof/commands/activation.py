@@ -129,7 +129,7 @@ def run_plugin_activation(plugin_dir: Path, opts: ActivationOptions) -> Activati
     stats = score(suites, trials, [s.name for s in plugin.skills])
     settings = {**described, "trials": opts.trials, "skills installed": len(plugin.skills)}
     run = ActivationRun(plugin=plugin, stats=stats, trials=trials, settings=settings)
-    manifest = _manifest(trials, suites, plugin, described, opts)
+    manifest = _manifest(trials, suites, plugin, described, opts, stats)
     run.paths = report.write(stats, paths, plugin.name, settings, trials, manifest=manifest)
     from agentsproof.commands.proof import sign_report
 
@@ -138,7 +138,12 @@ def run_plugin_activation(plugin_dir: Path, opts: ActivationOptions) -> Activati
 
 
 def _manifest(
-    trials: list[ActivationTrial], suites: Sequence[ActivationSuite], plugin: PluginSuites, described: dict[str, Any], opts: ActivationOptions
+    trials: list[ActivationTrial],
+    suites: Sequence[ActivationSuite],
+    plugin: PluginSuites,
+    described: dict[str, Any],
+    opts: ActivationOptions,
+    stats: ActivationStats,
 ) -> dict[str, Any]:
     """The activation report's manifest (agentsproof.executor.proof)."""
     import json
@@ -149,7 +154,7 @@ def _manifest(
 
     rows = json.loads(json.dumps([asdict(t) for t in trials]))  # as the report records them
     found = proof_options(sign=opts.sign, ci=opts.ci)
-    return activation_manifest(rows, [s.source for s in suites if s.source], plugin.skills, described, found)
+    return activation_manifest(rows, [s.source for s in suites if s.source], plugin.skills, described, found, stats)
 
 
 def _check_writable(path: Path) -> None:

@@ -69,6 +69,16 @@ def run_exit_code(run: RunResult, ci: bool, fail_on_underpowered: bool = False, 
     return EXIT_OK
 
 
+def activation_exit_code(stats: Any, ci: bool) -> int:
+    """The exit code ``agentsproof activation`` ends with: 30 when every trial errored, 1
+    when ``--ci`` and a skill is below a floor, else 0."""
+    if stats.trials and stats.errored == stats.trials:
+        return EXIT_ERROR
+    if ci and stats.failing:
+        return EXIT_FAILED
+    return EXIT_OK
+
+
 # ------------------------------------------------------------------ digests
 
 
@@ -377,7 +387,12 @@ def run_manifest(run: RunResult, items: Sequence[EvalItem], target_defs: Mapping
 
 
 def activation_manifest(
-    trial_log: Sequence[dict[str, Any]], suite_sources: Iterable[str], skills: Iterable[SkillFile], described: Mapping[str, Any], opts: ProofOptions
+    trial_log: Sequence[dict[str, Any]],
+    suite_sources: Iterable[str],
+    skills: Iterable[SkillFile],
+    described: Mapping[str, Any],
+    opts: ProofOptions,
+    stats: Any = None,
 ) -> dict[str, Any]:
     """The manifest of an activation report: its eval files, the installed skills, its target and the trials' digest."""
     files = _Files()
@@ -396,6 +411,7 @@ def activation_manifest(
             "agents": {},
             "models": {"provider": described.get("provider"), "model": described.get("model"), "served": served_models()},
             "seeds": {},
+            "exit_code": activation_exit_code(stats, opts.ci) if stats is not None else None,
             "trials": {"count": n, "sha256": digest},
         }
     )

@@ -265,7 +265,8 @@ def rederive_activation(data: Mapping[str, Any]) -> list[Difference]:
     trials = [ActivationTrial(**{**row, "prompt": ActivationPrompt(**row["prompt"])}) for row in log]
     installed = list(next(iter((data.get("matrix") or {}).values()), {}) or [])
     names = [c for c in installed if c != "none"] or None
-    again = as_dict(score(suites, trials, names))
+    scored = score(suites, trials, names)
+    again = as_dict(scored)
     out: list[Difference] = []
     _diff_tree(out, "report", {k: v for k, v in data.items() if k in again}, again)
     manifest = data.get("manifest")
@@ -276,4 +277,7 @@ def rederive_activation(data: Mapping[str, Any]) -> list[Difference]:
     stated = _dict(manifest.get("trials"))
     _diff(out, "manifest.trials.count", stated.get("count"), n)
     _diff(out, "manifest.trials.sha256", stated.get("sha256"), digest)
+    from agentsproof.executor.proof import activation_exit_code
+
+    _diff(out, "manifest.exit_code", manifest.get("exit_code"), activation_exit_code(scored, bool(_dict(manifest.get("options")).get("ci"))))
     return out

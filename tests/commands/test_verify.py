@@ -86,11 +86,13 @@ def test_activation_report_verifies_and_an_edit_is_caught(byok_env, tmp_path):
     assert "Manifest" in html and "signed with SSH key SHA256:" in html
     code, out, err = _verify(report, "--allowed-signers", allowed, "--files", PLUGIN.parents[1])  # paths relative to where the run ran
     assert code == 0 and "good signature by k@test" in out, out + err
+    assert data["manifest"]["exit_code"] == 0
     data["skills"][0]["tp"] += 1
+    data["manifest"]["exit_code"] = 1
     bad = tmp_path / "bad-activation.json"
     bad.write_text(json.dumps(data), encoding="utf-8")
     code, out, _ = _verify(bad)
-    assert code == 1 and "skills[0].tp" in out
+    assert code == 1 and "skills[0].tp" in out and "DIFFERS manifest.exit_code" in out
 
 
 def _tampered(report: Path, tmp_path: Path, edit) -> Path:
