@@ -357,9 +357,12 @@ def run_manifest(run: RunResult, items: Sequence[EvalItem], target_defs: Mapping
             files.skill(s, "plugin skill")
         if it.judge_gold:
             files.add("judge gold", it.judge_gold)
+        if it.environment is not None and it.environment.dockerfile is not None:
+            files.add("dockerfile", it.environment.dockerfile)
     for found in target_defs.values():
-        if found.source and found.source != "built-in" and found.folder is not None:
-            files.add("targets", found.folder / Path(found.source).name)
+        if found.source and found.source != "built-in":  # the targets.yaml it came from (its display path, or in its folder)
+            near = [Path(found.source)] + ([found.folder / Path(found.source).name] if found.folder is not None else [])
+            files.add("targets", next((p for p in near if p.is_file()), None))
     for role, path in opts.extra_files:
         files.add(role, path)
     n, digest = trials_digest(run_trial_rows(run))
