@@ -30,6 +30,7 @@ ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
 command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
+command -v ssh-keygen >/dev/null 2>&1 || need+=(openssh-client)
 if [ "${#need[@]}" -gt 0 ]; then
     if [ "$(id -u)" -ne 0 ]; then
         echo "make test needs these Debian packages: ${need[*]}; install them with: sudo apt-get install -y ${need[*]} (or run make test as root)" >&2

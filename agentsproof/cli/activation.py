@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from agentsproof.cli.options import FiniteRange, provider_options
+from agentsproof.cli.options import FiniteRange, provider_options, sign_option
 from agentsproof.core.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
 from agentsproof.model.activation import DEFAULT_MIN_PRECISION, DEFAULT_MIN_RECALL
 
@@ -54,6 +54,7 @@ def _trial_options(*, target: str, trials: str, timeout: str) -> Callable[[Any],
     is_flag=True,
     help=f"Exit 1 when a skill's recall or precision is below its floor (activation.min_recall / min_precision; default {DEFAULT_MIN_RECALL} / {DEFAULT_MIN_PRECISION}).",
 )
+@sign_option
 def activation_cmd(plugin_dir: Path, ci: bool, **kw: Any) -> None:
     """Does each skill load when it should, and stay quiet when it shouldn't?
 
@@ -74,22 +75,22 @@ def activation_cmd(plugin_dir: Path, ci: bool, **kw: Any) -> None:
 
     kw.pop("judge_model", None)
     kw["skills"] = tuple(kw.pop("skills") or ())
-    run = run_plugin_activation(plugin_dir, ActivationOptions(**kw))
+    run = run_plugin_activation(plugin_dir, ActivationOptions(**kw, ci=ci))
     click.echo(markdown(run.stats, run.plugin.name, run.settings, run.trials))
     if run.plugin.without_suite:
         click.echo(f"note: no activation suite for {', '.join(run.plugin.without_suite)} (installed, scored only as a sibling)", err=True)
     for _kind, path in run.paths.items():
         click.echo(f"wrote {path}", err=True)
-    if run.stats.trials and run.stats.errored == run.stats.trials:
+    from agentsproof.executor.proof import activation_exit_code
+
+    code = activation_exit_code(run.stats, ci)  # the code the report's manifest states (agentsproof verify)
+    if code == EXIT_ERROR:
         first = next((t.error for t in run.trials if t.error), "")
         click.echo(f"error: every activation trial errored; the first: {first}", err=True)
-        sys.exit(EXIT_ERROR)
-    failing = run.stats.failing
-    if ci and failing:
-        for name, why in failing:
+    elif code == EXIT_FAILED:
+        for name, why in run.stats.failing:
             click.echo(f"FAILED {name}: {'; '.join(why)}", err=True)
-        sys.exit(EXIT_FAILED)
-    sys.exit(EXIT_OK)
+    sys.exit(code)
 
 
 @click.command("tune-description")

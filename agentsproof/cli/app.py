@@ -20,6 +20,10 @@ from agentsproof.core.version import __version__
 class _Group(click.Group):
     """Turns every AgentsproofError into one line on stderr and exit 30."""
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["agentsproof_argv"] = list(args)  # the command line a report's manifest records (masked there)
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
         from agentsproof.core.scrub import scrubbed_console
 
@@ -146,6 +150,11 @@ main.add_command(ablate_cmd)
 
 main.add_command(activation_cmd)
 main.add_command(tune_description_cmd)
+
+from agentsproof.cli.verify import bundle_cmd, verify_cmd  # noqa: E402
+
+main.add_command(verify_cmd)
+main.add_command(bundle_cmd)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -288,7 +288,17 @@ def run_options(f: Callable) -> Callable:
         metavar="KEY=VALUE",
         help="Record a setting of the agent in the report (repeatable); compare warns when two runs differ.",
     )(f)
-    return f
+    return sign_option(f)
+
+
+def sign_option(f: Callable) -> Callable:
+    """``--sign KEY``: sign the JSON report (every command that writes one, and ``bundle``)."""
+    return click.option(
+        "--sign",
+        type=click.Path(dir_okay=False, path_type=Path),
+        metavar="KEY",
+        help="Sign the JSON report with this SSH private key (ssh-keygen -Y sign, namespace agentsproof): <report>.json.sig; check with `agentsproof verify --allowed-signers`.",
+    )(f)
 
 
 def threshold_option(f: Callable) -> Callable:

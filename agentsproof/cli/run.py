@@ -20,7 +20,7 @@ from agentsproof.cli.options import (
     threshold_option,
     trial_options,
 )
-from agentsproof.core.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
+from agentsproof.core.errors import EXIT_FAILED, EXIT_OK
 
 if TYPE_CHECKING:
     from agentsproof.model.results import RunResult
@@ -34,23 +34,20 @@ def finish(run: RunResult | None, written: dict[str, Path], ci: bool, fail_on_un
     if run is None:  # --plan: printed, nothing ran
         sys.exit(EXIT_OK)
     print_run(run, written)
-    if run.incomplete or run.overall.errored:
-        sys.exit(EXIT_ERROR)
-    if ci and run.overall.failed:
-        if ci_rule == "point":
-            from agentsproof.stats.item import harm_not_shown
+    from agentsproof.executor.proof import run_exit_code
 
-            unshown = [it.id for it in run.items if not it.passed and it.grade == "F" and harm_not_shown(it.stats)]
-            if unshown:
-                click.echo(
-                    f"--ci: {len(unshown)} item(s) fail on a point F whose harm is not shown (the delta's interval reaches 0): "
-                    f"{', '.join(unshown[:5])}{' …' if len(unshown) > 5 else ''}; --ci-rule interval fails only a shown harm",
-                    err=True,
-                )
-        sys.exit(EXIT_FAILED)
-    if ci and fail_on_underpowered and any((it.stats or {}).get("verdict") == "underpowered" for it in run.items):
-        sys.exit(EXIT_FAILED)
-    sys.exit(EXIT_OK)
+    code = run_exit_code(run, ci, fail_on_underpowered, ci_rule)  # the code the report's manifest states (agentsproof verify)
+    if code == EXIT_FAILED and run.overall.failed and ci_rule == "point":
+        from agentsproof.stats.item import harm_not_shown
+
+        unshown = [it.id for it in run.items if not it.passed and it.grade == "F" and harm_not_shown(it.stats)]
+        if unshown:
+            click.echo(
+                f"--ci: {len(unshown)} item(s) fail on a point F whose harm is not shown (the delta's interval reaches 0): "
+                f"{', '.join(unshown[:5])}{' …' if len(unshown) > 5 else ''}; --ci-rule interval fails only a shown harm",
+                err=True,
+            )
+    sys.exit(code)
 
 
 @click.command("eval")

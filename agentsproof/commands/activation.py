@@ -40,6 +40,10 @@ class ActivationOptions:
     skills: tuple[str, ...] = ()
     """Only these skills' suites (all of the plugin's skills stay installed)."""
     on_trial: Callable[[ActivationTrial], None] | None = None
+    sign: Path | None = None
+    """``--sign KEY``: sign the JSON report (docs/verify.md)."""
+    ci: bool = False
+    """``--ci``: recorded in the manifest (it decides the exit code)."""
 
 
 @dataclass
@@ -108,6 +112,9 @@ def run_plugin_activation(plugin_dir: Path, opts: ActivationOptions) -> Activati
     paths = report.report_paths(opts.output, plugin.name)
     for p in paths.values():
         _check_writable(p)
+    from agentsproof.commands.proof import check_sign_key
+
+    check_sign_key(opts.sign)
     target, client, described = build_target(opts, Path(plugin_dir))
 
     async def go() -> list[ActivationTrial]:
@@ -122,8 +129,32 @@ def run_plugin_activation(plugin_dir: Path, opts: ActivationOptions) -> Activati
     stats = score(suites, trials, [s.name for s in plugin.skills])
     settings = {**described, "trials": opts.trials, "skills installed": len(plugin.skills)}
     run = ActivationRun(plugin=plugin, stats=stats, trials=trials, settings=settings)
-    run.paths = report.write(stats, paths, plugin.name, settings, trials)
+    manifest = _manifest(trials, suites, plugin, described, opts, stats)
+    run.paths = report.write(stats, paths, plugin.name, settings, trials, manifest=manifest)
+    from agentsproof.commands.proof import sign_report
+
+    sign_report(run.paths, opts.sign)
     return run
+
+
+def _manifest(
+    trials: list[ActivationTrial],
+    suites: Sequence[ActivationSuite],
+    plugin: PluginSuites,
+    described: dict[str, Any],
+    opts: ActivationOptions,
+    stats: ActivationStats,
+) -> dict[str, Any]:
+    """The activation report's manifest (agentsproof.executor.proof)."""
+    import json
+    from dataclasses import asdict
+
+    from agentsproof.commands.proof import proof_options
+    from agentsproof.executor.proof import activation_manifest
+
+    rows = json.loads(json.dumps([asdict(t) for t in trials]))  # as the report records them
+    found = proof_options(sign=opts.sign, ci=opts.ci)
+    return activation_manifest(rows, [s.source for s in suites if s.source], plugin.skills, described, found, stats)
 
 
 def _check_writable(path: Path) -> None:

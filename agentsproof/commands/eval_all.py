@@ -20,8 +20,8 @@ from agentsproof.commands.run import (
     _run,
     _settings,
     _targets,
+    _write_sealed,
     adaptive_defaults,
-    write_outputs,
 )
 from agentsproof.core.errors import InputError
 from agentsproof.formats.base import Loaded
@@ -141,4 +141,4 @@ def _empty_shard(plugin: str, cfg: RunConfig) -> tuple[RunResult, dict[str, Path
         judge_model=cfg.judge_model or "",
         settings=dataclasses.replace(_settings(cfg), aa=None),
     )  # nothing ran: no A/A block
-    return run, write_outputs(run, targets)
+    return run, _write_sealed(run, [], {}, cfg, targets)

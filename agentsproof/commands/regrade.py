@@ -150,6 +150,9 @@ def regrade(
         parallel=parallel,
         started=started,
     )
+    from agentsproof.commands.proof import proof_options, seal
+
+    seal(run, list(items.values()), {}, proof_options())  # the re-graded report verifies like any other (docs/verify.md)
     return run, write_regraded(run, out, stem)
 
 

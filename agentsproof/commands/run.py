@@ -286,6 +286,9 @@ def _run(
     targets = _targets(command, cfg, plugin, stem, items[0].kind if command == "eval" and items else None)
     _check_writable(targets, cfg)
     progress = Progress(run_total(items), parallel=cfg.parallel, more_allowed=more_allowed(cfg.provider), capped=cfg.adaptive)
+    from agentsproof.commands.proof import check_sign_key
+
+    check_sign_key(cfg.sign)
     session = _session(
         cfg,
         settings,
@@ -301,7 +304,17 @@ def _run(
         with progress:
             run = run_items(command, plugin, items, session)
         _after_run(run, items, cfg, targets, after)
-        return run, write_outputs(run, targets)
+        return run, _write_sealed(run, items, target_defs, cfg, targets)
+
+
+def _write_sealed(run: RunResult, items: Sequence[EvalItem], target_defs: dict[str, TargetDef], cfg: RunConfig, targets: dict[str, Path]) -> dict[str, Path]:
+    """The run's manifest written into it, its reports written, the JSON signed with ``--sign``."""
+    from agentsproof.commands.proof import proof_options, seal, sign_report
+
+    seal(run, items, target_defs, proof_options(cfg))
+    written = write_outputs(run, targets)
+    sign_report(written, cfg.sign)
+    return written
 
 
 def _plan_wall_time(command: str, items: list[EvalItem], cfg: RunConfig, plugin: str, stem: str) -> list[str]:
@@ -370,6 +383,9 @@ def _retry(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult, dict[st
     from agentsproof.commands.progress import Progress, more_allowed, run_total
 
     progress = Progress(run_total(items, len(prior)), parallel=cfg.parallel, more_allowed=more_allowed(cfg.provider))
+    from agentsproof.commands.proof import check_sign_key
+
+    check_sign_key(cfg.sign)
     session = _session(
         cfg.replace(adaptive=False),
         settings,
@@ -389,7 +405,7 @@ def _retry(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult, dict[st
             run = run_items(command, saved.plugin, items, session)
         if after is not None:  # check labels of an EVAL.yaml, a dataset's failure reasons
             after(run)
-        return run, write_outputs(run, targets)
+        return run, _write_sealed(run, items, target_defs, cfg, targets)
 
 
 def _request(cfg: RunConfig, *, in_plugin: bool = False) -> ItemRequest:

@@ -104,6 +104,11 @@ MIN_ENV_SECRET_CHARS = 8
 """An environment value found by its name alone is masked from this length (``true`` is no key)."""
 
 
+def secret_name(name: str) -> bool:
+    """Whether a variable's or option's name says it holds a secret (``*_API_KEY``, ``token``, ``PASSWORD`` …)."""
+    return bool(_SECRET_ENV_NAME.search(name))
+
+
 def register_environment(environ: dict[str, str] | None = None) -> None:
     """The values of secret-named environment variables (``*_API_KEY``, ``*_TOKEN``,
     ``*_SECRET``, ``*_PASSWORD`` …): an agent inherits them and may echo them."""

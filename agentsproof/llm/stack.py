@@ -1,6 +1,7 @@
 """A run's client stack, built in one place.
 
-provider → throttle (rate-limited HTTP APIs) → retry → budget (``--max-calls`` /
+provider → throttle (rate-limited HTTP APIs) → retry → the models the replies name
+(``served``, for the report's manifest) → budget (``--max-calls`` /
 ``--max-cost``) → response cache (``--cache``). The layers a run reads again (the throttle's
 statistics, the budget, the cache's hit counts) are kept by reference in the
 :class:`ClientStack`, never looked up by walking the chain.
@@ -67,6 +68,10 @@ def build_stack(provider: str | None, model: str | None, judge_model: str | None
     name, choice = resolve_choice(provider, model, judge_model)
     client, throttle = build_layers(name, prompt_cache=options.prompt_cache)
     described = {k: v for k, v in client.describe().items() if k != "provider"}
+    from agentsproof.llm.served import ServedModels, reset
+
+    reset()  # a new run: the models its replies name (the report's manifest)
+    client = ServedModels(client)
     if throttle is not None and options.parallel is not None:
         throttle.limiter.set_maximum(options.parallel)
     budget = None

@@ -129,6 +129,8 @@ class RunConfig:
     """``--no-oracle``: skip the oracle preflight (agentsproof.executor.oracle)."""
     p_adjust: str = "holm"
     """eval-all: how the items' p-values are adjusted (holm, bh, none)."""
+    sign: Path | None = None
+    """``--sign KEY``: sign the JSON report with this SSH key (``ssh-keygen -Y sign``; docs/verify.md)."""
 
     @classmethod
     def from_cli(cls, opts: dict[str, Any]) -> RunConfig:

@@ -266,3 +266,8 @@ class RunResult(BaseModel):
     regraded: dict[str, Any] | None = Field(
         None, description="Set by `agentsproof regrade`: {from, eval, changes, target_calls (always 0), judge_calls}; None for a run that ran its trials."
     )
+    manifest: dict[str, Any] | None = Field(
+        None,
+        description="What the report is about, for `agentsproof verify`: files' SHA-256, programs' and models' versions, the masked command line, "
+        "the options that decide the exit code and that code, the trials' digest (docs/verify.md); None: an older report.",
+    )

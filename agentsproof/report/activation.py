@@ -137,16 +137,20 @@ def report_paths(output: Path, plugin: str, stem: str = "activation") -> dict[st
     return {f: output / name / f"{name}-{stem}.{f}" for f in ("md", "json", "html")}
 
 
-def write(stats: ActivationStats, paths: dict[str, Path], title: str, settings: dict[str, Any], trials: list[Any]) -> dict[str, Path]:
-    """The JSON report (every number and every trial) and the Markdown one, at ``paths``."""
+def write(
+    stats: ActivationStats, paths: dict[str, Path], title: str, settings: dict[str, Any], trials: list[Any], *, manifest: dict[str, Any] | None = None
+) -> dict[str, Path]:
+    """The JSON report (every number and every trial, and its ``manifest`` for ``agentsproof verify``) and the Markdown one, at ``paths``."""
     from dataclasses import asdict
 
     from agentsproof.core.safepath import write_file
 
     data = {"title": title, "settings": settings, **as_dict(stats), "trial_log": [asdict(t) for t in trials]}
+    if manifest is not None:
+        data["manifest"] = manifest
     texts = {"json": json.dumps(data, indent=2, ensure_ascii=False) + "\n", "md": markdown(stats, title, settings, trials) + "\n"}
     if "html" in paths:
-        texts["html"] = html(stats, title, settings, trials)
+        texts["html"] = html(stats, title, settings, trials, manifest)
     for fmt, text in texts.items():  # through core.safepath: atomically, never through a link
         write_file(paths[fmt].parent, paths[fmt].name, text.encode("utf-8"))
     return paths
@@ -181,7 +185,9 @@ def plugin_arm_collisions(items: list[Any]) -> list[dict[str, Any]]:
     return pairs
 
 
-def html(stats: ActivationStats, title: str, settings: dict[str, Any] | None = None, trials: list[Any] | None = None) -> str:
+def html(
+    stats: ActivationStats, title: str, settings: dict[str, Any] | None = None, trials: list[Any] | None = None, manifest: dict[str, Any] | None = None
+) -> str:
     """A self-contained HTML page of the same report (no scripts, no outside resources)."""
     from html import escape as e
 
@@ -244,5 +250,9 @@ def html(stats: ActivationStats, title: str, settings: dict[str, Any] | None = N
             shown = [f"<span class='bad'>{v}</span>" if bad else str(v) for v, bad in cells]
             parts.append(row([e(r), *shown, str(n)]))
         parts.append("</table>")
+    if manifest:
+        from agentsproof.report.manifest import manifest_html
+
+        parts.append(manifest_html(manifest))
     parts.append("</body></html>")
     return "\n".join(parts)

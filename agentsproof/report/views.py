@@ -284,7 +284,10 @@ def build_view(run: RunResult) -> dict[str, Any]:
 
     arms = [a.arm for v in views for a in v.arms]
     costs, cache_read, errored = run_totals(arms)
+    from agentsproof.report.manifest import manifest_view
+
     return {
+        "manifest": manifest_view(run.manifest),
         "identity": run_identity(run),
         "single_arm": run.settings.get("baseline") == "none",
         "flaky_items": [it for it in run.items if it.stats.get("flaky")],

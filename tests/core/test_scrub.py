@@ -212,3 +212,12 @@ def test_scrub_model_walks_str_and_int_subclasses_and_leaves_plain_scalars_as_th
     assert s.scrub_model(row) is row
     assert (row.n, row.x, row.ok, row.none, row.level) == (3, 0.5, True, None, 1)
     assert row.kind == "***" and row.nested == [{"***": "value ***"}]
+
+
+def test_secret_name_tells_a_secret_holding_name() -> None:
+    from agentsproof.core.scrub import secret_name
+
+    for name in ("OPENAI_API_KEY", "api_key", "apikey", "GITHUB_TOKEN", "db_password", "CLIENT_SECRET", "credentials"):
+        assert secret_name(name), name
+    for name in ("model", "keyboard", "tokens_used", "trials", "output"):
+        assert not secret_name(name), name

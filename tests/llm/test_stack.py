@@ -1,5 +1,5 @@
 """A run's client stack is built in one place (agentsproof.llm.stack): provider → throttle →
-retry → budget → response cache, and the layers a run reads back (the throttle's record,
+retry → served models (the manifest's record) → budget → response cache, and the layers a run reads back (the throttle's record,
 the budget, the cache's counts) are the very objects in the chain, kept by reference."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from agentsproof.llm.base import ChatRequest
 from agentsproof.llm.budget import BudgetClient
 from agentsproof.llm.cache import CachingClient
 from agentsproof.llm.retry import RetryingClient
+from agentsproof.llm.served import ServedModels
 from agentsproof.llm.stack import StackOptions, build_stack
 from agentsproof.llm.throttle import ThrottledClient
 
@@ -27,7 +28,9 @@ def test_every_layer_in_order_and_kept_by_reference(byok_env: Any, tmp_path: Pat
     assert isinstance(cache, CachingClient) and cache.cache is stack.cache
     budget = cache.inner
     assert isinstance(budget, BudgetClient) and budget.budget is stack.budget
-    retry = budget.inner
+    served = budget.inner
+    assert isinstance(served, ServedModels)
+    retry = served.inner
     assert isinstance(retry, RetryingClient)
     assert retry.inner is stack.throttle and isinstance(stack.throttle, ThrottledClient)
     assert stack.throttle.limiter.maximum == 7  # --parallel is the limiter's ceiling
@@ -47,15 +50,16 @@ def test_every_layer_in_order_and_kept_by_reference(byok_env: Any, tmp_path: Pat
 
 def test_no_budget_and_no_cache_unless_asked(byok_env: Any) -> None:
     stack = build_stack("openai", "m", "j")
-    assert isinstance(stack.client, RetryingClient)
+    assert isinstance(stack.client, ServedModels) and isinstance(stack.client.inner, RetryingClient)
     assert stack.budget is None and stack.cache is None and stack.judge_model == "j"
 
 
 def test_throttle_off_leaves_no_throttle(byok_env: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AGENTSPROOF_THROTTLE", "off")
     stack = build_stack("openai", "m", None, StackOptions(parallel=3))
-    assert stack.throttle is None and isinstance(stack.client, RetryingClient)
-    assert not isinstance(stack.client.inner, ThrottledClient)
+    retry = stack.client.inner  # below the served-models layer
+    assert stack.throttle is None and isinstance(retry, RetryingClient)
+    assert not isinstance(retry.inner, ThrottledClient)
 
 
 def test_embedding_calls_count_against_max_calls(byok_env: Any) -> None:

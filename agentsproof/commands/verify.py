@@ -1,0 +1,221 @@
+"""``agentsproof verify REPORT.json`` (or a bundle from ``agentsproof bundle``): is this report
+what it says it is?
+
+Every number is derived again from the recorded trials (:mod:`agentsproof.executor.verify`);
+the manifest's digest of the trials and its exit code are checked; ``--files DIR`` checks the
+files the manifest names against the ones on disk; ``--allowed-signers FILE`` checks the
+report's SSH signature (``<report>.sig``, :mod:`agentsproof.commands.signing`); ``--regrade``
+runs the deterministic graders again on the recorded answers and workspaces. Exit 0 when all
+hold, 1 when something differs, 30 for an unreadable input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentsproof.commands.signing import SignatureCheck
+from agentsproof.core.errors import EXIT_FAILED, EXIT_OK, InputError
+from agentsproof.executor.verify import Difference
+
+
+@dataclass
+class Verified:
+    """What ``verify`` found."""
+
+    report: str
+    kind: str
+    """``run`` or ``activation``."""
+    trials: int = 0
+    differences: list[Difference] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    """Files of the manifest that changed or are missing (``--files``)."""
+    files_checked: int = 0
+    signature: SignatureCheck | None = None
+    regraded: list[Difference] = field(default_factory=list)
+    regrade_note: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Everything checked holds."""
+        return not self.differences and not self.files and not self.regraded and (self.signature is None or self.signature.ok)
+
+    @property
+    def exit_code(self) -> int:
+        """0 when all hold, 1 otherwise."""
+        return EXIT_OK if self.ok else EXIT_FAILED
+
+    def lines(self) -> list[str]:
+        """The outcome, one finding a line, the verdict last."""
+        out = [f"DIFFERS {d.line()}" for d in self.differences]
+        out += [f"FILE {f}" for f in self.files]
+        out += [f"REGRADE {d.line()}" for d in self.regraded]
+        if self.signature is not None:
+            out.append(("signature: " if self.signature.ok else "BAD SIGNATURE: ") + self.signature.message)
+        if self.regrade_note:
+            out.append(f"regrade: {self.regrade_note}")
+        if self.files_checked:
+            out.append(f"files: {self.files_checked} checked, {len(self.files)} differ")
+        verdict = "verified" if self.ok else "NOT verified"
+        out.append(f"{self.report}: {verdict} ({self.kind} report, {self.trials} trials; {len(self.differences)} number(s) differ)")
+        return out
+
+
+def verify(path: Path, *, files_dir: Path | None = None, allowed_signers: Path | None = None, regrade: bool = False) -> Verified:
+    """Check the report (or bundle) at ``path``; InputError (exit 30) when it cannot be read."""
+    from agentsproof.commands.bundle import is_bundle, opened
+
+    if is_bundle(path):
+        with opened(path) as (report, files):
+            return _verify(report, files_dir or files, allowed_signers, regrade, shown=str(path))
+    return _verify(Path(path), files_dir, allowed_signers, regrade, shown=str(path))
+
+
+def _verify(path: Path, files_dir: Path | None, allowed: Path | None, regrade: bool, shown: str) -> Verified:
+    from agentsproof.report.saved import load_report_data
+
+    data = load_report_data(path, depth_check=False)
+    if "items" in data:
+        found = _verify_run(path, data, shown, regrade)
+    elif "trial_log" in data and "skills" in data:
+        found = _verify_activation(data, shown)
+    else:
+        raise InputError(shown, None, "not an agentsproof report (no 'items' nor 'trial_log')")
+    manifest = data.get("manifest") if isinstance(data.get("manifest"), dict) else None
+    if files_dir is not None:
+        if manifest is None:
+            raise InputError(shown, "manifest", "--files: the report has no manifest to check the files against")
+        found.files, found.files_checked = check_files(manifest, files_dir)
+    if allowed is not None:
+        from agentsproof.commands.signing import check_signature, sig_path
+
+        found.signature = check_signature(path.read_bytes(), sig_path(path), allowed)
+    return found
+
+
+def _verify_run(path: Path, data: dict[str, Any], shown: str, regrade: bool) -> Verified:
+    from pydantic import ValidationError
+
+    from agentsproof.core.validation import format_validation_error
+    from agentsproof.executor.verify import check_manifest, rederive
+    from agentsproof.model.results import RunResult
+
+    try:
+        run = RunResult.model_validate(data if regrade else _light(data))
+    except ValidationError as err:
+        name, message = format_validation_error(err)
+        raise InputError(shown, name, message) from None
+    found = Verified(shown, "run")
+    found.trials = sum(len(a.trials) for it in run.items for a in (it.with_arm, it.without_arm, it.plugin_arm) if a is not None)
+    found.differences = rederive(run) + check_manifest(run, data)
+    if regrade:
+        found.regraded, found.regrade_note = regrade_differences(path, run)
+    return found
+
+
+_HEAVY = ("log", "response", "replies", "tool_calls", "files", "trajectory", "workspace")
+"""What a trial records that no number is derived from: left out of the model verify builds
+(the trials' digest is taken of the whole trial as read; ``--regrade`` reads them all)."""
+
+
+def _light(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with the trials' text and trajectories left out (shallow copies; ``data`` unchanged)."""
+    items = []
+    for it in data.get("items") or []:
+        if not isinstance(it, dict):
+            items.append(it)
+            continue
+        it = dict(it)
+        for key in ("with_arm", "without_arm", "plugin_arm"):
+            arm = it.get(key)
+            if isinstance(arm, dict) and isinstance(arm.get("trials"), list):
+                trials = [{k: v for k, v in t.items() if k not in _HEAVY} if isinstance(t, dict) else t for t in arm["trials"]]
+                it[key] = {**arm, "trials": trials}
+        items.append(it)
+    return {**data, "items": items}
+
+
+def _verify_activation(data: dict[str, Any], shown: str) -> Verified:
+    from agentsproof.executor.verify import rederive_activation
+
+    found = Verified(shown, "activation")
+    log = data.get("trial_log")
+    if not isinstance(log, list) or not all(isinstance(r, dict) and isinstance(r.get("prompt"), dict) for r in log):
+        raise InputError(shown, "trial_log", "must be a list of trials, each with its prompt")
+    found.trials = len(log)
+    try:
+        found.differences = rederive_activation(data)
+    except (TypeError, KeyError, ValueError, AttributeError) as err:
+        raise InputError(shown, "trial_log", f"a trial cannot be read: {err}") from None
+    return found
+
+
+def check_files(manifest: dict[str, Any], root: Path) -> tuple[list[str], int]:
+    """(files that changed or are missing below ``root``, files checked): each manifest path
+    is read relative to ``root`` (an absolute path with its leading '/' taken off)."""
+    from agentsproof.executor.proof import file_sha256
+
+    files = manifest.get("files")
+    if not isinstance(files, dict):
+        return ["manifest.files: not a table of files"], 0
+    out: list[str] = []
+    for name, row in sorted(files.items()):
+        row = row if isinstance(row, dict) else {}
+        rel = Path(name.lstrip("/"))
+        if ".." in rel.parts:
+            out.append(f"{name}: a path that leaves --files (not checked)")
+            continue
+        where = Path(root) / rel
+        if not where.is_file():
+            out.append(f"{name}: missing (the manifest names it, {row.get('role', 'file')})")
+            continue
+        digest = file_sha256(where)
+        if digest != row.get("sha256"):
+            out.append(f"{name}: changed since the run (sha256 {digest} ≠ {row.get('sha256')})")
+    return out, len(files)
+
+
+def regrade_differences(path: Path, run: Any) -> tuple[list[Difference], str | None]:
+    """The deterministic graders run again on the recorded answers and workspaces: each
+    grader result that comes out differently. Graders that call a judge are left out (said)."""
+    import asyncio
+
+    from agentsproof.commands.rerun import retry_items
+    from agentsproof.executor.recorder import FileStore, store_dir
+    from agentsproof.executor.regrade import regrade_trial
+    from agentsproof.executor.verify import same
+    from agentsproof.grading.registry import kind
+
+    def judged(name: str) -> bool:
+        try:
+            return bool(kind(name).judged)
+        except Exception:  # noqa: BLE001 - a grader type this install does not know: not re-run, counted
+            return True
+
+    items, _after = retry_items(run, path, None)
+    folder = store_dir(Path(path))
+    store = FileStore(folder) if folder.is_dir() else None
+    out: list[Difference] = []
+    skipped = 0
+
+    async def go() -> None:
+        nonlocal skipped
+        for i, it in enumerate(run.items):
+            item = items.get(it.id)
+            if item is None:
+                continue
+            for name, arm in (("with_arm", it.with_arm), ("without_arm", it.without_arm)):
+                for n, t in enumerate(arm.trials):
+                    if t.status != "scored":
+                        continue
+                    again = await regrade_trial(item, t, store, None)
+                    for k, (before, after) in enumerate(zip(t.graders, again.graders, strict=False)):
+                        if judged(before.type):
+                            skipped += 1
+                            continue
+                        if before.type != after.type or not same(before.score, after.score):
+                            out.append(Difference(f"items[{i}].{name}.trials[{n}].graders[{k}].score", before.score, after.score))
+
+    asyncio.run(go())
+    return out, (f"{skipped} judged grader result(s) not re-run (they call a model)" if skipped else None)

@@ -1,0 +1,111 @@
+"""How fast `agentsproof verify` re-derives a 10,000-trial report.
+
+The report is made by the real command (`python -m agentsproof eval-all`, 10 items x 500
+trials x 2 arms, the fast scripted server at 0 ms latency in its own process), so it holds
+what a real run records (grader results, checks, logs, the manifest). Then `agentsproof
+verify REPORT.json` runs --reps times as its own process (start-up included) and, beside
+it, the re-derivation alone in this process (read, validate, every number derived again,
+the trials' digest). It must say "verified" (exit 0). Target: < 2 s per verify.
+
+    python bench/verify.py [--trials 10000] [--reps 3] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT))
+
+from throughput import start_server, write_plugin  # noqa: E402
+
+TARGET_S = 2.0
+ITEMS = 10
+
+
+def make_report(work: Path, trials: int) -> Path:
+    per_arm = trials // (2 * ITEMS)
+    plugin = write_plugin(work, ITEMS)
+    server, port = start_server(0.0, work)
+    env = dict(os.environ)
+    env.update(
+        AGENTSPROOF_PROVIDER_TYPE="openai", AGENTSPROOF_PROVIDER_URL=f"http://127.0.0.1:{port}/v1",
+        AGENTSPROOF_PROVIDER_KEY="sk-bench", AGENTSPROOF_MODEL="bench-model",
+        PYTHONPATH=str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""),
+    )  # fmt: skip
+    out = work / "runs"
+    try:
+        cmd = [sys.executable, "-m", "agentsproof", "eval-all", str(plugin), "--trials", str(per_arm), "--parallel", "50",
+               "--output", str(out), "--abort-after", "0", "--no-cache"]  # fmt: skip
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=work)
+        if done.returncode != 0:
+            raise SystemExit(f"eval-all exited {done.returncode}: {done.stderr[-2000:]}")
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    return out / "bench-plugin" / "eval-all-summary.json"
+
+
+def _children_cpu() -> float:
+    """User + system CPU seconds of the finished child processes (a figure the machine's other load does not inflate much)."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--trials", type=int, default=10_000)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="ap-bench-verify-") as tmp:
+        work = Path(tmp)
+        report = make_report(work, args.trials)
+        env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        cli: list[float] = []
+        cpu: list[float] = []
+        for _ in range(args.reps):
+            t0, c0 = time.perf_counter(), _children_cpu()
+            done = subprocess.run([sys.executable, "-m", "agentsproof", "verify", str(report)], env=env, capture_output=True, text=True, cwd=work)
+            cli.append(time.perf_counter() - t0)
+            cpu.append(_children_cpu() - c0)
+            if done.returncode != 0:
+                raise SystemExit(f"verify exited {done.returncode}: {done.stdout[-2000:]}{done.stderr[-2000:]}")
+        from agentsproof.commands.verify import verify
+
+        inner: list[float] = []
+        for _ in range(args.reps):
+            t0 = time.perf_counter()
+            found = verify(report)
+            inner.append(time.perf_counter() - t0)
+            assert found.ok, found.lines()
+        result = {
+            "trials": found.trials,
+            "report_mb": round(report.stat().st_size / 1e6, 1),
+            "verify_cli_s": round(statistics.median(cli), 3),
+            "verify_cli_cpu_s": round(statistics.median(cpu), 3),
+            "verify_in_process_s": round(statistics.median(inner), 3),
+            "load_average": round(os.getloadavg()[0], 1),
+            "target_s": TARGET_S,
+            "within_target": statistics.median(cli) < TARGET_S,
+        }
+    if args.json:
+        print(json.dumps(result))
+    else:
+        for k, v in result.items():
+            print(f"{k}: {v}")
+
+
+if __name__ == "__main__":
+    main()
