@@ -20,37 +20,37 @@ from agentsproof.cli.options import (
     threshold_option,
     trial_options,
 )
-from agentsproof.core.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
+from agentsproof.core.errors import EXIT_FAILED, EXIT_OK
 
 if TYPE_CHECKING:
     from agentsproof.model.results import RunResult
 
 
 def finish(run: RunResult | None, written: dict[str, Path], ci: bool, fail_on_underpowered: bool = False, ci_rule: str = "point") -> None:
-    """Print the run's summary and exit: 30 when it is incomplete or has errored trials, 1 when ``--ci`` and
-    the run failed (or, with ``fail_on_underpowered``, an item came out underpowered), else 0; ``run`` None (``--plan``) exits 0."""
+    """Print the run's summary and exit (:func:`agentsproof.executor.gate.gate`): 30 when it is
+    incomplete or has errored items, 1 when ``--ci`` and an item failed, passed unproven (too
+    few trials) or, with ``fail_on_underpowered``, came out underpowered, else 0; every
+    non-zero exit ends with one line saying why. ``run`` None (``--plan``) exits 0."""
     from agentsproof.commands.console import print_run
+    from agentsproof.executor.gate import gate
 
     if run is None:  # --plan: printed, nothing ran
         sys.exit(EXIT_OK)
     print_run(run, written)
-    if run.incomplete or run.overall.errored:
-        sys.exit(EXIT_ERROR)
-    if ci and run.overall.failed:
-        if ci_rule == "point":
-            from agentsproof.stats.item import harm_not_shown
+    result = gate(run, ci=ci, fail_on_underpowered=fail_on_underpowered)
+    if ci and result.code == EXIT_FAILED and ci_rule == "point":
+        from agentsproof.stats.item import harm_not_shown
 
-            unshown = [it.id for it in run.items if not it.passed and it.grade == "F" and harm_not_shown(it.stats)]
-            if unshown:
-                click.echo(
-                    f"--ci: {len(unshown)} item(s) fail on a point F whose harm is not shown (the delta's interval reaches 0): "
-                    f"{', '.join(unshown[:5])}{' …' if len(unshown) > 5 else ''}; --ci-rule interval fails only a shown harm",
-                    err=True,
-                )
-        sys.exit(EXIT_FAILED)
-    if ci and fail_on_underpowered and any((it.stats or {}).get("verdict") == "underpowered" for it in run.items):
-        sys.exit(EXIT_FAILED)
-    sys.exit(EXIT_OK)
+        unshown = [it.id for it in run.items if not it.passed and it.grade == "F" and harm_not_shown(it.stats)]
+        if unshown:
+            click.echo(
+                f"--ci: {len(unshown)} item(s) fail on a point F whose harm is not shown (the delta's interval reaches 0): "
+                f"{', '.join(unshown[:5])}{' …' if len(unshown) > 5 else ''}; --ci-rule interval fails only a shown harm",
+                err=True,
+            )
+    if result.line:
+        click.echo(result.line, err=True)
+    sys.exit(result.code)
 
 
 @click.command("eval")
@@ -105,14 +105,22 @@ def eval_cmd(path: Path, **opts: Any) -> None:
 @p_adjust_option
 @arms_option
 @click.option("--shard", metavar="I/N", help="Run only slice I of N (stable, by item id), e.g. one per CI machine; join them with `agentsproof merge`.")
-@click.option("--strict", is_flag=True, help="Any eval file that does not load fails the run (exit 30) before a trial starts; without it the others run.")
-def eval_all_cmd(directory: Path, strict: bool, **opts: Any) -> None:
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Any eval file that does not load fails the run (exit 30) before a trial starts; without it (and without --ci) the others run.",
+)
+@click.option(
+    "--allow-refused", is_flag=True, help="With --ci, run the other eval files when one does not load (default under --ci: exit 30 naming the file and why)."
+)
+def eval_all_cmd(directory: Path, strict: bool, allow_refused: bool, **opts: Any) -> None:
     """Run every eval file below DIRECTORY: eval.yaml, EVAL.yaml, agentv's *.eval.yaml, promptfooconfig.yaml, evals/evals.json, Harbor task folders.
 
     Writes one report for the plugin: runs/<plugin>/<plugin>-eval.html, plus
     eval-all-summary.md and eval-all-summary.json. A file that does not load is
     listed with its error (and in the report's settings.refused) and the others
-    run; exit 30 when none runs, or with --strict. A file with no skill beside
+    run; exit 30 when none runs, with --strict, or with --ci (unless
+    --allow-refused). A file with no skill beside
     it (promptfooconfig.yaml, an EVAL.yaml without SKILL.md) runs single-armed.
 
     \b
@@ -124,7 +132,7 @@ def eval_all_cmd(directory: Path, strict: bool, **opts: Any) -> None:
     from agentsproof.model.options import RunConfig
 
     cfg = RunConfig.from_cli(opts)
-    run, written = run_eval_all(directory, cfg, strict=strict)
+    run, written = run_eval_all(directory, cfg, strict=strict, allow_refused=allow_refused)
     finish(run, written, cfg.ci, cfg.fail_on_underpowered, cfg.ci_rule)
 
 

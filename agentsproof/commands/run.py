@@ -297,6 +297,9 @@ def _after_run(run: RunResult, items: list[EvalItem], cfg: RunConfig, targets: d
     judge's agreement with gold labels, the ATIF export."""
     if after is not None:  # e.g. a dataset's failure reasons on its checks
         after(run)
+    from agentsproof.executor.gate import gate
+
+    run.verdict = gate(run, ci=cfg.ci, fail_on_underpowered=cfg.fail_on_underpowered).verdict  # the reports' verdict is the exit code's
     if cfg.aa:
         from agentsproof.stats.aa import aa_summary
 

@@ -17,12 +17,12 @@ from agentsproof.stats.cases import (
 )
 from agentsproof.stats.checks import flaky_checks, non_discriminating_checks
 from agentsproof.stats.intervals import (
-    interval_words,
     PASS_RATE_CI_METHOD,
     PERMUTATION_RESAMPLES,
     SEED,
     clopper_pearson,
     hake_gain,
+    interval_words,
     pass_at_k,
     pass_hat_k,
     pass_k_interval,
@@ -44,7 +44,6 @@ QUESTION_NOTES = {
         "unseen tasks differ (5 cases that all gain +1 still span about [{five_low:+.2f}, +1]); questions.cases is the effect on these cases"
     ),
 }
-
 
 
 def question_note(question: str) -> str:

@@ -30,8 +30,8 @@ statistic their mean — a test of the mean over tasks, not of "no effect on any
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 
