@@ -87,6 +87,11 @@ def print_run(run: RunResult, written: dict[str, Path]) -> None:
         )
         if it.status_reason:
             _echo(f"      {it.status}: {it.status_reason}")
+        from agentsproof.stats.item import delta_basis_line
+
+        basis = delta_basis_line(it.stats, it.delta)
+        if basis:
+            _echo(f"      {basis}")
         if it.stats.get("flaky"):
             _echo(f"      flaky: {it.with_arm.passed_trials} of {it.with_arm.scored} trials passed")
         stop = it.stats.get("adaptive_stop") if it.stats else None

@@ -250,9 +250,9 @@ def render_step_summary(run: RunResult) -> str:
     out.append(" · ".join(f"{k} {md_text(v)}" for k, v in run_identity(run)) + (" · single arm (`--baseline none`): no grades" if one_arm else ""))
     out.append("")
     if one_arm:
-        out += ["| item | pass rate | 95% CI | passed | flaky | errored | result |", "|---|---|---|---|---|---|---|"]
+        out += ["| item | pass rate | 95 % interval | passed | flaky | errored | result |", "|---|---|---|---|---|---|---|"]
     else:
-        out += ["| item | with | without | delta | 95% CI | grade | pass rate | errored | result |", "|---|---|---|---|---|---|---|---|---|"]
+        out += ["| item | with | without | delta | 95 % interval | grade | pass rate | errored | result |", "|---|---|---|---|---|---|---|---|---|"]
     for it in run.items:
         f = item_facts(it)
         result = item_result_label(it)

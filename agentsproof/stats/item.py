@@ -62,6 +62,33 @@ def usable_cases(groups: list[tuple[str, list[float], list[float], int]]) -> int
     return sum(1 for _, w, wo, _ in groups if w and wo)
 
 
+def delta_basis(groups: list[tuple[str, list[float], list[float], int]], with_mean: float | None, without_mean: float | None) -> dict[str, Any]:
+    """What the delta is a difference of. One case: the arms' means over their scored trials.
+    Several: it is **paired by case**, the mean of the per-case deltas over the cases whose arms
+    both scored, i.e. ``with`` − ``without`` of the per-case means averaged over those cases —
+    which differ from the arm means (over every scored trial) when a case has an empty arm or
+    more trials than another. ``differs``: the paired means are not the arm means as printed."""
+    usable = [(sum(w) / len(w), sum(wo) / len(wo)) for _, w, wo, _ in groups if w and wo]
+    if len(groups) <= 1 or not usable:
+        return {"paired": False, "cases": len(usable), "of": len(groups), "with": with_mean, "without": without_mean, "differs": False}
+    pw, pwo = sum(u[0] for u in usable) / len(usable), sum(u[1] for u in usable) / len(usable)
+    differs = any(m is None or round(p, 2) != round(m, 2) for p, m in ((pw, with_mean), (pwo, without_mean)))
+    return {"paired": True, "cases": len(usable), "of": len(groups), "with": pw, "without": pwo, "differs": differs}
+
+
+def delta_basis_line(stats: dict[str, Any] | None, delta: float | None) -> str | None:
+    """One line for a delta paired by case whose paired means are not the arm means printed beside it
+    (``delta +0.07 is paired by case: with 0.30, w/o 0.23, over the 4 of 5 cases where both arms scored``); else None."""
+    b = (stats or {}).get("delta_basis") or {}
+    if not b.get("paired") or not b.get("differs") or delta is None:
+        return None
+    where = f"the {b['cases']} of {b['of']} cases" if b["cases"] != b["of"] else f"its {b['cases']} cases"
+    return (
+        f"delta {delta:+.2f} is paired by case: with {b['with']:.2f}, w/o {b['without']:.2f} averaged over {where} where both arms "
+        "scored (the with / w/o columns are means over every scored trial)"
+    )
+
+
 MIN_SCORED_PER_ARM = 3
 PASS_K: int | None = None
 """k of pass@k and pass^k; None: the number of scored with-arm trials (the run's own k)."""
@@ -77,6 +104,7 @@ EMPTY_ITEM_STATS: dict[str, Any] = dict.fromkeys(
         "delta", "delta_ci", "delta_ci_method", "p_value", "p_value_method", "normalized_gain", "pass_at_k",
         "pass_hat_k", "grade_low", "grade_high", "grade_label", "enough_data", "note", "cases", "verdict",
         "verdict_reasons", "pass_rate_ci_method", "delta_ci_level", "question", "question_note", "questions",
+        "delta_basis",
     )
 )  # fmt: skip
 """Every per-item key of the stats contract, unset (the arms and check lists aside)."""
@@ -210,6 +238,7 @@ def item_stats(item: ItemResult, level: float = 0.95) -> dict[str, Any]:
     delta = mean_case_delta(per_case) if several else None
     delta = sum(ws) / len(ws) - sum(wos) / len(wos) if delta is None else delta
     out["delta"] = delta
+    out["delta_basis"] = delta_basis(groups, w["mean"], wo["mean"])
     out["delta_ci_level"] = level
     n_usable = len(case_deltas(per_case))
     question = default_question(n_usable)

@@ -140,7 +140,7 @@ def cases_to_settle(deltas: Sequence[float], level: float = 0.95, least: int = 5
     d = np.clip(np.asarray(deltas, dtype=float), -1.0, 1.0)
     if d.size == 0:
         return None
-    start = max(least, d.size)
+    start = max(least, int(d.size))
     if _settles(d, start, level):
         return start
     lo, hi = start, start

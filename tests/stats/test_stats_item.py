@@ -23,6 +23,7 @@ CONTRACT = {
     "with", "without", "delta", "delta_ci", "delta_ci_method", "p_value", "p_value_method", "normalized_gain",
     "pass_at_k", "pass_hat_k", "grade_low", "grade_high", "grade_label", "enough_data", "note", "flaky_checks",
     "non_discriminating_checks", "cases", "verdict", "verdict_reasons", "pass_rate_ci_method", "delta_ci_level", "question", "question_note", "questions",
+    "delta_basis",
 }
 
 
