@@ -68,6 +68,11 @@ def finish(run: RunResult | None, written: dict[str, Path], ci: bool, fail_on_un
 @tasks_option
 @budget_options
 @arms_option
+@click.option(
+    "--live-source",
+    is_flag=True,
+    help="A generated eval runs the skill/agent files it was copied from (recorded by eval-generate), not its copies; without it a copy that differs from its source is a warning (--ci: exit 30).",
+)
 def eval_cmd(path: Path, **opts: Any) -> None:
     """Run one eval.yaml (or EVAL.yaml): N trials with the skill/agent, N without.
 
@@ -104,6 +109,11 @@ def eval_cmd(path: Path, **opts: Any) -> None:
 @budget_options
 @p_adjust_option
 @arms_option
+@click.option(
+    "--live-source",
+    is_flag=True,
+    help="A generated eval runs the skill/agent files it was copied from (recorded by eval-generate), not its copies; without it a copy that differs from its source is a warning (--ci: exit 30).",
+)
 @click.option("--shard", metavar="I/N", help="Run only slice I of N (stable, by item id), e.g. one per CI machine; join them with `agentsproof merge`.")
 @click.option(
     "--strict",
@@ -192,7 +202,12 @@ def tc_eval_cmd(path: Path, **opts: Any) -> None:
     type=click.IntRange(1, 1000),
     default=3,
     show_default=True,
-    help="Trials per arm and case written into each eval.yaml (3 × 5 cases settles a clear-cut skill).",
+    help="Trials per arm and case written into each eval.yaml (3 × 5 cases settles a clear-cut skill on these cases; for tasks like these it takes about 12 cases).",
+)
+@click.option(
+    "--refresh",
+    is_flag=True,
+    help="Copy each skill/agent file (and its folder) again into the existing evals of --out and record their sources; no model call, no eval rewritten.",
 )
 @click.option("--dry-run", is_flag=True, help="Print what would be written; write nothing.")
 @click.option("--parallel", type=click.IntRange(1, 64), default=1, show_default=True, help="Items generated (and check trials run) at once.")

@@ -22,6 +22,7 @@ from agentsproof.commands.run import (
     _settings,
     _targets,
     adaptive_defaults,
+    copies_gate,
     write_outputs,
 )
 from agentsproof.core.errors import InputError
@@ -86,6 +87,7 @@ def load_all(directory: Path, cfg: RunConfig) -> tuple[list[Loaded], list[InputE
         try:
             loaded = _load(p, "eval-all", request)
             _lint_gate(loaded, p)
+            copies_gate(loaded, cfg)
             for item in loaded.items:
                 if item.id in seen:
                     raise InputError(str(item.eval_path), None, f"{item.id!r} is also defined by {seen[item.id]}; item names must be unique")

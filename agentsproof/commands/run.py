@@ -380,6 +380,7 @@ def _request(cfg: RunConfig, *, in_plugin: bool = False) -> ItemRequest:
         all_tasks=cfg.all_tasks,
         skill=cfg.skill,
         in_plugin=in_plugin,
+        live_source=cfg.live_source,
     )
 
 
@@ -390,6 +391,7 @@ def _run_file(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult | Non
     cfg = adaptive_defaults(cfg)
     loaded = _load(Path(path), command, _request(cfg))
     _lint_gate(loaded, Path(path))
+    copies_gate(loaded, cfg)
     after = _oracle(loaded, cfg)
     if loaded.single_arm:  # nothing to compare against: the model or target alone
         cfg = cfg.replace(baseline="none")
@@ -408,6 +410,28 @@ def _load(path: Path, command: str, request: ItemRequest) -> Loaded:
 
     with read_once():
         return formats.load(path, command, request)
+
+
+def copies_gate(loaded: Loaded, cfg: RunConfig) -> None:
+    """A generated eval whose copied skill/agent file no longer matches its source
+    (:mod:`agentsproof.formats.copies`): a warning naming each, or under ``--ci`` the file is
+    refused (exit 30, before any trial). ``--live-source`` runs the sources: nothing to check."""
+    if loaded.format != "eval.yaml" or cfg.live_source:
+        return
+    from agentsproof.core.inputs import display
+    from agentsproof.formats.copies import STALE_HINT, stale_copies
+
+    folder = Path(loaded.path).parent
+    stale = stale_copies(folder)
+    if not stale:
+        return
+    if cfg.ci:
+        more = f" (and {len(stale) - 1} more)" if len(stale) > 1 else ""
+        raise InputError(display(folder / stale[0].split(" ", 1)[0].rstrip(":")), None, f"stale copy: {stale[0]}{more}; --ci fails on it ({STALE_HINT})")
+    from agentsproof.core.notice import warn
+
+    for line in stale:
+        warn(f"{display(folder)}: stale copy: {line}; {STALE_HINT}")
 
 
 def _lint_gate(loaded: Loaded, path: Path) -> None:
