@@ -157,3 +157,26 @@ def cases_to_settle(deltas: Sequence[float], level: float = 0.95, least: int = 5
         else:
             lo = mid
     return hi
+
+
+CLEAR_CUT = (0.95, 0.05)
+"""A clear-cut skill: pass chance 0.95 with it, 0.05 without (the docs' and eval-generate's yardstick)."""
+
+
+@lru_cache(maxsize=32)
+def clear_cut_settled_share(cases: int, trials: int, runs: int = 400, seed: int = 23) -> float:
+    """Share of ``runs`` seeded simulated items of a clear-cut skill (``cases`` cases, ``trials``
+    pass/fail trials per arm each) whose question-(b) interval settles their A."""
+    from agentsproof.model.results import compute_grade
+
+    rng = np.random.default_rng(seed)
+    w = (rng.random((runs, cases, trials)) < CLEAR_CUT[0]).mean(axis=-1)
+    wo = (rng.random((runs, cases, trials)) < CLEAR_CUT[1]).mean(axis=-1)
+    lo, hi = betting_interval(w - wo)
+    return float(np.mean([compute_grade(float(a)) == compute_grade(float(b)) == "A" for a, b in zip(lo, hi, strict=True)]))
+
+
+def clear_cut_cases(trials: int, share: float = 0.9, most: int = 40) -> int | None:
+    """The fewest cases (from 5) at which a clear-cut skill with ``trials`` trials per arm and
+    case settles its A for tasks like these in at least ``share`` of runs; None within ``most``."""
+    return next((c for c in range(5, most + 1) if clear_cut_settled_share(c, trials) >= share), None)

@@ -23,19 +23,26 @@ def _plugin(tmp_path: Path) -> Path:
     return root
 
 
-def _generate(cli, byok_env, plugin: Path, out: Path) -> None:
+def _generate(cli, byok_env, plugin: Path, out: Path) -> str:
     byok_env.add(
         Rule(reply=eval_reply("skill: SKILL.md", name="triage"), system_contains=GENERATOR),
         Rule(reply="Root cause: disk full\nFix: rotate logs", system_contains="Incident triage", judge=False),
         Rule(reply="It is probably the disk.", judge=False),
     )
-    code, _, err = cli(["eval-generate", "--no-activation", "--plugin-dir", plugin, "--out", out, *MODEL, "--no-check"])
+    code, stdout, err = cli(["eval-generate", "--no-activation", "--plugin-dir", plugin, "--out", out, *MODEL, "--no-check"])
     assert code == 0, err
+    return stdout
 
 
 def test_the_copy_records_its_source_and_hash(cli, byok_env, tmp_path):
     plugin, out = _plugin(tmp_path), tmp_path / "evals"
-    _generate(cli, byok_env, plugin, out)
+    stdout = _generate(cli, byok_env, plugin, out)
+    # five cases settle a clear-cut skill on these cases; eval-generate says what tasks like these take
+    from agentsproof.stats.tasks import clear_cut_cases
+
+    need = clear_cut_cases(3)
+    assert need == 12
+    assert f"note: 1 of these evals has fewer than {need} cases" in stdout and f"about {need} cases at 3 trials each" in stdout
     folder = out / "skills" / "incident-triage"
     record = json.loads((folder / SIDECAR).read_text(encoding="utf-8"))
     (entry,) = record["files"]

@@ -5,7 +5,6 @@ checked against the code, so a page and the code cannot drift apart (issues 46 a
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +13,8 @@ from helpers import item
 
 from agentsproof.model.results import compute_grade
 from agentsproof.stats import item_stats
-from agentsproof.stats.tasks import all_agree_interval, betting_interval, cases_to_settle
+from agentsproof.stats.tasks import all_agree_interval, betting_interval, cases_to_settle, clear_cut_cases
+from agentsproof.stats.tasks import clear_cut_settled_share as _share
 
 ROOT = Path(__file__).resolve().parents[2]
 WORDS = {"five": 5, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15}
@@ -33,19 +33,28 @@ def interval(text: str) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-@lru_cache
-def clear_cut_settled_share(cases: int, trials: int = 3, runs: int = 400) -> float:
+def clear_cut_settled_share(cases: int, trials: int = 3) -> float:
     """Share of seeded runs of a clear-cut skill (pass chance 0.95 against 0.05) whose (b)
     interval settles its A, ``cases`` cases of ``trials`` trials per arm each."""
-    rng = np.random.default_rng(23)
-    w = (rng.random((runs, cases, trials)) < 0.95).mean(axis=-1)
-    wo = (rng.random((runs, cases, trials)) < 0.05).mean(axis=-1)
-    lo, hi = betting_interval(w - wo)
-    return float(np.mean([compute_grade(float(a)) == compute_grade(float(b)) == "A" for a, b in zip(lo, hi, strict=True)]))
+    return _share(cases, trials)
 
 
 def clear_cut_cases_needed(share: float = 0.9) -> int:
-    return next(c for c in range(5, 30) if clear_cut_settled_share(c) >= share)
+    """The fewest cases that settle a clear-cut skill's A in ``share`` of runs, at 3 trials per case."""
+    n = clear_cut_cases(3, share)
+    assert n is not None
+    return n
+
+
+def test_clear_cut_simulation_is_what_it_says():
+    """The yardstick itself, against an independent count: 12 cases settle in about 95 % of runs, 11 in about 82 %."""
+    rng = np.random.default_rng(23)
+    w = (rng.random((400, 12, 3)) < 0.95).mean(axis=-1)
+    wo = (rng.random((400, 12, 3)) < 0.05).mean(axis=-1)
+    lo, hi = betting_interval(w - wo)
+    settled = np.mean([compute_grade(float(a)) == compute_grade(float(b)) == "A" for a, b in zip(lo, hi, strict=True)])
+    assert clear_cut_settled_share(12) == pytest.approx(float(settled))
+    assert clear_cut_settled_share(11) < 0.9 <= clear_cut_settled_share(12)
 
 
 def test_statistics_md_five_ten_and_all_zero_cases():
