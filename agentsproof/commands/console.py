@@ -103,6 +103,7 @@ def print_run(run: RunResult, written: dict[str, Path]) -> None:
         f"verdict: {run.verdict} · {o.passed}/{o.total} passed"
         + (f" · {o.errored} errored" if o.errored else "")
         + (f" · {o.not_run} not run" if o.not_run else "")
+        + (f" · {unproven} unproven (passed on too few trials)" if (unproven := sum(1 for it in run.items if item_result_label(it) == "UNPROVEN")) else "")
         + (f" · avg delta {signed(o.avg_delta)}" if o.avg_delta is not None else "")
     )
     from agentsproof.report.generalise import cache_line

@@ -273,7 +273,14 @@ def render_step_summary(run: RunResult) -> str:
             ]
         out.append("| " + " | ".join(cells) + " |")
     o = run.overall
-    out += ["", f"**{o.passed}/{o.total} passed**" + (f" · {o.errored} errored" if o.errored else "") + (f" · {o.not_run} not run" if o.not_run else "")]
+    unproven = sum(1 for it in run.items if item_result_label(it) == "UNPROVEN")
+    out += [
+        "",
+        f"**{o.passed}/{o.total} passed**"
+        + (f" · {unproven} unproven (too few trials)" if unproven else "")
+        + (f" · {o.errored} errored" if o.errored else "")
+        + (f" · {o.not_run} not run" if o.not_run else ""),
+    ]
     if run.incomplete:
         out.append(f"\nincomplete: {md_text(run.incomplete_reason or '', 400)}")
     return "\n".join(out) + "\n\n"

@@ -96,13 +96,13 @@ def test_unproven_is_never_a_green_pass(byok_env, tmp_path):
                                 env={"GITHUB_STEP_SUMMARY": str(summary)})
     assert code == 1, err
     assert _why(err).startswith("exit 1: 2 items unproven (passed on fewer than 3 scored trials per arm")
-    assert "verdict: UNPROVEN" in stdout and "PASS" not in stdout.replace("UNPROVEN", "")
+    assert "verdict: UNPROVEN · 2/2 passed · 2 unproven (passed on too few trials)" in stdout and "PASS" not in stdout.replace("UNPROVEN", "")
     data = read_json(next(out.glob("*/*-tc-eval.json")))
     assert data["verdict"] == "UNPROVEN"
     html = next(out.glob("*/*-tc-eval.html")).read_text(encoding="utf-8")
     assert 'class="r r-UNPROVEN verdict">UNPROVEN<' in html and 'r-PASS verdict' not in html and '>PASS<' not in html
     assert "**Verdict: UNPROVEN**" in next(out.glob("*/*-tc-eval.md")).read_text(encoding="utf-8")
-    assert "— UNPROVEN" in summary.read_text(encoding="utf-8")
+    assert "— UNPROVEN" in summary.read_text(encoding="utf-8") and "**2/2 passed** · 2 unproven (too few trials)" in summary.read_text(encoding="utf-8")
     suite = ET.parse(junit).getroot().find("testsuite")
     assert suite.get("failures") == "2"
     assert all(c.find("failure").get("type") == "unproven" for c in suite.findall("testcase"))
