@@ -27,17 +27,18 @@ if TYPE_CHECKING:
 
 
 def finish(run: RunResult | None, written: dict[str, Path], ci: bool, fail_on_underpowered: bool = False, ci_rule: str = "point") -> None:
-    """Print the run's summary and exit: 30 when it is incomplete or has errored trials, 1 when ``--ci`` and
-    the run failed (or, with ``fail_on_underpowered``, an item came out underpowered), else 0; ``run`` None (``--plan``) exits 0."""
+    """Print the run's summary and exit (:func:`agentsproof.executor.gate.gate`): 30 when it is
+    incomplete or has errored items, 1 when ``--ci`` and an item failed, passed unproven (too
+    few trials) or, with ``fail_on_underpowered``, came out underpowered, else 0; every
+    non-zero exit ends with one line saying why. ``run`` None (``--plan``) exits 0."""
     from agentsproof.commands.console import print_run
+    from agentsproof.executor.gate import gate
 
     if run is None:  # --plan: printed, nothing ran
         sys.exit(EXIT_OK)
     print_run(run, written)
-    from agentsproof.executor.proof import run_exit_code
-
-    code = run_exit_code(run, ci, fail_on_underpowered, ci_rule)  # the code the report's manifest states (agentsproof verify)
-    if code == EXIT_FAILED and run.overall.failed and ci_rule == "point":
+    result = gate(run, ci=ci, fail_on_underpowered=fail_on_underpowered)
+    if ci and result.code == EXIT_FAILED and ci_rule == "point":
         from agentsproof.stats.item import harm_not_shown
 
         unshown = [it.id for it in run.items if not it.passed and it.grade == "F" and harm_not_shown(it.stats)]
@@ -47,7 +48,9 @@ def finish(run: RunResult | None, written: dict[str, Path], ci: bool, fail_on_un
                 f"{', '.join(unshown[:5])}{' …' if len(unshown) > 5 else ''}; --ci-rule interval fails only a shown harm",
                 err=True,
             )
-    sys.exit(code)
+    if result.line:
+        click.echo(result.line, err=True)
+    sys.exit(result.code)
 
 
 @click.command("eval")
@@ -65,6 +68,11 @@ def finish(run: RunResult | None, written: dict[str, Path], ci: bool, fail_on_un
 @tasks_option
 @budget_options
 @arms_option
+@click.option(
+    "--live-source",
+    is_flag=True,
+    help="A generated eval runs the skill/agent files it was copied from (recorded by eval-generate), not its copies; without it a copy that differs from its source is a warning (--ci: exit 30).",
+)
 def eval_cmd(path: Path, **opts: Any) -> None:
     """Run one eval.yaml (or EVAL.yaml): N trials with the skill/agent, N without.
 
@@ -102,18 +110,31 @@ def eval_cmd(path: Path, **opts: Any) -> None:
 @budget_options
 @p_adjust_option
 @arms_option
+@click.option(
+    "--live-source",
+    is_flag=True,
+    help="A generated eval runs the skill/agent files it was copied from (recorded by eval-generate), not its copies; without it a copy that differs from its source is a warning (--ci: exit 30).",
+)
 @click.option("--shard", metavar="I/N", help="Run only slice I of N (stable, by item id), e.g. one per CI machine; join them with `agentsproof merge`.")
-@click.option("--strict", is_flag=True, help="Any eval file that does not load fails the run (exit 30) before a trial starts; without it the others run.")
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Any eval file that does not load fails the run (exit 30) before a trial starts; without it (and without --ci) the others run.",
+)
+@click.option(
+    "--allow-refused", is_flag=True, help="With --ci, run the other eval files when one does not load (default under --ci: exit 30 naming the file and why)."
+)
 @click.option(
     "--ablate", is_flag=True, help="Ablate each eval's skill instead (as `agentsproof ablate DIR`, margin 0.05): every part priced; docs/ablation.md."
 )
-def eval_all_cmd(directory: Path, strict: bool, ablate: bool, **opts: Any) -> None:
+def eval_all_cmd(directory: Path, strict: bool, allow_refused: bool, ablate: bool, **opts: Any) -> None:
     """Run every eval file below DIRECTORY: eval.yaml, EVAL.yaml, agentv's *.eval.yaml, promptfooconfig.yaml, evals/evals.json, Harbor task folders.
 
     Writes one report for the plugin: runs/<plugin>/<plugin>-eval.html, plus
     eval-all-summary.md and eval-all-summary.json. A file that does not load is
     listed with its error (and in the report's settings.refused) and the others
-    run; exit 30 when none runs, or with --strict. A file with no skill beside
+    run; exit 30 when none runs, with --strict, or with --ci (unless
+    --allow-refused). A file with no skill beside
     it (promptfooconfig.yaml, an EVAL.yaml without SKILL.md) runs single-armed.
 
     \b
@@ -129,7 +150,7 @@ def eval_all_cmd(directory: Path, strict: bool, ablate: bool, **opts: Any) -> No
         from agentsproof.cli.ablate import ablate_folder
 
         ablate_folder(directory, cfg, 0.05)
-    run, written = run_eval_all(directory, cfg, strict=strict)
+    run, written = run_eval_all(directory, cfg, strict=strict, allow_refused=allow_refused)
     finish(run, written, cfg.ci, cfg.fail_on_underpowered, cfg.ci_rule)
 
 
@@ -189,7 +210,12 @@ def tc_eval_cmd(path: Path, **opts: Any) -> None:
     type=click.IntRange(1, 1000),
     default=3,
     show_default=True,
-    help="Trials per arm and case written into each eval.yaml (3 × 5 cases settles a clear-cut skill).",
+    help="Trials per arm and case written into each eval.yaml (3 × 5 cases settles a clear-cut skill on these cases; for tasks like these it takes about 12 cases).",
+)
+@click.option(
+    "--refresh",
+    is_flag=True,
+    help="Copy each skill/agent file (and its folder) again into the existing evals of --out and record their sources; no model call, no eval rewritten.",
 )
 @click.option("--dry-run", is_flag=True, help="Print what would be written; write nothing.")
 @click.option("--parallel", type=click.IntRange(1, 64), default=1, show_default=True, help="Items generated (and check trials run) at once.")

@@ -52,6 +52,11 @@ def print_run(run: RunResult, written: dict[str, Path]) -> None:
         )
         if it.status_reason:
             _echo(f"      {it.status}: {it.status_reason}")
+        from agentsproof.stats.item import delta_basis_line
+
+        basis = delta_basis_line(it.stats, it.delta)
+        if basis:
+            _echo(f"      {basis}")
         if it.stats.get("flaky"):
             _echo(f"      flaky: {it.with_arm.passed_trials} of {it.with_arm.scored} trials passed")
         stop = it.stats.get("adaptive_stop") if it.stats else None
@@ -63,6 +68,7 @@ def print_run(run: RunResult, written: dict[str, Path]) -> None:
         f"verdict: {run.verdict} · {o.passed}/{o.total} passed"
         + (f" · {o.errored} errored" if o.errored else "")
         + (f" · {o.not_run} not run" if o.not_run else "")
+        + (f" · {unproven} unproven (passed on too few trials)" if (unproven := sum(1 for it in run.items if item_result_label(it) == "UNPROVEN")) else "")
         + (f" · avg delta {signed(o.avg_delta)}" if o.avg_delta is not None else "")
     )
     from agentsproof.report.generalise import cache_line

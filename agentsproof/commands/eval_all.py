@@ -22,6 +22,7 @@ from agentsproof.commands.run import (
     _targets,
     _write_sealed,
     adaptive_defaults,
+    copies_gate,
 )
 from agentsproof.core.errors import InputError
 from agentsproof.formats.base import Loaded
@@ -30,28 +31,33 @@ from agentsproof.model.options import RunConfig
 from agentsproof.model.results import RunResult
 
 
-def run_eval_all(directory: Path, cfg: RunConfig, *, strict: bool = False) -> tuple[RunResult | None, dict[str, Path]]:
+def run_eval_all(directory: Path, cfg: RunConfig, *, strict: bool = False, allow_refused: bool = False) -> tuple[RunResult | None, dict[str, Path]]:
     """Every eval file found below ``directory`` as one run (this shard's items, when sharded); (None, {}) for ``--plan``.
 
     A file that does not load (or that lint or the oracle refuses) is listed with its one
-    error line and the others run; the run's report records it (``settings.refused``). Exit
-    30 when none runs, or with ``strict`` (``--strict``) when any is refused, before any trial."""
+    error line; exit 30 before any trial when none runs, with ``strict`` (``--strict``), or
+    under ``--ci`` (a gate fails closed) unless ``allow_refused`` (``--allow-refused``): then
+    the others run and the run's report records it (``settings.refused``)."""
     from agentsproof.executor.shard import select_shard
 
     if cfg.retry_errors:
         return _retry("eval-all", directory, cfg)
     cfg = adaptive_defaults(cfg)
     files, refused = load_all(directory, cfg)
-    if refused and (strict or not files):  # nothing runs: the first refusal is the error line
+    closed = strict or (cfg.ci and not allow_refused and not cfg.plan)  # --ci: the gate fails closed
+    if refused and (closed or not files):  # nothing runs: the first refusal is the error line
         first, more = refused[0], len(refused) - 1
+        flag = "--strict" if strict else "--ci"
         if more:
-            _say_refused(directory, refused, len(files) + len(refused), "the run stops (--strict)" if files else "none runs")
-        why = "--strict: the run is refused" if strict and files else ""
+            _say_refused(directory, refused, len(files) + len(refused), f"the run stops ({flag})" if files else "none runs")
+        why = ""
+        if files:
+            why = "--strict: the run is refused" if strict else "--ci: a refused eval file fails the run; --allow-refused runs the others"
         also = f"{more} more eval file{'s' if more > 1 else ''} refused, listed above" if more else ""
         tail = "; ".join(t for t in (why, also) if t)
         raise InputError(first.source, first.field, first.message + (f" ({tail})" if tail else ""))
     if refused:
-        _say_refused(directory, refused, len(files) + len(refused), "the others run (--strict: none)")
+        _say_refused(directory, refused, len(files) + len(refused), "the others run (--strict or --ci without --allow-refused: none)")
     items = [item for f in files for item in f.items]
     plugin = plugin_name_for_dir(directory)
     if cfg.shard is not None:
@@ -80,6 +86,7 @@ def load_all(directory: Path, cfg: RunConfig) -> tuple[list[Loaded], list[InputE
         try:
             loaded = _load(p, "eval-all", request)
             _lint_gate(loaded, p)
+            copies_gate(loaded, cfg)
             for item in loaded.items:
                 if item.id in seen:
                     raise InputError(str(item.eval_path), None, f"{item.id!r} is also defined by {seen[item.id]}; item names must be unique")

@@ -20,8 +20,11 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from agentsproof.executor.runner import ItemRun
     from agentsproof.model.items import EvalItem
+    from agentsproof.model.options import RunConfig
     from agentsproof.model.results import TrialResult
 
 IDLE_S = 30.0
@@ -233,3 +236,17 @@ def more_allowed(provider: str | None) -> bool:
     if name != "auto":
         return name != "local"
     return byok_env_set() or not spec("copilot").missing()
+
+
+def plan_wall_time_lines(command: str, items: list[EvalItem], cfg: RunConfig, plugin: str, stem: str) -> list[str]:
+    """``--plan``'s wall time, from the last run of the same reports when there is one."""
+    from agentsproof.core.errors import InputError
+    from agentsproof.executor.costplan import _models
+    from agentsproof.executor.walltime import plan_wall_time
+    from agentsproof.report.files import report_targets
+
+    try:
+        json_report: Path | None = report_targets(command, cfg.output, plugin, stem, items[0].kind if command == "eval" and items else None)["json"]
+    except InputError:
+        json_report = None
+    return plan_wall_time(items, _models(cfg)[0], cfg.parallel, json_report)

@@ -276,7 +276,9 @@ def _run(
 
         for line in render_plan(command, items, cfg):
             print(line)
-        for line in _plan_wall_time(command, items, cfg, plugin, stem):
+        from agentsproof.commands.progress import plan_wall_time_lines
+
+        for line in plan_wall_time_lines(command, items, cfg, plugin, stem):
             print(line)
         return None, {}
     from agentsproof.commands.progress import Progress, more_allowed, run_total
@@ -317,23 +319,14 @@ def _write_sealed(run: RunResult, items: Sequence[EvalItem], target_defs: dict[s
     return written
 
 
-def _plan_wall_time(command: str, items: list[EvalItem], cfg: RunConfig, plugin: str, stem: str) -> list[str]:
-    """``--plan``'s wall time, from the last run of the same reports when there is one."""
-    from agentsproof.executor.costplan import _models
-    from agentsproof.executor.walltime import plan_wall_time
-
-    try:
-        json_report: Path | None = report_targets(command, cfg.output, plugin, stem, items[0].kind if command == "eval" and items else None)["json"]
-    except InputError:
-        json_report = None
-    return plan_wall_time(items, _models(cfg)[0], cfg.parallel, json_report)
-
-
 def _after_run(run: RunResult, items: list[EvalItem], cfg: RunConfig, targets: dict[str, Path], after: Callable[[RunResult], None] | None) -> None:
     """What a finished run gets before its reports: the format's hook, the A/A summary, the
     judge's agreement with gold labels, the ATIF export."""
     if after is not None:  # e.g. a dataset's failure reasons on its checks
         after(run)
+    from agentsproof.executor.gate import gate
+
+    run.verdict = gate(run, ci=cfg.ci, fail_on_underpowered=cfg.fail_on_underpowered).verdict  # the reports' verdict is the exit code's
     if cfg.aa:
         from agentsproof.stats.aa import aa_summary
 
@@ -422,6 +415,7 @@ def _request(cfg: RunConfig, *, in_plugin: bool = False) -> ItemRequest:
         all_tasks=cfg.all_tasks,
         skill=cfg.skill,
         in_plugin=in_plugin,
+        live_source=cfg.live_source,
     )
 
 
@@ -432,6 +426,7 @@ def _run_file(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult | Non
     cfg = adaptive_defaults(cfg)
     loaded = _load(Path(path), command, _request(cfg))
     _lint_gate(loaded, Path(path))
+    copies_gate(loaded, cfg)
     after = _oracle(loaded, cfg)
     if loaded.single_arm:  # nothing to compare against: the model or target alone
         cfg = cfg.replace(baseline="none")
@@ -450,6 +445,28 @@ def _load(path: Path, command: str, request: ItemRequest) -> Loaded:
 
     with read_once():
         return formats.load(path, command, request)
+
+
+def copies_gate(loaded: Loaded, cfg: RunConfig) -> None:
+    """A generated eval whose copied skill/agent file no longer matches its source
+    (:mod:`agentsproof.formats.copies`): a warning naming each, or under ``--ci`` the file is
+    refused (exit 30, before any trial). ``--live-source`` runs the sources: nothing to check."""
+    if loaded.format != "eval.yaml" or cfg.live_source:
+        return
+    from agentsproof.core.inputs import display
+    from agentsproof.formats.copies import STALE_HINT, stale_copies
+
+    folder = Path(loaded.path).parent
+    stale = stale_copies(folder)
+    if not stale:
+        return
+    if cfg.ci:
+        more = f" (and {len(stale) - 1} more)" if len(stale) > 1 else ""
+        raise InputError(display(folder / stale[0].split(" ", 1)[0].rstrip(":")), None, f"stale copy: {stale[0]}{more}; --ci fails on it ({STALE_HINT})")
+    from agentsproof.core.notice import warn
+
+    for line in stale:
+        warn(f"{display(folder)}: stale copy: {line}; {STALE_HINT}")
 
 
 def _lint_gate(loaded: Loaded, path: Path) -> None:

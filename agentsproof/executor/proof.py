@@ -60,13 +60,9 @@ def run_exit_code(run: RunResult, ci: bool, fail_on_underpowered: bool = False, 
     items, 1 when ``--ci`` and an item failed (or, with ``fail_on_underpowered``, came out
     underpowered), else 0."""
     del ci_rule  # the items' pass/fail already follows the rule
-    if run.incomplete or run.overall.errored:
-        return EXIT_ERROR
-    if ci and run.overall.failed:
-        return EXIT_FAILED
-    if ci and fail_on_underpowered and any((it.stats or {}).get("verdict") == "underpowered" for it in run.items):
-        return EXIT_FAILED
-    return EXIT_OK
+    from agentsproof.executor.gate import gate
+
+    return gate(run, ci=ci, fail_on_underpowered=fail_on_underpowered).code  # the one rule the CLI exits by
 
 
 def activation_exit_code(stats: Any, ci: bool) -> int:

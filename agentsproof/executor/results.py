@@ -156,11 +156,7 @@ def build_run(
     if incomplete_reason:
         run.incomplete = True
         run.incomplete_reason = incomplete_reason
-        run.verdict = "INCOMPLETE"
-    elif run.overall.errored:
-        run.verdict = "ERROR"
-    elif run.overall.failed:
-        run.verdict = "FAIL"
-    else:
-        run.verdict = "PASS"
+    from agentsproof.executor.gate import base_verdict
+
+    run.verdict = base_verdict(run)  # UNPROVEN: passed on too few trials, never a green PASS
     return run

@@ -205,7 +205,10 @@ def rederive(run: RunResult, settings: Mapping[str, Any] | None = None) -> list[
         stated = getattr(run, kind)
         for name in _SUMMARY_FIELDS:
             _diff(out, f"{kind}.{name}", getattr(stated, name), getattr(summary, name))
-    verdict = "INCOMPLETE" if run.incomplete else "ERROR" if run.overall.errored else "FAIL" if run.overall.failed else "PASS"
+    from agentsproof.executor.gate import gate
+
+    opts = _dict(run.manifest.get("options")) if isinstance(run.manifest, dict) else {}
+    verdict = gate(run, ci=bool(opts.get("ci")), fail_on_underpowered=bool(opts.get("fail_on_underpowered"))).verdict
     _diff(out, "verdict", run.verdict, verdict)
     return out
 

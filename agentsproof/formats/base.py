@@ -36,6 +36,8 @@ class ItemRequest:
     all_tasks: bool = False
     skill: Path | None = None
     """``--skill``: the skill of a file that does not name one (EVAL.yaml, a JSONL dataset)."""
+    live_source: bool = False
+    """``--live-source``: an eval.yaml whose skill/agent file eval-generate copied runs that file's source."""
     in_plugin: bool = False
     """Part of an ``eval-all`` run: case ids are prefixed with the file's name so that two
     skills' cases stay apart."""

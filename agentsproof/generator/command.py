@@ -86,6 +86,61 @@ def _report(outcome: ItemOutcome, settings: GenerateSettings, plugin: Plugin) ->
     click.echo(f"error: {plugin.name}/{item.label}: {outcome.error}", err=True)
 
 
+def cases_note(written: list[ItemOutcome], trials: int) -> str | None:
+    """How far the written evals are from settling a clear-cut skill for tasks like these
+    (question (b)), from the project's own simulation through the report's interval
+    (:func:`agentsproof.stats.tasks.clear_cut_cases`); None when every eval has enough cases."""
+    if not written:
+        return None
+    from agentsproof.stats.tasks import clear_cut_cases
+
+    counts = [len(o.generated.config.tasks or []) or 1 for o in written if o.generated is not None]
+    need = clear_cut_cases(trials)
+    if need is None:
+        return (
+            f"note: at --trials {trials} no number of cases up to 40 settles a clear-cut skill's grade for tasks like these; "
+            "the evals settle it on their own cases (docs/statistics.md)"
+        )
+    few = sum(1 for n in counts if n < need)
+    if not few:
+        return None
+    return (
+        f"note: {few} of these evals {'has' if few == 1 else 'have'} fewer than {need} cases: a clear-cut skill's grade settles on their own "
+        f"cases, but for tasks like these it takes about {need} cases at {trials} trials each — add tasks to settle it (docs/statistics.md)"
+    )
+
+
+def refresh_copies(plugin: Plugin, out: Path, *, dry_run: bool = False) -> int:
+    """``--refresh``: copy every item's files again into its existing eval folder under ``out``
+    and record their sources (no model call; the eval.yaml is kept). 0, or 30 when no eval
+    of the plugin is there."""
+    from agentsproof.formats.copies import stale_copies
+
+    refreshed = 0
+    for item in plugin.items:
+        target = item.out_dir(out)
+        if not (target / "eval.yaml").is_file():
+            click.echo(f"  no eval   {target / 'eval.yaml'} (generate it first: eval-generate without --refresh)")
+            continue
+        before = stale_copies(target)
+        if dry_run:
+            click.echo(f"# would refresh {target}" + (f" ({len(before)} stale: {'; '.join(before)})" if before else ""))
+            refreshed += 1
+            continue
+        skipped = copy_item_files(item, target)
+        n = len(item_files(item)[0])
+        state = f"{len(before)} stale cop{'y' if len(before) == 1 else 'ies'} updated" if before else "already up to date"
+        click.echo(f"  refreshed {target}: {_plural(n, 'file')} copied, sources recorded ({state})")
+        for s in skipped:
+            click.echo(f"warning: {plugin.name}/{item.label}: not copied: {s}", err=True)
+        refreshed += 1
+    if not refreshed:
+        click.echo(f"error: {out}: no eval of {plugin.name} to refresh; run eval-generate without --refresh first", err=True)
+        return EXIT_ERROR
+    click.echo(f"Refreshed {_plural(refreshed, 'eval')} in {out}{' (dry run: nothing written)' if dry_run else ''}.")
+    return EXIT_OK
+
+
 def _cost(outcomes: list[ItemOutcome]) -> str:
     calls = sum(o.calls for o in outcomes)
     failed = sum(o.failed_calls for o in outcomes)
@@ -130,9 +185,12 @@ def generate_cli(
     activation: bool = True,
     target: str | None = None,
     targets_file: Path | None = None,
+    refresh: bool = False,
 ) -> int:
     """The eval-generate command; returns the exit code (0, or 30 when any item failed)."""
     plugin = discover_plugin(Path(plugin_dir))
+    if refresh:
+        return refresh_copies(plugin, Path(out) if out is not None else Path("evals") / plugin.name, dry_run=dry_run)
     target_def = None
     if target is not None:
         from agentsproof.targets.config import check_target_name
@@ -180,6 +238,9 @@ def generate_cli(
         click.echo(f"Dry run: {done} of {_plural(len(outcomes), 'eval')} would be written; nothing was written ({cost}).")
     else:
         click.echo(f"Generated {done} of {_plural(len(outcomes), 'eval')} in {out_dir} ({cost}).")
+    settle = cases_note([o for o in outcomes if o.ok and o.generated is not None], trials)
+    if settle:
+        click.echo(settle)
     if weak:
         click.echo(f"{_plural(len(weak), 'eval')} not proven to discriminate (written with a '# weak:' header; review or rewrite them):")
         for o in weak:

@@ -61,8 +61,13 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def copy_item_files(item: PluginItem, target: Path) -> list[str]:
-    """Copy the item's files into ``target``; returns the notes on skipped files."""
+    """Copy the item's files into ``target``, and record each copy's source path and hash
+    beside them (:mod:`agentsproof.formats.copies`: eval and eval-all warn when a source
+    changes, ``--ci`` fails); returns the notes on skipped files."""
+    from agentsproof.formats.copies import SIDECAR, record
+
     files, skipped = item_files(item)
+    copied: list[tuple[str, Path, bytes]] = []
     for rel, src in files:
         dest = target / rel
         if _same_file(src, dest):
@@ -73,6 +78,9 @@ def copy_item_files(item: PluginItem, target: Path) -> list[str]:
             skipped.append(f"{rel} ({err.message})")
             continue
         write_file(target, rel, data)
+        copied.append((rel, src, data))
+    if copied:
+        write_file(target, SIDECAR, record(target, copied))
     return skipped
 
 

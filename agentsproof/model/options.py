@@ -114,6 +114,8 @@ class RunConfig:
     """``--all-tasks``: every task of a version 1 ``tasks`` list is a case (default: the first only)."""
     fail_on_underpowered: bool = False
     """With ``--ci``, an underpowered item also fails the run (exit 1)."""
+    live_source: bool = False
+    """``--live-source``: a generated eval runs the skill/agent files it was copied from, not its copies."""
     ci_rule: str = "point"
     """``--ci-rule``: ``point`` (an item with a point grade F fails) or ``interval`` (an item
     fails only when its delta interval lies below 0 or its pass rate's below the threshold)."""

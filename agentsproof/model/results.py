@@ -259,7 +259,7 @@ class RunResult(BaseModel):
     agents: Summary = Field(default_factory=Summary)
     cases: Summary = Field(default_factory=Summary)
     overall: Summary = Field(default_factory=Summary)
-    verdict: Literal["PASS", "FAIL", "ERROR", "INCOMPLETE"] = "PASS"
+    verdict: Literal["PASS", "FAIL", "ERROR", "INCOMPLETE", "UNPROVEN"] = "PASS"
     incomplete: bool = False
     incomplete_reason: str | None = None
     duration_s: float = 0.0

@@ -102,6 +102,9 @@ def failing_checks(item: ItemResult) -> list[str]:
     return lines
 
 
+UNPROVEN_REASON = "unproven: it reached its threshold on fewer than 3 scored trials per arm, too few to say anything; run more trials"
+
+
 def failure_reasons(item: ItemResult) -> list[str]:
     """Why an item failed, one line each (pass rate under its threshold, grade F); "did not pass" when neither."""
     out = []
@@ -133,7 +136,9 @@ def _run_properties(run: RunResult) -> list[tuple[str, str]]:
 
 def render_junit(run: RunResult) -> str:
     """The run as JUnit XML: one testcase per item (failed, errored or skipped when not run), times sharing the run's wall time."""
-    failures = sum(1 for i in run.items if not i.not_run and i.status != "errored" and not i.passed)
+    from agentsproof.report.views import item_result_label
+
+    failures = sum(1 for i in run.items if item_result_label(i) in ("FAIL", "UNPROVEN"))
     errors = sum(1 for i in run.items if i.status == "errored")
     skipped = sum(1 for i in run.items if i.not_run)
     counts = {"tests": str(len(run.items)), "failures": str(failures), "errors": str(errors)}
@@ -170,6 +175,8 @@ def render_junit(run: RunResult) -> str:
             reasons = failure_reasons(it)
             fail = ET.SubElement(case, "failure", type="failed", message=_x("; ".join(reasons)))
             fail.text = _x("\n".join(reasons + failing_checks(it)))
+        elif item_result_label(it) == "UNPROVEN":  # passed on too few trials: never a green PASS (--ci fails it)
+            ET.SubElement(case, "failure", type="unproven", message=_x(UNPROVEN_REASON))
         facts = item_facts(it)
         out = ET.SubElement(case, "system-out")
         out.text = _x(" · ".join(f"{k} {v}" for k, v in facts.items()))
@@ -243,9 +250,9 @@ def render_step_summary(run: RunResult) -> str:
     out.append(" · ".join(f"{k} {md_text(v)}" for k, v in run_identity(run)) + (" · single arm (`--baseline none`): no grades" if one_arm else ""))
     out.append("")
     if one_arm:
-        out += ["| item | pass rate | 95% CI | passed | flaky | errored | result |", "|---|---|---|---|---|---|---|"]
+        out += ["| item | pass rate | 95 % interval | passed | flaky | errored | result |", "|---|---|---|---|---|---|---|"]
     else:
-        out += ["| item | with | without | delta | 95% CI | grade | pass rate | errored | result |", "|---|---|---|---|---|---|---|---|---|"]
+        out += ["| item | with | without | delta | 95 % interval | grade | pass rate | errored | result |", "|---|---|---|---|---|---|---|---|---|"]
     for it in run.items:
         f = item_facts(it)
         result = item_result_label(it)
@@ -266,7 +273,14 @@ def render_step_summary(run: RunResult) -> str:
             ]
         out.append("| " + " | ".join(cells) + " |")
     o = run.overall
-    out += ["", f"**{o.passed}/{o.total} passed**" + (f" · {o.errored} errored" if o.errored else "") + (f" · {o.not_run} not run" if o.not_run else "")]
+    unproven = sum(1 for it in run.items if item_result_label(it) == "UNPROVEN")
+    out += [
+        "",
+        f"**{o.passed}/{o.total} passed**"
+        + (f" · {unproven} unproven (too few trials)" if unproven else "")
+        + (f" · {o.errored} errored" if o.errored else "")
+        + (f" · {o.not_run} not run" if o.not_run else ""),
+    ]
     if run.incomplete:
         out.append(f"\nincomplete: {md_text(run.incomplete_reason or '', 400)}")
     return "\n".join(out) + "\n\n"

@@ -83,8 +83,8 @@ def _arm_spend(arm: ArmResult, price: Price | None, judge_price: Price | None) -
         elif t.usage.total_tokens or t.status == "scored" or t.response:
             sp.calls += 1
         sp.trial_tokens += t.usage.total_tokens
-        if t.cached:
-            cost: float | None = 0.0
+        if t.cached:  # no call, no cost — but an unpriced model's cost stays unknown, never $0
+            cost: float | None = 0.0 if price is not None else None
         elif t.cost_usd is not None:
             cost = t.cost_usd
         else:  # no tokens reported (an agent that says none) is an unknown cost, never $0

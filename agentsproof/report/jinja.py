@@ -47,8 +47,8 @@ def _filesize(v: int | None) -> str:
 
 
 def _usd(v: float | None) -> str:
-    if v is None:
-        return "—"
+    if v is None:  # no price for the model: unknown, as --plan says, never "$0" nor a bare dash
+        return "unknown"
     sign = "-" if v < 0 else ""
     v = abs(v)
     return f"{sign}${v:,.2f}" if v >= 1 else f"{sign}${v:.4f}" if v >= 0.01 or v == 0 else f"{sign}${v:.6f}"

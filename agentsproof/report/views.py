@@ -96,6 +96,13 @@ class ItemView:
         """The checks that failed in at least one scored with-arm trial."""
         return [c for c in self.checks if c.with_total and (c.with_passed or 0) < c.with_total]
 
+    @property
+    def delta_basis(self) -> str | None:
+        """A delta paired by case whose paired means are not the arm means: what it is a difference of."""
+        from agentsproof.stats.item import delta_basis_line
+
+        return delta_basis_line(self.item.stats, self.item.delta)
+
 
 @dataclass
 class Section:

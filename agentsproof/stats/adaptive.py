@@ -233,7 +233,9 @@ class AdaptivePolicy:
         projected = projected_interval(with_scores, without_scores, done, cap, len(looks), self.alpha, cases)
         grade, futile = statement(ci, done=done, cap=cap, projected=projected)
         if grade is not None:
-            label, kind = f"CI within {grade}", "grade"
+            from agentsproof.stats.intervals import interval_words
+
+            label, kind = f"{interval_words(1 - self.alpha / len(looks))} within {grade}", "grade"
         elif futile is not None:
             label, kind = futile, "futility"
         else:

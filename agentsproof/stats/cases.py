@@ -221,12 +221,16 @@ def case_stats(item: ItemResult) -> dict[str, Any]:
     }
 
 
-def power_verdict(n_cases: int, grade_low: str | None, grade_high: str | None) -> tuple[str, list[str]]:
-    """``settled`` or ``underpowered`` with its reasons: fewer than MIN_CASES cases, or an
-    interval that reaches into more than one grade band (or no interval at all)."""
+def power_verdict(n_cases: int, grade_low: str | None, grade_high: str | None, total: int | None = None) -> tuple[str, list[str]]:
+    """``settled`` or ``underpowered`` with its reasons: fewer than MIN_CASES usable cases
+    (``n_cases``: those whose arms both scored, the count the questions go by; ``total``:
+    every case, named when some are unusable), or an interval that reaches into more than
+    one grade band (or no interval at all)."""
     reasons = []
     if n_cases < MIN_CASES:
-        reasons.append(f"{n_cases} case{'s' if n_cases != 1 else ''} (need {MIN_CASES} for a grade that generalises)")
+        plural = "s" if n_cases != 1 else ""
+        of = f"usable case{plural} of {total} (both arms scored)" if total is not None and total != n_cases else f"case{plural}"
+        reasons.append(f"{n_cases} {of} (need {MIN_CASES} for a grade that generalises)")
     if grade_low is None or grade_high is None:
         reasons.append("no interval")
     elif grade_low != grade_high:

@@ -165,3 +165,10 @@ def sample_sd(values: Sequence[float]) -> float | None:
     if len(values) < 2:
         return None
     return float(np.std(np.asarray(values, dtype=float), ddof=1))
+
+
+def interval_words(level: float = 0.95) -> str:
+    """How a label names an interval of ``level``: ``95 % interval`` (never "CI", which in a
+    CI log reads as the pipeline); a Bonferroni level keeps one decimal (``99.3 % interval``)."""
+    pct = level * 100
+    return f"{pct:.0f} % interval" if abs(pct - round(pct)) < 1e-9 else f"{pct:.1f} % interval"

@@ -6,6 +6,7 @@ from typing import Any
 
 from agentsproof.model.results import ArmResult, ItemResult, compute_grade
 from agentsproof.stats.cases import (
+    MIN_CASES,
     by_case,
     case_deltas,
     case_stats,
@@ -21,6 +22,7 @@ from agentsproof.stats.intervals import (
     SEED,
     clopper_pearson,
     hake_gain,
+    interval_words,
     pass_at_k,
     pass_hat_k,
     pass_k_interval,
@@ -39,9 +41,53 @@ QUESTION_NOTES = {
     TASKS: (
         "the grade, its interval, 'settled' and --adaptive are about tasks like these (the cases a sample of tasks), "
         "with an interval that assumes nothing about how task effects are spread: a few cases cannot rule out that "
-        "unseen tasks differ (5 cases that all gain +1 still span about [-0.2, +1]); questions.cases is the effect on these cases"
+        "unseen tasks differ (5 cases that all gain +1 still span about [{five_low:+.2f}, +1]); questions.cases is the effect on these cases"
     ),
 }
+
+
+def question_note(question: str) -> str:
+    """``question_note``: why the grade answers ``question``; (b)'s quotes the betting interval
+    of five cases that all gain +1, computed (docs/statistics.md states the same figure)."""
+    if question != TASKS:
+        return QUESTION_NOTES[question]
+    from agentsproof.stats.tasks import all_agree_interval
+
+    return QUESTION_NOTES[TASKS].format(five_low=all_agree_interval(5, 1.0)[0])
+
+
+def usable_cases(groups: list[tuple[str, list[float], list[float], int]]) -> int:
+    """Cases whose two arms both have a scored trial: the count the questions, ``settled``
+    and the 5-case rule go by (a case with an empty arm answers nothing)."""
+    return sum(1 for _, w, wo, _ in groups if w and wo)
+
+
+def delta_basis(groups: list[tuple[str, list[float], list[float], int]], with_mean: float | None, without_mean: float | None) -> dict[str, Any]:
+    """What the delta is a difference of. One case: the arms' means over their scored trials.
+    Several: it is **paired by case**, the mean of the per-case deltas over the cases whose arms
+    both scored, i.e. ``with`` − ``without`` of the per-case means averaged over those cases —
+    which differ from the arm means (over every scored trial) when a case has an empty arm or
+    more trials than another. ``differs``: the paired means are not the arm means as printed."""
+    usable = [(sum(w) / len(w), sum(wo) / len(wo)) for _, w, wo, _ in groups if w and wo]
+    if len(groups) <= 1 or not usable:
+        return {"paired": False, "cases": len(usable), "of": len(groups), "with": with_mean, "without": without_mean, "differs": False}
+    pw, pwo = sum(u[0] for u in usable) / len(usable), sum(u[1] for u in usable) / len(usable)
+    differs = any(m is None or round(p, 2) != round(m, 2) for p, m in ((pw, with_mean), (pwo, without_mean)))
+    return {"paired": True, "cases": len(usable), "of": len(groups), "with": pw, "without": pwo, "differs": differs}
+
+
+def delta_basis_line(stats: dict[str, Any] | None, delta: float | None) -> str | None:
+    """One line for a delta paired by case whose paired means are not the arm means printed beside it
+    (``delta +0.07 is paired by case: with 0.30, w/o 0.23, over the 4 of 5 cases where both arms scored``); else None."""
+    b = (stats or {}).get("delta_basis") or {}
+    if not b.get("paired") or not b.get("differs") or delta is None:
+        return None
+    where = f"the {b['cases']} of {b['of']} cases" if b["cases"] != b["of"] else f"its {b['cases']} cases"
+    return (
+        f"delta {delta:+.2f} is paired by case: with {b['with']:.2f}, w/o {b['without']:.2f} averaged over {where} where both arms "
+        "scored (the with / w/o columns are means over every scored trial)"
+    )
+
 
 MIN_SCORED_PER_ARM = 3
 PASS_K: int | None = None
@@ -58,6 +104,7 @@ EMPTY_ITEM_STATS: dict[str, Any] = dict.fromkeys(
         "delta", "delta_ci", "delta_ci_method", "p_value", "p_value_method", "normalized_gain", "pass_at_k",
         "pass_hat_k", "grade_low", "grade_high", "grade_label", "enough_data", "note", "cases", "verdict",
         "verdict_reasons", "pass_rate_ci_method", "delta_ci_level", "question", "question_note", "questions",
+        "delta_basis",
     )
 )  # fmt: skip
 """Every per-item key of the stats contract, unset (the arms and check lists aside)."""
@@ -83,26 +130,62 @@ def arm_stats(arm: ArmResult) -> dict[str, Any]:
     }
 
 
-def grade_label(grade: str | None, low: str | None, high: str | None) -> str | None:
-    """``B (CI spans C–A)``, ``A (CI within A)``; a point F whose interval reaches 0 or above
-    is ``F (harm not shown: CI spans F–C)``: the delta is below 0, the harm is not shown
-    (under either --ci rule the report says so; the default rule still fails a point F)."""
+def grade_label(grade: str | None, low: str | None, high: str | None, level: float = 0.95, where: str = "") -> str | None:
+    """``B (95 % interval spans C–A)``, ``A (95 % interval within A)``; ``where`` (e.g.
+    ``on these 5 cases``) follows the grade. A point F whose interval reaches 0 or above is
+    ``F (harm not shown: 95 % interval spans F–C)``: the delta is below 0, the harm is not
+    shown (under either --ci rule the report says so; the default rule still fails a point F)."""
     if grade is None or low is None or high is None:
         return None
+    words = interval_words(level)
+    head = f"{grade} {where}".rstrip()
     if low == high:
-        return f"{grade} (CI within {low})"
+        return f"{head} ({words} within {low})"
     if grade == "F":
-        return f"F (harm not shown: CI spans {low}–{high})"
-    return f"{grade} (CI spans {low}–{high})"
+        return f"{head} (harm not shown: {words} spans {low}–{high})"
+    return f"{head} ({words} spans {low}–{high})"
 
 
-HARM_NOT_SHOWN = "F (harm not shown"
-"""How the label of a point F whose interval reaches 0 begins (:func:`grade_label`)."""
+def tasks_clause(deltas: list[float], settled_grade: str | None, level: float = 0.95) -> str:
+    """What the cases say of tasks like these (question (b)), for the grade label: settled,
+    or how many more cases like these would settle it (:func:`cases_to_settle`, the
+    report's own betting interval), or that more cases alone would not."""
+    from agentsproof.stats.tasks import cases_to_settle
+
+    if settled_grade is not None:
+        return f"for tasks like these settled too: {settled_grade}"
+    need = cases_to_settle(deltas, level, MIN_CASES)
+    if need is None:
+        return "for tasks like these not settled: more cases like these would not settle it (the delta is too near a band edge or the cases disagree)"
+    more = need - len(deltas)
+    return f"for tasks like these not settled yet: about {more} more case{'s' if more != 1 else ''} like these would settle it"
+
+
+def item_grade_label(grade: str, deltas: list[float], answers: dict[str, Any], level: float = 0.95) -> str | None:
+    """The one label that answers both questions: the grade on these cases with (a)'s
+    interval, then what they say of tasks like these, e.g. ``A on these 5 cases (95 %
+    interval within A); for tasks like these not settled yet: about 4 more cases like these
+    would settle it``. More cases with the same per-case results never read less certain:
+    (a) only narrows, and (b) says how far it is from settled."""
+    n = len(deltas)
+    ci_a = answers[CASES]["delta_ci"]
+    if ci_a is None:
+        return None
+    where = "on this case" if n == 1 else f"on these {n} cases"
+    head = grade_label(grade, compute_grade(ci_a[0]), compute_grade(ci_a[1]), level, where)
+    ci_b = answers[TASKS]["delta_ci"]
+    settled = None
+    if ci_b is not None and n >= MIN_CASES and compute_grade(ci_b[0]) == compute_grade(ci_b[1]):
+        settled = compute_grade(ci_b[0])
+    return f"{head}; {tasks_clause(deltas, settled, level)}"
 
 
 def harm_not_shown(stats: dict[str, Any] | None) -> bool:
-    """A point F whose delta interval reaches 0 or above: the delta is below 0, harm is not shown."""
-    return str((stats or {}).get("grade_label") or "").startswith(HARM_NOT_SHOWN)
+    """A point F whose delta interval (the question the grade answers) reaches 0 or above:
+    the delta is below 0, harm is not shown."""
+    s = stats or {}
+    delta, high = s.get("delta"), s.get("grade_high")
+    return delta is not None and high is not None and compute_grade(delta) == "F" and high != "F"
 
 
 def interval_rule_passes(stats: dict[str, Any], threshold: float) -> bool:
@@ -145,7 +228,7 @@ def item_stats(item: ItemResult, level: float = 0.95) -> dict[str, Any]:
                 out[key].update(value=None, note=PASS_K_EQUALS_N)
     groups = by_case(item)
     out["cases"] = case_stats(item)
-    out["verdict"], out["verdict_reasons"] = power_verdict(len(groups), None, None)
+    out["verdict"], out["verdict_reasons"] = power_verdict(usable_cases(groups), None, None, len(groups))
     if not ws or not wos:
         empty = "with-skill" if not ws else "baseline"
         out["note"] = f"no statistics: the {empty} arm has no scored trial"
@@ -155,11 +238,12 @@ def item_stats(item: ItemResult, level: float = 0.95) -> dict[str, Any]:
     delta = mean_case_delta(per_case) if several else None
     delta = sum(ws) / len(ws) - sum(wos) / len(wos) if delta is None else delta
     out["delta"] = delta
+    out["delta_basis"] = delta_basis(groups, w["mean"], wo["mean"])
     out["delta_ci_level"] = level
     n_usable = len(case_deltas(per_case))
     question = default_question(n_usable)
     out["question"] = question
-    out["question_note"] = QUESTION_NOTES[question]
+    out["question_note"] = question_note(question)
     answers: dict[str, Any] = {}
     for q in (CASES, TASKS):
         ci = delta_interval(per_case, level, q) if q == CASES or n_usable >= 2 else None
@@ -181,16 +265,18 @@ def item_stats(item: ItemResult, level: float = 0.95) -> dict[str, Any]:
     out["questions"] = answers
     chosen = answers[question]
     out["delta_ci_method"] = f"{QUESTION_NAMES[question]}: {chosen['method']}"
-    out["p_value"], out["p_value_method"] = chosen.get("p_value"), chosen.get("p_value_method")
+    out["p_value"] = chosen.get("p_value")
+    if chosen.get("p_value_method"):  # starts with the question's name, as delta_ci_method does (docs/statistics.md)
+        out["p_value_method"] = f"{QUESTION_NAMES[question]}: {chosen['p_value_method']}"
     if chosen["delta_ci"] is not None:
         lo, hi = chosen["delta_ci"]
         out["delta_ci"] = [lo, hi]
         out["grade_low"] = compute_grade(lo)
         out["grade_high"] = compute_grade(hi)
-    out["verdict"], out["verdict_reasons"] = power_verdict(len(groups), out["grade_low"], out["grade_high"])
+    out["verdict"], out["verdict_reasons"] = power_verdict(n_usable, out["grade_low"], out["grade_high"], len(groups))
     out["normalized_gain"] = hake_gain(w["mean"], wo["mean"])
     grade = item.grade or compute_grade(delta)
-    out["grade_label"] = grade_label(grade, out["grade_low"], out["grade_high"])
+    out["grade_label"] = item_grade_label(grade, case_deltas(per_case), answers, level)
     if len(set(ws)) == 1 and set(ws) == set(wos):
         # Both arms scored the same in every trial: no spread, no difference to see.
         out["grade_label"] = f"{grade} (no difference: every trial of both arms scored {ws[0]:.2f})"

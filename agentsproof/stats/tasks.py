@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 
@@ -108,3 +109,74 @@ def sign_flip_p(deltas: Sequence[float] | np.ndarray, resamples: int = PERMUTATI
     signs = rng.choice([-1.0, 1.0], size=(resamples, c))
     b = int(np.sum((signs * d).mean(axis=1) >= observed - tol))
     return (b + 1) / (resamples + 1)
+
+
+MAX_CASES_TO_SETTLE = 200
+""":func:`cases_to_settle` looks no further: beyond this many cases the answer is "not by cases alone"."""
+
+
+@lru_cache(maxsize=512)
+def all_agree_interval(cases: int, delta: float, level: float = 0.95) -> tuple[float, float]:
+    """The betting interval of ``cases`` cases that all gain ``delta``: what (b) can say at
+    best with that many cases (five all-+1 cases: about [−0.07, +1.00])."""
+    lo, hi = betting_interval(np.full(cases, float(delta)), level)
+    return float(lo), float(hi)
+
+
+def _settles(deltas: np.ndarray, cases: int, level: float) -> bool:
+    from agentsproof.model.results import compute_grade
+
+    lo, hi = betting_interval(np.resize(deltas, cases), level)
+    return compute_grade(float(lo)) == compute_grade(float(hi))
+
+
+def cases_to_settle(deltas: Sequence[float], level: float = 0.95, least: int = 5) -> int | None:
+    """How many cases like these settle question (b): the fewest ``c`` (at least ``least``,
+    the 5-case rule, and at least the cases there are) whose betting interval, for ``c``
+    cases with these per-case deltas repeated in turn, lies inside one grade band. None when
+    no number up to :data:`MAX_CASES_TO_SETTLE` does (a delta on a band's edge, or cases
+    that disagree too much). The same interval as the report's, so "about N more cases like
+    these would settle it" is the project's own power calculation."""
+    d = np.clip(np.asarray(deltas, dtype=float), -1.0, 1.0)
+    if d.size == 0:
+        return None
+    start = max(least, int(d.size))
+    if _settles(d, start, level):
+        return start
+    lo, hi = start, start
+    while True:  # doubling, then bisection: the interval narrows as cases are added
+        if hi >= MAX_CASES_TO_SETTLE:
+            return None
+        lo, hi = hi, min(MAX_CASES_TO_SETTLE, hi * 2)
+        if _settles(d, hi, level):
+            break
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _settles(d, mid, level):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+CLEAR_CUT = (0.95, 0.05)
+"""A clear-cut skill: pass chance 0.95 with it, 0.05 without (the docs' and eval-generate's yardstick)."""
+
+
+@lru_cache(maxsize=32)
+def clear_cut_settled_share(cases: int, trials: int, runs: int = 400, seed: int = 23) -> float:
+    """Share of ``runs`` seeded simulated items of a clear-cut skill (``cases`` cases, ``trials``
+    pass/fail trials per arm each) whose question-(b) interval settles their A."""
+    from agentsproof.model.results import compute_grade
+
+    rng = np.random.default_rng(seed)
+    w = (rng.random((runs, cases, trials)) < CLEAR_CUT[0]).mean(axis=-1)
+    wo = (rng.random((runs, cases, trials)) < CLEAR_CUT[1]).mean(axis=-1)
+    lo, hi = betting_interval(w - wo)
+    return float(np.mean([compute_grade(float(a)) == compute_grade(float(b)) == "A" for a, b in zip(lo, hi, strict=True)]))
+
+
+def clear_cut_cases(trials: int, share: float = 0.9, most: int = 40) -> int | None:
+    """The fewest cases (from 5) at which a clear-cut skill with ``trials`` trials per arm and
+    case settles its A for tasks like these in at least ``share`` of runs; None within ``most``."""
+    return next((c for c in range(5, most + 1) if clear_cut_settled_share(c, trials) >= share), None)

@@ -62,7 +62,7 @@ def test_eval_v2_skill_grade_a_reports_and_requests(byok_env, tmp_path, monkeypa
     data = read_json(base / "greeter-eval.json")
     assert data["command"] == "eval" and data["plugin"] == "demo-plugin"
     assert data["provider"] == "openai" and data["model"] == MODEL
-    assert data["verdict"] == "PASS"
+    assert data["verdict"] == "UNPROVEN"  # passed on 2 trials per arm: too few to say anything, never a green PASS
     item = data["items"][0]
     assert item["kind"] == "skill" and item["name"] == "greeter"
     assert item["with_arm"]["mean_score"] == 1.0
@@ -280,7 +280,11 @@ def test_grade_boundaries_through_cli(byok_env, tmp_path, with_n, without_n, gra
     assert item["delta"] == pytest.approx((with_n - without_n) / 10)
     # threshold 0: every trial passes; only F fails the eval
     assert item["passed"] is (grade != "F")
-    assert code == (1 if grade == "F" else 0), err
+    # one trial per arm: a pass is UNPROVEN, and --ci fails closed on it, saying why in one line
+    assert code == 1, err
+    why = err.strip().splitlines()[-1]
+    assert why.startswith("exit 1: ") and ("grade F (delta -0.10)" if grade == "F" else "1 item unproven") in why
+    assert read_json(tmp_path / "out/demo-plugin/greeter-eval.json")["verdict"] == ("FAIL" if grade == "F" else "UNPROVEN")
 
 
 def test_exact_b_boundary_with_float_noise(byok_env, tmp_path):
@@ -297,7 +301,7 @@ def test_trial_passes_at_exact_threshold(byok_env, tmp_path):
     # 6/10 = 0.6 = threshold → the trial passes, pass rate 1.0
     byok_env.add(with_arm(_words(6)), without_arm(_words(0)))
     path = one_skill(tmp_path, simple_eval(_ten_checks(), threshold=0.6))
-    code, _, err = eval_cli(path, tmp_path / "out", "--ci")
+    code, _, err = eval_cli(path, tmp_path / "out", "--ci", "--trials", "3")
     assert code == 0, err
     item = item_of(tmp_path / "out")
     assert item["with_arm"]["trials"][0]["passed"] is True
@@ -344,7 +348,7 @@ def test_pass_rate_counts_trials_of_the_with_arm(byok_env, tmp_path):
 def test_threshold_flag_overrides_eval_yaml(byok_env, tmp_path):
     byok_env.add(with_arm(_words(5)), without_arm(_words(0)))
     path = one_skill(tmp_path, simple_eval(_ten_checks(), threshold=0.9))
-    code, _, err = eval_cli(path, tmp_path / "out", "--ci", "--threshold", "0.5")
+    code, _, err = eval_cli(path, tmp_path / "out", "--ci", "--threshold", "0.5", "--trials", "3")
     assert code == 0, err
     item = item_of(tmp_path / "out")
     assert item["threshold"] == 0.5 and item["passed"] is True
@@ -621,7 +625,7 @@ def test_eval_all_skills_and_agents(byok_env, tmp_path, monkeypatch):
 def test_eval_all_skills_only_report_has_no_agents_section_data(byok_env, tmp_path):
     byok_env.add(with_arm("hello"))
     plugin = make_plugin(tmp_path, skills={"a": {"prompt": SKILL_TEXT, "eval": simple_eval()}})
-    code, _, err = run_cli(["eval-all", plugin, "--model", MODEL, "--output", tmp_path / "out", "--ci"])
+    code, _, err = run_cli(["eval-all", plugin, "--model", MODEL, "--output", tmp_path / "out", "--ci", "--trials", "3"])
     assert code == 0, err
     data = read_json(tmp_path / "out/demo-plugin/eval-all-summary.json")
     assert data["agents"]["total"] == 0 and data["skills"]["total"] == 1
@@ -656,7 +660,7 @@ def test_eval_all_mixed_yaml_versions(byok_env, tmp_path):
         "tasks": [{"name": "t", "instruction": "hi", "graders": [{"type": "deterministic", "checks": ["hello"]}]}],
     }
     plugin = make_plugin(tmp_path, skills={"old": {"prompt": SKILL_TEXT, "eval": v1}, "new": {"prompt": SKILL_TEXT, "eval": simple_eval()}})
-    code, _, err = run_cli(["eval-all", plugin, "--model", MODEL, "--output", tmp_path / "out", "--ci"])
+    code, _, err = run_cli(["eval-all", plugin, "--model", MODEL, "--output", tmp_path / "out", "--ci", "--trials", "3"])
     assert code == 0, err
     data = read_json(tmp_path / "out/demo-plugin/eval-all-summary.json")
     assert sorted(i["grade"] for i in data["items"]) == ["A", "A"]

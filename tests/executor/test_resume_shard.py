@@ -98,8 +98,9 @@ def test_resume_conflicts_with_retry_errors(byok_env, tmp_path):
 
 
 def _comparable(report: dict) -> dict:
-    """A report without what differs between any two runs (times, dates, run settings)."""
-    drop = {"latency_s", "created_at", "duration_s", "t", "mean_latency_s", "settings"}
+    """A report without what differs between any two runs (times, dates, run settings, and the
+    manifest: a merged report is not a run of its own and carries none)."""
+    drop = {"latency_s", "created_at", "duration_s", "t", "mean_latency_s", "settings", "manifest"}
 
     def clean(v):
         if isinstance(v, dict):

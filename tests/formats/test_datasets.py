@@ -84,10 +84,10 @@ def test_dataset_with_a_skill_runs_both_arms(byok_env, tmp_path):
     skill = tmp_path / "SKILL.md"
     skill.write_text("DSKILL: answer with the number only.\n")
     out = tmp_path / "out"
-    code, _, err = run_cli(["tc-eval", _dataset(tmp_path, ROWS[:1]), "--skill", skill, "--model", "m", "--output", out, "--trials", "2", "--ci"])
+    code, _, err = run_cli(["tc-eval", _dataset(tmp_path, ROWS[:1]), "--skill", skill, "--model", "m", "--output", out, "--trials", "3", "--ci"])
     assert code == 0, err
     item = read_json(out / "cases" / "cases-tc-eval.json")["items"][0]
-    assert item["grade"] == "A" and item["delta"] == 1.0 and len(item["without_arm"]["trials"]) == 2
+    assert item["grade"] == "A" and item["delta"] == 1.0 and len(item["without_arm"]["trials"]) == 3
 
 
 @pytest.mark.parametrize(

@@ -199,8 +199,10 @@ def test_eval_generate_then_eval_all_on_an_awesome_copilot_plugin_finds_every_it
     assert "(awesome-copilot plugin)" in stdout
     files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
     assert files == [
+        "agents/doublecheck/.agentsproof-copies.json",  # where each copy came from (stale copies are caught)
         "agents/doublecheck/doublecheck.md",
         "agents/doublecheck/eval.yaml",
+        "skills/doublecheck/.agentsproof-copies.json",
         "skills/doublecheck/SKILL.md",
         "skills/doublecheck/assets/report-template.md",
         "skills/doublecheck/eval.yaml",

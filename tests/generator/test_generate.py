@@ -91,10 +91,13 @@ def test_writes_layout_with_valid_yaml_copied_sources_and_trials(cli, byok_env, 
     assert stderr == ""
     files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
     assert files == [
+        "agents/oncall-helper/.agentsproof-copies.json",
         "agents/oncall-helper/eval.yaml",
         "agents/oncall-helper/oncall-helper.md",
+        "skills/incident-triage/.agentsproof-copies.json",
         "skills/incident-triage/SKILL.md",
         "skills/incident-triage/eval.yaml",
+        "skills/log-reading/.agentsproof-copies.json",
         "skills/log-reading/SKILL.md",
         "skills/log-reading/eval.yaml",
     ]
@@ -355,9 +358,16 @@ def test_example_evals_are_what_eval_generate_writes(cli, byok_env, tmp_path):
     out = tmp_path / "example-plugin"
     code, _, stderr = cli(["eval-generate", "--no-activation", "--plugin-dir", EXAMPLE_PLUGIN, "--out", out, "--trials", "3", *MODEL, "--no-check"])
     assert code == 0, stderr
-    committed = {p.relative_to(EXAMPLE_EVALS).as_posix(): p.read_bytes() for p in EXAMPLE_EVALS.rglob("*") if p.is_file() and p.name != "README.md"}
-    written = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    from agentsproof.formats.copies import SIDECAR, stale_copies
+
+    # the record of where each copy came from names a path relative to its folder: it differs by place
+    committed = {p.relative_to(EXAMPLE_EVALS).as_posix(): p.read_bytes() for p in EXAMPLE_EVALS.rglob("*") if p.is_file() and p.name not in ("README.md", SIDECAR)}
+    written = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file() and p.name != SIDECAR}
     assert written == committed
+    # the committed copies record their sources in examples/, and none is stale
+    for ev in EXAMPLE_EVALS.rglob("eval.yaml"):
+        assert (ev.parent / SIDECAR).is_file() and (out / ev.parent.relative_to(EXAMPLE_EVALS) / SIDECAR).is_file()
+        assert stale_copies(ev.parent) == [], ev
 
 
 COMMITS, SQL, NOTES = "Conventional commit messages", "# SQL review", "release-notes writer"

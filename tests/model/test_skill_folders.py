@@ -113,7 +113,7 @@ def test_eval_generate_copies_the_whole_skill_folder_and_trials_see_it(cli, byok
     assert code == 0, stderr
     files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file() or p.is_symlink())
     target = "skills/arize-trace/"
-    assert files == [target + f for f in ["SKILL.md", "assets/logo.png", "assets/template.md", "eval.yaml", "references/api.md", "references/auth.md", "references/extra.md", "scripts/run.sh"]]
+    assert files == [target + f for f in [".agentsproof-copies.json", "SKILL.md", "assets/logo.png", "assets/template.md", "eval.yaml", "references/api.md", "references/auth.md", "references/extra.md", "scripts/run.sh"]]
     assert (out / target / "assets" / "logo.png").read_bytes() == (skill / "assets" / "logo.png").read_bytes()
     assert "SKILL.md and 6 more files" in stdout
     # the generator saw SKILL.md; the trial's system prompt carries the referenced files

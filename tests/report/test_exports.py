@@ -57,9 +57,11 @@ def test_tc_eval_junit_jsonl_and_step_summary(byok_env, tmp_path, monkeypatch, j
     junit_schema.validate(str(junit))  # raises with the offending element when invalid
     root = ET.parse(junit).getroot()
     suite = root.find("testsuite")
-    assert suite.get("tests") == "3" and suite.get("failures") == "1" and suite.get("errors") == "1"
+    assert suite.get("tests") == "3" and suite.get("failures") == "2" and suite.get("errors") == "1"
     cases = {c.get("name"): c for c in suite.findall("testcase")}
-    assert cases["case 1"].find("failure") is None and cases["case 1"].find("error") is None
+    # case 1 passed on 2 trials per arm: UNPROVEN, a failure of type "unproven", never a green pass
+    assert cases["case 1"].find("failure").get("type") == "unproven" and cases["case 1"].find("error") is None
+    assert "fewer than 3 scored trials" in cases["case 1"].find("failure").get("message")
     failure = cases["case 2"].find("failure")
     assert "pass rate 0% is below the threshold 60%" in failure.get("message")
     assert "assertion \"Defines a 'fixture'\": 0/2 trials passed" in failure.text
@@ -94,7 +96,7 @@ def test_eval_commands_write_junit(byok_env, tmp_path, junit_schema, command):
     plugin = make_plugin(tmp_path, skills={"greeter": {"prompt": "SKILLMARK greet.\n", "eval": simple_eval(trials=2)}})
     target = plugin / "skills" / "greeter" / "eval.yaml" if command == "eval" else plugin
     junit = tmp_path / "junit.xml"
-    code, _, err = run_cli([command, target, "--model", "m", "--output", tmp_path / "out", "--junit", junit, "--ci"])
+    code, _, err = run_cli([command, target, "--model", "m", "--output", tmp_path / "out", "--junit", junit, "--ci", "--trials", "3"])
     assert code == 0, err
     junit_schema.validate(str(junit))
     case = ET.parse(junit).getroot().find("testsuite/testcase")

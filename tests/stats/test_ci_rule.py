@@ -43,7 +43,7 @@ def test_default_rule_fails_a_point_f_and_says_its_harm_is_not_shown(byok_env, t
     out = tmp_path / "runs"
     code, _, err = run_cli(["eval", skill(tmp_path), "--model", "m", "--output", out, "--ci"])
     it = report(out)
-    assert it["grade"] == "F" and it["stats"]["grade_label"].startswith("F (harm not shown")
+    assert it["grade"] == "F" and it["stats"]["grade_label"].startswith("F on this case (harm not shown: 95 % interval spans F–")
     assert code == 1, err
     assert "1 item(s) fail on a point F whose harm is not shown" in err and "--ci-rule interval" in err
 
@@ -57,7 +57,7 @@ def test_interval_rule_passes_a_point_f_whose_harm_is_not_shown(byok_env, tmp_pa
     assert data["settings"]["ci_rule"] == "interval"
     it = data["items"][0]
     assert it["grade"] == "F" and it["passed"] is True
-    assert it["stats"]["grade_label"].startswith("F (harm not shown")  # marked under either rule
+    assert it["stats"]["grade_label"].startswith("F on this case (harm not shown: 95 % interval spans F–")  # marked under either rule
     code, _, err = run_cli(["regrade", out / "demo-plugin" / "greeter-eval.json"])  # re-graded under the run's own rule
     assert code == 0, err
     again = read_json(out / "demo-plugin" / "greeter-eval-regraded.json")["items"][0]

@@ -88,4 +88,7 @@ def test_run_summary_and_verdict():
     assert run.overall.avg_delta == pytest.approx(0.5)
     assert run.verdict == "ERROR"
     assert build_run("eval", "p", [good, bad], provider="o", model="m", judge_model="m", settings={}).verdict == "FAIL"
-    assert build_run("eval", "p", [good], provider="o", model="m", judge_model="m", settings={}).verdict == "PASS"
+    # one trial per arm: it passed, but on too few trials to say anything (never a green PASS)
+    assert build_run("eval", "p", [good], provider="o", model="m", judge_model="m", settings={}).verdict == "UNPROVEN"
+    proven = _item([1.0] * 3, [0.0] * 3)
+    assert build_run("eval", "p", [proven], provider="o", model="m", judge_model="m", settings={}).verdict == "PASS"

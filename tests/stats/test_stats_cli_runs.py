@@ -140,17 +140,17 @@ def test_adaptive_stops_early_on_a_clear_cut_skill(byok_env, tmp_path):
     assert data["settings"]["adaptive"]["correction"].startswith("Bonferroni")
     assert data["settings"]["adaptive"]["looks"] == [5, 8, 11, 15]
     stop = it["stats"]["adaptive_stop"]
-    assert stop["label"] == "CI within A" and stop["kind"] == "grade" and stop["trials"] == n and stop["cap"] == 15
+    assert stop["label"] == "98.8 % interval within A" and stop["kind"] == "grade" and stop["trials"] == n and stop["cap"] == 15
     assert stop["looks"] == [k for k in (5, 8, 11, 15) if k <= n]
-    assert f"adaptive stop: CI within A after {n} of 15 trials per arm" in stdout
+    assert f"adaptive stop: 98.8 % interval within A after {n} of 15 trials per arm" in stdout
     # one case: the verdict is underpowered, and nothing beside it says "settled"
     row = next(line for line in stdout.splitlines() if "[underpowered]" in line)
-    assert "settled" not in stdout.replace("unsettled", "")
-    assert "A (CI within A)" in row
+    assert "settled" not in stdout.replace("unsettled", "").replace("not settled", "")
+    assert "A on this case (98.8 % interval within A); for tasks like these not settled yet: about" in row
     # the printed interval is the stopping rule's (level 1 - 0.05/4), not a 95 % one
     assert it["stats"]["delta_ci"] == pytest.approx(stop["interval"]) and it["stats"]["delta_ci_level"] == pytest.approx(stop["level"])
     md = (out / "demo-plugin" / "greeter-eval.md").read_text(encoding="utf-8")
-    assert "- adaptive stop: CI within A after" in md
+    assert "- adaptive stop: 98.8 % interval within A after" in md
 
 
 def test_adaptive_records_the_looks_of_the_items_cap(byok_env, tmp_path):

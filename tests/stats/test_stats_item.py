@@ -23,6 +23,7 @@ CONTRACT = {
     "with", "without", "delta", "delta_ci", "delta_ci_method", "p_value", "p_value_method", "normalized_gain",
     "pass_at_k", "pass_hat_k", "grade_low", "grade_high", "grade_label", "enough_data", "note", "flaky_checks",
     "non_discriminating_checks", "cases", "verdict", "verdict_reasons", "pass_rate_ci_method", "delta_ci_level", "question", "question_note", "questions",
+    "delta_basis",
 }
 
 
@@ -123,14 +124,14 @@ def test_item_stats_contract_and_values():
     from agentsproof.model.results import compute_grade
 
     assert s["grade_low"] == compute_grade(lo) and s["grade_high"] == compute_grade(hi)
-    expected = "A (CI within A)" if s["grade_low"] == "A" else f"A (CI spans {s['grade_low']}–A)"
-    assert s["grade_label"] == expected
+    expected = "A on this case (95 % interval within A)" if s["grade_low"] == "A" else f"A on this case (95 % interval spans {s['grade_low']}–A)"
+    assert s["grade_label"].startswith(expected + "; for tasks like these not settled yet: about ")
 
 
 def test_grade_label_spans_bands_on_weak_evidence():
     s = item([1, 0, 1, 0.5], [0.5, 0, 1, 0]).stats
     assert s["grade_low"] == "F" and s["grade_high"] == "A"
-    assert s["grade_label"] == "B (CI spans F–A)"  # delta 0.625 - 0.375 = 0.25
+    assert s["grade_label"].startswith("B on this case (95 % interval spans F–A); ")  # delta 0.625 - 0.375 = 0.25
 
 
 @pytest.mark.parametrize("c", [1, 2, 3, 4])
@@ -165,9 +166,9 @@ def test_five_cases_answer_tasks_like_these_with_a_case_level_p():
 def test_a_point_f_whose_interval_reaches_zero_says_harm_not_shown():
     s = item([1, 0, 1, 0, 0], [1, 0, 1, 1, 0]).stats  # delta −0.20, the interval well across 0
     assert s["grade_low"] == "F" and s["grade_high"] != "F"
-    assert s["grade_label"] == f"F (harm not shown: CI spans F–{s['grade_high']})"
+    assert s["grade_label"].startswith(f"F on this case (harm not shown: 95 % interval spans F–{s['grade_high']}); ")
     clear = item([0.0] * 15, [1.0] * 15).stats  # a harm the interval does show
-    assert clear["grade_label"] == "F (CI within F)"
+    assert clear["grade_label"].startswith("F on this case (95 % interval within F); ")
 
 
 def test_grade_ends_come_from_the_printed_numbers():

@@ -41,7 +41,7 @@ class EvalYaml:
         """The file's one item (``--skill`` is refused: the file names its skill)."""
         if request.skill is not None:
             raise InputError("command line", "--skill", "is for an EVAL.yaml; an eval.yaml names its skill in 'skill'")
-        ev = load_eval(path)
+        ev = load_eval(path, live_source=request.live_source)
         item = item_from_eval(ev, trials=request.trials, threshold=request.threshold, target=request.target, all_tasks=request.all_tasks)
         return Loaded(
             self.name,

@@ -280,8 +280,10 @@ APART_LAYOUTS = (
 """What the refusal of a skill or agent outside the eval's folder suggests instead."""
 
 
-def load_eval(path: str | Path) -> LoadedEval:
-    """Read, validate and resolve one eval.yaml (or the eval.yaml inside a given folder)."""
+def load_eval(path: str | Path, *, live_source: bool = False) -> LoadedEval:
+    """Read, validate and resolve one eval.yaml (or the eval.yaml inside a given folder).
+    ``live_source``: the skill/agent file is the source eval-generate copied it from
+    (:mod:`agentsproof.formats.copies`), not the copy beside the eval."""
     p = Path(path)
     if p.is_dir():
         inside = [p / name for name in ("eval.yaml", "eval.yml") if (p / name).is_file()]
@@ -299,12 +301,22 @@ def load_eval(path: str | Path) -> LoadedEval:
         if err.source != src or err.field != field or not err.message.endswith("(it leads out of it)"):
             raise
         raise InputError(src, field, f"{err.message}; {APART_LAYOUTS}") from None
+    from agentsproof.core.inputs import eval_root
+
+    root = eval_root(p)
+    if live_source:
+        from agentsproof.formats.copies import SIDECAR
+        from agentsproof.formats.copies import live_source as recorded_source
+
+        live = recorded_source(p.parent, cfg.source)
+        if live is None:
+            raise InputError(src, field, f"--live-source: no recorded source for {cfg.source!r} (eval-generate writes it in {SIDECAR} beside the eval)")
+        source, root = live, live.parent
     if not source.exists():
         raise InputError(src, field, f"file {cfg.source!r} not found (looked in {display(p.parent)})")
     text = read_text(source, source=src, field=field, max_bytes=MAX_SOURCE_FILE_BYTES, what=f"{field} file")
     if not text.strip():
         raise InputError(src, field, f"{cfg.source!r} is empty")
-    from agentsproof.core.inputs import eval_root
     from agentsproof.model.skillfolder import item_prompt
 
     workspace = None
@@ -322,7 +334,7 @@ def load_eval(path: str | Path) -> LoadedEval:
     # workspace seeds and grader scripts are the eval's material, not part of the skill (nor of its prompt)
     environment = resolve_environment(cfg.environment, p) if cfg.environment is not None else None
     seeds = tuple(dict.fromkeys([*([workspace] if workspace else []), *task_workspaces.values(), *grader_scripts(cfg, p), *environment_paths(environment)]))
-    built = item_prompt(cfg.kind, source, text, root=eval_root(p), exclude=seeds)
+    built = item_prompt(cfg.kind, source, text, root=root, exclude=seeds)
     warnings = list(built.warnings)
     if cfg.execution.mode == "agent":
         # tools the skill declares do run in an agent trial: that warning is for chat trials only
