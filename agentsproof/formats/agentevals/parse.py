@@ -220,22 +220,14 @@ def _messages(src: str, where: str, value: Any, path: Path, files: list[tuple[st
 
 
 def attached(src: str, where: str, rel: str, path: Path, *, judge_prompt: bool = False) -> Path:
-    """A file an EVAL.yaml names (a file part, a grader's prompt): relative to its folder,
-    confined to it or, for a file in an ``evals/`` folder, to the folder above it (agentv
-    keeps ``prompts/`` beside ``evals/``); tried from that folder too when not found. A judge
-    prompt (``.md``/``.txt``) may also come from anywhere in the file's git repository
-    (agentv's red-team suites share ``../graders/x.md``)."""
-    from agentsproof.core.inputs import confined, repo_root
+    """A file an EVAL.yaml names (a file part, a grader's prompt), found as agentv finds it:
+    relative to the file, then to each folder above it up to the project root, then the
+    current folder; ``/x`` from those folders (agentv reads ``/plugins/x`` from the
+    repository root). It may be anywhere in the project (:mod:`agentsproof.core.project`),
+    never outside it. ``judge_prompt`` is kept for callers; every file follows one rule."""
+    from agentsproof.core.project import resolve_ref
 
-    folder = path.resolve().parent
-    root = folder.parent if folder.name == "evals" else None
-    repo = repo_root(path) if judge_prompt and rel.endswith((".md", ".txt")) else None
-    root = repo if repo is not None and (root is None or root.is_relative_to(repo)) else root
-    target = confined(rel, path, where, root=root)
-    if not target.is_file() and root is not None:
-        alt = (root / rel).resolve()
-        if alt.is_file() and alt.is_relative_to(root):
-            return alt
+    target = resolve_ref(rel, path, where, search_up=True)
     if not target.is_file():
         raise _err(src, where, f"file {rel!r} not found")
     return target
