@@ -29,7 +29,8 @@ import yaml
 
 from agentsproof.core.errors import InputError
 from agentsproof.core.jsondepth import json_depth
-from agentsproof.core.project import display, eval_root  # noqa: F401 - re-exported: every reader names files through them
+from agentsproof.core.project import display as display  # re-exported: every reader names files through it
+from agentsproof.core.project import eval_root as eval_root
 
 MAX_EVAL_FILE_BYTES = 1_000_000
 """eval.yaml, evals.json and other description files."""

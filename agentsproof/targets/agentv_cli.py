@@ -104,7 +104,7 @@ def agentv_target(name: str, near: Path | None) -> TargetDef | None:
     spec = CommandTargetSpec.model_validate(
         {"type": "command", "command": [sys.executable, "-I", str(RUNNER), command, fmt], "timeout": timeout, "sandbox": True}
     )
-    notes = [f"{name!r} is agentv's cli provider {src}{at}: it runs as a command target, sandboxed, in the trial's workspace"]
+    notes = [f"{at}: {name!r} is agentv's cli provider: it runs as a command target, sandboxed, in the trial's workspace"]
     if entry.get("cwd") is not None:
         notes.append(f"{at}.cwd: the command runs in the trial's workspace (agentv's rule when the eval has one), not in {entry['cwd']!r}")
     ignored = sorted(k for k in entry if k in NOTED)

@@ -142,6 +142,6 @@ def test_regex_flags_judge_prompt_files_and_extensions(tmp_path):
     pattern = graders[0].checks.regexMatch[0]
     assert pattern.startswith("(?i)") and re.search(pattern, "Mail ME@EXAMPLE")
     assert "Question: Give an email" in graders[1].rubric and "(the assistant response, shown below)" in graders[1].rubric
-    with pytest.raises(InputError) as err:
-        parse_suite({"extensions": ["agentv:agent-rules"], "tests": [{"id": "t", "input": "hi"}]}, path)
-    assert err.value.field == "extensions" and "not run by agentsproof" in err.value.message
+    with pytest.raises(InputError) as err:  # agentv's extensions run (tests/formats/test_agentv_setup.py); a hook agentv has not is refused
+        parse_suite({"extensions": ["file://grader.md:onStart"], "tests": [{"id": "t", "input": "hi"}]}, path)
+    assert err.value.field == "extensions[0]" and "beforeAll" in err.value.message

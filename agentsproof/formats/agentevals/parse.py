@@ -60,6 +60,8 @@ SUITE_KEYS = {
     "governance",
     "default_test",
     "threshold",
+    "workspace",
+    "extensions",
 }
 TEST_KEYS = {"id", "description", "criteria", "input", "expected_output", "rubrics", "assert", "assertions", "vars", "tags", "metadata"}
 TEST_KEYS |= {"outcome", "expected_outcome", "input_messages", "expected_messages", "conversation_id", "execution"}  # agentv's older dialect
@@ -115,6 +117,9 @@ class EvalSuite:
     """``default_test.threshold``, else ``threshold``: a test's pass mark unless --threshold says otherwise."""
     tests_key: str = "tests"
     """Where the tests are: ``tests``, or ``evalcases`` in agentv's older dialect."""
+    setup: list[Any] = field(default_factory=list)
+    """agentv's set-up commands (environment.setup, workspace hooks and repos, extensions):
+    :class:`agentsproof.model.setup.SetupCommand`, run around every agent trial."""
 
 
 def _err(src: str, where: str | None, message: str) -> InputError:
@@ -272,13 +277,6 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
     src = display(path)
     if not isinstance(data, dict):
         raise _err(src, None, "expected a YAML mapping at the top level")
-    if "extensions" in data:
-        raise _err(
-            src,
-            "extensions",
-            "agentv's extension hooks (agentv:agent-rules, file://…mjs) are not run by agentsproof; "
-            "put what they set up in environment.workdir, or leave them out",
-        )
     _unknown(src, "", data, SUITE_KEYS)
     if "assert" in data and "assertions" in data:
         raise _err(src, "assertions", "is the same as 'assert'; keep one")
@@ -330,6 +328,9 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
         if not isinstance(governance, dict):
             raise _err(src, "governance", "must be a mapping (agentv's risk metadata: owasp_llm_top_10_2025, mitre_atlas, controls, risk_tier, owner)")
         notes.append("governance: agentv's risk metadata, passed through to its results; agentsproof does not grade or report it")
+    from agentsproof.formats.agentevals.setup import suite_setup
+
+    prepared = suite_setup(src, data, path)  # agentv's set-up: formats/agentevals/setup.py
     if threads:
         notes.append(f"conversation_id ({', '.join(sorted(threads))}): agentv's thread grouping; each test runs as its own single turn")
     return EvalSuite(
@@ -340,8 +341,9 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
         target_field=target_field,
         tests=tests,
         tags=tags,
-        workdir=environment_workdir(src, data.get("environment"), path),
-        notes=notes,
+        workdir=environment_workdir(src, data.get("environment"), path) or prepared.template,
+        notes=notes + prepared.notes,
+        setup=prepared.commands,
         repeat=repeat,
         tests_key=key,
         threshold=default_threshold if default_threshold is not None else threshold,  # agentv: default_test's wins

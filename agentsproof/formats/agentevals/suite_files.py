@@ -8,7 +8,7 @@ from typing import Any
 
 from agentsproof.core.errors import InputError
 
-ENVIRONMENT_KEYS = {"type", "workdir"}
+ENVIRONMENT_KEYS = {"type", "workdir", "setup", "env"}  # setup and env: formats/agentevals/setup.py
 
 
 def _err(src: str, where: str | None, message: str) -> InputError:
@@ -25,13 +25,6 @@ def environment_workdir(src: str, env: Any, path: Path) -> Path | None:
         env, path = _environment_file(src, env, path)
     if not isinstance(env, dict):
         raise _err(src, "environment", "must be a mapping (type: host, workdir: DIR) or a file://… environment file")
-    if "setup" in env:
-        raise _err(
-            src,
-            "environment.setup",
-            "agentv's setup command (run before the trials, e.g. cloning a repository) is not run by agentsproof; "
-            "put what it prepares in environment.workdir, which is copied into every agent trial's workspace",
-        )
     if env.get("type", "host") != "host":
         raise _err(
             src,
@@ -48,6 +41,8 @@ def environment_workdir(src: str, env: Any, path: Path) -> Path | None:
         raise _err(src, "environment.workdir", "must be a folder path")
     target = resolve_ref(rel, path, "environment.workdir", search_up=True, must_exist=False)
     if not target.is_dir():
+        if env.get("setup") is not None:  # agentv creates it, and its setup fills it: each trial starts empty
+            return None
         raise _err(src, "environment.workdir", f"folder {rel!r} not found")
     return target
 

@@ -1,0 +1,131 @@
+"""agentv's set-up and programs as targets, on copies of agentv's own constructs
+(tests/data/agentv-real/examples/features/setup-hooks, MIT, see the LICENSE there), end to
+end on the scripted server:
+
+- ``environment.setup``, ``workspace.hooks`` and ``extensions`` (``file://x.mjs:beforeAll``)
+  run before every trial in its workspace, in the sandbox, their output in the trial log;
+  one that fails errors the trial; none can write outside the workspace;
+- a ``cli`` provider in ``.agentv/providers.yaml`` runs as a sandboxed command target with
+  agentv's placeholders (``{PROMPT}``, ``{OUTPUT_FILE}``);
+- with the model alone (no agent target) the set-up is noted, not run.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import Rule, read_json, run_cli
+
+REAL = Path(__file__).resolve().parents[1] / "data" / "agentv-real" / "examples" / "features" / "setup-hooks"
+
+pytestmark = pytest.mark.skipif(shutil.which("node") is None or shutil.which("bwrap") is None, reason="needs node and bubblewrap")
+
+
+def _copy(tmp_path: Path) -> Path:
+    root = tmp_path / "setup-hooks"
+    shutil.copytree(REAL, root)
+    return root
+
+
+def _trial(out: Path) -> dict:
+    data = read_json(next(out.rglob("*-tc-eval.json")))
+    return data["items"][0]["with_arm"]["trials"][0]
+
+
+def test_setup_hooks_and_extensions_run_in_every_trials_workspace_and_the_cli_provider_answers(byok_env, tmp_path):
+    root = _copy(tmp_path)
+    byok_env.add(Rule(reply='{"reasoning": "reports it", "passed": true, "score": 1.0}', judge=True))
+    out = tmp_path / "out"
+    code, _, err = run_cli(["eval", root / "evals" / "suite.yaml", "--output", out, "--no-cache", "--model", "m"])
+    assert code == 0, err
+    trial = _trial(out)
+    assert trial["status"] == "scored", trial
+    log = "\n".join(e["text"] for e in trial["log"])
+    assert "environment.setup: materialized pinned-commit" in log  # its stdout, in the trial log
+    assert "workspace.hooks.before_all: before_all ran for sees-the-setup" in log
+    assert "extensions[0]:beforeAll: extension saw the evals folder" in log
+    assert "extensions[1]:afterEach: after sees-the-setup" in log  # after the trial
+    answer = next(e["text"] for e in trial["log"] if e["role"] == "assistant")
+    assert "READY pinned-commit" in answer and "HOOK sees-the-setup" in answer and "EXT beforeAll" in answer
+    assert "prompt Report what the set-up prepared." in answer  # {PROMPT}, shell-quoted, reached the program
+    assert [c["passed"] for g in trial["graders"] for c in g["checks"]] == [True, True, True, True]
+    assert byok_env.judge_requests() and not byok_env.trial_requests()  # the program answered, the judge graded
+    assert sorted(p.name for p in (root / "workspace-template").iterdir()) == ["seed.txt"]  # the project untouched
+    assert "[0]: healthcheck read, not used" in err and "agentv:agent-rules" in err
+
+
+def test_a_failing_setup_command_errors_the_trial_with_its_reason(byok_env, tmp_path):
+    root = _copy(tmp_path)
+    script = root / "scripts" / "materialize.sh"
+    script.write_text(script.read_text().replace("test -f seed.txt", "echo 'cannot reach github.com' >&2; exit 7"))
+    out = tmp_path / "out"
+    code, _, err = run_cli(["eval", root / "evals" / "suite.yaml", "--output", out, "--no-cache", "--model", "m"])
+    assert code == 30, err
+    trial = _trial(out)
+    assert trial["status"] == "errored"
+    assert "environment.setup (bash ../scripts/materialize.sh pinned-commit) exited with code 7: cannot reach github.com" in trial["error"]
+    assert not any("before_all ran" in e["text"] for e in trial["log"])  # nothing after the failed step
+
+
+def test_a_hook_cannot_write_outside_its_workspace(byok_env, tmp_path):
+    root = _copy(tmp_path)
+    hook = root / "scripts" / "setup.mjs"
+    hook.write_text("import { writeFileSync } from 'node:fs';\nwriteFileSync(process.cwd() + '/planted.txt', 'x');\n")
+    out = tmp_path / "out"
+    code, _, err = run_cli(["eval", root / "evals" / "suite.yaml", "--output", out, "--no-cache", "--model", "m"])
+    assert code == 30, err
+    trial = _trial(out)
+    assert trial["status"] == "errored" and "workspace.hooks.before_all" in trial["error"], trial["error"]
+    assert "EROFS" in json.dumps(trial["log"]) or "read-only" in json.dumps(trial["log"])
+    assert not (root / "evals" / "planted.txt").exists()
+
+
+def test_with_the_model_alone_the_setup_is_noted_and_the_file_runs(byok_env, tmp_path):
+    root = _copy(tmp_path)
+    suite = root / "evals" / "suite.yaml"
+    suite.write_text(suite.read_text().replace("providers:\n  - mock_setup_agent\n", ""))
+    byok_env.add(Rule(reply="READY pinned-commit HOOK sees-the-setup EXT beforeAll", judge=False))
+    byok_env.add(Rule(reply='{"reasoning": "ok", "passed": true, "score": 1.0}', judge=True))
+    out = tmp_path / "out"
+    code, _, err = run_cli(["eval", suite, "--model", "m", "--output", out, "--no-cache"])
+    assert code == 0, err
+    assert "environment.setup, extensions[0], extensions[1], workspace.hooks.before_all: set-up for an agent's workspace" in err
+    assert _trial(out)["status"] == "scored"
+
+
+@pytest.mark.parametrize(
+    ("edit", "field", "words"),
+    [
+        (("    cwd: \".\"\n", "    cwd: \".\"\n    timeout_seconds: 5\n"), "environment.setup.timeout_seconds", "unknown key"),
+        (("  - file://../scripts/workspace-setup.mjs:beforeAll\n", "  - file://../scripts/workspace-setup.mjs:onStart\n"), "extensions[0]", "beforeAll"),
+        (("        - ../scripts/setup.mjs\n", "        - ../scripts/setup.mjs\n      retries: 2\n"), "workspace.hooks.before_all.retries", "unknown key"),
+        (("  - file://../scripts/workspace-setup.mjs:afterEach\n", "  - file://../../../../outside.mjs:afterEach\n"), "extensions[1]", "outside"),
+    ],
+)
+def test_a_bad_setup_entry_is_one_line_naming_the_field(tmp_path, edit, field, words):
+    root = _copy(tmp_path)
+    suite = root / "evals" / "suite.yaml"
+    assert edit[0] in suite.read_text()
+    suite.write_text(suite.read_text().replace(edit[0], edit[1]))
+    (root / ".git").mkdir()
+    code, _, err = run_cli(["eval", suite, "--model", "m", "--output", tmp_path / "out"])
+    assert code == 30 and len(err.strip().splitlines()) == 1, err
+    assert f"suite.yaml: {field}:" in err and words in err, err
+
+
+def test_the_cli_output_file_is_read_as_agentv_reads_it(tmp_path):
+    """``output`` messages (the last assistant content is the answer, tool calls become
+    trace steps), ``text``, or the file's text as it is."""
+    from agentsproof.targets.agentv_cli_run import answer_of, render
+
+    trace = tmp_path / "trace.jsonl"
+    text = json.dumps({"output": [{"role": "assistant", "content": "a", "tool_calls": [{"tool": "Read", "input": {"p": "x"}}]}, {"role": "assistant", "content": "b"}]})
+    assert answer_of(text, trace) == ("b", None)
+    assert json.loads(trace.read_text()) == {"tool": "Read", "input": {"p": "x"}}
+    assert answer_of('{"text": "hi", "error": "boom"}', None) == ("hi", "boom")
+    assert answer_of("plain words", None) == ("plain words", None)
+    assert render("run {PROMPT} --out {OUTPUT_FILE} {UNKNOWN} {lower}", {"PROMPT": "'a b'", "OUTPUT_FILE": "'/o'"}) == "run 'a b' --out '/o' {UNKNOWN} {lower}"
