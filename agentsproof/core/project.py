@@ -117,6 +117,8 @@ def _absolute(ref: str) -> bool:
 def _describe(root: Path, eval_file: Path) -> str:
     """How the limit is named in a message."""
 
+    if root == given_root():
+        return f"the project root {display(root)} (--root / {ROOT_SETTING})"
     if root in (eval_root(Path(eval_file).resolve()), _fallback(Path(eval_file).resolve())):
         return f"the eval's folder {display(root)}"
     return f"the project {display(root)} (the nearest folder with .git, .agentv/ or promptfooconfig.yaml, the current folder, or --root)"
