@@ -10,7 +10,7 @@ checked). The root is, in this order:
    ``promptfooconfig.yaml`` (a repository, an agentv project, a promptfoo project);
 3. the current folder, when the eval file is inside it (agentv's own fallback when there is
    no repository: it resolves files from the folder it runs in);
-4. else the eval's own folder, or the folder above the nearest ``evals/`` folder it is in
+4. else the eval's own folder, or the folder above it when it is an ``evals/`` folder
    (agentv and skill-creator keep prompts, fixtures and the skill beside ``evals/``).
 
 :func:`resolve_ref` resolves a reference the way its owning tool does: relative to the
@@ -102,12 +102,10 @@ def project_root(eval_file: Path) -> Path:
 
 
 def _fallback(real: Path) -> Path:
-    """The eval's own folder (the skill folder above its ``evals/``), or the folder above the
-    nearest ``evals/`` folder it is in."""
+    """The eval's own folder, or the folder above it when it is an ``evals/`` folder."""
 
     folder = eval_root(real)
-    evals = next((p for p in [folder, *list(folder.parents)[:4]] if p.name == "evals"), None)
-    return evals.parent if evals is not None else folder
+    return folder.parent if folder.name == "evals" else folder
 
 
 def _absolute(ref: str) -> bool:

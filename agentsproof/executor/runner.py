@@ -264,22 +264,12 @@ class DualArmRunner:
         return result
 
     async def _with_setup(self, target: Target, trial: TrialInput, log: list[LogEvent], t0: float, folder: Path) -> TrialResult:
-        """The trial with its item's set-up commands (agentv's hooks, :mod:`agentsproof.model.setup`) run
-        in its workspace before it (one that fails errors the trial) and after it (a note)."""
-        item = trial.item
-        if not item.setup:
+        """The trial, with its item's set-up commands (agentv's hooks) run in its workspace around it."""
+        if not trial.item.setup:
             return await self._in_environment(target, trial, log, t0, folder)
-        from agentsproof.targets.setup_run import run_setup
+        from agentsproof.targets.setup_run import around
 
-        case_input = item.case_at(trial.index).prompt
-        with phase("setup"):
-            reason = await run_setup(item.setup, "before", workspace=folder, test_id=item.task_name, run_id=item.id, case_input=case_input, log=log, t0=t0)
-        if reason is not None:
-            return TrialResult(index=trial.index, arm=trial.arm, status="errored", error=reason, latency_s=time.perf_counter() - t0, log=log)
-        result = await self._in_environment(target, trial, log, t0, folder)
-        with phase("setup"):
-            await run_setup(item.setup, "after", workspace=folder, test_id=item.task_name, run_id=item.id, case_input=case_input, log=result.log, t0=t0)
-        return result
+        return await around(trial, folder, log, t0, lambda: self._in_environment(target, trial, log, t0, folder))
 
     async def _in_environment(self, target: Target, trial: TrialInput, log: list[LogEvent], t0: float, folder: Path) -> TrialResult:
         """The trial run and graded, in a fresh container of the item's environment when it has one (removed after grading)."""

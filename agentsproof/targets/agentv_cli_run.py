@@ -99,7 +99,7 @@ def answer_of(text: str, trace: Path | None) -> tuple[str, str | None]:
 def main(argv: list[str]) -> int:
     """Run the template once (see the module); the command's exit code."""
     if not argv:
-        print("usage: agentv_cli_run.py TEMPLATE [FILES_FORMAT]", file=sys.stderr)
+        sys.stderr.write("usage: agentv_cli_run.py TEMPLATE [FILES_FORMAT]\n")
         return 2
     template, fmt = argv[0], (argv[1] if len(argv) > 1 else "{path}")
     prompt = sys.stdin.read()
@@ -124,11 +124,11 @@ def main(argv: list[str]) -> int:
         with open(output_file, "rb") as fh:
             data = fh.read(MAX_OUTPUT_BYTES)
     except OSError:
-        print(f"agentv cli: the command wrote no output file ({{OUTPUT_FILE}}): {line[:200]}", file=sys.stderr)
+        sys.stderr.write(f"agentv cli: the command wrote no output file ({{OUTPUT_FILE}}): {line[:200]}\n")
         return 3
     answer, error = answer_of(data.decode("utf-8", "replace"), Path(trace_env) if trace_env else None)
     if error:
-        print(f"agentv cli: the output reports an error: {error[:300]}", file=sys.stderr)
+        sys.stderr.write(f"agentv cli: the output reports an error: {error[:300]}\n")
     sys.stdout.write(answer)
     return 0
 

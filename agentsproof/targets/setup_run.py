@@ -17,13 +17,19 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentsproof.core.procgroup import run_group
 from agentsproof.core.scrub import clip, scrub
 from agentsproof.core.units import seconds
 from agentsproof.model.results import LogEvent
 from agentsproof.model.setup import SetupCommand
+
+if TYPE_CHECKING:
+    from agentsproof.model.results import TrialResult
+    from agentsproof.targets.base import TrialInput
 
 MAX_LOG_LINES = 40
 LINE_CHARS = 400
@@ -146,3 +152,21 @@ def _at(cmd: SetupCommand, seen: str, workspace: Path) -> SetupCommand:
             cwd = str(workspace / Path(cwd).relative_to(cmd.mount_at))
         return dataclasses.replace(cmd, mount_at=None, cwd=cwd)
     return cmd
+
+
+async def around(trial: TrialInput, folder: Path, log: list[LogEvent], t0: float, run: Callable[[], Awaitable[TrialResult]]) -> TrialResult:
+    """``run()`` (the trial, graded) with the item's ``before`` commands first (one that fails:
+    the trial errored, with its reason) and its ``after`` commands last (their output in its log)."""
+    from agentsproof.core.phases import phase
+    from agentsproof.model.results import TrialResult
+
+    item = trial.item
+    case_input = item.case_at(trial.index).prompt
+    with phase("setup"):
+        reason = await run_setup(item.setup, "before", workspace=folder, test_id=item.task_name, run_id=item.id, case_input=case_input, log=log, t0=t0)
+    if reason is not None:
+        return TrialResult(index=trial.index, arm=trial.arm, status="errored", error=reason, latency_s=time.perf_counter() - t0, log=log)
+    result = await run()
+    with phase("setup"):
+        await run_setup(item.setup, "after", workspace=folder, test_id=item.task_name, run_id=item.id, case_input=case_input, log=result.log, t0=t0)
+    return result
