@@ -129,3 +129,16 @@ def test_the_cli_output_file_is_read_as_agentv_reads_it(tmp_path):
     assert answer_of('{"text": "hi", "error": "boom"}', None) == ("hi", "boom")
     assert answer_of("plain words", None) == ("plain words", None)
     assert render("run {PROMPT} --out {OUTPUT_FILE} {UNKNOWN} {lower}", {"PROMPT": "'a b'", "OUTPUT_FILE": "'/o'"}) == "run 'a b' --out '/o' {UNKNOWN} {lower}"
+
+
+def test_a_uv_run_python_grader_runs_on_python3_when_uv_is_not_installed(monkeypatch, tmp_path):
+    """agentv's psychotherapy and sdk-python examples grade with ``uv run [python] x.py``."""
+    from agentsproof.grading.script import without_uv
+
+    monkeypatch.setenv("PATH", str(tmp_path))  # no uv (nor anything else) on PATH
+    assert without_uv(["uv", "run", "validate_output.py", "--strict"])[1:] == ["validate_output.py", "--strict"]
+    assert without_uv(["uv", "run", "python", "/x/check.py"])[1:] == ["/x/check.py"]
+    assert without_uv(["uv", "run", "pytest", "-q"]) == ["uv", "run", "pytest", "-q"]  # not a script: left to fail as it is
+    (tmp_path / "uv").write_text("#!/bin/sh\n")
+    (tmp_path / "uv").chmod(0o755)
+    assert without_uv(["uv", "run", "x.py"]) == ["uv", "run", "x.py"]  # uv installed: uv runs it
