@@ -14,6 +14,7 @@ start) errors the trial with the reason; an ``after`` one is a note.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -106,6 +107,7 @@ async def run_setup(
         cmd = _at(cmd, seen, ws)
         values = {"workspace_path": seen, "test_id": cmd.test_id or test_id, "eval_run_id": run_id, "case_input": case_input, "case_metadata": ""}
         argv = [_fill(a, values) for a in cmd.argv]
+        cmd = dataclasses.replace(cmd, cwd=os.path.normpath(_fill(cmd.cwd, values)))
         env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTSPROOF_")}
         env.update(dict(cmd.env))
         env.update(AGENTV_ENVIRONMENT_WORKDIR=seen, AGENTV_WORKSPACE_PATH=seen, HOME=seen)

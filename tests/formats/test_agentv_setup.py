@@ -142,3 +142,21 @@ def test_a_uv_run_python_grader_runs_on_python3_when_uv_is_not_installed(monkeyp
     (tmp_path / "uv").write_text("#!/bin/sh\n")
     (tmp_path / "uv").chmod(0o755)
     assert without_uv(["uv", "run", "x.py"]) == ["uv", "run", "x.py"]  # uv installed: uv runs it
+
+
+def test_a_docker_recipe_is_the_container_every_agent_trial_runs_in(tmp_path):
+    """agentv's docker-workspace example (a copy): image, workdir and resources become the
+    trials' container (docs/environments.md); with the model alone it is said and not used."""
+    from agentsproof.formats.agentevals.items import load_suite, suite_items
+
+    root = tmp_path / "docker-workspace"
+    shutil.copytree(REAL.parent / "docker-workspace", root)
+    (root / ".agentv").mkdir()
+    loaded = load_suite(root / "evals" / "docker-example.EVAL.yaml")
+    env = loaded.suite.environment
+    assert (env.image, env.workdir, env.memory_mb, env.cpus) == ("python:3.11-slim", "/workspace", 2048, 1)
+    (root / "targets.yaml").write_text("agent:\n  type: command\n  command: [cat]\n")
+    (item,) = suite_items(loaded, trials=1, threshold=None, timeout=30, target="agent")
+    assert item.environment is env
+    (item,) = suite_items(loaded, trials=1, threshold=None, timeout=30, target=None)
+    assert item.environment is None  # the model alone: no container

@@ -167,6 +167,8 @@ def suite_items(
     for note in suite.notes:
         say_once(display(suite.path), note)
     seed = suite.workdir if agent else None
+    if suite.environment is not None and not agent:
+        say_once(display(suite.path), "environment (docker): a container for an agent's trials; the model alone runs without one (run with --target NAME)")
     if suite.setup and not agent:
         say_once(
             display(suite.path),
@@ -214,6 +216,7 @@ def suite_items(
             workspace_sha=seed_digest(seed, files) if agent else "",
             turns=test.turns,
             setup=tuple(dataclasses.replace(c, test_id=test.id) for c in suite.setup) if agent else (),
+            environment=suite.environment if agent else None,
             skill=skill_file(skill_name(skill) or "skill", "skill", skill[1], skill[0]) if agent and skill else None,
         )
         items.append(item if skill else dataclasses.replace(item, arms=("with",)))

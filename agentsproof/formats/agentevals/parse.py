@@ -117,6 +117,8 @@ class EvalSuite:
     """``default_test.threshold``, else ``threshold``: a test's pass mark unless --threshold says otherwise."""
     tests_key: str = "tests"
     """Where the tests are: ``tests``, or ``evalcases`` in agentv's older dialect."""
+    environment: Any = None
+    """agentv's ``environment: {type: docker}``: the container every agent trial runs in (an Environment)."""
     setup: list[Any] = field(default_factory=list)
     """agentv's set-up commands (environment.setup, workspace hooks and repos, extensions):
     :class:`agentsproof.model.setup.SetupCommand`, run around every agent trial."""
@@ -344,6 +346,7 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
         workdir=environment_workdir(src, data.get("environment"), path) or prepared.template,
         notes=notes + prepared.notes,
         setup=prepared.commands,
+        environment=prepared.environment,
         repeat=repeat,
         tests_key=key,
         threshold=default_threshold if default_threshold is not None else threshold,  # agentv: default_test's wins

@@ -55,6 +55,8 @@ class SuiteSetup:
     """What an EVAL.yaml sets up: a workspace seed from ``workspace.template``, the commands, the notes."""
 
     template: Path | None = None
+    environment: Any = None
+    """agentv's ``environment: {type: docker, …}`` as a :class:`agentsproof.model.environment.Environment`."""
     commands: list[SetupCommand] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -104,6 +106,8 @@ def environment_setup(src: str, env: Any, path: Path, project: Path, out: SuiteS
     if env is None:
         return
     env, where_file = _mapping_or_file(src, "environment", env, path)
+    if env.get("type") == "docker":
+        out.environment = docker_environment(src, env, where_file, project, out)
     setup = env.get("setup")
     variables = env.get("env") or {}
     if not isinstance(variables, dict) or not all(isinstance(k, str) and isinstance(v, (str, int, float)) for k, v in variables.items()):
@@ -119,6 +123,23 @@ def environment_setup(src: str, env: Any, path: Path, project: Path, out: SuiteS
     rel = env.get("workdir")
     if not isinstance(rel, str) or not rel.strip():
         raise _err(src, "environment.workdir", "environment.setup needs a workdir (the folder it prepares)")
+    if out.environment is not None:  # docker: agentv runs it in the container's workdir; here in the workspace copied into it
+        sub = str(setup["cwd"]) if isinstance(setup.get("cwd"), str) else "."
+        out.notes.append("environment.setup (docker): runs in the sandbox on the trial's workspace before its container starts (the workspace is copied in)")
+        out.commands.append(
+            SetupCommand(
+                label="environment.setup",
+                when="before",
+                argv=argv,
+                cwd="{{workspace_path}}/" + sub.lstrip("/"),
+                project=str(project),
+                stdin="environment",
+                env=tuple((k, str(v)) for k, v in variables.items()),
+                timeout=_timeout(src, "environment.setup", setup, SETUP_TIMEOUT_S),
+                eval_dir=str(path.resolve().parent),
+            )
+        )
+        return
     workdir = resolve_ref(rel, where_file, "environment.workdir", must_exist=False, root=project)
     source_dir = where_file.resolve().parent
     cwd = source_dir
@@ -294,3 +315,64 @@ def suite_setup(src: str, data: dict[str, Any], path: Path) -> SuiteSetup:
     order = {"environment.setup": 0}
     out.commands.sort(key=lambda c: (c.when != "before", order.get(c.label, 1)))  # the recipe first, as agentv prepares it
     return out
+
+
+DOCKER_KEYS = {"type", "workdir", "context", "dockerfile", "image", "env", "resources", "mounts", "secrets", "setup"}
+_SIZE = {"k": 1 / 1024, "m": 1, "g": 1024, "t": 1024 * 1024}
+
+
+def _megabytes(src: str, where: str, value: Any) -> int:
+    """Docker's sizes (``2g``, ``512m``, ``1024``: bytes) in MB."""
+    import re
+
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)b?\s*", str(value).lower())
+    if m is None:
+        raise _err(src, where, f"{value!r}: expected a size such as 512m or 2g")
+    number, unit = float(m.group(1)), m.group(2)
+    return max(1, int(number * _SIZE[unit])) if unit else max(1, int(number / (1024 * 1024)))
+
+
+def docker_environment(src: str, env: dict[str, Any], where_file: Path, project: Path, out: SuiteSetup) -> Any:
+    """agentv's docker recipe as our container environment (docs/environments.md): ``image``, or
+    ``context`` with ``dockerfile`` (default ``Dockerfile`` in it), ``workdir`` (in the container),
+    ``resources.cpus`` / ``memory`` / ``disk``. ``env``, ``mounts``, ``secrets`` and ``resources.gpu``
+    are read with a note (a trial's container gets no host folder but its workspace, and no secret)."""
+    from pydantic import ValidationError
+
+    from agentsproof.core.validation import format_validation_error
+    from agentsproof.model.environment import EnvironmentSpec, resolve_confined
+
+    extra = sorted(str(k) for k in env if k not in DOCKER_KEYS)
+    if extra:
+        raise _err(src, f"environment.{extra[0]}", f"unknown key; expected one of {', '.join(sorted(DOCKER_KEYS))}")
+    raw: dict[str, Any] = {}
+    if env.get("image") is not None:
+        raw["image"] = env["image"]
+    elif env.get("context") is not None:
+        context = str(env["context"])
+        raw["context"] = context
+        raw["dockerfile"] = str(env.get("dockerfile") or (context.rstrip("/") + "/Dockerfile"))
+    else:
+        raise _err(src, "environment", "a docker recipe needs 'image' or 'context' (agentv's rule)")
+    if isinstance(env.get("workdir"), str):
+        raw["workdir"] = env["workdir"]
+    resources = env.get("resources") or {}
+    if not isinstance(resources, dict):
+        raise _err(src, "environment.resources", "must be a mapping (cpus, memory, disk, gpu)")
+    if resources.get("cpus") is not None:
+        raw["cpus"] = resources["cpus"]
+    if resources.get("memory") is not None:
+        raw["memory_mb"] = _megabytes(src, "environment.resources.memory", resources["memory"])
+    if resources.get("disk") is not None:
+        raw["disk_mb"] = _megabytes(src, "environment.resources.disk", resources["disk"])
+    for key in ("env", "mounts", "secrets"):
+        if env.get(key):
+            out.notes.append(f"environment.{key}: read, not used: a trial's container gets its workspace only (no host folder, no secret)")
+    if resources.get("gpu"):
+        out.notes.append("environment.resources.gpu: read, not used: trials' containers get no GPU")
+    try:
+        spec = EnvironmentSpec.model_validate(raw)
+    except ValidationError as exc:
+        field, msg = format_validation_error(exc)
+        raise _err(src, f"environment.{field}", msg) from None
+    return resolve_confined(spec, where_file, "environment", root=project)

@@ -25,12 +25,10 @@ def environment_workdir(src: str, env: Any, path: Path) -> Path | None:
         env, path = _environment_file(src, env, path)
     if not isinstance(env, dict):
         raise _err(src, "environment", "must be a mapping (type: host, workdir: DIR) or a file://… environment file")
+    if env.get("type") == "docker":  # a container recipe: formats/agentevals/setup.py docker_environment
+        return None
     if env.get("type", "host") != "host":
-        raise _err(
-            src,
-            "environment.type",
-            f"{env.get('type')!r}: only 'host' runs here (an agent in its own workspace; for isolation use a command target with sandbox: true)",
-        )
+        raise _err(src, "environment.type", f"{env.get('type')!r}: expected host or docker (agentv's environment types)")
     extra = sorted(str(k) for k in env if k not in ENVIRONMENT_KEYS)
     if extra:
         raise _err(src, f"environment.{extra[0]}", f"unknown key; expected one of {', '.join(sorted(ENVIRONMENT_KEYS))}")
