@@ -13,9 +13,10 @@ rest read-only, no network), with its settings passed as agentv passes them
   output file (agentv's JSON ``output``/``text``, or its text);
 - ``files_format`` (``attachments_format``): how each of ``{FILES}`` is written;
 - ``timeout_seconds``: the target's timeout;
-- ``cwd``: agentv runs the command in the eval's workspace when it has one and in ``cwd``
-  otherwise; here it always runs in the trial's workspace (the eval's
-  ``environment.workdir``, copied), said once;
+- ``cwd``: as agentv, the command runs in the eval's workspace when it has one (the trial's
+  workspace, a copy of ``environment.workdir``), else in ``cwd`` relative to the eval file
+  (else the eval file's folder), read-only in the sandbox (the output file is written
+  outside it);
 - ``healthcheck``, ``verbose``, ``keep_temp_files``, ``workers``, ``grader_target``:
   read, not used (a note says so): they do not change what is measured (the judge is
   ``--judge-model`` / ``--model``).
@@ -98,15 +99,16 @@ def agentv_target(name: str, near: Path | None) -> TargetDef | None:
     fmt = entry.get("files_format", entry.get("attachments_format", "{path}"))
     if not isinstance(fmt, str):
         raise InputError(src, f"{at}.files_format", "must be a string such as '--file {path}'")
+    fmt = fmt or "{path}"
     timeout = entry.get("timeout_seconds")
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 86_400):
         raise InputError(src, f"{at}.timeout_seconds", "must be a number of seconds from 0 to 86400")
+    cwd = _cwd(src, at, entry, near)
     spec = CommandTargetSpec.model_validate(
-        {"type": "command", "command": [sys.executable, "-I", str(RUNNER), command, fmt], "timeout": timeout, "sandbox": True}
+        {"type": "command", "command": [sys.executable, "-I", str(RUNNER), command, fmt, *([str(cwd)] if cwd else [])], "timeout": timeout, "sandbox": True}
     )
-    notes = [f"{at}: {name!r} is agentv's cli provider: it runs as a command target, sandboxed, in the trial's workspace"]
-    if entry.get("cwd") is not None:
-        notes.append(f"{at}.cwd: the command runs in the trial's workspace (agentv's rule when the eval has one), not in {entry['cwd']!r}")
+    where = f"in {display(cwd)} (its cwd; read-only)" if cwd else "in the trial's workspace"
+    notes = [f"{at}: {name!r} is agentv's cli provider: it runs as a command target, sandboxed, {where}"]
     ignored = sorted(k for k in entry if k in NOTED)
     if ignored:
         notes.append(f"{at}: {', '.join(ignored)} read, not used: they do not change what is measured (the judge is --judge-model / --model)")
@@ -116,3 +118,24 @@ def agentv_target(name: str, near: Path | None) -> TargetDef | None:
     for note in notes:
         note_once(f"{src}: {note}", key=("agentv-cli", src, note))
     return TargetDef(name=name, spec=spec, source=src, folder=None)
+
+
+def _cwd(src: str, at: str, entry: dict[str, Any], near: Path) -> Path | None:
+    """agentv's rule: the eval's workspace when it has one (None: the trial's workspace), else
+    ``cwd`` relative to the eval file's folder (else that folder), inside the project."""
+    from agentsproof.core.project import resolve_ref
+    from agentsproof.core.validation import read_yaml
+
+    if near.is_dir():
+        return None
+    try:
+        data = read_yaml(near)
+    except InputError:
+        return None
+    if not isinstance(data, dict) or data.get("environment") is not None or data.get("workspace") is not None:
+        return None
+    raw = entry.get("cwd")
+    if raw is not None and not isinstance(raw, str):
+        raise InputError(src, f"{at}.cwd", "must be a folder path")
+    folder = resolve_ref(raw or ".", near, f"{at}.cwd", must_exist=False)
+    return folder if folder.is_dir() else None

@@ -1,6 +1,6 @@
 """Run one agentv ``cli`` provider call as agentv runs it; the command target's program.
 
-Standard library only: it runs as ``python -I agentv_cli_run.py TEMPLATE [FILES_FORMAT]``
+Standard library only: it runs as ``python -I agentv_cli_run.py TEMPLATE [FILES_FORMAT [CWD]]``
 inside the command target's sandbox, the instruction on stdin, with no access to the
 agentsproof package. What it does, as agentv's ``CliProvider`` does:
 
@@ -11,8 +11,10 @@ agentsproof package. What it does, as agentv's ``CliProvider`` does:
   in ``FILES_FORMAT`` with ``{path}`` and ``{basename}``); an unknown ``{NAME}`` stays as
   written. The prompt and output files are in the trial's private harness folder (beside
   ``AGENTSPROOF_TRACE_FILE``), never in the workspace, so they are not the agent's work;
-* runs the filled line with ``/bin/sh -c`` in the current folder (the trial's workspace);
-  what it prints goes to stderr (the trial log);
+* runs the filled line with ``/bin/sh -c`` in ``CWD`` (agentv's ``cwd``, read-only in the
+  sandbox, for an eval without a workspace) or the current folder (the trial's workspace);
+  what it prints goes to stderr (the trial log); without uv installed, ``uv run x.py`` is
+  ``python3 x.py`` (:data:`UV_SHIM`);
 * reads the output file: JSON with ``output`` (agentv's messages; the last assistant
   message's content is the answer, each ``tool_calls`` entry a step of the trace) or
   ``text``, else the file's text as it is; prints the answer on stdout. A missing output
@@ -29,6 +31,12 @@ import sys
 from pathlib import Path
 
 MAX_OUTPUT_BYTES = 5 * 1024 * 1024
+UV_SHIM = (
+    'uv() { if [ "$1" = run ]; then shift; case "$1" in python|python3) shift ;; esac; '
+    'case "$1" in *.py) python3 "$@"; return $? ;; esac; fi; echo "uv: not found" >&2; return 127; }\n'
+)
+"""Without uv installed, ``uv run [python] x.py ARGS`` is ``python3 x.py ARGS`` (agentv's
+examples run their Python programs so); anything else uv would do fails as "not found"."""
 
 
 def _quote(value: str) -> str:
@@ -102,6 +110,7 @@ def main(argv: list[str]) -> int:
         sys.stderr.write("usage: agentv_cli_run.py TEMPLATE [FILES_FORMAT]\n")
         return 2
     template, fmt = argv[0], (argv[1] if len(argv) > 1 else "{path}")
+    run_in = argv[2] if len(argv) > 2 and argv[2] else None
     prompt = sys.stdin.read()
     trace_env = os.environ.get("AGENTSPROOF_TRACE_FILE")
     harness = Path(trace_env).parent if trace_env else Path(os.getcwd())
@@ -117,7 +126,10 @@ def main(argv: list[str]) -> int:
         "FILES": _files(workspace, prompt, fmt),
     }
     line = render(template, values)
-    done = subprocess.run(["/bin/sh", "-c", line], stdin=subprocess.DEVNULL, stdout=sys.stderr, check=False)
+    import shutil
+
+    script = (UV_SHIM if shutil.which("uv") is None else "") + line
+    done = subprocess.run(["/bin/sh", "-c", script], stdin=subprocess.DEVNULL, stdout=sys.stderr, cwd=run_in, check=False)
     if done.returncode != 0:
         return done.returncode if done.returncode > 0 else 128 - done.returncode
     try:

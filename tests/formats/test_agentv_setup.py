@@ -160,3 +160,21 @@ def test_a_docker_recipe_is_the_container_every_agent_trial_runs_in(tmp_path):
     assert item.environment is env
     (item,) = suite_items(loaded, trials=1, threshold=None, timeout=30, target=None)
     assert item.environment is None  # the model alone: no container
+
+
+def test_agentvs_local_cli_example_runs_in_its_cwd_with_its_files(byok_env, tmp_path):
+    """agentv's local-cli example as it is (a copy): no workspace, so the program runs in its
+    ``cwd: ..`` (read-only), ``uv run ./mock_cli.py`` (python3 when uv is not installed), the
+    attached files passed through ``{FILES}`` in ``files_format``."""
+    root = tmp_path / "local-cli"
+    shutil.copytree(REAL.parent / "local-cli", root)
+    byok_env.add(Rule(reply='{"reasoning": "echoed", "passed": true, "score": 1.0}', judge=True))
+    out = tmp_path / "out"
+    code, _, err = run_cli(["eval", root / "evals" / "suite.yaml", "--output", out, "--no-cache", "--model", "m"])
+    assert code == 0, err
+    assert f"in {root.resolve()} (its cwd; read-only)" in err
+    trial = _trial(out)
+    answer = next(e["text"] for e in trial["log"] if e["role"] == "assistant")
+    assert "python.instructions.md" in answer and "example.txt" in answer, answer
+    assert not byok_env.trial_requests()  # the program answered; the model only judged
+    assert sorted(p.name for p in root.iterdir()) == [".agentv", "README.md", "evals", "mock_cli.py"]  # nothing written there
