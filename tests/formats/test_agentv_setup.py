@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from agentsproof.core.errors import InputError
 from conftest import Rule, read_json, run_cli
 
 REAL = Path(__file__).resolve().parents[1] / "data" / "agentv-real" / "examples" / "features" / "setup-hooks"
@@ -178,3 +179,26 @@ def test_agentvs_local_cli_example_runs_in_its_cwd_with_its_files(byok_env, tmp_
     assert "python.instructions.md" in answer and "example.txt" in answer, answer
     assert not byok_env.trial_requests()  # the program answered; the model only judged
     assert sorted(p.name for p in root.iterdir()) == [".agentv", "README.md", "evals", "mock_cli.py"]  # nothing written there
+
+
+def test_agentvs_targets_file_names_a_cli_target_too(tmp_path):
+    """``.agentv/targets.yaml`` (``targets: [{name, provider: cli, command, timeout_seconds}]``)
+    is found as providers.yaml is; a label that is no cli entry is not ours to run."""
+    from agentsproof.targets.agentv_cli import agentv_target
+    from agentsproof.targets.config import find_target
+
+    (tmp_path / ".agentv").mkdir()
+    (tmp_path / ".agentv" / "targets.yaml").write_text(
+        "targets:\n  - name: my-agent\n    provider: cli\n    command: agent run {PROMPT} > {OUTPUT_FILE}\n    timeout_seconds: 120\n"
+        "  - name: llm\n    provider: openai\n"
+    )
+    suite = tmp_path / "evals" / "x.eval.yaml"
+    suite.parent.mkdir()
+    suite.write_text("environment: {type: host, workdir: .}\ntests: [{id: a, input: hi}]\n")
+    found = find_target("my-agent", suite)
+    assert found.spec.type == "command" and found.spec.sandbox is True and found.spec.timeout == 120
+    assert found.spec.command[3] == "agent run {PROMPT} > {OUTPUT_FILE}" and len(found.spec.command) == 5  # no cwd: the eval has a workspace
+    assert agentv_target("llm", suite) is None
+    (tmp_path / ".agentv" / "targets.yaml").write_text("targets:\n  - name: my-agent\n    provider: cli\n    command: ''\n")
+    with pytest.raises(InputError, match=r"\[0\]\.command: a cli provider needs a command"):
+        agentv_target("my-agent", suite)
