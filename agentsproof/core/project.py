@@ -9,7 +9,8 @@ checked). The root is, in this order:
 2. the nearest folder at or above the eval file holding ``.git``, ``.agentv/`` or
    ``promptfooconfig.yaml`` (a repository, an agentv project, a promptfoo project);
 3. the current folder, when the eval file is inside it (agentv's own fallback when there is
-   no repository: it resolves files from the folder it runs in);
+   no repository: it resolves files from the folder it runs in) — never ``/`` nor the home
+   folder itself;
 4. else the eval's own folder, or the folder above it when it is an ``evals/`` folder
    (agentv and skill-creator keep prompts, fixtures and the skill beside ``evals/``).
 
@@ -85,6 +86,11 @@ def marked_root(eval_file: Path) -> Path | None:
     return None
 
 
+def _never_projects() -> set[Path]:
+    """Folders the current folder never makes a project of: the file system's root and the home folder."""
+    return {Path("/"), Path.home().resolve()}
+
+
 def project_root(eval_file: Path) -> Path:
     """The folder every file ``eval_file`` names must stay in (see the module's rules)."""
 
@@ -96,7 +102,7 @@ def project_root(eval_file: Path) -> Path:
     if marked is not None:
         return marked
     cwd = Path.cwd().resolve()
-    if real.is_relative_to(cwd) and cwd != Path(cwd.anchor):
+    if real.is_relative_to(cwd) and cwd not in _never_projects():
         return cwd
     return _fallback(real)
 

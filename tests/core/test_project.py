@@ -104,3 +104,18 @@ def test_the_root_setting_names_the_project(tmp_path, monkeypatch):
     monkeypatch.setenv("AGENTSPROOF_ROOT", str(tmp_path / "missing"))
     with pytest.raises(InputError, match="AGENTSPROOF_ROOT: folder"):
         project_root(suite)
+
+
+def test_the_home_folder_is_never_a_project_by_being_the_current_folder(tmp_path, monkeypatch):
+    """Run from home with no repository around: a suite cannot reach ``~/.ssh`` through ``..``."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / ".ssh").mkdir()
+    (tmp_path / ".ssh" / "id_rsa").write_text("key")
+    suite = tmp_path / "work" / "suites" / "x.eval.yaml"
+    suite.parent.mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    assert project_root(suite) == suite.parent.resolve()
+    with pytest.raises(InputError, match="outside the eval's folder"):
+        resolve_ref("../../.ssh/id_rsa", suite, "f", search_up=True)
+    monkeypatch.chdir(tmp_path / "work")  # a folder below home: that one is the project
+    assert project_root(suite) == (tmp_path / "work").resolve()
