@@ -99,7 +99,7 @@ def test_evaluate_options_repeat_is_the_trials_and_the_rest_is_said(byok_env, tm
     assert [len(i["with_arm"]["trials"]) for i in data["items"]] == [2, 2]  # repeat: 2
 
 
-def test_environment_host_workdir_seeds_agent_trials_and_docker_is_refused(tmp_path):
+def test_environment_host_workdir_seeds_agent_trials_and_docker_is_their_container(tmp_path):
     from agentsproof.core.errors import InputError
     from agentsproof.formats.agentevals.parse import parse_suite
 
@@ -109,9 +109,11 @@ def test_environment_host_workdir_seeds_agent_trials_and_docker_is_refused(tmp_p
     base = {"tests": [{"id": "t", "input": "hi", "assert": ["says hi"]}]}
     suite = parse_suite({**base, "environment": {"type": "host", "workdir": "../workspace-template"}}, path)
     assert suite.workdir == (tmp_path / "workspace-template").resolve()
+    docker = parse_suite({**base, "environment": {"type": "docker", "image": "python:3.11"}}, path)
+    assert docker.workdir is None and docker.environment.image == "python:3.11"  # tests/environments/test_agentv_docker.py runs one
     with pytest.raises(InputError) as err:
-        parse_suite({**base, "environment": {"type": "docker", "image": "python:3.11"}}, path)
-    assert err.value.field == "environment.type" and "'docker'" in err.value.message
+        parse_suite({**base, "environment": {"type": "podman", "image": "python:3.11"}}, path)
+    assert err.value.field == "environment.type" and "'podman'" in err.value.message
     suite = parse_suite({"tests": [{"id": "t", "input": "hi", "expected_output": [{"role": "assistant", "content": {"total": 3}}]}]}, path)
     assert suite.tests[0].expected_output == '{\n  "total": 3\n}'
 
