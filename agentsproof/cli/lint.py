@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from agentsproof.cli.options import provider_options
+from agentsproof.cli.options import provider_options, root_option
 
 
 @click.command("lint")
@@ -21,6 +21,7 @@ from agentsproof.cli.options import provider_options
     help="Also ask an LLM reviewer for checks that reward the skill's wording instead of the outcome, and tasks that do not need the skill.",
 )
 @provider_options
+@root_option
 def lint_cmd(paths: tuple[Path, ...], as_json: bool, errors_only: bool, judge: bool, **opts: Any) -> None:
     """Find what makes an eval unable to measure anything, without running a model.
 

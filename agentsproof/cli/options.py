@@ -288,7 +288,7 @@ def run_options(f: Callable) -> Callable:
         metavar="KEY=VALUE",
         help="Record a setting of the agent in the report (repeatable); compare warns when two runs differ.",
     )(f)
-    return sign_option(f)
+    return root_option(sign_option(f))
 
 
 def sign_option(f: Callable) -> Callable:
@@ -304,3 +304,22 @@ def sign_option(f: Callable) -> Callable:
 def threshold_option(f: Callable) -> Callable:
     """``--threshold``: the pass rate the with-skill arm needs (default: from the eval file)."""
     return click.option("--threshold", type=FiniteRange(0, 1), help="Pass rate required in the with-skill arm (default: from eval.yaml).")(f)
+
+
+def _set_root(ctx: click.Context, param: click.Parameter, value: Path | None) -> None:
+    from agentsproof.core.project import set_root
+
+    set_root(value)
+
+
+def root_option(f: Callable) -> Callable:
+    """``--root DIR``: the project every file an eval names must stay in (docs/eval-files.md)."""
+    return click.option(
+        "--root",
+        type=click.Path(file_okay=False, exists=True, path_type=Path),
+        metavar="DIR",
+        expose_value=False,
+        callback=_set_root,
+        help="The project root: files an eval names may be anywhere below it, never outside (default: the nearest folder "
+        "above the eval with .git, .agentv/ or promptfooconfig.yaml, else the current folder). Env: AGENTSPROOF_ROOT.",
+    )(f)

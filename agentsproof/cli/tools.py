@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from agentsproof.cli.options import FiniteRange, provider_options
+from agentsproof.cli.options import FiniteRange, provider_options, root_option
 from agentsproof.cli.run import finish
 from agentsproof.core.errors import EXIT_FAILED, EXIT_OK, InputError
 
@@ -64,6 +64,7 @@ def schema_cmd(which: str) -> None:
     help="The skill an EVAL.yaml is for, when it is not skills/<name>/SKILL.md (for skill_name).",
 )
 @click.option("--strict", is_flag=True, help="Make any field that cannot be carried over an error (exit 30, nothing written).")
+@root_option
 def convert_cmd(path: Path, to: str, out: Path | None, skill: Path | None, strict: bool) -> None:
     """Convert between evals.json, eval.yaml, promptfooconfig.yaml and EVAL.yaml, or a run to an agentprobe report.
 

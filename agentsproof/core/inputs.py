@@ -6,8 +6,8 @@ input ends as one :class:`~agentsproof.core.errors.InputError` naming the file a
 - **regular files only**: a FIFO, a device (``/dev/zero``) or a directory is refused
   before a byte is read, so nothing hangs or reads forever;
 - **size caps**, with the limit in the message;
-- **confinement**: a file an eval refers to must stay inside the eval's own tree
-  (:func:`eval_root`): no absolute paths, no ``..`` and no symlink leading out;
+- **confinement**: a file an eval refers to must stay inside the eval's project
+  (:mod:`agentsproof.core.project`): no absolute paths, no ``..`` and no symlink leading out;
 - **strict parsing**: YAML and JSON with duplicate keys are refused, nesting is bounded,
   and numbers are finite and of bounded size (no 5,000-digit integers, no ``.inf``).
 """
@@ -29,6 +29,8 @@ import yaml
 
 from agentsproof.core.errors import InputError
 from agentsproof.core.jsondepth import json_depth
+from agentsproof.core.project import display as display  # re-exported: every reader names files through it
+from agentsproof.core.project import eval_root as eval_root
 
 MAX_EVAL_FILE_BYTES = 1_000_000
 """eval.yaml, evals.json and other description files."""
@@ -44,24 +46,8 @@ MAX_NODES = 200_000
 """Values in one input file, counted with YAML aliases expanded."""
 
 
-def display(path: Path | str) -> str:
-    """A path as text that is safe to print and to encode (undecodable bytes as \\x..)."""
-    text = str(path)
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-
-
 def _is_absolute_ref(ref: str) -> bool:
     return PurePosixPath(ref).is_absolute() or PureWindowsPath(ref).is_absolute() or ref.startswith("~")
-
-
-def eval_root(eval_file: Path) -> Path:
-    """The folder an eval file may refer into: its own folder, or the skill folder when the
-    eval file sits in that skill's ``evals/`` folder (``skills/x/evals/evals.json`` naming
-    ``../SKILL.md``, the layout other tools use)."""
-    folder = eval_file.resolve().parent
-    if folder.name == "evals" and (folder.parent / "SKILL.md").is_file():
-        return folder.parent
-    return folder
 
 
 MAX_REPO_LEVELS = 8
@@ -79,20 +65,11 @@ def repo_root(eval_file: Path) -> Path | None:
 
 
 def confined(ref: str, eval_file: Path, field: str, *, root: Path | None = None) -> Path:
-    """``ref`` (as written in ``eval_file``) resolved inside the eval's tree, or InputError."""
-    src = display(eval_file)
-    if "\x00" in ref:
-        raise InputError(src, field, "contains a NUL character")
-    if _is_absolute_ref(ref):
-        raise InputError(src, field, f"{ref!r} is an absolute path; give a path relative to {display(eval_file.parent)}")
-    base = eval_file.resolve().parent
-    limit = (root or eval_root(eval_file)).resolve()
-    target = (base / ref).resolve()
-    if not target.is_relative_to(limit):
-        lexical = Path(os.path.normpath(base / ref))
-        how = "a symlink leads" if lexical.is_relative_to(limit) else "it leads"
-        raise InputError(src, field, f"{ref!r} is outside the eval's folder {display(limit)} ({how} out of it)")
-    return target
+    """``ref`` (as written in ``eval_file``) resolved relative to it, inside ``root`` (default:
+    the eval's project, :func:`agentsproof.core.project.project_root`), or InputError."""
+    from agentsproof.core.project import resolve_ref
+
+    return resolve_ref(ref, eval_file, field, root=root, must_exist=False)
 
 
 def read_regular(path: Path, *, source: str, field: str | None, max_bytes: int, what: str = "file") -> bytes:

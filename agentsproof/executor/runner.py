@@ -54,9 +54,8 @@ class RunOptions:
     """Stop the whole run after this many errored trials in a row (0: never)."""
 
 
-# A stopping rule gets (with-arm scores, without-arm scores, trials done per arm, cap) and
-# returns how many more trials per arm to run (0 = stop); for an item with several cases
-# also ``cases=`` (per case: with scores, without scores). The default runs all at once.
+# A stopping rule gets (with-arm scores, without-arm scores, trials done per arm, cap; ``cases=`` per case for several cases)
+# and returns how many more trials per arm to run (0 = stop). The default runs all at once.
 BatchPolicy = Callable[..., int]
 
 
@@ -262,7 +261,9 @@ class DualArmRunner:
                 log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=reason))
                 result = TrialResult(index=index, arm=arm, status="errored", error=reason, latency_s=time.perf_counter() - t0, log=log)
             else:
-                result = await self._in_environment(target, trial, log, t0, folder)
+                from agentsproof.targets.setup_run import around  # the item's set-up (agentv's hooks) around the trial, in its workspace
+
+                result = await around(trial, folder, log, t0, lambda: self._in_environment(target, trial, log, t0, folder))
         finally:
             with phase("finish"):
                 kept = await to_thread(spaces.finish, folder)  # deleted after grading unless --keep-workspaces

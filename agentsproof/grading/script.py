@@ -279,7 +279,8 @@ async def grade_script(spec: ScriptGrader, ctx: TrialContext) -> GraderResult:
         if ctx.eval_dir is not None:
             env["AGENTSPROOF_EVAL_DIR"] = str(ctx.eval_dir)
         try:
-            run = await run_group(spec.argv(ctx.eval_dir), cwd=folder, env=env, stdin_text=_stdin(spec, ctx.answer), timeout=timeout, keep_tail=TAIL_BYTES)
+            argv = without_uv(spec.argv(ctx.eval_dir))
+            run = await run_group(argv, cwd=folder, env=env, stdin_text=_stdin(spec, ctx.answer), timeout=timeout, keep_tail=TAIL_BYTES)
         except TargetError as err:
             return _errored(spec, f"{err} (from {spec.shown()})")
     except OSError as err:  # no room for the answer file
@@ -416,3 +417,19 @@ GRADER = GraderKind(
     to_agentevals=to_agentevals,
     reads_workspace=True,
 )
+
+
+def without_uv(argv: list[str]) -> list[str]:
+    """``uv run [python] X.py ARGS`` (agentv's examples run their Python graders so) as
+    ``python3 X.py ARGS`` when uv is not installed: the same script on the Python at hand (a
+    script that needs packages uv would install fails on its import, as an errored grader)."""
+    import shutil
+
+    if len(argv) < 3 or Path(argv[0]).name != "uv" or argv[1] != "run" or shutil.which("uv") is not None:
+        return argv
+    rest = argv[2:]
+    if rest and Path(rest[0]).name in ("python", "python3"):
+        rest = rest[1:]
+    if not rest or rest[0].startswith("-") or not rest[0].endswith(".py"):
+        return argv
+    return [shutil.which("python3") or "python3", *rest]

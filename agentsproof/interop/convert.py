@@ -241,7 +241,7 @@ def eval_yaml_to_evals_json(path: Path, skill: Path | None, out_dir: Path | None
         if test.turns:
             warnings.append(f"{at}.turns: evals.json has one prompt per case; the {len(test.turns)} later turn(s) are left out")
         evals.append(case)
-    for key in ("execution", "target", "providers", "assert", "assertions", "description", "tags"):
+    for key in ("execution", "target", "providers", "assert", "assertions", "description", "tags", "environment", "workspace", "extensions"):
         if key in raw and key not in ("assert", "assertions"):
             warnings.append(f"{key}: evals.json has no such field; it is left out")
     return {"skill_name": skill_name, "evals": evals}, warnings

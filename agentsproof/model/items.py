@@ -13,6 +13,7 @@ from pathlib import Path
 from agentsproof.model.environment import Environment
 from agentsproof.model.graders import GraderSpec
 from agentsproof.model.results import Arm
+from agentsproof.model.setup import SetupCommand
 
 DEFAULT_TRIALS = 1
 DEFAULT_TIMEOUT = 300.0
@@ -130,6 +131,9 @@ class EvalItem:
     environment: Environment | None = None
     """eval.yaml ``environment:`` (or a Harbor task's): every trial runs in a fresh container
     of this image (see :mod:`agentsproof.isolation.container`); None: on the host."""
+    setup: tuple[SetupCommand, ...] = ()
+    """Programs run around every agent trial in its workspace (agentv's set-up and hooks;
+    :mod:`agentsproof.model.setup`)."""
 
     def case_at(self, index: int) -> Case:
         """The case trial ``index`` runs (round robin, so a batch of trials covers the cases evenly)."""

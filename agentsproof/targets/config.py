@@ -5,7 +5,10 @@ Looked up, for a name, in this order (the first file that defines it wins):
 1. the file given with ``--targets FILE``;
 2. ``targets.yaml`` beside the eval file;
 3. ``.agentsproof/targets.yaml`` in the eval's folder and every folder above it;
-4. ``$XDG_CONFIG_HOME/agentsproof/targets.yaml`` (``~/.config/agentsproof/targets.yaml``).
+4. ``$XDG_CONFIG_HOME/agentsproof/targets.yaml`` (``~/.config/agentsproof/targets.yaml``);
+5. agentv's ``cli`` provider of that label in ``.agentv/providers.yaml`` or
+   ``.agentv/targets.yaml`` at or above the eval (a command target:
+   :mod:`agentsproof.targets.agentv_cli`).
 
 Built-in targets exist without a file: every kind of :mod:`agentsproof.targets.registry`
 whose entry needs nothing but its ``type`` (``copilot`` with tools ``bash``, ``view``,
@@ -145,6 +148,11 @@ def find_target(name: str, near: Path | None, explicit: Path | None = None) -> T
             if name in builtins:
                 _check_redefinition(path, name)
             return defs[name]
+    from agentsproof.targets.agentv_cli import agentv_target
+
+    agentv = agentv_target(name, near)  # agentv's cli provider of that label in .agentv/ (targets/agentv_cli.py)
+    if agentv is not None:
+        return agentv
     if name in builtins:
         return parse_targets({name: builtins[name]}, "built-in")[name]
     if name in registry.plugin_kinds():

@@ -142,7 +142,7 @@ def test_evaluate_options_repeat_is_the_trials_and_the_rest_is_said(byok_env, tm
     assert [len(i["with_arm"]["trials"]) for i in data["items"]] == [2, 2]  # repeat: 2
 
 
-def test_environment_host_workdir_seeds_agent_trials_and_docker_is_refused(tmp_path):
+def test_environment_host_workdir_seeds_agent_trials_and_docker_is_their_container(tmp_path):
     from agentsproof.core.errors import InputError
     from agentsproof.formats.agentevals.parse import parse_suite
 
@@ -152,9 +152,11 @@ def test_environment_host_workdir_seeds_agent_trials_and_docker_is_refused(tmp_p
     base = {"tests": [{"id": "t", "input": "hi", "assert": ["says hi"]}]}
     suite = parse_suite({**base, "environment": {"type": "host", "workdir": "../workspace-template"}}, path)
     assert suite.workdir == (tmp_path / "workspace-template").resolve()
+    docker = parse_suite({**base, "environment": {"type": "docker", "image": "python:3.11"}}, path)
+    assert docker.workdir is None and docker.environment.image == "python:3.11"  # tests/environments/test_agentv_docker.py runs one
     with pytest.raises(InputError) as err:
-        parse_suite({**base, "environment": {"type": "docker", "image": "python:3.11"}}, path)
-    assert err.value.field == "environment.type" and "'docker'" in err.value.message
+        parse_suite({**base, "environment": {"type": "podman", "image": "python:3.11"}}, path)
+    assert err.value.field == "environment.type" and "'podman'" in err.value.message
     suite = parse_suite({"tests": [{"id": "t", "input": "hi", "expected_output": [{"role": "assistant", "content": {"total": 3}}]}]}, path)
     assert suite.tests[0].expected_output == '{\n  "total": 3\n}'
 
@@ -185,6 +187,6 @@ def test_regex_flags_judge_prompt_files_and_extensions(tmp_path):
     pattern = graders[0].checks.regexMatch[0]
     assert pattern.startswith("(?i)") and re.search(pattern, "Mail ME@EXAMPLE")
     assert "Question: Give an email" in graders[1].rubric and "(the assistant response, shown below)" in graders[1].rubric
-    with pytest.raises(InputError) as err:
-        parse_suite({"extensions": ["agentv:agent-rules"], "tests": [{"id": "t", "input": "hi"}]}, path)
-    assert err.value.field == "extensions" and "not run by agentsproof" in err.value.message
+    with pytest.raises(InputError) as err:  # agentv's extensions run (tests/formats/test_agentv_setup.py); a hook agentv has not is refused
+        parse_suite({"extensions": ["file://grader.md:onStart"], "tests": [{"id": "t", "input": "hi"}]}, path)
+    assert err.value.field == "extensions[0]" and "beforeAll" in err.value.message

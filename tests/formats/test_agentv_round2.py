@@ -190,13 +190,20 @@ def test_governance_that_is_not_a_mapping_is_one_line(tmp_path):
 SHARED = REAL / "examples" / "features" / "workspace-shared-config"
 
 
-def test_environment_file_is_read_and_its_setup_command_refused_by_name(tmp_path):
+def test_environment_file_is_read_and_its_setup_command_kept_to_run_in_each_agent_trial(tmp_path):
+    """The shared recipe's setup runs in the trial's workspace, seen at the recipe's workdir
+    (``cwd: "."`` is that folder), so ``../scripts/x.sh`` resolves as agentv resolves it
+    (tests/formats/test_agentv_setup.py runs one)."""
+    from agentsproof.formats.agentevals.items import load_suite
+
     root = tmp_path / "workspace-shared-config"
     shutil.copytree(SHARED, root)
+    (root / ".agentv").mkdir()  # an agentv project: the recipe beside evals/ is inside it
     suite = root / "evals" / "accuracy" / "suite.yaml"
-    code, _, err = run_cli(["eval", suite, "--model", "m", "--output", tmp_path / "out"])
-    assert code == 30 and len(err.strip().splitlines()) == 1, err
-    assert "suite.yaml: environment.setup:" in err and "setup command" in err and "environment.workdir" in err
+    (setup,) = load_suite(suite).suite.setup
+    template = (root / "workspace-template").resolve()
+    assert (setup.label, setup.when, setup.mount_at, setup.cwd) == ("environment.setup", "before", str(template), str(template))
+    assert setup.argv[:2] == ("bash", "../scripts/materialize-repo.sh") and setup.stdin == "environment"
 
 
 def test_environment_file_without_setup_gives_its_workdir_relative_to_itself(tmp_path):
@@ -204,6 +211,7 @@ def test_environment_file_without_setup_gives_its_workdir_relative_to_itself(tmp
 
     root = tmp_path / "workspace-shared-config"
     shutil.copytree(SHARED, root)
+    (root / ".agentv").mkdir()  # an agentv project: the recipe beside evals/ is inside it
     env = root / "environment.yaml"
     text = env.read_text()
     env.write_text(text[: text.index("setup:")])
@@ -211,18 +219,19 @@ def test_environment_file_without_setup_gives_its_workdir_relative_to_itself(tmp
     assert loaded.suite.workdir == (root / "workspace-template").resolve()
 
 
-def test_environment_file_outside_the_folder_above_evals_is_refused(tmp_path):
+def test_environment_file_outside_the_project_is_refused(tmp_path):
     from agentsproof.core.errors import InputError
     from agentsproof.formats.agentevals.items import load_suite
 
     root = tmp_path / "repo" / "workspace-shared-config"
     shutil.copytree(SHARED, root)
+    (root / ".agentv").mkdir()  # an agentv project: the recipe beside evals/ is inside it
     (tmp_path / "repo" / "environment.yaml").write_text("type: host\n")
     suite = root / "evals" / "accuracy" / "suite.yaml"
     suite.write_text(suite.read_text().replace("file://../../environment.yaml", "file://../../../environment.yaml"))
     with pytest.raises(InputError) as exc:
         load_suite(suite)
-    assert exc.value.field == "environment" and "outside the eval's folder" in exc.value.message
+    assert exc.value.field == "environment" and "outside the project" in exc.value.message
 
 
 QUICKSTART = REAL / "examples" / "features" / "readme-quickstart"

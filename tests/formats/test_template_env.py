@@ -1,7 +1,7 @@
-"""``{{ vars.x }}`` is ``{{ x }}``; ``{{ env.NAME }}`` is filled only for a name allowed in
-AGENTSPROOF_TEMPLATE_ENV and never for one that looks like a secret (it would reach the
-report); every other use is one line naming the field. EVAL.yaml and promptfoo alike, on
-the scripted server."""
+"""``{{ vars.x }}`` is ``{{ x }}``; ``{{ env.NAME }}`` is filled from the environment as
+agentv and promptfoo fill it (a name not set: nothing, said once); a secret's value (a
+secret-looking name, or a value registered as a secret) is sent where the file puts it and
+masked in every report. EVAL.yaml and promptfoo alike, on the scripted server."""
 
 from __future__ import annotations
 
@@ -29,7 +29,6 @@ def _write(tmp_path: Path, text: str, name: str = "suite.eval.yaml") -> Path:
 
 def test_vars_and_an_allowed_env_name_are_filled(byok_env, tmp_path, monkeypatch):
     monkeypatch.setenv("GREETING_LANG", "French")
-    monkeypatch.setenv("AGENTSPROOF_TEMPLATE_ENV", "GREETING_LANG, OTHER")
     byok_env.add(Rule(reply="Bonjour Ada", judge=False))
     suite = _write(tmp_path, SUITE)
     code, _, err = run_cli(["eval", suite, "--model", "m", "--output", tmp_path / "out", "--no-cache"])
@@ -40,7 +39,6 @@ def test_vars_and_an_allowed_env_name_are_filled(byok_env, tmp_path, monkeypatch
 
 def test_promptfoo_prompts_take_vars_and_env_too(byok_env, tmp_path, monkeypatch):
     monkeypatch.setenv("GREETING_LANG", "German")
-    monkeypatch.setenv("AGENTSPROOF_TEMPLATE_ENV", "GREETING_LANG")
     byok_env.add(Rule(reply="Hallo Ada", judge=False))
     (tmp_path / "pf").mkdir()
     config = _write(
@@ -53,28 +51,25 @@ def test_promptfoo_prompts_take_vars_and_env_too(byok_env, tmp_path, monkeypatch
     assert any("Greet Ada in German" in json.dumps(r["messages"]) for r in byok_env.trial_requests())
 
 
-@pytest.mark.parametrize(
-    ("env", "words"),
-    [
-        ({"GREETING_LANG": "French"}, "filled only when named in AGENTSPROOF_TEMPLATE_ENV"),
-        ({"AGENTSPROOF_TEMPLATE_ENV": "GREETING_LANG"}, "GREETING_LANG is not set"),
-    ],
-)
-def test_an_env_name_not_allowed_or_not_set_is_one_line(tmp_path, monkeypatch, env, words):
+def test_an_env_name_not_set_is_filled_with_nothing_and_said_once(byok_env, tmp_path, monkeypatch):
     monkeypatch.delenv("GREETING_LANG", raising=False)
-    monkeypatch.delenv("AGENTSPROOF_TEMPLATE_ENV", raising=False)
-    for k, v in env.items():
-        monkeypatch.setenv(k, v)
+    byok_env.add(Rule(reply="Hello Ada", judge=False))
     suite = _write(tmp_path, SUITE)
-    code, _, err = run_cli(["eval", suite, "--model", "m", "--output", tmp_path / "out"])
-    assert code == 30 and len(err.strip().splitlines()) == 1, err
-    assert "tests[0].input: uses {{ env.GREETING_LANG }}" in err and words in err, err
+    code, _, err = run_cli(["eval", suite, "--model", "m", "--output", tmp_path / "out", "--no-cache"])
+    assert code == 0, err
+    assert err.count("tests[0].input: {{ env.GREETING_LANG }} is not set; it is filled with nothing") == 1, err
+    assert all("Greet Ada in " in json.dumps(r["messages"]) for r in byok_env.trial_requests())
 
 
-def test_a_secret_looking_env_name_is_never_filled_even_when_allowed(tmp_path, monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-live-do-not-leak-1234")
-    monkeypatch.setenv("AGENTSPROOF_TEMPLATE_ENV", "OPENAI_API_KEY")
-    suite = _write(tmp_path, SUITE.replace("env.GREETING_LANG", "env.OPENAI_API_KEY"))
-    code, out, err = run_cli(["eval", suite, "--model", "m", "--output", tmp_path / "out"])
-    assert code == 30 and "looks like a secret" in err, err
-    assert "sk-live-do-not-leak-1234" not in out + err
+def test_a_secret_env_value_is_sent_where_the_file_puts_it_and_masked_in_every_report(byok_env, tmp_path, monkeypatch):
+    monkeypatch.setenv("SERVICE_API_KEY", "sk-live-do-not-leak-1234")
+    byok_env.add(Rule(reply="the key is sk-live-do-not-leak-1234", judge=False))
+    suite = _write(tmp_path, SUITE.replace("env.GREETING_LANG", "env.SERVICE_API_KEY"))
+    out_dir = tmp_path / "out"
+    code, out, err = run_cli(["eval", suite, "--model", "m", "--output", out_dir, "--no-cache"])
+    assert code in (0, 1), err
+    assert any("Greet Ada in sk-live-do-not-leak-1234" in json.dumps(r["messages"]) for r in byok_env.trial_requests())
+    assert "is a secret" in err and "sk-live-do-not-leak-1234" not in out + err
+    written = [p for p in out_dir.rglob("*") if p.is_file()]
+    assert written and not any("sk-live-do-not-leak-1234" in p.read_text(errors="replace") for p in written)
+    assert any("***" in p.read_text(errors="replace") for p in written if p.suffix == ".json")

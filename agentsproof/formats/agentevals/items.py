@@ -167,6 +167,14 @@ def suite_items(
     for note in suite.notes:
         say_once(display(suite.path), note)
     seed = suite.workdir if agent else None
+    if suite.environment is not None and not agent:
+        say_once(display(suite.path), "environment (docker): a container for an agent's trials; the model alone runs without one (run with --target NAME)")
+    if suite.setup and not agent:
+        say_once(
+            display(suite.path),
+            f"{', '.join(sorted({c.label.split(':')[0] for c in suite.setup}))}: set-up for an agent's workspace; "
+            "the model alone has no workspace, so it is not run (run with --target NAME to run it before every trial)",
+        )
     src = display(suite.path)
     prompt_sys = skill[1] if skill else BASELINE_SYSTEM_PROMPT
     items = []
@@ -207,6 +215,8 @@ def suite_items(
             workspace_files=files,
             workspace_sha=seed_digest(seed, files) if agent else "",
             turns=test.turns,
+            setup=tuple(dataclasses.replace(c, test_id=test.id) for c in suite.setup) if agent else (),
+            environment=suite.environment if agent else None,
             skill=skill_file(skill_name(skill) or "skill", "skill", skill[1], skill[0]) if agent and skill else None,
         )
         items.append(item if skill else dataclasses.replace(item, arms=("with",)))

@@ -60,6 +60,8 @@ SUITE_KEYS = {
     "governance",
     "default_test",
     "threshold",
+    "workspace",
+    "extensions",
 }
 TEST_KEYS = {"id", "description", "criteria", "input", "expected_output", "rubrics", "assert", "assertions", "vars", "tags", "metadata"}
 TEST_KEYS |= {"outcome", "expected_outcome", "input_messages", "expected_messages", "conversation_id", "execution"}  # agentv's older dialect
@@ -115,6 +117,11 @@ class EvalSuite:
     """``default_test.threshold``, else ``threshold``: a test's pass mark unless --threshold says otherwise."""
     tests_key: str = "tests"
     """Where the tests are: ``tests``, or ``evalcases`` in agentv's older dialect."""
+    environment: Any = None
+    """agentv's ``environment: {type: docker}``: the container every agent trial runs in (an Environment)."""
+    setup: list[Any] = field(default_factory=list)
+    """agentv's set-up commands (environment.setup, workspace hooks and repos, extensions):
+    :class:`agentsproof.model.setup.SetupCommand`, run around every agent trial."""
 
 
 def _err(src: str, where: str | None, message: str) -> InputError:
@@ -220,22 +227,14 @@ def _messages(src: str, where: str, value: Any, path: Path, files: list[tuple[st
 
 
 def attached(src: str, where: str, rel: str, path: Path, *, judge_prompt: bool = False) -> Path:
-    """A file an EVAL.yaml names (a file part, a grader's prompt): relative to its folder,
-    confined to it or, for a file in an ``evals/`` folder, to the folder above it (agentv
-    keeps ``prompts/`` beside ``evals/``); tried from that folder too when not found. A judge
-    prompt (``.md``/``.txt``) may also come from anywhere in the file's git repository
-    (agentv's red-team suites share ``../graders/x.md``)."""
-    from agentsproof.core.inputs import confined, repo_root
+    """A file an EVAL.yaml names (a file part, a grader's prompt), found as agentv finds it:
+    relative to the file, then to each folder above it up to the project root, then the
+    current folder; ``/x`` from those folders (agentv reads ``/plugins/x`` from the
+    repository root). It may be anywhere in the project (:mod:`agentsproof.core.project`),
+    never outside it. ``judge_prompt`` is kept for callers; every file follows one rule."""
+    from agentsproof.core.project import resolve_ref
 
-    folder = path.resolve().parent
-    root = folder.parent if folder.name == "evals" else None
-    repo = repo_root(path) if judge_prompt and rel.endswith((".md", ".txt")) else None
-    root = repo if repo is not None and (root is None or root.is_relative_to(repo)) else root
-    target = confined(rel, path, where, root=root)
-    if not target.is_file() and root is not None:
-        alt = (root / rel).resolve()
-        if alt.is_file() and alt.is_relative_to(root):
-            return alt
+    target = resolve_ref(rel, path, where, search_up=True)
     if not target.is_file():
         raise _err(src, where, f"file {rel!r} not found")
     return target
@@ -280,13 +279,6 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
     src = display(path)
     if not isinstance(data, dict):
         raise _err(src, None, "expected a YAML mapping at the top level")
-    if "extensions" in data:
-        raise _err(
-            src,
-            "extensions",
-            "agentv's extension hooks (agentv:agent-rules, file://…mjs) are not run by agentsproof; "
-            "put what they set up in environment.workdir, or leave them out",
-        )
     _unknown(src, "", data, SUITE_KEYS)
     if "assert" in data and "assertions" in data:
         raise _err(src, "assertions", "is the same as 'assert'; keep one")
@@ -338,6 +330,9 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
         if not isinstance(governance, dict):
             raise _err(src, "governance", "must be a mapping (agentv's risk metadata: owasp_llm_top_10_2025, mitre_atlas, controls, risk_tier, owner)")
         notes.append("governance: agentv's risk metadata, passed through to its results; agentsproof does not grade or report it")
+    from agentsproof.formats.agentevals.setup import suite_setup
+
+    prepared = suite_setup(src, data, path)  # agentv's set-up: formats/agentevals/setup.py
     if threads:
         notes.append(f"conversation_id ({', '.join(sorted(threads))}): agentv's thread grouping; each test runs as its own single turn")
     return EvalSuite(
@@ -348,8 +343,10 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
         target_field=target_field,
         tests=tests,
         tags=tags,
-        workdir=environment_workdir(src, data.get("environment"), path),
-        notes=notes,
+        workdir=environment_workdir(src, data.get("environment"), path) or prepared.template,
+        notes=notes + prepared.notes,
+        setup=prepared.commands,
+        environment=prepared.environment,
         repeat=repeat,
         tests_key=key,
         threshold=default_threshold if default_threshold is not None else threshold,  # agentv: default_test's wins

@@ -10,8 +10,10 @@ A label resolves, in this order:
 1. a targets.yaml target of that name (``--targets``, beside the eval, ``.agentsproof/``);
 2. the ``.agentv/providers.yaml`` entry with that label: an LLM kind runs as the
    configured model (``--model`` / ``AGENTSPROOF_MODEL``), a kind a target kind names in its
-   ``agentv_ids`` (``copilot-cli`` …) as that built-in target; any other kind (``cli``, ``replay`` …) is an error naming the entry,
-   since its settings mean nothing to agentsproof (define a targets.yaml target instead);
+   ``agentv_ids`` (``copilot-cli`` …) as that built-in target; a ``cli`` entry was found before
+   this, as a command target (:mod:`agentsproof.targets.agentv_cli`, through the targets
+   lookup); any other kind (``replay`` …) is an error naming the entry (define a targets.yaml
+   target instead);
 3. no providers.yaml at all: the label is the configured model, as ``default`` is.
 
 Each resolution that is not a plain targets.yaml match is said once on stderr.

@@ -8,7 +8,7 @@ from typing import Any
 
 from agentsproof.core.errors import InputError
 
-ENVIRONMENT_KEYS = {"type", "workdir"}
+ENVIRONMENT_KEYS = {"type", "workdir", "setup", "env"}  # setup and env: formats/agentevals/setup.py
 
 
 def _err(src: str, where: str | None, message: str) -> InputError:
@@ -17,7 +17,7 @@ def _err(src: str, where: str | None, message: str) -> InputError:
 
 def environment_workdir(src: str, env: Any, path: Path) -> Path | None:
     """``environment: {type: host, workdir: DIR}``: the folder each agent trial starts in (copied)."""
-    from agentsproof.core.inputs import confined
+    from agentsproof.core.project import resolve_ref
 
     if env is None:
         return None
@@ -25,19 +25,10 @@ def environment_workdir(src: str, env: Any, path: Path) -> Path | None:
         env, path = _environment_file(src, env, path)
     if not isinstance(env, dict):
         raise _err(src, "environment", "must be a mapping (type: host, workdir: DIR) or a file://… environment file")
-    if "setup" in env:
-        raise _err(
-            src,
-            "environment.setup",
-            "agentv's setup command (run before the trials, e.g. cloning a repository) is not run by agentsproof; "
-            "put what it prepares in environment.workdir, which is copied into every agent trial's workspace",
-        )
+    if env.get("type") == "docker":  # a container recipe: formats/agentevals/setup.py docker_environment
+        return None
     if env.get("type", "host") != "host":
-        raise _err(
-            src,
-            "environment.type",
-            f"{env.get('type')!r}: only 'host' runs here (an agent in its own workspace; for isolation use a command target with sandbox: true)",
-        )
+        raise _err(src, "environment.type", f"{env.get('type')!r}: expected host or docker (agentv's environment types)")
     extra = sorted(str(k) for k in env if k not in ENVIRONMENT_KEYS)
     if extra:
         raise _err(src, f"environment.{extra[0]}", f"unknown key; expected one of {', '.join(sorted(ENVIRONMENT_KEYS))}")
@@ -46,10 +37,10 @@ def environment_workdir(src: str, env: Any, path: Path) -> Path | None:
     rel = env["workdir"]
     if not isinstance(rel, str) or not rel.strip():
         raise _err(src, "environment.workdir", "must be a folder path")
-    folder = path.resolve().parent
-    root = folder.parent if folder.name == "evals" else folder
-    target = confined(rel, path, "environment.workdir", root=root.parent if rel.startswith("../") else root)
+    target = resolve_ref(rel, path, "environment.workdir", search_up=True, must_exist=False)
     if not target.is_dir():
+        if env.get("setup") is not None:  # agentv creates it, and its setup fills it: each trial starts empty
+            return None
         raise _err(src, "environment.workdir", f"folder {rel!r} not found")
     return target
 
@@ -59,15 +50,13 @@ def _environment_file(src: str, ref: str, path: Path) -> tuple[Any, Path]:
 
     It may sit anywhere under the folder above the nearest ``evals/`` folder (agentv keeps
     one recipe beside ``evals/`` for suites in its subfolders), else beside the eval."""
-    from agentsproof.core.inputs import confined
+    from agentsproof.core.project import resolve_ref
     from agentsproof.core.validation import read_yaml
 
     rel = ref.strip().removeprefix("file://")
     if not rel:
         raise _err(src, "environment", "must be a mapping (type: host, workdir: DIR) or a file://… environment file")
-    folder = path.resolve().parent
-    evals = next((p for p in [folder, *folder.parents] if p.name == "evals"), None)
-    target = confined(rel, path, "environment", root=evals.parent if evals is not None else folder)
+    target = resolve_ref(rel, path, "environment", search_up=True, must_exist=False)
     if not target.is_file():
         raise _err(src, "environment", f"file {rel!r} not found")
     return read_yaml(target), target
@@ -88,12 +77,12 @@ def tests_file(src: str, ref: str, path: Path) -> list[Any]:
     file or, for a file in an ``evals/`` folder, anywhere in the folder above it."""
     import json
 
-    from agentsproof.core.inputs import MAX_EVAL_FILE_BYTES, check_values, confined, read_text
+    from agentsproof.core.inputs import MAX_EVAL_FILE_BYTES, check_values, read_text
+    from agentsproof.core.project import resolve_ref
     from agentsproof.core.validation import read_yaml
 
     rel = ref.removeprefix("file://")
-    folder = path.resolve().parent
-    target = confined(rel, path, "tests", root=folder.parent if folder.name == "evals" else None)  # agentv keeps fixtures beside evals/
+    target = resolve_ref(rel, path, "tests", search_up=True, must_exist=False)
     if not target.is_file():
         raise _err(src, "tests", f"file {rel!r} not found")
     if target.suffix.lower() == ".jsonl":
@@ -126,14 +115,14 @@ def threshold_value(src: str, where: str, value: Any) -> float:
 def default_test(src: str, value: Any, path: Path) -> tuple[dict[str, Any], list[tuple[str, Any]], float | None]:
     """agentv's ``default_test`` (a mapping, or ``file://…yaml``), merged into every test:
     its ``vars`` (a test's own win), its ``assert`` (after the suite's) and its ``threshold``."""
-    from agentsproof.core.inputs import confined
+    from agentsproof.core.project import resolve_ref
     from agentsproof.core.validation import read_yaml
 
     if value is None:
         return {}, [], None
     if isinstance(value, str):
         rel = value.strip().removeprefix("file://")
-        target = confined(rel, path, "default_test")
+        target = resolve_ref(rel, path, "default_test", search_up=True, must_exist=False)
         if not target.is_file():
             raise _err(src, "default_test", f"file {rel!r} not found")
         value = read_yaml(target)

@@ -1,35 +1,37 @@
-"""``{{ env.NAME }}`` in an EVAL.yaml or promptfoo template: filled from the environment only
-for a name the user allows in ``AGENTSPROOF_TEMPLATE_ENV`` (comma-separated), and never for
-a name that looks like a secret (``…KEY``, ``…TOKEN``, ``…SECRET``, ``…PASSWORD`` …): a filled
-value reaches the prompt, the checks and so the report. Anything else is one error line."""
+"""``{{ env.NAME }}`` in an EVAL.yaml or promptfoo template: filled from the environment, as
+agentv and promptfoo fill it.
+
+A value that is a secret — its name looks like one (``…KEY``, ``…TOKEN``, ``…SECRET``,
+``…PASSWORD`` …) or it is a value already registered as one (a provider key, a target's
+``${VAR}``) — is filled where the file asks for it and registered with the scrubber
+(:mod:`agentsproof.core.scrub`), so it is masked as ``***`` in every report, log, journal
+and page, as every other secret is. A name that is not set is filled with nothing, said
+once (agentv and promptfoo render it empty too).
+"""
 
 from __future__ import annotations
 
 import os
 import re
 
-from agentsproof.core.errors import InputError
-
 ALLOW_SETTING = "AGENTSPROOF_TEMPLATE_ENV"
+"""Formerly the names allowed in templates; no longer needed (every name is filled)."""
 _SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION", re.IGNORECASE)
 
 
 def env_value(src: str, where: str, name: str) -> str:
-    """The value of environment variable ``name`` for a template; InputError naming the field otherwise."""
-    from agentsproof.core.envcfg import env_text
+    """The value of environment variable ``name`` for a template (a secret's registered to be masked everywhere)."""
+    from agentsproof.core.notice import note_once
+    from agentsproof.core.scrub import register, registered
 
-    allowed = {n.strip() for n in (env_text(ALLOW_SETTING) or "").split(",") if n.strip()}
-    if _SECRET.search(name):
-        raise InputError(
-            src, where, f"uses {{{{ env.{name} }}}}, which looks like a secret: a secret is never filled into a prompt or a check (it would reach the report)"
-        )
-    if name not in allowed:
-        raise InputError(
-            src,
-            where,
-            f"uses {{{{ env.{name} }}}}: environment variables are filled only when named in {ALLOW_SETTING}; put the value in vars, or allow the name",
-        )
     value = os.environ.get(name)
     if value is None:
-        raise InputError(src, where, f"uses {{{{ env.{name} }}}}, but {name} is not set")
+        note_once(f"{src}: {where}: {{{{ env.{name} }}}} is not set; it is filled with nothing", key=("template-env", src, name))
+        return ""
+    if _SECRET.search(name) or value in registered():
+        register(value)  # masked as *** in every report, log and page
+        note_once(
+            f"{src}: {where}: {{{{ env.{name} }}}} is a secret: it is sent where the file puts it and masked everywhere agentsproof writes",
+            key=("template-env-secret", src, name),
+        )
     return value
