@@ -149,6 +149,9 @@ def eval_all_cmd(directory: Path, strict: bool, **opts: Any) -> None:
 def tc_eval_cmd(path: Path, **opts: Any) -> None:
     """Run hand-authored test cases from an evals.json, EVAL.yaml, promptfooconfig.yaml or JSONL dataset.
 
+    skill-creator's trigger evals ([{"query", "should_trigger"}]) run as an
+    activation suite instead, as `agentsproof activation FILE` runs them.
+
     Each assertion is judged in its own LLM call; expected_output is an LLM
     rubric. Writes runs/<name>/<name>-tc-eval.{html,md,json}: the JSON
     file's stem, or for evals.json the skill's folder name. A .jsonl file
@@ -167,8 +170,36 @@ def tc_eval_cmd(path: Path, **opts: Any) -> None:
     from agentsproof.model.options import RunConfig
 
     cfg = RunConfig.from_cli(opts)
+    from agentsproof.formats.skill_creator import only_triggers
+
+    if only_triggers(Path(path)):  # skill-creator's trigger evals: whether the skill loads, not its answers
+        _trigger_evals(Path(path), cfg)
     run, written = run_tc_eval(path, cfg)
     finish(run, written, cfg.ci, cfg.fail_on_underpowered, cfg.ci_rule)
+
+
+def _trigger_evals(path: Path, cfg: Any) -> None:
+    """``tc-eval`` on skill-creator trigger evals: run as the activation suite they are (and say so)."""
+    from agentsproof.cli.activation import report_activation
+    from agentsproof.commands.activation import ActivationOptions
+    from agentsproof.executor.activation import DEFAULT_ACTIVATION_TIMEOUT
+
+    click.echo(
+        f"note: {path} is skill-creator trigger evals ({{query, should_trigger}}): tc-eval runs it as an activation suite, "
+        f"as `agentsproof activation {path}` does (docs/activation.md)",
+        err=True,
+    )
+    opts = ActivationOptions(
+        provider=cfg.provider,
+        model=cfg.model,
+        target=cfg.target,
+        targets_file=cfg.targets_file,
+        trials=cfg.trials_per_item or cfg.trials or 1,
+        parallel=cfg.parallel,
+        timeout=cfg.timeout or DEFAULT_ACTIVATION_TIMEOUT,
+        output=cfg.output,
+    )
+    report_activation(path, opts, cfg.ci)
 
 
 @click.command("eval-generate")

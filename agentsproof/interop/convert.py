@@ -169,8 +169,12 @@ def evals_json_to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[str]]:
     for lc in tc.cases:
         case = lc.case
         test: dict[str, Any] = {"id": case.id}
-        if case.files:
-            test["input"] = [{"role": "user", "content": [{"type": "text", "value": case.prompt}] + [{"type": "file", "path": f} for f in case.files]}]
+        if lc.error:
+            warnings.append(f"{lc.error}: the case errors when run; its files are left out")
+        if lc.file_paths:
+            base = path.resolve().parent
+            refs = [os.path.relpath(f.resolve(), base).replace(os.sep, "/") for f in lc.file_paths]
+            test["input"] = [{"role": "user", "content": [{"type": "text", "value": case.prompt}] + [{"type": "file", "path": f} for f in refs]}]
         else:
             test["input"] = case.prompt
         if case.name is not None or case.metadata:  # skill-creator's name/category/kind: EVAL.yaml's metadata
@@ -202,7 +206,11 @@ def eval_yaml_to_evals_json(path: Path, skill: Path | None, out_dir: Path | None
     found = find_skill(path, skill)
     base = (out_dir or path.parent).resolve()
     warnings: list[str] = []
-    if found is None:
+    from agentsproof.formats.evals_json import _named_skill
+
+    if found is None and _named_skill(suite.name, base) is not None:
+        skill_name = suite.name  # the skill of that name near it (skills/<name>/SKILL.md), as evals.json finds it
+    elif found is None:
         skill_name = f"{suite.name}.md"
         warnings.append(f"skill_name: no skill found beside {path.name}; wrote {skill_name!r} (give --skill FILE)")
     else:

@@ -130,6 +130,9 @@ class EvalItem:
     environment: Environment | None = None
     """eval.yaml ``environment:`` (or a Harbor task's): every trial runs in a fresh container
     of this image (see :mod:`agentsproof.targets.container`); None: on the host."""
+    load_error: str | None = None
+    """A problem of this case alone found while loading (a fixture that is missing): each of its
+    trials is errored with it, never run, and the file's other cases run."""
 
     def case_at(self, index: int) -> Case:
         """The case trial ``index`` runs (round robin, so a batch of trials covers the cases evenly)."""

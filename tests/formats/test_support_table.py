@@ -108,8 +108,10 @@ def test_promptfoo_rows_are_the_loaders_keys() -> None:
 
 
 def test_evals_json_rows_are_the_models_keys() -> None:
-    assert _keys("evals.json: top-level keys", *KNOWN) == {f.alias or n for n, f in TCEvalConfig.model_fields.items()}
-    case = {f.alias or n for n, f in TCEvalCase.model_fields.items()} | set(CASE_METADATA) | {"expectations"}
+    from agentsproof.formats.skill_creator import CASE_NOTED, CASE_READ, TOP_NOTED
+
+    assert _keys("evals.json: top-level keys", *KNOWN) == {f.alias or n for n, f in TCEvalConfig.model_fields.items()} | set(TOP_NOTED)
+    case = {f.alias or n for n, f in TCEvalCase.model_fields.items()} | set(CASE_METADATA) | {"expectations"} | set(CASE_READ) | set(CASE_NOTED)
     assert _keys("evals.json: eval keys", *KNOWN) == case
 
 

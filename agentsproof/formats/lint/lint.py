@@ -154,7 +154,25 @@ def _attempt(path: Path, kind: str, src: str) -> list[Problem]:
     if not _checked(kind):
         return _unchecked(path, kind, src)
     view = _view(path, kind, src)
-    return [*view.notes, *check_file(view)]
+    read_as = _evals_json_notes(path, src) if kind == "evals.json" else []
+    return [*read_as, *view.notes, *check_file(view)]
+
+
+def _evals_json_notes(path: Path, src: str) -> list[Problem]:
+    """What an evals.json's loader reads differently or ignores (skill-creator's keys that change
+    nothing measured, a list of cases, should_trigger cases): one warning each, as the run's notes."""
+    from agentsproof.formats.skill_creator import normalise
+
+    data = _parsed_data(path)
+    if data is None:
+        return []
+    out = []
+    for line in normalise(data, path).notes:
+        field, sep, message = line.partition(": ")
+        if not sep or " " in field:
+            field, message = "", line
+        out.append(Problem(src, field, "read-as", message, "nothing to change unless it should count; see docs/interop.md", "warning"))
+    return out
 
 
 def _parsed_data(path: Path) -> Any:
