@@ -50,6 +50,11 @@ def convert(path: Path, to: str, skill: Path | None = None, out_dir: Path | None
         return _dump_yaml(*evals_json_to_eval_yaml(path))
     from agentsproof.formats.promptfoo import is_config_name
 
+    translated = _translated(path)
+    if translated is not None:
+        if to not in ("EVAL.yaml", "eval-yaml"):
+            raise InputError(display(path), "--to", "a waza or skillgrade eval.yaml converts to EVAL.yaml (--to EVAL.yaml)")
+        return _dump_yaml(*translated)
     if is_config_name(path.name):
         if to != "EVAL.yaml":
             raise InputError(display(path), "--to", "a promptfooconfig.yaml converts to EVAL.yaml (--to EVAL.yaml)")
@@ -62,6 +67,26 @@ def convert(path: Path, to: str, skill: Path | None = None, out_dir: Path | None
     if to == "evals-json":
         raise InputError(display(path), "--to", "an eval.yaml converts to EVAL.yaml (--to EVAL.yaml)")
     return _dump_yaml(*eval_yaml_to_eval_yaml(path))
+
+
+def _translated(path: Path) -> tuple[dict[str, Any], list[str]] | None:
+    """A waza or skillgrade eval.yaml as the EVAL.yaml it runs as, and what it cannot carry
+    (a task that errors is left out, named); None for any other file."""
+    from agentsproof.formats import skillgrade, waza
+    from agentsproof.formats.translated import load_yaml_mapping
+
+    data = load_yaml_mapping(path)
+    for fmt, looks in ((waza, waza.looks_like_waza), (skillgrade, skillgrade.looks_like_skillgrade)):
+        if looks(data):
+            tr = fmt.translate(path)
+            out = dict(tr.data)
+            out["tests"] = [t for t in out["tests"] if t["id"] not in tr.errors]
+            warnings = [f"tasks: {tid!r} is left out: it errors when run ({why})" for tid, why in tr.errors.items()]
+            warnings += [f"{n.split(': ', 1)[0]}: read, not carried ({n.split(': ', 1)[-1]})" for n in tr.notes]
+            if not out["tests"]:
+                raise InputError(str(path), "tasks", "every task errors when run; nothing to convert")
+            return out, warnings
+    return None
 
 
 def strict_refusal(path: Path, warnings: list[str]) -> InputError | None:
