@@ -191,6 +191,10 @@ def evals_json_to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[str]]:
             f"skill_name: {tc.config.skill_name!r} is not kept; an EVAL.yaml finds skills/<name>/SKILL.md above its evals/ folder, else give --skill"
         )
     tests = []
+    for prompt, expect in tc.triggers:
+        warnings.append(
+            f"should_trigger: {prompt[:60]!r} (should_trigger {str(expect).lower()}) is an activation prompt; it is left out (run the evals.json with `agentsproof activation`)"
+        )
     for lc in tc.cases:
         case = lc.case
         test: dict[str, Any] = {"id": case.id}
@@ -233,8 +237,9 @@ def eval_yaml_to_evals_json(path: Path, skill: Path | None, out_dir: Path | None
     warnings: list[str] = []
     from agentsproof.formats.evals_json import _named_skill
 
-    if found is None and _named_skill(suite.name, base) is not None:
-        skill_name = suite.name  # the skill of that name near it (skills/<name>/SKILL.md), as evals.json finds it
+    near = next((n for n in dict.fromkeys((suite.name, suite.name.split(".")[0])) if n and _named_skill(n, base) is not None), None)
+    if found is None and near is not None:
+        skill_name = near  # the skill of that name near it (skills/<name>/SKILL.md; csv-analyzer.evals: csv-analyzer), as evals.json finds it
     elif found is None:
         skill_name = f"{suite.name}.md"
         warnings.append(f"skill_name: no skill found beside {path.name}; wrote {skill_name!r} (give --skill FILE)")

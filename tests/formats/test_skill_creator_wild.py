@@ -181,3 +181,15 @@ def test_a_trigger_eval_file_is_not_read_as_cases(tmp_path):
     path.write_text(json.dumps(TRIGGERS))
     code, out, err = run_cli(["convert", path, "--to", "EVAL.yaml"])
     assert code == 30 and "skill-creator trigger-eval set" in err and "agentsproof activation" in err
+
+
+def test_convert_round_trip_names_what_it_leaves_out(tmp_path):
+    """csv-analyzer.evals.json → EVAL.yaml → evals.json: the should_trigger prompts are named
+    as left out, and the way back finds the skill by the suite's name."""
+    root = _copy(tmp_path, "agentv-agent-skills-evals")
+    code, _, err = run_cli(["convert", root / "csv-analyzer.evals.json", "--to", "EVAL.yaml", "--out", root / "c.eval.yaml"])
+    assert code == 0, err
+    assert "should_trigger" in err and "activation prompt; it is left out" in err
+    code, _, err = run_cli(["convert", root / "c.eval.yaml", "--to", "evals-json", "--out", root / "back.evals.json"])
+    assert code == 0, err
+    assert json.loads((root / "back.evals.json").read_text())["skill_name"] == "csv-analyzer"
