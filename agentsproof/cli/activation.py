@@ -80,9 +80,10 @@ def activation_cmd(plugin_dir: Path, ci: bool, **kw: Any) -> None:
     report_activation(plugin_dir, ActivationOptions(**kw), ci)
 
 
-def report_activation(plugin_dir: Path, opts: Any, ci: bool) -> None:
+def report_activation(plugin_dir: Path, opts: Any, ci: bool, *, then_exit: bool = True) -> None:
     """Run ``agentsproof activation`` on a plugin folder or a trigger-eval file, print its
-    report and exit with its code (``tc-eval`` on a trigger-eval file comes here too)."""
+    report and exit with its code (``tc-eval`` on a trigger-eval file comes here too; on an
+    evals.json with should_trigger cases, ``then_exit=False``: the cases run after it)."""
     from agentsproof.commands.activation import run_plugin_activation
     from agentsproof.report.activation import markdown
 
@@ -95,7 +96,10 @@ def report_activation(plugin_dir: Path, opts: Any, ci: bool) -> None:
     if run.stats.trials and run.stats.errored == run.stats.trials:
         first = next((t.error for t in run.trials if t.error), "")
         click.echo(f"error: every activation trial errored; the first: {first}", err=True)
-        sys.exit(EXIT_ERROR)
+        if then_exit:
+            sys.exit(EXIT_ERROR)
+    if not then_exit:
+        return
     failing = run.stats.failing
     if ci and failing:
         for name, why in failing:

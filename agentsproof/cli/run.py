@@ -170,23 +170,29 @@ def tc_eval_cmd(path: Path, **opts: Any) -> None:
     from agentsproof.model.options import RunConfig
 
     cfg = RunConfig.from_cli(opts)
-    from agentsproof.formats.skill_creator import only_triggers
+    from agentsproof.formats.skill_creator import activation_prompts, only_triggers
 
     if only_triggers(Path(path)):  # skill-creator's trigger evals: whether the skill loads, not its answers
         _trigger_evals(Path(path), cfg)
+    elif not cfg.retry_errors and not cfg.plan and activation_prompts(Path(path)):  # should_trigger cases: their suite first, then the cases
+        from agentsproof.formats.evals_json import load_tc_eval
+
+        load_tc_eval(Path(path))  # a file that does not load is refused before any call
+        _trigger_evals(Path(path), cfg, then_exit=False)
     run, written = run_tc_eval(path, cfg)
     finish(run, written, cfg.ci, cfg.fail_on_underpowered, cfg.ci_rule)
 
 
-def _trigger_evals(path: Path, cfg: Any) -> None:
-    """``tc-eval`` on skill-creator trigger evals: run as the activation suite they are (and say so)."""
+def _trigger_evals(path: Path, cfg: Any, then_exit: bool = True) -> None:
+    """``tc-eval`` on skill-creator trigger evals (or an evals.json's should_trigger cases): run
+    as the activation suite they are (and say so)."""
     from agentsproof.cli.activation import report_activation
     from agentsproof.commands.activation import ActivationOptions
     from agentsproof.executor.activation import DEFAULT_ACTIVATION_TIMEOUT
 
+    what = "is skill-creator trigger evals ({query, should_trigger})" if then_exit else "has should_trigger cases"
     click.echo(
-        f"note: {path} is skill-creator trigger evals ({{query, should_trigger}}): tc-eval runs it as an activation suite, "
-        f"as `agentsproof activation {path}` does (docs/activation.md)",
+        f"note: {path} {what}: tc-eval runs them as an activation suite, as `agentsproof activation {path}` does (docs/activation.md)",
         err=True,
     )
     opts = ActivationOptions(
@@ -199,7 +205,7 @@ def _trigger_evals(path: Path, cfg: Any) -> None:
         timeout=cfg.timeout or DEFAULT_ACTIVATION_TIMEOUT,
         output=cfg.output,
     )
-    report_activation(path, opts, cfg.ci)
+    report_activation(path, opts, cfg.ci, then_exit=then_exit)
 
 
 @click.command("eval-generate")

@@ -117,10 +117,12 @@ def test_should_trigger_cases_and_a_skill_in_an_agent_folder(byok_env, tmp_path)
     """agentv's csv-analyzer.evals.json: the skill is in workspace/.claude/skills/; case 2 only
     says the skill should not load: an activation prompt, not a graded case."""
     root = _copy(tmp_path, "agentv-agent-skills-evals")
+    byok_env.add(Rule(reply=skill_loader(), judge=False))
     data, err = _tc_eval(root / "csv-analyzer.evals.json", tmp_path / "out")
     assert [it["id"] for it in data["items"]] == ["case-1"]
     assert "2 case(s) with should_trigger: whether the skill loads is an activation suite" in err
-    byok_env.add(Rule(reply=skill_loader()))
+    assert "has should_trigger cases: tc-eval runs them as an activation suite" in err  # and it does, before the cases
+    assert read_json(tmp_path / "out" / "csv-analyzer" / "csv-analyzer-activation.json")["trials"] == 2
     code, out, err = run_cli(["activation", root / "csv-analyzer.evals.json", "--model", "m", "--output", tmp_path / "act"])
     assert code == 0, err
     report = read_json(tmp_path / "act" / "csv-analyzer" / "csv-analyzer-activation.json")
@@ -151,7 +153,7 @@ def test_trigger_evals_run_as_an_activation_suite(byok_env, tmp_path, wrapped):
     byok_env.add(Rule(reply=skill_loader()))
     code, out, err = run_cli(["tc-eval", path, "--model", "m", "--output", tmp_path / "runs"])
     assert code == 0, err
-    assert "tc-eval runs it as an activation suite" in err
+    assert "is skill-creator trigger evals ({query, should_trigger}): tc-eval runs them as an activation suite" in err
     report = read_json(tmp_path / "runs" / "csv-analyzer" / "csv-analyzer-activation.json")
     assert report["trials"] == len(TRIGGERS) and report["errored"] == 0
     asked = [str(r["messages"]) for r in byok_env.requests if "<available_skills>" in str(r["messages"])]
