@@ -170,16 +170,21 @@ def tc_eval_cmd(path: Path, **opts: Any) -> None:
     from agentsproof.model.options import RunConfig
 
     cfg = RunConfig.from_cli(opts)
-    from agentsproof.formats.skill_creator import activation_prompts, only_triggers
+    import contextlib
 
-    if only_triggers(Path(path)):  # skill-creator's trigger evals: whether the skill loads, not its answers
-        _trigger_evals(Path(path), cfg)
-    elif not cfg.retry_errors and not cfg.plan and activation_prompts(Path(path)):  # should_trigger cases: their suite first, then the cases
-        from agentsproof.formats.evals_json import load_tc_eval
+    from agentsproof.core.inputs import parsed_as
+    from agentsproof.formats.skill_creator import activation_prompts, only_triggers, read_json
 
-        load_tc_eval(Path(path))  # a file that does not load is refused before any call
-        _trigger_evals(Path(path), cfg, then_exit=False)
-    run, written = run_tc_eval(path, cfg)
+    data = read_json(Path(path))  # a JSON file is read once: the checks below and the run share its parse
+    with parsed_as(Path(path), data) if data is not None else contextlib.nullcontext():
+        if only_triggers(Path(path)):  # skill-creator's trigger evals: whether the skill loads, not its answers
+            _trigger_evals(Path(path), cfg)
+        elif not cfg.retry_errors and not cfg.plan and activation_prompts(Path(path)):  # should_trigger cases: their suite first, then the cases
+            from agentsproof.formats.evals_json import load_tc_eval
+
+            load_tc_eval(Path(path))  # a file that does not load is refused before any call
+            _trigger_evals(Path(path), cfg, then_exit=False)
+        run, written = run_tc_eval(path, cfg)
     finish(run, written, cfg.ci, cfg.fail_on_underpowered, cfg.ci_rule)
 
 

@@ -91,8 +91,8 @@ MAX_FOLDER_FILES = 50
 
 def _one_case_problem(err: InputError) -> bool:
     """A fixture that is missing or cannot be read: that case's problem (a path that leads out of
-    the eval's folder stays the file's error: it is never read)."""
-    return any(w in err.message for w in ("not found", "cannot read", "is not a regular file", "bytes", "not UTF-8", "not valid UTF-8", "no files"))
+    the eval's folder, or a FIFO, socket or device, stays the file's error: it is never read)."""
+    return any(w in err.message for w in ("not found", "cannot read", "bytes", "not UTF-8", "not valid UTF-8", "no files"))
 
 
 def _read_attached(rel: str, target: Path, src: str, field: str) -> list[tuple[str, str, Path]]:

@@ -18,7 +18,6 @@ Two shapes of JSON come out of skill-creator and the projects that use it:
 from __future__ import annotations
 
 import difflib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,15 +70,21 @@ def trigger_entries(data: Any) -> list[dict[str, Any]] | None:
 def read_trigger_file(path: Path) -> list[dict[str, Any]] | None:
     """A ``.json`` file's trigger entries (None when it is not a trigger-eval set; a file that
     cannot be read is left to the loader that reports it)."""
+    data = read_json(path)
+    return None if data is None else trigger_entries(data)
+
+
+def read_json(path: Path) -> Any:
+    """A ``.json`` file parsed as the loaders parse it (size cap, depth bound); None when it is
+    no such file or does not parse (the loader that reads it says why)."""
+    from agentsproof.core.errors import InputError
+    from agentsproof.core.inputs import read_json_file
+
     if path.suffix.lower() != ".json" or not path.is_file():
         return None
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read(5_000_001)
-        if len(raw) > 5_000_000:
-            return None
-        return trigger_entries(json.loads(raw.decode("utf-8")))
-    except (OSError, ValueError):
+        return read_json_file(path)
+    except (InputError, OSError, ValueError, RecursionError):
         return None
 
 
@@ -188,11 +193,8 @@ def activation_prompts(path: Path) -> list[tuple[str, bool]] | None:
     entries = read_trigger_file(path)
     if entries is not None:
         return [(str(e["query"]), bool(e["should_trigger"])) for e in entries]
-    if path.suffix.lower() != ".json" or not path.is_file():
-        return None
-    try:
-        data = json.loads(path.read_bytes()[:5_000_001].decode("utf-8"))
-    except (OSError, ValueError):
+    data = read_json(path)
+    if data is None:
         return None
     norm = normalise(data, path)
     return [(prompt, st) for _, prompt, st in norm.triggers] or None
@@ -203,11 +205,8 @@ def only_triggers(path: Path) -> bool:
     whether the skill should load: ``tc-eval`` runs it as an activation suite."""
     if read_trigger_file(path) is not None:
         return True
-    if path.suffix.lower() != ".json" or not path.is_file():
-        return False
-    try:
-        data = json.loads(path.read_bytes()[:5_000_001].decode("utf-8"))
-    except (OSError, ValueError):
+    data = read_json(path)
+    if data is None:
         return False
     norm = normalise(data, path)
     evals = norm.data.get("evals") if isinstance(norm.data, dict) else None

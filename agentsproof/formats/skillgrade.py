@@ -255,8 +255,8 @@ class Skillgrade:
         return looks_like_skillgrade(load_yaml_mapping(path))
 
     def discoverable(self, path: Path) -> bool:
-        """An ``eval.yaml`` that is skillgrade's."""
-        return path.name in ("eval.yaml", "eval.yml") and self.detect(path)
+        """An ``eval.yaml`` (agentsproof's own discovers it too; the load detects whose it is)."""
+        return path.name in ("eval.yaml", "eval.yml")  # which tool's eval.yaml it is, detect tells when it loads
 
     def load(self, path: Path, request: ItemRequest) -> Loaded:
         """One item per task (single-armed when no skill is found)."""

@@ -57,7 +57,7 @@ def load_yaml_mapping(path: Path) -> dict[str, Any] | None:
 
     try:
         data = read_yaml(path)
-    except InputError:
+    except (InputError, OSError, ValueError, RecursionError):  # the loader that reads it says why
         return None
     return data if isinstance(data, dict) else None
 

@@ -5,11 +5,10 @@ by :mod:`agentsproof.formats.skill_creator`."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from agentsproof.formats.skill_creator import activation_prompts
+from agentsproof.formats.skill_creator import activation_prompts, read_json
 
 
 def trigger_skill(path: Path) -> Path:
@@ -21,10 +20,7 @@ def trigger_skill(path: Path) -> Path:
     from agentsproof.formats.evals_json import _skill_file
 
     src = display(path)
-    try:
-        data = json.loads(path.read_bytes()[:5_000_001].decode("utf-8"))
-    except (OSError, ValueError):
-        data = None
+    data = read_json(path)
     name = data.get("skill_name") if isinstance(data, dict) else None
     if isinstance(name, str) and name.strip():
         skill, notes = _skill_file(name, path, src)

@@ -446,8 +446,8 @@ class Waza:
         return looks_like_waza(load_yaml_mapping(path))
 
     def discoverable(self, path: Path) -> bool:
-        """An ``eval.yaml`` that is waza's."""
-        return path.name in ("eval.yaml", "eval.yml") and self.detect(path)
+        """An ``eval.yaml`` (agentsproof's own discovers it too; the load detects whose it is)."""
+        return path.name in ("eval.yaml", "eval.yml")  # which tool's eval.yaml it is, detect tells when it loads
 
     def load(self, path: Path, request: ItemRequest) -> Loaded:
         """One item per task, as an EVAL.yaml's tests (single-armed when no SKILL.md is found)."""
