@@ -85,6 +85,19 @@ ERRORED_TYPES = {
     "human_calibration": "needs a person to grade; no offline run can",
     "llm_comparison": "compares two runs' outputs; run compare on two reports instead",
 }
+CONFIG_KEYS = {
+    "text": {"contains", "not_contains", "contains_cs", "not_contains_cs", "regex_match", "regex_not_match", "pattern", "keywords", "must_include_all"},
+    "code": {"assertions", "language"},
+    "inline_script": {"assertions", "language"},
+    "prompt": {"prompt", "rubric", "model", "continue_session"},
+    "llm": {"prompt", "rubric", "model", "continue_session"},
+    "file": {"must_exist", "must_not_exist", "content_patterns"},
+    "program": {"command", "args", "timeout"},
+    "behavior": {"max_tool_calls", "max_tokens", "max_duration_ms", "required_tools", "forbidden_tools", "max_iterations"},
+    "action_sequence": {"expected_actions", "matching_mode"},
+    "json_schema": {"schema", "schema_file"},
+}
+"""The config keys each grader reads (waza ``internal/graders``); any other is named in a note."""
 MODES = {
     "exact_match": "exact",
     "exact": "exact",
@@ -205,6 +218,10 @@ def grader_asserts(g: Any, where: str, base: Path, notes: list[str]) -> list[dic
             cfg = {**cfg, key: g[key]}
     if kind in ERRORED_TYPES:
         raise InputError("", f"{where}.type", f"waza's {kind!r} grader {ERRORED_TYPES[kind]}")
+    for key in sorted(set(cfg) - CONFIG_KEYS.get(kind, set(cfg))):
+        notes.append(f"{where}.config.{key}: not read by waza's {kind!r} grader; ignored")
+    if cfg.get("continue_session"):
+        notes.append(f"{where}.config.continue_session: the judge sees the task's prompt and answer, not the agent's session")
     out: list[dict[str, Any]] = []
     if kind == "text":
         pairs = (("contains", "icontains"), ("not_contains", "not-icontains"), ("contains_cs", "contains"), ("not_contains_cs", "not-contains"))
