@@ -195,3 +195,16 @@ def test_convert_round_trip_names_what_it_leaves_out(tmp_path):
     code, _, err = run_cli(["convert", root / "c.eval.yaml", "--to", "evals-json", "--out", root / "back.evals.json"])
     assert code == 0, err
     assert json.loads((root / "back.evals.json").read_text())["skill_name"] == "csv-analyzer"
+
+
+def test_lint_reads_trigger_evals_as_an_activation_suite(tmp_path):
+    """lint on trigger evals: a warning saying what runs them (exit 0); with no skill to find, an error."""
+    root = _copy(tmp_path, "agentv-agent-skills-evals")
+    skill = root / "workspace" / ".claude" / "skills" / "csv-analyzer"
+    (skill / "evals").mkdir()
+    (skill / "evals" / "trigger-evals.json").write_text(json.dumps(TRIGGERS))
+    code, out, err = run_cli(["lint", skill / "evals" / "trigger-evals.json"])
+    assert code == 0 and "activation suite of 'csv-analyzer' (3 should, 3 should not)" in out, out + err
+    (root / "lonely.json").write_text(json.dumps(TRIGGERS))
+    code, out, err = run_cli(["lint", root / "lonely.json"])
+    assert code == 1 and "no skill for these trigger evals" in out + err, out + err
