@@ -44,7 +44,7 @@ def _trial_options(*, target: str, trials: str, timeout: str) -> Callable[[Any],
 
 
 @click.command("activation")
-@click.argument("plugin_dir", type=click.Path(path_type=Path), metavar="PLUGIN_DIR")
+@click.argument("plugin_dir", type=click.Path(path_type=Path), metavar="PLUGIN_DIR|TRIGGER_EVALS.json")
 @provider_options
 @_trial_options(target="Load the skills in this agent", trials="Runs of every prompt.", timeout="Seconds per trial.")
 @click.option("--skill", "skills", multiple=True, metavar="NAME", help="Only this skill's suite (repeatable); every skill stays installed.")
@@ -64,18 +64,31 @@ def activation_cmd(plugin_dir: Path, ci: bool, **kw: Any) -> None:
     loaded. Prints per skill precision, recall and F1 with 95 % intervals, the
     prompts that fired wrongly and the colliding pairs; writes
     <output>/<plugin>/<plugin>-activation.{md,json,html}. Without --target the chat
-    model chooses from a simulated skill tool (docs/activation.md).
+    model chooses from a simulated skill tool (docs/activation.md). A JSON file
+    of skill-creator trigger evals ([{"query", "should_trigger"}], plain or
+    wrapped in an object, or an evals.json's should_trigger cases) runs as its
+    skill's suite (the SKILL.md above its evals/ folder, or its skill_name).
 
     \b
     Example:
       agentsproof activation evals/office-plugin --target copilot --ci
+      agentsproof activation skills/pdf/evals/trigger-evals.json
     """
-    from agentsproof.commands.activation import ActivationOptions, run_plugin_activation
-    from agentsproof.report.activation import markdown
+    from agentsproof.commands.activation import ActivationOptions
 
     kw.pop("judge_model", None)
     kw["skills"] = tuple(kw.pop("skills") or ())
-    run = run_plugin_activation(plugin_dir, ActivationOptions(**kw, ci=ci))
+    report_activation(plugin_dir, ActivationOptions(**kw, ci=ci), ci)
+
+
+def report_activation(plugin_dir: Path, opts: Any, ci: bool, *, then_exit: bool = True) -> None:
+    """Run ``agentsproof activation`` on a plugin folder or a trigger-eval file, print its
+    report and exit with its code (``tc-eval`` on a trigger-eval file comes here too; on an
+    evals.json with should_trigger cases, ``then_exit=False``: the cases run after it)."""
+    from agentsproof.commands.activation import run_plugin_activation
+    from agentsproof.report.activation import markdown
+
+    run = run_plugin_activation(plugin_dir, opts)
     click.echo(markdown(run.stats, run.plugin.name, run.settings, run.trials))
     if run.plugin.without_suite:
         click.echo(f"note: no activation suite for {', '.join(run.plugin.without_suite)} (installed, scored only as a sibling)", err=True)
@@ -87,14 +100,15 @@ def activation_cmd(plugin_dir: Path, ci: bool, **kw: Any) -> None:
     if code == EXIT_ERROR:
         first = next((t.error for t in run.trials if t.error), "")
         click.echo(f"error: every activation trial errored; the first: {first}", err=True)
-    elif code == EXIT_FAILED:
+    elif code == EXIT_FAILED and then_exit:
         for name, why in run.stats.failing:
             click.echo(f"FAILED {name}: {'; '.join(why)}", err=True)
-    sys.exit(code)
+    if then_exit:
+        sys.exit(code)
 
 
 @click.command("tune-description")
-@click.argument("skill_dir", type=click.Path(path_type=Path), metavar="SKILL_DIR")
+@click.argument("skill_dir", type=click.Path(path_type=Path), metavar="SKILL_DIR|TRIGGER_EVALS.json")
 @provider_options
 @_trial_options(target="Score candidates in this agent", trials="Runs of every prompt per candidate.", timeout="Seconds per trial (and per proposal call).")
 @click.option(
@@ -113,7 +127,8 @@ def tune_description_cmd(skill_dir: Path, rounds: int, candidates: int, holdout:
     best on the held-out ones. It stops when the held-out score stops
     improving, and reports the held-out gain over the original with a 95 %
     interval. SKILL.md changes only with --write and a gain whose interval is
-    above 0.
+    above 0. The suite may be skill-creator's trigger evals: give the JSON file
+    ([{"query", "should_trigger"}]) itself, or keep it in SKILL_DIR/evals/.
 
     \b
     Example:

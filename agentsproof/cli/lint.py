@@ -15,6 +15,7 @@ from agentsproof.cli.options import provider_options, root_option
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="PATH...")
 @click.option("--json", "as_json", is_flag=True, help="Print the problems as JSON (for CI).")
 @click.option("--errors-only", is_flag=True, help="Report errors only (no warnings such as too few cases).")
+@click.option("--strict", is_flag=True, help="Exit 1 on warnings too (by default only errors make lint fail).")
 @click.option(
     "--judge",
     is_flag=True,
@@ -22,7 +23,7 @@ from agentsproof.cli.options import provider_options, root_option
 )
 @provider_options
 @root_option
-def lint_cmd(paths: tuple[Path, ...], as_json: bool, errors_only: bool, judge: bool, **opts: Any) -> None:
+def lint_cmd(paths: tuple[Path, ...], as_json: bool, errors_only: bool, strict: bool, judge: bool, **opts: Any) -> None:
     """Find what makes an eval unable to measure anything, without running a model.
 
     PATH is an eval.yaml, EVAL.yaml, evals.json or targets.yaml, or a folder
@@ -33,7 +34,8 @@ def lint_cmd(paths: tuple[Path, ...], as_json: bool, errors_only: bool, judge: b
     workspace, zero weights) also refuse every run; warnings (fewer than 5
     cases, instructions quoting the skill) do not. --judge adds an LLM review
     (overfitting, tasks that do not need the skill), with evidence.
-    Exit codes: 0 no problem; 1 problems found (in a file, what its loader
+    Exit codes, as ruff's or eslint's: 0 no error (warnings alone pass; with
+    --strict they exit 1 too); 1 errors found (in a file, what its loader
     refuses too: invalid YAML, an unknown key); 30 a PATH lint cannot check
     (missing, not a regular file, unreadable, a JSONL dataset, a folder with
     no eval file) or a --judge reviewer that fails.
@@ -60,4 +62,4 @@ def lint_cmd(paths: tuple[Path, ...], as_json: bool, errors_only: bool, judge: b
             click.echo(p.line())
         errors = sum(p.severity == "error" for p in problems)
         click.echo(f"{len(problems)} problem(s): {errors} error(s), {len(problems) - errors} warning(s)" if problems else "no problems found", err=True)
-    sys.exit(cmd.exit_code(problems))
+    sys.exit(cmd.exit_code(problems, strict=strict))

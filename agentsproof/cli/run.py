@@ -175,6 +175,9 @@ def eval_all_cmd(directory: Path, strict: bool, allow_refused: bool, ablate: boo
 def tc_eval_cmd(path: Path, **opts: Any) -> None:
     """Run hand-authored test cases from an evals.json, EVAL.yaml, promptfooconfig.yaml or JSONL dataset.
 
+    skill-creator's trigger evals ([{"query", "should_trigger"}]) run as an
+    activation suite instead, as `agentsproof activation FILE` runs them.
+
     Each assertion is judged in its own LLM call; expected_output is an LLM
     rubric. Writes runs/<name>/<name>-tc-eval.{html,md,json}: the JSON
     file's stem, or for evals.json the skill's folder name. A .jsonl file
@@ -193,8 +196,47 @@ def tc_eval_cmd(path: Path, **opts: Any) -> None:
     from agentsproof.model.options import RunConfig
 
     cfg = RunConfig.from_cli(opts)
-    run, written = run_tc_eval(path, cfg)
+    import contextlib
+
+    from agentsproof.core.inputs import parsed_as
+    from agentsproof.formats.skill_creator import activation_prompts, only_triggers, read_json
+
+    data = read_json(Path(path))  # a JSON file is read once: the checks below and the run share its parse
+    with parsed_as(Path(path), data) if data is not None else contextlib.nullcontext():
+        if only_triggers(Path(path)):  # skill-creator's trigger evals: whether the skill loads, not its answers
+            _trigger_evals(Path(path), cfg)
+        elif not cfg.retry_errors and not cfg.plan and activation_prompts(Path(path)):  # should_trigger cases: their suite first, then the cases
+            from agentsproof.formats.evals_json import load_tc_eval
+
+            load_tc_eval(Path(path))  # a file that does not load is refused before any call
+            _trigger_evals(Path(path), cfg, then_exit=False)
+        run, written = run_tc_eval(path, cfg)
     finish(run, written, cfg.ci, cfg.fail_on_underpowered, cfg.ci_rule)
+
+
+def _trigger_evals(path: Path, cfg: Any, then_exit: bool = True) -> None:
+    """``tc-eval`` on skill-creator trigger evals (or an evals.json's should_trigger cases): run
+    as the activation suite they are (and say so)."""
+    from agentsproof.cli.activation import report_activation
+    from agentsproof.commands.activation import ActivationOptions
+    from agentsproof.executor.activation import DEFAULT_ACTIVATION_TIMEOUT
+
+    what = "is skill-creator trigger evals ({query, should_trigger})" if then_exit else "has should_trigger cases"
+    click.echo(
+        f"note: {path} {what}: tc-eval runs them as an activation suite, as `agentsproof activation {path}` does (docs/activation.md)",
+        err=True,
+    )
+    opts = ActivationOptions(
+        provider=cfg.provider,
+        model=cfg.model,
+        target=cfg.target,
+        targets_file=cfg.targets_file,
+        trials=cfg.trials_per_item or cfg.trials or 1,
+        parallel=cfg.parallel,
+        timeout=cfg.timeout or DEFAULT_ACTIVATION_TIMEOUT,
+        output=cfg.output,
+    )
+    report_activation(path, opts, cfg.ci, then_exit=then_exit)
 
 
 @click.command("eval-generate")

@@ -102,12 +102,19 @@ def _choose_suites(plugin: PluginSuites, only: Sequence[str]) -> list[Activation
 
 
 def run_plugin_activation(plugin_dir: Path, opts: ActivationOptions) -> ActivationRun:
-    """Run the plugin's activation suites (or those of ``opts.skills``), score them and write the reports; InputError on bad input."""
+    """Run the plugin's activation suites (or those of ``opts.skills``), score them and write the
+    reports; ``plugin_dir`` may be a skill-creator trigger-eval file (its skill's suite, with its
+    plugin's skills installed). InputError on bad input."""
     from agentsproof.executor.session import run_sync
     from agentsproof.report import activation as report
     from agentsproof.stats.activation import score
 
-    plugin = load_plugin_suites(plugin_dir)
+    if Path(plugin_dir).is_file():  # skill-creator's trigger evals ({query, should_trigger}) as they are
+        from agentsproof.formats.trigger_evals import trigger_suites
+
+        plugin = trigger_suites(Path(plugin_dir))
+    else:
+        plugin = load_plugin_suites(plugin_dir)
     suites = _choose_suites(plugin, opts.skills)
     paths = report.report_paths(opts.output, plugin.name)
     for p in paths.values():

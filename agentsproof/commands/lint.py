@@ -12,7 +12,8 @@ from agentsproof.formats.base import Loaded
 from agentsproof.formats.lint.problems import Problem
 
 EXIT_PROBLEMS = EXIT_FAILED
-"""Lint found a problem (an error, or a warning unless --errors-only)."""
+"""Lint found an error (or, with ``--strict``, a warning too), as ruff, eslint and
+yamllint exit 1 on what they find; warnings alone exit 0."""
 
 
 def lint(paths: Sequence[Path], *, errors_only: bool = False) -> list[Problem]:
@@ -32,9 +33,11 @@ def lint(paths: Sequence[Path], *, errors_only: bool = False) -> list[Problem]:
     return out
 
 
-def exit_code(problems: Sequence[Problem]) -> int:
-    """``agentsproof lint``'s exit code: :data:`EXIT_PROBLEMS` when there is any problem, else 0."""
-    return EXIT_PROBLEMS if problems else EXIT_OK
+def exit_code(problems: Sequence[Problem], *, strict: bool = False) -> int:
+    """``agentsproof lint``'s exit code: :data:`EXIT_PROBLEMS` when there is an error (with
+    ``strict``, any problem), else 0: warnings alone pass, as with the linters users know."""
+    failing = problems if strict else [p for p in problems if p.severity == "error"]
+    return EXIT_PROBLEMS if failing else EXIT_OK
 
 
 def as_json(problems: Sequence[Problem], reviews: Sequence[Any] = ()) -> str:

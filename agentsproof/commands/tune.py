@@ -228,6 +228,8 @@ def find_suite(skill_dir: Path) -> tuple[ActivationSuite, list[SkillFile], Path]
     from agentsproof.formats.agentevals.items import is_eval_yaml
 
     folder = Path(skill_dir)
+    if folder.is_file():  # skill-creator's trigger evals, as run_loop.py --eval-set takes them
+        return _file_suite(folder)
     source = folder / "SKILL.md"
     if not source.is_file():
         raise InputError(str(folder), "SKILL_DIR", "has no SKILL.md (give a skill's folder)")
@@ -247,10 +249,30 @@ def find_suite(skill_dir: Path) -> tuple[ActivationSuite, list[SkillFile], Path]
             suite = found
             break
     if suite is None:
-        raise InputError(str(folder), None, "has no activation suite (eval.yaml 'activation:'); write one, or run eval-generate")
+        from agentsproof.formats.skill_creator import read_trigger_file
+
+        for path in sorted([*folder.glob("*.json"), *(folder / "evals").glob("*.json")]):
+            if read_trigger_file(path) is not None:  # skill-creator's trigger evals beside the skill
+                return _file_suite(path)
+        raise InputError(
+            str(folder),
+            None,
+            "has no activation suite (eval.yaml 'activation:', or skill-creator trigger evals in evals/*.json); write one, or run eval-generate",
+        )
     if len(suite.should) < 2 or len(suite.should_not) < 2:
         raise InputError(suite.source, "activation", "tuning needs at least 2 should and 2 should_not prompts (a train and a held-out part of each)")
     return suite, skills, source
+
+
+def _file_suite(path: Path) -> tuple[ActivationSuite, list[SkillFile], Path]:
+    """A trigger-eval file's suite, its plugin's skills and the SKILL.md it tunes."""
+    from agentsproof.formats.trigger_evals import trigger_skill, trigger_suites
+
+    plugin = trigger_suites(path)
+    suite = plugin.suites[0]
+    if len(suite.should) < 2 or len(suite.should_not) < 2:
+        raise InputError(suite.source, None, "tuning needs at least 2 should_trigger: true and 2 false queries (a train and a held-out part of each)")
+    return suite, plugin.skills, trigger_skill(path)
 
 
 def _description_of(skill: SkillFile) -> str:

@@ -218,6 +218,9 @@ class DualArmRunner:
         t0 = time.perf_counter()
         log = [LogEvent(t=0.0, role="system", text=system), LogEvent(t=0.0, role="user", text=case.prompt)]
         limit = target.timeout or item.timeout
+        if item.load_error:  # the case could not be built (a missing fixture): errored, never run
+            log.append(LogEvent(t=0.0, role="error", text=item.load_error))
+            return TrialResult(index=index, arm=arm, status="errored", error=item.load_error, latency_s=0.0, log=log)
         if skills and not target.offers_skills:  # never a plugin arm run as if its skills were there
             reason = (
                 f"the {target.kind} target cannot offer the plugin's skills to its agent, so it cannot run the plugin arm"

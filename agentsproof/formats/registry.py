@@ -28,15 +28,17 @@ FORMATS: dict[str, str] = {
     "jsonl": "agentsproof.formats.dataset:FORMAT",
     "promptfoo": "agentsproof.formats.promptfoo:FORMAT",
     "harbor": "agentsproof.formats.harbor.format:FORMAT",
+    "waza": "agentsproof.formats.waza:FORMAT",
+    "skillgrade": "agentsproof.formats.skillgrade:FORMAT",
 }
 
 ACCEPTS: dict[str, tuple[str, ...]] = {
     # in the order they are tried; the last one reads whatever the others did not claim
     # (so that a wrong file gets that format's own error message)
-    "eval": ("harbor", "promptfoo", "EVAL.yaml", "evals.json", "eval.yaml"),
-    "tc-eval": ("harbor", "promptfoo", "jsonl", "EVAL.yaml", "evals.json"),
-    "eval-all": ("harbor", "promptfoo", "evals.json", "eval.yaml", "EVAL.yaml"),
-    "lint": ("harbor", "promptfoo", "evals.json", "EVAL.yaml", "eval.yaml"),
+    "eval": ("harbor", "promptfoo", "EVAL.yaml", "evals.json", "waza", "skillgrade", "eval.yaml"),
+    "tc-eval": ("harbor", "promptfoo", "jsonl", "EVAL.yaml", "waza", "skillgrade", "evals.json"),
+    "eval-all": ("harbor", "promptfoo", "evals.json", "waza", "skillgrade", "eval.yaml", "EVAL.yaml"),
+    "lint": ("harbor", "promptfoo", "evals.json", "EVAL.yaml", "waza", "skillgrade", "eval.yaml"),
 }
 
 PLUGIN_COMMANDS: tuple[str, ...] = ("eval", "tc-eval", "lint")

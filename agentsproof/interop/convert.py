@@ -50,6 +50,11 @@ def convert(path: Path, to: str, skill: Path | None = None, out_dir: Path | None
         return _dump_yaml(*evals_json_to_eval_yaml(path))
     from agentsproof.formats.promptfoo import is_config_name
 
+    translated = _translated(path)
+    if translated is not None:
+        if to not in ("EVAL.yaml", "eval-yaml"):
+            raise InputError(display(path), "--to", "a waza or skillgrade eval.yaml converts to EVAL.yaml (--to EVAL.yaml)")
+        return _dump_yaml(*translated)
     if is_config_name(path.name):
         if to != "EVAL.yaml":
             raise InputError(display(path), "--to", "a promptfooconfig.yaml converts to EVAL.yaml (--to EVAL.yaml)")
@@ -62,6 +67,26 @@ def convert(path: Path, to: str, skill: Path | None = None, out_dir: Path | None
     if to == "evals-json":
         raise InputError(display(path), "--to", "an eval.yaml converts to EVAL.yaml (--to EVAL.yaml)")
     return _dump_yaml(*eval_yaml_to_eval_yaml(path))
+
+
+def _translated(path: Path) -> tuple[dict[str, Any], list[str]] | None:
+    """A waza or skillgrade eval.yaml as the EVAL.yaml it runs as, and what it cannot carry
+    (a task that errors is left out, named); None for any other file."""
+    from agentsproof.formats import skillgrade, waza
+    from agentsproof.formats.translated import load_yaml_mapping
+
+    data = load_yaml_mapping(path)
+    for fmt, looks in ((waza, waza.looks_like_waza), (skillgrade, skillgrade.looks_like_skillgrade)):
+        if looks(data):
+            tr = fmt.translate(path)
+            out = dict(tr.data)
+            out["tests"] = [t for t in out["tests"] if t["id"] not in tr.errors]
+            warnings = [f"tasks: {tid!r} is left out: it errors when run ({why})" for tid, why in tr.errors.items()]
+            warnings += [f"{n.split(': ', 1)[0]}: read, not carried ({n.split(': ', 1)[-1]})" for n in tr.notes]
+            if not out["tests"]:
+                raise InputError(str(path), "tasks", "every task errors when run; nothing to convert")
+            return out, warnings
+    return None
 
 
 def strict_refusal(path: Path, warnings: list[str]) -> InputError | None:
@@ -166,11 +191,19 @@ def evals_json_to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[str]]:
             f"skill_name: {tc.config.skill_name!r} is not kept; an EVAL.yaml finds skills/<name>/SKILL.md above its evals/ folder, else give --skill"
         )
     tests = []
+    for prompt, expect in tc.triggers:
+        warnings.append(
+            f"should_trigger: {prompt[:60]!r} (should_trigger {str(expect).lower()}) is an activation prompt; it is left out (run the evals.json with `agentsproof activation`)"
+        )
     for lc in tc.cases:
         case = lc.case
         test: dict[str, Any] = {"id": case.id}
-        if case.files:
-            test["input"] = [{"role": "user", "content": [{"type": "text", "value": case.prompt}] + [{"type": "file", "path": f} for f in case.files]}]
+        if lc.error:
+            warnings.append(f"{lc.error}: the case errors when run; its files are left out")
+        if lc.file_paths:
+            base = path.resolve().parent
+            refs = [os.path.relpath(f.resolve(), base).replace(os.sep, "/") for f in lc.file_paths]
+            test["input"] = [{"role": "user", "content": [{"type": "text", "value": case.prompt}] + [{"type": "file", "path": f} for f in refs]}]
         else:
             test["input"] = case.prompt
         if case.name is not None or case.metadata:  # skill-creator's name/category/kind: EVAL.yaml's metadata
@@ -202,7 +235,12 @@ def eval_yaml_to_evals_json(path: Path, skill: Path | None, out_dir: Path | None
     found = find_skill(path, skill)
     base = (out_dir or path.parent).resolve()
     warnings: list[str] = []
-    if found is None:
+    from agentsproof.formats.evals_json import _named_skill
+
+    near = next((n for n in dict.fromkeys((suite.name, suite.name.split(".")[0])) if n and _named_skill(n, base) is not None), None)
+    if found is None and near is not None:
+        skill_name = near  # the skill of that name near it (skills/<name>/SKILL.md; csv-analyzer.evals: csv-analyzer), as evals.json finds it
+    elif found is None:
         skill_name = f"{suite.name}.md"
         warnings.append(f"skill_name: no skill found beside {path.name}; wrote {skill_name!r} (give --skill FILE)")
     else:

@@ -134,6 +134,9 @@ class EvalItem:
     setup: tuple[SetupCommand, ...] = ()
     """Programs run around every agent trial in its workspace (agentv's set-up and hooks;
     :mod:`agentsproof.model.setup`)."""
+    load_error: str | None = None
+    """A problem of this case alone found while loading (a fixture that is missing): each of its
+    trials is errored with it, never run, and the file's other cases run."""
 
     def case_at(self, index: int) -> Case:
         """The case trial ``index`` runs (round robin, so a batch of trials covers the cases evenly)."""

@@ -24,7 +24,7 @@ def _assertion_text(value: object, field: str) -> object:
     or ``passed``/``evidence`` beside it), or ``{"name": ..., "description": ...}``: its statement."""
     if not isinstance(value, dict):
         return value
-    for key in ("text", "description", "expectation", "assertion"):
+    for key in ("text", "description", "expectation", "assertion", "check", "statement", "claim"):
         if isinstance(value.get(key), str):
             return value[key]
     raise FieldError(field, "an assertion object needs its statement in 'text' (or 'description')")
@@ -35,7 +35,7 @@ class TCEvalCase(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    id: int = Field(description="Unique integer id of the case.")
+    id: int | str = Field(description="Unique id of the case: an integer (skill-creator's schema), or a name as some real files give.")
     prompt: Annotated[str, Field(min_length=1)]
     expected_output: str | None = Field(None, description="Graded by an LLM rubric (0-1).")
     assertions: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list, description="Each judged pass/fail in its own LLM call.")
@@ -70,8 +70,10 @@ class TCEvalCase(BaseModel):
     @field_validator("id", mode="before")
     @classmethod
     def _strict_int(cls, value: object) -> object:
+        if isinstance(value, str) and value.strip() and len(value) <= 200:
+            return value.strip()
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError("must be an integer")
+            raise ValueError("must be an integer (or a name)")
         return value
 
     @field_validator("expected_output")
@@ -98,7 +100,7 @@ class TCEvalConfig(BaseModel):
 
     @model_validator(mode="after")
     def _unique_ids(self) -> TCEvalConfig:
-        seen: set[int] = set()
+        seen: set[int | str] = set()
         for i, case in enumerate(self.evals):
             if case.id in seen:
                 raise FieldError(f"evals[{i}].id", f"{case.id} is used by another case too; ids must be unique")
@@ -111,6 +113,10 @@ class LoadedCase(BaseModel):
 
     case: TCEvalCase
     file_contents: list[tuple[str, str]] = Field(default_factory=list)
+    file_paths: list[Path] = Field(default_factory=list)
+    """Where each attached file was read (a folder's files one by one), in ``file_contents``' order."""
+    error: str | None = None
+    """A problem of this case alone (a fixture that is missing): its trials are errored with it."""
 
     def full_prompt(self) -> str:
         """The user message: the prompt, then each attached file in a fenced block."""
@@ -132,6 +138,8 @@ class LoadedTCEval(BaseModel):
     skill_path: Path
     skill_text: str
     cases: list[LoadedCase]
+    triggers: list[tuple[str, bool]] = Field(default_factory=list)
+    """The (prompt, should_trigger) of the cases that say whether the skill should load: an activation suite."""
 
 
 def evals_json_schema() -> dict:

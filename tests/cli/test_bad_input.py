@@ -187,10 +187,10 @@ def _escaping(rel: str) -> Callable[[Path], Path]:
     return with_ok
 
 
+# a string id, an unknown key that is no typo of a real one and a missing fixture are not
+# refusals: skill-creator's files carry them (tests/formats/test_skill_creator_wild.py)
 TC_CASES: dict[str, tuple[Callable[[Path], Path], list[str]]] = {
     "duplicate ids": (_tc([{"id": 1, "prompt": "a"}, {"id": 1, "prompt": "b"}]), ["evals[1].id", "1"]),
-    "id is a string": (_tc([{"id": "one", "prompt": "a"}]), ["evals[0].id"]),
-    "id is a numeric string": (_tc([{"id": "1", "prompt": "a"}]), ["evals[0].id"]),
     "id is a float": (_tc([{"id": 1.5, "prompt": "a"}]), ["evals[0].id"]),
     "id is a whole float": (_tc([{"id": 1.0, "prompt": "a"}]), ["evals[0].id"]),
     "id is a bool": (_tc([{"id": True, "prompt": "a"}]), ["evals[0].id"]),
@@ -198,7 +198,6 @@ TC_CASES: dict[str, tuple[Callable[[Path], Path], list[str]]] = {
     "prompt missing": (_tc([{"id": 1}]), ["evals[0].prompt"]),
     "prompt empty": (_tc([{"id": 1, "prompt": ""}]), ["evals[0].prompt"]),
     "unknown key in case": (_tc([{"id": 1, "prompt": "a", "asserts": ["x"]}]), ["evals[0].asserts", "unknown key"]),
-    "unknown top-level key": (_raw(json.dumps({"skill_name": "SKILL.md", "evals": [{"id": 1, "prompt": "a"}], "extra": 1})), ["extra"]),
     "assertions not a list": (_tc([{"id": 1, "prompt": "a", "assertions": "x"}]), ["evals[0].assertions"]),
     "empty assertion": (_tc([{"id": 1, "prompt": "a", "assertions": ["ok", ""]}]), ["evals[0].assertions[1]"]),
     "no evals": (_tc([]), ["evals"]),
@@ -209,7 +208,6 @@ TC_CASES: dict[str, tuple[Callable[[Path], Path], list[str]]] = {
     "JSON is a list": (_raw("[1, 2]"), ["object"]),
     "file escapes the folder": (_escaping("../secret.txt"), ["evals[0].files[1]", "../secret.txt"]),
     "absolute file path": (_escaping("/etc/passwd"), ["evals[0].files[1]", "/etc/passwd"]),
-    "file missing": (_tc([{"id": 1, "prompt": "a", "files": ["nope.csv"]}]), ["evals[0].files[0]", "nope.csv"]),
 }
 
 

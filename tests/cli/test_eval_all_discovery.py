@@ -44,10 +44,11 @@ tests:
 SKILL_MD = "---\nname: counter\ndescription: Count things\n---\n\nCount every item; answer hello N.\n"
 
 
-def _evals_json(skill: Path, skill_name: str) -> None:
+def _evals_json(skill: Path, skill_name: str, duplicate: bool = False) -> None:
     (skill / "evals").mkdir(parents=True)
     (skill / "SKILL.md").write_text(SKILL_MD)
-    evals = {"skill_name": skill_name, "evals": [{"id": 1, "prompt": "Count: a, b", "expectations": ["The output says hello"]}]}
+    case = {"id": 1, "prompt": "Count: a, b", "expectations": ["The output says hello"]}
+    evals = {"skill_name": skill_name, "evals": [case, case] if duplicate else [case]}
     (skill / "evals" / "evals.json").write_text(json.dumps(evals))
 
 
@@ -70,7 +71,7 @@ def _mixed(tmp_path: Path) -> Path:
     (plugin / "pf" / "bad").mkdir(parents=True)
     (plugin / "pf" / "bad" / "promptfooconfig.yaml").write_text(PROMPTFOO.replace("icontains", "no-such-assertion"))
     _evals_json(plugin / "more" / "counter", "counter")
-    _evals_json(plugin / "more" / "miscount", "someone-else")
+    _evals_json(plugin / "more" / "miscount", "counter", duplicate=True)  # (a skill_name that differs from the SKILL.md above is a label)
     for skipped in ("runs/old", "node_modules/pkg"):  # reports and installed packages are not looked in
         (plugin / skipped).mkdir(parents=True)
         (plugin / skipped / "x.eval.yaml").write_text("not: [an eval")
@@ -90,7 +91,7 @@ def test_a_mixed_folder_runs_the_good_files_and_lists_the_bad_ones(byok_env, tmp
     assert "zz-bad/eval.yaml: defaults.trialz" in joined
     assert "broken.eval.yaml" in joined and "no_such_key" in joined
     assert "pf/bad/promptfooconfig.yaml" in joined and "no-such-assertion" in joined
-    assert "miscount/evals/evals.json" in joined and "someone-else" in joined
+    assert "miscount/evals/evals.json" in joined and "evals[1].id" in joined
     assert "runs/old" not in err and "node_modules" not in err
 
     data = read_json(out / "demo-plugin" / "eval-all-summary.json")

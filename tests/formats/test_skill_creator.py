@@ -51,8 +51,11 @@ def test_eval_all_finds_the_layout(byok_env, tmp_path):
     assert "not found" not in err
 
 
-def test_a_name_that_is_not_the_skill_above_is_one_line(byok_env, tmp_path):
+def test_a_name_that_is_not_the_skill_above_is_a_label_with_a_note(byok_env, tmp_path):
+    """skill-creator's layout: the SKILL.md above evals/ is the skill whatever skill_name says."""
     path = _layout(tmp_path, skill_name="other-skill")
-    code, _, err = run_cli(["tc-eval", path, "--model", "m", "--output", tmp_path / "out"])
-    assert code == 30 and len(err.strip().splitlines()) == 1
-    assert "skill_name: 'other-skill' is not the skill above this evals/ folder" in err and "'parrot-count'" in err
+    byok_env.add(Rule(reply="2 parrots", system_contains="Count every line", judge=False))
+    code, _, err = run_cli(["tc-eval", path, "--model", "m", "--output", tmp_path / "out", "--no-cache"])
+    assert code in (0, 1), err
+    assert "skill_name: 'other-skill' is a label here; the skill is the SKILL.md above this evals/ folder" in err and "'parrot-count'" in err
+    assert any("Count every line" in str(r["messages"]) for r in byok_env.trial_requests())  # the skill above was the with-arm's

@@ -81,6 +81,9 @@ def test_the_tables_are_there_and_each_key_has_one_row() -> None:
         "promptfoo: options keys",
         "evals.json: top-level keys",
         "evals.json: eval keys",
+        "waza: top-level keys",
+        "waza: grader types",
+        "skillgrade: keys",
         "Assertion types (EVAL.yaml and promptfoo)",
     }
     for title, rows in TABLES.items():
@@ -107,9 +110,21 @@ def test_promptfoo_rows_are_the_loaders_keys() -> None:
     assert refused == set(promptfoo.REFUSED_KEYS)
 
 
+def test_waza_and_skillgrade_rows_are_the_loaders_keys() -> None:
+    from agentsproof.formats import skillgrade, waza
+
+    assert _keys("waza: top-level keys", *KNOWN) == waza.TOP_KEYS
+    assert _keys("waza: grader types", *KNOWN) == set(waza.GRADER_TYPES)
+    assert _keys("waza: grader types", "refused") == set(waza.ERRORED_TYPES)
+    keys = _keys("skillgrade: keys", *KNOWN)
+    assert keys >= skillgrade.TOP_KEYS and {k.removeprefix("tasks[].") for k in keys if k.startswith("tasks[].")} <= skillgrade.TASK_KEYS
+
+
 def test_evals_json_rows_are_the_models_keys() -> None:
-    assert _keys("evals.json: top-level keys", *KNOWN) == {f.alias or n for n, f in TCEvalConfig.model_fields.items()}
-    case = {f.alias or n for n, f in TCEvalCase.model_fields.items()} | set(CASE_METADATA) | {"expectations"}
+    from agentsproof.formats.skill_creator import CASE_NOTED, CASE_READ, TOP_NOTED
+
+    assert _keys("evals.json: top-level keys", *KNOWN) == {f.alias or n for n, f in TCEvalConfig.model_fields.items()} | set(TOP_NOTED)
+    case = {f.alias or n for n, f in TCEvalCase.model_fields.items()} | set(CASE_METADATA) | {"expectations"} | set(CASE_READ) | set(CASE_NOTED)
     assert _keys("evals.json: eval keys", *KNOWN) == case
 
 
@@ -180,7 +195,15 @@ def _cases() -> list[tuple[Row, str]]:
     return out
 
 
-WRITERS = {"EVAL.yaml": _eval_yaml, "promptfoo": _promptfoo, "evals.json": _evals_json}
+def _waza(tmp: Path, row: Row) -> Path:
+    (tmp / "SKILL.md").write_text("---\nname: s\ndescription: Greets.\n---\nGreet warmly.\n")
+    data = {"name": "w", "skill": "s", "config": {"trials_per_task": 1}, "tasks": [{"id": "t", "inputs": {"prompt": "Say hi"}, "graders": [row.example]}]}
+    path = tmp / "eval.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+WRITERS = {"EVAL.yaml": _eval_yaml, "promptfoo": _promptfoo, "evals.json": _evals_json, "waza": _waza}
 
 
 @pytest.mark.parametrize(("row", "fmt"), _cases(), ids=lambda v: str(v))
@@ -194,6 +217,9 @@ def test_each_rows_example_loads_as_its_status_says(tmp_path: Path, row: Row, fm
             assert err.field is not None and err.field.endswith(".type") and REFUSED[row.key] in err.message, err
         else:
             assert err.field is not None and re.search(rf"(^|\.){re.escape(row.key)}$", err.field), err
+        return
+    if fmt == "waza":  # a waza grader agentsproof cannot run errors its task, the others run
+        assert bool(loaded.items[0].load_error) is (row.status == "refused"), (row, loaded.items[0].load_error)
         return
     assert row.status != "refused", f"{row} ({fmt}) is refused in the table, but it loads"
     assert loaded.items

@@ -41,7 +41,7 @@ from pydantic import BaseModel
 
 from agentsproof.core.errors import InputError
 from agentsproof.formats.agentevals.assert_set import expand_sets
-from agentsproof.formats.agentevals.code import CODE_TYPES, JUDGED_TYPES, code_grader, judge_model
+from agentsproof.formats.agentevals.code import CODE_TYPES, JUDGED_TYPES, code_grader, judge_model, names_file
 from agentsproof.formats.agentevals.conversation import mark_of, scope, unmark
 from agentsproof.formats.agentevals.forms import shaped
 from agentsproof.formats.agentevals.negation import IS_JSON, IS_NOT_JSON, LENGTH, MAX_LENGTH, NEGATED, NOT_NEGATABLE, REFUSED, negate_pattern, option_message
@@ -454,7 +454,7 @@ class Builder:
         else:
             raise self.err(f"{where}.command", "must be a command line or a list of words")
         base = self.path.resolve().parent
-        return [str((base / w).resolve()) if not w.startswith("-") and (base / w).is_file() else w for w in argv]
+        return [str((base / w).resolve()) if names_file(base, w) else w for w in argv]
 
     def _skill(self, where: str, entry: dict, kind: str, weight: float, gate: float | None, label: str, negate: bool = False) -> None:
         if kind == "skill-trigger":

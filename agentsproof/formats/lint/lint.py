@@ -157,10 +157,51 @@ def lint_file(path: Path) -> list[Problem]:
 
 
 def _attempt(path: Path, kind: str, src: str) -> list[Problem]:
+    if kind == "evals.json":
+        from agentsproof.formats.skill_creator import read_trigger_file
+
+        if read_trigger_file(path) is not None:  # skill-creator's trigger evals: an activation suite
+            return _trigger_evals(path, src)
     if not _checked(kind):
         return _unchecked(path, kind, src)
     view = _view(path, kind, src)
-    return [*view.notes, *check_file(view)]
+    read_as = _evals_json_notes(path, src) if kind == "evals.json" else []
+    return [*read_as, *view.notes, *check_file(view)]
+
+
+def _trigger_evals(path: Path, src: str) -> list[Problem]:
+    """skill-creator's trigger evals: its skill must be found (InputError otherwise); one
+    warning says how it runs."""
+    from agentsproof.formats.trigger_evals import trigger_suites
+
+    suite = trigger_suites(path).suites[0]
+    return [
+        Problem(
+            src,
+            "",
+            "read-as",
+            f"skill-creator trigger evals: an activation suite of {suite.skill.name!r} ({len(suite.should)} should, {len(suite.should_not)} should not)",
+            "run it with `agentsproof activation` (or tc-eval / tune-description) on this file",
+            "warning",
+        )
+    ]
+
+
+def _evals_json_notes(path: Path, src: str) -> list[Problem]:
+    """What an evals.json's loader reads differently or ignores (skill-creator's keys that change
+    nothing measured, a list of cases, should_trigger cases): one warning each, as the run's notes."""
+    from agentsproof.formats.skill_creator import normalise
+
+    data = _parsed_data(path)
+    if data is None:
+        return []
+    out = []
+    for line in normalise(data, path).notes:
+        field, sep, message = line.partition(": ")
+        if not sep or " " in field:
+            field, message = "", line
+        out.append(Problem(src, field, "read-as", message, "nothing to change unless it should count; see docs/interop.md", "warning"))
+    return out
 
 
 def _parsed_data(path: Path) -> Any:
