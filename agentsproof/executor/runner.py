@@ -306,6 +306,12 @@ class DualArmRunner:
                     rec = await target.run(trial)
             if not isinstance(rec.answer, str):
                 raise LLMError(f"the target's reply has no text ({type(rec.answer).__name__})")
+            if item.transform:  # promptfoo's options.transform: the answer as the file's code returns it (core/confine.py)
+                from agentsproof.core.confine import transform_answer
+
+                rec.log.append(LogEvent(t=time.perf_counter() - t0, role="info", text="the answer before its transform: " + rec.answer[:2000]))
+                readable = [Path(item.eval_path).parent] if item.eval_path else []
+                rec.answer = await transform_answer(list(item.transform), rec.answer, readable=readable, timeout=item.timeout)
             if trial.environment is not None and trial.workspace is not None and self.environments is not None:
                 box: Any = trial.environment  # the container's workdir becomes the host copy the graders and the recorder read
                 for note in await self.environments.collect(box, trial.workspace):

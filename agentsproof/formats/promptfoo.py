@@ -54,30 +54,34 @@ _NAMED = re.compile(r"promptfooconfig(?:[.-][\w.-]+)?\.ya?ml")
 
 def is_config_name(name: str) -> bool:
     """``promptfooconfig.yaml`` (``.yml``) and the variants promptfoo's own examples use with
-    ``-c``: ``promptfooconfig.claude.yaml``, ``promptfooconfig-inline.yaml`` …"""
-    return _NAMED.fullmatch(name) is not None
+    ``-c``: ``promptfooconfig.claude.yaml``, ``promptfooconfig-inline.yaml`` … (not an EVAL.yaml
+    written beside one: ``promptfooconfig.x.eval.yaml``)."""
+    return _NAMED.fullmatch(name) is not None and not name.lower().endswith((".eval.yaml", ".eval.yml"))
 
 
-SUITE_KEYS = {"description", "prompts", "providers", "tests", "defaultTest", "tags", "assertionTemplates"}
+SUITE_KEYS = {"description", "prompts", "providers", "targets", "tests", "defaultTest", "tags", "assertionTemplates", "scenarios"}
 IGNORED_KEYS = {"evaluateOptions", "outputPath", "sharing", "writeLatestResults", "$schema", "env"}
-TEST_KEYS = {"description", "vars", "assert", "metadata", "options"}
-PROVIDER_KEYS = {"id", "label", "config", "provider"}
-PROMPT_KEYS = {"raw", "label", "id"}
+NOTED_KEYS = {
+    # promptfoo keys that change nothing measured: read, and said once
+    "derivedMetrics": "metrics computed from the named metrics are not reported; the report gives each check's score and pass rate",
+    "outputs": "not a promptfoo setting agentsproof uses; the reports are written as --output says",
+    "metadata": "the suite's metadata is not graded",
+    "commandLineOptions": "promptfoo's command-line defaults do not apply; give agentsproof's options on its command line",
+    "tracing": "promptfoo's tracing is not collected; the trials' logs are in the report",
+}
+TEST_KEYS = {"description", "vars", "assert", "metadata", "options", "threshold"}
+PROVIDER_KEYS = {"id", "label", "config", "provider", "prompts", "delay", "env"}
+PROMPT_KEYS = {"raw", "label", "id", "config"}
+OPTION_KEYS = {"provider", "transform", "transformVars", "prefix", "suffix", "disableVarExpansion", "runSerially", "storeOutputAs"}
 REFUSED_KEYS = {
     # promptfoo keys agentsproof does not honour, each refused with its reason (never dropped)
-    "scenarios": "promptfoo's scenarios (configs × tests) are not expanded; write the tests out",
-    "derivedMetrics": "metrics computed from other metrics are not reported; the report gives each check's score",
     "redteam": "red-team generation is promptfoo's own; run the tests it generates",
     "extensions": "promptfoo's extension hooks are not run",
     "nunjucksFilters": "custom template filters are not run; give plain values in vars",
-    "transform": "the answer is graded as it is; transform it in a python assertion",
     "rubricPrompt": "a judge prompt template is not used; write the judge's prompt as an llm-rubric assertion",
-    "threshold": "a test's own pass mark is not supported; the run's is --threshold",
     "provider": "a test's own provider is not supported: every test runs on the config's providers (or --target)",
     "providerOutput": "a given output is not graded without a trial",
     "assertScoringFunction": "a custom scoring function is not run; the score is the assertions' weighted mean",
-    "prompts": "a provider's own prompts are not supported: every prompt runs on every provider",
-    "config": "a prompt's own config (model settings) is not applied; give them on the provider (config: model, temperature, max_tokens)",
 }
 
 
@@ -98,16 +102,31 @@ def _unknown(src: str, where: str, data: dict, allowed: set[str]) -> None:
         raise _err(src, at, f"unknown key; expected one of {', '.join(sorted(allowed))}")
 
 
-def _judge_option(src: str, where: str, test: dict) -> Any:
-    """A test's (or defaultTest's) ``options``: only ``provider``, the judge of its LLM
-    assertions that name none (formats/agentevals/code.judge_model); other options refused."""
+def _options(src: str, where: str, test: dict) -> dict[str, Any]:
+    """A test's (or defaultTest's) ``options``: ``provider`` (the judge of its LLM assertions that
+    name none: formats/agentevals/code.judge_model), ``transform`` / ``transformVars``
+    (:mod:`agentsproof.formats.promptfoo_transform`), ``prefix`` / ``suffix`` (around the prompt),
+    ``disableVarExpansion``; ``runSerially`` / ``storeOutputAs`` read with a note."""
     options = test.get("options")
     if options is None:
-        return None
+        return {}
     if not isinstance(options, dict):
         raise _err(src, f"{where}.options", "must be a mapping")
-    _unknown(src, f"{where}.options", options, {"provider"})
-    return options.get("provider")
+    _unknown(src, f"{where}.options", options, OPTION_KEYS)
+    for key in ("prefix", "suffix"):
+        if key in options and not isinstance(options[key], str):
+            raise _err(src, f"{where}.options.{key}", "must be text")
+    if options.get("runSerially"):
+        _say(src, f"{where}.options.runSerially: trials run as --parallel says; each trial is independent")
+    if "storeOutputAs" in options:
+        raise _err(
+            src, f"{where}.options.storeOutputAs", "is not supported: a later test reading this test's output needs the tests run in order, one trial each"
+        )
+    return dict(options)
+
+
+def _judge_option(src: str, where: str, test: dict) -> Any:
+    return _options(src, where, test).get("provider")
 
 
 def _with_judge(entry: Any, judge: Any) -> Any:
@@ -143,39 +162,71 @@ def _read(src: str, where: str, ref: str, path: Path) -> str:
     return read_text(file_ref(src, where, ref, path), source=src, field=where, max_bytes=MAX_EVAL_FILE_BYTES, what="file")
 
 
+class Prompt:
+    """One of ``prompts``: its label, template, the names a provider's ``prompts`` may give it, and its ``config``."""
+
+    def __init__(self, label: str, text: str, names: set[str], config: dict[str, Any]):
+        self.label, self.text, self.names, self.config = label, text, names, config
+
+
 def _prompts(src: str, data: dict, path: Path) -> list[tuple[str, str]]:
     """(label, template) of each prompt."""
+    return [(p.label, p.text) for p in _prompt_list(src, data, path)]
+
+
+def _prompt_list(src: str, data: dict, path: Path) -> list[Prompt]:
     raw = data.get("prompts")
     if raw is None:
         raise _err(src, "prompts", "required field is missing")
-    out: list[tuple[str, str]] = []
+    out: list[Prompt] = []
     for i, p in enumerate(list_or_file(src, "prompts", raw, path)):
         at = f"prompts[{i}]"
         label = None
+        config: dict[str, Any] = {}
+        names: set[str] = set()
         if isinstance(p, dict):
             _unknown(src, at, p, PROMPT_KEYS)
             label = p.get("label")
+            config = p.get("config") or {}
+            if not isinstance(config, dict):
+                raise _err(src, f"{at}.config", "must be a mapping (the provider config this prompt runs with)")
+            names |= {str(p[k]) for k in ("id", "label") if isinstance(p.get(k), str)}
             p = p.get("raw", p.get("id"))
         if not isinstance(p, str) or not p.strip():
             raise _err(src, at, "must be prompt text, file://PATH or {raw, label}")
-        text = _read(src, at, p, path).rstrip("\n") if p.startswith("file://") else p
+        text = _prompt_text(src, at, p, path)
         if not text.strip():
             raise _err(src, at, "is empty")
-        out.append((str(label) if label else (p.removeprefix("file://") if p.startswith("file://") else f"prompt-{i + 1}"), text))
+        names.add(p)
+        name = str(label) if label else (p.removeprefix("file://") if p.startswith("file://") else f"prompt-{i + 1}")
+        out.append(Prompt(name, text, names | {name}, dict(config)))
     if not out:
         raise _err(src, "prompts", "is empty; give at least one prompt")
     return out
 
 
+def _prompt_text(src: str, at: str, p: str, path: Path) -> str:
+    """A prompt's template: the text, or the file's (``file://prompt.py:func``: what the function returns, :mod:`agentsproof.formats.promptfoo_programs`)."""
+    if not p.startswith("file://"):
+        return p
+    ref = p.removeprefix("file://")
+    head, _, tail = ref.rpartition(":")
+    if head.endswith((".py", ".js", ".cjs", ".mjs")) and tail.isidentifier():
+        raise _err(src, at, f"{p!r}: a prompt function is called per test (not read as a template); it is not supported here")
+    return _read(src, at, p, path).rstrip("\n")
+
+
 def _provider_entries(src: str, data: dict, path: Path) -> list[Provider]:
-    raw = data.get("providers")
+    key = "providers" if "providers" in data or "targets" not in data else "targets"  # promptfoo: targets is its alias
+    raw = data.get(key)
     if raw is None:
         return []
     out: list[Provider] = []
-    for i, p in enumerate(list_or_file(src, "providers", raw, path)):
-        at = f"providers[{i}]"
+    for i, p in enumerate(list_or_file(src, key, raw, path)):
+        at = f"{key}[{i}]"
         model: str | None = None
         cfg: Any = {}
+        prompts: tuple[str, ...] = ()
         if isinstance(p, dict):
             _unknown(src, at, p, PROVIDER_KEYS)
             pid = p.get("provider", p.get("id"))
@@ -185,13 +236,21 @@ def _provider_entries(src: str, data: dict, path: Path) -> list[Provider]:
             if isinstance(cfg.get("model"), str):
                 model = cfg["model"]
             label = p.get("label") or pid
+            given = p.get("prompts")
+            if given is not None:
+                if not isinstance(given, list) or not all(isinstance(x, str) and x.strip() for x in given):
+                    raise _err(src, f"{at}.prompts", "must be a list of prompt labels (or ids)")
+                prompts = tuple(given)
+            for k in ("delay", "env"):
+                if k in p:
+                    _say(src, f"{at}.{k}: not used (trials are paced and given their environment by agentsproof)")
         else:
             pid, label = p, p
         if not isinstance(pid, str) or not pid.strip():
             raise _err(src, at, "must be a provider id (openai:gpt-4o) or {id, label, config}")
         if model is None and ":" in pid and not_model(pid) is None:
             model = pid.rsplit(":", 1)[1] or None
-        out.append(Provider(str(label), pid, model, dict(cfg), at))
+        out.append(Provider(str(label), pid, model, dict(cfg), at, prompts))
     labels = [e.label for e in out]
     dup = next((label for label in labels if labels.count(label) > 1), None)
     if dup is not None:
@@ -245,21 +304,34 @@ def to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[tuple[str, str | None
     return suite, [(e.label, e.model) for e in entries]
 
 
-def _to_eval_yaml(path: Path, contexts: list[dict[str, Any]] | None = None) -> tuple[dict[str, Any], list[Provider]]:
-    """The config as an EVAL.yaml mapping and its providers; ``contexts`` gets each test's vars (a python/javascript assertion's)."""
+class Context:
+    """What a test of the config carries besides its EVAL.yaml form: its vars, which prompt it renders, and its output transform."""
+
+    def __init__(self, variables: dict[str, Any], prompt: int, transform: Any, threshold: float | None):
+        self.vars, self.prompt, self.transform, self.threshold = variables, prompt, transform, threshold
+
+
+def _to_eval_yaml(path: Path, contexts: list[Context] | None = None, prompt_list: list[Prompt] | None = None) -> tuple[dict[str, Any], list[Provider]]:
+    """The config as an EVAL.yaml mapping and its providers; ``contexts`` gets each test's :class:`Context` (its
+    vars: a python/javascript assertion's), ``prompt_list`` the prompts."""
     from agentsproof.core.inputs import display
     from agentsproof.core.validation import read_yaml
     from agentsproof.formats.agentevals.parse import render, render_entry
+    from agentsproof.formats.promptfoo_transform import transform_vars
 
     src = display(path)
     data = read_yaml(path)
     if not isinstance(data, dict):
         raise _err(src, None, "expected a YAML mapping at the top level")
-    _unknown(src, "", data, SUITE_KEYS | IGNORED_KEYS)
+    _unknown(src, "", data, SUITE_KEYS | IGNORED_KEYS | set(NOTED_KEYS))
     for key in sorted(IGNORED_KEYS & set(data)):
         if key != "$schema":
             _say(src, f"{key}: not used by agentsproof (trials, timeouts and outputs are command-line options)")
-    prompts = _prompts(src, data, path)
+    for key in sorted(set(NOTED_KEYS) & set(data)):
+        _say(src, f"{key}: read, not used: {NOTED_KEYS[key]}")
+    prompts = _prompt_list(src, data, path)
+    if prompt_list is not None:
+        prompt_list.extend(prompts)
     templates = _templates(src, data)
     providers = _provider_entries(src, data, path)
     default = data.get("defaultTest") or {}
@@ -270,38 +342,47 @@ def _to_eval_yaml(path: Path, contexts: list[dict[str, Any]] | None = None) -> t
     _unknown(src, "defaultTest", default, TEST_KEYS - {"description"})
     base_vars = _vars(src, "defaultTest.vars", default.get("vars"), path)
     base_asserts = default.get("assert") or []
-    base_judge = _judge_option(src, "defaultTest", default)
+    base_options = _options(src, "defaultTest", default)
+    base_threshold = _threshold(src, "defaultTest", default)
     if not isinstance(base_asserts, list):
         raise _err(src, "defaultTest.assert", "must be a list")
     raw_tests = data.get("tests")
-    if raw_tests is None:
+    if raw_tests is None and not data.get("scenarios"):
         raise _err(src, "tests", "required field is missing")
-    tests_in = tests_from(src, "tests", raw_tests, path)
+    tests_in = [(f"tests[{i}]", t) for i, t in enumerate(tests_from(src, "tests", raw_tests, path) if raw_tests is not None else [])]
+    tests_in += _scenarios(src, data.get("scenarios"), path)
     if not tests_in:
         raise _err(src, "tests", "is empty; give at least one test")
     out_tests: list[dict[str, Any]] = []
     seen: set[str] = set()
-    for ti, t in enumerate(tests_in):
-        at = f"tests[{ti}]"
+    for ti, (at, t) in enumerate(tests_in):
         if not isinstance(t, dict):
             raise _err(src, at, "must be a mapping (description, vars, assert)")
         _unknown(src, at, t, TEST_KEYS)
-        judge = _judge_option(src, at, t) or base_judge
+        options = {**base_options, **_options(src, at, t)}
+        judge = options.get("provider")
+        threshold = _threshold(src, at, t)
+        threshold = base_threshold if threshold is None else threshold
         own = t.get("assert") or []
         if not isinstance(own, list):
             raise _err(src, f"{at}.assert", "must be a list")
         desc = t.get("description")
         base_name = _slug(desc) if isinstance(desc, str) and desc.strip() else f"test-{ti + 1}"
         entries = [(f"defaultTest.assert[{i}]", a) for i, a in enumerate(base_asserts)] + [(f"{at}.assert[{i}]", a) for i, a in enumerate(own)]
-        combos = _combos(src, f"{at}.vars", {**base_vars, **_vars(src, f"{at}.vars", t.get("vars"), path)})
+        merged = {**base_vars, **_vars(src, f"{at}.vars", t.get("vars"), path)}
+        combos = [merged] if options.get("disableVarExpansion") else _combos(src, f"{at}.vars", merged)
         for ci, variables in enumerate(combos):  # promptfoo: a list var is one case per value
+            if options.get("transformVars") is not None:
+                where = f"{at}.options.transformVars" if "transformVars" in (t.get("options") or {}) else "defaultTest.options.transformVars"
+                variables = transform_vars(src, where, options["transformVars"], variables, path)
             name = base_name if len(combos) == 1 else f"{base_name}-{ci + 1}"
             asserts = [
                 render_entry(src, where, _check_type(src, where, _with_judge(_deref(src, where, a, templates), judge)), variables) for where, a in entries
             ]
-            for pi, (plabel, template) in enumerate(prompts):
-                text = render(src, f"prompts[{pi}]", template, variables)
-                tid = name if len(prompts) == 1 else f"{_slug(plabel)}.{name}"
+            for pi, prompt in enumerate(prompts):
+                text = render(src, f"prompts[{pi}]", prompt.text, variables)
+                text = str(options.get("prefix") or "") + text + str(options.get("suffix") or "")
+                tid = name if len(prompts) == 1 else f"{_slug(prompt.label)}.{name}"
                 while tid in seen:
                     tid += "-2"
                 seen.add(tid)
@@ -310,18 +391,57 @@ def _to_eval_yaml(path: Path, contexts: list[dict[str, Any]] | None = None) -> t
                     test["description"] = desc
                 if asserts:
                     test["assert"] = copy.deepcopy(asserts)
-                elif "expected_output" not in variables:
-                    raise _err(src, f"{at}.assert", "has nothing to check; give assert (here or in defaultTest)")
+                elif "expected_output" not in variables:  # promptfoo: a test without assertions passes; its outputs are shown
+                    test["assert"] = []
                 if "expected_output" in variables:
                     test["expected_output"] = str(variables["expected_output"])
                 out_tests.append(test)
                 if contexts is not None:
-                    contexts.append(variables)
+                    contexts.append(Context(variables, pi, options.get("transform"), threshold))
     suite: dict[str, Any] = {"name": path.resolve().parent.name or "promptfoo"}
     if isinstance(data.get("description"), str):
         suite["description"] = data["description"]
     suite["tests"] = out_tests
     return suite, providers
+
+
+def _threshold(src: str, where: str, test: dict) -> float | None:
+    """A test's ``threshold``: the pass mark of its weighted score (promptfoo's), 0 to 1."""
+    value = test.get("threshold")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise _err(src, f"{where}.threshold", "must be a number from 0 to 1 (the score the test passes from)")
+    return float(value)
+
+
+def _scenarios(src: str, value: Any, path: Path) -> list[tuple[str, Any]]:
+    """promptfoo's ``scenarios``: every ``config`` entry (vars) crossed with every test of the scenario."""
+    if value is None:
+        return []
+    items = list_or_file(src, "scenarios", value, path)
+    out: list[tuple[str, Any]] = []
+    for si, sc in enumerate(items):
+        at = f"scenarios[{si}]"
+        if not isinstance(sc, dict):
+            raise _err(src, at, "must be a mapping (description, config, tests)")
+        _unknown(src, at, sc, {"description", "config", "tests"})
+        configs = list_or_file(src, f"{at}.config", sc.get("config") or [{}], path)
+        tests = tests_from(src, f"{at}.tests", sc.get("tests") or [], path)
+        if not tests:
+            raise _err(src, f"{at}.tests", "is empty; give at least one test")
+        for ci, cfg in enumerate(configs):
+            if not isinstance(cfg, dict):
+                raise _err(src, f"{at}.config[{ci}]", "must be a mapping (vars, assert …)")
+            for ti, t in enumerate(tests):
+                if not isinstance(t, dict):
+                    raise _err(src, f"{at}.tests[{ti}]", "must be a mapping (description, vars, assert)")
+                merged = {**cfg, **t, "vars": {**(cfg.get("vars") or {}), **(t.get("vars") or {})}}
+                merged["assert"] = list(cfg.get("assert") or []) + list(t.get("assert") or [])
+                if not merged["vars"]:
+                    merged.pop("vars")
+                out.append((f"{at}.config[{ci}] × tests[{ti}]", merged))
+    return out
 
 
 def _input(src: str, where: str, text: str) -> Any:
@@ -372,7 +492,6 @@ class PromptfooConfig:
 
     def load(self, path: Path, request: ItemRequest) -> Loaded:
         """The config's cases as items, on ``--skill`` when given (else single-armed); with several providers, every case once per provider."""
-        import dataclasses
 
         from agentsproof.core.inputs import display
         from agentsproof.formats.agentevals.asserts import build_graders
@@ -380,12 +499,13 @@ class PromptfooConfig:
         from agentsproof.formats.agentevals.parse import parse_suite
 
         src = display(path)
-        contexts: list[dict[str, Any]] = []
-        data, providers = _to_eval_yaml(Path(path), contexts)
-        sets = [check_provider(src, p) for p in providers] if request.target is None else []
+        contexts: list[Context] = []
+        prompt_list: list[Prompt] = []
+        data, providers = _to_eval_yaml(Path(path), contexts, prompt_list)
         suite = parse_suite(data, Path(path))
-        for test, variables in zip(suite.tests, contexts, strict=True):
-            test.vars = variables
+        for test, ctx in zip(suite.tests, contexts, strict=True):
+            test.vars = ctx.vars
+            test.output_json = ctx.transform is not None
         skill = find_skill(Path(path), request.skill) if request.skill is not None else None
         loaded = LoadedSuite(suite=suite, skill=skill)
         for i, test in enumerate(suite.tests):
@@ -395,31 +515,11 @@ class PromptfooConfig:
         items = suite_items(
             loaded, trials=trials, threshold=request.threshold, timeout=timeout, target=request.target, targets_file=request.targets_file, prefix=prefix
         )
+        items = [_own(src, Path(path), it, ctx, request.threshold) for it, ctx in zip(items, contexts, strict=True)]
         if request.target is not None and providers:
             _say(src, f"providers are not used: every case runs on --target {request.target}")
-        elif len(providers) > 1:
-            missing = next((p for p in providers if p.model is None), None)
-            if missing is not None:
-                raise _err(src, missing.at, f"{missing.label!r} names no model (give id PROVIDER:MODEL or config.model)")
-            _say(
-                src,
-                "providers "
-                + ", ".join(f"{p.label!r} (model {p.model})" for p in providers)
-                + " each run every case, through the configured provider; the judge is --judge-model / --model",
-            )
-            items = [
-                dataclasses.replace(it, id=f"{it.id}@{p.label}", name=f"{p.label}/{it.name}", model=p.model, **own)
-                for p, own in zip(providers, sets, strict=True)
-                for it in items
-            ]
         elif providers:
-            if sets[0]:
-                items = [dataclasses.replace(it, **sets[0]) for it in items]
-            if providers[0].model is not None and "model" in providers[0].config:
-                items = [dataclasses.replace(it, model=providers[0].model) for it in items]
-                _say(src, f"provider {providers[0].label!r} runs its config.model {providers[0].model!r} through the configured provider")
-            else:
-                _say(src, f"provider {providers[0].label!r} runs as the configured model (--model / AGENTSPROOF_MODEL)")
+            items = _on_providers(src, Path(path), items, contexts, providers, prompt_list)
         settings = {"trials": trials, "threshold": items[0].threshold, "timeout": timeout, "eval_yaml": src}
 
         def after(run: RunResult) -> None:
@@ -435,6 +535,94 @@ class PromptfooConfig:
         return Loaded(
             self.name, Path(path), items, loaded.name, settings=settings, single_arm=skill is None, skill_path=skill[0] if skill else None, after=after
         )
+
+
+def _own(src: str, path: Path, item: Any, ctx: Context, threshold: float | None) -> Any:
+    """A case's own settings: its test's ``threshold`` (unless --threshold), its output ``transform``."""
+    import dataclasses
+
+    from agentsproof.formats.promptfoo_transform import transform_argv
+
+    changes: dict[str, Any] = {}
+    if ctx.threshold is not None and threshold is None:
+        changes["threshold"] = ctx.threshold
+    if ctx.transform is not None:
+        context = json.dumps({"vars": ctx.vars, "prompt": {"raw": item.prompt}}, default=str)
+        changes["transform"] = (*transform_argv(src, "options.transform", ctx.transform, path), "output", context)
+    return dataclasses.replace(item, **changes) if changes else item
+
+
+def _on_providers(src: str, path: Path, items: list[Any], contexts: list[Context], providers: list[Provider], prompts: list[Prompt]) -> list[Any]:
+    """Every case on every provider that runs its prompt (``providers[].prompts``): a model through the configured
+    provider on its model with its (and the prompt's) ``config`` sent; a program as a command target."""
+    import dataclasses
+
+    from agentsproof.formats.promptfoo_programs import is_program, program_target
+    from agentsproof.targets.config import parse_targets
+
+    several = len(providers) > 1
+    out: list[Any] = []
+    said: list[str] = []
+    for p in providers:
+        if p.prompts:
+            known = {n for pr in prompts for n in pr.names}
+            unknown = [n for n in p.prompts if n not in known and not any(fnmatch_name(n, k) for k in known)]
+            if unknown:
+                raise _err(src, f"{p.at}.prompts", f"{unknown[0]!r} names no prompt (labels: {', '.join(pr.label for pr in prompts)})")
+        program = is_program(p.pid)
+        if not program and not_model(p.pid) is not None:
+            check_provider(src, p)  # an endpoint, a browser …: refused by name, never sent as a model
+        if not program and several and p.model is None:
+            raise _err(src, p.at, f"{p.label!r} names no model (give id PROVIDER:MODEL or config.model)")
+        for k, (it, ctx) in enumerate(zip(items, contexts, strict=True)):
+            prompt = prompts[ctx.prompt]
+            if p.prompts and not any(n in prompt.names or any(fnmatch_name(n, m) for m in prompt.names) for n in p.prompts):
+                continue
+            own: dict[str, Any] = {}
+            if several:
+                own.update(id=f"{it.id}@{p.label}", name=f"{p.label}/{it.name}")
+            if program:
+                name = f"{_slug(p.label)[:40]}.{k + 1}"
+                entry = program_target(src, p.at, p.pid, p.label, {**p.config, **prompt.config}, path, ctx.vars, prompt.label)
+                found = parse_targets({name: entry}, src, path.resolve().parent)[name]
+                own.update(target=name, target_def=found)
+                out.append(dataclasses.replace(it, **own))
+                continue
+            sets = check_provider(src, p, prompt.config, say=lambda line: _say(src, line))
+            model = sets.pop("model", None)
+            if model is not None:
+                own["model"] = model
+            elif several:
+                own["model"] = p.model
+            out.append(dataclasses.replace(it, **own, **sets))
+        if program:
+            line = f"provider {p.label!r} ({p.pid}) runs as a command target, confined (the project read-only, no network)"
+        elif "model" in p.config:
+            line = f"provider {p.label!r} runs its config.model {p.model!r} through the configured provider"
+        elif several:
+            continue  # said together below
+        else:
+            line = f"provider {p.label!r} runs as the configured model (--model / AGENTSPROOF_MODEL)"
+        said.append(line)
+    models = [p for p in providers if not is_program(p.pid) and "model" not in p.config]
+    if several and models:
+        said.append(
+            "providers "
+            + ", ".join(f"{p.label!r} (model {p.model})" for p in models)
+            + " each run every case, through the configured provider; the judge is --judge-model / --model"
+        )
+    for line in said:
+        _say(src, line)
+    if not out:
+        raise _err(src, "providers", "no provider runs any prompt (see providers[].prompts)")
+    return out
+
+
+def fnmatch_name(pattern: str, name: str) -> bool:
+    """promptfoo's provider ``prompts`` may name prompts with a wildcard (``Prompt*``)."""
+    import fnmatch
+
+    return any(c in pattern for c in "*?[") and fnmatch.fnmatchcase(name, pattern)
 
 
 class _One:
