@@ -82,6 +82,19 @@ def bwrap() -> tuple[str, bool] | str:
         return _found[0]
 
 
+PROJECT_MARKERS = (".git", ".agentv", ".agentsproof")
+
+
+def project_of(folder: Path) -> Path:
+    """The project a folder belongs to: the nearest folder upward holding ``.git``, ``.agentv/`` or
+    ``.agentsproof/`` (else the folder itself): what a confined program may read under a masked /tmp."""
+    start = Path(os.path.abspath(folder))
+    for candidate in (start, *start.parents):
+        if any((candidate / m).exists() for m in PROJECT_MARKERS):
+            return candidate
+    return start
+
+
 def _under_masked(p: Path) -> bool:
     return any(p != m and p.is_relative_to(m) for m in MASKED)
 

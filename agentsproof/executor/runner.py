@@ -310,7 +310,9 @@ class DualArmRunner:
                 from agentsproof.core.confine import transform_answer
 
                 rec.log.append(LogEvent(t=time.perf_counter() - t0, role="info", text="the answer before its transform: " + rec.answer[:2000]))
-                readable = [Path(item.eval_path).parent] if item.eval_path else []
+                from agentsproof.core.confine import project_of
+
+                readable = [Path(item.eval_path).parent, project_of(Path(item.eval_path).parent)] if item.eval_path else []
                 rec.answer = await transform_answer(list(item.transform), rec.answer, readable=readable, timeout=item.timeout)
             if trial.environment is not None and trial.workspace is not None and self.environments is not None:
                 box: Any = trial.environment  # the container's workdir becomes the host copy the graders and the recorder read

@@ -111,7 +111,7 @@ def transform_argv(src: str, where: str, code: Any, path: Path) -> list[str]:
 
 def transform_vars(src: str, where: str, code: Any, variables: dict[str, Any], path: Path) -> dict[str, Any]:
     """promptfoo's ``transformVars``: the test's vars as the code returns them (merged over the given ones), run confined now."""
-    from agentsproof.core.confine import confined_argv
+    from agentsproof.core.confine import confined_argv, project_of
     from agentsproof.core.errors import TargetError
 
     argv = [*transform_argv(src, where, code, path), "vars"]
@@ -121,7 +121,7 @@ def transform_vars(src: str, where: str, code: Any, variables: dict[str, Any], p
         import tempfile
 
         with tempfile.TemporaryDirectory(prefix="agentsproof-transform-") as tmp:
-            wrapped = confined_argv(argv, cwd=Path(tmp), writable=[Path(tmp)], readable=[folder])
+            wrapped = confined_argv(argv, cwd=Path(tmp), writable=[Path(tmp)], readable=[folder, project_of(folder)])
             done = subprocess.run(
                 wrapped,
                 input=json.dumps({"vars": variables, "context": context}, default=str),

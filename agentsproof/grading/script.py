@@ -296,8 +296,8 @@ async def grade_script(spec: ScriptGrader, ctx: TrialContext) -> GraderResult:
 
 def _readable(ctx: TrialContext) -> list[Path]:
     """What a confined script must read besides its own files (everywhere else is readable already; this
-    matters under the masked /tmp): the eval's folder."""
-    return [] if ctx.eval_dir is None else [ctx.eval_dir]
+    matters under the masked /tmp): the eval's folder and its project."""
+    return [] if ctx.eval_dir is None else [ctx.eval_dir, confine.project_of(ctx.eval_dir)]
 
 
 GRADER_DIR = "/var/tmp/agentsproof-grader"

@@ -77,7 +77,7 @@ def test_file_parts_that_do_not_resolve_where_the_output_goes_are_refused(tmp_pa
     assert yaml.safe_load((evals / "EVAL.yaml").read_text())["tests"][0]["input"][0]["content"][1]["path"] == "notes.txt"
 
 
-def test_a_test_left_with_nothing_to_check_is_refused(tmp_path):
+def test_a_test_left_with_nothing_to_check_is_written_and_named(tmp_path):
     evals = _skill(tmp_path)
     (evals / "EVAL.yaml").write_text(
         "name: report\ntests:\n  - id: '1'\n    input: Write the weekly report\n    rubrics: [Has a title]\n"
@@ -85,10 +85,10 @@ def test_a_test_left_with_nothing_to_check_is_refused(tmp_path):
     )
     code, stdout, err = run_cli(["convert", evals / "EVAL.yaml", "--to", "evals-json"])
     lines = err.splitlines()
-    assert code == 30 and stdout == "", err
+    assert code == 0, err  # a case with nothing to check runs (score 1.0), so it loads; the lossy line names what went
     assert lines[0].endswith("lossy: tests[1].assert[0]: a 'contains' assertion has no evals.json form; it is left out")
-    assert len(lines) == 2 and "evals[1]: case 2 has nothing to check" in lines[1] and "nothing written" in lines[1]
-    _left_as_it_was(evals, {"EVAL.yaml"})
+    case = json.loads(stdout)["evals"][1]
+    assert case["prompt"] == "Say hello" and not case.get("assertions") and "expected_output" not in case, case
 
 
 def test_output_over_the_input_cap_is_refused(tmp_path):
