@@ -72,7 +72,7 @@ NOTED_KEYS = {
 TEST_KEYS = {"description", "vars", "assert", "metadata", "options", "threshold"}
 PROVIDER_KEYS = {"id", "label", "config", "provider", "prompts", "delay", "env"}
 PROMPT_KEYS = {"raw", "label", "id", "config"}
-OPTION_KEYS = {"provider", "transform", "transformVars", "prefix", "suffix", "disableVarExpansion", "runSerially", "storeOutputAs"}
+OPTION_KEYS = {"provider", "transform", "transformVars", "prefix", "suffix", "disableVarExpansion", "runSerially"}
 REFUSED_KEYS = {
     # promptfoo keys agentsproof does not honour, each refused with its reason (never dropped)
     "redteam": "red-team generation is promptfoo's own; run the tests it generates",
@@ -81,6 +81,7 @@ REFUSED_KEYS = {
     "rubricPrompt": "a judge prompt template is not used; write the judge's prompt as an llm-rubric assertion",
     "provider": "a test's own provider is not supported: every test runs on the config's providers (or --target)",
     "providerOutput": "a given output is not graded without a trial",
+    "storeOutputAs": "a later test reading this test's output needs the tests run in order, one trial each",
     "assertScoringFunction": "a custom scoring function is not run; the score is the assertions' weighted mean",
 }
 
@@ -106,7 +107,7 @@ def _options(src: str, where: str, test: dict) -> dict[str, Any]:
     """A test's (or defaultTest's) ``options``: ``provider`` (the judge of its LLM assertions that
     name none: formats/agentevals/code.judge_model), ``transform`` / ``transformVars``
     (:mod:`agentsproof.formats.promptfoo_transform`), ``prefix`` / ``suffix`` (around the prompt),
-    ``disableVarExpansion``; ``runSerially`` / ``storeOutputAs`` read with a note."""
+    ``disableVarExpansion``; ``runSerially`` read with a note."""
     options = test.get("options")
     if options is None:
         return {}
@@ -118,10 +119,6 @@ def _options(src: str, where: str, test: dict) -> dict[str, Any]:
             raise _err(src, f"{where}.options.{key}", "must be text")
     if options.get("runSerially"):
         _say(src, f"{where}.options.runSerially: trials run as --parallel says; each trial is independent")
-    if "storeOutputAs" in options:
-        raise _err(
-            src, f"{where}.options.storeOutputAs", "is not supported: a later test reading this test's output needs the tests run in order, one trial each"
-        )
     return dict(options)
 
 
@@ -457,12 +454,69 @@ def _input(src: str, where: str, text: str) -> Any:
     return text
 
 
+TEXT_TYPES = {"contains", "icontains", "contains-any", "icontains-any", "contains-all", "icontains-all", "starts-with", "equals", "ends-with"}
+
+
+def _text_values(entry: Any) -> Any:
+    """promptfoo compares a number in a text check as its text (``contains: 24.01``, ``contains-any: [-3.625]``)."""
+    if not isinstance(entry, dict) or str(entry.get("type", "")).removeprefix("not-") not in TEXT_TYPES:
+        return entry
+    value = entry.get("value")
+
+    def text(v: Any) -> Any:
+        return str(v) if isinstance(v, int | float) and not isinstance(v, bool) else v
+
+    if isinstance(value, list):
+        return {**entry, "value": [text(v) for v in value]}
+    return {**entry, "value": text(value)} if "value" in entry else entry
+
+
+_JS_CHECKS = {
+    # an assertion's own transform: the check on the transformed output's text, in JavaScript (as promptfoo runs it)
+    "contains": "s.includes(String(v))",
+    "icontains": "s.toLowerCase().includes(String(v).toLowerCase())",
+    "contains-any": "v.some((x) => s.includes(String(x)))",
+    "icontains-any": "v.some((x) => s.toLowerCase().includes(String(x).toLowerCase()))",
+    "contains-all": "v.every((x) => s.includes(String(x)))",
+    "icontains-all": "v.every((x) => s.toLowerCase().includes(String(x).toLowerCase()))",
+    "starts-with": "s.startsWith(String(v))",
+    "equals": "s.trim() === String(v).trim()",
+    "regex": "new RegExp(String(v)).test(s)",
+    "is-json": "(() => { try { JSON.parse(s); return true; } catch (e) { return false; } })()",
+}
+
+
+def _own_transform(src: str, where: str, entry: Any) -> Any:
+    """promptfoo's ``transform`` on one assertion: that assertion as a javascript one that transforms the output first."""
+    if not isinstance(entry, dict) or "transform" not in entry:
+        return entry
+    kind = str(entry.get("type", ""))
+    base = kind.removeprefix("not-")
+    code = entry["transform"]
+    if not isinstance(code, str) or not code.strip() or code.strip().startswith("file://"):
+        raise _err(src, f"{where}.transform", "must be JavaScript code (an expression or a function body) on output")
+    if base not in _JS_CHECKS:
+        raise _err(src, f"{where}.transform", f"an assertion's own transform is run for {', '.join(sorted(_JS_CHECKS))} (not {kind!r})")
+    body = code if "\n" in code.strip() or code.strip().startswith("return") else f"return ({code.strip()});"
+    check = _JS_CHECKS[base]
+    if kind.startswith("not-"):
+        check = f"!({check})"
+    js = (
+        f"const o = ((output, context) => {{ {body} }})(output, context);\n"
+        "const s = typeof o === 'string' ? o : JSON.stringify(o);\n"
+        f"const v = {json.dumps(entry.get('value'))};\n"
+        f"return {check};"
+    )
+    out = {k: v for k, v in entry.items() if k not in ("transform", "value", "type")}
+    return {**out, "type": "javascript", "value": js}
+
+
 def _check_type(src: str, where: str, entry: Any) -> Any:
     from agentsproof.formats.agentevals.asserts import EXTRA, supported
     from agentsproof.formats.agentevals.negation import REFUSED
     from agentsproof.formats.agentevals.trajectory import rewrite
 
-    entry = rewrite(src, where, entry)  # trajectory:* as tool-calls
+    entry = _own_transform(src, where, _text_values(rewrite(src, where, entry)))  # trajectory:* as tool-calls
     if isinstance(entry, dict):
         kind = entry.get("type")
         if kind in ("assert-set", "not-assert-set"):  # its assertions, each checked (formats/agentevals/assert_set.py)

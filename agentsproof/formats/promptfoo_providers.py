@@ -108,6 +108,9 @@ CLIENT_KEYS = {
     "showThinking": "the answer is graded as the API returns it",
     "apiVersion": "trials go to the configured provider",
     "region": "trials go to the configured provider",
+    "deploymentName": "trials go to the configured provider, on the model the id names",
+    "azureClientId": "trials go to the configured provider",
+    "azureTenantId": "trials go to the configured provider",
 }
 
 

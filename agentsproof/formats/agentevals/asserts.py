@@ -68,7 +68,7 @@ EXTRA: dict[str, set[str]] = {
         + ("contains-all", "icontains-all", "skill-used", "not-skill-used")
     },
     "regex": {"value", "flags"},
-    "is-json": set(),
+    "is-json": {"value"},
     "not-empty": set(),
     "min-length": {"value"},
     "max-length": {"value"},
@@ -176,6 +176,22 @@ class Builder:
             self._judge_default(self.at, "has nothing to check; give assert, rubrics, criteria or expected_output")
         # nothing at all to check: no grader, the trial scores 1.0 in both arms (seed 000's "neither: score
         # always 1.0"; promptfoo: a test without assertions passes); lint warns it cannot show a difference
+
+    def _json_schema(self, where: str, value: Any, negate: bool) -> list[str]:
+        """The script that checks the answer against ``value``, a JSON Schema (or ``file://schema.json|yaml``)."""
+        import json
+
+        from agentsproof.formats.agentevals.json_schema import CHECK, unknown_keyword
+
+        if isinstance(value, str) and value.strip().startswith("file://"):
+            from agentsproof.core.validation import read_yaml
+            from agentsproof.formats.agentevals.parse import attached
+
+            value = read_yaml(attached(self.src, f"{where}.value", value.strip().removeprefix("file://"), self.path))
+        found = unknown_keyword(value, "value")
+        if found is not None:
+            raise self.err(f"{where}.{found[0]}", f"{found[1]}: give the schema's other keywords, or check it with a python assertion")
+        return [sys.executable, "-c", CHECK, json.dumps(value), "1" if negate else "0"]
 
     def _criteria(self, texts: list[str], where: str, weight: float, gate: float | None = None, label: str = "criteria") -> None:
         texts = [t.strip() for t in texts]
@@ -302,6 +318,8 @@ class Builder:
                 raise self.err(f"{where}.value", f"{value!r} is not a valid regex: {err}") from None
             pattern = negate_pattern(pattern) if negate else pattern
             self.add(DeterministicGrader(type="deterministic", checks=Checks(regexMatch=[pattern]), weight=weight), label, gate)
+        elif kind == "is-json" and entry.get("value") is not None:  # promptfoo: a JSON Schema the answer must follow
+            self.add(ScriptGrader(type="script", run=self._json_schema(where, entry["value"], negate), stdin="answer", weight=weight), label, gate)
         elif kind == "is-json":
             check = IS_NOT_JSON if negate else IS_JSON
             self.add(ScriptGrader(type="script", run=[sys.executable, "-c", check], stdin="answer", weight=weight), label, gate)
