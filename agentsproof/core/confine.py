@@ -119,6 +119,12 @@ def confined_argv(argv: list[str], *, cwd: Path, writable: list[Path], readable:
     and the user has not opted out (then ``argv`` is returned as it is)."""
     from agentsproof.core.errors import TargetError
 
+    program = argv[0] if argv else ""
+    found_program = os.path.isfile(program) if "/" in program else shutil.which(program) is not None
+    if "/" in program and not os.path.isabs(program):
+        found_program = (cwd / program).is_file()
+    if not found_program:
+        raise TargetError(f"cannot run {program!r}: No such file or directory")
     if unconfined():
         from agentsproof.core.notice import note_once
 
