@@ -462,6 +462,9 @@ def _text_values(entry: Any) -> Any:
     if not isinstance(entry, dict) or str(entry.get("type", "")).removeprefix("not-") not in TEXT_TYPES:
         return entry
     value = entry.get("value")
+    if value == "" and entry.get("type") in ("equals", "not-equals"):  # promptfoo: output === '' (or not)
+        rest = {k: v for k, v in entry.items() if k not in ("type", "value")}
+        return {**rest, "type": "not-empty"} if entry["type"] == "not-equals" else {**rest, "type": "not-not-empty"}
 
     def text(v: Any) -> Any:
         return str(v) if isinstance(v, int | float) and not isinstance(v, bool) else v

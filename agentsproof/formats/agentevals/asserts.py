@@ -79,6 +79,8 @@ EXTRA: dict[str, set[str]] = {
     "script": {"command"},
     "code-grader": {"command"},
     "skill-trigger": {"skill", "should_trigger"},
+    "cost": {"threshold"},
+    "latency": {"threshold"},
 }
 
 
@@ -177,6 +179,19 @@ class Builder:
         # nothing at all to check: no grader, the trial scores 1.0 in both arms (seed 000's "neither: score
         # always 1.0"; promptfoo: a test without assertions passes); lint warns it cannot show a difference
 
+    def _bound(self, where: str, entry: dict, kind: str, weight: float, negate: bool) -> Any:
+        """promptfoo's ``cost`` / ``latency``: the execution_metrics grader's ``max_cost_usd`` / ``max_duration_ms``
+        (a cost or duration that was not recorded fails its check, saying so)."""
+        from agentsproof.grading.execution_metrics import ExecutionMetricsGrader
+
+        if negate:
+            raise self.err(f"{where}.type", f"negating {kind!r} is not supported: it is an upper bound")
+        limit = entry.get("threshold")
+        if isinstance(limit, bool) or not isinstance(limit, int | float) or limit < 0:
+            raise self.err(f"{where}.threshold", "must be a number of at least 0 (" + ("USD" if kind == "cost" else "milliseconds") + ")")
+        field = "max_cost_usd" if kind == "cost" else "max_duration_ms"
+        return ExecutionMetricsGrader.model_validate({"type": "execution_metrics", field: float(limit), "weight": weight})
+
     def _json_schema(self, where: str, value: Any, negate: bool) -> list[str]:
         """The script that checks the answer against ``value``, a JSON Schema (or ``file://schema.json|yaml``)."""
         import json
@@ -273,7 +288,7 @@ class Builder:
         negate = negate or prefixed
         label = metric or (NEGATED.get(kind, f"not-{kind}") if negate else kind)
         weight = self._weight(where, entry)
-        own = kind in CODE_TYPES or kind in STRUCTURED_TYPES  # a threshold (and similar's provider) of their own, not a gate
+        own = kind in CODE_TYPES or kind in STRUCTURED_TYPES or kind in ("cost", "latency")  # a threshold (and similar's provider) of their own, not a gate
         self.judge_model = None if own else judge_model(self.src, where, entry)
         gate = self._gate(where, {k: v for k, v in entry.items() if k != "threshold" or not own})
         if negate:
@@ -343,6 +358,8 @@ class Builder:
             self.add(code_grader(self.src, self.path, self.test, where, entry, kind, weight, negate), label, gate)
         elif kind in STRUCTURED_TYPES:
             self.add(structured_grader(self.src, where, self.test, entry, kind, weight, negate), label, gate)
+        elif kind in ("cost", "latency"):  # promptfoo: the trial's cost (USD) / duration (ms) at most threshold
+            self.add(self._bound(where, entry, kind, weight, negate), label, gate)
         elif kind in ("script", "code-grader"):
             self.add(ScriptGrader(type="script", run=self._command(where, entry), stdin="json" if kind == "script" else "answer", weight=weight), label, gate)
         else:  # skill-used, not-skill-used, skill-trigger
