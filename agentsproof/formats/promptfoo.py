@@ -277,7 +277,8 @@ def _combos(src: str, where: str, variables: dict[str, Any]) -> list[dict[str, A
     """promptfoo's expansion: a var whose value is a list gives one case per value (several: every combination)."""
     import itertools
 
-    lists = {k: v for k, v in variables.items() if isinstance(v, list)}
+    # an array of objects (a chat history) stays one value, as in promptfoo
+    lists = {k: v for k, v in variables.items() if isinstance(v, list) and not any(isinstance(x, dict | list) for x in v)}
     for k, v in lists.items():
         if not v:
             raise _err(src, f"{where}.{k}", "is an empty list: no case to run")
@@ -317,7 +318,7 @@ def _to_eval_yaml(path: Path, contexts: list[Context] | None = None, prompt_list
     from agentsproof.formats.promptfoo_transform import transform_vars
 
     src = display(path)
-    data = read_yaml(path)
+    data = _yaml12(path, read_yaml(path))
     if not isinstance(data, dict):
         raise _err(src, None, "expected a YAML mapping at the top level")
     _unknown(src, "", data, SUITE_KEYS | IGNORED_KEYS | set(NOTED_KEYS))
@@ -377,7 +378,11 @@ def _to_eval_yaml(path: Path, contexts: list[Context] | None = None, prompt_list
                 render_entry(src, where, _check_type(src, where, _with_judge(_deref(src, where, a, templates), judge)), variables) for where, a in entries
             ]
             for pi, prompt in enumerate(prompts):
-                text = render(src, f"prompts[{pi}]", prompt.text, variables)
+                text = (
+                    _nunjucks(src, f"prompts[{pi}]", prompt.text, variables)
+                    if _is_nunjucks(prompt.text)
+                    else render(src, f"prompts[{pi}]", prompt.text, variables)
+                )
                 text = str(options.get("prefix") or "") + text + str(options.get("suffix") or "")
                 tid = name if len(prompts) == 1 else f"{_slug(prompt.label)}.{name}"
                 while tid in seen:
@@ -400,6 +405,67 @@ def _to_eval_yaml(path: Path, contexts: list[Context] | None = None, prompt_list
         suite["description"] = data["description"]
     suite["tests"] = out_tests
     return suite, providers
+
+
+_NUNJUCKS = re.compile(r"\{%|\{\{[^}]*\|")
+_FOR_PAIR = re.compile(r"\{%-?\s*for\s+(\w+)\s*,\s*(\w+)\s+in\s+([^%]+?)\s*-?%\}")
+
+
+def _is_nunjucks(text: str) -> bool:
+    """A prompt that uses Nunjucks beyond ``{{ name }}``: a tag (``{% for %}``) or a filter (``{{ x | dump }}``)."""
+    return _NUNJUCKS.search(text) is not None
+
+
+def _nunjucks(src: str, where: str, text: str, variables: dict[str, Any]) -> str:
+    """promptfoo's Nunjucks prompt template, rendered by a sandboxed Jinja (Nunjucks' syntax is Jinja's):
+    ``dump`` is Nunjucks' JSON filter, ``{% for k, v in object %}`` walks an object's entries, an unknown
+    name is empty (as in Nunjucks)."""
+    import jinja2
+    from jinja2.sandbox import SandboxedEnvironment
+
+    def pairs(value: Any) -> Any:
+        return list(value.items()) if isinstance(value, dict) else value
+
+    env = SandboxedEnvironment(autoescape=False, keep_trailing_newline=True)
+    env.filters["dump"] = lambda value, indent=None: json.dumps(value, indent=indent, ensure_ascii=False)
+    env.filters["_pairs"] = pairs
+    source = _FOR_PAIR.sub(lambda m: "{% for " + m.group(1) + ", " + m.group(2) + " in (" + m.group(3) + ") | _pairs %}", text)
+    try:
+        return env.from_string(source).render(**variables)
+    except (jinja2.TemplateError, TypeError, ValueError, KeyError, AttributeError) as err:
+        raise _err(src, where, f"the Nunjucks template does not render: {type(err).__name__}: {err}") from None
+
+
+def _has_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return True
+    if isinstance(value, dict):
+        return any(_has_bool(v) for v in value.values())
+    return isinstance(value, list) and any(_has_bool(v) for v in value)
+
+
+def _yaml12(path: Path, data: Any) -> Any:
+    """The config as promptfoo reads it (js-yaml, YAML 1.2): ``yes``, ``no``, ``on``, ``off`` are text, not
+    booleans (``body: Yes`` is the text Yes). The file was read strictly already; this reads its scalars again."""
+    if not _has_bool(data):
+        return data
+    import yaml
+
+    from agentsproof.core import inputs
+
+    class Yaml12(inputs._StrictLoader):  # the strict loader's checks, YAML 1.2's booleans
+        pass
+
+    bool_tag = "tag:yaml.org,2002:bool"
+    Yaml12.yaml_implicit_resolvers = {
+        first: [(tag, rx) for tag, rx in resolvers if tag != bool_tag] for first, resolvers in inputs._StrictLoader.yaml_implicit_resolvers.items()
+    }
+    Yaml12.add_implicit_resolver(bool_tag, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
+    text = inputs.read_text(path, source=inputs.display(path), field=None, max_bytes=inputs.MAX_EVAL_FILE_BYTES, what="file")
+    try:
+        return yaml.load(text, Loader=Yaml12)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError:
+        return data
 
 
 def _threshold(src: str, where: str, test: dict) -> float | None:

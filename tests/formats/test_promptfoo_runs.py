@@ -184,3 +184,27 @@ def test_scenarios_and_derived_metrics(byok_env, tmp_path):
     assert report, err
     assert sorted(r["messages"][-1]["content"] for r in byok_env.trial_requests()) == ["Translate Hello into French", "Translate Hello into German"]
     assert "derivedMetrics: read, not used" in err
+
+
+def test_a_nunjucks_chat_prompt_with_a_history_and_yaml_12_text(byok_env, tmp_path):
+    """openai-chat-history: a JSON chat prompt built with Nunjucks ({% for %}, | dump) from a list of objects (one
+    value, not one case each); named-metrics: ``body: Yes`` is the text Yes (promptfoo reads YAML 1.2)."""
+    byok_env.add(Rule(reply="Arr, Oculus.", judge=False))
+    prompt = (
+        '[\n  {"role": "system", "content": {{ system_message | dump }}},\n'
+        "  {% for message in previous_messages %}{% for role, content in message %}\n"
+        '  {"role": "{{ role }}", "content": {{ content | dump }}},\n  {% endfor %}{% endfor %}\n'
+        '  {"role": "user", "content": {{ question | dump }}}\n]\n'
+    )
+    text = (
+        "prompts: [file://prompt.json, 'Say this as a pirate: {{body}}']\nproviders: [openai:gpt-4.1-mini]\n"
+        "defaultTest:\n  vars:\n    system_message: Talk like a pirate.\n    body: Yes\n"
+        "    previous_messages:\n      - user: Who founded Facebook?\n      - assistant: Mark Zuckerberg\n"
+        "tests:\n  - vars: {question: 'Did he create any other companies?'}\n"
+    )
+    code, err, report = _run(_config(tmp_path, text, **{"prompt.json": prompt}), tmp_path)
+    assert code == 0, err
+    sent = [r["messages"][-1]["content"] for r in byok_env.trial_requests()]
+    assert len(sent) == 2 and "Say this as a pirate: Yes" in sent, sent
+    history = next(s for s in sent if "pirate:" not in s)
+    assert "Who founded Facebook?" in history and "Mark Zuckerberg" in history and history.endswith("Did he create any other companies?"), history
