@@ -680,7 +680,7 @@ def _on_providers(src: str, path: Path, items: list[Any], contexts: list[Context
     provider on its model with its (and the prompt's) ``config`` sent; a program as a command target."""
     import dataclasses
 
-    from agentsproof.formats.promptfoo_programs import is_program, program_target
+    from agentsproof.formats.promptfoo_programs import http_target, is_http, is_program, program_target
     from agentsproof.targets.config import parse_targets
 
     several = len(providers) > 1
@@ -692,7 +692,7 @@ def _on_providers(src: str, path: Path, items: list[Any], contexts: list[Context
             unknown = [n for n in p.prompts if n not in known and not any(fnmatch_name(n, k) for k in known)]
             if unknown:
                 raise _err(src, f"{p.at}.prompts", f"{unknown[0]!r} names no prompt (labels: {', '.join(pr.label for pr in prompts)})")
-        program = is_program(p.pid)
+        program = is_program(p.pid) or is_http(p.pid)
         if not program and not_model(p.pid) is not None:
             check_provider(src, p)  # an endpoint, a browser …: refused by name, never sent as a model
         if not program and several and p.model is None:
@@ -706,7 +706,10 @@ def _on_providers(src: str, path: Path, items: list[Any], contexts: list[Context
                 own.update(id=f"{it.id}@{p.label}", name=f"{p.label}/{it.name}")
             if program:
                 name = f"{_slug(p.label)[:40]}.{k + 1}"
-                entry = program_target(src, p.at, p.pid, p.label, {**p.config, **prompt.config}, path, ctx.vars, prompt.label)
+                if is_http(p.pid):
+                    entry = http_target(src, p.at, p.pid, {**p.config, **prompt.config})
+                else:
+                    entry = program_target(src, p.at, p.pid, p.label, {**p.config, **prompt.config}, path, ctx.vars, prompt.label)
                 found = parse_targets({name: entry}, src, path.resolve().parent)[name]
                 own.update(target=name, target_def=found)
                 out.append(dataclasses.replace(it, **own))
@@ -718,7 +721,9 @@ def _on_providers(src: str, path: Path, items: list[Any], contexts: list[Context
             elif several:
                 own["model"] = p.model
             out.append(dataclasses.replace(it, **own, **sets))
-        if program:
+        if is_http(p.pid):
+            line = f"provider {p.label!r} ({p.pid}) runs as an http target (its body posted, the prompt at its '{{{{prompt}}}}')"
+        elif program:
             line = f"provider {p.label!r} ({p.pid}) runs as a command target, confined (the project read-only, no network)"
         elif "model" in p.config:
             line = f"provider {p.label!r} runs its config.model {p.model!r} through the configured provider"
@@ -727,7 +732,7 @@ def _on_providers(src: str, path: Path, items: list[Any], contexts: list[Context
         else:
             line = f"provider {p.label!r} runs as the configured model (--model / AGENTSPROOF_MODEL)"
         said.append(line)
-    models = [p for p in providers if not is_program(p.pid) and "model" not in p.config]
+    models = [p for p in providers if not is_program(p.pid) and not is_http(p.pid) and "model" not in p.config]
     if several and models:
         said.append(
             "providers "

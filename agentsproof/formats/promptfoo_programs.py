@@ -222,3 +222,91 @@ def program_target(src: str, at: str, pid: str, label: str, config: dict[str, An
         "command": [node, "-e", NODE_PROVIDER, target, _b64(options), _b64(context)],
         "stdin": True,
     }
+
+
+HTTP_KEYS = {"url", "method", "headers", "body", "transformResponse", "responseParser", "maxRetries", "timeout", "skill_field"}
+_PATH_EXPR = re.compile(r"^json((?:\.[A-Za-z_$][\w$]*|\[\d+\])*)$")
+
+
+def is_http(pid: str) -> bool:
+    """promptfoo's HTTP provider: ``http``, ``https``, or an ``http(s)://`` URL as the id."""
+    low = pid.strip().lower()
+    return low in ("http", "https") or low.startswith(("http://", "https://"))
+
+
+def _prompt_path(body: Any, path: str = "") -> tuple[list[str], list[str]]:
+    """(the dotted paths whose value is exactly ``{{prompt}}``, the paths of any other template) in a body."""
+    found: list[str] = []
+    others: list[str] = []
+    items = body.items() if isinstance(body, dict) else enumerate(body) if isinstance(body, list) else []
+    for key, value in items:
+        here = f"{path}.{key}" if path else str(key)
+        if isinstance(value, str):
+            if re.fullmatch(r"\s*\{\{\s*prompt\s*\}\}\s*", value):
+                found.append(here)
+            elif "{{" in value or "{%" in value:
+                others.append(here)
+        else:
+            more, other = _prompt_path(value, here)
+            found += more
+            others += other
+    return found, others
+
+
+def http_target(src: str, at: str, pid: str, config: dict[str, Any]) -> dict[str, Any]:
+    """promptfoo's HTTP provider as an agentsproof ``http`` target: a POST of its ``body`` with the prompt at the one
+    ``{{prompt}}``, the answer where ``transformResponse`` (``json.a.b[0].c``) points; InputError naming what
+    the http target cannot do as promptfoo would (another template, another method, TLS settings …)."""
+    import copy
+
+    cfg = dict(config)
+    url = cfg.get("url") or (pid.strip() if pid.strip().lower().startswith(("http://", "https://")) else None)
+    where = f"{at}.config"
+    if not isinstance(url, str) or not url.strip():
+        raise InputError(src, f"{where}.url", "is required (the endpoint promptfoo's HTTP provider posts to)")
+    if "{{" in url:
+        raise InputError(src, f"{where}.url", "a URL template is not filled; give the URL itself")
+    extra = sorted(k for k in cfg if k not in HTTP_KEYS)
+    if extra:
+        raise InputError(
+            src,
+            f"{where}.{extra[0]}",
+            "is not run by agentsproof's http target (it posts the body to the URL, no TLS client settings, sessions or raw requests)",
+        )
+    method = str(cfg.get("method", "POST")).upper()
+    if method != "POST":
+        raise InputError(src, f"{where}.method", f"{method!r}: agentsproof's http target posts (POST) the body")
+    body = cfg.get("body")
+    if isinstance(body, str):
+        try:
+            body = json.loads(body)
+        except ValueError:
+            raise InputError(src, f"{where}.body", "a text body is not sent; give the body as a mapping with '{{prompt}}' in it") from None
+    if not isinstance(body, dict):
+        raise InputError(src, f"{where}.body", "must be a mapping (the JSON body) with '{{prompt}}' at one place")
+    paths, others = _prompt_path(body)
+    if len(paths) != 1:
+        raise InputError(src, f"{where}.body", "must hold '{{prompt}}' exactly once (as a whole value)")
+    if others:
+        raise InputError(src, f"{where}.body.{others[0]}", "a template other than '{{prompt}}' is not filled; give the value itself")
+    parse = cfg.get("transformResponse", cfg.get("responseParser"))
+    m = _PATH_EXPR.match(parse.strip()) if isinstance(parse, str) else None
+    if m is None:
+        raise InputError(src, f"{where}.transformResponse", "give the answer's place as json.PATH (json.choices[0].message.content); other code is not run")
+    answer = re.sub(r"\[(\d+)\]", r".\1", m.group(1)).lstrip(".")
+    if not answer:
+        raise InputError(src, f"{where}.transformResponse", "must name a field of the reply (json.PATH)")
+    headers = cfg.get("headers") or {}
+    if not isinstance(headers, dict) or any("{{" in str(v) for v in headers.values()):
+        raise InputError(src, f"{where}.headers", "must map names to values (${VAR} for a secret; a template is not filled)")
+    fixed = copy.deepcopy(body)
+    spec: dict[str, Any] = {
+        "type": "http",
+        "url": url.strip(),
+        "request_field": paths[0],
+        "answer_field": answer,
+        "headers": {str(k): str(v) for k, v in headers.items() if str(k).lower() != "content-type"},
+        "extra": fixed,
+        "skill_field": str(cfg.get("skill_field") or "skill"),
+    }
+    return spec

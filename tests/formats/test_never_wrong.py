@@ -51,10 +51,8 @@ def _one_line(code: int, err: str) -> str:
 
 
 NOT_MODELS = [
-    ("https://api.example.com/chat", "promptfoo's HTTP provider"),
-    ("http://localhost:8080/generate", "promptfoo's HTTP provider"),
-    ("http", "promptfoo's HTTP provider"),
     ("webhook:http://localhost:1/hook", "promptfoo's webhook provider"),
+    ("ws://localhost:1/socket", "promptfoo's WebSocket provider"),
     ("browser", "promptfoo's browser provider"),
     ("mcp", "promptfoo's MCP provider"),
 ]
@@ -100,10 +98,45 @@ def test_model_ids_still_run_on_their_model_and_nothing_else_goes_out(byok_env, 
 
 def test_with_a_target_the_providers_are_not_used_and_not_refused(byok_env, tmp_path):
     """``--target`` is the way to run an exec/http provider: the providers are then only said to be unused."""
-    path = _write(tmp_path, "providers:\n  - 'https://api.example.com/chat'\n")
+    path = _write(tmp_path, "providers:\n  - 'webhook:http://localhost:1/hook'\n")
     code, err = _eval(path, tmp_path, "--target", "nope-not-defined")
     assert "providers are not used: every case runs on --target nope-not-defined" in err, err
-    assert code == 30 and "unknown target 'nope-not-defined'" in err and "HTTP provider" not in err, err
+    assert code == 30 and "unknown target 'nope-not-defined'" in err and "webhook provider" not in err, err
+
+
+def test_promptfoos_http_provider_runs_as_an_http_target(byok_env, tmp_path):
+    """promptfoo's HTTP provider (its http-provider example's shape): the body posted with the prompt at its
+    '{{prompt}}', the answer where transformResponse points; the model named in the body is the one sent."""
+    byok_env.add(Rule(reply="hello from the endpoint", judge=False))
+    providers = (
+        "providers:\n  - id: http\n    label: chat endpoint\n    config:\n"
+        f"      url: {byok_env.base_url}/chat/completions\n      method: POST\n"
+        "      headers: {Content-Type: application/json}\n"
+        "      body:\n        model: gpt-4o-mini\n        messages:\n          - {role: system, content: Explain simply}\n"
+        "          - {role: user, content: '{{prompt}}'}\n        temperature: 0.7\n"
+        "      transformResponse: 'json.choices[0].message.content'\n"
+    )
+    code, err = _eval(_write(tmp_path, providers), tmp_path)
+    assert code == 0, err
+    [req] = byok_env.trial_requests()
+    assert req["model"] == "gpt-4o-mini" and req["messages"][1] == {"role": "user", "content": "Say hello to Ada"} and req["temperature"] == 0.7
+    report = read_json(next((tmp_path / "out").rglob("*.json")))
+    assert [t["response"] for it in report["items"] for t in it["with_arm"]["trials"]] == ["hello from the endpoint"]
+
+
+@pytest.mark.parametrize(
+    ("config", "field"),
+    [
+        ("{url: 'https://x.example/a', body: {q: '{{prompt}}'}, transformResponse: 'json.a', tls: {caPath: ./ca.pem}}", "config.tls"),
+        ("{url: 'https://x.example/a', body: {q: '{{prompt}}'}, transformResponse: 'json.items.map(i => i.t)'}", "config.transformResponse"),
+        ("{url: 'https://x.example/a', body: {q: '{{prompt}}', who: '{{name}}'}, transformResponse: 'json.a'}", "config.body.who"),
+        ("{url: 'https://x.example/a', method: GET, body: {q: '{{prompt}}'}, transformResponse: 'json.a'}", "config.method"),
+    ],
+)
+def test_what_the_http_target_cannot_do_as_promptfoo_is_refused_by_name(byok_env, tmp_path, config, field):
+    line = _one_line(*_eval(_write(tmp_path, f"providers:\n  - id: http\n    config: {config}\n"), tmp_path))
+    assert f"providers[0].{field}:" in line, line
+    assert byok_env.requests == []
 
 
 def test_config_max_tokens_and_model_are_honoured(byok_env, tmp_path):
