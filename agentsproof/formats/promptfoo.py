@@ -209,8 +209,80 @@ def _prompt_text(src: str, at: str, p: str, path: Path) -> str:
     ref = p.removeprefix("file://")
     head, _, tail = ref.rpartition(":")
     if head.endswith((".py", ".js", ".cjs", ".mjs")) and tail.isidentifier():
-        raise _err(src, at, f"{p!r}: a prompt function is called per test (not read as a template); it is not supported here")
+        file_ref(src, at, "file://" + head, path)  # it must be there; called per case (_call_prompt)
+        return PROMPT_FUNCTION + p
+    if ref.endswith((".py", ".js", ".cjs", ".mjs")):
+        raise _err(src, at, f"{p!r}: name the function that builds the prompt (file://{ref}:FUNCTION)")
     return _read(src, at, p, path).rstrip("\n")
+
+
+PROMPT_FUNCTION = "\x00promptfoo-function:"
+"""Marks a prompt that is a function (``file://prompt.py:fn``): called per case with its context."""
+
+PROMPT_RUNNER_PY = r"""
+import asyncio, importlib.util, inspect, json, sys
+path, fn = sys.argv[1], sys.argv[2]
+context = json.loads(sys.stdin.read())
+spec = importlib.util.spec_from_file_location("promptfoo_prompt", path)
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+out = getattr(mod, fn)(context)
+if inspect.isawaitable(out):
+    out = asyncio.run(out)
+if isinstance(out, dict) and "prompt" in out:
+    out = out["prompt"]
+print(json.dumps({"result": out if isinstance(out, str) else json.dumps(out)}))
+"""
+
+PROMPT_RUNNER_JS = r"""
+const [path, fn] = process.argv.slice(1);
+let input = "";
+process.stdin.on("data", (d) => { input += d; });
+process.stdin.on("end", async () => {
+  let out = await require(path)[fn](JSON.parse(input));
+  if (out && typeof out === "object" && !Array.isArray(out) && "prompt" in out) out = out.prompt;
+  process.stdout.write(JSON.stringify({result: typeof out === "string" ? out : JSON.stringify(out)}));
+});
+"""
+
+
+def _call_prompt(src: str, where: str, marked: str, variables: dict[str, Any], provider: str, path: Path) -> str:
+    """promptfoo's prompt function, called as promptfoo calls it (``fn({vars, provider})``), confined; what it returns is the prompt."""
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+
+    from agentsproof.core.confine import confined_argv, project_of
+    from agentsproof.core.errors import TargetError
+
+    ref = marked.removeprefix(PROMPT_FUNCTION).removeprefix("file://")
+    file, _, fn = ref.rpartition(":")
+    target = str(file_ref(src, where, "file://" + file, path))
+    if file.endswith(".py"):
+        argv = [sys.executable, "-c", PROMPT_RUNNER_PY, target, fn]
+    else:
+        node = shutil.which("node")
+        if node is None:
+            raise _err(src, where, "a JavaScript prompt function runs with node, which is not on PATH")
+        argv = [node, "-e", PROMPT_RUNNER_JS, target, fn]
+    folder = path.resolve().parent
+    context = json.dumps({"vars": variables, "provider": {"id": provider, "label": provider}}, default=str)
+    try:
+        with tempfile.TemporaryDirectory(prefix="agentsproof-prompt-") as tmp:
+            wrapped = confined_argv(argv, cwd=Path(tmp), writable=[Path(tmp)], readable=[folder, project_of(folder)])
+            done = subprocess.run(wrapped, input=context, capture_output=True, text=True, timeout=60, cwd=tmp)
+    except TargetError as err:
+        raise _err(src, where, str(err)) from None
+    except (OSError, subprocess.TimeoutExpired) as err:
+        raise _err(src, where, f"the prompt function did not run: {err}") from None
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1][:300]
+        raise _err(src, where, f"the prompt function failed: {last}")
+    try:
+        return str(json.loads(done.stdout)["result"])
+    except (ValueError, KeyError, TypeError):
+        raise _err(src, where, "the prompt function printed no prompt") from None
 
 
 def _provider_entries(src: str, data: dict, path: Path) -> list[Provider]:
@@ -378,11 +450,13 @@ def _to_eval_yaml(path: Path, contexts: list[Context] | None = None, prompt_list
                 render_entry(src, where, _check_type(src, where, _with_judge(_deref(src, where, a, templates), judge)), variables) for where, a in entries
             ]
             for pi, prompt in enumerate(prompts):
-                text = (
-                    _nunjucks(src, f"prompts[{pi}]", prompt.text, variables)
-                    if _is_nunjucks(prompt.text)
-                    else render(src, f"prompts[{pi}]", prompt.text, variables)
-                )
+                if prompt.text.startswith(PROMPT_FUNCTION):
+                    first = providers[0].pid if providers else "configured-model"
+                    text = _call_prompt(src, f"prompts[{pi}]", prompt.text, variables, first, path)
+                elif _is_nunjucks(prompt.text):
+                    text = _nunjucks(src, f"prompts[{pi}]", prompt.text, variables)
+                else:
+                    text = render(src, f"prompts[{pi}]", prompt.text, variables)
                 text = str(options.get("prefix") or "") + text + str(options.get("suffix") or "")
                 tid = name if len(prompts) == 1 else f"{_slug(prompt.label)}.{name}"
                 while tid in seen:

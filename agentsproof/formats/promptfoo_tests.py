@@ -179,6 +179,10 @@ def tests_from(src: str, where: str, value: Any, path: Path) -> list[Any]:
     out: list[Any] = []
     for i, item in enumerate(items):
         at = f"{where}[{i}]" if isinstance(value, list) else where
+        if isinstance(item, str) and item.startswith(("huggingface://", "http://", "https://")):
+            raise _err(
+                src, at, f"{item[:80]!r} is a hosted dataset (Hugging Face, Google Sheets, a URL): it is not fetched; save it as a file and give file://PATH"
+            )
         if not (isinstance(item, str) and item.startswith("file://")):
             out.append(item)
             continue

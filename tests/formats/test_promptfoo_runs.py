@@ -208,3 +208,21 @@ def test_a_nunjucks_chat_prompt_with_a_history_and_yaml_12_text(byok_env, tmp_pa
     assert len(sent) == 2 and "Say this as a pirate: Yes" in sent, sent
     history = next(s for s in sent if "pirate:" not in s)
     assert "Who founded Facebook?" in history and "Mark Zuckerberg" in history and history.endswith("Did he create any other companies?"), history
+
+
+def test_a_prompt_function_is_called_per_case_confined(byok_env, tmp_path):
+    """huggingface-hle: ``file://prompt.py:create_hle_prompt`` called with {vars, provider}, its chat messages sent;
+    a hosted dataset in tests is refused with its reason."""
+    byok_env.add(Rule(reply="Answer: B", judge=False))
+    prompt_py = (
+        "import json\n\ndef create_hle_prompt(context):\n    q = context['vars']\n"
+        "    return json.dumps([{'role': 'system', 'content': 'Answer with a letter.'}, {'role': 'user', 'content': q['question'] + ' ' + context['provider']['id']}])\n"
+    )
+    text = "prompts: [file://prompt.py:create_hle_prompt]\nproviders: [openai:o4-mini]\ntests:\n  - vars: {question: 'Which is it?'}\n    assert: [{type: contains, value: B}]\n"
+    code, err, report = _run(_config(tmp_path, text, **{"prompt.py": prompt_py}), tmp_path)
+    assert code == 0, err
+    [req] = byok_env.trial_requests()
+    assert "Which is it? openai:o4-mini" in req["messages"][-1]["content"], req
+    path = _config(tmp_path, text.replace("tests:\n  - vars: {question: 'Which is it?'}\n    assert: [{type: contains, value: B}]\n", "tests:\n  - huggingface://datasets/cais/hle?split=test\n"))
+    code, _, err = run_cli(["eval", path, "--model", "m", "--output", tmp_path / "out2"])
+    assert code == 30 and "tests[0]: 'huggingface://datasets/cais/hle?split=test' is a hosted dataset" in err, err
