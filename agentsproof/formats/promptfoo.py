@@ -196,6 +196,12 @@ def _prompt_list(src: str, data: dict, path: Path) -> list[Prompt]:
             raise _err(src, at, "is empty")
         names.add(p)
         name = str(label) if label else (p.removeprefix("file://") if p.startswith("file://") else f"prompt-{i + 1}")
+        parts = re.split(r"\n-{3,}\n", text) if p.startswith("file://") and p.lower().endswith(".txt") else [text]
+        if len(parts) > 1:  # promptfoo: a .txt prompts file holds several prompts, split by a line of ---
+            for n, part in enumerate(parts, start=1):
+                if part.strip():
+                    out.append(Prompt(f"{name}:{n}", part.strip("\n"), names | {f"{name}:{n}"}, dict(config)))
+            continue
         out.append(Prompt(name, text, names | {name}, dict(config)))
     if not out:
         raise _err(src, "prompts", "is empty; give at least one prompt")
@@ -492,7 +498,7 @@ def _is_nunjucks(text: str) -> bool:
 
 def _nunjucks(src: str, where: str, text: str, variables: dict[str, Any]) -> str:
     """promptfoo's Nunjucks prompt template, rendered by a sandboxed Jinja (Nunjucks' syntax is Jinja's):
-    ``dump`` is Nunjucks' JSON filter, ``{% for k, v in object %}`` walks an object's entries, an unknown
+    ``dump`` is Nunjucks' JSON filter and ``load`` promptfoo's JSON.parse, ``{% for k, v in object %}`` walks an object's entries, an unknown
     name is empty (as in Nunjucks)."""
     import jinja2
     from jinja2.sandbox import SandboxedEnvironment
@@ -503,6 +509,7 @@ def _nunjucks(src: str, where: str, text: str, variables: dict[str, Any]) -> str
     env = SandboxedEnvironment(autoescape=False, keep_trailing_newline=True)
     env.filters["dump"] = lambda value, indent=None: json.dumps(value, indent=indent, ensure_ascii=False)
     env.filters["_pairs"] = pairs
+    env.filters["load"] = lambda value: json.loads(value) if isinstance(value, str) else value  # promptfoo's JSON.parse filter
     source = _FOR_PAIR.sub(lambda m: "{% for " + m.group(1) + ", " + m.group(2) + " in (" + m.group(3) + ") | _pairs %}", text)
     try:
         return env.from_string(source).render(**variables)

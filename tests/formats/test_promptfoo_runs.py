@@ -226,3 +226,15 @@ def test_a_prompt_function_is_called_per_case_confined(byok_env, tmp_path):
     path = _config(tmp_path, text.replace("tests:\n  - vars: {question: 'Which is it?'}\n    assert: [{type: contains, value: B}]\n", "tests:\n  - huggingface://datasets/cais/hle?split=test\n"))
     code, _, err = run_cli(["eval", path, "--model", "m", "--output", tmp_path / "out2"])
     assert code == 30 and "tests[0]: 'huggingface://datasets/cais/hle?split=test' is a hosted dataset" in err, err
+
+
+def test_a_prompts_file_with_several_prompts_and_the_load_filter(byok_env, tmp_path):
+    """simple-csv: prompts.txt holds two prompts split by ---, each reading a CSV column of JSON with ``| load``."""
+    byok_env.add(Rule(reply="Bonjour le monde", judge=False))
+    prompts = "Tone: {{ (style_config | load).tone }}\nTranslate into {{language}}: {{body}}\n---\nSay in {{language}}: {{body}}\n"
+    csv = 'language,body,style_config,__expected\nFrench,"Hello world","{""tone"":""formal""}","icontains:bonjour"\n'
+    path = _config(tmp_path, "prompts: [file://prompts.txt]\nproviders: [openai:gpt-4.1-mini]\ntests: file://tests.csv\n", **{"prompts.txt": prompts, "tests.csv": csv})
+    code, err, report = _run(path, tmp_path)
+    assert code == 0, err
+    sent = sorted(r["messages"][-1]["content"] for r in byok_env.trial_requests())
+    assert sent == ["Say in French: Hello world", "Tone: formal\nTranslate into French: Hello world"], sent
