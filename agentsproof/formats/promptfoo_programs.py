@@ -310,3 +310,111 @@ def http_target(src: str, at: str, pid: str, config: dict[str, Any]) -> dict[str
         "skill_field": str(cfg.get("skill_field") or "skill"),
     }
     return spec
+
+
+def _say(src: str, note: str) -> None:
+    from agentsproof.core.notice import note_once
+
+    note_once(f"{src}: {note}", key=("promptfoo", src, note))
+
+
+def _err(src: str, where: str | None, message: str) -> InputError:
+    return InputError(src, where, message)
+
+
+def _slug(text: str) -> str:
+    s = re.sub(r"[^A-Za-z0-9._-]+", "-", text.strip()).strip("-").lower()
+    return s[:60] or "test"
+
+
+def case_settings(src: str, path: Path, item: Any, ctx: Any, threshold: float | None) -> Any:
+    """A case's own settings: its test's ``threshold`` (unless --threshold), its output ``transform``."""
+    import dataclasses
+
+    from agentsproof.formats.promptfoo_transform import transform_argv
+
+    changes: dict[str, Any] = {}
+    if ctx.threshold is not None and threshold is None:
+        changes["threshold"] = ctx.threshold
+    if ctx.transform is not None:
+        context = json.dumps({"vars": ctx.vars, "prompt": {"raw": item.prompt}}, default=str)
+        changes["transform"] = (*transform_argv(src, "options.transform", ctx.transform, path), "output", context)
+    return dataclasses.replace(item, **changes) if changes else item
+
+
+def on_providers(src: str, path: Path, items: list[Any], contexts: list[Any], providers: list[Any], prompts: list[Any]) -> list[Any]:
+    """Every case on every provider that runs its prompt (``providers[].prompts``): a model through the configured
+    provider on its model with its (and the prompt's) ``config`` sent; a program as a command target."""
+    import dataclasses
+
+    from agentsproof.formats.promptfoo_providers import check_provider, not_model
+    from agentsproof.targets.config import parse_targets
+
+    several = len(providers) > 1
+    out: list[Any] = []
+    said: list[str] = []
+    for p in providers:
+        if p.prompts:
+            known = {n for pr in prompts for n in pr.names}
+            unknown = [n for n in p.prompts if n not in known and not any(fnmatch_name(n, k) for k in known)]
+            if unknown:
+                raise _err(src, f"{p.at}.prompts", f"{unknown[0]!r} names no prompt (labels: {', '.join(pr.label for pr in prompts)})")
+        program = is_program(p.pid) or is_http(p.pid)
+        if not program and not_model(p.pid) is not None:
+            check_provider(src, p)  # an endpoint, a browser …: refused by name, never sent as a model
+        if not program and several and p.model is None:
+            raise _err(src, p.at, f"{p.label!r} names no model (give id PROVIDER:MODEL or config.model)")
+        for k, (it, ctx) in enumerate(zip(items, contexts, strict=True)):
+            prompt = prompts[ctx.prompt]
+            if p.prompts and not any(n in prompt.names or any(fnmatch_name(n, m) for m in prompt.names) for n in p.prompts):
+                continue
+            own: dict[str, Any] = {}
+            if several:
+                own.update(id=f"{it.id}@{p.label}", name=f"{p.label}/{it.name}")
+            if program:
+                name = f"{_slug(p.label)[:40]}.{k + 1}"
+                if is_http(p.pid):
+                    entry = http_target(src, p.at, p.pid, {**p.config, **prompt.config})
+                else:
+                    entry = program_target(src, p.at, p.pid, p.label, {**p.config, **prompt.config}, path, ctx.vars, prompt.label)
+                found = parse_targets({name: entry}, src, path.resolve().parent)[name]
+                own.update(target=name, target_def=found)
+                out.append(dataclasses.replace(it, **own))
+                continue
+            sets = check_provider(src, p, prompt.config, say=lambda line: _say(src, line))
+            model = sets.pop("model", None)
+            if model is not None:
+                own["model"] = model
+            elif several:
+                own["model"] = p.model
+            out.append(dataclasses.replace(it, **own, **sets))
+        if is_http(p.pid):
+            line = f"provider {p.label!r} ({p.pid}) runs as an http target (its body posted, the prompt at its '{{{{prompt}}}}')"
+        elif program:
+            line = f"provider {p.label!r} ({p.pid}) runs as a command target, confined (the project read-only, no network)"
+        elif "model" in p.config:
+            line = f"provider {p.label!r} runs its config.model {p.model!r} through the configured provider"
+        elif several:
+            continue  # said together below
+        else:
+            line = f"provider {p.label!r} runs as the configured model (--model / AGENTSPROOF_MODEL)"
+        said.append(line)
+    models = [p for p in providers if not is_program(p.pid) and not is_http(p.pid) and "model" not in p.config]
+    if several and models:
+        said.append(
+            "providers "
+            + ", ".join(f"{p.label!r} (model {p.model})" for p in models)
+            + " each run every case, through the configured provider; the judge is --judge-model / --model"
+        )
+    for line in said:
+        _say(src, line)
+    if not out:
+        raise _err(src, "providers", "no provider runs any prompt (see providers[].prompts)")
+    return out
+
+
+def fnmatch_name(pattern: str, name: str) -> bool:
+    """promptfoo's provider ``prompts`` may name prompts with a wildcard (``Prompt*``)."""
+    import fnmatch
+
+    return any(c in pattern for c in "*?[") and fnmatch.fnmatchcase(name, pattern)

@@ -1,11 +1,12 @@
-"""promptfoo's ``providers:`` entries: which run, on which model, and which are refused.
+"""promptfoo's ``providers:`` entries: which run, on which model, with which request fields.
 
 An id of the form ``PROVIDER:MODEL`` (``openai:chat:gpt-4o``) is a model and runs through
 the configured provider; an id that names a program, a script or an endpoint
-(``file://provider.py``, ``exec: python3 agent.py``, ``python:…``, ``https://…``, ``echo`` …)
-is never sent to the model server as a model name: it is refused by name (run it as a
-targets.yaml ``command`` or ``http`` target with ``--target``). A provider's ``config`` is
-honoured (``model``, ``max_tokens``, ``temperature``) or refused naming the key, never dropped.
+(``file://provider.py``, ``exec: python3 agent.py``, ``https://…``, ``echo`` …) is never sent to
+the model server as a model name (:mod:`agentsproof.formats.promptfoo_programs` runs the
+programs and the HTTP provider; the rest is refused by name). A model's ``config`` is sent in
+the request (``model``, ``max_tokens``, ``temperature`` and the chat completions fields:
+:func:`request_fields`), noted (promptfoo's client settings) or refused naming the key, never dropped.
 """
 
 from __future__ import annotations

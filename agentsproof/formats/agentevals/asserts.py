@@ -44,7 +44,8 @@ from agentsproof.formats.agentevals.assert_set import expand_sets
 from agentsproof.formats.agentevals.code import CODE_TYPES, JUDGED_TYPES, code_grader, judge_model
 from agentsproof.formats.agentevals.conversation import mark_of, scope, unmark
 from agentsproof.formats.agentevals.forms import shaped
-from agentsproof.formats.agentevals.negation import IS_JSON, IS_NOT_JSON, LENGTH, MAX_LENGTH, NEGATED, NOT_NEGATABLE, REFUSED, negate_pattern, option_message
+from agentsproof.formats.agentevals.json_schema import BOUND_TYPES, bound_grader, json_check
+from agentsproof.formats.agentevals.negation import LENGTH, MAX_LENGTH, NEGATED, NOT_NEGATABLE, REFUSED, negate_pattern, option_message
 from agentsproof.formats.agentevals.structured import STRUCTURED_TYPES, structured_grader
 from agentsproof.formats.agentevals.trajectory import rewrite
 from agentsproof.grading.assertions import AssertionsGrader
@@ -79,8 +80,6 @@ EXTRA: dict[str, set[str]] = {
     "script": {"command"},
     "code-grader": {"command"},
     "skill-trigger": {"skill", "should_trigger"},
-    "cost": {"threshold"},
-    "latency": {"threshold"},
 }
 
 
@@ -93,7 +92,7 @@ def _typed_graders() -> dict[str, type[BaseModel]]:
 
 AGENT_GRADERS = _typed_graders()
 EXTRA.update({name: {f.alias or n for n, f in config.model_fields.items()} - {"type", "weight"} for name, config in AGENT_GRADERS.items()})
-EXTRA.update(CODE_TYPES | STRUCTURED_TYPES)  # python / javascript (code.py); field-accuracy, execution-metrics, similar (structured.py)
+EXTRA.update(CODE_TYPES | STRUCTURED_TYPES | BOUND_TYPES)  # python / javascript (code.py); field-accuracy, execution-metrics, similar (structured.py)
 EXTRA.update({t: EXTRA[t] | {"provider"} for t in JUDGED_TYPES})  # promptfoo: the judge's model (code.judge_model)
 RUBRIC_KEYS = {"id", "outcome", "operator", "weight", "required", "min_score", "score_ranges"}
 OPERATORS = {
@@ -174,39 +173,8 @@ class Builder:
         self._rubrics()
         if self.graders and not any(g.weight for g in self.graders):
             raise self.err(self.at, "every assertion has weight 0 (reported, not scored): nothing is scored; give one a weight above 0")
-        if not self.graders and (self.test.criteria or self.test.expected_output):
+        if not self.graders and (self.test.criteria or self.test.expected_output):  # else no grader: 1.0 (seed 000), lint warns
             self._judge_default(self.at, "has nothing to check; give assert, rubrics, criteria or expected_output")
-        # nothing at all to check: no grader, the trial scores 1.0 in both arms (seed 000's "neither: score
-        # always 1.0"; promptfoo: a test without assertions passes); lint warns it cannot show a difference
-
-    def _bound(self, where: str, entry: dict, kind: str, weight: float, negate: bool) -> Any:
-        """promptfoo's ``cost`` / ``latency``: the execution_metrics grader's ``max_cost_usd`` / ``max_duration_ms``
-        (a cost or duration that was not recorded fails its check, saying so)."""
-        from agentsproof.grading.execution_metrics import ExecutionMetricsGrader
-
-        if negate:
-            raise self.err(f"{where}.type", f"negating {kind!r} is not supported: it is an upper bound")
-        limit = entry.get("threshold")
-        if isinstance(limit, bool) or not isinstance(limit, int | float) or limit < 0:
-            raise self.err(f"{where}.threshold", "must be a number of at least 0 (" + ("USD" if kind == "cost" else "milliseconds") + ")")
-        field = "max_cost_usd" if kind == "cost" else "max_duration_ms"
-        return ExecutionMetricsGrader.model_validate({"type": "execution_metrics", field: float(limit), "weight": weight})
-
-    def _json_schema(self, where: str, value: Any, negate: bool) -> list[str]:
-        """The script that checks the answer against ``value``, a JSON Schema (or ``file://schema.json|yaml``)."""
-        import json
-
-        from agentsproof.formats.agentevals.json_schema import CHECK, unknown_keyword
-
-        if isinstance(value, str) and value.strip().startswith("file://"):
-            from agentsproof.core.validation import read_yaml
-            from agentsproof.formats.agentevals.parse import attached
-
-            value = read_yaml(attached(self.src, f"{where}.value", value.strip().removeprefix("file://"), self.path))
-        found = unknown_keyword(value, "value")
-        if found is not None:
-            raise self.err(f"{where}.{found[0]}", f"{found[1]}: give the schema's other keywords, or check it with a python assertion")
-        return [sys.executable, "-c", CHECK, json.dumps(value), "1" if negate else "0"]
 
     def _criteria(self, texts: list[str], where: str, weight: float, gate: float | None = None, label: str = "criteria") -> None:
         texts = [t.strip() for t in texts]
@@ -288,7 +256,7 @@ class Builder:
         negate = negate or prefixed
         label = metric or (NEGATED.get(kind, f"not-{kind}") if negate else kind)
         weight = self._weight(where, entry)
-        own = kind in CODE_TYPES or kind in STRUCTURED_TYPES or kind in ("cost", "latency")  # a threshold (and similar's provider) of their own, not a gate
+        own = kind in CODE_TYPES or kind in STRUCTURED_TYPES or kind in BOUND_TYPES  # a threshold (and similar's provider) of their own, not a gate
         self.judge_model = None if own else judge_model(self.src, where, entry)
         gate = self._gate(where, {k: v for k, v in entry.items() if k != "threshold" or not own})
         if negate:
@@ -333,11 +301,8 @@ class Builder:
                 raise self.err(f"{where}.value", f"{value!r} is not a valid regex: {err}") from None
             pattern = negate_pattern(pattern) if negate else pattern
             self.add(DeterministicGrader(type="deterministic", checks=Checks(regexMatch=[pattern]), weight=weight), label, gate)
-        elif kind == "is-json" and entry.get("value") is not None:  # promptfoo: a JSON Schema the answer must follow
-            self.add(ScriptGrader(type="script", run=self._json_schema(where, entry["value"], negate), stdin="answer", weight=weight), label, gate)
-        elif kind == "is-json":
-            check = IS_NOT_JSON if negate else IS_JSON
-            self.add(ScriptGrader(type="script", run=[sys.executable, "-c", check], stdin="answer", weight=weight), label, gate)
+        elif kind == "is-json":  # promptfoo's value: a JSON Schema the answer must follow
+            self.add(ScriptGrader(type="script", run=json_check(self, where, entry, negate), stdin="answer", weight=weight), label, gate)
         elif kind == "not-empty":  # promptfoo's not-empty; negated: the answer is empty (or only white space)
             pattern = r"\A\s*\Z" if negate else r"\S"
             self.add(DeterministicGrader(type="deterministic", checks=Checks(regexMatch=[pattern]), weight=weight), label, gate)
@@ -358,8 +323,8 @@ class Builder:
             self.add(code_grader(self.src, self.path, self.test, where, entry, kind, weight, negate), label, gate)
         elif kind in STRUCTURED_TYPES:
             self.add(structured_grader(self.src, where, self.test, entry, kind, weight, negate), label, gate)
-        elif kind in ("cost", "latency"):  # promptfoo: the trial's cost (USD) / duration (ms) at most threshold
-            self.add(self._bound(where, entry, kind, weight, negate), label, gate)
+        elif kind in BOUND_TYPES:  # promptfoo: the trial's cost (USD) / duration (ms) at most threshold
+            self.add(bound_grader(self, where, entry, kind, weight, negate), label, gate)
         elif kind in ("script", "code-grader"):
             self.add(ScriptGrader(type="script", run=self._command(where, entry), stdin="json" if kind == "script" else "answer", weight=weight), label, gate)
         else:  # skill-used, not-skill-used, skill-trigger

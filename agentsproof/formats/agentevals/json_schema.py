@@ -19,6 +19,8 @@ file loads, never ignored.
 
 from __future__ import annotations
 
+import json
+import sys
 from typing import Any
 
 KEYWORDS = frozenset(
@@ -216,3 +218,40 @@ def unknown_keyword(schema: Any, at: str = "value") -> tuple[str, str] | None:
             if found:
                 return found
     return None
+
+
+BOUND_TYPES: dict[str, set[str]] = {"cost": {"threshold"}, "latency": {"threshold"}}
+"""promptfoo's ``cost`` (USD) and ``latency`` (ms): upper bounds on what the trial recorded."""
+
+
+def json_check(builder: Any, where: str, entry: dict[str, Any], negate: bool) -> list[str]:
+    """The script an ``is-json`` assertion runs: the answer parses as JSON (and, with a ``value``, follows that
+    JSON Schema, inline or ``file://schema.json|yaml``); InputError (through the builder) naming a keyword it does not check."""
+    from agentsproof.formats.agentevals.negation import IS_JSON, IS_NOT_JSON
+
+    value = entry.get("value")
+    if value is None:
+        return [sys.executable, "-c", IS_NOT_JSON if negate else IS_JSON]
+    if isinstance(value, str) and value.strip().startswith("file://"):
+        from agentsproof.core.validation import read_yaml
+        from agentsproof.formats.agentevals.parse import attached
+
+        value = read_yaml(attached(builder.src, f"{where}.value", value.strip().removeprefix("file://"), builder.path))
+    found = unknown_keyword(value, "value")
+    if found is not None:
+        raise builder.err(f"{where}.{found[0]}", f"{found[1]}: give the schema's other keywords, or check it with a python assertion")
+    return [sys.executable, "-c", CHECK, json.dumps(value), "1" if negate else "0"]
+
+
+def bound_grader(builder: Any, where: str, entry: dict[str, Any], kind: str, weight: float, negate: bool) -> Any:
+    """promptfoo's ``cost`` / ``latency`` as the execution_metrics grader's ``max_cost_usd`` / ``max_duration_ms``
+    (a cost or duration that was not recorded fails its check, saying so)."""
+    from agentsproof.grading.execution_metrics import ExecutionMetricsGrader
+
+    if negate:
+        raise builder.err(f"{where}.type", f"negating {kind!r} is not supported: it is an upper bound")
+    limit = entry.get("threshold")
+    if isinstance(limit, bool) or not isinstance(limit, int | float) or limit < 0:
+        raise builder.err(f"{where}.threshold", "must be a number of at least 0 (" + ("USD" if kind == "cost" else "milliseconds") + ")")
+    field = "max_cost_usd" if kind == "cost" else "max_duration_ms"
+    return ExecutionMetricsGrader.model_validate({"type": "execution_metrics", field: float(limit), "weight": weight})
