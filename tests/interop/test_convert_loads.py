@@ -32,16 +32,16 @@ def test_assertion_options_copied_verbatim_are_refused_not_written(tmp_path):
     cfg.write_text(
         "description: Greeting checks\nprompts: ['Reply to: {{message}}']\n"
         "tests:\n  - vars: {message: hello}\n    assert:\n"
-        "      - type: contains\n        value: hello\n        transform: output.toLowerCase()\n"
-    )
+        "      - type: contains\n        value: hello\n        contextTransform: output.toLowerCase()\n"
+    )  # (an assertion's own transform now runs, as a javascript check: see tests/formats/test_promptfoo_runs.py)
     out = tmp_path / "evals" / "EVAL.yaml"
     out.parent.mkdir()
     code, stdout, err = run_cli(["convert", cfg, "--to", "EVAL.yaml", "--out", out])
     assert code == 30 and "wrote" not in err, err
-    assert err.count("\n") == 1 and "would not load" in err and "tests[0].assert[0].transform" in err and str(cfg) in err
+    assert err.count("\n") == 1 and "would not load" in err and "tests[0].assert[0].contextTransform" in err and str(cfg) in err
     _left_as_it_was(out.parent, set())
     code, stdout, err = run_cli(["convert", cfg, "--to", "EVAL.yaml"])  # to stdout: checked all the same
-    assert code == 30 and stdout == "" and "transform" in err, err
+    assert code == 30 and stdout == "" and "contextTransform" in err, err
     _left_as_it_was(tmp_path, {"promptfooconfig.yaml", "evals"})
 
 
