@@ -241,7 +241,7 @@ def resolve_targets(items: list[EvalItem], cfg: RunConfig) -> dict[str, TargetDe
 
         near = Path(it.eval_path) if it.eval_path else None
         try:
-            found = find_target(it.target, near, cfg.targets_file)
+            found = it.target_def if it.target_def is not None else find_target(it.target, near, cfg.targets_file)
         except InputError as err:
             if err.source is not None:
                 raise

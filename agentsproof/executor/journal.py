@@ -42,6 +42,8 @@ _ITEM_FIELDS = {
     "cases": "the tasks",
     "max_tokens": "the reply cap (defaults.max_tokens)",
     "temperature": "the temperature (a promptfoo provider's config)",
+    "body": "the request fields (a promptfoo provider's config)",
+    "transform": "the output transform (promptfoo's options.transform)",
     "model": "the item's model",
     "turns": "the turns",
     "case_turns": "the tasks' turns",
@@ -77,6 +79,10 @@ def item_fingerprint(item: EvalItem, targets: dict[str, dict[str, Any]] | None =
         out["max_tokens"] = item.max_tokens
     if item.temperature is not None:
         out["temperature"] = item.temperature
+    if item.body:
+        out["body"] = _sha(item.body)
+    if item.transform:
+        out["transform"] = _sha(list(item.transform))
     if item.cases:
         out["cases"] = _sha([[c.name, c.prompt, [g.model_dump(mode="json") for g in c.graders]] for c in item.cases])
         if any(c.turns for c in item.cases):

@@ -20,11 +20,12 @@ from typing import TYPE_CHECKING, Any
 
 from agentsproof.core import phases
 from agentsproof.core.phases import phase
-from agentsproof.core.scrub import clip, scrub, scrub_model
+from agentsproof.core.scrub import scrub_model
 from agentsproof.core.threads import to_thread
 from agentsproof.core.units import seconds
 from agentsproof.executor.armscores import arm_scores, case_scores, logged, panel_record
 from agentsproof.executor.fatal import fatal_reason, stop_at
+from agentsproof.executor.trialsteps import apply_transform, trajectory_events, unexpected
 from agentsproof.grading.grade import Judge, TrialContext, combine, failed_gate, grade_all
 from agentsproof.llm.base import LLMError
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT, EvalItem
@@ -178,13 +179,6 @@ class DualArmRunner:
         finally:
             phases.end(timed)
 
-    @staticmethod
-    def _unexpected(where: str, err: Exception) -> str:
-        """The reason for an errored trial when something below raised what it should not:
-        one line, bounded, no traceback (the exception type names the layer)."""
-        text = clip(" ".join(scrub(str(err)).split()), 300)  # masked before the cut
-        return f"{where} failed unexpectedly: {type(err).__name__}: {text}" if text else f"{where} failed unexpectedly: {type(err).__name__}"
-
     def _user(self, case: Case, slot: tuple[str, str, int]) -> Callable[[list[dict[str, str]]], Awaitable[str | None]] | None:
         """The simulated user of a multi-turn case (``user:``), played by the judge; None without one."""
         if case.user is None:
@@ -260,7 +254,7 @@ class DualArmRunner:
                 with phase("prepare"):
                     await target.prepare(trial)
             except Exception as err:  # noqa: BLE001 - an errored trial, never the end of the run
-                reason = str(err) if isinstance(err, LLMError) else self._unexpected(f"setting up the {target.kind} target", err)
+                reason = str(err) if isinstance(err, LLMError) else unexpected(f"setting up the {target.kind} target", err)
                 log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=reason))
                 result = TrialResult(index=index, arm=arm, status="errored", error=reason, latency_s=time.perf_counter() - t0, log=log)
             else:
@@ -316,6 +310,8 @@ class DualArmRunner:
                     rec = await target.run(trial)
             if not isinstance(rec.answer, str):
                 raise LLMError(f"the target's reply has no text ({type(rec.answer).__name__})")
+            if item.transform:  # promptfoo's options.transform: the answer as the file's code returns it
+                await apply_transform(item, rec, t0)
             if trial.environment is not None and trial.workspace is not None and self.environments is not None:
                 box: Any = trial.environment  # the container's workdir becomes the host copy the graders and the recorder read
                 for note in await self.environments.collect(box, trial.workspace):
@@ -326,7 +322,7 @@ class DualArmRunner:
             elif isinstance(err, asyncio.TimeoutError):
                 reason = f"trial timed out after {seconds(trial.timeout)}"
             else:
-                reason = self._unexpected(f"the {target.kind} target" if target.kind != "chat" else "the provider call", err)
+                reason = unexpected(f"the {target.kind} target" if target.kind != "chat" else "the provider call", err)
             if self.state.fatal is None:
                 self.state.fatal = fatal_reason(err)  # a failure every trial would repeat: the run stops once it is recorded
             log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=reason))
@@ -339,11 +335,7 @@ class DualArmRunner:
                 log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=swapped))
                 return TrialResult(index=index, arm=arm, status="errored", error=swapped, latency_s=time.perf_counter() - t0, log=log)
         log.extend(rec.log)
-        for step in rec.trajectory:
-            detail = f"{step.name} {step.arguments}".strip()
-            if step.result:
-                detail += f" → {step.result}"
-            log.append(LogEvent(t=time.perf_counter() - t0, role="tool", text=detail))
+        log.extend(trajectory_events(rec.trajectory, time.perf_counter() - t0))
         log.append(LogEvent(t=time.perf_counter() - t0, role="assistant", text=rec.answer))
         replies = list(rec.replies) or [rec.answer]
         context = TrialContext(
@@ -384,7 +376,7 @@ class DualArmRunner:
                     rec.answer, case.graders, self._judge_for(item, (item.id, arm, index)), case.prompt, timeout=item.timeout, context=context
                 )
         except Exception as err:  # noqa: BLE001 - a grader must never end the run
-            reason = self._unexpected("grading", err)
+            reason = unexpected("grading", err)
             log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=reason))
             return TrialResult(status="errored", error=reason, **base)
         for g in graders:

@@ -43,6 +43,8 @@ class DatasetCase:
     expected_tools: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     line: int = 0
+    no_tools: bool = False
+    """``expected_tools: []`` given: no tool may be called (absent: the tools are not checked)."""
 
 
 @dataclass
@@ -102,9 +104,8 @@ def load_dataset(path: Path) -> Dataset:
             raise InputError(src, f"{at}: answer_match", f"{match!r}: expected 'exact' or 'contains'")
         tools = _strings(row.get("expected_tools", []), src, f"{at}: expected_tools")
         tags = _strings(row.get("tags", []), src, f"{at}: tags")
-        if expected is None and "expected_tools" not in row:
-            raise InputError(src, f"{at}: expected_answer", "is missing; a case needs an expected answer or expected tools")
-        ds.cases.append(DatasetCase(cid, inp, expected, match, tools, tags, n))
+        # neither an expected answer nor expected tools: the case runs with nothing to check (score 1.0, outputs shown)
+        ds.cases.append(DatasetCase(cid, inp, expected, match, tools, tags, n, no_tools="expected_tools" in row and not tools))
     if not ds.cases:
         raise InputError(src, None, "has no cases (one JSON object per line)")
     return ds
@@ -147,7 +148,7 @@ def graders_for(case: DatasetCase) -> list[Any]:
                 type="tool_calls", must_call=sorted(set(case.expected_tools)), min_steps=len(case.expected_tools), max_steps=len(case.expected_tools)
             )
         )
-    elif case.expected_answer is None:  # `expected_tools: []` alone: no tool may be called
+    elif case.no_tools and case.expected_answer is None:  # `expected_tools: []` alone: no tool may be called
         graders.append(ToolCallsGrader(type="tool_calls", max_steps=0))
     return graders
 

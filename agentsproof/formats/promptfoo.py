@@ -21,9 +21,11 @@ Each (prompt, test) is one case (an EVAL.yaml test, graded by the same assertion
 every test. One provider (or none) stands for the configured model (``--model``, or its
 ``config.model``); several run each case once per provider, on the provider's model
 (``openai:gpt-4o`` → ``gpt-4o``, or its ``config.model``) through the configured provider.
-A provider id that names a script, a command or an endpoint is refused by name, never sent
-as a model name, and ``config`` is honoured or refused by key
-(:mod:`agentsproof.formats.promptfoo_providers`); a test with nothing to check is refused. ``--skill FILE`` adds the
+A provider that is a program (``echo``, ``exec:``, ``file://x.py|js``) runs as a confined
+command target and promptfoo's HTTP provider as an http target
+(:mod:`agentsproof.formats.promptfoo_programs`), never sent as a model name; a model's
+``config`` is sent in the request or refused by key (:mod:`agentsproof.formats.promptfoo_providers`);
+a test with nothing to check runs and scores 1.0 (promptfoo: it passes). ``--skill FILE`` adds the
 with/without arms (the skill as the system prompt); without it the run is single-armed.
 Any assertion type may be negated with promptfoo's ``not-`` prefix (``not-regex``,
 ``not-starts-with`` …) where its negation is well defined; an assertion type agentsproof does
@@ -42,7 +44,20 @@ from typing import TYPE_CHECKING, Any
 from agentsproof.core.errors import InputError
 from agentsproof.core.notice import note_once
 from agentsproof.formats.base import ItemRequest, Loaded
-from agentsproof.formats.promptfoo_providers import Provider, check_provider, not_model
+from agentsproof.formats.promptfoo_checks import check_type as _check_type
+from agentsproof.formats.promptfoo_programs import case_settings, on_providers
+from agentsproof.formats.promptfoo_prompts import (
+    PROMPT_FUNCTION,
+    Prompt,
+    _call_prompt,
+    _is_nunjucks,
+    _nunjucks,
+    _prompt_list,
+    _yaml12,
+    read_ref,
+)
+from agentsproof.formats.promptfoo_prompts import PROMPT_KEYS as PROMPT_KEYS  # the prompt keys, listed with the others
+from agentsproof.formats.promptfoo_providers import Provider, not_model
 from agentsproof.formats.promptfoo_tests import expand_refs, file_ref, list_or_file, tests_from
 
 if TYPE_CHECKING:
@@ -55,30 +70,34 @@ _NAMED = re.compile(r"promptfooconfig(?:[.-][\w.-]+)?\.ya?ml")
 
 def is_config_name(name: str) -> bool:
     """``promptfooconfig.yaml`` (``.yml``) and the variants promptfoo's own examples use with
-    ``-c``: ``promptfooconfig.claude.yaml``, ``promptfooconfig-inline.yaml`` …"""
-    return _NAMED.fullmatch(name) is not None
+    ``-c``: ``promptfooconfig.claude.yaml``, ``promptfooconfig-inline.yaml`` … (not an EVAL.yaml
+    written beside one: ``promptfooconfig.x.eval.yaml``)."""
+    return _NAMED.fullmatch(name) is not None and not name.lower().endswith((".eval.yaml", ".eval.yml"))
 
 
-SUITE_KEYS = {"description", "prompts", "providers", "tests", "defaultTest", "tags", "assertionTemplates"}
+SUITE_KEYS = {"description", "prompts", "providers", "targets", "tests", "defaultTest", "tags", "assertionTemplates", "scenarios"}
 IGNORED_KEYS = {"evaluateOptions", "outputPath", "sharing", "writeLatestResults", "$schema", "env"}
-TEST_KEYS = {"description", "vars", "assert", "metadata", "options"}
-PROVIDER_KEYS = {"id", "label", "config", "provider"}
-PROMPT_KEYS = {"raw", "label", "id"}
+NOTED_KEYS = {
+    # promptfoo keys that change nothing measured: read, and said once
+    "derivedMetrics": "metrics computed from the named metrics are not reported; the report gives each check's score and pass rate",
+    "outputs": "not a promptfoo setting agentsproof uses; the reports are written as --output says",
+    "metadata": "the suite's metadata is not graded",
+    "commandLineOptions": "promptfoo's command-line defaults do not apply; give agentsproof's options on its command line",
+    "tracing": "promptfoo's tracing is not collected; the trials' logs are in the report",
+}
+TEST_KEYS = {"description", "vars", "assert", "metadata", "options", "threshold"}
+PROVIDER_KEYS = {"id", "label", "config", "provider", "prompts", "delay", "env"}
+OPTION_KEYS = {"provider", "transform", "transformVars", "prefix", "suffix", "disableVarExpansion", "runSerially"}
 REFUSED_KEYS = {
     # promptfoo keys agentsproof does not honour, each refused with its reason (never dropped)
-    "scenarios": "promptfoo's scenarios (configs × tests) are not expanded; write the tests out",
-    "derivedMetrics": "metrics computed from other metrics are not reported; the report gives each check's score",
     "redteam": "red-team generation is promptfoo's own; run the tests it generates",
     "extensions": "promptfoo's extension hooks are not run",
     "nunjucksFilters": "custom template filters are not run; give plain values in vars",
-    "transform": "the answer is graded as it is; transform it in a python assertion",
     "rubricPrompt": "a judge prompt template is not used; write the judge's prompt as an llm-rubric assertion",
-    "threshold": "a test's own pass mark is not supported; the run's is --threshold",
     "provider": "a test's own provider is not supported: every test runs on the config's providers (or --target)",
     "providerOutput": "a given output is not graded without a trial",
+    "storeOutputAs": "a later test reading this test's output needs the tests run in order, one trial each",
     "assertScoringFunction": "a custom scoring function is not run; the score is the assertions' weighted mean",
-    "prompts": "a provider's own prompts are not supported: every prompt runs on every provider",
-    "config": "a prompt's own config (model settings) is not applied; give them on the provider (config: model, temperature, max_tokens)",
 }
 
 
@@ -99,16 +118,27 @@ def _unknown(src: str, where: str, data: dict, allowed: set[str]) -> None:
         raise _err(src, at, f"unknown key; expected one of {', '.join(sorted(allowed))}")
 
 
-def _judge_option(src: str, where: str, test: dict) -> Any:
-    """A test's (or defaultTest's) ``options``: only ``provider``, the judge of its LLM
-    assertions that name none (formats/agentevals/code.judge_model); other options refused."""
+def _options(src: str, where: str, test: dict) -> dict[str, Any]:
+    """A test's (or defaultTest's) ``options``: ``provider`` (the judge of its LLM assertions that
+    name none: formats/agentevals/code.judge_model), ``transform`` / ``transformVars``
+    (:mod:`agentsproof.formats.promptfoo_transform`), ``prefix`` / ``suffix`` (around the prompt),
+    ``disableVarExpansion``; ``runSerially`` read with a note."""
     options = test.get("options")
     if options is None:
-        return None
+        return {}
     if not isinstance(options, dict):
         raise _err(src, f"{where}.options", "must be a mapping")
-    _unknown(src, f"{where}.options", options, {"provider"})
-    return options.get("provider")
+    _unknown(src, f"{where}.options", options, OPTION_KEYS)
+    for key in ("prefix", "suffix"):
+        if key in options and not isinstance(options[key], str):
+            raise _err(src, f"{where}.options.{key}", "must be text")
+    if options.get("runSerially"):
+        _say(src, f"{where}.options.runSerially: trials run as --parallel says; each trial is independent")
+    return dict(options)
+
+
+def _judge_option(src: str, where: str, test: dict) -> Any:
+    return _options(src, where, test).get("provider")
 
 
 def _with_judge(entry: Any, judge: Any) -> Any:
@@ -138,45 +168,17 @@ def _deref(src: str, where: str, entry: Any, templates: dict[str, Any]) -> Any:
     return {**copy.deepcopy(templates[name]), **{k: v for k, v in entry.items() if k != "$ref"}}
 
 
-def _read(src: str, where: str, ref: str, path: Path) -> str:
-    from agentsproof.core.inputs import MAX_EVAL_FILE_BYTES, read_text
-
-    return read_text(file_ref(src, where, ref, path), source=src, field=where, max_bytes=MAX_EVAL_FILE_BYTES, what="file")
-
-
-def _prompts(src: str, data: dict, path: Path) -> list[tuple[str, str]]:
-    """(label, template) of each prompt."""
-    raw = data.get("prompts")
-    if raw is None:
-        raise _err(src, "prompts", "required field is missing")
-    out: list[tuple[str, str]] = []
-    for i, p in enumerate(list_or_file(src, "prompts", raw, path)):
-        at = f"prompts[{i}]"
-        label = None
-        if isinstance(p, dict):
-            _unknown(src, at, p, PROMPT_KEYS)
-            label = p.get("label")
-            p = p.get("raw", p.get("id"))
-        if not isinstance(p, str) or not p.strip():
-            raise _err(src, at, "must be prompt text, file://PATH or {raw, label}")
-        text = _read(src, at, p, path).rstrip("\n") if p.startswith("file://") else p
-        if not text.strip():
-            raise _err(src, at, "is empty")
-        out.append((str(label) if label else (p.removeprefix("file://") if p.startswith("file://") else f"prompt-{i + 1}"), text))
-    if not out:
-        raise _err(src, "prompts", "is empty; give at least one prompt")
-    return out
-
-
 def _provider_entries(src: str, data: dict, path: Path) -> list[Provider]:
-    raw = data.get("providers")
+    key = "providers" if "providers" in data or "targets" not in data else "targets"  # promptfoo: targets is its alias
+    raw = data.get(key)
     if raw is None:
         return []
     out: list[Provider] = []
-    for i, p in enumerate(list_or_file(src, "providers", raw, path)):
-        at = f"providers[{i}]"
+    for i, p in enumerate(list_or_file(src, key, raw, path)):
+        at = f"{key}[{i}]"
         model: str | None = None
         cfg: Any = {}
+        prompts: tuple[str, ...] = ()
         if isinstance(p, dict):
             _unknown(src, at, p, PROVIDER_KEYS)
             pid = p.get("provider", p.get("id"))
@@ -186,13 +188,21 @@ def _provider_entries(src: str, data: dict, path: Path) -> list[Provider]:
             if isinstance(cfg.get("model"), str):
                 model = cfg["model"]
             label = p.get("label") or pid
+            given = p.get("prompts")
+            if given is not None:
+                if not isinstance(given, list) or not all(isinstance(x, str) and x.strip() for x in given):
+                    raise _err(src, f"{at}.prompts", "must be a list of prompt labels (or ids)")
+                prompts = tuple(given)
+            for k in ("delay", "env"):
+                if k in p:
+                    _say(src, f"{at}.{k}: not used (trials are paced and given their environment by agentsproof)")
         else:
             pid, label = p, p
         if not isinstance(pid, str) or not pid.strip():
             raise _err(src, at, "must be a provider id (openai:gpt-4o) or {id, label, config}")
         if model is None and ":" in pid and not_model(pid) is None:
             model = pid.rsplit(":", 1)[1] or None
-        out.append(Provider(str(label), pid, model, dict(cfg), at))
+        out.append(Provider(str(label), pid, model, dict(cfg), at, prompts))
     labels = [e.label for e in out]
     dup = next((label for label in labels if labels.count(label) > 1), None)
     if dup is not None:
@@ -209,7 +219,7 @@ def _vars(src: str, where: str, value: Any, path: Path) -> dict[str, Any]:
     for k, v in value.items():
         if isinstance(v, str) and v.startswith("file://"):  # a file's text; a glob: one case per file
             refs = expand_refs(src, f"{where}.{k}", v, path)
-            v = [_read(src, f"{where}.{k}", r, path) for r in refs] if refs != [v] else _read(src, f"{where}.{k}", v, path)
+            v = [read_ref(src, f"{where}.{k}", r, path) for r in refs] if refs != [v] else read_ref(src, f"{where}.{k}", v, path)
         out[str(k)] = v
     return out
 
@@ -222,7 +232,8 @@ def _combos(src: str, where: str, variables: dict[str, Any]) -> list[dict[str, A
     """promptfoo's expansion: a var whose value is a list gives one case per value (several: every combination)."""
     import itertools
 
-    lists = {k: v for k, v in variables.items() if isinstance(v, list)}
+    # an array of objects (a chat history) stays one value, as in promptfoo
+    lists = {k: v for k, v in variables.items() if isinstance(v, list) and not any(isinstance(x, dict | list) for x in v)}
     for k, v in lists.items():
         if not v:
             raise _err(src, f"{where}.{k}", "is an empty list: no case to run")
@@ -246,21 +257,34 @@ def to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[tuple[str, str | None
     return suite, [(e.label, e.model) for e in entries]
 
 
-def _to_eval_yaml(path: Path, contexts: list[dict[str, Any]] | None = None) -> tuple[dict[str, Any], list[Provider]]:
-    """The config as an EVAL.yaml mapping and its providers; ``contexts`` gets each test's vars (a python/javascript assertion's)."""
+class Context:
+    """What a test of the config carries besides its EVAL.yaml form: its vars, which prompt it renders, and its output transform."""
+
+    def __init__(self, variables: dict[str, Any], prompt: int, transform: Any, threshold: float | None):
+        self.vars, self.prompt, self.transform, self.threshold = variables, prompt, transform, threshold
+
+
+def _to_eval_yaml(path: Path, contexts: list[Context] | None = None, prompt_list: list[Prompt] | None = None) -> tuple[dict[str, Any], list[Provider]]:
+    """The config as an EVAL.yaml mapping and its providers; ``contexts`` gets each test's :class:`Context` (its
+    vars: a python/javascript assertion's), ``prompt_list`` the prompts."""
     from agentsproof.core.inputs import display
     from agentsproof.core.validation import read_yaml
     from agentsproof.formats.agentevals.parse import render, render_entry
+    from agentsproof.formats.promptfoo_transform import transform_vars
 
     src = display(path)
-    data = read_yaml(path)
+    data = _yaml12(path, read_yaml(path))
     if not isinstance(data, dict):
         raise _err(src, None, "expected a YAML mapping at the top level")
-    _unknown(src, "", data, SUITE_KEYS | IGNORED_KEYS)
+    _unknown(src, "", data, SUITE_KEYS | IGNORED_KEYS | set(NOTED_KEYS))
     for key in sorted(IGNORED_KEYS & set(data)):
         if key != "$schema":
             _say(src, f"{key}: not used by agentsproof (trials, timeouts and outputs are command-line options)")
-    prompts = _prompts(src, data, path)
+    for key in sorted(set(NOTED_KEYS) & set(data)):
+        _say(src, f"{key}: read, not used: {NOTED_KEYS[key]}")
+    prompts = _prompt_list(src, data, path)
+    if prompt_list is not None:
+        prompt_list.extend(prompts)
     templates = _templates(src, data)
     providers = _provider_entries(src, data, path)
     default = data.get("defaultTest") or {}
@@ -271,38 +295,53 @@ def _to_eval_yaml(path: Path, contexts: list[dict[str, Any]] | None = None) -> t
     _unknown(src, "defaultTest", default, TEST_KEYS - {"description"})
     base_vars = _vars(src, "defaultTest.vars", default.get("vars"), path)
     base_asserts = default.get("assert") or []
-    base_judge = _judge_option(src, "defaultTest", default)
+    base_options = _options(src, "defaultTest", default)
+    base_threshold = _threshold(src, "defaultTest", default)
     if not isinstance(base_asserts, list):
         raise _err(src, "defaultTest.assert", "must be a list")
     raw_tests = data.get("tests")
-    if raw_tests is None:
+    if raw_tests is None and not data.get("scenarios"):
         raise _err(src, "tests", "required field is missing")
-    tests_in = tests_from(src, "tests", raw_tests, path)
+    tests_in = [(f"tests[{i}]", t) for i, t in enumerate(tests_from(src, "tests", raw_tests, path) if raw_tests is not None else [])]
+    tests_in += _scenarios(src, data.get("scenarios"), path)
     if not tests_in:
         raise _err(src, "tests", "is empty; give at least one test")
     out_tests: list[dict[str, Any]] = []
     seen: set[str] = set()
-    for ti, t in enumerate(tests_in):
-        at = f"tests[{ti}]"
+    for ti, (at, t) in enumerate(tests_in):
         if not isinstance(t, dict):
             raise _err(src, at, "must be a mapping (description, vars, assert)")
         _unknown(src, at, t, TEST_KEYS)
-        judge = _judge_option(src, at, t) or base_judge
+        options = {**base_options, **_options(src, at, t)}
+        judge = options.get("provider")
+        threshold = _threshold(src, at, t)
+        threshold = base_threshold if threshold is None else threshold
         own = t.get("assert") or []
         if not isinstance(own, list):
             raise _err(src, f"{at}.assert", "must be a list")
         desc = t.get("description")
         base_name = _slug(desc) if isinstance(desc, str) and desc.strip() else f"test-{ti + 1}"
         entries = [(f"defaultTest.assert[{i}]", a) for i, a in enumerate(base_asserts)] + [(f"{at}.assert[{i}]", a) for i, a in enumerate(own)]
-        combos = _combos(src, f"{at}.vars", {**base_vars, **_vars(src, f"{at}.vars", t.get("vars"), path)})
+        merged = {**base_vars, **_vars(src, f"{at}.vars", t.get("vars"), path)}
+        combos = [merged] if options.get("disableVarExpansion") else _combos(src, f"{at}.vars", merged)
         for ci, variables in enumerate(combos):  # promptfoo: a list var is one case per value
+            if options.get("transformVars") is not None:
+                where = f"{at}.options.transformVars" if "transformVars" in (t.get("options") or {}) else "defaultTest.options.transformVars"
+                variables = transform_vars(src, where, options["transformVars"], variables, path)
             name = base_name if len(combos) == 1 else f"{base_name}-{ci + 1}"
             asserts = [
                 render_entry(src, where, _check_type(src, where, _with_judge(_deref(src, where, a, templates), judge)), variables) for where, a in entries
             ]
-            for pi, (plabel, template) in enumerate(prompts):
-                text = render(src, f"prompts[{pi}]", template, variables)
-                tid = name if len(prompts) == 1 else f"{_slug(plabel)}.{name}"
+            for pi, prompt in enumerate(prompts):
+                if prompt.text.startswith(PROMPT_FUNCTION):
+                    first = providers[0].pid if providers else "configured-model"
+                    text = _call_prompt(src, f"prompts[{pi}]", prompt.text, variables, first, path)
+                elif _is_nunjucks(prompt.text):
+                    text = _nunjucks(src, f"prompts[{pi}]", prompt.text, variables)
+                else:
+                    text = render(src, f"prompts[{pi}]", prompt.text, variables)
+                text = str(options.get("prefix") or "") + text + str(options.get("suffix") or "")
+                tid = name if len(prompts) == 1 else f"{_slug(prompt.label)}.{name}"
                 while tid in seen:
                     tid += "-2"
                 seen.add(tid)
@@ -311,18 +350,57 @@ def _to_eval_yaml(path: Path, contexts: list[dict[str, Any]] | None = None) -> t
                     test["description"] = desc
                 if asserts:
                     test["assert"] = copy.deepcopy(asserts)
-                elif "expected_output" not in variables:
-                    raise _err(src, f"{at}.assert", "has nothing to check; give assert (here or in defaultTest)")
+                elif "expected_output" not in variables:  # promptfoo: a test without assertions passes; its outputs are shown
+                    test["assert"] = []
                 if "expected_output" in variables:
                     test["expected_output"] = str(variables["expected_output"])
                 out_tests.append(test)
                 if contexts is not None:
-                    contexts.append(variables)
+                    contexts.append(Context(variables, pi, options.get("transform"), threshold))
     suite: dict[str, Any] = {"name": path.resolve().parent.name or "promptfoo"}
     if isinstance(data.get("description"), str):
         suite["description"] = data["description"]
     suite["tests"] = out_tests
     return suite, providers
+
+
+def _threshold(src: str, where: str, test: dict) -> float | None:
+    """A test's ``threshold``: the pass mark of its weighted score (promptfoo's), 0 to 1."""
+    value = test.get("threshold")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise _err(src, f"{where}.threshold", "must be a number from 0 to 1 (the score the test passes from)")
+    return float(value)
+
+
+def _scenarios(src: str, value: Any, path: Path) -> list[tuple[str, Any]]:
+    """promptfoo's ``scenarios``: every ``config`` entry (vars) crossed with every test of the scenario."""
+    if value is None:
+        return []
+    items = list_or_file(src, "scenarios", value, path)
+    out: list[tuple[str, Any]] = []
+    for si, sc in enumerate(items):
+        at = f"scenarios[{si}]"
+        if not isinstance(sc, dict):
+            raise _err(src, at, "must be a mapping (description, config, tests)")
+        _unknown(src, at, sc, {"description", "config", "tests"})
+        configs = list_or_file(src, f"{at}.config", sc.get("config") or [{}], path)
+        tests = tests_from(src, f"{at}.tests", sc.get("tests") or [], path)
+        if not tests:
+            raise _err(src, f"{at}.tests", "is empty; give at least one test")
+        for ci, cfg in enumerate(configs):
+            if not isinstance(cfg, dict):
+                raise _err(src, f"{at}.config[{ci}]", "must be a mapping (vars, assert …)")
+            for ti, t in enumerate(tests):
+                if not isinstance(t, dict):
+                    raise _err(src, f"{at}.tests[{ti}]", "must be a mapping (description, vars, assert)")
+                merged = {**cfg, **t, "vars": {**(cfg.get("vars") or {}), **(t.get("vars") or {})}}
+                merged["assert"] = list(cfg.get("assert") or []) + list(t.get("assert") or [])
+                if not merged["vars"]:
+                    merged.pop("vars")
+                out.append((f"{at}.config[{ci}] × tests[{ti}]", merged))
+    return out
 
 
 def _input(src: str, where: str, text: str) -> Any:
@@ -336,26 +414,6 @@ def _input(src: str, where: str, text: str) -> Any:
         if isinstance(msgs, list) and all(isinstance(m, dict) and "role" in m for m in msgs):
             return msgs
     return text
-
-
-def _check_type(src: str, where: str, entry: Any) -> Any:
-    from agentsproof.formats.agentevals.asserts import EXTRA, supported
-    from agentsproof.formats.agentevals.negation import REFUSED
-    from agentsproof.formats.agentevals.trajectory import rewrite
-
-    entry = rewrite(src, where, entry)  # trajectory:* as tool-calls
-    if isinstance(entry, dict):
-        kind = entry.get("type")
-        if kind in ("assert-set", "not-assert-set"):  # its assertions, each checked (formats/agentevals/assert_set.py)
-            inner = entry.get("assert")
-            return {**entry, "assert": [_check_type(src, f"{where}.assert[{i}]", a) for i, a in enumerate(inner)]} if isinstance(inner, list) else entry
-        if isinstance(kind, str) and not supported(kind):
-            reason = REFUSED.get(kind.replace("_", "-").removeprefix("not-"))
-            if reason is not None:
-                raise _err(src, f"{where}.type", f"promptfoo assertion {kind!r} is not graded by agentsproof: {reason}")
-            types = sorted([*(k for k in EXTRA if k not in ("files", "tool-calls", "skill-trigger")), "assert-set"])
-            raise _err(src, f"{where}.type", f"promptfoo assertion {kind!r} is not graded by agentsproof; supported: {', '.join(types)} (and not-<type>)")
-    return entry
 
 
 class PromptfooConfig:
@@ -373,7 +431,6 @@ class PromptfooConfig:
 
     def load(self, path: Path, request: ItemRequest) -> Loaded:
         """The config's cases as items, on ``--skill`` when given (else single-armed); with several providers, every case once per provider."""
-        import dataclasses
 
         from agentsproof.core.inputs import display
         from agentsproof.formats.agentevals.asserts import build_graders
@@ -381,12 +438,13 @@ class PromptfooConfig:
         from agentsproof.formats.agentevals.parse import parse_suite
 
         src = display(path)
-        contexts: list[dict[str, Any]] = []
-        data, providers = _to_eval_yaml(Path(path), contexts)
-        sets = [check_provider(src, p) for p in providers] if request.target is None else []
+        contexts: list[Context] = []
+        prompt_list: list[Prompt] = []
+        data, providers = _to_eval_yaml(Path(path), contexts, prompt_list)
         suite = parse_suite(data, Path(path))
-        for test, variables in zip(suite.tests, contexts, strict=True):
-            test.vars = variables
+        for test, ctx in zip(suite.tests, contexts, strict=True):
+            test.vars = ctx.vars
+            test.output_json = ctx.transform is not None
         skill = find_skill(Path(path), request.skill) if request.skill is not None else None
         loaded = LoadedSuite(suite=suite, skill=skill)
         for i, test in enumerate(suite.tests):
@@ -396,31 +454,11 @@ class PromptfooConfig:
         items = suite_items(
             loaded, trials=trials, threshold=request.threshold, timeout=timeout, target=request.target, targets_file=request.targets_file, prefix=prefix
         )
+        items = [case_settings(src, Path(path), it, ctx, request.threshold) for it, ctx in zip(items, contexts, strict=True)]
         if request.target is not None and providers:
             _say(src, f"providers are not used: every case runs on --target {request.target}")
-        elif len(providers) > 1:
-            missing = next((p for p in providers if p.model is None), None)
-            if missing is not None:
-                raise _err(src, missing.at, f"{missing.label!r} names no model (give id PROVIDER:MODEL or config.model)")
-            _say(
-                src,
-                "providers "
-                + ", ".join(f"{p.label!r} (model {p.model})" for p in providers)
-                + " each run every case, through the configured provider; the judge is --judge-model / --model",
-            )
-            items = [
-                dataclasses.replace(it, id=f"{it.id}@{p.label}", name=f"{p.label}/{it.name}", model=p.model, **own)
-                for p, own in zip(providers, sets, strict=True)
-                for it in items
-            ]
         elif providers:
-            if sets[0]:
-                items = [dataclasses.replace(it, **sets[0]) for it in items]
-            if providers[0].model is not None and "model" in providers[0].config:
-                items = [dataclasses.replace(it, model=providers[0].model) for it in items]
-                _say(src, f"provider {providers[0].label!r} runs its config.model {providers[0].model!r} through the configured provider")
-            else:
-                _say(src, f"provider {providers[0].label!r} runs as the configured model (--model / AGENTSPROOF_MODEL)")
+            items = on_providers(src, Path(path), items, contexts, providers, prompt_list)
         settings = {"trials": trials, "threshold": items[0].threshold, "timeout": timeout, "eval_yaml": src}
 
         def after(run: RunResult) -> None:

@@ -68,15 +68,26 @@ def csv_tests(src: str, where: str, target: Path) -> list[dict[str, Any]]:
     for n, row in enumerate(rows):
         at = f"{where} ({target.name} row {n + 2})"
         test: dict[str, Any] = {"vars": {}, "assert": []}
+        metric = ""
+        columns: dict[str, int] = {}  # an __expected column → its assertion's index
+        configs: list[tuple[str, str, str, str]] = []  # (column, target column, key, value) of __config:COLUMN:KEY
         for key, value in row.items():
             if key is None or value is None:
                 raise _err(src, at, "has more cells than the header has columns")
             if "\x00" in key or "\x00" in value:
                 column = key.replace("\x00", "\\0")
                 raise _err(src, f"{at}: {column}", "holds a NUL character (no prompt or check can)")
+            if key.startswith("__config:"):
+                target_col, _, option = key[len("__config:") :].partition(":")
+                if not target_col.startswith("__expected") or not option:
+                    raise _err(src, at, f"column {key!r}: promptfoo's __config columns are __config:__expected[N]:KEY")
+                if value.strip():
+                    configs.append((key, target_col, option, value.strip()))
+                continue
             if key.startswith("__expected"):
                 if not value.strip():
                     continue
+                columns[key] = len(test["assert"])
                 kind, sep, rest = value.partition(":")
                 kind = kind.strip()
                 base = kind.removeprefix("not-")  # promptfoo's not- prefix, on any type
@@ -95,14 +106,53 @@ def csv_tests(src: str, where: str, target: Path) -> list[dict[str, Any]]:
                     test["assert"].append({"type": "equals", "value": value})
             elif key == "__description":
                 test["description"] = value
+            elif key in ("__prefix", "__suffix"):  # promptfoo: text around the rendered prompt
+                if value:
+                    test.setdefault("options", {})[key[2:]] = value
+            elif key == "__threshold":  # promptfoo: the test's pass mark
+                if value.strip():
+                    try:
+                        test["threshold"] = float(value)
+                    except ValueError:
+                        raise _err(src, f"{at}: {key}", f"{value!r} is not a number") from None
+            elif key == "__metric":  # promptfoo: the metric of the row's assertions
+                metric = value.strip()
             elif key.startswith("__metadata:") and key[len("__metadata:") :].strip():  # promptfoo: the test's metadata, not graded
                 test.setdefault("metadata", {})[key[len("__metadata:") :].strip()] = value
             elif key.startswith("__"):
-                raise _err(src, at, f"column {key!r} is not read by agentsproof (vars, __expected, __description, __metadata:NAME)")
+                raise _err(src, at, f"column {key!r} is not read by agentsproof (vars, __expected, __description, __metadata:NAME, __config:__expected:KEY)")
             else:
                 test["vars"][key] = value
+        if metric:
+            for entry in test["assert"]:
+                entry.setdefault("metric", metric)
+        for column, target_col, option, value in configs:
+            _csv_config(src, f"{at}: {column}", test, columns, target_col, option, value)
         tests.append(test)
     return tests
+
+
+def _csv_config(src: str, at: str, test: dict[str, Any], columns: dict[str, int], target: str, option: str, value: str) -> None:
+    """promptfoo's ``__config:__expected:threshold`` (every assertion of the row) or ``__config:__expectedN:threshold``
+    (that column's): the assertion's pass mark (an LLM assertion's ``threshold``, another's ``min_score``)."""
+    if option != "threshold":
+        raise _err(src, at, f"{option!r}: promptfoo's __config columns set an assertion's threshold")
+    try:
+        mark = float(value)
+    except ValueError:
+        raise _err(src, at, f"{value!r} is not a number") from None
+    if not 0 <= mark <= 1:
+        raise _err(src, at, f"{value!r}: a threshold is from 0 to 1")
+    if target == "__expected":
+        picked = list(range(len(test["assert"])))
+    elif target in columns:
+        picked = [columns[target]]
+    else:
+        picked = []  # that column is empty in this row: nothing to set
+    for i in picked:
+        entry = test["assert"][i]
+        base = str(entry.get("type", "")).removeprefix("not-")
+        entry["threshold" if base in ("llm-rubric", "similar", "python", "javascript") else "min_score"] = mark
 
 
 def list_or_file(src: str, where: str, value: Any, path: Path) -> list[Any]:
@@ -129,6 +179,10 @@ def tests_from(src: str, where: str, value: Any, path: Path) -> list[Any]:
     out: list[Any] = []
     for i, item in enumerate(items):
         at = f"{where}[{i}]" if isinstance(value, list) else where
+        if isinstance(item, str) and item.startswith(("huggingface://", "http://", "https://")):
+            raise _err(
+                src, at, f"{item[:80]!r} is a hosted dataset (Hugging Face, Google Sheets, a URL): it is not fetched; save it as a file and give file://PATH"
+            )
         if not (isinstance(item, str) and item.startswith("file://")):
             out.append(item)
             continue

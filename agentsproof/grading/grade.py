@@ -83,8 +83,9 @@ async def grade_all(
         judge = judge.within(timeout)
     graders = [g for g in graders if not kind(g.type).per_pair]  # judged per pair after both arms ran
     ctx = context or TrialContext(answer=response, timeout=timeout)
-    # Graders that may write in the workspace (scripts) run one by one after the others have read it.
-    first = [i for i, g in enumerate(graders) if not kind(g.type).runs_last]
+    # Graders that may write in the workspace (scripts) run one by one after the others have read it; a trial
+    # without a workspace (a chat trial) gives each script a fresh folder of its own, so they run together.
+    first = [i for i, g in enumerate(graders) if not kind(g.type).runs_last or (ctx.workspace is None and ctx.environment is None)]
     results: dict[int, GraderResult] = dict(
         zip(first, await asyncio.gather(*(_grade_safely(response, graders[i], judge, task, ctx) for i in first)), strict=True)
     )

@@ -20,6 +20,7 @@ started and a timeout error the grader.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import os
@@ -32,6 +33,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from agentsproof.core import confine
 from agentsproof.core.units import seconds
 from agentsproof.grading.base import GradeInput, GraderKind
 from agentsproof.grading.context import TrialContext
@@ -279,7 +281,9 @@ async def grade_script(spec: ScriptGrader, ctx: TrialContext) -> GraderResult:
         if ctx.eval_dir is not None:
             env["AGENTSPROOF_EVAL_DIR"] = str(ctx.eval_dir)
         try:
-            argv = without_uv(spec.argv(ctx.eval_dir))
+            # confined as a command target is: it reads the project, writes only its workspace (core/confine.py)
+            await asyncio.to_thread(confine.bwrap)  # probed once, off the event loop
+            argv = confine.confined_argv(without_uv(spec.argv(ctx.eval_dir)), cwd=folder, writable=[folder, Path(tmp)], readable=_readable(ctx))
             run = await run_group(argv, cwd=folder, env=env, stdin_text=_stdin(spec, ctx.answer), timeout=timeout, keep_tail=TAIL_BYTES)
         except TargetError as err:
             return _errored(spec, f"{err} (from {spec.shown()})")
@@ -288,6 +292,12 @@ async def grade_script(spec: ScriptGrader, ctx: TrialContext) -> GraderResult:
     finally:
         remove_tree(Path(tmp))  # the script may have left anything there: never followed, nothing outside changed
     return _verdict_of(spec, run, timeout)
+
+
+def _readable(ctx: TrialContext) -> list[Path]:
+    """What a confined script must read besides its own files (everywhere else is readable already; this
+    matters under the masked /tmp): the eval's folder and its project."""
+    return [] if ctx.eval_dir is None else [ctx.eval_dir, confine.project_of(ctx.eval_dir)]
 
 
 GRADER_DIR = "/var/tmp/agentsproof-grader"

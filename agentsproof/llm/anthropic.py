@@ -37,7 +37,7 @@ import httpx
 from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.core.scrub import clip, scrub_text, scrub_url, url_secrets
 from agentsproof.llm import prices
-from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError
+from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError, refuse_extra
 from agentsproof.llm.openai_wire import RETRYABLE_STATUS as OPENAI_RETRYABLE
 from agentsproof.llm.openai_wire import retry_after, unreachable
 from agentsproof.llm.provider_spec import BuildOptions, ProviderSpec
@@ -262,6 +262,7 @@ class AnthropicClient(LLMClient):
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """One Messages API call; a judge call forces the verdict tool, falling back to plain prompting once an endpoint refuses tools."""
+        refuse_extra(request, "anthropic")
         start = time.perf_counter()
         judge = request.json_schema is not None
         while True:

@@ -34,6 +34,10 @@ class ChatRequest:
     deadline: float | None = None
     """The same as an absolute ``time.monotonic()`` instant, shared by several calls (the
     judge calls of one trial); the earlier of ``deadline`` and ``now + budget`` counts."""
+    extra: dict[str, Any] | None = None
+    """Request-body fields sent as given (a promptfoo provider's ``config``: ``response_format``,
+    ``seed``, ``stop`` …); the OpenAI-compatible client sends them, any other raises LLMError
+    naming them (:func:`refuse_extra`): never dropped."""
     slot: tuple[str, str, int] | None = None
     """The trial the call is made for (item, arm, trial index; the judge's calls share their
     trial's): the response cache keys by it, so N trials of one prompt stay N samples."""
@@ -96,3 +100,11 @@ class LLMClient(abc.ABC):
     def describe(self) -> dict[str, Any]:
         """Non-secret facts for reports (never keys)."""
         return {"provider": self.name}
+
+
+def refuse_extra(request: ChatRequest, provider: str) -> None:
+    """LLMError naming the request-body fields (:attr:`ChatRequest.extra`) a provider without an
+    OpenAI-compatible body cannot send: a field the eval file set is never silently dropped."""
+    if request.extra:
+        names = ", ".join(sorted(request.extra))
+        raise LLMError(f"the {provider} provider cannot send {names} (a provider config field); run on an OpenAI-compatible provider", kind="config")

@@ -165,6 +165,7 @@ def request_key(namespace: dict[str, Any], request: ChatRequest, slot: tuple[str
         "temperature": request.temperature,
         "max_tokens": request.max_tokens,
         "schema": request.json_schema,
+        **({"extra": request.extra} if request.extra else {}),
         "slot": list(slot) if slot else None,
     }
     blob = json.dumps(material, sort_keys=True, separators=(",", ":"), default=str)

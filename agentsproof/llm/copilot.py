@@ -35,7 +35,7 @@ from typing import Any
 
 from agentsproof.core.scrub import scrub_text, scrub_url, url_secrets
 from agentsproof.core.units import seconds
-from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError
+from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError, refuse_extra
 from agentsproof.llm.copilot_events import EventCollector, error_from_session_error, render_prompt
 from agentsproof.llm.copilot_setup import (
     BYOK_TYPES,
@@ -177,6 +177,7 @@ class CopilotClient(LLMClient):
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """One fresh Copilot session: the reply (the last assistant message), its usage and tool calls; LLMError on failure or timeout."""
+        refuse_extra(request, "copilot")
         system, prompt = render_prompt(request.messages, request.json_schema)
         client = await self.sdk()
         collector = EventCollector()

@@ -32,7 +32,7 @@ from typing import Any
 
 from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.llm import local_pool
-from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError
+from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError, refuse_extra
 from agentsproof.llm.local_model import LocalSettings, default_model_name, local_available
 from agentsproof.llm.provider_spec import BuildOptions, ProviderSpec
 from agentsproof.model.results import Usage
@@ -107,6 +107,7 @@ class LocalClient(LLMClient):
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """One completion by a worker (a JSON schema becomes a grammar); LLMError for another model or a failed worker."""
+        refuse_extra(request, "local")
         self._check_model(request.model)
         pool = self._get_pool()
         temperature = self.settings.temperature if request.temperature is None else request.temperature

@@ -144,6 +144,9 @@ class OpenAIHttpClient(LLMClient):
             body["temperature"] = request.temperature
         if request.max_tokens is not None:
             body["max_tokens"] = request.max_tokens
+        for key, value in (request.extra or {}).items():  # a provider config's fields, as given
+            if key not in ("model", "messages"):
+                body[key] = value
         return body
 
     def _response_format(self, schema: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -162,7 +165,7 @@ class OpenAIHttpClient(LLMClient):
             fmt = self._response_format(request.json_schema)
             if fmt is not None:
                 body["response_format"] = fmt
-            else:
+            elif "response_format" not in (request.extra or {}):
                 body.pop("response_format", None)
             status, raw, headers = await self._post(self._target_for(request.model), body, timeout)
             if status < 400:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from agentsproof.model.environment import Environment
 from agentsproof.model.graders import GraderSpec
@@ -128,6 +129,15 @@ class EvalItem:
     temperature: float | None = None
     """A promptfoo provider's ``config.temperature``: the chat target's sampling temperature
     for this item (both arms; not the judge's). None: the target's own."""
+    body: dict[str, Any] | None = None
+    """A promptfoo provider's (and prompt's) ``config`` fields sent in the chat target's request body as
+    given (``response_format``, ``seed``, ``stop`` …; both arms; not the judge's). None: none."""
+    transform: tuple[str, ...] = ()
+    """A program run on every trial's answer before it is graded (promptfoo's ``options.transform``): it reads
+    ``{"output", "context"}`` as JSON on stdin and prints ``{"result": …}``; run confined. Empty: none."""
+    target_def: Any = None
+    """The definition of ``target`` when the eval file itself defines it (a promptfoo provider that is a
+    program: a ``TargetDef``); None: looked up in targets.yaml."""
     environment: Environment | None = None
     """eval.yaml ``environment:`` (or a Harbor task's): every trial runs in a fresh container
     of this image (see :mod:`agentsproof.isolation.container`); None: on the host."""

@@ -92,6 +92,22 @@ class ItemView:
     errored_trials: list[TrialResult] = field(default_factory=list)
 
     @property
+    def nothing_to_check(self) -> bool:
+        """True when no trial of the item had a grader (a case with nothing to check: it scores 1.0)."""
+        trials = [t for av in self.arms for t in av.arm.trials if t.status == "scored"]
+        return bool(trials) and not any(t.graders for t in trials)
+
+    @property
+    def side_by_side(self) -> list[tuple[int, str | None, str | None]]:
+        """A case with nothing to check: (trial index, with-arm answer, without-arm answer), the arms' outputs side by side
+        (None: that arm has no such trial, or it errored); empty for an item with checks."""
+        if not self.nothing_to_check:
+            return []
+        by_arm = [{t.index: (t.response if t.status == "scored" else None) for t in av.arm.trials} for av in self.arms[:2]]
+        indices = sorted({i for arm in by_arm for i in arm})
+        return [(i, by_arm[0].get(i), by_arm[1].get(i) if len(by_arm) > 1 else None) for i in indices]
+
+    @property
     def failing_checks(self) -> list[CheckRow]:
         """The checks that failed in at least one scored with-arm trial."""
         return [c for c in self.checks if c.with_total and (c.with_passed or 0) < c.with_total]

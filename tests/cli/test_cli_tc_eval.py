@@ -122,13 +122,17 @@ def test_both_graders_weigh_assertions_0_7_and_rubric_0_3(byok_env, tmp_path):
     assert item["passed"] is True  # 0.7 ≥ --threshold 0.7
 
 
-def test_neither_grader_is_refused_before_any_call(byok_env, tmp_path):
-    """A case with nothing to check used to score 1.00 in both arms and PASS: it is refused, as in EVAL.yaml."""
-    code, _, err, data = tc(tmp_path, [{"id": 4, "prompt": "p"}], None, "--ci")
-    assert code == 30 and data is None
-    assert "evals[0]: case 4 has nothing to check; give assertions or expected_output" in err
-    assert len(err.strip().splitlines()) == 1
-    assert not byok_env.requests
+def test_neither_grader_runs_and_scores_one(byok_env, tmp_path):
+    """Seed 000's weight rule "neither: score always 1.0": a case with nothing to check runs, scores 1.0 in both arms."""
+    byok_env.add(Rule(reply="an answer", judge=False))
+    code, _, err, data = tc(tmp_path, [{"id": 4, "prompt": "p"}], None)
+    assert data is not None, err
+    [item] = data["items"]
+    assert [t["score"] for t in item["with_arm"]["trials"] + item["without_arm"]["trials"]] == [1.0] * (
+        len(item["with_arm"]["trials"]) + len(item["without_arm"]["trials"])
+    )
+    assert all(t["graders"] == [] for t in item["with_arm"]["trials"])
+    assert not byok_env.judge_requests()
 
 
 def test_files_are_injected_into_the_prompt(byok_env, tmp_path):

@@ -153,9 +153,9 @@ def test_a_csv_expected_column_takes_python_and_javascript_and_metadata_columns(
     assert "Traceback" not in err and code in (0, 1), err
     got = {name: item["with_arm"]["trials"][0]["passed"] for name, item in _items(tmp_path).items()}
     assert got == {"csv-code": True, "csv-fails": False}, err
-    (path.parent / "tests.csv").write_text("input,__expected,__prefix\nHello,contains: Bon,x\n")
+    (path.parent / "tests.csv").write_text("input,__expected,__wobble\nHello,contains: Bon,x\n")
     code, _, err = run_cli(["eval", path, "--model", "m", "--output", tmp_path / "out"])
-    assert code == 30 and "column '__prefix' is not read by agentsproof" in err, err
+    assert code == 30 and "column '__wobble' is not read by agentsproof" in err, err  # __prefix, __suffix, __threshold, __metric, __config: are
 
 
 def test_an_assertion_provider_is_that_graders_judge_model(byok_env, tmp_path):

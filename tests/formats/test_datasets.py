@@ -97,7 +97,6 @@ def test_dataset_with_a_skill_runs_both_arms(byok_env, tmp_path):
          "line 2: id: 'a' is also the id on line 1; ids must be unique"),
         (['{"id": "a", "input": "  ", "expected_answer": "1"}'], "line 1: input: is missing or empty"),
         (['', '{"id": "a", "input": "q", "expected_answer": ""}'], "line 2: expected_answer: is empty; leave it out to check only the tools"),
-        (['{"id": "a", "input": "q"}'], "line 1: expected_answer: is missing; a case needs an expected answer or expected tools"),
         (['{"id": "a", "input": "q", "expected_answer": "1", "answer_match": "fuzzy"}'], "line 1: answer_match: 'fuzzy': expected 'exact' or 'contains'"),
         (['{"id": "a", "input": "q", "expected": "1"}'], "line 1: expected: unknown key"),
         (['{"id": "a", "input": "q", "expected_answer": "1"}', "{oops"], "line 2: not JSON"),

@@ -163,7 +163,6 @@ BAD = [
     ("prompts: ['{{ input }}']\ntests:\n  - id: a\n    vars: {input: hi}\n    assert: ['{{ missing }} ok']\n", "tests[0].assert[0]: uses {{ missing }} but the test has no var 'missing'"),
     ("tests:\n  - id: a\n    input: [{role: assistant, content: hi}]\n", "tests[0].input[0]: a conversation history ends with the user's message"),
     ("tests:\n  - id: a\n    input: [{role: tool, content: hi}]\n", "tests[0].input[0].role: 'tool': expected system, user or assistant"),
-    ("tests:\n  - id: a\n    input: hi\n", "tests[0]: has nothing to check"),
     ("tests:\n  - id: a\n    input: [{role: user, content: [{type: file, path: nope.txt}]}]\n    criteria: x\n", "tests[0].input[0].content[0].path: file 'nope.txt' not found"),
     ("tests:\n  - id: a\n    input: hi\n    rubrics: [{outcome: x, wieght: 2}]\n", "tests[0].rubrics[0].wieght: unknown key"),
     ("tests:\n  - id: a\n    input: hi\n    assert: [{type: llm-grader, prompt: q.md, threshold: 2}]\n", "tests[0].assert[0].threshold: must be a number from 0 to 1"),

@@ -107,9 +107,9 @@ def test_list_vars_and_unknown_keys_are_one_line(byok_env, tmp_path):
     path = _config(tmp_path, CONFIG.replace("input: Thanks", "input: []"))
     code, _, err = run_cli(["eval", path, "--model", "m", "--output", tmp_path / "out"])
     assert code == 30 and "tests[1].vars.input: is an empty list" in err, err
-    path.write_text(CONFIG + "scenarios: []\n")
+    path.write_text(CONFIG + "redteam: {}\n")
     code, _, err = run_cli(["eval", path, "--model", "m", "--output", tmp_path / "out"])
-    assert code == 30 and "scenarios: is not supported: promptfoo's scenarios" in err, err
+    assert code == 30 and "redteam: is not supported: red-team generation" in err, err
     path.write_text(CONFIG + "wobble: []\n")
     code, _, err = run_cli(["eval", path, "--model", "m", "--output", tmp_path / "out"])
     assert code == 30 and "wobble: unknown key" in err, err

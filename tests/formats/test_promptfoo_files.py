@@ -57,14 +57,11 @@ def test_tests_from_globs_jsonl_and_a_mixed_list_with_assertion_templates(byok_e
         ("tests: file://../*.yaml\n", "tests", "must stay inside"),
         ("tests: [file://gen.py]\n", "tests[0]", "test generators are not run"),
         ("tests:\n  - vars: {input: a}\n    assert: [{$ref: '#/assertionTemplates/nope'}]\n", "tests[0].assert[0].$ref", "names no assertionTemplates entry"),
-        ("scenarios: []\ntests:\n  - vars: {input: a}\n    assert: [{type: contains, value: a}]\n", "scenarios", "not expanded"),
-        ("derivedMetrics: []\ntests:\n  - vars: {input: a}\n    assert: [{type: contains, value: a}]\n", "derivedMetrics", "is not supported"),
-        ("tests:\n  - vars: {input: a}\n    options: {transform: x}\n    assert: [{type: contains, value: a}]\n", "tests[0].options.transform", "graded as it is"),
         ("defaultTest: {options: {rubricPrompt: x}}\ntests:\n  - vars: {input: a}\n    assert: [{type: contains, value: a}]\n", "defaultTest.options.rubricPrompt", "judge prompt template"),
-        ("tests:\n  - vars: {input: a}\n    threshold: 0.5\n    assert: [{type: contains, value: a}]\n", "tests[0].threshold", "--threshold"),
         ("tests:\n  - vars: {input: a}\n    provider: openai:gpt-4o\n    assert: [{type: contains, value: a}]\n", "tests[0].provider", "own provider"),
-        ("providers: [{id: openai:gpt-4o, prompts: [p1]}]\ntests:\n  - vars: {input: a}\n    assert: [{type: contains, value: a}]\n", "providers[0].prompts", "own prompts"),
-    ],
+        ("providers: [{id: openai:gpt-4o, prompts: [p1]}]\ntests:\n  - vars: {input: a}\n    assert: [{type: contains, value: a}]\n", "providers[0].prompts", "names no prompt"),
+        ("tests:\n  - vars: {input: a}\n    options: {storeOutputAs: x}\n    assert: [{type: contains, value: a}]\n", "tests[0].options.storeOutputAs", "in order"),
+        ("tests:\n  - vars: {input: a}\n    threshold: 2\n    assert: [{type: contains, value: a}]\n", "tests[0].threshold", "from 0 to 1"),    ],
 )
 def test_what_is_not_honoured_is_refused_with_its_reason(tmp_path, config, field, words):
     folder = _folder(tmp_path, "prompts: ['Say {{input}}']\n" + config)

@@ -171,13 +171,13 @@ def test_a_misspelt_key_is_still_refused(tmp_path):
     assert "evals[2].expecations: unknown key" in err
 
 
-def test_a_case_with_only_metadata_has_nothing_to_check(tmp_path):
+def test_a_case_with_only_metadata_has_nothing_to_check_and_lint_says_so(tmp_path):
     path = _beside(tmp_path)
     data = json.loads(path.read_text())
     data["evals"][2] = {"id": 3, "name": "just-a-prompt", "category": "x", "prompt": "Hello"}
     path.write_text(json.dumps(data))
-    err = _one_line(path, tmp_path)
-    assert "evals[2]: case 3 has nothing to check" in err
+    code, out, err = run_cli(["lint", path])
+    assert "evals[2]: warning: has nothing to check" in out + err and "[nothing-to-check]" in out + err, out + err
 
 
 def test_a_name_found_nowhere_says_where_it_looked(tmp_path):

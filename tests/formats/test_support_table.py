@@ -100,11 +100,11 @@ def test_eval_yaml_rows_are_the_loaders_keys() -> None:
 
 def test_promptfoo_rows_are_the_loaders_keys() -> None:
     assert _keys("promptfoo: top-level keys", "supported", "differently") == promptfoo.SUITE_KEYS
-    assert _keys("promptfoo: top-level keys", "ignored") == promptfoo.IGNORED_KEYS
+    assert _keys("promptfoo: top-level keys", "ignored") == promptfoo.IGNORED_KEYS | set(promptfoo.NOTED_KEYS)
     assert _keys("promptfoo: test keys", *KNOWN) == promptfoo.TEST_KEYS
     assert _keys("promptfoo: provider keys", *KNOWN) == promptfoo.PROVIDER_KEYS
     assert _keys("promptfoo: prompt keys", *KNOWN) == promptfoo.PROMPT_KEYS
-    assert _keys("promptfoo: options keys", *KNOWN) == {"provider"}
+    assert _keys("promptfoo: options keys", *KNOWN) == promptfoo.OPTION_KEYS
     tables = ("promptfoo: top-level keys", "promptfoo: test keys", "promptfoo: provider keys", "promptfoo: prompt keys", "promptfoo: options keys")
     refused = set().union(*(_keys(t, "refused") for t in tables))
     assert refused == set(promptfoo.REFUSED_KEYS)

@@ -305,7 +305,8 @@ async def test_a_score_outside_0_to_1_errors_the_grader(ws: Path, bad: str):
     assert combine([res]) is None
 
 
-async def test_a_timeout_errors_and_kills_the_whole_process_group(ws: Path):
+async def test_a_timeout_errors_and_kills_the_whole_process_group(ws: Path, monkeypatch):
+    monkeypatch.setenv("AGENTSPROOF_UNCONFINED_PROGRAMS", "1")  # host PIDs: the process group's own stop (in the sandbox its PID namespace ends them)
     run = "sleep 60 & echo $! > grandchild.pid; sleep 60"
     res = await grade_script(script(run, timeout=60), TrialContext(answer="a", workspace=ws, timeout=2))  # how soon: bench/timings.py
     assert res.errored and res.error == "timed out after 2s; the command and every process it started were stopped"
@@ -316,7 +317,8 @@ async def test_a_timeout_errors_and_kills_the_whole_process_group(ws: Path):
     assert not alive(pid)
 
 
-async def test_processes_left_running_after_a_normal_exit_are_stopped(ws: Path):
+async def test_processes_left_running_after_a_normal_exit_are_stopped(ws: Path, monkeypatch):
+    monkeypatch.setenv("AGENTSPROOF_UNCONFINED_PROGRAMS", "1")  # host PIDs, as above
     res = await grade_script(script("sleep 60 & echo $! > left.pid; echo done"), TrialContext(answer="a", workspace=ws))
     assert res.score == 1.0 and res.checks[0].evidence == "exit 0: done"
     pid = int((ws / "left.pid").read_text())

@@ -77,7 +77,8 @@ def test_an_agent_that_leaves_a_setsid_child_holding_stdout_keeps_its_answer(tmp
 
 
 @pytest.mark.asyncio
-async def test_a_script_grader_that_prints_its_score_then_leaves_a_child_gets_that_score(tmp_path: Path) -> None:
+async def test_a_script_grader_that_prints_its_score_then_leaves_a_child_gets_that_score(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENTSPROOF_UNCONFINED_PROGRAMS", "1")  # the host's process group (in the sandbox its PID namespace ends them)
     (tmp_path / "check.py").write_text(_leaver("876544", '{"score": 0.2}'))
     res = await grade_script(ScriptGrader(type="script", run=[PY, "check.py"]), TrialContext(answer="a", workspace=tmp_path))
     pid = _wait_pid_file(tmp_path / "leftover.pid")

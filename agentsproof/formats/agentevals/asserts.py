@@ -44,7 +44,8 @@ from agentsproof.formats.agentevals.assert_set import expand_sets
 from agentsproof.formats.agentevals.code import CODE_TYPES, JUDGED_TYPES, code_grader, judge_model, names_file
 from agentsproof.formats.agentevals.conversation import mark_of, scope, unmark
 from agentsproof.formats.agentevals.forms import shaped
-from agentsproof.formats.agentevals.negation import IS_JSON, IS_NOT_JSON, LENGTH, MAX_LENGTH, NEGATED, NOT_NEGATABLE, REFUSED, negate_pattern, option_message
+from agentsproof.formats.agentevals.json_schema import BOUND_TYPES, bound_grader, json_check
+from agentsproof.formats.agentevals.negation import LENGTH, MAX_LENGTH, NEGATED, NOT_NEGATABLE, REFUSED, negate_pattern, option_message
 from agentsproof.formats.agentevals.structured import STRUCTURED_TYPES, structured_grader
 from agentsproof.formats.agentevals.trajectory import rewrite
 from agentsproof.grading.assertions import AssertionsGrader
@@ -68,7 +69,7 @@ EXTRA: dict[str, set[str]] = {
         + ("contains-all", "icontains-all", "skill-used", "not-skill-used")
     },
     "regex": {"value", "flags"},
-    "is-json": set(),
+    "is-json": {"value"},
     "not-empty": set(),
     "min-length": {"value"},
     "max-length": {"value"},
@@ -91,7 +92,7 @@ def _typed_graders() -> dict[str, type[BaseModel]]:
 
 AGENT_GRADERS = _typed_graders()
 EXTRA.update({name: {f.alias or n for n, f in config.model_fields.items()} - {"type", "weight"} for name, config in AGENT_GRADERS.items()})
-EXTRA.update(CODE_TYPES | STRUCTURED_TYPES)  # python / javascript (code.py); field-accuracy, execution-metrics, similar (structured.py)
+EXTRA.update(CODE_TYPES | STRUCTURED_TYPES | BOUND_TYPES)  # python / javascript (code.py); field-accuracy, execution-metrics, similar (structured.py)
 EXTRA.update({t: EXTRA[t] | {"provider"} for t in JUDGED_TYPES})  # promptfoo: the judge's model (code.judge_model)
 RUBRIC_KEYS = {"id", "outcome", "operator", "weight", "required", "min_score", "score_ranges"}
 OPERATORS = {
@@ -172,7 +173,7 @@ class Builder:
         self._rubrics()
         if self.graders and not any(g.weight for g in self.graders):
             raise self.err(self.at, "every assertion has weight 0 (reported, not scored): nothing is scored; give one a weight above 0")
-        if not self.graders:
+        if not self.graders and (self.test.criteria or self.test.expected_output):  # else no grader: 1.0 (seed 000), lint warns
             self._judge_default(self.at, "has nothing to check; give assert, rubrics, criteria or expected_output")
 
     def _criteria(self, texts: list[str], where: str, weight: float, gate: float | None = None, label: str = "criteria") -> None:
@@ -255,7 +256,7 @@ class Builder:
         negate = negate or prefixed
         label = metric or (NEGATED.get(kind, f"not-{kind}") if negate else kind)
         weight = self._weight(where, entry)
-        own = kind in CODE_TYPES or kind in STRUCTURED_TYPES  # a threshold (and similar's provider) of their own, not a gate
+        own = kind in CODE_TYPES or kind in STRUCTURED_TYPES or kind in BOUND_TYPES  # a threshold (and similar's provider) of their own, not a gate
         self.judge_model = None if own else judge_model(self.src, where, entry)
         gate = self._gate(where, {k: v for k, v in entry.items() if k != "threshold" or not own})
         if negate:
@@ -300,9 +301,8 @@ class Builder:
                 raise self.err(f"{where}.value", f"{value!r} is not a valid regex: {err}") from None
             pattern = negate_pattern(pattern) if negate else pattern
             self.add(DeterministicGrader(type="deterministic", checks=Checks(regexMatch=[pattern]), weight=weight), label, gate)
-        elif kind == "is-json":
-            check = IS_NOT_JSON if negate else IS_JSON
-            self.add(ScriptGrader(type="script", run=[sys.executable, "-c", check], stdin="answer", weight=weight), label, gate)
+        elif kind == "is-json":  # promptfoo's value: a JSON Schema the answer must follow
+            self.add(ScriptGrader(type="script", run=json_check(self, where, entry, negate), stdin="answer", weight=weight), label, gate)
         elif kind == "not-empty":  # promptfoo's not-empty; negated: the answer is empty (or only white space)
             pattern = r"\A\s*\Z" if negate else r"\S"
             self.add(DeterministicGrader(type="deterministic", checks=Checks(regexMatch=[pattern]), weight=weight), label, gate)
@@ -323,6 +323,8 @@ class Builder:
             self.add(code_grader(self.src, self.path, self.test, where, entry, kind, weight, negate), label, gate)
         elif kind in STRUCTURED_TYPES:
             self.add(structured_grader(self.src, where, self.test, entry, kind, weight, negate), label, gate)
+        elif kind in BOUND_TYPES:  # promptfoo: the trial's cost (USD) / duration (ms) at most threshold
+            self.add(bound_grader(self, where, entry, kind, weight, negate), label, gate)
         elif kind in ("script", "code-grader"):
             self.add(ScriptGrader(type="script", run=self._command(where, entry), stdin="json" if kind == "script" else "answer", weight=weight), label, gate)
         else:  # skill-used, not-skill-used, skill-trigger

@@ -73,6 +73,11 @@ threshold = None if threshold == "-" else float(threshold)
 fn = None if fn == "-" else fn
 payload = json.load(sys.stdin)
 output, context = payload.get("output", ""), json.loads(ctx)
+if context.pop("_output_json", False):  # a transform returned a value: the assertion sees it, as in promptfoo
+    try:
+        output = json.loads(output)
+    except ValueError:
+        pass
 try:
     if mode == "file":
         spec = importlib.util.spec_from_file_location("promptfoo_assertion", code)
@@ -116,8 +121,9 @@ function say([passed, score, reason]) {
 let input = "";
 process.stdin.on("data", (d) => { input += d; });
 process.stdin.on("end", async () => {
-  const output = JSON.parse(input).output ?? "";
+  let output = JSON.parse(input).output ?? "";
   const context = JSON.parse(ctx);
+  if (context._output_json) { delete context._output_json; try { output = JSON.parse(output); } catch (e) { /* text stays text */ } }
   try {
     let f;
     if (mode === "file") {
@@ -170,7 +176,9 @@ def code_grader(src: str, path: Path, t: EvalTest, where: str, entry: dict[str, 
     config = entry.get("config", {})
     if not isinstance(config, dict):
         raise InputError(src, f"{where}.config", "must be a mapping (the assertion's context.config)")
-    context = {"vars": t.vars, "prompt": t.prompt, "test": {"vars": t.vars, "description": t.id}, "config": config}
+    context: dict[str, Any] = {"vars": t.vars, "prompt": t.prompt, "test": {"vars": t.vars, "description": t.id}, "config": config}
+    if t.output_json:
+        context["_output_json"] = True
     args = [mode, code, fn, json.dumps(context, default=str), "-" if threshold is None else repr(float(threshold)), "1" if negate else "0"]
     return ScriptGrader(type="script", run=[*run, *args], stdin="json", weight=weight)
 

@@ -43,8 +43,6 @@ REFUSED = {
     "is-sql": "checking SQL needs a parser for the query's dialect; check it with a script (code-grader) assertion",
     "similar:dot": "only cosine similarity is computed; write similar (or similar:cosine) with a cosine threshold",
     "similar:euclidean": "only cosine similarity is computed; write similar (or similar:cosine) with a cosine threshold",
-    "cost": "the trials' cost is not recorded per answer; bound a run's spending outside the eval",
-    "latency": "a trial's duration depends on the machine and is not graded; --timeout bounds it",
     "perplexity": "needs the answer's token log-probabilities, which the trials do not record",
     "perplexity-score": "needs the answer's token log-probabilities, which the trials do not record",
     "levenshtein": _DISTANCE,

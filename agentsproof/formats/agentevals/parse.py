@@ -93,6 +93,8 @@ class EvalTest:
     """The test's vars (its suite's default ones under them): a python/javascript assertion's ``context.vars``."""
     turns: tuple[str, ...] = ()
     """Follow-up user messages (agentv's ``turns`` after the first), sent in the same session."""
+    output_json: bool = False
+    """The answer is a transform's JSON (promptfoo's ``options.transform``): python/javascript assertions get it parsed."""
 
 
 @dataclass

@@ -166,6 +166,15 @@ def _case(view: FileView, case: CaseView) -> Iterator[Problem]:
                 (contains if fact.present else excludes).setdefault(fact.scope, []).append(fact)
             else:
                 (exists if fact.exists else absent)[fact.glob] = fact.field
+    if not case.graders:  # it runs (score 1.0 in both arms, its outputs side by side) but cannot show a difference
+        yield Problem(
+            f,
+            case.field,
+            "nothing-to-check",
+            "has nothing to check: it scores 1.0 in both arms, so it cannot show a difference (its outputs are shown side by side)",
+            "give it an assertion or an expected output, or keep it to read the outputs",
+            "warning",
+        )
     if case.graders and total_weight <= 0:
         yield Problem(
             f, f"{case.field}.graders", "zero-weight", "the weights sum to zero: every score would be 0/0", "give at least one grader a positive weight"

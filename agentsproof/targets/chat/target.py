@@ -55,6 +55,7 @@ class ChatTarget(Target):
             temperature=self._temperature(trial),
             max_tokens=self._cap(trial) if cap else self.max_tokens,
             timeout=trial.timeout,
+            extra=trial.item.body,
             budget=trial.timeout,
             json_schema=schema,
             slot=trial.slot,
@@ -121,6 +122,7 @@ class ChatTarget(Target):
                 self._cap(trial),
                 trial.slot,
                 self._temperature(trial),
+                trial.item.body,
             )
             if record is None:
                 record = one
@@ -151,12 +153,14 @@ class ChatTarget(Target):
         max_tokens: int | None,
         slot: tuple[str, str, int] | None,
         temperature: float | None,
+        extra: dict[str, Any] | None = None,
     ) -> TrialRecord:
         req = ChatRequest(
             messages=list(messages),
             model=model,
             temperature=temperature,
             max_tokens=max_tokens,
+            extra=extra,
             timeout=budget,
             budget=budget,
             slot=slot,
