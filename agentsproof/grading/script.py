@@ -68,7 +68,7 @@ class ScriptGrader(Strict):
     errors the grader. The command gets env ``AGENTSPROOF_WORKSPACE`` (its working folder)
     and ``AGENTSPROOF_ANSWER_FILE`` (the final answer, in a file outside the workspace);
     ``stdin: answer`` also gives it the answer on stdin (EVAL.yaml's code-grader), ``stdin:
-    json`` agentv's payload ``{"output": ..., "answer": ...}``.
+    json`` agentv's payload ``{"output": ..., "answer": ..., "config": ...}`` (``config`` when given).
     Relative paths in ``run`` and ``script`` are relative to the workspace, so a checker
     file comes from the eval's ``workspace:`` folder (or an absolute path).
     """
@@ -90,6 +90,7 @@ class ScriptGrader(Strict):
         description="Seconds; capped by the trial's timeout. The command and all it started are stopped then.",
     )
     weight: float = Field(1.0, gt=0, le=MAX_WEIGHT, strict=True, allow_inf_nan=False, description="Relative weight in the trial score.")
+    config: dict[str, Any] | None = Field(None, description="With stdin: json, given to the command as the payload's 'config' (agentv's script-grader config).")
 
     @model_validator(mode="before")
     @classmethod
@@ -221,7 +222,10 @@ def _stdin(spec: ScriptGrader, answer: str) -> str | None:
     if spec.stdin == "answer":
         return answer
     if spec.stdin == "json":  # agentv's script-grader payload
-        return json.dumps({"output": answer, "answer": answer}, ensure_ascii=False)
+        payload: dict[str, Any] = {"output": answer, "answer": answer}
+        if spec.config is not None:
+            payload["config"] = spec.config
+        return json.dumps(payload, ensure_ascii=False, default=str)
     return None
 
 

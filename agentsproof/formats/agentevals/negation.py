@@ -72,7 +72,6 @@ REFUSED = {
     "classifier": "needs a HuggingFace classifier, which agentsproof does not call; use an llm-rubric",
     "webhook": "grading by an outside HTTP endpoint is not done; call it from a script (code-grader) assertion",
     "tool-trajectory": _TRAJECTORY,
-    "trajectory:tool-args-match": _TRAJECTORY,
     "trajectory:goal-success": _TRAJECTORY,
     "token-usage": "token counts are not graded",
     "composite": "agentv's aggregator is not implemented; list the assertions (weight, required: true)",
@@ -106,10 +105,10 @@ REFUSED_OPTIONS = {
     "rubricPrompt": "a grader's own judge prompt template is not used; write it as an llm-grader prompt",
     "transform": "the answer is graded as it is; transform it in a python assertion or a script",
     "options": "a grader's options (transform, provider …) are not applied",
-    "config": "a script's config is not passed to the script; put it in the command or a file beside the eval",
-    "cwd": "a script runs in the trial's workspace (its files from environment.workdir)",
+    "config": "only a script (and a python / javascript assertion) is given a config",
+    "cwd": "only a script's command is read from another folder",
     "fields": "comparing the fields of a structured answer is not implemented; use a python assertion or a script",
-    "expected_tools": "a script is not given the expected tools; check tool calls with tool-calls in an agent trial",
+    "expected_tools": "only a script is given the expected tools (in its config); check tool calls with tool-calls in an agent trial",
     "algorithm": "comparing the fields of a structured answer is not implemented; use a python assertion or a script",
 }
 """Assertion options agentv and promptfoo give that agentsproof does not honour: refused with the reason, never dropped."""
