@@ -45,7 +45,7 @@ from agentsproof.formats.agentevals.conversation import mark_of, scope, unmark
 from agentsproof.formats.agentevals.custom import find_custom
 from agentsproof.formats.agentevals.forms import shaped
 from agentsproof.formats.agentevals.negation import IS_JSON, IS_NOT_JSON, LENGTH, MAX_LENGTH, NEGATED, NOT_NEGATABLE, REFUSED, negate_pattern, option_message
-from agentsproof.formats.agentevals.rubric import OPERATORS, RUBRIC_KEYS, older_outcome, ranges_text
+from agentsproof.formats.agentevals.rubric import OPERATORS, RUBRIC_KEYS, judge_notes, older_outcome, ranges_text
 from agentsproof.formats.agentevals.scripts import SCRIPT_KINDS, custom_assertion, script_assertion
 from agentsproof.formats.agentevals.structured import STRUCTURED_TYPES, structured_grader
 from agentsproof.formats.agentevals.trajectory import rewrite
@@ -74,8 +74,8 @@ EXTRA: dict[str, set[str]] = {
     "not-empty": set(),
     "min-length": {"value"},
     "max-length": {"value"},
-    "llm-rubric": {"value", "threshold", "prompt"},
-    "llm-grader": {"prompt", "value", "threshold"},
+    "llm-rubric": {"value", "threshold", "prompt", "max_steps", "temperature", "target"},
+    "llm-grader": {"prompt", "value", "threshold", "max_steps", "temperature", "target"},
     "rubrics": {"criteria", "value"},
     "rubric": {"criteria", "value", "threshold"},
     "script": {"command", "cwd", "config", "provider"},
@@ -248,6 +248,7 @@ class Builder:
         extra = sorted(k for k in entry if k not in allowed)
         if extra and kind not in SCRIPT_KINDS:  # agentv: a script's other keys are its config
             raise self.err(f"{where}.{extra[0]}", option_message(extra[0], kind, allowed))
+        judge_notes(self.src, where, entry)  # max_steps, temperature (formats/agentevals/rubric.py)
         metric = entry.get("metric") or entry.get("name") or entry.get("id")  # agentv's assertion id labels it too
         if metric is not None and (not isinstance(metric, str) or not metric.strip()):
             raise self.err(f"{where}.metric", "must be a non-empty string")
@@ -408,6 +409,11 @@ class Builder:
         if ("prompt" in entry) == ("value" in entry):
             raise self.err(f"{where}.prompt", "give the judge prompt: a markdown file (or its text)")
         text = entry.get("prompt", entry.get("value"))
+        if isinstance(text, dict) and "command" in text:
+            raise self.err(
+                f"{where}.prompt.command",
+                "a judge prompt written by a program (agentv's prompt template script) is not run; give the prompt as a file or its text",
+            )
         if not isinstance(text, str) or not text.strip():
             raise self.err(f"{where}.prompt", "must be a file path or prompt text")
         text = text.strip().removeprefix("file://") if text.strip().startswith("file://") else text

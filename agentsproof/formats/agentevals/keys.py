@@ -9,6 +9,8 @@ longer sends) are noted, not used.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -128,3 +130,57 @@ def repeat_value(src: str, value: Any, notes: list[str]) -> int | None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1000):
         raise InputError(src, where, "must be a whole number from 1 to 1000")
     return value
+
+
+PROMPT_KEYS = {"id", "label", "raw", "prompt", "file", "path", "prefix", "suffix"}
+
+
+def suite_prompts(src: str, value: Any, path: Path, to_text: Callable[[str, Any], str]) -> list[tuple[str, str]]:
+    """agentv's ``prompts``: (label, template) per prompt. A prompt is a string (``file://x`` reads the file),
+    or ``{id, label, raw | prompt | file | path, prefix, suffix}``; a ``.json`` file holds chat messages,
+    made text by ``to_text(where, messages)``. Every test runs once per prompt."""
+    from agentsproof.core.inputs import MAX_EVAL_FILE_BYTES, confined, read_text
+
+    if value is None:
+        return []
+    entries = value if isinstance(value, list) else [value]
+    out: list[tuple[str, str]] = []
+    for i, entry in enumerate(entries):
+        where = f"prompts[{i}]"
+        label, ref, text = str(i + 1), None, None
+        if isinstance(entry, str):
+            ref, text = (entry.strip().removeprefix("file://"), None) if entry.strip().startswith("file://") else (None, entry)
+        elif isinstance(entry, dict):
+            extra = sorted(str(k) for k in entry if k not in PROMPT_KEYS)
+            if extra:
+                raise InputError(src, f"{where}.{extra[0]}", f"unknown key; expected one of {', '.join(sorted(PROMPT_KEYS))}")
+            label = re.sub(r"[^A-Za-z0-9_.-]+", "-", str(entry.get("id") or entry.get("label") or label)).strip("-") or label
+            given = [k for k in ("raw", "prompt", "file", "path") if entry.get(k) is not None]
+            if len(given) != 1:
+                raise InputError(src, where, "give the prompt as one of raw, prompt (its text), file or path (a file beside the eval)")
+            raw = entry[given[0]]
+            if not isinstance(raw, str) or not raw.strip():
+                raise InputError(src, f"{where}.{given[0]}", "must be a non-empty string")
+            ref, text = (raw.removeprefix("file://"), None) if given[0] in ("file", "path") else (None, raw)
+        else:
+            raise InputError(src, where, "must be a prompt template (a string) or {label, raw | file}")
+        if ref is not None:
+            folder = path.resolve().parent
+            target = confined(ref, path, where, root=folder.parent if folder.name == "evals" else None)
+            if not target.is_file():
+                raise InputError(src, where, f"file {ref!r} not found")
+            text = read_text(target, source=src, field=where, max_bytes=MAX_EVAL_FILE_BYTES, what="prompt file")
+            if target.suffix.lower() == ".json":
+                import json
+
+                try:
+                    text = to_text(where, json.loads(text))
+                except ValueError as err:
+                    raise InputError(src, where, f"{ref} is not JSON: {err}") from None
+        assert text is not None
+        if isinstance(entry, dict):
+            text = str(entry.get("prefix") or "") + text + str(entry.get("suffix") or "")
+        if not text.strip():
+            raise InputError(src, where, "is empty")
+        out.append((label, text))
+    return out

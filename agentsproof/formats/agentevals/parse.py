@@ -142,22 +142,41 @@ def _text(src: str, where: str, value: Any, *, empty_ok: bool = False) -> str:
     return text
 
 
-def render(src: str, where: str, text: str, variables: dict[str, Any]) -> str:
+def render(src: str, where: str, text: str, variables: dict[str, Any], depth: int = 0) -> str:
     """``{{ name }}`` (or ``{{ vars.name }}``) filled from the test's vars, ``{{ env.NAME }}`` from an allowed environment variable; an unknown name is an error."""
 
     def one(m: re.Match[str]) -> str:
         name = m.group(1)
         if name.startswith("env."):  # only an allowed, non-secret name (formats/agentevals/template_env.py)
             return env_value(src, where, name[4:])
-        name = name[5:] if name.startswith("vars.") and name[5:] in variables else name  # {{ vars.x }} is {{ x }}
-        if name not in variables:
+        value = var_value(variables, name)
+        if value is _MISSING:
             raise _err(src, where, f"uses {{{{ {name} }}}} but the test has no var {name!r}")
-        value = variables[name]
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):
             raise _err(src, where, f"uses {{{{ {name} }}}}, which is not text (messages only fit a prompt that is exactly '{{{{ input }}}}')")
+        if isinstance(value, str) and _TEMPLATE.search(value) and depth < 5:  # agentv: a var may use other vars
+            return render(src, where, value, variables, depth + 1)
         return str(value)
 
     return _TEMPLATE.sub(one, text)
+
+
+_MISSING = object()
+
+
+def var_value(variables: dict[str, Any], name: str) -> Any:
+    """``name`` (``x``, ``vars.x``, ``x.y.z`` into nested mappings) in the test's vars, or ``_MISSING``."""
+    if name in variables:
+        return variables[name]
+    path = name[5:] if name.startswith("vars.") else name
+    if path in variables:
+        return variables[path]
+    value: Any = variables
+    for part in path.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return _MISSING
+        value = value[part]
+    return value
 
 
 def _tags(src: str, where: str, value: Any) -> tuple[str, ...]:
@@ -261,7 +280,7 @@ def _expected(src: str, where: str, value: Any) -> str | None:
                 content = json.dumps(content, indent=2, ensure_ascii=False, default=str)
             if not isinstance(content, str):
                 raise _err(src, f"{where}[{i}]", "must be an assistant message with text content (or tool_calls)")
-            _unknown(src, f"{where}[{i}]", msg, MESSAGE_KEYS | {"tool_calls"})
+            _unknown(src, f"{where}[{i}]", msg, MESSAGE_KEYS | {"tool_calls", "name"})  # name: the speaker's, not compared
             texts.append(content)
         return "\n\n".join(texts) if texts else None
     if isinstance(value, dict):  # a structured expected output: compared as its JSON text
@@ -280,7 +299,7 @@ def _list(src: str, where: str, value: Any) -> list[Any]:
 def parse_suite(data: Any, path: Path) -> EvalSuite:
     """The parsed suite (its ``tests`` file and ``environment`` resolved); InputError naming the field of the first problem."""
     from agentsproof.core.inputs import display
-    from agentsproof.formats.agentevals.keys import default_name, repeat_value, suite_target
+    from agentsproof.formats.agentevals.keys import default_name, repeat_value, suite_prompts, suite_target
     from agentsproof.formats.agentevals.older import suite_execution_asserts
     from agentsproof.formats.agentevals.suite_files import default_options, default_test, environment_workdir, tests_list, threshold_value
 
@@ -306,10 +325,7 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
     desc = _text(src, "description", data["description"], empty_ok=True) if data.get("description") is not None else None
     notes: list[str] = []
     target, target_field = suite_target(src, data, notes)
-    prompts = _list(src, "prompts", data.get("prompts"))
-    if len(prompts) > 1:
-        raise _err(src, "prompts[1]", "one prompt per suite is supported; run each prompt as its own EVAL.yaml")
-    prompt = _text(src, "prompts[0]", prompts[0]) if prompts else None
+    prompts = suite_prompts(src, data.get("prompts"), path, lambda where, v: _messages(src, where, v, path, []))  # each test runs per prompt
     suite_key = "assertions" if "assertions" in data else "assert"
     suite_asserts = [(f"{suite_key}[{i}]", a) for i, a in enumerate(_list(src, suite_key, data.get(suite_key)))]
     default_vars, default_asserts, default_threshold, default_map = default_test(src, data.get("default_test"), path)
@@ -330,12 +346,14 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
     seen: dict[str, int] = {}
     threads: set[str] = set()
     for i, raw in enumerate(raw_tests):
-        test = _parse_test(src, f"{key}[{i}]", raw, path, prompt, suite_asserts, target, threads, default_vars)
-        if test.id in seen:
-            raise _err(src, f"{key}[{i}].id", f"{test.id!r} is also the id of {key}[{seen[test.id]}]; ids must be unique")
-        seen[test.id] = i
-        test.rubric_prompt = rubric_prompt
-        tests.append(test)
+        for label, prompt in prompts or [("", None)]:
+            test = _parse_test(src, f"{key}[{i}]", raw, path, prompt, suite_asserts, target, threads, default_vars)
+            test.id += f"@{label}" if len(prompts) > 1 else ""  # agentv: every test per prompt
+            if test.id in seen:
+                raise _err(src, f"{key}[{i}].id", f"{test.id!r} is also the id of {key}[{seen[test.id]}]; ids must be unique")
+            seen[test.id] = i
+            test.rubric_prompt = rubric_prompt
+            tests.append(test)
     tags = _tags(src, "tags", data["tags"]) if data.get("tags") is not None else ()
     options = data.get("evaluate_options")
     if options is not None and not isinstance(options, dict):

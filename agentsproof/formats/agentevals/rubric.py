@@ -66,3 +66,27 @@ def older_outcome(src: str, at: str, item: dict[str, Any]) -> dict[str, Any]:
     if item.get("outcome") is None and item.get("score_ranges") is not None and isinstance(item.get("id"), str):
         item = {**item, "outcome": item["id"].replace("_", " ")}  # agentv: a score-range criterion may be named only by its id
     return item
+
+
+def judge_notes(src: str, where: str, entry: dict[str, Any]) -> None:
+    """agentv's judge options that agentsproof reads and says it does not apply: ``max_steps`` (its agentic judge,
+    which may explore the workspace), ``temperature`` and an older judge ``target``; InputError for a bad value."""
+    from agentsproof.formats.agentevals.providers import say_once
+
+    steps = entry.get("max_steps")
+    if steps is not None:
+        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+            raise InputError(src, f"{where}.max_steps", "must be a whole number of steps, 1 or more")
+        say_once(
+            src, f"{where}.max_steps: agentv's judge explores the workspace in up to {steps} steps; here it reads the answer and the files the agent wrote"
+        )
+    target = entry.get("target")
+    if target is not None:
+        if not isinstance(target, str) or not target.strip():
+            raise InputError(src, f"{where}.target", "must name the judge's target")
+        say_once(src, f"{where}.target: {target!r} (agentv's older judge target) is not resolved; the judge is --judge-model / --model")
+    temperature = entry.get("temperature")
+    if temperature is not None:
+        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not 0 <= temperature <= 2:
+            raise InputError(src, f"{where}.temperature", "must be a number from 0 to 2")
+        say_once(src, f"{where}.temperature: the judge's sampling is the judge model's own (--judge-model); {temperature:g} is not sent")

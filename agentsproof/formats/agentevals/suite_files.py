@@ -84,18 +84,25 @@ def tests_list(src: str, raw: Any, path: Path) -> Any:
 
 
 def tests_file(src: str, ref: str, path: Path) -> list[Any]:
-    """``tests: ./cases.yaml`` (a list of tests) or ``./cases.jsonl`` (one test per line), beside the
-    file or, for a file in an ``evals/`` folder, anywhere in the folder above it."""
+    """``tests: ./cases.yaml`` (a list of tests), ``./cases.jsonl`` (one test per line), ``./cases.csv`` or a
+    folder of case folders (:mod:`agentsproof.formats.agentevals.cases`), beside the file or, for a file in an
+    ``evals/`` folder, anywhere in the folder above it."""
     import json
+    import os
 
     from agentsproof.core.inputs import MAX_EVAL_FILE_BYTES, check_values, confined, read_text
     from agentsproof.core.validation import read_yaml
+    from agentsproof.formats.agentevals.cases import case_folder, csv_cases
 
     rel = ref.removeprefix("file://")
     folder = path.resolve().parent
     target = confined(rel, path, "tests", root=folder.parent if folder.name == "evals" else None)  # agentv keeps fixtures beside evals/
+    if target.is_dir() and not Path(os.path.normpath(folder / rel)).is_symlink():  # agentv: a folder of case folders
+        return case_folder(src, target)
     if not target.is_file():
         raise _err(src, "tests", f"file {rel!r} not found")
+    if target.suffix.lower() == ".csv":
+        return csv_cases(src, target)
     if target.suffix.lower() == ".jsonl":
         out = []
         text = read_text(target, source=src, field="tests", max_bytes=MAX_EVAL_FILE_BYTES, what="tests file")
