@@ -346,7 +346,8 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
     seen: dict[str, int] = {}
     threads: set[str] = set()
     for i, raw in enumerate(raw_tests):
-        for label, prompt in prompts or [("", None)]:
+        per_prompt: list[tuple[str, str | None]] = list(prompts) or [("", None)]
+        for label, prompt in per_prompt:
             test = _parse_test(src, f"{key}[{i}]", raw, path, prompt, suite_asserts, target, threads, default_vars)
             test.id += f"@{label}" if len(prompts) > 1 else ""  # agentv: every test per prompt
             if test.id in seen:
