@@ -242,7 +242,8 @@ def _from_json(spec: ScriptGrader, obj: dict[str, Any], code: int) -> GraderResu
     score = obj["score"]
     if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score) or not 0 <= score <= 1:
         return _errored(spec, f"the script printed score {_clip(score)}; a score must be a number from 0 to 1")
-    details = _clip(obj["details"]) if obj.get("details") not in (None, "") else ""
+    why = next((obj[k] for k in ("details", "reason", "reasoning") if obj.get(k) not in (None, "")), None)  # agentv: reason
+    details = _clip(why) if why is not None else ""
     checks = _script_checks(obj.get("checks", obj.get("assertions")))
     if not checks:
         evidence = f"score {score:g}" + (f": {details}" if details else "") + f" ({_exit_text(code)})"
