@@ -196,3 +196,43 @@ def test_run_keys_are_read_with_a_note(byok_env, tmp_path, edit, words):
     assert code == 0 and words in err, err
     trials = read_json(out / "assert-set-examples" / "assert-set-examples-tc-eval.json")["items"][0]["with_arm"]["trials"]
     assert len(trials) == (2 if "count: 2" in edit else 1)
+
+
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        # agentv's tool-trajectory and its bounds on a trial's record (EntityProcess/agentv docs, MIT)
+        (
+            {"type": "tool-trajectory", "mode": "any_order", "minimums": {"knowledgeSearch": 2, "documentRetrieve": 1}},
+            {"type": "tool-calls", "call_count": {"knowledgeSearch": {"min": 2}, "documentRetrieve": {"min": 1}}},
+        ),
+        (
+            {"type": "tool-trajectory", "mode": "exact", "expected": [{"tool": "search", "args": {"q": "x"}}, {"tool": "fetch"}]},
+            {"type": "tool-calls", "sequence": ["search", "fetch"], "min_steps": 2, "max_steps": 2, "called_with": [{"name": "search", "args": {"q": "x"}, "mode": "exact"}]},
+        ),
+        ({"type": "latency", "threshold": 5000, "weight": 2}, {"type": "execution-metrics", "max_duration_ms": 5000, "weight": 2}),
+        ({"type": "cost", "budget": 0.1}, {"type": "execution-metrics", "max_cost_usd": 0.1}),
+        ({"type": "token-usage", "max_total": 2000}, {"type": "execution-metrics", "max_tokens": 2000}),
+    ],
+)
+def test_tool_trajectory_and_record_bounds_become_our_checks(entry, expected):
+    from agentsproof.formats.agentevals.trajectory import rewrite
+
+    assert rewrite("s", "a", entry) == expected
+
+
+@pytest.mark.parametrize(
+    ("entry", "field", "words"),
+    [
+        ({"type": "tool-trajectory", "mode": "subset", "expected": [{"tool": "a"}]}, "a.mode", "is not checked"),
+        ({"type": "token-usage", "max_input": 10}, "a.max_input", "bound their sum with max_total"),
+        ({"type": "not-latency", "threshold": 10}, "a.type", "negating 'latency'"),
+    ],
+)
+def test_what_the_record_bounds_cannot_honour_is_named(entry, field, words):
+    from agentsproof.core.errors import InputError
+    from agentsproof.formats.agentevals.trajectory import rewrite
+
+    with pytest.raises(InputError) as exc:
+        rewrite("s", "a", entry)
+    assert exc.value.field == field and words in exc.value.message

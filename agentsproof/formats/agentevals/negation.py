@@ -38,13 +38,11 @@ NOT_NEGATABLE = {
 }
 _JUDGED = "promptfoo's own judge prompt for it is not reproduced; write what it checks as an llm-rubric"
 _DISTANCE = "text-distance scores are not implemented; use equals, contains or an llm-rubric"
-_TRAJECTORY = "the arguments and outcome of an agent's steps are not matched; tool-calls (and trajectory:tool-used, tool-sequence, step-count) check which tools an agent trial called, in which order"
+_TRAJECTORY = "a judge of whether the agent reached its goal from its steps is not run; write the goal as an llm-rubric (the judge reads the answer and the files the agent wrote)"
 REFUSED = {
     "is-sql": "checking SQL needs a parser for the query's dialect; check it with a script (code-grader) assertion",
     "similar:dot": "only cosine similarity is computed; write similar (or similar:cosine) with a cosine threshold",
     "similar:euclidean": "only cosine similarity is computed; write similar (or similar:cosine) with a cosine threshold",
-    "cost": "the trials' cost is not recorded per answer; bound a run's spending outside the eval",
-    "latency": "a trial's duration depends on the machine and is not graded; --timeout bounds it",
     "perplexity": "needs the answer's token log-probabilities, which the trials do not record",
     "perplexity-score": "needs the answer's token log-probabilities, which the trials do not record",
     "levenshtein": _DISTANCE,
@@ -71,9 +69,7 @@ REFUSED = {
     "moderation": "needs a moderation model, which agentsproof does not call; use an llm-rubric",
     "classifier": "needs a HuggingFace classifier, which agentsproof does not call; use an llm-rubric",
     "webhook": "grading by an outside HTTP endpoint is not done; call it from a script (code-grader) assertion",
-    "tool-trajectory": _TRAJECTORY,
     "trajectory:goal-success": _TRAJECTORY,
-    "token-usage": "token counts are not graded",
     "composite": "agentv's aggregator is not implemented; list the assertions (weight, required: true)",
 }
 """Assertion types refused as out of scope, with the reason the refusal gives."""
