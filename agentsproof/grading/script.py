@@ -90,6 +90,9 @@ class ScriptGrader(Strict):
         description="Seconds; capped by the trial's timeout. The command and all it started are stopped then.",
     )
     weight: float = Field(1.0, gt=0, le=MAX_WEIGHT, strict=True, allow_inf_nan=False, description="Relative weight in the trial score.")
+    payload: dict[str, Any] | None = Field(
+        None, description="With stdin: json, more top-level keys of the payload (agentv's composite aggregator reads 'results')."
+    )
     config: dict[str, Any] | None = Field(None, description="With stdin: json, given to the command as the payload's 'config' (agentv's script-grader config).")
 
     @model_validator(mode="before")
@@ -225,6 +228,7 @@ def _stdin(spec: ScriptGrader, answer: str) -> str | None:
         payload: dict[str, Any] = {"output": answer, "answer": answer}
         if spec.config is not None:
             payload["config"] = spec.config
+        payload.update(spec.payload or {})
         return json.dumps(payload, ensure_ascii=False, default=str)
     return None
 

@@ -51,12 +51,30 @@ def test_older_evaluators_composite_code_judge_and_skip_defaults_run(byok_env, t
     assert second[0]["score"] == 1.0 and "found ['def', 'try']" in json.dumps(second[0])
 
 
-def test_a_composite_whose_aggregator_is_a_program_is_refused_by_name(tmp_path):
+def test_a_composite_aggregated_by_a_program_or_the_judge_runs_it_on_the_evaluators_results(byok_env, tmp_path):
+    root = _copy(tmp_path, "composite")
+    byok_env.add(Rule(reply="Take them to a recycling point.", judge=False))
+    aggregator = "Review the child evaluator results"  # conflict-resolution.md, the aggregator's prompt
+    byok_env.add(Rule(reply=lambda req: '{"reasoning": "balanced", "score": 0.6}' if aggregator in json.dumps(req) else '{"reasoning": "fine", "score": 0.9}', judge=True))
+    out = tmp_path / "out"
+    code, _, err = run_cli(["eval", root / "evals" / "dataset.yaml", "--model", "m", "--output", out, "--no-cache"])
+    assert code == 0, err
+    report = read_json(out / "composite-evaluator-examples" / "composite-evaluator-examples-tc-eval.json")
+    gate = _graders(report, "code-judge-aggregator")[1]
+    # agentv's safety-gate script read both judges' results: safety 0.9 >= 0.8 passes, so the score is quality's
+    assert gate["type"] == "composite" and gate["score"] == 0.9 and "Safety passed (0.90)" in (gate["reasoning"] or "")
+    judged = _graders(report, "llm-judge-conflict-resolution")[1]
+    assert judged["type"] == "composite" and judged["score"] == 0.6
+    asked = [json.dumps(r["messages"]) for r in byok_env.judge_requests() if "Review the child evaluator results" in json.dumps(r["messages"])]
+    assert asked and '\\"conciseness\\"' in asked[0] and "0.9" in asked[0]  # the children's results, as JSON
+
+
+def test_a_composite_with_an_unknown_aggregator_is_refused_by_name(tmp_path):
     root = _copy(tmp_path, "composite")
     suite = root / "evals" / "dataset.yaml"
-    suite.write_text(suite.read_text().replace("type: weighted_average", "type: code_judge"))
+    suite.write_text(suite.read_text().replace("type: weighted_average", "type: majority_vote"))
     code, _, err = run_cli(["eval", suite, "--model", "m", "--output", tmp_path / "out"])
-    assert code == 30 and "evalcases[0].execution.evaluators[0].aggregator.type:" in err and "is not run" in err, err
+    assert code == 30 and "evalcases[0].execution.evaluators[0].aggregator.type:" in err and "expected weighted_average" in err, err
 
 
 def test_assert_set_threshold_is_read_and_root_assertions_are_skipped_by_skip_defaults(byok_env, tmp_path):

@@ -135,10 +135,10 @@ def test_older_evalcases_dialect_runs_as_the_current_one(byok_env, tmp_path):
             (
                 "    conversation_id: code-review\n",
                 "    execution:\n      evaluators:\n        - name: c\n          type: composite\n          evaluators: [{name: a, type: llm_judge}]\n"
-                "          aggregator: {type: code_judge, path: agg.js}\n",
+                "          aggregator: {type: code_judge}\n",
             ),
-            "evalcases[0].execution.evaluators[0].aggregator.type",
-            "an aggregator that is a script or a judge reading the evaluators' results is not run",
+            "evalcases[0].execution.evaluators[0].aggregator.path",
+            "required field is missing",
         ),
     ],
 )

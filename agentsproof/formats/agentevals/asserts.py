@@ -45,6 +45,7 @@ from agentsproof.formats.agentevals.conversation import mark_of, scope, unmark
 from agentsproof.formats.agentevals.custom import find_custom
 from agentsproof.formats.agentevals.forms import shaped
 from agentsproof.formats.agentevals.negation import IS_JSON, IS_NOT_JSON, LENGTH, MAX_LENGTH, NEGATED, NOT_NEGATABLE, REFUSED, negate_pattern, option_message
+from agentsproof.formats.agentevals.older import COMPOSITE, composite_grader
 from agentsproof.formats.agentevals.rubric import OPERATORS, RUBRIC_KEYS, judge_notes, older_outcome, ranges_text
 from agentsproof.formats.agentevals.scripts import SCRIPT_KINDS, custom_assertion, script_assertion
 from agentsproof.formats.agentevals.structured import STRUCTURED_TYPES, structured_grader
@@ -233,6 +234,9 @@ class Builder:
         kind = entry.get("type")
         if not isinstance(kind, str):
             raise self.err(f"{where}.type", "required field is missing")
+        if kind == COMPOSITE:  # agentv's older composite with a program or judge aggregator (older.py)
+            composite_grader(self, where, entry)
+            return
         resolved = resolve(kind)
         custom = find_custom(self.path, kind) if resolved is None else None
         if custom is not None:  # agentv: .agentv/assertions/<type>.ts (formats/agentevals/custom.py)

@@ -14,6 +14,7 @@ becomes assertions, as agentv ran them (:func:`evaluators`):
 | ``llm_judge`` with ``prompt`` (a file or text) | ``llm-grader`` with that prompt |
 | ``llm_judge`` without ``prompt`` | agentv's default judge of the test's ``expected_outcome`` / ``expected_output`` |
 | ``composite`` with ``aggregator: {type: weighted_average, weights}`` | an ``assert-set`` of its evaluators, each with its share of the weight |
+| ``composite`` with a ``code_judge`` (``path``) or ``llm_judge`` (``prompt``) aggregator | the ``composite`` grader: its evaluators, then the aggregator reading their results |
 | any other type (``rubric``, ``contains`` …) | the assertion of that type (``_`` read as ``-``) |
 
 ``name`` labels the check (its ``metric``). A test's ``execution.skip_defaults: true`` leaves
@@ -38,6 +39,8 @@ EXTRA_ASSERTS = "__agentv_execution_asserts"
 SKIP_DEFAULTS = "__agentv_skip_defaults"
 """The key under which :func:`older_test` says the test skips the file's assertions."""
 CODE_JUDGES = {"code_judge", "code-judge", "code"}
+COMPOSITE = "agentv-composite"
+"""The assertion an older composite with a program or judge aggregator becomes (built by :mod:`.asserts` as a composite grader)."""
 LLM_JUDGES = {"llm_judge", "llm-judge"}
 
 
@@ -84,21 +87,27 @@ def _composite(src: str, where: str, entry: dict[str, Any]) -> dict[str, Any]:
     aggregator = entry.get("aggregator") or {"type": "weighted_average"}
     if not isinstance(aggregator, dict):
         raise InputError(src, f"{where}.aggregator", "must be a mapping with a type")
-    if aggregator.get("type") != "weighted_average":
-        raise InputError(
-            src,
-            f"{where}.aggregator.type",
-            f"{aggregator.get('type')!r} is not supported: a composite's score is the weighted average of its evaluators here "
-            "(aggregator type weighted_average); an aggregator that is a script or a judge reading the evaluators' results is not run",
-        )
+    kind = aggregator.get("type")
+    if kind not in ("weighted_average", *CODE_JUDGES, *LLM_JUDGES):
+        raise InputError(src, f"{where}.aggregator.type", f"{kind!r}: expected weighted_average, code_judge or llm_judge")
+    if kind != "weighted_average":  # a program or a judge reading the evaluators' results: the composite grader
+        members = [_one(src, f"{where}.evaluators[{i}]", raw) for i, raw in enumerate(inner)]
+        program = aggregator.get("path", aggregator.get("script", aggregator.get("command")))
+        prompt = aggregator.get("prompt")
+        if kind in CODE_JUDGES and program is None:
+            raise InputError(src, f"{where}.aggregator.path", "required field is missing (the aggregator's command)")
+        if kind in LLM_JUDGES and not isinstance(prompt, str):
+            raise InputError(src, f"{where}.aggregator.prompt", "required field is missing (the aggregator's judge prompt)")
+        made: dict[str, Any] = {"type": COMPOSITE, "where": where, "assert": members}
+        made |= {"aggregator": "script", "command": program} if kind in CODE_JUDGES else {"aggregator": "judge", "prompt": prompt}
+        return made | {k: entry[k] for k in ("weight", "metric") if k in entry}
     weights = aggregator.get("weights") or {}
     if not isinstance(weights, dict):
         raise InputError(src, f"{where}.aggregator.weights", "must map evaluator names to weights")
-    children: list[Any] = []
+    children: list[dict[str, Any]] = []
     for i, raw in enumerate(inner):
-        child = _one(src, f"{where}.evaluators[{i}]", raw)
-        if isinstance(child, str):
-            child = {"type": "llm-rubric", "value": child}
+        one = _one(src, f"{where}.evaluators[{i}]", raw)
+        child: dict[str, Any] = {"type": "llm-rubric", "value": one} if isinstance(one, str) else one
         label = child.get("metric") or child.get("name")
         if label in weights:
             w = weights[label]
@@ -178,3 +187,33 @@ def older_test(src: str, at: str, raw: dict, target: str | None, threads: set[st
                 f"{at}.execution.{', '.join(used)}: agentv's run options for one test are not applied (--threshold, --max-cost and the cache apply to the run)"
             )
     return raw
+
+
+def composite_grader(b: Any, where: str, entry: dict[str, Any]) -> None:
+    """The ``composite`` grader of an older composite (``b``: the test's assertion builder,
+    :class:`agentsproof.formats.agentevals.asserts.Builder`): each evaluator one child grader, then its aggregator."""
+    from agentsproof.formats.agentevals.scripts import command_argv
+    from agentsproof.grading.composite import RESULTS, CompositeGrader
+
+    at = entry["where"]
+    sub = type(b)(b.src, b.path, b.test, b.skill_name, b.at)
+    names: list[str] = []
+    for i, child in enumerate(entry["assert"]):
+        before = len(sub.graders)
+        if isinstance(child, str):
+            sub._criteria([child], f"{at}.evaluators[{i}]", 1.0)
+        else:
+            sub._typed(f"{at}.evaluators[{i}]", child)
+        if len(sub.graders) != before + 1 or sub.zero:
+            raise b.err(f"{at}.evaluators[{i}]", "a composite's evaluator must be one grader with a weight above 0")
+        names.append(str((child.get("metric") if isinstance(child, dict) else None) or f"evaluator-{i + 1}"))
+    graders = [g.model_dump(by_alias=True, exclude={"required", "pass_mark"}) for g in sub.graders]
+    weight = b._weight(at, entry)
+    label = entry.get("metric") or "composite"
+    if entry["aggregator"] == "script":
+        run = command_argv(b, f"{at}.aggregator.path", {"command": entry["command"]})
+        grader = CompositeGrader(type="composite", graders=graders, names=names, aggregator="script", run=run, weight=weight)
+    else:
+        prompt = b._judge_prompt(f"{at}.aggregator", {"prompt": entry["prompt"]}, {"EVALUATOR_RESULTS_JSON": RESULTS})
+        grader = CompositeGrader(type="composite", graders=graders, names=names, aggregator="judge", prompt=prompt, weight=weight)
+    b.add(grader, label, None)
