@@ -254,3 +254,24 @@ def test_what_the_record_bounds_cannot_honour_is_named(entry, field, words):
     with pytest.raises(InputError) as exc:
         rewrite("s", "a", entry)
     assert exc.value.field == field and words in exc.value.message
+
+
+def test_a_bare_llm_rubric_judges_the_tests_plain_criteria_with_its_options_noted(byok_env, tmp_path):
+    # agentv examples/features/file-changes-graders/evals/suite.yaml (EntityProcess/agentv, MIT), excerpt
+    suite = tmp_path / "suite.eval.yaml"
+    suite.write_text(
+        "prompts:\n  - '{{ input }}'\ntests:\n  - id: verify-file-changes-graders\n    assert:\n"
+        "      - metric: llm-rubric-builtin\n        type: llm-rubric\n        max_steps: 3\n        temperature: 0\n"
+        "      - metric: llm-rubric-copilot\n        type: llm-rubric\n        target: copilot_grader\n        temperature: 0\n"
+        "      - The agent must add a subtract function to src/calculator.ts.\n"
+        "    vars:\n      input: Add a subtract function to src/calculator.ts\n"
+    )
+    byok_env.add(Rule(reply="export const subtract = (a, b) => a - b;", judge=False))
+    byok_env.add(Rule(reply=JUDGED, judge=True))
+    out = tmp_path / "out"
+    code, _, err = run_cli(["eval", suite, "--model", "m", "--output", out, "--no-cache"])
+    assert code == 0, err
+    assert "max_steps: agentv's judge explores the workspace in up to 3 steps" in err
+    assert "'copilot_grader' (agentv's older judge target) is not resolved" in err and "temperature" in err
+    judged = [json.dumps(r["messages"]) for r in byok_env.judge_requests() if "Criteria:" in json.dumps(r["messages"])]
+    assert judged and "must add a subtract function" in judged[0]

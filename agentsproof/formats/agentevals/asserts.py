@@ -186,11 +186,13 @@ class Builder:
         """The judge scores the answer against the test's criteria and expected output (no assertion at all, or an
         agentv llm judge with no rubric of its own); InputError ``missing`` at ``where`` when the test has neither."""
         t = self.test
-        if not t.criteria and not t.expected_output:
+        strings = [e.strip() for _, e in t.asserts if isinstance(e, str) and e.strip()]  # agentv: plain assert strings are criteria
+        criteria = t.criteria or ("\n".join(f"- {c}" for c in strings) if strings else None)
+        if not criteria and not t.expected_output:
             raise self.err(where, missing)
         parts = ["Score how well the response meets the criteria below. 1.0 = fully, 0.5 = partly, 0 = not at all."]
-        if t.criteria:
-            parts.append("Criteria:\n" + t.criteria)
+        if criteria:
+            parts.append("Criteria:\n" + criteria)
         if t.expected_output:
             parts.append("Expected output (a reference answer):\n" + t.expected_output)
         self.add(LLMRubricGrader(type="llm_rubric", rubric="\n\n".join(parts), weight=weight), label, gate)
