@@ -70,6 +70,8 @@ REFUSED = {
     "classifier": "needs a HuggingFace classifier, which agentsproof does not call; use an llm-rubric",
     "webhook": "grading by an outside HTTP endpoint is not done; call it from a script (code-grader) assertion",
     "trajectory:goal-success": _TRAJECTORY,
+    "agent-rubric": "an agent judge that inspects the workspace is not run (agentv refuses to run it on a plain model too); "
+    "an llm-rubric judges the answer and the files the agent wrote",
     "composite": "agentv's aggregator is not implemented; list the assertions (weight, required: true)",
 }
 """Assertion types refused as out of scope, with the reason the refusal gives."""
