@@ -220,8 +220,10 @@ class JsonlDataset:
     name = "jsonl"
 
     def detect(self, path: Path) -> bool:
-        """A ``.jsonl`` file."""
-        return path.suffix.lower() == ".jsonl"
+        """A ``.jsonl`` file (not agentv's tests one a line, which are an EVAL.yaml's)."""
+        from agentsproof.formats.agentevals.cases import is_agentv_jsonl
+
+        return path.suffix.lower() == ".jsonl" and not is_agentv_jsonl(path)
 
     def discoverable(self, path: Path) -> bool:
         """Never: a dataset is run on its own, not by ``eval-all``."""

@@ -95,3 +95,17 @@ class GraderKind:
     def checks_oracle(self) -> bool:
         """The oracle preflight grades the oracle's output with it."""
         return self.oracle_checked and not self.per_pair
+
+
+@dataclass
+class Nested:
+    """What a grader made of other graders (``composite``) needs of the registry and the grading
+    loop, filled in by them when they load (so it imports neither)."""
+
+    configs: Callable[[list[Any]], list[Any]] | None = None
+    """Raw grader mappings → their validated configs (:mod:`agentsproof.grading.registry`)."""
+    grade_all: Callable[..., Awaitable[list[GraderResult]]] | None = None
+    """``await grade_all(answer, graders, judge, task, context=…)`` (:mod:`agentsproof.grading.grade`)."""
+
+
+NESTED = Nested()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from agentsproof.grading.base import GradeInput
+from agentsproof.grading.base import NESTED, GradeInput
 from agentsproof.grading.context import TrialContext
 from agentsproof.grading.judge import Judge, JudgeError
 from agentsproof.grading.registry import kind
@@ -93,6 +93,9 @@ async def grade_all(
         if i not in results:
             results[i] = await _grade_safely(response, g, judge, task, ctx)
     return [results[i] for i in range(len(graders))]
+
+
+NESTED.grade_all = grade_all  # a composite grader grades its children so (grading/composite.py)
 
 
 def combine(results: Sequence[GraderResult]) -> float | None:

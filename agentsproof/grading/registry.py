@@ -16,7 +16,7 @@ from pydantic import BeforeValidator, Field
 
 from agentsproof.core.registry import Registry
 from agentsproof.core.validation import FieldError
-from agentsproof.grading.base import GraderKind
+from agentsproof.grading.base import NESTED, GraderKind
 
 GRADERS: dict[str, str] = {
     "deterministic": "agentsproof.grading.deterministic:GRADER",
@@ -30,6 +30,7 @@ GRADERS: dict[str, str] = {
     "verifier": "agentsproof.grading.verifier:GRADER",
     "similar": "agentsproof.grading.similar:GRADER",
     "execution_metrics": "agentsproof.grading.execution_metrics:GRADER",
+    "composite": "agentsproof.grading.composite:GRADER",
 }
 
 
@@ -97,3 +98,13 @@ if TYPE_CHECKING:
 else:
     GraderConfig = _union()
 """Any grader's config, validated by its ``type`` (the eval-file models' ``graders``)."""
+
+
+def _configs(raw: list[Any]) -> list[Any]:
+    from pydantic import TypeAdapter
+
+    adapter: TypeAdapter[Any] = TypeAdapter(list[GraderConfig])
+    return list(adapter.validate_python(raw))
+
+
+NESTED.configs = _configs  # a composite grader's children (grading/composite.py)

@@ -70,7 +70,7 @@ class ScriptGrader(Strict):
     errors the grader. The command gets env ``AGENTSPROOF_WORKSPACE`` (its working folder)
     and ``AGENTSPROOF_ANSWER_FILE`` (the final answer, in a file outside the workspace);
     ``stdin: answer`` also gives it the answer on stdin (EVAL.yaml's code-grader), ``stdin:
-    json`` agentv's payload ``{"output": ..., "answer": ...}``.
+    json`` agentv's payload ``{"output": ..., "answer": ..., "config": ...}`` (``config`` when given).
     Relative paths in ``run`` and ``script`` are relative to the workspace, so a checker
     file comes from the eval's ``workspace:`` folder (or an absolute path).
     """
@@ -92,6 +92,10 @@ class ScriptGrader(Strict):
         description="Seconds; capped by the trial's timeout. The command and all it started are stopped then.",
     )
     weight: float = Field(1.0, gt=0, le=MAX_WEIGHT, strict=True, allow_inf_nan=False, description="Relative weight in the trial score.")
+    payload: dict[str, Any] | None = Field(
+        None, description="With stdin: json, more top-level keys of the payload (agentv's composite aggregator reads 'results')."
+    )
+    config: dict[str, Any] | None = Field(None, description="With stdin: json, given to the command as the payload's 'config' (agentv's script-grader config).")
 
     @model_validator(mode="before")
     @classmethod
@@ -223,7 +227,11 @@ def _stdin(spec: ScriptGrader, answer: str) -> str | None:
     if spec.stdin == "answer":
         return answer
     if spec.stdin == "json":  # agentv's script-grader payload
-        return json.dumps({"output": answer, "answer": answer}, ensure_ascii=False)
+        payload: dict[str, Any] = {"output": answer, "answer": answer}
+        if spec.config is not None:
+            payload["config"] = spec.config
+        payload.update(spec.payload or {})
+        return json.dumps(payload, ensure_ascii=False, default=str)
     return None
 
 
@@ -240,7 +248,8 @@ def _from_json(spec: ScriptGrader, obj: dict[str, Any], code: int) -> GraderResu
     score = obj["score"]
     if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score) or not 0 <= score <= 1:
         return _errored(spec, f"the script printed score {_clip(score)}; a score must be a number from 0 to 1")
-    details = _clip(obj["details"]) if obj.get("details") not in (None, "") else ""
+    why = next((obj[k] for k in ("details", "reason", "reasoning") if obj.get(k) not in (None, "")), None)  # agentv: reason
+    details = _clip(why) if why is not None else ""
     checks = _script_checks(obj.get("checks", obj.get("assertions")))
     if not checks:
         evidence = f"score {score:g}" + (f": {details}" if details else "") + f" ({_exit_text(code)})"

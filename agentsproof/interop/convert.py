@@ -245,7 +245,12 @@ def eval_yaml_to_evals_json(path: Path, skill: Path | None, out_dir: Path | None
         warnings.append(f"skill_name: no skill found beside {path.name}; wrote {skill_name!r} (give --skill FILE)")
     else:
         skill_name = os.path.relpath(found[0].resolve(), base).replace(os.sep, "/")
-    raw_tests = raw.get("tests", [])
+    from agentsproof.core.inputs import display
+    from agentsproof.formats.agentevals.suite_files import tests_list
+
+    raw_tests = tests_list(display(path), raw.get(suite.tests_key), path)  # a file's, a cases folder's … too
+    per = max(1, len(suite.tests) // max(1, len(raw_tests)))  # several prompts: each test once per prompt
+    raw_tests = [rt for rt in raw_tests for _ in range(per)]
     evals = []
     used: set[int] = set()
     for i, (test, rt) in enumerate(zip(suite.tests, raw_tests, strict=False)):
@@ -287,6 +292,8 @@ def eval_yaml_to_evals_json(path: Path, skill: Path | None, out_dir: Path | None
 
 def _plain_prompt(raw_test: dict, test: EvalTest) -> str:
     """The prompt without attached files (they go to ``files``)."""
+    if not isinstance(raw_test, dict):
+        return test.prompt
     inp = raw_test.get("input", (raw_test.get("vars") or {}).get("input"))
     if isinstance(inp, list) and test.files:
         texts = []

@@ -126,11 +126,19 @@ def test_older_evalcases_dialect_runs_as_the_current_one(byok_env, tmp_path):
         (("evalcases:", "tests: []\nevalcases:"), "evalcases", "older name for 'tests'; keep one"),
         (("    input_messages:", "    input: hi\n    input_messages:"), "evalcases[0].input_messages", "older name for 'input'; keep one"),
         (("    outcome: |", "    criteria: x\n    outcome: |"), "evalcases[0].outcome", "older name for 'criteria'; keep one"),
-        (("    conversation_id: code-review\n", "    execution:\n      target: azure_base\n"), "evalcases[0].execution.target", "one target per run"),
         (
-            ("    conversation_id: code-review\n", "    execution:\n      evaluators:\n        - {name: k, type: code, script: check.py}\n"),
-            "evalcases[0].execution.evaluators",
-            "write each as an assertion",
+            ("    conversation_id: code-review\n", "    execution:\n      evaluators:\n        - {name: k, type: code_judge}\n"),
+            "evalcases[0].execution.evaluators[0].script",
+            "required field is missing",
+        ),
+        (
+            (
+                "    conversation_id: code-review\n",
+                "    execution:\n      evaluators:\n        - name: c\n          type: composite\n          evaluators: [{name: a, type: llm_judge}]\n"
+                "          aggregator: {type: code_judge}\n",
+            ),
+            "evalcases[0].execution.evaluators[0].aggregator.path",
+            "required field is missing",
         ),
     ],
 )
@@ -238,12 +246,13 @@ QUICKSTART = REAL / "examples" / "features" / "readme-quickstart"
 FIZZBUZZ = '```python\nfor i in range(1, 16):\n    if i % 15 == 0:\n        print("fizzbuzz")\n    elif i % 3 == 0:\n        print("fizz")\n    elif i % 5 == 0:\n        print("buzz")\n    else:\n        print(i)\n```'
 
 
-def test_default_test_options_are_refused_by_name_not_dropped(tmp_path):
+def test_default_test_options_transform_is_refused_by_name_not_dropped(tmp_path):
     root = tmp_path / "readme-quickstart"
     shutil.copytree(QUICKSTART, root)
+    (root / "evals" / "default-test.yaml").write_text("options:\n  transform: file://../scripts/to-csv.ts\n")
     code, _, err = run_cli(["eval", root / "evals" / "my-eval.eval.yaml", "--model", "m", "--output", tmp_path / "out"])
     assert code == 30 and len(err.strip().splitlines()) == 1, err
-    assert "my-eval.eval.yaml: default_test.options:" in err and "rubric_prompt" in err
+    assert "my-eval.eval.yaml: default_test.options.transform:" in err and "is not run" in err
 
 
 def test_default_test_file_threshold_vars_and_assertions_reach_every_test(byok_env, tmp_path):

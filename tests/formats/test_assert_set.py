@@ -53,7 +53,8 @@ def test_an_assert_set_shares_its_weight_among_its_assertions(byok_env, tmp_path
 @pytest.mark.parametrize(
     ("entry", "field", "words"),
     [
-        ("{type: assert-set, threshold: 0.5, assert: [{type: contains, value: a}]}", "tests[0].assert[0].threshold", "pass mark is not supported"),
+        ("{type: assert-set, threshold: 1.5, assert: [{type: contains, value: a}]}", "tests[0].assert[0].threshold", "must be a number from 0 to 1"),
+        ("{type: assert-set, required: true, assert: [{type: contains, value: a}]}", "tests[0].assert[0].required", "a required assert-set"),
         ("{type: not-assert-set, assert: [{type: contains, value: a}]}", "tests[0].assert[0].type", "negating an assert-set is not supported"),
         ("{type: assert-set, assert: []}", "tests[0].assert[0].assert", "non-empty list"),
         ("{type: assert-set, assert: [{type: levenshtein, value: a}]}", "tests[0].assert[0].assert[0].type", "'levenshtein' is not graded"),

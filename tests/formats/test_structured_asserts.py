@@ -46,11 +46,16 @@ def _suite(tmp_path: Path, body: str) -> Path:
     return path
 
 
-def test_real_field_accuracy_file_refuses_only_its_script_options_by_name(tmp_path):
+def test_real_field_accuracy_file_gives_its_script_options_to_the_script_as_agentv_does(tmp_path):
+    from agentsproof.formats.agentevals.items import load_suite
+
     shutil.copytree(EXTRACTION, tmp_path / "x")
-    with pytest.raises(InputError) as caught:
-        _graders(tmp_path / "x" / "evals" / "field-accuracy.eval.yaml")
-    assert caught.value.field == "tests[1].assert[0].algorithm" and "not supported" in caught.value.message
+    loaded = load_suite(tmp_path / "x" / "evals" / "field-accuracy.eval.yaml")
+    built = loaded.graders[loaded.suite.tests[1].id]
+    script = built.graders[built.labels.index("party_names_fuzzy")]
+    # fields and algorithm are agentv's pass-through config for the script (its payload's config)
+    assert script.type == "script" and script.stdin == "json"
+    assert script.config["algorithm"] == "levenshtein" and script.config["fields"][0]["path"] == "supplier.name"
 
 
 def _extraction_without_fuzzy_script(tmp_path: Path) -> Path:

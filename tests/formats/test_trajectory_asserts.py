@@ -16,11 +16,17 @@ from agentsproof.formats.agentevals.trajectory import rewrite
     ("entry", "expected"),
     [
         ({"type": "trajectory:tool-used", "value": "bash"}, {"type": "tool-calls", "must_call": ["bash"]}),
-        ({"type": "not-trajectory:tool-used", "value": ["bash", "curl"], "metric": "m"}, {"type": "tool-calls", "must_not_call": ["bash", "curl"], "metric": "m"}),
+        (
+            {"type": "not-trajectory:tool-used", "value": ["bash", "curl"], "metric": "m"},
+            {"type": "tool-calls", "must_not_call": ["bash", "curl"], "metric": "m"},
+        ),
         ({"type": "trajectory:tool-used", "value": {"name": "Read"}, "negate": True}, {"type": "tool-calls", "must_not_call": ["Read"]}),
         ({"type": "trajectory:tool-sequence", "value": {"mode": "in_order", "steps": ["Read", "Edit"]}}, {"type": "tool-calls", "sequence": ["Read", "Edit"]}),
         ({"type": "trajectory:tool-sequence", "value": ["Read", "Edit"], "weight": 2}, {"type": "tool-calls", "sequence": ["Read", "Edit"], "weight": 2}),
-        ({"type": "trajectory:tool-sequence", "value": {"mode": "exact", "steps": ["A", "B"]}}, {"type": "tool-calls", "sequence": ["A", "B"], "min_steps": 2, "max_steps": 2}),
+        (
+            {"type": "trajectory:tool-sequence", "value": {"mode": "exact", "steps": ["A", "B"]}},
+            {"type": "tool-calls", "sequence": ["A", "B"], "min_steps": 2, "max_steps": 2},
+        ),
         ({"type": "trajectory:tool-sequence", "value": {"mode": "any_order", "steps": ["A", "B"]}}, {"type": "tool-calls", "must_call": ["A", "B"]}),
         ({"type": "trajectory:step-count", "value": {"min": 1, "max": 5}}, {"type": "tool-calls", "min_steps": 1, "max_steps": 5}),
         ({"type": "contains", "value": "x"}, {"type": "contains", "value": "x"}),
@@ -35,7 +41,12 @@ def test_what_each_trajectory_assertion_becomes(entry, expected):
     [
         ({"type": "not-trajectory:tool-sequence", "value": ["A"]}, "tests[0].assert[0].type", "negating"),
         ({"type": "trajectory:tool-sequence", "value": {"mode": "loose", "steps": ["A"]}}, "tests[0].assert[0].value.mode", "expected in_order"),
-        ({"type": "trajectory:tool-used", "value": {"name": "A", "max": 2}}, "tests[0].assert[0].value", "count per tool"),
+        ({"type": "trajectory:tool-used", "value": {"name": "A", "min": 3, "max": 2}}, "tests[0].assert[0].value.min", "more than max"),
+        (
+            {"type": "trajectory:tool-args-match", "value": {"name": "A", "args": {}, "mode": "fuzzy"}},
+            "tests[0].assert[0].value.mode",
+            "expected partial or exact",
+        ),
         ({"type": "trajectory:step-count", "value": 3}, "tests[0].assert[0].value", "{min: N, max: N}"),
         ({"type": "trajectory:tool-used", "value": "A", "args": {}}, "tests[0].assert[0].args", "unknown key"),
         ({"type": "not-trajectory:tool-used", "value": "A", "negate": True}, "tests[0].assert[0].negate", "already negated"),

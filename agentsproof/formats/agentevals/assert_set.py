@@ -14,8 +14,10 @@ The set's assertions are graded one by one, each with its share of the set's wei
 own weight over the set's total: 2 × 1/4 and 2 × 3/4 above), so that the test's score is
 promptfoo's (the weighted mean of the set's score with the other assertions). A check
 without its own ``metric`` takes the set's. A set's ``threshold`` (the share of its checks
-that must pass for the set to pass) is refused by name: agentsproof has no pass mark for a
-group of checks. Sets nest.
+that must pass for the set to pass) is read: in agentv and promptfoo it sets the set's own
+verdict, which changes neither the test's score nor its pass, so the set's checks are scored
+as above and a note says the set's verdict is not shown apart. A *required* set (a gate on the
+set's score) is refused by name. Sets nest.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 
 from agentsproof.core.errors import InputError
 
-SET_TYPES = {"assert-set": {"assert", "weight", "metric"}}
+SET_TYPES = {"assert-set": {"assert", "weight", "metric", "threshold", "required", "min_score", "name", "id", "description"}}
 """The type of this module and the keys it takes."""
 
 
@@ -47,11 +49,21 @@ def expand_sets(src: str, entries: list[tuple[str, Any]]) -> list[tuple[str, Any
         if kind.startswith("not-") or entry.get("negate") is True:
             raise InputError(src, f"{where}.type", "negating an assert-set is not supported: negate its assertions one by one")
         if "threshold" in entry:
+            mark = entry["threshold"]
+            if isinstance(mark, bool) or not isinstance(mark, (int, float)) or not 0 <= mark <= 1:
+                raise InputError(src, f"{where}.threshold", "must be a number from 0 to 1 (the share of the set's weighted score it passes from)")
+            from agentsproof.formats.agentevals.providers import say_once
+
+            say_once(
+                src,
+                f"{where}.threshold: the set's own pass mark ({mark:g} of its weighted score) is read; its verdict is not shown apart: "
+                "the test's score counts the set's checks with the set's weight (agentv's rule: a set's verdict does not change the test's)",
+            )
+        if entry.get("required") is not None or entry.get("min_score") is not None:
             raise InputError(
                 src,
-                f"{where}.threshold",
-                "an assert-set's pass mark is not supported: agentsproof has no pass mark for a group of checks; "
-                "drop it (the set's checks are scored with the set's weight) or mark a check required: true",
+                f"{where}.required" if "required" in entry else f"{where}.min_score",
+                "a required assert-set (a gate on the set's score) is not supported: mark its checks required: true one by one",
             )
         extra = sorted(str(k) for k in entry if k not in SET_TYPES["assert-set"] | {"type", "negate"})
         if extra:

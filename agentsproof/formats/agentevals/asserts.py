@@ -32,7 +32,6 @@ a *gate*: a trial whose gate stays below its pass mark fails, whatever its score
 from __future__ import annotations
 
 import re
-import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,11 +40,15 @@ from pydantic import BaseModel
 
 from agentsproof.core.errors import InputError
 from agentsproof.formats.agentevals.assert_set import expand_sets
-from agentsproof.formats.agentevals.code import CODE_TYPES, JUDGED_TYPES, code_grader, judge_model, names_file
+from agentsproof.formats.agentevals.code import CODE_TYPES, JUDGED_TYPES, code_grader, judge_model
 from agentsproof.formats.agentevals.conversation import mark_of, scope, unmark
+from agentsproof.formats.agentevals.custom import find_custom
 from agentsproof.formats.agentevals.forms import shaped
 from agentsproof.formats.agentevals.json_schema import BOUND_TYPES, bound_grader, json_check
 from agentsproof.formats.agentevals.negation import LENGTH, MAX_LENGTH, NEGATED, NOT_NEGATABLE, REFUSED, negate_pattern, option_message
+from agentsproof.formats.agentevals.older import COMPOSITE, composite_grader
+from agentsproof.formats.agentevals.rubric import OPERATORS, RUBRIC_KEYS, judge_notes, older_outcome, ranges_text
+from agentsproof.formats.agentevals.scripts import SCRIPT_KINDS, custom_assertion, script_assertion
 from agentsproof.formats.agentevals.structured import STRUCTURED_TYPES, structured_grader
 from agentsproof.formats.agentevals.trajectory import rewrite
 from agentsproof.grading.assertions import AssertionsGrader
@@ -73,12 +76,12 @@ EXTRA: dict[str, set[str]] = {
     "not-empty": set(),
     "min-length": {"value"},
     "max-length": {"value"},
-    "llm-rubric": {"value", "threshold", "prompt"},
-    "llm-grader": {"prompt", "value", "threshold"},
+    "llm-rubric": {"value", "threshold", "prompt", "max_steps", "temperature", "target"},
+    "llm-grader": {"prompt", "value", "threshold", "max_steps", "temperature", "target"},
     "rubrics": {"criteria", "value"},
     "rubric": {"criteria", "value", "threshold"},
-    "script": {"command"},
-    "code-grader": {"command"},
+    "script": {"command", "cwd", "config", "provider"},
+    "code-grader": {"command", "cwd", "config", "provider"},
     "skill-trigger": {"skill", "should_trigger"},
 }
 
@@ -94,14 +97,6 @@ AGENT_GRADERS = _typed_graders()
 EXTRA.update({name: {f.alias or n for n, f in config.model_fields.items()} - {"type", "weight"} for name, config in AGENT_GRADERS.items()})
 EXTRA.update(CODE_TYPES | STRUCTURED_TYPES | BOUND_TYPES)  # python / javascript (code.py); field-accuracy, execution-metrics, similar (structured.py)
 EXTRA.update({t: EXTRA[t] | {"provider"} for t in JUDGED_TYPES})  # promptfoo: the judge's model (code.judge_model)
-RUBRIC_KEYS = {"id", "outcome", "operator", "weight", "required", "min_score", "score_ranges"}
-OPERATORS = {
-    # agentv's guidance for each rubric operator, given to the judge with the outcome
-    "correctness": "The response positively supports or fulfils this outcome (operator: correctness; "
-    "omitting it or contradicting it does not satisfy it): {outcome}",
-    "contradiction": "The response makes no claim that contradicts this outcome (operator: contradiction guard; "
-    "not mentioning it is fine, only an incompatible claim fails): {outcome}",
-}
 TEMPLATE_NAMES = ("answer", "output", "expected_output", "input", "criteria")
 
 
@@ -180,17 +175,25 @@ class Builder:
         texts = [t.strip() for t in texts]
         if not all(texts):
             raise self.err(where, "is an empty criterion")
+        if self.test.rubric_prompt is not None:  # agentv: default_test.options.rubric_prompt judges the criteria
+            rubric = self._judge_prompt(
+                "default_test.options.rubric_prompt", {"prompt": self.test.rubric_prompt}, {"rubrics": "\n".join(f"- {t}" for t in texts)}
+            )
+            self.add(LLMRubricGrader(type="llm_rubric", rubric=rubric, weight=min(weight, 1000.0)), label, gate)
+            return
         self.add(AssertionsGrader(type="assertions", assertions=texts, weight=min(weight, 1000.0)), label, gate)
 
     def _judge_default(self, where: str, missing: str, weight: float = 1.0, gate: float | None = None, label: str = "criteria") -> None:
         """The judge scores the answer against the test's criteria and expected output (no assertion at all, or an
         agentv llm judge with no rubric of its own); InputError ``missing`` at ``where`` when the test has neither."""
         t = self.test
-        if not t.criteria and not t.expected_output:
+        strings = [e.strip() for _, e in t.asserts if isinstance(e, str) and e.strip()]  # agentv: plain assert strings are criteria
+        criteria = t.criteria or ("\n".join(f"- {c}" for c in strings) if strings else None)
+        if not criteria and not t.expected_output:
             raise self.err(where, missing)
         parts = ["Score how well the response meets the criteria below. 1.0 = fully, 0.5 = partly, 0 = not at all."]
-        if t.criteria:
-            parts.append("Criteria:\n" + t.criteria)
+        if criteria:
+            parts.append("Criteria:\n" + criteria)
         if t.expected_output:
             parts.append("Expected output (a reference answer):\n" + t.expected_output)
         self.add(LLMRubricGrader(type="llm_rubric", rubric="\n\n".join(parts), weight=weight), label, gate)
@@ -234,7 +237,14 @@ class Builder:
         kind = entry.get("type")
         if not isinstance(kind, str):
             raise self.err(f"{where}.type", "required field is missing")
+        if kind == COMPOSITE:  # agentv's older composite with a program or judge aggregator (older.py)
+            composite_grader(self, where, entry)
+            return
         resolved = resolve(kind)
+        custom = find_custom(self.path, kind) if resolved is None else None
+        if custom is not None:  # agentv: .agentv/assertions/<type>.ts (formats/agentevals/custom.py)
+            custom_assertion(self, where, entry, kind, custom, COMMON)
+            return
         if resolved is None:
             reason = REFUSED.get(kind.replace("_", "-").removeprefix("not-"))
             if reason is not None:
@@ -243,8 +253,9 @@ class Builder:
         kind, prefixed = resolved
         allowed = COMMON | EXTRA[kind]
         extra = sorted(k for k in entry if k not in allowed)
-        if extra:
+        if extra and kind not in SCRIPT_KINDS:  # agentv: a script's other keys are its config
             raise self.err(f"{where}.{extra[0]}", option_message(extra[0], kind, allowed))
+        judge_notes(self.src, where, entry)  # max_steps, temperature (formats/agentevals/rubric.py)
         metric = entry.get("metric") or entry.get("name") or entry.get("id")  # agentv's assertion id labels it too
         if metric is not None and (not isinstance(metric, str) or not metric.strip()):
             raise self.err(f"{where}.metric", "must be a non-empty string")
@@ -257,7 +268,7 @@ class Builder:
         label = metric or (NEGATED.get(kind, f"not-{kind}") if negate else kind)
         weight = self._weight(where, entry)
         own = kind in CODE_TYPES or kind in STRUCTURED_TYPES or kind in BOUND_TYPES  # a threshold (and similar's provider) of their own, not a gate
-        self.judge_model = None if own else judge_model(self.src, where, entry)
+        self.judge_model = None if own or kind in SCRIPT_KINDS else judge_model(self.src, where, entry)  # a script's provider is agentv's proxy
         gate = self._gate(where, {k: v for k, v in entry.items() if k != "threshold" or not own})
         if negate:
             at = f"{where}.type" if prefixed else f"{where}.negate"
@@ -325,8 +336,8 @@ class Builder:
             self.add(structured_grader(self.src, where, self.test, entry, kind, weight, negate), label, gate)
         elif kind in BOUND_TYPES:  # promptfoo: the trial's cost (USD) / duration (ms) at most threshold
             self.add(bound_grader(self, where, entry, kind, weight, negate), label, gate)
-        elif kind in ("script", "code-grader"):
-            self.add(ScriptGrader(type="script", run=self._command(where, entry), stdin="json" if kind == "script" else "answer", weight=weight), label, gate)
+        elif kind in SCRIPT_KINDS:
+            script_assertion(self, where, entry, kind, weight, gate, label, COMMON)
         else:  # skill-used, not-skill-used, skill-trigger
             self._skill(where, entry, kind, weight, gate, label, negate)
 
@@ -372,9 +383,10 @@ class Builder:
             extra = sorted(k for k in item if k not in RUBRIC_KEYS)
             if extra:
                 raise self.err(f"{at}.{extra[0]}", f"unknown key; expected one of {', '.join(sorted(RUBRIC_KEYS))}")
+            item = older_outcome(self.src, at, item)
             outcome = item.get("outcome")
             if not isinstance(outcome, str) or not outcome.strip():
-                raise self.err(f"{at}.outcome", "required field is missing")
+                raise self.err(f"{at}.outcome", "required field is missing (or an id with score_ranges)")
             operator = item.get("operator")
             if operator is not None:
                 if operator not in OPERATORS:
@@ -387,19 +399,9 @@ class Builder:
             w = self._weight(at, item) * weight
             ranges = item.get("score_ranges")
             if ranges is not None:
-                self.add(LLMRubricGrader(type="llm_rubric", rubric=self._ranges(at, outcome, ranges), weight=w), name, self._gate(at, item, 0.7))
+                self.add(LLMRubricGrader(type="llm_rubric", rubric=ranges_text(self.src, at, outcome, ranges), weight=w), name, self._gate(at, item, 0.7))
             else:
                 self._criteria([outcome], at, w, self._gate(at, item), label=name)
-
-    def _ranges(self, where: str, outcome: str, ranges: Any) -> str:
-        if not isinstance(ranges, dict) or not ranges:
-            raise self.err(f"{where}.score_ranges", "must map scores (0-10) to descriptions")
-        lines = [outcome, "", "Score on this scale (0 to 10), then report it divided by 10 (0.0 to 1.0):"]
-        for k, text in sorted(ranges.items(), key=lambda kv: float(kv[0]) if str(kv[0]).replace(".", "", 1).isdigit() else -1):
-            if not str(k).replace(".", "", 1).isdigit() or not 0 <= float(k) <= 10 or not isinstance(text, str):
-                raise self.err(f"{where}.score_ranges.{k}", "keys are scores from 0 to 10, values descriptions")
-            lines.append(f"- {k}: {text}")
-        return "\n".join(lines)
 
     def _rubrics(self) -> None:
         """The reference's per-test ``rubrics``."""
@@ -408,13 +410,18 @@ class Builder:
         where = self.test.rubrics[0][0].rsplit("[", 1)[0]
         self._outcomes(where, [r for _, r in self.test.rubrics], "rubrics")
 
-    def _judge_prompt(self, where: str, entry: dict) -> str:
+    def _judge_prompt(self, where: str, entry: dict, extra: dict[str, str] | None = None) -> str:
         from agentsproof.core.inputs import MAX_EVAL_FILE_BYTES, read_text
         from agentsproof.formats.agentevals.parse import attached
 
         if ("prompt" in entry) == ("value" in entry):
             raise self.err(f"{where}.prompt", "give the judge prompt: a markdown file (or its text)")
         text = entry.get("prompt", entry.get("value"))
+        if isinstance(text, dict) and "command" in text:
+            raise self.err(
+                f"{where}.prompt.command",
+                "a judge prompt written by a program (agentv's prompt template script) is not run; give the prompt as a file or its text",
+            )
         if not isinstance(text, str) or not text.strip():
             raise self.err(f"{where}.prompt", "must be a file path or prompt text")
         text = text.strip().removeprefix("file://") if text.strip().startswith("file://") else text
@@ -436,6 +443,8 @@ class Builder:
         # agentv's other names for the same values (its examples' prompts use both)
         values |= {"input_text": values["input"], "question": values["input"], "output_text": values["output"]}
         values |= {"candidate_answer": values["output"], "expected_output_text": values["expected_output"], "reference_answer": values["expected_output"]}
+        values |= {"expected_outcome": values["criteria"], "outcome": values["criteria"]}  # agentv's older dialect
+        values |= extra or {}
 
         def fill(m: re.Match[str]) -> str:
             if m.group(1) not in values:
@@ -444,19 +453,6 @@ class Builder:
             return text
 
         return re.sub(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}", fill, text)
-
-    def _command(self, where: str, entry: dict) -> list[str]:
-        """The command as an argv; words naming a file beside the EVAL.yaml become its full
-        path (the command runs in the trial's workspace, not beside the eval)."""
-        cmd = entry.get("command")
-        if isinstance(cmd, str) and cmd.strip():
-            argv = shlex.split(cmd)
-        elif isinstance(cmd, list) and cmd and all(isinstance(c, str) and c for c in cmd):
-            argv = list(cmd)
-        else:
-            raise self.err(f"{where}.command", "must be a command line or a list of words")
-        base = self.path.resolve().parent
-        return [str((base / w).resolve()) if names_file(base, w) else w for w in argv]
 
     def _skill(self, where: str, entry: dict, kind: str, weight: float, gate: float | None, label: str, negate: bool = False) -> None:
         if kind == "skill-trigger":

@@ -18,8 +18,8 @@ class EvalYamlSuite:
     name = "EVAL.yaml"
 
     def detect(self, path: Path) -> bool:
-        """A YAML file that is an EVAL.yaml (by name, or by its ``tests`` and no ``skill``/``agent``)."""
-        return path.suffix.lower() in (".yaml", ".yml") and is_eval_yaml(path)
+        """A YAML file that is an EVAL.yaml (by name, or by its ``tests`` and no ``skill``/``agent``), or agentv's JSONL tests."""
+        return path.suffix.lower() in (".yaml", ".yml", ".jsonl") and is_eval_yaml(path)
 
     def discoverable(self, path: Path) -> bool:
         """A file named ``EVAL.yaml`` (or ``EVAL.yml``), or agentv's ``<name>.eval.yaml`` (``.eval.yml``)."""

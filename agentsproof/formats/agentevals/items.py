@@ -62,6 +62,10 @@ def is_eval_yaml(path: Path) -> bool:
     name = path.name
     if name in NAMES or name.lower().endswith((".eval.yaml", ".eval.yml")):
         return True
+    if path.suffix.lower() == ".jsonl":  # agentv's tests one a line (formats/agentevals/cases.py)
+        from agentsproof.formats.agentevals.cases import is_agentv_jsonl
+
+        return is_agentv_jsonl(path)
     if path.suffix.lower() not in (".yaml", ".yml") or not path.is_file():
         return False
     from agentsproof.core.validation import read_yaml
@@ -107,8 +111,9 @@ def load_suite(path: Path, skill: Path | None = None) -> LoadedSuite:
     """Read and validate an EVAL.yaml, find its skill and build every test's graders; InputError naming the field otherwise."""
     from agentsproof.core.inputs import display
     from agentsproof.core.validation import read_yaml
+    from agentsproof.formats.agentevals.cases import is_agentv_jsonl, jsonl_suite
 
-    suite = parse_suite(read_yaml(path), path)
+    suite = parse_suite(jsonl_suite(path) if is_agentv_jsonl(path) else read_yaml(path), path)
     found = find_skill(path, skill)
     loaded = LoadedSuite(suite=suite, skill=found)
     for i, test in enumerate(suite.tests):

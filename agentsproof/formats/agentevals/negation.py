@@ -38,7 +38,7 @@ NOT_NEGATABLE = {
 }
 _JUDGED = "promptfoo's own judge prompt for it is not reproduced; write what it checks as an llm-rubric"
 _DISTANCE = "text-distance scores are not implemented; use equals, contains or an llm-rubric"
-_TRAJECTORY = "the arguments and outcome of an agent's steps are not matched; tool-calls (and trajectory:tool-used, tool-sequence, step-count) check which tools an agent trial called, in which order"
+_TRAJECTORY = "a judge of whether the agent reached its goal from its steps is not run; write the goal as an llm-rubric (the judge reads the answer and the files the agent wrote)"
 REFUSED = {
     "is-sql": "checking SQL needs a parser for the query's dialect; check it with a script (code-grader) assertion",
     "similar:dot": "only cosine similarity is computed; write similar (or similar:cosine) with a cosine threshold",
@@ -69,10 +69,9 @@ REFUSED = {
     "moderation": "needs a moderation model, which agentsproof does not call; use an llm-rubric",
     "classifier": "needs a HuggingFace classifier, which agentsproof does not call; use an llm-rubric",
     "webhook": "grading by an outside HTTP endpoint is not done; call it from a script (code-grader) assertion",
-    "tool-trajectory": _TRAJECTORY,
-    "trajectory:tool-args-match": _TRAJECTORY,
     "trajectory:goal-success": _TRAJECTORY,
-    "token-usage": "token counts are not graded",
+    "agent-rubric": "an agent judge that inspects the workspace is not run (agentv refuses to run it on a plain model too); "
+    "an llm-rubric judges the answer and the files the agent wrote",
     "composite": "agentv's aggregator is not implemented; list the assertions (weight, required: true)",
 }
 """Assertion types refused as out of scope, with the reason the refusal gives."""
@@ -104,10 +103,10 @@ REFUSED_OPTIONS = {
     "rubricPrompt": "a grader's own judge prompt template is not used; write it as an llm-grader prompt",
     "transform": "the answer is graded as it is; transform it in a python assertion or a script",
     "options": "a grader's options (transform, provider …) are not applied",
-    "config": "a script's config is not passed to the script; put it in the command or a file beside the eval",
-    "cwd": "a script runs in the trial's workspace (its files from environment.workdir)",
+    "config": "only a script (and a python / javascript assertion) is given a config",
+    "cwd": "only a script's command is read from another folder",
     "fields": "comparing the fields of a structured answer is not implemented; use a python assertion or a script",
-    "expected_tools": "a script is not given the expected tools; check tool calls with tool-calls in an agent trial",
+    "expected_tools": "only a script is given the expected tools (in its config); check tool calls with tool-calls in an agent trial",
     "algorithm": "comparing the fields of a structured answer is not implemented; use a python assertion or a script",
 }
 """Assertion options agentv and promptfoo give that agentsproof does not honour: refused with the reason, never dropped."""

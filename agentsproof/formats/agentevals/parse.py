@@ -62,11 +62,12 @@ SUITE_KEYS = {
     "threshold",
     "workspace",
     "extensions",
+    "dataset",  # agentv's older dialect: the suite's name
+    "defaults",  # agentv: defaults.provider / defaults.grader (formats/agentevals/keys.py)
 }
 TEST_KEYS = {"id", "description", "criteria", "input", "expected_output", "rubrics", "assert", "assertions", "vars", "tags", "metadata"}
 TEST_KEYS |= {"outcome", "expected_outcome", "input_messages", "expected_messages", "conversation_id", "execution"}  # agentv's older dialect
 TEST_KEYS |= CONVERSATION_KEYS  # agentv's multi-turn tests (formats/agentevals/conversation.py)
-EXECUTION_KEYS = {"target"}
 MESSAGE_KEYS = {"role", "content"}
 PART_KEYS = {"type", "value", "text", "path"}
 ROLES = ("system", "user", "assistant")
@@ -95,6 +96,10 @@ class EvalTest:
     """Follow-up user messages (agentv's ``turns`` after the first), sent in the same session."""
     output_json: bool = False
     """The answer is a transform's JSON (promptfoo's ``options.transform``): python/javascript assertions get it parsed."""
+    rubric_prompt: str | None = None
+    """agentv's ``default_test.options.rubric_prompt``: the judge prompt of the test's plain criteria."""
+    notes: list[str] = field(default_factory=list)
+    """What agentv reads in this test and agentsproof does not use (said once with the suite's notes)."""
 
 
 @dataclass
@@ -146,22 +151,41 @@ def _text(src: str, where: str, value: Any, *, empty_ok: bool = False) -> str:
     return text
 
 
-def render(src: str, where: str, text: str, variables: dict[str, Any]) -> str:
+def render(src: str, where: str, text: str, variables: dict[str, Any], depth: int = 0) -> str:
     """``{{ name }}`` (or ``{{ vars.name }}``) filled from the test's vars, ``{{ env.NAME }}`` from an allowed environment variable; an unknown name is an error."""
 
     def one(m: re.Match[str]) -> str:
         name = m.group(1)
         if name.startswith("env."):  # only an allowed, non-secret name (formats/agentevals/template_env.py)
             return env_value(src, where, name[4:])
-        name = name[5:] if name.startswith("vars.") and name[5:] in variables else name  # {{ vars.x }} is {{ x }}
-        if name not in variables:
+        value = var_value(variables, name)
+        if value is _MISSING:
             raise _err(src, where, f"uses {{{{ {name} }}}} but the test has no var {name!r}")
-        value = variables[name]
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):
             raise _err(src, where, f"uses {{{{ {name} }}}}, which is not text (messages only fit a prompt that is exactly '{{{{ input }}}}')")
+        if isinstance(value, str) and _TEMPLATE.search(value) and depth < 5:  # agentv: a var may use other vars
+            return render(src, where, value, variables, depth + 1)
         return str(value)
 
     return _TEMPLATE.sub(one, text)
+
+
+_MISSING = object()
+
+
+def var_value(variables: dict[str, Any], name: str) -> Any:
+    """``name`` (``x``, ``vars.x``, ``x.y.z`` into nested mappings) in the test's vars, or ``_MISSING``."""
+    if name in variables:
+        return variables[name]
+    path = name[5:] if name.startswith("vars.") else name
+    if path in variables:
+        return variables[path]
+    value: Any = variables
+    for part in path.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return _MISSING
+        value = value[part]
+    return value
 
 
 def _tags(src: str, where: str, value: Any) -> tuple[str, ...]:
@@ -257,7 +281,7 @@ def _expected(src: str, where: str, value: Any) -> str | None:
                 content = json.dumps(content, indent=2, ensure_ascii=False, default=str)
             if not isinstance(content, str):
                 raise _err(src, f"{where}[{i}]", "must be an assistant message with text content (or tool_calls)")
-            _unknown(src, f"{where}[{i}]", msg, MESSAGE_KEYS | {"tool_calls"})
+            _unknown(src, f"{where}[{i}]", msg, MESSAGE_KEYS | {"tool_calls", "name"})  # name: the speaker's, not compared
             texts.append(content)
         return "\n\n".join(texts) if texts else None
     if isinstance(value, dict):  # a structured expected output: compared as its JSON text
@@ -276,7 +300,9 @@ def _list(src: str, where: str, value: Any) -> list[Any]:
 def parse_suite(data: Any, path: Path) -> EvalSuite:
     """The parsed suite (its ``tests`` file and ``environment`` resolved); InputError naming the field of the first problem."""
     from agentsproof.core.inputs import display
-    from agentsproof.formats.agentevals.suite_files import default_test, environment_workdir, tests_list, threshold_value
+    from agentsproof.formats.agentevals.keys import default_name, repeat_value, suite_prompts, suite_target
+    from agentsproof.formats.agentevals.older import suite_execution_asserts
+    from agentsproof.formats.agentevals.suite_files import default_options, default_test, environment_workdir, tests_list, threshold_value
 
     src = display(path)
     if not isinstance(data, dict):
@@ -284,21 +310,22 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
     _unknown(src, "", data, SUITE_KEYS)
     if "assert" in data and "assertions" in data:
         raise _err(src, "assertions", "is the same as 'assert'; keep one")
-    name = _text(src, "name", data["name"]) if data.get("name") is not None else None
+    name_key = "name" if data.get("name") is not None or data.get("dataset") is None else "dataset"  # agentv's older dialect: dataset
+    name = _text(src, name_key, data[name_key]) if data.get(name_key) is not None else None
     if name is not None:
         from agentsproof.core.safepath import check_name
 
-        check_name(name, src, "name")
+        check_name(name, src, name_key)
     desc = _text(src, "description", data["description"], empty_ok=True) if data.get("description") is not None else None
-    target, target_field = _suite_target(src, data)
-    prompts = _list(src, "prompts", data.get("prompts"))
-    if len(prompts) > 1:
-        raise _err(src, "prompts[1]", "one prompt per suite is supported; run each prompt as its own EVAL.yaml")
-    prompt = _text(src, "prompts[0]", prompts[0]) if prompts else None
+    notes: list[str] = []
+    target, target_field = suite_target(src, data, notes)
+    prompts = suite_prompts(src, data.get("prompts"), path, lambda where, v: _messages(src, where, v, path, []))  # each test runs per prompt
     suite_key = "assertions" if "assertions" in data else "assert"
     suite_asserts = [(f"{suite_key}[{i}]", a) for i, a in enumerate(_list(src, suite_key, data.get(suite_key)))]
-    default_vars, default_asserts, default_threshold = default_test(src, data.get("default_test"), path)
+    default_vars, default_asserts, default_threshold, default_map = default_test(src, data.get("default_test"), path)
+    rubric_prompt, option_notes = default_options(src, default_map)
     suite_asserts += default_asserts
+    suite_asserts += suite_execution_asserts(src, data.get("execution"))  # agentv's root execution.assert / older evaluators
     threshold = threshold_value(src, "threshold", data["threshold"]) if data.get("threshold") is not None else None
     if "tests" in data and "evalcases" in data:
         raise _err(src, "evalcases", "is agentv's older name for 'tests'; keep one")
@@ -313,25 +340,30 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
     seen: dict[str, int] = {}
     threads: set[str] = set()
     for i, raw in enumerate(raw_tests):
-        test = _parse_test(src, f"{key}[{i}]", raw, path, prompt, suite_asserts, target, threads, default_vars)
-        if test.id in seen:
-            raise _err(src, f"{key}[{i}].id", f"{test.id!r} is also the id of {key}[{seen[test.id]}]; ids must be unique")
-        seen[test.id] = i
-        tests.append(test)
+        per_prompt: list[tuple[str, str | None]] = list(prompts) or [("", None)]
+        for label, prompt in per_prompt:
+            test = _parse_test(src, f"{key}[{i}]", raw, path, prompt, suite_asserts, target, threads, default_vars)
+            test.id += f"@{label}" if len(prompts) > 1 else ""  # agentv: every test per prompt
+            if test.id in seen:
+                raise _err(src, f"{key}[{i}].id", f"{test.id!r} is also the id of {key}[{seen[test.id]}]; ids must be unique")
+            seen[test.id] = i
+            test.rubric_prompt = rubric_prompt
+            tests.append(test)
     tags = _tags(src, "tags", data["tags"]) if data.get("tags") is not None else ()
     options = data.get("evaluate_options")
     if options is not None and not isinstance(options, dict):
         raise _err(src, "evaluate_options", "must be a mapping")
-    repeat = (options or {}).get("repeat")
-    if repeat is not None and (isinstance(repeat, bool) or not isinstance(repeat, int) or not 1 <= repeat <= 1000):
-        raise _err(src, "evaluate_options.repeat", "must be a whole number from 1 to 1000")
+    repeat = repeat_value(src, (options or {}).get("repeat"), notes)
     rest = sorted(set(options or {}) - {"repeat"})
-    notes = [f"evaluate_options.{', '.join(rest)}: not used by agentsproof (see --parallel, --max-cost)"] if rest else []
+    notes += [f"evaluate_options.{', '.join(rest)}: not used by agentsproof (see --parallel, --max-cost)"] if rest else []
     governance = data.get("governance")
     if governance is not None:
         if not isinstance(governance, dict):
             raise _err(src, "governance", "must be a mapping (agentv's risk metadata: owasp_llm_top_10_2025, mitre_atlas, controls, risk_tier, owner)")
         notes.append("governance: agentv's risk metadata, passed through to its results; agentsproof does not grade or report it")
+    notes += option_notes
+    for test in tests:
+        notes += [n for n in test.notes if n not in notes]
     from agentsproof.formats.agentevals.setup import suite_setup
 
     prepared = suite_setup(src, data, path)  # agentv's set-up: formats/agentevals/setup.py
@@ -339,7 +371,7 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
         notes.append(f"conversation_id ({', '.join(sorted(threads))}): agentv's thread grouping; each test runs as its own single turn")
     return EvalSuite(
         path=path,
-        name=name or _default_name(path),
+        name=name or default_name(path),
         description=desc,
         target=target,
         target_field=target_field,
@@ -353,42 +385,6 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
         tests_key=key,
         threshold=default_threshold if default_threshold is not None else threshold,  # agentv: default_test's wins
     )
-
-
-def _default_name(path: Path) -> str:
-    """skills/<name>/evals/EVAL.yaml → <name>; demo.eval.yaml → demo; else the folder."""
-    stem = path.name
-    for suffix in (".eval.yaml", ".eval.yml", ".EVAL.yaml", ".EVAL.yml"):
-        if stem.endswith(suffix) and len(stem) > len(suffix):
-            return stem[: -len(suffix)]
-    folder = path.resolve().parent
-    if folder.name == "evals":
-        folder = folder.parent
-    return folder.name or "eval"
-
-
-def _suite_target(src: str, data: dict) -> tuple[str | None, str | None]:
-    found: list[tuple[str, str]] = []
-    execution = data.get("execution")
-    if execution is not None:
-        if not isinstance(execution, dict):
-            raise _err(src, "execution", "must be a mapping (target: NAME)")
-        _unknown(src, "execution", execution, EXECUTION_KEYS)
-        if execution.get("target") is not None:
-            found.append((_text(src, "execution.target", execution["target"]), "execution.target"))
-    if data.get("target") is not None:
-        found.append((_text(src, "target", data["target"]), "target"))
-    providers = data.get("providers")
-    if providers is not None:
-        names = [providers] if isinstance(providers, str) else providers
-        if not isinstance(names, list) or not names or not all(isinstance(n, str) and n.strip() for n in names):
-            raise _err(src, "providers", "must be a target name or a list of them")
-        if len(names) > 1:
-            raise _err(src, "providers[1]", "one target per run; pick one with --target NAME")
-        found.append((names[0], "providers[0]"))
-    if len({n for n, _ in found}) > 1:
-        raise _err(src, found[1][1], f"{found[1][0]!r} differs from {found[0][1]} {found[0][0]!r}; give one target")
-    return (found[0][0], found[0][1]) if found else (None, None)
 
 
 def _parse_test(
@@ -406,9 +402,11 @@ def _parse_test(
         raise _err(src, at, "must be a mapping with an id")
     raw, follow, scoped = lift(src, at, raw)
     _unknown(src, at, raw, TEST_KEYS)
-    from agentsproof.formats.agentevals.older import older_test
+    from agentsproof.formats.agentevals.older import EXTRA_ASSERTS, SKIP_DEFAULTS, older_test
 
-    raw = older_test(src, at, raw, target, threads if threads is not None else set())
+    notes: list[str] = []
+    raw = older_test(src, at, raw, target, threads if threads is not None else set(), notes)
+    skip_defaults, execution_own = raw.pop(SKIP_DEFAULTS, False), raw.pop(EXTRA_ASSERTS, [])
     tid = raw.get("id")
     if isinstance(tid, int) and not isinstance(tid, bool):
         tid = str(tid)
@@ -445,12 +443,13 @@ def _parse_test(
     key = "assertions" if "assertions" in raw else "assert"
     own = [(f"{at}.{key}[{i}]", render_entry(src, f"{at}.{key}[{i}]", a, variables)) for i, a in enumerate(_list(src, f"{at}.{key}", raw.get(key)))]
     own += [(where, render_entry(src, where, a, variables)) for where, a in scoped]  # agentv's turns' assertions
+    own += [(where, render_entry(src, where, a, variables)) for where, a in execution_own]  # execution.assert / evaluators
     rubrics = [
         (f"{at}.rubrics[{i}]", render(src, f"{at}.rubrics[{i}]", r, variables) if isinstance(r, str) else r)
         for i, r in enumerate(_list(src, f"{at}.rubrics", raw.get("rubrics")))
     ]
     tags = _tags(src, f"{at}.tags", raw["tags"]) if raw.get("tags") is not None else ()
-    suite = [(where, render_entry(src, where, a, variables)) for where, a in suite_asserts]
+    suite = [] if skip_defaults else [(where, render_entry(src, where, a, variables)) for where, a in suite_asserts]  # agentv: skip_defaults
     return EvalTest(
         id=tid,
         prompt=text,
@@ -462,6 +461,7 @@ def _parse_test(
         tags=tags,
         vars=variables,
         turns=tuple(render(src, f"{at}.turns[{n}].input", t, variables) for n, t in enumerate(follow, start=1)),
+        notes=notes,
     )
 
 

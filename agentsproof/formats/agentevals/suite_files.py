@@ -73,18 +73,25 @@ def tests_list(src: str, raw: Any, path: Path) -> Any:
 
 
 def tests_file(src: str, ref: str, path: Path) -> list[Any]:
-    """``tests: ./cases.yaml`` (a list of tests) or ``./cases.jsonl`` (one test per line), beside the
-    file or, for a file in an ``evals/`` folder, anywhere in the folder above it."""
+    """``tests: ./cases.yaml`` (a list of tests), ``./cases.jsonl`` (one test per line), ``./cases.csv`` or a
+    folder of case folders (:mod:`agentsproof.formats.agentevals.cases`), beside the file or, for a file in an
+    ``evals/`` folder, anywhere in the folder above it."""
     import json
+    import os
 
     from agentsproof.core.inputs import MAX_EVAL_FILE_BYTES, check_values, read_text
     from agentsproof.core.project import resolve_ref
     from agentsproof.core.validation import read_yaml
+    from agentsproof.formats.agentevals.cases import case_folder, csv_cases
 
     rel = ref.removeprefix("file://")
     target = resolve_ref(rel, path, "tests", search_up=True, must_exist=False)
+    if target.is_dir() and not Path(os.path.normpath(path.resolve().parent / rel)).is_symlink():  # agentv: a folder of case folders
+        return case_folder(src, target)
     if not target.is_file():
         raise _err(src, "tests", f"file {rel!r} not found")
+    if target.suffix.lower() == ".csv":
+        return csv_cases(src, target)
     if target.suffix.lower() == ".jsonl":
         out = []
         text = read_text(target, source=src, field="tests", max_bytes=MAX_EVAL_FILE_BYTES, what="tests file")
@@ -102,7 +109,36 @@ def tests_file(src: str, ref: str, path: Path) -> list[Any]:
     return data
 
 
-DEFAULT_TEST_KEYS = {"vars", "assert", "assertions", "threshold"}
+DEFAULT_TEST_KEYS = {"vars", "assert", "assertions", "threshold", "options", "metadata"}
+OPTION_KEYS = {"rubric_prompt", "provider", "transform"}
+"""agentv's ``default_test.options``: the judge prompt of plain criteria, the judge's provider, an output transform."""
+
+
+def default_options(src: str, value: Any) -> tuple[str | None, list[str]]:
+    """``default_test.options`` (``value``: the default_test mapping, or a file:// reference already read by
+    :func:`default_test`) → (its ``rubric_prompt``, notes); InputError for what cannot be honoured."""
+    options = value.get("options") if isinstance(value, dict) else None
+    if options is None:
+        return None, []
+    if not isinstance(options, dict):
+        raise _err(src, "default_test.options", "must be a mapping (rubric_prompt, provider, transform)")
+    extra = sorted(str(k) for k in options if k not in OPTION_KEYS)
+    if extra:
+        raise _err(src, f"default_test.options.{extra[0]}", f"unknown key; expected one of {', '.join(sorted(OPTION_KEYS))}")
+    if options.get("transform") is not None:
+        raise _err(
+            src,
+            "default_test.options.transform",
+            "agentv's output transform (a program run on every answer before grading) is not run; grade the answer as it is, "
+            "or do the conversion in a script assertion",
+        )
+    notes = []
+    if options.get("provider") is not None:
+        notes.append(f"default_test.options.provider: {options['provider']!r} (agentv's judge) is not used; the judge is --judge-model / --model")
+    prompt = options.get("rubric_prompt")
+    if prompt is not None and (not isinstance(prompt, str) or not prompt.strip()):
+        raise _err(src, "default_test.options.rubric_prompt", "must be the judge prompt's text")
+    return prompt, notes
 
 
 def threshold_value(src: str, where: str, value: Any) -> float:
@@ -112,14 +148,15 @@ def threshold_value(src: str, where: str, value: Any) -> float:
     return float(value)
 
 
-def default_test(src: str, value: Any, path: Path) -> tuple[dict[str, Any], list[tuple[str, Any]], float | None]:
+def default_test(src: str, value: Any, path: Path) -> tuple[dict[str, Any], list[tuple[str, Any]], float | None, dict[str, Any] | None]:
     """agentv's ``default_test`` (a mapping, or ``file://…yaml``), merged into every test:
-    its ``vars`` (a test's own win), its ``assert`` (after the suite's) and its ``threshold``."""
+    its ``vars`` (a test's own win), its ``assert`` (after the suite's) and its ``threshold``; and the
+    mapping itself (its ``options``: :func:`default_options`)."""
     from agentsproof.core.project import resolve_ref
     from agentsproof.core.validation import read_yaml
 
     if value is None:
-        return {}, [], None
+        return {}, [], None, None
     if isinstance(value, str):
         rel = value.strip().removeprefix("file://")
         target = resolve_ref(rel, path, "default_test", search_up=True, must_exist=False)
@@ -128,12 +165,6 @@ def default_test(src: str, value: Any, path: Path) -> tuple[dict[str, Any], list
         value = read_yaml(target)
     if not isinstance(value, dict):
         raise _err(src, "default_test", "must be a mapping (vars, assert, threshold) or a file://… file holding one")
-    if "options" in value:
-        raise _err(
-            src,
-            "default_test.options",
-            "agentv's grading options (transform, rubric_prompt, provider) are not read by agentsproof; leave them out or write the grader's prompt as an llm-grader assertion",
-        )
     extra = sorted(str(k) for k in value if k not in DEFAULT_TEST_KEYS)
     if extra:
         raise _err(src, f"default_test.{extra[0]}", f"unknown key; expected one of {', '.join(sorted(DEFAULT_TEST_KEYS))}")
@@ -147,4 +178,4 @@ def default_test(src: str, value: Any, path: Path) -> tuple[dict[str, Any], list
     if not isinstance(entries, list):
         raise _err(src, f"default_test.{key}", "must be a list")
     threshold = threshold_value(src, "default_test.threshold", value["threshold"]) if value.get("threshold") is not None else None
-    return variables, [(f"default_test.{key}[{i}]", a) for i, a in enumerate(entries)], threshold
+    return variables, [(f"default_test.{key}[{i}]", a) for i, a in enumerate(entries)], threshold, value

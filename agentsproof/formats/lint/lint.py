@@ -96,7 +96,9 @@ def lint_path(path: Path) -> list[Problem]:
         if not files:
             raise InputError(display(path), None, "has no eval.yaml, EVAL.yaml, evals.json or targets.yaml below it")
         return [p for f in files for p in lint_file(f)]
-    if path.suffix.lower() == ".jsonl":
+    from agentsproof.formats.agentevals.cases import is_agentv_jsonl
+
+    if path.suffix.lower() == ".jsonl" and not is_agentv_jsonl(path):  # agentv's tests one a line are linted as an EVAL.yaml
         raise InputError(display(path), None, "lint reads eval.yaml, EVAL.yaml, evals.json and targets.yaml files, not JSONL datasets")
     if not path.is_file():  # a FIFO, socket or device (or a link to one): nothing lint can check, as a missing path
         raise InputError(display(path), None, "is not a regular file (a FIFO, socket or device); give an eval file or a folder")
