@@ -208,14 +208,3 @@ def judge_model(src: str, where: str, entry: dict[str, Any]) -> str | None:
     if why is not None:
         raise InputError(src, at, f"{given!r} is {why}, not a model: a judge here is a model of the run's judge provider")
     return given.rsplit(":", 1)[1].strip()
-
-
-def names_file(base: Path, word: str) -> bool:
-    """``word`` names a file beside the eval (an inline script, too long or many-lined for a
-    file name, never does)."""
-    if word.startswith("-") or "\n" in word or len(word) > 1024:
-        return False
-    try:
-        return (base / word).is_file()
-    except OSError:  # a word that is no possible file name (too long a component)
-        return False

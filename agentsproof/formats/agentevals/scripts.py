@@ -76,6 +76,6 @@ def command_argv(b: Any, where: str, entry: dict[str, Any], base: Path | None = 
     else:
         raise b.err(f"{where}.command", "must be a command line or a list of words")
     base = base or b.path.resolve().parent
-    from agentsproof.formats.agentevals.code import names_file
+    from agentsproof.formats.agentevals.words import names_file
 
     return [str((base / w).resolve()) if names_file(base, w) else w for w in argv]
