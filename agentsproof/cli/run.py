@@ -13,6 +13,7 @@ from agentsproof.cli.activation import arms_option
 from agentsproof.cli.options import (
     FiniteRange,
     budget_options,
+    executor_options,
     p_adjust_option,
     provider_options,
     run_options,
@@ -67,6 +68,7 @@ def finish(run: RunResult | None, written: dict[str, Path], ci: bool, fail_on_un
 @run_options
 @tasks_option
 @budget_options
+@executor_options
 @arms_option
 def eval_cmd(path: Path, **opts: Any) -> None:
     """Run one eval.yaml (or EVAL.yaml): N trials with the skill/agent, N without.
@@ -103,6 +105,7 @@ def eval_cmd(path: Path, **opts: Any) -> None:
 @run_options
 @tasks_option
 @budget_options
+@executor_options
 @p_adjust_option
 @arms_option
 @click.option("--shard", metavar="I/N", help="Run only slice I of N (stable, by item id), e.g. one per CI machine; join them with `agentsproof merge`.")
@@ -147,6 +150,7 @@ def eval_all_cmd(directory: Path, strict: bool, **opts: Any) -> None:
 @provider_options
 @run_options
 @budget_options
+@executor_options
 def tc_eval_cmd(path: Path, **opts: Any) -> None:
     """Run hand-authored test cases from an evals.json, EVAL.yaml, promptfooconfig.yaml or JSONL dataset.
 

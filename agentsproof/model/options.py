@@ -129,6 +129,11 @@ class RunConfig:
     """``--no-oracle``: skip the oracle preflight (agentsproof.executor.oracle)."""
     p_adjust: str = "holm"
     """eval-all: how the items' p-values are adjusted (holm, bh, none)."""
+    # --- issue 48: trials on a Ray cluster (agentsproof.executor.ray_trials) ---
+    executor: str = "local"
+    """``--executor``: ``local`` (this machine) or ``ray`` (each trial a task on a Ray cluster's node)."""
+    ray_address: str | None = None
+    """``--ray-address`` / ``RAY_ADDRESS``: the cluster (``auto``: the one running here); None: a one-node Ray on loopback."""
 
     @classmethod
     def from_cli(cls, opts: dict[str, Any]) -> RunConfig:
