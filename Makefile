@@ -81,7 +81,7 @@ $(INSTALL_STAMP): pyproject.toml $(LLAMA_VENV_STAMP) | $(PY)
 install-dev: $(INSTALL_DEV_STAMP)
 
 $(INSTALL_DEV_STAMP): pyproject.toml $(LLAMA_VENV_STAMP) | $(PY)
-	$(PY) -m pip install --quiet -e '.[dev,local,copilot,server,acp]'
+	$(PY) -m pip install --quiet -e '.[dev,local,copilot,server,acp,ray]'
 	touch $@
 
 copilot-cli: $(COPILOT_DIR)/node_modules/.bin/copilot

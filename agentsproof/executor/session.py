@@ -33,6 +33,7 @@ from agentsproof.targets.chat.target import ChatTarget
 
 if TYPE_CHECKING:
     from agentsproof.executor.journal import Journal
+    from agentsproof.executor.ray_trials import RayTrials
     from agentsproof.executor.spill import Spiller
     from agentsproof.isolation.environments import Environments
     from agentsproof.isolation.workspace import Workspaces
@@ -162,6 +163,7 @@ class RunSession:
         self.spiller: Spiller | None = None
         self.spaces: Workspaces | None = None
         self.envs: Environments | None = None
+        self.ray: RayTrials | None = None
         self.finalized: dict[int, ItemResult] = {}
         self.started = time.perf_counter()
 
@@ -173,6 +175,7 @@ class RunSession:
             self.targets["chat"] = ChatTarget(self.stack.client, self.stack.model)
         runner = self._runner(judge)
         try:
+            await self._remote(runner)
             await self._environments(runner)
             runs, pairwise = await self._trials(runner, judge)
         finally:
@@ -241,6 +244,22 @@ class RunSession:
             self.stack.budget.on_exhausted = runner.interrupt  # a spent budget stops the run like an interrupt
         return runner
 
+    async def _remote(self, runner: DualArmRunner) -> None:
+        """issue 48 hook: ``--executor ray`` sends every trial to a Ray cluster's node (agentsproof.executor.ray_trials)."""
+        cfg = self.opts.run
+        if cfg.executor != "ray":
+            return
+        from agentsproof.core.errors import InputError
+        from agentsproof.executor.ray_trials import RayTrials
+
+        agent = next((it for it in self.items if it.target != "chat" or it.environment is not None), None)
+        if agent is not None:
+            raise InputError("command line", "--executor", f"ray runs chat trials for now; {agent.id} runs an agent or a container: use --executor local")
+        cache_dir = stack_options(cfg).cache_dir if self.stack.cache is not None else None
+        self.ray = RayTrials(cfg.ray_address, self.stack, runner, cache_dir=cache_dir, prompt_cache=cfg.prompt_cache)
+        runner.remote = self.ray
+        await self.ray.start()
+
     async def _environments(self, runner: DualArmRunner) -> None:
         """Items with an ``environment:``: dead runs' containers removed, every image built
         or found before the first trial (a failed build is one line, exit 30)."""
@@ -287,6 +306,9 @@ class RunSession:
             if self.stack.client is not None:
                 await self.stack.client.aclose()
         finally:
+            if self.ray is not None:
+                with contextlib.suppress(Exception):  # the cluster gone: the finished trials still make the report
+                    await self.ray.close()
             if self.book is not None:
                 self.book.close()
             if self.envs is not None:

@@ -133,6 +133,11 @@ class RunConfig:
     """eval-all: how the items' p-values are adjusted (holm, bh, none)."""
     sign: Path | None = None
     """``--sign KEY``: sign the JSON report with this SSH key (``ssh-keygen -Y sign``; docs/verify.md)."""
+    # --- issue 48: trials on a Ray cluster (agentsproof.executor.ray_trials) ---
+    executor: str = "local"
+    """``--executor``: ``local`` (this machine) or ``ray`` (each trial a task on a Ray cluster's node)."""
+    ray_address: str | None = None
+    """``--ray-address`` / ``RAY_ADDRESS``: the cluster (``auto``: the one running here); None: a one-node Ray on loopback."""
 
     @classmethod
     def from_cli(cls, opts: dict[str, Any]) -> RunConfig:
