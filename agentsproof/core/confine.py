@@ -32,7 +32,9 @@ _found: list[tuple[str, bool] | str] = []
 
 
 def base_flags(unshare_pid: bool) -> list[str]:
-    """bubblewrap's flags for a confined program (the same as a command target's sandbox)."""
+    """bubblewrap's flags for a confined program and for a command target's sandbox
+    (:mod:`agentsproof.isolation.sandbox` uses this list): read-only root, fresh /dev, /tmp and
+    /run, no network, no IPC, its own PIDs when the kernel allows."""
     proc = ["--proc", "/proc"] if unshare_pid else ["--ro-bind", "/proc", "/proc"]
     return [
         "--ro-bind",

@@ -33,8 +33,13 @@ from pathlib import Path
 from typing import Any
 
 from agentsproof.core.errors import InputError
-from agentsproof.formats.base import ItemRequest, Loaded
-from agentsproof.formats.translated import Translation, as_map, find_skill_md, lint_translation, load_translation, load_yaml_mapping, read_skill
+from agentsproof.formats.translated import (
+    TranslatedFormat,
+    Translation,
+    as_map,
+    find_skill_md,
+    read_skill,
+)
 
 TOP_KEYS = {"version", "skill", "defaults", "tasks"}
 DEFAULT_NOTED = {
@@ -244,27 +249,4 @@ def translate(path: Path) -> Translation:
     )
 
 
-class Skillgrade:
-    """mgechev/skillgrade's eval.yaml (defaults, tasks with workspace files and graders)."""
-
-    name = "skillgrade"
-    commands = ("eval", "tc-eval", "eval-all", "lint")
-
-    def detect(self, path: Path) -> bool:
-        """A YAML mapping that is skillgrade's (:func:`looks_like_skillgrade`)."""
-        return looks_like_skillgrade(load_yaml_mapping(path))
-
-    def discoverable(self, path: Path) -> bool:
-        """An ``eval.yaml`` (agentsproof's own discovers it too; the load detects whose it is)."""
-        return path.name in ("eval.yaml", "eval.yml")  # which tool's eval.yaml it is, detect tells when it loads
-
-    def load(self, path: Path, request: ItemRequest) -> Loaded:
-        """One item per task (single-armed when no skill is found)."""
-        return load_translation(self.name, path, translate(path), request)
-
-    def lint(self, path: Path) -> list[Any]:
-        """What lint says of the file (its own checks, as a case format's)."""
-        return lint_translation(self.name, path, translate)
-
-
-FORMAT = Skillgrade()
+FORMAT = TranslatedFormat("skillgrade", looks_like_skillgrade, translate)

@@ -211,3 +211,33 @@ def read_skill(path: Path) -> tuple[Path, str]:
     if not text.strip():
         raise InputError(display(path), None, "the skill file is empty")
     return path, text
+
+
+class TranslatedFormat:
+    """The input format of another tool's ``eval.yaml`` that runs as the EVAL.yaml it means
+    (waza's, skillgrade's): ``looks_like`` tells the file apart from ours and the other
+    tools' (an ``eval.yaml`` is discovered by each; the load detects whose it is),
+    ``translate`` reads it into a :class:`Translation`."""
+
+    commands = ("eval", "tc-eval", "eval-all", "lint")
+
+    def __init__(self, name: str, looks_like: Callable[[dict[str, Any] | None], bool], translate: Callable[[Path], Translation]) -> None:
+        self.name = name
+        self._looks_like = looks_like
+        self._translate = translate
+
+    def detect(self, path: Path) -> bool:
+        """A YAML mapping that is this tool's."""
+        return self._looks_like(load_yaml_mapping(path))
+
+    def discoverable(self, path: Path) -> bool:
+        """An ``eval.yaml`` (agentsproof's own discovers it too; the load detects whose it is)."""
+        return path.name in ("eval.yaml", "eval.yml")
+
+    def load(self, path: Path, request: ItemRequest) -> Loaded:
+        """One item per task, as an EVAL.yaml's tests (single-armed when no skill is found)."""
+        return load_translation(self.name, path, self._translate(path), request)
+
+    def lint(self, path: Path) -> list[Any]:
+        """What lint says of the file (its own checks, as a case format's)."""
+        return lint_translation(self.name, path, self._translate)

@@ -41,8 +41,15 @@ from pathlib import Path
 from typing import Any
 
 from agentsproof.core.errors import InputError
-from agentsproof.formats.base import ItemRequest, Loaded
-from agentsproof.formats.translated import Translation, as_list, as_map, find_skill_md, lint_translation, load_translation, load_yaml_mapping, read_skill
+from agentsproof.formats.translated import (
+    TranslatedFormat,
+    Translation,
+    as_list,
+    as_map,
+    find_skill_md,
+    load_yaml_mapping,
+    read_skill,
+)
 
 TOP_KEYS = {
     "name",
@@ -452,27 +459,4 @@ def _fill(prompt: str, variables: dict[str, str], fixtures: Path) -> str:
     return re.sub(r"\{\{\s*([^{}]+?)\s*\}\}", repl, prompt)
 
 
-class Waza:
-    """microsoft/waza's eval.yaml (tasks, graders, config)."""
-
-    name = "waza"
-    commands = ("eval", "tc-eval", "eval-all", "lint")
-
-    def detect(self, path: Path) -> bool:
-        """A YAML mapping that is waza's (:func:`looks_like_waza`)."""
-        return looks_like_waza(load_yaml_mapping(path))
-
-    def discoverable(self, path: Path) -> bool:
-        """An ``eval.yaml`` (agentsproof's own discovers it too; the load detects whose it is)."""
-        return path.name in ("eval.yaml", "eval.yml")  # which tool's eval.yaml it is, detect tells when it loads
-
-    def load(self, path: Path, request: ItemRequest) -> Loaded:
-        """One item per task, as an EVAL.yaml's tests (single-armed when no SKILL.md is found)."""
-        return load_translation(self.name, path, translate(path), request)
-
-    def lint(self, path: Path) -> list[Any]:
-        """What lint says of the file (its own checks, as a case format's)."""
-        return lint_translation(self.name, path, translate)
-
-
-FORMAT = Waza()
+FORMAT = TranslatedFormat("waza", looks_like_waza, translate)

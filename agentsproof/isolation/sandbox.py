@@ -69,23 +69,10 @@ _probed: dict[str, Bwrap | str] = {}
 
 
 def _base_flags(unshare_pid: bool) -> list[str]:
-    proc = ["--proc", "/proc"] if unshare_pid else ["--ro-bind", "/proc", "/proc"]
-    return [
-        "--ro-bind",
-        "/",
-        "/",
-        "--dev",
-        "/dev",
-        *proc,
-        "--tmpfs",
-        "/tmp",
-        "--tmpfs",
-        "/run",
-        "--unshare-net",
-        "--unshare-ipc",
-        *(["--unshare-pid"] if unshare_pid else []),
-        "--die-with-parent",
-    ]
+    """bubblewrap's flags for every sandbox: the one list of :func:`agentsproof.core.confine.base_flags`."""
+    from agentsproof.core.confine import base_flags
+
+    return base_flags(unshare_pid)
 
 
 def _probe(path: str) -> Bwrap | str:
