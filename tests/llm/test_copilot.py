@@ -156,7 +156,7 @@ def test_eval_through_copilot_grades_the_skill(copilot_env, tmp_path):
         Rule(reply="HELLO, nice to meet you", system_contains=MARK, judge=False),
         Rule(reply="hi there", system_contains="You are a helpful assistant.", judge=False),
     )
-    path = _one_skill(tmp_path, simple_eval([{"type": "deterministic", "checks": ["hello"]}], trials=2))
+    path = _one_skill(tmp_path, simple_eval([{"type": "deterministic", "checks": ["hello"]}], trials=3))  # 3: enough for --ci (UNPROVEN below)
     out = tmp_path / "out"
 
     code, stdout, err = run_cli(["eval", path, "--provider", "copilot", "--model", MODEL, "--output", out, "--parallel", "4", "--ci"])
@@ -167,10 +167,10 @@ def test_eval_through_copilot_grades_the_skill(copilot_env, tmp_path):
     item = data["items"][0]
     assert item["with_arm"]["mean_score"] == 1.0 and item["without_arm"]["mean_score"] == 0.0
     assert item["delta"] == 1.0 and item["grade"] == "A" and item["passed"] is True
-    assert item["with_arm"]["scored"] == 2 and item["without_arm"]["scored"] == 2
+    assert item["with_arm"]["scored"] == 3 and item["without_arm"]["scored"] == 3
     trials = srv.trial_requests()
-    assert len(trials) == 4
-    assert sum(MARK in _system_of(r) for r in trials) == 2
+    assert len(trials) == 6
+    assert sum(MARK in _system_of(r) for r in trials) == 3
     assert all(_user_of(r).endswith("Say hello to the user.") for r in trials)
     assert SECRET not in all_output_text(out, stdout, err)
 
