@@ -122,7 +122,8 @@ async def _build(env: Environment, tag: str, digest: str, empty: tuple[str, ...]
         if empty:
             context = await asyncio.to_thread(_stage_without, env.context, Path(tmp) / "context", empty)
         log_path = Path(tmp) / "build.log"
-        args = ["build", "--network", "host", "--label", f"{LABEL_DIGEST}={digest}", "-f", str(env.dockerfile), "-t", tag, str(context)]
+        # --force-rm: the legacy builder (BuildKit off) keeps a failed step's container; nothing we start may outlive us
+        args = ["build", "--force-rm", "--network", "host", "--label", f"{LABEL_DIGEST}={digest}", "-f", str(env.dockerfile), "-t", tag, str(context)]
         got = await docker(args, timeout=env.build_timeout, stdout_to=log_path, env={"DOCKER_BUILDKIT": "0"})
         log = log_path.read_text("utf-8", "replace") + got.stderr.decode("utf-8", "replace")
         kept = _keep_log(log, digest, log_dir)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import uuid
 from pathlib import Path
 
@@ -103,7 +104,8 @@ def test_unknown_environment_keys_are_refused_by_name(tmp_path: Path) -> None:
 def test_a_failed_build_names_the_dockerfile_and_step_and_keeps_the_log(tmp_path: Path, docker_base_image: str) -> None:
     ev = write_eval(tmp_path / "ev", "x")
     (tmp_path / "ev" / "env").mkdir()
-    (tmp_path / "ev" / "env" / "Dockerfile").write_text(f"FROM {docker_base_image}\nRUN echo building\nRUN sh -c 'echo broken-step >&2; exit 7'\n")
+    step = f"broken-step-{uuid.uuid4().hex[:8]}"  # this run's own: the engine may hold other runs' containers
+    (tmp_path / "ev" / "env" / "Dockerfile").write_text(f"FROM {docker_base_image}\nRUN echo building\nRUN sh -c 'echo {step} >&2; exit 7'\n")
     data = yaml.safe_load(ev.read_text())
     data["environment"] = {"dockerfile": "env/Dockerfile"}
     ev.write_text(yaml.safe_dump(data))
@@ -114,10 +116,13 @@ def test_a_failed_build_names_the_dockerfile_and_step_and_keeps_the_log(tmp_path
     assert len(lines) == 1, stderr
     # the Dockerfile, its failing step and why first; then the log and the field that named it
     # (the engine counts the label agentsproof adds as one more step)
-    assert re.search(r"env/Dockerfile: step 3/\d RUN sh -c 'echo broken-step >&2; exit 7': exit 7 \(build log: ", lines[0]), lines[0]
+    assert re.search(rf"env/Dockerfile: step 3/\d RUN sh -c 'echo {step} >&2; exit 7': exit 7 \(build log: ", lines[0]), lines[0]
     assert "eval.yaml environment.dockerfile)" in lines[0], lines[0]
     logs = list(out.rglob("build-*.log"))
-    assert logs and "broken-step" in logs[0].read_text(), sorted(out.rglob("*"))
+    assert logs and step in logs[0].read_text(), sorted(out.rglob("*"))
+    # the failed step's container is removed with the build (docker build --force-rm), never left behind
+    left = subprocess.run(["docker", "ps", "-a", "--no-trunc", "--format", "{{.Command}}"], capture_output=True, text=True, timeout=60)
+    assert left.returncode == 0 and step not in left.stdout, left.stdout[-500:]
     assert json.dumps(lines)  # one line, no traceback
     assert "Traceback" not in stderr
     # a COPY of a file the context lacks: the engine's own message is the reason
