@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -28,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT))
 
-from throughput import start_server, write_plugin  # noqa: E402
+from throughput import eval_all_report  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"]
@@ -37,26 +35,9 @@ ITEMS = 10
 
 
 def make_report(work: Path, trials: int) -> tuple[Path, Path]:
-    per_arm = trials // (2 * ITEMS)
-    plugin = write_plugin(work, ITEMS)
-    server, port = start_server(0.0, work)
-    env = dict(os.environ)
-    env.update(
-        AGENTSPROOF_PROVIDER_TYPE="openai", AGENTSPROOF_PROVIDER_URL=f"http://127.0.0.1:{port}/v1",
-        AGENTSPROOF_PROVIDER_KEY="sk-bench", AGENTSPROOF_MODEL="bench-model",
-        PYTHONPATH=str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""),
-    )  # fmt: skip
-    out = work / "runs"
-    try:
-        cmd = [sys.executable, "-m", "agentsproof", "eval-all", str(plugin), "--trials", str(per_arm), "--parallel", "50",
-               "--output", str(out), "--abort-after", "0", "--no-cache"]  # fmt: skip
-        done = subprocess.run(cmd, env=env, capture_output=True, text=True)
-        if done.returncode != 0:
-            raise SystemExit(f"eval-all exited {done.returncode}: {done.stderr[-2000:]}")
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
-    folder = out / "bench-plugin"
+    """The lazy HTML report eval-all writes, and the same run rendered whole."""
+    summary = eval_all_report(work, trials, ITEMS)
+    folder = summary.parent
     lazy = folder / "bench-plugin-eval.html"
     from agentsproof.report.render import render_html
     from agentsproof.model.results import RunResult

@@ -145,6 +145,31 @@ def write_plugin(root: Path, items: int) -> Path:
     return plugin
 
 
+def eval_all_report(work: Path, trials: int, items: int = 10) -> Path:
+    """A real ``eval-all`` report of ``trials`` trials (``items`` skills, both arms) against the
+    fast scripted server at 0 ms, made in ``work``: the JSON summary's path (its HTML beside it).
+    What the report benchmarks (report_open.py, verify.py) measure."""
+    plugin = write_plugin(work, items)
+    server, port = start_server(0.0, work)
+    env = dict(os.environ)
+    env.update(
+        AGENTSPROOF_PROVIDER_TYPE="openai", AGENTSPROOF_PROVIDER_URL=f"http://127.0.0.1:{port}/v1",
+        AGENTSPROOF_PROVIDER_KEY="sk-bench", AGENTSPROOF_MODEL="bench-model",
+        PYTHONPATH=str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""),
+    )  # fmt: skip
+    out = work / "runs"
+    try:
+        cmd = [sys.executable, "-m", "agentsproof", "eval-all", str(plugin), "--trials", str(trials // (2 * items)), "--parallel", "50",
+               "--output", str(out), "--abort-after", "0", "--no-cache"]  # fmt: skip
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=work)
+        if done.returncode != 0:
+            raise SystemExit(f"eval-all exited {done.returncode}: {done.stderr[-2000:]}")
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    return out / "bench-plugin" / "eval-all-summary.json"
+
+
 def timed_child(args: list[str], env: dict[str, str], cwd: Path | None = None) -> tuple[int, float, float, str]:
     """Run a child; returns (exit code, wall s, CPU s of that child and its waited-for children, stderr)."""
     t0 = time.perf_counter()

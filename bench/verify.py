@@ -26,33 +26,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT))
 
-from throughput import start_server, write_plugin  # noqa: E402
+from throughput import eval_all_report  # noqa: E402
 
 TARGET_S = 2.0
 ITEMS = 10
 
 
 def make_report(work: Path, trials: int) -> Path:
-    per_arm = trials // (2 * ITEMS)
-    plugin = write_plugin(work, ITEMS)
-    server, port = start_server(0.0, work)
-    env = dict(os.environ)
-    env.update(
-        AGENTSPROOF_PROVIDER_TYPE="openai", AGENTSPROOF_PROVIDER_URL=f"http://127.0.0.1:{port}/v1",
-        AGENTSPROOF_PROVIDER_KEY="sk-bench", AGENTSPROOF_MODEL="bench-model",
-        PYTHONPATH=str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""),
-    )  # fmt: skip
-    out = work / "runs"
-    try:
-        cmd = [sys.executable, "-m", "agentsproof", "eval-all", str(plugin), "--trials", str(per_arm), "--parallel", "50",
-               "--output", str(out), "--abort-after", "0", "--no-cache"]  # fmt: skip
-        done = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=work)
-        if done.returncode != 0:
-            raise SystemExit(f"eval-all exited {done.returncode}: {done.stderr[-2000:]}")
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
-    return out / "bench-plugin" / "eval-all-summary.json"
+    """The 10-item eval-all report to verify (bench/throughput.py ``eval_all_report``)."""
+    return eval_all_report(work, trials, ITEMS)
 
 
 def _children_cpu() -> float:
