@@ -10,7 +10,7 @@ longer sends) are noted, not used.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -65,16 +65,21 @@ def _provider(src: str, where: str, entry: Any) -> str:
     raise InputError(src, where, "must be a target name, {id, label} or {ID: {label}}")
 
 
+def _known_keys(src: str, field: str, value: Any, known: Iterable[str], shape: str) -> None:
+    """``value`` is a mapping of ``known`` keys only; else one line naming the field or the first unknown key."""
+    if not isinstance(value, dict):
+        raise InputError(src, field, f"must be a mapping ({shape})")
+    extra = sorted(str(k) for k in value if k not in known)
+    if extra:
+        raise InputError(src, f"{field}.{extra[0]}", f"unknown key; expected one of {', '.join(sorted(known))}")
+
+
 def suite_target(src: str, data: dict, notes: list[str]) -> tuple[str | None, str | None]:
     """(the target's name, the field it came from), or (None, None); notes for ``defaults`` go to ``notes``."""
     found: list[tuple[str, str]] = []
     execution = data.get("execution")
     if execution is not None:
-        if not isinstance(execution, dict):
-            raise InputError(src, "execution", "must be a mapping (target: NAME)")
-        extra = sorted(str(k) for k in execution if k not in EXECUTION_KEYS)
-        if extra:
-            raise InputError(src, f"execution.{extra[0]}", f"unknown key; expected one of {', '.join(sorted(EXECUTION_KEYS))}")
+        _known_keys(src, "execution", execution, EXECUTION_KEYS, "target: NAME")
         if execution.get("target") is not None:
             found.append((_name(src, "execution.target", execution["target"]), "execution.target"))
     if data.get("target") is not None:
@@ -90,11 +95,7 @@ def suite_target(src: str, data: dict, notes: list[str]) -> tuple[str | None, st
         found.append((names[0], "providers[0]"))
     defaults = data.get("defaults")
     if defaults is not None:
-        if not isinstance(defaults, dict):
-            raise InputError(src, "defaults", "must be a mapping (provider, grader)")
-        extra = sorted(str(k) for k in defaults if k not in DEFAULTS_KEYS)
-        if extra:
-            raise InputError(src, f"defaults.{extra[0]}", f"unknown key; expected one of {', '.join(sorted(DEFAULTS_KEYS))}")
+        _known_keys(src, "defaults", defaults, DEFAULTS_KEYS, "provider, grader")
         if defaults.get("provider") is not None:
             found.append((_name(src, "defaults.provider", defaults["provider"]), "defaults.provider"))
         if defaults.get("grader") is not None:
