@@ -210,6 +210,13 @@ def read_json(path: Path) -> dict[str, Any]:
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
+def only_report(out: Path, pattern: str = "*-tc-eval.json") -> dict[str, Any]:
+    """The one JSON report a command wrote below ``out`` (not its copy in the run's own folder)."""
+    found = list(out.glob(f"*/{pattern}"))
+    assert len(found) == 1, found
+    return read_json(found[0])
+
+
 def all_output_text(out_dir: Path, *streams: str) -> str:
     """Every report file below ``out_dir`` plus the given output streams, as one string."""
     parts = list(streams)
@@ -228,6 +235,7 @@ __all__ = [
     "simple_eval",
     "write_tc_eval",
     "read_json",
+    "only_report",
     "all_output_text",
 ]
 

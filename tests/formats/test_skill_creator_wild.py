@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import Rule, read_json, run_cli
+from conftest import Rule, only_report, read_json, run_cli
 from openai_server import skill_loader
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "skill-creator-wild"
@@ -25,17 +25,11 @@ def _copy(tmp_path: Path, name: str) -> Path:
     return dst
 
 
-def _report(out: Path) -> dict:
-    found = list(out.glob("*/*-tc-eval.json"))  # the reports, not their copies in each run's own folder
-    assert len(found) == 1, found
-    return read_json(found[0])
-
-
 def _tc_eval(path: Path, out: Path, codes: tuple[int, ...] = (0, 1)) -> tuple[dict, str]:
     code, _, err = run_cli(["tc-eval", path, "--model", "m", "--output", out, "--no-cache"])
     assert code in codes, err
     assert "Traceback" not in err
-    return _report(out), err
+    return only_report(out), err
 
 
 def test_licence_notices_are_kept_beside_the_copies():

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import yaml
-from conftest import Rule, read_json, run_cli
+from conftest import Rule, only_report, run_cli
 
 from agentsproof.formats import registry
 
@@ -23,12 +23,6 @@ def _copy(tmp_path: Path, name: str) -> Path:
     dst = tmp_path / name
     shutil.copytree(DATA / name, dst)
     return dst
-
-
-def _report(out: Path) -> dict:
-    found = list(out.glob("*/*-tc-eval.json"))  # the reports, not their copies in each run's own folder
-    assert len(found) == 1, found
-    return read_json(found[0])
 
 
 def test_licence_notices_are_kept_beside_the_copies():
@@ -57,7 +51,7 @@ def test_waza_code_explainer_runs_its_tasks_with_the_skill(byok_env, tmp_path):
     byok_env.add(Rule(reply="This recursive factorial function has a base case n <= 1 and calls itself.", judge=False))
     code, _, err = run_cli(["eval", root / "eval.yaml", "--model", "m", "--trials", "1", "--output", tmp_path / "out", "--no-cache"])
     assert code in (0, 1), err
-    data = _report(tmp_path / "out")
+    data = only_report(tmp_path / "out")
     assert sorted(it["id"] for it in data["items"]) == sorted(
         f"case-{t}" for t in ("explain-python-recursion-001", "explain-js-async-001", "explain-list-comprehension-001", "explain-sql-join-001")
     ), [it["id"] for it in data["items"]]
@@ -76,7 +70,7 @@ def test_waza_grader_showcase_errors_only_the_task_it_cannot_grade(byok_env, tmp
     byok_env.add(Rule(reply="Python, JavaScript and TypeScript are popular for web development.", judge=False))
     code, _, err = run_cli(["eval", root / "eval.yaml", "--model", "m", "--trials", "1", "--output", tmp_path / "out", "--no-cache"])
     assert code == 30, err  # a run with an errored trial
-    by = {it["id"]: it for it in _report(tmp_path / "out")["items"]}
+    by = {it["id"]: it for it in only_report(tmp_path / "out")["items"]}
     assert len(by) == 6
     skipped = by["case-skill-invocation-001"]["with_arm"]
     assert skipped["scored"] == 0 and skipped["errored"] == 1 and "skill_invocation" in json.dumps(skipped)
@@ -92,7 +86,7 @@ def test_waza_inline_tasks_with_validators(byok_env, tmp_path):
     byok_env.add(Rule(reply="Scenario 2: run waza_eval_run to run your evals.", judge=False))
     code, _, err = run_cli(["eval", root / "tests" / "eval.yaml", "--model", "m", "--trials", "1", "--output", tmp_path / "out", "--no-cache"])
     assert code in (0, 1), err
-    by = {it["id"]: it for it in _report(tmp_path / "out")["items"]}
+    by = {it["id"]: it for it in only_report(tmp_path / "out")["items"]}
     assert len(by) == 6 and by["case-trigger-run-evals"]["with_arm"]["pass_rate"] == 1.0
     assert any("waza-interactive" in str(r["messages"]) for r in byok_env.trial_requests())  # the skill is the with-arm's
 
@@ -118,7 +112,7 @@ def test_skillgrade_in_chat_runs_both_graders(byok_env, tmp_path):
     byok_env.add(Rule(reply="I ran superlint check, fix and verify.", judge=False))
     code, _, err = run_cli(["eval", root / "eval.yaml", "--model", "m", "--trials", "1", "--output", tmp_path / "out", "--no-cache"])
     assert code in (0, 1), err
-    item = _report(tmp_path / "out")["items"][0]
+    item = only_report(tmp_path / "out")["items"][0]
     assert item["id"] == "case-fix-linting-errors" and item["with_arm"]["scored"] == 1 and item["without_arm"]["scored"] == 1
     judged = "\n".join(str(r["messages"]) for r in byok_env.judge_requests())
     assert "Did the agent follow check" in judged
@@ -144,7 +138,7 @@ def test_skillgrade_on_an_agent_places_files_at_dest_and_grades_the_workspace(by
     (root / "targets.yaml").write_text(yaml.safe_dump({"fixer": {"type": "command", "command": [sys.executable, "{here}/agent.py"]}}))
     code, _, err = run_cli(["eval", root / "eval.yaml", "--target", "fixer", "--targets", root / "targets.yaml", "--model", "m", "--trials", "1", "--output", tmp_path / "out", "--no-cache"])
     assert code in (0, 1), err
-    item = _report(tmp_path / "out")["items"][0]
+    item = only_report(tmp_path / "out")["items"][0]
     for arm in ("with_arm", "without_arm"):
         trial = item[arm]["trials"][0]
         scores = [g for g in trial["graders"] if g.get("type") == "script"]
