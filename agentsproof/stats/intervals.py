@@ -129,16 +129,83 @@ def permutation_p(with_scores: Sequence[float], without_scores: Sequence[float])
         idx = np.fromiter((i for combo in combinations(range(n1 + n2), n1) for i in combo), dtype=np.int64).reshape(-1, n1)
         sums = pooled[idx].sum(axis=1)
         return float(np.mean(sums >= observed - tol)), "one-sided exact permutation test (with > without)"
-    rng = np.random.default_rng(SEED)
-    b = 0
-    for start in range(0, PERMUTATION_RESAMPLES, BLOCK):
-        keys = rng.random((min(BLOCK, PERMUTATION_RESAMPLES - start), n1 + n2), dtype=np.float32)
-        # the n1 smallest keys of a row are a uniform random subset; argpartition finds the
-        # same subset as a full sort in linear time
-        perm = np.argpartition(keys, n1 - 1, axis=1)[:, :n1]
-        sums = pooled[perm].sum(axis=1)
-        b += int(np.sum(sums >= observed - tol))
+    b = _sampled_at_least(pooled, n1, observed - tol)
     return (b + 1) / (PERMUTATION_RESAMPLES + 1), (f"one-sided permutation test (with > without), {PERMUTATION_RESAMPLES} random relabellings, seed {SEED}")
+
+
+_FEW_VALUES = 64
+"""Up to this many distinct scores, a relabelling's sum is counted by score (the fast path)."""
+
+
+def _sampled_at_least(pooled: np.ndarray, n1: int, bound: float) -> int:
+    """How many of the ``PERMUTATION_RESAMPLES`` seeded relabellings give the first arm a
+    sum ≥ ``bound``: relabelling ``r`` gives it the ``n1`` trials whose float32 keys in row
+    ``r`` of ``default_rng(SEED).random((R, n), float32)`` are smallest (a uniform random subset).
+
+    The count is the one the plain computation gives (``np.argpartition`` of each row, the
+    chosen scores summed; :func:`_plain_rows`), bit for bit: with few distinct scores the
+    faster way finds each row's ``n1``-th smallest key, counts the chosen trials by score
+    and sums score × count; a row with a tie at that key, or whose sum lies so near
+    ``bound`` that the order of the additions could decide, is computed the plain way
+    (tests/stats/test_permutation_fast.py compares both on many random inputs)."""
+    values, cls = np.unique(pooled, return_inverse=True)
+    if len(values) == 1:  # every relabelling sums the same n1 values in the same order: the observed sum
+        return PERMUTATION_RESAMPLES if pooled[:n1].sum() >= bound else 0
+    n = len(pooled)
+    rng = np.random.default_rng(SEED)
+    fast = len(values) <= _FEW_VALUES and bool(np.all(np.isfinite(values)))
+    sizes = np.bincount(cls, minlength=len(values))
+    big = int(np.argmax(sizes))  # its count is the rest: the others' columns are the only ones read
+    columns = [np.flatnonzero(cls == j) for j in range(len(values))]
+    # the two orders of summation differ by at most this (each ≤ (n1 + d)·ε·Σ|chosen|)
+    guard = 4.0 * (n1 + len(values)) * np.finfo(float).eps * n1 * float(np.max(np.abs(values))) + 1e-300
+    blocks = [min(BLOCK, PERMUTATION_RESAMPLES - start) for start in range(0, PERMUTATION_RESAMPLES, BLOCK)]
+    raw = all(rows * n % 2 == 0 for rows in blocks)
+    b = 0
+    for rows in blocks:
+        keys = _keys(rng, rows, n, raw)
+        if not fast:
+            b += int(np.sum(_plain_rows(keys, pooled, n1) >= bound))
+            continue
+        kth = np.partition(keys, n1 - 1, axis=1)[:, n1 - 1 : n1]
+        chosen = keys <= kth
+        total = np.count_nonzero(chosen, axis=1)
+        counts = np.zeros((rows, len(values)), dtype=np.int64)
+        for j, cols in enumerate(columns):
+            if j != big:
+                counts[:, j] = np.count_nonzero(chosen[:, cols], axis=1)
+        counts[:, big] = total - counts.sum(axis=1)
+        sums = counts @ values
+        plain = (total != n1) | (np.abs(sums - bound) <= guard)
+        b += int(np.sum(sums[~plain] >= bound))
+        if plain.any():
+            b += int(np.sum(_plain_rows(_as_float32(keys[plain]), pooled, n1) >= bound))
+    return b
+
+
+def _keys(rng: np.random.Generator, rows: int, n: int, raw: bool) -> np.ndarray:
+    """``rng.random((rows, n), dtype=float32)``'s keys as the integers k of k·2⁻²⁴ (the same
+    order, the same ties). ``raw``: read from the bit generator, which is faster and consumes
+    the stream the same way when every block has an even count (a float32 is the top 24 bits
+    of a 32-bit draw, two draws a 64-bit output, low half first; tests/stats/test_permutation_fast.py)."""
+    if not raw:
+        return (rng.random((rows, n), dtype=np.float32) * np.float32(1 << 24)).astype(np.uint32)
+    return (rng.bit_generator.random_raw(rows * n // 2).view(np.uint32) >> np.uint32(8)).reshape(rows, n)
+
+
+def _as_float32(keys: np.ndarray) -> np.ndarray:
+    """Integer keys back to the float32 values ``rng.random`` gives (exact: k·2⁻²⁴, k < 2²⁴)."""
+    return keys.astype(np.float32) * np.float32(1.0 / (1 << 24))
+
+
+def _plain_rows(keys: np.ndarray, pooled: np.ndarray, n1: int) -> np.ndarray:
+    """Each row's sum the plain way: the n1 smallest keys (argpartition) and their scores summed in that order."""
+    if keys.dtype != np.float32:
+        keys = _as_float32(keys)
+    # the n1 smallest keys of a row are a uniform random subset; argpartition finds the
+    # same subset as a full sort in linear time
+    perm = np.argpartition(keys, n1 - 1, axis=1)[:, :n1]
+    return np.asarray(pooled[perm].sum(axis=1))
 
 
 def hake_gain(with_mean: float | None, without_mean: float | None) -> float | None:

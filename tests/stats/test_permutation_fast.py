@@ -1,0 +1,92 @@
+"""The sampled permutation test's fast path gives the p-values of the plain computation it
+replaced (argpartition of every row of float32 keys, the chosen scores summed), bit for bit."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from agentsproof.stats import intervals
+from agentsproof.stats.intervals import BLOCK, EXACT_PERMUTATION_LIMIT, PERMUTATION_RESAMPLES, SEED, permutation_p
+
+
+def plain_p(w: list[float], wo: list[float]) -> float:
+    """The computation as it was before the fast path (agentsproof 2026-12-05), kept as the reference."""
+    n1, n2 = len(w), len(wo)
+    pooled = np.asarray(list(w) + list(wo), dtype=float)
+    observed = pooled[:n1].sum()
+    tol = 1e-9 * max(1.0, abs(observed))
+    rng = np.random.default_rng(SEED)
+    b = 0
+    for start in range(0, PERMUTATION_RESAMPLES, BLOCK):
+        keys = rng.random((min(BLOCK, PERMUTATION_RESAMPLES - start), n1 + n2), dtype=np.float32)
+        perm = np.argpartition(keys, n1 - 1, axis=1)[:, :n1]
+        b += int(np.sum(pooled[perm].sum(axis=1) >= observed - tol))
+    return (b + 1) / (PERMUTATION_RESAMPLES + 1)
+
+
+def _scores(rng: np.random.Generator, kind: int, n: int, chance: float) -> list[float]:
+    if kind == 0:  # pass/fail
+        return [float(x) for x in rng.random(n) < chance]
+    if kind == 1:  # a third of the checks each
+        return [float(x) for x in rng.integers(0, 4, n) / 3]
+    if kind == 2:  # tenths: sums that are not exact in binary
+        return [float(x) for x in rng.integers(0, 11, n) / 10]
+    if kind == 3:  # continuous (more distinct scores than the fast path takes)
+        return [float(x) for x in rng.random(n)]
+    return [1.0] * n  # every trial the same
+
+
+@pytest.mark.parametrize("kind", range(5))
+def test_the_fast_path_gives_the_plain_p_values(kind):
+    """Random arms of each kind of score, above the exact limit: the same p as the plain way."""
+    rng = np.random.default_rng(100 + kind)
+    checked = 0
+    while checked < 6:
+        n1, n2 = int(rng.integers(1, 90)), int(rng.integers(1, 90))
+        if math.comb(n1 + n2, n1) <= EXACT_PERMUTATION_LIMIT:
+            continue
+        w, wo = _scores(rng, kind, n1, 0.7), _scores(rng, kind, n2, 0.45)
+        got = permutation_p(w, wo)
+        assert got is not None and got[0] == plain_p(w, wo), (kind, n1, n2)
+        checked += 1
+
+
+def test_an_odd_number_of_keys_a_block_and_the_large_arms():
+    """Arms of 500 (as bench/verify.py's), and a block with an odd count of keys (read through ``rng.random``)."""
+    rng = np.random.default_rng(7)
+    w, wo = _scores(rng, 0, 500, 0.6), _scores(rng, 0, 500, 0.5)
+    assert permutation_p(w, wo)[0] == plain_p(w, wo)
+    w, wo = _scores(rng, 1, 13, 0.6), _scores(rng, 1, 20, 0.5)  # 33 keys a row; 1000 rows: even
+    assert permutation_p(w, wo)[0] == plain_p(w, wo)
+
+
+def test_integer_keys_are_the_float32_keys():
+    """The bit generator read directly gives the keys ``rng.random(dtype=float32)`` gives (×2²⁴)."""
+    a = np.random.default_rng(SEED).random((BLOCK, 36), dtype=np.float32)
+    raw = intervals._keys(np.random.default_rng(SEED), BLOCK, 36, True)
+    assert raw.dtype == np.uint32
+    assert np.array_equal(intervals._as_float32(raw), a)
+    via_floats = intervals._keys(np.random.default_rng(SEED), BLOCK, 36, False)
+    assert np.array_equal(raw, via_floats)
+
+
+def test_rows_with_tied_keys_are_counted_the_plain_way(monkeypatch):
+    """Keys with many ties at the n1-th place: those rows go the plain way, and the count
+    equals the plain count over the same keys."""
+    real = intervals._keys
+
+    def coarse(rng, rows, n, raw):
+        return real(rng, rows, n, raw) >> np.uint32(18) << np.uint32(18)  # 64 distinct keys: ties everywhere
+
+    monkeypatch.setattr(intervals, "_keys", coarse)
+    rng = np.random.default_rng(11)
+    for kind in (0, 1, 2):
+        w, wo = _scores(rng, kind, 40, 0.7), _scores(rng, kind, 35, 0.4)
+        pooled = np.asarray(w + wo)
+        bound = pooled[:40].sum() - 1e-9 * max(1.0, pooled[:40].sum())
+        gen = np.random.default_rng(SEED)
+        expected = sum(int(np.sum(intervals._plain_rows(coarse(gen, BLOCK, 75, True), pooled, 40) >= bound)) for _ in range(PERMUTATION_RESAMPLES // BLOCK))
+        assert intervals._sampled_at_least(pooled, 40, bound) == expected
