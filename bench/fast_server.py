@@ -8,7 +8,10 @@ needed 5x the 1.0 s floor of 1,000 calls at 50 ms, 50 at a time). This one answe
 ``POST .../chat/completions`` with the same reply after ``--latency`` seconds, on one
 event loop, HTTP/1.1 keep-alive, nothing else: the floor is then the clients'.
 
-    python bench/fast_server.py --port 0 --latency 0.05 --port-file /tmp/port [--reply OK]
+    python bench/fast_server.py --port 0 --latency 0.05 --port-file /tmp/port [--reply OK] [--replies 'OK|NO|OK ERROR']
+
+``--replies``: each reply one of these, drawn by a seeded random generator (seed 0), so the
+trials of a benchmarked report score differently (bench/verify.py).
 """
 
 from __future__ import annotations
@@ -17,8 +20,10 @@ import argparse
 import asyncio
 import contextlib
 import json
+import random
 import socket
 import time
+from collections.abc import Callable
 
 
 def reply_body(text: str, model: str) -> bytes:
@@ -41,7 +46,7 @@ def _quickack(sock: socket.socket | None) -> None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)
 
 
-async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, latency: float, text: str) -> None:
+async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, latency: float, text: str | Callable[[], str]) -> None:
     """Serve one connection's requests, one after another (keep-alive). Each read is ACKed at
     once (TCP_QUICKACK): a client that sends its headers and body in two writes (Nagle on)
     would otherwise wait ~40 ms for the delayed ACK of the first before sending the second."""
@@ -59,7 +64,7 @@ async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, lat
                 model = json.loads(body or b"{}").get("model", "bench-model")
                 if latency:
                     await asyncio.sleep(latency)
-                status, payload = "200 OK", reply_body(text, model)
+                status, payload = "200 OK", reply_body(text if isinstance(text, str) else text(), model)
             elif method == "GET" and path.rstrip("/").endswith("/models"):
                 status, payload = "200 OK", json.dumps({"object": "list", "data": [{"id": "bench-model", "object": "model"}]}).encode()
             else:
@@ -76,7 +81,7 @@ async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, lat
         writer.close()
 
 
-async def serve(port: int, latency: float, text: str, port_file: str | None) -> None:
+async def serve(port: int, latency: float, text: str | Callable[[], str], port_file: str | None) -> None:
     """Listen on 127.0.0.1:``port`` (0: any free port, written to ``port_file``) until killed."""
     server = await asyncio.start_server(lambda r, w: handle(r, w, latency, text), "127.0.0.1", port, backlog=1024)
     bound = server.sockets[0].getsockname()[1]
@@ -94,10 +99,15 @@ def main() -> None:
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--latency", type=float, default=0.0)
     ap.add_argument("--reply", default="OK")
+    ap.add_argument("--replies", help="'|'-separated replies, each request answered with one drawn at random (seed 0)")
     ap.add_argument("--port-file")
     args = ap.parse_args()
+    text: str | Callable[[], str] = args.reply
+    if args.replies:
+        draw, choices = random.Random(0), args.replies.split("|")
+        text = lambda: draw.choice(choices)  # noqa: E731
     try:
-        asyncio.run(serve(args.port, args.latency, args.reply, args.port_file))
+        asyncio.run(serve(args.port, args.latency, text, args.port_file))
     except KeyboardInterrupt:
         pass
 

@@ -117,10 +117,10 @@ def compile_bytecode() -> None:
     compileall.compile_dir(str(ROOT / "agentsproof"), quiet=1)
 
 
-def start_server(latency: float, workdir: Path, kind: str = "fast") -> tuple[subprocess.Popen, int]:
+def start_server(latency: float, workdir: Path, kind: str = "fast", extra: list[str] | None = None) -> tuple[subprocess.Popen, int]:
     port_file = workdir / "port"
     proc = subprocess.Popen(
-        [sys.executable, str(SERVERS[kind]), "--port", "0", "--latency", str(latency), "--port-file", str(port_file)],
+        [sys.executable, str(SERVERS[kind]), "--port", "0", "--latency", str(latency), "--port-file", str(port_file), *(extra or [])],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
@@ -145,12 +145,13 @@ def write_plugin(root: Path, items: int) -> Path:
     return plugin
 
 
-def eval_all_report(work: Path, trials: int, items: int = 10) -> Path:
+def eval_all_report(work: Path, trials: int, items: int = 10, replies: str | None = None) -> Path:
     """A real ``eval-all`` report of ``trials`` trials (``items`` skills, both arms) against the
     fast scripted server at 0 ms, made in ``work``: the JSON summary's path (its HTML beside it).
-    What the report benchmarks (report_open.py, verify.py) measure."""
+    What the report benchmarks (report_open.py, verify.py) measure. ``replies``: the server's
+    ``--replies`` (trials that score differently); None: every reply "OK" (every trial 1.00)."""
     plugin = write_plugin(work, items)
-    server, port = start_server(0.0, work)
+    server, port = start_server(0.0, work, extra=["--replies", replies] if replies else None)
     env = dict(os.environ)
     env.update(
         AGENTSPROOF_PROVIDER_TYPE="openai", AGENTSPROOF_PROVIDER_URL=f"http://127.0.0.1:{port}/v1",

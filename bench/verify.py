@@ -7,7 +7,12 @@ verify REPORT.json` runs --reps times as its own process (start-up included) and
 it, the re-derivation alone in this process (read, validate, every number derived again,
 the trials' digest). It must say "verified" (exit 0). Target: < 2 s per verify.
 
-    python bench/verify.py [--trials 10000] [--reps 3] [--json]
+The server's replies are drawn from "OK", "NO", "OK ERROR" and "ERROR" (scores 1, 1/3, 2/3
+and 0: every item's permutation test has work to do); ``--same-scores``: every reply "OK",
+every trial 1.00 (the report measured before 2026-12-06, where no relabelling can change a sum).
+The package is compiled to bytecode first, as an install does (bench/throughput.py).
+
+    python bench/verify.py [--trials 10000] [--reps 3] [--same-scores] [--json]
 """
 
 from __future__ import annotations
@@ -26,15 +31,16 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT))
 
-from throughput import eval_all_report  # noqa: E402
+from throughput import compile_bytecode, eval_all_report  # noqa: E402
 
 TARGET_S = 2.0
 ITEMS = 10
+REPLIES = "OK|NO|OK ERROR|ERROR"
 
 
-def make_report(work: Path, trials: int) -> Path:
+def make_report(work: Path, trials: int, same_scores: bool = False) -> Path:
     """The 10-item eval-all report to verify (bench/throughput.py ``eval_all_report``)."""
-    return eval_all_report(work, trials, ITEMS)
+    return eval_all_report(work, trials, ITEMS, None if same_scores else REPLIES)
 
 
 def _children_cpu() -> float:
@@ -49,11 +55,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--trials", type=int, default=10_000)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--same-scores", action="store_true", help="every trial scores 1.00 (the report measured before 2026-12-06)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    compile_bytecode()
     with tempfile.TemporaryDirectory(prefix="ap-bench-verify-") as tmp:
         work = Path(tmp)
-        report = make_report(work, args.trials)
+        report = make_report(work, args.trials, args.same_scores)
         env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
         cli: list[float] = []
         cpu: list[float] = []
@@ -78,6 +86,7 @@ def main() -> None:
             "verify_cli_s": round(statistics.median(cli), 3),
             "verify_cli_cpu_s": round(statistics.median(cpu), 3),
             "verify_in_process_s": round(statistics.median(inner), 3),
+            "scores": "all 1.00" if args.same_scores else "varied (1, 2/3, 1/3, 0)",
             "load_average": round(os.getloadavg()[0], 1),
             "target_s": TARGET_S,
             "within_target": statistics.median(cli) < TARGET_S,
