@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from agentsproof.cli.options import FiniteRange, provider_options, root_option
+from agentsproof.cli.options import FiniteRange, provider_options, root_option, sign_option
 from agentsproof.cli.run import finish
 from agentsproof.core.errors import EXIT_FAILED, EXIT_OK, InputError
 
@@ -177,25 +177,34 @@ def compare_cmd(paths: tuple[Path, ...], last: int | None, alpha: float, markdow
 @click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="RESULT.json...")
 @click.option("--output", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"), show_default=True, help="Output directory.")
 @click.option("--ci", is_flag=True, help="Exit 1 when an eval is below its threshold or graded F.")
-def merge_cmd(results: tuple[Path, ...], output: Path, ci: bool) -> None:
+@sign_option
+def merge_cmd(results: tuple[Path, ...], output: Path, ci: bool, sign: Path | None) -> None:
     """Join the reports of `eval-all --shard I/N` runs into one report.
 
     The merged report is the one a single machine would have written: the same items,
-    in the same order, with the run's summaries computed anew. Exit codes as eval-all.
+    in the same order, with the run's summaries computed anew. Its manifest joins the
+    shards' (a file that changed between shard runs is refused) and digests the merged
+    trials: `agentsproof verify` checks it. Exit codes as eval-all.
 
     \b
     Example:
       agentsproof merge shard-*/my-plugin/eval-all-summary.json --output runs
     """
-    from agentsproof.executor.merge import merge_runs
+    from agentsproof.commands.proof import check_sign_key, proof_options, sign_report
+    from agentsproof.executor.merge import merge_runs, merged_manifest
     from agentsproof.report.files import prepare_output, report_targets, write_reports
     from agentsproof.report.saved import load_run
 
-    run = merge_runs([(p, load_run(p)) for p in results])
+    check_sign_key(sign)
+    shards = [(p, load_run(p)) for p in results]
+    run = merge_runs(shards)
+    run.manifest = merged_manifest(run, shards, proof_options(sign=sign, ci=ci).argv, ci, sign)
     single = run.items[0] if run.command == "eval" and run.items else None
     targets = report_targets(run.command, output, run.plugin, single.name if single else run.plugin, single.kind if single else None)
     prepare_output(output, targets)
-    finish(run, write_reports(run, targets), ci)
+    written = write_reports(run, targets)
+    sign_report(written, sign)
+    finish(run, written, ci)
 
 
 @click.command("runs-needed")

@@ -326,7 +326,8 @@ def text_safe(value: Any) -> Any:
     return value
 
 
-def _common(opts: ProofOptions) -> dict[str, Any]:
+def common_manifest(opts: ProofOptions) -> dict[str, Any]:
+    """What every manifest records: versions, the working folder, the masked command line, the options, the signature."""
     out: dict[str, Any] = {
         "version": MANIFEST_VERSION,
         "agentsproof": __version__,
@@ -363,7 +364,7 @@ def run_manifest(run: RunResult, items: Sequence[EvalItem], target_defs: Mapping
         files.add(role, path)
     n, digest = trials_digest(run_trial_rows(run))
     seeds = {k: v for k, v in run.settings.items() if "seed" in k}
-    out = _common(opts)
+    out = common_manifest(opts)
     out.update(
         {
             "files": dict(sorted(files.rows.items())),
@@ -402,7 +403,7 @@ def activation_manifest(
     for role, path in opts.extra_files:
         files.add(role, path)
     n, digest = activation_trials_digest(trial_log)
-    out = _common(opts)
+    out = common_manifest(opts)
     out.update(
         {
             "files": dict(sorted(files.rows.items())),

@@ -8,6 +8,8 @@ differs named by its field.
 - an item's delta, grade, pass rate, pass/fail and statistics (intervals, p-values, the
   verdict; eval-all's adjusted p-values) — :mod:`agentsproof.stats`;
 - the run's summaries, verdict and the exit code its manifest's options give;
+- the numbers a run adds from outside its trials, where the report records what they were
+  computed from (:mod:`agentsproof.executor.verify_extras`);
 - the manifest's digest of the trials (a trial removed, added or changed).
 
 Nothing here reads a file or calls a model: :mod:`agentsproof.commands.verify` does the
@@ -16,70 +18,18 @@ reading, the files' digests, the signature and ``--regrade``.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from agentsproof.executor.verify_diff import TOLERANCE, Difference, same
+from agentsproof.executor.verify_diff import diff as _diff
+from agentsproof.executor.verify_diff import diff_tree as _diff_tree
 from agentsproof.model.results import ArmResult, ItemResult, RunResult, compute_grade
 
-TOLERANCE = 1e-9
+__all__ = ["TOLERANCE", "Difference", "same", "rederive", "check_manifest", "rederive_activation"]
+
 _ARM_FIELDS = ("scored", "errored", "passed_trials", "mean_score", "pass_rate", "mean_latency_s", "mean_total_tokens", "total_cost_usd", "skill_used_rate")
 _SUMMARY_FIELDS = ("total", "passed", "failed", "errored", "not_run", "avg_delta", "grades")
-
-
-@dataclass(frozen=True)
-class Difference:
-    """One stated number (or fact) that its re-derivation does not give."""
-
-    field: str
-    stated: Any
-    derived: Any
-
-    def line(self) -> str:
-        """``field: stated X, derived Y``."""
-        return f"{self.field}: the report states {_show(self.stated)}, derived {_show(self.derived)}"
-
-
-def _show(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 120 else text[:117] + "..."
-
-
-def same(a: Any, b: Any) -> bool:
-    """Equal, floats within :data:`TOLERANCE` (relative for large values), in lists and mappings too."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return a is b or a == b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
-            return True
-        return math.isclose(a, b, rel_tol=TOLERANCE, abs_tol=TOLERANCE)
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        return set(a) == set(b) and all(same(a[k], b[k]) for k in a)
-    return bool(a == b)
-
-
-def _diff(out: list[Difference], field: str, stated: Any, derived: Any) -> None:
-    if not same(stated, derived):
-        out.append(Difference(field, stated, derived))
-
-
-def _diff_tree(out: list[Difference], field: str, stated: Any, derived: Any) -> None:
-    """Every key of ``derived`` compared with ``stated``'s, naming the deepest key that differs."""
-    if isinstance(derived, Mapping) and isinstance(stated, Mapping):
-        for k, v in derived.items():
-            if k not in stated:
-                out.append(Difference(f"{field}.{k}", "(missing)", v))
-            else:
-                _diff_tree(out, f"{field}.{k}", stated[k], v)
-        return
-    if isinstance(derived, list) and isinstance(stated, list) and len(derived) == len(stated) and any(isinstance(x, Mapping) for x in derived):
-        for n, (s, d) in enumerate(zip(stated, derived, strict=True)):
-            _diff_tree(out, f"{field}[{n}]", s, d)
-        return
-    _diff(out, field, stated, derived)
 
 
 # ------------------------------------------------------------------ trials and arms
@@ -200,6 +150,9 @@ def rederive(run: RunResult, settings: Mapping[str, Any] | None = None) -> list[
         for name in ("delta", "grade", "pass_rate", "passed"):
             _diff(out, f"{where}.{name}", getattr(it, name), getattr(again, name))
         _diff_tree(out, f"{where}.stats", it.stats, again.stats)
+    from agentsproof.executor.verify_extras import rederive_outside
+
+    out += rederive_outside(run, derived_items)  # the A/A summary, the oracle's score, a panel's rate, gold-agreement warnings
     for kind, pick in (("skills", "skill"), ("agents", "agent"), ("cases", "case"), ("overall", None)):
         summary = _summary([it for it in run.items if pick is None or it.kind == pick])
         stated = getattr(run, kind)

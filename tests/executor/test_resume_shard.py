@@ -98,9 +98,10 @@ def test_resume_conflicts_with_retry_errors(byok_env, tmp_path):
 
 
 def _comparable(report: dict) -> dict:
-    """A report without what differs between any two runs (times, dates, run settings, and the
-    manifest: a merged report is not a run of its own and carries none)."""
-    drop = {"latency_s", "created_at", "duration_s", "t", "mean_latency_s", "settings", "manifest"}
+    """A report without what differs between any two runs (times, dates, run settings, and of
+    the manifest the command line, the trials' digest (their times differ) and the merged
+    report's list of its shards)."""
+    drop = {"latency_s", "created_at", "duration_s", "t", "mean_latency_s", "settings"}
 
     def clean(v):
         if isinstance(v, dict):
@@ -109,7 +110,9 @@ def _comparable(report: dict) -> dict:
             return [clean(x) for x in v]
         return v
 
-    return clean(report)
+    out = clean(report)
+    out["manifest"] = {k: v for k, v in out["manifest"].items() if k not in ("command_line", "trials", "shards")}
+    return out
 
 
 def test_shards_merged_equal_a_single_run(byok_env, tmp_path):
@@ -133,8 +136,12 @@ def test_shards_merged_equal_a_single_run(byok_env, tmp_path):
     assert code == 0, err
     a = read_json(single / "demo-plugin" / "eval-all-summary.json")
     b = read_json(merged / "demo-plugin" / "eval-all-summary.json")
-    assert _comparable(a) == _comparable(b)
+    assert _comparable(a) == _comparable(b)  # the manifest too: the same files, models, seeds and exit code
+    assert b["manifest"]["trials"]["count"] == a["manifest"]["trials"]["count"] and b["manifest"]["command_line"][:2] == ["agentsproof", "merge"]
+    assert [row["trials"] for row in b["manifest"]["shards"]] == [read_json(r)["manifest"]["trials"] for r in shard_reports]
     assert (merged / "demo-plugin" / "demo-plugin-eval.html").is_file()
+    code, out, err = run_cli(["verify", merged / "demo-plugin" / "eval-all-summary.json"])
+    assert code == 0 and "verified" in out, out + err
     # the same item always lands in the same shard
     code, _, _ = run_cli(["eval-all", plugin, "--model", "m", "--output", tmp_path / "again", "--shard", "1/3"])
     again = read_json(tmp_path / "again" / "demo-plugin" / "eval-all-summary.json")
@@ -183,3 +190,20 @@ def test_an_empty_shard_writes_an_empty_report_without_calls(byok_env, tmp_path)
     assert code == 0, err
     assert read_json(out / "demo-plugin" / "eval-all-summary.json")["items"] == []
     assert not byok_env.requests
+
+
+def test_merge_refuses_shards_whose_files_differ(byok_env, tmp_path):
+    """Two shards naming one file with different digests (it changed between the shard runs): refused, the file named."""
+    plugin = _plugin(tmp_path, n=4, trials=1)
+    reps = []
+    for i in (1, 2):
+        out = tmp_path / f"s{i}"
+        code, _, err = run_cli(["eval-all", plugin, "--model", "m", "--output", out, "--shard", f"{i}/2"])
+        assert code == 0, err
+        reps.append(out / "demo-plugin" / "eval-all-summary.json")
+    first, second = read_json(reps[0]), read_json(reps[1])
+    name, row = next(iter(first["manifest"]["files"].items()))
+    second["manifest"]["files"][name] = {**row, "sha256": "0" * 64}
+    reps[1].write_text(json.dumps(second), encoding="utf-8")
+    code, _, err = run_cli(["merge", *reps, "--output", tmp_path / "m"])
+    assert code == 30 and f"manifest.files.{name}" in err and "changed between the shard runs" in err, err
