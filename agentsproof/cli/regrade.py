@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from agentsproof.cli.options import provider_options
+from agentsproof.cli.options import provider_options, sign_option
 
 
 @click.command("regrade")
@@ -24,8 +24,9 @@ from agentsproof.cli.options import provider_options
 @click.option("--no-cache", "no_cache", is_flag=True, help="Do not use the response cache for the judges.")
 @click.option("--parallel", type=click.IntRange(1, 64), default=4, show_default=True, help="Trials graded at a time.")
 @click.option("--ci", is_flag=True, help="Exit 1 when an item fails, as a run would.")
+@sign_option
 @provider_options
-def regrade_cmd(run: Path, eval_file: Path | None, output: Path | None, no_cache: bool, parallel: int, ci: bool, **opts: Any) -> None:
+def regrade_cmd(run: Path, eval_file: Path | None, output: Path | None, no_cache: bool, parallel: int, ci: bool, sign: Path | None, **opts: Any) -> None:
     """Grade a saved run's recorded trials again with the current graders and judges.
 
     No target runs: every trial's answer, trajectory, skill use and produced
@@ -41,9 +42,11 @@ def regrade_cmd(run: Path, eval_file: Path | None, output: Path | None, no_cache
       agentsproof regrade runs/my-plugin/my-skill-eval.json --eval evals/my-plugin/skills/my-skill/eval.yaml
     """
     from agentsproof.commands.console import print_run
+    from agentsproof.commands.proof import check_sign_key, sign_report
     from agentsproof.commands.regrade import regrade
-    from agentsproof.core.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
+    from agentsproof.executor.gate import gate
 
+    check_sign_key(sign)
     result, written = regrade(
         run,
         eval_file=eval_file,
@@ -53,15 +56,19 @@ def regrade_cmd(run: Path, eval_file: Path | None, output: Path | None, no_cache
         judge_model=opts.get("judge_model"),
         cache=not no_cache,
         parallel=parallel,
+        ci=ci,
+        sign=sign,
     )
+    sign_report(written, sign)
     print_run(result, written)
     info = result.regraded or {}
     click.echo(f"re-graded {run}: {info.get('target_calls', 0)} target calls, {info.get('judge_calls', 0)} judge calls", err=True)
     for line in info.get("changes", []):
         click.echo(f"  changed: {line}", err=True)
-    if result.overall.errored:
-        sys.exit(EXIT_ERROR)
-    sys.exit(EXIT_FAILED if ci and result.overall.failed else EXIT_OK)
+    verdict = gate(result, ci=ci)  # as a run exits (the code its manifest records)
+    if verdict.line:
+        click.echo(verdict.line, err=True)
+    sys.exit(verdict.code)
 
 
 @click.group("import")

@@ -105,8 +105,11 @@ def regrade(
     judge_model: str | None = None,
     cache: bool = True,
     parallel: int = 4,
+    ci: bool = False,
+    sign: Path | None = None,
 ) -> tuple[RunResult, dict[str, Path]]:
-    """Grade a saved run's trials again with its eval files' graders (or ``eval_file``'s): the new run and the reports written."""
+    """Grade a saved run's trials again with its eval files' graders (or ``eval_file``'s): the new run and the reports written
+    (its manifest records ``ci``, which decides its exit code; ``sign``: the key the caller signs the JSON report with)."""
     from agentsproof.commands.rerun import retry_items
     from agentsproof.core.inputs import display
     from agentsproof.executor.recorder import FileStore, store_dir
@@ -152,7 +155,7 @@ def regrade(
     )
     from agentsproof.commands.proof import proof_options, seal
 
-    seal(run, list(items.values()), {}, proof_options())  # the re-graded report verifies like any other (docs/verify.md)
+    seal(run, list(items.values()), {}, proof_options(ci=ci, sign=sign))  # the re-graded report verifies like any other (docs/verify.md)
     return run, write_regraded(run, out, stem)
 
 

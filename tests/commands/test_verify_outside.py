@@ -6,6 +6,7 @@ scripted server."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -105,3 +106,26 @@ def test_a_gold_agreement_below_the_floor_must_be_warned(byok_env, tmp_path):
     assert code == 0, out
     code, out = _verify(_tampered(report, tmp_path, lambda d: d["items"][0].update(warnings=[])))
     assert code == 1 and "DIFFERS items[0].warnings" in out and "below 0.6" in out, out
+
+
+def test_a_signed_regrade_with_ci_records_the_exit_code_it_ends_with(byok_env, tmp_path):
+    """``regrade --ci --sign KEY``: the manifest's options and exit code are the command's own, and the signature checks."""
+    byok_env.add(Rule(reply="bye", judge=False))  # every trial fails its check: --ci exits 1
+    plugin = make_plugin(tmp_path, skills={"greeter": {"prompt": "GREET.\n", "eval": simple_eval([{"type": "deterministic", "checks": ["HELLO"]}], trials=3)}})
+    code, _, err = run_cli(["eval-all", plugin, "--model", "m", "--output", tmp_path / "out"])
+    report = tmp_path / "out" / "demo-plugin" / "eval-all-summary.json"
+    key = tmp_path / "key"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "k@test", "-f", str(key)], check=True)
+    allowed = tmp_path / "allowed"
+    allowed.write_text("k@test " + key.with_suffix(".pub").read_text(encoding="utf-8"), encoding="utf-8")
+    code, _, err = run_cli(["regrade", report, "--ci", "--sign", key])
+    regraded = report.with_name("eval-all-summary-regraded.json")
+    m = read_json(regraded)["manifest"]
+    assert code == 1 and m["exit_code"] == 1 and m["options"]["ci"] is True and m["signature"]["key"].startswith("SHA256:"), err
+    code, out = _verify_signed(regraded, allowed)
+    assert code == 0 and "good signature by k@test" in out, out
+
+
+def _verify_signed(report: Path, allowed: Path) -> tuple[int, str]:
+    code, out, err = run_cli(["verify", report, "--allowed-signers", allowed])
+    return code, out + err
