@@ -95,23 +95,39 @@ def _verify(path: Path, files_dir: Path | None, allowed: Path | None, regrade: b
 
 
 def _verify_run(path: Path, data: dict[str, Any], shown: str, regrade: bool) -> Verified:
+    from concurrent.futures import ThreadPoolExecutor
+
     from pydantic import ValidationError
 
     from agentsproof.core.validation import format_validation_error
+    from agentsproof.executor.proof import data_trials_digest
     from agentsproof.executor.verify import check_manifest, rederive
     from agentsproof.model.results import RunResult
 
-    try:
-        run = RunResult.model_validate(data if regrade else _light(data))
-    except ValidationError as err:
-        name, message = format_validation_error(err)
-        raise InputError(shown, name, message) from None
-    found = Verified(shown, "run")
-    found.trials = sum(len(a.trials) for it in run.items for a in (it.with_arm, it.without_arm, it.plugin_arm) if a is not None)
-    found.differences = rederive(run) + check_manifest(run, data)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        # the trials' digest on a thread of its own: it overlaps the statistics' numpy work (which releases the GIL)
+        digest = pool.submit(data_trials_digest, data)
+        try:
+            run = RunResult.model_validate(data if regrade else _light(data))
+        except ValidationError as err:
+            name, message = format_validation_error(err)
+            raise InputError(shown, name, message) from None
+        found = Verified(shown, "run")
+        found.trials = sum(len(a.trials) for it in run.items for a in (it.with_arm, it.without_arm, it.plugin_arm) if a is not None)
+        found.differences = rederive(run)
+        digested = _digested(digest)
+    found.differences += check_manifest(run, data, digested)
     if regrade:
         found.regraded, found.regrade_note = regrade_differences(path, run)
     return found
+
+
+def _digested(digest: Any) -> tuple[int, str] | None:
+    """The digest the thread took; None when it failed (a trial that cannot be encoded: taken again, and named, by check_manifest)."""
+    try:
+        return digest.result()  # type: ignore[no-any-return]
+    except (TypeError, ValueError, AttributeError):
+        return None
 
 
 _HEAVY = ("log", "response", "replies", "tool_calls", "files", "trajectory", "workspace")

@@ -170,15 +170,16 @@ def _dict(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def check_manifest(run: RunResult, raw: Mapping[str, Any]) -> list[Difference]:
-    """The manifest's trial digest against the trials as recorded, and its exit code against the run's."""
+def check_manifest(run: RunResult, raw: Mapping[str, Any], digested: tuple[int, str] | None = None) -> list[Difference]:
+    """The manifest's trial digest against the trials as recorded (``digested``: that digest,
+    already taken), and its exit code against the run's."""
     from agentsproof.executor.proof import data_trials_digest, run_exit_code
 
     out: list[Difference] = []
     manifest = run.manifest
     if not isinstance(manifest, dict):
         return [Difference("manifest", None, "a manifest (the report has none: made by an older agentsproof, or removed)")]
-    n, digest = data_trials_digest(raw)
+    n, digest = digested if digested is not None else data_trials_digest(raw)
     stated = _dict(manifest.get("trials"))
     _diff(out, "manifest.trials.count", stated.get("count"), n)
     _diff(out, "manifest.trials.sha256", stated.get("sha256"), digest)
