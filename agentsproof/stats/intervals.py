@@ -134,7 +134,8 @@ def permutation_p(with_scores: Sequence[float], without_scores: Sequence[float])
 
 
 _FEW_VALUES = 64
-"""Up to this many distinct scores, a relabelling's sum is counted by score (the fast path)."""
+"""Up to this many distinct scores, a relabelling's sum is counted by score; above, summed in
+float32 with its error bound (:func:`_many_values`)."""
 
 
 def _sampled_at_least(pooled: np.ndarray, n1: int, bound: float) -> int:
@@ -145,42 +146,84 @@ def _sampled_at_least(pooled: np.ndarray, n1: int, bound: float) -> int:
     The count is the one the plain computation gives (``np.argpartition`` of each row, the
     chosen scores summed; :func:`_plain_rows`), bit for bit: with few distinct scores the
     faster way finds each row's ``n1``-th smallest key, counts the chosen trials by score
-    and sums score × count; a row with a tie at that key, or whose sum lies so near
-    ``bound`` that the order of the additions could decide, is computed the plain way
-    (tests/stats/test_permutation_fast.py compares both on many random inputs)."""
+    and sums score × count (with many scores, :func:`_many_values`); a row with a tie at that
+    key, or whose sum lies so near ``bound`` that the order of the additions could decide, is
+    computed the plain way (tests/stats/test_permutation_fast.py compares both on many random inputs)."""
     values, cls = np.unique(pooled, return_inverse=True)
     if len(values) == 1:  # every relabelling sums the same n1 values in the same order: the observed sum
         return PERMUTATION_RESAMPLES if pooled[:n1].sum() >= bound else 0
     n = len(pooled)
     rng = np.random.default_rng(SEED)
-    fast = len(values) <= _FEW_VALUES and bool(np.all(np.isfinite(values)))
+    if not np.all(np.isfinite(values)) or (len(values) > _FEW_VALUES and n > 4096):  # the plain way throughout
+        return sum(int(np.sum(_plain_rows(rng.random((rows, n), dtype=np.float32), pooled, n1) >= bound)) for rows in _blocks())
+    if len(values) > _FEW_VALUES:
+        return _many_values(rng, pooled, n1, bound)
     sizes = np.bincount(cls, minlength=len(values))
     big = int(np.argmax(sizes))  # its count is the rest: the others' columns are the only ones read
     columns = [np.flatnonzero(cls == j) for j in range(len(values))]
     # the two orders of summation differ by at most this (each ≤ (n1 + d)·ε·Σ|chosen|)
     guard = 4.0 * (n1 + len(values)) * np.finfo(float).eps * n1 * float(np.max(np.abs(values))) + 1e-300
-    blocks = [min(BLOCK, PERMUTATION_RESAMPLES - start) for start in range(0, PERMUTATION_RESAMPLES, BLOCK)]
-    raw = all(rows * n % 2 == 0 for rows in blocks)
+    raw = all(rows * n % 2 == 0 for rows in _blocks())
     b = 0
-    for rows in blocks:
+    for rows in _blocks():
         keys = _keys(rng, rows, n, raw)
-        if not fast:
-            b += int(np.sum(_plain_rows(keys, pooled, n1) >= bound))
-            continue
-        kth = np.partition(keys, n1 - 1, axis=1)[:, n1 - 1 : n1]
-        chosen = keys <= kth
-        total = np.count_nonzero(chosen, axis=1)
+        chosen, total = _smallest(keys, n1)
         counts = np.zeros((rows, len(values)), dtype=np.int64)
         for j, cols in enumerate(columns):
             if j != big:
                 counts[:, j] = np.count_nonzero(chosen[:, cols], axis=1)
         counts[:, big] = total - counts.sum(axis=1)
-        sums = counts @ values
+        sums = np.einsum("ij,j->i", counts.astype(float), values)
         plain = (total != n1) | (np.abs(sums - bound) <= guard)
         b += int(np.sum(sums[~plain] >= bound))
         if plain.any():
             b += int(np.sum(_plain_rows(_as_float32(keys[plain]), pooled, n1) >= bound))
     return b
+
+
+def _many_values(rng: np.random.Generator, pooled: np.ndarray, n1: int, bound: float) -> int:
+    """:func:`_sampled_at_least` with many distinct scores (at most 4,096 trials): each row's
+    sum in float32 (one matrix-vector product), the rows within its error bound of ``bound``
+    (conversion and accumulation: (n + 1)·u·Σ|chosen|, u = 2⁻²⁴, doubled) the plain way."""
+    n = len(pooled)
+    scores = pooled.astype(np.float32)
+    u = float(np.finfo(np.float32).eps) / 2
+    guard = 2.0 * (n + 1) * u / (1 - n * u) * n1 * float(np.max(np.abs(pooled))) + 1e-300
+    raw = all(rows * n % 2 == 0 for rows in _blocks())
+    b = 0
+    for rows in _blocks():
+        keys = _keys(rng, rows, n, raw)
+        chosen, total = _smallest(keys, n1)
+        sums = np.einsum("ij,j->i", chosen.astype(np.float32), scores)  # not BLAS: its threads spin on a busy machine
+        plain = (total != n1) | (np.abs(sums.astype(float) - bound) <= guard)
+        b += int(np.sum(sums[~plain] >= bound))
+        if plain.any():
+            b += int(np.sum(_plain_rows(_as_float32(keys[plain]), pooled, n1) >= bound))
+    return b
+
+
+def _blocks() -> list[int]:
+    return [min(BLOCK, PERMUTATION_RESAMPLES - start) for start in range(0, PERMUTATION_RESAMPLES, BLOCK)]
+
+
+def _smallest(keys: np.ndarray, n1: int) -> tuple[np.ndarray, np.ndarray]:
+    """(chosen, how many chosen) per row: the keys ≤ the row's n1-th smallest; exactly the n1
+    smallest unless that key is tied. Up to 4,096 keys a row, the top 16 of their 24 bits are
+    partitioned first (faster); a row tied there is found again on all 24."""
+    if keys.shape[1] <= 4096:
+        top = (keys >> np.uint32(8)).astype(np.uint16)
+        chosen = top <= np.partition(top, n1 - 1, axis=1)[:, n1 - 1 : n1]
+        total = np.count_nonzero(chosen, axis=1)
+        tied = np.flatnonzero(total != n1)
+        if len(tied):
+            chosen[tied], total[tied] = _smallest_full(keys[tied], n1)
+        return chosen, total
+    return _smallest_full(keys, n1)
+
+
+def _smallest_full(keys: np.ndarray, n1: int) -> tuple[np.ndarray, np.ndarray]:
+    chosen = keys <= np.partition(keys, n1 - 1, axis=1)[:, n1 - 1 : n1]
+    return chosen, np.count_nonzero(chosen, axis=1)
 
 
 def _keys(rng: np.random.Generator, rows: int, n: int, raw: bool) -> np.ndarray:

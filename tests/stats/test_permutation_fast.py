@@ -61,6 +61,8 @@ def test_an_odd_number_of_keys_a_block_and_the_large_arms():
     assert permutation_p(w, wo)[0] == plain_p(w, wo)
     w, wo = _scores(rng, 1, 13, 0.6), _scores(rng, 1, 20, 0.5)  # 33 keys a row; 1000 rows: even
     assert permutation_p(w, wo)[0] == plain_p(w, wo)
+    w, wo = _scores(rng, 0, 2100, 0.52), _scores(rng, 0, 2101, 0.5)  # over 4,096 keys a row: partitioned on all 24 bits
+    assert permutation_p(w, wo)[0] == plain_p(w, wo)
 
 
 def test_integer_keys_are_the_float32_keys():
