@@ -84,7 +84,9 @@ def merged_manifest(merged: RunResult, shards: Sequence[tuple[Path, RunResult]],
         if m is None:
             continue
         for name, row in _map(m.get("files")).items():
-            if name in files and isinstance(row, dict) and row.get("sha256") != files[name].get("sha256"):
+            if not isinstance(row, dict):
+                continue
+            if name in files and row.get("sha256") != files[name].get("sha256"):
                 raise InputError(str(path), f"manifest.files.{name}", "differs from an earlier shard's (the file changed between the shard runs)")
             files.setdefault(name, row)
         envs = m.get("environments")

@@ -207,3 +207,21 @@ def test_merge_refuses_shards_whose_files_differ(byok_env, tmp_path):
     reps[1].write_text(json.dumps(second), encoding="utf-8")
     code, _, err = run_cli(["merge", *reps, "--output", tmp_path / "m"])
     assert code == 30 and f"manifest.files.{name}" in err and "changed between the shard runs" in err, err
+
+
+def test_merge_of_shards_with_broken_manifests_is_never_a_crash(byok_env, tmp_path):
+    """A shard whose manifest is malformed (edited by hand): the merge still writes a report that verifies, or exits 30 in one line."""
+    plugin = _plugin(tmp_path, n=4, trials=1)
+    reps = []
+    for i in (1, 2):
+        out = tmp_path / f"s{i}"
+        code, _, err = run_cli(["eval-all", plugin, "--model", "m", "--output", out, "--shard", f"{i}/2"])
+        assert code == 0, err
+        reps.append(out / "demo-plugin" / "eval-all-summary.json")
+    second = read_json(reps[1])
+    second["manifest"].update(files={"a": "b", "c": None}, environments="x", agents=[1], models={"served": {"m": "nope"}}, seeds=3, options=None)
+    reps[1].write_text(json.dumps(second), encoding="utf-8")
+    code, _, err = run_cli(["merge", *reps, "--output", tmp_path / "m"])
+    assert code == 0, err
+    code, out, err = run_cli(["verify", tmp_path / "m" / "demo-plugin" / "eval-all-summary.json"])
+    assert code == 0, out + err
