@@ -163,18 +163,46 @@ def stratified_permutation_p(cases: CaseScores, resamples: int = PERMUTATION_RES
     usable = [(np.asarray(w, float), np.asarray(wo, float)) for w, wo in cases if len(w) and len(wo)]
     if not usable:
         return None
-    rng = np.random.default_rng(seed)
     observed = np.mean([w.mean() - wo.mean() for w, wo in usable])
+    bound = observed - 1e-9 * max(1.0, abs(observed))
+    # Each relabelling's statistic without sorting: a case's first arm is its len(w) smallest keys
+    # (one partition), their sum one product. It differs from the sorted computation's only by
+    # rounding (at most ``guard``): rows with a tied key or that close to the bound are
+    # computed the sorted way (the same keys drawn again), so b is the sorted way's, bit for bit
+    # (tests/stats/test_permutation_fast.py).
+    rng = np.random.default_rng(seed)
     stat = np.zeros(resamples)
+    tied = np.zeros(resamples, dtype=bool)
+    guard = 1e-300
     for w, wo in usable:
         pooled = np.concatenate([w, wo])
         keys = rng.random((resamples, len(pooled)))
+        chosen = keys <= np.partition(keys, len(w) - 1, axis=1)[:, len(w) - 1 : len(w)]
+        tied |= np.count_nonzero(chosen, axis=1) != len(w)
+        first = np.einsum("ij,j->i", chosen.astype(float), pooled)
+        stat += first / len(w) - (pooled.sum() - first) / len(wo)
+        guard += 8.0 * len(pooled) ** 2 * np.finfo(float).eps * max(1.0, float(np.max(np.abs(pooled))))
+    guard += 8.0 * len(usable) ** 2 * np.finfo(float).eps * max(1.0, max(float(np.max(np.abs(np.concatenate(c)))) for c in usable))  # the sum over cases
+    stat /= len(usable)
+    near = np.flatnonzero(tied | (np.abs(stat - bound) <= guard))
+    b = int(np.sum(np.delete(stat, near) >= bound))
+    if len(near):
+        b += int(np.sum(_sorted_stats(usable, resamples, seed, near) >= bound))
+    return (b + 1) / (resamples + 1)
+
+
+def _sorted_stats(usable: list[tuple[np.ndarray, np.ndarray]], resamples: int, seed: int, rows: np.ndarray) -> np.ndarray:
+    """The relabellings ``rows`` of :func:`stratified_permutation_p` computed by sorting each row's keys (the keys drawn again)."""
+    rng = np.random.default_rng(seed)
+    stat = np.zeros(len(rows))
+    for w, wo in usable:
+        pooled = np.concatenate([w, wo])
+        keys = rng.random((resamples, len(pooled)))[rows]
         order = np.argsort(keys, axis=1)
         perm = pooled[order]
         stat += perm[:, : len(w)].mean(axis=1) - perm[:, len(w) :].mean(axis=1)
     stat /= len(usable)
-    b = int(np.sum(stat >= observed - 1e-9 * max(1.0, abs(observed))))
-    return (b + 1) / (resamples + 1)
+    return stat
 
 
 def by_case(item: ItemResult, arms: tuple[ArmResult, ArmResult] | None = None) -> list[tuple[str, list[float], list[float], int]]:

@@ -92,3 +92,51 @@ def test_rows_with_tied_keys_are_counted_the_plain_way(monkeypatch):
         gen = np.random.default_rng(SEED)
         expected = sum(int(np.sum(intervals._plain_rows(coarse(gen, BLOCK, 75, True), pooled, 40) >= bound)) for _ in range(PERMUTATION_RESAMPLES // BLOCK))
         assert intervals._sampled_at_least(pooled, 40, bound) == expected
+
+
+def plain_stratified_p(cases, resamples: int = PERMUTATION_RESAMPLES, seed: int = SEED) -> float | None:
+    """``stratified_permutation_p`` as it was before (every row's keys sorted), kept as the reference."""
+    usable = [(np.asarray(w, float), np.asarray(wo, float)) for w, wo in cases if len(w) and len(wo)]
+    if not usable:
+        return None
+    rng = np.random.default_rng(seed)
+    observed = np.mean([w.mean() - wo.mean() for w, wo in usable])
+    stat = np.zeros(resamples)
+    for w, wo in usable:
+        pooled = np.concatenate([w, wo])
+        order = np.argsort(rng.random((resamples, len(pooled))), axis=1)
+        perm = pooled[order]
+        stat += perm[:, : len(w)].mean(axis=1) - perm[:, len(w) :].mean(axis=1)
+    stat /= len(usable)
+    return (int(np.sum(stat >= observed - 1e-9 * max(1.0, abs(observed)))) + 1) / (resamples + 1)
+
+
+@pytest.mark.parametrize("kind", range(5))
+def test_the_stratified_test_gives_the_sorted_p_values(kind):
+    """Several cases each, every kind of score, arms of 1 to 60: the same p as sorting every row."""
+    from agentsproof.stats.cases import stratified_permutation_p
+
+    rng = np.random.default_rng(200 + kind)
+    for _ in range(4):
+        cases = [(_scores(rng, kind, int(rng.integers(1, 60)), 0.65), _scores(rng, kind, int(rng.integers(1, 60)), 0.45)) for _ in range(int(rng.integers(2, 7)))]
+        cases.append(([], [0.5]))  # a case with an empty arm is left out
+        assert stratified_permutation_p(cases, resamples=3000) == plain_stratified_p(cases, resamples=3000), kind
+    cases = [([1.0, 0.0], [0.0]), ([1.0], [0.0, 0.0, 1.0])]  # tiny arms: many relabellings equal the observed
+    assert stratified_permutation_p(cases) == plain_stratified_p(cases)
+
+
+def test_rows_done_the_sorted_way_are_the_sorted_ways_bit_for_bit():
+    """The rows the stratified test redoes (tied or near the bound) get exactly the sorted computation's statistic."""
+    from agentsproof.stats.cases import _sorted_stats
+
+    rng = np.random.default_rng(9)
+    usable = [(rng.random(7), rng.random(5)), (rng.random(3), rng.random(11))]
+    gen = np.random.default_rng(SEED)
+    full = np.zeros(500)
+    for w, wo in usable:
+        pooled = np.concatenate([w, wo])
+        perm = pooled[np.argsort(gen.random((500, len(pooled))), axis=1)]
+        full += perm[:, : len(w)].mean(axis=1) - perm[:, len(w) :].mean(axis=1)
+    full /= len(usable)
+    rows = np.array([0, 17, 123, 499])
+    assert np.array_equal(_sorted_stats(usable, 500, SEED, rows), full[rows])
