@@ -101,20 +101,43 @@ def _verify_run(path: Path, data: dict[str, Any], shown: str, regrade: bool) -> 
 
     from agentsproof.core.validation import format_validation_error
     from agentsproof.executor.proof import data_trials_digest
-    from agentsproof.executor.verify import check_manifest, rederive
-    from agentsproof.model.results import RunResult
+    from agentsproof.executor.verify import check_manifest, item_grader, rederive
+    from agentsproof.model.results import ItemResult, RunResult
 
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        # the trials' digest on a thread of its own: it overlaps the statistics' numpy work (which releases the GIL)
-        digest = pool.submit(data_trials_digest, data)
+    def validated(value: dict[str, Any]) -> RunResult:
         try:
-            run = RunResult.model_validate(data if regrade else _light(data))
+            return RunResult.model_validate(value)
         except ValidationError as err:
             name, message = format_validation_error(err)
             raise InputError(shown, name, message) from None
+
+    source = data if regrade else _light(data)
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        # the trials' digest on a thread of its own, and each item graded again on another as
+        # soon as it is read: the statistics' numpy work (which releases the GIL) overlaps the
+        # reading of the next items and the digest
+        digest = pool.submit(data_trials_digest, data)
+        raw_items = source.get("items")
+        derived = None
+        if regrade or not isinstance(raw_items, list):
+            run = validated(source)
+        else:
+            run = validated({**source, "items": []})
+            grade = item_grader(run.settings, run.incomplete)
+            items, pending = [], []
+            for raw in raw_items:
+                try:
+                    it = ItemResult.model_validate(raw)
+                except ValidationError:
+                    validated(source)  # the whole report, for the error as it names it (items[i]....)
+                    raise
+                items.append(it)
+                pending.append(pool.submit(grade, it))
+            run.items = items
+            derived = [job.result() for job in pending]
         found = Verified(shown, "run")
         found.trials = sum(len(a.trials) for it in run.items for a in (it.with_arm, it.without_arm, it.plugin_arm) if a is not None)
-        found.differences = rederive(run)
+        found.differences = rederive(run, derived=derived)
         digested = _digested(digest)
     found.differences += check_manifest(run, data, digested)
     if regrade:

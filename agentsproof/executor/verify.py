@@ -18,7 +18,7 @@ reading, the files' digests, the signature and ``--regrade``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from agentsproof.executor.verify_diff import TOLERANCE, Difference, same
@@ -26,7 +26,7 @@ from agentsproof.executor.verify_diff import diff as _diff
 from agentsproof.executor.verify_diff import diff_tree as _diff_tree
 from agentsproof.model.results import ArmResult, ItemResult, RunResult, compute_grade
 
-__all__ = ["TOLERANCE", "Difference", "same", "rederive", "check_manifest", "rederive_activation"]
+__all__ = ["TOLERANCE", "Difference", "same", "rederive", "item_grader", "check_manifest", "rederive_activation"]
 
 _ARM_FIELDS = ("scored", "errored", "passed_trials", "mean_score", "pass_rate", "mean_latency_s", "mean_total_tokens", "total_cost_usd", "skill_used_rate")
 _SUMMARY_FIELDS = ("total", "passed", "failed", "errored", "not_run", "avg_delta", "grades")
@@ -123,8 +123,26 @@ def _graded(jobs: list[tuple[ItemResult, bool]], ci_rule: str, incomplete: bool)
         return list(pool.map(lambda job: _item(job[0], ci_rule, job[1], incomplete), jobs))
 
 
-def rederive(run: RunResult, settings: Mapping[str, Any] | None = None) -> list[Difference]:
-    """Every number of ``run`` derived again; the ones that differ (empty: all hold)."""
+def _single(it: ItemResult, single_arm: bool) -> bool:
+    """The item was graded as a single-arm item (the run's --baseline none, or no baseline trials and no delta)."""
+    return bool(
+        single_arm or (not it.without_arm.trials and it.with_arm.trials and it.delta is None and it.grade is None and "delta_ci" not in (it.stats or {}))
+    )
+
+
+def item_grader(settings: Mapping[str, Any], incomplete: bool) -> Callable[[ItemResult], ItemResult]:
+    """A function that grades one item of a run with these settings again (as :func:`rederive`
+    does), for a caller that grades each item as soon as it is read (``rederive(derived=...)``)."""
+    from agentsproof.model.settings import RunSettings
+
+    rs = RunSettings.from_dict(dict(settings))
+    ci_rule, single_arm = rs.ci_rule or "point", rs.baseline == "none"
+    return lambda it: _item(it, ci_rule, _single(it, single_arm), incomplete)
+
+
+def rederive(run: RunResult, settings: Mapping[str, Any] | None = None, derived: list[ItemResult] | None = None) -> list[Difference]:
+    """Every number of ``run`` derived again; the ones that differ (empty: all hold).
+    ``derived``: the items already graded again (:func:`item_grader`), in report order."""
     from agentsproof.executor.results import _summary
     from agentsproof.model.settings import RunSettings
 
@@ -138,9 +156,8 @@ def rederive(run: RunResult, settings: Mapping[str, Any] | None = None) -> list[
         for name, arm in _arms(it):
             _trials(out, f"{where}.{name}", arm, it.threshold)
             _arm(out, f"{where}.{name}", arm)
-        one = single_arm or (not it.without_arm.trials and it.with_arm.trials and it.delta is None and it.grade is None and "delta_ci" not in (it.stats or {}))
-        jobs.append((it, bool(one)))
-    derived_items = _graded(jobs, ci_rule, run.incomplete)
+        jobs.append((it, _single(it, single_arm)))
+    derived_items = list(derived) if derived is not None else _graded(jobs, ci_rule, run.incomplete)
     if run.command == "eval-all":
         from agentsproof.stats.multiplicity import apply_to_items
 
