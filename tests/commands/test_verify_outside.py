@@ -129,3 +129,30 @@ def test_a_signed_regrade_with_ci_records_the_exit_code_it_ends_with(byok_env, t
 def _verify_signed(report: Path, allowed: Path) -> tuple[int, str]:
     code, out, err = run_cli(["verify", report, "--allowed-signers", allowed])
     return code, out + err
+
+
+def test_a_signed_merge_verifies_and_a_tampered_one_fails(byok_env, tmp_path):
+    """``merge --sign KEY`` of two shards: the merged report verifies with its signature; a trial removed fails on the digest."""
+    byok_env.add(Rule(reply="HELLO", judge=False))
+    evals = {n: {"prompt": f"{n}: greet.\n", "eval": simple_eval([{"type": "deterministic", "checks": ["HELLO"]}], trials=2)} for n in ("a", "b", "c")}
+    plugin = make_plugin(tmp_path, skills=evals)
+    reps = []
+    for i in (1, 2):
+        code, _, err = run_cli(["eval-all", plugin, "--model", "m", "--output", tmp_path / f"s{i}", "--shard", f"{i}/2"])
+        assert code == 0, err
+        reps.append(tmp_path / f"s{i}" / "demo-plugin" / "eval-all-summary.json")
+    key = tmp_path / "key"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "k@test", "-f", str(key)], check=True)
+    allowed = tmp_path / "allowed"
+    allowed.write_text("k@test " + key.with_suffix(".pub").read_text(encoding="utf-8"), encoding="utf-8")
+    code, _, err = run_cli(["merge", *reps, "--output", tmp_path / "m", "--sign", key])
+    merged = tmp_path / "m" / "demo-plugin" / "eval-all-summary.json"
+    assert code == 0 and merged.with_name("eval-all-summary.json.sig").is_file(), err
+    code, out = _verify_signed(merged, allowed)
+    assert code == 0 and "good signature by k@test" in out, out
+
+    def drop(d: dict[str, Any]) -> None:
+        d["items"][0]["with_arm"]["trials"].pop()
+
+    code, out = _verify(_tampered(merged, tmp_path, drop))
+    assert code == 1 and "DIFFERS manifest.trials.count" in out, out
