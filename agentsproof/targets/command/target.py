@@ -274,7 +274,9 @@ class CommandTarget(Target):
         env.update(AGENTSPROOF_WORKSPACE=str(workspace), AGENTSPROOF_ARM=trial.arm, AGENTSPROOF_TRACE_FILE=str(trace))
         if skill is not None and trial.skill is not None:
             env.update(AGENTSPROOF_SKILL_FILE=str(skill), AGENTSPROOF_SKILL_NAME=trial.skill.name)
-        return env
+        from agentsproof.core.bun import runtime_env
+
+        return runtime_env(env)  # agentv's cli agents: `bun run x.ts` finds bun and our agentv module
 
     def _record(self, out: Outcome, trial: TrialInput, workspace: Path, trace: Path, skill: Path | None, timeout: float) -> TrialRecord:
         if out.timed_out:
