@@ -95,7 +95,7 @@ class ScriptGrader(Strict):
     )
     weight: float = Field(1.0, gt=0, le=MAX_WEIGHT, strict=True, allow_inf_nan=False, description="Relative weight in the trial score.")
     payload: dict[str, Any] | None = Field(
-        None, description="With stdin: json, more top-level keys of the payload (agentv's composite aggregator reads 'results')."
+        None, description="With stdin: json, more top-level keys of the payload (agentv's composite aggregator reads 'results'); a key set to null is left out."
     )
     config: dict[str, Any] | None = Field(None, description="With stdin: json, given to the command as the payload's 'config' (agentv's script-grader config).")
     provider_calls: int | None = Field(
@@ -244,6 +244,7 @@ def _stdin(spec: ScriptGrader, answer: str, ctx: TrialContext | None = None) -> 
         if spec.config is not None:
             payload["config"] = spec.config
         payload.update(spec.payload or {})
+        payload = {k: v for k, v in payload.items() if v is not None or k not in (spec.payload or {})}  # a None in payload: left out
         return json.dumps(payload, ensure_ascii=False, default=str)
     return None
 

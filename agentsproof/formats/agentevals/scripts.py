@@ -95,8 +95,10 @@ def _messages(value: Any, role: str) -> list[Any]:
 def case_payload(t: Any) -> dict[str, Any]:
     """The test's part of agentv's script payload (:class:`~agentsproof.formats.agentevals.parse.EvalTest` ``t``)."""
     given = t.raw.get("input")
+    plain = [e for _, e in t.asserts if isinstance(e, str) and e.strip()]  # agentv: a plain-text assertion is criteria
     return {
-        "criteria": t.criteria or "",
+        "answer": None,  # agentv's wire payload has no answer alias (left out)
+        "criteria": t.criteria or "\n".join(plain),
         "expected_output": _messages(t.raw.get("expected_output"), "assistant"),
         "input": _messages(given, "user") if given is not None else [{"role": "user", "content": t.prompt}],
         "input_files": [str(p) for _, p in t.files],
