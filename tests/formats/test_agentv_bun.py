@@ -154,3 +154,23 @@ def test_a_bun_program_stays_confined(bun, byok_env, tmp_path):
     assert not (root / "planted.txt").exists()  # read-only outside its workspace
     script = [g for g in _trials(only_report(out))["greeting-response"]["graders"] if g["type"] == "script"][-1]
     assert script["score"] == 0.0 and "Assertion failed" in json.dumps(script) and "planted.txt" in json.dumps(script)
+
+
+def test_agentvs_own_payload_contract_holds(bun, byok_env, tmp_path):
+    root = _copy(tmp_path, "contract")
+    byok_env.add(Rule(reply="RELEASE CONTRACT: ready.", judge=False))
+    out = tmp_path / "out"
+    code, _, err = run_cli(["eval", root / "evals" / "script-grader-contract.eval.yaml", "--model", "m", "--output", out, "--no-cache"])
+    assert code in (0, 1), err
+    script = next(g for g in _trials(only_report(out))["script-grader-stdin-payload"]["graders"] if g["type"] == "script")
+    assert {c["target"]: c["passed"] for c in script["checks"]} == {
+        "output is the final answer string": True,
+        "output contains tokens from both input messages": True,
+        "messages is the full transcript array": True,
+        "messages contains an assistant message": True,
+        "input contains both source prompts": True,
+        "criteria contains the test criteria": True,  # the plain-text assertion, as agentv gives it
+        "grader payload uses snake_case wire keys": True,
+        "deprecated answer alias is absent": True,
+    }
+    assert script["score"] == 1.0  # no score printed: the mean of its checks, as agentv derives it
