@@ -105,9 +105,10 @@ def agentv_target(name: str, near: Path | None) -> TargetDef | None:
         raise InputError(src, f"{at}.timeout_seconds", "must be a number of seconds from 0 to 86400")
     cwd = _cwd(src, at, entry, near)
     from agentsproof.core.confine import project_of
+    from agentsproof.core.project import project_root
 
-    # the cwd's project is named too (not read by the runner): the sandbox shows it read-only under a masked /tmp (`bun run ../x.ts`)
-    run_in = [str(cwd), str(project_of(cwd))] if cwd else []
+    # the cwd's project (and --root's) are named too, not read by the runner: the sandbox shows them read-only under a masked /tmp
+    run_in = [str(cwd), str(project_of(cwd)), str(project_root(near))] if cwd else []
     spec = CommandTargetSpec.model_validate(
         {"type": "command", "command": [sys.executable, "-I", str(RUNNER), command, fmt, *run_in], "timeout": timeout, "sandbox": True}
     )
