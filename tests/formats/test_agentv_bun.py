@@ -174,3 +174,39 @@ def test_agentvs_own_payload_contract_holds(bun, byok_env, tmp_path):
         "deprecated answer alias is absent": True,
     }
     assert script["score"] == 1.0  # no score printed: the mean of its checks, as agentv derives it
+
+
+PROXY_SCRIPT = """import { createProviderClient, defineScriptGrader } from 'agentv';
+
+export default defineScriptGrader(async ({ output }) => {
+  const provider = createProviderClient();
+  const info = await provider.getInfo();
+  const reply = await provider.invoke({ question: `Is this polite? ${output}`, systemPrompt: 'Answer yes or no.' });
+  const anonymous = await fetch(`${process.env.AGENTV_PROVIDER_PROXY_URL}/info`, { unix: process.env.AGENTSPROOF_PROVIDER_PROXY_SOCKET });
+  const polite = (reply.rawText ?? '').includes('yes');
+  return {
+    score: polite ? 1 : 0,
+    reason: `max ${info.maxCalls}, after ${(await provider.getInfo()).callCount} call(s), anonymous ${anonymous.status}`,
+  };
+});
+"""
+
+
+def test_provider_true_gives_invoke_and_info_behind_the_token(bun, byok_env, tmp_path):
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "polite.ts").write_text(PROXY_SCRIPT)
+    (tmp_path / "evals").mkdir()
+    suite = tmp_path / "evals" / "suite.yaml"
+    suite.write_text(
+        "tests:\n  - id: greet\n    input: Greet me\n    assert:\n"
+        "      - {type: script, command: [bun, run, ../scripts/polite.ts], provider: true}\n"
+    )
+    byok_env.add(Rule(reply="Good morning to you!", judge=False, model="m"))
+    byok_env.add(Rule(reply="yes, it is polite", system_contains="Answer yes or no.", model="j"))
+    out = tmp_path / "out"
+    code, _, err = run_cli(["eval", suite, "--model", "m", "--judge-model", "j", "--output", out, "--no-cache"])
+    assert code in (0, 1), err
+    script = _trials(only_report(out))["greet"]["graders"][0]
+    assert script["score"] == 1.0 and script["reasoning"] == "max 50, after 1 call(s), anonymous 401", script
+    asked = [r for r in byok_env.requests if "Answer yes or no." in json.dumps(r["messages"])]
+    assert len(asked) == 1 and asked[0]["model"] == "j" and "Good morning to you!" in json.dumps(asked[0]["messages"])
