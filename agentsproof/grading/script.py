@@ -303,23 +303,22 @@ async def grade_script(spec: ScriptGrader, ctx: TrialContext, judge: Judge | Non
         if not folder.is_dir():
             return _errored(spec, f"the trial's workspace {folder} is gone")
         folder = folder.resolve()
-        env = bun.runtime_env(
-            {**os.environ, "AGENTSPROOF_WORKSPACE": str(folder), "AGENTSPROOF_ANSWER_FILE": str(answer), "AGENTV_WORKSPACE_PATH": str(folder)}
-        )
+        env = {**os.environ, "AGENTSPROOF_WORKSPACE": str(folder), "AGENTSPROOF_ANSWER_FILE": str(answer), "AGENTV_WORKSPACE_PATH": str(folder)}
         if ctx.eval_dir is not None:
             env["AGENTSPROOF_EVAL_DIR"] = str(ctx.eval_dir)
-        command = bun.resolve(without_uv(spec.argv(ctx.eval_dir)))
-        missing = bun.missing_reason(command[0])
+        # off the event loop: bun and the project are looked up, the payload reads the trial's files
+        env, command, readable, stdin = await asyncio.to_thread(_prepare, spec, ctx, env)
+        missing = await asyncio.to_thread(bun.missing_reason, command[0])
         if missing is not None:
             return _errored(spec, f"{missing} (from {spec.shown()})")
         try:
             # confined as a command target is: it reads the project, writes only its workspace (core/confine.py)
             await asyncio.to_thread(confine.bwrap)  # probed once, off the event loop
-            argv = confine.confined_argv(command, cwd=folder, writable=[folder, Path(tmp)], readable=[*_readable(ctx), bun.SDK_DIR])
+            argv = confine.confined_argv(command, cwd=folder, writable=[folder, Path(tmp)], readable=readable)
             async with proxy_for(spec.provider_calls, judge, Path(tmp)) as proxy:
                 if proxy is not None:
                     env.update(proxy.env())
-                run = await run_group(argv, cwd=folder, env=env, stdin_text=_stdin(spec, ctx.answer, ctx), timeout=timeout, keep_tail=TAIL_BYTES)
+                run = await run_group(argv, cwd=folder, env=env, stdin_text=stdin, timeout=timeout, keep_tail=TAIL_BYTES)
         except TargetError as err:
             return _errored(spec, f"{err} (from {spec.shown()})")
         if proxy is not None and proxy.failure is not None:
@@ -330,6 +329,14 @@ async def grade_script(spec: ScriptGrader, ctx: TrialContext, judge: Judge | Non
         remove_tree(Path(tmp))  # the script may have left anything there: never followed, nothing outside changed
     result = _verdict_of(spec, run, timeout)
     return result if proxy is None else result.model_copy(update={"usage": proxy.usage})
+
+
+def _prepare(spec: ScriptGrader, ctx: TrialContext, env: dict[str, str]) -> tuple[dict[str, str], list[str], list[Path], str | None]:
+    """(env with bun and our agentv module, the command, what it must read, its stdin): blocking, run in a thread."""
+    from agentsproof.core import bun
+
+    command = bun.resolve(without_uv(spec.argv(ctx.eval_dir)))
+    return bun.runtime_env(env), command, [*_readable(ctx), bun.SDK_DIR], _stdin(spec, ctx.answer, ctx)
 
 
 def _readable(ctx: TrialContext) -> list[Path]:
