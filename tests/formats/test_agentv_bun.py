@@ -210,3 +210,30 @@ def test_provider_true_gives_invoke_and_info_behind_the_token(bun, byok_env, tmp
     assert script["score"] == 1.0 and script["reasoning"] == "max 50, after 1 call(s), anonymous 401", script
     asked = [r for r in byok_env.requests if "Answer yes or no." in json.dumps(r["messages"])]
     assert len(asked) == 1 and asked[0]["model"] == "j" and "Good morning to you!" in json.dumps(asked[0]["messages"])
+
+
+def test_the_commands_last_word_is_found_above_the_eval_and_the_payload_holds_the_test(tmp_path):
+    from agentsproof.formats.agentevals.items import load_suite
+
+    # agentv examples/features/import-claude: `command: [bun, graders/transcript-quality.ts]` from evals/
+    (tmp_path / ".agentv").mkdir()
+    (tmp_path / "graders").mkdir()
+    (tmp_path / "graders" / "transcript-quality.ts").write_text("export {};\n")
+    (tmp_path / "evals").mkdir()
+    suite = tmp_path / "evals" / "transcript-check.EVAL.yaml"
+    suite.write_text(
+        "tests:\n  - id: transcript-quality\n    input: Analyze the transcript\n    metadata: {team: a}\n"
+        "    expected_output: [{role: assistant, tool_calls: [{tool: search, output: {results: [x]}}]}]\n"
+        "    assert:\n      - {type: script, command: [bun, graders/transcript-quality.ts], provider: {max_calls: 3}}\n"
+        "      - Transcript contains meaningful assistant messages\n"
+    )
+    built = load_suite(suite)
+    script = built.graders["transcript-quality"].graders[0]
+    assert script.run == ["bun", str((tmp_path / "graders" / "transcript-quality.ts").resolve())]
+    assert script.provider_calls == 3 and script.stdin == "json"
+    assert script.payload["criteria"] == "Transcript contains meaningful assistant messages"
+    assert script.payload["expected_output"][0]["tool_calls"][0]["output"] == {"results": ["x"]}
+    assert script.payload["input"] == [{"role": "user", "content": "Analyze the transcript"}] and script.payload["metadata"] == {"team": "a"}
+    suite.write_text(suite.read_text().replace("provider: {max_calls: 3}", "provider: {max_calls: -1}"))
+    with pytest.raises(Exception, match=r"provider.max_calls: must be a whole number"):
+        load_suite(suite)
