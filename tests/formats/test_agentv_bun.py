@@ -237,3 +237,25 @@ def test_the_commands_last_word_is_found_above_the_eval_and_the_payload_holds_th
     suite.write_text(suite.read_text().replace("provider: {max_calls: 3}", "provider: {max_calls: -1}"))
     with pytest.raises(Exception, match=r"provider.max_calls: must be a whole number"):
         load_suite(suite)
+
+
+SETUP_HOOKS = Path(__file__).resolve().parents[1] / "data" / "agentv-real" / "examples" / "features" / "setup-hooks"
+
+
+def test_a_typescript_extension_runs_with_bun(bun, byok_env, tmp_path):
+    # agentv's cross-repo-sync runs `extensions: [file://../scripts/setup.ts:beforeEach]`: TypeScript, in agentv's runtime
+    root = tmp_path / "setup-hooks"
+    shutil.copytree(SETUP_HOOKS, root)
+    module = root / "scripts" / "workspace-setup.mjs"
+    typed = module.read_text().replace("export function beforeAll(context)", "export function beforeAll(context: { workspace_path: string; hook_name: string; eval_dir: string })")
+    (root / "scripts" / "workspace-setup.ts").write_text(typed.replace("export function afterEach(context)", "export function afterEach(context: { test_id: string })"))
+    module.unlink()
+    suite = root / "evals" / "suite.yaml"
+    suite.write_text(suite.read_text().replace("workspace-setup.mjs", "workspace-setup.ts"))
+    byok_env.add(Rule(reply='{"reasoning": "reports it", "passed": true, "score": 1.0}', judge=True))
+    out = tmp_path / "out"
+    code, _, err = run_cli(["eval", suite, "--output", out, "--no-cache", "--model", "m"])
+    assert code == 0, err
+    trial = only_report(out)["items"][0]["with_arm"]["trials"][0]
+    log = "\n".join(e["text"] for e in trial["log"])
+    assert "extensions[0]:beforeAll: extension saw the evals folder" in log and "extensions[1]:afterEach: after sees-the-setup" in log
