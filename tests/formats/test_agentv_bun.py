@@ -210,6 +210,9 @@ def test_provider_true_gives_invoke_and_info_behind_the_token(bun, byok_env, tmp
     assert script["score"] == 1.0 and script["reasoning"] == "max 50, after 1 call(s), anonymous 401", script
     asked = [r for r in byok_env.requests if "Answer yes or no." in json.dumps(r["messages"])]
     assert len(asked) == 1 and asked[0]["model"] == "j" and "Good morning to you!" in json.dumps(asked[0]["messages"])
+    report = next(out.glob("*/*-tc-eval.json"))
+    code, said, err = run_cli(["verify", report, "--regrade"])  # a script that asked the judge is not re-run without it
+    assert code == 0 and "1 judged grader result(s) not re-run" in said + err, said + err
 
 
 def test_the_commands_last_word_is_found_above_the_eval_and_the_payload_holds_the_test(tmp_path):
