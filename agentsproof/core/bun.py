@@ -67,7 +67,6 @@ def runtime_env(env: dict[str, str]) -> dict[str, str]:
     if str(SDK_DIR) not in node_path.split(os.pathsep):
         out["NODE_PATH"] = node_path + os.pathsep + str(SDK_DIR) if node_path else str(SDK_DIR)
     out.setdefault("BUN_RUNTIME_TRANSPILER_CACHE_PATH", "0")  # no cache files in a read-only home
-    out.setdefault("DO_NOT_TRACK", "1")
     return out
 
 

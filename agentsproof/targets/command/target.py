@@ -19,7 +19,9 @@ kind of workspace with nothing installed.
 **Environment.** agentsproof's own environment, plus ``env`` from targets.yaml, plus:
 ``AGENTSPROOF_WORKSPACE`` (the workspace), ``AGENTSPROOF_ARM`` (``with``/``without``),
 ``AGENTSPROOF_TRACE_FILE`` (where a trace may be written) and, in the with-arm only,
-``AGENTSPROOF_SKILL_FILE`` (the installed file, absolute) and ``AGENTSPROOF_SKILL_NAME``.
+``AGENTSPROOF_SKILL_FILE`` (the installed file, absolute) and ``AGENTSPROOF_SKILL_NAME``;
+bun's folder at the end of ``PATH`` and our ``agentv`` module at the end of ``NODE_PATH``
+(:mod:`agentsproof.core.bun`: agentv's ``cli`` agents run ``bun run x.ts``).
 
 **Answer.** stdout (UTF-8, undecodable bytes replaced, first :data:`MAX_OUTPUT_BYTES`,
 stripped), or the ``answer_file`` in the workspace. An empty answer is an answer. A
