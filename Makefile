@@ -21,6 +21,10 @@ CLAUDE_ACP_VERSION ?= 0.16.2
 CLAUDE_ACP_DIR := $(VENV)/claude-acp
 CODEX_ACP_VERSION ?= 0.16.0
 CODEX_ACP_DIR := $(VENV)/codex-acp
+# agentv's runtime: its TypeScript graders, assertions and cli agents run with bun
+# (agentsproof finds it here, agentsproof/core/bun.py; AGENTSPROOF_BUN or PATH otherwise).
+BUN_VERSION ?= 1.4.4
+BUN_DIR := $(VENV)/bun-cli
 
 # ---------------------------------------------------------------- the embedded model
 # llama-cpp-python compiles llama.cpp on install. Built with the build machine's native
@@ -46,7 +50,7 @@ WHEELHOUSE := $(WHEELHOUSE_ROOT)/llama-cpp-python-$(LLAMA_VERSION)-$(ARCH)-$(LLA
 LLAMA_WHEEL_STAMP := $(WHEELHOUSE)/.complete
 LLAMA_VENV_STAMP := $(VENV)/.llama-portable-$(LLAMA_VERSION)-$(LLAMA_FLAGS_ID)
 
-.PHONY: demo relay test test-installed lint test-python test-node install install-dev copilot-cli claude-cli codex-cli acp-agents interop-tools llama bench clean
+.PHONY: demo relay test test-installed lint test-python test-node install install-dev copilot-cli claude-cli codex-cli acp-agents bun interop-tools llama bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -131,6 +135,15 @@ $(CODEX_ACP_DIR)/.complete:
 	test -x $(CODEX_ACP_DIR)/node_modules/.bin/codex-acp
 	touch $@
 
+# bun's npm package brings its Linux binary as an optional dependency (@oven/bun-linux-x64): check it came.
+bun: $(BUN_DIR)/.complete
+
+$(BUN_DIR)/.complete:
+	mkdir -p $(BUN_DIR)
+	npm install --silent --no-audit --no-fund --prefix $(BUN_DIR) bun@$(BUN_VERSION)
+	$(BUN_DIR)/node_modules/.bin/bun --version
+	touch $@
+
 # Published tools the interop tests run (tests/interop/test_interop_tools.py): agentv from npm in
 # tests/interop/node_modules, agentprobe-eval from PyPI in its own venv (.venv-interop; its
 # module name `agentprobe` clashes with an unrelated PyPI package, so it stays apart).
@@ -168,7 +181,7 @@ $(RELAY): agentsproof/data/ap_relay.c
 test:
 	scripts/test-machine.sh $(MAKE) --no-print-directory test-installed
 
-test-installed: install-dev copilot-cli claude-cli codex-cli acp-agents interop-tools relay
+test-installed: install-dev copilot-cli claude-cli codex-cli acp-agents bun interop-tools relay
 	$(MAKE) --no-print-directory lint test-python test-node
 
 # ruff (pyflakes, isort, bugbear, pyupgrade) and mypy over the package, both clean

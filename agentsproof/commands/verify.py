@@ -250,7 +250,8 @@ def regrade_differences(path: Path, run: Any) -> tuple[list[Difference], str | N
                         continue
                     again = await regrade_trial(item, t, store, None)
                     for k, (before, after) in enumerate(zip(t.graders, again.graders, strict=False)):
-                        if judged(before.type):
+                        asked = before.usage.prompt_tokens or before.usage.completion_tokens  # a script through agentv's provider proxy too
+                        if judged(before.type) or asked:
                             skipped += 1
                             continue
                         if before.type != after.type or not same(before.score, after.score):

@@ -63,6 +63,9 @@ class GraderKind:
     after both arms ran (``per_pair``)."""
     judged: bool = False
     """It asks the LLM judge (a run with such a grader builds one)."""
+    asks_judge: Callable[[Any], bool] | None = None
+    """``asks_judge(spec)``: this one grader asks the judge though its type does not (a script
+    given agentv's provider proxy): the run then builds one too."""
     agent_only: bool = False
     """It reads what only an agent trial has (a workspace, skill loading): refused in a chat eval."""
     runs_last: bool = False

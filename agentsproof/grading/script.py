@@ -35,9 +35,11 @@ from pydantic import Field, field_validator, model_validator
 
 from agentsproof.core import confine
 from agentsproof.core.units import seconds
+from agentsproof.grading.agentv_payload import with_score
 from agentsproof.grading.base import GradeInput, GraderKind
 from agentsproof.grading.context import TrialContext
 from agentsproof.grading.hooks import ConvertCase, Finding, LintCase, LintFact
+from agentsproof.grading.judge import Judge
 from agentsproof.model.graders import MAX_WEIGHT, FieldError, Strict, script_path
 from agentsproof.model.results import CheckResult, GraderResult
 
@@ -93,9 +95,16 @@ class ScriptGrader(Strict):
     )
     weight: float = Field(1.0, gt=0, le=MAX_WEIGHT, strict=True, allow_inf_nan=False, description="Relative weight in the trial score.")
     payload: dict[str, Any] | None = Field(
-        None, description="With stdin: json, more top-level keys of the payload (agentv's composite aggregator reads 'results')."
+        None, description="With stdin: json, more top-level keys of the payload (agentv's composite aggregator reads 'results'); a key set to null is left out."
     )
     config: dict[str, Any] | None = Field(None, description="With stdin: json, given to the command as the payload's 'config' (agentv's script-grader config).")
+    provider_calls: int | None = Field(
+        None,
+        ge=0,
+        le=10_000,
+        strict=True,
+        description="agentv's provider proxy (its 'provider: {max_calls: N}'): the script may call the run's judge model up to N times (grading/provider_proxy.py).",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -186,8 +195,8 @@ def _clip(value: Any) -> str:
 
 
 def _verdict(stdout: str, whole: bool = True) -> dict[str, Any] | None:
-    """The JSON object with a ``score`` the script ended its output with, if any: its last
-    non-empty line, or (``whole``: all of stdout was read) the whole of it."""
+    """The JSON object with a ``score`` (or agentv's ``pass`` / ``checks`` that give one) the script ended
+    its output with, if any: its last non-empty line, or (``whole``: all of stdout was read) the whole of it."""
     lines = [line for line in stdout.splitlines() if line.strip()]
     candidates = [lines[-1]] if lines else []
     if whole and stdout.strip().startswith("{") and len(lines) > 1:
@@ -197,8 +206,8 @@ def _verdict(stdout: str, whole: bool = True) -> dict[str, Any] | None:
             obj = json.loads(text)
         except (ValueError, RecursionError):
             continue
-        if isinstance(obj, dict) and "score" in obj:
-            return obj
+        if isinstance(obj, dict) and (found := with_score(obj)) is not None:
+            return found
     return None
 
 
@@ -216,21 +225,26 @@ def _script_checks(raw: Any) -> list[CheckResult]:
             CheckResult(
                 kind="script",
                 target=_clip(name) if name not in (None, "") else f"check {i + 1}",
-                passed=item.get("passed") is True,
-                evidence=_clip(item.get("message") or item.get("details") or item.get("evidence") or ""),
+                passed=item.get("passed", item.get("pass")) is True,
+                evidence=_clip(item.get("message") or item.get("details") or item.get("evidence") or item.get("reason") or ""),
             )
         )
     return checks
 
 
-def _stdin(spec: ScriptGrader, answer: str) -> str | None:
+def _stdin(spec: ScriptGrader, answer: str, ctx: TrialContext | None = None) -> str | None:
     if spec.stdin == "answer":
         return answer
     if spec.stdin == "json":  # agentv's script-grader payload
+        from agentsproof.grading.agentv_payload import trial_fields
+
         payload: dict[str, Any] = {"output": answer, "answer": answer}
+        if ctx is not None:
+            payload.update(trial_fields(ctx, answer))
         if spec.config is not None:
             payload["config"] = spec.config
         payload.update(spec.payload or {})
+        payload = {k: v for k, v in payload.items() if v is not None or k not in (spec.payload or {})}  # a None in payload: left out
         return json.dumps(payload, ensure_ascii=False, default=str)
     return None
 
@@ -264,11 +278,14 @@ def _from_exit(spec: ScriptGrader, code: int, stdout: str, stderr: str, cut_note
     return GraderResult(type="script", weight=spec.weight, score=1.0 if code == 0 else 0.0, checks=[check])
 
 
-async def grade_script(spec: ScriptGrader, ctx: TrialContext) -> GraderResult:
-    """The script's verdict on the trial's workspace (a JSON verdict on stdout, else its exit code); errored when it cannot run or times out."""
+async def grade_script(spec: ScriptGrader, ctx: TrialContext, judge: Judge | None = None) -> GraderResult:
+    """The script's verdict on the trial's workspace (a JSON verdict on stdout, else its exit code); errored when it cannot run or times out.
+    With ``provider_calls`` and a ``judge``, the script reaches the judge through agentv's provider proxy."""
+    from agentsproof.core import bun
     from agentsproof.core.errors import TargetError
     from agentsproof.core.procgroup import run_group
     from agentsproof.core.rmtree import remove_tree
+    from agentsproof.grading.provider_proxy import proxy_for
 
     timeout = spec.timeout if ctx.timeout is None else min(spec.timeout, ctx.timeout)
     if ctx.environment is not None:
@@ -286,27 +303,50 @@ async def grade_script(spec: ScriptGrader, ctx: TrialContext) -> GraderResult:
         if not folder.is_dir():
             return _errored(spec, f"the trial's workspace {folder} is gone")
         folder = folder.resolve()
-        env = {**os.environ, "AGENTSPROOF_WORKSPACE": str(folder), "AGENTSPROOF_ANSWER_FILE": str(answer)}
+        env = {**os.environ, "AGENTSPROOF_WORKSPACE": str(folder), "AGENTSPROOF_ANSWER_FILE": str(answer), "AGENTV_WORKSPACE_PATH": str(folder)}
         if ctx.eval_dir is not None:
             env["AGENTSPROOF_EVAL_DIR"] = str(ctx.eval_dir)
+        # off the event loop: bun and the project are looked up, the payload reads the trial's files
+        env, command, readable, stdin = await asyncio.to_thread(_prepare, spec, ctx, env)
+        missing = await asyncio.to_thread(bun.missing_reason, command[0])
+        if missing is not None:
+            return _errored(spec, f"{missing} (from {spec.shown()})")
         try:
             # confined as a command target is: it reads the project, writes only its workspace (core/confine.py)
             await asyncio.to_thread(confine.bwrap)  # probed once, off the event loop
-            argv = confine.confined_argv(without_uv(spec.argv(ctx.eval_dir)), cwd=folder, writable=[folder, Path(tmp)], readable=_readable(ctx))
-            run = await run_group(argv, cwd=folder, env=env, stdin_text=_stdin(spec, ctx.answer), timeout=timeout, keep_tail=TAIL_BYTES)
+            argv = confine.confined_argv(command, cwd=folder, writable=[folder, Path(tmp)], readable=readable)
+            async with proxy_for(spec.provider_calls, judge, Path(tmp)) as proxy:
+                if proxy is not None:
+                    env.update(proxy.env())
+                run = await run_group(argv, cwd=folder, env=env, stdin_text=stdin, timeout=timeout, keep_tail=TAIL_BYTES)
         except TargetError as err:
             return _errored(spec, f"{err} (from {spec.shown()})")
+        if proxy is not None and proxy.failure is not None:
+            return _errored(spec, proxy.failure)
     except OSError as err:  # no room for the answer file
         return _errored(spec, f"cannot prepare the script's answer file in {tempfile.gettempdir()}: {err.strerror or err}")
     finally:
         remove_tree(Path(tmp))  # the script may have left anything there: never followed, nothing outside changed
-    return _verdict_of(spec, run, timeout)
+    result = _verdict_of(spec, run, timeout)
+    return result if proxy is None else result.model_copy(update={"usage": proxy.usage})
+
+
+def _prepare(spec: ScriptGrader, ctx: TrialContext, env: dict[str, str]) -> tuple[dict[str, str], list[str], list[Path], str | None]:
+    """(env with bun and our agentv module, the command, what it must read, its stdin): blocking, run in a thread."""
+    from agentsproof.core import bun
+
+    command = bun.resolve(without_uv(spec.argv(ctx.eval_dir)))
+    return bun.runtime_env(env), command, [*_readable(ctx), bun.SDK_DIR], _stdin(spec, ctx.answer, ctx)
 
 
 def _readable(ctx: TrialContext) -> list[Path]:
     """What a confined script must read besides its own files (everywhere else is readable already; this
-    matters under the masked /tmp): the eval's folder and its project."""
-    return [] if ctx.eval_dir is None else [ctx.eval_dir, confine.project_of(ctx.eval_dir)]
+    matters under the masked /tmp): the eval's folder and its project (core/project.py's root too)."""
+    if ctx.eval_dir is None:
+        return []
+    from agentsproof.core.project import project_root
+
+    return [ctx.eval_dir, confine.project_of(ctx.eval_dir), project_root(ctx.eval_dir / "eval")]  # a TypeScript grader imports ../lib
 
 
 GRADER_DIR = "/var/tmp/agentsproof-grader"
@@ -331,7 +371,7 @@ async def _in_container(spec: ScriptGrader, ctx: TrialContext, timeout: float) -
             copy_file(ctx.eval_dir / spec.script, tmp, name, cap=MAX_OUTPUT_BYTES * 64)
             argv = [*argv[:-1], f"{GRADER_DIR}/{name}"]
         env = {"AGENTSPROOF_WORKSPACE": box.workdir, "AGENTSPROOF_ANSWER_FILE": f"{GRADER_DIR}/{ANSWER_FILE}", "AGENTSPROOF_EVAL_DIR": GRADER_DIR}
-        stdin = _stdin(spec, ctx.answer)
+        stdin = _stdin(spec, ctx.answer, ctx)
         try:
             await box.copy_in(tmp, GRADER_DIR)
             res = await box.exec(argv, env=env, timeout=timeout, stdin=stdin.encode("utf-8") if stdin is not None else None)
@@ -373,8 +413,8 @@ def _verdict_of(spec: ScriptGrader, run: Any, timeout: float) -> GraderResult:
 
 
 async def grade(spec: ScriptGrader, given: GradeInput) -> GraderResult:
-    """The script grader's hook: the command run in the trial's workspace."""
-    return await grade_script(spec, given.context)
+    """The script grader's hook: the command run in the trial's workspace (with agentv's provider proxy to the judge when asked)."""
+    return await grade_script(spec, given.context, given.judge)
 
 
 LINT_INTERPRETERS = ("python", "python3", "sh", "bash", "node", "pytest")
@@ -423,7 +463,8 @@ def to_agentevals(spec: ScriptGrader, case: ConvertCase) -> list[Any]:
     if spec.run is None:
         return case.left_out(spec.type)
     case.warn(f"{case.where}: a code-grader runs in the trial's workspace with the answer on stdin; check the command still fits")
-    return [{"type": "code-grader", "command": spec.run, **case.weight}]
+    provider = {"provider": {"max_calls": spec.provider_calls}} if spec.provider_calls is not None else {}
+    return [{"type": "code-grader", "command": spec.run, **provider, **case.weight}]
 
 
 GRADER = GraderKind(
@@ -435,6 +476,7 @@ GRADER = GraderKind(
     lint=lint,
     to_agentevals=to_agentevals,
     reads_workspace=True,
+    asks_judge=lambda spec: spec.provider_calls is not None,
 )
 
 

@@ -104,8 +104,13 @@ def agentv_target(name: str, near: Path | None) -> TargetDef | None:
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 86_400):
         raise InputError(src, f"{at}.timeout_seconds", "must be a number of seconds from 0 to 86400")
     cwd = _cwd(src, at, entry, near)
+    from agentsproof.core.confine import project_of
+    from agentsproof.core.project import project_root
+
+    # the cwd's project (and --root's) are named too, not read by the runner: the sandbox shows them read-only under a masked /tmp
+    run_in = [str(cwd), str(project_of(cwd)), str(project_root(near))] if cwd else []
     spec = CommandTargetSpec.model_validate(
-        {"type": "command", "command": [sys.executable, "-I", str(RUNNER), command, fmt, *([str(cwd)] if cwd else [])], "timeout": timeout, "sandbox": True}
+        {"type": "command", "command": [sys.executable, "-I", str(RUNNER), command, fmt, *run_in], "timeout": timeout, "sandbox": True}
     )
     where = f"in {display(cwd)} (its cwd; read-only)" if cwd else "in the trial's workspace"
     notes = [f"{at}: {name!r} is agentv's cli provider: it runs as a command target, sandboxed, {where}"]

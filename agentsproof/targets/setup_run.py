@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agentsproof.core.bun import runtime_env
 from agentsproof.core.procgroup import run_group
 from agentsproof.core.scrub import clip, scrub
 from agentsproof.core.units import seconds
@@ -111,6 +112,7 @@ async def run_setup(
         env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTSPROOF_")}
         env.update(dict(cmd.env))
         env.update(AGENTV_ENVIRONMENT_WORKDIR=seen, AGENTV_WORKSPACE_PATH=seen, HOME=seen)
+        env = runtime_env(env)  # a hook that runs `bun x.ts` finds bun and our agentv module
         wrapped = _bwrap_argv(cmd, argv, ws)
         stamp = time.perf_counter() - t0
         if isinstance(wrapped, str):

@@ -2,8 +2,9 @@
 folder above the eval file (``.agentv/assertions/min-words.ts`` → ``type: min-words``), run as
 agentv runs it: ``bun run FILE`` with agentv's script payload on stdin (``output``, ``config`` with
 the assertion's other keys) and its ``{"pass", "score", "reason"}`` on stdout, as a ``script``
-grader. Built-in types win over a file of the same name, as in agentv. Without ``bun`` on the
-PATH the grader errors with the reason, as a missing program does for any script.
+grader. Built-in types win over a file of the same name, as in agentv. The file runs with the
+bun :mod:`agentsproof.core.bun` finds and our own ``agentv`` SDK module on its path; without bun
+the grader errors naming ``make bun``.
 """
 
 from __future__ import annotations

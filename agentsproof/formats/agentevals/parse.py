@@ -100,6 +100,8 @@ class EvalTest:
     """agentv's ``default_test.options.rubric_prompt``: the judge prompt of the test's plain criteria."""
     notes: list[str] = field(default_factory=list)
     """What agentv reads in this test and agentsproof does not use (said once with the suite's notes)."""
+    raw: dict[str, Any] = field(default_factory=dict)
+    """Its ``input``, ``expected_output`` and ``metadata`` as written (agentv's script payload)."""
 
 
 @dataclass
@@ -462,6 +464,7 @@ def _parse_test(
         vars=variables,
         turns=tuple(render(src, f"{at}.turns[{n}].input", t, variables) for n, t in enumerate(follow, start=1)),
         notes=notes,
+        raw={k: raw.get(k, variables.get(k)) for k in ("input", "expected_output", "metadata")},
     )
 
 

@@ -5,8 +5,12 @@
 As agentv passes them: the command (a command line or an argv list; words naming a file
 beside the eval file, or in ``cwd``, become its full path), ``config`` and every key agentv
 does not know on a script (``fields``, ``algorithm``, ``expected_tools``, ``expect_created`` …)
-in the payload's ``config`` on stdin. ``provider`` (agentv's model proxy for the script) is
-noted, not given: a script that calls it errors its trial.
+in the payload's ``config`` on stdin, with the test's ``criteria``, ``expected_output``,
+``input``, ``input_files`` and ``metadata`` as agentv gives them (the trial's own fields:
+:mod:`agentsproof.grading.agentv_payload`). ``provider: {max_calls: N}`` (or ``true``: agentv's
+50 calls) gives the script agentv's provider proxy to the run's judge model
+(:mod:`agentsproof.grading.provider_proxy`). A ``bun`` command runs with the bun agentsproof
+finds and our own ``agentv`` SDK module on its path (:mod:`agentsproof.core.bun`).
 """
 
 from __future__ import annotations
@@ -33,7 +37,8 @@ def custom_assertion(b: Any, where: str, entry: dict[str, Any], kind: str, found
     if entry.get("negate") not in (None, False):
         raise b.err(f"{where}.negate", f"negating {kind!r} is not supported: {NOT_NEGATABLE['script']}")
     config = {k: v for k, v in entry.items() if k not in common}
-    grader = ScriptGrader(type="script", run=custom_argv(found), stdin="json", weight=b._weight(where, entry), config=config or None)
+    weight = b._weight(where, entry)
+    grader = ScriptGrader(type="script", run=custom_argv(found), stdin="json", weight=weight, config=config or None, payload=case_payload(b.test))
     b.judge_model = None
     b.add(grader, label, b._gate(where, entry))
 
@@ -45,10 +50,7 @@ def script_assertion(b: Any, where: str, entry: dict[str, Any], kind: str, weigh
     if own is not None and not isinstance(own, dict):
         raise b.err(f"{where}.config", "must be a mapping (passed to the script as the payload's config)")
     config |= own or {}
-    if entry.get("provider") not in (None, False):
-        from agentsproof.formats.agentevals.providers import say_once
-
-        say_once(b.src, f"{where}.provider: agentv's model proxy for a script is not given; a script that calls it errors its trial")
+    calls = provider_calls(b, where, entry.get("provider"))
     base = None
     if entry.get("cwd") is not None:
         from agentsproof.core.inputs import confined
@@ -61,13 +63,53 @@ def script_assertion(b: Any, where: str, entry: dict[str, Any], kind: str, weigh
         if not base.is_dir():
             raise b.err(f"{where}.cwd", f"folder {rel!r} not found")
     run = command_argv(b, where, entry, base)
-    stdin = "json" if kind == "script" or config else "answer"
-    b.add(ScriptGrader(type="script", run=run, stdin=stdin, weight=weight, config=config or None), label, gate)
+    stdin = "json" if kind == "script" or config or calls is not None else "answer"
+    payload = case_payload(b.test) if stdin == "json" else None
+    b.add(ScriptGrader(type="script", run=run, stdin=stdin, weight=weight, config=config or None, payload=payload, provider_calls=calls), label, gate)
+
+
+def provider_calls(b: Any, where: str, given: Any) -> int | None:
+    """agentv's ``provider`` on a script: ``true`` (its default of 50 calls) or ``{max_calls: N}``; None: no proxy."""
+    from agentsproof.grading.provider_proxy import DEFAULT_MAX_CALLS
+
+    if given in (None, False):
+        return None
+    if given is True:
+        return DEFAULT_MAX_CALLS
+    if not isinstance(given, dict) or any(k != "max_calls" for k in given):
+        raise b.err(f"{where}.provider", "must be true or {max_calls: N} (the script's calls to the judge model)")
+    n = given.get("max_calls", DEFAULT_MAX_CALLS)
+    if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= 10_000:
+        raise b.err(f"{where}.provider.max_calls", "must be a whole number from 0 to 10000")
+    return n
+
+
+def _messages(value: Any, role: str) -> list[Any]:
+    if value is None:
+        return []
+    if isinstance(value, list):
+        return value
+    return [{"role": role, "content": value}]
+
+
+def case_payload(t: Any) -> dict[str, Any]:
+    """The test's part of agentv's script payload (:class:`~agentsproof.formats.agentevals.parse.EvalTest` ``t``)."""
+    given = t.raw.get("input")
+    plain = [e for _, e in t.asserts if isinstance(e, str) and e.strip()]  # agentv: a plain-text assertion is criteria
+    return {
+        "answer": None,  # agentv's wire payload has no answer alias (left out)
+        "criteria": t.criteria or "\n".join(plain),
+        "expected_output": _messages(t.raw.get("expected_output"), "assistant"),
+        "input": _messages(given, "user") if given is not None else [{"role": "user", "content": t.prompt}],
+        "input_files": [str(p) for _, p in t.files],
+        "metadata": t.raw.get("metadata") if isinstance(t.raw.get("metadata"), dict) else None,
+    }
 
 
 def command_argv(b: Any, where: str, entry: dict[str, Any], base: Path | None = None) -> list[str]:
     """The command as an argv; words naming a file beside the EVAL.yaml (or in ``base``, the
-    script's ``cwd``) become its full path (the command runs in the trial's workspace, not beside the eval)."""
+    script's ``cwd``) become its full path (the command runs in the trial's workspace, not beside the eval);
+    its last word is also looked for above the eval's folder, as agentv does (``bun graders/x.ts`` from evals/)."""
     cmd = entry.get("command")
     if isinstance(cmd, str) and cmd.strip():
         argv = shlex.split(cmd)
@@ -78,4 +120,20 @@ def command_argv(b: Any, where: str, entry: dict[str, Any], base: Path | None = 
     base = base or b.path.resolve().parent
     from agentsproof.formats.agentevals.words import names_file
 
-    return [str((base / w).resolve()) if names_file(base, w) else w for w in argv]
+    out = [str((base / w).resolve()) if names_file(base, w) else w for w in argv]
+    if len(out) > 1 and out[-1] == argv[-1] and not Path(argv[-1]).is_absolute():
+        out[-1] = _searched(b, argv[-1])
+    return out
+
+
+def _searched(b: Any, word: str) -> str:
+    """agentv's rule for the command's last word: a file found in its search roots (the eval's
+    folder, each folder above it up to the project root, the current folder), else the word."""
+    from agentsproof.core.project import project_root, search_folders
+    from agentsproof.formats.agentevals.words import names_file
+
+    root = project_root(b.path).resolve()
+    for base in search_folders(b.path, root):
+        if names_file(base, word) and (base / word).resolve().is_relative_to(root):
+            return str((base / word).resolve())
+    return word

@@ -13,7 +13,7 @@
   into the workspace (``git clone``, ``checkout.ref``); ``scope``, ``isolation``, ``mode``,
   ``docker``, ``env`` are read with a note;
 - ``extensions``: ``file://hook.mjs:beforeAll`` runs the module's exported function with
-  node, given agentv's context (``workspace_path``, ``test_id``, ``eval_dir`` …);
+  bun (agentv's runtime, TypeScript too; node without it), given agentv's context (``workspace_path``, ``test_id``, ``eval_dir`` …);
   ``agentv:agent-rules`` is read with a note (it tells agentv's own providers where the
   workspace's skills and rules are; an agent target finds them in its workspace itself).
 
@@ -260,7 +260,7 @@ def _repo(src: str, where: str, repo: Any, where_file: Path, project: Path) -> S
 
 
 def extensions_setup(src: str, value: Any, path: Path, project: Path, out: SuiteSetup) -> None:
-    """agentv's ``extensions``: file hooks run with node; agent-rules noted."""
+    """agentv's ``extensions``: file hooks run with bun (agentv's runtime) when it is found, else node; agent-rules noted."""
     from agentsproof.core.project import resolve_ref
 
     if value is None:
@@ -287,12 +287,16 @@ def extensions_setup(src: str, value: Any, path: Path, project: Path, out: Suite
             raise _err(src, where, f"{ident!r}: the hook must be one of {', '.join(EXT_HOOKS)} (file://hook.mjs:beforeAll)")
         module = resolve_ref(rel, path, where, search_up=True)
         when = EXT_HOOKS[hook]
+        from agentsproof.core.bun import find_bun
+
+        bun = find_bun()  # agentv's own runtime, TypeScript included; else node (TypeScript from node 22.6)
         flags = ["--experimental-strip-types"] if module.suffix in (".ts", ".mts", ".cts") else []
+        runner = (bun, "-e") if bun else (shutil.which("node") or "node", *flags, "--input-type=module", "-e")
         out.commands.append(
             SetupCommand(
                 label=f"{where}:{hook}",
                 when=when,
-                argv=(shutil.which("node") or "node", *flags, "--input-type=module", "-e", NODE_HOOK, str(module), hook),
+                argv=(*runner, NODE_HOOK, str(module), hook),
                 cwd=str(path.resolve().parent),
                 project=str(project),
                 stdin="extension",

@@ -19,7 +19,9 @@ kind of workspace with nothing installed.
 **Environment.** agentsproof's own environment, plus ``env`` from targets.yaml, plus:
 ``AGENTSPROOF_WORKSPACE`` (the workspace), ``AGENTSPROOF_ARM`` (``with``/``without``),
 ``AGENTSPROOF_TRACE_FILE`` (where a trace may be written) and, in the with-arm only,
-``AGENTSPROOF_SKILL_FILE`` (the installed file, absolute) and ``AGENTSPROOF_SKILL_NAME``.
+``AGENTSPROOF_SKILL_FILE`` (the installed file, absolute) and ``AGENTSPROOF_SKILL_NAME``;
+bun's folder at the end of ``PATH`` and our ``agentv`` module at the end of ``NODE_PATH``
+(:mod:`agentsproof.core.bun`: agentv's ``cli`` agents run ``bun run x.ts``).
 
 **Answer.** stdout (UTF-8, undecodable bytes replaced, first :data:`MAX_OUTPUT_BYTES`,
 stripped), or the ``answer_file`` in the workspace. An empty answer is an answer. A
@@ -274,7 +276,9 @@ class CommandTarget(Target):
         env.update(AGENTSPROOF_WORKSPACE=str(workspace), AGENTSPROOF_ARM=trial.arm, AGENTSPROOF_TRACE_FILE=str(trace))
         if skill is not None and trial.skill is not None:
             env.update(AGENTSPROOF_SKILL_FILE=str(skill), AGENTSPROOF_SKILL_NAME=trial.skill.name)
-        return env
+        from agentsproof.core.bun import runtime_env
+
+        return runtime_env(env)  # agentv's cli agents: `bun run x.ts` finds bun and our agentv module
 
     def _record(self, out: Outcome, trial: TrialInput, workspace: Path, trace: Path, skill: Path | None, timeout: float) -> TrialRecord:
         if out.timed_out:
