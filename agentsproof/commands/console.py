@@ -93,7 +93,9 @@ def print_run(run: RunResult, written: dict[str, Path]) -> None:
     if weak:
         _echo(
             f"underpowered: {len(weak)} of {len(run.items)} item{'s' if len(run.items) != 1 else ''} "
-            "(fewer than 5 cases, or an interval spanning grade bands): " + ", ".join(it.name for it in weak[:5]) + (" …" if len(weak) > 5 else "")
+            "(fewer than 5 cases, or an interval for tasks like these spanning grade bands): "
+            + ", ".join(it.name for it in weak[:5])
+            + (" …" if len(weak) > 5 else "")
         )
     if run.settings.get("p_adjust") and any(it.stats.get("grade_mark") for it in run.items if it.stats):
         _echo(f"†: an A or B not significant after the {run.settings['p_adjust']} correction across items")
