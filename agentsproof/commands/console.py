@@ -43,10 +43,9 @@ def print_run(run: RunResult, written: dict[str, Path]) -> None:
         conf = it.stats.get("grade_label") if it.stats else None
         _echo(
             f"  {label(it):<{width}}  {_fmt(it.with_arm.mean_score, '.2f'):>5}  {_fmt(it.without_arm.mean_score, '.2f'):>5}"
-            f"  {signed(it.delta):>6}  {(it.grade or '—'):<5}  {'—' if it.pass_rate is None else f'{it.pass_rate * 100:.0f}%':>5}"
+            f"  {signed(it.delta):>6}  {(it.grade or '—') + ((it.stats or {}).get('grade_mark') or ''):<5}  {'—' if it.pass_rate is None else f'{it.pass_rate * 100:.0f}%':>5}"
             f"  {it.with_arm.errored + it.without_arm.errored:>3}  {result}"
             + (f"  {conf}" if conf else "")
-            + (it.stats.get("grade_mark") or "" if it.stats else "")
             + ("  [underpowered]" if it.stats and it.stats.get("verdict") == "underpowered" else "")
             + ("  [not run]" if it.not_run else "")
         )
