@@ -78,5 +78,8 @@ def test_trials_and_calls_are_counted_and_named_one_way(byok_env, tmp_path, monk
             assert not form.search(text), (name, form.pattern)
     # the step summary says both questions as the terminal does: the interval's question, then the label
     assert "| [-0.07, +1.00] for tasks like these | A on these 5 cases (95 % interval within A); for tasks like these not settled yet: about 4 more cases" in texts["step summary"]
+    page = next(t for n, t in texts.items() if n.endswith(".html"))
+    assert "underpowered on these 5 cases" not in page and "would settle it underpowered" in page  # the tag after the label, not inside it
     md = next(t for n, t in texts.items() if n == "eval-all-summary.md")
+    assert "[underpowered] |" in md and "(underpowered) on these" not in md
     assert "60 trials (all arms)" in md and "| trials w+b (errored) |" in md and "15 trials per arm requested (over 5 cases)" in md
