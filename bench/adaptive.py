@@ -6,7 +6,9 @@ it, reveal that many more trials per arm, repeat. Trial ``i`` of both arms runs 
 simulator (binary or graded, with or without case-to-case variation). A stop is a
 **settled statement** when it is a grade or a futility label:
 
-- a grade is wrong when it is not the grade of the true delta;
+- a grade is wrong when it is not the grade of the true delta (of the question it is about:
+  a grade settled on these cases only — a 5-case item whose tasks-like-these interval cannot
+  settle — is judged against these cases' own mean delta);
 - "no meaningful effect: C or F" is wrong when the true delta is ≥ +0.15;
 - "does no harm: C or better" is wrong when the true delta is < 0.
 
@@ -19,7 +21,10 @@ and at the look where each stopped (the lowest such share over looks with ≥ 20
 the interval that would be printed had the run stopped at each planned look: ``each look``
 is the lowest coverage over the looks (every item stopped at the same look), ``all looks``
 the share whose interval held at every look at once — what Bonferroni promises (≥ 1 − alpha)
-and what makes the printed interval valid after any stop. The truth is what the printed interval answers: the population delta
+and what makes the printed interval valid after any stop. ``on cases``: the share of items
+that stopped with a grade on these cases only (5 cases or more, tasks like these unsettled);
+``(a) all``: the share whose question-(a) interval held these cases' own mean delta at every
+look at once (what such a grade rests on). The truth is what the printed interval answers: the population delta
 for question (b) (5 cases or more), the mean of these cases' own deltas for (a). Then the
 worst cell and the mean calls on clear-cut (|true delta| ≥ 0.6) and no-effect (0) skills,
 and the post-stop coverage over null items (0), clear-cut and near a band edge
@@ -67,9 +72,11 @@ def wrong(label: str, truth: float) -> bool:
     return label != compute_grade(truth)
 
 
-def every_look(xw: np.ndarray, xwo: np.ndarray, cases: int, cap: int, alpha: float, truth: float) -> list[bool]:
+def every_look(xw: np.ndarray, xwo: np.ndarray, cases: int, cap: int, alpha: float, truth: float,
+               question: str | None = None) -> list[bool]:
     """Whether the interval printed had the run stopped at each planned look holds the truth
-    (the rule's interval at level 1 − alpha/K on the trials revealed by then)."""
+    (the rule's interval at level 1 − alpha/K on the trials revealed by then; ``question``
+    ``"cases"``: question (a)'s)."""
     looks = planned_looks(cap)
     order = [(i % cases, i // cases) for i in range(cap)]
     out = []
@@ -79,15 +86,16 @@ def every_look(xw: np.ndarray, xwo: np.ndarray, cases: int, cap: int, alpha: flo
             per_case = [([float(xw[j, k]) for (jj, k) in order[:n] if jj == j],
                          [float(xwo[j, k]) for (jj, k) in order[:n] if jj == j]) for j in range(cases)]
         ci = corrected_interval([float(xw[j, k]) for j, k in order[:n]], [float(xwo[j, k]) for j, k in order[:n]],
-                                len(looks), alpha, per_case)
+                                len(looks), alpha, per_case, question)
         out.append(ci is not None and ci[0] - 1e-9 <= truth <= ci[1] + 1e-9)
     return out
 
 
 def run_one(
     xw: np.ndarray, xwo: np.ndarray, cases: int, cap: int, policy: AdaptivePolicy
-) -> tuple[int, str | None, tuple[float, float] | None]:
-    """(trials per arm used, settled statement or None, the interval printed after the stop)
+) -> tuple[int, str | None, tuple[float, float] | None, str]:
+    """(trials per arm used, settled statement or None, the interval printed after the stop,
+    the question it answers)
     for one item whose trials are revealed in order, as the runner does: ask the policy,
     run that many more, repeat; then the report's label (``stop_label``: the statement at
     the stop, at the cap too) and interval."""
@@ -109,10 +117,12 @@ def run_one(
     ws, wos, per_case = revealed(done)
     stop = policy.stop_label(ws, wos, done, cap, per_case)
     ci = stop["interval"]
-    label = None if stop["kind"] == "cap" else stop["label"].removeprefix("CI within ")
+    label = None if stop["kind"] == "cap" else stop["label"]
+    if stop["kind"] == "grade":  # "98.8 % interval within A[ on these 5 cases; …]": the grade
+        label = stop["label"].split(" within ", 1)[1][0]
     if label == UNREACHABLE:
         label = "futile"  # stopped early without a statement about the delta: never wrong
-    return done, label, (tuple(ci) if ci is not None else None)
+    return done, label, (tuple(ci) if ci is not None else None), stop.get("question", "")
 
 
 def main() -> None:
@@ -131,7 +141,7 @@ def main() -> None:
     print(f"{args.evals} simulated items per cell; cap {args.cap} trials per arm; alpha {args.alpha}; "
           f"looks at {looks} trials per arm; intervals at level 1 - {args.alpha}/{len(looks)}")
     print(f"{'cases':>5} {'scores':<7} {'var':<4} {'true':>5}  {'settled':>7} {'wrong':>6}  {'grade':>6} {'C or F':>7} "
-          f"{'no harm':>7} {'futile':>6} {'cap':>5}  {'calls':>6}  {'covers':>6} {'worst look':>14}  {'each look':>9} {'all looks':>9}")
+          f"{'no harm':>7} {'futile':>6} {'cap':>5}  {'calls':>6}  {'covers':>6} {'worst look':>14}  {'each look':>9} {'all looks':>9}  {'on cases':>8} {'(a) all':>8}")
     worst = (0.0, "")
     clear_calls: list[float] = []
     null_calls: list[float] = []
@@ -143,6 +153,7 @@ def main() -> None:
     lowest = (1.0, "")
     lowest_sim = (1.0, "")
     lowest_fixed = (1.0, "")
+    lowest_a = (1.0, "")
     cell = 0
     for index, (cases, kind, varies) in enumerate(CELLS):
         per_case = -(-args.cap // cases)
@@ -160,11 +171,17 @@ def main() -> None:
             looks_here: dict[int, list[int]] = {}
             fixed = np.zeros(len(planned_looks(args.cap)))
             simultaneous = 0
+            simultaneous_a = on_cases = 0
             for r in range(args.evals):
                 # what the printed interval answers: (b) the population delta, (a) these cases' own
                 truth = delta if cases >= 5 else float(dj[r].mean())
-                done, label, ci = run_one(xw[r], xwo[r], cases, args.cap, policy)
-                at_looks = every_look(xw[r], xwo[r], cases, args.cap, args.alpha, truth)
+                done, label, ci, question = run_one(xw[r], xwo[r], cases, args.cap, policy)
+                if question == "cases":  # a grade settled on these cases only: (a)'s truth, (a)'s interval
+                    truth = float(dj[r].mean())
+                    on_cases += 1
+                at_looks = every_look(xw[r], xwo[r], cases, args.cap, args.alpha, truth if cases < 5 else delta)
+                if cases >= 5:  # (a)'s intervals, what a grade on these cases rests on
+                    simultaneous_a += all(every_look(xw[r], xwo[r], cases, args.cap, args.alpha, float(dj[r].mean()), "cases"))
                 fixed += at_looks
                 simultaneous += all(at_looks)
                 calls.append(2 * done)
@@ -206,13 +223,16 @@ def main() -> None:
                 lowest = (held / args.evals, name)
             if simultaneous / args.evals < lowest_sim[0]:
                 lowest_sim = (simultaneous / args.evals, name)
+            if cases >= 5 and simultaneous_a / args.evals < lowest_a[0]:
+                lowest_a = (simultaneous_a / args.evals, name)
             if fixed.min() / args.evals < lowest_fixed[0]:
                 lowest_fixed = (fixed.min() / args.evals, name)
             e = args.evals
             look_text = f"{low_look[0]:.1%} at {low_look[1]}" if low_look else "-"
             print(f"{cases:>5} {kind:<7} {'yes' if varies else 'no':<4} {delta:>+5.2f}  {settled / e:>7.0%} {share_wrong:>6.1%}  "
                   f"{kinds['grade'] / e:>6.0%} {kinds[NO_EFFECT] / e:>7.0%} {kinds[NO_HARM] / e:>7.0%} {kinds['futile'] / e:>6.0%} {kinds['cap'] / e:>5.0%}  "
-                  f"{mean_calls:>6.1f}  {held / e:>6.1%} {look_text:>14}  {fixed.min() / e:>9.1%} {simultaneous / e:>9.1%}",
+                  f"{mean_calls:>6.1f}  {held / e:>6.1%} {look_text:>14}  {fixed.min() / e:>9.1%} {simultaneous / e:>9.1%}  "
+                  f"{on_cases / e:>8.0%} {(f'{simultaneous_a / e:.1%}' if cases >= 5 else '-'):>8}",
                   flush=True)
     print(f"\nsettled statements wrong: {total_wrong} of {total_settled} settled "
           f"({total_wrong / max(1, total_settled):.2%}); worst cell {worst[0]:.1%} of its items ({worst[1] or 'none'}); "
@@ -228,6 +248,8 @@ def main() -> None:
     print(f"had every item stopped at one same look, the lowest coverage over looks and cells: {lowest_fixed[0]:.1%} "
           f"({lowest_fixed[1]}); the interval held at every look at once (the guarantee behind any stop): lowest cell "
           f"{lowest_sim[0]:.1%} ({lowest_sim[1]})")
+    print(f"5-case items, question (a)'s interval held at every look at once (behind a grade 'on these cases'): "
+          f"lowest cell {lowest_a[0]:.1%} ({lowest_a[1] or 'none run'})")
     for key in sorted(groups):
         h, n = groups[key]
         print(f"  {key:<28} {h / n:.1%} of {n}")

@@ -8,7 +8,7 @@ makes no call) beside it as the reference.
 | `progress` | `agentsproof eval` against a 400 ms model, stderr a pipe: the first `progress:` line | < 5 s |
 | `unreachable` | `agentsproof eval` with ``AGENTSPROOF_PROVIDER_URL`` on a closed port: the line naming the URL and its variable; the exit (30) after the report | < 5 s |
 | `refused-key` | `agentsproof eval` against a server answering 401: the line naming it, calls made; the exit (30) | < 5 s, 1 call |
-| `parallel` | 10 trials per arm against the 400 ms model at ``--parallel 1`` and ``--parallel 8`` | the hint shows at 1 |
+| `parallel` | 10 trials per arm against the 400 ms model at ``--parallel 1`` and ``--parallel 8`` | none (the ``--parallel`` hint speaks only when more at once would save 20 s or more, ``HINT_SAVES_S``; these 20 trials cannot) |
 
     python bench/first_hour.py [--json]
 

@@ -97,7 +97,7 @@ def budget_options(f: Callable) -> Callable:
         "--fail-on-underpowered",
         is_flag=True,
         default=None,
-        help="With --ci, also exit 1 when an item's verdict is underpowered (fewer than 5 cases, or an interval spanning grade bands).",
+        help="With --ci, also exit 1 when an item's verdict is underpowered (fewer than 5 cases, or an interval for tasks like these spanning grade bands).",
     )(f)
     f = click.option(
         "--max-calls",

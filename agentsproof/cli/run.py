@@ -40,12 +40,13 @@ def finish(run: RunResult | None, written: dict[str, Path], ci: bool, fail_on_un
     print_run(run, written)
     result = gate(run, ci=ci, fail_on_underpowered=fail_on_underpowered)
     if ci and result.code == EXIT_FAILED and ci_rule == "point":
-        from agentsproof.stats.item import harm_not_shown
+        from agentsproof.stats.item import harm_not_shown, harm_not_shown_words
 
-        unshown = [it.id for it in run.items if not it.passed and it.grade == "F" and harm_not_shown(it.stats)]
+        unshown = [f"{it.id} {harm_not_shown_words(it.stats)}" for it in run.items if not it.passed and it.grade == "F" and harm_not_shown(it.stats)]
         if unshown:
             click.echo(
-                f"--ci: {len(unshown)} item(s) fail on a point F whose harm is not shown (the delta's interval reaches 0): "
+                f"--ci: {len(unshown)} item{'s' if len(unshown) != 1 else ''} fail{'s' if len(unshown) == 1 else ''} on a point F "
+                f"whose harm is not shown (the interval the grade answers reaches 0): "
                 f"{', '.join(unshown[:5])}{' …' if len(unshown) > 5 else ''}; --ci-rule interval fails only a shown harm",
                 err=True,
             )

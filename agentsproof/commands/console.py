@@ -43,10 +43,9 @@ def print_run(run: RunResult, written: dict[str, Path]) -> None:
         conf = it.stats.get("grade_label") if it.stats else None
         _echo(
             f"  {label(it):<{width}}  {_fmt(it.with_arm.mean_score, '.2f'):>5}  {_fmt(it.without_arm.mean_score, '.2f'):>5}"
-            f"  {signed(it.delta):>6}  {(it.grade or '—'):<5}  {'—' if it.pass_rate is None else f'{it.pass_rate * 100:.0f}%':>5}"
+            f"  {signed(it.delta):>6}  {(it.grade or '—') + ((it.stats or {}).get('grade_mark') or ''):<5}  {'—' if it.pass_rate is None else f'{it.pass_rate * 100:.0f}%':>5}"
             f"  {it.with_arm.errored + it.without_arm.errored:>3}  {result}"
             + (f"  {conf}" if conf else "")
-            + (it.stats.get("grade_mark") or "" if it.stats else "")
             + ("  [underpowered]" if it.stats and it.stats.get("verdict") == "underpowered" else "")
             + ("  [not run]" if it.not_run else "")
         )
@@ -93,7 +92,9 @@ def print_run(run: RunResult, written: dict[str, Path]) -> None:
     if weak:
         _echo(
             f"underpowered: {len(weak)} of {len(run.items)} item{'s' if len(run.items) != 1 else ''} "
-            "(fewer than 5 cases, or an interval spanning grade bands): " + ", ".join(it.name for it in weak[:5]) + (" …" if len(weak) > 5 else "")
+            "(fewer than 5 cases, or an interval for tasks like these spanning grade bands): "
+            + ", ".join(it.name for it in weak[:5])
+            + (" …" if len(weak) > 5 else "")
         )
     if run.settings.get("p_adjust") and any(it.stats.get("grade_mark") for it in run.items if it.stats):
         _echo(f"†: an A or B not significant after the {run.settings['p_adjust']} correction across items")

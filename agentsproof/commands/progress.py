@@ -96,7 +96,7 @@ class Progress:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
             self._rich = Progress(
-                TextColumn("  trials"),
+                TextColumn("  trials (all arms)"),
                 BarColumn(),
                 MofNCompleteColumn(),
                 TextColumn("elapsed"),
@@ -172,7 +172,7 @@ class Progress:
         eta = self.eta_s()
         of = (f"/{'at most ' if self.capped else ''}{self.total}") if self.total else ""
         left = f" · about {clock(eta)} left" if eta is not None and self.trials < self.total else ""
-        return f"  progress: {self.trials}{of} trials · {clock(elapsed)} elapsed{left} {self._status()}"
+        return f"  progress: {self.trials}{of} trials (all arms) · {clock(elapsed)} elapsed{left} {self._status()}"
 
     def _line(self) -> None:
         self._say(self.line())

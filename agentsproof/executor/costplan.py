@@ -113,6 +113,18 @@ def _price(provider: str, model: str) -> Any:
     return price_for(model, load_prices()) if priced(provider) else Price.of(0.0, 0.0)
 
 
+def _trials_words(items: Sequence[EvalItem]) -> str:
+    """``15 trials per arm (3 per case)``; several items: ``30 trials per arm in all (15 per
+    item, 3 per case)``, each part said only when every item shares it."""
+    total = sum(i.trials for i in items)
+    per_item = {i.trials for i in items}
+    per_case = {i.trials / max(1, len(i.cases)) for i in items}
+    parts = [f"{per_item.pop()} per item"] if len(items) > 1 and len(per_item) == 1 else []
+    if len(per_case) == 1 and (n := per_case.pop()) == int(n) and any(len(i.cases) > 1 for i in items):
+        parts.append(f"{int(n)} per case")
+    return f"{total} trials per arm{' in all' if len(items) > 1 else ''}" + (f" ({', '.join(parts)})" if parts else "")
+
+
 def render_plan(command: str, items: Sequence[EvalItem], cfg: RunConfig) -> list[str]:
     """The ``--plan`` lines for ``items`` run by ``command``: calls, tokens and estimated cost (USD) per kind of call, and the retry budget."""
     from agentsproof.grading.judge import JUDGE_ATTEMPTS
@@ -125,10 +137,10 @@ def render_plan(command: str, items: Sequence[EvalItem], cfg: RunConfig) -> list
     cases = sum(max(1, len(i.cases)) for i in items)
     out = [
         f"plan: agentsproof {command} · {len(items)} item{'s' if len(items) != 1 else ''} · {cases} case{'s' if cases != 1 else ''} · "
-        f"{sum(i.trials for i in items)} trials per arm{' (the --adaptive cap)' if cfg.adaptive else ''} · provider {provider}"
+        f"{_trials_words(items)}{' (the --adaptive cap)' if cfg.adaptive else ''} · provider {provider}"
     ]
     rows = [("trials", model, plan.trials), ("judges", judge_model, plan.judges), ("pairwise judge", judge_model, plan.pairwise)]
-    out.append(f"  {'calls':<15} {'model':<28} {'calls':>7} {'prompt tok':>11} {'output tok':>11} {'cost (est.)':>12}")
+    out.append(f"  {'calls made by':<15} {'model':<28} {'calls':>7} {'prompt tok':>11} {'output tok':>11} {'cost (est.)':>12}")
     total_cost: float | None = 0.0
     for label, m, line in rows:
         if not line.calls:

@@ -53,7 +53,7 @@ def unproven(item: ItemResult) -> bool:
 
 
 def underpowered(item: ItemResult) -> bool:
-    """An item whose verdict is underpowered (fewer than 5 usable cases, or an interval spanning grade bands)."""
+    """An item whose verdict is underpowered (fewer than 5 usable cases, or an interval for tasks like these spanning grade bands)."""
     return (item.stats or {}).get("verdict") == "underpowered"
 
 

@@ -151,7 +151,7 @@ def _cost(outcomes: list[ItemOutcome]) -> str:
     trials = sum(o.check_trials for o in outcomes)
     errored = sum(o.check_errored for o in outcomes)
     if trials or errored:
-        text += f"; check: {_plural(trials, 'trial')} scored"
+        text += f"; check: {_plural(trials, 'trial')} scored (all arms)"
         text += f", {errored} errored" if errored else ""
         text += f", {sum(o.check_tokens for o in outcomes):,} tokens"
     return text

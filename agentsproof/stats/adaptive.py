@@ -21,7 +21,12 @@ supports:
   "does no harm": the trials left cannot reach a decision, so they are not spent. A null skill
   on pass/fail scores stops here at the first look (no interval from 30 trials can rule
   out B for it), and an item of 5–9 cases, whose (b) interval more trials cannot narrow
-  enough, stops here instead of running to the cap.
+  enough, stops here instead of running to the cap — unless question (a) settles first:
+- **a grade on these cases** — from 5 cases, when (b) supports none of the above now or by
+  the cap, (a)'s interval (these cases, the same level) inside one band stops the run with
+  that grade and what would settle (b) (``AdaptivePolicy.decide``); while (a)'s projection
+  could still settle a grade by the cap, the run goes on. It is a statement of (a) on (a)'s
+  intervals, wrong at most alpha of the time like the others.
 
 Every statement is implied by the interval holding the true delta, so a settled statement
 is wrong only if some look's interval missed — at most K × alpha/K = alpha over the whole
@@ -123,14 +128,20 @@ def statement(
 
 
 def corrected_interval(
-    with_scores: list[float], without_scores: list[float], looks: int, alpha: float = 0.05, cases: CaseScores | None = None
+    with_scores: list[float],
+    without_scores: list[float],
+    looks: int,
+    alpha: float = 0.05,
+    cases: CaseScores | None = None,
+    question: str | None = None,
 ) -> tuple[float, float] | None:
-    """The report's delta interval at level 1 − alpha/looks (None with fewer than 2 trials an arm)."""
+    """The report's delta interval at level 1 − alpha/looks (None with fewer than 2 trials an
+    arm); ``question``: ``"cases"`` for (a)'s, None for the item's own (b from 5 cases)."""
     if len(with_scores) < 2 or len(without_scores) < 2:
         return None
     from agentsproof.stats.cases import delta_interval  # numpy: only once a batch is judged
 
-    return delta_interval(cases or [(with_scores, without_scores)], 1 - alpha / max(1, looks))
+    return delta_interval(cases or [(with_scores, without_scores)], 1 - alpha / max(1, looks), question)
 
 
 def projection_floor(cases: CaseScores | None, ci: tuple[float, float] | None, looks: int, alpha: float = 0.05) -> float:
@@ -161,17 +172,18 @@ def projected_interval(
     looks: int,
     alpha: float = 0.05,
     cases: CaseScores | None = None,
+    question: str | None = None,
 ) -> tuple[float, float] | None:
     """The interval the rule would see at the cap if the remaining trials scored like these:
     for question (a) every case's arms keep their means and spreads with ``cap/done`` times
     the trials (pass/fail counts scaled: the score interval's edge behaviour included); for
     (b) the centre ± :func:`projection_floor` (more trials per case cannot beat cases that
-    all agree). None without an interval."""
-    ci = corrected_interval(with_scores, without_scores, looks, alpha, cases)
+    all agree; ``question`` ``"cases"``: (a)'s, with no floor). None without an interval."""
+    ci = corrected_interval(with_scores, without_scores, looks, alpha, cases, question)
     if ci is None or done <= 0:
         return None
     groups = [(w, wo) for w, wo in (cases or [(with_scores, without_scores)]) if len(w) and len(wo)]
-    floor = projection_floor(groups, ci, looks, alpha)
+    floor = 0.0 if question is not None else projection_floor(groups, ci, looks, alpha)
     if floor > 0:
         centre = (ci[0] + ci[1]) / 2
         return centre - floor, centre + floor
@@ -205,14 +217,44 @@ class AdaptivePolicy:
     labels: list[tuple[int, str]] = field(default_factory=list)
     """(trials per arm, stop label) for the same stops: a grade, a futility label, or UNSETTLED."""
 
+    def decide(
+        self, with_scores: list[float], without_scores: list[float], done: int, cap: int, cases: CaseScores | None = None
+    ) -> tuple[str | None, str | None, bool, tuple[float, float] | None]:
+        """(settled grade, futility label, whether the grade is on these cases only, its interval).
+
+        First the item's own interval (tasks like these (b) from 5 cases). When (b) supports
+        no statement, now or (projected) by the cap, question (a) is asked: a grade its
+        interval settles on these cases stops the run (a perfect 5-case skill reads a clear A
+        on its cases, with what would settle (b)); while (a)'s projection to the cap could
+        still settle one the run goes on; else the stop is (b)'s futility. Each question's
+        intervals are at level 1 − alpha/K, so each one's statements are wrong with at most alpha."""
+        from agentsproof.stats.wald import CASES, TASKS, default_question
+
+        looks = len(planned_looks(cap))
+        ci = corrected_interval(with_scores, without_scores, looks, self.alpha, cases)
+        projected = projected_interval(with_scores, without_scores, done, cap, looks, self.alpha, cases)
+        grade, futile = statement(ci, done=done, cap=cap, projected=projected)
+        from agentsproof.stats.cases import case_deltas
+
+        on_tasks = bool(cases) and default_question(len(case_deltas(cases or []))) == TASKS
+        if grade is not None or futile not in (None, UNREACHABLE) or not on_tasks:
+            return grade, futile, False, ci
+        ci_a = corrected_interval(with_scores, without_scores, looks, self.alpha, cases, CASES)
+        grade_a = statement(ci_a)[0]
+        if grade_a is not None:
+            return grade_a, None, True, ci_a
+        if futile == UNREACHABLE:
+            at_cap = projected_interval(with_scores, without_scores, done, cap, looks, self.alpha, cases, CASES)
+            if at_cap is not None and compute_grade(at_cap[0]) == compute_grade(at_cap[1]):
+                return None, None, False, ci  # (a) could still settle a grade by the cap: go on
+        return None, futile, False, ci
+
     def __call__(self, with_scores: list[float], without_scores: list[float], done: int, cap: int, cases: CaseScores | None = None) -> int:
         """How many more trials per arm to run after ``done`` of at most ``cap``: the next planned look, or 0 once the item is settled or no look is left (each stop recorded)."""
         looks = planned_looks(cap)
         if done == 0:
             return looks[0]
-        ci = corrected_interval(with_scores, without_scores, len(looks), self.alpha, cases)
-        projected = projected_interval(with_scores, without_scores, done, cap, len(looks), self.alpha, cases)
-        grade, futile = statement(ci, done=done, cap=cap, projected=projected)
+        grade, futile, _, _ = self.decide(with_scores, without_scores, done, cap, cases)
         if grade is not None or futile is not None:
             self.stops.append((done, grade))
             self.labels.append((done, grade or futile or UNSETTLED))
@@ -225,17 +267,26 @@ class AdaptivePolicy:
         return nxt - done
 
     def stop_label(self, with_scores: list[float], without_scores: list[float], done: int, cap: int, cases: CaseScores | None = None) -> dict[str, Any]:
-        """What the report says of an item's stop: ``{"trials", "cap", "label", "kind"}``,
-        kind ``grade`` (success), ``futility`` or ``cap``. The same interval and rule as
-        the stop itself, on the same scores, so it names the reason the run stopped."""
-        looks = planned_looks(cap)
-        ci = corrected_interval(with_scores, without_scores, len(looks), self.alpha, cases)
-        projected = projected_interval(with_scores, without_scores, done, cap, len(looks), self.alpha, cases)
-        grade, futile = statement(ci, done=done, cap=cap, projected=projected)
-        if grade is not None:
-            from agentsproof.stats.intervals import interval_words
+        """What the report says of an item's stop: ``{"trials", "cap", "label", "kind", "question", ...}``,
+        kind ``grade`` (success), ``futility`` or ``cap``; ``question`` ``cases`` when the grade
+        is settled on these cases only (the label then says what would settle tasks like these),
+        else the item's own. The same interval and rule as the stop itself, on the same
+        scores, so it names the reason the run stopped."""
+        from agentsproof.stats.cases import case_deltas
+        from agentsproof.stats.intervals import interval_words
+        from agentsproof.stats.wald import CASES, default_question
 
-            label, kind = f"{interval_words(1 - self.alpha / len(looks))} within {grade}", "grade"
+        looks = planned_looks(cap)
+        level = 1 - self.alpha / len(looks)
+        grade, futile, on_cases, ci = self.decide(with_scores, without_scores, done, cap, cases)
+        deltas = case_deltas(cases) if cases else []
+        question = CASES if on_cases else default_question(len(deltas) or 1)
+        if grade is not None:
+            label, kind = f"{interval_words(level)} within {grade}", "grade"
+            if on_cases:
+                from agentsproof.stats.item import tasks_clause
+
+                label += f" on these {len(deltas)} cases ({tasks_clause(deltas, None, level)})"
         elif futile is not None:
             label, kind = futile, "futility"
         else:
@@ -245,9 +296,10 @@ class AdaptivePolicy:
             "cap": cap,
             "label": label,
             "kind": kind,
+            "question": question,
             "looks": [n for n in looks if n <= done],
             "interval": list(ci) if ci is not None else None,
-            "level": 1 - self.alpha / len(looks),
+            "level": level,
         }
 
     def describe(self, caps: Sequence[int] = ()) -> dict[str, Any]:

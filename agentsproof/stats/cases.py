@@ -249,11 +249,13 @@ def case_stats(item: ItemResult) -> dict[str, Any]:
     }
 
 
-def power_verdict(n_cases: int, grade_low: str | None, grade_high: str | None, total: int | None = None) -> tuple[str, list[str]]:
+def power_verdict(n_cases: int, grade_low: str | None, grade_high: str | None, total: int | None = None, on_tasks: bool = False) -> tuple[str, list[str]]:
     """``settled`` or ``underpowered`` with its reasons: fewer than MIN_CASES usable cases
     (``n_cases``: those whose arms both scored, the count the questions go by; ``total``:
     every case, named when some are unusable), or an interval that reaches into more than
-    one grade band (or no interval at all)."""
+    one grade band (or no interval at all); ``on_tasks``: the interval is of tasks like these
+    (question (b), from 5 cases), and the reason says so — the grade label's first part is
+    about these cases, whose interval may lie in one band."""
     reasons = []
     if n_cases < MIN_CASES:
         plural = "s" if n_cases != 1 else ""
@@ -262,5 +264,5 @@ def power_verdict(n_cases: int, grade_low: str | None, grade_high: str | None, t
     if grade_low is None or grade_high is None:
         reasons.append("no interval")
     elif grade_low != grade_high:
-        reasons.append(f"the interval spans {grade_low}–{grade_high}")
+        reasons.append(f"the interval{' for tasks like these' if on_tasks else ''} spans {grade_low}–{grade_high}")
     return ("underpowered" if reasons else "settled"), reasons

@@ -146,19 +146,27 @@ def grade_label(grade: str | None, low: str | None, high: str | None, level: flo
     return f"{head} ({words} spans {low}–{high})"
 
 
-def tasks_clause(deltas: list[float], settled_grade: str | None, level: float = 0.95) -> str:
+def tasks_clause(deltas: list[float], settled_grade: str | None, level: float = 0.95, grade: str | None = None) -> str:
     """What the cases say of tasks like these (question (b)), for the grade label: settled,
     or how many more cases like these would settle it (:func:`cases_to_settle`, the
-    report's own betting interval), or that more cases alone would not."""
+    report's own betting interval), or that more cases alone would not. A point F
+    (``grade``) says it as harm: ``for tasks like these harm not shown yet: about 1 more
+    case like these would show it`` — the words ``--ci``'s note uses for the same item."""
     from agentsproof.stats.tasks import cases_to_settle
 
     if settled_grade is not None:
         return f"for tasks like these settled too: {settled_grade}"
     need = cases_to_settle(deltas, level, MIN_CASES)
+    harm = grade == "F"
     if need is None:
+        if harm:
+            return "for tasks like these harm not shown: more cases like these would not show it (the delta is too near 0 or the cases disagree)"
         return "for tasks like these not settled: more cases like these would not settle it (the delta is too near a band edge or the cases disagree)"
     more = need - len(deltas)
-    return f"for tasks like these not settled yet: about {more} more case{'s' if more != 1 else ''} like these would settle it"
+    cases = f"about {more} more case{'s' if more != 1 else ''} like these"
+    if harm:
+        return f"for tasks like these harm not shown yet: {cases} would show it"
+    return f"for tasks like these not settled yet: {cases} would settle it"
 
 
 def item_grade_label(grade: str, deltas: list[float], answers: dict[str, Any], level: float = 0.95) -> str | None:
@@ -177,7 +185,21 @@ def item_grade_label(grade: str, deltas: list[float], answers: dict[str, Any], l
     settled = None
     if ci_b is not None and n >= MIN_CASES and compute_grade(ci_b[0]) == compute_grade(ci_b[1]):
         settled = compute_grade(ci_b[0])
-    return f"{head}; {tasks_clause(deltas, settled, level)}"
+    return f"{head}; {tasks_clause(deltas, settled, level, grade)}"
+
+
+def harm_not_shown_words(stats: dict[str, Any] | None) -> str:
+    """For :func:`harm_not_shown`'s item: where the harm is not shown, naming the question its
+    interval answers, as the grade label does: ``for tasks like these (on these 5 cases it is
+    shown)``, ``for tasks like these (nor on these 5 cases)``, ``on this case``."""
+    s = stats or {}
+    n = (s.get("cases") or {}).get("count") or 1
+    where = "on this case" if n == 1 else f"on these {n} cases"
+    if s.get("question") != TASKS:
+        return where
+    ci_a = ((s.get("questions") or {}).get(CASES) or {}).get("delta_ci")
+    shown_a = ci_a is not None and compute_grade(ci_a[1]) == "F"
+    return f"for tasks like these ({where} it is shown)" if shown_a else f"for tasks like these (nor {where})"
 
 
 def harm_not_shown(stats: dict[str, Any] | None) -> bool:
@@ -273,7 +295,7 @@ def item_stats(item: ItemResult, level: float = 0.95) -> dict[str, Any]:
         out["delta_ci"] = [lo, hi]
         out["grade_low"] = compute_grade(lo)
         out["grade_high"] = compute_grade(hi)
-    out["verdict"], out["verdict_reasons"] = power_verdict(n_usable, out["grade_low"], out["grade_high"], len(groups))
+    out["verdict"], out["verdict_reasons"] = power_verdict(n_usable, out["grade_low"], out["grade_high"], len(groups), question == TASKS)
     out["normalized_gain"] = hake_gain(w["mean"], wo["mean"])
     grade = item.grade or compute_grade(delta)
     out["grade_label"] = item_grade_label(grade, case_deltas(per_case), answers, level)

@@ -23,10 +23,10 @@ def test_heartbeat_lines_appear_in_a_log(byok_env, tmp_path, monkeypatch):
     assert code == 0, err
     beats = [ln for ln in err.splitlines() if ln.strip().startswith("progress: ")]
     assert beats, err
-    assert beats[0].strip().startswith("progress: 1/8 trials · "), "the first finished trial is reported at once, with the total"
+    assert beats[0].strip().startswith("progress: 1/8 trials (all arms) · "), "the first finished trial is reported at once, with the total"
     assert len(beats) >= 2, "and more lines follow while trials finish"
     last = beats[-1]
-    assert re.search(r"progress: \d/8 trials · \d+:\d\d elapsed", last) and "0 errored" in last and "tokens" in last
+    assert re.search(r"progress: \d/8 trials \(all arms\) · \d+:\d\d elapsed", last) and "0 errored" in last and "tokens" in last
     assert "spend unknown" in last  # the model 'm' has no price: never shown as $0
 
 
@@ -124,5 +124,5 @@ def test_on_a_terminal_a_rich_live_line_carries_the_counts(capsys):
 
 
 def test_an_adaptive_total_reads_as_a_cap():
-    assert "progress: 0/at most 30 trials · " in Progress(total=30, capped=True, tty=False).line()
-    assert "progress: 0/30 trials · " in Progress(total=30, tty=False).line()
+    assert "progress: 0/at most 30 trials (all arms) · " in Progress(total=30, capped=True, tty=False).line()
+    assert "progress: 0/30 trials (all arms) · " in Progress(total=30, tty=False).line()

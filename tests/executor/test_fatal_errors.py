@@ -110,6 +110,20 @@ def test_an_eval_kept_apart_from_its_skill_is_told_the_layouts_that_work(byok_en
     assert plugin.is_dir() and byok_env.requests == []
 
 
+def test_an_eval_copied_away_from_its_skill_is_told_the_layouts_that_work(byok_env, tmp_path):
+    """The README's eval.yaml ('skill: SKILL.md') copied into a folder without the skill: the
+    refusal names the file it looked for and the layouts that work, on one line."""
+    apart = tmp_path / "apart"
+    apart.mkdir()
+    import yaml
+
+    (apart / "eval.yaml").write_text(yaml.safe_dump(simple_eval(CHECKS) | {"skill": "SKILL.md"}))
+    code, _, err = run_cli(["eval", apart / "eval.yaml", "--model", "m", "--output", tmp_path / "runs"])
+    assert code == 30 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert "file 'SKILL.md' not found (looked in" in err and "layouts that work: " in err and "evals/<plugin>/skills/<name>/" in err
+    assert byok_env.requests == []
+
+
 def test_retry_errors_finishes_a_run_stopped_at_a_refused_key(byok_env, tmp_path):
     plugin = _plugin(tmp_path)
     out = tmp_path / "runs"

@@ -98,7 +98,7 @@ def test_a_discriminating_eval_is_proven_by_a_real_run_and_written_plain(cli, by
     assert sum(1 for r in trials if r["messages"][0]["content"] == SKILL_TEXT) == CASES
     assert {r["messages"][-1]["content"].strip() for r in trials} == set(PROBLEMS)  # every case ran
     assert len(gen_requests(byok_env)) == 1
-    assert "Generated 1 of 1 eval in" in stdout and "(2 calls," in stdout and f"check: {2 * CASES} trials scored" in stdout
+    assert "Generated 1 of 1 eval in" in stdout and "(2 calls," in stdout and f"check: {2 * CASES} trials scored (all arms)" in stdout
     assert not (out / ".rejected").exists()
     assert "not proven" not in stdout
 

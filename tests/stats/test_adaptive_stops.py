@@ -71,3 +71,29 @@ def test_the_projection_floor_of_tasks_like_these_is_the_betting_interval_of_agr
     assert policy(flat, base, 10, 30, cases) == 0
     assert policy.labels[-1] == (10, UNREACHABLE)
     assert policy.stop_label(flat, base, 10, 30, cases)["kind"] == "futility"
+
+
+def test_a_perfect_five_case_item_settles_on_these_cases_and_says_what_would_settle_tasks_like_these():
+    """Every trial 1.00 with, 0.00 without, 5 cases, cap 15: tasks like these (b) cannot settle
+    by the cap (5 cases that all gain +1 still span F–A), so the rule asks question (a) and
+    stops with a clear A on these cases — never "unsettled" — naming how many more cases would
+    settle (b). A null 5-case item still stops for futility at the first look."""
+    policy = AdaptivePolicy()
+
+    def perfect(done):  # the runner's round robin: trial i runs case i mod 5
+        return [([1.0] * len(range(j, done, 5)), [0.0] * len(range(j, done, 5))) for j in range(5)]
+
+    done = policy([], [], 0, 15)
+    while (more := policy([1.0] * done, [0.0] * done, done, 15, perfect(done))) > 0:
+        done += more
+    assert policy.labels[-1] == (done, "A") and policy.stops[-1] == (done, "A")
+    cases = [([1.0] * 3, [0.0] * 3) for _ in range(5)]
+    stop = policy.stop_label([1.0] * 15, [0.0] * 15, 15, 15, cases)
+    assert stop["kind"] == "grade" and stop["question"] == "cases"
+    assert stop["label"].startswith("98.8 % interval within A on these 5 cases (for tasks like these not settled yet: about ")
+    assert stop["label"].endswith(" more cases like these would settle it)")
+    assert stop["interval"][0] >= 0.30  # (a)'s interval, inside A
+    null = [([1.0, 0.0], [1.0, 0.0]) for _ in range(5)]
+    flat = [v for w, _ in null for v in w]
+    assert policy(flat, flat, 10, 15, null) == 0 and policy.labels[-1] == (10, UNREACHABLE)
+    assert policy.stop_label(flat, flat, 10, 15, null)["question"] == "tasks"

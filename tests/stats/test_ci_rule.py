@@ -45,7 +45,7 @@ def test_default_rule_fails_a_point_f_and_says_its_harm_is_not_shown(byok_env, t
     it = report(out)
     assert it["grade"] == "F" and it["stats"]["grade_label"].startswith("F on this case (harm not shown: 95 % interval spans F–")
     assert code == 1, err
-    assert "1 item(s) fail on a point F whose harm is not shown" in err and "--ci-rule interval" in err
+    assert "1 item fails on a point F whose harm is not shown" in err and "--ci-rule interval" in err
 
 
 def test_interval_rule_passes_a_point_f_whose_harm_is_not_shown(byok_env, tmp_path):
@@ -72,3 +72,29 @@ def test_interval_rule_fails_a_shown_harm(byok_env, tmp_path):
     it = report(out)
     assert it["passed"] is False and it["stats"]["delta_ci"][1] < 0
     assert "harm is not shown" not in err
+
+
+def test_a_five_case_harm_says_which_question_shows_it_in_the_label_the_note_and_the_reports(byok_env, tmp_path):
+    """Five cases, every trial 0.00 with the skill and 1.00 without: the harm is shown on these
+    cases (question (a)'s interval within F) but not yet for tasks like these (question (b),
+    what the grade's interval answers from 5 cases, spans F–C). The label, the --ci note on
+    stderr and the reports' underpowered reason all name the question; none says "harm not
+    shown" of these cases, nor "not settled" of a harm."""
+    byok_env.add(Rule(reply="hi", system_contains=MARK, judge=False), Rule(reply="HELLO there", system_contains=BASELINE, judge=False))
+    tasks = [{"name": f"t{k}", "instruction": f"TASK-{k} greet me", "graders": [{"type": "deterministic", "checks": ["hello"]}]} for k in range(5)]
+    make_plugin(tmp_path, skills={"greeter": {"prompt": f"{MARK}: greet with HELLO.\n", "eval": {"version": "2", "defaults": {"trials": 3}, "tasks": tasks}}})
+    out = tmp_path / "runs"
+    code, stdout, err = run_cli(["eval", tmp_path / "demo-plugin" / "skills" / "greeter", "--model", "m", "--output", out, "--ci"])
+    assert code == 1, err
+    it = report(out)
+    s = it["stats"]
+    assert it["grade"] == "F" and s["question"] == "tasks" and harm_not_shown(s)
+    assert s["grade_label"] == (
+        "F on these 5 cases (95 % interval within F); for tasks like these harm not shown yet: about 1 more case like these would show it"
+    )
+    assert s["grade_label"] in stdout
+    assert "--ci: 1 item fails on a point F whose harm is not shown" in err
+    assert "skills/greeter for tasks like these (on these 5 cases it is shown)" in err
+    assert any(r.startswith("the interval for tasks like these spans F–") for r in s["verdict_reasons"])
+    md = (out / "demo-plugin" / "greeter-eval.md").read_text(encoding="utf-8")
+    assert "(the interval for tasks like these spans F–" in md and "harm not shown yet" in md

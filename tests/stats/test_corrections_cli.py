@@ -32,6 +32,8 @@ def test_eval_all_holm_by_default_bh_on_request_and_the_dagger(byok_env, tmp_pat
     # an A from 2 trials per arm: exact p = 1/6, never significant, so the A is marked
     assert items["lucky"]["grade"] == "A" and lucky["p_value"] > 0.1 and lucky["grade_mark"] == "†"
     assert lucky["p_adjusted"] >= lucky["p_value"]
+    row = next(line for line in stdout.splitlines() if line.lstrip().startswith("lucky"))
+    assert " A†  " in row and not row.endswith("†")  # the dagger marks the grade, not the label's end
     assert "†" in stdout and "A†" in (out / "demo-plugin" / "eval-all-summary.md").read_text()
     html = (out / "demo-plugin" / "demo-plugin-eval.html").read_text()
     assert "Holm" in html and "†" in html

@@ -153,6 +153,28 @@ def test_adaptive_stops_early_on_a_clear_cut_skill(byok_env, tmp_path):
     assert "- adaptive stop: 98.8 % interval within A after" in md
 
 
+def test_adaptive_gives_a_perfect_five_case_skill_a_clear_a_on_its_cases(byok_env, tmp_path):
+    """Five cases, every trial 1.00 with the skill and 0.00 without, cap 15 (3 trials per
+    case): tasks like these cannot settle by the cap, so the stop is a clear A on these 5
+    cases with what would settle tasks like these — not "unsettled: the cap would not settle it"."""
+    byok_env.add(Rule(reply="HELLO friend", system_contains=MARK, judge=False), Rule(reply="hi", system_contains=BASELINE, judge=False))
+    tasks = [{"name": f"t{k}", "instruction": f"TASK-{k} greet me", "graders": [{"type": "deterministic", "checks": ["hello"]}]} for k in range(5)]
+    make_plugin(tmp_path, skills={"greeter": {"prompt": SKILL_TEXT, "eval": {"version": "2", "defaults": {"trials": 3}, "tasks": tasks}}})
+    out = tmp_path / "runs"
+    code, stdout, err = run_cli(["eval", tmp_path / "demo-plugin" / "skills" / "greeter", "--model", "m", "--output", out, "--adaptive"])
+    assert code == 0, err
+    it = report(out)["items"][0]
+    stop = it["stats"]["adaptive_stop"]
+    assert stop["kind"] == "grade" and stop["question"] == "cases", stop
+    assert "unsettled" not in stdout
+    assert stop["label"].startswith("98.8 % interval within A on these 5 cases (for tasks like these not settled yet: about ")
+    n = it["with_arm"]["scored"]
+    assert f"adaptive stop: {stop['label']} after {n} of 15 trials per arm" in stdout
+    row = next(line for line in stdout.splitlines() if line.lstrip().startswith("greeter"))
+    assert "A on these 5 cases (98.8 % interval within A); for tasks like these not settled yet: about" in row
+    assert it["stats"]["questions"]["cases"]["delta_ci"] == pytest.approx(stop["interval"])
+
+
 def test_adaptive_records_the_looks_of_the_items_cap(byok_env, tmp_path):
     """--trials 6 on an item of 5 cases is a cap of 30 trials per arm: the looks recorded
     are those of 30, not of 6 (the per-case count)."""

@@ -313,7 +313,7 @@ def load_eval(path: str | Path, *, live_source: bool = False) -> LoadedEval:
             raise InputError(src, field, f"--live-source: no recorded source for {cfg.source!r} (eval-generate writes it in {SIDECAR} beside the eval)")
         source, root = live, live.parent
     if not source.exists():
-        raise InputError(src, field, f"file {cfg.source!r} not found (looked in {display(p.parent)})")
+        raise InputError(src, field, f"file {cfg.source!r} not found (looked in {display(p.parent)}); {APART_LAYOUTS}")
     text = read_text(source, source=src, field=field, max_bytes=MAX_SOURCE_FILE_BYTES, what=f"{field} file")
     if not text.strip():
         raise InputError(src, field, f"{cfg.source!r} is empty")
