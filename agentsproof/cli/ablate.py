@@ -68,12 +68,16 @@ def show(ab: Any, written: dict[str, Path]) -> None:
         interval = f"[{e.interval[0]:+.2f}, {e.interval[1]:+.2f}]" if e.interval else "no scored pair"
         effect = f"{e.effect:+.2f}" if e.effect is not None else "  – "
         click.echo(f"  {titles[e.part][:40]:<40} {e.tokens:>6,} tokens  removing it: {effect} {interval}  {e.verdict}")
-    if ab.smallest:
-        vw = ab.smallest["vs_whole"]
+    small = ab.data.get("smallest")
+    if small:
+        vw = small["vs_whole"]
         click.echo(
-            f"  smallest skill: without {', '.join(ab.smallest['removed'])} ({ab.smallest['tokens_saved']:,} tokens saved): "
-            f"{'non-inferior' if vw['non_inferior'] else 'NOT shown non-inferior'} to the whole skill; {ab.smallest['folder']}"
+            f"  smallest skill: without {', '.join(small['removed'])} ({small['tokens_saved']:,} tokens saved): "
+            f"{'non-inferior' if vw['non_inferior'] else 'NOT shown non-inferior'} to the whole skill; {small['folder']}"
         )
+    calls = ab.data.get("calls") or {}
+    if ab.data.get("adaptive"):
+        click.echo(f"  --adaptive: {calls.get('trials', 0):,} trials, {calls.get('fixed_trials', 0):,} with every arm at the cap")
     for key in ("ablation-html", "ablation-md", "ablation-json"):
         if key in written:
             click.echo(f"  {key.split('-')[1]}: {written[key]}")

@@ -7,7 +7,6 @@ redundant sections are not removable together."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -39,7 +38,9 @@ def test_ablate_picks_the_planted_sections_apart(byok_env, tmp_path):
     demo = tmp_path / "ablation-demo"
     shutil.copytree(DEMO, demo)
     out = tmp_path / "out"
-    code, stdout, err = run_cli(["ablate", demo / "skills" / "release-notes" / "eval.yaml", "--model", "m", "--output", out, "--trials", "20", "--margin", "0.25"])
+    code, stdout, err = run_cli(
+        ["ablate", demo / "skills" / "release-notes" / "eval.yaml", "--model", "m", "--output", out, "--trials", "20", "--margin", "0.25"]
+    )
     assert code == 0, err
     folder = out / "ablation-demo"
     data = read_json(folder / "release-notes-ablation.json")
@@ -51,7 +52,7 @@ def test_ablate_picks_the_planted_sections_apart(byok_env, tmp_path):
     small = data["smallest"]
     assert set(small["removed"]) == {"section-2-history-of-the-channel", "section-3-sign-off", "section-4-closing-line"}
     assert small["together_not_removable"] is True and small["vs_whole"]["non_inferior"] is False, small
-    assert small["measured_in"] == "a second run on the same cases"
+    assert small["measured_in"] == "the same run, on the same cases and trials as the whole skill"
     skill_md = (Path(small["folder"]) / "SKILL.md").read_text()
     assert "## Ticket line" in skill_md and "## Sign-off" not in skill_md and "## History" not in skill_md and skill_md.startswith("---\nname: release-notes")
     # every arm ran on the same cases: the whole skill and no skill (2 arms), four single-part arms, the smallest skill
@@ -61,7 +62,10 @@ def test_ablate_picks_the_planted_sections_apart(byok_env, tmp_path):
     assert "| Ticket line | section |" in md and "not all of them together" in md
     assert "<svg" in html and "removable" in html and "Removable:" in html
     assert "Ticket line" in stdout and "needed" in stdout
-    json.loads((folder / "release-notes-ablation.json").read_text())
+    assert data["manifest"]["trials"]["count"] == len(srv.trial_requests()) == data["calls"]["trials"] == data["calls"]["fixed_trials"]
+    # the run's own report holds every arm and the ablation as a section of its own
+    run = read_json(folder / data["run_report"])
+    assert run["settings"]["ablation"]["parts"] == data["parts"] and len(run["items"]) == 6
 
 
 def test_ablate_plan_lists_the_parts_and_calls_nothing(byok_env, tmp_path):
@@ -75,7 +79,9 @@ def test_ablate_refuses_a_skill_with_nothing_to_cut(byok_env, tmp_path):
     skill = tmp_path / "p" / "skills" / "flat"
     skill.mkdir(parents=True)
     (skill / "SKILL.md").write_text("---\nname: flat\ndescription: one paragraph\n---\nAnswer briefly.\n")
-    (skill / "eval.yaml").write_text('version: "2"\nskill: SKILL.md\ntask:\n  name: t\n  instruction: hi\n  graders:\n    - type: deterministic\n      checks: {mustContain: ["x"]}\n')
+    (skill / "eval.yaml").write_text(
+        'version: "2"\nskill: SKILL.md\ntask:\n  name: t\n  instruction: hi\n  graders:\n    - type: deterministic\n      checks: {mustContain: ["x"]}\n'
+    )
     code, _out, err = run_cli(["ablate", skill / "eval.yaml", "--model", "m", "--output", tmp_path / "o"])
     assert code == 30 and "nothing to ablate" in err and "Traceback" not in err, err
     assert err.strip().count("\n") == 0
@@ -88,7 +94,9 @@ def test_ablate_a_folder_and_eval_all_ablate_run_every_eval_that_has_parts(byok_
     flat = plugin / "skills" / "flat"
     flat.mkdir()
     (flat / "SKILL.md").write_text("---\nname: flat\ndescription: one paragraph\n---\nAnswer briefly.\n")
-    (flat / "eval.yaml").write_text('version: "2"\nskill: SKILL.md\ntask:\n  name: t\n  instruction: hi\n  graders:\n    - type: deterministic\n      checks: {mustContain: ["x"]}\n')
+    (flat / "eval.yaml").write_text(
+        'version: "2"\nskill: SKILL.md\ntask:\n  name: t\n  instruction: hi\n  graders:\n    - type: deterministic\n      checks: {mustContain: ["x"]}\n'
+    )
     for command in (["ablate", plugin, "--margin", "0.25"], ["eval-all", plugin, "--ablate"]):
         out = tmp_path / f"out-{command[0]}"
         code, stdout, err = run_cli([*command, "--model", "m", "--output", out, "--trials", "4"])
@@ -96,3 +104,30 @@ def test_ablate_a_folder_and_eval_all_ablate_run_every_eval_that_has_parts(byok_
         assert "ablate release-notes: 4 parts" in stdout and "Ticket line" in stdout
         assert "not ablated:" in err and "flat has no '## ' sections" in err
         assert next(out.rglob("release-notes-ablation.json")).is_file()
+
+
+def _ablate(srv, tmp_path, name: str, *extra: str) -> tuple[dict, int]:
+    demo = tmp_path / name / "ablation-demo"
+    shutil.copytree(DEMO, demo)
+    before = len(srv.trial_requests())
+    out = tmp_path / name / "out"
+    code, _stdout, err = run_cli(["ablate", demo / "skills" / "release-notes" / "eval.yaml", "--model", "m", "--output", out, "--margin", "0.25", *extra])
+    assert code == 0, err
+    return read_json(out / "ablation-demo" / "release-notes-ablation.json"), len(srv.trial_requests()) - before
+
+
+def test_adaptive_ablation_calls_at_most_half_and_keeps_the_verdicts(byok_env, tmp_path):
+    """The Goal of issue 49: at the same cap, --adaptive makes at most half the calls of fixed
+    arms, and the verdicts stay right (the redundant pair still caught in the confirmation)."""
+    byok_env.add(Rule(reply=planted, judge=False))
+    adaptive, adaptive_calls = _ablate(byok_env, tmp_path, "adaptive", "--trials", "40", "--adaptive")
+    verdicts = {p["title"]: p["verdict"] for p in adaptive["parts"]}
+    assert verdicts == {"Ticket line": "needed", "History of the channel": "removable", "Sign-off": "removable", "Closing line": "removable"}, adaptive["parts"]
+    assert adaptive["smallest"]["together_not_removable"] is True and adaptive["smallest"]["vs_whole"]["non_inferior"] is False
+    # fixed arms at this cap (80 trials an arm: 2 cases x 40): the whole skill and no skill, 4 parts, the smallest skill;
+    # the test above measures that count on the server (fixed_trials there == the requests made)
+    fixed_calls = 80 * 7
+    assert adaptive_calls == adaptive["calls"]["trials"] and 2 * adaptive_calls <= fixed_calls, (adaptive_calls, fixed_calls)
+    ticket = next(p for p in adaptive["parts"] if p["title"] == "Ticket line")
+    assert ticket["stop"] == "needed" and ticket["trials"] < adaptive["cap"] == 80
+    assert adaptive["adaptive"] is True and adaptive["level"] > 0.95 and adaptive["calls"]["fixed_trials"] == fixed_calls
