@@ -66,6 +66,10 @@ def test_ablate_picks_the_planted_sections_apart(byok_env, tmp_path):
     # the run's own report holds every arm and the ablation as a section of its own
     run = read_json(folder / data["run_report"])
     assert run["settings"]["ablation"]["parts"] == data["parts"] and len(run["items"]) == 6
+    run_html = (folder / data["run_report"].replace(".json", ".html")).read_text()
+    run_md = (folder / data["run_report"].replace(".json", ".md")).read_text()
+    assert 'id="ablation"' in run_html and "effect of removing each part\"" in run_html and "not all of them together" in run_html and "Removable:" in run_html
+    assert "## Ablation: release-notes" in run_md and "| Ticket line | section |" in run_md and "| needed |" in run_md
 
 
 def test_ablate_plan_lists_the_parts_and_calls_nothing(byok_env, tmp_path):
