@@ -36,7 +36,10 @@ def ablate_cmd(path: Path, margin: float, **opts: Any) -> None:
     needed, removable (costs less than --margin) or unclear, adjusted across
     the parts (Holm). The smallest skill (every removable part out) is written
     beside the report and confirmed against the whole skill and no skill.
-    Writes <skill>-ablation.{json,md,html} beside the run's reports;
+    --adaptive runs the arms in rounds and stops each part's arm once its
+    verdict is settled (valid after any look, Holm kept). The run's report
+    holds the ablation as a section (settings.ablation in the JSON; verify
+    re-derives it), also written as <skill>-ablation.{json,md,html};
     --plan lists the parts and the calls. PATH may be a folder (a plugin):
     every eval below it is ablated in turn, as `eval-all DIR --ablate` does.
     See docs/ablation.md.
@@ -45,6 +48,7 @@ def ablate_cmd(path: Path, margin: float, **opts: Any) -> None:
     Example:
       agentsproof ablate evals/ablation-demo/skills/release-notes/eval.yaml --provider local --trials 6
       agentsproof ablate evals/ablation-demo/ --trials 20 --margin 0.25
+      agentsproof ablate evals/ablation-demo/ --trials 40 --margin 0.25 --adaptive
     """
     from agentsproof.model.options import RunConfig
 
