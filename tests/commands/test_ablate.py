@@ -101,13 +101,14 @@ def test_ablate_a_folder_and_eval_all_ablate_run_every_eval_that_has_parts(byok_
     (flat / "eval.yaml").write_text(
         'version: "2"\nskill: SKILL.md\ntask:\n  name: t\n  instruction: hi\n  graders:\n    - type: deterministic\n      checks: {mustContain: ["x"]}\n'
     )
-    for command in (["ablate", plugin, "--margin", "0.25"], ["eval-all", plugin, "--ablate"]):
-        out = tmp_path / f"out-{command[0]}"
+    for command in (["ablate", plugin, "--margin", "0.25"], ["eval-all", plugin, "--ablate"], ["eval-all", plugin, "--ablate", "--adaptive"]):
+        out = tmp_path / f"out-{len(command)}"
         code, stdout, err = run_cli([*command, "--model", "m", "--output", out, "--trials", "4"])
         assert code == 0, err
         assert "ablate release-notes: 4 parts" in stdout and "Ticket line" in stdout
         assert "not ablated:" in err and "flat has no '## ' sections" in err
-        assert next(out.rglob("release-notes-ablation.json")).is_file()
+        data = read_json(next(out.rglob("release-notes-ablation.json")))
+        assert data["adaptive"] is ("--adaptive" in command) and data["cap"] == 8
 
 
 def _ablate(srv, tmp_path, name: str, *extra: str) -> tuple[dict, int]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,11 @@ def ablations(tmp_path_factory) -> dict[str, Path]:
     from openai_server import ScriptedServer
 
     base = tmp_path_factory.mktemp("ablations")
-    out: dict[str, Path] = {}
+    if not shutil.which("ssh-keygen"):
+        pytest.fail("ssh-keygen is not installed (openssh-client)")
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "k", "-f", str(base / "k")], check=True)
+    (base / "allowed").write_text(f"k@test {(base / 'k.pub').read_text().strip()}\n", encoding="utf-8")
+    out: dict[str, Path] = {"allowed": base / "allowed"}
     with ScriptedServer() as srv:
         srv.add(Rule(reply=_planted, judge=False))
         env = {
@@ -40,7 +45,7 @@ def ablations(tmp_path_factory) -> dict[str, Path]:
             "AGENTSPROOF_PROVIDER_KEY": SECRET_KEY,
             "AGENTSPROOF_RETRY_BASE_DELAY": "0",
         }
-        for name, extra in (("fixed", ["--trials", "4"]), ("adaptive", ["--trials", "10", "--adaptive"])):
+        for name, extra in (("fixed", ["--trials", "4", "--sign", base / "k"]), ("adaptive", ["--trials", "10", "--adaptive"])):
             demo = base / name / "ablation-demo"
             shutil.copytree(DEMO, demo)
             code, _o, err = run_cli(
@@ -52,8 +57,8 @@ def ablations(tmp_path_factory) -> dict[str, Path]:
     return out
 
 
-def _verify(path: Path) -> tuple[int, str]:
-    code, stdout, err = run_cli(["verify", path])
+def _verify(path: Path, *extra: object) -> tuple[int, str]:
+    code, stdout, err = run_cli(["verify", path, *extra])
     assert "Traceback" not in err, err
     return code, stdout + err
 
@@ -101,3 +106,20 @@ def test_an_edited_ablation_file_fails_verify(ablations, tmp_path):
     (tmp_path / "a.json").write_text(json.dumps(own))
     code, text = _verify(tmp_path / "a.json")
     assert code == 30 and "run_report" in text, text
+
+
+def test_a_signed_ablation_verifies_and_an_edit_after_signing_fails(ablations, tmp_path):
+    folder = ablations["fixed"]
+    own_path = folder / "release-notes-ablation.json"
+    own = read_json(own_path)
+    assert (folder / "release-notes-ablation.json.sig").is_file() and (folder / (own["run_report"] + ".sig")).is_file()
+    assert own["manifest"]["signature"]["key"].startswith("SHA256:")
+    code, text = _verify(own_path, "--allowed-signers", ablations["allowed"])
+    assert code == 0 and "good signature" in text, text
+    for name in (own_path.name, own["run_report"], own["run_report"] + ".sig", own_path.name + ".sig"):
+        shutil.copy(folder / name, tmp_path / name)
+    edited = (tmp_path / own_path.name).read_text().replace('"margin": 0.25', '"margin": 0.250')
+    assert edited != (tmp_path / own_path.name).read_text()
+    (tmp_path / own_path.name).write_text(edited)
+    code, text = _verify(tmp_path / own_path.name, "--allowed-signers", ablations["allowed"])
+    assert code == 1 and "BAD SIGNATURE" in text, text
