@@ -76,6 +76,8 @@ def test_ablate_plan_lists_the_parts_and_calls_nothing(byok_env, tmp_path):
     code, stdout, err = run_cli(["ablate", DEMO / "skills" / "release-notes" / "eval.yaml", "--model", "m", "--plan", "--output", tmp_path / "o"])
     assert code == 0, err
     assert "4 parts, 6 arms" in stdout and "section-1-ticket-line" in stdout and "tokens" in stdout
+    # 12 trials an arm (2 tasks x 6); the part arms have no baseline call: 6 arms x 12, not 10 x 12
+    assert "total: 72 LLM calls" in stdout, stdout
     assert byok_env.trial_requests() == []
 
 
