@@ -138,3 +138,22 @@ def test_adaptive_ablation_calls_at_most_half_and_keeps_the_verdicts(byok_env, t
     ticket = next(p for p in adaptive["parts"] if p["title"] == "Ticket line")
     assert ticket["stop"] == "needed" and ticket["trials"] < adaptive["cap"] == 80
     assert adaptive["adaptive"] is True and adaptive["level"] > 0.95 and adaptive["calls"]["fixed_trials"] == fixed_calls
+
+
+def test_adaptive_rounds_resume_from_the_journal_and_decide_the_same_stops(byok_env, tmp_path):
+    """Every round journals its trials: run again with --resume, the rounds replay from the
+    journal (no call) and stop each part's arm where the first run did."""
+    byok_env.add(Rule(reply=planted, judge=False))
+    demo = tmp_path / "ablation-demo"
+    shutil.copytree(DEMO, demo)
+    args = ["ablate", demo / "skills" / "release-notes" / "eval.yaml", "--model", "m", "--output", tmp_path / "out", "--margin", "0.25", "--trials", "10", "--adaptive"]
+    code, _o, err = run_cli(args)
+    assert code == 0, err
+    first = read_json(tmp_path / "out" / "ablation-demo" / "release-notes-ablation.json")
+    calls = len(byok_env.trial_requests())
+    assert calls == first["calls"]["trials"] < first["calls"]["fixed_trials"]
+    code, _o, err = run_cli([*args, "--resume"])
+    assert code == 0, err
+    again = read_json(tmp_path / "out" / "ablation-demo" / "release-notes-ablation.json")
+    assert len(byok_env.trial_requests()) == calls
+    assert [(p["trials"], p["stop"], p["verdict"], p["effect"]) for p in again["parts"]] == [(p["trials"], p["stop"], p["verdict"], p["effect"]) for p in first["parts"]]
