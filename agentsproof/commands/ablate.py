@@ -44,10 +44,7 @@ class Ablation:
     margin: float
     parts: list[Part]
     effects: list[Any] = field(default_factory=list)
-    whole: dict[str, Any] = field(default_factory=dict)
-    smallest: dict[str, Any] | None = None
     reports: dict[str, str] = field(default_factory=dict)
-    calls: dict[str, int] = field(default_factory=dict)
     data: dict[str, Any] = field(default_factory=dict)
     """The ablation section: what the reports show (``settings.ablation`` of the run's JSON)."""
 
@@ -154,6 +151,8 @@ def run_ablation(path: Path, cfg: RunConfig, margin: float) -> tuple[RunResult |
         *[dataclasses.replace(v.item, trials=spec["trials"][p.id]) for p, v in zip(parts, variants, strict=True)],
     ]
     folder = rounds.targets["json"].parent / f"{loaded.name}-smallest-skill"
+    if rounds.run.incomplete:  # interrupted: no new arm now (--resume goes on), the parts' numbers on the trials run
+        removable = ()
     if len(removable) > 1:
         small = dataclasses.replace(variant(item, removable, "smallest", "smallest skill"), trials=items[0].trials)
         items.append(small)
