@@ -135,6 +135,11 @@ def test_adaptive_ablation_calls_at_most_half_and_keeps_the_verdicts(byok_env, t
     # the test above measures that count on the server (fixed_trials there == the requests made)
     fixed_calls = 80 * 7
     assert adaptive_calls == adaptive["calls"]["trials"] and 2 * adaptive_calls <= fixed_calls, (adaptive_calls, fixed_calls)
+    # docs/ablation.md prints this run's figures
+    page = " ".join((ROOT / "docs" / "ablation.md").read_text(encoding="utf-8").split())
+    stops = {p["title"]: p["trials"] for p in adaptive["parts"]}
+    assert f"{adaptive_calls} trials instead of {fixed_calls}" in page, "docs/ablation.md no longer states the demo's --adaptive figures"
+    assert f"stops *needed* after {stops['Ticket line']} trials" in page and f"*removable* after {stops['History of the channel']}" in page
     ticket = next(p for p in adaptive["parts"] if p["title"] == "Ticket line")
     assert ticket["stop"] == "needed" and ticket["trials"] < adaptive["cap"] == 80
     assert adaptive["adaptive"] is True and adaptive["level"] > 0.95 and adaptive["calls"]["fixed_trials"] == fixed_calls
