@@ -148,8 +148,8 @@ def run_ablation(path: Path, cfg: RunConfig, margin: float) -> tuple[RunResult |
     removable = tuple(p for p in parts if p.id in first["removable"])
     items = [
         dataclasses.replace(item, trials=max(spec["trials"].values())),
-        *[dataclasses.replace(v.item, trials=spec["trials"][p.id]) for p, v in zip(parts, variants, strict=True)],
-    ]
+        *[dataclasses.replace(v.item, trials=spec["trials"][p.id]) for p, v in zip(parts, variants, strict=True) if spec["trials"][p.id]],
+    ]  # a part's arm an interrupt kept from its first trial is left out (its numbers: none)
     folder = rounds.targets["json"].parent / f"{loaded.name}-smallest-skill"
     if rounds.run.incomplete:  # interrupted: no new arm now (--resume goes on), the parts' numbers on the trials run
         removable = ()

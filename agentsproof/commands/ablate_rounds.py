@@ -34,7 +34,7 @@ class Rounds:
     trials: dict[str, int] = field(default_factory=dict)
     """Part id → trials per arm its arm ran."""
     stops: dict[str, str] = field(default_factory=dict)
-    """Part id → why its arm stopped: needed, removable, unclear (for good), or cap."""
+    """Part id → why its arm stopped: needed, removable, unclear (for good), cap, or interrupted."""
     targets: dict[str, Path] = field(default_factory=dict)
 
 
@@ -95,7 +95,7 @@ def run_rounds(plugin: str, whole: EvalItem, parts: list[tuple[str, EvalItem, in
         if not open_parts:
             break
     for pid in open_parts:
-        done.stops.setdefault(pid, "cap")
+        done.stops.setdefault(pid, "interrupted" if done.run is not None and done.run.incomplete else "cap")
     done.trials = trials
     return done
 

@@ -139,7 +139,8 @@ def effects(spec: Mapping[str, Any], items: Sequence[ItemResult] | Mapping[str, 
     margin, alpha = float(spec["margin"]), float(spec.get("alpha", ALPHA))
     out = []
     for part in spec["parts"]:
-        arm = by_id[part["item"]].with_arm
+        ran_item = by_id.get(part["item"])  # an arm an interrupt kept from its first trial is not in the run
+        arm = ran_item.with_arm if ran_item is not None else ArmResult(arm="with", system_prompt_kind="skill")
         ran = int(part["trials"])
         seen = [n for n in planned if n < ran] + [ran]
         out.append(part_at_looks(part["id"], partial(cases_upto, whole, arm, whole.with_arm), seen, len(planned), int(part["tokens"]), margin, alpha))
@@ -218,7 +219,7 @@ def derive(spec: Mapping[str, Any], items: Sequence[ItemResult] | Mapping[str, I
         "parts": [part_row(p, e) for p, e in zip(spec["parts"], found, strict=True)],
         "removable": removed,
         "smallest": small,
-        "calls": {"trials": sum(len(a.trials) for i in _ids(spec) for a in (by_id[i].with_arm, by_id[i].without_arm))},
+        "calls": {"trials": sum(len(a.trials) for i in _ids(spec) if i in by_id for a in (by_id[i].with_arm, by_id[i].without_arm))},
     }
 
 

@@ -68,7 +68,7 @@ def test_ablate_picks_the_planted_sections_apart(byok_env, tmp_path):
     assert run["settings"]["ablation"]["parts"] == data["parts"] and len(run["items"]) == 6
     run_html = (folder / data["run_report"].replace(".json", ".html")).read_text()
     run_md = (folder / data["run_report"].replace(".json", ".md")).read_text()
-    assert 'id="ablation"' in run_html and "effect of removing each part\"" in run_html and "not all of them together" in run_html and "Removable:" in run_html
+    assert 'id="ablation"' in run_html and 'effect of removing each part"' in run_html and "not all of them together" in run_html and "Removable:" in run_html
     assert "## Ablation: release-notes" in run_md and "| Ticket line | section |" in run_md and "| needed |" in run_md
 
 
@@ -151,7 +151,19 @@ def test_adaptive_rounds_resume_from_the_journal_and_decide_the_same_stops(byok_
     byok_env.add(Rule(reply=planted, judge=False))
     demo = tmp_path / "ablation-demo"
     shutil.copytree(DEMO, demo)
-    args = ["ablate", demo / "skills" / "release-notes" / "eval.yaml", "--model", "m", "--output", tmp_path / "out", "--margin", "0.25", "--trials", "10", "--adaptive"]
+    args = [
+        "ablate",
+        demo / "skills" / "release-notes" / "eval.yaml",
+        "--model",
+        "m",
+        "--output",
+        tmp_path / "out",
+        "--margin",
+        "0.25",
+        "--trials",
+        "10",
+        "--adaptive",
+    ]
     code, _o, err = run_cli(args)
     assert code == 0, err
     first = read_json(tmp_path / "out" / "ablation-demo" / "release-notes-ablation.json")
@@ -161,4 +173,42 @@ def test_adaptive_rounds_resume_from_the_journal_and_decide_the_same_stops(byok_
     assert code == 0, err
     again = read_json(tmp_path / "out" / "ablation-demo" / "release-notes-ablation.json")
     assert len(byok_env.trial_requests()) == calls
-    assert [(p["trials"], p["stop"], p["verdict"], p["effect"]) for p in again["parts"]] == [(p["trials"], p["stop"], p["verdict"], p["effect"]) for p in first["parts"]]
+    assert [(p["trials"], p["stop"], p["verdict"], p["effect"]) for p in again["parts"]] == [
+        (p["trials"], p["stop"], p["verdict"], p["effect"]) for p in first["parts"]
+    ]
+
+
+def test_an_interrupted_adaptive_ablation_is_reported_incomplete_verifies_and_resumes(byok_env, tmp_path):
+    """--max-calls stops round one: exit 30, the report says incomplete and verifies, no
+    smallest-skill arm is started; --resume runs only the trials still missing."""
+    byok_env.add(Rule(reply=planted, judge=False))
+    demo = tmp_path / "ablation-demo"
+    shutil.copytree(DEMO, demo)
+    folder = tmp_path / "out" / "ablation-demo"
+    args = [
+        "ablate",
+        demo / "skills" / "release-notes" / "eval.yaml",
+        "--model",
+        "m",
+        "--output",
+        tmp_path / "out",
+        "--margin",
+        "0.25",
+        "--trials",
+        "10",
+        "--adaptive",
+    ]
+    code, _o, err = run_cli([*args, "--max-calls", "20"])
+    assert code == 30 and "Traceback" not in err, err
+    assert len(byok_env.trial_requests()) == 20
+    data = read_json(folder / "release-notes-ablation.json")
+    run = read_json(folder / data["run_report"])
+    assert run["incomplete"] is True and run["verdict"] == "INCOMPLETE" and "--max-calls 20" in run["incomplete_reason"]
+    assert data["smallest"] is None and data["calls"]["trials"] == 20 and "interrupted" in {p["stop"] for p in data["parts"]}
+    code, out, err = run_cli(["verify", folder / data["run_report"]])
+    assert code == 0, out + err
+    code, _o, err = run_cli([*args, "--resume"])
+    assert code == 0, err
+    again = read_json(folder / "release-notes-ablation.json")
+    assert len(byok_env.trial_requests()) == again["calls"]["trials"] == 30  # round one finished (6 arms x 5), nothing run twice
+    assert {p["stop"] for p in again["parts"]} <= {"needed", "removable", "unclear", "cap"}
