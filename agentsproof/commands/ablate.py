@@ -112,7 +112,7 @@ def run_ablation(path: Path, cfg: RunConfig, margin: float) -> tuple[RunResult |
     the ablation as its ``settings.ablation`` section (sealed, signed with ``--sign``, and
     re-derived by ``agentsproof verify``), and the ablation's own three files."""
     from agentsproof.commands import run as runs
-    from agentsproof.commands.ablate_rounds import run_rounds
+    from agentsproof.commands.ablate_rounds import remaining, run_rounds, spent_words
 
     if not 0 < margin < 1:
         raise InputError("command line", "--margin", f"{margin} is not between 0 and 1")
@@ -151,6 +151,9 @@ def run_ablation(path: Path, cfg: RunConfig, margin: float) -> tuple[RunResult |
         *[dataclasses.replace(v.item, trials=spec["trials"][p.id]) for p, v in zip(parts, variants, strict=True) if spec["trials"][p.id]],
     ]  # a part's arm an interrupt kept from its first trial is left out (its numbers: none)
     folder = rounds.targets["json"].parent / f"{loaded.name}-smallest-skill"
+    left = remaining(base, rounds)  # one --max-calls / --max-cost for the rounds and the smallest skill's arm
+    if left is None and len(removable) > 1 and not rounds.run.incomplete:
+        rounds.run.incomplete, rounds.run.incomplete_reason = True, spent_words(base, rounds)
     if rounds.run.incomplete:  # interrupted: no new arm now (--resume goes on), the parts' numbers on the trials run
         removable = ()
     if len(removable) > 1:
@@ -180,7 +183,8 @@ def run_ablation(path: Path, cfg: RunConfig, margin: float) -> tuple[RunResult |
             run.incomplete, run.incomplete_reason = True, rounds.run.incomplete_reason or "the ablation's arms were interrupted; --resume goes on"
 
     run_settings = dataclasses.replace(settings, adaptive=adaptive_rule(rounds.looks)) if cfg.adaptive else settings
-    run, written = runs._run("eval", loaded.plugin, items, base.replace(resume=True), stem, run_settings, after=attach)
+    final = (left or base).replace(resume=True)
+    run, written = runs._run("eval", loaded.plugin, items, final, stem, run_settings, after=attach)
     if run is None:
         return None, {}, None
     from agentsproof.commands.proof import sign_report

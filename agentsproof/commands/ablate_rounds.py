@@ -36,6 +36,10 @@ class Rounds:
     stops: dict[str, str] = field(default_factory=dict)
     """Part id → why its arm stopped: needed, removable, unclear (for good), cap, or interrupted."""
     targets: dict[str, Path] = field(default_factory=dict)
+    calls: int = 0
+    """LLM calls the rounds made (``--max-calls`` counts them across the rounds)."""
+    spent: float = 0.0
+    """Money the rounds spent (``--max-cost`` counts it across the rounds)."""
 
 
 def schedule(cap: int, adaptive: bool) -> list[int]:
@@ -74,8 +78,17 @@ def run_rounds(plugin: str, whole: EvalItem, parts: list[tuple[str, EvalItem, in
         for pid in open_parts:
             trials[pid] = n
         items = arms_at(whole, [(pid, it) for pid, it, _t in parts], trials)
-        run = _round(runs, plugin, items, cfg.replace(resume=resume), settings, targets, target_defs)
+        left = remaining(cfg, done)
+        if done.run is not None and left is None:
+            done.run.incomplete, done.run.incomplete_reason = True, spent_words(cfg, done)
+            break
+        run = _round(runs, plugin, items, (left or cfg).replace(resume=resume), settings, targets, target_defs)
         done.run, resume = run, True
+        budget = run.settings.get("budget") or {}
+        done.calls += int(budget.get("calls") or 0)
+        done.spent += float(budget.get("spent_usd") or 0.0)
+        if run.incomplete and budget.get("stopped") and done.calls != int(budget.get("calls") or 0):
+            run.incomplete_reason = spent_words(cfg, done)  # the ablation's budget, not this round's share of it
         if run.incomplete or n == looks[-1]:
             break
         by_id = {it.id: it for it in run.items}
@@ -98,6 +111,23 @@ def run_rounds(plugin: str, whole: EvalItem, parts: list[tuple[str, EvalItem, in
         done.stops.setdefault(pid, "interrupted" if done.run is not None and done.run.incomplete else "cap")
     done.trials = trials
     return done
+
+
+def remaining(cfg: RunConfig, done: Rounds) -> RunConfig | None:
+    """``cfg`` with what is left of ``--max-calls`` / ``--max-cost`` after the rounds so far
+    (one budget for the whole ablation); None when it is spent."""
+    calls = None if cfg.max_calls is None else cfg.max_calls - done.calls
+    cost = None if cfg.max_cost is None else cfg.max_cost - done.spent
+    if (calls is not None and calls <= 0) or (cost is not None and cost <= 0):
+        return None
+    return cfg.replace(max_calls=calls, max_cost=cost)
+
+
+def spent_words(cfg: RunConfig, done: Rounds) -> str:
+    """Why the rounds stopped on the budget."""
+    if cfg.max_calls is not None and done.calls >= cfg.max_calls:
+        return f"stopped before crossing --max-calls {cfg.max_calls}: {done.calls} calls made over the ablation's rounds"
+    return f"stopped before crossing --max-cost {cfg.max_cost}: ${done.spent:.4f} spent over the ablation's rounds"
 
 
 def _round(

@@ -212,3 +212,17 @@ def test_an_interrupted_adaptive_ablation_is_reported_incomplete_verifies_and_re
     again = read_json(folder / "release-notes-ablation.json")
     assert len(byok_env.trial_requests()) == again["calls"]["trials"] == 30  # round one finished (6 arms x 5), nothing run twice
     assert {p["stop"] for p in again["parts"]} <= {"needed", "removable", "unclear", "cap"}
+
+
+def test_max_calls_holds_for_the_whole_adaptive_ablation_not_each_round(byok_env, tmp_path):
+    """One --max-calls for all the rounds: round one makes 30 calls, round two gets the 10 left."""
+    byok_env.add(Rule(reply=planted, judge=False))
+    demo = tmp_path / "ablation-demo"
+    shutil.copytree(DEMO, demo)
+    args = ["ablate", demo / "skills" / "release-notes" / "eval.yaml", "--model", "m", "--output", tmp_path / "out", "--margin", "0.25"]
+    code, _o, err = run_cli([*args, "--trials", "40", "--adaptive", "--max-calls", "40"])
+    assert code == 30 and "Traceback" not in err, err
+    assert len(byok_env.trial_requests()) == 40
+    data = read_json(tmp_path / "out" / "ablation-demo" / "release-notes-ablation.json")
+    run = read_json(tmp_path / "out" / "ablation-demo" / data["run_report"])
+    assert run["incomplete"] is True and "--max-calls 40" in run["incomplete_reason"] and data["calls"]["trials"] == 40
