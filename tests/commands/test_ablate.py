@@ -226,3 +226,47 @@ def test_max_calls_holds_for_the_whole_adaptive_ablation_not_each_round(byok_env
     data = read_json(tmp_path / "out" / "ablation-demo" / "release-notes-ablation.json")
     run = read_json(tmp_path / "out" / "ablation-demo" / data["run_report"])
     assert run["incomplete"] is True and "--max-calls 40" in run["incomplete_reason"] and data["calls"]["trials"] == 40
+
+
+AGENT = """import os
+skill = os.environ.get("AGENTSPROOF_SKILL_FILE")
+text = open(skill).read() if skill else ""
+lines = ["Ticket: REL-0"] if "`Ticket: REL-`" in text else []
+lines.append("Search now finds accented words.")
+if "Shipped by Acme" in text:
+    lines.append("Shipped by Acme")
+print("\\n".join(lines))
+"""
+
+
+def test_adaptive_ablation_on_an_agent_target_installs_each_variant_and_verifies(tmp_path):
+    """A command agent (a real process) that follows the installed SKILL.md: each round runs
+    the variants as installed skill folders; the report verifies."""
+    demo = tmp_path / "ablation-demo"
+    shutil.copytree(DEMO, demo)
+    (tmp_path / "agent.py").write_text(AGENT)
+    targets = tmp_path / "targets.yaml"
+    targets.write_text(f'agent:\n  type: command\n  command: ["python3", "{tmp_path / "agent.py"}", "{{prompt}}"]\n  sandbox: false\n')
+    out = tmp_path / "out"
+    args = [
+        "ablate",
+        demo / "skills" / "release-notes" / "eval.yaml",
+        "--target",
+        "agent",
+        "--targets",
+        targets,
+        "--output",
+        out,
+        "--trials",
+        "10",
+        "--adaptive",
+    ]
+    code, _o, err = run_cli([*args, "--margin", "0.25"])
+    assert code == 0, err
+    data = read_json(out / "ablation-demo" / "release-notes-ablation.json")
+    ticket = next(p for p in data["parts"] if p["title"] == "Ticket line")
+    assert ticket["verdict"] == "needed" and ticket["stop"] == "needed" and ticket["effect"] == -0.5
+    run = read_json(out / "ablation-demo" / data["run_report"])
+    assert {it["target"] for it in run["items"]} == {"agent"}
+    code, text, err = run_cli(["verify", out / "ablation-demo" / "release-notes-ablation.json"])
+    assert code == 0, text + err
