@@ -36,7 +36,10 @@ def ablate_cmd(path: Path, margin: float, **opts: Any) -> None:
     needed, removable (costs less than --margin) or unclear, adjusted across
     the parts (Holm). The smallest skill (every removable part out) is written
     beside the report and confirmed against the whole skill and no skill.
-    Writes <skill>-ablation.{json,md,html} beside the run's reports;
+    --adaptive runs the arms in rounds and stops each part's arm once its
+    verdict is settled (valid after any look, Holm kept). The run's report
+    holds the ablation as a section (settings.ablation in the JSON; verify
+    re-derives it), also written as <skill>-ablation.{json,md,html};
     --plan lists the parts and the calls. PATH may be a folder (a plugin):
     every eval below it is ablated in turn, as `eval-all DIR --ablate` does.
     See docs/ablation.md.
@@ -45,6 +48,7 @@ def ablate_cmd(path: Path, margin: float, **opts: Any) -> None:
     Example:
       agentsproof ablate evals/ablation-demo/skills/release-notes/eval.yaml --provider local --trials 6
       agentsproof ablate evals/ablation-demo/ --trials 20 --margin 0.25
+      agentsproof ablate evals/ablation-demo/ --trials 40 --margin 0.25 --adaptive
     """
     from agentsproof.model.options import RunConfig
 
@@ -68,12 +72,16 @@ def show(ab: Any, written: dict[str, Path]) -> None:
         interval = f"[{e.interval[0]:+.2f}, {e.interval[1]:+.2f}]" if e.interval else "no scored pair"
         effect = f"{e.effect:+.2f}" if e.effect is not None else "  – "
         click.echo(f"  {titles[e.part][:40]:<40} {e.tokens:>6,} tokens  removing it: {effect} {interval}  {e.verdict}")
-    if ab.smallest:
-        vw = ab.smallest["vs_whole"]
+    small = ab.data.get("smallest")
+    if small:
+        vw = small["vs_whole"]
         click.echo(
-            f"  smallest skill: without {', '.join(ab.smallest['removed'])} ({ab.smallest['tokens_saved']:,} tokens saved): "
-            f"{'non-inferior' if vw['non_inferior'] else 'NOT shown non-inferior'} to the whole skill; {ab.smallest['folder']}"
+            f"  smallest skill: without {', '.join(small['removed'])} ({small['tokens_saved']:,} tokens saved): "
+            f"{'non-inferior' if vw['non_inferior'] else 'NOT shown non-inferior'} to the whole skill; {small['folder']}"
         )
+    calls = ab.data.get("calls") or {}
+    if ab.data.get("adaptive"):
+        click.echo(f"  --adaptive: {calls.get('trials', 0):,} trials, {calls.get('fixed_trials', 0):,} with every arm at the cap")
     for key in ("ablation-html", "ablation-md", "ablation-json"):
         if key in written:
             click.echo(f"  {key.split('-')[1]}: {written[key]}")

@@ -6,8 +6,10 @@ same cases and trials: the whole skill and no skill (the eval's own item, both a
 per part, the skill without that part (one arm each). Each part gets the effect of
 removing it, paired by case, with its interval and a verdict (:mod:`agentsproof.stats.ablation`).
 When parts are removable, the smallest skill (all of them taken out) is written as a folder
-beside the report and confirmed in a second run on the same cases: against the whole skill
-(non-inferiority at the margin) and against no skill (its own delta and interval).
+beside the report and confirmed on the same cases and trials (its own arm when two or more
+parts are taken out): against the whole skill (non-inferiority at the margin) and against
+no skill (its own delta and interval). ``--adaptive`` runs the arms in rounds and stops each
+part's arm once its verdict is settled (:mod:`agentsproof.commands.ablate_rounds`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 from agentsproof.core.errors import InputError
 from agentsproof.model.items import EvalItem, SkillFile
 from agentsproof.model.options import RunConfig
-from agentsproof.model.results import ArmResult, ItemResult, RunResult, compute_grade
+from agentsproof.model.results import RunResult
 from agentsproof.model.skillparts import Part, cut, files_without, text_without
 
 
@@ -42,10 +44,9 @@ class Ablation:
     margin: float
     parts: list[Part]
     effects: list[Any] = field(default_factory=list)
-    whole: dict[str, Any] = field(default_factory=dict)
-    smallest: dict[str, Any] | None = None
     reports: dict[str, str] = field(default_factory=dict)
-    calls: dict[str, int] = field(default_factory=dict)
+    data: dict[str, Any] = field(default_factory=dict)
+    """The ablation section: what the reports show (``settings.ablation`` of the run's JSON)."""
 
 
 def variant(item: EvalItem, removed: tuple[Part, ...], suffix: str, label: str) -> EvalItem:
@@ -105,23 +106,13 @@ def plan_parts(item: EvalItem, path: Path) -> list[Part]:
     return parts
 
 
-def _arm(run: RunResult, item_id: str) -> tuple[ItemResult, ArmResult]:
-    for it in run.items:
-        if it.id == item_id:
-            return it, it.with_arm
-    raise KeyError(item_id)
-
-
-def _cases(item: ItemResult, first: ArmResult, second: ArmResult) -> list[tuple[list[float], list[float]]]:
-    from agentsproof.stats.cases import by_case
-
-    return [(a, b) for _name, a, b, _err in by_case(item, (first, second))]
-
-
 def run_ablation(path: Path, cfg: RunConfig, margin: float) -> tuple[RunResult | None, dict[str, Path], Ablation | None]:
-    """The ablation of the eval at ``path``: its runs, their reports and the ablation's own."""
+    """The ablation of the eval at ``path``: its arms run (in rounds with ``--adaptive``:
+    :mod:`agentsproof.commands.ablate_rounds`), then one run report holding every arm and
+    the ablation as its ``settings.ablation`` section (sealed, signed with ``--sign``, and
+    re-derived by ``agentsproof verify``), and the ablation's own three files."""
     from agentsproof.commands import run as runs
-    from agentsproof.stats.ablation import decide, non_inferior, part_effect
+    from agentsproof.commands.ablate_rounds import remaining, run_rounds, spent_words
 
     if not 0 < margin < 1:
         raise InputError("command line", "--margin", f"{margin} is not between 0 and 1")
@@ -129,116 +120,162 @@ def run_ablation(path: Path, cfg: RunConfig, margin: float) -> tuple[RunResult |
         raise InputError("command line", "--baseline", "ablate compares the parts with the whole skill and with no skill; drop --baseline none")
     if cfg.aa:
         raise InputError("command line", "--aa", "an A/A run has no skill to cut; run it with eval")
+    cfg = runs.adaptive_defaults(cfg)
     loaded = runs._load(Path(path), "eval", runs._request(cfg))
     runs._lint_gate(loaded, Path(path))
     item = ablatable(list(loaded.items), Path(path))
     parts = plan_parts(item, Path(path))
     variants = [Variant(variant(item, (p,), f"without-{p.id}", f"without {p.title}"), (p,)) for p in parts]
     settings = runs._settings(cfg, trials=cfg.trials_per_item)
+    stem = f"{loaded.name}-ablate"
     if cfg.plan:
         print(f"ablate {item.name}: {len(parts)} parts, {len(parts) + 2} arms (whole skill, no skill, the skill without each part)")
         for p in parts:
             print(f"  {p.id:<44} {p.kind:<8} {p.tokens:>7,} tokens  {p.title}")
-    run, written = runs._run("eval", loaded.plugin, [item, *[v.item for v in variants]], cfg, f"{loaded.name}-ablate", settings)
+        runs._run("eval", loaded.plugin, [item, *[v.item for v in variants]], cfg, stem, settings)
+        return None, {}, None
+    (item,) = runs.per_item_trials([item], cfg)  # the cap: trials per arm
+    base = cfg.replace(trials_per_item=None, adaptive=False)
+    rounds = run_rounds(
+        loaded.plugin, item, [(p.id, v.item, p.tokens) for p, v in zip(parts, variants, strict=True)], cfg.replace(trials_per_item=None), settings, stem, margin
+    )
+    if rounds.run is None:
+        return None, {}, None
+    spec = _spec(item, parts, variants, rounds, margin, cfg.adaptive)
+    from agentsproof.stats.ablation_looks import derive
+
+    first = derive(spec, rounds.run.items)
+    removable = tuple(p for p in parts if p.id in first["removable"])
+    items = [
+        dataclasses.replace(item, trials=max(spec["trials"].values())),
+        *[dataclasses.replace(v.item, trials=spec["trials"][p.id]) for p, v in zip(parts, variants, strict=True) if spec["trials"][p.id]],
+    ]  # a part's arm an interrupt kept from its first trial is left out (its numbers: none)
+    folder = rounds.targets["json"].parent / f"{loaded.name}-smallest-skill"
+    left = remaining(base, rounds)  # one --max-calls / --max-cost for the rounds and the smallest skill's arm
+    if left is None and len(removable) > 1 and not rounds.run.incomplete:
+        rounds.run.incomplete, rounds.run.incomplete_reason = True, spent_words(base, rounds)
+    if rounds.run.incomplete:  # interrupted: no new arm now (--resume goes on), the parts' numbers on the trials run
+        removable = ()
+    if len(removable) > 1:
+        small = dataclasses.replace(variant(item, removable, "smallest", "smallest skill"), trials=items[0].trials)
+        items.append(small)
+        spec["smallest"] = {"item": small.id, "trials": small.trials, "measured_in": "the same run, on the same cases and trials as the whole skill"}
+    elif removable:
+        pid = removable[0].id
+        spec["smallest"] = {
+            "item": variants[parts.index(removable[0])].item.id,
+            "trials": spec["trials"][pid],
+            "measured_in": "the part's own arm (one part removed)",
+        }
+    if removable:
+        spec["smallest"].update(
+            removed=[p.id for p in removable],
+            tokens_saved=sum(p.tokens for p in removable),
+            tokens_kept=sum(p.tokens for p in parts) - sum(p.tokens for p in removable),
+            folder=str(_write_smallest(item, removable, folder)),
+        )
+    ab = Ablation(item.name, item.skill.name if item.skill else item.name, margin, parts)
+
+    def attach(run: RunResult) -> None:
+        ab.data = section(spec, run, ab, rounds)
+        run.settings["ablation"] = ab.data
+        if rounds.run is not None and rounds.run.incomplete:
+            run.incomplete, run.incomplete_reason = True, rounds.run.incomplete_reason or "the ablation's arms were interrupted; --resume goes on"
+
+    run_settings = dataclasses.replace(settings, adaptive=adaptive_rule(rounds.looks)) if cfg.adaptive else settings
+    final = (left or base).replace(resume=True)
+    run, written = runs._run("eval", loaded.plugin, items, final, stem, run_settings, after=attach)
     if run is None:
         return None, {}, None
-    whole_item, whole_arm = _arm(run, item.id)
-    ab = Ablation(item.name, item.skill.name if item.skill else item.name, margin, parts)
-    effects = []
-    for v in variants:
-        _it, arm = _arm(run, v.item.id)
-        (p,) = v.removed
-        effects.append(part_effect(p.id, _cases(whole_item, arm, whole_arm), p.tokens, margin))
-    decide(effects)
-    ab.effects = effects
-    ab.whole = {
-        "delta": whole_item.delta,
-        "grade": whole_item.grade,
-        "interval": (whole_item.stats or {}).get("delta_ci"),
-        "with_mean": whole_arm.mean_score,
-        "without_mean": whole_item.without_arm.mean_score,
-        "tokens": sum(p.tokens for p in parts),
-    }
-    removable = tuple(p for p, e in zip(parts, effects, strict=True) if e.verdict == "removable")
-    calls = [run]
-    if removable:
-        small_run: RunResult = run
-        if len(removable) == 1:
-            small_item = _arm(run, variants[parts.index(removable[0])].item.id)[0]
-        else:
-            small = variant(item, removable, "smallest", "smallest skill")
-            second, more = runs._run("eval", loaded.plugin, [small], cfg, f"{loaded.name}-ablate-smallest", settings)
-            assert second is not None
-            small_run = second
-            calls.append(second)
-            written = {**written, **{f"smallest-{k}": v for k, v in more.items()}}
-            small_item = second.items[0]
-        small_arm = small_item.with_arm
-        vs_whole = non_inferior(_cases(whole_item, small_arm, whole_arm), margin)
-        vs_none = _cases(whole_item, small_arm, whole_item.without_arm)
-        from agentsproof.stats.cases import delta_interval, mean_case_delta
-
-        d = mean_case_delta(vs_none)
-        ci = delta_interval([c for c in vs_none if c[0] and c[1]]) if d is not None else None
-        ab.smallest = {
-            "removed": [p.id for p in removable],
-            "tokens_saved": sum(p.tokens for p in removable),
-            "tokens_kept": sum(p.tokens for p in parts) - sum(p.tokens for p in removable),
-            "vs_whole": vs_whole,
-            "vs_none": {
-                "delta": d,
-                "interval": ci,
-                "grade": compute_grade(d) if d is not None else None,
-                "grade_low": compute_grade(ci[0]) if ci else None,
-                "grade_high": compute_grade(ci[1]) if ci else None,
-            },
-            "together_not_removable": len(removable) > 1 and not vs_whole["non_inferior"],
-            "measured_in": "the first run (one part removed)" if small_run is run else "a second run on the same cases",
-        }
-        folder = _write_smallest(item, removable, written["json"].parent / f"{loaded.name}-smallest-skill")
-        ab.smallest["folder"] = str(folder)
-    ab.calls = {"trials": sum(len(a.trials) for r in calls for it in r.items for a in (it.with_arm, it.without_arm))}
+    from agentsproof.commands.proof import sign_report
     from agentsproof.report.ablation import write_ablation
 
-    paths = write_ablation(as_dict(ab), written["json"].parent, f"{loaded.name}-ablation")
+    own = {**ab.data, "manifest": run.manifest, "run_report": written["json"].name}
+    paths = write_ablation(own, written["json"].parent, f"{loaded.name}-ablation")
+    sign_report(paths, cfg.sign)
     ab.reports = {k: str(v) for k, v in paths.items()}
     return run, {**written, **{f"ablation-{k}": v for k, v in paths.items()}}, ab
 
 
-def as_dict(ab: Ablation) -> dict[str, Any]:
-    """The ablation as the plain mapping the reports show (and the JSON report holds)."""
-    by_id = {p.id: p for p in ab.parts}
-    questions = {e.question for e in ab.effects}
-    words = {"cases": "Intervals answer (a): the effect on these cases.", "tasks": "Intervals answer (b): the effect on tasks like these."}
+def adaptive_rule(looks: list[int]) -> dict[str, Any]:
+    """What the run's settings record of ``ablate --adaptive``'s stopping rule."""
     return {
-        "schema": "agentsproof-ablation/1",
-        "item": ab.item,
-        "skill": ab.skill,
-        "margin": ab.margin,
-        "question": sorted(questions)[0] if len(questions) == 1 else sorted(questions),
-        "question_words": " ".join(words.get(q, q) for q in sorted(questions)),
-        "whole": ab.whole,
+        "alpha": 0.05,
+        "looks": looks,
+        "correction": "Bonferroni over the planned looks, Holm across the parts (one family per claim)",
+        "interval": "each part's effect of removal at level 1 - alpha/looks at its last look",
+        "stops": "a part's arm: needed; removable (needed unreachable by the cap); unclear for good (projected to the cap, neither claim reachable); "
+        "the whole skill and no skill run while any part does",
+    }
+
+
+def _spec(item: EvalItem, parts: list[Part], variants: list[Variant], rounds: Any, margin: float, adaptive: bool) -> dict[str, Any]:
+    """How the ablation's arms ran: what :func:`agentsproof.stats.ablation_looks.derive` needs."""
+    run = rounds.run
+    ran = {p.id: min(rounds.trials[p.id], completed(run, v.item.id)) for p, v in zip(parts, variants, strict=True)}
+    if run.incomplete:  # interrupted: the counts every arm finished (the whole skill's too)
+        top = completed(run, item.id)
+        ran = {k: max(0, min(n, top)) for k, n in ran.items()}
+    return {
+        "whole_item": item.id,
+        "margin": margin,
+        "alpha": 0.05,
+        "looks": rounds.looks,
+        "cap": rounds.cap,
+        "adaptive": adaptive,
+        "trials": ran,
         "parts": [
             {
-                "id": e.part,
-                "kind": by_id[e.part].kind,
-                "title": by_id[e.part].title,
-                "tokens": e.tokens,
-                "files": list(by_id[e.part].files),
-                "effect": e.effect,
-                "interval": list(e.interval) if e.interval else None,
-                "cases": e.cases,
-                "per_1k_tokens": e.per_1k_tokens,
-                "p_needed": e.p_needed,
-                "p_removable": e.p_removable,
-                "p_needed_adjusted": e.p_needed_adjusted,
-                "p_removable_adjusted": e.p_removable_adjusted,
-                "verdict": e.verdict,
+                "id": p.id,
+                "kind": p.kind,
+                "title": p.title,
+                "tokens": p.tokens,
+                "files": list(p.files),
+                "item": v.item.id,
+                "trials": ran[p.id],
+                "stop": rounds.stops.get(p.id),
             }
-            for e in ab.effects
+            for p, v in zip(parts, variants, strict=True)
         ],
-        "smallest": ab.smallest,
-        "calls": ab.calls,
+        "smallest": None,
+    }
+
+
+def completed(run: RunResult, item_id: str) -> int:
+    """The trials per arm an item finished in ``run``: every index below it in every arm it ran."""
+    it = next(i for i in run.items if i.id == item_id)
+    arms = [a for a in (it.with_arm, it.without_arm) if a.trials]
+    n = 0
+    while arms and all(any(t.index == n for t in a.trials) for a in arms):
+        n += 1
+    return n
+
+
+def section(spec: dict[str, Any], run: RunResult, ab: Ablation, rounds: Any) -> dict[str, Any]:
+    """The ablation as the run report's ``settings.ablation`` (and the ablation files): ``spec`` with
+    every number derived from ``run``'s trials (:func:`agentsproof.stats.ablation_looks.derive`)."""
+    from agentsproof.stats.ablation_looks import derive, effects
+
+    by_id = {it.id: it for it in run.items}
+    ab.effects = effects(spec, by_id)
+    got = derive(spec, by_id)
+    questions = {p["question"] for p in got["parts"]}
+    words = {"cases": "Intervals answer (a): the effect on these cases.", "tasks": "Intervals answer (b): the effect on tasks like these."}
+    fixed = rounds.cap * (2 + len(spec["parts"])) + (rounds.cap if len(got["removable"]) > 1 else 0)
+    small = spec["smallest"]
+    return {
+        "schema": "agentsproof-ablation/2",
+        "item": ab.item,
+        "skill": ab.skill,
+        **{k: v for k, v in spec.items() if k not in ("parts", "smallest")},
+        "level": 1 - spec["alpha"] / len(spec["looks"]),
+        "question": sorted(questions)[0] if len(questions) == 1 else sorted(questions),
+        "question_words": " ".join(words.get(q, q) for q in sorted(questions)),
+        "whole": {**got["whole"], "tokens": sum(p.tokens for p in ab.parts)},
+        "parts": got["parts"],
+        "removable": got["removable"],
+        "smallest": {**small, **got["smallest"]} if small and got["smallest"] else None,
+        "calls": {**got["calls"], "fixed_trials": fixed},
     }
 
 

@@ -78,6 +78,8 @@ def _verify(path: Path, files_dir: Path | None, allowed: Path | None, regrade: b
     data = load_report_data(path, depth_check=False)
     if "items" in data:
         found = _verify_run(path, data, shown, regrade)
+    elif str(data.get("schema", "")).startswith("agentsproof-ablation/"):
+        found = _verify_ablation(path, data, shown, regrade)
     elif "trial_log" in data and "skills" in data:
         found = _verify_activation(data, shown)
     else:
@@ -102,6 +104,7 @@ def _verify_run(path: Path, data: dict[str, Any], shown: str, regrade: bool) -> 
     from agentsproof.core.validation import format_validation_error
     from agentsproof.executor.proof import data_trials_digest
     from agentsproof.executor.verify import check_manifest, item_grader, rederive
+    from agentsproof.executor.verify_ablation import rederive_ablation
     from agentsproof.model.results import ItemResult, RunResult
 
     def validated(value: dict[str, Any]) -> RunResult:
@@ -137,7 +140,7 @@ def _verify_run(path: Path, data: dict[str, Any], shown: str, regrade: bool) -> 
             derived = [job.result() for job in pending]
         found = Verified(shown, "run")
         found.trials = sum(len(a.trials) for it in run.items for a in (it.with_arm, it.without_arm, it.plugin_arm) if a is not None)
-        found.differences = rederive(run, derived=derived)
+        found.differences = rederive(run, derived=derived) + rederive_ablation(run)
         digested = _digested(digest)
     found.differences += check_manifest(run, data, digested)
     if regrade:
@@ -173,6 +176,24 @@ def _light(data: dict[str, Any]) -> dict[str, Any]:
                 it[key] = {**arm, "trials": trials}
         items.append(it)
     return {**data, "items": items}
+
+
+def _verify_ablation(path: Path, data: dict[str, Any], shown: str, regrade: bool) -> Verified:
+    """An ablation's own JSON file: the run report it names (beside it) verified, and the
+    file's numbers and manifest checked against that report's (:mod:`agentsproof.executor.verify_ablation`)."""
+    from agentsproof.executor.verify_ablation import against_run
+    from agentsproof.model.results import RunResult
+    from agentsproof.report.saved import load_report_data
+
+    name = data.get("run_report")
+    if not isinstance(name, str) or not name or "/" in name or "\\" in name or name.startswith("."):
+        raise InputError(shown, "run_report", "names no run report beside the ablation (made by an older agentsproof?)")
+    run_path = path.parent / name
+    run_data = load_report_data(run_path, depth_check=False)
+    found = _verify_run(run_path, run_data, shown, regrade)
+    found.kind = "ablation"
+    found.differences += against_run(data, RunResult.model_validate(_light(run_data)))
+    return found
 
 
 def _verify_activation(data: dict[str, Any], shown: str) -> Verified:

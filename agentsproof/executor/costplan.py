@@ -1,7 +1,8 @@
 """``--plan``: what a run would cost, worked out before (instead of) any call; the lines
 ``render_plan`` returns are printed by the command.
 
-Per item: trial calls (2 × trials per arm for a chat target, 2 more per trial for the plugin
+Per item: trial calls (one per trial and arm for a chat target — 2 × trials per arm, 1 × for a
+single-arm item such as ablate's part arms —, 2 more per trial for the plugin
 arm's choose-then-answer; an agent target's own model calls are outside the harness and not
 counted), judge calls per trial (one per
 ``llm_rubric``, one per assertion), pairwise calls (two per trial pair); a judge panel
@@ -70,19 +71,20 @@ def _plan_items(items: Sequence[EvalItem]) -> Plan:
             plugin = "plugin" in it.arms  # --arms ...,plugin: a third arm
             if it.target == "chat":
                 plan.trials.add(1, _tok(it.system_prompt) + prompt, ANSWER_TOKENS)
-                plan.trials.add(1, _tok("You are a helpful assistant.") + prompt, ANSWER_TOKENS)
+                if "without" in it.arms:  # a single-arm item (--baseline none, ablate's arms) has no baseline call
+                    plan.trials.add(1, _tok("You are a helpful assistant.") + prompt, ANSWER_TOKENS)
                 if plugin:  # the simulated skill tool: a choosing call, then the answer with the skill
                     catalogue = sum(_tok(s.name) + 60 for s in it.plugin_skills)
                     plan.trials.add(1, catalogue + prompt, 20)
                     plan.trials.add(1, catalogue + _tok(it.system_prompt) + prompt, ANSWER_TOKENS)
             else:
-                plan.agent_trials += 3 if plugin else 2
+                plan.agent_trials += len(it.arms)
             judge_in = JUDGE_FRAME_TOKENS + prompt + ANSWER_TOKENS
             panel = max(1, len(it.judge_models))  # eval.yaml judge_models: each verdict asked of every model
             for g in case.graders:
                 texts = kind(g.type).judge_texts
                 for text in texts(g) if texts is not None else ():
-                    plan.judges.add((3 if plugin else 2) * panel, judge_in + _tok(text), VERDICT_TOKENS)
+                    plan.judges.add(len(it.arms) * panel, judge_in + _tok(text), VERDICT_TOKENS)
             spec = pairwise_spec(case.graders)
             if spec is not None:
                 plan.pairwise.add(2 * panel, JUDGE_FRAME_TOKENS + prompt + 2 * ANSWER_TOKENS + _tok(spec.criteria or ""), VERDICT_TOKENS)

@@ -35,6 +35,12 @@ def _p(p: float | None) -> str:
     return "–" if p is None else (f"{p:.3f}" if p >= 0.001 else "<0.001")
 
 
+def _level(data: dict[str, Any]) -> str:
+    """The parts' interval level as words: 95 %, or higher with ``--adaptive`` (Bonferroni over the looks)."""
+    level = float(data.get("level", 0.95)) * 100
+    return f"{level:.0f} %" if abs(level - round(level)) < 1e-9 else f"{level:.1f} %"
+
+
 def suggestions(data: dict[str, Any]) -> list[str]:
     """The improvement suggestions of an ablation: removable parts and their savings, parts that do nothing sure."""
     out = []
@@ -64,9 +70,14 @@ def to_markdown(data: dict[str, Any]) -> str:
         f"{w.get('tokens', 0):,} tokens in its parts. Margin {data['margin']:.2f}. Question: {data.get('question_words', '')}",
         "",
         "Effect of removing each part = score without the part − score of the whole skill, paired by case "
-        "(negative: the part helps). Verdicts adjusted across the parts (Holm).",
+        "(negative: the part helps). Verdicts adjusted across the parts (Holm)."
+        + (
+            f" --adaptive: {data['calls']['trials']:,} trials instead of {data['calls']['fixed_trials']:,} with every arm at the cap."
+            if data.get("adaptive")
+            else ""
+        ),
         "",
-        "| part | kind | tokens | effect of removing | 95 % interval | per 1,000 tokens | p (needed) | p (removable) | verdict |",
+        f"| part | kind | tokens | effect of removing | {_level(data)} interval | per 1,000 tokens | p (needed) | p (removable) | verdict |",
         "|---|---|---:|---:|---|---:|---:|---:|---|",
     ]
     for e in data["parts"]:
@@ -161,10 +172,17 @@ def to_html(data: dict[str, Any]) -> str:
         "<p>Effect of removing each part = score without the part − score of the whole skill, paired by case (negative: the part helps); "
         "the green band is the margin, within which a removal counts as harmless. Verdicts are adjusted across the parts (Holm).</p>"
         f"{forest_svg(data)}"
-        "<table><tr><th>part</th><th>kind</th><th>tokens</th><th>effect of removing</th><th>95 % interval</th><th>per 1,000 tokens</th>"
+        f"<table><tr><th>part</th><th>kind</th><th>tokens</th><th>effect of removing</th><th>{_level(data)} interval</th><th>per 1,000 tokens</th>"
         f"<th>p (needed)</th><th>p (removable)</th><th>verdict</th></tr>{rows}</table>"
         f"<h2>The smallest skill that does as well</h2>{small_html}" + (f"<h2>Suggestions</h2><ul>{tips}</ul>" if tips else "") + "</body></html>\n"
     )
+
+
+def filters() -> dict[str, Any]:
+    """The report templates' filters of the ablation section (``templates/_ablation.*.j2``)."""
+    from markupsafe import Markup
+
+    return {"ablation_forest": lambda data: Markup(forest_svg(data)), "ablation_tips": suggestions}
 
 
 def write_ablation(data: dict[str, Any], folder: Path, stem: str) -> dict[str, Path]:

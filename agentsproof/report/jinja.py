@@ -111,4 +111,7 @@ def env() -> Environment:
         _env.filters["tokens"] = _tokens
         _env.filters["usd"] = _usd
         _env.filters["filesize"] = _filesize
+        from agentsproof.report.ablation import filters as ablation_filters  # issue 49: the ablation section
+
+        _env.filters.update(ablation_filters())
     return _env
