@@ -163,6 +163,7 @@ async def regrade_trial(
             files=list(trial.files),
             trajectory=list(trial.trajectory),
             skill_used=trial.skill_used,
+            skills_invoked=trial.skills_invoked,
             skill_name=item.skill.name if item.skill else item.name,
             timeout=item.timeout,
             eval_dir=eval_dir,

@@ -346,6 +346,7 @@ class DualArmRunner:
             files=files,
             trajectory=rec.trajectory,
             skill_used=rec.skill_used,
+            skills_invoked=rec.skills_invoked,
             skill_name=item.skill.name if item.skill else item.name,
             timeout=item.timeout,
             eval_dir=Path(item.eval_path).parent if item.eval_path else None,

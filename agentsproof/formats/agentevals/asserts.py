@@ -11,7 +11,7 @@ r"""EVAL.yaml assertions → agentsproof graders.
 | ``llm-rubric`` / ``llm-grader`` with no ``value`` / ``prompt`` | ``llm_rubric`` of the test's ``criteria`` and ``expected_output`` (agentv's default judge); refused when the test has neither |
 | ``llm-rubric`` / ``rubrics`` / ``rubric`` with a list of outcomes | one ``assertions`` grader per outcome, with its weight (``operator: correctness`` / ``contradiction``: agentv's guidance put in the claim the judge checks) |
 | ``script`` / ``code-grader`` (``command``) | ``script`` (answer on stdin: agentv's JSON payload, or the plain answer) |
-| ``skill-used`` / ``not-skill-used`` / ``skill-trigger`` | ``skill_used`` (agent trials) |
+| ``skill-used`` / ``not-skill-used`` / ``skill-trigger`` | ``skill_used`` (agent trials; a skill other than the one under test: checked against the skills the trial loaded) |
 | ``min-length`` / ``max-length``; ``not-empty`` (promptfoo) | a ``script`` grader that counts the answer's characters; a regex check |
 | ``python`` / ``javascript``; ``assert-set`` (promptfoo) | :mod:`.code`; its assertions, the set's weight shared (:mod:`.assert_set`) |
 | ``field-accuracy``, ``execution-metrics`` (agentv), ``similar`` (promptfoo) | :mod:`.structured` |
@@ -462,12 +462,17 @@ class Builder:
             expected = expected != negate
         else:
             name, expected = self._value(where, entry), kind == "skill-used"
-        if not isinstance(name, str) or not name:
-            raise self.err(f"{where}.{'skill' if kind == 'skill-trigger' else 'value'}", "must name the skill")
-        if self.skill_name is None:
-            raise self.err(f"{where}.type", f"{kind!r} needs the skill: put the EVAL.yaml in skills/<name>/evals/ or give --skill FILE")
-        if name != self.skill_name:
-            raise self.err(f"{where}.value", f"names skill {name!r}, but the skill under test is {self.skill_name!r}")
+        if isinstance(name, list) and name and all(isinstance(n, str) and n.strip() for n in name):  # agentv: every one of them
+            names = [n.strip() for n in name]
+        elif isinstance(name, str) and name.strip():
+            names = [name.strip()]
+        else:
+            raise self.err(f"{where}.{'skill' if kind == 'skill-trigger' else 'value'}", "must name the skill (or list skill names)")
+        if names != [self.skill_name]:
+            # agentv's meaning: the named skills among those the agent was seen loading (a
+            # model alone loads none), whether or not a SKILL.md of that name is here
+            self.add(SkillUsedGrader(type="skill_used", expected=expected, weight=weight, skills=names), label, gate)
+            return
         self.needs_agent = self.needs_agent or f"{where}.type"
         self.add(SkillUsedGrader(type="skill_used", expected=expected, weight=weight), label, gate)
 

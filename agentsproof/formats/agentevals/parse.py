@@ -428,7 +428,9 @@ def _parse_test(
             raise _err(src, f"{at}.input", "the suite's prompt is a template; give the test's input as vars")
         text = render(src, f"{at}.input", _messages(src, f"{at}.input", raw["input"], path, files), variables)
     elif plain and "input" in variables:
-        text = render(src, f"{at}.vars.input", _messages(src, f"{at}.vars.input", variables["input"], path, files), variables)
+        # agentv: a prompt that is exactly '{{ input }}' takes the var's value as it is (not
+        # rendered again: '{{ config.SECRET_KEY }}' in it is text the model is shown)
+        text = _messages(src, f"{at}.vars.input", variables["input"], path, files)
     elif not plain:
         text = render(src, "prompts[0]", prompt or "", variables)
         if not text.strip():
