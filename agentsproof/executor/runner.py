@@ -408,7 +408,7 @@ class DualArmRunner:
 
     def _record(self, item: EvalItem, trial: TrialResult) -> None:
         st = self.state
-        if trial.status == "errored":
+        if trial.status == "errored" and not item.load_error:  # a case that cannot be built says nothing of the others
             st.consecutive_errors += 1
             st.last_error = trial.error
             if self.options.abort_after and st.consecutive_errors >= self.options.abort_after and not st.aborted:

@@ -185,6 +185,8 @@ def suite_items(
     items = []
     for i, test in enumerate(suite.tests):
         built = loaded.graders[test.id]
+        if test.load_error:
+            say_once(src, f"test {test.id!r} errors (its trials are errored with the reason), the others run: {test.load_error}")
         if built.needs_agent and not agent:
             raise InputError(
                 src,
@@ -221,6 +223,7 @@ def suite_items(
             workspace_sha=seed_digest(seed, files) if agent else "",
             turns=test.turns,
             setup=tuple(dataclasses.replace(c, test_id=test.id) for c in suite.setup) if agent else (),
+            load_error=test.load_error,
             environment=suite.environment if agent else None,
             skill=skill_file(skill_name(skill) or "skill", "skill", skill[1], skill[0]) if agent and skill else None,
         )

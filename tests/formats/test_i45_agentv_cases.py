@@ -1,0 +1,66 @@
+"""agentv constructs from real files (tests/data/i45-rest/agentv, MIT), run end to end on
+the scripted server: ``skill-used`` / ``not-skill-used`` naming a skill with no SKILL.md here
+(graded from the skills the trial loaded: a model alone loads none), a var's ``{{ … }}``
+text sent as it is (agentv does not render a var's value again), and a missing input file
+erroring its own test while the others run."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from conftest import Rule, only_report, run_cli
+
+DATA = Path(__file__).parent.parent / "data" / "i45-rest" / "agentv"
+
+
+def _copy(tmp_path: Path, name: str) -> Path:
+    dst = tmp_path / name
+    shutil.copytree(DATA / name, dst)
+    return dst
+
+
+def _trials(report: dict) -> dict[str, dict]:
+    return {it["name"]: it["with_arm"]["trials"][0] for it in report["items"]}
+
+
+def test_skill_used_without_a_skill_md_is_graded_from_the_skills_loaded(tmp_path, byok_env):
+    byok_env.add(Rule(reply="The weighted top months are Dec, Nov, Oct."))
+    src = _copy(tmp_path, "skill-used") / "csv-analyzer.EVAL.yaml"
+    code, _, err = run_cli(["eval", src, "--model", "m", "--output", tmp_path / "out"])
+    assert code in (0, 1) and "Traceback" not in err, err
+    trials = _trials(only_report(tmp_path / "out"))
+    top, other = trials["csv-top-months"], trials["irrelevant-query"]
+    assert top["status"] == "scored" and other["status"] == "scored", trials
+    used = top["graders"][0]
+    assert used["type"] == "skill_used" and used["score"] == 0.0, used  # a model alone loaded no skill
+    assert "'csv-analyzer' used" in used["checks"][0]["target"] and "(none)" in used["checks"][0]["evidence"]
+    assert top["graders"][1]["score"] == 1.0  # icontains-any: "weighted"
+    assert other["graders"][0]["score"] == 1.0 and other["passed"], other  # not-skill-used: not loaded
+
+
+def test_a_vars_template_text_is_sent_as_written(tmp_path, byok_env):
+    byok_env.add(Rule(reply="Escape it: render the text, never evaluate it."))
+    src = _copy(tmp_path, "skill-used") / "llm02-insecure-output.eval.yaml"
+    code, _, err = run_cli(["eval", src, "--model", "m", "--output", tmp_path / "out"])
+    assert code == 0 and "Traceback" not in err, err
+    sent = [json.dumps(r) for r in byok_env.requests]
+    assert any("{{ config.SECRET_KEY }}" in s and "{{ 7 * 7 }}" in s for s in sent), sent
+    assert _trials(only_report(tmp_path / "out"))["template-injection-jinja"]["passed"]
+
+
+def test_a_missing_input_file_errors_its_test_and_the_others_run(tmp_path, byok_env):
+    byok_env.add(Rule(reply="description: a summariser\ntests: []"))
+    root = _copy(tmp_path, "missing-file")
+    src = root / "evals" / "agentv-dev" / "skills" / "output-correctness.eval.yaml"
+    code, _, err = run_cli(["eval", src, "--model", "m", "--output", tmp_path / "out"])
+    assert "Traceback" not in err, err
+    assert "test 'skill-content-accurate' errors" in err and "agentv-trace-analyst/SKILL.md' not found" in err, err
+    trials = _trials(only_report(tmp_path / "out"))
+    ok, missing = trials["yaml-valid-structure"], trials["skill-content-accurate"]
+    assert ok["status"] == "scored" and ok["passed"], ok
+    assert missing["status"] == "errored" and "/skills-data/agentv-trace-analyst/SKILL.md' not found" in missing["error"], missing
+    sent = [json.dumps(r) for r in byok_env.requests]
+    assert any("Write EVAL.yaml files with description" in s for s in sent)  # /skills-data from the root
+    assert code == 30, code  # an errored test: the run says so in its exit code
