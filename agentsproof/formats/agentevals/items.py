@@ -139,9 +139,10 @@ def _target(loaded: LoadedSuite, cfg_target: str | None, targets_file: Path | No
         found = find_providers_file(loaded.suite.path)
         if name == "default" and found is None:
             return "chat"  # agentv's name for "the model you configured"
-        # execution.target names a provider label too (agentv's examples say `target: llm`);
-        # with no providers file only agentv's model label is read so, any other name stays an error
-        if where is None or not (where.startswith("providers") or found is not None or name == "llm"):
+        # execution.target names a provider label too (agentv's examples say `target: llm`,
+        # its older ones `gemini_base` from a .agentv/targets.yaml not in the project): with
+        # no providers file it runs as the configured model, said once (--target picks another)
+        if where is None:
             raise InputError(display(loaded.suite.path), where, err.message) from None
         resolved = resolve_label(name, loaded.suite.path, display(loaded.suite.path), where)
         say_once(display(loaded.suite.path), resolved.note)
