@@ -48,6 +48,7 @@ from agentsproof.formats.agentevals.json_schema import BOUND_TYPES, bound_grader
 from agentsproof.formats.agentevals.negation import LENGTH, MAX_LENGTH, NEGATED, NOT_NEGATABLE, REFUSED, negate_pattern, option_message
 from agentsproof.formats.agentevals.older import COMPOSITE, composite_grader
 from agentsproof.formats.agentevals.rubric import OPERATORS, RUBRIC_KEYS, judge_notes, older_outcome, ranges_text
+from agentsproof.formats.agentevals.rubric_prompt import rubric_prompt
 from agentsproof.formats.agentevals.scripts import SCRIPT_KINDS, custom_assertion, script_assertion
 from agentsproof.formats.agentevals.structured import STRUCTURED_TYPES, structured_grader
 from agentsproof.formats.agentevals.trajectory import rewrite
@@ -73,10 +74,10 @@ EXTRA: dict[str, set[str]] = {
     },
     "regex": {"value", "flags"},
     "is-json": {"value"},
-    "not-empty": set(),
+    "not-empty": {"value"},  # its value: a description (promptfoo's examples), not compared
     "min-length": {"value"},
     "max-length": {"value"},
-    "llm-rubric": {"value", "threshold", "prompt", "max_steps", "temperature", "target"},
+    "llm-rubric": {"value", "threshold", "prompt", "max_steps", "temperature", "target", "config", "rubricPrompt"},
     "llm-grader": {"prompt", "value", "threshold", "max_steps", "temperature", "target"},
     "rubrics": {"criteria", "value"},
     "rubric": {"criteria", "value", "threshold"},
@@ -362,8 +363,9 @@ class Builder:
         if "criteria" in entry and "value" in entry:
             raise self.err(f"{where}.criteria", "is the same as 'value'; keep one")
         v = entry.get(key)
-        if isinstance(v, str) and v.strip():
-            self.add(LLMRubricGrader(type="llm_rubric", rubric=v, weight=weight), label, gate)
+        if isinstance(v, str) and v.strip():  # promptfoo's rubricPrompt: the judge's template (rubric_prompt.py)
+            rubric = rubric_prompt(self, where, entry, v) if "rubricPrompt" in entry else v
+            self.add(LLMRubricGrader(type="llm_rubric", rubric=rubric, weight=weight), label, gate)
             return
         if not isinstance(v, list) or not v:
             raise self.err(f"{where}.{key}", "must be a rubric text or a list of outcomes")
@@ -405,10 +407,8 @@ class Builder:
 
     def _rubrics(self) -> None:
         """The reference's per-test ``rubrics``."""
-        if not self.test.rubrics:
-            return
-        where = self.test.rubrics[0][0].rsplit("[", 1)[0]
-        self._outcomes(where, [r for _, r in self.test.rubrics], "rubrics")
+        if self.test.rubrics:
+            self._outcomes(self.test.rubrics[0][0].rsplit("[", 1)[0], [r for _, r in self.test.rubrics], "rubrics")
 
     def _judge_prompt(self, where: str, entry: dict, extra: dict[str, str] | None = None) -> str:
         from agentsproof.core.inputs import MAX_EVAL_FILE_BYTES, read_text
