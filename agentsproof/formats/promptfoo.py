@@ -29,7 +29,7 @@ a test with nothing to check runs and scores 1.0 (promptfoo: it passes). ``--ski
 with/without arms (the skill as the system prompt); without it the run is single-armed.
 Any assertion type may be negated with promptfoo's ``not-`` prefix (``not-regex``,
 ``not-starts-with`` …) where its negation is well defined; an assertion type agentsproof does
-not grade (``javascript``, ``similar``, ``is-sql`` …), or whose negation it cannot honour
+not grade (``moderation``, ``classifier`` …), or whose negation it cannot honour
 (``not-llm-rubric``), is refused by name.
 """
 

@@ -64,3 +64,18 @@ def test_a_missing_input_file_errors_its_test_and_the_others_run(tmp_path, byok_
     sent = [json.dumps(r) for r in byok_env.requests]
     assert any("Write EVAL.yaml files with description" in s for s in sent)  # /skills-data from the root
     assert code == 30, code  # an errored test: the run says so in its exit code
+
+
+def test_a_test_whose_only_input_is_a_missing_file_errors_with_that_reason(tmp_path, byok_env):
+    byok_env.add(Rule(reply="ok"))
+    path = tmp_path / "EVAL.yaml"
+    path.write_text(
+        "tests:\n  - id: a\n    input: [{role: user, content: [{type: file, path: nope.txt}]}]\n    criteria: x\n"
+        "  - id: b\n    input: hi\n    assert: [{type: contains, value: ok}]\n",
+        encoding="utf-8",
+    )
+    code, _, err = run_cli(["eval", path, "--model", "m", "--output", tmp_path / "out"])
+    assert code == 30 and "Traceback" not in err, err
+    trials = _trials(only_report(tmp_path / "out"))
+    assert trials["a"]["status"] == "errored" and "tests[0].input[0].content[0].path: file 'nope.txt' not found" in trials["a"]["error"]
+    assert trials["b"]["status"] == "scored" and trials["b"]["passed"]

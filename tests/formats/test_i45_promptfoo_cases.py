@@ -47,3 +47,32 @@ def test_options_rubric_prompt_is_the_template_of_each_llm_rubric(tmp_path, byok
     assert code == 0 and "Traceback" not in err, err
     judged = [json.dumps(r["messages"]) for r in byok_env.judge_requests()]
     assert any("GRADE THIS for France: names the capital / (the assistant response, shown below)" in j for j in judged), judged
+
+
+SQL = "SELECT SUM(s.quantity) FROM Shipments s JOIN Products p ON p.product_id = s.product_id WHERE p.name = 'apples'"
+
+
+def test_is_sql_parses_the_answer_in_its_dialect_and_checks_the_allowed_names(tmp_path, byok_env):
+    byok_env.add(Rule(reply=SQL, user_contains="apples"), Rule(reply="Sure! Bananas sold last month: 42", user_contains="bananas"))
+    byok_env.add(Rule(reply=SQL.replace("apples", "oranges"), user_contains="oranges"))
+    src = tmp_path / "sql"
+    shutil.copytree(DATA / "sql-validation", src)
+    code, _, err = run_cli(["eval", src / "promptfooconfig.yaml", "--model", "m", "--output", tmp_path / "out", "--no-cache"])
+    assert code in (0, 1) and "Traceback" not in err, err
+    items = {i["name"]: i["with_arm"]["trials"][0] for i in only_report(tmp_path / "out")["items"]}
+    bananas, apples, oranges = items["test-1"], items["test-2"], items["test-3"]
+    # not SQL: is-sql fails, saying why
+    sql = bananas["graders"][0]
+    assert sql["score"] == 0.0 and "not valid mysql SQL" in json.dumps(sql["checks"]), sql
+    # valid MySQL using only Products and Shipments
+    assert apples["graders"][0]["score"] == 1.0 and apples["passed"], apples
+    # allowedColumns names a column the query does not use: fails, as promptfoo's example expects
+    col = oranges["graders"][0]
+    assert col["score"] == 0.0 and "is not in allowedColumns" in json.dumps(col["checks"]), col
+
+
+def test_is_sql_with_an_unknown_database_type_is_one_line(tmp_path, byok_env):
+    cfg = tmp_path / "promptfooconfig.yaml"
+    cfg.write_text("prompts: ['q']\nproviders: [openai:gpt-4o]\ntests:\n  - assert: [{type: is-sql, value: {databaseType: Cobol}}]\n", encoding="utf-8")
+    code, _, err = run_cli(["eval", cfg, "--model", "m", "--output", tmp_path / "out"])
+    assert code == 30 and err.count("\n") == 1 and "tests[0].assert[0].value.databaseType: 'Cobol'" in err, err

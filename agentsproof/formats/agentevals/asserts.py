@@ -44,7 +44,7 @@ from agentsproof.formats.agentevals.code import CODE_TYPES, JUDGED_TYPES, code_g
 from agentsproof.formats.agentevals.conversation import mark_of, scope, unmark
 from agentsproof.formats.agentevals.custom import find_custom
 from agentsproof.formats.agentevals.forms import shaped
-from agentsproof.formats.agentevals.json_schema import BOUND_TYPES, bound_grader, json_check
+from agentsproof.formats.agentevals.json_schema import BOUND_TYPES, JSON_TYPES, bound_grader, syntax_check
 from agentsproof.formats.agentevals.negation import LENGTH, MAX_LENGTH, NEGATED, NOT_NEGATABLE, REFUSED, negate_pattern, option_message
 from agentsproof.formats.agentevals.older import COMPOSITE, composite_grader
 from agentsproof.formats.agentevals.rubric import OPERATORS, RUBRIC_KEYS, judge_notes, older_outcome, ranges_text
@@ -73,7 +73,6 @@ EXTRA: dict[str, set[str]] = {
         + ("contains-all", "icontains-all", "skill-used", "not-skill-used")
     },
     "regex": {"value", "flags"},
-    "is-json": {"value"},
     "not-empty": {"value"},  # its value: a description (promptfoo's examples), not compared
     "min-length": {"value"},
     "max-length": {"value"},
@@ -96,7 +95,7 @@ def _typed_graders() -> dict[str, type[BaseModel]]:
 
 AGENT_GRADERS = _typed_graders()
 EXTRA.update({name: {f.alias or n for n, f in config.model_fields.items()} - {"type", "weight"} for name, config in AGENT_GRADERS.items()})
-EXTRA.update(CODE_TYPES | STRUCTURED_TYPES | BOUND_TYPES)  # python / javascript (code.py); field-accuracy, execution-metrics, similar (structured.py)
+EXTRA.update(CODE_TYPES | STRUCTURED_TYPES | BOUND_TYPES | JSON_TYPES)  # python / javascript (code.py); field-accuracy, similar (structured.py) …
 EXTRA.update({t: EXTRA[t] | {"provider"} for t in JUDGED_TYPES})  # promptfoo: the judge's model (code.judge_model)
 TEMPLATE_NAMES = ("answer", "output", "expected_output", "input", "criteria")
 
@@ -313,8 +312,8 @@ class Builder:
                 raise self.err(f"{where}.value", f"{value!r} is not a valid regex: {err}") from None
             pattern = negate_pattern(pattern) if negate else pattern
             self.add(DeterministicGrader(type="deterministic", checks=Checks(regexMatch=[pattern]), weight=weight), label, gate)
-        elif kind == "is-json":  # promptfoo's value: a JSON Schema the answer must follow
-            self.add(ScriptGrader(type="script", run=json_check(self, where, entry, negate), stdin="answer", weight=weight), label, gate)
+        elif kind in JSON_TYPES:  # is-json: a JSON Schema the answer must follow; is-sql: its dialect and allowed names
+            self.add(ScriptGrader(type="script", run=syntax_check(self, where, entry, kind, negate), stdin="answer", weight=weight), label, gate)
         elif kind == "not-empty":  # promptfoo's not-empty; negated: the answer is empty (or only white space)
             pattern = r"\A\s*\Z" if negate else r"\S"
             self.add(DeterministicGrader(type="deterministic", checks=Checks(regexMatch=[pattern]), weight=weight), label, gate)
