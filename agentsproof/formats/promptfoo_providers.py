@@ -80,7 +80,6 @@ BODY_FIELDS = frozenset(
         "modalities",
         "prediction",
         "web_search_options",
-        "thinking",  # Anthropic's extended thinking, as OpenAI-compatible gateways to Claude take it (LiteLLM, OpenRouter)
     }
 )
 RENAMED = {

@@ -76,3 +76,20 @@ def test_is_sql_with_an_unknown_database_type_is_one_line(tmp_path, byok_env):
     cfg.write_text("prompts: ['q']\nproviders: [openai:gpt-4o]\ntests:\n  - assert: [{type: is-sql, value: {databaseType: Cobol}}]\n", encoding="utf-8")
     code, _, err = run_cli(["eval", cfg, "--model", "m", "--output", tmp_path / "out"])
     assert code == 30 and err.count("\n") == 1 and "tests[0].assert[0].value.databaseType: 'Cobol'" in err, err
+
+
+def test_a_python_provider_runs_with_promptfoo_python(tmp_path, byok_env, monkeypatch):
+    # promptfoo runs file://provider.py with PROMPTFOO_PYTHON (else python3): the provider sees that Python's packages
+    import sys
+
+    wrapper = tmp_path / "mypython"
+    wrapper.write_text(f"#!/bin/sh\nPICKED=promptfoo-python exec {sys.executable} \"$@\"\n")
+    wrapper.chmod(0o755)
+    (tmp_path / "provider.py").write_text("import os\n\ndef call_api(prompt, options, context):\n    return {'output': 'ran with ' + os.environ.get('PICKED', 'python3')}\n")
+    cfg = tmp_path / "promptfooconfig.yaml"
+    cfg.write_text("prompts: ['hi']\nproviders: [file://provider.py]\ntests:\n  - assert: [{type: contains, value: ran with}]\n", encoding="utf-8")
+    monkeypatch.setenv("PROMPTFOO_PYTHON", str(wrapper))
+    code, _, err = run_cli(["eval", cfg, "--model", "m", "--output", tmp_path / "out", "--no-cache"])
+    assert code == 0 and "Traceback" not in err, err
+    trial = only_report(tmp_path / "out")["items"][0]["with_arm"]["trials"][0]
+    assert trial["response"] == "ran with promptfoo-python", trial["response"]
