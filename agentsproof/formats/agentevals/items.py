@@ -134,6 +134,8 @@ def _target(loaded: LoadedSuite, cfg_target: str | None, targets_file: Path | No
     try:
         find_target(name, loaded.suite.path, targets_file)
     except InputError as err:
+        if err.source is not None:  # a file that defines it is wrong (a targets.yaml, an agentv replay entry): that, not "unknown"
+            raise
         from agentsproof.formats.agentevals.providers import find_providers_file, resolve_label, say_once
 
         found = find_providers_file(loaded.suite.path)

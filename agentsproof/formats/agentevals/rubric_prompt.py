@@ -12,16 +12,13 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from agentsproof.formats.agentevals.asserts import Builder
+from typing import Any
 
 ANSWER = "(the assistant response, shown below)"
 _NAME = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\}\}")
 
 
-def _template(b: Builder, where: str, raw: Any) -> Any:
+def _template(b: Any, where: str, raw: Any) -> Any:
     """The template as promptfoo reads it: a file's text (parsed when it is YAML or JSON), or the value itself."""
     from agentsproof.core.inputs import MAX_EVAL_FILE_BYTES, read_text
     from agentsproof.formats.agentevals.parse import attached
@@ -40,12 +37,13 @@ def _template(b: Builder, where: str, raw: Any) -> Any:
     return text
 
 
-def _text(b: Builder, where: str, template: Any) -> str:
+def _text(b: Any, where: str, template: Any) -> str:
     if isinstance(template, str) and template.strip():
+        text: str = template
         try:  # a JSON list of messages given as text
-            template = json.loads(template)
+            template = json.loads(text)
         except ValueError:
-            return template
+            return text
     if isinstance(template, dict) and template.get("role"):
         template = [template]
     if isinstance(template, list) and template and all(isinstance(m, dict) and isinstance(m.get("content"), str) for m in template):
@@ -55,7 +53,7 @@ def _text(b: Builder, where: str, template: Any) -> str:
     raise b.err(where, "must be the judge prompt: its text, chat messages (role, content), or a file:// path to either")
 
 
-def rubric_prompt(b: Builder, where: str, entry: dict, rubric: str) -> str:
+def rubric_prompt(b: Any, where: str, entry: dict, rubric: str) -> str:
     """The judge's rubric for an ``llm-rubric`` with a ``rubricPrompt``: the template, rendered."""
     at = f"{where}.rubricPrompt"
     text = _text(b, at, _template(b, at, entry["rubricPrompt"]))
