@@ -79,3 +79,17 @@ def test_a_test_whose_only_input_is_a_missing_file_errors_with_that_reason(tmp_p
     trials = _trials(only_report(tmp_path / "out"))
     assert trials["a"]["status"] == "errored" and "tests[0].input[0].content[0].path: file 'nope.txt' not found" in trials["a"]["error"]
     assert trials["b"]["status"] == "scored" and trials["b"]["passed"]
+
+
+def test_template_looking_text_survives_a_round_trip_through_evals_json(tmp_path, byok_env):
+    src = _copy(tmp_path, "skill-used") / "llm02-insecure-output.eval.yaml"
+    stub = tmp_path / "stub.SKILL.md"
+    stub.write_text("---\nname: stub\ndescription: a stub\n---\nAnswer.\n")
+    code, _, err = run_cli(["convert", src, "--to", "evals-json", "--out", tmp_path / "a.evals.json", "--skill", stub])
+    assert code == 0, err
+    code, _, err = run_cli(["convert", tmp_path / "a.evals.json", "--to", "EVAL.yaml", "--out", tmp_path / "b.eval.yaml"])
+    assert code == 0, err
+    byok_env.add(Rule(reply="escaped"))
+    code, _, err = run_cli(["eval", tmp_path / "b.eval.yaml", "--model", "m", "--output", tmp_path / "out"])
+    assert code in (0, 1) and "Traceback" not in err, err
+    assert any("{{ config.SECRET_KEY }}" in json.dumps(r) for r in byok_env.requests)
