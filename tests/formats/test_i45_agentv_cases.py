@@ -64,6 +64,8 @@ def test_a_missing_input_file_errors_its_test_and_the_others_run(tmp_path, byok_
     sent = [json.dumps(r) for r in byok_env.requests]
     assert any("Write EVAL.yaml files with description" in s for s in sent)  # /skills-data from the root
     assert code == 30, code  # an errored test: the run says so in its exit code
+    code, out, err = run_cli(["lint", src])
+    assert code == 0 and "tests[1]: warning: this case errors when run (the others run)" in out + err, out + err
 
 
 def test_a_test_whose_only_input_is_a_missing_file_errors_with_that_reason(tmp_path, byok_env):
