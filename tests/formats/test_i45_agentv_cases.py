@@ -95,3 +95,18 @@ def test_template_looking_text_survives_a_round_trip_through_evals_json(tmp_path
     code, _, err = run_cli(["eval", tmp_path / "b.eval.yaml", "--model", "m", "--output", tmp_path / "out"])
     assert code in (0, 1) and "Traceback" not in err, err
     assert any("{{ config.SECRET_KEY }}" in json.dumps(r) for r in byok_env.requests)
+
+
+def test_a_typescript_hook_on_a_node_without_strip_types_is_said(tmp_path, byok_env, monkeypatch):
+    # agentv's cross-repo-sync names file://../scripts/setup.ts:beforeEach; node before 22.6 cannot run it
+    from agentsproof.formats.agentevals import setup
+
+    (tmp_path / "setup.ts").write_text("export async function beforeEach(ctx: unknown): Promise<void> {}\n")
+    suite = tmp_path / "suite.yaml"
+    suite.write_text("extensions:\n  - file://setup.ts:beforeEach\ntests:\n  - id: a\n    input: hi\n    assert: [{type: contains, value: hi}]\n")
+    monkeypatch.setattr(setup, "_node_version", lambda: (20, 20))
+    code, out, err = run_cli(["lint", suite])
+    assert "extensions[0]: a TypeScript hook needs Node.js 22.6 or later" in out + err, out + err
+    monkeypatch.setattr(setup, "_node_version", lambda: (22, 6))
+    code, out, err = run_cli(["lint", suite])
+    assert "TypeScript hook needs" not in out + err
