@@ -27,6 +27,12 @@ class SkillUsedGrader(Strict):
     )
 
 
+def chat_skills(skill: Any, arm: str) -> list[str]:
+    """The skills a model alone (a chat trial) "loaded": the one in its system prompt in the
+    with-arm, else none; it has no way to load another."""
+    return [skill.name] if skill is not None and arm == "with" and skill.kind != "agent" else []
+
+
 def grade_named(spec: SkillUsedGrader, names: list[str], ctx: TrialContext) -> GraderResult:
     """agentv's meaning: the named skills among those the trial was seen loading (a model
     alone, offered no skill, loads none); errored when the target cannot tell."""

@@ -126,8 +126,6 @@ class ChatTarget(Target):
             )
             if record is None:
                 record = one
-                # a model alone loads no skill: the one in its system prompt (the with-arm), else none
-                record.skills_invoked = [trial.skill.name] if trial.skill is not None and trial.skill.kind != "agent" else []
             else:
                 record.answer = one.answer
                 record.trajectory += one.trajectory
