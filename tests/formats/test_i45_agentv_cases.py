@@ -110,3 +110,15 @@ def test_a_typescript_hook_on_a_node_without_strip_types_is_said(tmp_path, byok_
     monkeypatch.setattr(setup, "_node_version", lambda: (22, 6))
     code, out, err = run_cli(["lint", suite])
     assert "TypeScript hook needs" not in out + err
+
+
+def test_a_named_skill_check_regrades_the_same(tmp_path, byok_env):
+    byok_env.add(Rule(reply="The weighted top months are Dec, Nov, Oct."))
+    src = _copy(tmp_path, "skill-used") / "csv-analyzer.EVAL.yaml"
+    code, _, err = run_cli(["eval", src, "--model", "m", "--output", tmp_path / "out"])
+    assert code in (0, 1), err
+    report = next((tmp_path / "out").glob("*/*-tc-eval.json"))
+    code, _, err = run_cli(["regrade", report, "--output", tmp_path / "again"])
+    assert code in (0, 1) and "Traceback" not in err, err
+    trials = _trials(json.loads((tmp_path / "again" / "csv-analyzer-tc-eval-regraded.json").read_text()))
+    assert trials["irrelevant-query"]["graders"][0]["score"] == 1.0 and trials["csv-top-months"]["graders"][0]["score"] == 0.0
