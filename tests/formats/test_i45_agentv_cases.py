@@ -122,3 +122,18 @@ def test_a_named_skill_check_regrades_the_same(tmp_path, byok_env):
     assert code in (0, 1) and "Traceback" not in err, err
     trials = _trials(json.loads((tmp_path / "again" / "csv-analyzer-tc-eval-regraded.json").read_text()))
     assert trials["irrelevant-query"]["graders"][0]["score"] == 1.0 and trials["csv-top-months"]["graders"][0]["score"] == 0.0
+
+
+def test_a_vars_input_fills_env_and_keeps_other_template_text(tmp_path, byok_env, monkeypatch):
+    # agentv fills {{ env.X }} as the file loads (examples/features/env-interpolation), and shows the rest as written
+    monkeypatch.setenv("CUSTOM_SYSTEM_PROMPT", "You are terse.")
+    byok_env.add(Rule(reply="ok"))
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "prompts: ['{{ input }}']\ntests:\n  - id: a\n    assert: [{type: contains, value: ok}]\n    vars:\n      input:\n"
+        "        - {role: system, content: '{{ env.CUSTOM_SYSTEM_PROMPT }}'}\n        - {role: user, content: 'Say {{ config.NAME }}'}\n"
+    )
+    code, _, err = run_cli(["eval", suite, "--model", "m", "--output", tmp_path / "out"])
+    assert code == 0 and "Traceback" not in err, err
+    sent = json.dumps(byok_env.trial_requests())
+    assert "You are terse." in sent and "Say {{ config.NAME }}" in sent and "env.CUSTOM" not in sent, sent

@@ -418,9 +418,10 @@ def _parse_test(
             raise _err(src, f"{at}.input", "the suite's prompt is a template; give the test's input as vars")
         text = render(src, f"{at}.input", _messages(src, f"{at}.input", raw["input"], path, files, missing), variables)
     elif plain and "input" in variables:
-        # agentv: a prompt that is exactly '{{ input }}' takes the var's value as it is (not
-        # rendered again: '{{ config.SECRET_KEY }}' in it is text the model is shown)
+        # agentv: a prompt that is exactly '{{ input }}' takes the var's value as it is (not rendered
+        # again: '{{ config.SECRET_KEY }}' is text the model is shown); {{ env.X }} was filled as the file loaded
         text = _messages(src, f"{at}.vars.input", variables["input"], path, files, missing)
+        text = _TEMPLATE.sub(lambda m: env_value(src, f"{at}.vars.input", m.group(1)[4:]) if m.group(1).startswith("env.") else m.group(0), text)
     elif not plain:
         text = render(src, "prompts[0]", prompt or "", variables)
         if not text.strip():
