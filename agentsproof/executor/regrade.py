@@ -32,6 +32,7 @@ from agentsproof.executor.recorder import FileStore
 from agentsproof.executor.runner import ItemRun
 from agentsproof.grading.grade import Judge, TrialContext, combine, failed_gate, grade_all
 from agentsproof.grading.registry import kind
+from agentsproof.grading.skill_used import chat_skills
 from agentsproof.model.items import EvalItem
 from agentsproof.model.results import ArmResult, ItemResult, TrialResult
 
@@ -163,6 +164,7 @@ async def regrade_trial(
             files=list(trial.files),
             trajectory=list(trial.trajectory),
             skill_used=trial.skill_used,
+            skills_invoked=trial.skills_invoked if trial.skills_invoked is not None or agent else chat_skills(item.skill, trial.arm),
             skill_name=item.skill.name if item.skill else item.name,
             timeout=item.timeout,
             eval_dir=eval_dir,

@@ -27,6 +27,7 @@ from agentsproof.executor.armscores import arm_scores, case_scores, logged, pane
 from agentsproof.executor.fatal import fatal_reason, stop_at
 from agentsproof.executor.trialsteps import apply_transform, trajectory_events, unexpected
 from agentsproof.grading.grade import Judge, TrialContext, combine, failed_gate, grade_all
+from agentsproof.grading.skill_used import chat_skills
 from agentsproof.llm.base import LLMError
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT, EvalItem
 from agentsproof.model.results import Arm, ArmResult, FileRecord, LogEvent, TrialResult
@@ -346,6 +347,7 @@ class DualArmRunner:
             files=files,
             trajectory=rec.trajectory,
             skill_used=rec.skill_used,
+            skills_invoked=rec.skills_invoked if rec.skills_invoked is not None or target.kind != "chat" else chat_skills(item.skill, arm),
             skill_name=item.skill.name if item.skill else item.name,
             timeout=item.timeout,
             eval_dir=Path(item.eval_path).parent if item.eval_path else None,
@@ -407,7 +409,7 @@ class DualArmRunner:
 
     def _record(self, item: EvalItem, trial: TrialResult) -> None:
         st = self.state
-        if trial.status == "errored":
+        if trial.status == "errored" and not item.load_error:  # a case that cannot be built says nothing of the others
             st.consecutive_errors += 1
             st.last_error = trial.error
             if self.options.abort_after and st.consecutive_errors >= self.options.abort_after and not st.aborted:

@@ -29,7 +29,7 @@ a test with nothing to check runs and scores 1.0 (promptfoo: it passes). ``--ski
 with/without arms (the skill as the system prompt); without it the run is single-armed.
 Any assertion type may be negated with promptfoo's ``not-`` prefix (``not-regex``,
 ``not-starts-with`` …) where its negation is well defined; an assertion type agentsproof does
-not grade (``javascript``, ``similar``, ``is-sql`` …), or whose negation it cannot honour
+not grade (``moderation``, ``classifier`` …), or whose negation it cannot honour
 (``not-llm-rubric``), is refused by name.
 """
 
@@ -87,13 +87,12 @@ NOTED_KEYS = {
 }
 TEST_KEYS = {"description", "vars", "assert", "metadata", "options", "threshold"}
 PROVIDER_KEYS = {"id", "label", "config", "provider", "prompts", "delay", "env"}
-OPTION_KEYS = {"provider", "transform", "transformVars", "prefix", "suffix", "disableVarExpansion", "runSerially"}
+OPTION_KEYS = {"provider", "transform", "transformVars", "prefix", "suffix", "disableVarExpansion", "runSerially", "rubricPrompt"}
 REFUSED_KEYS = {
     # promptfoo keys agentsproof does not honour, each refused with its reason (never dropped)
     "redteam": "red-team generation is promptfoo's own; run the tests it generates",
     "extensions": "promptfoo's extension hooks are not run",
     "nunjucksFilters": "custom template filters are not run; give plain values in vars",
-    "rubricPrompt": "a judge prompt template is not used; write the judge's prompt as an llm-rubric assertion",
     "provider": "a test's own provider is not supported: every test runs on the config's providers (or --target)",
     "providerOutput": "a given output is not graded without a trial",
     "storeOutputAs": "a later test reading this test's output needs the tests run in order, one trial each",
@@ -141,9 +140,11 @@ def _judge_option(src: str, where: str, test: dict) -> Any:
     return _options(src, where, test).get("provider")
 
 
-def _with_judge(entry: Any, judge: Any) -> Any:
+def _with_judge(entry: Any, judge: Any, rubric: Any = None) -> Any:
     from agentsproof.formats.agentevals.code import JUDGED_TYPES
 
+    if rubric is not None and isinstance(entry, dict) and entry.get("type") == "llm-rubric" and "rubricPrompt" not in entry:
+        entry = {**entry, "rubricPrompt": rubric}  # promptfoo: options.rubricPrompt is its llm-rubric's template
     if judge is None or not isinstance(entry, dict) or entry.get("type") not in JUDGED_TYPES or "provider" in entry:
         return entry
     return {**entry, "provider": judge}
@@ -330,7 +331,8 @@ def _to_eval_yaml(path: Path, contexts: list[Context] | None = None, prompt_list
                 variables = transform_vars(src, where, options["transformVars"], variables, path)
             name = base_name if len(combos) == 1 else f"{base_name}-{ci + 1}"
             asserts = [
-                render_entry(src, where, _check_type(src, where, _with_judge(_deref(src, where, a, templates), judge)), variables) for where, a in entries
+                render_entry(src, where, _check_type(src, where, _with_judge(_deref(src, where, a, templates), judge, options.get("rubricPrompt"))), variables)
+                for where, a in entries
             ]
             for pi, prompt in enumerate(prompts):
                 if prompt.text.startswith(PROMPT_FUNCTION):

@@ -20,7 +20,7 @@ so confined by its sandbox (the project read-only, its own workspace writable, n
   ``fn(prompt, options, context)`` with ``options = {"id", "config"}`` and
   ``context = {"vars", "prompt"}``; the answer is its ``output`` (text, or JSON of another
   value); an ``error`` it returns, or an exception, errors the trial. ``config.pythonExecutable``
-  is the interpreter (default ``python3``). Config values ``file://x.yaml|json|txt`` are read
+  is the interpreter, else ``PROMPTFOO_PYTHON``, else ``python3`` on PATH (promptfoo's order). Config values ``file://x.yaml|json|txt`` are read
   into the config (promptfoo's), ``file://x.py:fn`` / ``file://x.js:fn`` replaced by what the
   function returns, called in the sandbox.
 * ``file://x.js`` (``.cjs``, ``.mjs``): its export (a class, instantiated with the options, or
@@ -33,6 +33,7 @@ target (its vars are in the context), named ``<provider label>.<n>``.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import shutil
@@ -207,7 +208,7 @@ def program_target(src: str, at: str, pid: str, label: str, config: dict[str, An
     options["config"] = config
     if file.endswith(".py"):
         exe = config.get("pythonExecutable") if isinstance(config.get("pythonExecutable"), str) else None
-        python = exe or shutil.which("python3") or sys.executable
+        python = exe or os.environ.get("PROMPTFOO_PYTHON") or shutil.which("python3") or sys.executable  # promptfoo's order
         if exe and not Path(exe).is_absolute():
             python = shutil.which(exe) or exe
         argv = [python, "-c", PYTHON_PROVIDER, target, fn or "call_api", _b64(options), _b64(context), here]

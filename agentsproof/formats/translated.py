@@ -103,7 +103,10 @@ def load_translation(fmt: str, path: Path, tr: Translation, request: ItemRequest
     items = suite_items(
         loaded, trials=trials, threshold=request.threshold, timeout=timeout, target=request.target, targets_file=request.targets_file, prefix=prefix
     )
-    items = [_placed(dataclasses.replace(it, load_error=errors.get(test.id)), tr.dests.get(test.id)) for it, test in zip(items, suite.tests, strict=True)]
+    items = [
+        _placed(dataclasses.replace(it, load_error=errors.get(test.id) or it.load_error), tr.dests.get(test.id))
+        for it, test in zip(items, suite.tests, strict=True)
+    ]
     settings = {"trials": trials, "threshold": items[0].threshold if items else None, "timeout": timeout, "eval_yaml": src}
 
     def label(run: Any) -> None:

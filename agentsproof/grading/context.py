@@ -22,6 +22,8 @@ class TrialContext:
     trajectory: list[ToolCall] = field(default_factory=list)
     skill_used: bool | None = None
     skill_name: str = ""
+    skills_invoked: list[str] | None = None
+    """The skills the agent was seen loading, in order (None: the target cannot tell)."""
     replies: list[str] = field(default_factory=list)
     """The reply to each user message, in order (a multi-turn trial; graders with ``turn:``
     pick theirs); empty: none recorded, every turn is ``answer`` (an oracle's)."""

@@ -164,7 +164,9 @@ def check_loads(path: Path, to: str, copy: Path, skill: Path | None) -> None:
             else:
                 from agentsproof.formats.agentevals.items import load_suite
 
-                load_suite(copy, skill)
+                broken = next((t for t in load_suite(copy, skill).suite.tests if t.load_error), None)
+                if broken is not None:  # a file the source has that the copy's place does not reach
+                    raise InputError(None, None, broken.load_error or "")
     except InputError as err:
         where = f"{err.field}: " if err.field else ""
         raise InputError(display(path), None, f"converted to {to} it would not load ({where}{err.message}); nothing written") from None
@@ -204,6 +206,8 @@ def evals_json_to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[str]]:
             base = path.resolve().parent
             refs = [os.path.relpath(f.resolve(), base).replace(os.sep, "/") for f in lc.file_paths]
             test["input"] = [{"role": "user", "content": [{"type": "text", "value": case.prompt}] + [{"type": "file", "path": f} for f in refs]}]
+        elif "{{" in case.prompt:  # text that looks like a template: a var is taken as it is (an input is rendered)
+            test["vars"] = {"input": case.prompt}
         else:
             test["input"] = case.prompt
         if case.name is not None or case.metadata:  # skill-creator's name/category/kind: EVAL.yaml's metadata

@@ -48,6 +48,7 @@ from agentsproof.llm.copilot_setup import (
     HINT_SDK,
     TOKEN_ENVS,
     byok_from_env,
+    configured_byok,
     copilot_status,
     copilot_usable,
     find_cli,
@@ -100,7 +101,12 @@ class CopilotClient(LLMClient):
             raise LLMError(problem, kind="unavailable")
         cli, how = find_cli()
         tools = [t.strip() for t in os.environ.get(ENV_TOOLS, "").split(",") if t.strip()]
-        return cls(cli_path=cli, provider=byok_from_env(), tools=tools, cli_found_via=how)
+        provider = byok_from_env()
+        if provider is None and (provider := configured_byok()) is not None:
+            from agentsproof.core.notice import note_once
+
+            note_once(f"Copilot has no GitHub login here; it runs on the configured provider ({provider['base_url']}), as {ENV_BYOK_URL} would set it")
+        return cls(cli_path=cli, provider=provider, tools=tools, cli_found_via=how)
 
     # -- lifecycle (also used by the copilot agent target) ---------------------
 

@@ -83,7 +83,19 @@ def find_cli() -> tuple[str | None, str]:
     cached = _sdk_cached_runtime()
     if cached:
         return cached, "SDK runtime cache"
+    beside = venv_cli()
+    if beside:
+        return beside, "agentsproof's environment (make copilot-cli)"
     return None, f"the Copilot CLI was not found; {HINT_CLI}"
+
+
+def venv_cli() -> str | None:
+    """The Copilot CLI ``make copilot-cli`` installs in agentsproof's own environment
+    (``<venv>/copilot-cli/node_modules/.bin/copilot``), when it is there and executable."""
+    import sys
+
+    path = Path(sys.prefix) / "copilot-cli" / "node_modules" / ".bin" / "copilot"
+    return str(path) if path.is_file() and os.access(path, os.X_OK) else None
 
 
 def byok_from_env() -> dict[str, Any] | None:
@@ -129,9 +141,24 @@ def copilot_status() -> tuple[bool, str]:
         byok = byok_from_env()
     except LLMError as err:
         return False, str(err)
-    if byok is None and login_source() is None:
+    if byok is None and login_source() is None and configured_byok() is None:
         return False, f"no GitHub login found for Copilot; {HINT_LOGIN}"
     return True, ""
+
+
+def configured_byok() -> dict[str, Any] | None:
+    """With no GitHub login and no ``AGENTSPROOF_COPILOT_PROVIDER_URL``: the run's configured
+    provider (``AGENTSPROOF_PROVIDER_URL`` / ``_KEY`` / ``_TYPE``, when its type is one Copilot
+    speaks) as Copilot's BYOK provider, so a Copilot target runs on the model the run names."""
+    url = os.environ.get("AGENTSPROOF_PROVIDER_URL", "").strip()
+    kind = (os.environ.get("AGENTSPROOF_PROVIDER_TYPE") or "openai").strip().lower()
+    if not url or kind not in BYOK_TYPES or login_source() is not None:
+        return None
+    config: dict[str, Any] = {"type": kind, "base_url": url}
+    key = os.environ.get("AGENTSPROOF_PROVIDER_KEY")
+    if key:
+        config["api_key"] = key
+    return config
 
 
 def copilot_usable() -> bool:

@@ -153,6 +153,11 @@ def find_target(name: str, near: Path | None, explicit: Path | None = None) -> T
     agentv = agentv_target(name, near)  # agentv's cli provider of that label in .agentv/ (targets/agentv_cli.py)
     if agentv is not None:
         return agentv
+    from agentsproof.targets.agentv_replay import replay_target
+
+    replay = replay_target(name, near)  # agentv's replay provider of that label (targets/agentv_replay.py)
+    if replay is not None:
+        return replay
     if name in builtins:
         return parse_targets({name: builtins[name]}, "built-in")[name]
     if name in registry.plugin_kinds():

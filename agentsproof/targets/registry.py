@@ -33,6 +33,7 @@ KINDS: dict[str, str] = {
     "qwen-code": "agentsproof.targets.acp.agents:QwenCodeTarget",
     "claude-code-acp": "agentsproof.targets.acp.agents:ClaudeCodeAcpTarget",
     "codex-acp": "agentsproof.targets.acp.agents:CodexAcpTarget",
+    "replay": "agentsproof.targets.replay.target:ReplayTarget",
 }
 
 

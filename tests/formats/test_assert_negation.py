@@ -111,9 +111,9 @@ def test_promptfoo_negated_checks_fail_on_another_answer(byok_env, tmp_path):
     ("entry", "field", "says"),
     [
         ({"type": "not-llm-rubric", "value": "polite"}, "tests[0].assert[0].type", "negating 'llm-rubric' is not supported"),
-        ({"type": "is-sql"}, "tests[0].assert[0].type", "'is-sql' is not graded by agentsproof: checking SQL"),
-        ({"type": "not-is-sql"}, "tests[0].assert[0].type", "'not-is-sql' is not graded by agentsproof: checking SQL"),
-        ({"type": "not-is-sql", "value": "1"}, "tests[0].assert[0].type", "'not-is-sql' is not graded by agentsproof"),
+        ({"type": "moderation"}, "tests[0].assert[0].type", "'moderation' is not graded by agentsproof: needs a moderation model"),
+        ({"type": "not-moderation"}, "tests[0].assert[0].type", "'not-moderation' is not graded by agentsproof: needs a moderation model"),
+        ({"type": "is-sql", "value": "1"}, "tests[0].assert[0].value", "must be a mapping (databaseType, allowedTables, allowedColumns)"),
         ({"type": "min-length", "value": "many"}, "tests[0].assert[0].value", "must be a whole number of characters"),
         ({"type": "not-min-length", "value": 0}, "tests[0].assert[0].value", "can never pass"),
         ({"type": "not-regex", "value": "x", "negate": True}, "tests[0].assert[0].negate", "already negated"),

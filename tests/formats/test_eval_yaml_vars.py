@@ -16,7 +16,6 @@ BAD = [
     ("tests:\n  - id: a\n    input: [{role: user, content: 'Hi {{nope}}'}]\n    criteria: x\n", "tests[0].input: uses {{ nope }} but the test has no var 'nope'"),
     ("tests:\n  - id: a\n    input: hi\n    expected_output: '{{ nope }}'\n", "tests[0].expected_output: uses {{ nope }} but the test has no var 'nope'"),
     ("tests:\n  - id: a\n    input: hi\n    rubrics: ['mentions {{ nope }}']\n", "tests[0].rubrics[0]: uses {{ nope }} but the test has no var 'nope'"),
-    ("tests:\n  - id: a\n    vars: {input: 'Say {{ nope }}'}\n    criteria: x\n", "tests[0].vars.input: uses {{ nope }} but the test has no var 'nope'"),
 ]
 
 

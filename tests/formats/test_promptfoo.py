@@ -97,10 +97,10 @@ def test_skill_adds_both_arms_and_one_provider_is_the_configured_model(byok_env,
 
 
 def test_unknown_assertion_type_is_refused_by_name(byok_env, tmp_path):
-    path = _config(tmp_path, CONFIG.replace("type: not-icontains", "type: is-sql"))
+    path = _config(tmp_path, CONFIG.replace("type: not-icontains", "type: moderation"))
     code, _, err = run_cli(["eval", path, "--model", "m", "--output", tmp_path / "out"])
     assert code == 30 and len(err.strip().splitlines()) <= 3, err
-    assert "tests[1].assert[0].type: promptfoo assertion 'is-sql' is not graded by agentsproof" in err
+    assert "tests[1].assert[0].type: promptfoo assertion 'moderation' is not graded by agentsproof" in err
 
 
 def test_list_vars_and_unknown_keys_are_one_line(byok_env, tmp_path):

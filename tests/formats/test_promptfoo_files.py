@@ -57,7 +57,6 @@ def test_tests_from_globs_jsonl_and_a_mixed_list_with_assertion_templates(byok_e
         ("tests: file://../*.yaml\n", "tests", "must stay inside"),
         ("tests: [file://gen.py]\n", "tests[0]", "test generators are not run"),
         ("tests:\n  - vars: {input: a}\n    assert: [{$ref: '#/assertionTemplates/nope'}]\n", "tests[0].assert[0].$ref", "names no assertionTemplates entry"),
-        ("defaultTest: {options: {rubricPrompt: x}}\ntests:\n  - vars: {input: a}\n    assert: [{type: contains, value: a}]\n", "defaultTest.options.rubricPrompt", "judge prompt template"),
         ("tests:\n  - vars: {input: a}\n    provider: openai:gpt-4o\n    assert: [{type: contains, value: a}]\n", "tests[0].provider", "own provider"),
         ("providers: [{id: openai:gpt-4o, prompts: [p1]}]\ntests:\n  - vars: {input: a}\n    assert: [{type: contains, value: a}]\n", "providers[0].prompts", "names no prompt"),
         ("tests:\n  - vars: {input: a}\n    options: {storeOutputAs: x}\n    assert: [{type: contains, value: a}]\n", "tests[0].options.storeOutputAs", "in order"),

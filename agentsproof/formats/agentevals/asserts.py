@@ -11,7 +11,7 @@ r"""EVAL.yaml assertions → agentsproof graders.
 | ``llm-rubric`` / ``llm-grader`` with no ``value`` / ``prompt`` | ``llm_rubric`` of the test's ``criteria`` and ``expected_output`` (agentv's default judge); refused when the test has neither |
 | ``llm-rubric`` / ``rubrics`` / ``rubric`` with a list of outcomes | one ``assertions`` grader per outcome, with its weight (``operator: correctness`` / ``contradiction``: agentv's guidance put in the claim the judge checks) |
 | ``script`` / ``code-grader`` (``command``) | ``script`` (answer on stdin: agentv's JSON payload, or the plain answer) |
-| ``skill-used`` / ``not-skill-used`` / ``skill-trigger`` | ``skill_used`` (agent trials) |
+| ``skill-used`` / ``not-skill-used`` / ``skill-trigger`` | ``skill_used`` (agent trials; a skill other than the one under test: checked against the skills the trial loaded) |
 | ``min-length`` / ``max-length``; ``not-empty`` (promptfoo) | a ``script`` grader that counts the answer's characters; a regex check |
 | ``python`` / ``javascript``; ``assert-set`` (promptfoo) | :mod:`.code`; its assertions, the set's weight shared (:mod:`.assert_set`) |
 | ``field-accuracy``, ``execution-metrics`` (agentv), ``similar`` (promptfoo) | :mod:`.structured` |
@@ -44,10 +44,11 @@ from agentsproof.formats.agentevals.code import CODE_TYPES, JUDGED_TYPES, code_g
 from agentsproof.formats.agentevals.conversation import mark_of, scope, unmark
 from agentsproof.formats.agentevals.custom import find_custom
 from agentsproof.formats.agentevals.forms import shaped
-from agentsproof.formats.agentevals.json_schema import BOUND_TYPES, bound_grader, json_check
+from agentsproof.formats.agentevals.json_schema import BOUND_TYPES, JSON_TYPES, bound_grader, syntax_check
 from agentsproof.formats.agentevals.negation import LENGTH, MAX_LENGTH, NEGATED, NOT_NEGATABLE, REFUSED, negate_pattern, option_message
 from agentsproof.formats.agentevals.older import COMPOSITE, composite_grader
 from agentsproof.formats.agentevals.rubric import OPERATORS, RUBRIC_KEYS, judge_notes, older_outcome, ranges_text
+from agentsproof.formats.agentevals.rubric_prompt import rubric_prompt
 from agentsproof.formats.agentevals.scripts import SCRIPT_KINDS, custom_assertion, script_assertion
 from agentsproof.formats.agentevals.structured import STRUCTURED_TYPES, structured_grader
 from agentsproof.formats.agentevals.trajectory import rewrite
@@ -72,11 +73,10 @@ EXTRA: dict[str, set[str]] = {
         + ("contains-all", "icontains-all", "skill-used", "not-skill-used")
     },
     "regex": {"value", "flags"},
-    "is-json": {"value"},
-    "not-empty": set(),
+    "not-empty": {"value"},  # its value: a description (promptfoo's examples), not compared
     "min-length": {"value"},
     "max-length": {"value"},
-    "llm-rubric": {"value", "threshold", "prompt", "max_steps", "temperature", "target"},
+    "llm-rubric": {"value", "threshold", "prompt", "max_steps", "temperature", "target", "config", "rubricPrompt"},
     "llm-grader": {"prompt", "value", "threshold", "max_steps", "temperature", "target"},
     "rubrics": {"criteria", "value"},
     "rubric": {"criteria", "value", "threshold"},
@@ -95,7 +95,7 @@ def _typed_graders() -> dict[str, type[BaseModel]]:
 
 AGENT_GRADERS = _typed_graders()
 EXTRA.update({name: {f.alias or n for n, f in config.model_fields.items()} - {"type", "weight"} for name, config in AGENT_GRADERS.items()})
-EXTRA.update(CODE_TYPES | STRUCTURED_TYPES | BOUND_TYPES)  # python / javascript (code.py); field-accuracy, execution-metrics, similar (structured.py)
+EXTRA.update(CODE_TYPES | STRUCTURED_TYPES | BOUND_TYPES | JSON_TYPES)  # python / javascript (code.py); field-accuracy, similar (structured.py) …
 EXTRA.update({t: EXTRA[t] | {"provider"} for t in JUDGED_TYPES})  # promptfoo: the judge's model (code.judge_model)
 TEMPLATE_NAMES = ("answer", "output", "expected_output", "input", "criteria")
 
@@ -312,8 +312,8 @@ class Builder:
                 raise self.err(f"{where}.value", f"{value!r} is not a valid regex: {err}") from None
             pattern = negate_pattern(pattern) if negate else pattern
             self.add(DeterministicGrader(type="deterministic", checks=Checks(regexMatch=[pattern]), weight=weight), label, gate)
-        elif kind == "is-json":  # promptfoo's value: a JSON Schema the answer must follow
-            self.add(ScriptGrader(type="script", run=json_check(self, where, entry, negate), stdin="answer", weight=weight), label, gate)
+        elif kind in JSON_TYPES:  # is-json: a JSON Schema the answer must follow; is-sql: its dialect and allowed names
+            self.add(ScriptGrader(type="script", run=syntax_check(self, where, entry, kind, negate), stdin="answer", weight=weight), label, gate)
         elif kind == "not-empty":  # promptfoo's not-empty; negated: the answer is empty (or only white space)
             pattern = r"\A\s*\Z" if negate else r"\S"
             self.add(DeterministicGrader(type="deterministic", checks=Checks(regexMatch=[pattern]), weight=weight), label, gate)
@@ -362,8 +362,9 @@ class Builder:
         if "criteria" in entry and "value" in entry:
             raise self.err(f"{where}.criteria", "is the same as 'value'; keep one")
         v = entry.get(key)
-        if isinstance(v, str) and v.strip():
-            self.add(LLMRubricGrader(type="llm_rubric", rubric=v, weight=weight), label, gate)
+        if isinstance(v, str) and v.strip():  # promptfoo's rubricPrompt: the judge's template (rubric_prompt.py)
+            rubric = rubric_prompt(self, where, entry, v) if "rubricPrompt" in entry else v
+            self.add(LLMRubricGrader(type="llm_rubric", rubric=rubric, weight=weight), label, gate)
             return
         if not isinstance(v, list) or not v:
             raise self.err(f"{where}.{key}", "must be a rubric text or a list of outcomes")
@@ -405,10 +406,8 @@ class Builder:
 
     def _rubrics(self) -> None:
         """The reference's per-test ``rubrics``."""
-        if not self.test.rubrics:
-            return
-        where = self.test.rubrics[0][0].rsplit("[", 1)[0]
-        self._outcomes(where, [r for _, r in self.test.rubrics], "rubrics")
+        if self.test.rubrics:
+            self._outcomes(self.test.rubrics[0][0].rsplit("[", 1)[0], [r for _, r in self.test.rubrics], "rubrics")
 
     def _judge_prompt(self, where: str, entry: dict, extra: dict[str, str] | None = None) -> str:
         from agentsproof.core.inputs import MAX_EVAL_FILE_BYTES, read_text
@@ -462,12 +461,17 @@ class Builder:
             expected = expected != negate
         else:
             name, expected = self._value(where, entry), kind == "skill-used"
-        if not isinstance(name, str) or not name:
-            raise self.err(f"{where}.{'skill' if kind == 'skill-trigger' else 'value'}", "must name the skill")
-        if self.skill_name is None:
-            raise self.err(f"{where}.type", f"{kind!r} needs the skill: put the EVAL.yaml in skills/<name>/evals/ or give --skill FILE")
-        if name != self.skill_name:
-            raise self.err(f"{where}.value", f"names skill {name!r}, but the skill under test is {self.skill_name!r}")
+        if isinstance(name, list) and name and all(isinstance(n, str) and n.strip() for n in name):  # agentv: every one of them
+            names = [n.strip() for n in name]
+        elif isinstance(name, str) and name.strip():
+            names = [name.strip()]
+        else:
+            raise self.err(f"{where}.{'skill' if kind == 'skill-trigger' else 'value'}", "must name the skill (or list skill names)")
+        if names != [self.skill_name]:
+            # agentv's meaning: the named skills among those the agent was seen loading (a
+            # model alone loads none), whether or not a SKILL.md of that name is here
+            self.add(SkillUsedGrader(type="skill_used", expected=expected, weight=weight, skills=names), label, gate)
+            return
         self.needs_agent = self.needs_agent or f"{where}.type"
         self.add(SkillUsedGrader(type="skill_used", expected=expected, weight=weight), label, gate)
 

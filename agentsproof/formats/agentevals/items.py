@@ -134,14 +134,17 @@ def _target(loaded: LoadedSuite, cfg_target: str | None, targets_file: Path | No
     try:
         find_target(name, loaded.suite.path, targets_file)
     except InputError as err:
+        if err.source is not None:  # a file that defines it is wrong (a targets.yaml, an agentv replay entry): that, not "unknown"
+            raise
         from agentsproof.formats.agentevals.providers import find_providers_file, resolve_label, say_once
 
         found = find_providers_file(loaded.suite.path)
         if name == "default" and found is None:
             return "chat"  # agentv's name for "the model you configured"
-        # execution.target names a provider label too (agentv's examples say `target: llm`);
-        # with no providers file only agentv's model label is read so, any other name stays an error
-        if where is None or not (where.startswith("providers") or found is not None or name == "llm"):
+        # execution.target names a provider label too (agentv's examples say `target: llm`,
+        # its older ones `gemini_base` from a .agentv/targets.yaml not in the project): with
+        # no providers file it runs as the configured model, said once (--target picks another)
+        if where is None:
             raise InputError(display(loaded.suite.path), where, err.message) from None
         resolved = resolve_label(name, loaded.suite.path, display(loaded.suite.path), where)
         say_once(display(loaded.suite.path), resolved.note)
@@ -185,6 +188,8 @@ def suite_items(
     items = []
     for i, test in enumerate(suite.tests):
         built = loaded.graders[test.id]
+        if test.load_error:
+            say_once(src, f"test {test.id!r} errors (its trials are errored with the reason), the others run: {test.load_error}")
         if built.needs_agent and not agent:
             raise InputError(
                 src,
@@ -221,6 +226,7 @@ def suite_items(
             workspace_sha=seed_digest(seed, files) if agent else "",
             turns=test.turns,
             setup=tuple(dataclasses.replace(c, test_id=test.id) for c in suite.setup) if agent else (),
+            load_error=test.load_error,
             environment=suite.environment if agent else None,
             skill=skill_file(skill_name(skill) or "skill", "skill", skill[1], skill[0]) if agent and skill else None,
         )

@@ -221,6 +221,53 @@ def unknown_keyword(schema: Any, at: str = "value") -> tuple[str, str] | None:
 
 
 BOUND_TYPES: dict[str, set[str]] = {"cost": {"threshold"}, "latency": {"threshold"}}
+JSON_TYPES: dict[str, set[str]] = {"is-json": {"value"}, "is-sql": {"value"}}
+"""Checks of the answer's syntax, each a confined script: is-json (a JSON Schema value), is-sql (is_sql_check.py)."""
+SQL_DIALECTS = {
+    # node-sql-parser's databaseType (promptfoo's is-sql) → sqlglot's dialect
+    "mysql": "mysql",
+    "mariadb": "mysql",
+    "postgresql": "postgres",
+    "postgres": "postgres",
+    "bigquery": "bigquery",
+    "db2": "",
+    "hive": "hive",
+    "flinksql": "spark",
+    "snowflake": "snowflake",
+    "redshift": "redshift",
+    "sqlite": "sqlite",
+    "transactsql": "tsql",
+    "tsql": "tsql",
+    "athena": "athena",
+    "trino": "trino",
+    "noql": "",
+}
+
+
+def sql_check(builder: Any, where: str, entry: dict[str, Any], negate: bool) -> list[str]:
+    """The script an ``is-sql`` assertion runs (promptfoo's value: ``databaseType``, default MySQL,
+    ``allowedTables``, ``allowedColumns``); InputError (through the builder) naming a bad field."""
+    from pathlib import Path
+
+    value = entry.get("value") or {}
+    if not isinstance(value, dict):
+        raise builder.err(f"{where}.value", "must be a mapping (databaseType, allowedTables, allowedColumns), as promptfoo's is-sql takes")
+    extra = sorted(set(value) - {"databaseType", "allowedTables", "allowedColumns"})
+    if extra:
+        raise builder.err(f"{where}.value.{extra[0]}", "unknown key; expected one of allowedColumns, allowedTables, databaseType")
+    db = value.get("databaseType", "MySQL")
+    if not isinstance(db, str) or db.lower() not in SQL_DIALECTS:
+        raise builder.err(f"{where}.value.databaseType", f"{db!r}: expected one of {', '.join(sorted(SQL_DIALECTS))} (node-sql-parser's names)")
+    lists = []
+    for key in ("allowedTables", "allowedColumns"):
+        got = value.get(key)
+        if got is not None and (not isinstance(got, list) or not all(isinstance(x, str) for x in got)):
+            raise builder.err(f"{where}.value.{key}", "must be a list of strings ({type}::{db or table}::{name}, as node-sql-parser names them)")
+        lists.append(json.dumps(got))
+    program = Path(__file__).with_name("is_sql_check.py").read_text(encoding="utf-8")
+    return [sys.executable, "-c", program, SQL_DIALECTS[db.lower()], *lists, "1" if negate else "0"]
+
+
 """promptfoo's ``cost`` (USD) and ``latency`` (ms): upper bounds on what the trial recorded."""
 
 
@@ -255,3 +302,8 @@ def bound_grader(builder: Any, where: str, entry: dict[str, Any], kind: str, wei
         raise builder.err(f"{where}.threshold", "must be a number of at least 0 (" + ("USD" if kind == "cost" else "milliseconds") + ")")
     field = "max_cost_usd" if kind == "cost" else "max_duration_ms"
     return ExecutionMetricsGrader.model_validate({"type": "execution_metrics", field: float(limit), "weight": weight})
+
+
+def syntax_check(builder: Any, where: str, entry: dict[str, Any], kind: str, negate: bool) -> list[str]:
+    """The script of an ``is-json`` or ``is-sql`` assertion."""
+    return (json_check if kind == "is-json" else sql_check)(builder, where, entry, negate)

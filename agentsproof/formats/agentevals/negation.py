@@ -40,7 +40,6 @@ _JUDGED = "promptfoo's own judge prompt for it is not reproduced; write what it 
 _DISTANCE = "text-distance scores are not implemented; use equals, contains or an llm-rubric"
 _TRAJECTORY = "a judge of whether the agent reached its goal from its steps is not run; write the goal as an llm-rubric (the judge reads the answer and the files the agent wrote)"
 REFUSED = {
-    "is-sql": "checking SQL needs a parser for the query's dialect; check it with a script (code-grader) assertion",
     "similar:dot": "only cosine similarity is computed; write similar (or similar:cosine) with a cosine threshold",
     "similar:euclidean": "only cosine similarity is computed; write similar (or similar:cosine) with a cosine threshold",
     "perplexity": "needs the answer's token log-probabilities, which the trials do not record",

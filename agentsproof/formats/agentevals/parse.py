@@ -39,7 +39,7 @@ from typing import Any
 
 from agentsproof.core.errors import InputError
 from agentsproof.formats.agentevals.conversation import CONVERSATION_KEYS, history_prompt, lift
-from agentsproof.formats.agentevals.template_env import env_value
+from agentsproof.formats.agentevals.template_env import MISSING, env_value, var_value
 
 SUITE_KEYS = {
     "name",
@@ -102,6 +102,8 @@ class EvalTest:
     """What agentv reads in this test and agentsproof does not use (said once with the suite's notes)."""
     raw: dict[str, Any] = field(default_factory=dict)
     """Its ``input``, ``expected_output`` and ``metadata`` as written (agentv's script payload)."""
+    load_error: str | None = None
+    """Why this test cannot run (a file it names is missing): its trials are errored with it."""
 
 
 @dataclass
@@ -161,7 +163,7 @@ def render(src: str, where: str, text: str, variables: dict[str, Any], depth: in
         if name.startswith("env."):  # only an allowed, non-secret name (formats/agentevals/template_env.py)
             return env_value(src, where, name[4:])
         value = var_value(variables, name)
-        if value is _MISSING:
+        if value is MISSING:
             raise _err(src, where, f"uses {{{{ {name} }}}} but the test has no var {name!r}")
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):
             raise _err(src, where, f"uses {{{{ {name} }}}}, which is not text (messages only fit a prompt that is exactly '{{{{ input }}}}')")
@@ -172,24 +174,6 @@ def render(src: str, where: str, text: str, variables: dict[str, Any], depth: in
     return _TEMPLATE.sub(one, text)
 
 
-_MISSING = object()
-
-
-def var_value(variables: dict[str, Any], name: str) -> Any:
-    """``name`` (``x``, ``vars.x``, ``x.y.z`` into nested mappings) in the test's vars, or ``_MISSING``."""
-    if name in variables:
-        return variables[name]
-    path = name[5:] if name.startswith("vars.") else name
-    if path in variables:
-        return variables[path]
-    value: Any = variables
-    for part in path.split("."):
-        if not isinstance(value, dict) or part not in value:
-            return _MISSING
-        value = value[part]
-    return value
-
-
 def _tags(src: str, where: str, value: Any) -> tuple[str, ...]:
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return tuple(value)
@@ -198,7 +182,7 @@ def _tags(src: str, where: str, value: Any) -> tuple[str, ...]:
     raise _err(src, where, "must be a list of strings or a mapping")
 
 
-def _messages(src: str, where: str, value: Any, path: Path, files: list[tuple[str, Path]]) -> str:
+def _messages(src: str, where: str, value: Any, path: Path, files: list[tuple[str, Path]], missing: list[str] | None = None) -> str:
     """A string, or role/content messages (content a string or text/file parts) → the prompt."""
     if isinstance(value, str):
         if not value.strip():
@@ -241,12 +225,17 @@ def _messages(src: str, where: str, value: Any, path: Path, files: list[tuple[st
                 (system if role == "system" else user).append(_text(src, f"{pat}.value", part.get("value", part.get("text"))))
             elif kind == "file":
                 rel = _text(src, f"{pat}.path", part.get("path", part.get("value")))
-                files.append((rel, attached(src, f"{pat}.path", rel, path)))
+                try:
+                    files.append((rel, attached(src, f"{pat}.path", rel, path)))
+                except InputError as err:  # a missing file errors its test (issue 45), outside the project stays a refusal
+                    if missing is None or "not found" not in err.message:
+                        raise
+                    missing.append(f"{err.field}: {err.message}")
             else:
                 raise _err(src, f"{pat}.type", f"{kind!r}: expected 'text' or 'file'")
     if dialog and dialog[-1][0] != "user":
         raise _err(src, f"{where}[{len(value) - 1}]", "a conversation history ends with the user's message (the one the trial answers)")
-    if not user and not files and not dialog:
+    if not user and not files and not dialog and not missing:  # only a missing file: the test errors with it
         raise _err(src, where, "has no user message")
     text = history_prompt(dialog) if dialog else "\n\n".join(user)
     if system:
@@ -421,6 +410,7 @@ def _parse_test(
         raise _err(src, f"{at}.vars", "must be a mapping of names to values")
     variables = {**(default_vars or {}), **variables}
     files: list[tuple[str, Path]] = []
+    missing: list[str] = []
     for key in ("input", "expected_output", "criteria"):
         if key in raw and key in variables:
             raise _err(src, f"{at}.vars.{key}", f"is also given as {at}.{key}; keep one")
@@ -428,9 +418,12 @@ def _parse_test(
     if "input" in raw:
         if not plain:
             raise _err(src, f"{at}.input", "the suite's prompt is a template; give the test's input as vars")
-        text = render(src, f"{at}.input", _messages(src, f"{at}.input", raw["input"], path, files), variables)
+        text = render(src, f"{at}.input", _messages(src, f"{at}.input", raw["input"], path, files, missing), variables)
     elif plain and "input" in variables:
-        text = render(src, f"{at}.vars.input", _messages(src, f"{at}.vars.input", variables["input"], path, files), variables)
+        # agentv: a prompt that is exactly '{{ input }}' takes the var's value as it is (not rendered
+        # again: '{{ config.SECRET_KEY }}' is text the model is shown); {{ env.X }} was filled as the file loaded
+        text = _messages(src, f"{at}.vars.input", variables["input"], path, files, missing)
+        text = _TEMPLATE.sub(lambda m: env_value(src, f"{at}.vars.input", m.group(1)[4:]) if m.group(1).startswith("env.") else m.group(0), text)
     elif not plain:
         text = render(src, "prompts[0]", prompt or "", variables)
         if not text.strip():
@@ -465,6 +458,7 @@ def _parse_test(
         turns=tuple(render(src, f"{at}.turns[{n}].input", t, variables) for n, t in enumerate(follow, start=1)),
         notes=notes,
         raw={k: raw.get(k, variables.get(k)) for k in ("input", "expected_output", "metadata")},
+        load_error="; ".join(missing) or None,
     )
 
 

@@ -12,8 +12,8 @@ A label resolves, in this order:
    configured model (``--model`` / ``AGENTSPROOF_MODEL``), a kind a target kind names in its
    ``agentv_ids`` (``copilot-cli`` …) as that built-in target; a ``cli`` entry was found before
    this, as a command target (:mod:`agentsproof.targets.agentv_cli`, through the targets
-   lookup); any other kind (``replay`` …) is an error naming the entry (define a targets.yaml
-   target instead);
+   lookup), a ``replay`` entry as a replay target (:mod:`agentsproof.targets.agentv_replay`);
+   any other kind is an error naming the entry (define a targets.yaml target instead);
 3. no providers.yaml at all: the label is the configured model, as ``default`` is.
 
 Each resolution that is not a plain targets.yaml match is said once on stderr.

@@ -90,3 +90,9 @@ def judge_notes(src: str, where: str, entry: dict[str, Any]) -> None:
         if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not 0 <= temperature <= 2:
             raise InputError(src, f"{where}.temperature", "must be a number from 0 to 2")
         say_once(src, f"{where}.temperature: the judge's sampling is the judge model's own (--judge-model); {temperature:g} is not sent")
+    config = entry.get("config")
+    if config is not None:  # promptfoo's llm-rubric reads no config of its own assertion (its grader is options.provider)
+        if not isinstance(config, dict):
+            raise InputError(src, f"{where}.config", "must be a mapping")
+        keys = ", ".join(sorted(map(str, config))) or "(empty)"
+        say_once(src, f"llm-rubric config ({keys}): promptfoo's llm-rubric does not read an assertion's config either; the judge is --judge-model / --model")

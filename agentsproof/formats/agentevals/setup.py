@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import shutil
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -291,6 +292,8 @@ def extensions_setup(src: str, value: Any, path: Path, project: Path, out: Suite
 
         bun = find_bun()  # agentv's own runtime, TypeScript included; else node (TypeScript from node 22.6)
         flags = ["--experimental-strip-types"] if module.suffix in (".ts", ".mts", ".cts") else []
+        if flags and not bun and _node_version() < (22, 6):  # node before 22.6 has no --experimental-strip-types: the hook fails, its trials error
+            out.notes.append(f"{where}: a TypeScript hook needs Node.js 22.6 or later (--experimental-strip-types); node here is older, so its trials error")
         runner = (bun, "-e") if bun else (shutil.which("node") or "node", *flags, "--input-type=module", "-e")
         out.commands.append(
             SetupCommand(
@@ -380,3 +383,20 @@ def docker_environment(src: str, env: dict[str, Any], where_file: Path, project:
         field, msg = format_validation_error(exc)
         raise _err(src, f"environment.{field}", msg) from None
     return resolve_confined(spec, where_file, "environment", root=project)
+
+
+@cache
+def _node_version() -> tuple[int, int]:
+    """node's (major, minor) on PATH; (0, 0) when there is none or it does not say."""
+    import re
+    import subprocess
+
+    node = shutil.which("node")
+    if node is None:
+        return (0, 0)
+    try:
+        out = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=10, check=False).stdout
+    except (OSError, subprocess.SubprocessError):
+        return (0, 0)
+    m = re.match(r"v(\d+)\.(\d+)", out.strip())
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)

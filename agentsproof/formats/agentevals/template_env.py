@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Any
 
 ALLOW_SETTING = "AGENTSPROOF_TEMPLATE_ENV"
 """Formerly the names allowed in templates; no longer needed (every name is filled)."""
@@ -34,4 +35,22 @@ def env_value(src: str, where: str, name: str) -> str:
             f"{src}: {where}: {{{{ env.{name} }}}} is a secret: it is sent where the file puts it and masked everywhere agentsproof writes",
             key=("template-env-secret", src, name),
         )
+    return value
+
+
+MISSING = object()
+
+
+def var_value(variables: dict[str, Any], name: str) -> Any:
+    """``name`` (``x``, ``vars.x``, ``x.y.z`` into nested mappings) in the test's vars, or ``MISSING``."""
+    if name in variables:
+        return variables[name]
+    path = name[5:] if name.startswith("vars.") else name
+    if path in variables:
+        return variables[path]
+    value: Any = variables
+    for part in path.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return MISSING
+        value = value[part]
     return value

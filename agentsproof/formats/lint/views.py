@@ -104,4 +104,11 @@ def cases_view(loaded: Loaded, src: str, fields: CaseFields) -> FileView:
         )
         if not loaded.single_arm:
             skill = item.skill.text if item.skill is not None else item.system_prompt
-    return FileView(src, loaded.path, cases, skill_text=skill, case_word="case", cases_field=fields.cases, exact_fields=False)
+    errs = [(i, item.load_error) for i, item in enumerate(loaded.items) if item.load_error]  # a missing file: that case errors
+    notes = [
+        Problem(
+            src, f"{fields.cases}[{i}]", "case-errors", f"this case errors when run (the others run): {why}", "add the file, or correct its path", "warning"
+        )
+        for i, why in errs
+    ]
+    return FileView(src, loaded.path, cases, skill_text=skill, case_word="case", cases_field=fields.cases, exact_fields=False, notes=notes)

@@ -1,0 +1,1 @@
+"""The replay target: agentv's recorded outputs and transcripts replayed offline (``target``)."""
