@@ -98,12 +98,15 @@ def test_template_looking_text_survives_a_round_trip_through_evals_json(tmp_path
 
 
 def test_a_typescript_hook_on_a_node_without_strip_types_is_said(tmp_path, byok_env, monkeypatch):
-    # agentv's cross-repo-sync names file://../scripts/setup.ts:beforeEach; node before 22.6 cannot run it
+    # agentv's cross-repo-sync names file://../scripts/setup.ts:beforeEach; without bun, node before 22.6 cannot run it
     from agentsproof.formats.agentevals import setup
 
     (tmp_path / "setup.ts").write_text("export async function beforeEach(ctx: unknown): Promise<void> {}\n")
     suite = tmp_path / "suite.yaml"
     suite.write_text("extensions:\n  - file://setup.ts:beforeEach\ntests:\n  - id: a\n    input: hi\n    assert: [{type: contains, value: hi}]\n")
+    import agentsproof.core.bun as bun
+
+    monkeypatch.setattr(bun, "find_bun", lambda: None)  # with bun, agentv's runtime, the hook runs under it and needs no node
     monkeypatch.setattr(setup, "_node_version", lambda: (20, 20))
     code, out, err = run_cli(["lint", suite])
     assert "extensions[0]: a TypeScript hook needs Node.js 22.6 or later" in out + err, out + err
