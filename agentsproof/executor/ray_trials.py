@@ -204,7 +204,7 @@ class RayTrials:
         agents = AgentRun(run_id=uuid.uuid4().hex[:12], targets=targets, record=self.store is not None, environments=envs, folders=tuple(folders))
         self._agents = ray.put(agents)  # the targets' expanded values (secrets among them) travel in the object store, like the key
         self._agent_run_id = agents.run_id
-        good, lines, _ = probe_nodes(ray, self._run, self._env_ref, agents)
+        good, lines, _ = probe_nodes(ray, self._run, self._env_ref, self._agents)
         for line in lines:
             note(line)
         self.notes = lines
@@ -289,12 +289,13 @@ class RayTrials:
         if not ray.is_initialized():
             return
         try:
+            cancelled = bool(self.refs) or self.runner.state.aborted
             for ref in list(self.refs):
                 ray.cancel(ref, force=True)
             if self._agents is not None and any(it.environment is not None for it in self.items):
                 from agentsproof.executor.ray_nodes import sweep_nodes
 
-                sweep_nodes(ray, self._agent_run_id)
+                sweep_nodes(ray, self._agent_run_id, twice=cancelled)
             if self._gate is not None and self.stack.budget is not None:
                 calls, spent, stopped = ray.get(self._gate.state.remote(), timeout=60)
                 budget = self.stack.budget
