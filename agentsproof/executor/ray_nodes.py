@@ -292,9 +292,23 @@ def probe_nodes(ray: Any, run: NodeRun, env_ref: Any, agents: AgentRun) -> tuple
     return good, lines, checks
 
 
-def _sweep(run_id: str, twice: bool) -> int:
-    """On a node: remove this run's containers (by label); ``twice``: again until none is left
-    (after an interrupt: a killed worker's ``docker run`` may still land); how many."""
+def _launching(run_id: str) -> bool:
+    """A ``docker run`` of this run still under way on this host (a worker's, or a killed worker's orphan)."""
+    mark = f"org.agentsproof.run={run_id}".encode()
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                if mark in (proc / "cmdline").read_bytes():
+                    return True
+            except OSError:
+                continue
+    return False
+
+
+def _sweep(run_id: str) -> int:
+    """On a node: remove this run's containers (by label) until none is left and no ``docker
+    run`` of the run is under way (a container started ahead, or by a cancelled trial's
+    worker, may still land); how many."""
     from agentsproof.isolation.environments import LABEL_RUN
 
     async def once() -> int:
@@ -306,25 +320,25 @@ def _sweep(run_id: str, twice: bool) -> int:
             await docker(["rm", "-f", "-v", *ids], timeout=120)
         return len(ids)
 
-    removed, quiet, deadline = 0, 0, time.monotonic() + SWEEP_S
-    while quiet < (2 if twice else 1) and time.monotonic() < deadline:
+    removed, deadline = 0, time.monotonic() + SWEEP_S
+    while time.monotonic() < deadline:
+        pending = _launching(run_id)
         found = asyncio.run(once())
         removed += found
-        quiet = quiet + 1 if found == 0 or not twice else 0
-        if quiet < (2 if twice else 1):
-            time.sleep(0.5)
+        if not pending and not found:
+            break
+        time.sleep(0.2)
     return removed
 
 
-def sweep_nodes(ray: Any, run_id: str, *, twice: bool = False, nodes: Sequence[str] | None = None) -> int:
-    """This run's containers removed on every live trial node (``nodes``: those, when known);
-    ``twice``: trials were cancelled, look until none is left; how many."""
+def sweep_nodes(ray: Any, run_id: str, *, nodes: Sequence[str] | None = None) -> int:
+    """This run's containers removed on every live trial node (``nodes``: those, when known); how many."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     task = ray.remote(num_cpus=0, max_retries=0)(_sweep)
     alive = set(alive_trial_nodes(ray))
     targets = [n for n in (nodes if nodes is not None else alive) if n in alive]
-    refs = [task.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n, soft=False)).remote(run_id, twice) for n in targets]
+    refs = [task.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n, soft=False)).remote(run_id) for n in targets]
     removed = 0
     for ref in refs:
         with contextlib.suppress(Exception):

@@ -289,13 +289,12 @@ class RayTrials:
         if not ray.is_initialized():
             return
         try:
-            cancelled = bool(self.refs) or self.runner.state.aborted
             for ref in list(self.refs):
                 ray.cancel(ref, force=True)
             if self._agents is not None and any(it.environment is not None for it in self.items):
                 from agentsproof.executor.ray_nodes import sweep_nodes
 
-                sweep_nodes(ray, self._agent_run_id, twice=cancelled)
+                sweep_nodes(ray, self._agent_run_id)
             if self._gate is not None and self.stack.budget is not None:
                 calls, spent, stopped = ray.get(self._gate.state.remote(), timeout=60)
                 budget = self.stack.budget
