@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from agentsproof.llm.base import ChatRequest, ChatResponse
     from agentsproof.llm.budget import Budget
 
-__all__ = ["DOCKER_RESOURCE", "MAX_RETRIES", "RESOURCE", "BudgetGate", "NodeOutcome", "NodeRun", "forwarded_env", "node_client"]
+__all__ = ["DOCKER_RESOURCE", "MAX_RETRIES", "RESOURCE", "BudgetGate", "NodeOutcome", "NodeRun", "forwarded_env", "node_client", "panel_of"]
 
 RESOURCE = "agentsproof_trial"
 """The custom resource a node offers, one per trial it runs at once (``ray start --resources '{"agentsproof_trial": 4}'``)."""
@@ -60,6 +60,8 @@ class NodeOutcome:
     """A failure every trial would repeat (agentsproof.executor.fatal), seen on the node."""
     budget_stop: str | None = None
     """The run's budget refused a call of this trial: the run stops, this trial counts as not run."""
+    panel: tuple[int, int] | None = None
+    """The item's judge panel on this trial (eval.yaml ``judge_models``): (verdicts, disagreements), added to the driver's tally."""
     files: dict[str, bytes] = field(default_factory=dict)
     """The produced files' contents by digest (an agent trial of a run that keeps a flight record)."""
 
@@ -143,3 +145,9 @@ def node_client(run: NodeRun, gate: Any, stops: list[str]) -> Any:
 
         client = CachingClient(client, ResponseCache(Path(run.cache_dir)))
     return client
+
+
+def panel_of(runner: Any, item: Any) -> tuple[int, int] | None:
+    """(verdicts, disagreements) of ``item``'s judge panel in a node's runner (one trial's); None without a panel."""
+    tally = runner._panel_tallies.get(item.id)
+    return (tally.verdicts, tally.disagreements) if tally is not None else None

@@ -226,7 +226,7 @@ def node_check(run: NodeRun, env: dict[str, str], agents: AgentRun) -> NodeCheck
 
 async def agent_trial_on_node(run: NodeRun, agents: AgentRun, gate: Any, item: EvalItem, arm: Arm, index: int) -> NodeOutcome:
     """One agent (or container) trial run and graded here, as the local runner runs it."""
-    from agentsproof.executor.ray_common import NodeOutcome, node_client
+    from agentsproof.executor.ray_common import NodeOutcome, node_client, panel_of
     from agentsproof.executor.runner import DualArmRunner, RunOptions
     from agentsproof.grading.grade import Judge
     from agentsproof.isolation.workspace import Workspaces
@@ -250,7 +250,9 @@ async def agent_trial_on_node(run: NodeRun, agents: AgentRun, gate: Any, item: E
             if client is not None:
                 await client.aclose()
     trial.workspace = None  # the folder was on the node (and is gone)
-    return NodeOutcome(trial=trial, fatal=runner.state.fatal, budget_stop=stops[0] if stops else None, files=store.blobs if store else {})
+    return NodeOutcome(
+        trial=trial, fatal=runner.state.fatal, budget_stop=stops[0] if stops else None, panel=panel_of(runner, item), files=store.blobs if store else {}
+    )
 
 
 # --- on the driver ---

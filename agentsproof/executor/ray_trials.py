@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentsproof.core.scrub import clip, scrub
 from agentsproof.core.threads import to_thread
-from agentsproof.executor.ray_common import DOCKER_RESOURCE, MAX_RETRIES, RESOURCE, BudgetGate, NodeOutcome, NodeRun, forwarded_env, node_client
+from agentsproof.executor.ray_common import DOCKER_RESOURCE, MAX_RETRIES, RESOURCE, BudgetGate, NodeOutcome, NodeRun, forwarded_env, node_client, panel_of
 from agentsproof.model.results import LogEvent, TrialResult
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ async def _on_node(run: NodeRun, gate: Any, item: EvalItem, arm: Arm, index: int
             await target.aclose()
         finally:
             await client.aclose()
-    return NodeOutcome(trial=trial, fatal=runner.state.fatal, budget_stop=stops[0] if stops else None)
+    return NodeOutcome(trial=trial, fatal=runner.state.fatal, budget_stop=stops[0] if stops else None, panel=panel_of(runner, item))
 
 
 def node_trial(run: NodeRun, env: dict[str, str], gate: Any, item: EvalItem, arm: Arm, index: int, agents: AgentRun | None = None) -> NodeOutcome:
@@ -150,6 +150,7 @@ class RayTrials:
         except ImportError as err:
             raise ProviderUnavailable(f"--executor ray needs Ray: {install_line('ray')}") from err
         if not ray.is_initialized():
+            _quiet_sigterm_warning()
             kwargs: dict[str, Any] = {"log_to_driver": False, "logging_level": "WARNING", "configure_logging": True}
             if self.address:
                 ray.init(address=self.address, **kwargs)
@@ -265,6 +266,12 @@ class RayTrials:
             self.reruns += 1
             outcome.trial.log.append(LogEvent(t=outcome.trial.latency_s, role="info", text=f"re-run after its Ray node died ({len(lost)}x; {lost[-1]})"))
         outcome.trial.log.append(LogEvent(t=outcome.trial.latency_s, role="info", text=f"ran on Ray node {outcome.node[:12]}"))
+        if outcome.panel is not None:  # the panel's record gathered from every node (armscores.panel_record)
+            from agentsproof.grading.judge import PanelTally
+
+            tally = self.runner._panel_tallies.setdefault(item.id, PanelTally())
+            tally.verdicts += outcome.panel[0]
+            tally.disagreements += outcome.panel[1]
         if outcome.files and self.store is not None:
             await to_thread(_keep_files, self.store, outcome.files)
         if outcome.budget_stop is not None:
@@ -338,3 +345,22 @@ def _keep_files(store: FileStore, files: dict[str, bytes]) -> None:
         except OSError as err:
             store._warn(f"the flight recorder cannot store produced files: {err.strerror or err}")
             return
+
+
+def _quiet_sigterm_warning() -> None:
+    """Ray connects from a thread (never holding the loop) and then warns that it cannot set its
+    SIGTERM handler there: agentsproof handles SIGTERM itself (executor.session.interruptible),
+    so that line is dropped (once installed, idempotent)."""
+    import logging
+
+    log = logging.getLogger("ray._private.worker")
+    if not any(isinstance(f, _NoSigtermNote) for f in log.filters):
+        log.addFilter(_NoSigtermNote())
+
+
+class _NoSigtermNote:
+    """A logging filter: every record but Ray's "SIGTERM handler is not set" warning."""
+
+    def filter(self, record: Any) -> bool:
+        """False for that one warning."""
+        return "SIGTERM handler is not set" not in str(record.msg)

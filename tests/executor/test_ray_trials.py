@@ -197,6 +197,43 @@ def test_max_calls_holds_across_the_cluster(cluster, scripted_server, tmp_path):
     assert all(v[0] == "scored" for v in _trials(report).values()), "a trial the budget stopped counts as not run"
 
 
+def test_the_judge_panels_record_is_gathered_from_the_nodes(cluster, scripted_server, tmp_path):
+    """eval.yaml ``judge_models``: every node's verdicts and disagreements make the panel's one record, as locally."""
+    scripted_server.add(
+        Rule(reply=json.dumps({"evidence": "no", "passed": False}), model="j3", judge=True),  # a dissenting judge
+        Rule(reply="hello", system_contains="PMARK", judge=False),
+        Rule(reply="hi", judge=False),
+    )
+    ev = {
+        "version": "2",
+        "judge_models": ["j1", "j2", "j3"],
+        "defaults": {"trials": 3, "timeout": 30, "threshold": 0.5},
+        "task": {"name": "t", "instruction": "Say hello.", "graders": [{"type": "assertions", "assertions": ["The reply contains 'hello'."]}]},
+    }
+    make_plugin(tmp_path, skills={"greeter": {"prompt": "PMARK: say hello.\n", "eval": ev}})
+    path = tmp_path / "demo-plugin" / "skills" / "greeter" / "eval.yaml"
+    panels = []
+    for name, extra in (("local", []), ("ray", ["--executor", "ray", "--ray-address", cluster.address])):
+        code, _, stderr = run_cli(["eval", path, "--model", "m", "--no-cache", "--parallel", "6", "--output", tmp_path / name, *extra], env=_env(scripted_server))
+        assert code == 0, stderr
+        panels.append(read_json(tmp_path / name / "demo-plugin" / "greeter-eval.json")["items"][0]["stats"]["judge_panel"])
+    assert panels[1] == panels[0] and panels[1]["verdicts"] == 6 and panels[1]["disagreements"] == 3, panels
+
+
+def test_the_cli_joins_the_cluster_without_rays_sigterm_warning(cluster, scripted_server, tmp_path):
+    """The command as a user runs it (a child process): Ray connects from a thread; its "SIGTERM handler is not set" line is not shown."""
+    import subprocess
+    import sys
+
+    _rules(scripted_server)
+    plugin = _plugin(tmp_path, trials=1)
+    env = {**os.environ, **_env(scripted_server), "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    cmd = [sys.executable, "-m", "agentsproof", "eval-all", str(plugin), "--model", "m", "--no-cache", "--output", str(tmp_path / "out")]
+    got = subprocess.run([*cmd, "--executor", "ray", "--ray-address", cluster.address], env=env, capture_output=True, text=True, timeout=300)
+    assert got.returncode == 0, got.stderr
+    assert "SIGTERM handler" not in got.stderr, got.stderr
+
+
 def test_a_trial_that_fails_on_its_node_is_errored_with_the_nodes_reason(cluster):
     import asyncio
 
