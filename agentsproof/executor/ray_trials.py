@@ -142,28 +142,9 @@ class RayTrials:
         await to_thread(self._connect)
 
     def _connect(self) -> None:
-        from agentsproof.core.errors import ProviderUnavailable
-        from agentsproof.core.extras import install_line
+        import ray
 
-        try:
-            import ray
-        except ImportError as err:
-            raise ProviderUnavailable(f"--executor ray needs Ray: {install_line('ray')}") from err
-        if not ray.is_initialized():
-            _quiet_sigterm_warning()
-            kwargs: dict[str, Any] = {"log_to_driver": False, "logging_level": "WARNING", "configure_logging": True}
-            if self.address:
-                ray.init(address=self.address, **kwargs)
-            else:  # no cluster named: a one-node Ray on this machine, on loopback
-                ray.init(_node_ip_address="127.0.0.1", include_dashboard=False, resources={RESOURCE: max(1, self.runner.options.parallel)}, **kwargs)
-            self._owned = True
-        offered = ray.cluster_resources().get(RESOURCE, 0)
-        if not offered:
-            where = self.address or "this machine"
-            raise ProviderUnavailable(
-                f"no node of the Ray cluster at {where} offers the {RESOURCE!r} resource; start each node with "
-                f"ray start --resources '{{\"{RESOURCE}\": N}}' (N: the trials it runs at once)"
-            )
+        self._owned = connect(self.address, self.runner.options.parallel)
         self._env_ref = ray.put(forwarded_env())  # the key travels in the object store, never in runtime_env
         budget = self.stack.budget
         if budget is not None:
@@ -250,7 +231,7 @@ class RayTrials:
             except asyncio.CancelledError:
                 ray.cancel(ref, force=True)  # the driver stopped: the trial's worker is ended on its node (a blocked asyncio loop ignores a soft cancel)
                 raise
-            except _node_lost() as err:  # the node or its worker died under the trial: sent again
+            except node_lost() as err:  # the node or its worker died under the trial: sent again
                 lost.append(f"{type(err).__name__}: {clip(' '.join(scrub(str(err)).split()), 200)}")
                 if node and self._good is not None and node not in await to_thread(_alive, ray):
                     self._good.discard(node)
@@ -318,7 +299,7 @@ def _is_agent(item: EvalItem) -> bool:
     return item.target != "chat" or item.environment is not None
 
 
-def _node_lost() -> tuple[type[Exception], ...]:
+def node_lost() -> tuple[type[Exception], ...]:
     """Ray's errors for a trial whose node or worker died under it (the trial itself never raised)."""
     from ray import exceptions as rx
 
@@ -364,3 +345,33 @@ class _NoSigtermNote:
     def filter(self, record: Any) -> bool:
         """False for that one warning."""
         return "SIGTERM handler is not set" not in str(record.msg)
+
+
+def connect(address: str | None, slots: int) -> bool:
+    """Join the cluster at ``address`` (None: a one-node Ray on this machine, on loopback, with
+    ``slots`` trial slots) unless this process already has; check that some node offers the
+    trial resource. True when this call connected (the caller shuts it down)."""
+    from agentsproof.core.errors import ProviderUnavailable
+    from agentsproof.core.extras import install_line
+
+    try:
+        import ray
+    except ImportError as err:
+        raise ProviderUnavailable(f"--executor ray needs Ray: {install_line('ray')}") from err
+    owned = False
+    if not ray.is_initialized():
+        _quiet_sigterm_warning()
+        kwargs: dict[str, Any] = {"log_to_driver": False, "logging_level": "WARNING", "configure_logging": True}
+        if address:
+            ray.init(address=address, **kwargs)
+        else:  # no cluster named: a one-node Ray on this machine, on loopback
+            ray.init(_node_ip_address="127.0.0.1", include_dashboard=False, resources={RESOURCE: max(1, slots)}, **kwargs)
+        owned = True
+    if not ray.cluster_resources().get(RESOURCE, 0):
+        if owned:
+            ray.shutdown()
+        raise ProviderUnavailable(
+            f"no node of the Ray cluster at {address or 'this machine'} offers the {RESOURCE!r} resource; start each node with "
+            f"ray start --resources '{{\"{RESOURCE}\": N}}' (N: the trials it runs at once)"
+        )
+    return owned

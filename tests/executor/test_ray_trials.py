@@ -234,6 +234,33 @@ def test_the_cli_joins_the_cluster_without_rays_sigterm_warning(cluster, scripte
     assert "SIGTERM handler" not in got.stderr, got.stderr
 
 
+def test_activation_runs_on_the_cluster_with_the_same_counts(cluster, scripted_server, tmp_path, monkeypatch):
+    """``activation --executor ray``: every activation trial on a node, the same confusion counts as locally, no key in the report."""
+    from openai_server import skill_loader
+
+    from agentsproof.executor import ray_activation
+
+    sent: list[Any] = []
+    ray_activation_run = ray_activation.run_activation_on_ray
+
+    async def watched(*args: Any, **kw: Any) -> Any:
+        sent.append(args)
+        return await ray_activation_run(*args, **kw)
+
+    monkeypatch.setattr(ray_activation, "run_activation_on_ray", watched)
+    scripted_server.add(Rule(reply=skill_loader()))
+    plugin = Path(__file__).resolve().parents[2] / "evals" / "csv-plugin"
+    reports = []
+    for name, extra in (("local", []), ("ray", ["--executor", "ray", "--ray-address", cluster.address])):
+        code, _, stderr = run_cli(["activation", plugin, "--model", "m", "--parallel", "6", "--output", tmp_path / name, *extra], env=_env(scripted_server))
+        assert code == 0, stderr
+        reports.append(read_json(tmp_path / name / "csv-plugin" / "csv-plugin-activation.json"))
+    local, remote = ({s["skill"]: (s["tp"], s["fn"], s["fp"]) for s in r["skills"]} for r in reports)
+    assert remote == local and reports[1]["trials"] == 60 and reports[1]["errored"] == 0
+    assert len(sent) == 1, "the ray run went through the cluster (the local one did not)"
+    assert SECRET_KEY not in json.dumps(reports[1])
+
+
 def test_a_trial_that_fails_on_its_node_is_errored_with_the_nodes_reason(cluster):
     import asyncio
 
