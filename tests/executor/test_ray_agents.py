@@ -248,3 +248,36 @@ def test_each_node_builds_an_image_once_and_trials_reuse_it(cluster, docker_base
     finally:
         for tag in {t for c in first for t in c.built}:
             subprocess.run(["docker", "rmi", "-f", tag], capture_output=True, timeout=120)
+
+
+HARBOR = Path(__file__).resolve().parents[1] / "data" / "harbor"
+SEES_SKILLS = r"""
+if [ -f /root/.claude/skills/house-style/SKILL.md ] || [ -n "$AGENTSPROOF_SKILL_FILE" ]; then
+  echo 'HOUSE-STYLE-OK: all green' > /app/report.txt
+else
+  echo 'status: all green' > /app/report.txt
+fi
+"""
+
+
+def test_a_harbor_task_runs_on_the_nodes_as_it_runs_here(cluster, docker_base_image, tmp_path):
+    """house-style (SkillsBench's shape: its Dockerfile COPYs the skills; the baseline's image is built
+    without them on each node): the with-arm scores 1, the baseline 0, as locally; no container left."""
+    root = tmp_path / "tasks"
+    shutil.copytree(HARBOR / "house-style", root / "house-style")
+    dockerfile = root / "house-style" / "environment" / "Dockerfile"
+    lines = dockerfile.read_text().splitlines()
+    dockerfile.write_text("\n".join(f"FROM {docker_base_image}" if ln.startswith("FROM ") else ln for ln in lines) + "\n")
+    targets = root / "targets.yaml"
+    targets.write_text(yaml.safe_dump({"skilled": {"type": "command", "command": ["sh", "-c", SEES_SKILLS], "timeout": 60}}))
+    scores = []
+    for name, extra in (("local", []), ("ray", ["--parallel", "4", "--executor", "ray", "--ray-address", cluster.address])):
+        out = tmp_path / name
+        code, stdout, stderr = run_cli(["eval", root / "house-style", "--target", "skilled", "--targets", targets, "--trials", "2", "--output", out, *extra])
+        assert code in (0, 1), stderr + stdout
+        (item,) = read_json(out / "house-style" / "house-style-tc-eval.json")["items"]
+        scores.append({arm: [t["score"] for t in item[arm]["trials"]] for arm in ("with_arm", "without_arm")})
+        remote = [any("ran on Ray node" in e["text"] for e in t["log"]) for arm in ("with_arm", "without_arm") for t in item[arm]["trials"]]
+        assert remote == [name == "ray"] * 4, remote
+    assert scores[1] == scores[0] == {"with_arm": [1.0, 1.0], "without_arm": [0.0, 0.0]}, scores
+    assert _ours(cluster) == []
