@@ -132,6 +132,7 @@ class RayTrials:
     _run: NodeRun | None = None
     _agents: Any = None
     _agent_run_id: str = ""
+    _docker_nodes: set[str] = field(default_factory=set)
     _good: set[str] | None = None
     """Nodes that passed the agent check, when some did not (None: every node can run every trial)."""
     _load: dict[str, int] = field(default_factory=dict)
@@ -179,6 +180,14 @@ class RayTrials:
         from agentsproof.executor.ray_nodes import AgentRun, alive_trial_nodes, probe_nodes
 
         assert self._run is not None
+        docker_nodes = {n["NodeID"] for n in ray.nodes() if n.get("Alive") and n.get("Resources", {}).get(DOCKER_RESOURCE, 0) > 0}
+        boxed = next((it for it in items if it.environment is not None), None)
+        if boxed is not None and not docker_nodes:  # its trials could never be placed: said now, not a run that waits forever
+            raise ProviderUnavailable(
+                f"{boxed.id} runs in a container, and no node of the Ray cluster offers the {DOCKER_RESOURCE!r} resource; start each node "
+                f'that has a container engine with ray start --resources \'{{"{RESOURCE}": N, "{DOCKER_RESOURCE}": N}}\''
+            )
+        self._docker_nodes = docker_nodes
         names = sorted({it.target for it in items} - {"chat"})
         targets = {n: (self.target_defs[n], self.target_defs[n].expanded()) for n in names}
         envs = tuple({id(it.environment): it.environment for it in items if it.environment is not None}.values())
@@ -195,15 +204,15 @@ class RayTrials:
         if set(good) != set(alive_trial_nodes(ray)):
             self._good = set(good)
 
-    def _pick(self, agent: bool) -> str | None:
+    def _pick(self, agent: bool, boxed: bool) -> str | None:
         """The node an agent trial goes to when some nodes cannot run it (the least busy of those
-        that can); None: Ray spreads it."""
+        that can, with an engine for a container trial); None: Ray spreads it; "": none can."""
         if not agent or self._good is None:
             return None
-        if not self._good:
+        able = sorted(n for n in self._good if not boxed or n in self._docker_nodes)
+        if not able:
             return ""
-        node = min(sorted(self._good), key=lambda n: self._load.get(n, 0))
-        return node
+        return min(able, key=lambda n: self._load.get(n, 0))
 
     async def __call__(self, item: EvalItem, arm: Arm, index: int) -> TrialResult:
         """One trial, sent to a node that offers its resources, its result awaited without holding
@@ -217,7 +226,7 @@ class RayTrials:
         lost: list[str] = []
         outcome: NodeOutcome | None = None
         while outcome is None:
-            node = self._pick(agent)
+            node = self._pick(agent, item.environment is not None)
             if node == "" or len(lost) > MAX_RETRIES:
                 return _errored(index, arm, f"the trial lost its Ray node {len(lost)} time(s); last: {lost[-1] if lost else 'no node can run it'}", t0)
             strategy: Any = "SPREAD" if node is None else NodeAffinitySchedulingStrategy(node, soft=False)
@@ -365,7 +374,8 @@ def connect(address: str | None, slots: int) -> bool:
         if address:
             ray.init(address=address, **kwargs)
         else:  # no cluster named: a one-node Ray on this machine, on loopback
-            ray.init(_node_ip_address="127.0.0.1", include_dashboard=False, resources={RESOURCE: max(1, slots)}, **kwargs)
+            # its container trials too: a machine without an engine is told so by the node check, in one line
+            ray.init(_node_ip_address="127.0.0.1", include_dashboard=False, resources={RESOURCE: max(1, slots), DOCKER_RESOURCE: max(1, slots)}, **kwargs)
         owned = True
     if not ray.cluster_resources().get(RESOURCE, 0):
         if owned:

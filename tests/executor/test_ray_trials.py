@@ -261,6 +261,28 @@ def test_activation_runs_on_the_cluster_with_the_same_counts(cluster, scripted_s
     assert SECRET_KEY not in json.dumps(reports[1])
 
 
+def test_container_trials_on_a_cluster_without_an_engine_are_refused_in_one_line(cluster, tmp_path):
+    """This module's nodes offer no ``docker`` resource: a container eval is refused at start (exit 30, one line), never left waiting."""
+    import yaml
+
+    (tmp_path / "SKILL.md").write_text("---\nname: boxed\ndescription: boxed\n---\nx\n")
+    (tmp_path / "targets.yaml").write_text(yaml.safe_dump({"box": {"type": "command", "command": ["true"], "timeout": 30}}))
+    ev = {
+        "version": "2",
+        "skill": "SKILL.md",
+        "execution": {"mode": "agent", "target": "box"},
+        "environment": {"image": "agentsproof-test/bookworm:base"},
+        "defaults": {"trials": 1, "timeout": 30},
+        "task": {"name": "t", "instruction": "x", "graders": [{"type": "deterministic", "checks": ["x"]}]},
+    }
+    (tmp_path / "eval.yaml").write_text(yaml.safe_dump(ev))
+    code, stdout, stderr = run_cli(["eval", tmp_path / "eval.yaml", "--output", tmp_path / "out", "--executor", "ray", "--ray-address", cluster.address])
+    assert code == 30, stderr + stdout
+    lines = [ln for ln in stderr.splitlines() if "'docker' resource" in ln]
+    assert len(lines) == 1 and "runs in a container" in lines[0] and "ray start --resources" in lines[0], stderr
+    assert "Traceback" not in stderr
+
+
 def test_a_trial_that_fails_on_its_node_is_errored_with_the_nodes_reason(cluster):
     import asyncio
 
