@@ -9,11 +9,12 @@ agent in a fresh container of the tests' base image (``allow_internet: true``, s
 the engine at DOCKER_HOST (on this machine all nodes share it).
 
 The command runs as a user runs it (``agentsproof eval-all|eval ... --executor ray
---ray-address ADDR --parallel N*SLOTS``), in this process, against a real local Ray cluster
-(``ray.cluster_utils.Cluster``, every node on 127.0.0.1 with ``--slots``
-``agentsproof_trial`` and ``docker``). Printed per cluster size: wall time, the driver's CPU
-per trial (this process's CPU time: start-up included, and from the first trial sent on), and
-trials lost (expected - scored); then the wall-time ratio 3 nodes / 1 node (ideal 1/3).
+--ray-address ADDR --parallel N*SLOTS``), in a child process (this file with ``--driver``),
+against a real local Ray cluster (``ray.cluster_utils.Cluster``, every node on 127.0.0.1
+with ``--slots`` ``agentsproof_trial`` and ``docker``). Printed per cluster size: wall time,
+the driver's CPU per trial (the child's user + system time: start-up included, and from the
+first trial sent on), trials lost (expected - scored), and for containers those left on the
+engine by the cluster's workers; then the wall-time ratio 3 nodes / 1 node (ideal 1/3).
 
 ``--simulate 10,30,100``: the driver's own ceiling with no Ray at all: the same command's
 scheduling, journal, statistics and reports, every trial handed to an instant fake pool of N
@@ -144,9 +145,15 @@ def run_on(nodes: int, args: argparse.Namespace, target: Path, url: str, work: P
         command = "eval-all" if args.kind == "chat" else "eval"
         cmd = [command, str(target), "--model", "m", "--output", str(out), "--parallel", str(nodes * args.slots)]
         cmd += ["--executor", "ray", "--ray-address", cluster.address]
-        cpu0, t0 = time.process_time(), time.perf_counter()
-        code, after_start, start_s = _cli(cmd, env)
-        wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+        # the driver in a child process, as a user runs it (not sharing this process with the scripted server)
+        got = work / f"driver-{nodes}.json"
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, __file__, "--driver", str(got), "--", *cmd], env={**os.environ, **env, "PYTHONPATH": str(ROOT)})
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall, cpu = time.perf_counter() - t0, usage.ru_utime + usage.ru_stime
+        code = os.waitstatus_to_exitcode(status)
+        driver = json.loads(got.read_text()) if got.exists() else {"after": 0.0, "start_s": 0.0}
+        after_start, start_s = driver["after"], driver["start_s"]
         if code not in (0, 1):
             raise SystemExit(f"{command} failed on {nodes} node(s): exit {code}")
         report = json.loads(next(out.glob("*/*.json")).read_text())
@@ -303,7 +310,13 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=2.0)
     parser.add_argument("--slots", type=int, default=2)
     parser.add_argument("--simulate", default="", help="comma-separated node counts: simulate the driver's ceiling instead")
+    parser.add_argument("--driver", help=argparse.SUPPRESS)  # internal: run `agentsproof ARGS` here, write its timings to this file
+    parser.add_argument("command", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.driver:
+        code, after, start_s = _cli(args.command, {})
+        Path(args.driver).write_text(json.dumps({"after": after, "start_s": start_s}))
+        sys.exit(code)
     if args.simulate:
         simulate(args)
     else:
