@@ -55,12 +55,16 @@ def cluster() -> Iterator[Any]:
     saved = os.environ.get("RAY_TMPDIR")
     os.environ["RAY_TMPDIR"] = temp
     path = os.environ.get("PATH", "/usr/bin:/bin")
+    from agent_clis import installed
+
+    claude = installed("claude")
+    clis = {"CLAUDE_CLI_PATH": claude} if claude else {}  # each node finds its own agent CLIs (none is forwarded by the driver)
     node = {"node_ip_address": "127.0.0.1", "num_cpus": 1, "resources": {"agentsproof_trial": SLOTS, "docker": SLOTS}, "object_store_memory": 80 * 1024 * 1024}
     c = Cluster(initialize_head=False)
     try:
-        c.add_node(**node, include_dashboard=False, env_vars={"PATH": f"{bin_dir}:{path}"})
-        c.add_node(**node, env_vars={"PATH": f"{bin_dir}:{path}"})
-        c.bare = c.add_node(**node, env_vars={"PATH": path})  # no count-agent here
+        c.add_node(**node, include_dashboard=False, env_vars={"PATH": f"{bin_dir}:{path}", **clis})
+        c.add_node(**node, env_vars={"PATH": f"{bin_dir}:{path}", **clis})
+        c.bare = c.add_node(**node, env_vars={"PATH": path, **clis})  # no count-agent here
         c.wait_for_nodes(timeout=120)
         ray.init(address=c.address, log_to_driver=False)
         c.temp = temp
@@ -281,3 +285,42 @@ def test_a_harbor_task_runs_on_the_nodes_as_it_runs_here(cluster, docker_base_im
         assert remote == [name == "ray"] * 4, remote
     assert scores[1] == scores[0] == {"with_arm": [1.0, 1.0], "without_arm": [0.0, 0.0]}, scores
     assert _ours(cluster) == []
+
+
+def test_claude_code_runs_on_the_nodes_as_it_runs_here(cluster, tmp_path, monkeypatch):
+    """The real Claude Code CLI (each node's own install) on the scripted Anthropic server: the
+    with-arm writes the file its skill asks for, the baseline does not, on the cluster as locally;
+    the key reaches the nodes through the object store only."""
+    import json as _json
+
+    from agent_clis import require
+    from anthropic_server import AnthropicServer, tool_results, tool_use
+    from conftest import Rule, make_plugin, simple_eval
+
+    require("claude", monkeypatch)
+    mark = "WRITEMARK"
+    skill = f"---\nname: writer\ndescription: Writes the report file.\n---\n{mark}: always write report.txt with the word done.\n"
+    write = tool_use("Bash", {"command": "echo done > report.txt", "description": "write"})
+
+    def reply(req: dict[str, Any]) -> Any:
+        if "tools" not in req:
+            return "OK"
+        if mark not in _json.dumps(req):
+            return "nothing to do"
+        return write if not tool_results(req) else "wrote report.txt"
+
+    ev = simple_eval([{"type": "files", "exists": ["report.txt"], "mustContain": {"report.txt": ["done"]}}], trials=2, timeout=120, instruction="Do the job.")
+    d = make_plugin(tmp_path, skills={"writer": {"prompt": skill, "eval": ev}}) / "skills" / "writer"
+    with AnthropicServer([Rule(reply=reply)]) as srv:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-cluster-e2e")
+        scores = []
+        for name, extra in (("local", []), ("ray", ["--parallel", "4", "--executor", "ray", "--ray-address", cluster.address])):
+            code, _, stderr = run_cli(["eval", d, "--output", tmp_path / name, "--target", "claude-code", *extra])
+            assert code == 0, stderr
+            (item,) = read_json(next((tmp_path / name).glob("*/*.json")))["items"]
+            scores.append({arm: [(t["status"], t["score"], [f["path"] for f in t["files"]]) for t in item[arm]["trials"]] for arm in ("with_arm", "without_arm")})
+            logs = [e["text"] for arm in ("with_arm", "without_arm") for t in item[arm]["trials"] for e in t["log"]]
+            assert any("ran on Ray node" in x for x in logs) is (name == "ray")
+    assert scores[1] == scores[0], scores
+    assert [s[1] for s in scores[1]["with_arm"]] == [1.0, 1.0] and all(s[1] < 0.5 for s in scores[1]["without_arm"]), scores
