@@ -9,6 +9,7 @@ the fixture's ``finally``.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -324,3 +325,46 @@ def test_claude_code_runs_on_the_nodes_as_it_runs_here(cluster, tmp_path, monkey
             assert any("ran on Ray node" in x for x in logs) is (name == "ray")
     assert scores[1] == scores[0], scores
     assert [s[1] for s in scores[1]["with_arm"]] == [1.0, 1.0] and all(s[1] < 0.5 for s in scores[1]["without_arm"]), scores
+
+
+def test_a_node_killed_mid_run_has_its_container_trials_rerun_elsewhere_counted_once(cluster, docker_base_image, tmp_path):
+    """Last in the module: it kills a busy worker node (and adds a fresh one). Every trial is
+    scored once, the journal names the trials that ran again, no container of the run is left."""
+    agent = {"type": "command", "command": ["sh", "-c", BOXED], "timeout": 120, "env": {"AGENT_SLEEP": "3"}}
+    ev = _eval(tmp_path / "ev", agent, image=docker_base_image, trials=6, timeout=120)
+    result: dict[str, Any] = {}
+
+    def kill_when_busy() -> None:
+        from ray._private.state import available_resources_per_node
+
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            free = available_resources_per_node()
+            busy = [n for n in cluster.worker_nodes if free.get(n.node_id, {}).get("agentsproof_trial", SLOTS) < SLOTS]
+            ours = set(_ours(cluster))
+            if busy and ours:
+                result["runs"] = {run for cid, run in _run_labels().items() if cid in ours}
+                result["victim"] = busy[0].node_id
+                cluster.remove_node(busy[0], allow_graceful=False)
+                return
+            time.sleep(0.1)
+
+    killer = threading.Thread(target=kill_when_busy)
+    killer.start()
+    try:
+        args = ["eval", ev, "--output", tmp_path / "out", "--parallel", "6", "--executor", "ray", "--ray-address", cluster.address]
+        result["code"], _, result["stderr"] = run_cli(args)
+    finally:
+        killer.join()
+        node = {"node_ip_address": "127.0.0.1", "num_cpus": 1, "resources": {"agentsproof_trial": SLOTS, "docker": SLOTS}}
+        cluster.add_node(**node, object_store_memory=80 * 1024 * 1024, env_vars={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+    assert "victim" in result, "a busy worker node was killed"
+    assert result["code"] == 0, result["stderr"]
+    report = read_json(next((tmp_path / "out").glob("*/*.json")))
+    trials = _trials(report)
+    assert len(trials) == 12 and all(v[0] == "scored" for v in trials.values()), trials
+    journal = next((tmp_path / "out").glob("*/*.journal.jsonl")).read_text()
+    rows = [r for r in (json.loads(ln) for ln in journal.splitlines()[1:]) if "item" in r]
+    assert len(rows) == 12 and len({(r["arm"], r["index"]) for r in rows}) == 12, "each trial journalled once"
+    assert "re-run after its Ray node died" in journal
+    assert [cid for cid, run in _run_labels().items() if run in result["runs"]] == [], "the dead node's containers too"
