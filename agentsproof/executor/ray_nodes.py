@@ -176,7 +176,9 @@ async def _check(run: NodeRun, agents: AgentRun, node: str) -> NodeCheck:
         try:
             target = _build_target(defn, spec, run.model)
         except (AgentsproofError, OSError) as err:
-            check.problem = f"{name}: {' '.join(str(err).split())}"
+            from agentsproof.core.scrub import scrub
+
+            check.problem = f"{name}: {' '.join(scrub(str(err)).split())}"
             return check
         try:
             missing = _program_missing(target) if not agents.environments else None

@@ -324,6 +324,8 @@ def test_claude_code_runs_on_the_nodes_as_it_runs_here(cluster, tmp_path, monkey
             logs = [e["text"] for arm in ("with_arm", "without_arm") for t in item[arm]["trials"] for e in t["log"]]
             assert any("ran on Ray node" in x for x in logs) is (name == "ray")
     assert scores[1] == scores[0], scores
+    leaked = [str(f) for f in Path(cluster.temp).rglob("*") if f.is_file() and b"sk-ant-cluster-e2e" in f.read_bytes()]
+    assert leaked == [], "the key is in none of Ray's files (logs, session, dashboard data)"
     assert [s[1] for s in scores[1]["with_arm"]] == [1.0, 1.0] and all(s[1] < 0.5 for s in scores[1]["without_arm"]), scores
 
 
