@@ -329,6 +329,40 @@ def test_claude_code_runs_on_the_nodes_as_it_runs_here(cluster, tmp_path, monkey
     assert [s[1] for s in scores[1]["with_arm"]] == [1.0, 1.0] and all(s[1] < 0.5 for s in scores[1]["without_arm"]), scores
 
 
+def test_oracle_preflights_run_on_the_nodes(cluster, docker_base_image, tmp_path, monkeypatch):
+    """eval-all over two Harbor tasks with --executor ray: each task's oracle (solution/solve.sh in a
+    fresh container) is checked on a node and scores 1; a failing oracle refuses its task in one line."""
+    from agentsproof.executor import ray_oracle
+
+    root = tmp_path / "tasks"
+    for name in ("hello-file", "json-reward"):
+        shutil.copytree(HARBOR / name, root / name)
+        dockerfile = root / name / "environment" / "Dockerfile"
+        lines = dockerfile.read_text().splitlines()
+        dockerfile.write_text("\n".join(f"FROM {docker_base_image}" if ln.startswith("FROM ") else ln for ln in lines) + "\n")
+    targets = root / "targets.yaml"
+    targets.write_text(yaml.safe_dump({"nothing": {"type": "command", "command": ["true"], "timeout": 60}}))
+    checked: list[str] = []
+    real = ray_oracle.OracleCluster.check
+
+    async def counted(self: Any, task: Any, **kw: Any) -> Any:
+        outcome = await real(self, task, **kw)
+        checked.append(task.name)
+        return outcome
+
+    monkeypatch.setattr(ray_oracle.OracleCluster, "check", counted)
+    args = ["eval-all", root, "--target", "nothing", "--targets", targets, "--trials", "1", "--parallel", "4", "--executor", "ray", "--ray-address", cluster.address]
+    code, stdout, stderr = run_cli([*args, "--output", tmp_path / "out"])
+    assert code in (0, 1), stderr + stdout
+    assert len(checked) == 2, checked
+    report = read_json(tmp_path / "out" / "tasks" / "eval-all-summary.json")
+    assert all(it["oracle"]["score"] == 1.0 for it in report["items"]), [it.get("oracle") for it in report["items"]]
+    (root / "hello-file" / "solution" / "solve.sh").write_text("#!/bin/bash\necho 'Hello' > /app/hello.txt\n")
+    code, stdout, stderr = run_cli([*args, "--output", tmp_path / "bad"])
+    assert "solution/solve.sh" in stderr and "reward 0" in stderr, stderr + stdout
+    assert _ours(cluster) == []
+
+
 def test_a_node_killed_mid_run_has_its_container_trials_rerun_elsewhere_counted_once(cluster, docker_base_image, tmp_path):
     """Last in the module: it kills a busy worker node (and adds a fresh one). Every trial is
     scored once, the journal names the trials that ran again, no container of the run is left."""
