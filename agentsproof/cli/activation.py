@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from agentsproof.cli.options import FiniteRange, provider_options, sign_option
+from agentsproof.cli.options import FiniteRange, executor_options, provider_options, sign_option
 from agentsproof.core.errors import EXIT_ERROR, EXIT_FAILED, EXIT_OK
 from agentsproof.model.activation import DEFAULT_MIN_PRECISION, DEFAULT_MIN_RECALL
 
@@ -55,6 +55,7 @@ def _trial_options(*, target: str, trials: str, timeout: str) -> Callable[[Any],
     help=f"Exit 1 when a skill's recall or precision is below its floor (activation.min_recall / min_precision; default {DEFAULT_MIN_RECALL} / {DEFAULT_MIN_PRECISION}).",
 )
 @sign_option
+@executor_options
 def activation_cmd(plugin_dir: Path, ci: bool, **kw: Any) -> None:
     """Does each skill load when it should, and stay quiet when it shouldn't?
 

@@ -316,7 +316,7 @@ def executor_options(f: Callable) -> Callable:
         default="local",
         show_default=True,
         help="Where trials run: local (this machine) or ray (each trial a task on a node offering the agentsproof_trial resource; "
-        "chat trials for now). See docs/cluster.md.",
+        "chat, agent and container trials). See docs/cluster.md.",
     )(f)
     return f
 

@@ -240,6 +240,8 @@ def _trigger_evals(path: Path, cfg: Any, then_exit: bool = True) -> None:
         parallel=cfg.parallel,
         timeout=cfg.timeout or DEFAULT_ACTIVATION_TIMEOUT,
         output=cfg.output,
+        executor=cfg.executor,
+        ray_address=cfg.ray_address,
     )
     report_activation(path, opts, cfg.ci, then_exit=then_exit)
 

@@ -44,6 +44,9 @@ class ActivationOptions:
     """``--sign KEY``: sign the JSON report (docs/verify.md)."""
     ci: bool = False
     """``--ci``: recorded in the manifest (it decides the exit code)."""
+    executor: str = "local"
+    """``--executor``: ``local`` or ``ray`` (each trial a task on a Ray cluster's node: agentsproof.executor.ray_activation)."""
+    ray_address: str | None = None
 
 
 @dataclass
@@ -83,8 +86,26 @@ def build_target(opts: ActivationOptions, near: Path) -> tuple[Target, LLMClient
     )
 
 
-async def _run_suites(target: Target, suites: Sequence[ActivationSuite], skills: list[SkillFile], opts: ActivationOptions) -> list[ActivationTrial]:
+async def _run_suites(
+    target: Target, suites: Sequence[ActivationSuite], skills: list[SkillFile], opts: ActivationOptions, described: dict[str, Any], near: Path
+) -> list[ActivationTrial]:
     from agentsproof.executor.activation import run_activation
+
+    if opts.executor == "ray":  # issue 48: each trial on a node of the cluster
+        from agentsproof.executor.ray_activation import ActivationTarget, run_activation_on_ray
+        from agentsproof.executor.ray_common import NodeRun
+
+        agent = None
+        if opts.target:
+            from agentsproof.targets.config import check_target_name
+
+            found = check_target_name(opts.target, near, "command line", "--target", opts.targets_file)
+            agent = (found, found.expanded())
+        run = NodeRun(provider=str(described.get("provider") or "none"), model=str(described.get("model") or opts.model or ""), judge_model="")
+        spec = ActivationTarget(run=run, agent=agent)
+        return await run_activation_on_ray(
+            opts.ray_address, spec, suites, skills, trials=opts.trials, parallel=opts.parallel, timeout=opts.timeout, on_trial=opts.on_trial
+        )
 
     return await run_activation(target, suites, skills, trials=opts.trials, parallel=opts.parallel, timeout=opts.timeout, on_trial=opts.on_trial)
 
@@ -126,7 +147,7 @@ def run_plugin_activation(plugin_dir: Path, opts: ActivationOptions) -> Activati
 
     async def go() -> list[ActivationTrial]:
         try:
-            return await _run_suites(target, suites, plugin.skills, opts)
+            return await _run_suites(target, suites, plugin.skills, opts, described, Path(plugin_dir))
         finally:
             await target.aclose()
             if client is not None:

@@ -14,6 +14,7 @@ from agentsproof.model.results import RunResult
 
 if TYPE_CHECKING:
     from agentsproof.executor.oracle import OracleOutcome, OracleTask
+    from agentsproof.executor.ray_oracle import OracleCluster
 
 MAX_SHOWN = 3
 
@@ -81,6 +82,7 @@ async def _check_all(tasks: list[tuple[int, OracleTask]], plans: list[Any], cfg:
 
     judge = None
     client = None
+    stack = None
     if any(needs_judge(t.graders) for _k, t in tasks):
         from agentsproof.grading.judge import Judge
         from agentsproof.llm.stack import StackOptions, build_stack
@@ -94,6 +96,7 @@ async def _check_all(tasks: list[tuple[int, OracleTask]], plans: list[Any], cfg:
         client = stack.client
         judge = Judge(client=client, model=stack.judge_model) if client is not None else None
     slots = asyncio.Semaphore(max(1, cfg.parallel))
+    cluster = await _cluster(cfg, stack) if cfg.executor == "ray" else None  # issue 48: the preflights on the cluster's nodes
 
     async def one(k: int, t: OracleTask) -> OracleOutcome:
         from agentsproof.executor.container_oracle import check_in_container
@@ -101,6 +104,8 @@ async def _check_all(tasks: list[tuple[int, OracleTask]], plans: list[Any], cfg:
         plan = plans[k]
         threshold = cfg.threshold if cfg.threshold is not None else plan.threshold
         async with slots:
+            if cluster is not None:
+                return await cluster.check(t, eval_dir=plan.eval_dir, threshold=threshold, timeout=plan.timeout)
             return await (check_in_container if t.environment is not None else check_oracle)(
                 t, eval_dir=plan.eval_dir, judge=judge, threshold=threshold, timeout=plan.timeout
             )
@@ -110,6 +115,24 @@ async def _check_all(tasks: list[tuple[int, OracleTask]], plans: list[Any], cfg:
     finally:
         if client is not None:
             await client.aclose()
+        if cluster is not None:
+            await cluster.close()
+
+
+async def _cluster(cfg: RunConfig, stack: Any) -> OracleCluster:
+    """``--executor ray``: the cluster the checks go to (the judge's provider, when a grader needs one, built on each node)."""
+    from agentsproof.executor.ray_common import NodeRun
+    from agentsproof.executor.ray_oracle import OracleCluster
+
+    run = None
+    if stack is not None and stack.client is not None:
+        cache = stack.cache.directory if stack.cache is not None else None
+        run = NodeRun(
+            provider=stack.provider, model=stack.model, judge_model=stack.judge_model, prompt_cache=cfg.prompt_cache, cache_dir=str(cache) if cache else None
+        )
+    cluster = OracleCluster(cfg.ray_address, cfg.parallel, run)
+    await cluster.start()
+    return cluster
 
 
 def _no_cache() -> bool:

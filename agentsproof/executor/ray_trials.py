@@ -12,9 +12,11 @@ every node asks before each call, below the response cache (a cached reply costs
 exactly as the local stack does.
 
 Faults: a trial that raises on the node is an errored trial carrying the node's reason; a
-node that dies mid-trial has its trials re-run elsewhere by Ray (``max_retries``), and the
-driver records each trial once, when its one result comes back; an interrupted driver
-cancels the trials still out (``ray.cancel``).
+node that dies mid-trial has its trials sent again by the driver (at most ``MAX_RETRIES``
+times, each such trial's log saying so), and the driver records each trial once, when its
+one result comes back; an interrupted driver cancels the trials still out (``ray.cancel``)
+and removes their containers on every node. Agent and container trials run on the nodes
+too (agentsproof.executor.ray_nodes).
 """
 
 from __future__ import annotations
@@ -28,145 +30,31 @@ from typing import TYPE_CHECKING, Any
 
 from agentsproof.core.scrub import clip, scrub
 from agentsproof.core.threads import to_thread
+from agentsproof.executor.ray_common import DOCKER_RESOURCE, MAX_RETRIES, RESOURCE, BudgetGate, NodeOutcome, NodeRun, forwarded_env, node_client, panel_of
 from agentsproof.model.results import LogEvent, TrialResult
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from agentsproof.executor.ray_nodes import AgentRun
+    from agentsproof.executor.recorder import FileStore
     from agentsproof.executor.runner import DualArmRunner
-    from agentsproof.llm.base import ChatRequest, ChatResponse
-    from agentsproof.llm.budget import Budget
     from agentsproof.llm.stack import ClientStack
     from agentsproof.model.items import EvalItem
     from agentsproof.model.results import Arm
+    from agentsproof.targets.spec import TargetDef
 
 __all__ = ["DOCKER_RESOURCE", "MAX_RETRIES", "RESOURCE", "RayTrials", "forwarded_env"]
-
-RESOURCE = "agentsproof_trial"
-"""The custom resource a node offers, one per trial it runs at once (``ray start --resources '{"agentsproof_trial": 4}'``)."""
-DOCKER_RESOURCE = "docker"
-"""Offered by nodes with a container engine; container trials ask for it too."""
-MAX_RETRIES = 3
-"""How often Ray re-runs a trial whose node or worker died (a trial that raised is not re-run: its error is its result)."""
-
-
-def forwarded_env(environ: dict[str, str] | None = None) -> dict[str, str]:
-    """What a node needs of the driver's environment to call the run's provider: the
-    providers' key and URL variables and the ``AGENTSPROOF_*`` settings. Sent through the
-    object store, never through ``runtime_env``."""
-    from agentsproof.llm.registry import all_specs
-
-    env = os.environ if environ is None else environ
-    names = {n for s in all_specs() for n in (*s.secret_envs, *s.url_envs)}
-    return {k: v for k, v in env.items() if k in names or k.startswith("AGENTSPROOF_")}
-
-
-@dataclass(frozen=True)
-class NodeRun:
-    """What every trial of the run needs on a node besides its item: the resolved provider
-    and models and the run's options (never a secret)."""
-
-    provider: str
-    model: str
-    judge_model: str
-    prompt_cache: bool = True
-    cache_dir: str | None = None
-    judge: bool = False
-    """The run has a judge (some item's graders, or a simulated user, ask for one)."""
-
-
-@dataclass
-class NodeOutcome:
-    """What a node sends back for one trial."""
-
-    trial: TrialResult
-    node: str = ""
-    fatal: str | None = None
-    """A failure every trial would repeat (agentsproof.executor.fatal), seen on the node."""
-    budget_stop: str | None = None
-    """The run's budget refused a call of this trial: the run stops, this trial counts as not run."""
-
-
-class BudgetGate:
-    """The run's one budget, as a Ray actor: every node's calls are admitted and settled here."""
-
-    def __init__(self, budget: Budget):
-        self.budget = budget
-
-    def admit(self, request: ChatRequest) -> tuple[float, str | None]:
-        """(reserved cost, None), or (0, why) when the budget refuses the call."""
-        from agentsproof.llm.budget import BudgetExhausted
-
-        try:
-            return self.budget.admit(request), None
-        except BudgetExhausted as err:
-            return 0.0, str(err)
-
-    def settle(self, reserved: float, response: ChatResponse | None, model: str) -> None:
-        """A call's reservation freed and its cost added."""
-        self.budget.settle(reserved, response, model)
-
-    def state(self) -> tuple[int, float, str | None]:
-        """(calls, USD spent, why it stopped)."""
-        return self.budget.calls, self.budget.spent, self.budget.stopped
-
-
-def _gated(inner: Any, gate: Any, stops: list[str]) -> Any:
-    """A client whose calls are admitted by the run's :class:`BudgetGate` first (``stops``: the refusals seen)."""
-    from agentsproof.llm.base import ChatRequest, LLMClient
-    from agentsproof.llm.budget import BudgetExhausted
-
-    class GateClient(LLMClient):
-        def __init__(self) -> None:
-            self.inner = inner
-            self.name = inner.name
-            self.max_concurrency = inner.max_concurrency
-
-        async def complete(self, request: ChatRequest) -> ChatResponse:
-            reserved, why = await gate.admit.remote(request)
-            if why is not None:
-                stops.append(why)
-                raise BudgetExhausted(why)
-            reply = None
-            try:
-                reply = await inner.complete(request)
-                return reply  # type: ignore[no-any-return]
-            finally:
-                await gate.settle.remote(reserved, reply, request.model)
-
-        async def embed(self, texts: list[str], model: str, timeout: float | None = None) -> list[list[float]]:
-            probe = ChatRequest(messages=[{"role": "user", "content": t} for t in texts], model=model, max_tokens=1)
-            reserved, why = await gate.admit.remote(probe)
-            if why is not None:
-                stops.append(why)
-                raise BudgetExhausted(why)
-            try:
-                return await inner.embed(texts, model, timeout)  # type: ignore[no-any-return]
-            finally:
-                await gate.settle.remote(reserved, None, model)
-
-        async def aclose(self) -> None:
-            await inner.aclose()
-
-        def describe(self) -> dict[str, Any]:
-            return inner.describe()  # type: ignore[no-any-return]
-
-    return GateClient()
 
 
 async def _on_node(run: NodeRun, gate: Any, item: EvalItem, arm: Arm, index: int) -> NodeOutcome:
     """One trial run and graded here, on a node, as the local runner runs it."""
     from agentsproof.executor.runner import DualArmRunner, RunOptions
     from agentsproof.grading.grade import Judge
-    from agentsproof.llm.registry import build_layers
     from agentsproof.targets.chat.target import ChatTarget
 
-    client, _ = build_layers(run.provider, prompt_cache=run.prompt_cache)
     stops: list[str] = []
-    if gate is not None:
-        client = _gated(client, gate, stops)
-    if run.cache_dir is not None:
-        from agentsproof.llm.cache import CachingClient, ResponseCache
-
-        client = CachingClient(client, ResponseCache(Path(run.cache_dir)))
+    client = node_client(run, gate, stops)
     target = ChatTarget(client, run.model)
     judge = Judge(client=client, model=run.judge_model) if run.judge else None
     runner = DualArmRunner({"chat": target}, RunOptions(parallel=1), judge)
@@ -177,19 +65,25 @@ async def _on_node(run: NodeRun, gate: Any, item: EvalItem, arm: Arm, index: int
             await target.aclose()
         finally:
             await client.aclose()
-    return NodeOutcome(trial=trial, fatal=runner.state.fatal, budget_stop=stops[0] if stops else None)
+    return NodeOutcome(trial=trial, fatal=runner.state.fatal, budget_stop=stops[0] if stops else None, panel=panel_of(runner, item))
 
 
-def node_trial(run: NodeRun, env: dict[str, str], gate: Any, item: EvalItem, arm: Arm, index: int) -> NodeOutcome:
+def node_trial(run: NodeRun, env: dict[str, str], gate: Any, item: EvalItem, arm: Arm, index: int, agents: AgentRun | None = None) -> NodeOutcome:
     """The Ray task: one trial on this node. ``env`` (the provider's key and URL, the
-    settings) is set for the trial only and registered with the scrubber first."""
+    settings) is set for the trial only and registered with the scrubber first. ``agents``:
+    an agent or container trial (agentsproof.executor.ray_nodes), run on this worker's own loop."""
     from agentsproof.core import scrub as scrubber
 
     scrubber.register_environment(env)
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
-        outcome = asyncio.run(_on_node(run, gate, item, arm, index))
+        if agents is None:
+            outcome = asyncio.run(_on_node(run, gate, item, arm, index))
+        else:
+            from agentsproof.executor.ray_nodes import agent_trial_on_node, on_node_loop
+
+            outcome = on_node_loop(agent_trial_on_node(run, agents, gate, item, arm, index))
     except Exception as err:  # noqa: BLE001 - anything the runner let through: an errored trial with the node's reason
         reason = f"the trial failed on its Ray node: {type(err).__name__}: {clip(' '.join(scrub(str(err)).split()), 300)}"
         trial = TrialResult(index=index, arm=arm, status="errored", error=reason, latency_s=0.0, log=[LogEvent(t=0.0, role="error", text=reason)])
@@ -218,42 +112,40 @@ class RayTrials:
     runner: DualArmRunner
     cache_dir: Path | None = None
     prompt_cache: bool = True
+    items: Sequence[EvalItem] = ()
+    """The run's items: agent and container ones are checked on every node before the first trial."""
+    target_defs: dict[str, TargetDef] = field(default_factory=dict)
+    store: FileStore | None = None
+    """The driver's flight recorder (None: produced files are not kept): it stores what the nodes send back."""
     refs: set[Any] = field(default_factory=set)
     """The trials out on the cluster now (their ObjectRefs)."""
     nodes: dict[str, int] = field(default_factory=dict)
     """Trials finished per node id."""
+    reruns: int = 0
+    """Trials sent again because their node (or its worker) died under them."""
+    notes: list[str] = field(default_factory=list)
+    """The lines said at start about nodes that run none of the agent trials."""
     _owned: bool = False
     _env_ref: Any = None
     _gate: Any = None
     _task: Any = None
     _run: NodeRun | None = None
+    _agents: Any = None
+    _agent_run_id: str = ""
+    _docker_nodes: set[str] = field(default_factory=set)
+    _good: set[str] | None = None
+    """Nodes that passed the agent check, when some did not (None: every node can run every trial)."""
+    _load: dict[str, int] = field(default_factory=dict)
 
     async def start(self) -> None:
-        """Connect (off the loop) and check that some node offers the trial resource."""
+        """Connect (off the loop), check that some node offers the trial resource, and check
+        every node for the agent trials (their images built there)."""
         await to_thread(self._connect)
 
     def _connect(self) -> None:
-        from agentsproof.core.errors import ProviderUnavailable
-        from agentsproof.core.extras import install_line
+        import ray
 
-        try:
-            import ray
-        except ImportError as err:
-            raise ProviderUnavailable(f"--executor ray needs Ray: {install_line('ray')}") from err
-        if not ray.is_initialized():
-            kwargs: dict[str, Any] = {"log_to_driver": False, "logging_level": "WARNING", "configure_logging": True}
-            if self.address:
-                ray.init(address=self.address, **kwargs)
-            else:  # no cluster named: a one-node Ray on this machine, on loopback
-                ray.init(_node_ip_address="127.0.0.1", include_dashboard=False, resources={RESOURCE: max(1, self.runner.options.parallel)}, **kwargs)
-            self._owned = True
-        offered = ray.cluster_resources().get(RESOURCE, 0)
-        if not offered:
-            where = self.address or "this machine"
-            raise ProviderUnavailable(
-                f"no node of the Ray cluster at {where} offers the {RESOURCE!r} resource; start each node with "
-                f"ray start --resources '{{\"{RESOURCE}\": N}}' (N: the trials it runs at once)"
-            )
+        self._owned = connect(self.address, self.runner.options.parallel)
         self._env_ref = ray.put(forwarded_env())  # the key travels in the object store, never in runtime_env
         budget = self.stack.budget
         if budget is not None:
@@ -264,7 +156,8 @@ class RayTrials:
             here = ray.get_runtime_context().get_node_id()
             actor = ray.remote(num_cpus=0, max_restarts=0)(BudgetGate)
             self._gate = actor.options(scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=True)).remote(replace(budget, on_exhausted=None))
-        self._task = ray.remote(num_cpus=0, max_retries=MAX_RETRIES, retry_exceptions=False, scheduling_strategy="SPREAD")(node_trial)
+        # retried here, not by Ray: the driver knows (and the trial's log says) that it ran again
+        self._task = ray.remote(num_cpus=0, max_retries=0, retry_exceptions=False)(node_trial)
         self._run = NodeRun(
             provider=self.stack.provider,
             model=self.stack.model,
@@ -273,30 +166,104 @@ class RayTrials:
             cache_dir=str(self.cache_dir) if self.cache_dir is not None else None,
             judge=self.runner.judge is not None,
         )
+        agent_items = [it for it in self.items if _is_agent(it)]
+        if agent_items:
+            self._check_nodes(ray, agent_items)
+
+    def _check_nodes(self, ray: Any, items: list[EvalItem]) -> None:
+        """Every node checked for the agent trials and their images built there; the nodes that
+        cannot run them named in one line each (their trials go elsewhere)."""
+        import uuid
+
+        from agentsproof.core.errors import ProviderUnavailable
+        from agentsproof.core.notice import note
+        from agentsproof.executor.ray_nodes import AgentRun, alive_trial_nodes, probe_nodes
+
+        assert self._run is not None
+        docker_nodes = {n["NodeID"] for n in ray.nodes() if n.get("Alive") and n.get("Resources", {}).get(DOCKER_RESOURCE, 0) > 0}
+        boxed = next((it for it in items if it.environment is not None), None)
+        if boxed is not None and not docker_nodes:  # its trials could never be placed: said now, not a run that waits forever
+            raise ProviderUnavailable(
+                f"{boxed.id} runs in a container, and no node of the Ray cluster offers the {DOCKER_RESOURCE!r} resource; start each node "
+                f'that has a container engine with ray start --resources \'{{"{RESOURCE}": N, "{DOCKER_RESOURCE}": N}}\''
+            )
+        self._docker_nodes = docker_nodes
+        names = sorted({it.target for it in items} - {"chat"})
+        targets = {n: (self.target_defs[n], self.target_defs[n].expanded()) for n in names}
+        envs = tuple({id(it.environment): it.environment for it in items if it.environment is not None}.values())
+        folders = sorted({str(Path(it.eval_path).parent) for it in items if it.eval_path})
+        agents = AgentRun(run_id=uuid.uuid4().hex[:12], targets=targets, record=self.store is not None, environments=envs, folders=tuple(folders))
+        self._agents = ray.put(agents)  # the targets' expanded values (secrets among them) travel in the object store, like the key
+        self._agent_run_id = agents.run_id
+        good, lines, _ = probe_nodes(ray, self._run, self._env_ref, self._agents)
+        for line in lines:
+            note(line)
+        self.notes = lines
+        if not good:
+            raise ProviderUnavailable(f"no node of the Ray cluster can run this run's agent trials ({lines[0] if lines else 'no trial node'})")
+        if set(good) != set(alive_trial_nodes(ray)):
+            self._good = set(good)
+
+    def _pick(self, agent: bool, boxed: bool) -> str | None:
+        """The node an agent trial goes to when some nodes cannot run it (the least busy of those
+        that can, with an engine for a container trial); None: Ray spreads it; "": none can."""
+        if not agent or self._good is None:
+            return None
+        able = sorted(n for n in self._good if not boxed or n in self._docker_nodes)
+        if not able:
+            return ""
+        return min(able, key=lambda n: self._load.get(n, 0))
 
     async def __call__(self, item: EvalItem, arm: Arm, index: int) -> TrialResult:
-        """One trial, sent to a node that offers its resources, its result awaited without holding the loop."""
+        """One trial, sent to a node that offers its resources, its result awaited without holding
+        the loop; sent again (at most :data:`MAX_RETRIES` times) when its node dies under it."""
         import ray
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+        agent = _is_agent(item)
         resources = {RESOURCE: 1.0, **({DOCKER_RESOURCE: 1.0} if item.environment is not None else {})}
         t0 = time.perf_counter()
-        ref = self._task.options(resources=resources).remote(self._run, self._env_ref, self._gate, item, arm, index)
-        self.refs.add(ref)
-        try:
-            outcome: NodeOutcome = await ref
-        except asyncio.CancelledError:
-            ray.cancel(ref, force=True)  # the driver stopped: the trial's worker is ended on its node (a blocked asyncio loop ignores a soft cancel)
-            raise
-        except Exception as err:  # noqa: BLE001 - the task itself failed (retries spent, a worker that could not start): errored, never lost
-            text = clip(" ".join(scrub(str(err)).split()), 400)
-            reason = f"the trial could not run on the Ray cluster: {type(err).__name__}: {text}"
-            return TrialResult(
-                index=index, arm=arm, status="errored", error=reason, latency_s=time.perf_counter() - t0, log=[LogEvent(t=0.0, role="error", text=reason)]
-            )
-        finally:
-            self.refs.discard(ref)
+        lost: list[str] = []
+        outcome: NodeOutcome | None = None
+        while outcome is None:
+            node = self._pick(agent, item.environment is not None)
+            if node == "" or len(lost) > MAX_RETRIES:
+                return _errored(index, arm, f"the trial lost its Ray node {len(lost)} time(s); last: {lost[-1] if lost else 'no node can run it'}", t0)
+            strategy: Any = "SPREAD" if node is None else NodeAffinitySchedulingStrategy(node, soft=False)
+            args = (self._run, self._env_ref, self._gate, item, arm, index, self._agents if agent else None)
+            ref = self._task.options(resources=resources, scheduling_strategy=strategy).remote(*args)
+            self.refs.add(ref)
+            if node:
+                self._load[node] = self._load.get(node, 0) + 1
+            try:
+                outcome = await ref
+            except asyncio.CancelledError:
+                ray.cancel(ref, force=True)  # the driver stopped: the trial's worker is ended on its node (a blocked asyncio loop ignores a soft cancel)
+                raise
+            except node_lost() as err:  # the node or its worker died under the trial: sent again
+                lost.append(f"{type(err).__name__}: {clip(' '.join(scrub(str(err)).split()), 200)}")
+                if node and self._good is not None and node not in await to_thread(_alive, ray):
+                    self._good.discard(node)
+            except Exception as err:  # noqa: BLE001 - the task itself failed (a worker that could not start): errored, never lost
+                text = clip(" ".join(scrub(str(err)).split()), 400)
+                return _errored(index, arm, f"the trial could not run on the Ray cluster: {type(err).__name__}: {text}", t0)
+            finally:
+                self.refs.discard(ref)
+                if node:
+                    self._load[node] -= 1
         self.nodes[outcome.node] = self.nodes.get(outcome.node, 0) + 1
+        if lost:
+            self.reruns += 1
+            outcome.trial.log.append(LogEvent(t=outcome.trial.latency_s, role="info", text=f"re-run after its Ray node died ({len(lost)}x; {lost[-1]})"))
         outcome.trial.log.append(LogEvent(t=outcome.trial.latency_s, role="info", text=f"ran on Ray node {outcome.node[:12]}"))
+        if outcome.panel is not None:  # the panel's record gathered from every node (armscores.panel_record)
+            from agentsproof.grading.judge import PanelTally
+
+            tally = self.runner._panel_tallies.setdefault(item.id, PanelTally())
+            tally.verdicts += outcome.panel[0]
+            tally.disagreements += outcome.panel[1]
+        if outcome.files and self.store is not None:
+            await to_thread(_keep_files, self.store, outcome.files)
         if outcome.budget_stop is not None:
             budget = self.stack.budget
             if budget is not None and budget.stopped is None:
@@ -309,7 +276,8 @@ class RayTrials:
         return outcome.trial
 
     async def close(self) -> None:
-        """The budget's count brought back to the driver's report, and the connection closed when this run opened it."""
+        """The budget's count brought back to the driver's report, the run's containers removed on
+        every node, and the connection closed when this run opened it."""
         await to_thread(self._close)
 
     def _close(self) -> None:
@@ -320,6 +288,10 @@ class RayTrials:
         try:
             for ref in list(self.refs):
                 ray.cancel(ref, force=True)
+            if self._agents is not None and any(it.environment is not None for it in self.items):
+                from agentsproof.executor.ray_nodes import sweep_nodes
+
+                sweep_nodes(ray, self._agent_run_id)
             if self._gate is not None and self.stack.budget is not None:
                 calls, spent, stopped = ray.get(self._gate.state.remote(), timeout=60)
                 budget = self.stack.budget
@@ -329,3 +301,87 @@ class RayTrials:
         finally:
             if self._owned:
                 ray.shutdown()
+
+
+def _is_agent(item: EvalItem) -> bool:
+    """An agent target's trial or one in a container (agentsproof.executor.ray_nodes), not a chat call."""
+    return item.target != "chat" or item.environment is not None
+
+
+def node_lost() -> tuple[type[Exception], ...]:
+    """Ray's errors for a trial whose node or worker died under it (the trial itself never raised)."""
+    from ray import exceptions as rx
+
+    return (rx.NodeDiedError, rx.WorkerCrashedError, rx.LocalRayletDiedError, rx.TaskUnschedulableError, rx.ObjectLostError, rx.RaySystemError)
+
+
+def _alive(ray: Any) -> set[str]:
+    from agentsproof.executor.ray_nodes import alive_trial_nodes
+
+    return set(alive_trial_nodes(ray))
+
+
+def _errored(index: int, arm: Arm, reason: str, t0: float) -> TrialResult:
+    return TrialResult(
+        index=index, arm=arm, status="errored", error=reason, latency_s=time.perf_counter() - t0, log=[LogEvent(t=0.0, role="error", text=reason)]
+    )
+
+
+def _keep_files(store: FileStore, files: dict[str, bytes]) -> None:
+    """A node's produced files put into the driver's file store (the digests the trial's records name)."""
+    for data in files.values():
+        try:
+            store.put(data)
+        except OSError as err:
+            store._warn(f"the flight recorder cannot store produced files: {err.strerror or err}")
+            return
+
+
+def _quiet_sigterm_warning() -> None:
+    """Ray connects from a thread (never holding the loop) and then warns that it cannot set its
+    SIGTERM handler there: agentsproof handles SIGTERM itself (executor.session.interruptible),
+    so that line is dropped (once installed, idempotent)."""
+    import logging
+
+    log = logging.getLogger("ray._private.worker")
+    if not any(isinstance(f, _NoSigtermNote) for f in log.filters):
+        log.addFilter(_NoSigtermNote())
+
+
+class _NoSigtermNote:
+    """A logging filter: every record but Ray's "SIGTERM handler is not set" warning."""
+
+    def filter(self, record: Any) -> bool:
+        """False for that one warning."""
+        return "SIGTERM handler is not set" not in str(record.msg)
+
+
+def connect(address: str | None, slots: int) -> bool:
+    """Join the cluster at ``address`` (None: a one-node Ray on this machine, on loopback, with
+    ``slots`` trial slots) unless this process already has; check that some node offers the
+    trial resource. True when this call connected (the caller shuts it down)."""
+    from agentsproof.core.errors import ProviderUnavailable
+    from agentsproof.core.extras import install_line
+
+    try:
+        import ray
+    except ImportError as err:
+        raise ProviderUnavailable(f"--executor ray needs Ray: {install_line('ray')}") from err
+    owned = False
+    if not ray.is_initialized():
+        _quiet_sigterm_warning()
+        kwargs: dict[str, Any] = {"log_to_driver": False, "logging_level": "WARNING", "configure_logging": True}
+        if address:
+            ray.init(address=address, **kwargs)
+        else:  # no cluster named: a one-node Ray on this machine, on loopback
+            # its container trials too: a machine without an engine is told so by the node check, in one line
+            ray.init(_node_ip_address="127.0.0.1", include_dashboard=False, resources={RESOURCE: max(1, slots), DOCKER_RESOURCE: max(1, slots)}, **kwargs)
+        owned = True
+    if not ray.cluster_resources().get(RESOURCE, 0):
+        if owned:
+            ray.shutdown()
+        raise ProviderUnavailable(
+            f"no node of the Ray cluster at {address or 'this machine'} offers the {RESOURCE!r} resource; start each node with "
+            f"ray start --resources '{{\"{RESOURCE}\": N}}' (N: the trials it runs at once)"
+        )
+    return owned

@@ -249,14 +249,21 @@ class RunSession:
         cfg = self.opts.run
         if cfg.executor != "ray":
             return
-        from agentsproof.core.errors import InputError
         from agentsproof.executor.ray_trials import RayTrials
+        from agentsproof.executor.recorder import FileStore
 
-        agent = next((it for it in self.items if it.target != "chat" or it.environment is not None), None)
-        if agent is not None:
-            raise InputError("command line", "--executor", f"ray runs chat trials for now; {agent.id} runs an agent or a container: use --executor local")
         cache_dir = stack_options(cfg).cache_dir if self.stack.cache is not None else None
-        self.ray = RayTrials(cfg.ray_address, self.stack, runner, cache_dir=cache_dir, prompt_cache=cfg.prompt_cache)
+        store = getattr(runner.recorder, "__self__", None)  # the flight recorder's store: it keeps what the nodes send back
+        self.ray = RayTrials(
+            cfg.ray_address,
+            self.stack,
+            runner,
+            cache_dir=cache_dir,
+            prompt_cache=cfg.prompt_cache,
+            items=self.items,
+            target_defs=self.opts.target_defs,
+            store=store if isinstance(store, FileStore) else None,
+        )
         runner.remote = self.ray
         await self.ray.start()
 
@@ -264,7 +271,7 @@ class RunSession:
         """Items with an ``environment:``: dead runs' containers removed, every image built
         or found before the first trial (a failed build is one line, exit 30)."""
         envs = list({id(it.environment): it.environment for it in self.items if it.environment is not None}.values())
-        if not envs:
+        if not envs or self.ray is not None:  # on a cluster each node builds its own (agentsproof.executor.ray_nodes)
             return
         from agentsproof.isolation.environments import Environments
 

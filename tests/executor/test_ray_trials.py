@@ -197,6 +197,92 @@ def test_max_calls_holds_across_the_cluster(cluster, scripted_server, tmp_path):
     assert all(v[0] == "scored" for v in _trials(report).values()), "a trial the budget stopped counts as not run"
 
 
+def test_the_judge_panels_record_is_gathered_from_the_nodes(cluster, scripted_server, tmp_path):
+    """eval.yaml ``judge_models``: every node's verdicts and disagreements make the panel's one record, as locally."""
+    scripted_server.add(
+        Rule(reply=json.dumps({"evidence": "no", "passed": False}), model="j3", judge=True),  # a dissenting judge
+        Rule(reply="hello", system_contains="PMARK", judge=False),
+        Rule(reply="hi", judge=False),
+    )
+    ev = {
+        "version": "2",
+        "judge_models": ["j1", "j2", "j3"],
+        "defaults": {"trials": 3, "timeout": 30, "threshold": 0.5},
+        "task": {"name": "t", "instruction": "Say hello.", "graders": [{"type": "assertions", "assertions": ["The reply contains 'hello'."]}]},
+    }
+    make_plugin(tmp_path, skills={"greeter": {"prompt": "PMARK: say hello.\n", "eval": ev}})
+    path = tmp_path / "demo-plugin" / "skills" / "greeter" / "eval.yaml"
+    panels = []
+    for name, extra in (("local", []), ("ray", ["--executor", "ray", "--ray-address", cluster.address])):
+        code, _, stderr = run_cli(["eval", path, "--model", "m", "--no-cache", "--parallel", "6", "--output", tmp_path / name, *extra], env=_env(scripted_server))
+        assert code == 0, stderr
+        panels.append(read_json(tmp_path / name / "demo-plugin" / "greeter-eval.json")["items"][0]["stats"]["judge_panel"])
+    assert panels[1] == panels[0] and panels[1]["verdicts"] == 6 and panels[1]["disagreements"] == 3, panels
+
+
+def test_the_cli_joins_the_cluster_without_rays_sigterm_warning(cluster, scripted_server, tmp_path):
+    """The command as a user runs it (a child process): Ray connects from a thread; its "SIGTERM handler is not set" line is not shown."""
+    import subprocess
+    import sys
+
+    _rules(scripted_server)
+    plugin = _plugin(tmp_path, trials=1)
+    env = {**os.environ, **_env(scripted_server), "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    cmd = [sys.executable, "-m", "agentsproof", "eval-all", str(plugin), "--model", "m", "--no-cache", "--output", str(tmp_path / "out")]
+    got = subprocess.run([*cmd, "--executor", "ray", "--ray-address", cluster.address], env=env, capture_output=True, text=True, timeout=300)
+    assert got.returncode == 0, got.stderr
+    assert "SIGTERM handler" not in got.stderr, got.stderr
+
+
+def test_activation_runs_on_the_cluster_with_the_same_counts(cluster, scripted_server, tmp_path, monkeypatch):
+    """``activation --executor ray``: every activation trial on a node, the same confusion counts as locally, no key in the report."""
+    from openai_server import skill_loader
+
+    from agentsproof.executor import ray_activation
+
+    sent: list[Any] = []
+    ray_activation_run = ray_activation.run_activation_on_ray
+
+    async def watched(*args: Any, **kw: Any) -> Any:
+        sent.append(args)
+        return await ray_activation_run(*args, **kw)
+
+    monkeypatch.setattr(ray_activation, "run_activation_on_ray", watched)
+    scripted_server.add(Rule(reply=skill_loader()))
+    plugin = Path(__file__).resolve().parents[2] / "evals" / "csv-plugin"
+    reports = []
+    for name, extra in (("local", []), ("ray", ["--executor", "ray", "--ray-address", cluster.address])):
+        code, _, stderr = run_cli(["activation", plugin, "--model", "m", "--parallel", "6", "--output", tmp_path / name, *extra], env=_env(scripted_server))
+        assert code == 0, stderr
+        reports.append(read_json(tmp_path / name / "csv-plugin" / "csv-plugin-activation.json"))
+    local, remote = ({s["skill"]: (s["tp"], s["fn"], s["fp"]) for s in r["skills"]} for r in reports)
+    assert remote == local and reports[1]["trials"] == 60 and reports[1]["errored"] == 0
+    assert len(sent) == 1, "the ray run went through the cluster (the local one did not)"
+    assert SECRET_KEY not in json.dumps(reports[1])
+
+
+def test_container_trials_on_a_cluster_without_an_engine_are_refused_in_one_line(cluster, tmp_path):
+    """This module's nodes offer no ``docker`` resource: a container eval is refused at start (exit 30, one line), never left waiting."""
+    import yaml
+
+    (tmp_path / "SKILL.md").write_text("---\nname: boxed\ndescription: boxed\n---\nx\n")
+    (tmp_path / "targets.yaml").write_text(yaml.safe_dump({"box": {"type": "command", "command": ["true"], "timeout": 30}}))
+    ev = {
+        "version": "2",
+        "skill": "SKILL.md",
+        "execution": {"mode": "agent", "target": "box"},
+        "environment": {"image": "agentsproof-test/bookworm:base"},
+        "defaults": {"trials": 1, "timeout": 30},
+        "task": {"name": "t", "instruction": "x", "graders": [{"type": "deterministic", "checks": ["x"]}]},
+    }
+    (tmp_path / "eval.yaml").write_text(yaml.safe_dump(ev))
+    code, stdout, stderr = run_cli(["eval", tmp_path / "eval.yaml", "--output", tmp_path / "out", "--executor", "ray", "--ray-address", cluster.address])
+    assert code == 30, stderr + stdout
+    lines = [ln for ln in stderr.splitlines() if "'docker' resource" in ln]
+    assert len(lines) == 1 and "runs in a container" in lines[0] and "ray start --resources" in lines[0], stderr
+    assert "Traceback" not in stderr
+
+
 def test_a_trial_that_fails_on_its_node_is_errored_with_the_nodes_reason(cluster):
     import asyncio
 
@@ -297,35 +383,5 @@ def test_a_node_killed_mid_run_has_its_trials_rerun_elsewhere_counted_once(clust
     assert len(journal) == 12 and len(set(journal)) == 12, "each trial journalled once"
     assert "victim" in result, "a busy worker node was killed"
     assert len(scripted_server.trial_requests()) > 12, "the killed node's trials were sent again"
-
-
-def test_agent_and_container_items_are_refused_with_one_line_before_connecting():
-    """Agent targets do not run on the cluster yet: --executor ray says so (input error, exit 30), it never half-runs them."""
-    import asyncio
-
-    from agentsproof.core.errors import InputError
-    from agentsproof.executor.runner import DualArmRunner, RunOptions
-    from agentsproof.executor.session import RunSession, SessionOptions
-    from agentsproof.llm.stack import no_model
-    from agentsproof.model.items import EvalItem
-    from agentsproof.model.options import RunConfig
-
-    item = EvalItem(
-        id="fix-bug",
-        name="x",
-        kind="skill",
-        source_path="SKILL.md",
-        system_prompt="s",
-        task_name="t",
-        prompt="p",
-        graders=[],
-        trials=1,
-        timeout=30,
-        threshold=0.6,
-        target="claude-code",
-    )
-    session = RunSession("eval", "p", [item], SessionOptions(run=RunConfig(executor="ray", ray_address="127.0.0.1:1")), no_model("m"))
-    with pytest.raises(InputError) as err:
-        asyncio.run(session._remote(DualArmRunner({}, RunOptions(), None)))
-    assert "--executor" in str(err.value) and "fix-bug" in str(err.value) and "--executor local" in str(err.value)
-    assert session.ray is None
+    text = (tmp_path / "out" / "demo-plugin" / "eval-all-summary.journal.jsonl").read_text()
+    assert "re-run after its Ray node died" in text, "the journal says which trials ran again"
