@@ -120,7 +120,8 @@ def _cases(item: ItemResult, first: ArmResult, second: ArmResult) -> list[tuple[
 
 def run_ablation(path: Path, cfg: RunConfig, margin: float) -> tuple[RunResult | None, dict[str, Path], Ablation | None]:
     """The ablation of the eval at ``path``: its runs, their reports and the ablation's own."""
-    from agentsproof.commands import run as runs
+    from agentsproof.commands.plan import item_request, plan_run, run_settings
+    from agentsproof.commands.run import execute, lint_gate, load_file
     from agentsproof.stats.ablation import decide, non_inferior, part_effect
 
     if not 0 < margin < 1:
@@ -129,17 +130,17 @@ def run_ablation(path: Path, cfg: RunConfig, margin: float) -> tuple[RunResult |
         raise InputError("command line", "--baseline", "ablate compares the parts with the whole skill and with no skill; drop --baseline none")
     if cfg.aa:
         raise InputError("command line", "--aa", "an A/A run has no skill to cut; run it with eval")
-    loaded = runs._load(Path(path), "eval", runs._request(cfg))
-    runs._lint_gate(loaded, Path(path))
+    loaded = load_file(Path(path), "eval", item_request(cfg))
+    lint_gate(loaded, Path(path))
     item = ablatable(list(loaded.items), Path(path))
     parts = plan_parts(item, Path(path))
     variants = [Variant(variant(item, (p,), f"without-{p.id}", f"without {p.title}"), (p,)) for p in parts]
-    settings = runs._settings(cfg, trials=cfg.trials_per_item)
+    settings = run_settings(cfg, trials=cfg.trials_per_item)
     if cfg.plan:
         print(f"ablate {item.name}: {len(parts)} parts, {len(parts) + 2} arms (whole skill, no skill, the skill without each part)")
         for p in parts:
             print(f"  {p.id:<44} {p.kind:<8} {p.tokens:>7,} tokens  {p.title}")
-    run, written = runs._run("eval", loaded.plugin, [item, *[v.item for v in variants]], cfg, f"{loaded.name}-ablate", settings)
+    run, written = execute(plan_run("eval", loaded.plugin, [item, *[v.item for v in variants]], cfg, f"{loaded.name}-ablate", settings))
     if run is None:
         return None, {}, None
     whole_item, whole_arm = _arm(run, item.id)
@@ -167,7 +168,7 @@ def run_ablation(path: Path, cfg: RunConfig, margin: float) -> tuple[RunResult |
             small_item = _arm(run, variants[parts.index(removable[0])].item.id)[0]
         else:
             small = variant(item, removable, "smallest", "smallest skill")
-            second, more = runs._run("eval", loaded.plugin, [small], cfg, f"{loaded.name}-ablate-smallest", settings)
+            second, more = execute(plan_run("eval", loaded.plugin, [small], cfg, f"{loaded.name}-ablate-smallest", settings))
             assert second is not None
             small_run = second
             calls.append(second)
