@@ -64,7 +64,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
 
-    from agentsproof.commands.run import run_eval_all
+    from agentsproof.commands.eval_all import run_eval_all
     from agentsproof.model.options import RunConfig
 
     os.environ["AGENTSPROOF_NO_CACHE"] = "1"

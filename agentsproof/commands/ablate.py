@@ -111,8 +111,9 @@ def run_ablation(path: Path, cfg: RunConfig, margin: float) -> tuple[RunResult |
     :mod:`agentsproof.commands.ablate_rounds`), then one run report holding every arm and
     the ablation as its ``settings.ablation`` section (sealed, signed with ``--sign``, and
     re-derived by ``agentsproof verify``), and the ablation's own three files."""
-    from agentsproof.commands import run as runs
     from agentsproof.commands.ablate_rounds import remaining, run_rounds, spent_words
+    from agentsproof.commands.plan import adaptive_defaults, item_request, per_item_trials, plan_run, run_settings
+    from agentsproof.commands.run import execute, lint_gate, load_file
 
     if not 0 < margin < 1:
         raise InputError("command line", "--margin", f"{margin} is not between 0 and 1")
@@ -120,21 +121,21 @@ def run_ablation(path: Path, cfg: RunConfig, margin: float) -> tuple[RunResult |
         raise InputError("command line", "--baseline", "ablate compares the parts with the whole skill and with no skill; drop --baseline none")
     if cfg.aa:
         raise InputError("command line", "--aa", "an A/A run has no skill to cut; run it with eval")
-    cfg = runs.adaptive_defaults(cfg)
-    loaded = runs._load(Path(path), "eval", runs._request(cfg))
-    runs._lint_gate(loaded, Path(path))
+    cfg = adaptive_defaults(cfg)
+    loaded = load_file(Path(path), "eval", item_request(cfg))
+    lint_gate(loaded, Path(path))
     item = ablatable(list(loaded.items), Path(path))
     parts = plan_parts(item, Path(path))
     variants = [Variant(variant(item, (p,), f"without-{p.id}", f"without {p.title}"), (p,)) for p in parts]
-    settings = runs._settings(cfg, trials=cfg.trials_per_item)
+    settings = run_settings(cfg, trials=cfg.trials_per_item)
     stem = f"{loaded.name}-ablate"
     if cfg.plan:
         print(f"ablate {item.name}: {len(parts)} parts, {len(parts) + 2} arms (whole skill, no skill, the skill without each part)")
         for p in parts:
             print(f"  {p.id:<44} {p.kind:<8} {p.tokens:>7,} tokens  {p.title}")
-        runs._run("eval", loaded.plugin, [item, *[v.item for v in variants]], cfg, stem, settings)
+        execute(plan_run("eval", loaded.plugin, [item, *[v.item for v in variants]], cfg, stem, settings))
         return None, {}, None
-    (item,) = runs.per_item_trials([item], cfg)  # the cap: trials per arm
+    (item,) = per_item_trials([item], cfg)  # the cap: trials per arm
     base = cfg.replace(trials_per_item=None, adaptive=False)
     rounds = run_rounds(
         loaded.plugin, item, [(p.id, v.item, p.tokens) for p, v in zip(parts, variants, strict=True)], cfg.replace(trials_per_item=None), settings, stem, margin
@@ -182,9 +183,9 @@ def run_ablation(path: Path, cfg: RunConfig, margin: float) -> tuple[RunResult |
         if rounds.run is not None and rounds.run.incomplete:
             run.incomplete, run.incomplete_reason = True, rounds.run.incomplete_reason or "the ablation's arms were interrupted; --resume goes on"
 
-    run_settings = dataclasses.replace(settings, adaptive=adaptive_rule(rounds.looks)) if cfg.adaptive else settings
+    recorded = dataclasses.replace(settings, adaptive=adaptive_rule(rounds.looks)) if cfg.adaptive else settings
     final = (left or base).replace(resume=True)
-    run, written = runs._run("eval", loaded.plugin, items, final, stem, run_settings, after=attach)
+    run, written = execute(plan_run("eval", loaded.plugin, items, final, stem, recorded, after=attach))
     if run is None:
         return None, {}, None
     from agentsproof.commands.proof import sign_report

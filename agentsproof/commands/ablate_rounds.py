@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from agentsproof.core.errors import InputError
 from agentsproof.model.items import EvalItem
@@ -60,16 +59,16 @@ def arms_at(whole: EvalItem, parts: list[tuple[str, EvalItem]], trials: dict[str
 def run_rounds(plugin: str, whole: EvalItem, parts: list[tuple[str, EvalItem, int]], cfg: RunConfig, settings: RunSettings, stem: str, margin: float) -> Rounds:
     """Every arm, round after round, until each part's arm has stopped (``parts``: id, its
     item, its tokens); the last round holds every trial."""
-    from agentsproof.commands import run as runs
+    from agentsproof.commands.plan import check_writable, report_paths, resolve_targets
     from agentsproof.stats.ablation_looks import cases_upto, effects, settled
 
     if cfg.target and "," in cfg.target:
         raise InputError("command line", "--target", "ablate runs one target at a time; give one")
     cap = whole.trials
     looks = schedule(cap, cfg.adaptive)
-    targets = runs._targets("eval", cfg, plugin, stem, whole.kind)
-    runs._check_writable(targets, cfg)
-    target_defs = runs.resolve_targets([whole, *[it for _p, it, _t in parts]], cfg)
+    targets = report_paths("eval", cfg, plugin, stem, whole.kind)
+    check_writable(targets, cfg)
+    resolve_targets([whole, *[it for _p, it, _t in parts]], cfg)  # an unknown target: one line before the first round
     done = Rounds(None, looks, cap, targets=targets)
     trials = {pid: 0 for pid, _it, _t in parts}
     open_parts = [pid for pid, _it, _t in parts]
@@ -82,7 +81,7 @@ def run_rounds(plugin: str, whole: EvalItem, parts: list[tuple[str, EvalItem, in
         if done.run is not None and left is None:
             done.run.incomplete, done.run.incomplete_reason = True, spent_words(cfg, done)
             break
-        run = _round(runs, plugin, items, (left or cfg).replace(resume=resume), settings, targets, target_defs)
+        run = _round(plugin, items, (left or cfg).replace(resume=resume), settings, stem)
         done.run, resume = run, True
         budget = run.settings.get("budget") or {}
         done.calls += int(budget.get("calls") or 0)
@@ -130,26 +129,15 @@ def spent_words(cfg: RunConfig, done: Rounds) -> str:
     return f"stopped before crossing --max-cost {cfg.max_cost}: ${done.spent:.4f} spent over the ablation's rounds"
 
 
-def _round(
-    runs: Any, plugin: str, items: list[EvalItem], cfg: RunConfig, settings: RunSettings, targets: dict[str, Path], target_defs: dict[str, Any]
-) -> RunResult:
-    """One round: the items' trials run (those the journal holds reused), no report written."""
+def _round(plugin: str, items: list[EvalItem], cfg: RunConfig, settings: RunSettings, stem: str) -> RunResult:
+    """One round: the items' trials run through the round's own run plan (those the journal
+    holds reused), no report written."""
+    from agentsproof.commands.plan import plan_run
     from agentsproof.commands.progress import Progress, more_allowed, run_total
-    from agentsproof.executor.journal import journal_path
-    from agentsproof.executor.session import run_items
+    from agentsproof.executor.session import run_plan
     from agentsproof.report.files import ReportLock
 
-    progress = Progress(run_total(items), parallel=cfg.parallel, more_allowed=more_allowed(cfg.provider), capped=True)
-    session = runs._session(
-        cfg.replace(adaptive=False),
-        settings,
-        journal=journal_path(targets["json"]),
-        record_dir=runs._record_dir(targets),
-        target_defs=target_defs,
-        caps=[it.trials for it in items],
-        workspaces_dir=runs._workspaces_dir(targets) if cfg.keep_workspaces and target_defs else None,
-        spill=False,
-        progress=progress,
-    )
-    with ReportLock(targets["json"]), progress:
-        return run_items("eval", plugin, items, session)
+    plan = plan_run("eval", plugin, items, cfg.replace(adaptive=False), stem, settings)
+    progress = Progress(run_total(list(plan.items)), parallel=cfg.parallel, more_allowed=more_allowed(cfg.provider), capped=True)
+    with ReportLock(plan.reports["json"]), progress:
+        return run_plan(dataclasses.replace(plan, spill=False, on_trial=progress.trial, on_item=progress.item))

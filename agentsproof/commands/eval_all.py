@@ -2,7 +2,8 @@
 
 What it finds is :func:`agentsproof.formats.layout.plugin_evals`'s (each format's
 ``discoverable``); each file is loaded, linted and oracle-checked as ``eval`` does
-(:mod:`agentsproof.commands.run`), and one that is refused is listed, not fatal.
+(:mod:`agentsproof.commands.run`), and one that is refused is listed, not fatal; the
+files' items make one plan (:func:`agentsproof.commands.plan.plan_run`).
 """
 
 from __future__ import annotations
@@ -11,19 +12,8 @@ import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
-from agentsproof.commands.run import (
-    _all_settings,
-    _lint_gate,
-    _load,
-    _request,
-    _retry,
-    _run,
-    _settings,
-    _targets,
-    _write_sealed,
-    adaptive_defaults,
-    copies_gate,
-)
+from agentsproof.commands.plan import adaptive_defaults, all_settings, item_request, plan_run, report_paths, run_settings
+from agentsproof.commands.run import copies_gate, execute, lint_gate, load_file, retry, write_sealed
 from agentsproof.core.errors import InputError
 from agentsproof.formats.base import Loaded
 from agentsproof.formats.eval_yaml.items import plugin_name_for_dir
@@ -41,7 +31,7 @@ def run_eval_all(directory: Path, cfg: RunConfig, *, strict: bool = False, allow
     from agentsproof.executor.shard import select_shard
 
     if cfg.retry_errors:
-        return _retry("eval-all", directory, cfg)
+        return retry("eval-all", directory, cfg)
     cfg = adaptive_defaults(cfg)
     files, refused = load_all(directory, cfg)
     closed = strict or (cfg.ci and not allow_refused and not cfg.plan)  # --ci: the gate fails closed
@@ -64,10 +54,10 @@ def run_eval_all(directory: Path, cfg: RunConfig, *, strict: bool = False, allow
         items = select_shard(items, cfg.shard)
         if not items:
             return _empty_shard(plugin, cfg)
-    settings = _all_settings(cfg)
+    settings = all_settings(cfg)
     if refused:
         settings = dataclasses.replace(settings, refused=[{"file": e.source or str(directory), "error": e.format()} for e in refused])
-    return _run("eval-all", plugin, items, cfg, plugin, settings, after=after_all(files))
+    return execute(plan_run("eval-all", plugin, items, cfg, plugin, settings, after=after_all(files)))
 
 
 def load_all(directory: Path, cfg: RunConfig) -> tuple[list[Loaded], list[InputError]]:
@@ -78,14 +68,14 @@ def load_all(directory: Path, cfg: RunConfig) -> tuple[list[Loaded], list[InputE
     id another file already defined refuses the later file."""
     from agentsproof.formats.layout import plugin_evals
 
-    request = _request(cfg, in_plugin=True)
+    request = item_request(cfg, in_plugin=True)
     files: list[Loaded] = []
     refused: list[InputError] = []
     seen: dict[str, str] = {}
     for p in plugin_evals(directory):
         try:
-            loaded = _load(p, "eval-all", request)
-            _lint_gate(loaded, p)
+            loaded = load_file(p, "eval-all", request)
+            lint_gate(loaded, p)
             copies_gate(loaded, cfg)
             for item in loaded.items:
                 if item.id in seen:
@@ -136,9 +126,10 @@ def after_all(files: list[Loaded]) -> Callable[[RunResult], None] | None:
 
 def _empty_shard(plugin: str, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
     """A shard that got no items: an empty report (merge skips it), no model call."""
+    from agentsproof.executor.plan import RunPlan
     from agentsproof.executor.results import build_run
 
-    targets = _targets("eval-all", cfg, plugin, plugin)
+    plan = RunPlan("eval-all", plugin, (), plugin, cfg, reports=report_paths("eval-all", cfg, plugin, plugin))
     run = build_run(
         "eval-all",
         plugin,
@@ -146,6 +137,6 @@ def _empty_shard(plugin: str, cfg: RunConfig) -> tuple[RunResult, dict[str, Path
         provider=cfg.provider or "",
         model=cfg.model or "",
         judge_model=cfg.judge_model or "",
-        settings=dataclasses.replace(_settings(cfg), aa=None),
+        settings=dataclasses.replace(run_settings(cfg), aa=None),
     )  # nothing ran: no A/A block
-    return run, _write_sealed(run, [], {}, cfg, targets)
+    return run, write_sealed(run, plan)

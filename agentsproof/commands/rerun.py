@@ -28,11 +28,10 @@ def retry_plan(saved: RunResult, items: dict[str, EvalItem], path: Path) -> tupl
     ordered: list[EvalItem] = []
     prior: dict[tuple[str, str, int], TrialResult] = {}
     for it in saved.items:
-        item = items[it.id]
         ran = max([t.index + 1 for t in it.with_arm.trials + it.without_arm.trials] or [0])
         # An aborted run also fills the trials it never started; a finished (or adaptive)
         # run keeps its trial count.
-        item.trials = it.trials_requested if saved.incomplete else max(ran, 1)
+        item = dataclasses.replace(items[it.id], trials=it.trials_requested if saved.incomplete else max(ran, 1))
         for arm in (it.with_arm, it.without_arm):
             for t in arm.trials:
                 if t.status == "scored" and t.index < item.trials:
@@ -93,9 +92,7 @@ def retry_items(
         found = cache[key].get(base)
         if found is None:
             raise InputError(it.eval_path, None, f"case {base!r} of {saved_path} is no longer in this file")
-        found = _as_run(found, it, agent)
-        found.trials = it.trials_requested
-        out[it.id] = found
+        out[it.id] = dataclasses.replace(_as_run(found, it, agent), trials=it.trials_requested)
     _check_given_path(saved, saved_path, path)
 
     def after(run: RunResult) -> None:

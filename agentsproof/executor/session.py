@@ -1,5 +1,5 @@
-"""One command's run: build the client stack (agentsproof.llm.stack), run the items in a
-:class:`RunSession`, grade, return the RunResult."""
+"""One run of a plan: build the client stack (agentsproof.llm.stack), run the plan's items
+in a :class:`RunSession`, grade, return the RunResult (:func:`run_plan`)."""
 
 from __future__ import annotations
 
@@ -10,16 +10,15 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.core.threads import to_thread
+from agentsproof.executor.plan import RunPlan
 from agentsproof.executor.results import build_run, finalize_item
-from agentsproof.executor.runner import BatchPolicy, DualArmRunner, ItemRun, RunOptions, run_all_at_once
+from agentsproof.executor.runner import DualArmRunner, ItemRun, RunOptions
 from agentsproof.grading.grade import Judge, needs_judge
 from agentsproof.grading.registry import kind
 from agentsproof.llm.stack import ClientStack, StackOptions, build_stack, no_model
@@ -42,33 +41,9 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-@dataclass
-class SessionOptions:
-    """What one run needs besides its items: the command's :class:`RunConfig` and what the
-    command worked out for this run (the settings to record, the policy, journal, kept trials)."""
-
-    run: RunConfig = field(default_factory=RunConfig)
-    """The command's options. The session reads provider, model, judge_model, parallel,
-    abort_after, resume (load the journal at ``journal`` and keep its trials, same
-    configuration only), cache, cache_dir, prompt_cache, max_calls and max_cost."""
-    policy: BatchPolicy = run_all_at_once
-    settings: RunSettings = field(default_factory=RunSettings)
-    """What the command records of its options; the session adds the rest (``RunResult.settings``)."""
-    on_trial: Callable[[EvalItem, TrialResult], None] | None = None
-    on_item: Callable[[ItemRun], None] | None = None
-    prior: dict[tuple[str, str, int], TrialResult] = field(default_factory=dict)
-    """Finished trials to keep (--resume, --retry-errors): they are not run again."""
-    journal: Path | None = None
-    """Where to journal every finished trial (for --resume); None: no journal."""
-    base_duration_s: float = 0.0
-    target_defs: dict[str, TargetDef] = field(default_factory=dict)
-    """Agent targets the items name, by name, resolved by the command."""
-    workspaces_dir: Path | None = None
-    """Keep every agent trial's workspace below this folder (None: delete after grading)."""
-    spill: bool = True
-    """Large runs keep finished items' trials in the journal, not in memory (agentsproof.executor.spill)."""
-    record_dir: Path | None = None
-    """The flight recorder's file store for agent trials' produced files (None: not kept)."""
+SessionOptions = RunPlan
+"""The session's options are the run's plan (:class:`agentsproof.executor.plan.RunPlan`); the
+old name stays for callers written before the plan."""
 
 
 PreparedProvider = ClientStack
@@ -149,9 +124,7 @@ class RunSession:
     needs, the trials (and pairwise judging) run, everything closed, the results graded
     and recorded."""
 
-    def __init__(
-        self, command: str, plugin: str, items: Sequence[EvalItem], opts: SessionOptions, stack: ClientStack, targets: dict[str, Target] | None = None
-    ):
+    def __init__(self, command: str, plugin: str, items: Sequence[EvalItem], opts: RunPlan, stack: ClientStack, targets: dict[str, Target] | None = None):
         self.command = command
         self.plugin = plugin
         self.items = items
@@ -365,7 +338,7 @@ class RunSession:
         )
 
 
-def _var_digests(defs: dict[str, TargetDef], salt: str | None) -> dict[str, Any]:
+def _var_digests(defs: Mapping[str, TargetDef], salt: str | None) -> dict[str, Any]:
     """Salted digests of the values the run's targets' ``${VAR}`` references expanded to
     (for the journal: ``--resume`` with another value is refused naming the variable)."""
     import json
@@ -415,13 +388,19 @@ def run_sync(coro: Awaitable[T]) -> T:
     return asyncio.run(main()).value
 
 
-def run_items(command: str, plugin: str, items: Sequence[EvalItem], opts: SessionOptions) -> RunResult:
-    """Run ``items`` to the end and return the run's result; ProviderUnavailable when there is nothing to run,
-    a malformed ``AGENTSPROOF_*`` setting refused before the first call."""
-    if not items:
+def run_items(command: str, plugin: str, items: Sequence[EvalItem], opts: RunPlan) -> RunResult:
+    """:func:`run_plan` of ``opts`` with these items (for callers that build no report: the
+    generator's check, tests)."""
+    return run_plan(dataclasses.replace(opts, command=command, plugin=plugin, items=tuple(items)))
+
+
+def run_plan(plan: RunPlan) -> RunResult:
+    """Run the plan's items to the end and return the run's result; ProviderUnavailable when
+    there is nothing to run, a malformed ``AGENTSPROOF_*`` setting refused before the first call."""
+    if not plan.items:
         raise ProviderUnavailable("nothing to run")
-    if opts.run.cache and os.environ.get("AGENTSPROOF_NO_CACHE", "").strip() not in ("", "0"):
-        opts = dataclasses.replace(opts, run=opts.run.replace(cache=False))
+    if plan.run.cache and os.environ.get("AGENTSPROOF_NO_CACHE", "").strip() not in ("", "0"):
+        plan = dataclasses.replace(plan, run=plan.run.replace(cache=False))
     from agentsproof.grading.regex import time_limit
 
     time_limit()  # a malformed AGENTSPROOF_REGEX_TIME_LIMIT is refused before the first call
@@ -429,16 +408,17 @@ def run_items(command: str, plugin: str, items: Sequence[EvalItem], opts: Sessio
     from agentsproof.report.lazy import lazy_after
 
     spill_after(), lazy_after()  # and so are AGENTSPROOF_SPILL_AFTER and AGENTSPROOF_HTML_LAZY_AFTER
-    agents = build_targets(items, opts)
-    cfg = opts.run
+    items = plan.items
+    agents = build_targets(items, plan)
+    cfg = plan.run
     if any(it.target == "chat" for it in items) or any(_needs_judge(it) for it in items):
         stack = build_stack(cfg.provider, cfg.model, cfg.judge_model, stack_options(cfg))
     else:  # agents graded without a judge: no model is called by the harness itself
         stack = no_model(cfg.model)
-    return run_sync(RunSession(command, plugin, items, opts, stack, agents).run())
+    return run_sync(RunSession(plan.command, plan.plugin, items, plan, stack, agents).run())
 
 
-def build_targets(items: Sequence[EvalItem], opts: SessionOptions) -> dict[str, Target]:
+def build_targets(items: Sequence[EvalItem], opts: RunPlan) -> dict[str, Target]:
     """The agent targets the items name, built (``${VAR}`` expanded, sandbox checked) before
     the first call: a problem is an input error, exit 30."""
     names = sorted({it.target for it in items} - {"chat"})

@@ -232,7 +232,8 @@ def run_check(
     ``trials`` per arm are spread over the cases, at least one per case."""
     from agentsproof.core.errors import AgentsproofError
     from agentsproof.core.safepath import write_file
-    from agentsproof.executor.session import SessionOptions, run_items
+    from agentsproof.executor.plan import RunPlan
+    from agentsproof.executor.session import run_plan
     from agentsproof.formats.eval_yaml.items import item_from_eval
     from agentsproof.formats.eval_yaml.models import load_eval
     from agentsproof.model.options import RunConfig
@@ -247,8 +248,8 @@ def run_check(
             cases = len(ev.config.run_tasks())
             item = item_from_eval(ev, trials=max(1, -(-trials // cases)))
             defs = {target_def.name: target_def} if target_def is not None else {}
-            opts = SessionOptions(run=RunConfig(provider=provider, model=model, judge_model=judge_model, parallel=parallel, abort_after=0), target_defs=defs)
-            run = run_items("eval", plugin, [item], opts)
+            cfg = RunConfig(provider=provider, model=model, judge_model=judge_model, parallel=parallel, abort_after=0)
+            run = run_plan(RunPlan("eval", plugin, (item,), name, cfg, target_defs=defs))  # no report: the check reads the result
         except AgentsproofError as err:
             return CheckOutcome(unusable=str(err))
     return judge_result(run.items[0])
