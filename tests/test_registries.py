@@ -22,7 +22,7 @@ from docs_text import headings as _headings
 
 from agentsproof.formats import registry as formats
 from agentsproof.grading import registry as graders
-from agentsproof.grading.base import GraderKind
+from agentsproof.grading.base import GraderEntry
 from agentsproof.targets import registry as targets
 from agentsproof.targets.base import Target
 
@@ -37,7 +37,7 @@ def _resolve(path: str):
 @pytest.mark.parametrize("name", list(graders.GRADERS))
 def test_grader_entry(name):
     kind = _resolve(graders.GRADERS[name])
-    assert isinstance(kind, GraderKind)
+    assert isinstance(kind, GraderEntry)
     assert kind.type == name
     assert kind.config.model_fields["type"].annotation.__args__ == (name,), "the config's type Literal must be the registry key"
     assert (kind.grade is None) == kind.per_pair, "a grader is graded per trial (grade) or per pair, not both"
@@ -185,10 +185,10 @@ def _defining_modules() -> list[str]:
                 names = {t.id for t in node.targets if isinstance(t, ast.Name)}
                 func = node.value.func
                 called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-                defines |= bool(names & {"GRADER", "PROVIDER", "FORMAT"}) or called in ("GraderKind", "ProviderSpec")
+                defines |= bool(names & {"GRADER", "PROVIDER", "FORMAT"}) or called in ("GraderEntry", "ProviderEntry")
             if isinstance(node, ast.ClassDef):
                 defines |= any(isinstance(b, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "spec_model" for t in b.targets) for b in node.body)
-            if isinstance(node, ast.FunctionDef) and any(isinstance(n, ast.Call) and getattr(n.func, "id", "") == "ProviderSpec" for n in ast.walk(node)):
+            if isinstance(node, ast.FunctionDef) and any(isinstance(n, ast.Call) and getattr(n.func, "id", "") == "ProviderEntry" for n in ast.walk(node)):
                 defines = True  # a factory of specs (llm/byok.py): its module-level results are the specs
         if defines:
             found.append(_module_name(path))
@@ -197,15 +197,15 @@ def _defining_modules() -> list[str]:
 
 def _definitions(module_name: str) -> list[tuple[str, str]]:
     """``(registry, "module:ATTR")`` for every grader, target, provider and format ``module_name`` defines."""
-    from agentsproof.llm.provider_spec import ProviderSpec
+    from agentsproof.llm.provider_spec import ProviderEntry
 
     module = importlib.import_module(module_name)
     out = []
     for attr, value in vars(module).items():
         where = f"{module_name}:{attr}"
-        if isinstance(value, GraderKind):
+        if isinstance(value, GraderEntry):
             out.append(("graders", where))
-        elif isinstance(value, ProviderSpec):
+        elif isinstance(value, ProviderEntry):
             out.append(("providers", where))
         elif attr == "FORMAT" and all(callable(getattr(value, m, None)) for m in ("detect", "discoverable", "load")):
             out.append(("formats", where))

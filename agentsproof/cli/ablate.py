@@ -46,9 +46,9 @@ def ablate_cmd(path: Path, margin: float, **opts: Any) -> None:
       agentsproof ablate evals/ablation-demo/skills/release-notes/eval.yaml --provider local --trials 6
       agentsproof ablate evals/ablation-demo/ --trials 20 --margin 0.25
     """
-    from agentsproof.model.options import RunConfig
+    from agentsproof.model.options import RunFlags
 
-    cfg = RunConfig.from_cli(opts)
+    cfg = RunFlags.from_cli(opts)
     if path.is_dir():
         ablate_folder(path, cfg, margin)
     from agentsproof.commands.ablate import run_ablation

@@ -20,7 +20,7 @@ from typing import Any
 
 from agentsproof.core.errors import InputError
 from agentsproof.model.items import EvalItem, SkillFile
-from agentsproof.model.options import RunConfig
+from agentsproof.model.options import RunFlags
 from agentsproof.model.results import ArmResult, ItemResult, RunResult, compute_grade
 from agentsproof.model.skillparts import Part, cut, files_without, text_without
 
@@ -118,7 +118,7 @@ def _cases(item: ItemResult, first: ArmResult, second: ArmResult) -> list[tuple[
     return [(a, b) for _name, a, b, _err in by_case(item, (first, second))]
 
 
-def run_ablation(path: Path, cfg: RunConfig, margin: float) -> tuple[RunResult | None, dict[str, Path], Ablation | None]:
+def run_ablation(path: Path, cfg: RunFlags, margin: float) -> tuple[RunResult | None, dict[str, Path], Ablation | None]:
     """The ablation of the eval at ``path``: its runs, their reports and the ablation's own."""
     from agentsproof.commands.plan import item_request, plan_run, run_settings
     from agentsproof.commands.run import execute, lint_gate, load_file
@@ -243,7 +243,7 @@ def as_dict(ab: Ablation) -> dict[str, Any]:
     }
 
 
-def run_ablation_all(directory: Path, cfg: RunConfig, margin: float) -> list[tuple[Path, Ablation | InputError, RunResult | None, dict[str, Path]]]:
+def run_ablation_all(directory: Path, cfg: RunFlags, margin: float) -> list[tuple[Path, Ablation | InputError, RunResult | None, dict[str, Path]]]:
     """``ablate DIR`` and ``eval-all DIR --ablate``: the ablation of every eval file below
     ``directory`` (eval-all's discovery), one after another; a file that cannot be ablated
     (no skill, no part, does not load) is kept with its one-line reason and the others run."""

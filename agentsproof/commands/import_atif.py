@@ -70,8 +70,8 @@ def import_atif(
     """Grade the ATIF trajectories in ``folder`` with ``eval_file``'s graders as trials of ``arm``: the run and the reports written."""
     from agentsproof.commands.regrade import grade_run, refuse_inputs, write_regraded
     from agentsproof.core.inputs import display, safe_name
+    from agentsproof.executor.finalize import build_run
     from agentsproof.executor.recorder import FileStore
-    from agentsproof.executor.results import build_run
     from agentsproof.formats import registry as formats
     from agentsproof.formats.base import ItemRequest
     from agentsproof.interop.atif import find_trajectories, read_trajectory

@@ -120,7 +120,7 @@ def _matrix_id(it: ItemResult) -> tuple[str, str | None]:
 
 def _as_run(built: EvalItem, it: ItemResult, agent: str | None) -> EvalItem:
     """The item as the saved run ran it: a matrix copy gets its ``@<agent>`` id and agent back
-    (what :func:`agentsproof.commands.matrix.expand` did), anything else is as built."""
+    (what :func:`agentsproof.commands.per_target.expand` did), anything else is as built."""
     return dataclasses.replace(built, id=it.id, target=agent) if agent else built
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentsproof.model.items import EvalItem
-from agentsproof.model.options import RunConfig
+from agentsproof.model.options import RunFlags
 from agentsproof.model.results import Usage
 
 ANSWER_TOKENS = 600
@@ -89,7 +89,7 @@ def _plan_items(items: Sequence[EvalItem]) -> Plan:
     return plan
 
 
-def _models(cfg: RunConfig) -> tuple[str, str, str]:
+def _models(cfg: RunFlags) -> tuple[str, str, str]:
     """(provider, model, judge model) as the run would resolve them, without a call."""
     from agentsproof.core.errors import AgentsproofError
     from agentsproof.llm.registry import resolve_models, resolve_provider_name
@@ -113,7 +113,7 @@ def _price(provider: str, model: str) -> Any:
     return price_for(model, load_prices()) if priced(provider) else Price.of(0.0, 0.0)
 
 
-def render_plan(command: str, items: Sequence[EvalItem], cfg: RunConfig) -> list[str]:
+def render_plan(command: str, items: Sequence[EvalItem], cfg: RunFlags) -> list[str]:
     """The ``--plan`` lines for ``items`` run by ``command``: calls, tokens and estimated cost (USD) per kind of call, and the retry budget."""
     from agentsproof.grading.judge import JUDGE_ATTEMPTS
     from agentsproof.llm.prices import cost_usd

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agentsproof.core.errors import InputError
-from agentsproof.executor.results import build_run
+from agentsproof.executor.finalize import build_run
 from agentsproof.model.results import RunResult
 from agentsproof.model.settings import RunSettings
 

@@ -6,7 +6,7 @@ command run in a fresh copy of the task's workspace seed (its changes are then w
 when it errors, when one of its checks fails, or when its score is below the eval's
 threshold. Graders that read what only an agent leaves (``tool_calls``, ``skill_used``) and
 pairwise graders are not checked: a command has no trajectory and loads no skill (each
-grader says so itself: ``GraderKind.checks_oracle`` in its registered entry).
+grader says so itself: ``GraderEntry.checks_oracle`` in its registered entry).
 """
 
 from __future__ import annotations

@@ -43,11 +43,11 @@ if TYPE_CHECKING:
     from agentsproof.isolation.workspace import Snapshot, Workspaces
     from agentsproof.model.items import Case
 
-__all__ = ["DualArmRunner", "ItemRun", "RunOptions"]
+__all__ = ["DualArmRunner", "ItemRun", "Scheduling"]
 
 
 @dataclass
-class RunOptions:
+class Scheduling:
     """How the runner schedules trials."""
 
     parallel: int = 1
@@ -81,7 +81,7 @@ class _RunState:
 
 @dataclass
 class ItemRun:
-    """One item's finished arms as the runner leaves them (:func:`agentsproof.executor.results.finalize_item` grades it)."""
+    """One item's finished arms as the runner leaves them (:func:`agentsproof.executor.finalize.finalize_item` grades it)."""
 
     item: EvalItem
     with_arm: ArmResult
@@ -102,7 +102,7 @@ class DualArmRunner:
     def __init__(
         self,
         targets: dict[str, Target],
-        options: RunOptions,
+        options: Scheduling,
         judge: Judge | None,
         policy: BatchPolicy = run_all_at_once,
         on_trial: Callable[[EvalItem, TrialResult], None] | None = None,
@@ -259,7 +259,7 @@ class DualArmRunner:
                 log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=reason))
                 result = TrialResult(index=index, arm=arm, status="errored", error=reason, latency_s=time.perf_counter() - t0, log=log)
             else:
-                from agentsproof.targets.setup_run import around  # the item's set-up (agentv's hooks) around the trial, in its workspace
+                from agentsproof.targets.agents.setup import around  # the item's set-up (agentv's hooks) around the trial, in its workspace
 
                 result = await around(trial, folder, log, t0, lambda: self._in_environment(target, trial, log, t0, folder))
         finally:

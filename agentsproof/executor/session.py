@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.core.threads import to_thread
+from agentsproof.executor.finalize import build_run, finalize_item
 from agentsproof.executor.plan import RunPlan
-from agentsproof.executor.results import build_run, finalize_item
-from agentsproof.executor.runner import DualArmRunner, ItemRun, RunOptions
+from agentsproof.executor.runner import DualArmRunner, ItemRun, Scheduling
 from agentsproof.grading.grade import Judge, needs_judge
 from agentsproof.grading.registry import kind
 from agentsproof.llm.stack import ClientStack, StackOptions, build_stack, no_model
 from agentsproof.model.graders import GraderSpec
 from agentsproof.model.items import EvalItem
-from agentsproof.model.options import RunConfig
+from agentsproof.model.options import RunFlags
 from agentsproof.model.results import ItemResult, RunResult, TrialResult
 from agentsproof.model.settings import RunSettings
 from agentsproof.targets.base import Target
@@ -41,11 +41,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-SessionOptions = RunPlan
-"""The session's options are the run's plan (:class:`agentsproof.executor.plan.RunPlan`); the
-old name stays for callers written before the plan."""
-
-
 PreparedProvider = ClientStack
 """What a command that calls a model gets: the models and the client stack (agentsproof.llm.stack)."""
 
@@ -55,7 +50,7 @@ def prepare_provider(provider: str | None, model: str | None, judge_model: str |
     return build_stack(provider, model, judge_model, StackOptions(prompt_cache=prompt_cache))
 
 
-def stack_options(cfg: RunConfig) -> StackOptions:
+def stack_options(cfg: RunFlags) -> StackOptions:
     """The client stack a run's options ask for (``run_items`` has already turned the cache
     off under ``AGENTSPROOF_NO_CACHE``)."""
     cache_dir = None
@@ -204,7 +199,7 @@ class RunSession:
         cfg = self.opts.run
         runner = DualArmRunner(
             self.targets,
-            RunOptions(parallel=cfg.parallel, abort_after=cfg.abort_after),
+            Scheduling(parallel=cfg.parallel, abort_after=cfg.abort_after),
             judge,
             policy=self.opts.policy,
             on_trial=self._trial_done,

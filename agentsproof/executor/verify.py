@@ -123,7 +123,7 @@ def _arms(it: ItemResult) -> Iterator[tuple[str, ArmResult]]:
 
 
 def _item(it: ItemResult, ci_rule: str, single_arm: bool, incomplete: bool) -> ItemResult:
-    """``it`` graded again from its arms (as :func:`agentsproof.executor.results.finalize_item` grades it)."""
+    """``it`` graded again from its arms (as :func:`agentsproof.executor.finalize.finalize_item` grades it)."""
     from agentsproof.core.units import tidy
 
     res = it.model_copy(deep=False)
@@ -175,7 +175,7 @@ def _graded(jobs: list[tuple[ItemResult, bool]], ci_rule: str, incomplete: bool)
 
 def rederive(run: RunResult, settings: Mapping[str, Any] | None = None) -> list[Difference]:
     """Every number of ``run`` derived again; the ones that differ (empty: all hold)."""
-    from agentsproof.executor.results import _summary
+    from agentsproof.executor.finalize import _summary
     from agentsproof.model.settings import RunSettings
 
     out: list[Difference] = []

@@ -17,7 +17,7 @@ from agentsproof.grading.registry import kind
 from agentsproof.model.graders import GraderSpec
 from agentsproof.model.results import CheckResult, GraderResult
 
-__all__ = ["Judge", "JudgeError", "TrialContext", "grade_all", "combine", "failed_gate", "needs_judge"]
+__all__ = ["Judge", "JudgeError", "TrialContext", "combine", "failed_gate", "grade_all", "needs_judge"]
 
 
 def needs_judge(graders: Sequence[GraderSpec]) -> bool:

@@ -1,7 +1,7 @@
 """Grader types by name: one line each, an import path to the module's ``GRADER``.
 
 Adding a grader: write ``agentsproof/grading/<name>.py`` (its config model, an async
-``grade(spec, given)`` and ``GRADER = GraderKind(...)``, see :mod:`agentsproof.grading.base`)
+``grade(spec, given)`` and ``GRADER = GraderEntry(...)``, see :mod:`agentsproof.grading.base`)
 and add its line below. The order is the order of ``type`` names in messages and of the
 JSON Schema's union. A grader of an installed package (entry-point group
 ``agentsproof.graders``, :mod:`agentsproof.core.entrypoints`) follows the in-tree ones.
@@ -16,7 +16,7 @@ from pydantic import BeforeValidator, Field
 
 from agentsproof.core.registry import Registry
 from agentsproof.core.validation import FieldError
-from agentsproof.grading.base import NESTED, GraderKind
+from agentsproof.grading.base import NESTED, GraderEntry
 
 GRADERS: dict[str, str] = {
     "deterministic": "agentsproof.grading.deterministic:GRADER",
@@ -35,28 +35,28 @@ GRADERS: dict[str, str] = {
 
 
 def _check(type_name: str, found: Any) -> str | None:
-    if not isinstance(found, GraderKind):
-        return "not a GraderKind"
+    if not isinstance(found, GraderEntry):
+        return "not a GraderEntry"
     return None if found.type == type_name else f"its type is {found.type!r}, not its entry point's name"
 
 
-REGISTRY: Registry[GraderKind] = Registry("graders", GRADERS, _check)
+REGISTRY: Registry[GraderEntry] = Registry("graders", GRADERS, _check)
 """Every grader: :data:`GRADERS`, then the installed plugins' (:mod:`agentsproof.core.registry`)."""
 
 
 @cache
-def kind(type_name: str) -> GraderKind:
+def kind(type_name: str) -> GraderEntry:
     """The registered grader of this ``type`` (in-tree, else an installed plugin's);
     KeyError for an unknown one, PluginError for a plugin that does not load."""
     return REGISTRY.get(type_name)
 
 
-def find(type_name: str) -> GraderKind | None:
+def find(type_name: str) -> GraderEntry | None:
     """The registered grader of this ``type`` (a plugin's too), None for an unknown one."""
     return kind(type_name) if REGISTRY.has(type_name) else None
 
 
-def kinds() -> list[GraderKind]:
+def kinds() -> list[GraderEntry]:
     """Every grader: the in-tree ones, then the installed plugins' that load (one that
     does not is skipped, said once on stderr)."""
     return list(REGISTRY.all().values())

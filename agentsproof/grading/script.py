@@ -35,7 +35,7 @@ from pydantic import Field, field_validator, model_validator
 
 from agentsproof.core import confine
 from agentsproof.core.units import seconds
-from agentsproof.grading.base import GradeInput, GraderKind
+from agentsproof.grading.base import GradeInput, GraderEntry
 from agentsproof.grading.context import TrialContext
 from agentsproof.grading.hooks import ConvertCase, Finding, LintCase, LintFact
 from agentsproof.model.graders import MAX_WEIGHT, FieldError, Strict, script_path
@@ -426,7 +426,7 @@ def to_agentevals(spec: ScriptGrader, case: ConvertCase) -> list[Any]:
     return [{"type": "code-grader", "command": spec.run, **case.weight}]
 
 
-GRADER = GraderKind(
+GRADER = GraderEntry(
     type="script",
     config=ScriptGrader,
     grade=grade,

@@ -28,7 +28,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from agentsproof.core.units import seconds
-from agentsproof.grading.base import GradeInput, GraderKind
+from agentsproof.grading.base import GradeInput, GraderEntry
 from agentsproof.model.graders import MAX_WEIGHT, FieldError, Strict, script_path
 from agentsproof.model.results import CheckResult, GraderResult
 
@@ -219,7 +219,7 @@ async def grade(spec: VerifierGrader, given: GradeInput) -> GraderResult:
     )
 
 
-GRADER = GraderKind(
+GRADER = GraderEntry(
     type="verifier",
     config=VerifierGrader,
     grade=grade,

@@ -397,7 +397,7 @@ def eval_yaml_to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[str]]:
 
 def _grader_to_asserts(g: GraderSpec, where: str, skill: str, warnings: list[str]) -> list[Any]:
     """The grader's EVAL.yaml assertions, from its registered ``to_agentevals`` hook
-    (:class:`agentsproof.grading.base.GraderKind`); a grader without one is left out, saying so."""
+    (:class:`agentsproof.grading.base.GraderEntry`); a grader without one is left out, saying so."""
     from agentsproof.grading.hooks import ConvertCase
     from agentsproof.grading.registry import kind
 

@@ -30,7 +30,7 @@ from agentsproof.core.rmtree import remove_tree
 from agentsproof.isolation.seed import MAX_SEED_BYTES, MAX_SEED_FILES, SeedProblem, check_seed_folder, copy_seed
 from agentsproof.model.results import FileRecord
 
-__all__ = ["MAX_SEED_BYTES", "MAX_SEED_FILES", "Workspaces", "check_seed_folder", "remove_tree", "snapshot", "changes"]
+__all__ = ["MAX_SEED_BYTES", "MAX_SEED_FILES", "Workspaces", "changes", "check_seed_folder", "remove_tree", "snapshot"]
 
 MAX_LISTED_FILES = 2_000
 """A trial that leaves more files than this records the first ones (sorted by path)."""

@@ -1,6 +1,6 @@
 """Choose and build a provider from flags and environment.
 
-Every provider is one module with a :class:`~agentsproof.llm.provider_spec.ProviderSpec`
+Every provider is one module with a :class:`~agentsproof.llm.provider_spec.ProviderEntry`
 and one line in :data:`SPECS`, an import string loaded only when that provider is asked
 about, so start-up imports no provider and no SDK. A provider of an installed package
 (entry-point group ``agentsproof.providers``, :mod:`agentsproof.core.entrypoints`) follows
@@ -26,13 +26,13 @@ from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.core.registry import Registry
 from agentsproof.core.scrub import scrub_text, url_secrets
 from agentsproof.llm.base import LLMClient, LLMError
-from agentsproof.llm.provider_spec import SUGGEST_LOCAL, BuildOptions, ProviderSpec
+from agentsproof.llm.provider_spec import SUGGEST_LOCAL, BuildOptions, ProviderEntry
 from agentsproof.llm.retry import RetryingClient
 
 if TYPE_CHECKING:
     from agentsproof.llm.throttle import ThrottledClient
 
-# One line per provider: its --provider name and the ProviderSpec that says how to build it.
+# One line per provider: its --provider name and the ProviderEntry that says how to build it.
 # The order is the order of --provider's choices in --help.
 SPECS: dict[str, str] = {
     "copilot": "agentsproof.llm.copilot:PROVIDER",
@@ -62,22 +62,22 @@ class ProviderChoice:
 
 
 def _check(name: str, found: object) -> str | None:
-    if not isinstance(found, ProviderSpec):
-        return "not a ProviderSpec"
+    if not isinstance(found, ProviderEntry):
+        return "not a ProviderEntry"
     return None if found.name == name else f"its name is {found.name!r}, not its entry point's name"
 
 
-REGISTRY: Registry[ProviderSpec] = Registry("providers", SPECS, _check)
+REGISTRY: Registry[ProviderEntry] = Registry("providers", SPECS, _check)
 """Every provider: :data:`SPECS`, then the installed plugins' (:mod:`agentsproof.core.registry`)."""
 
 
 @cache
-def spec(name: str) -> ProviderSpec:
+def spec(name: str) -> ProviderEntry:
     """The spec of provider ``name`` (imports its module, never its SDK): in-tree, else an
     installed plugin's. KeyError if unknown, PluginError for a plugin that does not load."""
     found = REGISTRY.get(name)
-    if not isinstance(found, ProviderSpec) or found.name != name:
-        raise TypeError(f"{SPECS.get(name, name)} is not the ProviderSpec of {name!r}")
+    if not isinstance(found, ProviderEntry) or found.name != name:
+        raise TypeError(f"{SPECS.get(name, name)} is not the ProviderEntry of {name!r}")
     return found
 
 
@@ -91,7 +91,7 @@ def names() -> tuple[str, ...]:
     return (*PROVIDERS, *plugin_names())
 
 
-def all_specs() -> list[ProviderSpec]:
+def all_specs() -> list[ProviderEntry]:
     """Every provider's spec: the in-tree ones, then the installed plugins' that load."""
     return list(REGISTRY.all().values())
 
@@ -100,7 +100,7 @@ def priced(provider: str) -> bool:
     """Whether ``provider``'s calls cost money (its spec's ``priced``; a name outside the
     registry, as ``--plan`` may pass, is taken to be priced)."""
     found = REGISTRY.find(provider)
-    return found.priced if isinstance(found, ProviderSpec) else True
+    return found.priced if isinstance(found, ProviderEntry) else True
 
 
 def how_to_configure() -> str:
@@ -244,7 +244,7 @@ def _provider_secrets() -> list[str]:
     return secrets
 
 
-def _register_secrets(found: ProviderSpec) -> None:
+def _register_secrets(found: ProviderEntry) -> None:
     """The provider's keys (and URL credentials) in the environment: masked in every output.
     Only this provider's spec is read (the others stay unimported)."""
     from agentsproof.core.scrub import register

@@ -138,14 +138,14 @@ def _package(folder: Path, name: str, entry_points: dict[str, dict[str, str]], m
 
 PROVIDER_MODULE = """
 from agentsproof.core.errors import ProviderUnavailable
-from agentsproof.llm.provider_spec import ProviderSpec
+from agentsproof.llm.provider_spec import ProviderEntry
 
 
 def build(options):
     raise ProviderUnavailable("provider fakeprov: FAKEPROV_URL is not set")
 
 
-PROVIDER = ProviderSpec(name="fakeprov", build=build, configure_hint="fakeprov: set FAKEPROV_URL")
+PROVIDER = ProviderEntry(name="fakeprov", build=build, configure_hint="fakeprov: set FAKEPROV_URL")
 """
 
 

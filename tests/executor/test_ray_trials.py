@@ -201,7 +201,7 @@ def test_a_trial_that_fails_on_its_node_is_errored_with_the_nodes_reason(cluster
     import asyncio
 
     from agentsproof.executor.ray_trials import RayTrials
-    from agentsproof.executor.runner import DualArmRunner, RunOptions
+    from agentsproof.executor.runner import DualArmRunner, Scheduling
     from agentsproof.llm.stack import ClientStack
     from agentsproof.model.items import EvalItem
 
@@ -209,7 +209,7 @@ def test_a_trial_that_fails_on_its_node_is_errored_with_the_nodes_reason(cluster
         id="x", name="x", kind="skill", source_path="SKILL.md", system_prompt="s", task_name="t", prompt="p", graders=[], trials=1, timeout=30, threshold=0.6
     )
     stack = ClientStack(provider="no-such-provider", model="m", judge_model="m", client=None, described={})
-    runner = DualArmRunner({}, RunOptions(parallel=1), None)
+    runner = DualArmRunner({}, Scheduling(parallel=1), None)
 
     async def go() -> Any:
         remote = RayTrials(cluster.address, stack, runner)
@@ -304,11 +304,11 @@ def test_agent_and_container_items_are_refused_with_one_line_before_connecting()
     import asyncio
 
     from agentsproof.core.errors import InputError
-    from agentsproof.executor.runner import DualArmRunner, RunOptions
-    from agentsproof.executor.session import RunSession, SessionOptions
+    from agentsproof.executor.runner import DualArmRunner, Scheduling
+    from agentsproof.executor.session import RunSession, RunPlan
     from agentsproof.llm.stack import no_model
     from agentsproof.model.items import EvalItem
-    from agentsproof.model.options import RunConfig
+    from agentsproof.model.options import RunFlags
 
     item = EvalItem(
         id="fix-bug",
@@ -324,8 +324,8 @@ def test_agent_and_container_items_are_refused_with_one_line_before_connecting()
         threshold=0.6,
         target="claude-code",
     )
-    session = RunSession("eval", "p", [item], SessionOptions(run=RunConfig(executor="ray", ray_address="127.0.0.1:1")), no_model("m"))
+    session = RunSession("eval", "p", [item], RunPlan(run=RunFlags(executor="ray", ray_address="127.0.0.1:1")), no_model("m"))
     with pytest.raises(InputError) as err:
-        asyncio.run(session._remote(DualArmRunner({}, RunOptions(), None)))
+        asyncio.run(session._remote(DualArmRunner({}, Scheduling(), None)))
     assert "--executor" in str(err.value) and "fix-bug" in str(err.value) and "--executor local" in str(err.value)
     assert session.ray is None

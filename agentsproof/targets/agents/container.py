@@ -1,6 +1,6 @@
 """The built-in agent CLIs (``claude-code``, ``codex``) inside a trial's container.
 
-The seam is :func:`agentsproof.targets.agents.kit.run_cli`: with ``RunSettings.environment``
+The seam is :func:`agentsproof.targets.agents.kit.run_cli`: with ``CliCall.environment``
 set, the same command runs through the container instead of bubblewrap. How the CLI gets
 into an arbitrary image without network at trial time: its installed package folder on the
 host (the folder holding its ``node_modules``, e.g. ``.venv/codex-cli``) is mounted
@@ -80,7 +80,7 @@ async def run_in_container(
     stdin_text: str | None,
 ) -> Outcome:
     """One turn of the CLI in ``box`` (see the module docstring; the fields of
-    :class:`agentsproof.targets.agents.kit.RunSettings`); stdout is in ``stream_file``."""
+    :class:`agentsproof.targets.agents.kit.CliCall`); stdout is in ``stream_file``."""
     await box.copy_in_once(harness_root, str(harness_root))  # a later turn keeps the session's state
     host_ws = str(workspace)
     argv = [native_program(argv[0]), *(inside(a, host_ws, box.workdir) for a in argv[1:])]

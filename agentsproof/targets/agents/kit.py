@@ -240,7 +240,7 @@ def loopback_port(url: str | None) -> int | None:
 
 
 @dataclass
-class RunSettings:
+class CliCall:
     """How :func:`run_cli` starts a CLI."""
 
     argv: list[str]
@@ -276,7 +276,7 @@ async def sandboxed(sandbox: Bwrap, workspace: Path, harness: Harness, argv: lis
     return wrapped, bridge
 
 
-async def run_cli(settings: RunSettings) -> Outcome:
+async def run_cli(settings: CliCall) -> Outcome:
     """Run the CLI with stdout going to ``harness.stream``; the outcome's stdout is empty."""
     s = settings
     if s.environment is not None:

@@ -1,6 +1,6 @@
 """Run one agentv ``cli`` provider call as agentv runs it; the command target's program.
 
-Standard library only: it runs as ``python -I agentv_cli_run.py TEMPLATE [FILES_FORMAT [CWD]]``
+Standard library only: it runs as ``python -I agentv_run.py TEMPLATE [FILES_FORMAT [CWD]]``
 inside the command target's sandbox, the instruction on stdin, with no access to the
 agentsproof package. What it does, as agentv's ``CliProvider`` does:
 
@@ -107,7 +107,7 @@ def answer_of(text: str, trace: Path | None) -> tuple[str, str | None]:
 def main(argv: list[str]) -> int:
     """Run the template once (see the module); the command's exit code."""
     if not argv:
-        sys.stderr.write("usage: agentv_cli_run.py TEMPLATE [FILES_FORMAT]\n")
+        sys.stderr.write("usage: agentv_run.py TEMPLATE [FILES_FORMAT]\n")
         return 2
     template, fmt = argv[0], (argv[1] if len(argv) > 1 else "{path}")
     run_in = argv[2] if len(argv) > 2 and argv[2] else None
