@@ -110,8 +110,8 @@ def _delete(folder: Path, rel: str) -> None:
 
 async def _fresh_container(envs: Environments, item: EvalItem, trial: TrialResult, folder: Path) -> Container:
     """A fresh container of the trial's arm's image with ``folder`` (the rebuilt workspace) as
-    its workdir, the recorded deletions applied inside too (TargetError: it cannot be had)."""
-    from agentsproof.core.errors import TargetError
+    its workdir, the recorded deletions applied inside too (ContainerError: it cannot be had)."""
+    from agentsproof.core.errors import ContainerError
 
     assert item.environment is not None
     where = f"regrade/{item.id}/{trial.arm}/{trial.index}"
@@ -121,7 +121,7 @@ async def _fresh_container(envs: Environments, item: EvalItem, trial: TrialResul
         if gone:  # a file of the image's own workdir the agent deleted: not in the rebuilt folder, still in the image
             got = await box.exec(["rm", "-f", "--", *gone], timeout=60.0, user="root")
             if got.returncode != 0:
-                raise TargetError(f"the recorded deletions could not be applied in the container: {got.stderr.decode('utf-8', 'replace').strip()[:200]}")
+                raise ContainerError(f"the recorded deletions could not be applied in the container: {got.stderr.decode('utf-8', 'replace').strip()[:200]}")
     except BaseException:
         await envs.remove(box)
         raise
@@ -149,11 +149,11 @@ async def regrade_trial(
             label = f"item {item.id!r} case {case.name!r}: grader {needs[0]!r}"
             _rebuild(item, trial, store, folder, label)
             if item.environment is not None and environments is not None:
-                from agentsproof.llm.base import LLMError
+                from agentsproof.core.errors import TrialError
 
                 try:
                     box = await _fresh_container(environments, item, trial, folder)
-                except LLMError as err:  # the engine could not start or seed it: this trial's grading errored
+                except TrialError as err:  # the engine could not start or seed it: this trial's grading errored
                     reason = f"regrade: the trial's fresh container could not be had: {err}"
                     return trial.model_copy(update={"status": "errored", "error": reason, "score": None, "passed": None})
         ctx = TrialContext(

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentsproof.core import phases
+from agentsproof.core.errors import TrialError
 from agentsproof.core.phases import phase
 from agentsproof.core.scrub import scrub_model
 from agentsproof.core.threads import to_thread
@@ -245,7 +246,7 @@ class DualArmRunner:
             # file work (the seed's copy, the snapshots, the deletion) runs in a thread: never on the loop
             with phase("seed"):
                 folder = await to_thread(spaces.create, item.id, arm, index, case.workspace_seed, list(item.workspace_files))
-        except LLMError as err:  # a seed that cannot be copied, a full disk: this trial errored
+        except TrialError as err:  # a seed that cannot be copied, a full disk: this trial errored
             log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=str(err)))
             return TrialResult(index=index, arm=arm, status="errored", error=str(err), latency_s=time.perf_counter() - t0, log=log)
         try:
@@ -255,7 +256,7 @@ class DualArmRunner:
                 with phase("prepare"):
                     await target.prepare(trial)
             except Exception as err:  # noqa: BLE001 - an errored trial, never the end of the run
-                reason = str(err) if isinstance(err, LLMError) else unexpected(f"setting up the {target.kind} target", err)
+                reason = str(err) if isinstance(err, TrialError) else unexpected(f"setting up the {target.kind} target", err)
                 log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=reason))
                 result = TrialResult(index=index, arm=arm, status="errored", error=reason, latency_s=time.perf_counter() - t0, log=log)
             else:
@@ -284,7 +285,7 @@ class DualArmRunner:
                 box = await self.environments.start(
                     env, trial=where, workspace=folder, baseline=trial.arm == "without", ports=target.loopback_ports(), mounts=target.container_mounts()
                 )
-            except LLMError as err:  # the engine could not start or seed it: this trial errored
+            except TrialError as err:  # the engine could not start or seed it: this trial errored
                 log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=str(err)))
                 return TrialResult(index=trial.index, arm=trial.arm, status="errored", error=str(err), latency_s=time.perf_counter() - t0, log=log)
             # snapshot after start: the image's own workdir files are not the agent's
@@ -318,7 +319,7 @@ class DualArmRunner:
                 for note in await self.environments.collect(box, trial.workspace):
                     rec.log.append(LogEvent(t=time.perf_counter() - t0, role="info", text=note))
         except Exception as err:  # noqa: BLE001 - LLMError and timeouts, or anything a target should not raise
-            if isinstance(err, LLMError):
+            if isinstance(err, TrialError):
                 reason = str(err)
             elif isinstance(err, asyncio.TimeoutError):
                 reason = f"trial timed out after {seconds(trial.timeout)}"
