@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from agentsproof.core.errors import InputError
 from agentsproof.grading.registry import kind
 from agentsproof.model.results import ArmResult, ItemResult, RunResult, TrialResult
+from agentsproof.targets.registry import is_agent
 
 if TYPE_CHECKING:
     from agentsproof.interop.atif import Imported
@@ -103,7 +104,7 @@ def import_atif(
             raise InputError(src, "steps", f"its user message is none of the instructions of {item.name!r}'s tasks")
         graders = item.case_at(case).graders
         needs = [g.type for g in graders if kind(g.type).reads_workspace]
-        if needs and item.target != "chat" and not imp.has_files:
+        if needs and is_agent(item.target) and not imp.has_files:
             raise InputError(
                 src, None, f"grader {needs[0]!r} of {item.name!r} reads the workspace, and this trajectory records no files (ATIF has no place for them)"
             )

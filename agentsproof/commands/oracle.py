@@ -11,6 +11,7 @@ from agentsproof.core.errors import InputError
 from agentsproof.formats.base import Loaded
 from agentsproof.model.options import RunFlags
 from agentsproof.model.results import RunResult
+from agentsproof.targets.registry import is_agent
 
 if TYPE_CHECKING:
     from agentsproof.executor.oracle import OracleOutcome, OracleTask
@@ -71,7 +72,7 @@ def _plan(loaded: Loaded, cfg: RunFlags) -> Any:
         from agentsproof.formats.eval_yaml.oracle import oracle_plan
 
         assert ev is not None
-        plan = oracle_plan(ev, agent=item.target != "chat", all_tasks=cfg.all_tasks)
+        plan = oracle_plan(ev, agent=is_agent(item.target), all_tasks=cfg.all_tasks)
     return plan if plan.tasks else None
 
 

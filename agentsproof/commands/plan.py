@@ -30,6 +30,7 @@ from agentsproof.model.options import RunFlags
 from agentsproof.model.results import RunResult
 from agentsproof.model.settings import RunSettings
 from agentsproof.report.files import prepare_output, report_targets
+from agentsproof.targets.registry import is_agent
 
 if TYPE_CHECKING:
     from agentsproof.targets.spec import TargetDef
@@ -101,7 +102,7 @@ def resolve_targets(items: Sequence[EvalItem], cfg: RunFlags) -> tuple[dict[str,
     defs: dict[str, TargetDef] = {}
     out: list[EvalItem] = []
     for it in items:
-        if it.target == "chat":
+        if not is_agent(it.target):
             out.append(it)
             continue
         from agentsproof.core.inputs import display

@@ -19,6 +19,7 @@ from agentsproof.formats.base import ItemRequest
 from agentsproof.model.items import EvalItem
 from agentsproof.model.results import ItemResult, RunResult, TrialResult
 from agentsproof.model.settings import RunSettings
+from agentsproof.targets.registry import is_agent
 
 
 def retry_plan(saved: RunResult, items: dict[str, EvalItem], path: Path) -> tuple[list[EvalItem], dict[tuple[str, str, int], TrialResult], RunSettings]:
@@ -113,7 +114,7 @@ def _matrix_id(it: ItemResult) -> tuple[str, str | None]:
     agent as ``<item>@<agent>``; (its id, None) for any other item."""
     from agentsproof.report.matrix import base_id
 
-    if it.target and it.target != "chat" and it.id != base_id(it.id, it.target):
+    if it.target and is_agent(it.target) and it.id != base_id(it.id, it.target):
         return base_id(it.id, it.target), it.target
     return it.id, None
 
@@ -125,7 +126,7 @@ def _as_run(built: EvalItem, it: ItemResult, agent: str | None) -> EvalItem:
 
 
 def _target(it: ItemResult) -> str | None:
-    return it.target if it.target != "chat" else None
+    return it.target if is_agent(it.target) else None
 
 
 def _timeout(saved: RunResult) -> float | None:

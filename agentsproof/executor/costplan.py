@@ -22,6 +22,7 @@ from typing import Any
 from agentsproof.model.items import EvalItem
 from agentsproof.model.options import RunFlags
 from agentsproof.model.results import Usage
+from agentsproof.targets.registry import is_agent
 
 ANSWER_TOKENS = 600
 """Estimated tokens of one trial answer."""
@@ -68,7 +69,7 @@ def _plan_items(items: Sequence[EvalItem]) -> Plan:
             case = it.case_at(i)
             prompt = _tok(case.prompt)
             plugin = "plugin" in it.arms  # --arms ...,plugin: a third arm
-            if it.target == "chat":
+            if not is_agent(it.target):
                 plan.trials.add(1, _tok(it.system_prompt) + prompt, ANSWER_TOKENS)
                 plan.trials.add(1, _tok("You are a helpful assistant.") + prompt, ANSWER_TOKENS)
                 if plugin:  # the simulated skill tool: a choosing call, then the answer with the skill

@@ -34,6 +34,7 @@ from agentsproof.grading.grade import Judge, TrialContext, combine, failed_gate,
 from agentsproof.grading.registry import kind
 from agentsproof.model.items import EvalItem
 from agentsproof.model.results import ArmResult, ItemResult, TrialResult
+from agentsproof.targets.registry import is_agent
 
 if TYPE_CHECKING:
     from agentsproof.isolation.container import Container
@@ -138,7 +139,7 @@ async def regrade_trial(
         return trial
     case = item.case_at(trial.index)
     eval_dir = Path(item.eval_path).parent if item.eval_path else None
-    agent = item.target != "chat"
+    agent = is_agent(item.target)
     needs = _needs_workspace(case.graders) if agent else []
     tmp = tempfile.mkdtemp(prefix="agentsproof-regrade-") if needs else None
     box = None
@@ -203,7 +204,7 @@ def check_recorded(item: EvalItem, saved: ItemResult, store: FileStore | None) -
                 )
             if t.case is None and names and len(names) > 1:
                 raise NotRecorded(f"item {item.id!r}: the run had one task, the eval now has {len(names)}; run again")
-    if item.target == "chat":
+    if not is_agent(item.target):
         return
     for arm in (saved.with_arm, saved.without_arm):
         for t in arm.trials:

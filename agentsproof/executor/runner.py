@@ -33,6 +33,7 @@ from agentsproof.model.items import BASELINE_SYSTEM_PROMPT, EvalItem
 from agentsproof.model.results import Arm, ArmResult, FileRecord, LogEvent, TrialResult
 from agentsproof.targets.base import Target, TrialInput
 from agentsproof.targets.chat.target import TIMEOUT_GRACE_S
+from agentsproof.targets.registry import is_agent
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
@@ -324,7 +325,7 @@ class DualArmRunner:
             elif isinstance(err, asyncio.TimeoutError):
                 reason = f"trial timed out after {seconds(trial.timeout)}"
             else:
-                reason = unexpected(f"the {target.kind} target" if target.kind != "chat" else "the provider call", err)
+                reason = unexpected(f"the {target.kind} target" if is_agent(target.kind) else "the provider call", err)
             if self.state.fatal is None:
                 self.state.fatal = fatal_reason(err)  # a failure every trial would repeat: the run stops once it is recorded
             log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=reason))
@@ -354,7 +355,7 @@ class DualArmRunner:
             usage=rec.usage,
             latency_s=rec.latency_s or (time.perf_counter() - t0),
             cost_usd=rec.cost_usd,
-            llm_calls=len(replies) if target.kind == "chat" else None,
+            llm_calls=len(replies) if not is_agent(target.kind) else None,
         )
         base = dict(
             index=index,

@@ -29,6 +29,7 @@ from agentsproof.model.results import ItemResult, RunResult, TrialResult
 from agentsproof.model.settings import RunSettings
 from agentsproof.targets.base import Target
 from agentsproof.targets.chat.target import ChatTarget
+from agentsproof.targets.registry import CHAT, MODEL_KINDS, is_agent
 
 if TYPE_CHECKING:
     from agentsproof.executor.journal import Journal
@@ -140,7 +141,7 @@ class RunSession:
         self._open_journal()
         judge = self._judge()
         if self.stack.client is not None:
-            self.targets["chat"] = ChatTarget(self.stack.client, self.stack.model)
+            self.targets[CHAT] = ChatTarget(self.stack.client, self.stack.model)
         runner = self._runner(judge)
         try:
             await self._remote(runner)
@@ -220,7 +221,7 @@ class RunSession:
         from agentsproof.core.errors import InputError
         from agentsproof.executor.ray_trials import RayTrials
 
-        agent = next((it for it in self.items if it.target != "chat" or it.environment is not None), None)
+        agent = next((it for it in self.items if is_agent(it.target) or it.environment is not None), None)
         if agent is not None:
             raise InputError("command line", "--executor", f"ray runs chat trials for now; {agent.id} runs an agent or a container: use --executor local")
         cache_dir = stack_options(cfg).cache_dir if self.stack.cache is not None else None
@@ -298,7 +299,7 @@ class RunSession:
         if stack.cache is not None:
             cached = sum(1 for r in runs for arm in (r.with_arm, r.without_arm) for t in arm.trials if t.cached)
             cache = {"cached_trials": cached, "hits": stack.cache.hits, "calls": stack.cache.misses}
-        agents = {name: t.describe() for name, t in self.targets.items() if name != "chat"}
+        agents = {name: t.describe() for name, t in self.targets.items() if is_agent(name)}
         return RunSettings(
             parallel=cfg.parallel,
             abort_after=cfg.abort_after,
@@ -399,7 +400,7 @@ def run_plan(plan: RunPlan) -> RunResult:
     items = plan.items
     agents = build_targets(items, plan)
     cfg = plan.run
-    if any(it.target == "chat" for it in items) or any(_needs_judge(it) for it in items):
+    if any(not is_agent(it.target) for it in items) or any(_needs_judge(it) for it in items):
         stack = build_stack(cfg.provider, cfg.model, cfg.judge_model, stack_options(cfg))
     else:  # agents graded without a judge: no model is called by the harness itself
         stack = no_model(cfg.model)
@@ -409,7 +410,7 @@ def run_plan(plan: RunPlan) -> RunResult:
 def build_targets(items: Sequence[EvalItem], opts: RunPlan) -> dict[str, Target]:
     """The agent targets the items name, built (``${VAR}`` expanded, sandbox checked) before
     the first call: a problem is an input error, exit 30."""
-    names = sorted({it.target for it in items} - {"chat"})
+    names = sorted({it.target for it in items} - set(MODEL_KINDS))
     if not names:
         return {}  # a chat-only run imports no target module
     from agentsproof.targets.registry import build_target

@@ -21,6 +21,7 @@ from agentsproof.core.errors import InputError
 from agentsproof.formats.agentevals.asserts import build_graders
 from agentsproof.formats.agentevals.negation import SCRIPT_TARGETS
 from agentsproof.formats.agentevals.parse import EvalSuite, parse_suite
+from agentsproof.targets.registry import CHAT, is_agent
 
 if TYPE_CHECKING:
     from agentsproof.model.results import ItemResult
@@ -130,7 +131,7 @@ def _target(loaded: LoadedSuite, cfg_target: str | None, targets_file: Path | No
         return cfg_target
     name, where = loaded.suite.target, loaded.suite.target_field
     if name is None:
-        return "chat"
+        return CHAT
     try:
         find_target(name, loaded.suite.path, targets_file)
     except InputError as err:
@@ -138,7 +139,7 @@ def _target(loaded: LoadedSuite, cfg_target: str | None, targets_file: Path | No
 
         found = find_providers_file(loaded.suite.path)
         if name == "default" and found is None:
-            return "chat"  # agentv's name for "the model you configured"
+            return CHAT  # agentv's name for "the model you configured"
         # execution.target names a provider label too (agentv's examples say `target: llm`);
         # with no providers file only agentv's model label is read so, any other name stays an error
         if where is None or not (where.startswith("providers") or found is not None or name == "llm"):
@@ -166,7 +167,7 @@ def suite_items(
 
     suite, skill = loaded.suite, loaded.skill
     name = _target(loaded, target, targets_file)
-    agent = name != "chat"
+    agent = is_agent(name)
     from agentsproof.formats.agentevals.providers import say_once
 
     for note in suite.notes:

@@ -219,6 +219,7 @@ class AgentCliTarget(AgentBase, Generic[S]):
                         sandbox=self.bwrap,
                         loopback_ports=self._ports(),
                         environment=trial.environment,
+                        launchers=self.native_launchers,
                     )
                 )
                 with phase("events"):
