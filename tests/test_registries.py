@@ -52,7 +52,7 @@ def test_grader_union_is_built_from_the_registry():
     from agentsproof.grading.registry import GraderConfig
 
     union = get_args(GraderConfig)[0]
-    assert get_args(union) == tuple(k.config for k in graders.kinds())
+    assert get_args(union) == tuple(k.config for k in graders.entries())
     adapter = TypeAdapter(GraderConfig)
     assert type(adapter.validate_python({"type": "deterministic", "checks": ["x"]})).__name__ == "DeterministicGrader"
     with pytest.raises(Exception, match="'pairwise'"):  # the message lists every registered type

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentsproof.core.errors import InputError
-from agentsproof.grading.registry import kind
+from agentsproof.grading.registry import entry
 from agentsproof.model.results import ArmResult, ItemResult, RunResult, TrialResult
 from agentsproof.targets.registry import is_agent
 
@@ -103,7 +103,7 @@ def import_atif(
         if case is None:
             raise InputError(src, "steps", f"its user message is none of the instructions of {item.name!r}'s tasks")
         graders = item.case_at(case).graders
-        needs = [g.type for g in graders if kind(g.type).reads_workspace]
+        needs = [g.type for g in graders if entry(g.type).reads_workspace]
         if needs and is_agent(item.target) and not imp.has_files:
             raise InputError(
                 src, None, f"grader {needs[0]!r} of {item.name!r} reads the workspace, and this trajectory records no files (ATIF has no place for them)"

@@ -39,7 +39,7 @@ def _registries() -> dict[str, tuple[Registry[Any], Callable[[str], Any]]]:
 
     return {
         "providers": (providers.REGISTRY, providers.spec),
-        "graders": (graders.REGISTRY, graders.kind),
+        "graders": (graders.REGISTRY, graders.entry),
         "targets": (targets.REGISTRY, targets.target_class),
         "formats": (formats.REGISTRY, formats.get),
     }

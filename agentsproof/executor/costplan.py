@@ -61,7 +61,7 @@ class Plan:
 
 def _plan_items(items: Sequence[EvalItem]) -> Plan:
     from agentsproof.executor.pairwise import pairwise_spec
-    from agentsproof.grading.registry import kind
+    from agentsproof.grading.registry import entry
 
     plan = Plan()
     for it in items:
@@ -81,7 +81,7 @@ def _plan_items(items: Sequence[EvalItem]) -> Plan:
             judge_in = JUDGE_FRAME_TOKENS + prompt + ANSWER_TOKENS
             panel = max(1, len(it.judge_models))  # eval.yaml judge_models: each verdict asked of every model
             for g in case.graders:
-                texts = kind(g.type).judge_texts
+                texts = entry(g.type).judge_texts
                 for text in texts(g) if texts is not None else ():
                     plan.judges.add((3 if plugin else 2) * panel, judge_in + _tok(text), VERDICT_TOKENS)
             spec = pairwise_spec(case.graders)

@@ -31,7 +31,7 @@ from agentsproof.executor.armscores import panel_record
 from agentsproof.executor.recorder import FileStore
 from agentsproof.executor.runner import ItemRun
 from agentsproof.grading.grade import Judge, TrialContext, combine, failed_gate, grade_all
-from agentsproof.grading.registry import kind
+from agentsproof.grading.registry import entry
 from agentsproof.model.items import EvalItem
 from agentsproof.model.results import ArmResult, ItemResult, TrialResult
 from agentsproof.targets.registry import is_agent
@@ -48,7 +48,7 @@ class NotRecorded(Exception):
 def _needs_workspace(graders: Sequence[Any]) -> list[str]:
     """The graders that read the trial's workspace (``reads_workspace`` in their registered
     entry): they need every produced file's content."""
-    return [g.type for g in graders if kind(g.type).reads_workspace]
+    return [g.type for g in graders if entry(g.type).reads_workspace]
 
 
 def _rebuild(item: EvalItem, trial: TrialResult, store: FileStore | None, folder: Path, needing: str) -> None:
@@ -293,4 +293,4 @@ async def regrade_item(item: EvalItem, saved: ItemResult, store: FileStore | Non
 
 def per_pair(items: Sequence[EvalItem]) -> bool:
     """Whether any case of ``items`` has a grader that judges both arms' trials as a pair (``per_pair``)."""
-    return any(kind(g.type).per_pair for it in items for c in (it.cases or (it.case_at(0),)) for g in c.graders)
+    return any(entry(g.type).per_pair for it in items for c in (it.cases or (it.case_at(0),)) for g in c.graders)

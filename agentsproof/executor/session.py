@@ -20,7 +20,7 @@ from agentsproof.executor.finalize import build_run, finalize_item
 from agentsproof.executor.plan import RunPlan
 from agentsproof.executor.runner import DualArmRunner, ItemRun, Scheduling
 from agentsproof.grading.grade import Judge, needs_judge
-from agentsproof.grading.registry import kind
+from agentsproof.grading.registry import entry
 from agentsproof.llm.stack import ClientStack, StackOptions, build_stack, no_model
 from agentsproof.model.graders import GraderSpec
 from agentsproof.model.items import EvalItem
@@ -175,7 +175,7 @@ class RunSession:
             self.prior.update(jr.load(path, fingerprint))
         self.book = jr.start(path, fingerprint, self.prior)
         # A per-pair grader (pairwise) reads both arms' answers after the run: items with one stay in memory.
-        if self.opts.spill and not any(kind(g.type).per_pair for it in self.items for g in _all_graders(it)):
+        if self.opts.spill and not any(entry(g.type).per_pair for it in self.items for g in _all_graders(it)):
             from agentsproof.executor.spill import Spiller, spill_after
 
             self.spiller = Spiller(self.book.path, spill_after(), self.book.prior_spans)

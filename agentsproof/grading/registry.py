@@ -45,7 +45,7 @@ REGISTRY: Registry[GraderEntry] = Registry("graders", GRADERS, _check)
 
 
 @cache
-def kind(type_name: str) -> GraderEntry:
+def entry(type_name: str) -> GraderEntry:
     """The registered grader of this ``type`` (in-tree, else an installed plugin's);
     KeyError for an unknown one, PluginError for a plugin that does not load."""
     return REGISTRY.get(type_name)
@@ -53,10 +53,10 @@ def kind(type_name: str) -> GraderEntry:
 
 def find(type_name: str) -> GraderEntry | None:
     """The registered grader of this ``type`` (a plugin's too), None for an unknown one."""
-    return kind(type_name) if REGISTRY.has(type_name) else None
+    return entry(type_name) if REGISTRY.has(type_name) else None
 
 
-def kinds() -> list[GraderEntry]:
+def entries() -> list[GraderEntry]:
     """Every grader: the in-tree ones, then the installed plugins' that load (one that
     does not is skipped, said once on stderr)."""
     return list(REGISTRY.all().values())
@@ -64,7 +64,7 @@ def kinds() -> list[GraderEntry]:
 
 def grader_types() -> tuple[str, ...]:
     """Every grader ``type`` name, in order."""
-    return tuple(k.type for k in kinds())
+    return tuple(k.type for k in entries())
 
 
 def __getattr__(name: str) -> Any:
@@ -74,19 +74,19 @@ def __getattr__(name: str) -> Any:
 
 
 def _rewrite(value: Any) -> Any:
-    for k in kinds():
+    for k in entries():
         if k.rewrite is not None:
             value = k.rewrite(value)
     if isinstance(value, dict) and "turn" in value and isinstance(value.get("type"), str) and value["type"] in grader_types():
-        config = kind(value["type"]).config
+        config = entry(value["type"]).config
         if "turn" not in config.model_fields:  # it reads the whole trial (workspace, trajectory), not one reply
-            scoped = ", ".join(repr(k.type) for k in kinds() if "turn" in k.config.model_fields)
+            scoped = ", ".join(repr(k.type) for k in entries() if "turn" in k.config.model_fields)
             raise FieldError("turn", f"a {value['type']!r} grader grades the whole trial, not one reply; 'turn' is for {scoped}")
     return value
 
 
 def _union() -> Any:
-    members = tuple(k.config for k in kinds())
+    members = tuple(k.config for k in entries())
     return Annotated[Union[members], Field(discriminator="type"), BeforeValidator(_rewrite)]  # noqa: UP007 - built at run time
 
 

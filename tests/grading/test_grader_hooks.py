@@ -65,11 +65,11 @@ def register(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
 
     def use(entry: GraderEntry) -> None:
         module.GRADER = entry  # type: ignore[attr-defined]
-        registry.kind.cache_clear()
+        registry.entry.cache_clear()
 
-    registry.kind.cache_clear()
+    registry.entry.cache_clear()
     yield use
-    registry.kind.cache_clear()
+    registry.entry.cache_clear()
 
 
 def test_lint_asks_the_graders_lint_hook(register: Any, tmp_path: Path) -> None:

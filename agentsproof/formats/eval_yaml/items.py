@@ -39,10 +39,10 @@ def check_graders_fit(graders: list[GraderConfig], agent: bool, source: str, fie
     """Graders that read an agent's workspace or skill loading need an agent trial."""
     if agent:
         return
-    from agentsproof.grading.registry import kind
+    from agentsproof.grading.registry import entry
 
     for i, g in enumerate(graders):
-        if kind(g.type).agent_only:
+        if entry(g.type).agent_only:
             raise InputError(
                 source,
                 f"{field}[{i}].type",
