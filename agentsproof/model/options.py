@@ -1,8 +1,9 @@
 """The options of one run command, as one typed, frozen object built at the CLI edge.
 
-``eval``, ``eval-all`` and ``tc-eval`` parse their flags into a :class:`RunFlags` once;
-everything below (commands, session, runner, resume, cache, retries) reads that object
-and never a loose dict of options.
+``eval``, ``eval-all``, ``tc-eval`` and ``ablate`` parse their flags into a :class:`RunFlags`
+once; the command's plan (:class:`agentsproof.executor.plan.RunPlan`) carries it to the
+session, and nothing below reads a loose dict of options. What a run records of them is
+``model.settings.RunSettings``; how the runner schedules trials, ``executor.runner.Scheduling``.
 """
 
 from __future__ import annotations
