@@ -34,7 +34,7 @@ from agentsproof.formats.lint.views import CaseFields, cases_view
 from agentsproof.grading.base import GradeInput, GraderEntry
 from agentsproof.grading.hooks import Finding, LintCase, LintFact, Needle, Patterns, Presence
 from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient
-from agentsproof.llm.provider_spec import BuildOptions, ProviderEntry
+from agentsproof.llm.provider_entry import BuildOptions, ProviderEntry
 from agentsproof.model.graders import Strict
 from agentsproof.model.items import Case, EvalItem, SkillFile
 from agentsproof.model.results import CheckResult, GraderResult, ToolCall, Usage

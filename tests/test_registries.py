@@ -197,7 +197,7 @@ def _defining_modules() -> list[str]:
 
 def _definitions(module_name: str) -> list[tuple[str, str]]:
     """``(registry, "module:ATTR")`` for every grader, target, provider and format ``module_name`` defines."""
-    from agentsproof.llm.provider_spec import ProviderEntry
+    from agentsproof.llm.provider_entry import ProviderEntry
 
     module = importlib.import_module(module_name)
     out = []
@@ -219,15 +219,15 @@ def test_the_module_walk_finds_every_kind_of_definition():
     modules = set(_defining_modules())
     for table in (graders.GRADERS, targets.KINDS, formats.FORMATS):
         assert {v.partition(":")[0] for v in table.values()} <= modules
-    from agentsproof.llm.registry import SPECS
+    from agentsproof.llm.registry import ENTRIES
 
-    assert {v.partition(":")[0] for v in SPECS.values()} <= modules
+    assert {v.partition(":")[0] for v in ENTRIES.values()} <= modules
 
 
 def _tables() -> dict[str, dict[str, str]]:
-    from agentsproof.llm.registry import SPECS
+    from agentsproof.llm.registry import ENTRIES
 
-    return {"graders": dict(graders.GRADERS), "targets": dict(targets.KINDS), "formats": dict(formats.FORMATS), "providers": dict(SPECS)}
+    return {"graders": dict(graders.GRADERS), "targets": dict(targets.KINDS), "formats": dict(formats.FORMATS), "providers": dict(ENTRIES)}
 
 
 def _unregistered(module_name: str, tables: dict[str, dict[str, str]]) -> list[str]:
@@ -254,7 +254,7 @@ def test_a_module_left_out_of_its_registry_is_found(registry, name, module_name)
 
 # ---------------------------------------------------------------- the raw tables stay inside
 RAW_TABLES: dict[str, frozenset[str]] = {
-    "agentsproof.llm.registry": frozenset({"SPECS"}),
+    "agentsproof.llm.registry": frozenset({"ENTRIES"}),
     "agentsproof.grading.registry": frozenset({"GRADERS"}),
     "agentsproof.targets.registry": frozenset({"KINDS"}),
     "agentsproof.formats.registry": frozenset({"FORMATS", "ACCEPTS"}),
@@ -303,6 +303,6 @@ def test_no_code_outside_a_registry_reads_its_raw_table():
 def test_the_raw_table_check_sees_each_spelling():
     assert raw_table_reads("from agentsproof.grading.registry import GRADERS, kind\n", "m") == ["m:1: from agentsproof.grading.registry import GRADERS"]
     assert raw_table_reads("from agentsproof.targets import registry as t\nx = 'a' in t.KINDS\n", "m") == ["m:2: t.KINDS"]
-    assert raw_table_reads("import agentsproof.llm.registry\nagentsproof.llm.registry.SPECS\n", "m") == ["m:2: agentsproof.llm.registry.SPECS"]
+    assert raw_table_reads("import agentsproof.llm.registry\nagentsproof.llm.registry.ENTRIES\n", "m") == ["m:2: agentsproof.llm.registry.ENTRIES"]
     assert raw_table_reads("import agentsproof.formats.registry as f\nf.ACCEPTS['eval']\n", "m") == ["m:2: f.ACCEPTS"]
     assert raw_table_reads("from agentsproof.grading import registry\nregistry.kind('x')\nregistry.REGISTRY.has('x')\n", "m") == []

@@ -38,7 +38,7 @@ def _registries() -> dict[str, tuple[Registry[Any], Callable[[str], Any]]]:
     from agentsproof.targets import registry as targets
 
     return {
-        "providers": (providers.REGISTRY, providers.spec),
+        "providers": (providers.REGISTRY, providers.entry),
         "graders": (graders.REGISTRY, graders.entry),
         "targets": (targets.REGISTRY, targets.target_class),
         "formats": (formats.REGISTRY, formats.get),

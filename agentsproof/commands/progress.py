@@ -230,12 +230,12 @@ def more_allowed(provider: str | None) -> bool:
     import os
 
     from agentsproof.llm.byok import byok_env_set
-    from agentsproof.llm.registry import spec
+    from agentsproof.llm.registry import entry
 
     name = (provider or os.environ.get("AGENTSPROOF_PROVIDER_TYPE") or "auto").strip().lower()
     if name != "auto":
         return name != "local"
-    return byok_env_set() or not spec("copilot").missing()
+    return byok_env_set() or not entry("copilot").missing()
 
 
 def plan_wall_time_lines(command: str, items: list[EvalItem], cfg: RunFlags, plugin: str, stem: str) -> list[str]:

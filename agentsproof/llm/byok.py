@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.llm.base import LLMClient
-from agentsproof.llm.provider_spec import BuildOptions, ProviderEntry
+from agentsproof.llm.provider_entry import BuildOptions, ProviderEntry
 
 ENV_URL = "AGENTSPROOF_PROVIDER_URL"
 ENV_KEY = "AGENTSPROOF_PROVIDER_KEY"

@@ -54,7 +54,7 @@ from agentsproof.llm.copilot_setup import (
     login_source,
     sdk_installed,
 )
-from agentsproof.llm.provider_spec import BuildOptions, ProviderEntry
+from agentsproof.llm.provider_entry import BuildOptions, ProviderEntry
 
 ENV_TOOLS = "AGENTSPROOF_COPILOT_TOOLS"
 DEFAULT_TIMEOUT = 600.0

@@ -34,7 +34,7 @@ from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.llm import local_pool
 from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError, refuse_extra
 from agentsproof.llm.local_model import LocalSettings, default_model_name, local_available
-from agentsproof.llm.provider_spec import BuildOptions, ProviderEntry
+from agentsproof.llm.provider_entry import BuildOptions, ProviderEntry
 from agentsproof.model.results import Usage
 
 __all__ = ["PROVIDER", "LocalClient", "default_model_name", "local_available", "own_model", "sampling_params"]

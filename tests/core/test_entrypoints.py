@@ -138,7 +138,7 @@ def _package(folder: Path, name: str, entry_points: dict[str, dict[str, str]], m
 
 PROVIDER_MODULE = """
 from agentsproof.core.errors import ProviderUnavailable
-from agentsproof.llm.provider_spec import ProviderEntry
+from agentsproof.llm.provider_entry import ProviderEntry
 
 
 def build(options):
@@ -237,7 +237,7 @@ entrypoints.installed = lambda group: scanned.append(group) or real(group)
 from agentsproof.llm import registry as providers
 from agentsproof.targets import registry as targets
 from agentsproof.formats import registry as formats
-providers.spec("openai"); providers.resolve_provider_name("openai"); providers.resolve_models("openai", "m", None)
+providers.entry("openai"); providers.resolve_provider_name("openai"); providers.resolve_models("openai", "m", None)
 targets.target_class("command"); formats.get("promptfoo")
 before = list(scanned)
 try:
