@@ -65,7 +65,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from agentsproof.commands.eval_all import run_eval_all
-    from agentsproof.model.options import RunConfig
+    from agentsproof.model.options import RunFlags
 
     os.environ["AGENTSPROOF_NO_CACHE"] = "1"
     os.environ["AGENTSPROOF_RETRY_BASE_DELAY"] = "0"
@@ -81,7 +81,7 @@ def main() -> None:
         for r in range(args.runs):
             trial, judge = noisy(args.seed * 100_003 + r)
             srv.rules = [Rule(reply=judge, judge=True), Rule(reply=trial, judge=False)]
-            cfg = RunConfig(model="bench-model", parallel=16, output=Path(tmp) / "runs", abort_after=0, aa=True)
+            cfg = RunFlags(model="bench-model", parallel=16, output=Path(tmp) / "runs", abort_after=0, aa=True)
             run, _ = run_eval_all(plugin, cfg)
             aa = run.settings["aa"]
             items += aa["items"]

@@ -61,7 +61,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from agentsproof.commands.eval_all import run_eval_all
-    from agentsproof.model.options import RunConfig
+    from agentsproof.model.options import RunFlags
     from agentsproof.stats.multiplicity import benjamini_hochberg, holm
 
     os.environ["AGENTSPROOF_NO_CACHE"] = "1"
@@ -76,7 +76,7 @@ def main() -> None:
         plugin = write_plugin(Path(tmp), args.skills, args.cases, args.trials)
         for r in range(args.runs):
             srv.rules = [Rule(reply=noisy_reply(args.seed * 100_003 + r, args.p_pass), judge=False)]
-            cfg = RunConfig(model="bench-model", parallel=16, output=Path(tmp) / "runs", abort_after=0)
+            cfg = RunFlags(model="bench-model", parallel=16, output=Path(tmp) / "runs", abort_after=0)
             run, _ = run_eval_all(plugin, cfg)
             grades = [it.grade for it in run.items]
             ps = [it.stats.get("p_value") if it.stats.get("p_value") is not None else 1.0 for it in run.items]

@@ -93,7 +93,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from agentsproof.commands.eval_all import run_eval_all
-    from agentsproof.model.options import RunConfig
+    from agentsproof.model.options import RunFlags
 
     os.environ["AGENTSPROOF_NO_CACHE"] = "1"
     os.environ["AGENTSPROOF_RETRY_BASE_DELAY"] = "0"
@@ -106,7 +106,7 @@ def main() -> None:
         plugin = write_plugin(Path(tmp), args.cases, args.trials)
         for r in range(args.reruns):
             srv.rules = [Rule(reply=noisy(args.seed * 7919 + r, args.spread), judge=False)]
-            run, _ = run_eval_all(plugin, RunConfig(model="bench-model", parallel=16, output=Path(tmp) / "runs", abort_after=0))
+            run, _ = run_eval_all(plugin, RunFlags(model="bench-model", parallel=16, output=Path(tmp) / "runs", abort_after=0))
             for it in run.items:
                 history[it.name].append((it.grade or "-", it.stats.get("verdict") or "-"))
     flips: dict[str, list[int]] = defaultdict(lambda: [0, 0])

@@ -22,7 +22,7 @@ from docs_text import headings as _headings
 
 from agentsproof.formats import registry as formats
 from agentsproof.grading import registry as graders
-from agentsproof.grading.base import GraderKind
+from agentsproof.grading.base import GraderEntry
 from agentsproof.targets import registry as targets
 from agentsproof.targets.base import Target
 
@@ -37,7 +37,7 @@ def _resolve(path: str):
 @pytest.mark.parametrize("name", list(graders.GRADERS))
 def test_grader_entry(name):
     kind = _resolve(graders.GRADERS[name])
-    assert isinstance(kind, GraderKind)
+    assert isinstance(kind, GraderEntry)
     assert kind.type == name
     assert kind.config.model_fields["type"].annotation.__args__ == (name,), "the config's type Literal must be the registry key"
     assert (kind.grade is None) == kind.per_pair, "a grader is graded per trial (grade) or per pair, not both"
@@ -52,7 +52,7 @@ def test_grader_union_is_built_from_the_registry():
     from agentsproof.grading.registry import GraderConfig
 
     union = get_args(GraderConfig)[0]
-    assert get_args(union) == tuple(k.config for k in graders.kinds())
+    assert get_args(union) == tuple(k.config for k in graders.entries())
     adapter = TypeAdapter(GraderConfig)
     assert type(adapter.validate_python({"type": "deterministic", "checks": ["x"]})).__name__ == "DeterministicGrader"
     with pytest.raises(Exception, match="'pairwise'"):  # the message lists every registered type
@@ -185,10 +185,10 @@ def _defining_modules() -> list[str]:
                 names = {t.id for t in node.targets if isinstance(t, ast.Name)}
                 func = node.value.func
                 called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-                defines |= bool(names & {"GRADER", "PROVIDER", "FORMAT"}) or called in ("GraderKind", "ProviderSpec")
+                defines |= bool(names & {"GRADER", "PROVIDER", "FORMAT"}) or called in ("GraderEntry", "ProviderEntry")
             if isinstance(node, ast.ClassDef):
                 defines |= any(isinstance(b, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "spec_model" for t in b.targets) for b in node.body)
-            if isinstance(node, ast.FunctionDef) and any(isinstance(n, ast.Call) and getattr(n.func, "id", "") == "ProviderSpec" for n in ast.walk(node)):
+            if isinstance(node, ast.FunctionDef) and any(isinstance(n, ast.Call) and getattr(n.func, "id", "") == "ProviderEntry" for n in ast.walk(node)):
                 defines = True  # a factory of specs (llm/byok.py): its module-level results are the specs
         if defines:
             found.append(_module_name(path))
@@ -197,15 +197,15 @@ def _defining_modules() -> list[str]:
 
 def _definitions(module_name: str) -> list[tuple[str, str]]:
     """``(registry, "module:ATTR")`` for every grader, target, provider and format ``module_name`` defines."""
-    from agentsproof.llm.provider_spec import ProviderSpec
+    from agentsproof.llm.provider_entry import ProviderEntry
 
     module = importlib.import_module(module_name)
     out = []
     for attr, value in vars(module).items():
         where = f"{module_name}:{attr}"
-        if isinstance(value, GraderKind):
+        if isinstance(value, GraderEntry):
             out.append(("graders", where))
-        elif isinstance(value, ProviderSpec):
+        elif isinstance(value, ProviderEntry):
             out.append(("providers", where))
         elif attr == "FORMAT" and all(callable(getattr(value, m, None)) for m in ("detect", "discoverable", "load")):
             out.append(("formats", where))
@@ -219,15 +219,15 @@ def test_the_module_walk_finds_every_kind_of_definition():
     modules = set(_defining_modules())
     for table in (graders.GRADERS, targets.KINDS, formats.FORMATS):
         assert {v.partition(":")[0] for v in table.values()} <= modules
-    from agentsproof.llm.registry import SPECS
+    from agentsproof.llm.registry import ENTRIES
 
-    assert {v.partition(":")[0] for v in SPECS.values()} <= modules
+    assert {v.partition(":")[0] for v in ENTRIES.values()} <= modules
 
 
 def _tables() -> dict[str, dict[str, str]]:
-    from agentsproof.llm.registry import SPECS
+    from agentsproof.llm.registry import ENTRIES
 
-    return {"graders": dict(graders.GRADERS), "targets": dict(targets.KINDS), "formats": dict(formats.FORMATS), "providers": dict(SPECS)}
+    return {"graders": dict(graders.GRADERS), "targets": dict(targets.KINDS), "formats": dict(formats.FORMATS), "providers": dict(ENTRIES)}
 
 
 def _unregistered(module_name: str, tables: dict[str, dict[str, str]]) -> list[str]:
@@ -254,7 +254,7 @@ def test_a_module_left_out_of_its_registry_is_found(registry, name, module_name)
 
 # ---------------------------------------------------------------- the raw tables stay inside
 RAW_TABLES: dict[str, frozenset[str]] = {
-    "agentsproof.llm.registry": frozenset({"SPECS"}),
+    "agentsproof.llm.registry": frozenset({"ENTRIES"}),
     "agentsproof.grading.registry": frozenset({"GRADERS"}),
     "agentsproof.targets.registry": frozenset({"KINDS"}),
     "agentsproof.formats.registry": frozenset({"FORMATS", "ACCEPTS"}),
@@ -303,6 +303,6 @@ def test_no_code_outside_a_registry_reads_its_raw_table():
 def test_the_raw_table_check_sees_each_spelling():
     assert raw_table_reads("from agentsproof.grading.registry import GRADERS, kind\n", "m") == ["m:1: from agentsproof.grading.registry import GRADERS"]
     assert raw_table_reads("from agentsproof.targets import registry as t\nx = 'a' in t.KINDS\n", "m") == ["m:2: t.KINDS"]
-    assert raw_table_reads("import agentsproof.llm.registry\nagentsproof.llm.registry.SPECS\n", "m") == ["m:2: agentsproof.llm.registry.SPECS"]
+    assert raw_table_reads("import agentsproof.llm.registry\nagentsproof.llm.registry.ENTRIES\n", "m") == ["m:2: agentsproof.llm.registry.ENTRIES"]
     assert raw_table_reads("import agentsproof.formats.registry as f\nf.ACCEPTS['eval']\n", "m") == ["m:2: f.ACCEPTS"]
     assert raw_table_reads("from agentsproof.grading import registry\nregistry.kind('x')\nregistry.REGISTRY.has('x')\n", "m") == []

@@ -50,9 +50,9 @@ def ablate_cmd(path: Path, margin: float, **opts: Any) -> None:
       agentsproof ablate evals/ablation-demo/ --trials 20 --margin 0.25
       agentsproof ablate evals/ablation-demo/ --trials 40 --margin 0.25 --adaptive
     """
-    from agentsproof.model.options import RunConfig
+    from agentsproof.model.options import RunFlags
 
-    cfg = RunConfig.from_cli(opts)
+    cfg = RunFlags.from_cli(opts)
     if path.is_dir():
         ablate_folder(path, cfg, margin)
     from agentsproof.commands.ablate import run_ablation

@@ -135,7 +135,7 @@ from agentsproof.cli.regrade import import_group, regrade_cmd  # noqa: E402
 main.add_command(regrade_cmd)
 main.add_command(import_group)
 
-from agentsproof.server.commands import register as _register_server  # noqa: E402
+from agentsproof.server.cli import register as _register_server  # noqa: E402
 
 _register_server(main)
 

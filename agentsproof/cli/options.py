@@ -3,7 +3,7 @@
 The provider, trial and run options are on every run command;
 ``eval`` and ``eval-all`` take ``--all-tasks``; every run command takes the budget and
 plan options and ``--fail-on-underpowered``; ``eval-all`` also takes ``--p-adjust``.
-They all land in :class:`agentsproof.model.options.RunConfig`.
+They all land in :class:`agentsproof.model.options.RunFlags`.
 """
 
 from __future__ import annotations

@@ -96,9 +96,9 @@ def eval_cmd(path: Path, **opts: Any) -> None:
       agentsproof eval tasks/my-harbor-task --target claude-code --trials 5
     """
     from agentsproof.commands.run import run_eval
-    from agentsproof.model.options import RunConfig
+    from agentsproof.model.options import RunFlags
 
-    cfg = RunConfig.from_cli(opts)
+    cfg = RunFlags.from_cli(opts)
     run, written = run_eval(path, cfg)
     finish(run, written, cfg.ci, cfg.fail_on_underpowered, cfg.ci_rule)
 
@@ -147,9 +147,9 @@ def eval_all_cmd(directory: Path, strict: bool, allow_refused: bool, ablate: boo
       agentsproof eval-all evals/my-plugin/ --shard 2/4 --output runs/shard-2
     """
     from agentsproof.commands.eval_all import run_eval_all
-    from agentsproof.model.options import RunConfig
+    from agentsproof.model.options import RunFlags
 
-    cfg = RunConfig.from_cli(opts)
+    cfg = RunFlags.from_cli(opts)
     if ablate:
         from agentsproof.cli.ablate import ablate_folder
 
@@ -198,9 +198,9 @@ def tc_eval_cmd(path: Path, **opts: Any) -> None:
       agentsproof tc-eval cases.jsonl --skill SKILL.md --trials 5 --model gpt-4o
     """
     from agentsproof.commands.run import run_tc_eval
-    from agentsproof.model.options import RunConfig
+    from agentsproof.model.options import RunFlags
 
-    cfg = RunConfig.from_cli(opts)
+    cfg = RunFlags.from_cli(opts)
     import contextlib
 
     from agentsproof.core.inputs import parsed_as

@@ -280,7 +280,7 @@ def section(spec: dict[str, Any], run: RunResult, ab: Ablation, rounds: Any) -> 
     }
 
 
-def run_ablation_all(directory: Path, cfg: RunConfig, margin: float) -> list[tuple[Path, Ablation | InputError, RunResult | None, dict[str, Path]]]:
+def run_ablation_all(directory: Path, cfg: RunFlags, margin: float) -> list[tuple[Path, Ablation | InputError, RunResult | None, dict[str, Path]]]:
     """``ablate DIR`` and ``eval-all DIR --ablate``: the ablation of every eval file below
     ``directory`` (eval-all's discovery), one after another; a file that cannot be ablated
     (no skill, no part, does not load) is kept with its one-line reason and the others run."""

@@ -111,7 +111,7 @@ def print_run(run: RunResult, written: dict[str, Path]) -> None:
 
 def _print_agents(run: RunResult) -> None:
     """A matrix run (``--target a,b,c``): the agents side by side."""
-    from agentsproof.commands.matrix import by_agent
+    from agentsproof.commands.per_target import by_agent
 
     rows = by_agent(run.items)
     if not rows:

@@ -17,11 +17,11 @@ from agentsproof.commands.run import copies_gate, execute, lint_gate, load_file,
 from agentsproof.core.errors import InputError
 from agentsproof.formats.base import Loaded
 from agentsproof.formats.eval_yaml.items import plugin_name_for_dir
-from agentsproof.model.options import RunConfig
+from agentsproof.model.options import RunFlags
 from agentsproof.model.results import RunResult
 
 
-def run_eval_all(directory: Path, cfg: RunConfig, *, strict: bool = False, allow_refused: bool = False) -> tuple[RunResult | None, dict[str, Path]]:
+def run_eval_all(directory: Path, cfg: RunFlags, *, strict: bool = False, allow_refused: bool = False) -> tuple[RunResult | None, dict[str, Path]]:
     """Every eval file found below ``directory`` as one run (this shard's items, when sharded); (None, {}) for ``--plan``.
 
     A file that does not load (or that lint or the oracle refuses) is listed with its one
@@ -60,7 +60,7 @@ def run_eval_all(directory: Path, cfg: RunConfig, *, strict: bool = False, allow
     return execute(plan_run("eval-all", plugin, items, cfg, plugin, settings, after=after_all(files)))
 
 
-def load_all(directory: Path, cfg: RunConfig) -> tuple[list[Loaded], list[InputError]]:
+def load_all(directory: Path, cfg: RunFlags) -> tuple[list[Loaded], list[InputError]]:
     """eval-all's files below ``directory`` (else in the skill folders of the plugin at it, any
     layout), each loaded, linted and (unless ``--plan``) oracle-checked: the ones that run, and
     the refusals of the others, one error each. A file without a skill to compare with (an
@@ -124,10 +124,10 @@ def after_all(files: list[Loaded]) -> Callable[[RunResult], None] | None:
     return after
 
 
-def _empty_shard(plugin: str, cfg: RunConfig) -> tuple[RunResult, dict[str, Path]]:
+def _empty_shard(plugin: str, cfg: RunFlags) -> tuple[RunResult, dict[str, Path]]:
     """A shard that got no items: an empty report (merge skips it), no model call."""
+    from agentsproof.executor.finalize import build_run
     from agentsproof.executor.plan import RunPlan
-    from agentsproof.executor.results import build_run
 
     plan = RunPlan("eval-all", plugin, (), plugin, cfg, reports=report_paths("eval-all", cfg, plugin, plugin))
     run = build_run(

@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentsproof.core.errors import InputError
-from agentsproof.grading.registry import kind
+from agentsproof.grading.registry import entry
 from agentsproof.model.results import ArmResult, ItemResult, RunResult, TrialResult
+from agentsproof.targets.registry import is_agent
 
 if TYPE_CHECKING:
     from agentsproof.interop.atif import Imported
@@ -70,8 +71,8 @@ def import_atif(
     """Grade the ATIF trajectories in ``folder`` with ``eval_file``'s graders as trials of ``arm``: the run and the reports written."""
     from agentsproof.commands.regrade import grade_run, refuse_inputs, write_regraded
     from agentsproof.core.inputs import display, safe_name
+    from agentsproof.executor.finalize import build_run
     from agentsproof.executor.recorder import FileStore
-    from agentsproof.executor.results import build_run
     from agentsproof.formats import registry as formats
     from agentsproof.formats.base import ItemRequest
     from agentsproof.interop.atif import find_trajectories, read_trajectory
@@ -102,8 +103,8 @@ def import_atif(
         if case is None:
             raise InputError(src, "steps", f"its user message is none of the instructions of {item.name!r}'s tasks")
         graders = item.case_at(case).graders
-        needs = [g.type for g in graders if kind(g.type).reads_workspace]
-        if needs and item.target != "chat" and not imp.has_files:
+        needs = [g.type for g in graders if entry(g.type).reads_workspace]
+        if needs and is_agent(item.target) and not imp.has_files:
             raise InputError(
                 src, None, f"grader {needs[0]!r} of {item.name!r} reads the workspace, and this trajectory records no files (ATIF has no place for them)"
             )

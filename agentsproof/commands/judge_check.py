@@ -28,7 +28,7 @@ from agentsproof.stats.agreement import KAPPA_FLOOR, accuracy, cohen_kappa, cons
 
 if TYPE_CHECKING:
     from agentsproof.model.items import EvalItem
-    from agentsproof.model.options import RunConfig
+    from agentsproof.model.options import RunFlags
     from agentsproof.model.results import RunResult
 
 ASKS = 2
@@ -176,7 +176,7 @@ def write_json(report: dict[str, Any], path: Path) -> None:
     write_file(path.parent, path.name, (json.dumps(report, indent=2) + "\n").encode("utf-8"))
 
 
-def attach_gold_agreement(run: RunResult | None, items: list[EvalItem], cfg: RunConfig) -> list[str]:
+def attach_gold_agreement(run: RunResult | None, items: list[EvalItem], cfg: RunFlags) -> list[str]:
     """eval.yaml ``judge: {gold: FILE}``: measure the run's judge on each gold set once,
     put the figures in the items' ``stats.judge_agreement`` and warn (in the item's
     warnings) when Cohen's kappa is below the item's floor. Returns the warnings."""

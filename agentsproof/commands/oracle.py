@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from agentsproof.core.errors import InputError
 from agentsproof.formats.base import Loaded
-from agentsproof.model.options import RunConfig
+from agentsproof.model.options import RunFlags
 from agentsproof.model.results import RunResult
+from agentsproof.targets.registry import is_agent
 
 if TYPE_CHECKING:
     from agentsproof.executor.oracle import OracleOutcome, OracleTask
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 MAX_SHOWN = 3
 
 
-def preflight(loaded: Loaded, cfg: RunConfig) -> dict[str, dict[str, Any]]:
+def preflight(loaded: Loaded, cfg: RunFlags) -> dict[str, dict[str, Any]]:
     """Per item id, the oracle's result; InputError (one line: the oracle's field, the failing
     checks) when the oracle fails a grader. Empty when there is no oracle or ``--no-oracle``.
     The eval file is the one the run loaded (``loaded.eval_file``), not read again."""
@@ -29,7 +30,7 @@ def preflight(loaded: Loaded, cfg: RunConfig) -> dict[str, dict[str, Any]]:
     return found
 
 
-def preflight_all(files: list[Loaded], cfg: RunConfig) -> list[dict[str, dict[str, Any]] | InputError]:
+def preflight_all(files: list[Loaded], cfg: RunFlags) -> list[dict[str, dict[str, Any]] | InputError]:
     """The oracle preflight of every file, in file order: its result, or the InputError that
     refuses it. Every oracle task of every file runs at once, at most ``--parallel`` at a time
     (container oracles included), as trials do; one judge client serves them all."""
@@ -60,7 +61,7 @@ def preflight_all(files: list[Loaded], cfg: RunConfig) -> list[dict[str, dict[st
     return results
 
 
-def _plan(loaded: Loaded, cfg: RunConfig) -> Any:
+def _plan(loaded: Loaded, cfg: RunFlags) -> Any:
     """The file's oracle plan (None: no oracle, ``--no-oracle``, or no task to check)."""
     ev = loaded.eval_file
     if cfg.no_oracle or (ev is None and loaded.oracle_plan is None) or not loaded.items:
@@ -72,11 +73,11 @@ def _plan(loaded: Loaded, cfg: RunConfig) -> Any:
         from agentsproof.formats.eval_yaml.oracle import oracle_plan
 
         assert ev is not None
-        plan = oracle_plan(ev, agent=item.target != "chat", all_tasks=cfg.all_tasks)
+        plan = oracle_plan(ev, agent=is_agent(item.target), all_tasks=cfg.all_tasks)
     return plan if plan.tasks else None
 
 
-async def _check_all(tasks: list[tuple[int, OracleTask]], plans: list[Any], cfg: RunConfig) -> list[OracleOutcome]:
+async def _check_all(tasks: list[tuple[int, OracleTask]], plans: list[Any], cfg: RunFlags) -> list[OracleOutcome]:
     from agentsproof.executor.oracle import check_oracle
     from agentsproof.grading.grade import needs_judge
 

@@ -26,10 +26,11 @@ from agentsproof.executor.plan import PriorTrials, RunPlan
 from agentsproof.executor.runner import BatchPolicy, run_all_at_once
 from agentsproof.formats.base import ItemRequest
 from agentsproof.model.items import EvalItem
-from agentsproof.model.options import RunConfig
+from agentsproof.model.options import RunFlags
 from agentsproof.model.results import RunResult
 from agentsproof.model.settings import RunSettings
 from agentsproof.report.files import prepare_output, report_targets
+from agentsproof.targets.registry import is_agent
 
 if TYPE_CHECKING:
     from agentsproof.targets.spec import TargetDef
@@ -39,7 +40,7 @@ def plan_run(
     command: str,
     plugin: str,
     items: Sequence[EvalItem],
-    cfg: RunConfig,
+    cfg: RunFlags,
     name: str,
     settings: RunSettings,
     *,
@@ -60,7 +61,7 @@ def plan_run(
         policy: BatchPolicy = run_all_at_once
         planned = list(items)
     else:
-        from agentsproof.commands.matrix import expand
+        from agentsproof.commands.per_target import expand
 
         planned = per_item_trials(choose_arms(expand(list(items), cfg.target), cfg), cfg)  # --target a,b,c: every item on each agent
         policy, settings = policy_for(cfg, settings, [it.trials for it in planned])
@@ -93,7 +94,7 @@ def plan_run(
     )
 
 
-def resolve_targets(items: Sequence[EvalItem], cfg: RunConfig) -> tuple[dict[str, TargetDef], list[EvalItem]]:
+def resolve_targets(items: Sequence[EvalItem], cfg: RunFlags) -> tuple[dict[str, TargetDef], list[EvalItem]]:
     """The definition of every agent target the items name (targets.yaml lookup from each
     eval file's folder, or the one the format already found), and the items with each
     target's default environment where they have none (new items; the eval's own
@@ -101,7 +102,7 @@ def resolve_targets(items: Sequence[EvalItem], cfg: RunConfig) -> tuple[dict[str
     defs: dict[str, TargetDef] = {}
     out: list[EvalItem] = []
     for it in items:
-        if it.target == "chat":
+        if not is_agent(it.target):
             out.append(it)
             continue
         from agentsproof.core.inputs import display
@@ -125,7 +126,7 @@ def resolve_targets(items: Sequence[EvalItem], cfg: RunConfig) -> tuple[dict[str
     return defs, out
 
 
-def policy_for(cfg: RunConfig, settings: RunSettings, caps: Sequence[int] = ()) -> tuple[BatchPolicy, RunSettings]:
+def policy_for(cfg: RunFlags, settings: RunSettings, caps: Sequence[int] = ()) -> tuple[BatchPolicy, RunSettings]:
     """The runner's BatchPolicy for a command's options, and the settings that record it
     (``--adaptive``: the stopping rule, agentsproof.stats.adaptive). ``caps``: the items'
     trials per arm (the runner's cap of each item), whose looks the settings record."""
@@ -137,7 +138,7 @@ def policy_for(cfg: RunConfig, settings: RunSettings, caps: Sequence[int] = ()) 
     return policy, dataclasses.replace(settings, adaptive=policy.describe(caps))
 
 
-def adaptive_defaults(cfg: RunConfig) -> RunConfig:
+def adaptive_defaults(cfg: RunFlags) -> RunFlags:
     """With --adaptive and no trial count, the cap is DEFAULT_CAP trials per arm per item."""
     if cfg.adaptive and cfg.trials is None and cfg.trials_per_item is None:
         from agentsproof.stats.adaptive import DEFAULT_CAP
@@ -146,7 +147,7 @@ def adaptive_defaults(cfg: RunConfig) -> RunConfig:
     return cfg
 
 
-def per_item_trials(items: list[EvalItem], cfg: RunConfig) -> list[EvalItem]:
+def per_item_trials(items: list[EvalItem], cfg: RunFlags) -> list[EvalItem]:
     """``--smoke/--reliable/--regression`` (and the --adaptive cap): N trials per arm per
     item; the runner spreads them round robin over the cases, and an item with more cases
     than N runs one per case (``--plan`` says so)."""
@@ -155,7 +156,7 @@ def per_item_trials(items: list[EvalItem], cfg: RunConfig) -> list[EvalItem]:
     return [dataclasses.replace(it, trials=max(cfg.trials_per_item, len(it.cases) or 1)) for it in items]
 
 
-def choose_arms(items: list[EvalItem], cfg: RunConfig) -> list[EvalItem]:
+def choose_arms(items: list[EvalItem], cfg: RunFlags) -> list[EvalItem]:
     """``--baseline none``: every item runs its with-arm only; ``--arms ...,plugin``: also
     the plugin arm (agentsproof.formats.activation.with_plugin_arm); ``--aa``: the with-arm
     runs the baseline too."""
@@ -187,7 +188,7 @@ def choose_arms(items: list[EvalItem], cfg: RunConfig) -> list[EvalItem]:
     return [dataclasses.replace(it, arms=("with",)) for it in items]
 
 
-def run_settings(cfg: RunConfig, *, trials: int | None = None) -> RunSettings:
+def run_settings(cfg: RunFlags, *, trials: int | None = None) -> RunSettings:
     """What eval (and ablate) record of their options (trials and threshold only when given;
     ``trials``: the per-item count that replaces --trials, when given)."""
     if trials is None:
@@ -203,18 +204,18 @@ def run_settings(cfg: RunConfig, *, trials: int | None = None) -> RunSettings:
     )
 
 
-def all_settings(cfg: RunConfig) -> RunSettings:
+def all_settings(cfg: RunFlags) -> RunSettings:
     """What eval-all records: eval's, and how the items' p-values are adjusted."""
     return dataclasses.replace(run_settings(cfg), p_adjust=cfg.p_adjust)
 
 
-def tc_settings(cfg: RunConfig, trials: int, threshold: float, timeout: float, *, eval_yaml: str | None = None, dataset: str | None = None) -> RunSettings:
+def tc_settings(cfg: RunFlags, trials: int, threshold: float, timeout: float, *, eval_yaml: str | None = None, dataset: str | None = None) -> RunSettings:
     """What tc-eval records (an evals.json, an EVAL.yaml, a JSONL dataset): trials,
     threshold and timeout always."""
     return RunSettings(trials=trials, threshold=threshold, timeout=timeout, eval_yaml=eval_yaml, dataset=dataset, **_recorded(cfg))
 
 
-def _recorded(cfg: RunConfig) -> dict[str, Any]:
+def _recorded(cfg: RunFlags) -> dict[str, Any]:
     """The options every run command records when they differ from the default: ``--baseline
     none`` (``compare`` and ``--retry-errors`` read it), ``--config`` pairs (secret-looking
     values already redacted), ``--ci-rule interval``, ``--aa`` (its summary replaces this once
@@ -227,10 +228,10 @@ def _recorded(cfg: RunConfig) -> dict[str, Any]:
     }
 
 
-def item_request(cfg: RunConfig, *, in_plugin: bool = False) -> ItemRequest:
+def item_request(cfg: RunFlags, *, in_plugin: bool = False) -> ItemRequest:
     """The options that shape a file's items (see agentsproof.formats.base.ItemRequest);
     a matrix's items are loaded for its first agent, then copied per agent by :func:`plan_run`."""
-    from agentsproof.commands.matrix import first_target
+    from agentsproof.commands.per_target import first_target
 
     return ItemRequest(
         trials=cfg.trials,
@@ -245,7 +246,7 @@ def item_request(cfg: RunConfig, *, in_plugin: bool = False) -> ItemRequest:
     )
 
 
-def report_paths(command: str, cfg: RunConfig, plugin: str, name: str, kind: str | None = None) -> dict[str, Path]:
+def report_paths(command: str, cfg: RunFlags, plugin: str, name: str, kind: str | None = None) -> dict[str, Path]:
     """The report paths of this run (and ``--junit``/``--jsonl``'s), inside ``--output``."""
     targets = report_targets(command, cfg.output, plugin, name, kind)
     prepare_output(cfg.output, targets)
@@ -256,7 +257,7 @@ def report_paths(command: str, cfg: RunConfig, plugin: str, name: str, kind: str
     return {**targets, **extra_targets(cfg.junit, cfg.jsonl)}
 
 
-def check_writable(targets: Mapping[str, Path], cfg: RunConfig) -> None:
+def check_writable(targets: Mapping[str, Path], cfg: RunFlags) -> None:
     """The report folder (and --jsonl / --junit folders) can be made before any trial runs:
     an impossible path (``/proc/foo``, a file in the way, no permission) is one line, exit 30."""
     from agentsproof.core.inputs import display

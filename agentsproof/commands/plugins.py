@@ -38,8 +38,8 @@ def _registries() -> dict[str, tuple[Registry[Any], Callable[[str], Any]]]:
     from agentsproof.targets import registry as targets
 
     return {
-        "providers": (providers.REGISTRY, providers.spec),
-        "graders": (graders.REGISTRY, graders.kind),
+        "providers": (providers.REGISTRY, providers.entry),
+        "graders": (graders.REGISTRY, graders.entry),
         "targets": (targets.REGISTRY, targets.target_class),
         "formats": (formats.REGISTRY, formats.get),
     }

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from agentsproof.executor.runner import ItemRun
     from agentsproof.model.items import EvalItem
-    from agentsproof.model.options import RunConfig
+    from agentsproof.model.options import RunFlags
     from agentsproof.model.results import TrialResult
 
 IDLE_S = 30.0
@@ -230,15 +230,15 @@ def more_allowed(provider: str | None) -> bool:
     import os
 
     from agentsproof.llm.byok import byok_env_set
-    from agentsproof.llm.registry import spec
+    from agentsproof.llm.registry import entry
 
     name = (provider or os.environ.get("AGENTSPROOF_PROVIDER_TYPE") or "auto").strip().lower()
     if name != "auto":
         return name != "local"
-    return byok_env_set() or not spec("copilot").missing()
+    return byok_env_set() or not entry("copilot").missing()
 
 
-def plan_wall_time_lines(command: str, items: list[EvalItem], cfg: RunConfig, plugin: str, stem: str) -> list[str]:
+def plan_wall_time_lines(command: str, items: list[EvalItem], cfg: RunFlags, plugin: str, stem: str) -> list[str]:
     """``--plan``'s wall time, from the last run of the same reports when there is one."""
     from agentsproof.core.errors import InputError
     from agentsproof.executor.costplan import _models

@@ -13,12 +13,12 @@ from agentsproof.executor.proof import ProofOptions, run_manifest
 
 if TYPE_CHECKING:
     from agentsproof.model.items import EvalItem
-    from agentsproof.model.options import RunConfig
+    from agentsproof.model.options import RunFlags
     from agentsproof.model.results import RunResult
     from agentsproof.targets.spec import TargetDef
 
 
-def proof_options(cfg: RunConfig | None = None, *, sign: Path | None = None, ci: bool = False, argv: Sequence[str] | None = None) -> ProofOptions:
+def proof_options(cfg: RunFlags | None = None, *, sign: Path | None = None, ci: bool = False, argv: Sequence[str] | None = None) -> ProofOptions:
     """What the manifest records of this command: its command line (masked), the options that decide its exit code, the signing key."""
     line = ["agentsproof", *(_given_args() if argv is None else argv)]
     if cfg is None:

@@ -175,7 +175,7 @@ def grade_run(
     started: float,
 ) -> RunResult:
     """``saved``'s trials graded with ``items``' graders: a new run, marked re-graded from ``origin``."""
-    from agentsproof.executor.results import build_run, finalize_item
+    from agentsproof.executor.finalize import build_run, finalize_item
 
     (runs, pairwise), judge_calls, judge_name = asyncio.run(_grade(saved, items, store, provider, model, judge_model, cache, parallel))
     from agentsproof.model.settings import RunSettings

@@ -19,6 +19,7 @@ from agentsproof.formats.base import ItemRequest
 from agentsproof.model.items import EvalItem
 from agentsproof.model.results import ItemResult, RunResult, TrialResult
 from agentsproof.model.settings import RunSettings
+from agentsproof.targets.registry import is_agent
 
 
 def retry_plan(saved: RunResult, items: dict[str, EvalItem], path: Path) -> tuple[list[EvalItem], dict[tuple[str, str, int], TrialResult], RunSettings]:
@@ -113,19 +114,19 @@ def _matrix_id(it: ItemResult) -> tuple[str, str | None]:
     agent as ``<item>@<agent>``; (its id, None) for any other item."""
     from agentsproof.report.matrix import base_id
 
-    if it.target and it.target != "chat" and it.id != base_id(it.id, it.target):
+    if it.target and is_agent(it.target) and it.id != base_id(it.id, it.target):
         return base_id(it.id, it.target), it.target
     return it.id, None
 
 
 def _as_run(built: EvalItem, it: ItemResult, agent: str | None) -> EvalItem:
     """The item as the saved run ran it: a matrix copy gets its ``@<agent>`` id and agent back
-    (what :func:`agentsproof.commands.matrix.expand` did), anything else is as built."""
+    (what :func:`agentsproof.commands.per_target.expand` did), anything else is as built."""
     return dataclasses.replace(built, id=it.id, target=agent) if agent else built
 
 
 def _target(it: ItemResult) -> str | None:
-    return it.target if it.target != "chat" else None
+    return it.target if is_agent(it.target) else None
 
 
 def _timeout(saved: RunResult) -> float | None:

@@ -19,7 +19,7 @@ from agentsproof.core.errors import InputError
 from agentsproof.executor.plan import RunPlan
 from agentsproof.formats import registry as formats
 from agentsproof.formats.base import ItemRequest, Loaded
-from agentsproof.model.options import RunConfig
+from agentsproof.model.options import RunFlags
 from agentsproof.model.results import RunResult
 
 
@@ -101,7 +101,7 @@ def _after_run(run: RunResult, plan: RunPlan) -> None:
         write_atif(run, cfg.atif, plan.record_dir)
 
 
-def retry(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult | None, dict[str, Path]]:
+def retry(command: str, path: Path, cfg: RunFlags) -> tuple[RunResult | None, dict[str, Path]]:
     """``--retry-errors RUN.json``: the saved run's scored trials kept, its errored ones run
     again, through :func:`plan_run` and :func:`execute` as any run."""
     from agentsproof.commands.plan import choose_arms
@@ -122,7 +122,7 @@ def retry(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult | None, d
     return execute(plan_run(command, saved.plugin, items, cfg, name, settings, after=after, prior=prior, base_duration_s=saved.duration_s, kind=kind))
 
 
-def _run_file(command: str, path: Path, cfg: RunConfig) -> tuple[RunResult | None, dict[str, Path]]:
+def _run_file(command: str, path: Path, cfg: RunFlags) -> tuple[RunResult | None, dict[str, Path]]:
     """``eval`` / ``tc-eval`` on one file, in whatever format it is (agentsproof.formats)."""
     if cfg.retry_errors:
         return retry(command, path, cfg)
@@ -150,7 +150,7 @@ def load_file(path: Path, command: str, request: ItemRequest) -> Loaded:
         return formats.load(path, command, request)
 
 
-def copies_gate(loaded: Loaded, cfg: RunConfig) -> None:
+def copies_gate(loaded: Loaded, cfg: RunFlags) -> None:
     """A generated eval whose copied skill/agent file no longer matches its source
     (:mod:`agentsproof.formats.copies`): a warning naming each, or under ``--ci`` the file is
     refused (exit 30, before any trial). ``--live-source`` runs the sources: nothing to check."""
@@ -180,7 +180,7 @@ def lint_gate(loaded: Loaded, path: Path) -> None:
     gate(loaded, path)
 
 
-def _oracle(loaded: Loaded, cfg: RunConfig) -> Callable[[RunResult], None] | None:
+def _oracle(loaded: Loaded, cfg: RunFlags) -> Callable[[RunResult], None] | None:
     """The oracle preflight (agentsproof.commands.oracle): refuses the run when the oracle
     fails a grader; otherwise the file's ``after`` hook, which also records the oracle's score."""
     if cfg.plan:
@@ -190,11 +190,11 @@ def _oracle(loaded: Loaded, cfg: RunConfig) -> Callable[[RunResult], None] | Non
     return attach(preflight(loaded, cfg), loaded.after)
 
 
-def run_eval(path: Path, cfg: RunConfig) -> tuple[RunResult | None, dict[str, Path]]:
+def run_eval(path: Path, cfg: RunFlags) -> tuple[RunResult | None, dict[str, Path]]:
     """One eval.yaml (or an EVAL.yaml, run as its cases)."""
     return _run_file("eval", path, cfg)
 
 
-def run_tc_eval(path: Path, cfg: RunConfig) -> tuple[RunResult | None, dict[str, Path]]:
+def run_tc_eval(path: Path, cfg: RunFlags) -> tuple[RunResult | None, dict[str, Path]]:
     """One evals.json, EVAL.yaml or JSONL dataset: an item per case."""
     return _run_file("tc-eval", path, cfg)

@@ -245,11 +245,11 @@ def regrade_differences(path: Path, run: Any) -> tuple[list[Difference], str | N
     from agentsproof.executor.recorder import FileStore, store_dir
     from agentsproof.executor.regrade import regrade_trial
     from agentsproof.executor.verify import same
-    from agentsproof.grading.registry import kind
+    from agentsproof.grading.registry import entry
 
     def judged(name: str) -> bool:
         try:
-            return bool(kind(name).judged)
+            return bool(entry(name).judged)
         except Exception:  # noqa: BLE001 - a grader type this install does not know: not re-run, counted
             return True
 

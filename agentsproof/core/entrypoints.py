@@ -2,7 +2,7 @@
 
 A package adds a provider, grader, target or input format without a fork by declaring an
 entry point in one of :data:`GROUPS`; its value is an import path ``"module:ATTR"``, the
-same as a line of the in-tree registry (``llm/registry.py``'s ``SPECS``,
+same as a line of the in-tree registry (``llm/registry.py``'s ``ENTRIES``,
 ``grading/registry.py``'s ``GRADERS``, ``targets/registry.py``'s ``KINDS``,
 ``formats/registry.py``'s ``FORMATS``)::
 

@@ -48,8 +48,15 @@ class OutputError(AgentsproofError):
     """A report could not be written (unwritable --output, disk full)."""
 
 
-class LLMError(Exception):
-    """A provider call failed. ``str(err)`` is the reason shown on an errored trial."""
+class TrialError(Exception):
+    """A failure that errors one trial, never the run: ``str(err)`` is the reason shown on it.
+
+    The common base of :class:`LLMError` (a provider call failed; :class:`TargetError`, an
+    agent target could not answer, is one) and :class:`IsolationError` (where the trial runs
+    could not be made or used: :class:`SeedError` for its workspace and seed,
+    :class:`ContainerError` for its container, the engine, the image, the relay). Code that
+    turns any failure of a trial into an errored trial catches this; code about a provider
+    call catches :class:`LLMError`."""
 
     def __init__(
         self,
@@ -67,5 +74,21 @@ class LLMError(Exception):
         self.kind = kind
 
 
+class LLMError(TrialError):
+    """A provider call failed. ``str(err)`` is the reason shown on an errored trial."""
+
+
 class TargetError(LLMError):
     """The target could not produce an answer (crash, timeout, bad reply): an errored trial."""
+
+
+class IsolationError(TrialError):
+    """Where a trial runs could not be made or used (not the agent's failure, not a provider's): an errored trial."""
+
+
+class SeedError(IsolationError):
+    """The trial's workspace could not be created, or its seed not copied in."""
+
+
+class ContainerError(IsolationError):
+    """The trial's container could not be started or used: the engine, the image, the relay, a copy in or out."""

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from agentsproof.core.errors import TrialError
 from agentsproof.core.units import seconds
 from agentsproof.llm.base import LLMError
 from agentsproof.model.activation import ActivationPrompt, ActivationSuite, ActivationTrial
@@ -101,7 +102,7 @@ async def run_one(
             job.skill, job.prompt, index, fired, latency_s=rec.latency_s or time.perf_counter() - t0, cost_usd=rec.cost_usd, offered=rec.skills_offered
         )
     except (TimeoutError, Exception) as err:  # noqa: BLE001 - an errored trial, never the end of the run
-        if isinstance(err, LLMError):
+        if isinstance(err, TrialError):
             reason = str(err)
         elif isinstance(err, asyncio.TimeoutError):
             reason = f"trial timed out after {seconds(limit)}"

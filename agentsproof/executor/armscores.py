@@ -15,9 +15,9 @@ if TYPE_CHECKING:
 def panel_record(item: EvalItem, tally: PanelTally | None) -> dict[str, Any] | None:
     """The item's ``judge_panel`` record from its panel's tally; None without a tally, or when
     the panel judged only per-pair verdicts (``pairwise``: its record is ``stats.pairwise.panel``)."""
-    from agentsproof.grading.registry import kind
+    from agentsproof.grading.registry import entry
 
-    per_trial = any((k := kind(g.type)).judged and not k.per_pair for c in (item.cases or (item.case_at(0),)) for g in c.graders)
+    per_trial = any((k := entry(g.type)).judged and not k.per_pair for c in (item.cases or (item.case_at(0),)) for g in c.graders)
     return tally.as_dict(tuple(item.judge_models), item.judge_combine) if tally is not None and per_trial else None
 
 

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from agentsproof.core.errors import LLMError
+from agentsproof.core.errors import TrialError
 from agentsproof.core.units import seconds
 
 if TYPE_CHECKING:
@@ -85,7 +85,7 @@ async def check_in_container(task: OracleTask, *, eval_dir: Path, judge: Judge |
                 box = await envs.start(task.environment, trial=f"oracle/{task.name}", workspace=folder)
                 before = ws.snapshot(folder)
                 stdout, error = await _apply(task, box, eval_dir)
-            except LLMError as err:  # the container could not be started or run the oracle
+            except TrialError as err:  # the container could not be started or run the oracle
                 stdout, error = "", str(err)
             if error:
                 return OracleOutcome(task.name, task.field, None, failing=[f"oracle: {error}"], skipped=skipped, error=error)

@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentsproof.model.items import EvalItem
-from agentsproof.model.options import RunConfig
+from agentsproof.model.options import RunFlags
 from agentsproof.model.results import Usage
+from agentsproof.targets.registry import is_agent
 
 ANSWER_TOKENS = 600
 """Estimated tokens of one trial answer."""
@@ -61,7 +62,7 @@ class Plan:
 
 def _plan_items(items: Sequence[EvalItem]) -> Plan:
     from agentsproof.executor.pairwise import pairwise_spec
-    from agentsproof.grading.registry import kind
+    from agentsproof.grading.registry import entry
 
     plan = Plan()
     for it in items:
@@ -69,7 +70,7 @@ def _plan_items(items: Sequence[EvalItem]) -> Plan:
             case = it.case_at(i)
             prompt = _tok(case.prompt)
             plugin = "plugin" in it.arms  # --arms ...,plugin: a third arm
-            if it.target == "chat":
+            if not is_agent(it.target):
                 plan.trials.add(1, _tok(it.system_prompt) + prompt, ANSWER_TOKENS)
                 if "without" in it.arms:  # a single-arm item (--baseline none, ablate's arms) has no baseline call
                     plan.trials.add(1, _tok("You are a helpful assistant.") + prompt, ANSWER_TOKENS)
@@ -82,7 +83,7 @@ def _plan_items(items: Sequence[EvalItem]) -> Plan:
             judge_in = JUDGE_FRAME_TOKENS + prompt + ANSWER_TOKENS
             panel = max(1, len(it.judge_models))  # eval.yaml judge_models: each verdict asked of every model
             for g in case.graders:
-                texts = kind(g.type).judge_texts
+                texts = entry(g.type).judge_texts
                 for text in texts(g) if texts is not None else ():
                     plan.judges.add(len(it.arms) * panel, judge_in + _tok(text), VERDICT_TOKENS)
             spec = pairwise_spec(case.graders)
@@ -91,7 +92,7 @@ def _plan_items(items: Sequence[EvalItem]) -> Plan:
     return plan
 
 
-def _models(cfg: RunConfig) -> tuple[str, str, str]:
+def _models(cfg: RunFlags) -> tuple[str, str, str]:
     """(provider, model, judge model) as the run would resolve them, without a call."""
     from agentsproof.core.errors import AgentsproofError
     from agentsproof.llm.registry import resolve_models, resolve_provider_name

@@ -25,6 +25,7 @@ from agentsproof.core.errors import InputError
 from agentsproof.core.scrub import scrub_json
 from agentsproof.model.items import EvalItem
 from agentsproof.model.results import TrialResult
+from agentsproof.targets.registry import is_agent
 
 JOURNAL_VERSION = 1
 TrialKey = tuple[str, str, int]
@@ -94,7 +95,7 @@ def item_fingerprint(item: EvalItem, targets: dict[str, dict[str, Any]] | None =
         out["users"] = _sha([[u.persona, u.goal, u.max_turns] for u in users])
     if item.environment is not None:  # the image (by name or Dockerfile) and the container's caps
         out["environment"] = _sha(item.environment.describe())
-    if item.target != "chat":
+    if is_agent(item.target):
         out["target"] = item.target
         out["workspace"] = item.workspace_sha
         out["target_settings"] = _sha((targets or {}).get(item.target, {}))

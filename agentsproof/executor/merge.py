@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agentsproof.core.errors import InputError
-from agentsproof.executor.results import build_run
+from agentsproof.executor.finalize import build_run
 from agentsproof.model.results import RunResult
 from agentsproof.model.settings import RunSettings
 

@@ -6,7 +6,7 @@ command run in a fresh copy of the task's workspace seed (its changes are then w
 when it errors, when one of its checks fails, or when its score is below the eval's
 threshold. Graders that read what only an agent leaves (``tool_calls``, ``skill_used``) and
 pairwise graders are not checked: a command has no trajectory and loads no skill (each
-grader says so itself: ``GraderKind.checks_oracle`` in its registered entry).
+grader says so itself: ``GraderEntry.checks_oracle`` in its registered entry).
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ if TYPE_CHECKING:
 
 def _checked(spec: GraderSpec) -> bool:
     """The grader's registered entry says the oracle's output can be graded with it."""
-    from agentsproof.grading.registry import kind
+    from agentsproof.grading.registry import entry
 
-    return kind(spec.type).checks_oracle
+    return entry(spec.type).checks_oracle
 
 
 @dataclass
@@ -178,11 +178,11 @@ def answer_failures(answer: str, graders: Sequence[Any]) -> list[str]:
     """What the instant graders (those with a ``grade_answer`` hook: no judge, no workspace;
     the deterministic one) find wrong with a reference answer; eval-generate checks a
     generated oracle with it."""
-    from agentsproof.grading.registry import kind
+    from agentsproof.grading.registry import entry
 
     out = []
     for j, g in enumerate(graders):
-        instant = kind(g.type).grade_answer
+        instant = entry(g.type).grade_answer
         if instant is not None:
             res = instant(answer, g)
             out += [f"graders[{j}] ({g.type}): {c.kind} {c.target!r}: {c.evidence}" for c in res.checks if not c.passed]

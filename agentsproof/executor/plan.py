@@ -7,8 +7,8 @@ agent target's default environment applied), every agent target the items name r
 once from targets.yaml, the report paths, the settings the report records and the stopping
 rule. The plan is frozen and its items are new values: nothing edits a loaded item. The
 session (:func:`agentsproof.executor.session.run_plan`) reads the plan and gives the
-runner its own small :class:`~agentsproof.executor.runner.RunOptions`: from the command
-line to the runner there are three option objects (``RunConfig`` -> ``RunPlan`` -> ``RunOptions``).
+runner its own small :class:`~agentsproof.executor.runner.Scheduling`: from the command
+line to the runner there are three option objects (``RunFlags`` -> ``RunPlan`` -> ``Scheduling``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from agentsproof.executor.runner import BatchPolicy, ItemRun, run_all_at_once
 from agentsproof.model.items import EvalItem
-from agentsproof.model.options import RunConfig
+from agentsproof.model.options import RunFlags
 from agentsproof.model.results import RunResult, TrialResult
 from agentsproof.model.settings import RunSettings
 
@@ -44,7 +44,7 @@ class RunPlan:
     """The items as they run (arms, trials, targets and environments settled)."""
     name: str = ""
     """The report's file stem (an eval's item name, eval-all's plugin)."""
-    run: RunConfig = field(default_factory=RunConfig)
+    run: RunFlags = field(default_factory=RunFlags)
     """The command line's options. The session reads provider, model, judge_model,
     parallel, abort_after, resume, cache, cache_dir, prompt_cache, max_calls, max_cost,
     ci_rule, executor and ray_address."""

@@ -49,7 +49,7 @@ __all__ = ["DOCKER_RESOURCE", "MAX_RETRIES", "RESOURCE", "RayTrials", "forwarded
 
 async def _on_node(run: NodeRun, gate: Any, item: EvalItem, arm: Arm, index: int) -> NodeOutcome:
     """One trial run and graded here, on a node, as the local runner runs it."""
-    from agentsproof.executor.runner import DualArmRunner, RunOptions
+    from agentsproof.executor.runner import DualArmRunner, Scheduling
     from agentsproof.grading.grade import Judge
     from agentsproof.targets.chat.target import ChatTarget
 
@@ -57,7 +57,7 @@ async def _on_node(run: NodeRun, gate: Any, item: EvalItem, arm: Arm, index: int
     client = node_client(run, gate, stops)
     target = ChatTarget(client, run.model)
     judge = Judge(client=client, model=run.judge_model) if run.judge else None
-    runner = DualArmRunner({"chat": target}, RunOptions(parallel=1), judge)
+    runner = DualArmRunner({"chat": target}, Scheduling(parallel=1), judge)
     try:
         trial = await runner._trial(item, arm, index)
     finally:

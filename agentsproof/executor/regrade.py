@@ -35,6 +35,7 @@ from agentsproof.grading.registry import kind
 from agentsproof.grading.skill_used import chat_skills
 from agentsproof.model.items import EvalItem
 from agentsproof.model.results import ArmResult, ItemResult, TrialResult
+from agentsproof.targets.registry import is_agent
 
 if TYPE_CHECKING:
     from agentsproof.isolation.container import Container
@@ -48,7 +49,7 @@ class NotRecorded(Exception):
 def _needs_workspace(graders: Sequence[Any]) -> list[str]:
     """The graders that read the trial's workspace (``reads_workspace`` in their registered
     entry): they need every produced file's content."""
-    return [g.type for g in graders if kind(g.type).reads_workspace]
+    return [g.type for g in graders if entry(g.type).reads_workspace]
 
 
 def _rebuild(item: EvalItem, trial: TrialResult, store: FileStore | None, folder: Path, needing: str) -> None:
@@ -111,8 +112,8 @@ def _delete(folder: Path, rel: str) -> None:
 
 async def _fresh_container(envs: Environments, item: EvalItem, trial: TrialResult, folder: Path) -> Container:
     """A fresh container of the trial's arm's image with ``folder`` (the rebuilt workspace) as
-    its workdir, the recorded deletions applied inside too (TargetError: it cannot be had)."""
-    from agentsproof.core.errors import TargetError
+    its workdir, the recorded deletions applied inside too (ContainerError: it cannot be had)."""
+    from agentsproof.core.errors import ContainerError
 
     assert item.environment is not None
     where = f"regrade/{item.id}/{trial.arm}/{trial.index}"
@@ -122,7 +123,7 @@ async def _fresh_container(envs: Environments, item: EvalItem, trial: TrialResul
         if gone:  # a file of the image's own workdir the agent deleted: not in the rebuilt folder, still in the image
             got = await box.exec(["rm", "-f", "--", *gone], timeout=60.0, user="root")
             if got.returncode != 0:
-                raise TargetError(f"the recorded deletions could not be applied in the container: {got.stderr.decode('utf-8', 'replace').strip()[:200]}")
+                raise ContainerError(f"the recorded deletions could not be applied in the container: {got.stderr.decode('utf-8', 'replace').strip()[:200]}")
     except BaseException:
         await envs.remove(box)
         raise
@@ -139,7 +140,7 @@ async def regrade_trial(
         return trial
     case = item.case_at(trial.index)
     eval_dir = Path(item.eval_path).parent if item.eval_path else None
-    agent = item.target != "chat"
+    agent = is_agent(item.target)
     needs = _needs_workspace(case.graders) if agent else []
     tmp = tempfile.mkdtemp(prefix="agentsproof-regrade-") if needs else None
     box = None
@@ -150,11 +151,11 @@ async def regrade_trial(
             label = f"item {item.id!r} case {case.name!r}: grader {needs[0]!r}"
             _rebuild(item, trial, store, folder, label)
             if item.environment is not None and environments is not None:
-                from agentsproof.llm.base import LLMError
+                from agentsproof.core.errors import TrialError
 
                 try:
                     box = await _fresh_container(environments, item, trial, folder)
-                except LLMError as err:  # the engine could not start or seed it: this trial's grading errored
+                except TrialError as err:  # the engine could not start or seed it: this trial's grading errored
                     reason = f"regrade: the trial's fresh container could not be had: {err}"
                     return trial.model_copy(update={"status": "errored", "error": reason, "score": None, "passed": None})
         ctx = TrialContext(
@@ -205,7 +206,7 @@ def check_recorded(item: EvalItem, saved: ItemResult, store: FileStore | None) -
                 )
             if t.case is None and names and len(names) > 1:
                 raise NotRecorded(f"item {item.id!r}: the run had one task, the eval now has {len(names)}; run again")
-    if item.target == "chat":
+    if not is_agent(item.target):
         return
     for arm in (saved.with_arm, saved.without_arm):
         for t in arm.trials:
@@ -294,4 +295,4 @@ async def regrade_item(item: EvalItem, saved: ItemResult, store: FileStore | Non
 
 def per_pair(items: Sequence[EvalItem]) -> bool:
     """Whether any case of ``items`` has a grader that judges both arms' trials as a pair (``per_pair``)."""
-    return any(kind(g.type).per_pair for it in items for c in (it.cases or (it.case_at(0),)) for g in c.graders)
+    return any(entry(g.type).per_pair for it in items for c in (it.cases or (it.case_at(0),)) for g in c.graders)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentsproof.core import phases
+from agentsproof.core.errors import TrialError
 from agentsproof.core.phases import phase
 from agentsproof.core.scrub import scrub_model
 from agentsproof.core.threads import to_thread
@@ -33,6 +34,7 @@ from agentsproof.model.items import BASELINE_SYSTEM_PROMPT, EvalItem
 from agentsproof.model.results import Arm, ArmResult, FileRecord, LogEvent, TrialResult
 from agentsproof.targets.base import Target, TrialInput
 from agentsproof.targets.chat.target import TIMEOUT_GRACE_S
+from agentsproof.targets.registry import is_agent
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
@@ -44,11 +46,11 @@ if TYPE_CHECKING:
     from agentsproof.isolation.workspace import Snapshot, Workspaces
     from agentsproof.model.items import Case
 
-__all__ = ["DualArmRunner", "ItemRun", "RunOptions"]
+__all__ = ["DualArmRunner", "ItemRun", "Scheduling"]
 
 
 @dataclass
-class RunOptions:
+class Scheduling:
     """How the runner schedules trials."""
 
     parallel: int = 1
@@ -82,7 +84,7 @@ class _RunState:
 
 @dataclass
 class ItemRun:
-    """One item's finished arms as the runner leaves them (:func:`agentsproof.executor.results.finalize_item` grades it)."""
+    """One item's finished arms as the runner leaves them (:func:`agentsproof.executor.finalize.finalize_item` grades it)."""
 
     item: EvalItem
     with_arm: ArmResult
@@ -103,7 +105,7 @@ class DualArmRunner:
     def __init__(
         self,
         targets: dict[str, Target],
-        options: RunOptions,
+        options: Scheduling,
         judge: Judge | None,
         policy: BatchPolicy = run_all_at_once,
         on_trial: Callable[[EvalItem, TrialResult], None] | None = None,
@@ -246,7 +248,7 @@ class DualArmRunner:
             # file work (the seed's copy, the snapshots, the deletion) runs in a thread: never on the loop
             with phase("seed"):
                 folder = await to_thread(spaces.create, item.id, arm, index, case.workspace_seed, list(item.workspace_files))
-        except LLMError as err:  # a seed that cannot be copied, a full disk: this trial errored
+        except TrialError as err:  # a seed that cannot be copied, a full disk: this trial errored
             log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=str(err)))
             return TrialResult(index=index, arm=arm, status="errored", error=str(err), latency_s=time.perf_counter() - t0, log=log)
         try:
@@ -256,11 +258,11 @@ class DualArmRunner:
                 with phase("prepare"):
                     await target.prepare(trial)
             except Exception as err:  # noqa: BLE001 - an errored trial, never the end of the run
-                reason = str(err) if isinstance(err, LLMError) else unexpected(f"setting up the {target.kind} target", err)
+                reason = str(err) if isinstance(err, TrialError) else unexpected(f"setting up the {target.kind} target", err)
                 log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=reason))
                 result = TrialResult(index=index, arm=arm, status="errored", error=reason, latency_s=time.perf_counter() - t0, log=log)
             else:
-                from agentsproof.targets.setup_run import around  # the item's set-up (agentv's hooks) around the trial, in its workspace
+                from agentsproof.targets.agents.setup import around  # the item's set-up (agentv's hooks) around the trial, in its workspace
 
                 result = await around(trial, folder, log, t0, lambda: self._in_environment(target, trial, log, t0, folder))
         finally:
@@ -285,7 +287,7 @@ class DualArmRunner:
                 box = await self.environments.start(
                     env, trial=where, workspace=folder, baseline=trial.arm == "without", ports=target.loopback_ports(), mounts=target.container_mounts()
                 )
-            except LLMError as err:  # the engine could not start or seed it: this trial errored
+            except TrialError as err:  # the engine could not start or seed it: this trial errored
                 log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=str(err)))
                 return TrialResult(index=trial.index, arm=trial.arm, status="errored", error=str(err), latency_s=time.perf_counter() - t0, log=log)
             # snapshot after start: the image's own workdir files are not the agent's
@@ -319,12 +321,12 @@ class DualArmRunner:
                 for note in await self.environments.collect(box, trial.workspace):
                     rec.log.append(LogEvent(t=time.perf_counter() - t0, role="info", text=note))
         except Exception as err:  # noqa: BLE001 - LLMError and timeouts, or anything a target should not raise
-            if isinstance(err, LLMError):
+            if isinstance(err, TrialError):
                 reason = str(err)
             elif isinstance(err, asyncio.TimeoutError):
                 reason = f"trial timed out after {seconds(trial.timeout)}"
             else:
-                reason = unexpected(f"the {target.kind} target" if target.kind != "chat" else "the provider call", err)
+                reason = unexpected(f"the {target.kind} target" if is_agent(target.kind) else "the provider call", err)
             if self.state.fatal is None:
                 self.state.fatal = fatal_reason(err)  # a failure every trial would repeat: the run stops once it is recorded
             log.append(LogEvent(t=time.perf_counter() - t0, role="error", text=reason))
@@ -355,7 +357,7 @@ class DualArmRunner:
             usage=rec.usage,
             latency_s=rec.latency_s or (time.perf_counter() - t0),
             cost_usd=rec.cost_usd,
-            llm_calls=len(replies) if target.kind == "chat" else None,
+            llm_calls=len(replies) if not is_agent(target.kind) else None,
         )
         base = dict(
             index=index,

@@ -16,19 +16,20 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.core.threads import to_thread
+from agentsproof.executor.finalize import build_run, finalize_item
 from agentsproof.executor.plan import RunPlan
-from agentsproof.executor.results import build_run, finalize_item
-from agentsproof.executor.runner import DualArmRunner, ItemRun, RunOptions
+from agentsproof.executor.runner import DualArmRunner, ItemRun, Scheduling
 from agentsproof.grading.grade import Judge, needs_judge
-from agentsproof.grading.registry import kind
+from agentsproof.grading.registry import entry
 from agentsproof.llm.stack import ClientStack, StackOptions, build_stack, no_model
 from agentsproof.model.graders import GraderSpec
 from agentsproof.model.items import EvalItem
-from agentsproof.model.options import RunConfig
+from agentsproof.model.options import RunFlags
 from agentsproof.model.results import ItemResult, RunResult, TrialResult
 from agentsproof.model.settings import RunSettings
 from agentsproof.targets.base import Target
 from agentsproof.targets.chat.target import ChatTarget
+from agentsproof.targets.registry import CHAT, MODEL_KINDS, is_agent
 
 if TYPE_CHECKING:
     from agentsproof.executor.journal import Journal
@@ -41,11 +42,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-SessionOptions = RunPlan
-"""The session's options are the run's plan (:class:`agentsproof.executor.plan.RunPlan`); the
-old name stays for callers written before the plan."""
-
-
 PreparedProvider = ClientStack
 """What a command that calls a model gets: the models and the client stack (agentsproof.llm.stack)."""
 
@@ -55,7 +51,7 @@ def prepare_provider(provider: str | None, model: str | None, judge_model: str |
     return build_stack(provider, model, judge_model, StackOptions(prompt_cache=prompt_cache))
 
 
-def stack_options(cfg: RunConfig) -> StackOptions:
+def stack_options(cfg: RunFlags) -> StackOptions:
     """The client stack a run's options ask for (``run_items`` has already turned the cache
     off under ``AGENTSPROOF_NO_CACHE``)."""
     cache_dir = None
@@ -145,7 +141,7 @@ class RunSession:
         self._open_journal()
         judge = self._judge()
         if self.stack.client is not None:
-            self.targets["chat"] = ChatTarget(self.stack.client, self.stack.model)
+            self.targets[CHAT] = ChatTarget(self.stack.client, self.stack.model)
         runner = self._runner(judge)
         try:
             await self._remote(runner)
@@ -179,7 +175,7 @@ class RunSession:
             self.prior.update(jr.load(path, fingerprint))
         self.book = jr.start(path, fingerprint, self.prior)
         # A per-pair grader (pairwise) reads both arms' answers after the run: items with one stay in memory.
-        if self.opts.spill and not any(kind(g.type).per_pair for it in self.items for g in _all_graders(it)):
+        if self.opts.spill and not any(entry(g.type).per_pair for it in self.items for g in _all_graders(it)):
             from agentsproof.executor.spill import Spiller, spill_after
 
             self.spiller = Spiller(self.book.path, spill_after(), self.book.prior_spans)
@@ -204,7 +200,7 @@ class RunSession:
         cfg = self.opts.run
         runner = DualArmRunner(
             self.targets,
-            RunOptions(parallel=cfg.parallel, abort_after=cfg.abort_after),
+            Scheduling(parallel=cfg.parallel, abort_after=cfg.abort_after),
             judge,
             policy=self.opts.policy,
             on_trial=self._trial_done,
@@ -310,7 +306,7 @@ class RunSession:
         if stack.cache is not None:
             cached = sum(1 for r in runs for arm in (r.with_arm, r.without_arm) for t in arm.trials if t.cached)
             cache = {"cached_trials": cached, "hits": stack.cache.hits, "calls": stack.cache.misses}
-        agents = {name: t.describe() for name, t in self.targets.items() if name != "chat"}
+        agents = {name: t.describe() for name, t in self.targets.items() if is_agent(name)}
         return RunSettings(
             parallel=cfg.parallel,
             abort_after=cfg.abort_after,
@@ -411,7 +407,7 @@ def run_plan(plan: RunPlan) -> RunResult:
     items = plan.items
     agents = build_targets(items, plan)
     cfg = plan.run
-    if any(it.target == "chat" for it in items) or any(_needs_judge(it) for it in items):
+    if any(not is_agent(it.target) for it in items) or any(_needs_judge(it) for it in items):
         stack = build_stack(cfg.provider, cfg.model, cfg.judge_model, stack_options(cfg))
     else:  # agents graded without a judge: no model is called by the harness itself
         stack = no_model(cfg.model)
@@ -421,7 +417,7 @@ def run_plan(plan: RunPlan) -> RunResult:
 def build_targets(items: Sequence[EvalItem], opts: RunPlan) -> dict[str, Target]:
     """The agent targets the items name, built (``${VAR}`` expanded, sandbox checked) before
     the first call: a problem is an input error, exit 30."""
-    names = sorted({it.target for it in items} - {"chat"})
+    names = sorted({it.target for it in items} - set(MODEL_KINDS))
     if not names:
         return {}  # a chat-only run imports no target module
     from agentsproof.targets.registry import build_target

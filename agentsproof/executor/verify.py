@@ -73,7 +73,7 @@ def _arms(it: ItemResult) -> Iterator[tuple[str, ArmResult]]:
 
 
 def _item(it: ItemResult, ci_rule: str, single_arm: bool, incomplete: bool) -> ItemResult:
-    """``it`` graded again from its arms (as :func:`agentsproof.executor.results.finalize_item` grades it)."""
+    """``it`` graded again from its arms (as :func:`agentsproof.executor.finalize.finalize_item` grades it)."""
     from agentsproof.core.units import tidy
 
     res = it.model_copy(deep=False)

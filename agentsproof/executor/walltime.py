@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agentsproof.model.items import EvalItem
+from agentsproof.targets.registry import is_agent
 
 TYPICAL_CALL_S = {"local": 8.0}
 """Seconds per call when no earlier run says: the embedded model on a laptop CPU."""
@@ -61,7 +62,7 @@ def wall_time_lines(items: Sequence[EvalItem], provider: str, parallel: int, jud
     trials = sum(it.trials * len(it.arms) for it in items)
     if not trials:
         return []
-    agents = sum(it.trials * len(it.arms) for it in items if it.target != "chat")
+    agents = sum(it.trials * len(it.arms) for it in items if is_agent(it.target))
     call = TYPICAL_CALL_S.get(provider, DEFAULT_CALL_S)
     per_trial_judges = judge_calls / trials
     if last is not None:

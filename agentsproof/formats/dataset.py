@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentsproof.core.errors import InputError
 from agentsproof.formats.base import ItemRequest, Loaded
+from agentsproof.targets.registry import CHAT, is_agent
 
 if TYPE_CHECKING:
     from agentsproof.model.results import ItemResult, RunResult
@@ -178,7 +179,7 @@ def dataset_items(ds: Dataset, *, skill: tuple[Path, str] | None, trials: int, t
     from agentsproof.formats.eval_yaml.items import sha256_text
     from agentsproof.model.items import BASELINE_SYSTEM_PROMPT, EvalItem, SkillFile
 
-    agent = target is not None and target != "chat"
+    agent = target is not None and is_agent(target)
     prompt = skill[1] if skill else BASELINE_SYSTEM_PROMPT
     source = str(skill[0]) if skill else str(ds.path)
     items = []
@@ -197,7 +198,7 @@ def dataset_items(ds: Dataset, *, skill: tuple[Path, str] | None, trials: int, t
             threshold=threshold,
             eval_path=str(ds.path.resolve()),
             source_sha256=sha256_text(prompt),
-            target=target if agent and target is not None else "chat",
+            target=target if agent and target is not None else CHAT,
             skill=SkillFile(name=skill[0].parent.name if skill[0].name == "SKILL.md" else skill[0].stem, kind="skill", text=skill[1], source_path=skill[0])
             if agent and skill
             else None,
@@ -245,7 +246,7 @@ class JsonlDataset:
             skill = (given, text)
         trials, threshold, timeout = request.case_trials(), request.case_threshold(), request.case_timeout()
         items = dataset_items(ds, skill=skill, trials=trials, threshold=threshold, timeout=timeout, target=request.target)
-        if any(it.graders and it.target == "chat" and any(g.type == "tool_calls" for g in it.graders) for it in items):
+        if any(it.graders and not is_agent(it.target) and any(g.type == "tool_calls" for g in it.graders) for it in items):
             from agentsproof.core.notice import note
 
             note("cases with expected_tools are graded on the agent's tool calls; a chat trial makes none (run with --target NAME)")

@@ -13,6 +13,7 @@ from agentsproof.formats.base import ItemRequest, Loaded
 from agentsproof.formats.eval_yaml.items import case_graders, seed_digest, sha256_text, skill_file, workspace_name
 from agentsproof.model.items import EvalItem
 from agentsproof.model.tc_eval import MAX_FILE_BYTES, LoadedCase, LoadedTCEval, TCEvalConfig
+from agentsproof.targets.registry import CHAT, is_agent
 
 if TYPE_CHECKING:
     from agentsproof.formats.lint.checks import FileView
@@ -232,7 +233,7 @@ def items_from_tc_eval(tc: LoadedTCEval, *, trials: int, threshold: float, timeo
     """One item per case; with ``target`` (an agent) each case's files land in the workspace."""
 
     sha = sha256_text(tc.skill_text)
-    agent = target is not None and target != "chat"
+    agent = target is not None and is_agent(target)
     items = []
     for lc in tc.cases:
         case = lc.case
@@ -257,7 +258,7 @@ def items_from_tc_eval(tc: LoadedTCEval, *, trials: int, threshold: float, timeo
                 threshold=threshold,
                 eval_path=str(tc.path.resolve()),
                 source_sha256=sha,
-                target=target if agent and target is not None else "chat",
+                target=target if agent and target is not None else CHAT,
                 workspace_files=files,
                 workspace_sha=seed_digest(None, files) if agent else "",
                 load_error=lc.error,

@@ -18,6 +18,7 @@ from typing import Any
 
 from agentsproof.core.errors import InputError
 from agentsproof.formats.base import ItemRequest, Loaded
+from agentsproof.targets.registry import is_agent
 
 
 @dataclass
@@ -89,7 +90,7 @@ def load_translation(fmt: str, path: Path, tr: Translation, request: ItemRequest
         except InputError as err:  # a grader of this case it cannot build: the case errors
             errors.setdefault(test.id, f"{err.field}: {err.message}" if err.field else err.message)
             built = _empty_builder(src, path, test, skill_name(skill), at)
-        if built.needs_agent and target == "chat":
+        if built.needs_agent and not is_agent(target):
             errors.setdefault(test.id, f"task {test.id!r} has a grader of an agent's trial (tool calls, files, skills loaded); run with --target NAME")
             built.needs_agent = None
         loaded.graders[test.id] = built

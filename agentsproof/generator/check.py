@@ -236,7 +236,7 @@ def run_check(
     from agentsproof.executor.session import run_plan
     from agentsproof.formats.eval_yaml.items import item_from_eval
     from agentsproof.formats.eval_yaml.models import load_eval
-    from agentsproof.model.options import RunConfig
+    from agentsproof.model.options import RunFlags
 
     with tempfile.TemporaryDirectory(prefix="agentsproof-check-") as tmp:
         folder = Path(tmp) / f"{kind}s" / name
@@ -248,7 +248,7 @@ def run_check(
             cases = len(ev.config.run_tasks())
             item = item_from_eval(ev, trials=max(1, -(-trials // cases)))
             defs = {target_def.name: target_def} if target_def is not None else {}
-            cfg = RunConfig(provider=provider, model=model, judge_model=judge_model, parallel=parallel, abort_after=0)
+            cfg = RunFlags(provider=provider, model=model, judge_model=judge_model, parallel=parallel, abort_after=0)
             run = run_plan(RunPlan("eval", plugin, (item,), name, cfg, target_defs=defs))  # no report: the check reads the result
         except AgentsproofError as err:
             return CheckOutcome(unusable=str(err))

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from agentsproof.grading.base import GradeInput, GraderKind
+from agentsproof.grading.base import GradeInput, GraderEntry
 from agentsproof.grading.hooks import ConvertCase, Finding, LintCase, LintFact
 from agentsproof.grading.judge import Judge, JudgeError, judge_json, verdict_text
 from agentsproof.model.graders import MAX_WEIGHT, TurnScoped
@@ -108,7 +108,7 @@ def to_agentevals(spec: AssertionsGrader, case: ConvertCase) -> list[Any]:
     return list(spec.assertions) if not case.weight else [{"type": "rubrics", "criteria": list(spec.assertions), **case.weight}]
 
 
-GRADER = GraderKind(
+GRADER = GraderEntry(
     type="assertions",
     config=AssertionsGrader,
     grade=grade,

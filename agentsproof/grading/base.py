@@ -2,7 +2,7 @@
 
 A grader type is one module under ``agentsproof/grading/`` that defines its eval.yaml
 config (a pydantic model with ``type: Literal["<name>"]``), an async ``grade(spec, given)``
-and a module-level ``GRADER = GraderKind(...)`` tying them together, plus one line in
+and a module-level ``GRADER = GraderEntry(...)`` tying them together, plus one line in
 :mod:`agentsproof.grading.registry`. The runner, the oracle preflight, ``lint``,
 ``convert``, the eval-file models and the reports find it from there and ask its hooks
 (the fields below; each has a default); nothing else changes.
@@ -51,7 +51,7 @@ GradeFn = Callable[[Any, GradeInput], Awaitable[GraderResult]]
 
 
 @dataclass(frozen=True)
-class GraderKind:
+class GraderEntry:
     """A grader type as the registry knows it."""
 
     type: str

@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from agentsproof.grading.base import NESTED, GradeInput, GraderKind
+from agentsproof.grading.base import NESTED, GradeInput, GraderEntry
 from agentsproof.model.graders import MAX_WEIGHT, FieldError, Strict
 from agentsproof.model.results import CheckResult, GraderResult, Usage
 
@@ -130,7 +130,7 @@ async def grade(spec: CompositeGrader, given: GradeInput) -> GraderResult:
     return GraderResult(type="composite", weight=spec.weight, score=agg.score, checks=[*checks, mark], reasoning=agg.reasoning, usage=usage + agg.usage)
 
 
-GRADER = GraderKind(
+GRADER = GraderEntry(
     type="composite",
     config=CompositeGrader,
     grade=grade,

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from agentsproof.grading import regex
-from agentsproof.grading.base import GradeInput, GraderKind
+from agentsproof.grading.base import GradeInput, GraderEntry
 from agentsproof.grading.hooks import ConvertCase, LintCase, LintFact, Needle, Patterns
 from agentsproof.model.graders import MAX_WEIGHT, Checks, FieldError, TurnScoped
 from agentsproof.model.results import CheckResult, GraderResult
@@ -125,7 +125,7 @@ def to_agentevals(spec: DeterministicGrader, case: ConvertCase) -> list[Any]:
     return out
 
 
-GRADER = GraderKind(
+GRADER = GraderEntry(
     type="deterministic",
     config=DeterministicGrader,
     grade=grade,

@@ -22,7 +22,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from agentsproof.grading.base import GradeInput, GraderKind
+from agentsproof.grading.base import GradeInput, GraderEntry
 from agentsproof.grading.context import TrialContext
 from agentsproof.model.graders import MAX_WEIGHT, FieldError, Strict
 from agentsproof.model.results import CheckResult, GraderResult
@@ -95,7 +95,7 @@ async def grade(spec: ExecutionMetricsGrader, given: GradeInput) -> GraderResult
     return grade_metrics(spec, given.context)
 
 
-GRADER = GraderKind(
+GRADER = GraderEntry(
     type="execution_metrics",
     config=ExecutionMetricsGrader,
     grade=grade,

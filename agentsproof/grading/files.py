@@ -21,7 +21,7 @@ from pydantic import Field, field_validator, model_validator
 from agentsproof.core.threads import to_thread
 from agentsproof.core.units import human_size
 from agentsproof.grading import regex
-from agentsproof.grading.base import GradeInput, GraderKind
+from agentsproof.grading.base import GradeInput, GraderEntry
 from agentsproof.grading.context import TrialContext
 from agentsproof.grading.deterministic import _find, _snippet
 from agentsproof.grading.hooks import LintCase, LintFact, Needle, Patterns, Presence, typed_assertion
@@ -297,4 +297,4 @@ def lint(spec: FilesGrader, case: LintCase) -> Iterator[LintFact]:
     yield from (Presence(p, False, f"{where}.absent[{i}]") for i, p in enumerate(spec.absent))
 
 
-GRADER = GraderKind(type="files", config=FilesGrader, grade=grade, agent_only=True, lint=lint, to_agentevals=typed_assertion, reads_workspace=True)
+GRADER = GraderEntry(type="files", config=FilesGrader, grade=grade, agent_only=True, lint=lint, to_agentevals=typed_assertion, reads_workspace=True)

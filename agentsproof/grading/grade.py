@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from agentsproof.grading.base import NESTED, GradeInput
 from agentsproof.grading.context import TrialContext
 from agentsproof.grading.judge import Judge, JudgeError
-from agentsproof.grading.registry import kind
+from agentsproof.grading.registry import entry
 from agentsproof.model.graders import GraderSpec
 from agentsproof.model.results import CheckResult, GraderResult
 
-__all__ = ["Judge", "JudgeError", "TrialContext", "grade_all", "combine", "failed_gate", "needs_judge"]
+__all__ = ["Judge", "JudgeError", "TrialContext", "combine", "failed_gate", "grade_all", "needs_judge"]
 
 
 def needs_judge(graders: Sequence[GraderSpec]) -> bool:
@@ -38,7 +38,7 @@ def turn_reply(spec: GraderSpec, response: str, replies: Sequence[str]) -> str |
 
 
 async def _grade_one(response: str, spec: GraderSpec, judge: Judge | None, task: str, ctx: TrialContext) -> GraderResult:
-    grade = kind(spec.type).grade
+    grade = entry(spec.type).grade
     if grade is None:
         raise TypeError(f"a {spec.type!r} grader is not graded per trial")
     answer = turn_reply(spec, response, ctx.replies)
@@ -81,11 +81,11 @@ async def grade_all(
     """
     if judge is not None:
         judge = judge.within(timeout)
-    graders = [g for g in graders if not kind(g.type).per_pair]  # judged per pair after both arms ran
+    graders = [g for g in graders if not entry(g.type).per_pair]  # judged per pair after both arms ran
     ctx = context or TrialContext(answer=response, timeout=timeout)
     # Graders that may write in the workspace (scripts) run one by one after the others have read it; a trial
     # without a workspace (a chat trial) gives each script a fresh folder of its own, so they run together.
-    first = [i for i, g in enumerate(graders) if not kind(g.type).runs_last or (ctx.workspace is None and ctx.environment is None)]
+    first = [i for i, g in enumerate(graders) if not entry(g.type).runs_last or (ctx.workspace is None and ctx.environment is None)]
     results: dict[int, GraderResult] = dict(
         zip(first, await asyncio.gather(*(_grade_safely(response, graders[i], judge, task, ctx) for i in first)), strict=True)
     )
@@ -114,7 +114,7 @@ def combine(results: Sequence[GraderResult]) -> float | None:
 def failed_gate(specs: Sequence[GraderSpec], results: Sequence[GraderResult]) -> bool:
     """True when a grader marked ``required`` (EVAL.yaml's ``required``, ``min_score`` or an
     LLM assertion's ``threshold``) scored below its pass mark: the trial fails, whatever its score."""
-    graded = [spec for spec in specs if not kind(spec.type).per_pair]  # as in grade_all: no result of their own
+    graded = [spec for spec in specs if not entry(spec.type).per_pair]  # as in grade_all: no result of their own
     return any(
         getattr(spec, "required", False) and res.score is not None and res.score < getattr(spec, "pass_mark", 1.0) - 1e-9
         for spec, res in zip(graded, results, strict=True)

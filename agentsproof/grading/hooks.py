@@ -1,6 +1,6 @@
 """What a grader type tells the layers above about itself: its lint facts and its EVAL.yaml form.
 
-A grader module's ``GRADER`` (:class:`agentsproof.grading.base.GraderKind`) may carry a
+A grader module's ``GRADER`` (:class:`agentsproof.grading.base.GraderEntry`) may carry a
 ``lint`` hook and a ``to_agentevals`` hook; ``agentsproof lint`` (:mod:`agentsproof.formats.lint.checks`)
 and ``convert`` (:mod:`agentsproof.interop.convert`) call them and keep no list of grader
 types of their own. The values here are plain data, so a grader states what it knows

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from agentsproof.grading.base import GradeInput, GraderKind
+from agentsproof.grading.base import GradeInput, GraderEntry
 from agentsproof.grading.hooks import ConvertCase, Finding, LintCase, LintFact
 from agentsproof.grading.judge import Judge, JudgeError, judge_json, verdict_text
 from agentsproof.llm.replies import MAX_NUMBER_CHARS
@@ -109,7 +109,7 @@ def to_agentevals(spec: LLMRubricGrader, case: ConvertCase) -> list[Any]:
     return [{"type": "llm-rubric", "value": spec.rubric, **case.weight}]
 
 
-GRADER = GraderKind(
+GRADER = GraderEntry(
     type="llm_rubric",
     config=LLMRubricGrader,
     grade=grade,

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from agentsproof.grading.base import GraderKind
+from agentsproof.grading.base import GraderEntry
 from agentsproof.grading.judge import Judge, JudgeError, combine_verdicts, judge_json, verdict_text
 from agentsproof.model.graders import Strict
 from agentsproof.model.results import Usage
@@ -128,5 +128,5 @@ async def judge_pair_panel(judge: Judge, models: tuple[str, ...], spec: Pairwise
     return PairVerdict(winner, disagreement=winner == "tie" and not genuine_tie, usage=usage, calls=calls, members=tuple(members))
 
 
-GRADER = GraderKind(type="pairwise", config=PairwiseGrader, grade=None, judged=True, per_pair=True)
+GRADER = GraderEntry(type="pairwise", config=PairwiseGrader, grade=None, judged=True, per_pair=True)
 """Judged per pair after both arms ran (:mod:`agentsproof.executor.pairwise`), not per trial."""

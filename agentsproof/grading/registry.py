@@ -1,7 +1,7 @@
 """Grader types by name: one line each, an import path to the module's ``GRADER``.
 
 Adding a grader: write ``agentsproof/grading/<name>.py`` (its config model, an async
-``grade(spec, given)`` and ``GRADER = GraderKind(...)``, see :mod:`agentsproof.grading.base`)
+``grade(spec, given)`` and ``GRADER = GraderEntry(...)``, see :mod:`agentsproof.grading.base`)
 and add its line below. The order is the order of ``type`` names in messages and of the
 JSON Schema's union. A grader of an installed package (entry-point group
 ``agentsproof.graders``, :mod:`agentsproof.core.entrypoints`) follows the in-tree ones.
@@ -16,7 +16,7 @@ from pydantic import BeforeValidator, Field
 
 from agentsproof.core.registry import Registry
 from agentsproof.core.validation import FieldError
-from agentsproof.grading.base import NESTED, GraderKind
+from agentsproof.grading.base import NESTED, GraderEntry
 
 GRADERS: dict[str, str] = {
     "deterministic": "agentsproof.grading.deterministic:GRADER",
@@ -35,28 +35,28 @@ GRADERS: dict[str, str] = {
 
 
 def _check(type_name: str, found: Any) -> str | None:
-    if not isinstance(found, GraderKind):
-        return "not a GraderKind"
+    if not isinstance(found, GraderEntry):
+        return "not a GraderEntry"
     return None if found.type == type_name else f"its type is {found.type!r}, not its entry point's name"
 
 
-REGISTRY: Registry[GraderKind] = Registry("graders", GRADERS, _check)
+REGISTRY: Registry[GraderEntry] = Registry("graders", GRADERS, _check)
 """Every grader: :data:`GRADERS`, then the installed plugins' (:mod:`agentsproof.core.registry`)."""
 
 
 @cache
-def kind(type_name: str) -> GraderKind:
+def entry(type_name: str) -> GraderEntry:
     """The registered grader of this ``type`` (in-tree, else an installed plugin's);
     KeyError for an unknown one, PluginError for a plugin that does not load."""
     return REGISTRY.get(type_name)
 
 
-def find(type_name: str) -> GraderKind | None:
+def find(type_name: str) -> GraderEntry | None:
     """The registered grader of this ``type`` (a plugin's too), None for an unknown one."""
-    return kind(type_name) if REGISTRY.has(type_name) else None
+    return entry(type_name) if REGISTRY.has(type_name) else None
 
 
-def kinds() -> list[GraderKind]:
+def entries() -> list[GraderEntry]:
     """Every grader: the in-tree ones, then the installed plugins' that load (one that
     does not is skipped, said once on stderr)."""
     return list(REGISTRY.all().values())
@@ -64,7 +64,7 @@ def kinds() -> list[GraderKind]:
 
 def grader_types() -> tuple[str, ...]:
     """Every grader ``type`` name, in order."""
-    return tuple(k.type for k in kinds())
+    return tuple(k.type for k in entries())
 
 
 def __getattr__(name: str) -> Any:
@@ -74,19 +74,19 @@ def __getattr__(name: str) -> Any:
 
 
 def _rewrite(value: Any) -> Any:
-    for k in kinds():
+    for k in entries():
         if k.rewrite is not None:
             value = k.rewrite(value)
     if isinstance(value, dict) and "turn" in value and isinstance(value.get("type"), str) and value["type"] in grader_types():
-        config = kind(value["type"]).config
+        config = entry(value["type"]).config
         if "turn" not in config.model_fields:  # it reads the whole trial (workspace, trajectory), not one reply
-            scoped = ", ".join(repr(k.type) for k in kinds() if "turn" in k.config.model_fields)
+            scoped = ", ".join(repr(k.type) for k in entries() if "turn" in k.config.model_fields)
             raise FieldError("turn", f"a {value['type']!r} grader grades the whole trial, not one reply; 'turn' is for {scoped}")
     return value
 
 
 def _union() -> Any:
-    members = tuple(k.config for k in kinds())
+    members = tuple(k.config for k in entries())
     return Annotated[Union[members], Field(discriminator="type"), BeforeValidator(_rewrite)]  # noqa: UP007 - built at run time
 
 

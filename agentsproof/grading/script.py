@@ -355,7 +355,7 @@ GRADER_DIR = "/var/tmp/agentsproof-grader"
 
 async def _in_container(spec: ScriptGrader, ctx: TrialContext, timeout: float) -> GraderResult:
     """The script run in the trial's container, in its workdir (the eval's ``script:`` file and the answer copied in first)."""
-    from agentsproof.core.errors import TargetError
+    from agentsproof.core.errors import IsolationError, TargetError
     from agentsproof.core.procgroup import MAX_OUTPUT_BYTES
     from agentsproof.core.rmtree import remove_tree
     from agentsproof.core.safepath import copy_file, write_file
@@ -375,7 +375,7 @@ async def _in_container(spec: ScriptGrader, ctx: TrialContext, timeout: float) -
         try:
             await box.copy_in(tmp, GRADER_DIR)
             res = await box.exec(argv, env=env, timeout=timeout, stdin=stdin.encode("utf-8") if stdin is not None else None)
-        except TargetError as err:
+        except (TargetError, IsolationError) as err:
             return _errored(spec, f"{err} (from {spec.shown()})")
     finally:
         remove_tree(tmp)
@@ -467,7 +467,7 @@ def to_agentevals(spec: ScriptGrader, case: ConvertCase) -> list[Any]:
     return [{"type": "code-grader", "command": spec.run, **provider, **case.weight}]
 
 
-GRADER = GraderKind(
+GRADER = GraderEntry(
     type="script",
     config=ScriptGrader,
     grade=grade,

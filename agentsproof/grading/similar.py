@@ -22,7 +22,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from agentsproof.grading.base import GradeInput, GraderKind
+from agentsproof.grading.base import GradeInput, GraderEntry
 from agentsproof.llm.base import LLMError
 from agentsproof.model.graders import MAX_WEIGHT, TurnScoped
 from agentsproof.model.results import CheckResult, GraderResult
@@ -75,7 +75,7 @@ async def grade(spec: SimilarGrader, given: GradeInput) -> GraderResult:
     return verdict(spec, [cosine(answer, e) for e in expected])
 
 
-GRADER = GraderKind(
+GRADER = GraderEntry(
     type="similar",
     config=SimilarGrader,
     grade=grade,

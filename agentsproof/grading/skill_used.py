@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from agentsproof.grading.base import GradeInput, GraderKind
+from agentsproof.grading.base import GradeInput, GraderEntry
 from agentsproof.grading.context import TrialContext
 from agentsproof.grading.hooks import ConvertCase
 from agentsproof.model.graders import MAX_WEIGHT, Strict
@@ -71,7 +71,7 @@ def to_agentevals(spec: SkillUsedGrader, case: ConvertCase) -> list[Any]:
     return [{"type": "skill-used" if spec.expected else "not-skill-used", "value": value, **case.weight}]
 
 
-GRADER = GraderKind(
+GRADER = GraderEntry(
     type="skill_used",
     config=SkillUsedGrader,
     grade=grade,

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from agentsproof.grading import tracecheck
-from agentsproof.grading.base import GradeInput, GraderKind
+from agentsproof.grading.base import GradeInput, GraderEntry
 from agentsproof.grading.context import TrialContext
 from agentsproof.grading.hooks import Finding, LintCase, LintFact, typed_assertion
 from agentsproof.model.graders import MAX_WEIGHT, FieldError, Strict, one_or_many
@@ -182,7 +182,7 @@ def lint(spec: ToolCallsGrader, case: LintCase) -> Iterator[LintFact]:
         )
 
 
-GRADER = GraderKind(
+GRADER = GraderEntry(
     type="tool_calls",
     config=ToolCallsGrader,
     grade=grade,

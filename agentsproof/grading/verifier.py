@@ -28,7 +28,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from agentsproof.core.units import seconds
-from agentsproof.grading.base import GradeInput, GraderKind
+from agentsproof.grading.base import GradeInput, GraderEntry
 from agentsproof.model.graders import MAX_WEIGHT, FieldError, Strict, script_path
 from agentsproof.model.results import CheckResult, GraderResult
 
@@ -163,7 +163,7 @@ def _tests_folder(spec: VerifierGrader, eval_dir: Path | None) -> Path | str:
 
 async def grade(spec: VerifierGrader, given: GradeInput) -> GraderResult:
     """Run the verifier in the trial's container; the reward it wrote is the score."""
-    from agentsproof.core.errors import LLMError
+    from agentsproof.core.errors import TrialError
 
     ctx = given.context
     env = getattr(ctx, "environment", None)
@@ -190,7 +190,7 @@ async def grade(spec: VerifierGrader, given: GradeInput) -> GraderResult:
         await env.exec(["chmod", "+x", script], timeout=60.0, user="root")
         # run as Harbor does: the script itself (its #! line), bash when it has none
         out = await env.exec(["bash", "-c", '"$0"', script], env=dict(spec.env), timeout=limit, user=spec.user)
-    except LLMError as err:  # TargetError: the container cannot run it
+    except TrialError as err:  # ContainerError: the container cannot run it
         return _errored(spec, f"the verifier could not run: {err}")
     status = f"test.sh exited {out.returncode}" + (f" ({out.limit})" if out.limit else "")
     if out.timed_out:
@@ -219,7 +219,7 @@ async def grade(spec: VerifierGrader, given: GradeInput) -> GraderResult:
     )
 
 
-GRADER = GraderKind(
+GRADER = GraderEntry(
     type="verifier",
     config=VerifierGrader,
     grade=grade,

@@ -30,6 +30,7 @@ from typing import Any
 
 from agentsproof.core.errors import InputError
 from agentsproof.model.results import FileRecord, RunResult, ToolCall, TrialResult, Usage
+from agentsproof.targets.registry import is_agent
 
 SCHEMA_VERSION = "ATIF-v1.4"
 READS = re.compile(r"^ATIF-v1\.[0-7]$")
@@ -120,7 +121,7 @@ def write_atif(run: RunResult, folder: Path, store: Path | None = None) -> list[
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for it in run.items:
-            if it.target == "chat":
+            if not is_agent(it.target):
                 continue
             for arm in (it.with_arm, it.without_arm):
                 for t in arm.trials:

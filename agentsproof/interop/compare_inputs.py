@@ -98,7 +98,7 @@ def _case(case_id: str, trials: list[TrialResult], source: str, threshold: float
 
 
 def _run(plugin: str, items: list[ItemResult], provider: str, model: str, created: str, settings: RunSettings) -> RunResult:
-    from agentsproof.executor.results import build_run
+    from agentsproof.executor.finalize import build_run
 
     run = build_run("tc-eval", plugin or "run", items, provider=provider, model=model, judge_model="", settings=settings)
     if created:
@@ -194,4 +194,4 @@ def from_agentv(text: str, src: str) -> RunResult:
     return _run(suite, items, "agentv", target, created, RunSettings(baseline="none", source_format="agentv"))
 
 
-__all__ = ["load_any", "detect", "from_agentprobe", "from_agentv", "UNKNOWN"]
+__all__ = ["UNKNOWN", "detect", "from_agentprobe", "from_agentv", "load_any"]

@@ -401,13 +401,13 @@ def eval_yaml_to_eval_yaml(path: Path) -> tuple[dict[str, Any], list[str]]:
 
 def _grader_to_asserts(g: GraderSpec, where: str, skill: str, warnings: list[str]) -> list[Any]:
     """The grader's EVAL.yaml assertions, from its registered ``to_agentevals`` hook
-    (:class:`agentsproof.grading.base.GraderKind`); a grader without one is left out, saying so."""
+    (:class:`agentsproof.grading.base.GraderEntry`); a grader without one is left out, saying so."""
     from agentsproof.grading.hooks import ConvertCase
-    from agentsproof.grading.registry import kind
+    from agentsproof.grading.registry import entry
 
     if getattr(g, "turn", None) is not None:
         warnings.append(f"{where}.turn: EVAL.yaml has no turn-scoped grader; it grades the last reply")
     weight = getattr(g, "weight", 1.0)
     case = ConvertCase(where, skill, {"weight": weight} if weight != 1.0 else {}, warnings)
-    hook = kind(g.type).to_agentevals
+    hook = entry(g.type).to_agentevals
     return hook(g, case) if hook is not None else case.left_out(g.type)

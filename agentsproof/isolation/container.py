@@ -39,7 +39,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from agentsproof.core.errors import TargetError
+from agentsproof.core.errors import ContainerError
 from agentsproof.core.rmtree import remove_tree
 from agentsproof.isolation.engine import DOCKER_CALL_S, docker, get_archive, put_archive
 from agentsproof.model.environment import Environment, ExecResult
@@ -216,7 +216,7 @@ class Container:
         same exec once the command ends (:data:`CARRY_SH`) and kept (:attr:`kept`) for
         :meth:`copy_out` and :meth:`read_file` (an image that cannot, or another user: ignored)."""
         if self.stopped:
-            raise TargetError(f"the trial's container was stopped earlier: {self.stopped}")
+            raise ContainerError(f"the trial's container was stopped earlier: {self.stopped}")
         await self.drop_kept()
         as_root = user in (None, "root", "0")  # None: the default user, root wherever carrying or a pending seed applies (INLINE_PROBE)
         mark = b""
@@ -270,10 +270,10 @@ class Container:
             if limit is not None:  # a command the kernel killed leaves no workdir to keep
                 await self.drop_kept()
         if called.returncode in (125, 126, 127) and not called.timed_out and limit is None and b"OCI runtime" in called.stderr:
-            raise TargetError(f"the container could not run {argv[0]!r}: {called.reason()}")
+            raise ContainerError(f"the container could not run {argv[0]!r}: {called.reason()}")
         if seeding and called.returncode == SEED_FAILED and SEED_MARK in called.stderr:
             why = called.stderr.replace(SEED_MARK, b"").decode("utf-8", "replace").strip().splitlines()
-            raise TargetError(f"could not copy the workspace into the container: {why[-1][:300] if why else 'tar failed'}")
+            raise ContainerError(f"could not copy the workspace into the container: {why[-1][:300] if why else 'tar failed'}")
         return ExecResult(called.returncode, called.stdout, called.stderr, called.timed_out, time.perf_counter() - t0, limit)
 
     async def drop_kept(self) -> None:
@@ -335,13 +335,13 @@ class Container:
             archive, self.pending = self.pending, None
             got = await put_archive(self.name, archive)
             if got.returncode != 0:
-                raise TargetError(f"could not copy the workspace into the container: {got.reason()}")
+                raise ContainerError(f"could not copy the workspace into the container: {got.reason()}")
 
     async def copy_in(self, host: Path, dest: str, *, defer: bool = False) -> None:
         """Copy ``host``'s contents into ``dest`` (created when missing; not below a tmpfs such as /tmp) in the container
         (``defer``: kept as :attr:`pending`, for the first command to unpack)."""
         if self.stopped:
-            raise TargetError(f"the trial's container was stopped earlier: {self.stopped}")
+            raise ContainerError(f"the trial's container was stopped earlier: {self.stopped}")
         await self.drop_kept()
         await self.flush()
         archive = await asyncio.to_thread(_tar_of, host, dest)
@@ -350,7 +350,7 @@ class Container:
             return
         got = await put_archive(self.name, archive)
         if got.returncode != 0:
-            raise TargetError(f"could not copy the workspace into the container: {got.reason()}")
+            raise ContainerError(f"could not copy the workspace into the container: {got.reason()}")
 
     async def copy_out(self, src: str, host: Path, *, cap_bytes: int) -> list[str]:
         """Copy ``src``'s contents out of the container into the host folder ``host`` (the
@@ -366,7 +366,7 @@ class Container:
             archive = Path(tmp) / "out.tar"
             got = await get_archive(self.name, f"{src.rstrip('/')}/.", archive, timeout=max(DOCKER_CALL_S, 600))
             if got.returncode != 0:
-                raise TargetError(f"could not copy {src} out of the container: {got.reason()}")
+                raise ContainerError(f"could not copy {src} out of the container: {got.reason()}")
             host.mkdir(parents=True, exist_ok=True)
             return await asyncio.to_thread(_extract, archive, host, cap_bytes)
 
@@ -386,7 +386,7 @@ class Container:
             if got.returncode != 0:
                 if b"Could not find" in got.stderr or b"No such" in got.stderr:
                     return None
-                raise TargetError(f"could not read {path} in the container: {got.reason()}")
+                raise ContainerError(f"could not read {path} in the container: {got.reason()}")
 
             def first() -> bytes | None:
                 with tarfile.open(archive, mode="r:") as tar:

@@ -15,7 +15,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentsproof.core.errors import TargetError
+from agentsproof.core.errors import ContainerError
 
 OUTPUT_CAP = 1024 * 1024
 """Bytes of a command's stdout (and of stderr) kept; the rest is read and dropped."""
@@ -27,10 +27,10 @@ DOCKER_CALL_S = 120.0
 
 
 def docker_cli() -> str:
-    """The ``docker`` CLI on PATH; TargetError saying how to get one when missing."""
+    """The ``docker`` CLI on PATH; ContainerError saying how to get one when missing."""
     found = shutil.which("docker")
     if not found:
-        raise TargetError("the docker CLI is not on PATH (install docker.io, or docker-ce-cli for a remote engine via DOCKER_HOST)")
+        raise ContainerError("the docker CLI is not on PATH (install docker.io, or docker-ce-cli for a remote engine via DOCKER_HOST)")
     return found
 
 
@@ -139,7 +139,7 @@ async def docker(
     except OSError as exc:
         if out_fh is not None:
             out_fh.close()
-        raise TargetError(f"the docker CLI could not be started: {exc.strerror or exc}") from None
+        raise ContainerError(f"the docker CLI could not be started: {exc.strerror or exc}") from None
 
     async def feed() -> None:
         if stdin is not None and proc.stdin is not None:

@@ -44,7 +44,7 @@ import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from agentsproof.core.errors import TargetError
+from agentsproof.core.errors import ContainerError
 from agentsproof.isolation.container import Container
 from agentsproof.isolation.engine import docker
 from agentsproof.isolation.images import ensure_image, image_workdir
@@ -265,7 +265,7 @@ class Environments:
             args += ["--entrypoint", relay_argv(relayed)[0], tag, *relay_argv(relayed)[1:]]
             got = await docker(args, timeout=START_S)
             if got.returncode != 0:
-                raise TargetError(f"the trial's container could not be started from {tag}: {got.reason()}")
+                raise ContainerError(f"the trial's container could not be started from {tag}: {got.reason()}")
         except BaseException:
             await self.remove(container)
             raise
@@ -293,7 +293,7 @@ class Environments:
                 has_files = any(Path(tmp).iterdir())
             try:
                 inline = (await container.exec(["/bin/sh", "-c", INLINE_PROBE], timeout=60.0)).returncode == 0
-            except TargetError:  # no /bin/sh in the image: the seed is copied in the usual way
+            except ContainerError:  # no /bin/sh in the image: the seed is copied in the usual way
                 inline = False
             # both at once: a trial started meanwhile probes too, and never sees one without the other
             self._inline[tag], self._image_files[tag] = inline, has_files

@@ -23,7 +23,7 @@ import re
 import tempfile
 from pathlib import Path
 
-from agentsproof.core.errors import InputError, TargetError
+from agentsproof.core.errors import ContainerError, InputError
 from agentsproof.isolation.engine import docker
 from agentsproof.model.environment import Environment
 
@@ -158,7 +158,7 @@ def _stage_without(context: Path, dest: Path, empty: tuple[str, ...]) -> Path:
     try:
         copy_tree(context, dest)
     except TreeProblem as err:
-        raise TargetError(f"the build context cannot be staged: {err}") from None
+        raise ContainerError(f"the build context cannot be staged: {err}") from None
     for rel in empty:
         path = dest / rel.strip("/")
         if path.is_symlink() or path.exists():

@@ -23,7 +23,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from agentsproof.core.errors import TargetError
+from agentsproof.core.errors import ContainerError
 
 SOURCE = Path(__file__).resolve().parent.parent / "data" / "ap_relay.c"
 BUILT = SOURCE.with_name("ap-relay")
@@ -37,10 +37,10 @@ def _cache_dir() -> Path:
 
 
 def _build(dest: Path) -> Path:
-    """``cc -static`` the relay into ``dest`` (a folder); TargetError when no compiler can."""
+    """``cc -static`` the relay into ``dest`` (a folder); ContainerError when no compiler can."""
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if not cc:
-        raise TargetError("the container relay is not built and no C compiler is here (run `make relay`, or install gcc and libc6-dev)")
+        raise ContainerError("the container relay is not built and no C compiler is here (run `make relay`, or install gcc and libc6-dev)")
     dest.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=dest) as tmp:
         out = Path(tmp) / "ap-relay"
@@ -48,7 +48,7 @@ def _build(dest: Path) -> Path:
 
         got = subprocess.run([cc, "-static", "-O2", "-o", str(out), str(SOURCE)], capture_output=True, text=True, timeout=300, check=False)
         if got.returncode != 0:
-            raise TargetError(f"the container relay could not be built ({cc} -static): {got.stderr.strip()[-300:]}")
+            raise ContainerError(f"the container relay could not be built ({cc} -static): {got.stderr.strip()[-300:]}")
         final = dest / "ap-relay"
         os.replace(out, final)
     return final
@@ -72,7 +72,7 @@ async def relay_binary() -> Path:
         if found is not None:
             return found
         if os.environ.get("AGENTSPROOF_CONTAINER_RELAY", "").strip():
-            raise TargetError(f"AGENTSPROOF_CONTAINER_RELAY={os.environ['AGENTSPROOF_CONTAINER_RELAY']} is not a file")
+            raise ContainerError(f"AGENTSPROOF_CONTAINER_RELAY={os.environ['AGENTSPROOF_CONTAINER_RELAY']} is not a file")
         folder = _cache_dir() / hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
         return await asyncio.to_thread(_build, folder)
 

@@ -25,12 +25,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentsproof.core.errors import InputError, TargetError
+from agentsproof.core.errors import InputError, SeedError
 from agentsproof.core.rmtree import remove_tree
 from agentsproof.isolation.seed import MAX_SEED_BYTES, MAX_SEED_FILES, SeedProblem, check_seed_folder, copy_seed
 from agentsproof.model.results import FileRecord
 
-__all__ = ["MAX_SEED_BYTES", "MAX_SEED_FILES", "Workspaces", "check_seed_folder", "remove_tree", "snapshot", "changes"]
+__all__ = ["MAX_SEED_BYTES", "MAX_SEED_FILES", "Workspaces", "changes", "check_seed_folder", "remove_tree", "snapshot"]
 
 MAX_LISTED_FILES = 2_000
 """A trial that leaves more files than this records the first ones (sorted by path)."""
@@ -98,14 +98,14 @@ class Workspaces:
             raise InputError(None, None, f"cannot create the workspaces folder in {where}: {err.strerror or err}") from None
 
     def create(self, item_id: str, arm: str, index: int, seed: Path | None = None, files: list[tuple[str, bytes]] | None = None) -> Path:
-        """A new workspace; TargetError (an errored trial, with the reason) when it cannot
+        """A new workspace; SeedError (an errored trial, with the reason) when it cannot
         be made: a seed entry that is no longer fit, a full disk, an unreadable file."""
         folder = self.root / _segment(item_id) / f"{arm}-{index + 1}"
         try:
             if os.path.lexists(folder):
                 left = remove_tree(folder, within=self.root)
                 if left:
-                    raise TargetError(f"cannot create the workspace: {left}")
+                    raise SeedError(f"cannot create the workspace: {left}")
             seg = folder.parent
             if seg.is_symlink():
                 seg.unlink()
@@ -123,12 +123,12 @@ class Workspaces:
             st = folder.lstat()
         except SeedProblem as err:
             self._discard(folder)
-            raise TargetError(f"cannot copy the workspace seed {seed}: {err}") from None
+            raise SeedError(f"cannot copy the workspace seed {seed}: {err}") from None
         except OSError as err:
             self._discard(folder)
             what = f"cannot copy the workspace seed {seed}" if seed is not None else "cannot create the workspace"
             name = f" ({err.filename})" if err.filename and str(err.filename) != str(folder) else ""
-            raise TargetError(f"{what}: {err.strerror or err}{name}") from None
+            raise SeedError(f"{what}: {err.strerror or err}{name}") from None
         self._made[folder] = (st.st_dev, st.st_ino)
         return folder
 

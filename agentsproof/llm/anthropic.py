@@ -40,7 +40,7 @@ from agentsproof.llm import prices
 from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError, refuse_extra
 from agentsproof.llm.openai_wire import RETRYABLE_STATUS as OPENAI_RETRYABLE
 from agentsproof.llm.openai_wire import retry_after, unreachable
-from agentsproof.llm.provider_spec import BuildOptions, ProviderSpec
+from agentsproof.llm.provider_entry import BuildOptions, ProviderEntry
 from agentsproof.llm.replies import MAX_NAME_CHARS, MAX_TOOL_CALLS, ReplyError, load_json, read_capped, token_count
 from agentsproof.model.results import Usage
 
@@ -322,7 +322,7 @@ def _detect() -> bool:
     return bool(os.environ.get("ANTHROPIC_API_KEY"))
 
 
-PROVIDER = ProviderSpec(
+PROVIDER = ProviderEntry(
     name="anthropic",
     build=build,
     throttled=True,

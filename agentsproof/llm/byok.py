@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.llm.base import LLMClient
-from agentsproof.llm.provider_spec import BuildOptions, ProviderSpec
+from agentsproof.llm.provider_entry import BuildOptions, ProviderEntry
 
 ENV_URL = "AGENTSPROOF_PROVIDER_URL"
 ENV_KEY = "AGENTSPROOF_PROVIDER_KEY"
@@ -38,8 +38,8 @@ def build(provider: str, options: BuildOptions) -> LLMClient:
     return openai_client(provider=provider, base_url=url, api_key=key)
 
 
-def _spec(name: str, detect: Callable[[], bool] | None = None) -> ProviderSpec:
-    return ProviderSpec(
+def _spec(name: str, detect: Callable[[], bool] | None = None) -> ProviderEntry:
+    return ProviderEntry(
         name=name,
         build=lambda options: build(name, options),
         throttled=True,

@@ -55,7 +55,7 @@ from agentsproof.llm.copilot_setup import (
     login_source,
     sdk_installed,
 )
-from agentsproof.llm.provider_spec import BuildOptions, ProviderSpec
+from agentsproof.llm.provider_entry import BuildOptions, ProviderEntry
 
 ENV_TOOLS = "AGENTSPROOF_COPILOT_TOOLS"
 DEFAULT_TIMEOUT = 600.0
@@ -300,7 +300,7 @@ def build(options: BuildOptions) -> LLMClient:
     return CopilotClient.from_env()
 
 
-PROVIDER = ProviderSpec(
+PROVIDER = ProviderEntry(
     name="copilot",
     build=build,
     secret_envs=(ENV_BYOK_KEY,),
@@ -315,7 +315,6 @@ PROVIDER = ProviderSpec(
 
 __all__ = [
     "BYOK_TYPES",
-    "CopilotClient",
     "ENV_BYOK_KEY",
     "ENV_BYOK_TYPE",
     "ENV_BYOK_URL",
@@ -325,6 +324,7 @@ __all__ = [
     "HINT_SDK",
     "PROVIDER",
     "TOKEN_ENVS",
+    "CopilotClient",
     "byok_from_env",
     "copilot_status",
     "copilot_usable",

@@ -34,10 +34,10 @@ from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.llm import local_pool
 from agentsproof.llm.base import ChatRequest, ChatResponse, LLMClient, LLMError, refuse_extra
 from agentsproof.llm.local_model import LocalSettings, default_model_name, local_available
-from agentsproof.llm.provider_spec import BuildOptions, ProviderSpec
+from agentsproof.llm.provider_entry import BuildOptions, ProviderEntry
 from agentsproof.model.results import Usage
 
-__all__ = ["PROVIDER", "LocalClient", "local_available", "default_model_name", "own_model", "sampling_params"]
+__all__ = ["PROVIDER", "LocalClient", "default_model_name", "local_available", "own_model", "sampling_params"]
 
 # Sampling settings besides temperature; the benchmark passes the same ones to raw llama.cpp.
 TOP_P = 0.95
@@ -191,7 +191,7 @@ def build(options: BuildOptions) -> LLMClient:
     return LocalClient.from_env()
 
 
-PROVIDER = ProviderSpec(
+PROVIDER = ProviderEntry(
     name="local",
     build=build,
     priced=False,

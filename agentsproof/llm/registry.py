@@ -1,14 +1,14 @@
 """Choose and build a provider from flags and environment.
 
-Every provider is one module with a :class:`~agentsproof.llm.provider_spec.ProviderSpec`
-and one line in :data:`SPECS`, an import string loaded only when that provider is asked
+Every provider is one module with a :class:`~agentsproof.llm.provider_entry.ProviderEntry`
+and one line in :data:`ENTRIES`, an import string loaded only when that provider is asked
 about, so start-up imports no provider and no SDK. A provider of an installed package
 (entry-point group ``agentsproof.providers``, :mod:`agentsproof.core.entrypoints`) follows
 the in-tree ones. The rules around every provider live here, written once: ``auto``
 resolution, the trial and judge models, the one "install the extra" error, the AIMD
 limiter, retries, and secrets scrubbed from set-up errors.
 
-The providers are the keys of :data:`SPECS` (``docs/providers.md`` has a section for each,
+The providers are the keys of :data:`ENTRIES` (``docs/providers.md`` has a section for each,
 ``tests/llm/test_provider_registry.py`` checks it). ``auto`` asks the providers of
 :data:`AUTO` in order, each by its spec's ``detect``. ``ANTHROPIC_API_KEY`` alone never
 takes precedence over Copilot or the local model: many machines have it set for other
@@ -26,15 +26,15 @@ from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.core.registry import Registry
 from agentsproof.core.scrub import scrub_text, url_secrets
 from agentsproof.llm.base import LLMClient, LLMError
-from agentsproof.llm.provider_spec import SUGGEST_LOCAL, BuildOptions, ProviderSpec
+from agentsproof.llm.provider_entry import SUGGEST_LOCAL, BuildOptions, ProviderEntry
 from agentsproof.llm.retry import RetryingClient
 
 if TYPE_CHECKING:
     from agentsproof.llm.throttle import ThrottledClient
 
-# One line per provider: its --provider name and the ProviderSpec that says how to build it.
+# One line per provider: its --provider name and the ProviderEntry that says how to build it.
 # The order is the order of --provider's choices in --help.
-SPECS: dict[str, str] = {
+ENTRIES: dict[str, str] = {
     "copilot": "agentsproof.llm.copilot:PROVIDER",
     "openai": "agentsproof.llm.byok:OPENAI",
     "azure": "agentsproof.llm.byok:AZURE",
@@ -43,7 +43,7 @@ SPECS: dict[str, str] = {
     "local": "agentsproof.llm.local:PROVIDER",
 }
 
-PROVIDERS: tuple[str, ...] = ("auto", *SPECS)
+PROVIDERS: tuple[str, ...] = ("auto", *ENTRIES)
 """The in-tree values ``--provider`` / ``AGENTSPROOF_PROVIDER_TYPE`` accept (its choices in
 ``--help``); :func:`names` adds the installed plugins'."""
 
@@ -62,22 +62,22 @@ class ProviderChoice:
 
 
 def _check(name: str, found: object) -> str | None:
-    if not isinstance(found, ProviderSpec):
-        return "not a ProviderSpec"
+    if not isinstance(found, ProviderEntry):
+        return "not a ProviderEntry"
     return None if found.name == name else f"its name is {found.name!r}, not its entry point's name"
 
 
-REGISTRY: Registry[ProviderSpec] = Registry("providers", SPECS, _check)
-"""Every provider: :data:`SPECS`, then the installed plugins' (:mod:`agentsproof.core.registry`)."""
+REGISTRY: Registry[ProviderEntry] = Registry("providers", ENTRIES, _check)
+"""Every provider: :data:`ENTRIES`, then the installed plugins' (:mod:`agentsproof.core.registry`)."""
 
 
 @cache
-def spec(name: str) -> ProviderSpec:
+def entry(name: str) -> ProviderEntry:
     """The spec of provider ``name`` (imports its module, never its SDK): in-tree, else an
     installed plugin's. KeyError if unknown, PluginError for a plugin that does not load."""
     found = REGISTRY.get(name)
-    if not isinstance(found, ProviderSpec) or found.name != name:
-        raise TypeError(f"{SPECS.get(name, name)} is not the ProviderSpec of {name!r}")
+    if not isinstance(found, ProviderEntry) or found.name != name:
+        raise TypeError(f"{ENTRIES.get(name, name)} is not the ProviderEntry of {name!r}")
     return found
 
 
@@ -91,7 +91,7 @@ def names() -> tuple[str, ...]:
     return (*PROVIDERS, *plugin_names())
 
 
-def all_specs() -> list[ProviderSpec]:
+def all_entries() -> list[ProviderEntry]:
     """Every provider's spec: the in-tree ones, then the installed plugins' that load."""
     return list(REGISTRY.all().values())
 
@@ -100,14 +100,14 @@ def priced(provider: str) -> bool:
     """Whether ``provider``'s calls cost money (its spec's ``priced``; a name outside the
     registry, as ``--plan`` may pass, is taken to be priced)."""
     found = REGISTRY.find(provider)
-    return found.priced if isinstance(found, ProviderSpec) else True
+    return found.priced if isinstance(found, ProviderEntry) else True
 
 
 def how_to_configure() -> str:
     """The "no usable LLM provider" error: every way to set one up, ``auto``'s order first."""
     hints: list[str] = []
-    for name in (*AUTO, *(n for n in SPECS if n not in AUTO)):
-        hint = spec(name).configure_hint
+    for name in (*AUTO, *(n for n in ENTRIES if n not in AUTO)):
+        hint = entry(name).configure_hint
         if hint and hint not in hints:
             hints.append(hint)
     return "no usable LLM provider. Configure one of: " + "; ".join(f"({i}) {h}" for i, h in enumerate(hints, 1))
@@ -115,7 +115,7 @@ def how_to_configure() -> str:
 
 def secret_envs() -> tuple[str, ...]:
     """Every environment variable any provider keeps a secret in, scrubbed from set-up errors."""
-    return tuple(dict.fromkeys(env for s in all_specs() for env in s.secret_envs))
+    return tuple(dict.fromkeys(env for s in all_entries() for env in s.secret_envs))
 
 
 def __getattr__(name: str) -> Any:
@@ -125,7 +125,7 @@ def __getattr__(name: str) -> Any:
     if name == "SECRET_ENVS":
         return secret_envs()
     if name == "THROTTLED":
-        return tuple(s.name for s in all_specs() if s.throttled)
+        return tuple(s.name for s in all_entries() if s.throttled)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -142,7 +142,7 @@ def auto_findings() -> str:
     """What ``auto`` looked for, in its order, and what it found of each (the no-provider messages)."""
     seen: list[str] = []
     for name in AUTO:
-        found = spec(name)
+        found = entry(name)
         what = AUTO_LOOKS_FOR.get(name, "its settings")
         if found.missing():
             seen.append(f"{name} ({what}: {', '.join(found.missing())} not installed)")
@@ -182,7 +182,7 @@ def resolve_provider_name(flag: str | None) -> str:
     if name != "auto":
         return name
     for candidate in AUTO:
-        found = spec(candidate)
+        found = entry(candidate)
         if found.detect is not None and not found.missing() and found.detect():
             return candidate
     raise ProviderUnavailable(f"{how_to_configure()}. (auto looked for {auto_findings()})")
@@ -193,7 +193,7 @@ def resolve_models(provider: str, model: str | None, judge_model: str | None) ->
 
     ``provider`` may be a name outside the table (``--plan`` passes what it could resolve):
     such a provider gets the general rules."""
-    found = spec(provider) if REGISTRY.has(provider) else None
+    found = entry(provider) if REGISTRY.has(provider) else None
     if found is not None and found.own_model is not None:
         name = found.own_model(model, judge_model)
         return ProviderChoice(provider=provider, model=name, judge_model=name)
@@ -219,7 +219,7 @@ def build_layers(provider: str, *, retry: bool = True, prompt_cache: bool = True
     provider is not rate-limited or ``AGENTSPROOF_THROTTLE=off``), kept by reference."""
     if not REGISTRY.has(provider):
         raise ProviderUnavailable(f"unknown provider {provider!r}")
-    found = spec(provider)
+    found = entry(provider)
     found.check_installed()
     _register_secrets(found)
     try:
@@ -239,12 +239,12 @@ def build_layers(provider: str, *, retry: bool = True, prompt_cache: bool = True
 
 def _provider_secrets() -> list[str]:
     secrets = [os.environ.get(n) or "" for n in secret_envs()]
-    for url_env in dict.fromkeys(env for s in all_specs() for env in s.url_envs):
+    for url_env in dict.fromkeys(env for s in all_entries() for env in s.url_envs):
         secrets += url_secrets(os.environ.get(url_env))
     return secrets
 
 
-def _register_secrets(found: ProviderSpec) -> None:
+def _register_secrets(found: ProviderEntry) -> None:
     """The provider's keys (and URL credentials) in the environment: masked in every output.
     Only this provider's spec is read (the others stay unimported)."""
     from agentsproof.core.scrub import register

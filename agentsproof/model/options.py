@@ -1,8 +1,9 @@
 """The options of one run command, as one typed, frozen object built at the CLI edge.
 
-``eval``, ``eval-all`` and ``tc-eval`` parse their flags into a :class:`RunConfig` once;
-everything below (commands, session, runner, resume, cache, retries) reads that object
-and never a loose dict of options.
+``eval``, ``eval-all``, ``tc-eval`` and ``ablate`` parse their flags into a :class:`RunFlags`
+once; the command's plan (:class:`agentsproof.executor.plan.RunPlan`) carries it to the
+session, and nothing below reads a loose dict of options. What a run records of them is
+``model.settings.RunSettings``; how the runner schedules trials, ``executor.runner.Scheduling``.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ def parse_config_pairs(raw: tuple[str, ...] | tuple[tuple[str, str], ...] | list
     looks like a secret keeps its place but not its value, so no report ever holds it."""
     out: dict[str, str] = {}
     for text in raw:
-        if isinstance(text, tuple):  # already parsed (RunConfig.replace)
+        if isinstance(text, tuple):  # already parsed (RunFlags.replace)
             key, value = text
         else:
             key, sep, value = str(text).partition("=")
@@ -64,7 +65,7 @@ class Shard:
 
 
 @dataclass(frozen=True)
-class RunConfig:
+class RunFlags:
     """A run command's options (``eval``, ``eval-all``, ``tc-eval``), parsed once at the CLI edge."""
 
     trials: int | None = None
@@ -140,12 +141,12 @@ class RunConfig:
     """``--ray-address`` / ``RAY_ADDRESS``: the cluster (``auto``: the one running here); None: a one-node Ray on loopback."""
 
     @classmethod
-    def from_cli(cls, opts: dict[str, Any]) -> RunConfig:
+    def from_cli(cls, opts: dict[str, Any]) -> RunFlags:
         """From a Click command's keyword arguments (unknown keys are a programming error)."""
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = set(opts) - names
         if unknown:
-            raise TypeError(f"RunConfig: unknown options {sorted(unknown)}")
+            raise TypeError(f"RunFlags: unknown options {sorted(unknown)}")
         values = {k: v for k, v in opts.items() if v is not None}
         if isinstance(values.get("shard"), str):
             values["shard"] = Shard.parse(values["shard"])
@@ -155,6 +156,6 @@ class RunConfig:
             raise InputError("command line", "--resume", "conflicts with --retry-errors; give one of them")
         return cls(**values)
 
-    def replace(self, **changes: Any) -> RunConfig:
+    def replace(self, **changes: Any) -> RunFlags:
         """A copy with ``changes`` made."""
         return dataclasses.replace(self, **changes)

@@ -3,7 +3,7 @@
 agentv's ``environment.setup``, ``workspace.hooks`` (``before_all``, ``before_each``,
 ``after_each``, ``after_all``) and ``extensions`` (``file://hook.mjs:beforeAll``) are
 programs: each becomes a :class:`SetupCommand` on the item, run by
-:mod:`agentsproof.targets.setup_run` in the trial's workspace, in the command target's
+:mod:`agentsproof.targets.agents.setup` in the trial's workspace, in the command target's
 sandbox, its output in the trial log. Every trial gets a fresh copy of the workspace, so a
 ``before_all`` runs before every trial, as a ``before_each`` does (first), and an
 ``after_*`` after it (a failing ``before`` errors the trial; a failing ``after`` is a note,

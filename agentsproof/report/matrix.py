@@ -1,7 +1,7 @@
 """One matrix across agents (``--target a,b,c``): the items of each agent side by side.
 
 A matrix run's report has one item per (item, agent), the agent's name appended to the
-item's id (``skills/x@codex``, see :mod:`agentsproof.commands.matrix`). :func:`by_agent`
+item's id (``skills/x@codex``, see :mod:`agentsproof.commands.per_target`). :func:`by_agent`
 sums each agent up (the terminal's ``by agent:`` block); :func:`agent_matrix` is the
 reports' table: a row per item, a column per agent, each cell the item's grade and its
 delta with the interval; the skill helps an agent where that interval is above 0, hurts

@@ -281,4 +281,4 @@ def write_view(root: Path, out: Path, *, item: str | None = None, last: int = 10
     return out / "index.html", len(runs)
 
 
-__all__ = ["RUN_FOLDER", "RunRow", "ItemRow", "collect", "read_run", "render_index", "render_item", "write_view"]
+__all__ = ["RUN_FOLDER", "ItemRow", "RunRow", "collect", "read_run", "render_index", "render_item", "write_view"]

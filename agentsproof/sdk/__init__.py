@@ -26,19 +26,19 @@ _WHERE = {
 }
 
 __all__ = [
-    "AgentsProof",
-    "AgentRun",
     "DEFAULT_BASE_URL",
+    "AgentRun",
+    "AgentsProof",
+    "GoldenCase",
     "ProofContext",
     "ProofSuiteError",
-    "trace_llm",
-    "trace_tool",
-    "atrace_llm",
-    "atrace_tool",
+    "ProofSuiteResult",
     "StepPayload",
     "StepType",
-    "GoldenCase",
-    "ProofSuiteResult",
+    "atrace_llm",
+    "atrace_tool",
+    "trace_llm",
+    "trace_tool",
 ]
 
 

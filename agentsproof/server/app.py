@@ -235,7 +235,7 @@ def create_app(settings: Settings) -> Any:
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         if settings.runs_dir:
-            from agentsproof.server.results import import_runs_dir
+            from agentsproof.server.reports import import_runs_dir
 
             import_runs_dir(db, settings.runs_dir)
         if worker:

@@ -31,7 +31,7 @@ SYSTEM = (
 )
 MAX_FIELD = 4000
 
-__all__ = ["WEIGHTS", "weights_for", "check_assertions", "grade_run", "JudgeError"]
+__all__ = ["WEIGHTS", "JudgeError", "check_assertions", "grade_run", "weights_for"]
 
 
 def weights_for(has_tool_calls: bool) -> dict[str, float]:

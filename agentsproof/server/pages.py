@@ -362,6 +362,6 @@ async def approve_golden(request: Request, slug: str, gid: str) -> Any:
 @router.get("/results", response_class=HTMLResponse)
 def results(request: Request) -> HTMLResponse:
     """``GET /results``: the CLI reports stored here (``agentsproof push``, ``serve --runs-dir``) and each item's delta over time."""
-    from agentsproof.server.results import results_view
+    from agentsproof.server.reports import results_view
 
     return render("results.html", **results_view(request.app.state.db))

@@ -144,6 +144,25 @@ TARGET_ARGS = ("name", "spec", "shown")
 are keyword-only."""
 
 
+@dataclass(frozen=True)
+class NativeLauncher:
+    """A CLI installed by npm whose Node wrapper launches a native binary: in a trial's
+    container the binary is run, not the wrapper (the image need not have Node). ``wrapper``
+    is the file name the CLI's path resolves to (``codex.js``); each of ``globs`` is (how
+    many folders up from the wrapper's folder, a glob below it), tried in order."""
+
+    wrapper: str
+    globs: tuple[tuple[int, str], ...]
+
+    def binary(self, real: Path) -> Path | None:
+        """The native binary beside the wrapper at ``real`` (resolved), or None."""
+        for up, pattern in self.globs:
+            base = real.parents[up] if len(real.parents) > up else real.parent
+            for found in sorted(base.glob(pattern)):
+                return found
+        return None
+
+
 class Target(abc.ABC):
     """One kind of thing a trial can run; a registered kind is built as :class:`TargetFactory` says."""
 
@@ -163,6 +182,9 @@ class Target(abc.ABC):
     """True when the target offers every skill of ``TrialInput.skills`` (activation suites,
     the plugin arm) to its agent; a target that cannot has those trials errored, never run
     as if the skills were there."""
+    native_launchers: tuple[NativeLauncher, ...] = ()
+    """The Node wrappers of this kind's CLI whose native binary runs in a trial's container
+    instead (:func:`agentsproof.targets.registry.native_binary`); none by default."""
     agentv_ids: tuple[str, ...] = ()
     """agentv's provider kinds (the ``id`` of an ``.agentv/providers.yaml`` entry) this kind
     runs as its built-in target, e.g. ``copilot-cli`` for ``copilot``; none by default."""

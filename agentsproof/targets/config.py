@@ -8,7 +8,7 @@ Looked up, for a name, in this order (the first file that defines it wins):
 4. ``$XDG_CONFIG_HOME/agentsproof/targets.yaml`` (``~/.config/agentsproof/targets.yaml``);
 5. agentv's ``cli`` provider of that label in ``.agentv/providers.yaml`` or
    ``.agentv/targets.yaml`` at or above the eval (a command target:
-   :mod:`agentsproof.targets.agentv_cli`).
+   :mod:`agentsproof.targets.command.agentv`).
 
 Built-in targets exist without a file: every kind of :mod:`agentsproof.targets.registry`
 whose entry needs nothing but its ``type`` (``copilot`` with tools ``bash``, ``view``,
@@ -148,9 +148,9 @@ def find_target(name: str, near: Path | None, explicit: Path | None = None) -> T
             if name in builtins:
                 _check_redefinition(path, name)
             return defs[name]
-    from agentsproof.targets.agentv_cli import agentv_target
+    from agentsproof.targets.command.agentv import agentv_target
 
-    agentv = agentv_target(name, near)  # agentv's cli provider of that label in .agentv/ (targets/agentv_cli.py)
+    agentv = agentv_target(name, near)  # agentv's cli provider of that label in .agentv/ (targets/command/agentv.py)
     if agentv is not None:
         return agentv
     from agentsproof.targets.agentv_replay import replay_target

@@ -1,5 +1,10 @@
 """Target kinds by name: one line each, an import path to the class that runs it.
 
+:data:`MODEL_KINDS` holds ``chat``, the kind an item runs when it names no agent (one chat
+call with the run's model, built by the session from the run's client); :func:`is_agent`
+tells an agent target's name from it, so no code compares a target with ``"chat"`` itself.
+:data:`KINDS` holds the agent kinds a targets.yaml entry (or a built-in name) runs.
+
 Adding a kind of agent: write ``agentsproof/targets/<kind>/target.py`` with a :class:`Target`
 subclass whose ``kind`` is its name and whose ``spec_model`` is its targets.yaml entry
 (a strict model with ``type: Literal["<kind>"]``), and add its line to ``KINDS``. Modules
@@ -37,6 +42,22 @@ KINDS: dict[str, str] = {
 }
 
 
+CHAT = "chat"
+"""The kind an item runs when it names no agent: one chat call with the run's model."""
+
+MODEL_KINDS: dict[str, str] = {
+    CHAT: "agentsproof.targets.chat.target:ChatTarget",
+}
+"""Kinds the session builds from the run's provider and model (no targets.yaml entry, no
+:data:`KINDS` constructor): a trial of one is a model call, not an agent's run."""
+
+
+def is_agent(name: str | None) -> bool:
+    """``name`` (an item's ``target``) is an agent target from targets.yaml or a built-in
+    one, not a kind of :data:`MODEL_KINDS` (the chat call); None: no target named, a chat item."""
+    return name is not None and name not in MODEL_KINDS
+
+
 def _check(kind: str, found: Any) -> str | None:
     if not (isinstance(found, type) and issubclass(found, Target)):
         return "not a subclass of agentsproof.targets.base.Target"
@@ -53,8 +74,14 @@ REGISTRY: Registry[type[Target]] = Registry("targets", KINDS, _check)
 
 @cache
 def target_class(kind: str) -> type[Target]:
-    """The class of target kind ``kind`` (in-tree, else an installed plugin's); KeyError
-    for an unknown one, PluginError for a plugin that does not load."""
+    """The class of target kind ``kind`` (a model kind, in-tree, else an installed plugin's);
+    KeyError for an unknown one, PluginError for a plugin that does not load."""
+    if kind in MODEL_KINDS:
+        from importlib import import_module
+
+        module, _, attr = MODEL_KINDS[kind].partition(":")
+        found: type[Target] = getattr(import_module(module), attr)
+        return found
     return REGISTRY.get(kind)
 
 

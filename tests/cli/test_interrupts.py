@@ -115,14 +115,14 @@ def test_a_second_interrupt_takes_the_one_interrupt_path():
     # previous handler is back afterwards.
     import asyncio
 
-    from agentsproof.executor.runner import DualArmRunner, RunOptions
+    from agentsproof.executor.runner import DualArmRunner, Scheduling
     from agentsproof.executor.session import interruptible
 
     before = signal.getsignal(signal.SIGINT)
     seen: list[str] = []
 
     async def main() -> None:
-        runner = DualArmRunner({}, RunOptions(), None)
+        runner = DualArmRunner({}, Scheduling(), None)
         with interruptible(runner):
             os.kill(os.getpid(), signal.SIGINT)
             while not runner.state.aborted:

@@ -14,7 +14,7 @@ from conftest import simple_eval
 from agentsproof.commands.plan import item_request, plan_run, run_settings
 from agentsproof.commands.run import load_file
 from agentsproof.core.errors import InputError
-from agentsproof.model.options import RunConfig
+from agentsproof.model.options import RunFlags
 
 ROOT = Path(__file__).resolve().parents[2] / "agentsproof"
 
@@ -33,7 +33,7 @@ def _agent_eval(folder: Path, *, environment: dict | None = None) -> Path:
 
 def test_the_plan_resolves_the_target_once_and_edits_no_loaded_item(tmp_path: Path) -> None:
     path = _agent_eval(tmp_path / "ev")
-    cfg = RunConfig(output=tmp_path / "runs", trials_per_item=3, baseline="none")
+    cfg = RunFlags(output=tmp_path / "runs", trials_per_item=3, baseline="none")
     loaded = load_file(path, "eval", item_request(cfg))
     before = [dataclasses.replace(it) for it in loaded.items]
     plan = plan_run("eval", loaded.plugin, loaded.items, cfg, loaded.name, run_settings(cfg))
@@ -50,7 +50,7 @@ def test_the_plan_resolves_the_target_once_and_edits_no_loaded_item(tmp_path: Pa
 
 def test_an_evals_own_environment_wins_and_plan_mode_settles_items_only(tmp_path: Path) -> None:
     path = _agent_eval(tmp_path / "ev", environment={"image": "own:1"})
-    cfg = RunConfig(output=tmp_path / "runs")
+    cfg = RunFlags(output=tmp_path / "runs")
     loaded = load_file(path, "eval", item_request(cfg))
     plan = plan_run("eval", loaded.plugin, loaded.items, cfg, loaded.name, run_settings(cfg))
     assert plan.items[0].environment is not None and plan.items[0].environment.image == "own:1"
@@ -60,7 +60,7 @@ def test_an_evals_own_environment_wins_and_plan_mode_settles_items_only(tmp_path
 
 def test_an_unknown_target_is_one_line_naming_the_eval_file(tmp_path: Path) -> None:
     path = _agent_eval(tmp_path / "ev")
-    cfg = RunConfig(output=tmp_path / "runs")
+    cfg = RunFlags(output=tmp_path / "runs")
     loaded = load_file(path, "eval", item_request(cfg))
     items = [dataclasses.replace(it, target="nowhere") for it in loaded.items]
     with pytest.raises(InputError) as err:

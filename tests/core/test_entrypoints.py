@@ -138,14 +138,14 @@ def _package(folder: Path, name: str, entry_points: dict[str, dict[str, str]], m
 
 PROVIDER_MODULE = """
 from agentsproof.core.errors import ProviderUnavailable
-from agentsproof.llm.provider_spec import ProviderSpec
+from agentsproof.llm.provider_entry import ProviderEntry
 
 
 def build(options):
     raise ProviderUnavailable("provider fakeprov: FAKEPROV_URL is not set")
 
 
-PROVIDER = ProviderSpec(name="fakeprov", build=build, configure_hint="fakeprov: set FAKEPROV_URL")
+PROVIDER = ProviderEntry(name="fakeprov", build=build, configure_hint="fakeprov: set FAKEPROV_URL")
 """
 
 
@@ -237,7 +237,7 @@ entrypoints.installed = lambda group: scanned.append(group) or real(group)
 from agentsproof.llm import registry as providers
 from agentsproof.targets import registry as targets
 from agentsproof.formats import registry as formats
-providers.spec("openai"); providers.resolve_provider_name("openai"); providers.resolve_models("openai", "m", None)
+providers.entry("openai"); providers.resolve_provider_name("openai"); providers.resolve_models("openai", "m", None)
 targets.target_class("command"); formats.get("promptfoo")
 before = list(scanned)
 try:

@@ -49,3 +49,14 @@ def test_a_target_error_is_an_errored_trial_not_an_input_error() -> None:
     err = TargetError("the agent crashed")
     assert isinstance(err, LLMError) and not isinstance(err, AgentsproofError)
     assert str(err) == "the agent crashed" and err.retryable is False
+
+
+def test_isolation_failures_have_their_own_types_under_the_trial_base() -> None:
+    """A seed or container failure is not a provider's (not an LLMError); every trial failure is a TrialError."""
+    from agentsproof.core.errors import ContainerError, IsolationError, SeedError, TrialError
+
+    for cls in (SeedError, ContainerError):
+        err = cls("the container could not be started", kind="limit")
+        assert isinstance(err, IsolationError) and isinstance(err, TrialError)
+        assert not isinstance(err, LLMError) and not isinstance(err, AgentsproofError) and err.kind == "limit"
+    assert issubclass(LLMError, TrialError) and issubclass(TargetError, LLMError)  # `except LLMError` still catches a target's failure

@@ -44,8 +44,8 @@ def test_docs_plugins_names_only_the_plugin_api():
 
 
 def test_the_check_sees_each_spelling():
-    assert foreign_imports("from agentsproof.plugin import GraderKind\nimport agentsproof.plugin\n", "m") == []
-    assert foreign_imports("from agentsproof.grading.base import GraderKind\n", "m") == ["m:1: agentsproof.grading.base"]
+    assert foreign_imports("from agentsproof.plugin import GraderEntry\nimport agentsproof.plugin\n", "m") == []
+    assert foreign_imports("from agentsproof.grading.base import GraderEntry\n", "m") == ["m:1: agentsproof.grading.base"]
     assert foreign_imports("import agentsproof.model.results as r\n", "m") == ["m:1: agentsproof.model.results"]
     assert foreign_imports("from agentsproof import plugin, targets\n", "m") == ["m:1: agentsproof.targets"]
     assert foreign_imports("def f():\n    from agentsproof.core.errors import InputError\n", "m") == ["m:2: agentsproof.core.errors"]
@@ -58,7 +58,7 @@ def test_every_promised_name_is_there():
     public = {n for n in vars(api) if not n.startswith("_") and n != "annotations"}
     assert public == set(api.__all__), public ^ set(api.__all__)
     # what each kind of plugin builds on
-    for name in ("GraderKind", "GradeInput", "GraderResult", "CheckResult", "Strict", "Target", "TrialInput", "TrialRecord",
-                 "ProviderSpec", "LLMClient", "InputFormat", "ItemRequest", "Loaded", "EvalItem", "Finding", "LintCase"):
+    for name in ("GraderEntry", "GradeInput", "GraderResult", "CheckResult", "Strict", "Target", "TrialInput", "TrialRecord",
+                 "ProviderEntry", "LLMClient", "InputFormat", "ItemRequest", "Loaded", "EvalItem", "Finding", "LintCase"):
         assert name in api.__all__, name
     assert set(api.ENTRY_POINT_GROUPS.values()) == {"agentsproof.providers", "agentsproof.graders", "agentsproof.targets", "agentsproof.formats"}

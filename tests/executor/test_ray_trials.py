@@ -287,7 +287,7 @@ def test_a_trial_that_fails_on_its_node_is_errored_with_the_nodes_reason(cluster
     import asyncio
 
     from agentsproof.executor.ray_trials import RayTrials
-    from agentsproof.executor.runner import DualArmRunner, RunOptions
+    from agentsproof.executor.runner import DualArmRunner, Scheduling
     from agentsproof.llm.stack import ClientStack
     from agentsproof.model.items import EvalItem
 
@@ -295,7 +295,7 @@ def test_a_trial_that_fails_on_its_node_is_errored_with_the_nodes_reason(cluster
         id="x", name="x", kind="skill", source_path="SKILL.md", system_prompt="s", task_name="t", prompt="p", graders=[], trials=1, timeout=30, threshold=0.6
     )
     stack = ClientStack(provider="no-such-provider", model="m", judge_model="m", client=None, described={})
-    runner = DualArmRunner({}, RunOptions(parallel=1), None)
+    runner = DualArmRunner({}, Scheduling(parallel=1), None)
 
     async def go() -> Any:
         remote = RayTrials(cluster.address, stack, runner)

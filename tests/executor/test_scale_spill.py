@@ -14,8 +14,8 @@ import pytest
 from agentsproof.formats.eval_yaml.models import load_eval
 from agentsproof.executor.journal import journal_path
 from agentsproof.formats.eval_yaml.items import item_from_eval
-from agentsproof.executor.session import SessionOptions, run_items
-from agentsproof.model.options import RunConfig
+from agentsproof.executor.session import RunPlan, run_items
+from agentsproof.model.options import RunFlags
 from agentsproof.executor.spill import JournalTrials
 from agentsproof.report.render import render_html, render_json, render_markdown
 from agentsproof.report.stream import json_chunks
@@ -91,7 +91,7 @@ def test_memory_holds_about_one_item_and_few_tasks(byok_env, tmp_path, monkeypat
     journal = tmp_path / "out" / "r.journal.jsonl"
     run = run_items(
         "eval-all", "demo-plugin", items,
-        SessionOptions(run=RunConfig(model="m", parallel=4, abort_after=0, cache=False), on_trial=on_trial, on_item=on_item, journal=journal),
+        RunPlan(run=RunFlags(model="m", parallel=4, abort_after=0, cache=False), on_trial=on_trial, on_item=on_item, journal=journal),
     )  # fmt: skip
     assert len(live) == 6 and max(live) <= 40 + 2 * 40 + 8 * 20, live  # held + the item being finished + read-back cache
     assert max(tasks) < 60, max(tasks)  # running + started ahead + one per item + a few of the loop's; not 240
@@ -116,7 +116,7 @@ def test_a_journal_that_cannot_be_written_keeps_trials_in_memory(byok_env, tmp_p
         return None
 
     monkeypatch.setattr(jr.Journal, "append", full_disk)
-    run = run_items("eval-all", "demo-plugin", items, SessionOptions(run=RunConfig(model="m", cache=False), journal=journal))
+    run = run_items("eval-all", "demo-plugin", items, RunPlan(run=RunFlags(model="m", cache=False), journal=journal))
     assert all(isinstance(a.trials, list) and len(a.trials) == 3 for i in run.items for a in (i.with_arm, i.without_arm))
 
 

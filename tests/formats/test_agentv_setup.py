@@ -121,7 +121,7 @@ def test_a_bad_setup_entry_is_one_line_naming_the_field(tmp_path, edit, field, w
 def test_the_cli_output_file_is_read_as_agentv_reads_it(tmp_path):
     """``output`` messages (the last assistant content is the answer, tool calls become
     trace steps), ``text``, or the file's text as it is."""
-    from agentsproof.targets.agentv_cli_run import answer_of, render
+    from agentsproof.targets.command.agentv_run import answer_of, render
 
     trace = tmp_path / "trace.jsonl"
     text = json.dumps({"output": [{"role": "assistant", "content": "a", "tool_calls": [{"tool": "Read", "input": {"p": "x"}}]}, {"role": "assistant", "content": "b"}]})
@@ -184,7 +184,7 @@ def test_agentvs_local_cli_example_runs_in_its_cwd_with_its_files(byok_env, tmp_
 def test_agentvs_targets_file_names_a_cli_target_too(tmp_path):
     """``.agentv/targets.yaml`` (``targets: [{name, provider: cli, command, timeout_seconds}]``)
     is found as providers.yaml is; a label that is no cli entry is not ours to run."""
-    from agentsproof.targets.agentv_cli import agentv_target
+    from agentsproof.targets.command.agentv import agentv_target
     from agentsproof.targets.config import find_target
 
     (tmp_path / ".agentv").mkdir()

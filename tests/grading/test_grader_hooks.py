@@ -1,6 +1,6 @@
 """A grader is one module plus one registry line: lint, convert, the oracle and the runner
 treat a grader they have never heard of through the hooks of its registered entry
-(``GraderKind``), with no edit anywhere else.
+(``GraderEntry``), with no edit anywhere else.
 
 The throwaway ``word_count`` grader below lives in a module made here and is registered
 by adding its line to ``GRADERS`` (monkeypatched); nothing else of the package is touched.
@@ -18,7 +18,7 @@ import pytest
 from pydantic import Field
 
 from agentsproof.grading import registry
-from agentsproof.grading.base import GradeInput, GraderKind
+from agentsproof.grading.base import GradeInput, GraderEntry
 from agentsproof.grading.deterministic import DeterministicGrader
 from agentsproof.grading.hooks import ConvertCase, Finding, LintCase, LintFact, Needle
 from agentsproof.model.graders import Strict
@@ -52,8 +52,8 @@ def _to_agentevals(spec: WordCountGrader, case: ConvertCase) -> list[Any]:
     return [{"type": "javascript", "value": f"output.split(/\\s+/).length <= {spec.max_words}", **case.weight}]
 
 
-WORD_COUNT = GraderKind(type="word_count", config=WordCountGrader, grade=_grade, lint=_lint, to_agentevals=_to_agentevals)
-BARE = GraderKind(type="word_count", config=WordCountGrader, grade=_grade)  # every hook left at its default
+WORD_COUNT = GraderEntry(type="word_count", config=WordCountGrader, grade=_grade, lint=_lint, to_agentevals=_to_agentevals)
+BARE = GraderEntry(type="word_count", config=WordCountGrader, grade=_grade)  # every hook left at its default
 
 
 @pytest.fixture
@@ -63,13 +63,13 @@ def register(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     monkeypatch.setitem(sys.modules, module.__name__, module)
     monkeypatch.setitem(registry.GRADERS, "word_count", f"{module.__name__}:GRADER")
 
-    def use(entry: GraderKind) -> None:
+    def use(entry: GraderEntry) -> None:
         module.GRADER = entry  # type: ignore[attr-defined]
-        registry.kind.cache_clear()
+        registry.entry.cache_clear()
 
-    registry.kind.cache_clear()
+    registry.entry.cache_clear()
     yield use
-    registry.kind.cache_clear()
+    registry.entry.cache_clear()
 
 
 def test_lint_asks_the_graders_lint_hook(register: Any, tmp_path: Path) -> None:
@@ -128,7 +128,7 @@ async def test_the_oracle_grades_with_it_unless_its_entry_says_not(register: Any
 async def test_the_runner_grades_and_logs_it_through_its_entry(register: Any, scripted_server: Any) -> None:
     from dataclasses import replace
 
-    from agentsproof.executor.runner import DualArmRunner, RunOptions
+    from agentsproof.executor.runner import DualArmRunner, Scheduling
     from agentsproof.llm.openai_http import openai_client
     from agentsproof.model.items import EvalItem
     from agentsproof.targets.chat.target import ChatTarget
@@ -139,7 +139,7 @@ async def test_the_runner_grades_and_logs_it_through_its_entry(register: Any, sc
         register(entry)
         client = openai_client(base_url=scripted_server.base_url, api_key="sk-test")
         try:
-            run = await DualArmRunner({"chat": ChatTarget(client, "m")}, RunOptions(), judge=None).run_item(item)
+            run = await DualArmRunner({"chat": ChatTarget(client, "m")}, Scheduling(), judge=None).run_item(item)
         finally:
             await client.aclose()
         trial = run.with_arm.trials[0]

@@ -21,7 +21,7 @@ from conftest import require_local_model  # noqa: E402
 require_local_model()
 
 from agentsproof.grading.deterministic import DeterministicGrader  # noqa: E402
-from agentsproof.executor.runner import DualArmRunner, RunOptions  # noqa: E402
+from agentsproof.executor.runner import DualArmRunner, Scheduling  # noqa: E402
 from agentsproof.model.items import EvalItem
 from agentsproof.llm import local_pool  # noqa: E402
 from agentsproof.llm.base import ChatRequest, LLMError  # noqa: E402
@@ -124,7 +124,7 @@ async def test_context_overflow_is_an_errored_trial_with_the_reason() -> None:
     )
     from agentsproof.targets.chat.target import ChatTarget
 
-    runner = DualArmRunner({"chat": ChatTarget(client, MODEL, max_tokens=4)}, RunOptions(), judge=None)
+    runner = DualArmRunner({"chat": ChatTarget(client, MODEL, max_tokens=4)}, Scheduling(), judge=None)
     run = await runner.run_item(item)
     with_trial = run.with_arm.trials[0]
     assert with_trial.status == "errored"

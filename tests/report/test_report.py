@@ -18,7 +18,7 @@ import pytest
 
 from agentsproof.report import files as report_files
 from agentsproof.report import render as report
-from agentsproof.executor.results import build_run
+from agentsproof.executor.finalize import build_run
 from agentsproof.model.results import (
     ArmResult,
     CheckResult,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentsproof.executor.results import build_run, finalize_item
+from agentsproof.executor.finalize import build_run, finalize_item
 from agentsproof.executor.runner import ItemRun
 from agentsproof.model.items import EvalItem
 from agentsproof.grading.grade import combine

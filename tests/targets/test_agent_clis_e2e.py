@@ -194,7 +194,7 @@ def test_one_matrix_across_copilot_claude_code_and_codex(tmp_path: Path, monkeyp
 
 
 def test_a_matrix_names_each_agent_once(tmp_path: Path) -> None:
-    from agentsproof.commands.matrix import target_names
+    from agentsproof.commands.per_target import target_names
 
     assert target_names("a, b,c") == ["a", "b", "c"] and target_names(None) == []
     d, _ = plugin(tmp_path, "system")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agentsproof.core.errors import InputError, TargetError
+from agentsproof.core.errors import InputError, SeedError
 from agentsproof.isolation import workspace as ws_mod
 from agentsproof.isolation.seed import MAX_SEED_FILES, check_seed_folder, copy_seed
 
@@ -109,7 +109,7 @@ def test_unreadable_seed_file_is_refused_at_load_and_an_errored_trial_at_copy(tm
     tmp_path.chmod(0o755)
     code = """
 from pathlib import Path
-from agentsproof.core.errors import InputError, TargetError
+from agentsproof.core.errors import InputError, SeedError
 from agentsproof.isolation import workspace as ws_mod
 from agentsproof.isolation.seed import check_seed_folder
 seed = Path(sys.argv[2])
@@ -121,7 +121,7 @@ seed.joinpath("secret.txt").rename(seed / "later.txt")  # readable at load, then
 spaces = ws_mod.Workspaces()
 try:
     spaces.create("it", "with", 0, seed)
-except TargetError as err:
+except SeedError as err:
     print("COPY", err)
 print("LEFT", sorted(p.name for p in spaces.root.rglob("*")))
 spaces.close()
@@ -143,9 +143,9 @@ def test_a_full_disk_while_copying_a_seed_is_an_errored_trial(tmp_path: Path) ->
     repo = str(Path(__file__).resolve().parents[2])
     script = (
         "import sys; sys.path.insert(0, sys.argv[1]); from pathlib import Path; "
-        "from agentsproof.isolation.workspace import Workspaces; from agentsproof.core.errors import TargetError\n"
+        "from agentsproof.isolation.workspace import Workspaces; from agentsproof.core.errors import SeedError\n"
         "w = Workspaces()\n"
-        "try:\n    w.create('it', 'with', 0, Path(sys.argv[2]))\nexcept TargetError as e:\n    print('ERRORED', e)\n"
+        "try:\n    w.create('it', 'with', 0, Path(sys.argv[2]))\nexcept SeedError as e:\n    print('ERRORED', e)\n"
         "w.close()\nprint('LEFT', __import__('os').listdir(sys.argv[3]))\n"
     )
     small = tmp_path / "small"

@@ -56,8 +56,8 @@ from agentsproof.grading.assertions import AssertionsGrader
 from agentsproof.grading.deterministic import DeterministicGrader
 from agentsproof.grading.hooks import typed_assertion
 from agentsproof.grading.llm_rubric import LLMRubricGrader
-from agentsproof.grading.registry import kind as kind_of
-from agentsproof.grading.registry import kinds
+from agentsproof.grading.registry import entries
+from agentsproof.grading.registry import entry as kind_of
 from agentsproof.grading.script import ScriptGrader
 from agentsproof.grading.skill_used import SkillUsedGrader
 from agentsproof.model.graders import Checks
@@ -90,7 +90,7 @@ def _typed_graders() -> dict[str, type[BaseModel]]:
     """agentsproof's graders that EVAL.yaml takes as typed assertions with the fields eval.yaml
     gives them (``files``, ``tool-calls``): those whose registered ``to_agentevals`` hook is
     :func:`agentsproof.grading.hooks.typed_assertion`, so ``convert`` writes what is read here."""
-    return {k.type.replace("_", "-"): k.config for k in kinds() if k.to_agentevals is typed_assertion}
+    return {k.type.replace("_", "-"): k.config for k in entries() if k.to_agentevals is typed_assertion}
 
 
 AGENT_GRADERS = _typed_graders()

@@ -21,6 +21,7 @@ from agentsproof.core.errors import InputError
 from agentsproof.formats.agentevals.asserts import build_graders
 from agentsproof.formats.agentevals.negation import SCRIPT_TARGETS
 from agentsproof.formats.agentevals.parse import EvalSuite, parse_suite
+from agentsproof.targets.registry import CHAT, is_agent
 
 if TYPE_CHECKING:
     from agentsproof.model.results import ItemResult
@@ -130,7 +131,7 @@ def _target(loaded: LoadedSuite, cfg_target: str | None, targets_file: Path | No
         return cfg_target
     name, where = loaded.suite.target, loaded.suite.target_field
     if name is None:
-        return "chat"
+        return CHAT
     try:
         find_target(name, loaded.suite.path, targets_file)
     except InputError as err:
@@ -169,7 +170,7 @@ def suite_items(
 
     suite, skill = loaded.suite, loaded.skill
     name = _target(loaded, target, targets_file)
-    agent = name != "chat"
+    agent = is_agent(name)
     from agentsproof.formats.agentevals.providers import say_once
 
     for note in suite.notes:

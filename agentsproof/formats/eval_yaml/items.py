@@ -12,6 +12,7 @@ from agentsproof.grading.assertions import AssertionsGrader
 from agentsproof.grading.llm_rubric import LLMRubricGrader
 from agentsproof.grading.registry import GraderConfig
 from agentsproof.model.items import Case, EvalItem
+from agentsproof.targets.registry import is_agent
 
 if TYPE_CHECKING:
     from agentsproof.formats.eval_yaml.models import UserConfig
@@ -38,10 +39,10 @@ def check_graders_fit(graders: list[GraderConfig], agent: bool, source: str, fie
     """Graders that read an agent's workspace or skill loading need an agent trial."""
     if agent:
         return
-    from agentsproof.grading.registry import kind
+    from agentsproof.grading.registry import entry
 
     for i, g in enumerate(graders):
-        if kind(g.type).agent_only:
+        if entry(g.type).agent_only:
             raise InputError(
                 source,
                 f"{field}[{i}].type",
@@ -95,7 +96,7 @@ def item_from_eval(
     tasks = cfg.run_tasks(all_tasks)
     task = tasks[0]
     name = target or (cfg.execution.target if cfg.execution.mode == "agent" else None) or "chat"
-    agent = name != "chat"
+    agent = is_agent(name)
     src = display(ev.path)
     for i, t in enumerate(tasks):
         check_graders_fit(list(t.graders), agent, src, f"{cfg.task_field(i)}.graders")

@@ -31,6 +31,7 @@ from agentsproof.formats.base import ItemRequest, Loaded
 from agentsproof.formats.harbor.task import INSTRUCTION_FILE, TASK_FILE, HarborTask, is_task_folder, read_task, task_folder
 from agentsproof.model.environment import Environment
 from agentsproof.model.items import EvalItem
+from agentsproof.targets.registry import is_agent
 
 if TYPE_CHECKING:
     from agentsproof.formats.lint.problems import Problem
@@ -92,7 +93,7 @@ def load_task(path: Path, request: ItemRequest) -> tuple[HarborTask, EvalItem, L
 
     task = read_task(path)
     _say_ignored(task)
-    if not request.target or request.target == "chat":
+    if not request.target or not is_agent(request.target):
         raise InputError(
             "command line",
             "--target",

@@ -55,7 +55,7 @@ from agentsproof.model.results import LogEvent
 from agentsproof.targets.acp.client import TOOL_KINDS, AcpRecorder, PermissionPolicy
 from agentsproof.targets.agents.base import AgentBase, skill_use
 from agentsproof.targets.agents.kit import Harness, installed_skills, offered_note
-from agentsproof.targets.base import TargetError, TrialInput, TrialRecord, next_user_message
+from agentsproof.targets.base import NativeLauncher, TargetError, TrialInput, TrialRecord, next_user_message
 from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, TARGETS_FILE, EnvMapping
 
 ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"]
@@ -124,6 +124,8 @@ class AcpBase(AgentBase):
     defaults of its hooks are the plain ``acp`` entry's; a built-in overrides them."""
 
     what: ClassVar[str] = "the ACP agent"
+    native_launchers = (NativeLauncher("codex-acp.js", ((2, "codex-acp-linux-*/bin/codex-acp"),)),)
+    """codex-acp's Node wrapper (a plain ``acp`` entry may run it too): its platform package's binary runs in a container."""
 
     def __init__(self, name: str, spec: Any, shown: Any = None, *, model: str | None = None, source: str = TARGETS_FILE):
         import importlib.util
@@ -192,7 +194,7 @@ class AcpBase(AgentBase):
             if self.container_mounts():
                 from agentsproof.targets.agents.container import native_program
 
-                argv[0] = native_program(argv[0])
+                argv[0] = native_program(argv[0], self.native_launchers)
             else:
                 argv[0] = getattr(self.spec, "command", argv[0])
         return argv

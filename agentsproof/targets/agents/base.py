@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from agentsproof.core.errors import InputError, ProviderUnavailable
+from agentsproof.core.errors import InputError, IsolationError, ProviderUnavailable
 from agentsproof.core.scrub import scrub_text, url_secrets
 from agentsproof.core.threads import to_thread
 from agentsproof.targets.agents.kit import Harness, find_program, installed_skills, loopback_port, stage_skills, watched_skill
@@ -171,8 +171,8 @@ class AgentBase(Target):
         """One trial (see :meth:`_run`); a TargetError's reason has the target's secrets masked."""
         try:
             return await self._run(trial)
-        except TargetError as err:
-            raise TargetError(scrub_text(str(err), self._secrets), kind=err.kind, retryable=err.retryable, status=err.status) from None
+        except (TargetError, IsolationError) as err:  # a container's reason may quote the agent's output too
+            raise type(err)(scrub_text(str(err), self._secrets), kind=err.kind, retryable=err.retryable, status=err.status) from None
 
     def _workspace(self, trial: TrialInput) -> Path:
         """The trial's workspace, resolved (TargetError without one)."""

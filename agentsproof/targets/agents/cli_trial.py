@@ -34,9 +34,9 @@ from agentsproof.core.units import seconds
 from agentsproof.model.results import LogEvent, ToolCall, Usage
 from agentsproof.targets.agents.base import AgentBase, skill_use
 from agentsproof.targets.agents.kit import (
+    CliCall,
     EventStream,
     Harness,
-    RunSettings,
     failure,
     offered_note,
     read_json_lines,
@@ -209,7 +209,7 @@ class AgentCliTarget(AgentBase, Generic[S]):
 
             async def one_turn(n: int, prompt: str, left: float) -> Turn[S]:
                 out = await run_cli(
-                    RunSettings(
+                    CliCall(
                         argv=plan.argv(n),
                         workspace=workspace,
                         harness=harness,
@@ -219,6 +219,7 @@ class AgentCliTarget(AgentBase, Generic[S]):
                         sandbox=self.bwrap,
                         loopback_ports=self._ports(),
                         environment=trial.environment,
+                        launchers=self.native_launchers,
                     )
                 )
                 with phase("events"):

@@ -58,7 +58,7 @@ from agentsproof.targets.agents.base import Program
 from agentsproof.targets.agents.cli_trial import AgentCliTarget, TurnPlan
 from agentsproof.targets.agents.codex_events import CodexEvents
 from agentsproof.targets.agents.kit import Harness, loopback_port
-from agentsproof.targets.base import TargetError, TrialInput
+from agentsproof.targets.base import NativeLauncher, TargetError, TrialInput
 from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, EnvMapping, http_url
 
 PROGRAM = Program("CODEX_CLI_PATH", "codex", "the Codex CLI", "npm install -g @openai/codex")
@@ -109,6 +109,12 @@ class CodexTarget(AgentCliTarget[CodexEvents]):
     spec_model = CodexTargetSpec
     """Its targets.yaml entry (``type: codex``)."""
     kind = "codex"
+    native_launchers = (
+        NativeLauncher(
+            "codex.js",
+            ((3, "@openai/codex-linux-*/vendor/*-unknown-linux-musl/bin/codex"), (1, "vendor/*-unknown-linux-musl/codex/codex")),
+        ),
+    )
     what = "Codex"
     home_what = "Codex's home"
     offered_how = "as Codex skills ($CODEX_HOME/skills/<name>/SKILL.md)"

@@ -1,6 +1,6 @@
 """The built-in agent CLIs (``claude-code``, ``codex``) inside a trial's container.
 
-The seam is :func:`agentsproof.targets.agents.kit.run_cli`: with ``RunSettings.environment``
+The seam is :func:`agentsproof.targets.agents.kit.run_cli`: with ``CliCall.environment``
 set, the same command runs through the container instead of bubblewrap. How the CLI gets
 into an arbitrary image without network at trial time: its installed package folder on the
 host (the folder holding its ``node_modules``, e.g. ``.venv/codex-cli``) is mounted
@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import os
 from collections import deque
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentsproof.core.procgroup import LINE_CHARS, STDERR_LINES, Outcome
 from agentsproof.core.safepath import write_file
+from agentsproof.targets.base import NativeLauncher
 
 if TYPE_CHECKING:
     from agentsproof.model.environment import TrialEnvironment
@@ -41,20 +43,17 @@ def cli_mounts(program: str) -> list[Path]:
     return [real.parent]
 
 
-def native_program(program: str) -> str:
-    """The binary to run in a container: Codex's Node wrapper (``codex.js``) replaced by the
-    vendored native binary beside it, codex-acp's (``codex-acp.js``) by its platform
-    package's; anything else as it resolves."""
+def native_program(program: str, launchers: Sequence[NativeLauncher] = ()) -> str:
+    """The binary to run in a container: the native binary one of the target kind's
+    ``launchers`` (its registry entry's ``native_launchers``) finds beside the Node wrapper
+    ``program`` resolves to (Codex's ``codex.js``, codex-acp's ``codex-acp.js``), else
+    ``program`` as it resolves."""
     real = Path(os.path.realpath(program))
-    if real.name == "codex-acp.js":
-        for found in sorted(real.parent.parent.parent.glob("codex-acp-linux-*/bin/codex-acp")):
-            return str(found)
-    if real.name == "codex.js":
-        modules = real.parents[3] if len(real.parents) > 3 else real.parent
-        for found in sorted(modules.glob("@openai/codex-linux-*/vendor/*-unknown-linux-musl/bin/codex")):
-            return str(found)
-        for found in sorted(real.parent.parent.glob("vendor/*-unknown-linux-musl/codex/codex")):
-            return str(found)
+    for launcher in launchers:
+        if launcher.wrapper == real.name:
+            found = launcher.binary(real)
+            if found is not None:
+                return str(found)
     return str(real)
 
 
@@ -78,12 +77,13 @@ async def run_in_container(
     env: dict[str, str],
     timeout: float,
     stdin_text: str | None,
+    launchers: Sequence[NativeLauncher] = (),
 ) -> Outcome:
     """One turn of the CLI in ``box`` (see the module docstring; the fields of
-    :class:`agentsproof.targets.agents.kit.RunSettings`); stdout is in ``stream_file``."""
+    :class:`agentsproof.targets.agents.kit.CliCall`); stdout is in ``stream_file``."""
     await box.copy_in_once(harness_root, str(harness_root))  # a later turn keeps the session's state
     host_ws = str(workspace)
-    argv = [native_program(argv[0]), *(inside(a, host_ws, box.workdir) for a in argv[1:])]
+    argv = [native_program(argv[0], launchers), *(inside(a, host_ws, box.workdir) for a in argv[1:])]
     env = container_env(env, host_ws, box.workdir)
     stream = str(stream_file)
     wrapped = ["/bin/sh", "-c", 'out=$1; shift; exec "$@" > "$out"', "sh", stream, *argv]

@@ -51,7 +51,7 @@ from agentsproof.core.units import seconds
 from agentsproof.model.items import SkillFile
 from agentsproof.model.results import ToolCall
 from agentsproof.model.skillfolder import split_frontmatter
-from agentsproof.targets.base import TargetError, TrialInput
+from agentsproof.targets.base import NativeLauncher, TargetError, TrialInput
 
 if TYPE_CHECKING:
     from agentsproof.isolation.sandbox import Bwrap, LoopbackBridge
@@ -240,7 +240,7 @@ def loopback_port(url: str | None) -> int | None:
 
 
 @dataclass
-class RunSettings:
+class CliCall:
     """How :func:`run_cli` starts a CLI."""
 
     argv: list[str]
@@ -252,6 +252,8 @@ class RunSettings:
     sandbox: Bwrap | None = None
     """The bubblewrap to run under, or None."""
     loopback_ports: list[int] = field(default_factory=list)
+    launchers: tuple[NativeLauncher, ...] = ()
+    """The target kind's ``native_launchers``: in a container its native binary runs, not its Node wrapper."""
     environment: TrialEnvironment | None = None
     """The trial's container (an :class:`agentsproof.isolation.container.Container`):
     the CLI runs there instead (:mod:`agentsproof.targets.agents.container`), not under ``sandbox``."""
@@ -276,7 +278,7 @@ async def sandboxed(sandbox: Bwrap, workspace: Path, harness: Harness, argv: lis
     return wrapped, bridge
 
 
-async def run_cli(settings: RunSettings) -> Outcome:
+async def run_cli(settings: CliCall) -> Outcome:
     """Run the CLI with stdout going to ``harness.stream``; the outcome's stdout is empty."""
     s = settings
     if s.environment is not None:
@@ -291,6 +293,7 @@ async def run_cli(settings: RunSettings) -> Outcome:
             env=s.env,
             timeout=s.timeout,
             stdin_text=s.stdin_text,
+            launchers=s.launchers,
         )
     argv = ["/bin/sh", "-c", 'out=$1; shift; exec "$@" > "$out"', "sh", str(s.harness.stream), *s.argv]
     bridge = None

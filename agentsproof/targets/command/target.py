@@ -61,6 +61,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from agentsproof.core.errors import IsolationError
 from agentsproof.core.notice import warn
 from agentsproof.core.procgroup import MAX_OUTPUT_BYTES, Outcome, run_group
 from agentsproof.core.rmtree import remove_tree
@@ -207,8 +208,8 @@ class CommandTarget(Target):
             self._unconfined_note = None
         try:
             return await self._run(trial)
-        except TargetError as err:  # its reason may quote stderr or a path: mask the secrets
-            raise TargetError(self._scrub(str(err)), kind=err.kind) from None
+        except (TargetError, IsolationError) as err:  # its reason may quote stderr or a path: mask the secrets
+            raise type(err)(self._scrub(str(err)), kind=err.kind) from None
 
     async def _run(self, trial: TrialInput) -> TrialRecord:
         if trial.workspace is None:

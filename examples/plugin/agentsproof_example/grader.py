@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from agentsproof.plugin import CheckResult, Finding, GradeInput, GraderKind, GraderResult, LintCase, Strict
+from agentsproof.plugin import CheckResult, Finding, GradeInput, GraderEntry, GraderResult, LintCase, Strict
 
 
 class MaxWordsGrader(Strict):
@@ -54,4 +54,4 @@ def lint(spec: Any, case: LintCase) -> Iterator[Finding]:
 
 
 # The entry point's name (max_words) must be this type; the config's Literal too.
-GRADER = GraderKind(type="max_words", config=MaxWordsGrader, grade=grade, lint=lint, logged=False)
+GRADER = GraderEntry(type="max_words", config=MaxWordsGrader, grade=grade, lint=lint, logged=False)

@@ -6,7 +6,7 @@ label, command, ...}``, or ``{providers: [...]}``) and ``.agentv/targets.yaml`` 
 label that names such an entry (and no targets.yaml target) runs as our ``command``
 target, sandboxed as every command target is (bubblewrap: the workspace read-write, the
 rest read-only, no network), with its settings passed as agentv passes them
-(:mod:`agentsproof.targets.agentv_cli_run` runs the command line):
+(:mod:`agentsproof.targets.command.agentv_run` runs the command line):
 
 - ``command``: a shell line; ``{PROMPT}``, ``{PROMPT_FILE}``, ``{OUTPUT_FILE}``,
   ``{FILES}``, ``{EVAL_ID}``, ``{ATTEMPT}`` filled, each shell-quoted; the answer is the
@@ -33,7 +33,7 @@ from agentsproof.core.notice import note_once
 from agentsproof.targets.spec import TargetDef
 
 FILES = (Path(".agentv") / "targets.yaml", Path(".agentv") / "providers.yaml")
-RUNNER = Path(__file__).resolve().parent / "agentv_cli_run.py"
+RUNNER = Path(__file__).resolve().parent / "agentv_run.py"
 CLI_KINDS = frozenset({"cli", "command"})
 KNOWN = {"id", "provider", "label", "name", "command", "files_format", "attachments_format", "cwd", "timeout_seconds"}
 NOTED = {"healthcheck", "verbose", "cli_verbose", "keep_temp_files", "keep_output_files", "workers", "grader_target", "judge_target", "config"}

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 COMMANDS = ("eval", "eval-all", "tc-eval")
 MAX_REPORT = 50 * 1024 * 1024
-log = logging.getLogger("agentsproof.server.results")
+log = logging.getLogger("agentsproof.server.reports")
 
 
 def check_report(data: Any, source: str) -> dict[str, Any]:

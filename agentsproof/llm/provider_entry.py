@@ -1,11 +1,11 @@
 """What a provider module declares so that :mod:`agentsproof.llm.registry` can use it.
 
-Each provider module defines one module-level :class:`ProviderSpec` (by convention
+Each provider module defines one module-level :class:`ProviderEntry` (by convention
 ``PROVIDER``) and the registry names it by an import string, ``"module:ATTR"``. Loading a
 spec imports the provider's module but never its SDK: SDKs are imported inside ``build``
 (or later, inside the client), and ``requires`` names the modules the optional extra
 installs, so a missing extra is one uniform error before anything is imported
-(:meth:`ProviderSpec.check_installed`). This module imports nothing but the error types.
+(:meth:`ProviderEntry.check_installed`). This module imports nothing but the error types.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ class BuildOptions:
 
 
 @dataclass(frozen=True)
-class ProviderSpec:
+class ProviderEntry:
     """One provider: how to build its client and the rules the registry applies around it."""
 
     name: str

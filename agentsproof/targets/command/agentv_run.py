@@ -1,6 +1,6 @@
 """Run one agentv ``cli`` provider call as agentv runs it; the command target's program.
 
-Standard library only: it runs as ``python -I agentv_cli_run.py TEMPLATE [FILES_FORMAT [CWD]]``
+Standard library only: it runs as ``python -I agentv_run.py TEMPLATE [FILES_FORMAT [CWD]]``
 inside the command target's sandbox, the instruction on stdin, with no access to the
 agentsproof package. What it does, as agentv's ``CliProvider`` does:
 

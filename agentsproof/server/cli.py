@@ -279,7 +279,7 @@ def push(results: tuple[Path, ...], db: str | None) -> None:
       agentsproof push runs/my-plugin/eval-all-summary.json --db sqlite:///agentsproof.db
       agentsproof push runs/my-plugin/my-skill-eval.json runs/cases/cases-tc-eval.json
     """
-    from agentsproof.server.results import load_report, store_report
+    from agentsproof.server.reports import load_report, store_report
 
     reports = [(p, load_report(p)) for p in results]
     database = _open(db)
