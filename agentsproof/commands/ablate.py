@@ -22,7 +22,7 @@ from typing import Any
 
 from agentsproof.core.errors import InputError
 from agentsproof.model.items import EvalItem, SkillFile
-from agentsproof.model.options import RunConfig
+from agentsproof.model.options import RunFlags
 from agentsproof.model.results import RunResult
 from agentsproof.model.skillparts import Part, cut, files_without, text_without
 
@@ -106,7 +106,7 @@ def plan_parts(item: EvalItem, path: Path) -> list[Part]:
     return parts
 
 
-def run_ablation(path: Path, cfg: RunConfig, margin: float) -> tuple[RunResult | None, dict[str, Path], Ablation | None]:
+def run_ablation(path: Path, cfg: RunFlags, margin: float) -> tuple[RunResult | None, dict[str, Path], Ablation | None]:
     """The ablation of the eval at ``path``: its arms run (in rounds with ``--adaptive``:
     :mod:`agentsproof.commands.ablate_rounds`), then one run report holding every arm and
     the ablation as its ``settings.ablation`` section (sealed, signed with ``--sign``, and

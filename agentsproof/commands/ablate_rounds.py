@@ -18,7 +18,7 @@ from pathlib import Path
 
 from agentsproof.core.errors import InputError
 from agentsproof.model.items import EvalItem
-from agentsproof.model.options import RunConfig
+from agentsproof.model.options import RunFlags
 from agentsproof.model.results import RunResult
 from agentsproof.model.settings import RunSettings
 
@@ -56,7 +56,7 @@ def arms_at(whole: EvalItem, parts: list[tuple[str, EvalItem]], trials: dict[str
     return [dataclasses.replace(whole, trials=top), *[dataclasses.replace(it, trials=trials[pid]) for pid, it in parts]]
 
 
-def run_rounds(plugin: str, whole: EvalItem, parts: list[tuple[str, EvalItem, int]], cfg: RunConfig, settings: RunSettings, stem: str, margin: float) -> Rounds:
+def run_rounds(plugin: str, whole: EvalItem, parts: list[tuple[str, EvalItem, int]], cfg: RunFlags, settings: RunSettings, stem: str, margin: float) -> Rounds:
     """Every arm, round after round, until each part's arm has stopped (``parts``: id, its
     item, its tokens); the last round holds every trial."""
     from agentsproof.commands.plan import check_writable, report_paths, resolve_targets
@@ -112,7 +112,7 @@ def run_rounds(plugin: str, whole: EvalItem, parts: list[tuple[str, EvalItem, in
     return done
 
 
-def remaining(cfg: RunConfig, done: Rounds) -> RunConfig | None:
+def remaining(cfg: RunFlags, done: Rounds) -> RunFlags | None:
     """``cfg`` with what is left of ``--max-calls`` / ``--max-cost`` after the rounds so far
     (one budget for the whole ablation); None when it is spent."""
     calls = None if cfg.max_calls is None else cfg.max_calls - done.calls
@@ -122,14 +122,14 @@ def remaining(cfg: RunConfig, done: Rounds) -> RunConfig | None:
     return cfg.replace(max_calls=calls, max_cost=cost)
 
 
-def spent_words(cfg: RunConfig, done: Rounds) -> str:
+def spent_words(cfg: RunFlags, done: Rounds) -> str:
     """Why the rounds stopped on the budget."""
     if cfg.max_calls is not None and done.calls >= cfg.max_calls:
         return f"stopped before crossing --max-calls {cfg.max_calls}: {done.calls} calls made over the ablation's rounds"
     return f"stopped before crossing --max-cost {cfg.max_cost}: ${done.spent:.4f} spent over the ablation's rounds"
 
 
-def _round(plugin: str, items: list[EvalItem], cfg: RunConfig, settings: RunSettings, stem: str) -> RunResult:
+def _round(plugin: str, items: list[EvalItem], cfg: RunFlags, settings: RunSettings, stem: str) -> RunResult:
     """One round: the items' trials run through the round's own run plan (those the journal
     holds reused), no report written."""
     from agentsproof.commands.plan import plan_run

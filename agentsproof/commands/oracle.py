@@ -120,7 +120,7 @@ async def _check_all(tasks: list[tuple[int, OracleTask]], plans: list[Any], cfg:
             await cluster.close()
 
 
-async def _cluster(cfg: RunConfig, stack: Any) -> OracleCluster:
+async def _cluster(cfg: RunFlags, stack: Any) -> OracleCluster:
     """``--executor ray``: the cluster the checks go to (the judge's provider, when a grader needs one, built on each node)."""
     from agentsproof.executor.ray_common import NodeRun
     from agentsproof.executor.ray_oracle import OracleCluster

@@ -128,7 +128,7 @@ def _trials_words(items: Sequence[EvalItem]) -> str:
     return f"{total} trials per arm{' in all' if len(items) > 1 else ''}" + (f" ({', '.join(parts)})" if parts else "")
 
 
-def render_plan(command: str, items: Sequence[EvalItem], cfg: RunConfig) -> list[str]:
+def render_plan(command: str, items: Sequence[EvalItem], cfg: RunFlags) -> list[str]:
     """The ``--plan`` lines for ``items`` run by ``command``: calls, tokens and estimated cost (USD) per kind of call, and the retry budget."""
     from agentsproof.grading.judge import JUDGE_ATTEMPTS
     from agentsproof.llm.prices import cost_usd

@@ -29,10 +29,10 @@ def forwarded_env(environ: dict[str, str] | None = None) -> dict[str, str]:
     """What a node needs of the driver's environment to call the run's provider: the
     providers' key and URL variables and the ``AGENTSPROOF_*`` settings. Sent through the
     object store, never through ``runtime_env``."""
-    from agentsproof.llm.registry import all_specs
+    from agentsproof.llm.registry import all_entries
 
     env = os.environ if environ is None else environ
-    names = {n for s in all_specs() for n in (*s.secret_envs, *s.url_envs)}
+    names = {n for s in all_entries() for n in (*s.secret_envs, *s.url_envs)}
     return {k: v for k, v in env.items() if k in names or k.startswith("AGENTSPROOF_")}
 
 

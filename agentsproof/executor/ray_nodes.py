@@ -236,7 +236,7 @@ def node_check(run: NodeRun, env: dict[str, str], agents: AgentRun) -> NodeCheck
 async def agent_trial_on_node(run: NodeRun, agents: AgentRun, gate: Any, item: EvalItem, arm: Arm, index: int) -> NodeOutcome:
     """One agent (or container) trial run and graded here, as the local runner runs it."""
     from agentsproof.executor.ray_common import NodeOutcome, node_client, panel_of
-    from agentsproof.executor.runner import DualArmRunner, RunOptions
+    from agentsproof.executor.runner import DualArmRunner, Scheduling
     from agentsproof.grading.grade import Judge
     from agentsproof.isolation.workspace import Workspaces
 
@@ -248,7 +248,7 @@ async def agent_trial_on_node(run: NodeRun, agents: AgentRun, gate: Any, item: E
     store = CarryStore() if agents.record else None
     envs = await _environments(agents.run_id) if item.environment is not None else None
     spaces = Workspaces()
-    runner = DualArmRunner({item.target: target}, RunOptions(parallel=1), judge, workspaces=spaces, recorder=store.keep if store else None, environments=envs)
+    runner = DualArmRunner({item.target: target}, Scheduling(parallel=1), judge, workspaces=spaces, recorder=store.keep if store else None, environments=envs)
     try:
         trial = await runner._trial(item, arm, index)
     finally:

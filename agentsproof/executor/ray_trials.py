@@ -32,6 +32,7 @@ from agentsproof.core.scrub import clip, scrub
 from agentsproof.core.threads import to_thread
 from agentsproof.executor.ray_common import DOCKER_RESOURCE, MAX_RETRIES, RESOURCE, BudgetGate, NodeOutcome, NodeRun, forwarded_env, node_client, panel_of
 from agentsproof.model.results import LogEvent, TrialResult
+from agentsproof.targets.registry import CHAT, MODEL_KINDS, is_agent
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -57,7 +58,7 @@ async def _on_node(run: NodeRun, gate: Any, item: EvalItem, arm: Arm, index: int
     client = node_client(run, gate, stops)
     target = ChatTarget(client, run.model)
     judge = Judge(client=client, model=run.judge_model) if run.judge else None
-    runner = DualArmRunner({"chat": target}, Scheduling(parallel=1), judge)
+    runner = DualArmRunner({CHAT: target}, Scheduling(parallel=1), judge)
     try:
         trial = await runner._trial(item, arm, index)
     finally:
@@ -188,7 +189,7 @@ class RayTrials:
                 f'that has a container engine with ray start --resources \'{{"{RESOURCE}": N, "{DOCKER_RESOURCE}": N}}\''
             )
         self._docker_nodes = docker_nodes
-        names = sorted({it.target for it in items} - {"chat"})
+        names = sorted({it.target for it in items} - set(MODEL_KINDS))
         targets = {n: (self.target_defs[n], self.target_defs[n].expanded()) for n in names}
         envs = tuple({id(it.environment): it.environment for it in items if it.environment is not None}.values())
         folders = sorted({str(Path(it.eval_path).parent) for it in items if it.eval_path})
@@ -305,7 +306,7 @@ class RayTrials:
 
 def _is_agent(item: EvalItem) -> bool:
     """An agent target's trial or one in a container (agentsproof.executor.ray_nodes), not a chat call."""
-    return item.target != "chat" or item.environment is not None
+    return is_agent(item.target) or item.environment is not None
 
 
 def node_lost() -> tuple[type[Exception], ...]:

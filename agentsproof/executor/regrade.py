@@ -31,7 +31,7 @@ from agentsproof.executor.armscores import panel_record
 from agentsproof.executor.recorder import FileStore
 from agentsproof.executor.runner import ItemRun
 from agentsproof.grading.grade import Judge, TrialContext, combine, failed_gate, grade_all
-from agentsproof.grading.registry import kind
+from agentsproof.grading.registry import entry
 from agentsproof.grading.skill_used import chat_skills
 from agentsproof.model.items import EvalItem
 from agentsproof.model.results import ArmResult, ItemResult, TrialResult

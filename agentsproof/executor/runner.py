@@ -349,7 +349,7 @@ class DualArmRunner:
             files=files,
             trajectory=rec.trajectory,
             skill_used=rec.skill_used,
-            skills_invoked=rec.skills_invoked if rec.skills_invoked is not None or target.kind != "chat" else chat_skills(item.skill, arm),
+            skills_invoked=rec.skills_invoked if rec.skills_invoked is not None or is_agent(target.kind) else chat_skills(item.skill, arm),
             skill_name=item.skill.name if item.skill else item.name,
             timeout=item.timeout,
             eval_dir=Path(item.eval_path).parent if item.eval_path else None,

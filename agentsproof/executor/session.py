@@ -230,7 +230,7 @@ class RunSession:
             cache_dir=cache_dir,
             prompt_cache=cfg.prompt_cache,
             items=self.items,
-            target_defs=self.opts.target_defs,
+            target_defs=dict(self.opts.target_defs),
             store=store if isinstance(store, FileStore) else None,
         )
         runner.remote = self.ray

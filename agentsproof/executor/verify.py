@@ -26,7 +26,7 @@ from agentsproof.executor.verify_diff import diff as _diff
 from agentsproof.executor.verify_diff import diff_tree as _diff_tree
 from agentsproof.model.results import ArmResult, ItemResult, RunResult, compute_grade
 
-__all__ = ["TOLERANCE", "Difference", "same", "rederive", "item_grader", "check_manifest", "rederive_activation"]
+__all__ = ["TOLERANCE", "Difference", "check_manifest", "item_grader", "rederive", "rederive_activation", "same"]
 
 _ARM_FIELDS = ("scored", "errored", "passed_trials", "mean_score", "pass_rate", "mean_latency_s", "mean_total_tokens", "total_cost_usd", "skill_used_rate")
 _SUMMARY_FIELDS = ("total", "passed", "failed", "errored", "not_run", "avg_delta", "grades")
@@ -143,7 +143,7 @@ def item_grader(settings: Mapping[str, Any], incomplete: bool) -> Callable[[Item
 def rederive(run: RunResult, settings: Mapping[str, Any] | None = None, derived: list[ItemResult] | None = None) -> list[Difference]:
     """Every number of ``run`` derived again; the ones that differ (empty: all hold).
     ``derived``: the items already graded again (:func:`item_grader`), in report order."""
-    from agentsproof.executor.results import _summary
+    from agentsproof.executor.finalize import _summary
     from agentsproof.model.settings import RunSettings
 
     out: list[Difference] = []

@@ -16,7 +16,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agentsproof.executor.verify import Difference, _diff, _diff_tree
+from agentsproof.executor.verify_diff import Difference
+from agentsproof.executor.verify_diff import diff as _diff
+from agentsproof.executor.verify_diff import diff_tree as _diff_tree
 from agentsproof.model.results import RunResult
 
 SHOWN = ("whole", "parts", "removable", "smallest", "calls", "margin", "alpha", "looks", "level", "trials")

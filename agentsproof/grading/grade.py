@@ -22,7 +22,7 @@ __all__ = ["Judge", "JudgeError", "TrialContext", "combine", "failed_gate", "gra
 
 def needs_judge(graders: Sequence[GraderSpec]) -> bool:
     """True when a grader asks the LLM judge (the run then builds one)."""
-    return any((k := kind(g.type)).judged or (k.asks_judge is not None and k.asks_judge(g)) for g in graders)
+    return any((k := entry(g.type)).judged or (k.asks_judge is not None and k.asks_judge(g)) for g in graders)
 
 
 def turn_reply(spec: GraderSpec, response: str, replies: Sequence[str]) -> str | None:

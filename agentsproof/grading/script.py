@@ -36,7 +36,7 @@ from pydantic import Field, field_validator, model_validator
 from agentsproof.core import confine
 from agentsproof.core.units import seconds
 from agentsproof.grading.agentv_payload import with_score
-from agentsproof.grading.base import GradeInput, GraderKind
+from agentsproof.grading.base import GradeInput, GraderEntry
 from agentsproof.grading.context import TrialContext
 from agentsproof.grading.hooks import ConvertCase, Finding, LintCase, LintFact
 from agentsproof.grading.judge import Judge

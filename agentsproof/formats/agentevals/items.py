@@ -141,7 +141,7 @@ def _target(loaded: LoadedSuite, cfg_target: str | None, targets_file: Path | No
 
         found = find_providers_file(loaded.suite.path)
         if name == "default" and found is None:
-            return "chat"  # agentv's name for "the model you configured"
+            return CHAT  # agentv's name for "the model you configured"
         # execution.target names a provider label too (agentv's examples say `target: llm`,
         # its older ones `gemini_base` from a .agentv/targets.yaml not in the project): with
         # no providers file it runs as the configured model, said once (--target picks another)

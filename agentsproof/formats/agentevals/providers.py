@@ -11,7 +11,7 @@ A label resolves, in this order:
 2. the ``.agentv/providers.yaml`` entry with that label: an LLM kind runs as the
    configured model (``--model`` / ``AGENTSPROOF_MODEL``), a kind a target kind names in its
    ``agentv_ids`` (``copilot-cli`` …) as that built-in target; a ``cli`` entry was found before
-   this, as a command target (:mod:`agentsproof.targets.agentv_cli`, through the targets
+   this, as a command target (:mod:`agentsproof.targets.command.agentv`, through the targets
    lookup), a ``replay`` entry as a replay target (:mod:`agentsproof.targets.agentv_replay`);
    any other kind is an error naming the entry (define a targets.yaml target instead);
 3. no providers.yaml at all: the label is the configured model, as ``default`` is.

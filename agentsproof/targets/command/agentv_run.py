@@ -107,7 +107,7 @@ def answer_of(text: str, trace: Path | None) -> tuple[str, str | None]:
 def main(argv: list[str]) -> int:
     """Run the template once (see the module); the command's exit code."""
     if not argv:
-        sys.stderr.write("usage: agentv_cli_run.py TEMPLATE [FILES_FORMAT [CWD [PROJECT]]]\n")  # PROJECT: only shown to the sandbox
+        sys.stderr.write("usage: agentv_run.py TEMPLATE [FILES_FORMAT [CWD [PROJECT]]]\n")  # PROJECT: only shown to the sandbox
         return 2
     template, fmt = argv[0], (argv[1] if len(argv) > 1 else "{path}")
     run_in = argv[2] if len(argv) > 2 and argv[2] else None
