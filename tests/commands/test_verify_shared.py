@@ -58,3 +58,31 @@ def test_a_grader_that_does_not_validate_is_named_where_it_is(byok_env, tmp_path
     code, _, err = run_cli(["verify", _write(tmp_path, data)])
     assert code == 30, err
     assert "items[0].with_arm.trials[3].graders[0].weight" in err and "Traceback" not in err, err
+
+
+def test_the_collector_is_paused_while_a_report_is_checked_and_then_as_it_was(byok_env, tmp_path, monkeypatch):
+    import gc
+
+    from agentsproof.commands import verify as verify_module
+
+    report = _report(tmp_path, byok_env)
+    seen: list[bool] = []
+    real = verify_module._verify_run
+
+    def spy(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(verify_module, "_verify_run", spy)
+    assert gc.isenabled()
+    try:
+        assert verify_module.verify(report).ok
+        assert seen == [False] and gc.isenabled()
+        gc.disable()
+        assert verify_module.verify(report).ok
+        assert not gc.isenabled()
+        gc.enable()
+        verify_module.verify(report, regrade=True)
+        assert seen == [False, False, True] and gc.isenabled()
+    finally:
+        gc.enable()
