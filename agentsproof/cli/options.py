@@ -16,7 +16,6 @@ from typing import Any
 import click
 
 from agentsproof.core.errors import InputError
-from agentsproof.llm.registry import PROVIDERS
 
 
 class ProviderChoice(click.Choice):
@@ -24,10 +23,24 @@ class ProviderChoice(click.Choice):
     for a value that is not one of them, the providers of installed packages."""
 
     def __init__(self) -> None:
-        super().__init__(PROVIDERS, case_sensitive=False)
+        super().__init__((), case_sensitive=False)
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        """The in-tree providers, read from the registry when first asked (a command that takes
+        no ``--provider``, such as ``verify``, does not load the provider layer)."""
+        from agentsproof.llm.registry import PROVIDERS
+
+        return PROVIDERS
+
+    @choices.setter
+    def choices(self, value: Any) -> None:  # click.Choice.__init__ sets them: the registry's are kept
+        pass
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         """The provider name, lower-cased: an in-tree one or an installed plugin's (``--help`` lists the in-tree ones)."""
+        from agentsproof.llm.registry import PROVIDERS
+
         if isinstance(value, str) and value.strip().lower() not in PROVIDERS:
             from agentsproof.llm.registry import plugin_names
 

@@ -11,6 +11,8 @@ hold, 1 when something differs, 30 for an unreadable input.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,10 +68,27 @@ def verify(path: Path, *, files_dir: Path | None = None, allowed_signers: Path |
     """Check the report (or bundle) at ``path``; InputError (exit 30) when it cannot be read."""
     from agentsproof.commands.bundle import is_bundle, opened
 
-    if is_bundle(path):
-        with opened(path) as (report, files):
-            return _verify(report, files_dir or files, allowed_signers, regrade, shown=str(path))
-    return _verify(Path(path), files_dir, allowed_signers, regrade, shown=str(path))
+    with _collector_paused() if not regrade else nullcontext():  # --regrade runs graders (asyncio's cycles): collected as usual
+        if is_bundle(path):
+            with opened(path) as (report, files):
+                return _verify(report, files_dir or files, allowed_signers, regrade, shown=str(path))
+        return _verify(Path(path), files_dir, allowed_signers, regrade, shown=str(path))
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused while a report is checked (then as it was):
+    a report read is millions of new dicts and lists, none of them in a cycle, and the
+    collector's passes over them were about a tenth of verify's CPU (docs/benchmarks.md)."""
+    import gc
+
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def _verify(path: Path, files_dir: Path | None, allowed: Path | None, regrade: bool, shown: str) -> Verified:
@@ -162,7 +181,9 @@ _HEAVY = ("log", "response", "replies", "tool_calls", "files", "trajectory", "wo
 
 
 def _light(data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` with the trials' text and trajectories left out (shallow copies; ``data`` unchanged)."""
+    """``data`` with the trials' text and trajectories left out (shallow copies; ``data`` unchanged),
+    and each grader result and token count validated once however many trials record it (:class:`_Shared`)."""
+    shared = _Shared()
     items = []
     for it in data.get("items") or []:
         if not isinstance(it, dict):
@@ -172,8 +193,7 @@ def _light(data: dict[str, Any]) -> dict[str, Any]:
         for key in ("with_arm", "without_arm", "plugin_arm"):
             arm = it.get(key)
             if isinstance(arm, dict) and isinstance(arm.get("trials"), list):
-                trials = [{k: v for k, v in t.items() if k not in _HEAVY} if isinstance(t, dict) else t for t in arm["trials"]]
-                it[key] = {**arm, "trials": trials}
+                it[key] = {**arm, "trials": [shared.trial(t) if isinstance(t, dict) else t for t in arm["trials"]]}
         items.append(it)
     return {**data, "items": items}
 
@@ -194,6 +214,44 @@ def _verify_ablation(path: Path, data: dict[str, Any], shown: str, regrade: bool
     found.kind = "ablation"
     found.differences += against_run(data, RunResult.model_validate(_light(run_data)))
     return found
+
+
+class _Shared:
+    """One model object for every trial that records the same grader result or the same token
+    count (the JSON value's ``repr`` as the key: equal only for equal values of equal types).
+    Most trials of an item share them (the same checks, the same evidence), and validating
+    each only once is most of the report's validation saved. Nothing verify does changes
+    them. A value that does not validate is left as read: the report's own validation then
+    names it where it is (``items[i]....``)."""
+
+    def __init__(self) -> None:
+        from agentsproof.model.results import GraderResult, Usage
+
+        self._models: dict[str, tuple[type[Any], dict[str, Any]]] = {"graders": (GraderResult, {}), "usage": (Usage, {})}
+
+    def _one(self, field: str, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        from pydantic import ValidationError
+
+        model, seen = self._models[field]
+        key = repr(value)
+        hit = seen.get(key)
+        if hit is None:
+            try:
+                hit = seen[key] = model.model_validate(value)
+            except ValidationError:
+                return value
+        return hit
+
+    def trial(self, t: dict[str, Any]) -> dict[str, Any]:
+        out = {k: v for k, v in t.items() if k not in _HEAVY}
+        if "usage" in out:
+            out["usage"] = self._one("usage", out["usage"])
+        graders = out.get("graders")
+        if isinstance(graders, list):
+            out["graders"] = [self._one("graders", g) for g in graders]
+        return out
 
 
 def _verify_activation(data: dict[str, Any], shown: str) -> Verified:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentsproof.core.version import __version__
-from agentsproof.executor.runner import ItemRun
 from agentsproof.executor.suggestions import suggestions_for
 from agentsproof.model.results import ItemResult, RunResult, Summary, compute_grade
 from agentsproof.model.settings import RunSettings
+
+if TYPE_CHECKING:  # the runner (graders, providers) is not loaded to summarise: `agentsproof verify` needs only _summary
+    from agentsproof.executor.runner import ItemRun
 
 
 def finalize_item(run: ItemRun, ci_rule: str = "point") -> ItemResult:

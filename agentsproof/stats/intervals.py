@@ -166,8 +166,8 @@ def _sampled_at_least(pooled: np.ndarray, n1: int, bound: float) -> int:
     raw = all(rows * n % 2 == 0 for rows in _blocks())
     b = 0
     for rows in _blocks():
-        keys = _keys(rng, rows, n, raw)
-        chosen, total = _smallest(keys, n1)
+        draws = _draws(rng, rows, n, raw)
+        chosen, total = _smallest(draws, n1)
         counts = np.zeros((rows, len(values)), dtype=np.int64)
         for j, cols in enumerate(columns):
             if j != big:
@@ -177,7 +177,7 @@ def _sampled_at_least(pooled: np.ndarray, n1: int, bound: float) -> int:
         plain = (total != n1) | (np.abs(sums - bound) <= guard)
         b += int(np.sum(sums[~plain] >= bound))
         if plain.any():
-            b += int(np.sum(_plain_rows(_as_float32(keys[plain]), pooled, n1) >= bound))
+            b += int(np.sum(_plain_rows(_as_float32(draws[plain] >> _LOW), pooled, n1) >= bound))
     return b
 
 
@@ -192,13 +192,13 @@ def _many_values(rng: np.random.Generator, pooled: np.ndarray, n1: int, bound: f
     raw = all(rows * n % 2 == 0 for rows in _blocks())
     b = 0
     for rows in _blocks():
-        keys = _keys(rng, rows, n, raw)
-        chosen, total = _smallest(keys, n1)
+        draws = _draws(rng, rows, n, raw)
+        chosen, total = _smallest(draws, n1)
         sums = np.einsum("ij,j->i", chosen.astype(np.float32), scores)  # not BLAS: its threads spin on a busy machine
         plain = (total != n1) | (np.abs(sums.astype(float) - bound) <= guard)
         b += int(np.sum(sums[~plain] >= bound))
         if plain.any():
-            b += int(np.sum(_plain_rows(_as_float32(keys[plain]), pooled, n1) >= bound))
+            b += int(np.sum(_plain_rows(_as_float32(draws[plain] >> _LOW), pooled, n1) >= bound))
     return b
 
 
@@ -206,24 +206,38 @@ def _blocks() -> list[int]:
     return [min(BLOCK, PERMUTATION_RESAMPLES - start) for start in range(0, PERMUTATION_RESAMPLES, BLOCK)]
 
 
-def _smallest(keys: np.ndarray, n1: int) -> tuple[np.ndarray, np.ndarray]:
-    """(chosen, how many chosen) per row: the keys ≤ the row's n1-th smallest; exactly the n1
-    smallest unless that key is tied. Up to 4,096 keys a row, the top 16 of their 24 bits are
-    partitioned first (faster); a row tied there is found again on all 24."""
-    if keys.shape[1] <= 4096:
-        top = (keys >> np.uint32(8)).astype(np.uint16)
+def _smallest(draws: np.ndarray, n1: int) -> tuple[np.ndarray, np.ndarray]:
+    """(chosen, how many chosen) per row: the keys (``draws >> 8``, :func:`_draws`) ≤ the
+    row's n1-th smallest; exactly the n1 smallest unless that key is tied. Up to 4,096 keys a
+    row, the top 16 of their 24 bits (the draws' high halves, read in place) are partitioned
+    first (faster); a row tied there is found again on all 24."""
+    if draws.shape[1] <= 4096:
+        top = draws.view(np.uint16)[:, 1::2] if np.little_endian else draws.view(np.uint16)[:, 0::2]
         chosen = top <= np.partition(top, n1 - 1, axis=1)[:, n1 - 1 : n1]
         total = np.count_nonzero(chosen, axis=1)
         tied = np.flatnonzero(total != n1)
         if len(tied):
-            chosen[tied], total[tied] = _smallest_full(keys[tied], n1)
+            chosen[tied], total[tied] = _smallest_full(draws[tied] >> _LOW, n1)
         return chosen, total
-    return _smallest_full(keys, n1)
+    return _smallest_full(draws >> _LOW, n1)
 
 
 def _smallest_full(keys: np.ndarray, n1: int) -> tuple[np.ndarray, np.ndarray]:
     chosen = keys <= np.partition(keys, n1 - 1, axis=1)[:, n1 - 1 : n1]
     return chosen, np.count_nonzero(chosen, axis=1)
+
+
+_LOW = np.uint32(8)
+"""A 32-bit draw's bits below its float32 key's 24."""
+
+
+def _draws(rng: np.random.Generator, rows: int, n: int, raw: bool) -> np.ndarray:
+    """32-bit integers whose top 24 bits are :func:`_keys`' keys (``draws >> 8`` are the keys):
+    the bit generator's own output when ``raw`` (no shift is made for the rows whose order
+    the top 16 bits settle), else the keys shifted up."""
+    if not raw:
+        return _keys(rng, rows, n, raw) << _LOW
+    return rng.bit_generator.random_raw(rows * n // 2).view(np.uint32).reshape(rows, n)
 
 
 def _keys(rng: np.random.Generator, rows: int, n: int, raw: bool) -> np.ndarray:

@@ -75,22 +75,30 @@ def test_integer_keys_are_the_float32_keys():
     assert np.array_equal(raw, via_floats)
 
 
+def test_the_draws_hold_the_keys_in_their_top_24_bits():
+    """``_draws >> 8`` are ``_keys``' keys, read raw or through float32 (an odd count)."""
+    for raw, n in ((True, 36), (False, 35)):
+        draws = intervals._draws(np.random.default_rng(SEED), BLOCK, n, raw)
+        assert draws.dtype == np.uint32 and draws.shape == (BLOCK, n)
+        assert np.array_equal(draws >> np.uint32(8), intervals._keys(np.random.default_rng(SEED), BLOCK, n, raw))
+
+
 def test_rows_with_tied_keys_are_counted_the_plain_way(monkeypatch):
     """Keys with many ties at the n1-th place: those rows go the plain way, and the count
     equals the plain count over the same keys."""
-    real = intervals._keys
+    real = intervals._draws
 
     def coarse(rng, rows, n, raw):
-        return real(rng, rows, n, raw) >> np.uint32(18) << np.uint32(18)  # 64 distinct keys: ties everywhere
+        return real(rng, rows, n, raw) >> np.uint32(26) << np.uint32(26)  # 64 distinct keys: ties everywhere
 
-    monkeypatch.setattr(intervals, "_keys", coarse)
+    monkeypatch.setattr(intervals, "_draws", coarse)
     rng = np.random.default_rng(11)
     for kind in (0, 1, 2):
         w, wo = _scores(rng, kind, 40, 0.7), _scores(rng, kind, 35, 0.4)
         pooled = np.asarray(w + wo)
         bound = pooled[:40].sum() - 1e-9 * max(1.0, pooled[:40].sum())
         gen = np.random.default_rng(SEED)
-        expected = sum(int(np.sum(intervals._plain_rows(coarse(gen, BLOCK, 75, True), pooled, 40) >= bound)) for _ in range(PERMUTATION_RESAMPLES // BLOCK))
+        expected = sum(int(np.sum(intervals._plain_rows(coarse(gen, BLOCK, 75, True) >> np.uint32(8), pooled, 40) >= bound)) for _ in range(PERMUTATION_RESAMPLES // BLOCK))
         assert intervals._sampled_at_least(pooled, 40, bound) == expected
 
 
