@@ -153,9 +153,9 @@ def find_target(name: str, near: Path | None, explicit: Path | None = None) -> T
     agentv = agentv_target(name, near)  # agentv's cli provider of that label in .agentv/ (targets/command/agentv.py)
     if agentv is not None:
         return agentv
-    from agentsproof.targets.agentv_replay import replay_target
+    from agentsproof.targets.replay.agentv import replay_target
 
-    replay = replay_target(name, near)  # agentv's replay provider of that label (targets/agentv_replay.py)
+    replay = replay_target(name, near)  # agentv's replay provider of that label (targets/replay/agentv.py)
     if replay is not None:
         return replay
     if name in builtins:

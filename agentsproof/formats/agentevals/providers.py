@@ -12,7 +12,7 @@ A label resolves, in this order:
    configured model (``--model`` / ``AGENTSPROOF_MODEL``), a kind a target kind names in its
    ``agentv_ids`` (``copilot-cli`` …) as that built-in target; a ``cli`` entry was found before
    this, as a command target (:mod:`agentsproof.targets.command.agentv`, through the targets
-   lookup), a ``replay`` entry as a replay target (:mod:`agentsproof.targets.agentv_replay`);
+   lookup), a ``replay`` entry as a replay target (:mod:`agentsproof.targets.replay.agentv`);
    any other kind is an error naming the entry (define a targets.yaml target instead);
 3. no providers.yaml at all: the label is the configured model, as ``default`` is.
 
