@@ -57,3 +57,16 @@ def test_a_transform_that_throws_errors_the_trial(bun, byok_env, tmp_path):
     assert trial["status"] == "errored", trial
     assert "Transform failed ([file transform]): expected a .xlsx ContentFile output" in trial["error"]
     assert "the output transform failed" in trial["error"]  # an errored trial, never a failed one
+
+
+def test_without_bun_javascript_runs_with_node_and_typescript_errors_its_test(byok_env, tmp_path, monkeypatch):
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    monkeypatch.setenv("AGENTSPROOF_BUN", str(tmp_path / "no-bun"))  # no bun to be found
+    byok_env.add(Rule(reply="hello there", user_contains="Say hi", judge=False))
+    byok_env.add(Rule(reply="  goodbye \n", user_contains="Say bye", judge=False))
+    trials = _run(tmp_path, "upper.yaml", (30,))  # an item errored: exit 30
+    own = trials["own-inline"]  # inline JavaScript: node runs it
+    assert own["status"] == "scored" and own["response"] == "Say bye -> goodbye!", own
+    shout = trials["shout"]  # upper.ts needs bun: that test's trials error with the reason, the other test runs
+    assert shout["status"] == "errored" and "default_test.options.transform" in shout["error"] and "bun" in shout["error"], shout
