@@ -117,7 +117,11 @@ def lint(spec: LLMRubricGrader, case: LintCase) -> Iterator[LintFact]:
 
 
 def to_agentevals(spec: LLMRubricGrader, case: ConvertCase) -> list[Any]:
-    """One EVAL.yaml ``llm-rubric`` assertion holding the rubric (and the weight, when not 1)."""
+    """One EVAL.yaml ``llm-rubric`` assertion holding the rubric (and the weight, when not 1); agentv's
+    prompt template script stays one (``prompt: {command, config}``)."""
+    if spec.prompt_script is not None and spec.prompt_script.run is not None:
+        config = {"config": spec.prompt_script.config} if spec.prompt_script.config else {}
+        return [{"type": "llm-rubric", "prompt": {"command": spec.prompt_script.run, **config}, **case.weight}]
     return [{"type": "llm-rubric", "value": spec.rubric, **case.weight}]
 
 

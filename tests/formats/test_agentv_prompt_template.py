@@ -61,3 +61,14 @@ def test_a_template_that_does_not_run_errors_its_grader(bun, byok_env, tmp_path)
     graders = _run(byok_env, tmp_path, "suite.yaml")  # agentv's own file names ../prompts/custom-grader.ts, which it lacks
     for g in graders.values():
         assert g["errored"] and "Prompt template execution failed" in g["error"], g
+
+
+def test_convert_keeps_the_prompt_command():
+    from agentsproof.grading.hooks import ConvertCase
+    from agentsproof.grading.llm_rubric import LLMRubricGrader, to_agentevals
+    from agentsproof.grading.script import ScriptGrader
+
+    script = ScriptGrader(type="script", run=["bun", "run", "prompts/x.ts"], stdin="json", config={"strictMode": True})
+    spec = LLMRubricGrader(type="llm_rubric", rubric="the judge prompt bun run prompts/x.ts writes", prompt_script=script)
+    (entry,) = to_agentevals(spec, ConvertCase(where="graders[0]", skill="s", weight={}))
+    assert entry == {"type": "llm-rubric", "prompt": {"command": ["bun", "run", "prompts/x.ts"], "config": {"strictMode": True}}}
