@@ -156,6 +156,7 @@ def judge_grader(b: Any, where: str, entry: dict[str, Any], weight: float) -> An
     if config is not None and not isinstance(config, dict):
         raise b.err(f"{at}.config", "must be a mapping (the prompt template's ctx.config)")
     run = command_argv(b, at, prompt)
-    script = ScriptGrader(type="script", run=run, stdin="json", config=config or None, payload=case_payload(b.test))
+    payload = {k: v for k, v in case_payload(b.test).items() if k != "answer"}  # agentv's prompt template payload has answer
+    script = ScriptGrader(type="script", run=run, stdin="json", config=config or None, payload=payload)
     shown = " ".join(prompt["command"]) if isinstance(prompt["command"], list) else str(prompt["command"])
     return LLMRubricGrader(type="llm_rubric", rubric=f"the judge prompt {shown} writes", weight=weight, prompt_script=script)
