@@ -11,6 +11,7 @@ from pydantic import Field
 from agentsproof.grading.base import GradeInput, GraderEntry
 from agentsproof.grading.hooks import ConvertCase, Finding, LintCase, LintFact
 from agentsproof.grading.judge import Judge, JudgeError, judge_json, verdict_text
+from agentsproof.grading.script import ScriptGrader
 from agentsproof.llm.replies import MAX_NUMBER_CHARS
 from agentsproof.model.graders import MAX_WEIGHT, TurnScoped
 from agentsproof.model.results import CheckResult, GraderResult
@@ -24,6 +25,10 @@ class LLMRubricGrader(TurnScoped):
     weight: float = Field(1.0, gt=0, le=MAX_WEIGHT, strict=True, allow_inf_nan=False)
     judge_model: str | None = Field(
         None, min_length=1, description="This grader's judge model, through the run's judge provider (default: the run's judge model or panel)."
+    )
+    prompt_script: ScriptGrader | None = Field(
+        None,
+        description="agentv's prompt template script: a command printing the judge prompt for each trial, which replaces the rubric (grading/prompt_script.py).",
     )
 
 
@@ -95,6 +100,13 @@ async def grade(spec: LLMRubricGrader, given: GradeInput) -> GraderResult:
         import dataclasses
 
         judge = dataclasses.replace(judge, model=spec.judge_model, panel=(), tally=None)
+    if spec.prompt_script is not None:  # agentv's prompt template: the judge prompt the command prints
+        from agentsproof.grading.prompt_script import PromptScriptError, written_prompt
+
+        try:
+            spec = spec.model_copy(update={"rubric": await written_prompt(spec.prompt_script, given.context)})
+        except PromptScriptError as err:
+            return GraderResult(type="llm_rubric", weight=spec.weight, errored=True, error=str(err))
     return await grade_rubric(given.judged_answer(), spec, judge, given.task)
 
 
@@ -105,7 +117,11 @@ def lint(spec: LLMRubricGrader, case: LintCase) -> Iterator[LintFact]:
 
 
 def to_agentevals(spec: LLMRubricGrader, case: ConvertCase) -> list[Any]:
-    """One EVAL.yaml ``llm-rubric`` assertion holding the rubric (and the weight, when not 1)."""
+    """One EVAL.yaml ``llm-rubric`` assertion holding the rubric (and the weight, when not 1); agentv's
+    prompt template script stays one (``prompt: {command, config}``)."""
+    if spec.prompt_script is not None and spec.prompt_script.run is not None:
+        config = {"config": spec.prompt_script.config} if spec.prompt_script.config else {}
+        return [{"type": "llm-rubric", "prompt": {"command": spec.prompt_script.run, **config}, **case.weight}]
     return [{"type": "llm-rubric", "value": spec.rubric, **case.weight}]
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Rule, read_json, run_cli
+from conftest import Rule, only_report, read_json, run_cli
 
 REAL = Path(__file__).resolve().parents[1] / "data" / "agentv-real"
 WEIGHTED = REAL / "examples" / "features" / "weighted-evaluators"
@@ -249,13 +249,15 @@ QUICKSTART = REAL / "examples" / "features" / "readme-quickstart"
 FIZZBUZZ = '```python\nfor i in range(1, 16):\n    if i % 15 == 0:\n        print("fizzbuzz")\n    elif i % 3 == 0:\n        print("fizz")\n    elif i % 5 == 0:\n        print("buzz")\n    else:\n        print(i)\n```'
 
 
-def test_default_test_options_transform_is_refused_by_name_not_dropped(tmp_path):
+def test_default_test_options_transform_naming_a_missing_file_errors_its_tests(byok_env, tmp_path):
     root = tmp_path / "readme-quickstart"
     shutil.copytree(QUICKSTART, root)
-    (root / "evals" / "default-test.yaml").write_text("options:\n  transform: file://../scripts/to-csv.ts\n")
-    code, _, err = run_cli(["eval", root / "evals" / "my-eval.eval.yaml", "--model", "m", "--output", tmp_path / "out"])
-    assert code == 30 and len(err.strip().splitlines()) == 1, err
-    assert "my-eval.eval.yaml: default_test.options.transform:" in err and "is not run" in err
+    (root / "evals" / "default-test.yaml").write_text("options:\n  transform: file://../scripts/to-csv.ts\n")  # run: tests/formats/test_agentv_transform.py
+    out = tmp_path / "out"
+    code, _, err = run_cli(["eval", root / "evals" / "my-eval.eval.yaml", "--model", "m", "--output", out])
+    assert code == 30, err  # every trial errored, none was failed
+    trial = only_report(out)["items"][0]["with_arm"]["trials"][0]
+    assert trial["status"] == "errored" and "default_test.options.transform" in trial["error"] and "not found" in trial["error"], trial
 
 
 def test_default_test_file_threshold_vars_and_assertions_reach_every_test(byok_env, tmp_path):

@@ -49,7 +49,7 @@ from agentsproof.formats.agentevals.negation import LENGTH, MAX_LENGTH, NEGATED,
 from agentsproof.formats.agentevals.older import COMPOSITE, composite_grader
 from agentsproof.formats.agentevals.rubric import OPERATORS, RUBRIC_KEYS, judge_notes, older_outcome, ranges_text
 from agentsproof.formats.agentevals.rubric_prompt import rubric_prompt
-from agentsproof.formats.agentevals.scripts import SCRIPT_KINDS, custom_assertion, script_assertion
+from agentsproof.formats.agentevals.scripts import SCRIPT_KINDS, custom_assertion, judge_grader, script_assertion
 from agentsproof.formats.agentevals.structured import STRUCTURED_TYPES, structured_grader
 from agentsproof.formats.agentevals.trajectory import rewrite
 from agentsproof.grading.assertions import AssertionsGrader
@@ -320,14 +320,14 @@ class Builder:
         elif kind in ("min-length", "max-length"):
             self._length(where, entry, kind, negate, weight, gate, label)
         elif kind == "llm-rubric" and "prompt" in entry:  # agentv: a judge prompt file, as llm-grader
-            self.add(LLMRubricGrader(type="llm_rubric", rubric=self._judge_prompt(where, entry), weight=weight), label, self._gate(where, entry, 0.5))
+            self.add(judge_grader(self, where, entry, weight), label, self._gate(where, entry, 0.5))
         elif kind in ("llm-rubric", "llm-grader") and not {"value", "prompt"} & entry.keys():  # agentv: graded against the test's criteria
             no_rubric = "required field is missing: the judge has no rubric and the test gives no criteria or expected_output"
             self._judge_default(f"{where}.{'value' if kind == 'llm-rubric' else 'prompt'}", no_rubric, weight, self._gate(where, entry, 0.5), label)
         elif kind in ("llm-rubric", "rubrics", "rubric"):
             self._rubric_entry(where, entry, kind, weight, gate, label)
         elif kind == "llm-grader":
-            self.add(LLMRubricGrader(type="llm_rubric", rubric=self._judge_prompt(where, entry), weight=weight), label, self._gate(where, entry, 0.5))
+            self.add(judge_grader(self, where, entry, weight), label, self._gate(where, entry, 0.5))
         elif kind in AGENT_GRADERS:
             self._agent_grader(where, entry, kind, weight, gate, label)
         elif kind in CODE_TYPES:  # its threshold is the score a returned number passes from, not a gate
@@ -416,11 +416,6 @@ class Builder:
         if ("prompt" in entry) == ("value" in entry):
             raise self.err(f"{where}.prompt", "give the judge prompt: a markdown file (or its text)")
         text = entry.get("prompt", entry.get("value"))
-        if isinstance(text, dict) and "command" in text:
-            raise self.err(
-                f"{where}.prompt.command",
-                "a judge prompt written by a program (agentv's prompt template script) is not run; give the prompt as a file or its text",
-            )
         if not isinstance(text, str) or not text.strip():
             raise self.err(f"{where}.prompt", "must be a file path or prompt text")
         text = text.strip().removeprefix("file://") if text.strip().startswith("file://") else text

@@ -207,6 +207,16 @@ def suite_items(
             prompt += "\n\nFiles in your working directory: " + ", ".join(n for n, _ in files)
         elif texts:
             prompt += "\n\nAttached files:" + "".join(f"\n\n--- {rel} ---\n{t.rstrip()}\n--- end of {rel} ---" for rel, t in texts)
+        transform: tuple[str, ...] = ()
+        load_error = test.load_error
+        if test.transform is not None:  # agentv's output transform: formats/agentevals/transform.py
+            from agentsproof.formats.agentevals.transform import transform_argv
+
+            context = {"vars": test.vars, "prompt": {"raw": prompt}, "metadata": test.raw.get("metadata")}
+            try:
+                transform = transform_argv(src, test.transform[0], test.transform[1], suite.path, context)
+            except InputError as err:  # this test's trials error with the reason; the others run
+                load_error = load_error or str(err)
         item = EvalItem(
             id=f"{prefix}case-{test.id}",
             name=f"{prefix}{test.id}",
@@ -227,7 +237,8 @@ def suite_items(
             workspace_sha=seed_digest(seed, files) if agent else "",
             turns=test.turns,
             setup=tuple(dataclasses.replace(c, test_id=test.id) for c in suite.setup) if agent else (),
-            load_error=test.load_error,
+            load_error=load_error,
+            transform=transform,
             environment=suite.environment if agent else None,
             skill=skill_file(skill_name(skill) or "skill", "skill", skill[1], skill[0]) if agent and skill else None,
         )

@@ -67,7 +67,7 @@ SUITE_KEYS = {
 }
 TEST_KEYS = {"id", "description", "criteria", "input", "expected_output", "rubrics", "assert", "assertions", "vars", "tags", "metadata"}
 TEST_KEYS |= {"outcome", "expected_outcome", "input_messages", "expected_messages", "conversation_id", "execution"}  # agentv's older dialect
-TEST_KEYS |= CONVERSATION_KEYS  # agentv's multi-turn tests (formats/agentevals/conversation.py)
+TEST_KEYS |= CONVERSATION_KEYS | {"options"}  # agentv's multi-turn tests (formats/agentevals/conversation.py); options.transform
 MESSAGE_KEYS = {"role", "content"}
 PART_KEYS = {"type", "value", "text", "path"}
 ROLES = ("system", "user", "assistant")
@@ -102,6 +102,8 @@ class EvalTest:
     """What agentv reads in this test and agentsproof does not use (said once with the suite's notes)."""
     raw: dict[str, Any] = field(default_factory=dict)
     """Its ``input``, ``expected_output`` and ``metadata`` as written (agentv's script payload)."""
+    transform: tuple[str, Any] | None = None
+    """(field, spec) of agentv's output transform (the test's ``options.transform``, else default_test's): formats/agentevals/transform.py."""
     load_error: str | None = None
     """Why this test cannot run (a file it names is missing): its trials are errored with it."""
 
@@ -293,7 +295,7 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
     from agentsproof.core.inputs import display
     from agentsproof.formats.agentevals.keys import default_name, repeat_value, suite_prompts, suite_target
     from agentsproof.formats.agentevals.older import suite_execution_asserts
-    from agentsproof.formats.agentevals.suite_files import default_options, default_test, environment_workdir, tests_list, threshold_value
+    from agentsproof.formats.agentevals.suite_files import default_options, default_test, default_transform, environment_workdir, tests_list, threshold_value
 
     src = display(path)
     if not isinstance(data, dict):
@@ -339,6 +341,7 @@ def parse_suite(data: Any, path: Path) -> EvalSuite:
                 raise _err(src, f"{key}[{i}].id", f"{test.id!r} is also the id of {key}[{seen[test.id]}]; ids must be unique")
             seen[test.id] = i
             test.rubric_prompt = rubric_prompt
+            test.transform = test.transform or default_transform(default_map)
             tests.append(test)
     tags = _tags(src, "tags", data["tags"]) if data.get("tags") is not None else ()
     options = data.get("evaluate_options")
@@ -394,6 +397,7 @@ def _parse_test(
     raw, follow, scoped = lift(src, at, raw)
     _unknown(src, at, raw, TEST_KEYS)
     from agentsproof.formats.agentevals.older import EXTRA_ASSERTS, SKIP_DEFAULTS, older_test
+    from agentsproof.formats.agentevals.suite_files import test_transform
 
     notes: list[str] = []
     raw = older_test(src, at, raw, target, threads if threads is not None else set(), notes)
@@ -459,6 +463,7 @@ def _parse_test(
         notes=notes,
         raw={k: raw.get(k, variables.get(k)) for k in ("input", "expected_output", "metadata")},
         load_error="; ".join(missing) or None,
+        transform=test_transform(src, f"{at}.options", raw.get("options"), notes),
     )
 
 

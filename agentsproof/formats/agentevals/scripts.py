@@ -137,3 +137,26 @@ def _searched(b: Any, word: str) -> str:
         if names_file(base, word) and (base / word).resolve().is_relative_to(root):
             return str((base / word).resolve())
     return word
+
+
+def judge_grader(b: Any, where: str, entry: dict[str, Any], weight: float) -> Any:
+    """An ``llm-grader`` (or ``llm-rubric`` with ``prompt``): the judge prompt as given, or agentv's prompt
+    template script (``prompt: {command, config}``) run on each trial with agentv's payload on stdin,
+    its output the judge prompt (:mod:`agentsproof.grading.prompt_script`)."""
+    from agentsproof.grading.llm_rubric import LLMRubricGrader
+
+    prompt = entry.get("prompt")
+    if not isinstance(prompt, dict) or "command" not in prompt:
+        return LLMRubricGrader(type="llm_rubric", rubric=b._judge_prompt(where, entry), weight=weight)
+    at = f"{where}.prompt"
+    extra = sorted(str(k) for k in prompt if k not in ("command", "config"))
+    if extra:
+        raise b.err(f"{at}.{extra[0]}", "unknown key; agentv's prompt template takes command and config")
+    config = prompt.get("config")
+    if config is not None and not isinstance(config, dict):
+        raise b.err(f"{at}.config", "must be a mapping (the prompt template's ctx.config)")
+    run = command_argv(b, at, prompt)
+    payload = {k: v for k, v in case_payload(b.test).items() if k != "answer"}  # agentv's prompt template payload has answer
+    script = ScriptGrader(type="script", run=run, stdin="json", config=config or None, payload=payload)
+    shown = " ".join(prompt["command"]) if isinstance(prompt["command"], list) else str(prompt["command"])
+    return LLMRubricGrader(type="llm_rubric", rubric=f"the judge prompt {shown} writes", weight=weight, prompt_script=script)

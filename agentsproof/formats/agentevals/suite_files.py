@@ -116,7 +116,8 @@ OPTION_KEYS = {"rubric_prompt", "provider", "transform"}
 
 def default_options(src: str, value: Any) -> tuple[str | None, list[str]]:
     """``default_test.options`` (``value``: the default_test mapping, or a file:// reference already read by
-    :func:`default_test`) → (its ``rubric_prompt``, notes); InputError for what cannot be honoured."""
+    :func:`default_test`) → (its ``rubric_prompt``, notes); InputError for what cannot be honoured. Its
+    ``transform`` is read by parse_suite (formats/agentevals/transform.py)."""
     options = value.get("options") if isinstance(value, dict) else None
     if options is None:
         return None, []
@@ -125,13 +126,6 @@ def default_options(src: str, value: Any) -> tuple[str | None, list[str]]:
     extra = sorted(str(k) for k in options if k not in OPTION_KEYS)
     if extra:
         raise _err(src, f"default_test.options.{extra[0]}", f"unknown key; expected one of {', '.join(sorted(OPTION_KEYS))}")
-    if options.get("transform") is not None:
-        raise _err(
-            src,
-            "default_test.options.transform",
-            "agentv's output transform (a program run on every answer before grading) is not run; grade the answer as it is, "
-            "or do the conversion in a script assertion",
-        )
     notes = []
     if options.get("provider") is not None:
         notes.append(f"default_test.options.provider: {options['provider']!r} (agentv's judge) is not used; the judge is --judge-model / --model")
@@ -179,3 +173,23 @@ def default_test(src: str, value: Any, path: Path) -> tuple[dict[str, Any], list
         raise _err(src, f"default_test.{key}", "must be a list")
     threshold = threshold_value(src, "default_test.threshold", value["threshold"]) if value.get("threshold") is not None else None
     return variables, [(f"default_test.{key}[{i}]", a) for i, a in enumerate(entries)], threshold, value
+
+
+def default_transform(default_map: dict[str, Any] | None) -> tuple[str, Any] | None:
+    """``default_test.options.transform`` as (field, spec), or None."""
+    options = (default_map or {}).get("options")
+    spec = options.get("transform") if isinstance(options, dict) else None
+    return ("default_test.options.transform", spec) if spec is not None else None
+
+
+def test_transform(src: str, where: str, options: Any, notes: list[str]) -> tuple[str, Any] | None:
+    """A test's own ``options`` (agentv merges them over default_test's): its ``transform`` as (field, spec);
+    its judge ``provider`` / ``rubric_prompt`` are noted as not used (the judge is --judge-model)."""
+    if options is None:
+        return None
+    if not isinstance(options, dict):
+        raise InputError(src, where, "must be a mapping (transform)")
+    rest = sorted(str(k) for k in options if k != "transform")
+    if rest:
+        notes.append(f"{where}.{', '.join(rest)}: a test's own judge options are not used (the judge is --judge-model / --model)")
+    return (f"{where}.transform", options["transform"]) if options.get("transform") is not None else None
