@@ -184,7 +184,7 @@ class Target(abc.ABC):
     as if the skills were there."""
     native_launchers: tuple[NativeLauncher, ...] = ()
     """The Node wrappers of this kind's CLI whose native binary runs in a trial's container
-    instead (:func:`agentsproof.targets.registry.native_binary`); none by default."""
+    instead (:func:`agentsproof.targets.agents.container.native_program`); none by default."""
     agentv_ids: tuple[str, ...] = ()
     """agentv's provider kinds (the ``id`` of an ``.agentv/providers.yaml`` entry) this kind
     runs as its built-in target, e.g. ``copilot-cli`` for ``copilot``; none by default."""
