@@ -81,7 +81,9 @@ AGENT = 'echo "answer-$(cat /app/seed.txt)" > /app/answer.txt'
 OVERLAY = "services:\n  main:\n    network_mode: host\n"
 
 
-def make_tasks(root: Path, n: int, image: str) -> Path:
+def make_tasks(root: Path, n: int, image: str, skills: bool = False) -> Path:
+    """``n`` Harbor task folders below ``root/tasks`` (with ``skills``: SkillsBench-shaped, a skill
+    in ``environment/skills/`` that the Dockerfile copies into the agents' skill folder)."""
     tasks = root / "tasks"
     for i in range(n):
         name = f"task-{i:02d}"
@@ -93,7 +95,13 @@ def make_tasks(root: Path, n: int, image: str) -> Path:
         (d / "task.toml").write_text(TASK_TOML)
         # COPY, no RUN: a RUN step needs a build network, and this engine has no bridge
         (d / "environment" / "seed.txt").write_text(f"{name}\n")
-        (d / "environment" / "Dockerfile").write_text(f"FROM {image}\nWORKDIR /app\nCOPY seed.txt /app/seed.txt\n")
+        dockerfile = f"FROM {image}\nWORKDIR /app\nCOPY seed.txt /app/seed.txt\n"
+        if skills:
+            skill = d / "environment" / "skills" / f"answer-{i:02d}"
+            skill.mkdir(parents=True)
+            (skill / "SKILL.md").write_text(f"---\nname: answer-{i:02d}\ndescription: writes the answer\n---\nWrite `{answer}` into /app/answer.txt.\n")
+            dockerfile += "COPY skills /root/.agents/skills\n"
+        (d / "environment" / "Dockerfile").write_text(dockerfile)
         (d / "tests" / "test.sh").write_text(TEST_SH.format(answer=answer))
         (d / "solution" / "solve.sh").write_text(SOLVE_SH.format(answer=answer))
         for script in (d / "tests" / "test.sh", d / "solution" / "solve.sh"):
@@ -107,6 +115,7 @@ def _docker(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def remove_task_images(harbor: bool, ours: bool) -> None:
+    """Remove Harbor's ``hb__task-*`` images and/or agentsproof's ``agentsproof-env:*`` ones."""
     names = _docker("images", "--format", "{{.Repository}}:{{.Tag}}").stdout.split()
     gone = [n for n in names if (harbor and n.startswith("hb__task-")) or (ours and n.startswith("agentsproof-env:"))]
     if gone:
@@ -118,6 +127,7 @@ def _load() -> str:
 
 
 def run_agentsproof(tasks: Path, out: Path, args: argparse.Namespace) -> float:
+    """Wall s of one ``agentsproof eval-all``; checks every oracle and every trial scored 1."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "AGENTSPROOF_NO_CACHE": "1"}
     cmd = [sys.executable, "-m", "agentsproof", "eval-all", str(tasks), "--target", "scripted", "--targets", str(tasks / "targets.yaml")]
     cmd += ["--trials", str(args.trials), "--parallel", str(args.parallel), "--output", str(out), "--root", str(tasks)]
@@ -140,6 +150,7 @@ def run_agentsproof(tasks: Path, out: Path, args: argparse.Namespace) -> float:
 
 
 def run_harbor(tasks: Path, jobs: Path, overlay: Path, args: argparse.Namespace) -> float:
+    """Wall s of one ``harbor run --agent oracle``; checks every task's reward is 1."""
     # LiteLLM (which Harbor imports) would fetch its model cost map from the internet: the local copy
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     if args.docker_config:
@@ -158,6 +169,7 @@ def run_harbor(tasks: Path, jobs: Path, overlay: Path, args: argparse.Namespace)
 
 
 def main() -> None:
+    """Make the tasks, warm both tools up, time the A/B rounds, print the ratio."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--harbor", default="/tmp/harbor-venv/bin/harbor", help="the harbor CLI (0.26)")
     parser.add_argument("--docker-config", default="/tmp/harbor-dockercfg", help="DOCKER_CONFIG for Harbor (cli-plugins/docker-compose)")
@@ -166,6 +178,7 @@ def main() -> None:
     parser.add_argument("--parallel", type=int, default=4)
     parser.add_argument("--trials", type=int, default=1, help="agentsproof trials per arm per task")
     parser.add_argument("--rounds", type=int, default=2, help="timed A/B pairs")
+    parser.add_argument("--skills", action="store_true", help="SkillsBench-shaped tasks: agentsproof runs both arms (2 images per task)")
     parser.add_argument("--cold", action="store_true", help="remove both tools' task images before each timed run")
     parser.add_argument("--goal", type=float, default=0.4)
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
@@ -178,11 +191,17 @@ def main() -> None:
         args.image = base_image()
     work = Path(tempfile.mkdtemp(prefix="harbor-side-", dir="/tmp"))
     try:
-        tasks = make_tasks(work, args.tasks, args.image)
+        tasks = make_tasks(work, args.tasks, args.image, args.skills)
         overlay = work / "host-network.yaml"
         overlay.write_text(OVERLAY)
-        print(f"{args.tasks} Harbor tasks FROM {args.image}, --parallel/-n {args.parallel}, agentsproof trials/arm {args.trials}", flush=True)
-        print(f"warm-up (untimed, builds the images): agentsproof {run_agentsproof(tasks, work / 'ap-warm', args):.1f} s, harbor {run_harbor(tasks, work / 'hb-warm', overlay, args):.1f} s", flush=True)
+        print(
+            f"{args.tasks} Harbor tasks FROM {args.image}, --parallel/-n {args.parallel}, agentsproof trials/arm {args.trials}{', skills: both arms' if args.skills else ''}",
+            flush=True,
+        )
+        print(
+            f"warm-up (untimed, builds the images): agentsproof {run_agentsproof(tasks, work / 'ap-warm', args):.1f} s, harbor {run_harbor(tasks, work / 'hb-warm', overlay, args):.1f} s",
+            flush=True,
+        )
         ours, theirs = [], []
         for r in range(args.rounds):
             if args.cold:
@@ -196,8 +215,10 @@ def main() -> None:
             theirs.append(run_harbor(tasks, work / f"hb-{r}", overlay, args))
             print(f"round {r + 1} B harbor      {theirs[-1]:6.1f} s   (load {load})", flush=True)
         a, b = statistics.median(ours), statistics.median(theirs)
-        pairs = " ".join(f"{x / y:.2f}" for x, y in zip(ours, theirs))
-        print(f"median: agentsproof {a:.1f} s, harbor {b:.1f} s; ratio {a / b:.2f}x (per round {pairs}); goal <= {args.goal}x: {'met' if a / b <= args.goal else 'NOT met'}")
+        pairs = " ".join(f"{x / y:.2f}" for x, y in zip(ours, theirs, strict=True))
+        print(
+            f"median: agentsproof {a:.1f} s, harbor {b:.1f} s; ratio {a / b:.2f}x (per round {pairs}); goal <= {args.goal}x: {'met' if a / b <= args.goal else 'NOT met'}"
+        )
         if a / b > args.goal:
             sys.exit(1)
     finally:
