@@ -9,11 +9,14 @@ times (the machine is shared: each round prints the load average):
 - **A** ``agentsproof eval-all TASKS --parallel 4 --target scripted --trials 1``: every task's
   oracle preflight (a fresh container of its image: ``solution/`` at ``/solution``,
   ``solve.sh``, then the verifier; reward must be 1), ``--parallel`` at once, then the trials:
-  one per arm per task (with and without, 2 × tasks container trials) of a command-target
-  agent that writes the answer the verifier checks (a scripted agent: no model is called, so
-  no model server is needed), each graded by the task's ``tests/test.sh`` in its container;
-  the report written. ``--oracle-only``: agentsproof's share of B's work alone is
-  not separable (the preflight is part of a run), so A always does at least this.
+  ``--trials`` per arm per task of a command-target agent that writes the answer the verifier
+  checks (a scripted agent: no model is called, so no model server is needed), each in a
+  fresh container of the task's image, graded by the task's ``tests/test.sh`` there; the
+  reports written. A task without skills runs its with-arm only (10 trials); ``--skills``
+  makes the tasks SkillsBench-shaped (a skill in ``environment/skills/`` that the Dockerfile
+  copies into ``/root/.agents/skills``), so each task runs both arms (20 trials, and a
+  second, skill-less image per task). So A does B's work (the oracle on every task) and the
+  trials on top of it.
 - **B** ``harbor run -p TASKS --agent oracle -n 4``: Harbor's oracle agent on every task
   (one trial each: ``docker compose up`` of the task's image, ``solve.sh``, the verifier,
   ``docker compose down``), its job folder written.
