@@ -98,6 +98,16 @@ async def _check_all(tasks: list[tuple[int, OracleTask]], plans: list[Any], cfg:
         judge = Judge(client=client, model=stack.judge_model) if client is not None else None
     slots = asyncio.Semaphore(max(1, cfg.parallel))
     cluster = await _cluster(cfg, stack) if cfg.executor == "ray" else None  # issue 48: the preflights on the cluster's nodes
+    envs = None
+    if cluster is None and any(t.environment is not None for _k, t in tasks):
+        # one engine session for every container preflight: leftovers reaped once, each image
+        # looked up once, containers removed in the background, one sweep at the end
+        from agentsproof.isolation.environments import Environments
+        from agentsproof.isolation.relay import relay_binary
+
+        envs = Environments()
+        await envs.reap()
+        await relay_binary()
 
     async def one(k: int, t: OracleTask) -> OracleOutcome:
         from agentsproof.executor.container_oracle import check_in_container
@@ -107,13 +117,15 @@ async def _check_all(tasks: list[tuple[int, OracleTask]], plans: list[Any], cfg:
         async with slots:
             if cluster is not None:
                 return await cluster.check(t, eval_dir=plan.eval_dir, threshold=threshold, timeout=plan.timeout)
-            return await (check_in_container if t.environment is not None else check_oracle)(
-                t, eval_dir=plan.eval_dir, judge=judge, threshold=threshold, timeout=plan.timeout
-            )
+            if t.environment is not None:
+                return await check_in_container(t, eval_dir=plan.eval_dir, judge=judge, threshold=threshold, timeout=plan.timeout, envs=envs)
+            return await check_oracle(t, eval_dir=plan.eval_dir, judge=judge, threshold=threshold, timeout=plan.timeout)
 
     try:
         return list(await asyncio.gather(*(one(k, t) for k, t in tasks)))
     finally:
+        if envs is not None:
+            await envs.close()
         if client is not None:
             await client.aclose()
         if cluster is not None:

@@ -21,6 +21,7 @@ from agentsproof.core.units import seconds
 if TYPE_CHECKING:
     from agentsproof.executor.oracle import OracleOutcome, OracleTask
     from agentsproof.grading.judge import Judge
+    from agentsproof.isolation.environments import Environments
     from agentsproof.model.environment import ExecResult, TrialEnvironment
 
 SOLUTION_DIR = "/solution"
@@ -63,8 +64,13 @@ async def _apply(task: OracleTask, box: TrialEnvironment, eval_dir: Path) -> tup
     return stdout, None
 
 
-async def check_in_container(task: OracleTask, *, eval_dir: Path, judge: Judge | None, threshold: float, timeout: float | None) -> OracleOutcome:
-    """``task``'s oracle applied in a fresh container of its environment, then its checked graders there."""
+async def check_in_container(
+    task: OracleTask, *, eval_dir: Path, judge: Judge | None, threshold: float, timeout: float | None, envs: Environments | None = None
+) -> OracleOutcome:
+    """``task``'s oracle applied in a fresh container of its environment, then its checked graders there.
+
+    ``envs``: the run's engine session, shared by every preflight (prepared once, closed by the
+    caller; the container is removed in the background); without it, one of its own."""
     from agentsproof.executor.oracle import OracleOutcome, _checked, _failures
     from agentsproof.grading.grade import TrialContext, combine, grade_all
     from agentsproof.isolation import workspace as ws
@@ -74,14 +80,21 @@ async def check_in_container(task: OracleTask, *, eval_dir: Path, judge: Judge |
     index = [j for j, g in enumerate(task.graders) if _checked(g)]
     graders = [task.graders[j] for j in index]
     skipped = [f"graders[{j}] ({g.type})" for j, g in enumerate(task.graders) if j not in index]
-    envs = Environments()
+    own = envs is None
+    if envs is None:
+        envs = Environments()
     with tempfile.TemporaryDirectory(prefix="agentsproof-oracle-") as tmp:
         folder = Path(tmp) / "workspace"
         folder.mkdir()
         box = None
         try:
             try:
-                await envs.prepare([task.environment])
+                if own:
+                    await envs.prepare([task.environment])
+                else:  # the images as prepare makes them (the baseline's too, built now, beside the others)
+                    await envs.image(task.environment)
+                    if task.environment.baseline_empty:
+                        await envs.image(task.environment, baseline=True)
                 box = await envs.start(task.environment, trial=f"oracle/{task.name}", workspace=folder)
                 before = ws.snapshot(folder)
                 stdout, error = await _apply(task, box, eval_dir)
@@ -97,6 +110,7 @@ async def check_in_container(task: OracleTask, *, eval_dir: Path, judge: Judge |
         finally:
             if box is not None:
                 await envs.remove(box)
-            await envs.close()
+            if own:
+                await envs.close()
     failing = [line for j, spec, res in zip(index, graders, results, strict=True) for line in _failures(j, spec, res, threshold)]
     return OracleOutcome(task.name, task.field, combine(results), results, failing, skipped)

@@ -63,6 +63,8 @@ SPARES = 4
 """Containers of one kind started ahead at most (see **Ahead** in the module docstring)."""
 COPY_CAP = 512 * 1024 * 1024
 """Bytes of a container's workdir copied back into the host workspace at most."""
+PREPARE_AT_ONCE = 4
+"""Images :meth:`Environments.prepare` looks up (or builds) at once: each lookup is a few engine calls."""
 
 
 def _clear(folder: Path) -> None:
@@ -169,10 +171,28 @@ class Environments:
         return self._images[key]
 
     async def prepare(self, envs: list[Environment]) -> None:
-        """Before the first trial: dead runs' leftovers removed, every image there (InputError: a failed build)."""
+        """Before the first trial: dead runs' leftovers removed, every image there (InputError: a failed build).
+
+        The images are looked up (built when missing) :data:`PREPARE_AT_ONCE` at a time, one per
+        image spec at once (two items with the same Dockerfile never build it together); the
+        first failure, in ``envs`` order, is raised once every lookup is done."""
         await self.reap()
         await relay_binary()
+        wanted: dict[tuple[object, ...], tuple[Environment, bool]] = {}
         for env in envs:
+            for baseline in (False, True) if env.baseline_empty else (False,):
+                wanted.setdefault((env.image, str(env.dockerfile), str(env.context), baseline), (env, baseline))
+        gate = asyncio.Semaphore(PREPARE_AT_ONCE)
+
+        async def one(env: Environment, baseline: bool) -> None:
+            async with gate:
+                await self.image(env, baseline=baseline)
+
+        got = await asyncio.gather(*(one(env, baseline) for env, baseline in wanted.values()), return_exceptions=True)
+        for failed in got:
+            if isinstance(failed, BaseException):
+                raise failed
+        for env in envs:  # the others of the same spec (their image there now)
             await self.image(env)
             if env.baseline_empty:
                 await self.image(env, baseline=True)

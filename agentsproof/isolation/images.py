@@ -21,6 +21,7 @@ import asyncio
 import hashlib
 import re
 import tempfile
+import weakref
 from pathlib import Path
 
 from agentsproof.core.errors import ContainerError, InputError
@@ -31,7 +32,9 @@ TAG_REPO = "agentsproof-env"
 LABEL_DIGEST = "org.agentsproof.env-digest"
 _STEP = re.compile(r"^(?:Step (?P<n>\d+/\d+) : (?P<legacy>.+)|#\d+ \[(?:[^\]\s]+ )?(?P<k>\d+/\d+)\] (?P<kit>.+))$")
 _EXIT = re.compile(r"(?:returned a non-zero code|did not complete successfully: exit code): (\d+)")
-_locks: dict[str, asyncio.Lock] = {}
+_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Lock]] = weakref.WeakKeyDictionary()
+"""Per event loop (a lock is bound to the loop it first waited in; a run's oracle preflights
+and its trials run in two), per digest: one build of an image at a time."""
 
 
 def context_digest(env: Environment, empty: tuple[str, ...] = ()) -> str:
@@ -107,7 +110,7 @@ async def ensure_image(env: Environment, *, baseline: bool = False, log_dir: Pat
     empty = env.baseline_empty if baseline else ()
     digest = await asyncio.to_thread(context_digest, env, empty)
     tag = f"{TAG_REPO}:{digest}"
-    lock = _locks.setdefault(digest, asyncio.Lock())
+    lock = _locks.setdefault(asyncio.get_running_loop(), {}).setdefault(digest, asyncio.Lock())
     async with lock:
         if await image_exists(tag):
             return tag, False
