@@ -71,8 +71,9 @@ def test_stderr_is_looked_up_at_each_call_so_the_console_scrubber_sees_it(monkey
 
 
 BELOW_THE_COMMANDS = ("core", "model", "llm", "stats", "targets", "grading", "report", "executor", "formats", "interop")
-STANDALONE = {"isolation/sandbox.py": "relay_main"}
-"""Code that runs without the package (the sandbox relay, as a script inside bubblewrap)."""
+STANDALONE = {"isolation/sandbox.py": "relay_main", "formats/agentevals/is_sql_check.py": "main"}
+"""Code that runs as a program of its own, its output its answer (the sandbox relay inside
+bubblewrap; promptfoo's is-sql check, a confined script that prints its verdict)."""
 
 
 def test_no_print_below_the_commands_layer():
