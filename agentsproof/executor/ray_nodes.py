@@ -217,8 +217,9 @@ def node_check(run: NodeRun, env: dict[str, str], agents: AgentRun) -> NodeCheck
 
     node = ray.get_runtime_context().get_node_id()
     scrubber.register_environment(env)
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)  # for the check only (a target reads its settings when it is built)
+    from agentsproof.executor.ray_common import restore_env, swap_env
+
+    saved = swap_env(env)  # for the check only (a target reads its settings when it is built)
     try:
         return on_node_loop(_check(run, agents, node))
     except Exception as err:  # noqa: BLE001 - a node that cannot even check itself runs none of the trials
@@ -226,11 +227,7 @@ def node_check(run: NodeRun, env: dict[str, str], agents: AgentRun) -> NodeCheck
 
         return NodeCheck(node=node, problem=f"its check failed: {type(err).__name__}: {clip(' '.join(scrub(str(err)).split()), 200)}")
     finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        restore_env(saved)
 
 
 async def agent_trial_on_node(run: NodeRun, agents: AgentRun, gate: Any, item: EvalItem, arm: Arm, index: int) -> NodeOutcome:

@@ -9,12 +9,11 @@ cannot run at all is an oracle error with Ray's reason, which refuses the file a
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentsproof.core.scrub import clip, scrub
-from agentsproof.executor.ray_common import DOCKER_RESOURCE, MAX_RETRIES, RESOURCE, NodeRun, forwarded_env, node_client
+from agentsproof.executor.ray_common import DOCKER_RESOURCE, MAX_RETRIES, RESOURCE, NodeRun, forwarded_env, node_client, restore_env, swap_env
 
 if TYPE_CHECKING:
     from agentsproof.executor.oracle import OracleOutcome, OracleTask
@@ -45,16 +44,11 @@ def oracle_on_node(task: OracleTask, run: NodeRun | None, env: dict[str, str], e
     from agentsproof.core import scrub as scrubber
 
     scrubber.register_environment(env)
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
+    saved = swap_env(env)
     try:
         return asyncio.run(_check(task, run, eval_dir, threshold, timeout))
     finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        restore_env(saved)
 
 
 class OracleCluster:

@@ -22,7 +22,6 @@ too (agentsproof.executor.ray_nodes).
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +29,19 @@ from typing import TYPE_CHECKING, Any
 
 from agentsproof.core.scrub import clip, scrub
 from agentsproof.core.threads import to_thread
-from agentsproof.executor.ray_common import DOCKER_RESOURCE, MAX_RETRIES, RESOURCE, BudgetGate, NodeOutcome, NodeRun, forwarded_env, node_client, panel_of
+from agentsproof.executor.ray_common import (
+    DOCKER_RESOURCE,
+    MAX_RETRIES,
+    RESOURCE,
+    BudgetGate,
+    NodeOutcome,
+    NodeRun,
+    forwarded_env,
+    node_client,
+    panel_of,
+    restore_env,
+    swap_env,
+)
 from agentsproof.model.results import LogEvent, TrialResult
 from agentsproof.targets.registry import CHAT, MODEL_KINDS, is_agent
 
@@ -76,8 +87,7 @@ def node_trial(run: NodeRun, env: dict[str, str], gate: Any, item: EvalItem, arm
     from agentsproof.core import scrub as scrubber
 
     scrubber.register_environment(env)
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
+    saved = swap_env(env)
     try:
         if agents is None:
             outcome = asyncio.run(_on_node(run, gate, item, arm, index))
@@ -90,11 +100,7 @@ def node_trial(run: NodeRun, env: dict[str, str], gate: Any, item: EvalItem, arm
         trial = TrialResult(index=index, arm=arm, status="errored", error=reason, latency_s=0.0, log=[LogEvent(t=0.0, role="error", text=reason)])
         outcome = NodeOutcome(trial=trial)
     finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        restore_env(saved)
     try:
         import ray
 

@@ -9,7 +9,6 @@ the venv (``make test`` does); without it these tests skip, and fail under CI.""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -18,18 +17,6 @@ import pytest
 from conftest import Rule, only_report, run_cli
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "agentv-bun"
-
-
-@pytest.fixture
-def bun() -> str:
-    from agentsproof.core.bun import find_bun
-
-    found = find_bun()
-    if found is None:
-        if os.environ.get("CI"):
-            pytest.fail("bun is not installed; `make test` should have installed it (make bun)")
-        pytest.skip("bun is not installed (run `make bun`)")
-    return found
 
 
 def _copy(tmp_path: Path, name: str) -> Path:

@@ -7,11 +7,9 @@ reason. The files are copies of agentv's examples/features/prompt-template-sdk
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
-import pytest
 
 from conftest import Rule, only_report, run_cli
 
@@ -19,18 +17,6 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "agentv-bun" / "prompt-tem
 ANSWER_TS = "TypeScript adds static types."
 ANSWER_ASYNC = "async/await waits on Promises."
 FALLBACK = '{"reasoning": "fine", "score": 1, "evidence": "fine", "passed": true}'
-
-
-@pytest.fixture
-def bun() -> str:
-    from agentsproof.core.bun import find_bun
-
-    found = find_bun()
-    if found is None:
-        if os.environ.get("CI"):
-            pytest.fail("bun is not installed; `make test` should have installed it (make bun)")
-        pytest.skip("bun is not installed (run `make bun`)")
-    return found
 
 
 def _run(byok_env, tmp_path: Path, suite: str) -> dict[str, dict]:

@@ -6,7 +6,6 @@ EntityProcess/agentv, MIT, see the LICENSE there)."""
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -15,18 +14,6 @@ import pytest
 from conftest import Rule, only_report, run_cli
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "agentv-bun" / "file-transforms"
-
-
-@pytest.fixture
-def bun() -> str:
-    from agentsproof.core.bun import find_bun
-
-    found = find_bun()
-    if found is None:
-        if os.environ.get("CI"):
-            pytest.fail("bun is not installed; `make test` should have installed it (make bun)")
-        pytest.skip("bun is not installed (run `make bun`)")
-    return found
 
 
 def _run(tmp_path: Path, suite: str, codes: tuple[int, ...] = (0, 1)) -> dict:
