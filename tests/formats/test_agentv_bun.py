@@ -106,8 +106,13 @@ def test_a_cli_agent_run_with_bun_and_a_script_reading_the_trace(bun, byok_env, 
     assert trial["status"] == "scored" and "I processed your request successfully." in json.dumps(trial)  # the mock agent's answer
     script = next(g for g in trial["graders"] if g["type"] == "script")
     texts = [c["target"] for c in script["checks"]]
-    assert script["score"] == 1.0 and any(t.startswith("Tool calls (0) within limit") for t in texts), script  # trace.eventCount
-    assert any(t.startswith("Duration (") for t in texts)  # durationMs: the trial's own
+    assert any(t.startswith("Tool calls (0) within limit") for t in texts), script  # trace.eventCount
+    # durationMs, the trial's own, is checked against the script's 10 s limit: which way that
+    # check goes depends on the machine's load, so the test asserts that it is made, not its verdict
+    timed = [c for c in script["checks"] if c["target"].startswith(("Duration (", "Slow execution: "))]
+    assert len(timed) == 1, script
+    assert all(c["passed"] for c in script["checks"] if c not in timed), script
+    assert script["score"] == round(sum(c["passed"] for c in script["checks"]) / len(script["checks"]), 2), script  # the script's own share
     assert not any("Cost" in t for t in texts)  # a cost the trial did not record is left out, not null
     assert byok_env.requests == []  # the agent is the mock; nothing needed the model
 
