@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentsproof.core.errors import InputError
+from agentsproof.executor.plan import RunPlan
 from agentsproof.model.items import EvalItem
 from agentsproof.model.options import RunFlags
 from agentsproof.model.results import RunResult
@@ -59,29 +60,30 @@ def arms_at(whole: EvalItem, parts: list[tuple[str, EvalItem]], trials: dict[str
 def run_rounds(plugin: str, whole: EvalItem, parts: list[tuple[str, EvalItem, int]], cfg: RunFlags, settings: RunSettings, stem: str, margin: float) -> Rounds:
     """Every arm, round after round, until each part's arm has stopped (``parts``: id, its
     item, its tokens); the last round holds every trial."""
-    from agentsproof.commands.plan import check_writable, report_paths, resolve_targets
+    from agentsproof.commands.plan import plan_run
     from agentsproof.stats.ablation_looks import cases_upto, effects, settled
 
     if cfg.target and "," in cfg.target:
         raise InputError("command line", "--target", "ablate runs one target at a time; give one")
     cap = whole.trials
     looks = schedule(cap, cfg.adaptive)
-    targets = report_paths("eval", cfg, plugin, stem, whole.kind)
-    check_writable(targets, cfg)
-    resolve_targets([whole, *[it for _p, it, _t in parts]], cfg)  # an unknown target: one line before the first round
-    done = Rounds(None, looks, cap, targets=targets)
+    # one plan for every round: targets.yaml resolved and the reports checked once, before the
+    # first round; each round runs it with its own trial counts and what is left of the budget
+    base = plan_run("eval", plugin, [whole, *[it for _p, it, _t in parts]], cfg.replace(adaptive=False), stem, settings)
+    arms = [(pid, it) for (pid, _it, _t), it in zip(parts, base.items[1:], strict=True)]
+    done = Rounds(None, looks, cap, targets=dict(base.reports))
     trials = {pid: 0 for pid, _it, _t in parts}
     open_parts = [pid for pid, _it, _t in parts]
     resume = cfg.resume
     for n in looks:
         for pid in open_parts:
             trials[pid] = n
-        items = arms_at(whole, [(pid, it) for pid, it, _t in parts], trials)
+        items = arms_at(base.items[0], arms, trials)
         left = remaining(cfg, done)
         if done.run is not None and left is None:
             done.run.incomplete, done.run.incomplete_reason = True, spent_words(cfg, done)
             break
-        run = _round(plugin, items, (left or cfg).replace(resume=resume), settings, stem)
+        run = _round(base, items, (left or cfg).replace(resume=resume))
         done.run, resume = run, True
         budget = run.settings.get("budget") or {}
         done.calls += int(budget.get("calls") or 0)
@@ -129,15 +131,14 @@ def spent_words(cfg: RunFlags, done: Rounds) -> str:
     return f"stopped before crossing --max-cost {cfg.max_cost}: ${done.spent:.4f} spent over the ablation's rounds"
 
 
-def _round(plugin: str, items: list[EvalItem], cfg: RunFlags, settings: RunSettings, stem: str) -> RunResult:
-    """One round: the items' trials run through the round's own run plan (those the journal
-    holds reused), no report written."""
-    from agentsproof.commands.plan import plan_run
+def _round(base: RunPlan, items: list[EvalItem], cfg: RunFlags) -> RunResult:
+    """One round: the rounds' plan run with this round's items and options (the trials the
+    journal holds reused), no report written."""
     from agentsproof.commands.progress import Progress, more_allowed, run_total
     from agentsproof.executor.session import run_plan
     from agentsproof.report.files import ReportLock
 
-    plan = plan_run("eval", plugin, items, cfg.replace(adaptive=False), stem, settings)
-    progress = Progress(run_total(list(plan.items)), parallel=cfg.parallel, more_allowed=more_allowed(cfg.provider), capped=True)
-    with ReportLock(plan.reports["json"]), progress:
-        return run_plan(dataclasses.replace(plan, spill=False, on_trial=progress.trial, on_item=progress.item))
+    progress = Progress(run_total(items), parallel=cfg.parallel, more_allowed=more_allowed(cfg.provider), capped=True)
+    plan = dataclasses.replace(base, items=tuple(items), run=cfg.replace(adaptive=False), spill=False, on_trial=progress.trial, on_item=progress.item)
+    with ReportLock(base.reports["json"]), progress:
+        return run_plan(plan)
