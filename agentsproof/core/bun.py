@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 from pathlib import Path
 
 ENV = "AGENTSPROOF_BUN"
@@ -34,11 +33,9 @@ def find_bun() -> str | None:
     given = os.environ.get(ENV, "").strip()
     if given:
         return given if os.path.isfile(given) and os.access(given, os.X_OK) else None
-    for prefix in dict.fromkeys((Path(sys.prefix), Path(sys.executable).parent.parent)):
-        local = prefix / TOOL_DIR / "node_modules" / ".bin" / "bun"
-        if local.is_file() and os.access(local, os.X_OK):
-            return str(local)
-    return shutil.which("bun")
+    from agentsproof.core.extras import venv_tool
+
+    return venv_tool(TOOL_DIR, "bun") or shutil.which("bun")
 
 
 def resolve(argv: list[str]) -> list[str]:

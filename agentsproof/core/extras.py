@@ -6,6 +6,10 @@ every install line points at this project's checkout: ``pip install -e '.[EXTRA]
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
+
 EXTRA_MODULES: dict[str, str] = {
     # top-level module -> the extra that installs it
     "uvicorn": "server",
@@ -35,3 +39,11 @@ def missing_extra_message(module: str | None) -> str | None:
     if extra is None:
         return None
     return f"this command needs the '{extra}' extra ({top} is not installed): {install_line(extra)}"
+
+
+def venv_tool(folder: str, program: str) -> str | None:
+    """A Node program a ``make`` target installs into agentsproof's own venv
+    (``<venv>/<folder>/node_modules/.bin/<program>``: ``make bun``, ``make copilot-cli``),
+    when it is there and executable; else None. The venv is the running Python's (``sys.prefix``)."""
+    path = Path(sys.prefix) / folder / "node_modules" / ".bin" / program
+    return str(path) if path.is_file() and os.access(path, os.X_OK) else None

@@ -92,10 +92,9 @@ def find_cli() -> tuple[str | None, str]:
 def venv_cli() -> str | None:
     """The Copilot CLI ``make copilot-cli`` installs in agentsproof's own environment
     (``<venv>/copilot-cli/node_modules/.bin/copilot``), when it is there and executable."""
-    import sys
+    from agentsproof.core.extras import venv_tool
 
-    path = Path(sys.prefix) / "copilot-cli" / "node_modules" / ".bin" / "copilot"
-    return str(path) if path.is_file() and os.access(path, os.X_OK) else None
+    return venv_tool("copilot-cli", "copilot")
 
 
 def byok_from_env() -> dict[str, Any] | None:

@@ -31,3 +31,20 @@ def test_other_modules_are_not_ours_to_explain(module: str | None) -> None:
 def test_every_extra_named_exists_in_pyproject() -> None:
     extras = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["project"]["optional-dependencies"]
     assert set(EXTRA_MODULES.values()) <= set(extras)
+
+
+def test_venv_tool_finds_only_an_executable_in_the_venvs_tool_folder(tmp_path, monkeypatch) -> None:
+    import sys
+
+    from agentsproof.core.extras import venv_tool
+
+    monkeypatch.setattr(sys, "prefix", str(tmp_path))
+    assert venv_tool("bun-cli", "bun") is None
+    program = tmp_path / "bun-cli" / "node_modules" / ".bin" / "bun"
+    program.parent.mkdir(parents=True)
+    program.write_text("#!/bin/sh\n")
+    assert venv_tool("bun-cli", "bun") is None  # there, not executable
+    program.chmod(0o755)
+    assert venv_tool("bun-cli", "bun") == str(program)
+    assert venv_tool("copilot-cli", "copilot") is None
+
