@@ -15,11 +15,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentsproof.commands.signing import SignatureCheck
 from agentsproof.core.errors import EXIT_FAILED, EXIT_OK, InputError
 from agentsproof.executor.verify import Difference
+
+if TYPE_CHECKING:
+    from agentsproof.model.results import RunResult
 
 
 @dataclass
@@ -96,7 +99,7 @@ def _verify(path: Path, files_dir: Path | None, allowed: Path | None, regrade: b
 
     data = load_report_data(path, depth_check=False)
     if "items" in data:
-        found = _verify_run(path, data, shown, regrade)
+        found, _run = _verify_run(path, data, shown, regrade)
     elif str(data.get("schema", "")).startswith("agentsproof-ablation/"):
         found = _verify_ablation(path, data, shown, regrade)
     elif "trial_log" in data and "skills" in data:
@@ -115,7 +118,8 @@ def _verify(path: Path, files_dir: Path | None, allowed: Path | None, regrade: b
     return found
 
 
-def _verify_run(path: Path, data: dict[str, Any], shown: str, regrade: bool) -> Verified:
+def _verify_run(path: Path, data: dict[str, Any], shown: str, regrade: bool) -> tuple[Verified, RunResult]:
+    """What verify finds in a run report, and the report as it read it."""
     from concurrent.futures import ThreadPoolExecutor
 
     from pydantic import ValidationError
@@ -164,7 +168,7 @@ def _verify_run(path: Path, data: dict[str, Any], shown: str, regrade: bool) -> 
     found.differences += check_manifest(run, data, digested)
     if regrade:
         found.regraded, found.regrade_note = regrade_differences(path, run)
-    return found
+    return found, run
 
 
 def _digested(digest: Any) -> tuple[int, str] | None:
@@ -202,7 +206,6 @@ def _verify_ablation(path: Path, data: dict[str, Any], shown: str, regrade: bool
     """An ablation's own JSON file: the run report it names (beside it) verified, and the
     file's numbers and manifest checked against that report's (:mod:`agentsproof.executor.verify_ablation`)."""
     from agentsproof.executor.verify_ablation import against_run
-    from agentsproof.model.results import RunResult
     from agentsproof.report.saved import load_report_data
 
     name = data.get("run_report")
@@ -210,9 +213,9 @@ def _verify_ablation(path: Path, data: dict[str, Any], shown: str, regrade: bool
         raise InputError(shown, "run_report", "names no run report beside the ablation (made by an older agentsproof?)")
     run_path = path.parent / name
     run_data = load_report_data(run_path, depth_check=False)
-    found = _verify_run(run_path, run_data, shown, regrade)
+    found, run = _verify_run(run_path, run_data, shown, regrade)
     found.kind = "ablation"
-    found.differences += against_run(data, RunResult.model_validate(_light(run_data)))
+    found.differences += against_run(data, run)
     return found
 
 
