@@ -47,40 +47,23 @@ sleep "${AGENT_SLEEP:-0}"
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Any]:
-    from ray.cluster_utils import Cluster
+    from agent_clis import installed
+    from ray_cluster import loopback_cluster
 
-    temp = tempfile.mkdtemp(prefix="apraya-", dir="/tmp")  # short: Ray's socket paths must fit 107 characters
     bin_dir = Path(tempfile.mkdtemp(prefix="apraya-bin-", dir="/var/tmp"))  # not below /tmp: the sandbox gives the agent an empty one
     (bin_dir / "count-agent").write_text(AGENT)
     (bin_dir / "count-agent").chmod(0o755)
-    saved = os.environ.get("RAY_TMPDIR")
-    os.environ["RAY_TMPDIR"] = temp
     path = os.environ.get("PATH", "/usr/bin:/bin")
-    from agent_clis import installed
-
     claude = installed("claude")
     clis = {"CLAUDE_CLI_PATH": claude} if claude else {}  # each node finds its own agent CLIs (none is forwarded by the driver)
     node = {"node_ip_address": "127.0.0.1", "num_cpus": 1, "resources": {"agentsproof_trial": SLOTS, "docker": SLOTS}, "object_store_memory": 80 * 1024 * 1024}
-    c = Cluster(initialize_head=False)
+    with_agent = {**node, "env_vars": {"PATH": f"{bin_dir}:{path}", **clis}}
     try:
-        c.add_node(**node, include_dashboard=False, env_vars={"PATH": f"{bin_dir}:{path}", **clis})
-        c.add_node(**node, env_vars={"PATH": f"{bin_dir}:{path}", **clis})
-        c.bare = c.add_node(**node, env_vars={"PATH": path, **clis})  # no count-agent here
-        c.wait_for_nodes(timeout=120)
-        ray.init(address=c.address, log_to_driver=False)
-        c.temp = temp
-        yield c
+        with loopback_cluster("apraya-", [{**with_agent, "include_dashboard": False}, with_agent, {**node, "env_vars": {"PATH": path, **clis}}]) as c:
+            c.bare = c.added[2]  # no count-agent here
+            yield c
     finally:
-        try:
-            ray.shutdown()
-        finally:
-            c.shutdown()
-            if saved is None:
-                os.environ.pop("RAY_TMPDIR", None)
-            else:
-                os.environ["RAY_TMPDIR"] = saved
-            shutil.rmtree(temp, ignore_errors=True)
-            shutil.rmtree(bin_dir, ignore_errors=True)
+        shutil.rmtree(bin_dir, ignore_errors=True)
 
 
 def _eval(root: Path, target: dict[str, Any], image: str | None = None, trials: int = 2, timeout: float = 60) -> Path:

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -32,31 +30,11 @@ SLOTS = 2  # agentsproof_trial per node
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Any]:
-    from ray.cluster_utils import Cluster
+    from ray_cluster import loopback_cluster
 
-    temp = tempfile.mkdtemp(prefix="apray-", dir="/tmp")  # short: Ray's socket paths must fit 107 characters
-    saved = os.environ.get("RAY_TMPDIR")
-    os.environ["RAY_TMPDIR"] = temp  # this cluster's sessions, logs and address file, nobody else's
     node = {"node_ip_address": "127.0.0.1", "num_cpus": 1, "resources": {"agentsproof_trial": SLOTS}, "object_store_memory": 80 * 1024 * 1024}
-    c = Cluster(initialize_head=False)
-    try:
-        c.add_node(**node, include_dashboard=False)
-        c.add_node(**node)
-        c.add_node(**node)
-        c.wait_for_nodes(timeout=120)
-        ray.init(address=c.address, log_to_driver=False)
-        c.temp = temp
+    with loopback_cluster("apray-", [{**node, "include_dashboard": False}, node, node]) as c:
         yield c
-    finally:
-        try:
-            ray.shutdown()
-        finally:
-            c.shutdown()
-            if saved is None:
-                os.environ.pop("RAY_TMPDIR", None)
-            else:
-                os.environ["RAY_TMPDIR"] = saved
-            shutil.rmtree(temp, ignore_errors=True)
 
 
 def _plugin(root: Path, trials: int = 3, timeout: float = 60) -> Path:
