@@ -119,6 +119,12 @@ def test_restart_resumes_pending_and_interrupted_gradings(tmp_path, db_url):  # 
             inflight = new_run(c, "p")
             c.post(f"runs/{inflight}/complete", json={"output": "o"})
             wait_grade(c, inflight, "running")
+            # kill only once the judge call has reached the judge: killed between the claim and
+            # the request, the restarted server's call would be the one that meets the slow rule
+            deadline = time.monotonic() + 30
+            while slow.used < 1 and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert slow.used == 1, "the first server's judge call never reached the judge"
             srv.kill()
             srv.env["AGENTSPROOF_GRADE_DELAY"] = "0"
             srv.start()
