@@ -169,7 +169,7 @@ demo: install
 		$(VENV)/bin/agentsproof eval-all evals/demo-plugin --provider local --smoke --parallel 2
 	@echo "HTML report: $(abspath runs/demo-plugin/demo-plugin-eval.html)"
 
-# The static relay every trial container runs (agentsproof/isolation/relay.py):
+# The static relay every trial container runs (agentsproof/isolation/engine.py):
 # our own C, linked static so it runs in any Linux image (no python, no libc there).
 RELAY := agentsproof/data/ap-relay
 relay: $(RELAY)

@@ -102,8 +102,8 @@ async def _check_all(tasks: list[tuple[int, OracleTask]], plans: list[Any], cfg:
     if cluster is None and any(t.environment is not None for _k, t in tasks):
         # one engine session for every container preflight: leftovers reaped once, each image
         # looked up once, containers removed in the background, one sweep at the end
+        from agentsproof.isolation.engine import relay_binary
         from agentsproof.isolation.environments import Environments
-        from agentsproof.isolation.relay import relay_binary
 
         envs = Environments()
         await envs.reap()

@@ -33,7 +33,7 @@ from agentsproof.report.files import prepare_output, report_targets
 from agentsproof.targets.registry import is_agent
 
 if TYPE_CHECKING:
-    from agentsproof.targets.spec import TargetDef
+    from agentsproof.targets.base import TargetDef
 
 
 def plan_run(

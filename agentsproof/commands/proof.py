@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from agentsproof.model.items import EvalItem
     from agentsproof.model.options import RunFlags
     from agentsproof.model.results import RunResult
-    from agentsproof.targets.spec import TargetDef
+    from agentsproof.targets.base import TargetDef
 
 
 def proof_options(cfg: RunFlags | None = None, *, sign: Path | None = None, ci: bool = False, argv: Sequence[str] | None = None) -> ProofOptions:

@@ -11,7 +11,7 @@ counted as copied) and :data:`MAX_TREE_BYTES` of file content. :func:`copy_tree`
 as it goes (the tree may have changed since it was checked) and writes only into the new
 folder it makes, every file created with ``O_EXCL | O_NOFOLLOW``.
 
-``isolation/seed.py`` (workspace seeds), ``executor/regrade.py`` (rebuilt workspaces) and the
+``isolation/workspace.py`` (workspace seeds), ``executor/regrade.py`` (rebuilt workspaces) and the
 oracle use it; it is the only tree copier in the package.
 """
 

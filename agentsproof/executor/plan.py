@@ -25,7 +25,7 @@ from agentsproof.model.results import RunResult, TrialResult
 from agentsproof.model.settings import RunSettings
 
 if TYPE_CHECKING:
-    from agentsproof.targets.spec import TargetDef
+    from agentsproof.targets.base import TargetDef
 
 PriorTrials = Mapping[tuple[str, str, int], TrialResult]
 """Finished trials a run keeps rather than runs, by (item id, arm, index)."""

@@ -29,7 +29,7 @@ from agentsproof.core.version import __version__
 if TYPE_CHECKING:
     from agentsproof.model.items import EvalItem, SkillFile
     from agentsproof.model.results import ItemResult, RunResult
-    from agentsproof.targets.spec import TargetDef
+    from agentsproof.targets.base import TargetDef
 
 MANIFEST_VERSION = "1"
 SIG_NAMESPACE = "agentsproof"
@@ -268,7 +268,7 @@ def environment_rows(items: Sequence[EvalItem]) -> list[dict[str, Any]]:
             row["dockerfile"] = shown_path(env.dockerfile)
             row["dockerfile_sha256"] = file_sha256(env.dockerfile)
             try:
-                from agentsproof.isolation.images import TAG_REPO, context_digest
+                from agentsproof.isolation.engine import TAG_REPO, context_digest
 
                 row["image"] = f"{TAG_REPO}:{context_digest(env)}"
             except Exception:  # noqa: BLE001 - a context that changed since the run: no tag, said so

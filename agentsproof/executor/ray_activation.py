@@ -27,8 +27,7 @@ from agentsproof.executor.ray_common import MAX_RETRIES, RESOURCE, NodeRun, forw
 if TYPE_CHECKING:
     from agentsproof.model.activation import ActivationSuite, ActivationTrial
     from agentsproof.model.items import SkillFile
-    from agentsproof.targets.base import Target
-    from agentsproof.targets.spec import TargetDef
+    from agentsproof.targets.base import Target, TargetDef
 
 __all__ = ["ActivationTarget", "activation_on_node", "run_activation_on_ray"]
 

@@ -45,8 +45,7 @@ if TYPE_CHECKING:
     from agentsproof.model.environment import Environment
     from agentsproof.model.items import EvalItem
     from agentsproof.model.results import Arm
-    from agentsproof.targets.base import Target
-    from agentsproof.targets.spec import TargetDef
+    from agentsproof.targets.base import Target, TargetDef
 
 __all__ = ["AgentRun", "CarryStore", "NodeCheck", "agent_trial_on_node", "node_check", "probe_nodes", "sweep_nodes"]
 

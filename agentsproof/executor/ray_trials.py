@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from agentsproof.llm.stack import ClientStack
     from agentsproof.model.items import EvalItem
     from agentsproof.model.results import Arm
-    from agentsproof.targets.spec import TargetDef
+    from agentsproof.targets.base import TargetDef
 
 __all__ = ["DOCKER_RESOURCE", "MAX_RETRIES", "RESOURCE", "RayTrials", "forwarded_env"]
 

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from agentsproof.executor.spill import Spiller
     from agentsproof.isolation.environments import Environments
     from agentsproof.isolation.workspace import Workspaces
-    from agentsproof.targets.spec import TargetDef
+    from agentsproof.targets.base import TargetDef
 
 T = TypeVar("T")
 
@@ -341,7 +341,7 @@ def _var_digests(defs: Mapping[str, TargetDef], salt: str | None) -> dict[str, A
     import secrets
 
     from agentsproof.core.scrub import var_digests
-    from agentsproof.targets.spec import ENV_REF
+    from agentsproof.targets.base import ENV_REF
 
     names = {n for d in defs.values() for n in ENV_REF.findall(json.dumps(d.spec.model_dump(mode="json"), default=str))}
     salt = salt or secrets.token_hex(16)

@@ -24,7 +24,7 @@ from agentsproof.llm.base import ChatRequest, LLMClient, LLMError
 from agentsproof.model.results import ItemResult, Usage
 
 if TYPE_CHECKING:
-    from agentsproof.targets.spec import TargetDef
+    from agentsproof.targets.base import TargetDef
 
 RELEVANCE_SYSTEM = (
     "You review evaluation tasks written for an AI skill or agent. Decide whether the task "

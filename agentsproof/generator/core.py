@@ -44,7 +44,7 @@ from agentsproof.model.results import Usage
 from agentsproof.model.skillfolder import skill_prompt
 
 if TYPE_CHECKING:
-    from agentsproof.targets.spec import TargetDef
+    from agentsproof.targets.base import TargetDef
 
 ATTEMPTS = 2
 """The first reply plus one retry with the validation error."""

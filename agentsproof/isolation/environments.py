@@ -23,7 +23,7 @@ never touched.
 
 **Network.** ``allow_internet: false`` (the default) runs ``--network none``: the container
 has only its own loopback; what an agent needs of the model endpoint reaches it through
-the relay (see :mod:`agentsproof.isolation.relay`). ``allow_internet: true`` runs
+the relay (see :mod:`agentsproof.isolation.engine`). ``allow_internet: true`` runs
 ``--network host``: the container shares the host's network (and can reach what the
 host can). No bridge network is ever created.
 
@@ -46,9 +46,7 @@ from pathlib import Path
 
 from agentsproof.core.errors import ContainerError
 from agentsproof.isolation.container import Container
-from agentsproof.isolation.engine import docker
-from agentsproof.isolation.images import ensure_image, image_workdir
-from agentsproof.isolation.relay import IN_CONTAINER, relay_argv, relay_binary
+from agentsproof.isolation.engine import IN_CONTAINER, docker, ensure_image, image_workdir, relay_argv, relay_binary
 from agentsproof.isolation.sandbox import LoopbackBridge
 from agentsproof.model.environment import DEFAULT_WORKDIR, Environment
 

@@ -1,7 +1,7 @@
 """What a trial runs: the chat call, or a real agent in a per-trial workspace.
 
 The shared contract is at the top: :mod:`agentsproof.targets.base` (the interface),
-:mod:`agentsproof.targets.spec` (what every targets.yaml entry shares),
+:mod:`agentsproof.targets.base` (what every targets.yaml entry shares),
 :mod:`agentsproof.targets.config` (targets.yaml) and :mod:`agentsproof.targets.registry`
 (the kinds). Each kind is a sub-package holding its target, its event reader and its
 in-container adapter: ``chat/``, ``command/``, ``http/``, ``copilot/``, ``agents/`` (the

@@ -36,8 +36,8 @@ from pydantic import ValidationError
 
 from agentsproof.core.errors import InputError
 from agentsproof.targets import registry
+from agentsproof.targets.base import TARGETS_FILE, TargetDef
 from agentsproof.targets.registry import spec_union
-from agentsproof.targets.spec import TARGETS_FILE, TargetDef
 
 if TYPE_CHECKING:
     from agentsproof.model.environment import Environment
@@ -148,16 +148,9 @@ def find_target(name: str, near: Path | None, explicit: Path | None = None) -> T
             if name in builtins:
                 _check_redefinition(path, name)
             return defs[name]
-    from agentsproof.targets.command.agentv import agentv_target
-
-    agentv = agentv_target(name, near)  # agentv's cli provider of that label in .agentv/ (targets/command/agentv.py)
-    if agentv is not None:
-        return agentv
-    from agentsproof.targets.replay.agentv import replay_target
-
-    replay = replay_target(name, near)  # agentv's replay provider of that label (targets/replay/agentv.py)
-    if replay is not None:
-        return replay
+    foreign = registry.foreign_target(name, near)  # agentv's cli or replay provider of that label in .agentv/
+    if foreign is not None:
+        return foreign
     if name in builtins:
         return parse_targets({name: builtins[name]}, "built-in")[name]
     if name in registry.plugin_kinds():

@@ -19,13 +19,13 @@ follows the in-tree ones.
 from __future__ import annotations
 
 from functools import cache
+from pathlib import Path
 from typing import Annotated, Any, Union, cast
 
 from pydantic import Field
 
 from agentsproof.core.registry import Registry
-from agentsproof.targets.base import Target, TargetFactory
-from agentsproof.targets.spec import TargetDef
+from agentsproof.targets.base import Target, TargetDef, TargetFactory
 
 KINDS: dict[str, str] = {
     "command": "agentsproof.targets.command.target:CommandTarget",
@@ -41,6 +41,14 @@ KINDS: dict[str, str] = {
     "replay": "agentsproof.targets.replay.target:ReplayTarget",
 }
 
+
+FOREIGN: dict[str, str] = {
+    "agentv-cli": "agentsproof.targets.command.agentv:agentv_target",
+    "agentv-replay": "agentsproof.targets.replay.agentv:replay_target",
+}
+"""Where a target name not in any targets.yaml may be defined in another tool's own files,
+tried in this order: each line a ``(name, near) -> TargetDef | None`` of the kind that runs
+it (agentv's ``cli`` providers are command targets, its ``replay`` providers replay ones)."""
 
 CHAT = "chat"
 """The kind an item runs when it names no agent: one chat call with the run's model."""
@@ -114,6 +122,19 @@ def builtin_names() -> tuple[str, ...]:
         except ValidationError:
             continue
     return tuple(names)
+
+
+def foreign_target(name: str, near: Path | None) -> TargetDef | None:
+    """The target ``name`` as another tool's files near ``near`` define it (:data:`FOREIGN`,
+    in order); None when none of them does."""
+    from importlib import import_module
+
+    for line in FOREIGN.values():
+        module, _, attr = line.partition(":")
+        found: TargetDef | None = getattr(import_module(module), attr)(name, near)
+        if found is not None:
+            return found
+    return None
 
 
 def __getattr__(name: str) -> Any:

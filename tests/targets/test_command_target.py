@@ -29,7 +29,7 @@ from agentsproof.targets.base import TargetError, TrialInput, TrialRecord
 from agentsproof.model.items import SkillFile
 from agentsproof.targets.command.target import CommandTarget
 from agentsproof.targets.command.target import CommandTargetSpec
-from agentsproof.targets.spec import TargetDef
+from agentsproof.targets.base import TargetDef
 
 PRELUDE = '''\
 import json, os, pathlib, socket, subprocess, sys, time

@@ -15,7 +15,7 @@ import pytest
 
 from agentsproof.core.errors import InputError, SeedError
 from agentsproof.isolation import workspace as ws_mod
-from agentsproof.isolation.seed import MAX_SEED_FILES, check_seed_folder, copy_seed
+from agentsproof.isolation.workspace import MAX_SEED_FILES, check_seed_folder, copy_seed
 
 
 def _mode(path: Path) -> int:
@@ -111,7 +111,7 @@ def test_unreadable_seed_file_is_refused_at_load_and_an_errored_trial_at_copy(tm
 from pathlib import Path
 from agentsproof.core.errors import InputError, SeedError
 from agentsproof.isolation import workspace as ws_mod
-from agentsproof.isolation.seed import check_seed_folder
+from agentsproof.isolation.workspace import check_seed_folder
 seed = Path(sys.argv[2])
 try:
     check_seed_folder(seed, "eval.yaml", "workspace")

@@ -38,8 +38,7 @@ from agentsproof.core.scrub import scrub_text
 from agentsproof.targets.acp.target import AcpBase, AcpCommon
 from agentsproof.targets.agents.base import AgentBase, Program
 from agentsproof.targets.agents.kit import Harness
-from agentsproof.targets.base import TrialInput
-from agentsproof.targets.spec import http_url
+from agentsproof.targets.base import TrialInput, http_url
 
 _ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 

@@ -55,8 +55,7 @@ from agentsproof.model.results import LogEvent
 from agentsproof.targets.acp.client import TOOL_KINDS, AcpRecorder, PermissionPolicy
 from agentsproof.targets.agents.base import AgentBase, skill_use
 from agentsproof.targets.agents.kit import Harness, installed_skills, offered_note
-from agentsproof.targets.base import NativeLauncher, TargetError, TrialInput, TrialRecord, next_user_message
-from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, TARGETS_FILE, EnvMapping
+from agentsproof.targets.base import MAX_TARGET_TIMEOUT, TARGETS_FILE, EnvMapping, NativeLauncher, TargetError, TrialInput, TrialRecord, next_user_message
 
 ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"]
 assert len(TOOL_KINDS) == len(ToolKind.__args__)  # type: ignore[attr-defined]

@@ -35,8 +35,7 @@ from agentsproof.core.errors import InputError, IsolationError, ProviderUnavaila
 from agentsproof.core.scrub import scrub_text, url_secrets
 from agentsproof.core.threads import to_thread
 from agentsproof.targets.agents.kit import Harness, find_program, installed_skills, loopback_port, stage_skills, watched_skill
-from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord, agent_model
-from agentsproof.targets.spec import TARGETS_FILE
+from agentsproof.targets.base import TARGETS_FILE, Target, TargetError, TrialInput, TrialRecord, agent_model
 
 if TYPE_CHECKING:
     from agentsproof.isolation.sandbox import Bwrap

@@ -59,8 +59,7 @@ from agentsproof.targets.agents.base import Program
 from agentsproof.targets.agents.claude_stream import SKILL_TOOL, ClaudeStream
 from agentsproof.targets.agents.cli_trial import AgentCliTarget, TurnPlan
 from agentsproof.targets.agents.kit import Harness, loopback_port
-from agentsproof.targets.base import TargetError, TrialInput
-from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, EnvMapping
+from agentsproof.targets.base import MAX_TARGET_TIMEOUT, EnvMapping, TargetError, TrialInput
 
 PROGRAM = Program("CLAUDE_CLI_PATH", "claude", "the Claude Code CLI", "npm install -g @anthropic-ai/claude-code")
 CREDENTIAL_ENVS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")

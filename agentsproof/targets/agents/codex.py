@@ -58,8 +58,7 @@ from agentsproof.targets.agents.base import Program
 from agentsproof.targets.agents.cli_trial import AgentCliTarget, TurnPlan
 from agentsproof.targets.agents.codex_events import CodexEvents
 from agentsproof.targets.agents.kit import Harness, loopback_port
-from agentsproof.targets.base import NativeLauncher, TargetError, TrialInput
-from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, EnvMapping, http_url
+from agentsproof.targets.base import MAX_TARGET_TIMEOUT, EnvMapping, NativeLauncher, TargetError, TrialInput, http_url
 
 PROGRAM = Program("CODEX_CLI_PATH", "codex", "the Codex CLI", "npm install -g @openai/codex")
 PROVIDER_ID = "agentsproof"

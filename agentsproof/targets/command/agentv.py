@@ -30,7 +30,7 @@ from typing import Any
 
 from agentsproof.core.errors import InputError
 from agentsproof.core.notice import note_once
-from agentsproof.targets.spec import TargetDef
+from agentsproof.targets.base import TargetDef
 
 FILES = (Path(".agentv") / "targets.yaml", Path(".agentv") / "providers.yaml")
 RUNNER = Path(__file__).resolve().parent / "agentv_run.py"

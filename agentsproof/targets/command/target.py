@@ -69,9 +69,8 @@ from agentsproof.core.scrub import clip, register, scrub
 from agentsproof.core.units import seconds
 from agentsproof.model.graders import FieldError, Strict
 from agentsproof.model.results import LogEvent
-from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord, agent_model
+from agentsproof.targets.base import MAX_TARGET_TIMEOUT, TARGETS_FILE, EnvMapping, Target, TargetError, TrialInput, TrialRecord, agent_model, relative
 from agentsproof.targets.command.trace import parse_trace, read_bounded, skills_in_trace
-from agentsproof.targets.spec import MAX_TARGET_TIMEOUT, TARGETS_FILE, EnvMapping, relative
 
 if TYPE_CHECKING:
     from agentsproof.model.items import SkillFile

@@ -75,9 +75,8 @@ from agentsproof.model.graders import Strict
 from agentsproof.model.items import BASELINE_SYSTEM_PROMPT, SkillFile
 from agentsproof.model.results import LogEvent
 from agentsproof.model.skillfolder import split_frontmatter
-from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord, agent_model, next_user_message
+from agentsproof.targets.base import MAX_TARGET_TIMEOUT, Target, TargetError, TrialInput, TrialRecord, agent_model, next_user_message
 from agentsproof.targets.copilot.guard import PermissionGuard, inside
-from agentsproof.targets.spec import MAX_TARGET_TIMEOUT
 
 SKILL_TOOL = "skill"
 MAX_STAGED_BYTES = 50 * 1024 * 1024

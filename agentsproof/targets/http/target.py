@@ -42,9 +42,8 @@ from agentsproof.llm.replies import (
 from agentsproof.llm.retry import MIN_ATTEMPT_S, RetryPolicy
 from agentsproof.model.graders import FieldError, Strict
 from agentsproof.model.results import LogEvent, ToolCall
-from agentsproof.targets.base import Target, TargetError, TrialInput, TrialRecord
+from agentsproof.targets.base import ENV_REF, MAX_TARGET_TIMEOUT, Target, TargetError, TrialInput, TrialRecord, http_url
 from agentsproof.targets.http.reply import lookup, openai_usage, overlap, put, tool_call
-from agentsproof.targets.spec import ENV_REF, MAX_TARGET_TIMEOUT, http_url
 
 SOURCE = "targets.yaml"
 RETRY_STATUS = frozenset({408, 429, 502, 503, 504})

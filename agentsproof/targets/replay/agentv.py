@@ -16,7 +16,7 @@ from typing import Any
 
 from agentsproof.core.errors import InputError
 from agentsproof.core.notice import note_once
-from agentsproof.targets.spec import TargetDef
+from agentsproof.targets.base import TargetDef
 
 FILES = (Path(".agentv") / "providers.yaml", Path(".agentv") / "targets.yaml")
 KNOWN = {"id", "provider", "label", "name", "source_target", "fixtures", "transcripts", "suite"}
