@@ -132,11 +132,12 @@ def test_a_format_no_accepts_line_places_is_tried_before_the_catch_all(tmp_path,
         "    def discoverable(self, path):\n        return False\n"
         "    def load(self, path, request):\n        raise NotImplementedError\n\n"
         "FORMAT = Fake()\n", encoding="utf-8")
+    before = {command: formats.accepts(command) for command in ("tc-eval", "eval")}  # in-tree formats no ACCEPTS line places are in them already
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setitem(formats.FORMATS, "fake", "agentsproof_fake_format:FORMAT")
     try:
-        assert formats.accepts("tc-eval") == (*formats.ACCEPTS["tc-eval"][:-1], "fake", formats.ACCEPTS["tc-eval"][-1])
-        assert formats.accepts("eval") == formats.ACCEPTS["eval"]  # not one of its commands
+        assert formats.accepts("tc-eval") == (*before["tc-eval"][:-1], "fake", formats.ACCEPTS["tc-eval"][-1])
+        assert formats.accepts("eval") == before["eval"]  # not one of its commands
         (tmp_path / "cases.fake").write_text("x", encoding="utf-8")
         assert formats.detect(tmp_path / "cases.fake", "tc-eval").name == "fake"
     finally:
