@@ -30,7 +30,7 @@ from agentsproof.model.options import RunFlags
 from agentsproof.model.results import RunResult
 from agentsproof.model.settings import RunSettings
 from agentsproof.report.files import prepare_output, report_targets
-from agentsproof.targets.registry import is_agent
+from agentsproof.targets.registry import is_agent, target_class
 
 if TYPE_CHECKING:
     from agentsproof.targets.base import TargetDef
@@ -122,8 +122,24 @@ def resolve_targets(items: Sequence[EvalItem], cfg: RunFlags) -> tuple[dict[str,
         defs[it.target] = found
         if it.environment is None and found.environment is not None:  # the target's default image
             it = dataclasses.replace(it, environment=found.environment)
+        if it.environment is not None:
+            _check_runs_in_environment(it, found)
         out.append(it)
     return defs, out
+
+
+def _check_runs_in_environment(item: EvalItem, found: TargetDef) -> None:
+    """InputError (one line naming the file and ``environment``) when ``item`` asks for a
+    container and its target's kind cannot run in one: it is never run on the host instead."""
+    from agentsproof.core.inputs import display
+
+    kind = found.spec.type
+    if target_class(kind).runs_in_environment:
+        return
+    where = display(Path(item.eval_path)) if item.environment is not found.environment and item.eval_path else found.source
+    raise InputError(
+        where, "environment", f"target {item.target!r} (type {kind}) does not run in a container; drop the environment or run an agent target that does"
+    )
 
 
 def policy_for(cfg: RunFlags, settings: RunSettings, caps: Sequence[int] = ()) -> tuple[BatchPolicy, RunSettings]:

@@ -186,6 +186,10 @@ class Target(abc.ABC):
     """The name in targets.yaml (``chat`` for the built-in chat call)."""
     uses_workspace: bool = False
     """True for agents that work in a per-trial folder."""
+    runs_in_environment: bool = False
+    """True when :meth:`run` runs its agent inside ``TrialInput.environment`` (the trial's
+    container) whenever it is given. An item with an ``environment:`` whose target cannot is
+    refused when the run is planned (one line, exit 30), never run on the host instead."""
     max_concurrency: int | None = None
     timeout: float | None = None
     """The target's own seconds per trial (targets.yaml ``timeout``), which replaces the

@@ -101,8 +101,8 @@ def _environment(raw: Any, source: str, name: str, folder: Path | None, kind: st
     from agentsproof.model.environment import EnvironmentSpec, resolve_confined
 
     field = f"{name}.environment"
-    if not registry.target_class(kind).uses_workspace:  # the kinds with an agent in a workspace run it in the container
-        raise InputError(source, field, f"a {kind} target runs no agent in a workspace, so it has no container to run in")
+    if not registry.target_class(kind).runs_in_environment:  # Target.runs_in_environment: its agent runs in the container
+        raise InputError(source, field, f"a {kind} target does not run in a container")
     if not isinstance(raw, dict):
         raise InputError(source, field, "expected a mapping (image: NAME or dockerfile: FILE, workdir, cpus, memory_mb, ...)")
     try:

@@ -77,3 +77,22 @@ def test_no_command_reaches_into_another_commands_private_names() -> None:
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("agentsproof.commands."):
                 offenders += [f"{path.name}: {node.module}.{a.name}" for a in node.names if a.name.startswith("_")]
     assert offenders == []
+
+
+def test_an_environment_for_a_target_that_cannot_run_in_one_is_refused_not_run_on_the_host(tmp_path: Path) -> None:
+    """An http target's kind says it does not run in a container (``runs_in_environment``):
+    an eval asking for one is one line naming the file and ``environment``; a command target
+    (which does) plans the same eval."""
+    folder = tmp_path / "ev"
+    path = _agent_eval(folder, environment={"image": "own:1"})
+    targets = yaml.safe_load((folder / "targets.yaml").read_text())
+    targets["remote"] = {"type": "http", "url": "http://127.0.0.1:9/run", "skill_field": "skill", "timeout": 60}
+    (folder / "targets.yaml").write_text(yaml.safe_dump(targets))
+    cfg = RunFlags(output=tmp_path / "runs")
+    loaded = load_file(path, "eval", item_request(cfg))
+    assert plan_run("eval", loaded.plugin, loaded.items, cfg, loaded.name, run_settings(cfg)).items[0].environment is not None
+    items = [dataclasses.replace(it, target="remote") for it in loaded.items]
+    with pytest.raises(InputError) as err:
+        plan_run("eval", loaded.plugin, items, cfg, loaded.name, run_settings(cfg))
+    assert err.value.field == "environment" and str(err.value.source).endswith("eval.yaml")
+    assert "'remote' (type http) does not run in a container" in err.value.message

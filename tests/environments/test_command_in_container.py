@@ -201,7 +201,7 @@ def test_a_targets_environment_is_the_default_for_evals_that_give_none(tmp_path:
 
 
 def test_an_http_target_has_no_environment() -> None:
-    """An http target runs no agent in a workspace: its ``environment:`` is refused by name."""
+    """An http target does not run in a container (``runs_in_environment``): its ``environment:`` is refused by name."""
     import pytest
 
     from agentsproof.core.errors import InputError
@@ -209,4 +209,4 @@ def test_an_http_target_has_no_environment() -> None:
 
     with pytest.raises(InputError) as err:
         parse_targets({"web": {"type": "http", "url": "http://127.0.0.1:9/chat", "skill_field": "skill", "environment": {"image": "x"}}}, "targets.yaml")
-    assert str(err.value).startswith("targets.yaml: web.environment: a http target runs no agent in a workspace"), err.value
+    assert str(err.value).startswith("targets.yaml: web.environment: a http target does not run in a container"), err.value

@@ -78,6 +78,7 @@ class AgentBase(Target):
     home_what: ClassVar[str] = ""
     """Its config as a message names it (default: ``<what>'s config``)."""
     uses_workspace = True
+    runs_in_environment = True
     offers_skills = True
 
     spec: Any

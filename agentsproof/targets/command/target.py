@@ -142,6 +142,7 @@ class CommandTarget(Target):
     """Its targets.yaml entry (``type: command``)."""
     kind = "command"
     uses_workspace = True
+    runs_in_environment = True
     offers_skills = True
 
     def __init__(self, name: str, spec: CommandTargetSpec, shown: CommandTargetSpec, *, model: str | None = None, source: str = TARGETS_FILE):

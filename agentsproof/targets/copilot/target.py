@@ -102,6 +102,7 @@ class CopilotTarget(Target):
     """Its targets.yaml entry (``type: copilot``)."""
     kind = "copilot"
     uses_workspace = True
+    runs_in_environment = True
     offers_skills = True
     agentv_ids = ("copilot", "copilot-cli", "copilot-sdk")
 
