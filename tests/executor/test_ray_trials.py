@@ -163,13 +163,15 @@ def test_same_answers_on_the_cluster_resume_either_way_and_no_key_in_rays_logs(c
 
 
 def test_max_calls_holds_across_the_cluster(cluster, scripted_server, tmp_path):
-    """One budget for every node: --max-calls 5 makes exactly 5 calls, the run stops incomplete."""
+    """One budget for every node: --max-calls 5 admits exactly 5 calls and no more reach the
+    model (a call admitted on a node whose trial the stop then cancels may never be sent: it
+    still counts, the safe side of a cap), and the run stops incomplete."""
     _rules(scripted_server)
     plugin = _plugin(tmp_path)
     args = ["eval-all", plugin, "--model", "m", "--parallel", "4", "--no-cache", "--max-calls", "5", "--output", tmp_path / "out"]
     code, _, stderr = run_cli([*args, "--executor", "ray", "--ray-address", cluster.address], env=_env(scripted_server))
     assert code == 30, stderr
-    assert len(scripted_server.requests) == 5
+    assert 0 < len(scripted_server.requests) <= 5
     report = read_json(tmp_path / "out" / "demo-plugin" / "eval-all-summary.json")
     assert report["settings"]["budget"]["calls"] == 5 and "--max-calls 5" in report["settings"]["budget"]["stopped"]
     assert all(v[0] == "scored" for v in _trials(report).values()), "a trial the budget stopped counts as not run"
