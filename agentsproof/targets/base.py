@@ -19,7 +19,7 @@ from __future__ import annotations
 import abc
 import os
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Protocol
@@ -371,3 +371,27 @@ def _expand(value: Any, source: str, field: str, here: Path | None) -> Any:
     if isinstance(value, list):
         return [_expand(v, source, f"{field}[{i}]", here) for i, v in enumerate(value)]
     return value
+
+
+def agentv_entries(near: Path, order: tuple[str, str] = ("providers", "targets")) -> Iterator[tuple[Path, int, dict[str, Any]]]:
+    """Every entry of agentv's own target files near an eval, nearest folder first: ``(file,
+    index, entry)`` from ``.agentv/providers.yaml`` and ``.agentv/targets.yaml`` in ``near``'s
+    folder, then in each folder above it. ``order`` says which of agentv's two spellings wins
+    (the file read first in a folder, the key read first in a file holding both). InputError
+    naming a file that holds no list of providers or targets."""
+    from agentsproof.core.inputs import display
+    from agentsproof.core.validation import read_yaml
+
+    folder = near.resolve() if near.is_dir() else near.resolve().parent
+    for parent in [folder, *folder.parents]:
+        for stem in order:
+            file = parent / ".agentv" / f"{stem}.yaml"
+            if not file.is_file():
+                continue
+            data = read_yaml(file)
+            if isinstance(data, dict):
+                data = data.get(order[0], data.get(order[1]))
+            if not isinstance(data, list):
+                raise InputError(display(file), None, "expected a list of providers (id, label, ...) or targets (name, provider, ...)")
+            for i, entry in enumerate(e for e in data if isinstance(e, dict)):
+                yield file, i, entry

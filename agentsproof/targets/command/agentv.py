@@ -32,19 +32,10 @@ from agentsproof.core.errors import InputError
 from agentsproof.core.notice import note_once
 from agentsproof.targets.base import TargetDef
 
-FILES = (Path(".agentv") / "targets.yaml", Path(".agentv") / "providers.yaml")
 RUNNER = Path(__file__).resolve().parent / "agentv_run.py"
 CLI_KINDS = frozenset({"cli", "command"})
 KNOWN = {"id", "provider", "label", "name", "command", "files_format", "attachments_format", "cwd", "timeout_seconds"}
 NOTED = {"healthcheck", "verbose", "cli_verbose", "keep_temp_files", "keep_output_files", "workers", "grader_target", "judge_target", "config"}
-
-
-def _entries(data: Any, src: str) -> list[dict[str, Any]]:
-    if isinstance(data, dict):
-        data = data.get("targets", data.get("providers"))
-    if not isinstance(data, list):
-        raise InputError(src, None, "expected a list of providers (id, label, ...) or targets (name, provider, ...)")
-    return [e for e in data if isinstance(e, dict)]
 
 
 def _kind(entry: dict[str, Any]) -> str:
@@ -61,18 +52,11 @@ def _label(entry: dict[str, Any]) -> str | None:
 
 def find_entry(name: str, near: Path) -> tuple[Path, int, dict[str, Any]] | None:
     """The nearest ``.agentv`` file's ``cli`` entry named ``name`` (file, index, entry), or None."""
-    from agentsproof.core.inputs import display
-    from agentsproof.core.validation import read_yaml
+    from agentsproof.targets.base import agentv_entries
 
-    folder = near.resolve() if near.is_dir() else near.resolve().parent
-    for parent in [folder, *folder.parents]:
-        for rel in FILES:
-            file = parent / rel
-            if not file.is_file():
-                continue
-            for i, entry in enumerate(_entries(read_yaml(file), display(file))):
-                if _label(entry) == name and _kind(entry) in CLI_KINDS:
-                    return file, i, entry
+    for file, i, entry in agentv_entries(near, order=("targets", "providers")):
+        if _label(entry) == name and _kind(entry) in CLI_KINDS:
+            return file, i, entry
     return None
 
 

@@ -18,14 +18,7 @@ from agentsproof.core.errors import InputError
 from agentsproof.core.notice import note_once
 from agentsproof.targets.base import TargetDef
 
-FILES = (Path(".agentv") / "providers.yaml", Path(".agentv") / "targets.yaml")
 KNOWN = {"id", "provider", "label", "name", "source_target", "fixtures", "transcripts", "suite"}
-
-
-def _entries(data: Any) -> list[dict[str, Any]]:
-    if isinstance(data, dict):
-        data = data.get("providers", data.get("targets"))
-    return [e for e in data if isinstance(e, dict)] if isinstance(data, list) else []
 
 
 def _is_replay(entry: dict[str, Any], name: str) -> bool:
@@ -38,38 +31,32 @@ def replay_target(name: str, near: Path | None) -> TargetDef | None:
     """A replay target for agentv's ``replay`` entry ``name`` near the eval file; None when there is none."""
     from agentsproof.core.inputs import display
     from agentsproof.core.project import resolve_ref
-    from agentsproof.core.validation import read_yaml
+    from agentsproof.targets.base import agentv_entries
     from agentsproof.targets.replay.target import ReplayTargetSpec
 
     if near is None:
         return None
-    folder = near.resolve() if near.is_dir() else near.resolve().parent
-    for parent in [folder, *folder.parents]:
-        for rel in FILES:
-            file = parent / rel
-            if not file.is_file():
-                continue
-            src = display(file)
-            for i, entry in enumerate(_entries(read_yaml(file))):
-                if not _is_replay(entry, name):
-                    continue
-                at = f"[{i}]"
-                source = entry.get("source_target")
-                if not isinstance(source, str) or not source.strip():
-                    raise InputError(src, f"{at}.source_target", "a replay provider names the target whose runs were recorded")
-                paths: dict[str, str] = {}
-                for key in ("fixtures", "transcripts"):
-                    if entry.get(key) is not None:
-                        if not isinstance(entry[key], str):
-                            raise InputError(src, f"{at}.{key}", "must be a path to a JSONL file")
-                        paths[key] = str(resolve_ref(entry[key], file, f"{at}.{key}"))
-                if len(paths) != 1:
-                    raise InputError(src, at, "a replay provider needs exactly one replay source: fixtures or transcripts")
-                suite = entry.get("suite")
-                spec = ReplayTargetSpec(type="replay", source_target=source, suite=suite if isinstance(suite, str) else None, **paths)
-                note_once(f"{src}: {at}: {name!r} is agentv's replay provider: its recorded runs of {source!r} are replayed, no model is called")
-                other = sorted(str(k) for k in entry if k not in KNOWN)
-                if other:
-                    note_once(f"{src}: {at}: {', '.join(other)} not read by agentsproof")
-                return TargetDef(name=name, spec=spec, source=src, folder=None)
+    for file, i, entry in agentv_entries(near):
+        if not _is_replay(entry, name):
+            continue
+        src = display(file)
+        at = f"[{i}]"
+        source = entry.get("source_target")
+        if not isinstance(source, str) or not source.strip():
+            raise InputError(src, f"{at}.source_target", "a replay provider names the target whose runs were recorded")
+        paths: dict[str, str] = {}
+        for key in ("fixtures", "transcripts"):
+            if entry.get(key) is not None:
+                if not isinstance(entry[key], str):
+                    raise InputError(src, f"{at}.{key}", "must be a path to a JSONL file")
+                paths[key] = str(resolve_ref(entry[key], file, f"{at}.{key}"))
+        if len(paths) != 1:
+            raise InputError(src, at, "a replay provider needs exactly one replay source: fixtures or transcripts")
+        suite = entry.get("suite")
+        spec = ReplayTargetSpec(type="replay", source_target=source, suite=suite if isinstance(suite, str) else None, **paths)
+        note_once(f"{src}: {at}: {name!r} is agentv's replay provider: its recorded runs of {source!r} are replayed, no model is called")
+        other = sorted(str(k) for k in entry if k not in KNOWN)
+        if other:
+            note_once(f"{src}: {at}: {', '.join(other)} not read by agentsproof")
+        return TargetDef(name=name, spec=spec, source=src, folder=None)
     return None
