@@ -20,7 +20,9 @@ import shutil
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 OPT_OUT = "AGENTSPROOF_UNCONFINED_PROGRAMS"
 FALLBACK_BWRAP = "/usr/bin/bwrap"
@@ -29,6 +31,10 @@ PROBE_TIMEOUT_S = 15.0
 
 _lock = threading.Lock()
 _found: list[tuple[str, bool] | str] = []
+
+
+if TYPE_CHECKING:
+    from agentsproof.core.procgroup import Outcome
 
 
 def base_flags(unshare_pid: bool) -> list[str]:
@@ -153,30 +159,45 @@ def confined_argv(argv: list[str], *, cwd: Path, writable: list[Path], readable:
     return [*out, "--chdir", str(cwd), "--", *argv]
 
 
-async def transform_answer(argv: list[str], answer: str, *, readable: list[Path], timeout: float) -> str:
-    """An answer as a transform program (``EvalItem.transform``) returns it, run confined in a fresh empty
-    folder: ``{"output": answer}`` on stdin, ``{"result": …}`` on stdout (text as it is, any other value as
-    JSON). TargetError with its reason when it fails: the trial is errored, never graded on the raw answer."""
+async def run_in_scratch(
+    argv: list[str], *, prefix: str, readable: list[Path], stdin_text: str | None, timeout: float, env: Callable[[Path], dict[str, str]] | None = None
+) -> Outcome:
+    """``argv`` run confined in a fresh empty folder of its own (its cwd and the one place it
+    may write; removed after, off the loop), ``stdin_text`` on its stdin. ``env`` gives its
+    environment from that folder (default: ours). TargetError when bubblewrap cannot start."""
     import asyncio
-    import json
     import tempfile
 
-    from agentsproof.core.errors import TargetError
     from agentsproof.core.procgroup import run_group
     from agentsproof.core.rmtree import remove_tree
 
     await asyncio.to_thread(bwrap)
-    tmp = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix="agentsproof-transform-"))
+    tmp = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix=prefix))
     try:
         wrapped = confined_argv(argv, cwd=tmp, writable=[tmp], readable=readable)
-        run = await run_group(wrapped, cwd=tmp, env=dict(os.environ), stdin_text=json.dumps({"output": answer}), timeout=timeout)
+        return await run_group(wrapped, cwd=tmp, env=env(tmp) if env else dict(os.environ), stdin_text=stdin_text, timeout=timeout)
     finally:
         await asyncio.to_thread(remove_tree, tmp)
+
+
+def failure_line(run: Outcome) -> str:
+    """What a program that failed said last on stderr (clipped), else its exit code."""
+    return run.stderr[-1][1].strip()[:300] if run.stderr else f"exit code {run.returncode}"
+
+
+async def transform_answer(argv: list[str], answer: str, *, readable: list[Path], timeout: float) -> str:
+    """An answer as a transform program (``EvalItem.transform``) returns it, run confined in a fresh empty
+    folder: ``{"output": answer}`` on stdin, ``{"result": …}`` on stdout (text as it is, any other value as
+    JSON). TargetError with its reason when it fails: the trial is errored, never graded on the raw answer."""
+    import json
+
+    from agentsproof.core.errors import TargetError
+
+    run = await run_in_scratch(argv, prefix="agentsproof-transform-", readable=readable, stdin_text=json.dumps({"output": answer}), timeout=timeout)
     if run.timed_out:
         raise TargetError(f"the output transform timed out after {timeout:g} s")
     if run.returncode != 0:
-        last = run.stderr[-1][1].strip()[:300] if run.stderr else f"exit code {run.returncode}"
-        raise TargetError(f"the output transform failed: {last}")
+        raise TargetError(f"the output transform failed: {failure_line(run)}")
     try:
         result = json.loads(run.stdout.decode("utf-8", "replace"))["result"]
     except (ValueError, KeyError, TypeError):

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import tempfile
 from pathlib import Path
 
 from agentsproof.grading.context import TrialContext
@@ -28,32 +27,28 @@ async def written_prompt(spec: ScriptGrader, ctx: TrialContext) -> str:
     """The judge prompt the command prints for this trial; PromptScriptError with agentv's reason."""
     from agentsproof.core import bun, confine
     from agentsproof.core.errors import TargetError
-    from agentsproof.core.procgroup import run_group
-    from agentsproof.core.rmtree import remove_tree
     from agentsproof.grading.script import _prepare
 
     timeout = spec.timeout if ctx.timeout is None else min(spec.timeout, ctx.timeout)
-    tmp = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix="agentsproof-prompt-"))
+    workspace = ctx.workspace.resolve() if ctx.workspace is not None and ctx.workspace.is_dir() and not ctx.workspace.is_symlink() else None
+    env, command, readable, stdin = await asyncio.to_thread(_prepare, spec, ctx, dict(os.environ))
+    missing = await asyncio.to_thread(bun.missing_reason, command[0])
+    if missing is not None:
+        raise PromptScriptError(f"Prompt template execution failed: {missing}")
+
+    def env_in(folder: Path) -> dict[str, str]:  # agentv's workspace path: the trial's, else the program's own folder
+        return {**env, "AGENTV_WORKSPACE_PATH": str(workspace or folder)}
+
     try:
-        folder = ctx.workspace.resolve() if ctx.workspace is not None and ctx.workspace.is_dir() and not ctx.workspace.is_symlink() else tmp
-        env = {**os.environ, "AGENTV_WORKSPACE_PATH": str(folder)}
-        env, command, readable, stdin = await asyncio.to_thread(_prepare, spec, ctx, env)
-        missing = await asyncio.to_thread(bun.missing_reason, command[0])
-        if missing is not None:
-            raise PromptScriptError(f"Prompt template execution failed: {missing}")
-        try:
-            await asyncio.to_thread(confine.bwrap)
-            argv = confine.confined_argv(command, cwd=tmp, writable=[tmp], readable=[*readable, folder])
-            run = await run_group(argv, cwd=tmp, env=env, stdin_text=stdin, timeout=timeout)
-        except TargetError as err:
-            raise PromptScriptError(f"Prompt template execution failed: {err}") from None
-    finally:
-        await asyncio.to_thread(remove_tree, tmp)
+        run = await confine.run_in_scratch(
+            command, prefix="agentsproof-prompt-", readable=[*readable, *([workspace] if workspace else [])], stdin_text=stdin, timeout=timeout, env=env_in
+        )
+    except TargetError as err:
+        raise PromptScriptError(f"Prompt template execution failed: {err}") from None
     if run.timed_out:
         raise PromptScriptError(f"Prompt template execution failed: timed out after {timeout:g} s")
     if run.returncode != 0:
-        last = run.stderr[-1][1].strip()[:300] if run.stderr else f"exit code {run.returncode}"
-        raise PromptScriptError(f"Prompt template execution failed: {last} (exit code {run.returncode}, from {spec.shown()})")
+        raise PromptScriptError(f"Prompt template execution failed: {confine.failure_line(run)} (exit code {run.returncode}, from {spec.shown()})")
     prompt = run.stdout.decode("utf-8", "replace").strip()
     if not prompt:
         raise PromptScriptError("Prompt template execution failed: Prompt template produced empty output")
