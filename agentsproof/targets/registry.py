@@ -24,6 +24,7 @@ from typing import Annotated, Any, Union, cast
 
 from pydantic import Field
 
+from agentsproof.core.entrypoints import import_path
 from agentsproof.core.registry import Registry
 from agentsproof.targets.base import Target, TargetDef, TargetFactory
 
@@ -85,10 +86,7 @@ def target_class(kind: str) -> type[Target]:
     """The class of target kind ``kind`` (a model kind, in-tree, else an installed plugin's);
     KeyError for an unknown one, PluginError for a plugin that does not load."""
     if kind in MODEL_KINDS:
-        from importlib import import_module
-
-        module, _, attr = MODEL_KINDS[kind].partition(":")
-        found: type[Target] = getattr(import_module(module), attr)
+        found: type[Target] = import_path(MODEL_KINDS[kind])
         return found
     return REGISTRY.get(kind)
 
@@ -127,11 +125,8 @@ def builtin_names() -> tuple[str, ...]:
 def foreign_target(name: str, near: Path | None) -> TargetDef | None:
     """The target ``name`` as another tool's files near ``near`` define it (:data:`FOREIGN`,
     in order); None when none of them does."""
-    from importlib import import_module
-
     for line in FOREIGN.values():
-        module, _, attr = line.partition(":")
-        found: TargetDef | None = getattr(import_module(module), attr)(name, near)
+        found: TargetDef | None = import_path(line)(name, near)
         if found is not None:
             return found
     return None
