@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from agentsproof.core.scrub import clip, scrub
 from agentsproof.core.threads import to_thread
 from agentsproof.executor.activation import ActivationJob, jobs
-from agentsproof.executor.ray_common import MAX_RETRIES, RESOURCE, NodeRun, forwarded_env, node_client, restore_env, swap_env
+from agentsproof.executor.ray_common import MAX_RETRIES, RESOURCE, NodeRun, forwarded_env, node_client, node_env
 
 if TYPE_CHECKING:
     from agentsproof.model.activation import ActivationSuite, ActivationTrial
@@ -77,18 +77,14 @@ async def _one(spec: ActivationTarget, job: ActivationJob, index: int, skills: l
 
 def activation_on_node(spec: ActivationTarget, env: dict[str, str], job: ActivationJob, index: int, skills: list[SkillFile], timeout: float) -> ActivationTrial:
     """The Ray task: one activation trial on this node (``env``: the provider's key and URL, set for the trial only)."""
-    from agentsproof.core import scrub as scrubber
     from agentsproof.model.activation import ActivationTrial
 
-    scrubber.register_environment(env)
-    saved = swap_env(env)
-    try:
-        return asyncio.run(_one(spec, job, index, skills, timeout))
-    except Exception as err:  # noqa: BLE001 - anything run_one let through (building the target): errored, with the node's reason
-        reason = f"the trial failed on its Ray node: {type(err).__name__}: {clip(' '.join(scrub(str(err)).split()), 250)}"
-        return ActivationTrial(job.skill, job.prompt, index, None, error=reason)
-    finally:
-        restore_env(saved)
+    with node_env(env):
+        try:
+            return asyncio.run(_one(spec, job, index, skills, timeout))
+        except Exception as err:  # noqa: BLE001 - anything run_one let through (building the target): errored, with the node's reason
+            reason = f"the trial failed on its Ray node: {type(err).__name__}: {clip(' '.join(scrub(str(err)).split()), 250)}"
+            return ActivationTrial(job.skill, job.prompt, index, None, error=reason)
 
 
 async def run_activation_on_ray(

@@ -5,6 +5,8 @@ sends back, the run's one budget and the provider client a node builds."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,21 +27,24 @@ MAX_RETRIES = 3
 """How often the driver sends a trial again whose node or worker died under it (a trial that raised is not re-run: its error is its result)."""
 
 
-def swap_env(env: dict[str, str]) -> dict[str, str | None]:
-    """Put the driver's forwarded settings into this node process's environment for one
-    piece of work; returns what they replaced, for :func:`restore_env`."""
+@contextmanager
+def node_env(env: dict[str, str]) -> Iterator[None]:
+    """The driver's forwarded settings in this node process's environment for one piece of
+    work, registered with the scrubber first (no secret among them reaches a result); what
+    they replaced is put back after (a variable that was not set is unset again)."""
+    from agentsproof.core import scrub
+
+    scrub.register_environment(env)
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
-    return saved
-
-
-def restore_env(saved: dict[str, str | None]) -> None:
-    """Put back what :func:`swap_env` replaced (a variable that was not set is unset again)."""
-    for k, v in saved.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def forwarded_env(environ: dict[str, str] | None = None) -> dict[str, str]:

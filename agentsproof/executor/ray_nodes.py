@@ -212,21 +212,16 @@ def node_check(run: NodeRun, env: dict[str, str], agents: AgentRun) -> NodeCheck
     """The Ray task of :func:`probe_nodes`: can this node run the run's agent trials? Builds the images."""
     import ray
 
-    from agentsproof.core import scrub as scrubber
+    from agentsproof.executor.ray_common import node_env
 
     node = ray.get_runtime_context().get_node_id()
-    scrubber.register_environment(env)
-    from agentsproof.executor.ray_common import restore_env, swap_env
+    with node_env(env):  # for the check only (a target reads its settings when it is built)
+        try:
+            return on_node_loop(_check(run, agents, node))
+        except Exception as err:  # noqa: BLE001 - a node that cannot even check itself runs none of the trials
+            from agentsproof.core.scrub import clip, scrub
 
-    saved = swap_env(env)  # for the check only (a target reads its settings when it is built)
-    try:
-        return on_node_loop(_check(run, agents, node))
-    except Exception as err:  # noqa: BLE001 - a node that cannot even check itself runs none of the trials
-        from agentsproof.core.scrub import clip, scrub
-
-        return NodeCheck(node=node, problem=f"its check failed: {type(err).__name__}: {clip(' '.join(scrub(str(err)).split()), 200)}")
-    finally:
-        restore_env(saved)
+            return NodeCheck(node=node, problem=f"its check failed: {type(err).__name__}: {clip(' '.join(scrub(str(err)).split()), 200)}")
 
 
 async def agent_trial_on_node(run: NodeRun, agents: AgentRun, gate: Any, item: EvalItem, arm: Arm, index: int) -> NodeOutcome:

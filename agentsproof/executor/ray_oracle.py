@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentsproof.core.scrub import clip, scrub
-from agentsproof.executor.ray_common import DOCKER_RESOURCE, MAX_RETRIES, RESOURCE, NodeRun, forwarded_env, node_client, restore_env, swap_env
+from agentsproof.executor.ray_common import DOCKER_RESOURCE, MAX_RETRIES, RESOURCE, NodeRun, forwarded_env, node_client, node_env
 
 if TYPE_CHECKING:
     from agentsproof.executor.oracle import OracleOutcome, OracleTask
@@ -41,14 +41,8 @@ async def _check(task: OracleTask, run: NodeRun | None, eval_dir: Path, threshol
 
 def oracle_on_node(task: OracleTask, run: NodeRun | None, env: dict[str, str], eval_dir: Path, threshold: float, timeout: float | None) -> OracleOutcome:
     """The Ray task: one oracle checked on this node (``run``: the judge's provider, when a grader needs one)."""
-    from agentsproof.core import scrub as scrubber
-
-    scrubber.register_environment(env)
-    saved = swap_env(env)
-    try:
+    with node_env(env):
         return asyncio.run(_check(task, run, eval_dir, threshold, timeout))
-    finally:
-        restore_env(saved)
 
 
 class OracleCluster:

@@ -38,9 +38,8 @@ from agentsproof.executor.ray_common import (
     NodeRun,
     forwarded_env,
     node_client,
+    node_env,
     panel_of,
-    restore_env,
-    swap_env,
 )
 from agentsproof.model.results import LogEvent, TrialResult
 from agentsproof.targets.registry import CHAT, MODEL_KINDS, is_agent
@@ -84,23 +83,18 @@ def node_trial(run: NodeRun, env: dict[str, str], gate: Any, item: EvalItem, arm
     """The Ray task: one trial on this node. ``env`` (the provider's key and URL, the
     settings) is set for the trial only and registered with the scrubber first. ``agents``:
     an agent or container trial (agentsproof.executor.ray_nodes), run on this worker's own loop."""
-    from agentsproof.core import scrub as scrubber
+    with node_env(env):
+        try:
+            if agents is None:
+                outcome = asyncio.run(_on_node(run, gate, item, arm, index))
+            else:
+                from agentsproof.executor.ray_nodes import agent_trial_on_node, on_node_loop
 
-    scrubber.register_environment(env)
-    saved = swap_env(env)
-    try:
-        if agents is None:
-            outcome = asyncio.run(_on_node(run, gate, item, arm, index))
-        else:
-            from agentsproof.executor.ray_nodes import agent_trial_on_node, on_node_loop
-
-            outcome = on_node_loop(agent_trial_on_node(run, agents, gate, item, arm, index))
-    except Exception as err:  # noqa: BLE001 - anything the runner let through: an errored trial with the node's reason
-        reason = f"the trial failed on its Ray node: {type(err).__name__}: {clip(' '.join(scrub(str(err)).split()), 300)}"
-        trial = TrialResult(index=index, arm=arm, status="errored", error=reason, latency_s=0.0, log=[LogEvent(t=0.0, role="error", text=reason)])
-        outcome = NodeOutcome(trial=trial)
-    finally:
-        restore_env(saved)
+                outcome = on_node_loop(agent_trial_on_node(run, agents, gate, item, arm, index))
+        except Exception as err:  # noqa: BLE001 - anything the runner let through: an errored trial with the node's reason
+            reason = f"the trial failed on its Ray node: {type(err).__name__}: {clip(' '.join(scrub(str(err)).split()), 300)}"
+            trial = TrialResult(index=index, arm=arm, status="errored", error=reason, latency_s=0.0, log=[LogEvent(t=0.0, role="error", text=reason)])
+            outcome = NodeOutcome(trial=trial)
     try:
         import ray
 
