@@ -89,12 +89,7 @@ async def check_in_container(
         box = None
         try:
             try:
-                if own:
-                    await envs.prepare([task.environment])
-                else:  # the images as prepare makes them (the baseline's too, built now, beside the others)
-                    await envs.image(task.environment)
-                    if task.environment.baseline_empty:
-                        await envs.image(task.environment, baseline=True)
+                await envs.prepare([task.environment])  # a shared session reaps once and keeps each image it made
                 box = await envs.start(task.environment, trial=f"oracle/{task.name}", workspace=folder)
                 before = ws.snapshot(folder)
                 stdout, error = await _apply(task, box, eval_dir)
