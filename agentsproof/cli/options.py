@@ -39,9 +39,7 @@ class ProviderChoice(click.Choice):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         """The provider name, lower-cased: an in-tree one or an installed plugin's (``--help`` lists the in-tree ones)."""
-        from agentsproof.llm.registry import PROVIDERS
-
-        if isinstance(value, str) and value.strip().lower() not in PROVIDERS:
+        if isinstance(value, str) and value.strip().lower() not in self.choices:
             from agentsproof.llm.registry import plugin_names
 
             if value.strip().lower() in plugin_names():
